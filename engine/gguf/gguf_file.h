@@ -1,0 +1,95 @@
+// Read-only view of a GGUF (v2/v3) file: metadata, tensor table and tensor data, memory-mapped.
+// Opening validates the whole file structure; any inconsistency throws GgufError naming the
+// field and byte offset, so later accessors never see a malformed file.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "engine/gguf/tensor_type.h"
+
+namespace vkllm::gguf {
+
+class GgufError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// GGUF metadata value type ids (on-disk values).
+enum class ValueType : uint32_t {
+  U8 = 0, I8 = 1, U16 = 2, I16 = 3, U32 = 4, I32 = 5, F32 = 6, BOOL = 7,
+  STRING = 8, ARRAY = 9, U64 = 10, I64 = 11, F64 = 12,
+};
+
+struct Value;
+struct Array {
+  ValueType element_type;
+  std::vector<Value> items;
+};
+
+// One metadata value. Arrays may nest (arrays of arrays).
+struct Value {
+  using Storage = std::variant<uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, float, bool,
+                               std::string, std::shared_ptr<Array>, uint64_t, int64_t, double>;
+  Storage v;
+  ValueType type() const;
+};
+
+struct TensorInfo {
+  std::string name;
+  TensorType type;
+  std::vector<uint64_t> shape;  // ggml order: shape[0] is the contiguous (row) dimension
+  uint64_t offset;              // relative to the data section
+  uint64_t byte_size;
+  uint64_t element_count() const;
+};
+
+class GgufFile {
+ public:
+  // Maps and validates the file. Throws GgufError.
+  static GgufFile open(const std::filesystem::path& path);
+  // Parses an in-memory image (used by the fuzzer and tests); the bytes must outlive the object.
+  static GgufFile parse(std::span<const uint8_t> bytes);
+
+  GgufFile(GgufFile&&) noexcept;
+  GgufFile& operator=(GgufFile&&) noexcept;
+  ~GgufFile();
+
+  uint32_t version() const;
+  uint64_t alignment() const;  // general.alignment, default 32
+  uint64_t data_offset() const;  // absolute file offset of the tensor data section
+
+  bool has(std::string_view key) const;
+  const Value* find(std::string_view key) const;  // nullptr if absent
+  const std::map<std::string, Value, std::less<>>& metadata() const;
+  // Typed access; throws GgufError if the key is missing or of another type. Integer
+  // requests accept any integer type whose value fits.
+  template <typename T>
+  T get(std::string_view key) const;
+  template <typename T>
+  std::optional<T> get_optional(std::string_view key) const;
+  // Arrays of scalars or strings: get_array<std::string>("tokenizer.ggml.tokens").
+  template <typename T>
+  std::vector<T> get_array(std::string_view key) const;
+
+  const std::vector<TensorInfo>& tensors() const;
+  const TensorInfo* find_tensor(std::string_view name) const;
+  std::span<const uint8_t> tensor_data(const TensorInfo& t) const;
+  std::span<const uint8_t> bytes() const;  // the whole file image
+
+ private:
+  struct Impl;
+  explicit GgufFile(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace vkllm::gguf

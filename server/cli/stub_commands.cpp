@@ -1,0 +1,9 @@
+// Placeholders until each command family lands; each owner deletes its line here.
+#include "server/cli/commands.h"
+
+namespace vkllm::cli {
+void add_serve_command(CLI::App&) {}
+void add_gguf_commands(CLI::App&) {}
+void add_tokenizer_commands(CLI::App&) {}
+void add_dev_commands(CLI::App&) {}
+}  // namespace vkllm::cli
