@@ -1,0 +1,55 @@
+// One sequence's view of the paged KV cache: the ordered list of blocks holding its tokens' K/V
+// (token at position p lives in block blocks()[p / block_size], slot p % block_size), plus the
+// bookkeeping that lets its full blocks join the prefix cache.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "engine/kv/block_pool.h"
+
+namespace vkllm::kv {
+
+class BlockTable {
+ public:
+  BlockTable(BlockPool& pool, uint32_t block_size);
+  ~BlockTable();  // releases every block
+  BlockTable(const BlockTable&) = delete;
+  BlockTable& operator=(const BlockTable&) = delete;
+  BlockTable(BlockTable&&) noexcept;
+  BlockTable& operator=(BlockTable&&) = delete;
+
+  // For a fresh table: takes the longest chain of cached full blocks that `prompt` starts with,
+  // always leaving at least one prompt token to compute (the step needs its logits). Returns the
+  // number of prompt tokens whose K/V is already present.
+  uint32_t reuse_prefix(std::span<const int32_t> prompt);
+
+  // Makes room for `n` more tokens after the committed ones; all-or-nothing. False when the pool
+  // cannot supply the blocks (the caller may preempt another sequence and retry).
+  bool reserve(uint32_t n);
+  // Records that K/V for `tokens` (which follow the committed ones) has been written; newly
+  // filled blocks are registered in the prefix cache.
+  void commit(std::span<const int32_t> tokens);
+
+  // Drops the blocks past the committed tokens (e.g. after a cancelled step).
+  void trim_reserved();
+
+  uint32_t block_size() const { return block_size_; }
+  uint32_t num_tokens() const { return static_cast<uint32_t>(tokens_.size()); }
+  uint32_t capacity() const { return static_cast<uint32_t>(blocks_.size()) * block_size_; }
+  std::span<const BlockId> blocks() const { return blocks_; }
+  std::span<const int32_t> tokens() const { return tokens_; }
+
+ private:
+  void register_full_blocks();
+
+  BlockPool* pool_;
+  uint32_t block_size_;
+  std::vector<BlockId> blocks_;
+  std::vector<int32_t> tokens_;      // committed tokens, in position order
+  uint32_t registered_blocks_ = 0;   // leading blocks already hashed into the prefix cache
+  BlockHash last_hash_ = kRootHash;  // hash of block registered_blocks_-1
+};
+
+}  // namespace vkllm::kv

@@ -1,0 +1,59 @@
+// A per-sequence sampler: turns a logit vector into the next token with the llama.cpp chain that
+// Ollama uses (penalties, top-k, typical, top-p, min-p, temperature, then a draw; or penalties,
+// temperature and mirostat 1/2). Owns its random engine, so the same seed and the same logits
+// give the same tokens.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <random>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/sampling/sampling_params.h"
+
+namespace vkllm::sampling {
+
+struct Candidate {
+  int32_t id;
+  float logit;
+  float p = 0.0f;
+};
+
+class Sampler {
+ public:
+  explicit Sampler(const SamplingParams& params);
+
+  // Chooses the next token. `logits` covers the whole vocabulary and is not modified.
+  int32_t sample(std::span<const float> logits);
+  // Records a token of the sequence (prompt or generated) for the repetition penalties.
+  void accept(int32_t token);
+
+  bool greedy() const { return params_.temperature <= 0.0f; }
+  const SamplingParams& params() const { return params_; }
+  float mirostat_mu() const { return mu_; }
+
+  // The steps of the chain, public so tests can check each against a reference.
+  void apply_penalties(std::vector<Candidate>& c) const;
+  static void top_k(std::vector<Candidate>& c, int32_t k);  // leaves c sorted by logit, desc
+  static void softmax(std::vector<Candidate>& c);           // sorts desc, fills p
+  static void top_p(std::vector<Candidate>& c, float p);    // needs softmax; renormalises
+  static void min_p(std::vector<Candidate>& c, float p);
+  static void typical(std::vector<Candidate>& c, float p);
+
+ private:
+  int32_t draw(std::vector<Candidate>& c);  // from softmax probabilities
+  int32_t mirostat_v1(std::vector<Candidate>& c);
+  int32_t mirostat_v2(std::vector<Candidate>& c);
+  void update_mu(const std::vector<Candidate>& c, int32_t chosen, float p_chosen);
+
+  SamplingParams params_;
+  std::mt19937_64 rng_;
+  size_t penalty_window_;
+  std::deque<int32_t> recent_;  // last penalty_window_ accepted tokens
+  std::unordered_map<int32_t, int32_t> recent_counts_;
+  float mu_;
+};
+
+}  // namespace vkllm::sampling
