@@ -26,8 +26,19 @@ class GgufError : public std::runtime_error {
 
 // GGUF metadata value type ids (on-disk values).
 enum class ValueType : uint32_t {
-  U8 = 0, I8 = 1, U16 = 2, I16 = 3, U32 = 4, I32 = 5, F32 = 6, BOOL = 7,
-  STRING = 8, ARRAY = 9, U64 = 10, I64 = 11, F64 = 12,
+  U8 = 0,
+  I8 = 1,
+  U16 = 2,
+  I16 = 3,
+  U32 = 4,
+  I32 = 5,
+  F32 = 6,
+  BOOL = 7,
+  STRING = 8,
+  ARRAY = 9,
+  U64 = 10,
+  I64 = 11,
+  F64 = 12,
 };
 
 struct Value;
@@ -65,14 +76,16 @@ class GgufFile {
   ~GgufFile();
 
   uint32_t version() const;
-  uint64_t alignment() const;  // general.alignment, default 32
+  uint64_t alignment() const;    // general.alignment, default 32
   uint64_t data_offset() const;  // absolute file offset of the tensor data section
 
   bool has(std::string_view key) const;
   const Value* find(std::string_view key) const;  // nullptr if absent
   const std::map<std::string, Value, std::less<>>& metadata() const;
+  std::vector<std::string_view> metadata_keys() const;  // in file order
   // Typed access; throws GgufError if the key is missing or of another type. Integer
-  // requests accept any integer type whose value fits.
+  // requests accept any integer type whose value fits; float/double accept f32 and f64.
+  // Instantiated for bool, (u)int8..64_t, float, double and std::string.
   template <typename T>
   T get(std::string_view key) const;
   template <typename T>
