@@ -1,0 +1,122 @@
+#version 450
+// Decode matrix x vector(s): y[c][n] (+)= sum_k W[n][k] * x[c][k] for up to NUM_COLS activation
+// vectors per dispatch, so continuous batching reads each weight once for several sequences.
+// W is a ggml weight tensor [K contiguous, N rows] in its block format (TYPE_* define), decoded
+// in registers; x and y are f32.
+//
+// One workgroup owns NUM_ROWS consecutive rows and NUM_COLS columns (grid: x+z over row groups,
+// y over column groups). Its threads stride over the row's decode units (32 weights of a quant
+// block, 4 of a float type); each thread keeps NUM_ROWS x NUM_COLS partial sums in registers.
+// Partial sums are reduced with subgroupAdd and one shared-memory step across subgroups, or, in
+// the REDUCE_SHARED variants (no subgroup arithmetic), with a shared-memory tree.
+
+#extension GL_EXT_control_flow_attributes : enable
+#ifndef REDUCE_SHARED
+#extension GL_KHR_shader_subgroup_basic : enable
+#extension GL_KHR_shader_subgroup_arithmetic : enable
+#endif
+
+#include "dequant_weights.glsl"
+
+layout(local_size_x_id = 0) in;                     // threads; a power of two
+layout(constant_id = 1) const uint NUM_ROWS = 2u;   // weight rows per workgroup
+layout(constant_id = 2) const uint NUM_COLS = 1u;   // activation vectors per workgroup (<= 8)
+
+layout(std430, binding = 1) readonly buffer X { vec4 xv[]; };
+layout(std430, binding = 2) buffer Y { float y[]; };
+
+layout(push_constant) uniform Params {
+  uint n_rows;    // N
+  uint k;         // K: a multiple of QK
+  uint n_cols;    // activation vectors in total
+  uint x_stride;  // elements between activation vectors (a multiple of 4)
+  uint y_stride;  // elements between output vectors
+  uint w_off;     // byte offset of W in binding 0 (a multiple of 16)
+  uint x_off;     // element offset of x in binding 1 (a multiple of 4)
+  uint y_off;     // element offset of y in binding 2
+  uint flags;     // bit 0: add into y instead of overwriting it (fused residual add)
+} p;
+
+#ifdef REDUCE_SHARED
+shared float partial[gl_WorkGroupSize.x * NUM_ROWS * NUM_COLS];
+#else
+// One slot per subgroup; subgroups have at least 4 lanes on every device we know of.
+shared float partial[(gl_WorkGroupSize.x / 4u) * NUM_ROWS * NUM_COLS];
+#endif
+
+void main() {
+  dequant_init();
+  barrier();
+
+  const uint row_group = gl_WorkGroupID.x + gl_WorkGroupID.z * gl_NumWorkGroups.x;
+  const uint row0 = row_group * NUM_ROWS;
+  if (row0 >= p.n_rows) return;  // whole workgroup: no barrier is skipped by part of it
+  const uint col0 = gl_WorkGroupID.y * NUM_COLS;
+  const uint tid = gl_LocalInvocationID.x;
+
+  const uint blocks_per_row = p.k / QK;
+  const uint units_per_block = QK / uint(UNIT);
+  const uint units = p.k / uint(UNIT);
+
+  float acc[NUM_ROWS * NUM_COLS];
+  [[unroll]] for (uint i = 0u; i < NUM_ROWS * NUM_COLS; ++i) acc[i] = 0.0;
+
+  for (uint u = tid; u < units; u += gl_WorkGroupSize.x) {
+    const uint kb = u / units_per_block;
+    const uint e = (u % units_per_block) * uint(UNIT);
+    const uint x4 = (p.x_off + u * uint(UNIT)) >> 2;
+    [[unroll]] for (uint r = 0u; r < NUM_ROWS; ++r) {
+      const uint row = min(row0 + r, p.n_rows - 1u);  // tail rows compute a duplicate, unstored
+      vec4 w[UNIT / 4];
+      dequant_unit(p.w_off + (row * blocks_per_row + kb) * QBYTES, e, w);
+      [[unroll]] for (uint c = 0u; c < NUM_COLS; ++c) {
+        if (col0 + c < p.n_cols) {
+          const uint xb = x4 + (((col0 + c) * p.x_stride) >> 2);
+          float s = 0.0;
+          [[unroll]] for (uint v = 0u; v < uint(UNIT / 4); ++v) s += dot(w[v], xv[xb + v]);
+          acc[r * NUM_COLS + c] += s;
+        }
+      }
+    }
+  }
+
+#ifdef REDUCE_SHARED
+  [[unroll]] for (uint i = 0u; i < NUM_ROWS * NUM_COLS; ++i)
+    partial[i * gl_WorkGroupSize.x + tid] = acc[i];
+  barrier();
+  for (uint s = gl_WorkGroupSize.x / 2u; s > 0u; s >>= 1) {
+    if (tid < s) {
+      [[unroll]] for (uint i = 0u; i < NUM_ROWS * NUM_COLS; ++i)
+        partial[i * gl_WorkGroupSize.x + tid] += partial[i * gl_WorkGroupSize.x + tid + s];
+    }
+    barrier();
+  }
+  for (uint i = tid; i < NUM_ROWS * NUM_COLS; i += gl_WorkGroupSize.x) {
+    const float sum = partial[i * gl_WorkGroupSize.x];
+#else
+  [[unroll]] for (uint i = 0u; i < NUM_ROWS * NUM_COLS; ++i) acc[i] = subgroupAdd(acc[i]);
+  if (gl_NumSubgroups > 1u) {
+    if (subgroupElect()) {
+      [[unroll]] for (uint i = 0u; i < NUM_ROWS * NUM_COLS; ++i)
+        partial[i * gl_NumSubgroups + gl_SubgroupID] = acc[i];
+    }
+    barrier();
+  }
+  for (uint i = tid; i < NUM_ROWS * NUM_COLS; i += gl_WorkGroupSize.x) {
+    float sum = 0.0;
+    if (gl_NumSubgroups > 1u) {
+      for (uint s = 0u; s < gl_NumSubgroups; ++s) sum += partial[i * gl_NumSubgroups + s];
+    } else {
+      // Lane i holds every total after subgroupAdd; pick the one for slot i without indexing
+      // acc dynamically (which would push it to local memory).
+      [[unroll]] for (uint j = 0u; j < NUM_ROWS * NUM_COLS; ++j)
+        if (j == i) sum = acc[j];
+    }
+#endif
+    const uint r = i / NUM_COLS, c = i % NUM_COLS;
+    if (row0 + r < p.n_rows && col0 + c < p.n_cols) {
+      const uint at = p.y_off + (col0 + c) * p.y_stride + row0 + r;
+      y[at] = ((p.flags & 1u) != 0u ? y[at] : 0.0) + sum;
+    }
+  }
+}

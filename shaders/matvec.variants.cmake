@@ -1,0 +1,7 @@
+# matvec_<type> (subgroup reduction) and matvec_<type>_shmem (shared-memory reduction, for devices
+# without subgroup arithmetic), one per weight type; see matvec.comp and dequant_weights.glsl.
+foreach(t F32 F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 IQ4_NL Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_XS)
+  string(TOLOWER ${t} lt)
+  vkllm_shader_variant(matvec_${lt} matvec.comp TYPE_${t})
+  vkllm_shader_variant(matvec_${lt}_shmem matvec.comp TYPE_${t} REDUCE_SHARED)
+endforeach()
