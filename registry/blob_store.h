@@ -1,0 +1,160 @@
+// Content-addressed blob storage under <root>/blobs. A blob is named by the sha256 of its
+// uncompressed bytes (so digests match Ollama's registry) and stored either
+//   - raw:  blobs/sha256-<hex>        (the original bytes; used when zstd saves too little), or
+//   - zstd: blobs/sha256-<hex>.zst    (zstd seekable format: independent frames of
+//     chunk_size uncompressed bytes, each with a content checksum, then a seek-table skippable
+//     frame; plain `zstd -d` restores the original, and any byte range can be read by
+//     decompressing only the frames it touches).
+// Writes go to blobs/tmp/, are verified against the expected digest, fsync'd and renamed, so
+// a name under blobs/ only ever refers to a complete, verified blob. Thread-safe: any number
+// of writers and readers may work concurrently on one BlobStore.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "registry/digest.h"
+
+namespace vkllm::registry {
+
+enum class BlobEncoding { raw, zstd_seekable };
+std::string_view to_string(BlobEncoding encoding);  // "raw", "zstd-seekable"
+BlobEncoding blob_encoding_from_string(std::string_view text);
+
+struct BlobInfo {
+  Digest digest;
+  uint64_t size = 0;         // uncompressed bytes (what the digest covers)
+  uint64_t stored_size = 0;  // bytes on disk
+  BlobEncoding encoding = BlobEncoding::raw;
+};
+
+struct BlobStoreOptions {
+  size_t chunk_size = size_t{4} << 20;  // uncompressed bytes per zstd frame
+  int compression_level = 3;
+  double min_saving = 0.03;  // store raw unless zstd saves at least this fraction
+  unsigned threads = 0;      // (de)compression workers; 0 = hardware concurrency (max 8)
+};
+
+class BlobStore;
+class ThreadPool;
+
+// Streams one blob into the store. Nothing is visible under the blob's name until commit()
+// succeeds; destroying an uncommitted writer (or a failed commit) removes its temp file.
+class BlobWriter {
+ public:
+  BlobWriter(BlobWriter&&) noexcept;
+  BlobWriter& operator=(BlobWriter&&) noexcept;
+  ~BlobWriter();
+
+  void write(std::span<const std::byte> bytes);
+  void write(std::string_view bytes);
+  uint64_t bytes_written() const;
+
+  // Verifies the bytes hash to `expected`, then makes the blob durable and visible. Throws
+  // RegistryError(digest_mismatch, "digest mismatch, expected ..., got ...") and leaves
+  // nothing behind on mismatch. If the blob already exists, the new copy is discarded.
+  BlobInfo commit(const Digest& expected);
+  // Same, for content whose digest is only known once written (create's layers).
+  BlobInfo commit();
+
+ private:
+  friend class BlobStore;
+  struct Impl;
+  explicit BlobWriter(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Reads one blob, sequentially or at any offset. Frame checksums are verified as frames are
+// decompressed; a damaged frame throws RegistryError(corrupt) naming the blob and offset.
+class BlobReader {
+ public:
+  BlobReader(BlobReader&&) noexcept;
+  BlobReader& operator=(BlobReader&&) noexcept;
+  ~BlobReader();
+
+  const BlobInfo& info() const;
+  uint64_t size() const { return info().size; }
+  BlobEncoding encoding() const { return info().encoding; }
+
+  // Sequential reading from the current position; returns bytes read (0 at the end).
+  // Sequential reads of zstd blobs decompress the next frames in parallel ahead of use.
+  size_t read(std::span<std::byte> out);
+  void seek(uint64_t offset);
+  uint64_t tell() const;
+
+  // Random access; returns bytes read (short only at the end of the blob). Does not move
+  // the sequential position.
+  size_t read_at(uint64_t offset, std::span<std::byte> out);
+
+ private:
+  friend class BlobStore;
+  struct Impl;
+  explicit BlobReader(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+class BlobStore {
+ public:
+  // Creates <root>/blobs (and blobs/tmp) if needed.
+  explicit BlobStore(std::filesystem::path root, BlobStoreOptions options = {});
+  ~BlobStore();
+  BlobStore(const BlobStore&) = delete;
+  BlobStore& operator=(const BlobStore&) = delete;
+
+  // $OLLAMA_MODELS if set, else ~/.vkllm/models.
+  static std::filesystem::path default_root();
+
+  const std::filesystem::path& root() const { return root_; }
+  const BlobStoreOptions& options() const { return options_; }
+
+  bool contains(const Digest& digest) const;
+  // Size and encoding from the file (seek table for zstd); nullopt when absent.
+  std::optional<BlobInfo> info(const Digest& digest) const;
+  // Every complete blob in the store (ignores temp files and unknown names).
+  std::vector<BlobInfo> list() const;
+
+  BlobWriter begin_write();
+  // Whole-buffer and whole-file conveniences over begin_write().
+  BlobInfo put(std::span<const std::byte> bytes, const std::optional<Digest>& expected = {});
+  BlobInfo put(std::string_view bytes, const std::optional<Digest>& expected = {});
+  BlobInfo put_file(const std::filesystem::path& file, const std::optional<Digest>& expected = {});
+
+  // Throws RegistryError(not_found) when absent.
+  BlobReader open(const Digest& digest) const;
+  // Random access without keeping a reader; short only at the end of the blob.
+  std::vector<std::byte> read(const Digest& digest, uint64_t offset, uint64_t length) const;
+  // Whole blob as text (for small layers: template, system, params, config, manifests).
+  std::string read_text(const Digest& digest) const;
+  // Streams the blob's original bytes into a plain file (used to hand a path to tools that
+  // need one). The file is written to a temp name and renamed.
+  void export_to(const Digest& digest, const std::filesystem::path& destination) const;
+
+  // Removes the blob's file; returns false if it was absent.
+  bool remove(const Digest& digest);
+
+  // Where the stored file for a blob lives (whichever encoding exists); nullopt when absent.
+  std::optional<std::filesystem::path> stored_path(const Digest& digest) const;
+  // Directory for in-progress downloads (<root>/blobs/partial), for resumable pulls that
+  // assemble a raw file by ranges before handing it to put_file().
+  std::filesystem::path partial_dir() const;
+  // Directory of writer temp files (<root>/blobs/tmp).
+  std::filesystem::path temp_dir() const;
+  // Deletes writer temp files left by a crash (never touches partial_dir()). Returns how many.
+  size_t remove_temp_files();
+
+  ThreadPool& pool() const;
+
+ private:
+  std::filesystem::path root_;
+  BlobStoreOptions options_;
+  std::unique_ptr<ThreadPool> pool_;
+};
+
+}  // namespace vkllm::registry
