@@ -1,0 +1,113 @@
+// Records compute work into one command buffer and submits it: bind pipeline + buffers + push
+// constants + dispatch, compute->compute barriers, copies, timestamps, submit + fence wait.
+//
+// Descriptors: with VK_KHR_push_descriptor (NVIDIA, AMD, Intel, lavapipe) buffers are pushed
+// straight into the command buffer; otherwise descriptor sets are allocated from pools owned by the
+// recorder and recycled at the next begin(). Barriers are explicit: the recorder never adds one
+// between dispatches on its own, so independent dispatches run back to back.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "engine/vulkan/buffer.h"
+
+namespace vkllm::vk {
+
+class Device;
+class Pipeline;
+
+struct Groups {
+  uint32_t x = 1, y = 1, z = 1;
+};
+
+// ceil(n / d) for workgroup counts.
+constexpr uint32_t div_up(uint64_t n, uint64_t d) {
+  return static_cast<uint32_t>((n + d - 1) / d);
+}
+
+struct Timing {
+  std::string label;  // as passed to timestamp()
+  double ms;          // since the first timestamp of the recording
+};
+
+class CommandRecorder {
+ public:
+  explicit CommandRecorder(Device& device, uint32_t max_timestamps = 128);
+  ~CommandRecorder();
+  CommandRecorder(const CommandRecorder&) = delete;
+  CommandRecorder& operator=(const CommandRecorder&) = delete;
+
+  // Starts a new recording (waits for the previous submission if still in flight).
+  void begin();
+
+  // Binds `pipeline` (skipped if already bound), `buffers` at bindings 0..n-1 (offset + size of
+  // each slice), the push constants (exactly the pipeline's push_constant_bytes), and dispatches.
+  // Throws std::invalid_argument for a wrong buffer count, push size, misaligned offset or a range
+  // above maxStorageBufferRange.
+  void dispatch(const Pipeline& pipeline, std::span<const BufferSlice> buffers,
+                std::span<const std::byte> push_constants, Groups groups);
+  template <typename Push>
+  requires std::is_trivially_copyable_v<Push>
+  void dispatch(const Pipeline& pipeline, std::initializer_list<BufferSlice> buffers,
+                const Push& push, Groups groups) {
+    dispatch(pipeline, std::span<const BufferSlice>(buffers.begin(), buffers.size()),
+             std::as_bytes(std::span<const Push>(&push, 1)), groups);
+  }
+  void dispatch(const Pipeline& pipeline, std::initializer_list<BufferSlice> buffers,
+                Groups groups) {
+    dispatch(pipeline, std::span<const BufferSlice>(buffers.begin(), buffers.size()), {}, groups);
+  }
+
+  // Makes all earlier shader/transfer writes visible to later shader/transfer reads and writes.
+  void barrier();
+  // Copies src.size bytes into dst (dst.size >= src.size).
+  void copy(BufferSlice src, BufferSlice dst);
+  // Fills dst with a repeated 32-bit word (dst.offset and dst.size multiples of 4).
+  void fill(BufferSlice dst, uint32_t word);
+  // Writes a GPU timestamp after all earlier work; ignored if the queue has no timestamps or the
+  // recorder's capacity is used up.
+  void timestamp(std::string_view label);
+
+  // Ends and submits the recording without waiting.
+  void submit();
+  // Waits for the last submit(); then timings() and host reads of results are valid.
+  void wait();
+  void submit_and_wait() {
+    submit();
+    wait();
+  }
+
+  // The timestamps of the last finished submission (empty if timestamps are unsupported).
+  std::vector<Timing> timings() const;
+  uint32_t dispatch_count() const { return dispatches_; }
+  VkCommandBuffer command_buffer() const { return cmd_; }
+
+ private:
+  void destroy();
+  VkDescriptorSet allocate_set(VkDescriptorSetLayout layout);
+
+  Device& device_;
+  VkCommandPool pool_ = VK_NULL_HANDLE;
+  VkCommandBuffer cmd_ = VK_NULL_HANDLE;
+  VkFence fence_ = VK_NULL_HANDLE;
+  VkQueryPool queries_ = VK_NULL_HANDLE;
+  uint32_t max_timestamps_ = 0;
+  std::vector<std::string> labels_;
+  std::vector<VkDescriptorPool> descriptor_pools_;
+  size_t current_pool_ = 0;
+  VkPipeline bound_ = VK_NULL_HANDLE;
+  bool recording_ = false;
+  bool in_flight_ = false;
+  uint32_t dispatches_ = 0;
+};
+
+}  // namespace vkllm::vk

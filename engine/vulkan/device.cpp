@@ -1,0 +1,600 @@
+#include "engine/vulkan/device.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+
+#include "engine/vulkan/vk_error.h"
+
+namespace vkllm::vk {
+namespace {
+
+// VK_KHR_cooperative_matrix postdates the system headers (1.3.239); its structures are declared
+// here from the registry so the capability can still be detected and logged.
+constexpr const char* kCoopMatExtension = "VK_KHR_cooperative_matrix";
+constexpr auto kCoopMatFeaturesType = static_cast<VkStructureType>(1000506000);
+constexpr auto kCoopMatPropertiesType = static_cast<VkStructureType>(1000506001);
+struct CoopMatFeaturesKHR {
+  VkStructureType sType;
+  void* pNext;
+  VkBool32 cooperativeMatrix;
+  VkBool32 cooperativeMatrixRobustBufferAccess;
+};
+struct CoopMatPropertiesKHR {
+  VkStructureType sType;
+  void* pNext;
+  uint32_t MSize, NSize, KSize;
+  uint32_t AType, BType, CType, ResultType;  // VkComponentTypeKHR
+  VkBool32 saturatingAccumulation;
+  uint32_t scope;  // VkScopeKHR; 3 = subgroup
+};
+using PFN_GetCoopMatProperties = VkResult(VKAPI_PTR*)(VkPhysicalDevice, uint32_t*,
+                                                      CoopMatPropertiesKHR*);
+
+std::string component_name(uint32_t t) {
+  static const char* names[] = {"f16", "f32", "f64", "s8",  "s16", "s32",
+                                "s64", "u8",  "u16", "u32", "u64"};
+  return t < std::size(names) ? names[t] : "type" + std::to_string(t);
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::string(v) != "0";
+}
+
+std::vector<VkExtensionProperties> device_extensions(VkPhysicalDevice pd) {
+  uint32_t n = 0;
+  check(vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, nullptr),
+        "vkEnumerateDeviceExtensionProperties");
+  std::vector<VkExtensionProperties> ext(n);
+  check(vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, ext.data()),
+        "vkEnumerateDeviceExtensionProperties");
+  return ext;
+}
+
+bool has_extension(const std::vector<VkExtensionProperties>& ext, const char* name) {
+  return std::any_of(ext.begin(), ext.end(), [&](const VkExtensionProperties& e) {
+    return !std::strcmp(e.extensionName, name);
+  });
+}
+
+UniqueHandle<VkInstance> create_instance(bool validation) {
+  uint32_t loader_version = VK_API_VERSION_1_0;
+  vkEnumerateInstanceVersion(&loader_version);
+  if (loader_version < VK_API_VERSION_1_2)
+    throw std::runtime_error(
+        "Vulkan loader supports only API " + std::to_string(VK_API_VERSION_MAJOR(loader_version)) +
+        "." + std::to_string(VK_API_VERSION_MINOR(loader_version)) + "; vkllm needs Vulkan 1.2");
+  auto app = make<VkApplicationInfo>(VK_STRUCTURE_TYPE_APPLICATION_INFO);
+  app.pApplicationName = "vkllm";
+  app.pEngineName = "vkllm";
+  app.apiVersion = std::min<uint32_t>(loader_version, VK_API_VERSION_1_3);
+
+  uint32_t n = 0;
+  vkEnumerateInstanceExtensionProperties(nullptr, &n, nullptr);
+  std::vector<VkExtensionProperties> ext(n);
+  vkEnumerateInstanceExtensionProperties(nullptr, &n, ext.data());
+  std::vector<const char*> extensions;
+  auto info = make<VkInstanceCreateInfo>(VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO);
+  if (has_extension(ext, VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME)) {
+    extensions.push_back(VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME);
+    info.flags |= VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR;
+  }
+  std::vector<const char*> layers;
+  if (validation) {
+    vkEnumerateInstanceLayerProperties(&n, nullptr);
+    std::vector<VkLayerProperties> props(n);
+    vkEnumerateInstanceLayerProperties(&n, props.data());
+    for (auto& l : props)
+      if (!std::strcmp(l.layerName, "VK_LAYER_KHRONOS_validation"))
+        layers.push_back("VK_LAYER_KHRONOS_validation");
+    if (layers.empty()) std::cerr << "vkllm: VK_LAYER_KHRONOS_validation not installed\n";
+  }
+  info.pApplicationInfo = &app;
+  info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+  info.ppEnabledExtensionNames = extensions.data();
+  info.enabledLayerCount = static_cast<uint32_t>(layers.size());
+  info.ppEnabledLayerNames = layers.data();
+  VkInstance instance = VK_NULL_HANDLE;
+  check(vkCreateInstance(&info, nullptr, &instance), "vkCreateInstance");
+  return {instance, [](VkInstance i) { vkDestroyInstance(i, nullptr); }};
+}
+
+std::vector<VkPhysicalDevice> physical_devices(VkInstance instance) {
+  uint32_t n = 0;
+  check(vkEnumeratePhysicalDevices(instance, &n, nullptr), "vkEnumeratePhysicalDevices");
+  std::vector<VkPhysicalDevice> devices(n);
+  check(vkEnumeratePhysicalDevices(instance, &n, devices.data()), "vkEnumeratePhysicalDevices");
+  return devices;
+}
+
+int type_rank(VkPhysicalDeviceType t) {
+  switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+      return 0;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+      return 1;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+      return 2;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU:
+      return 3;
+    default:
+      return 4;
+  }
+}
+
+const char* type_name(VkPhysicalDeviceType t) {
+  switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+      return "discrete GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+      return "integrated GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+      return "virtual GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_CPU:
+      return "CPU";
+    default:
+      return "other";
+  }
+}
+
+// Compute queue family, preferring one without graphics (a dedicated compute queue); -1 if none.
+int compute_queue_family(VkPhysicalDevice pd) {
+  uint32_t n = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, nullptr);
+  std::vector<VkQueueFamilyProperties> families(n);
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, families.data());
+  int any = -1;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (!(families[i].queueFlags & VK_QUEUE_COMPUTE_BIT)) continue;
+    if (!(families[i].queueFlags & VK_QUEUE_GRAPHICS_BIT)) return static_cast<int>(i);
+    if (any < 0) any = static_cast<int>(i);
+  }
+  int best = any;
+  return best;
+}
+
+std::string version_string(uint32_t v) {
+  return std::to_string(VK_API_VERSION_MAJOR(v)) + "." + std::to_string(VK_API_VERSION_MINOR(v)) +
+         "." + std::to_string(VK_API_VERSION_PATCH(v));
+}
+
+std::string bytes_string(VkDeviceSize b) {
+  std::ostringstream s;
+  if (b >= (VkDeviceSize(1) << 30))
+    s << double(b) / double(1 << 30) << " GiB";
+  else if (b >= (1u << 20))
+    s << double(b) / double(1 << 20) << " MiB";
+  else
+    s << b / 1024.0 << " KiB";
+  return s.str();
+}
+
+}  // namespace
+
+DeviceOptions DeviceOptions::from_env() {
+  DeviceOptions o;
+  if (const char* s = std::getenv("VKLLM_DEVICE")) o.selector = s;
+  o.validation = env_flag("VKLLM_VULKAN_VALIDATION");
+  o.log_summary = !env_flag("VKLLM_QUIET");
+  o.push_descriptors = !env_flag("VKLLM_NO_PUSH_DESCRIPTORS");
+  return o;
+}
+
+std::vector<std::string> list_physical_devices() {
+  auto instance = create_instance(false);
+  std::vector<std::string> names;
+  for (VkPhysicalDevice pd : physical_devices(instance.get())) {
+    VkPhysicalDeviceProperties p;
+    vkGetPhysicalDeviceProperties(pd, &p);
+    names.push_back(std::string(p.deviceName) + " (" + type_name(p.deviceType) + ", Vulkan " +
+                    version_string(p.apiVersion) + ")");
+  }
+  return names;
+}
+
+std::string DeviceCapabilities::summary() const {
+  std::ostringstream s;
+  s << "vkllm: Vulkan device \"" << name << "\" (" << type_name(type) << ", Vulkan "
+    << version_string(api_version) << ", driver " << driver << ")\n";
+  s << "  arithmetic: float16=" << shader_float16 << " int8=" << shader_int8
+    << " int16=" << shader_int16 << " int64=" << shader_int64
+    << "; storage: 16-bit=" << storage_16bit << " 8-bit=" << storage_8bit << "\n";
+  s << "  subgroup: size " << subgroup_size << " (" << min_subgroup_size << ".."
+    << max_subgroup_size << "), size control=" << subgroup_size_control
+    << " full=" << compute_full_subgroups << ", ops:";
+  const std::pair<VkSubgroupFeatureFlagBits, const char*> ops[] = {
+      {VK_SUBGROUP_FEATURE_BASIC_BIT, "basic"},
+      {VK_SUBGROUP_FEATURE_VOTE_BIT, "vote"},
+      {VK_SUBGROUP_FEATURE_ARITHMETIC_BIT, "arithmetic"},
+      {VK_SUBGROUP_FEATURE_BALLOT_BIT, "ballot"},
+      {VK_SUBGROUP_FEATURE_SHUFFLE_BIT, "shuffle"},
+      {VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT, "shuffle_relative"},
+      {VK_SUBGROUP_FEATURE_CLUSTERED_BIT, "clustered"},
+      {VK_SUBGROUP_FEATURE_QUAD_BIT, "quad"}};
+  for (auto& [bit, n] : ops)
+    if (subgroup_ops & bit) s << ' ' << n;
+  s << "\n  integer dot product=" << integer_dot_product << " (int8x4 accelerated "
+    << int8_dot_accelerated << "), push descriptors=" << push_descriptors
+    << ", timeline semaphores=" << timeline_semaphores
+    << ", buffer device address=" << buffer_device_address << "\n";
+  s << "  cooperative matrix (KHR)=" << cooperative_matrix;
+  for (auto& c : coopmat_shapes)
+    s << " [" << c.m << "x" << c.n << "x" << c.k << " " << c.a_type << "*" << c.b_type << "+"
+      << c.c_type << "->" << c.result_type << "]";
+  s << "\n  limits: shared memory " << bytes_string(max_shared_memory) << ", workgroup "
+    << max_workgroup_invocations << " invocations (" << max_workgroup_size[0] << ","
+    << max_workgroup_size[1] << "," << max_workgroup_size[2] << "), push constants "
+    << max_push_constants << " B, storage range " << bytes_string(max_storage_buffer_range)
+    << ", allocation " << bytes_string(max_allocation_size) << ", buffer "
+    << bytes_string(max_buffer_size) << ", device-local heap " << bytes_string(device_local_bytes)
+    << ", offset alignment " << storage_buffer_alignment << ", timestamps=" << timestamps << "\n";
+  return s.str();
+}
+
+Device::Device(const DeviceOptions& options) {
+  instance_ = create_instance(options.validation);
+  auto devices = physical_devices(instance_.get());
+  if (devices.empty()) throw std::runtime_error("no Vulkan physical device found");
+
+  std::vector<VkPhysicalDeviceProperties> props(devices.size());
+  for (size_t i = 0; i < devices.size(); ++i) vkGetPhysicalDeviceProperties(devices[i], &props[i]);
+  auto usable = [&](size_t i) {
+    return props[i].apiVersion >= VK_API_VERSION_1_2 && compute_queue_family(devices[i]) >= 0;
+  };
+  int chosen = -1;
+  if (!options.selector.empty()) {
+    const std::string& sel = options.selector;
+    bool numeric =
+        std::all_of(sel.begin(), sel.end(), [](unsigned char c) { return std::isdigit(c); });
+    for (size_t i = 0; i < devices.size() && chosen < 0; ++i) {
+      bool match = numeric ? std::stoul(sel) == i
+                           : lower(props[i].deviceName).find(lower(sel)) != std::string::npos;
+      if (match) chosen = static_cast<int>(i);
+    }
+    if (chosen < 0) {
+      std::string names;
+      for (size_t i = 0; i < devices.size(); ++i)
+        names += " [" + std::to_string(i) + "] " + props[i].deviceName;
+      throw std::runtime_error("VKLLM_DEVICE=\"" + sel +
+                               "\" matches no Vulkan device; found:" + names);
+    }
+    if (!usable(chosen))
+      throw std::runtime_error(std::string("Vulkan device \"") + props[chosen].deviceName +
+                               "\" lacks Vulkan 1.2 or a compute queue");
+  } else {
+    for (size_t i = 0; i < devices.size(); ++i)
+      if (usable(i) &&
+          (chosen < 0 || type_rank(props[i].deviceType) < type_rank(props[chosen].deviceType)))
+        chosen = static_cast<int>(i);
+    if (chosen < 0) throw std::runtime_error("no Vulkan 1.2 device with a compute queue found");
+  }
+  physical_ = devices[chosen];
+  queue_family_ = static_cast<uint32_t>(compute_queue_family(physical_));
+  const VkPhysicalDeviceProperties& p = props[chosen];
+  const bool v13 = p.apiVersion >= VK_API_VERSION_1_3;
+  auto ext = device_extensions(physical_);
+
+  // ---- What the device offers.
+  auto f11 =
+      make<VkPhysicalDeviceVulkan11Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES);
+  auto f12 =
+      make<VkPhysicalDeviceVulkan12Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES);
+  auto f13 =
+      make<VkPhysicalDeviceVulkan13Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES);
+  auto fsize = make<VkPhysicalDeviceSubgroupSizeControlFeatures>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES);
+  auto fdot = make<VkPhysicalDeviceShaderIntegerDotProductFeatures>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES);
+  CoopMatFeaturesKHR fcoop{kCoopMatFeaturesType, nullptr, VK_FALSE, VK_FALSE};
+  const bool has_size_ext = has_extension(ext, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+  const bool has_dot_ext = has_extension(ext, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
+  const bool has_coop_ext = has_extension(ext, kCoopMatExtension);
+  auto f2 = make<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2);
+  f2.pNext = &f11;
+  f11.pNext = &f12;
+  void** tail = &f12.pNext;
+  if (v13) {
+    *tail = &f13;
+    tail = &f13.pNext;
+  } else {
+    if (has_size_ext) {
+      *tail = &fsize;
+      tail = &fsize.pNext;
+    }
+    if (has_dot_ext) {
+      *tail = &fdot;
+      tail = &fdot.pNext;
+    }
+  }
+  if (has_coop_ext) *tail = &fcoop;
+  vkGetPhysicalDeviceFeatures2(physical_, &f2);
+
+  auto p11 = make<VkPhysicalDeviceVulkan11Properties>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES);
+  auto p12 = make<VkPhysicalDeviceVulkan12Properties>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES);
+  auto p13 = make<VkPhysicalDeviceVulkan13Properties>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES);
+  auto psize = make<VkPhysicalDeviceSubgroupSizeControlProperties>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES);
+  auto pdot = make<VkPhysicalDeviceShaderIntegerDotProductProperties>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_PROPERTIES);
+  auto p2 = make<VkPhysicalDeviceProperties2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2);
+  p2.pNext = &p11;
+  p11.pNext = &p12;
+  if (v13) {
+    p12.pNext = &p13;
+  } else {
+    void** ptail = &p12.pNext;
+    if (has_size_ext) {
+      *ptail = &psize;
+      ptail = &psize.pNext;
+    }
+    if (has_dot_ext) *ptail = &pdot;
+  }
+  vkGetPhysicalDeviceProperties2(physical_, &p2);
+  vkGetPhysicalDeviceMemoryProperties(physical_, &memory_);
+
+  if (!f11.storageBuffer16BitAccess)
+    throw std::runtime_error(std::string("Vulkan device \"") + p.deviceName +
+                             "\" lacks storageBuffer16BitAccess, which vkllm requires");
+
+  caps_.name = p.deviceName;
+  caps_.driver = std::string(p12.driverName) + " " + p12.driverInfo;
+  caps_.vendor_id = p.vendorID;
+  caps_.device_id = p.deviceID;
+  caps_.type = p.deviceType;
+  caps_.api_version = p.apiVersion;
+  caps_.shader_float16 = f12.shaderFloat16;
+  caps_.shader_int8 = f12.shaderInt8;
+  caps_.shader_int16 = f2.features.shaderInt16;
+  caps_.shader_int64 = f2.features.shaderInt64;
+  caps_.storage_16bit = f11.storageBuffer16BitAccess;
+  caps_.storage_8bit = f12.storageBuffer8BitAccess;
+  caps_.timeline_semaphores = f12.timelineSemaphore;
+  caps_.buffer_device_address = f12.bufferDeviceAddress;
+  caps_.subgroup_size = p11.subgroupSize;
+  caps_.subgroup_ops = (p11.subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT)
+                           ? p11.subgroupSupportedOperations
+                           : 0;
+  if (v13) {
+    caps_.subgroup_size_control =
+        f13.subgroupSizeControl && (p13.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT);
+    caps_.compute_full_subgroups = f13.computeFullSubgroups;
+    caps_.min_subgroup_size = p13.minSubgroupSize;
+    caps_.max_subgroup_size = p13.maxSubgroupSize;
+    caps_.integer_dot_product = f13.shaderIntegerDotProduct;
+    caps_.int8_dot_accelerated = p13.integerDotProduct4x8BitPackedSignedAccelerated;
+    caps_.max_buffer_size = p13.maxBufferSize;
+  } else {
+    caps_.subgroup_size_control = has_size_ext && fsize.subgroupSizeControl &&
+                                  (psize.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT);
+    caps_.compute_full_subgroups = has_size_ext && fsize.computeFullSubgroups;
+    caps_.min_subgroup_size = has_size_ext ? psize.minSubgroupSize : p11.subgroupSize;
+    caps_.max_subgroup_size = has_size_ext ? psize.maxSubgroupSize : p11.subgroupSize;
+    caps_.integer_dot_product = has_dot_ext && fdot.shaderIntegerDotProduct;
+    caps_.int8_dot_accelerated = has_dot_ext && pdot.integerDotProduct4x8BitPackedSignedAccelerated;
+  }
+  caps_.push_descriptors =
+      options.push_descriptors && has_extension(ext, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+  caps_.cooperative_matrix = has_coop_ext && fcoop.cooperativeMatrix;
+  if (caps_.cooperative_matrix) {
+    auto get = reinterpret_cast<PFN_GetCoopMatProperties>(vkGetInstanceProcAddr(
+        instance_.get(), "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
+    uint32_t n = 0;
+    if (get && get(physical_, &n, nullptr) == VK_SUCCESS) {
+      std::vector<CoopMatPropertiesKHR> shapes(n,
+                                               make<CoopMatPropertiesKHR>(kCoopMatPropertiesType));
+      get(physical_, &n, shapes.data());
+      for (auto& s : shapes)
+        if (s.scope == 3)
+          caps_.coopmat_shapes.push_back({s.MSize, s.NSize, s.KSize, component_name(s.AType),
+                                          component_name(s.BType), component_name(s.CType),
+                                          component_name(s.ResultType)});
+    }
+  }
+  const VkPhysicalDeviceLimits& lim = p.limits;
+  caps_.max_shared_memory = lim.maxComputeSharedMemorySize;
+  caps_.max_workgroup_invocations = lim.maxComputeWorkGroupInvocations;
+  for (int i = 0; i < 3; ++i) {
+    caps_.max_workgroup_size[i] = lim.maxComputeWorkGroupSize[i];
+    caps_.max_workgroup_count[i] = lim.maxComputeWorkGroupCount[i];
+  }
+  caps_.max_push_constants = lim.maxPushConstantsSize;
+  caps_.max_storage_buffer_range = lim.maxStorageBufferRange;
+  caps_.storage_buffer_alignment = lim.minStorageBufferOffsetAlignment;
+  caps_.max_allocation_size = p11.maxMemoryAllocationSize;
+  if (caps_.max_buffer_size == 0) caps_.max_buffer_size = caps_.max_allocation_size;
+  for (uint32_t i = 0; i < memory_.memoryHeapCount; ++i)
+    if (memory_.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
+      caps_.device_local_bytes = std::max(caps_.device_local_bytes, memory_.memoryHeaps[i].size);
+  {
+    uint32_t n = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(physical_, &n, nullptr);
+    std::vector<VkQueueFamilyProperties> families(n);
+    vkGetPhysicalDeviceQueueFamilyProperties(physical_, &n, families.data());
+    caps_.timestamps = families[queue_family_].timestampValidBits > 0;
+    caps_.timestamp_period_ns = lim.timestampPeriod;
+  }
+
+  // ---- What we enable: every optional feature we detected, nothing else.
+  auto e11 =
+      make<VkPhysicalDeviceVulkan11Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES);
+  auto e12 =
+      make<VkPhysicalDeviceVulkan12Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES);
+  auto e13 =
+      make<VkPhysicalDeviceVulkan13Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES);
+  auto esize = make<VkPhysicalDeviceSubgroupSizeControlFeatures>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES);
+  auto edot = make<VkPhysicalDeviceShaderIntegerDotProductFeatures>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES);
+  CoopMatFeaturesKHR ecoop{kCoopMatFeaturesType, nullptr, VK_TRUE, VK_FALSE};
+  auto e2 = make<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2);
+  e2.features.shaderInt16 = f2.features.shaderInt16;
+  e2.features.shaderInt64 = f2.features.shaderInt64;
+  e2.pNext = &e11;
+  e11.storageBuffer16BitAccess = VK_TRUE;
+  e11.uniformAndStorageBuffer16BitAccess = f11.uniformAndStorageBuffer16BitAccess;
+  e11.storagePushConstant16 = f11.storagePushConstant16;
+  e11.pNext = &e12;
+  e12.shaderFloat16 = f12.shaderFloat16;
+  e12.shaderInt8 = f12.shaderInt8;
+  e12.storageBuffer8BitAccess = f12.storageBuffer8BitAccess;
+  e12.uniformAndStorageBuffer8BitAccess = f12.uniformAndStorageBuffer8BitAccess;
+  e12.storagePushConstant8 = f12.storagePushConstant8;
+  e12.timelineSemaphore = f12.timelineSemaphore;
+  e12.shaderSubgroupExtendedTypes = f12.shaderSubgroupExtendedTypes;
+  e12.vulkanMemoryModel = f12.vulkanMemoryModel;
+  e12.vulkanMemoryModelDeviceScope = f12.vulkanMemoryModelDeviceScope;
+  std::vector<const char*> extensions;
+  tail = &e12.pNext;
+  if (v13) {
+    e13.subgroupSizeControl = f13.subgroupSizeControl;
+    e13.computeFullSubgroups = f13.computeFullSubgroups;
+    e13.shaderIntegerDotProduct = f13.shaderIntegerDotProduct;
+    e13.maintenance4 = f13.maintenance4;
+    e13.synchronization2 = f13.synchronization2;
+    *tail = &e13;
+    tail = &e13.pNext;
+  } else {
+    if (has_size_ext) {
+      esize.subgroupSizeControl = fsize.subgroupSizeControl;
+      esize.computeFullSubgroups = fsize.computeFullSubgroups;
+      extensions.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+      *tail = &esize;
+      tail = &esize.pNext;
+    }
+    if (has_dot_ext) {
+      edot.shaderIntegerDotProduct = fdot.shaderIntegerDotProduct;
+      extensions.push_back(VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
+      *tail = &edot;
+      tail = &edot.pNext;
+    }
+  }
+  if (caps_.cooperative_matrix) {
+    extensions.push_back(kCoopMatExtension);
+    *tail = &ecoop;
+  }
+  if (caps_.push_descriptors) extensions.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+
+  const float priority = 1.0f;
+  auto queue_info = make<VkDeviceQueueCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO);
+  queue_info.queueFamilyIndex = queue_family_;
+  queue_info.queueCount = 1;
+  queue_info.pQueuePriorities = &priority;
+  auto info = make<VkDeviceCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO);
+  info.pNext = &e2;
+  info.queueCreateInfoCount = 1;
+  info.pQueueCreateInfos = &queue_info;
+  info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+  info.ppEnabledExtensionNames = extensions.data();
+  check(vkCreateDevice(physical_, &info, nullptr, &device_), "vkCreateDevice");
+  vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
+  if (caps_.push_descriptors)
+    push_descriptor_fn_ = reinterpret_cast<PFN_vkCmdPushDescriptorSetKHR>(
+        vkGetDeviceProcAddr(device_, "vkCmdPushDescriptorSetKHR"));
+  caps_.push_descriptors = push_descriptor_fn_ != nullptr;
+
+  auto pool_info = make<VkCommandPoolCreateInfo>(VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO);
+  pool_info.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
+  pool_info.queueFamilyIndex = queue_family_;
+  auto fence_info = make<VkFenceCreateInfo>(VK_STRUCTURE_TYPE_FENCE_CREATE_INFO);
+  try {
+    check(vkCreateCommandPool(device_, &pool_info, nullptr, &once_pool_), "vkCreateCommandPool");
+    check(vkCreateFence(device_, &fence_info, nullptr, &once_fence_), "vkCreateFence");
+  } catch (...) {
+    if (once_pool_) vkDestroyCommandPool(device_, once_pool_, nullptr);
+    vkDestroyDevice(device_, nullptr);
+    throw;
+  }
+
+  static std::once_flag logged;
+  if (options.log_summary) std::call_once(logged, [&] { std::cerr << caps_.summary(); });
+}
+
+Device::~Device() {
+  if (device_) {
+    vkDeviceWaitIdle(device_);
+    vkDestroyFence(device_, once_fence_, nullptr);
+    vkDestroyCommandPool(device_, once_pool_, nullptr);
+    vkDestroyDevice(device_, nullptr);
+  }
+}
+
+uint32_t Device::memory_type(uint32_t type_bits, VkMemoryPropertyFlags required,
+                             VkMemoryPropertyFlags preferred) const {
+  int best = -1;
+  int best_score = -1;
+  for (uint32_t i = 0; i < memory_.memoryTypeCount; ++i) {
+    if (!(type_bits & (1u << i))) continue;
+    VkMemoryPropertyFlags f = memory_.memoryTypes[i].propertyFlags;
+    if ((f & required) != required) continue;
+    int score = __builtin_popcount(f & preferred);
+    if (score > best_score) {
+      best = static_cast<int>(i);
+      best_score = score;
+    }
+  }
+  if (best < 0)
+    throw std::runtime_error("no Vulkan memory type with property flags 0x" +
+                             [&] {
+                               std::ostringstream s;
+                               s << std::hex << required;
+                               return s.str();
+                             }() +
+                             " among type bits 0x" + std::to_string(type_bits));
+  return static_cast<uint32_t>(best);
+}
+
+VkMemoryPropertyFlags Device::memory_flags(uint32_t memory_type) const {
+  return memory_.memoryTypes[memory_type].propertyFlags;
+}
+
+void Device::submit(const VkSubmitInfo& info, VkFence fence) {
+  std::lock_guard lock(queue_mutex_);
+  check(vkQueueSubmit(queue_, 1, &info, fence), "vkQueueSubmit");
+}
+
+void Device::run_once(const std::function<void(VkCommandBuffer)>& record) {
+  std::lock_guard lock(once_mutex_);
+  auto alloc = make<VkCommandBufferAllocateInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO);
+  alloc.commandPool = once_pool_;
+  alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  alloc.commandBufferCount = 1;
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  check(vkAllocateCommandBuffers(device_, &alloc, &cb), "vkAllocateCommandBuffers");
+  UniqueHandle<VkCommandBuffer> owner(
+      cb, [this](VkCommandBuffer c) { vkFreeCommandBuffers(device_, once_pool_, 1, &c); });
+  auto begin = make<VkCommandBufferBeginInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  check(vkBeginCommandBuffer(cb, &begin), "vkBeginCommandBuffer");
+  record(cb);
+  auto to_host = make<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
+  to_host.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                       VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0, nullptr, 0, nullptr);
+  check(vkEndCommandBuffer(cb), "vkEndCommandBuffer");
+  auto submit_info = make<VkSubmitInfo>(VK_STRUCTURE_TYPE_SUBMIT_INFO);
+  submit_info.commandBufferCount = 1;
+  submit_info.pCommandBuffers = &cb;
+  check(vkResetFences(device_, 1, &once_fence_), "vkResetFences");
+  submit(submit_info, once_fence_);
+  check(vkWaitForFences(device_, 1, &once_fence_, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+}
+
+void Device::wait_idle() {
+  check(vkDeviceWaitIdle(device_), "vkDeviceWaitIdle");
+}
+
+}  // namespace vkllm::vk

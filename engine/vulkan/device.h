@@ -1,0 +1,140 @@
+// The Vulkan device vkllm computes on: instance + physical device choice + one compute queue,
+// and what that device can do (DeviceCapabilities), detected once at creation.
+//
+// Choice: VKLLM_DEVICE=<index> or <name substring> (case-insensitive) picks a device explicitly;
+// otherwise the best by type (discrete > integrated > virtual > CPU, i.e. lavapipe last).
+// Required: Vulkan 1.2, storageBuffer16BitAccess. Everything else is optional and reported in
+// DeviceCapabilities so kernels can pick variants (subgroup size, f16 math, int8 dot, coopmat).
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "engine/vulkan/unique_handle.h"
+
+namespace vkllm::vk {
+
+// One supported cooperative-matrix shape (VK_KHR_cooperative_matrix), subgroup scope only.
+struct CoopMatShape {
+  uint32_t m = 0, n = 0, k = 0;
+  std::string a_type, b_type, c_type, result_type;  // "f16", "f32", "s8", "s32", ...
+};
+
+struct DeviceCapabilities {
+  std::string name;
+  std::string driver;  // driver name + info
+  uint32_t vendor_id = 0;
+  uint32_t device_id = 0;
+  VkPhysicalDeviceType type = VK_PHYSICAL_DEVICE_TYPE_OTHER;
+  uint32_t api_version = 0;
+
+  // Arithmetic and storage (all enabled on the device when reported true).
+  bool shader_float16 = false;
+  bool shader_int8 = false;
+  bool shader_int16 = false;
+  bool shader_int64 = false;
+  bool storage_16bit = false;  // storageBuffer16BitAccess (required)
+  bool storage_8bit = false;   // storageBuffer8BitAccess
+  bool timeline_semaphores = false;
+  bool buffer_device_address = false;
+
+  // Subgroups (compute stage).
+  uint32_t subgroup_size = 1;
+  uint32_t min_subgroup_size = 1;
+  uint32_t max_subgroup_size = 1;
+  VkSubgroupFeatureFlags subgroup_ops = 0;  // VK_SUBGROUP_FEATURE_*; 0 if not in compute stage
+  bool subgroup_size_control = false;       // pipelines may request a subgroup size
+  bool compute_full_subgroups = false;
+  bool subgroup_arithmetic() const { return subgroup_ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT; }
+  bool subgroup_shuffle() const { return subgroup_ops & VK_SUBGROUP_FEATURE_SHUFFLE_BIT; }
+
+  // Fast paths.
+  bool push_descriptors = false;      // VK_KHR_push_descriptor
+  bool integer_dot_product = false;   // shaderIntegerDotProduct
+  bool int8_dot_accelerated = false;  // 4x8-bit packed signed dot is hardware-accelerated
+  bool cooperative_matrix = false;    // VK_KHR_cooperative_matrix
+  std::vector<CoopMatShape> coopmat_shapes;
+
+  // Limits.
+  uint32_t max_shared_memory = 0;  // maxComputeSharedMemorySize, bytes
+  uint32_t max_workgroup_invocations = 0;
+  std::array<uint32_t, 3> max_workgroup_size{};
+  std::array<uint32_t, 3> max_workgroup_count{};
+  uint32_t max_push_constants = 0;
+  VkDeviceSize max_storage_buffer_range = 0;
+  VkDeviceSize storage_buffer_alignment = 1;  // minStorageBufferOffsetAlignment
+  VkDeviceSize max_allocation_size = 0;       // maxMemoryAllocationSize
+  VkDeviceSize max_buffer_size = 0;           // maxBufferSize (maintenance4) or allocation size
+  VkDeviceSize device_local_bytes = 0;        // size of the largest device-local heap
+  bool timestamps = false;
+  float timestamp_period_ns = 1.0f;
+
+  bool is_cpu() const { return type == VK_PHYSICAL_DEVICE_TYPE_CPU; }
+  // Multi-line human-readable summary (what Device logs once at creation).
+  std::string summary() const;
+};
+
+struct DeviceOptions {
+  std::string selector;          // index or name substring; empty = automatic
+  bool log_summary = true;       // print DeviceCapabilities::summary() to stderr (once per process)
+  bool validation = false;       // enable VK_LAYER_KHRONOS_validation if installed
+  bool push_descriptors = true;  // false: use descriptor pools even where push descriptors exist
+  // Reads VKLLM_DEVICE, VKLLM_VULKAN_VALIDATION=1, VKLLM_NO_PUSH_DESCRIPTORS=1 and VKLLM_QUIET=1.
+  static DeviceOptions from_env();
+};
+
+// Names of the physical devices visible through the loader, in enumeration order (for
+// `VKLLM_DEVICE=<index>` and diagnostics). Creates and destroys its own instance.
+std::vector<std::string> list_physical_devices();
+
+class Device {
+ public:
+  explicit Device(const DeviceOptions& options = DeviceOptions::from_env());
+  ~Device();
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  VkInstance instance() const { return instance_.get(); }
+  VkPhysicalDevice physical() const { return physical_; }
+  VkDevice handle() const { return device_; }
+  VkQueue queue() const { return queue_; }
+  uint32_t queue_family() const { return queue_family_; }
+  const DeviceCapabilities& caps() const { return caps_; }
+
+  // Memory type index with all `required` flags (and as many `preferred` as possible) among
+  // `type_bits`; throws if none fits.
+  uint32_t memory_type(uint32_t type_bits, VkMemoryPropertyFlags required,
+                       VkMemoryPropertyFlags preferred) const;
+  VkMemoryPropertyFlags memory_flags(uint32_t memory_type) const;
+
+  // vkQueueSubmit under the device's queue lock (queues are externally synchronised).
+  void submit(const VkSubmitInfo& info, VkFence fence);
+  // Records `record` into a throwaway command buffer, submits it and waits (slow path: tests,
+  // one-off copies). Not for per-step work.
+  void run_once(const std::function<void(VkCommandBuffer)>& record);
+  void wait_idle();
+
+  PFN_vkCmdPushDescriptorSetKHR cmd_push_descriptor_set() const { return push_descriptor_fn_; }
+
+ private:
+  UniqueHandle<VkInstance> instance_;
+  VkPhysicalDevice physical_ = VK_NULL_HANDLE;
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  uint32_t queue_family_ = 0;
+  DeviceCapabilities caps_;
+  VkPhysicalDeviceMemoryProperties memory_{};
+  PFN_vkCmdPushDescriptorSetKHR push_descriptor_fn_ = nullptr;
+  std::mutex queue_mutex_;
+  VkCommandPool once_pool_ = VK_NULL_HANDLE;
+  VkFence once_fence_ = VK_NULL_HANDLE;
+  std::mutex once_mutex_;
+};
+
+}  // namespace vkllm::vk
