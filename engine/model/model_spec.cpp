@@ -1,0 +1,151 @@
+#include "engine/model/model_spec.h"
+
+#include <cmath>
+#include <stdexcept>
+#include <string_view>
+
+#include "engine/model/weight_names.h"
+
+namespace vkllm::model {
+
+namespace {
+
+struct ArchEntry {
+  std::string_view name;
+  Arch arch;
+};
+constexpr ArchEntry kArchs[] = {
+    {"llama", Arch::Llama},   {"qwen2", Arch::Qwen2},   {"qwen3", Arch::Qwen3},
+    {"gemma2", Arch::Gemma2}, {"gemma3", Arch::Gemma3}, {"phi3", Arch::Phi3},
+};
+
+// Reads "<arch>.<key>" with a default, failing clearly when a required key is missing.
+class Keys {
+ public:
+  Keys(const gguf::GgufFile& f, std::string arch) : f_(f), arch_(std::move(arch)) {}
+  uint32_t u32(std::string_view key) const {
+    auto v = f_.get_optional<uint32_t>(full(key));
+    if (!v) throw std::runtime_error("model metadata is missing " + full(key));
+    return *v;
+  }
+  uint32_t u32(std::string_view key, uint32_t fallback) const {
+    return f_.get_optional<uint32_t>(full(key)).value_or(fallback);
+  }
+  float f32(std::string_view key, float fallback) const {
+    return f_.get_optional<float>(full(key)).value_or(fallback);
+  }
+  std::string str(std::string_view key, std::string fallback) const {
+    return f_.get_optional<std::string>(full(key)).value_or(std::move(fallback));
+  }
+
+ private:
+  std::string full(std::string_view key) const { return arch_ + "." + std::string(key); }
+  const gguf::GgufFile& f_;
+  std::string arch_;
+};
+
+}  // namespace
+
+const char* arch_name(Arch arch) {
+  for (const auto& e : kArchs)
+    if (e.arch == arch) return e.name.data();
+  return "unknown";
+}
+
+ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
+  ModelSpec s;
+  s.arch_name = f.get<std::string>("general.architecture");
+  bool known = false;
+  for (const auto& e : kArchs) {
+    if (e.name == s.arch_name) {
+      s.arch = e.arch;
+      known = true;
+    }
+  }
+  if (!known) {
+    throw std::runtime_error("unsupported model architecture '" + s.arch_name +
+                             "' (supported: llama, qwen2, qwen3, gemma2, gemma3, phi3)");
+  }
+  const Keys k(f, s.arch_name);
+  s.n_layer = k.u32("block_count");
+  s.n_embd = k.u32("embedding_length");
+  s.n_ff = k.u32("feed_forward_length");
+  s.n_head = k.u32("attention.head_count");
+  s.n_head_kv = k.u32("attention.head_count_kv", s.n_head);
+  s.n_ctx_train = k.u32("context_length", 2048);
+  if (s.n_layer == 0 || s.n_embd == 0 || s.n_head == 0 || s.n_head_kv == 0 ||
+      s.n_head % s.n_head_kv != 0) {
+    throw std::runtime_error("model metadata has inconsistent sizes (layers " +
+                             std::to_string(s.n_layer) + ", heads " + std::to_string(s.n_head) +
+                             ", kv heads " + std::to_string(s.n_head_kv) + ")");
+  }
+  s.head_dim = k.u32("attention.key_length", s.n_embd / s.n_head);
+  s.head_dim_v = k.u32("attention.value_length", s.head_dim);
+  s.norm_eps = k.f32("attention.layer_norm_rms_epsilon", 1e-5f);
+  s.rope_dims = k.u32("rope.dimension_count", s.head_dim);
+  s.rope_freq_base = k.f32("rope.freq_base", 10000.0f);
+  const std::string scaling = k.str("rope.scaling.type", "none");
+  const float factor = k.f32("rope.scaling.factor", 0.0f);
+  if (scaling == "linear" && factor > 0) s.rope_freq_scale = 1.0f / factor;
+  s.rope_freq_base_swa = s.rope_freq_base;
+  s.rope_freq_scale_swa = s.rope_freq_scale;
+  s.has_rope_freqs = f.find_tensor(weight_name(Weight::RopeFreqs)) != nullptr;
+
+  const auto* embd = f.find_tensor(weight_name(Weight::TokenEmbd));
+  if (!embd || embd->shape.size() != 2) {
+    throw std::runtime_error("model has no 2-D token_embd.weight tensor");
+  }
+  s.n_vocab = k.u32("vocab_size", static_cast<uint32_t>(embd->shape[1]));
+  s.tied_embeddings = f.find_tensor(weight_name(Weight::Output)) == nullptr;
+  s.qkv_bias = f.find_tensor(weight_name(Weight::AttnQBias, 0)) != nullptr;
+  s.qk_norm = f.find_tensor(weight_name(Weight::AttnQNorm, 0)) != nullptr;
+  s.fused_qkv = f.find_tensor(weight_name(Weight::AttnQKV, 0)) != nullptr;
+  s.fused_gate_up = f.find_tensor(weight_name(Weight::FfnGate, 0)) == nullptr;
+  s.attn_scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim));
+  s.layer_is_swa.assign(s.n_layer, false);
+
+  switch (s.arch) {
+    case Arch::Llama:
+      s.rope_ordering = RopeOrdering::Normal;
+      break;
+    case Arch::Qwen2:
+    case Arch::Qwen3:
+      s.rope_ordering = RopeOrdering::NeoX;
+      break;
+    case Arch::Phi3:
+      s.rope_ordering = RopeOrdering::NeoX;
+      s.sliding_window = k.u32("attention.sliding_window", 0);
+      if (s.sliding_window) s.layer_is_swa.assign(s.n_layer, true);
+      break;
+    case Arch::Gemma2:
+    case Arch::Gemma3: {
+      s.rope_ordering = RopeOrdering::NeoX;
+      s.activation = Activation::GeluTanh;
+      s.post_norms = true;
+      s.embed_scale = std::sqrt(static_cast<float>(s.n_embd));
+      s.norm_eps = k.f32("attention.layer_norm_rms_epsilon", 1e-6f);
+      s.sliding_window = k.u32("attention.sliding_window", 4096);
+      // Gemma 2 alternates local and global layers; Gemma 3 has five local per global one.
+      const uint32_t period = s.arch == Arch::Gemma2 ? 2 : 6;
+      for (uint32_t l = 0; l < s.n_layer; ++l) s.layer_is_swa[l] = (l % period) < period - 1;
+      // The largest models scale queries by the model width per head rather than head size.
+      const bool wide_scale = (s.arch == Arch::Gemma2 && s.n_layer == 46) ||
+                              (s.arch == Arch::Gemma3 && s.n_layer == 62);
+      if (wide_scale) s.attn_scale = 1.0f / std::sqrt(float(s.n_embd) / float(s.n_head));
+      if (s.arch == Arch::Gemma2) {
+        s.attn_softcap = k.f32("attn_logit_softcapping", 50.0f);
+        s.final_softcap = k.f32("final_logit_softcapping", 30.0f);
+      } else {
+        s.rope_freq_base_swa = 10000.0f;
+        s.rope_freq_scale_swa = 1.0f;
+      }
+      break;
+    }
+  }
+  if (s.fused_gate_up && s.arch != Arch::Phi3) {
+    throw std::runtime_error("model has no blk.0.ffn_gate.weight");
+  }
+  return s;
+}
+
+}  // namespace vkllm::model

@@ -1,0 +1,69 @@
+// What the forward pass needs to know about a model, read from GGUF metadata: sizes, attention
+// layout, RoPE, normalisation and activation choices for each supported architecture, and the
+// GGUF tensor names of its weights (weight_names.h). Unsupported architectures fail here, at
+// load, with a clear message.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/gguf/gguf_file.h"
+
+namespace vkllm::model {
+
+enum class Arch { Llama, Qwen2, Qwen3, Gemma2, Gemma3, Phi3 };
+enum class RopeOrdering { Normal, NeoX };  // rotate pairs (2i, 2i+1) vs (i, i + dims/2)
+enum class Activation { SiLU, GeluTanh };
+
+struct ModelSpec {
+  Arch arch = Arch::Llama;
+  std::string arch_name;  // general.architecture
+
+  uint32_t n_layer = 0;
+  uint32_t n_embd = 0;
+  uint32_t n_head = 0;
+  uint32_t n_head_kv = 0;
+  uint32_t head_dim = 0;  // key/query head size
+  uint32_t head_dim_v = 0;
+  uint32_t n_ff = 0;
+  uint32_t n_vocab = 0;
+  uint32_t n_ctx_train = 0;
+  float norm_eps = 1e-5f;
+
+  RopeOrdering rope_ordering = RopeOrdering::Normal;
+  uint32_t rope_dims = 0;  // leading dimensions of each head that are rotated
+  float rope_freq_base = 10000.0f;
+  float rope_freq_scale = 1.0f;  // 1 / linear scaling factor
+  // Layers using a sliding window may use their own base (gemma3: 10000 locally).
+  float rope_freq_base_swa = 10000.0f;
+  float rope_freq_scale_swa = 1.0f;
+  bool has_rope_freqs = false;  // per-dimension factors tensor (Llama 3.1 scaling)
+
+  float attn_scale = 0.0f;      // multiplies QK^T; 1/sqrt(head_dim) unless the arch says otherwise
+  float attn_softcap = 0.0f;    // 0: none; else logits = c * tanh(logits / c)
+  float final_softcap = 0.0f;   // likewise on the output logits
+  uint32_t sliding_window = 0;  // 0: none
+  std::vector<bool> layer_is_swa;  // per layer: uses the sliding window
+
+  float embed_scale = 1.0f;  // token embeddings are multiplied by this (gemma: sqrt(n_embd))
+  Activation activation = Activation::SiLU;
+  bool qkv_bias = false;         // attn_q/k/v.bias (qwen2)
+  bool qk_norm = false;          // attn_q_norm / attn_k_norm RMSNorm per head (qwen3, gemma3)
+  bool post_norms = false;       // post_attention_norm / post_ffw_norm (gemma2/3)
+  bool fused_qkv = false;        // attn_qkv (phi3)
+  bool fused_gate_up = false;    // ffn_up holds gate and up stacked (phi3)
+  bool tied_embeddings = false;  // no output.weight: the embedding matrix projects to logits
+
+  uint32_t n_embd_k_gqa() const { return head_dim * n_head_kv; }
+  uint32_t n_embd_v_gqa() const { return head_dim_v * n_head_kv; }
+  uint32_t n_embd_q() const { return head_dim * n_head; }
+
+  // Reads and checks the metadata (and which optional tensors exist). Throws std::runtime_error
+  // naming the missing key or the unsupported architecture.
+  static ModelSpec from_gguf(const gguf::GgufFile& file);
+};
+
+const char* arch_name(Arch arch);
+
+}  // namespace vkllm::model

@@ -1,0 +1,37 @@
+// The GGUF tensor names llama.cpp uses for each weight of the supported architectures.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace vkllm::model {
+
+enum class Weight {
+  TokenEmbd,
+  OutputNorm,
+  Output,
+  RopeFreqs,
+  AttnNorm,
+  AttnQ,
+  AttnK,
+  AttnV,
+  AttnQKV,
+  AttnOut,
+  AttnQBias,
+  AttnKBias,
+  AttnVBias,
+  AttnQNorm,
+  AttnKNorm,
+  PostAttnNorm,
+  FfnNorm,
+  FfnGate,
+  FfnUp,
+  FfnDown,
+  PostFfnNorm,
+};
+
+// Name of a global weight (layer ignored) or of layer `layer`'s weight, e.g. "blk.3.attn_q.weight".
+std::string weight_name(Weight w, uint32_t layer = 0);
+bool is_per_layer(Weight w);
+
+}  // namespace vkllm::model

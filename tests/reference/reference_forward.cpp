@@ -1,0 +1,222 @@
+#include "tests/reference/reference_forward.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "engine/gguf/quants.h"
+#include "engine/model/weight_names.h"
+
+namespace vkllm::reference {
+
+using model::Weight;
+using model::weight_name;
+
+ReferenceModel::Matrix ReferenceModel::load(const gguf::GgufFile& f, const std::string& name,
+                                            bool required) const {
+  Matrix m;
+  const auto* t = f.find_tensor(name);
+  if (!t) {
+    if (required) throw std::runtime_error("reference: missing tensor " + name);
+    return m;
+  }
+  m.cols = static_cast<uint32_t>(t->shape[0]);
+  m.rows = t->shape.size() > 1 ? static_cast<uint32_t>(t->shape[1]) : 1;
+  m.w.resize(size_t{m.rows} * m.cols);
+  gguf::dequantize(t->type, f.tensor_data(*t).data(), m.w.data(), m.w.size());
+  return m;
+}
+
+ReferenceModel::ReferenceModel(const gguf::GgufFile& f) : spec_(model::ModelSpec::from_gguf(f)) {
+  embd_ = load(f, weight_name(Weight::TokenEmbd));
+  out_norm_ = load(f, weight_name(Weight::OutputNorm));
+  out_ = spec_.tied_embeddings ? embd_ : load(f, weight_name(Weight::Output));
+  if (spec_.has_rope_freqs) rope_freqs_ = load(f, weight_name(Weight::RopeFreqs));
+  layers_.resize(spec_.n_layer);
+  for (uint32_t l = 0; l < spec_.n_layer; ++l) {
+    Layer& L = layers_[l];
+    auto get = [&](Weight w, bool req = true) { return load(f, weight_name(w, l), req); };
+    L.attn_norm = get(Weight::AttnNorm);
+    if (spec_.fused_qkv) {
+      L.wqkv = get(Weight::AttnQKV);
+    } else {
+      L.wq = get(Weight::AttnQ);
+      L.wk = get(Weight::AttnK);
+      L.wv = get(Weight::AttnV);
+    }
+    L.wo = get(Weight::AttnOut);
+    L.bq = get(Weight::AttnQBias, false);
+    L.bk = get(Weight::AttnKBias, false);
+    L.bv = get(Weight::AttnVBias, false);
+    L.q_norm = get(Weight::AttnQNorm, false);
+    L.k_norm = get(Weight::AttnKNorm, false);
+    L.post_attn_norm = get(Weight::PostAttnNorm, spec_.post_norms);
+    L.ffn_norm = get(Weight::FfnNorm);
+    if (!spec_.fused_gate_up) L.gate = get(Weight::FfnGate);
+    L.up = get(Weight::FfnUp);
+    L.down = get(Weight::FfnDown);
+    L.post_ffn_norm = get(Weight::PostFfnNorm, spec_.post_norms);
+  }
+  reset();
+}
+
+std::vector<float> ReferenceModel::matvec(const Matrix& m, const std::vector<float>& x) const {
+  if (x.size() != m.cols) throw std::logic_error("reference: matvec shape mismatch");
+  std::vector<float> y(m.rows);
+  for (uint32_t r = 0; r < m.rows; ++r) {
+    double acc = 0;
+    const float* row = m.w.data() + size_t{r} * m.cols;
+    for (uint32_t c = 0; c < m.cols; ++c) acc += double(row[c]) * x[c];
+    y[r] = static_cast<float>(acc);
+  }
+  return y;
+}
+
+std::vector<float> ReferenceModel::rms_norm(const std::vector<float>& x, const Matrix& w,
+                                            size_t offset, size_t n) const {
+  if (n == 0) n = x.size();
+  double ss = 0;
+  for (size_t i = 0; i < n; ++i) ss += double(x[offset + i]) * x[offset + i];
+  const double scale = 1.0 / std::sqrt(ss / double(n) + spec_.norm_eps);
+  std::vector<float> y(n);
+  for (size_t i = 0; i < n; ++i) y[i] = static_cast<float>(x[offset + i] * scale * w.w[i]);
+  return y;
+}
+
+void ReferenceModel::rope(std::vector<float>& v, uint32_t n_heads, uint32_t pos, bool swa) const {
+  const uint32_t d = spec_.head_dim, n_rot = spec_.rope_dims;
+  const double base = swa ? spec_.rope_freq_base_swa : spec_.rope_freq_base;
+  const double scale = swa ? spec_.rope_freq_scale_swa : spec_.rope_freq_scale;
+  for (uint32_t h = 0; h < n_heads; ++h) {
+    float* head = v.data() + size_t{h} * d;
+    for (uint32_t i = 0; i < n_rot / 2; ++i) {
+      double theta = pos * std::pow(base, -2.0 * i / n_rot) * scale;
+      if (!rope_freqs_.empty()) theta /= rope_freqs_.w[i];
+      const double c = std::cos(theta), s = std::sin(theta);
+      const uint32_t a = spec_.rope_ordering == model::RopeOrdering::NeoX ? i : 2 * i;
+      const uint32_t b =
+          spec_.rope_ordering == model::RopeOrdering::NeoX ? i + n_rot / 2 : 2 * i + 1;
+      const double x0 = head[a], x1 = head[b];
+      head[a] = static_cast<float>(x0 * c - x1 * s);
+      head[b] = static_cast<float>(x0 * s + x1 * c);
+    }
+  }
+}
+
+namespace {
+void add_bias(std::vector<float>& v, const std::vector<float>& b) {
+  if (b.empty()) return;
+  for (size_t i = 0; i < v.size(); ++i) v[i] += b[i];
+}
+double gelu_tanh(double x) {
+  return 0.5 * x * (1.0 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+}
+}  // namespace
+
+std::vector<float> ReferenceModel::forward_one(int32_t token, uint32_t pos) {
+  const auto& s = spec_;
+  if (token < 0 || static_cast<uint32_t>(token) >= embd_.rows) {
+    throw std::out_of_range("reference: token id out of range");
+  }
+  std::vector<float> x(embd_.w.begin() + size_t(token) * s.n_embd,
+                       embd_.w.begin() + size_t(token + 1) * s.n_embd);
+  for (auto& e : x) e *= s.embed_scale;
+  const uint32_t q_dim = s.n_embd_q(), kv_dim = s.n_embd_k_gqa();
+  for (uint32_t l = 0; l < s.n_layer; ++l) {
+    Layer& L = layers_[l];
+    const bool swa = s.layer_is_swa[l];
+    auto h = rms_norm(x, L.attn_norm);
+    std::vector<float> q, k, v;
+    if (s.fused_qkv) {
+      auto qkv = matvec(L.wqkv, h);
+      q.assign(qkv.begin(), qkv.begin() + q_dim);
+      k.assign(qkv.begin() + q_dim, qkv.begin() + q_dim + kv_dim);
+      v.assign(qkv.begin() + q_dim + kv_dim, qkv.end());
+    } else {
+      q = matvec(L.wq, h);
+      k = matvec(L.wk, h);
+      v = matvec(L.wv, h);
+    }
+    add_bias(q, L.bq.w);
+    add_bias(k, L.bk.w);
+    add_bias(v, L.bv.w);
+    if (!L.q_norm.empty()) {
+      for (uint32_t hd = 0; hd < s.n_head; ++hd) {
+        auto n = rms_norm(q, L.q_norm, size_t{hd} * s.head_dim, s.head_dim);
+        std::copy(n.begin(), n.end(), q.begin() + size_t{hd} * s.head_dim);
+      }
+      for (uint32_t hd = 0; hd < s.n_head_kv; ++hd) {
+        auto n = rms_norm(k, L.k_norm, size_t{hd} * s.head_dim, s.head_dim);
+        std::copy(n.begin(), n.end(), k.begin() + size_t{hd} * s.head_dim);
+      }
+    }
+    rope(q, s.n_head, pos, swa);
+    rope(k, s.n_head_kv, pos, swa);
+    auto& cache = layers_cache_[l];
+    cache.k.push_back(k);
+    cache.v.push_back(v);
+
+    std::vector<float> attn(size_t{s.n_head} * s.head_dim_v, 0.0f);
+    const uint32_t group = s.n_head / s.n_head_kv;
+    for (uint32_t hd = 0; hd < s.n_head; ++hd) {
+      const uint32_t kvh = hd / group;
+      std::vector<double> scores;
+      std::vector<uint32_t> used;
+      for (uint32_t p = 0; p <= pos; ++p) {
+        if (swa && s.sliding_window && pos - p >= s.sliding_window) continue;
+        double dot = 0;
+        for (uint32_t i = 0; i < s.head_dim; ++i) {
+          dot += double(q[size_t{hd} * s.head_dim + i]) * cache.k[p][size_t{kvh} * s.head_dim + i];
+        }
+        dot *= s.attn_scale;
+        if (s.attn_softcap > 0) dot = s.attn_softcap * std::tanh(dot / s.attn_softcap);
+        scores.push_back(dot);
+        used.push_back(p);
+      }
+      double mx = -INFINITY, sum = 0;
+      for (double sc : scores) mx = std::max(mx, sc);
+      for (double& sc : scores) sum += sc = std::exp(sc - mx);
+      for (size_t j = 0; j < used.size(); ++j) {
+        const double w = scores[j] / sum;
+        for (uint32_t i = 0; i < s.head_dim_v; ++i) {
+          attn[size_t{hd} * s.head_dim_v + i] +=
+              static_cast<float>(w * cache.v[used[j]][size_t{kvh} * s.head_dim_v + i]);
+        }
+      }
+    }
+    auto o = matvec(L.wo, attn);
+    if (s.post_norms) o = rms_norm(o, L.post_attn_norm);
+    for (size_t i = 0; i < x.size(); ++i) x[i] += o[i];
+
+    h = rms_norm(x, L.ffn_norm);
+    std::vector<float> g, u;
+    if (s.fused_gate_up) {
+      auto gu = matvec(L.up, h);
+      g.assign(gu.begin(), gu.begin() + s.n_ff);
+      u.assign(gu.begin() + s.n_ff, gu.end());
+    } else {
+      g = matvec(L.gate, h);
+      u = matvec(L.up, h);
+    }
+    for (size_t i = 0; i < g.size(); ++i) {
+      const double a = s.activation == model::Activation::SiLU ? g[i] / (1.0 + std::exp(-g[i]))
+                                                               : gelu_tanh(g[i]);
+      g[i] = static_cast<float>(a * u[i]);
+    }
+    auto d = matvec(L.down, g);
+    if (s.post_norms) d = rms_norm(d, L.post_ffn_norm);
+    for (size_t i = 0; i < x.size(); ++i) x[i] += d[i];
+  }
+  auto logits = matvec(out_, rms_norm(x, out_norm_));
+  if (s.final_softcap > 0) {
+    for (auto& z : logits) z = static_cast<float>(s.final_softcap * std::tanh(z / s.final_softcap));
+  }
+  return logits;
+}
+
+std::vector<std::vector<float>> ReferenceModel::forward(std::span<const int32_t> tokens) {
+  std::vector<std::vector<float>> out;
+  for (int32_t t : tokens) out.push_back(forward_one(t, n_past_++));
+  return out;
+}
+
+}  // namespace vkllm::reference

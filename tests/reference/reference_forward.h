@@ -1,0 +1,58 @@
+// A plain scalar CPU forward pass for the supported architectures, used only by tests as the
+// reference the Vulkan engine is checked against. Deliberately simple: weights dequantized to
+// float once, one sequence, a contiguous cache, double accumulation in dot products.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "engine/gguf/gguf_file.h"
+#include "engine/model/model_spec.h"
+
+namespace vkllm::reference {
+
+class ReferenceModel {
+ public:
+  explicit ReferenceModel(const gguf::GgufFile& file);
+
+  const model::ModelSpec& spec() const { return spec_; }
+
+  // Appends `tokens` at the next positions and returns the logits after each of them
+  // (tokens.size() rows of n_vocab).
+  std::vector<std::vector<float>> forward(std::span<const int32_t> tokens);
+  void reset() {
+    layers_cache_.assign(spec_.n_layer, {});
+    n_past_ = 0;
+  }
+  uint32_t n_past() const { return n_past_; }
+
+ private:
+  struct Matrix {  // rows x cols, row-major (a ggml [cols, rows] tensor)
+    uint32_t rows = 0, cols = 0;
+    std::vector<float> w;
+    bool empty() const { return w.empty(); }
+  };
+  struct Layer {
+    Matrix attn_norm, wq, wk, wv, wqkv, wo, bq, bk, bv, q_norm, k_norm, post_attn_norm;
+    Matrix ffn_norm, gate, up, down, post_ffn_norm;
+  };
+  struct Cache {
+    std::vector<std::vector<float>> k, v;  // per position: n_head_kv * head_dim
+  };
+
+  Matrix load(const gguf::GgufFile& f, const std::string& name, bool required = true) const;
+  std::vector<float> matvec(const Matrix& m, const std::vector<float>& x) const;
+  std::vector<float> rms_norm(const std::vector<float>& x, const Matrix& w, size_t offset = 0,
+                              size_t n = 0) const;
+  void rope(std::vector<float>& v, uint32_t n_heads, uint32_t pos, bool swa) const;
+  std::vector<float> forward_one(int32_t token, uint32_t pos);
+
+  model::ModelSpec spec_;
+  Matrix embd_, out_norm_, out_, rope_freqs_;
+  std::vector<Layer> layers_;
+  std::vector<Cache> layers_cache_;
+  uint32_t n_past_ = 0;
+};
+
+}  // namespace vkllm::reference
