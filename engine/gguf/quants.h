@@ -17,6 +17,15 @@ void dequantize(TensorType type, const void* src, float* dst, size_t n);
 // using llama.cpp-quality scale search for the K-quants. Throws for unsupported types.
 void quantize(TensorType type, const float* src, void* dst, size_t n);
 
+// Same, with an explicit thread count (0: one per hardware thread). Results never depend on
+// the thread count: every block is independent.
+void dequantize(TensorType type, const void* src, float* dst, size_t n, unsigned threads);
+void quantize(TensorType type, const float* src, void* dst, size_t n, unsigned threads);
+
+// Bytes that n elements of `type` occupy (n a multiple of the block size); throws like
+// dequantize for types without kernels.
+size_t quantized_size(TensorType type, size_t n);
+
 bool can_dequantize(TensorType type);
 bool can_quantize(TensorType type);
 
