@@ -26,6 +26,7 @@ const FormatKernels* find_kernels(TensorType type) {
 }
 
 std::string describe(TensorType type) {
+  if (auto t = type_traits(static_cast<uint32_t>(type))) return std::string(t->name);
   return "ggml type id " + std::to_string(static_cast<uint32_t>(type));
 }
 
