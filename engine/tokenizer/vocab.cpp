@@ -1,0 +1,185 @@
+#include "engine/tokenizer/vocab.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "engine/tokenizer/tokenizer_error.h"
+
+namespace vkllm::tokenizer {
+namespace {
+
+// Token texts that end a turn in the chat formats llama.cpp knows; any token with one of these
+// texts stops generation, as in llama.cpp (the id keys alone miss e.g. Llama 3's <|eom_id|>).
+constexpr std::string_view kEndOfGenerationTexts[] = {
+    "<|eot_id|>", "<|im_end|>",    "<|end|>",         "<|return|>",
+    "<|call|>",   "<end_of_turn>", "<|endoftext|>",   "<|eom_id|>",
+    "<EOT>",      "_<EOT>",        "<|end_of_text|>", "<end_of_utterance>"};
+constexpr std::string_view kEndOfTurnTexts[] = {
+    "<|eot_id|>",        "<|im_end|>", "<|end|>", "<end_of_turn>",
+    "<|endoftext|>",     "<EOT>",      "_<EOT>",  "<｜end▁of▁sentence｜>",
+    "<end_of_utterance>"};
+
+// Pre-tokenizers after which llama.cpp adds BOS by default (the Llama 3 family).
+constexpr std::string_view kAddBosPre[] = {"llama3",    "llama-v3", "llama-bpe", "falcon3",
+                                           "falcon-h1", "pixtral",  "midm-2.0",  "lfm2"};
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// A special id from metadata, or the default; ids outside the vocabulary are ignored (llama.cpp
+// does the same: some published GGUFs carry stale ids).
+int32_t special_id(const gguf::GgufFile& f, std::string_view key, int32_t fallback,
+                   int32_t n_vocab) {
+  auto v = f.get_optional<int64_t>(key);
+  int64_t id = v ? *v : fallback;
+  if (id < 0 || id >= n_vocab) id = (fallback >= 0 && fallback < n_vocab) ? fallback : -1;
+  return static_cast<int32_t>(id);
+}
+
+}  // namespace
+
+int32_t Vocab::find(std::string_view t) const {
+  auto it = token_to_id.find(t);
+  return it == token_to_id.end() ? -1 : it->second;
+}
+
+Vocab Vocab::from_gguf(const gguf::GgufFile& f) {
+  Vocab v;
+  auto model = f.get_optional<std::string>("tokenizer.ggml.model");
+  if (!model) throw TokenizerError("tokenizer: GGUF has no tokenizer.ggml.model");
+  v.model = *model;
+  if (v.model == "llama") {
+    v.kind = VocabKind::kSpm;
+  } else if (v.model == "gpt2") {
+    v.kind = VocabKind::kBpe;
+  } else if (v.model == "bert") {
+    v.kind = VocabKind::kWordPiece;
+  } else {
+    throw TokenizerError("tokenizer: unsupported tokenizer.ggml.model '" + v.model +
+                         "' (supported: llama, gpt2, bert)");
+  }
+  v.pre = f.get_optional<std::string>("tokenizer.ggml.pre").value_or("default");
+  if (!f.has("tokenizer.ggml.tokens"))
+    throw TokenizerError("tokenizer: GGUF has no tokenizer.ggml.tokens");
+  v.tokens = f.get_array<std::string>("tokenizer.ggml.tokens");
+  if (v.tokens.empty()) throw TokenizerError("tokenizer: tokenizer.ggml.tokens is empty");
+  if (v.tokens.size() > static_cast<size_t>(INT32_MAX)) {
+    throw TokenizerError("tokenizer: tokenizer.ggml.tokens has too many entries");
+  }
+  const size_t n = v.tokens.size();
+  const auto n_vocab = static_cast<int32_t>(n);
+
+  v.types.assign(n, TokenType::kNormal);
+  if (f.has("tokenizer.ggml.token_type")) {
+    auto types = f.get_array<int32_t>("tokenizer.ggml.token_type");
+    if (types.size() != n) {
+      throw TokenizerError("tokenizer: tokenizer.ggml.token_type has " +
+                           std::to_string(types.size()) + " entries, tokenizer.ggml.tokens has " +
+                           std::to_string(n));
+    }
+    for (size_t i = 0; i < n; ++i) {
+      const int32_t t = types[i];
+      v.types[i] = (t >= 0 && t <= 6) ? static_cast<TokenType>(t) : TokenType::kNormal;
+      if (v.types[i] == TokenType::kUndefined) v.types[i] = TokenType::kNormal;
+    }
+  }
+  if (f.has("tokenizer.ggml.scores")) {
+    v.scores = f.get_array<float>("tokenizer.ggml.scores");
+    if (v.scores.size() != n) {
+      throw TokenizerError("tokenizer: tokenizer.ggml.scores has " +
+                           std::to_string(v.scores.size()) +
+                           " entries, tokenizer.ggml.tokens has " + std::to_string(n));
+    }
+  }
+  v.token_to_id.reserve(n);
+  for (size_t i = 0; i < n; ++i) v.token_to_id.emplace(v.tokens[i], static_cast<int32_t>(i));
+
+  // llama.cpp's defaults per model type, then the metadata's overrides.
+  int32_t def_bos = -1, def_eos = -1, def_unk = -1, def_sep = -1, def_pad = -1, def_cls = -1,
+          def_mask = -1;
+  bool def_add_bos = false, def_add_eos = false;
+  switch (v.kind) {
+    case VocabKind::kSpm:
+      def_bos = 1, def_eos = 2, def_unk = 0, def_add_bos = true;
+      break;
+    case VocabKind::kBpe:
+      def_bos = 11, def_eos = 11;
+      def_add_bos =
+          std::find(std::begin(kAddBosPre), std::end(kAddBosPre), v.pre) != std::end(kAddBosPre);
+      break;
+    case VocabKind::kWordPiece:
+      def_unk = 100, def_cls = 101, def_sep = 102, def_pad = 0, def_mask = 103;
+      def_add_bos = true, def_add_eos = true;
+      break;
+  }
+  v.unk = special_id(f, "tokenizer.ggml.unknown_token_id", def_unk, n_vocab);
+  v.sep = special_id(f, "tokenizer.ggml.seperator_token_id", def_sep, n_vocab);
+  v.pad = special_id(f, "tokenizer.ggml.padding_token_id", def_pad, n_vocab);
+  v.cls = special_id(f, "tokenizer.ggml.cls_token_id", def_cls, n_vocab);
+  v.mask = special_id(f, "tokenizer.ggml.mask_token_id", def_mask, n_vocab);
+  if (v.kind == VocabKind::kWordPiece) {
+    // BERT's sequence is [CLS] text [SEP]: CLS plays BOS, SEP plays EOS.
+    def_bos = v.cls;
+    def_eos = v.sep;
+  }
+  v.bos = special_id(f, "tokenizer.ggml.bos_token_id", def_bos, n_vocab);
+  v.eos = special_id(f, "tokenizer.ggml.eos_token_id", def_eos, n_vocab);
+  v.eot = special_id(f, "tokenizer.ggml.eot_token_id", -1, n_vocab);
+  v.eom = special_id(f, "tokenizer.ggml.eom_token_id", -1, n_vocab);
+  v.add_bos = f.get_optional<bool>("tokenizer.ggml.add_bos_token").value_or(def_add_bos);
+  auto add_eos = f.get_optional<bool>("tokenizer.ggml.add_eos_token");
+  if (!add_eos && v.kind == VocabKind::kWordPiece) {
+    add_eos = f.get_optional<bool>("tokenizer.ggml.add_sep_token");
+  }
+  v.add_eos = add_eos.value_or(def_add_eos);
+  if (v.add_bos && v.bos < 0) v.add_bos = false;
+  if (v.add_eos && v.eos < 0) v.add_eos = false;
+  v.add_space_prefix = f.get_optional<bool>("tokenizer.ggml.add_space_prefix").value_or(true);
+
+  if (v.eot < 0) {
+    for (std::string_view t : kEndOfTurnTexts) {
+      if (int32_t id = v.find(t); id >= 0) {
+        v.eot = id;
+        break;
+      }
+    }
+  }
+  if (v.eom < 0) v.eom = v.find("<|eom_id|>");
+  for (int32_t id : {v.eos, v.eot, v.eom}) {
+    if (id >= 0) v.end_of_generation.push_back(id);
+  }
+  for (std::string_view t : kEndOfGenerationTexts) {
+    if (int32_t id = v.find(t); id >= 0) v.end_of_generation.push_back(id);
+  }
+  std::sort(v.end_of_generation.begin(), v.end_of_generation.end());
+  v.end_of_generation.erase(std::unique(v.end_of_generation.begin(), v.end_of_generation.end()),
+                            v.end_of_generation.end());
+
+  for (int32_t id = 0; id < n_vocab; ++id) {
+    const TokenType t = v.type(id);
+    if ((t == TokenType::kControl || t == TokenType::kUserDefined || t == TokenType::kUnknown) &&
+        !v.text(id).empty()) {
+      v.special_tokens.push_back(id);
+    }
+  }
+  std::stable_sort(v.special_tokens.begin(), v.special_tokens.end(),
+                   [&](int32_t a, int32_t b) { return v.text(a).size() > v.text(b).size(); });
+
+  v.lstrip.assign(n, false);
+  v.rstrip.assign(n, false);
+  // Phi-3's added tokens swallow the whitespace that follows them (llama.cpp keys this on the
+  // model name; the GGUF has no attribute for it).
+  const std::string name = lower(f.get_optional<std::string>("general.name").value_or(""));
+  if (name.find("phi-3") != std::string::npos || name.find("phi3") != std::string::npos) {
+    for (int32_t id : v.special_tokens) v.rstrip[static_cast<size_t>(id)] = true;
+    if (int32_t id = v.find("</s>"); id >= 0) v.rstrip[static_cast<size_t>(id)] = true;
+    for (std::string_view t : {"<unk>", "<s>", "<|endoftext|>"}) {
+      if (int32_t id = v.find(t); id >= 0) v.rstrip[static_cast<size_t>(id)] = false;
+    }
+  }
+  return v;
+}
+
+}  // namespace vkllm::tokenizer
