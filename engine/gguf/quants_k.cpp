@@ -27,121 +27,189 @@ struct GridSearch {
   int steps;     // candidates after the first: rmin, rmin + rdelta, ..., rmin + steps * rdelta
 };
 
-// Fits x ~= scale * q - offset with q in [0, qmax] and offset >= 0, minimising the weighted
-// squared (or, with absolute_error, absolute) error. Writes the chosen q to `q`, the offset to
-// `offset` and returns the scale.
-float fit_scale_offset(const float* x, const float* w, int n, int qmax, GridSearch grid,
-                       bool absolute_error, uint8_t* q, float* offset) {
-  float lo = x[0], hi = x[0], sum_w = 0.0f, sum_wx = 0.0f;
-  for (int i = 0; i < n; ++i) {
-    lo = std::min(lo, x[i]);
-    hi = std::max(hi, x[i]);
-    sum_w += w[i];
-    sum_wx += w[i] * x[i];
+// The searches below fit G groups of N elements at once: lane g of each vector holds group g
+// (GCC/Clang vector extensions, which map onto whatever SIMD the target has). Each lane does
+// exactly the arithmetic of a one-group search in the same order, so results are bit-identical
+// to it; running groups side by side hides the latency of the sequential sums. Inputs and
+// outputs are in block order: group g's element i is at [g * N + i].
+// Four lanes are one SSE / NEON register, so there is no ABI or emulation cost on any target.
+constexpr int G = 4;
+typedef float Lanes __attribute__((vector_size(G * sizeof(float))));
+static_assert(sizeof(Lanes) == G * sizeof(float));
+
+// Round half to even per lane, exact for |v| < 2^22.
+template <typename V>
+inline V round_even(V v) {
+  return (v + 12582912.0f) - 12582912.0f;
+}
+// Clamps each lane to [lo, hi]; NaN maps to lo.
+template <typename V>
+inline V clamp_lanes(V v, V lo, V hi) {
+  v = v > lo ? v : lo;
+  return v < hi ? v : hi;
+}
+
+template <int N>
+void to_lanes(const float* x, Lanes* out) {
+  float t[N][G];
+  for (int g = 0; g < G; ++g) {
+    for (int i = 0; i < N; ++i) t[i][g] = x[g * N + i];
   }
-  if (lo > 0.0f) lo = 0.0f;  // the offset only ever shifts down; positive data uses q from 0
-  if (hi == lo) {
-    std::fill(q, q + n, uint8_t{0});
-    *offset = -lo;
-    return 0.0f;
+  std::memcpy(out, t, sizeof(t));
+}
+
+struct LaneArray {
+  float v[G];
+  explicit LaneArray(Lanes lanes) { std::memcpy(v, &lanes, sizeof(v)); }
+  float operator[](int g) const { return v[g]; }
+};
+
+// Fits x ~= scale * q - offset per group with q in [0, qmax] and offset >= 0, minimising the
+// weighted squared (or, with AbsoluteError, absolute) error: start from the range-derived
+// scale, then try a grid of inverse scales, refitting scale and offset by least squares on each
+// candidate's levels and keeping the best. Writes the levels to q and returns scales and offsets.
+template <int N, bool AbsoluteError>
+void fit_scale_offset_lanes(const float* x, const float* w, float qmax, GridSearch grid, uint8_t* q,
+                            float* scale_out, float* offset_out) {
+  using V = Lanes;
+  const V zero = {};
+  const V vqmax = zero + qmax;
+  V xt[N], wt[N], best_q[N], trial[N];
+  to_lanes<N>(x, xt);
+  to_lanes<N>(w, wt);
+  V lo = xt[0], hi = xt[0], sum_w = wt[0], sum_wx = wt[0] * xt[0];
+  for (int i = 1; i < N; ++i) {
+    lo = xt[i] < lo ? xt[i] : lo;
+    hi = xt[i] > hi ? xt[i] : hi;
+    sum_w += wt[i];
+    sum_wx += wt[i] * xt[i];
   }
-  auto error_of = [&](float scale, float min, const uint8_t* levels) {
-    float err = 0.0f;
-    for (int i = 0; i < n; ++i) {
-      const float diff = scale * levels[i] + min - x[i];
-      err += w[i] * (absolute_error ? std::fabs(diff) : diff * diff);
+  lo = lo > zero ? zero : lo;  // the offset only shifts down: positive data uses levels from 0
+  const auto flat = hi == lo;  // such groups are represented by the offset alone
+  const V flat_offset = -lo;
+
+  auto error_term = [&](V diff) {
+    if constexpr (AbsoluteError) {
+      return diff < zero ? -diff : diff;
+    } else {
+      return diff * diff;
     }
-    return err;
   };
+  V inv = qmax / (hi - lo);  // Inf/NaN in flat lanes, which are overridden at the end
+  V scale = 1.0f / inv;
+  V best_err = zero;
+  for (int i = 0; i < N; ++i) {
+    best_q[i] = round_even(clamp_lanes(inv * (xt[i] - lo), zero, vqmax));
+    best_err += wt[i] * error_term(scale * best_q[i] + lo - xt[i]);
+  }
 
-  float inv_scale = qmax / (hi - lo);
-  float scale = 1.0f / inv_scale;
-  for (int i = 0; i < n; ++i)
-    q[i] = static_cast<uint8_t>(clamp_int(round_to_int(inv_scale * (x[i] - lo)), 0, qmax));
-  float best_err = error_of(scale, lo, q);
-
-  uint8_t trial[kSuperBlock];
   for (int step = 0; step <= grid.steps; ++step) {
     // Candidates are taken relative to the best offset found so far (as llama.cpp does), so
     // the search drifts towards the least-squares solution.
-    inv_scale = (grid.rmin + grid.rdelta * step + qmax) / (hi - lo);
-    float sum_l = 0.0f, sum_l2 = 0.0f, sum_xl = 0.0f;
-    for (int i = 0; i < n; ++i) {
-      const int l = clamp_int(round_to_int(inv_scale * (x[i] - lo)), 0, qmax);
-      trial[i] = static_cast<uint8_t>(l);
-      sum_l += w[i] * l;
-      sum_l2 += w[i] * l * l;
-      sum_xl += w[i] * l * x[i];
+    inv = (grid.rmin + grid.rdelta * static_cast<float>(step) + qmax) / (hi - lo);
+    V sum_l = zero, sum_l2 = zero, sum_xl = zero;
+    for (int i = 0; i < N; ++i) {
+      const V l = round_even(clamp_lanes(inv * (xt[i] - lo), zero, vqmax));
+      trial[i] = l;
+      sum_l += wt[i] * l;
+      sum_l2 += wt[i] * l * l;
+      sum_xl += wt[i] * l * xt[i];
     }
     // Closed-form weighted least squares for x ~= a * l + b over the trial levels.
-    const float det = sum_w * sum_l2 - sum_l * sum_l;
-    if (det <= 0.0f) continue;
-    float a = (sum_w * sum_xl - sum_wx * sum_l) / det;
-    float b = (sum_l2 * sum_wx - sum_l * sum_xl) / det;
-    if (b > 0.0f) {  // a positive intercept is not representable: refit through the origin
-      b = 0.0f;
-      a = sum_xl / sum_l2;
-    }
-    const float err = error_of(a, b, trial);
-    if (err < best_err) {
-      std::copy(trial, trial + n, q);
-      best_err = err;
-      scale = a;
-      lo = b;
-    }
+    const V det = sum_w * sum_l2 - sum_l * sum_l;
+    V a = (sum_w * sum_xl - sum_wx * sum_l) / det;
+    V b = (sum_l2 * sum_wx - sum_l * sum_xl) / det;
+    const auto positive = b > zero;  // not representable: refit through the origin
+    a = positive ? sum_xl / sum_l2 : a;
+    b = positive ? zero : b;
+    V err = zero;
+    for (int i = 0; i < N; ++i) err += wt[i] * error_term(a * trial[i] + b - xt[i]);
+    const auto take = (det > zero) & (err < best_err);
+    best_err = take ? err : best_err;
+    scale = take ? a : scale;
+    lo = take ? b : lo;
+    for (int i = 0; i < N; ++i) best_q[i] = take ? trial[i] : best_q[i];
   }
-  *offset = -lo;
-  return scale;
+  const LaneArray offsets(flat ? flat_offset : -lo), scales(flat ? zero : scale);
+  const LaneArray is_flat(flat ? zero + 1.0f : zero);
+  for (int g = 0; g < G; ++g) {
+    offset_out[g] = offsets[g];
+    scale_out[g] = scales[g];
+  }
+  for (int i = 0; i < N; ++i) {
+    const LaneArray level(best_q[i]);
+    for (int g = 0; g < G; ++g)
+      q[g * N + i] = is_flat[g] != 0.0f ? uint8_t{0} : static_cast<uint8_t>(level[g]);
+  }
 }
 
-// Fits x ~= scale * (q - qmax) with q in [0, 2 qmax - 1], weighting each element by x^2 (large
-// values matter most), searching inverse scales around qmax / max|x|. Returns the scale.
-float fit_symmetric_scale(const float* x, int n, int qmax, uint8_t* q) {
-  float amax = 0.0f, extreme = 0.0f;
-  for (int i = 0; i < n; ++i) {
-    if (std::fabs(x[i]) > amax) {
-      amax = std::fabs(x[i]);
-      extreme = x[i];
-    }
+// Fits x ~= scale * (q - qmax) per group with q in [0, 2 qmax - 1], weighting each element by
+// x^2 (large values matter most), searching inverse scales around qmax / max|x|.
+template <int N>
+void fit_symmetric_scale_lanes(const float* x, float qmax, uint8_t* q, float* scale_out) {
+  using V = Lanes;
+  const V zero = {};
+  const V low = zero - qmax, high = zero + (qmax - 1.0f);
+  V xt[N], best_q[N], trial[N];
+  to_lanes<N>(x, xt);
+  V amax = zero, extreme = zero;
+  for (int i = 0; i < N; ++i) {
+    const V ax = xt[i] < zero ? -xt[i] : xt[i];
+    const auto larger = ax > amax;
+    amax = larger ? ax : amax;
+    extreme = larger ? xt[i] : extreme;
   }
-  if (amax < kGroupEps) {
-    std::fill(q, q + n, uint8_t{0});
-    return 0.0f;
-  }
-  auto level = [&](float inv_scale, float v) {
-    return clamp_int(round_to_int(inv_scale * v), -qmax, qmax - 1);
-  };
   // The extreme value maps to -qmax so the asymmetric integer range is used fully.
-  float inv_scale = -qmax / extreme;
-  float sum_lx = 0.0f, sum_l2 = 0.0f;
-  for (int i = 0; i < n; ++i) {
-    const int l = level(inv_scale, x[i]);
-    q[i] = static_cast<uint8_t>(l + qmax);
-    const float w = x[i] * x[i];
-    sum_lx += w * x[i] * l;
-    sum_l2 += w * l * l;
+  V inv = -qmax / extreme;
+  V sum_lx = zero, sum_l2 = zero;
+  for (int i = 0; i < N; ++i) {
+    const V w = xt[i] * xt[i];
+    best_q[i] = round_even(clamp_lanes(inv * xt[i], low, high));
+    sum_lx += w * xt[i] * best_q[i];
+    sum_l2 += w * best_q[i] * best_q[i];
   }
-  float scale = sum_l2 > 0.0f ? sum_lx / sum_l2 : 0.0f;
   // For the least-squares scale the weighted error is sum(w x^2) - sum_lx^2 / sum_l2, so a
   // larger sum_lx^2 / sum_l2 is better.
-  float best = scale * sum_lx;
+  V scale = sum_l2 > zero ? sum_lx / sum_l2 : zero;
+  V best = scale * sum_lx;
   for (int step = -9; step <= 9; ++step) {
     if (step == 0) continue;
-    inv_scale = -(qmax + 0.1f * step) / extreme;
-    sum_lx = sum_l2 = 0.0f;
-    for (int i = 0; i < n; ++i) {
-      const int l = level(inv_scale, x[i]);
-      const float w = x[i] * x[i];
-      sum_lx += w * x[i] * l;
-      sum_l2 += w * l * l;
+    inv = -(qmax + 0.1f * static_cast<float>(step)) / extreme;
+    sum_lx = sum_l2 = zero;
+    for (int i = 0; i < N; ++i) {
+      const V w = xt[i] * xt[i];
+      trial[i] = round_even(clamp_lanes(inv * xt[i], low, high));
+      sum_lx += w * xt[i] * trial[i];
+      sum_l2 += w * trial[i] * trial[i];
     }
-    if (sum_l2 > 0.0f && sum_lx * sum_lx > best * sum_l2) {
-      for (int i = 0; i < n; ++i) q[i] = static_cast<uint8_t>(level(inv_scale, x[i]) + qmax);
-      scale = sum_lx / sum_l2;
-      best = scale * sum_lx;
-    }
+    const auto take = (sum_l2 > zero) & (sum_lx * sum_lx > best * sum_l2);
+    scale = take ? sum_lx / sum_l2 : scale;
+    best = take ? scale * sum_lx : best;
+    for (int i = 0; i < N; ++i) best_q[i] = take ? trial[i] : best_q[i];
   }
-  return scale;
+  const auto zero_group = amax < kGroupEps;  // no scale, all levels 0
+  const LaneArray scales(zero_group ? zero : scale);
+  for (int g = 0; g < G; ++g) scale_out[g] = scales[g];
+  for (int i = 0; i < N; ++i) {
+    const LaneArray level(zero_group ? zero : best_q[i] + qmax);
+    for (int g = 0; g < G; ++g) q[g * N + i] = static_cast<uint8_t>(level[g]);
+  }
+}
+
+// Fits `groups` (a multiple of G) consecutive groups of N elements.
+template <int N, bool AbsoluteError>
+void fit_scale_offset(int groups, const float* x, const float* w, float qmax, GridSearch grid,
+                      uint8_t* q, float* scales, float* offsets) {
+  for (int g = 0; g < groups; g += G) {
+    fit_scale_offset_lanes<N, AbsoluteError>(x + g * N, w + g * N, qmax, grid, q + g * N,
+                                             scales + g, offsets + g);
+  }
+}
+
+template <int N>
+void fit_symmetric_scale(int groups, const float* x, float qmax, uint8_t* q, float* scales) {
+  for (int g = 0; g < groups; g += G)
+    fit_symmetric_scale_lanes<N>(x + g * N, qmax, q + g * N, scales + g);
 }
 
 // Symmetric fit for 3-bit groups: after the initial rounding, repeatedly move single elements to
@@ -271,13 +339,11 @@ void dequantize_q2_k(const uint8_t* src, float* dst, size_t blocks) {
 void quantize_q2_k(const float* src, uint8_t* dst, size_t blocks) {
   for (size_t b = 0; b < blocks; ++b, src += kSuperBlock) {
     uint8_t q[kSuperBlock];
-    float scales[16], mins[16], weights[16];
+    float scales[16], mins[16], weights[kSuperBlock];
+    for (size_t i = 0; i < kSuperBlock; ++i) weights[i] = std::fabs(src[i]);
+    fit_scale_offset<16, true>(16, src, weights, 3.0f, {-0.5f, 0.1f, 15}, q, scales, mins);
     float max_scale = 0.0f, max_min = 0.0f;
     for (int g = 0; g < 16; ++g) {
-      const float* x = src + 16 * g;
-      for (int l = 0; l < 16; ++l) weights[l] = std::fabs(x[l]);
-      scales[g] =
-          fit_scale_offset(x, weights, 16, 3, {-0.5f, 0.1f, 15}, true, q + 16 * g, &mins[g]);
       max_scale = std::max(max_scale, scales[g]);
       max_min = std::max(max_min, mins[g]);
     }
@@ -377,16 +443,18 @@ void quantize_q3_k(const float* src, uint8_t* dst, size_t blocks) {
 // per-element levels (0..qmax) in q.
 void fit_scale_min_block(const float* x, int qmax, GridSearch grid, uint16_t* d_out,
                          uint16_t* dmin_out, uint8_t* packed_scales, uint8_t* q) {
-  float scales[8], mins[8], weights[32];
-  float max_scale = 0.0f, max_min = 0.0f;
+  float scales[8], mins[8], weights[kSuperBlock];
   for (int g = 0; g < 8; ++g) {
     const float* xg = x + 32 * g;
     float sum_x2 = 0.0f;
     for (int l = 0; l < 32; ++l) sum_x2 += xg[l] * xg[l];
     // Weight by magnitude plus the group's RMS, so small values still count.
     const float rms = std::sqrt(sum_x2 / 32.0f);
-    for (int l = 0; l < 32; ++l) weights[l] = rms + std::fabs(xg[l]);
-    scales[g] = fit_scale_offset(xg, weights, 32, qmax, grid, false, q + 32 * g, &mins[g]);
+    for (int l = 0; l < 32; ++l) weights[32 * g + l] = rms + std::fabs(xg[l]);
+  }
+  fit_scale_offset<32, false>(8, x, weights, static_cast<float>(qmax), grid, q, scales, mins);
+  float max_scale = 0.0f, max_min = 0.0f;
+  for (int g = 0; g < 8; ++g) {
     max_scale = std::max(max_scale, scales[g]);
     max_min = std::max(max_min, mins[g]);
   }
@@ -514,8 +582,8 @@ void quantize_q6_k(const float* src, uint8_t* dst, size_t blocks) {
     uint8_t q[kSuperBlock];
     float scales[16];
     float max_scale = 0.0f, amax = 0.0f;
+    fit_symmetric_scale<16>(16, src, 32.0f, q, scales);
     for (int g = 0; g < 16; ++g) {
-      scales[g] = fit_symmetric_scale(src + 16 * g, 16, 32, q + 16 * g);
       if (std::fabs(scales[g]) > amax) {
         amax = std::fabs(scales[g]);
         max_scale = scales[g];
