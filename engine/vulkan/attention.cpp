@@ -1,0 +1,104 @@
+#include "engine/vulkan/attention.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "engine/vulkan/command_recorder.h"
+#include "engine/vulkan/device.h"
+#include "engine/vulkan/pipeline.h"
+
+namespace vkllm::vk::ops {
+namespace {
+
+void require(bool ok, const std::string& what) {
+  if (!ok) throw std::invalid_argument("attention: " + what);
+}
+
+uint32_t shared_bytes(uint32_t rows, uint32_t bq, uint32_t bc, uint32_t d) {
+  return 4 * (rows * d + bc * (d / 2 + 1) + rows * bc + 3 * rows + bq) + 64;
+}
+
+}  // namespace
+
+uint64_t attention_scratch_bytes(uint32_t n_splits, uint32_t n_tokens, uint32_t n_q_heads,
+                                 uint32_t head_dim) {
+  return uint64_t(n_splits) * n_tokens * n_q_heads * (head_dim + 2) * sizeof(float);
+}
+
+uint32_t attention_suggested_splits(uint32_t max_kv_len, uint32_t n_seqs, uint32_t n_kv_heads,
+                                    uint32_t compute_units) {
+  const uint32_t groups = std::max(1u, n_seqs * n_kv_heads);
+  const uint32_t want = std::max(1u, 2 * compute_units / groups);
+  return std::clamp(std::min(want, max_kv_len / 256), 1u, 64u);
+}
+
+void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) {
+  const uint32_t d = a.head_dim;
+  const uint32_t n_kv = a.k_cache.n_kv_heads;
+  require(d > 0 && d % 2 == 0 && d <= 256, "head_dim " + std::to_string(d) + " unsupported");
+  require(n_kv > 0 && a.n_q_heads % n_kv == 0, std::to_string(a.n_q_heads) +
+                                                   " query heads are not a multiple of " +
+                                                   std::to_string(n_kv) + " KV heads");
+  require(a.v_cache.n_kv_heads == n_kv && a.v_cache.block_size == a.k_cache.block_size,
+          "K and V cache regions disagree");
+  require(a.n_splits >= 1, "n_splits must be at least 1");
+  const uint32_t r = a.n_q_heads / n_kv;
+  const auto& caps = pc.device().caps();
+
+  // Rows per workgroup: the R heads of one KV head for BQ tokens; about 16 rows for prefill.
+  const uint32_t bq = a.max_q_len <= 1 ? 1 : std::max(1u, std::min(a.max_q_len, 16 / r));
+  const uint32_t rows = bq * r;
+  uint32_t bc = 32;
+  while (bc > 8 && shared_bytes(rows, bq, bc, d) > caps.max_shared_memory) bc /= 2;
+  require(shared_bytes(rows, bq, bc, d) <= caps.max_shared_memory,
+          "GQA ratio " + std::to_string(r) + " with head_dim " + std::to_string(d) +
+              " needs more shared memory than the device has");
+  constexpr uint32_t wg = 128;
+  const Pipeline& p = pc.get({.shader = "attention",
+                              .num_buffers = 5,
+                              .push_constant_bytes = 13 * 4,
+                              .spec = {wg, d, bc, bq, r, a.k_cache.block_size}});
+  struct {
+    uint32_t n_tokens, n_seqs, n_q_heads, n_kv_heads, q_off, q_stride, out_off, out_stride;
+    float scale, softcap;
+    uint32_t window, n_splits;
+    uint32_t pad;
+  } push{a.batch.n_tokens,
+         a.batch.n_seqs,
+         a.n_q_heads,
+         n_kv,
+         a.q.off,
+         a.q.stride ? a.q.stride : a.n_q_heads * d,
+         a.out.off,
+         a.out.stride ? a.out.stride : a.n_q_heads * d,
+         a.scale,
+         a.softcap,
+         a.window,
+         a.n_splits,
+         0};
+  const Groups groups{div_up(a.max_q_len, bq), a.batch.n_seqs, n_kv * a.n_splits};
+  if (a.n_splits == 1) {
+    rec.dispatch(p, {a.q.data, a.k_cache.data, a.v_cache.data, a.batch.meta, a.out.data}, push,
+                 groups);
+    return;
+  }
+  require(a.scratch.size >= attention_scratch_bytes(a.n_splits, a.batch.n_tokens, a.n_q_heads, d),
+          "scratch of " + std::to_string(a.scratch.size) + " bytes is too small for " +
+              std::to_string(a.n_splits) + " splits");
+  rec.dispatch(p, {a.q.data, a.k_cache.data, a.v_cache.data, a.batch.meta, a.scratch}, push,
+               groups);
+  rec.barrier();
+  struct {
+    uint32_t n_tokens, n_q_heads, head_dim, n_splits, out_off, out_stride;
+  } rpush{a.batch.n_tokens, a.n_q_heads, d, a.n_splits, a.out.off, push.out_stride};
+  const Pipeline& reduce = pc.get({.shader = "attention_reduce",
+                                   .num_buffers = 2,
+                                   .push_constant_bytes = sizeof(rpush),
+                                   .spec = {64}});
+  const uint32_t rows_total = a.batch.n_tokens * a.n_q_heads;
+  rec.dispatch(reduce, {a.scratch, a.out.data}, rpush,
+               {std::min(rows_total, 65535u), div_up(rows_total, 65535), 1});
+}
+
+}  // namespace vkllm::vk::ops

@@ -1,0 +1,42 @@
+// Attention over the paged f16 KV cache (layout: engine/kv/kv_layout.h), for prefill and decode
+// in one kernel: flash-attention style tiles, online softmax, GQA packing (the query heads that
+// share a KV head are processed together), causal and sliding-window masks computed from
+// positions, optional logit soft-capping, and split-K over the KV length with a reduction pass
+// for long contexts.
+#pragma once
+
+#include <cstdint>
+
+#include "engine/vulkan/buffer.h"
+#include "engine/vulkan/ops.h"
+
+namespace vkllm::vk::ops {
+
+struct AttentionArgs {
+  HeadRows q;                    // f32 queries: head h of token t at off + t*stride + h*head_dim
+  CacheRegion k_cache, v_cache;  // this layer's regions (n_kv_heads and block_size must match)
+  BatchInfo batch;
+  uint32_t max_q_len = 1;  // the longest sequence's token count this step (kv::BatchMeta)
+  HeadRows out;            // f32, same indexing as q
+  uint32_t n_q_heads = 0;
+  uint32_t head_dim = 0;  // even, at most 256
+  float scale = 0.f;      // usually 1/sqrt(head_dim)
+  float softcap = 0.f;    // 0: off
+  uint32_t window = 0;    // 0: off; else keys with q_pos - k_pos < window are visible
+  uint32_t n_splits = 1;  // split-K factor; > 1 needs `scratch`
+  BufferSlice scratch;    // attention_scratch_bytes(...) bytes when n_splits > 1
+};
+
+// Bytes of scratch the split-K path needs.
+uint64_t attention_scratch_bytes(uint32_t n_splits, uint32_t n_tokens, uint32_t n_q_heads,
+                                 uint32_t head_dim);
+
+// A split count that gives about two workgroups per compute unit for decode, capped so each split
+// still covers at least 256 positions (1 = no split).
+uint32_t attention_suggested_splits(uint32_t max_kv_len, uint32_t n_seqs, uint32_t n_kv_heads,
+                                    uint32_t compute_units);
+
+// Records the attention dispatch (and, with splits, a barrier and the reduction dispatch).
+void attention(CommandRecorder& rec, PipelineCache& pipelines, const AttentionArgs& a);
+
+}  // namespace vkllm::vk::ops

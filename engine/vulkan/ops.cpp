@@ -1,0 +1,203 @@
+#include "engine/vulkan/ops.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <stdexcept>
+#include <string>
+
+#include "engine/vulkan/command_recorder.h"
+#include "engine/vulkan/device.h"
+#include "engine/vulkan/pipeline.h"
+
+namespace vkllm::vk::ops {
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+// Splits a 1-D workgroup count over x and y (maxComputeWorkGroupCount[0] is only 65535 on some
+// devices); kernels recombine x + y * num_groups.x and drop the excess.
+Groups groups_1d(uint32_t n) {
+  if (n <= 65535) return {n, 1, 1};
+  return {65535, div_up(n, 65535), 1};
+}
+
+const Pipeline& pipeline(PipelineCache& pc, const char* shader, uint32_t buffers,
+                         uint32_t push_bytes, uint32_t workgroup) {
+  return pc.get({.shader = shader,
+                 .num_buffers = buffers,
+                 .push_constant_bytes = push_bytes,
+                 .spec = {workgroup}});
+}
+
+void require(bool ok, const std::string& what) {
+  if (!ok) throw std::invalid_argument(what);
+}
+
+constexpr std::array kGetRowsTypes = {"f32",  "f16",  "bf16", "q4_0",   "q4_1",
+                                      "q5_0", "q5_1", "q8_0", "q2_k",   "q3_k",
+                                      "q4_k", "q5_k", "q6_k", "iq4_nl", "iq4_xs"};
+
+}  // namespace
+
+bool get_rows_supports(std::string_view type) {
+  const std::string t = lower(type);
+  return std::find(kGetRowsTypes.begin(), kGetRowsTypes.end(), t) != kGetRowsTypes.end();
+}
+
+void get_rows(CommandRecorder& rec, PipelineCache& pc, const GetRowsArgs& a) {
+  const std::string t = lower(a.type);
+  require(get_rows_supports(t),
+          "get_rows: unsupported weight type \"" + std::string(a.type) + "\"");
+  const bool plain = t == "f32" || t == "f16" || t == "bf16";
+  const uint32_t unit = plain ? 4 : 32;
+  require(a.row_elems % unit == 0 && a.row_elems > 0,
+          "get_rows: row length " + std::to_string(a.row_elems) + " is not a multiple of " +
+              std::to_string(unit));
+  struct {
+    uint32_t k, row_bytes, n_rows, n_tokens, w_off, ids_off, out_off, out_stride;
+    float scale;
+  } push{a.row_elems, a.row_bytes, a.n_rows, a.n_tokens,
+         0,           0,           0,        a.out_stride ? a.out_stride : a.row_elems,
+         a.scale};
+  constexpr uint32_t wg = 64;
+  const Pipeline& p = pipeline(pc, ("get_rows_" + t).c_str(), 3, sizeof(push), wg);
+  rec.dispatch(p, {a.weights, a.ids, a.out}, push, {div_up(a.row_elems / unit, wg), a.n_tokens, 1});
+}
+
+void rms_norm(CommandRecorder& rec, PipelineCache& pc, const RmsNormArgs& a) {
+  require(a.n > 0, "rms_norm: empty rows");
+  struct {
+    uint32_t n, n_rows, x_stride, y_stride;
+    float eps;
+    uint32_t flags;
+  } push{a.n,
+         a.n_rows,
+         a.x_stride ? a.x_stride : a.n,
+         a.y_stride ? a.y_stride : a.n,
+         a.eps,
+         (a.residual ? 1u : 0u) | (a.weight ? 0u : 2u)};
+  const bool sg = pc.device().caps().subgroup_arithmetic();
+  // Enough threads for 4+ elements each, within 64..512.
+  uint32_t wg = 64;
+  while (wg < 512 && wg * 4 < a.n) wg *= 2;
+  const Pipeline& p = pipeline(pc, sg ? "rms_norm" : "rms_norm_shmem", 4, sizeof(push), wg);
+  rec.dispatch(p, {a.x, a.residual ? a.residual : a.x, a.weight ? a.weight : a.x, a.y}, push,
+               groups_1d(a.n_rows));
+}
+
+namespace {
+void elementwise(CommandRecorder& rec, PipelineCache& pc, uint32_t op, BufferSlice a, BufferSlice b,
+                 BufferSlice out, uint32_t n, float s) {
+  struct {
+    uint32_t n, op;
+    float s;
+    uint32_t a_off, b_off, out_off;
+  } push{n, op, s, 0, 0, 0};
+  constexpr uint32_t wg = 256;
+  const Pipeline& p = pipeline(pc, "elementwise", 3, sizeof(push), wg);
+  rec.dispatch(p, {a, b, out}, push, groups_1d(div_up(n, wg * 4)));
+}
+}  // namespace
+
+void add(CommandRecorder& rec, PipelineCache& pc, BufferSlice a, BufferSlice b, BufferSlice out,
+         uint32_t n) {
+  elementwise(rec, pc, 0, a, b, out, n, 0.f);
+}
+void mul(CommandRecorder& rec, PipelineCache& pc, BufferSlice a, BufferSlice b, BufferSlice out,
+         uint32_t n) {
+  elementwise(rec, pc, 1, a, b, out, n, 0.f);
+}
+void scale(CommandRecorder& rec, PipelineCache& pc, BufferSlice a, BufferSlice out, uint32_t n,
+           float s) {
+  elementwise(rec, pc, 2, a, a, out, n, s);
+}
+void softcap(CommandRecorder& rec, PipelineCache& pc, BufferSlice a, BufferSlice out, uint32_t n,
+             float cap) {
+  require(cap > 0.f, "softcap: cap must be positive");
+  elementwise(rec, pc, 3, a, a, out, n, cap);
+}
+
+void glu(CommandRecorder& rec, PipelineCache& pc, const GluArgs& a) {
+  struct {
+    uint32_t n, n_rows, act, gate_off, gate_stride, up_off, up_stride, out_off, out_stride;
+  } push{a.n,
+         a.n_rows,
+         static_cast<uint32_t>(a.act),
+         0,
+         a.gate_stride ? a.gate_stride : a.n,
+         0,
+         a.up_stride ? a.up_stride : a.n,
+         0,
+         a.out_stride ? a.out_stride : a.n};
+  constexpr uint32_t wg = 256;
+  const Pipeline& p = pipeline(pc, "glu", 3, sizeof(push), wg);
+  Groups g{div_up(a.n, wg), std::min<uint32_t>(a.n_rows, 65535), div_up(a.n_rows, 65535)};
+  rec.dispatch(p, {a.gate, a.up, a.out}, push, g);
+}
+
+namespace {
+struct RopePush {
+  uint32_t head_dim, n_dims, n_heads, n_tokens, n_seqs, src_off, src_stride, dst_off, dst_stride;
+  float freq_base, freq_scale;
+  uint32_t flags, cache_heads, block_size;
+};
+
+RopePush rope_push(const RopeParams* r, const BatchInfo& b, const HeadRows& src, uint32_t head_dim,
+                   uint32_t n_heads) {
+  RopePush p{};
+  p.head_dim = head_dim;
+  p.n_dims = r && r->n_dims ? r->n_dims : head_dim;
+  p.n_heads = n_heads;
+  p.n_tokens = b.n_tokens;
+  p.n_seqs = b.n_seqs;
+  p.src_off = src.off;
+  p.src_stride = src.stride ? src.stride : n_heads * head_dim;
+  p.freq_base = r ? r->freq_base : 0.f;
+  p.freq_scale = r ? r->freq_scale : 0.f;
+  p.flags = r ? (r->neox ? 1u : 0u) | (r->freq_factors ? 2u : 0u) : 0u;
+  require(head_dim > 0 && head_dim % 2 == 0 && head_dim <= 512,
+          "rope: head_dim " + std::to_string(head_dim) + " must be even and at most 512");
+  require(p.n_dims % 2 == 0 && p.n_dims <= head_dim,
+          "rope: n_dims " + std::to_string(p.n_dims) + " must be even and <= head_dim");
+  return p;
+}
+}  // namespace
+
+void rope(CommandRecorder& rec, PipelineCache& pc, const RopeParams& r, const BatchInfo& b,
+          const HeadRows& src, const HeadRows& dst, uint32_t n_heads) {
+  RopePush push = rope_push(&r, b, src, r.head_dim, n_heads);
+  push.dst_off = dst.off;
+  push.dst_stride = dst.stride ? dst.stride : n_heads * r.head_dim;
+  const Pipeline& p = pipeline(pc, "rope", 4, sizeof(push), 64);
+  rec.dispatch(p, {src.data, dst.data, b.meta, r.freq_factors ? r.freq_factors : b.meta}, push,
+               {n_heads, b.n_tokens, 1});
+}
+
+void write_kv(CommandRecorder& rec, PipelineCache& pc, const RopeParams* r, const BatchInfo& b,
+              const HeadRows& src, uint32_t head_dim, const CacheRegion& cache) {
+  RopePush push = rope_push(r, b, src, head_dim, cache.n_kv_heads);
+  push.cache_heads = cache.n_kv_heads;
+  push.block_size = cache.block_size;
+  require(cache.block_size > 0, "write_kv: block size must be positive");
+  const Pipeline& p = pipeline(pc, r ? "rope_kv" : "kv_copy", 4, sizeof(push), 64);
+  BufferSlice factors = r && r->freq_factors ? r->freq_factors : b.meta;
+  rec.dispatch(p, {src.data, cache.data, b.meta, factors}, push, {cache.n_kv_heads, b.n_tokens, 1});
+}
+
+void argmax(CommandRecorder& rec, PipelineCache& pc, BufferSlice logits, BufferSlice out,
+            uint32_t n, uint32_t n_rows, uint32_t stride) {
+  struct {
+    uint32_t n, n_rows, stride, in_off, out_off;
+  } push{n, n_rows, stride ? stride : n, 0, 0};
+  constexpr uint32_t wg = 256;
+  const Pipeline& p = pipeline(pc, "argmax", 2, sizeof(push), wg);
+  rec.dispatch(p, {logits, out}, push, {n_rows, 1, 1});
+}
+
+}  // namespace vkllm::vk::ops

@@ -1,0 +1,110 @@
+// Recording the small (non-matmul) kernels: embedding lookup, RMSNorm, element-wise ops, gated
+// activations, RoPE and KV-cache writes, argmax. Each function records one dispatch (no barrier:
+// the caller places barriers where a later dispatch reads the result).
+//
+// Buffers are BufferSlices bound as given (offset a multiple of the device's storage alignment);
+// element strides and offsets below are in elements of the slice. f32 unless stated.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "engine/vulkan/buffer.h"
+
+namespace vkllm::vk {
+class CommandRecorder;
+class PipelineCache;
+}  // namespace vkllm::vk
+
+namespace vkllm::vk::ops {
+
+// ---- Embedding lookup: out[t] = scale * dequant(weights row ids[t]).
+struct GetRowsArgs {
+  std::string_view type;   // ggml type name ("f32", "f16", "bf16", "q4_0", "q8_0", "q4_K", ...)
+  BufferSlice weights;     // the whole tensor; must stay readable 16 bytes past its end
+  uint32_t row_elems = 0;  // K, a multiple of the type's block size
+  uint32_t row_bytes = 0;  // bytes per row
+  uint32_t n_rows = 0;     // vocabulary size; ids >= n_rows produce NaN rows
+  BufferSlice ids;         // uint32 token ids
+  uint32_t n_tokens = 0;
+  BufferSlice out;
+  uint32_t out_stride = 0;  // 0: row_elems
+  float scale = 1.0f;       // Gemma: sqrt(n_embd)
+};
+bool get_rows_supports(std::string_view type);
+void get_rows(CommandRecorder& rec, PipelineCache& pipelines, const GetRowsArgs& a);
+
+// ---- RMSNorm: h = x (+ residual, stored back into x), y = h / rms(h) * weight.
+struct RmsNormArgs {
+  BufferSlice x;         // read (and written when residual is given)
+  BufferSlice residual;  // optional: fused residual add
+  BufferSlice weight;    // optional: n elements; empty = no weight multiply
+  BufferSlice y;         // may be x itself
+  uint32_t n = 0;        // row length
+  uint32_t n_rows = 1;
+  uint32_t x_stride = 0;  // 0: n (applies to residual too)
+  uint32_t y_stride = 0;  // 0: n
+  float eps = 1e-5f;
+};
+void rms_norm(CommandRecorder& rec, PipelineCache& pipelines, const RmsNormArgs& a);
+
+// ---- Element-wise over n elements (out may alias a).
+void add(CommandRecorder& rec, PipelineCache& pipelines, BufferSlice a, BufferSlice b,
+         BufferSlice out, uint32_t n);
+void mul(CommandRecorder& rec, PipelineCache& pipelines, BufferSlice a, BufferSlice b,
+         BufferSlice out, uint32_t n);
+void scale(CommandRecorder& rec, PipelineCache& pipelines, BufferSlice a, BufferSlice out,
+           uint32_t n, float s);
+// out = cap * tanh(a / cap)
+void softcap(CommandRecorder& rec, PipelineCache& pipelines, BufferSlice a, BufferSlice out,
+             uint32_t n, float cap);
+
+// ---- Gated FFN activation: out = act(gate) * up, row by row.
+enum class GluActivation : uint32_t { Silu = 0, GeluTanh = 1 };
+struct GluArgs {
+  BufferSlice gate, up, out;  // gate and up may be slices of one fused gate|up buffer
+  uint32_t n = 0;             // elements per row
+  uint32_t n_rows = 1;
+  GluActivation act = GluActivation::Silu;
+  uint32_t gate_stride = 0, up_stride = 0, out_stride = 0;  // 0: n
+};
+void glu(CommandRecorder& rec, PipelineCache& pipelines, const GluArgs& a);
+
+// ---- RoPE and paged KV writes (see engine/kv/kv_layout.h for the cache and metadata).
+struct RopeParams {
+  uint32_t head_dim = 0;
+  uint32_t n_dims = 0;  // rotated dimensions; 0: head_dim
+  bool neox = false;    // (i, i + n_dims/2) pairs instead of (2i, 2i+1)
+  float freq_base = 10000.0f;
+  float freq_scale = 1.0f;
+  BufferSlice freq_factors;  // optional n_dims/2 floats (Llama 3 rope_freqs)
+};
+struct HeadRows {
+  BufferSlice data;  // f32; head h of token t at off + t*stride + h*head_dim
+  uint32_t off = 0;
+  uint32_t stride = 0;  // 0: n_heads * head_dim
+};
+struct BatchInfo {
+  BufferSlice meta;  // kv::BatchMeta::words on the device
+  uint32_t n_tokens = 0;
+  uint32_t n_seqs = 0;
+};
+// dst = rope(src) for n_heads heads of every batch token; dst may alias src.
+void rope(CommandRecorder& rec, PipelineCache& pipelines, const RopeParams& rope,
+          const BatchInfo& batch, const HeadRows& src, const HeadRows& dst, uint32_t n_heads);
+// Writes every batch token's n_kv_heads rows of src into the layer's cache region (f16) at its
+// block slot; rotated first when `rope` is given (K), copied otherwise (V).
+struct CacheRegion {
+  BufferSlice data;  // one layer's K or V region
+  uint32_t n_kv_heads = 0;
+  uint32_t block_size = 16;
+};
+void write_kv(CommandRecorder& rec, PipelineCache& pipelines, const RopeParams* rope,
+              const BatchInfo& batch, const HeadRows& src, uint32_t head_dim,
+              const CacheRegion& cache);
+
+// ---- Greedy sampling: out[r] (uint32) = argmax over the n logits of row r (lowest index on ties).
+void argmax(CommandRecorder& rec, PipelineCache& pipelines, BufferSlice logits, BufferSlice out,
+            uint32_t n, uint32_t n_rows = 1, uint32_t stride = 0);
+
+}  // namespace vkllm::vk::ops

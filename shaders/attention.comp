@@ -1,0 +1,224 @@
+#version 450
+// Attention over the paged f16 KV cache (flash-attention style: K/V tiles staged in shared
+// memory, online softmax, one pass), for prefill (several query tokens per sequence) and decode
+// (one), in one kernel.
+//
+// A workgroup owns one sequence, one KV head, BQ consecutive query tokens of that sequence and,
+// with split-K, one slice of its KV range. Its ROWS = BQ * R rows are (token, query head) pairs:
+// the R query heads sharing the KV head (GQA packing) for each token, so every K/V tile is loaded
+// once for all of them. Masks come from indices: a key at position kp is visible to a query at
+// position qp iff kp <= qp, kp < kv_len and (no window or qp - kp < window).
+// Grid: x = query tile (BQ tokens) within the sequence, y = sequence, z = kv_head * n_splits +
+// split. Tiles past a sequence's query count exit at once.
+//
+// Output: with n_splits == 1 the normalised result, out[out_off + t*out_stride + qh*D + d] (f32);
+// otherwise unnormalised partials for attention_reduce.comp: O at
+// ((split * n_tokens + t) * n_q_heads + qh) * D + d, then (m, l) pairs after all O.
+
+#extension GL_EXT_control_flow_attributes : enable
+
+#define META_BINDING 3
+#include "kv_meta.glsl"
+
+layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint D = 128u;   // head dim (even)
+layout(constant_id = 2) const uint BC = 32u;   // KV positions per tile
+layout(constant_id = 3) const uint BQ = 1u;    // query tokens per workgroup
+layout(constant_id = 4) const uint R = 1u;     // query heads per KV head (GQA ratio)
+layout(constant_id = 5) const uint BLOCK = 16u;  // KV cache block size (tokens)
+
+const uint ROWS = BQ * R;
+const uint HD2 = D / 2u;
+const uint KS = HD2 + 1u;  // padded shared row stride (words) against bank conflicts
+const uint WG = gl_WorkGroupSize.x;
+const uint OUT_ITEMS = (ROWS * HD2 + WG - 1u) / WG;
+
+layout(std430, binding = 0) readonly buffer Q { float q[]; };
+layout(std430, binding = 1) readonly buffer KCache { uint kcache[]; };
+layout(std430, binding = 2) readonly buffer VCache { uint vcache[]; };
+layout(std430, binding = 4) writeonly buffer Out { float outv[]; };
+
+layout(push_constant) uniform Params {
+  uint n_tokens;
+  uint n_seqs;
+  uint n_q_heads;
+  uint n_kv_heads;
+  uint q_off, q_stride;  // elements; head h of token t at q_off + t*q_stride + h*D
+  uint out_off, out_stride;
+  float scale;    // applied to Q.K
+  float softcap;  // 0: off; else scores = softcap * tanh(scores / softcap)
+  uint window;    // 0: off; else sliding window size
+  uint n_splits;
+  uint pad;
+} p;
+
+shared float Qs[ROWS * D];
+shared uint KVs[BC * KS];
+shared float Ss[ROWS * BC];
+shared float Ms[ROWS], Ls[ROWS], Alpha[ROWS];
+shared uint Pos[BQ];
+
+#define NEG_INF uintBitsToFloat(0xFF800000u)
+
+void main() {
+  const uint tid = gl_LocalInvocationIndex;
+  const uint seq = gl_WorkGroupID.y;
+  const uint kvh = gl_WorkGroupID.z / p.n_splits;
+  const uint split = gl_WorkGroupID.z % p.n_splits;
+  const uint q_len = meta_seq_q_len(p.n_tokens, p.n_seqs, seq);
+  const uint tile_q = gl_WorkGroupID.x * BQ;
+  if (tile_q >= q_len) return;  // uniform
+  const uint nq = min(BQ, q_len - tile_q);
+  const uint t0 = meta_seq_q_start(p.n_tokens, p.n_seqs, seq) + tile_q;
+  const uint kv_len = meta_seq_kv_len(p.n_tokens, p.n_seqs, seq);
+  const uint table = meta_seq_table(p.n_tokens, p.n_seqs, seq);
+
+  // KV range this workgroup may need: up to the last query's position, from the first query's
+  // window start; then this split's share of it, in whole tiles.
+  uint min_pos = 0xFFFFFFFFu, max_pos = 0u;
+  for (uint i = 0u; i < nq; ++i) {
+    const uint ps = meta_token_pos(p.n_tokens, t0 + i);
+    min_pos = min(min_pos, ps);
+    max_pos = max(max_pos, ps);
+  }
+  const uint kv_hi = min(kv_len, max_pos + 1u);
+  const uint kv_lo = (p.window > 0u && min_pos + 1u > p.window) ? min_pos + 1u - p.window : 0u;
+  const uint first_tile = kv_lo / BC;
+  const uint n_tiles = kv_hi > kv_lo ? (kv_hi + BC - 1u) / BC - first_tile : 0u;
+  const uint per_split = (n_tiles + p.n_splits - 1u) / p.n_splits;
+  const uint tile_begin = first_tile + min(n_tiles, split * per_split);
+  const uint tile_end = first_tile + min(n_tiles, (split + 1u) * per_split);
+
+  // Q rows (pre-scaled), positions, softmax state.
+  for (uint i = tid; i < ROWS * D; i += WG) {
+    const uint r = i / D, d = i % D;
+    const uint tl = r / R, qh = kvh * R + r % R;
+    Qs[i] = tl < nq ? q[p.q_off + (t0 + tl) * p.q_stride + qh * D + d] * p.scale : 0.0;
+  }
+  for (uint i = tid; i < BQ; i += WG) Pos[i] = i < nq ? meta_token_pos(p.n_tokens, t0 + i) : 0u;
+  for (uint r = tid; r < ROWS; r += WG) {
+    Ms[r] = NEG_INF;
+    Ls[r] = 0.0;
+  }
+  vec2 acc[OUT_ITEMS];
+  [[unroll]] for (uint k = 0u; k < OUT_ITEMS; ++k) acc[k] = vec2(0.0);
+
+  const uint head_base = kvh * BLOCK;  // (block * n_kv_heads + kvh) * BLOCK + slot, in rows
+  for (uint tile = tile_begin; tile < tile_end; ++tile) {
+    const uint kv0 = tile * BC;
+    barrier();  // previous tile's V and P fully consumed (and initial state visible)
+    for (uint i = tid; i < BC * HD2; i += WG) {
+      const uint c = i / HD2, j = i % HD2;
+      const uint kp = kv0 + c;
+      uint w = 0u;
+      if (kp < kv_hi) {
+        const uint blk = meta_block(table, kp, BLOCK);
+        w = kcache[((blk * p.n_kv_heads * BLOCK) + head_base + kp % BLOCK) * HD2 + j];
+      }
+      KVs[c * KS + j] = w;
+    }
+    barrier();
+    for (uint i = tid; i < ROWS * BC; i += WG) {
+      const uint r = i / BC, c = i % BC;
+      const uint tl = r / R;
+      const uint kp = kv0 + c;
+      float s = NEG_INF;
+      if (tl < nq) {
+        const uint qp = Pos[tl];
+        const bool visible = kp < kv_hi && kp <= qp && (p.window == 0u || qp - kp < p.window);
+        if (visible) {
+          float dot = 0.0;
+          const uint qb = r * D, kb = c * KS;
+          [[unroll]] for (uint j = 0u; j < HD2; ++j) {
+            const vec2 kv = unpackHalf2x16(KVs[kb + j]);
+            dot += Qs[qb + 2u * j] * kv.x + Qs[qb + 2u * j + 1u] * kv.y;
+          }
+          s = p.softcap > 0.0 ? p.softcap * tanh(clamp(dot / p.softcap, -15.0, 15.0)) : dot;
+        }
+      }
+      Ss[i] = s;
+    }
+    barrier();
+    // Online softmax per row, while every invocation stages the V tile.
+    for (uint r = tid; r < ROWS; r += WG) {
+      const float m_old = Ms[r];
+      float mx = m_old;
+      for (uint c = 0u; c < BC; ++c) mx = max(mx, Ss[r * BC + c]);
+      float alpha = 1.0, sum = 0.0;
+      if (mx != NEG_INF) {
+        alpha = m_old == NEG_INF ? 0.0 : exp(m_old - mx);
+        for (uint c = 0u; c < BC; ++c) {
+          const float e = exp(Ss[r * BC + c] - mx);  // exp(-inf) = 0 for masked keys
+          Ss[r * BC + c] = e;
+          sum += e;
+        }
+      } else {
+        for (uint c = 0u; c < BC; ++c) Ss[r * BC + c] = 0.0;
+      }
+      Ms[r] = mx;
+      Ls[r] = Ls[r] * alpha + sum;
+      Alpha[r] = alpha;
+    }
+    for (uint i = tid; i < BC * HD2; i += WG) {
+      const uint c = i / HD2, j = i % HD2;
+      const uint kp = kv0 + c;
+      uint w = 0u;
+      if (kp < kv_hi) {
+        const uint blk = meta_block(table, kp, BLOCK);
+        w = vcache[((blk * p.n_kv_heads * BLOCK) + head_base + kp % BLOCK) * HD2 + j];
+      }
+      KVs[c * KS + j] = w;
+    }
+    barrier();
+    [[unroll]] for (uint k = 0u; k < OUT_ITEMS; ++k) {
+      const uint i = tid + k * WG;
+      if (i < ROWS * HD2) {
+        const uint r = i / HD2, j = i % HD2;
+        vec2 o = acc[k] * Alpha[r];
+        for (uint c = 0u; c < BC; ++c) o += Ss[r * BC + c] * unpackHalf2x16(KVs[c * KS + j]);
+        acc[k] = o;
+      }
+    }
+  }
+  barrier();
+
+  if (p.n_splits == 1u) {
+    [[unroll]] for (uint k = 0u; k < OUT_ITEMS; ++k) {
+      const uint i = tid + k * WG;
+      if (i < ROWS * HD2) {
+        const uint r = i / HD2, j = i % HD2;
+        const uint tl = r / R, qh = kvh * R + r % R;
+        if (tl < nq) {
+          const float l = Ls[r];
+          const vec2 v = l > 0.0 ? acc[k] / l : vec2(0.0);
+          const uint o = p.out_off + (t0 + tl) * p.out_stride + qh * D + 2u * j;
+          outv[o] = v.x;
+          outv[o + 1u] = v.y;
+        }
+      }
+    }
+  } else {
+    const uint rows_total = p.n_tokens * p.n_q_heads;
+    [[unroll]] for (uint k = 0u; k < OUT_ITEMS; ++k) {
+      const uint i = tid + k * WG;
+      if (i < ROWS * HD2) {
+        const uint r = i / HD2, j = i % HD2;
+        const uint tl = r / R, qh = kvh * R + r % R;
+        if (tl < nq) {
+          const uint o = ((split * p.n_tokens + t0 + tl) * p.n_q_heads + qh) * D + 2u * j;
+          outv[o] = acc[k].x;
+          outv[o + 1u] = acc[k].y;
+        }
+      }
+    }
+    for (uint r = tid; r < ROWS; r += WG) {
+      const uint tl = r / R, qh = kvh * R + r % R;
+      if (tl < nq) {
+        const uint o = p.n_splits * rows_total * D +
+                       ((split * p.n_tokens + t0 + tl) * p.n_q_heads + qh) * 2u;
+        outv[o] = Ms[r];
+        outv[o + 1u] = Ls[r];
+      }
+    }
+  }
+}

@@ -1,0 +1,42 @@
+#version 450
+// Second pass of split-K attention: combines the n_splits partial results (unnormalised O and
+// the running max m and sum l of each split, laid out by attention.comp) of every (token, query
+// head) row: M = max m_s, w_s = exp(m_s - M), out = sum(w_s O_s) / sum(w_s l_s).
+// One workgroup per row; grid x*y covers n_tokens * n_q_heads rows.
+
+layout(local_size_x_id = 0) in;
+
+layout(std430, binding = 0) readonly buffer Partials { float part[]; };
+layout(std430, binding = 1) writeonly buffer Out { float outv[]; };
+
+layout(push_constant) uniform Params {
+  uint n_tokens;
+  uint n_q_heads;
+  uint head_dim;
+  uint n_splits;
+  uint out_off, out_stride;
+} p;
+
+void main() {
+  const uint rows = p.n_tokens * p.n_q_heads;
+  const uint row = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
+  if (row >= rows) return;
+  const uint ml = p.n_splits * rows * p.head_dim;
+  float m = uintBitsToFloat(0xFF800000u);
+  for (uint s = 0u; s < p.n_splits; ++s) m = max(m, part[ml + (s * rows + row) * 2u]);
+  float l = 0.0;
+  for (uint s = 0u; s < p.n_splits; ++s) {
+    const float ms = part[ml + (s * rows + row) * 2u];
+    if (ms != uintBitsToFloat(0xFF800000u)) l += exp(ms - m) * part[ml + (s * rows + row) * 2u + 1u];
+  }
+  const uint t = row / p.n_q_heads, h = row % p.n_q_heads;
+  const uint ob = p.out_off + t * p.out_stride + h * p.head_dim;
+  for (uint d = gl_LocalInvocationIndex; d < p.head_dim; d += gl_WorkGroupSize.x) {
+    float o = 0.0;
+    for (uint s = 0u; s < p.n_splits; ++s) {
+      const float ms = part[ml + (s * rows + row) * 2u];
+      if (ms != uintBitsToFloat(0xFF800000u)) o += exp(ms - m) * part[(s * rows + row) * p.head_dim + d];
+    }
+    outv[ob + d] = l > 0.0 ? o / l : 0.0;
+  }
+}

@@ -1,0 +1,45 @@
+#version 450
+// Element-wise ops over n elements, in place or not (out may alias a):
+//   op 0 add:     out = a + b        (residual add)
+//   op 1 mul:     out = a * b
+//   op 2 scale:   out = a * s
+//   op 3 softcap: out = s * tanh(a / s)   (Gemma 2 final-logit soft-capping)
+// b is read only by ops 0 and 1 (bind any buffer otherwise). Each invocation handles 4 elements.
+
+layout(local_size_x_id = 0) in;
+
+layout(std430, binding = 0) readonly buffer A { float a[]; };
+layout(std430, binding = 1) readonly buffer B { float b[]; };
+layout(std430, binding = 2) writeonly buffer Out { float outv[]; };
+
+layout(push_constant) uniform Params {
+  uint n;
+  uint op;
+  float s;
+  uint a_off;  // element offsets
+  uint b_off;
+  uint out_off;
+} p;
+
+float tanh_safe(float v) {
+  // tanh() of large |v| is NaN on some drivers (exp overflow): clamp first.
+  return tanh(clamp(v, -15.0, 15.0));
+}
+
+void main() {
+  const uint base = (gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x) *
+                        gl_WorkGroupSize.x * 4u + gl_LocalInvocationIndex;
+  for (uint k = 0u; k < 4u; ++k) {
+    const uint i = base + k * gl_WorkGroupSize.x;
+    if (i >= p.n) return;
+    const float x = a[p.a_off + i];
+    float v;
+    switch (p.op) {
+      case 0u: v = x + b[p.b_off + i]; break;
+      case 1u: v = x * b[p.b_off + i]; break;
+      case 2u: v = x * p.s; break;
+      default: v = p.s * tanh_safe(x / p.s); break;
+    }
+    outv[p.out_off + i] = v;
+  }
+}

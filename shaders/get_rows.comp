@@ -1,0 +1,48 @@
+#version 450
+// Embedding lookup: out[t][:] = scale * dequant(W[ids[t]][:]) for each token t. W is a ggml
+// tensor [K contiguous, rows] in its block format (TYPE_* define, decoded by
+// dequant_weights.glsl exactly as the matvec kernels decode it); out is f32.
+// Grid: x covers the decode units of one row (QK / UNIT per block), y the tokens.
+
+#include "dequant_weights.glsl"
+
+layout(local_size_x_id = 0) in;
+
+layout(std430, binding = 1) readonly buffer Ids { uint ids[]; };
+layout(std430, binding = 2) writeonly buffer Out { float outv[]; };
+
+layout(push_constant) uniform Params {
+  uint k;           // elements per row, a multiple of QK
+  uint row_bytes;   // bytes per row of W
+  uint n_rows;      // rows in W (ids outside are clamped to 0 and flagged by writing NaN)
+  uint n_tokens;
+  uint w_off;       // byte offset of W in binding 0 (a multiple of 16)
+  uint ids_off;     // element offset into ids
+  uint out_off;     // element offset into out
+  uint out_stride;  // elements between output rows
+  float scale;      // e.g. sqrt(n_embd) for Gemma, else 1
+} p;
+
+void main() {
+  dequant_init();
+  barrier();
+  const uint units_per_block = QK / uint(UNIT);
+  const uint unit = gl_GlobalInvocationID.x;
+  const uint t = gl_WorkGroupID.y;
+  if (t >= p.n_tokens || unit >= (p.k / QK) * units_per_block) return;
+  uint row = ids[p.ids_off + t];
+  const bool bad = row >= p.n_rows;
+  if (bad) row = 0u;
+  const uint blk = unit / units_per_block;
+  const uint e = (unit % units_per_block) * uint(UNIT);
+  vec4 w[UNIT / 4];
+  dequant_unit(p.w_off + row * p.row_bytes + blk * QBYTES, e, w);
+  const uint o = p.out_off + t * p.out_stride + blk * QK + e;
+  [[unroll]] for (uint i = 0u; i < uint(UNIT / 4); ++i) {
+    const vec4 v = bad ? vec4(uintBitsToFloat(0x7FC00000u)) : w[i] * p.scale;
+    outv[o + 4u * i] = v.x;
+    outv[o + 4u * i + 1u] = v.y;
+    outv[o + 4u * i + 2u] = v.z;
+    outv[o + 4u * i + 3u] = v.w;
+  }
+}

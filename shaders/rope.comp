@@ -1,0 +1,83 @@
+#version 450
+// Rotary position embedding of head rows, in three variants (defines):
+//   (none)      rope:     f32 rows -> f32 rows (dst may alias src: the row is staged in shared)
+//   PAGED       rope_kv:  f32 K rows -> rotated, written as f16 into the paged K cache
+//   PAGED NO_ROPE kv_copy: f32 V rows -> f16 paged V cache, unrotated
+// Rows: token t, head h at src[src_off + t * src_stride + h * head_dim]. Positions come from the
+// batch metadata (kv_meta.glsl), so RoPE always uses absolute positions.
+// Rotation (ggml's rope_ext without YaRN): pair i < n_dims / 2 turns by
+//   theta = pos * freq_scale * freq_base^(-2i / n_dims) / freq_factor[i]
+// on elements (2i, 2i+1) ("normal", llama GGUF order) or (i, i + n_dims/2) ("neox"); elements
+// from n_dims on are copied. Grid: x = heads, y = tokens.
+
+#define META_BINDING 2
+#include "kv_meta.glsl"
+
+layout(local_size_x_id = 0) in;
+
+layout(std430, binding = 0) readonly buffer Src { float src[]; };
+#ifdef PAGED
+layout(std430, binding = 1) writeonly buffer Cache { uint cache[]; };  // f16 pairs
+#else
+layout(std430, binding = 1) writeonly buffer Dst { float dst[]; };
+#endif
+layout(std430, binding = 3) readonly buffer Factors { float freq_factors[]; };
+
+layout(push_constant) uniform Params {
+  uint head_dim;
+  uint n_dims;  // rotated dimensions (even, <= head_dim)
+  uint n_heads;
+  uint n_tokens;
+  uint n_seqs;
+  uint src_off, src_stride;  // elements
+  uint dst_off, dst_stride;  // elements (f32 output only)
+  float freq_base;
+  float freq_scale;
+  uint flags;  // bit 0: neox ordering; bit 1: use freq_factors
+  uint cache_heads;  // paged: KV heads per block in the cache
+  uint block_size;   // paged: tokens per block
+} p;
+
+shared float row[512];
+
+float rotated(uint d, float pos) {
+  if (d >= p.n_dims) return row[d];
+  const bool neox = (p.flags & 1u) != 0u;
+  const uint half_dims = p.n_dims / 2u;
+  const uint i = neox ? d % half_dims : d / 2u;
+  const bool first = neox ? d < half_dims : (d & 1u) == 0u;
+  const uint partner = neox ? (first ? d + half_dims : d - half_dims) : d ^ 1u;
+  float theta = pos * p.freq_scale * pow(p.freq_base, -2.0 * float(i) / float(p.n_dims));
+  if ((p.flags & 2u) != 0u) theta /= freq_factors[i];
+  const float c = cos(theta), s = sin(theta);
+  return first ? row[d] * c - row[partner] * s : row[partner] * s + row[d] * c;
+}
+
+void main() {
+  const uint h = gl_WorkGroupID.x;
+  const uint t = gl_WorkGroupID.y;
+  if (h >= p.n_heads || t >= p.n_tokens) return;
+  const uint nt = gl_WorkGroupSize.x;
+  const uint sb = p.src_off + t * p.src_stride + h * p.head_dim;
+  for (uint d = gl_LocalInvocationIndex; d < p.head_dim; d += nt) row[d] = src[sb + d];
+  barrier();
+  const float pos = float(meta_token_pos(p.n_tokens, t));
+#ifdef PAGED
+  const uint seq = meta_token_seq(p.n_tokens, t);
+  const uint ipos = meta_token_pos(p.n_tokens, t);
+  const uint block = meta_block(meta_seq_table(p.n_tokens, p.n_seqs, seq), ipos, p.block_size);
+  const uint slot = ipos % p.block_size;
+  const uint base = (((block * p.cache_heads + h) * p.block_size + slot) * p.head_dim) / 2u;
+  for (uint j = gl_LocalInvocationIndex; j < p.head_dim / 2u; j += nt) {
+#ifdef NO_ROPE
+    const vec2 v = vec2(row[2u * j], row[2u * j + 1u]);
+#else
+    const vec2 v = vec2(rotated(2u * j, pos), rotated(2u * j + 1u, pos));
+#endif
+    cache[base + j] = packHalf2x16(v);
+  }
+#else
+  const uint db = p.dst_off + t * p.dst_stride + h * p.head_dim;
+  for (uint d = gl_LocalInvocationIndex; d < p.head_dim; d += nt) dst[db + d] = rotated(d, pos);
+#endif
+}

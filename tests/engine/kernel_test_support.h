@@ -1,0 +1,75 @@
+// Helpers for the kernel tests: device buffers from host vectors and back, f16 rounding, random
+// vectors. Everything goes through one Arena per test (reset between cases as needed).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <vector>
+
+#include "tests/engine/vk_test_context.h"
+
+namespace vkllm::test {
+
+inline float round_f16(float f) {
+  return static_cast<float>(static_cast<_Float16>(f));
+}
+inline uint16_t f16_bits(float f) {
+  _Float16 h = static_cast<_Float16>(f);
+  uint16_t b;
+  std::memcpy(&b, &h, 2);
+  return b;
+}
+
+// Device slice holding `data` (allocated with 16 spare bytes: kernels may read past the end).
+template <typename T>
+vk::BufferSlice to_device(vk::Arena& arena, std::span<const T> data) {
+  vk::BufferSlice s = arena.allocate(std::max<size_t>(data.size_bytes(), 4) + 16);
+  vk::upload(vk_context().device(), s, std::as_bytes(data));
+  return s.sub(0, std::max<size_t>(data.size_bytes(), 4));
+}
+template <typename T>
+vk::BufferSlice to_device(vk::Arena& arena, const std::vector<T>& data) {
+  return to_device(arena, std::span<const T>(data));
+}
+// Device slice of n elements of T filled with a NaN-like pattern (catches unwritten outputs).
+template <typename T>
+vk::BufferSlice device_filled(vk::Arena& arena, size_t n, uint8_t byte = 0xFF) {
+  std::vector<uint8_t> fill(std::max<size_t>(n * sizeof(T), 4), byte);
+  return to_device(arena, std::span<const uint8_t>(fill));
+}
+template <typename T>
+std::vector<T> from_device(vk::BufferSlice s, size_t n) {
+  return vk::download<T>(vk_context().device(), s, n);
+}
+
+inline std::vector<float> random_vector(SeededRng& rng, size_t n, float lo = -1.f, float hi = 1.f) {
+  std::vector<float> v(n);
+  for (float& x : v) x = rng.uniform(lo, hi);
+  return v;
+}
+
+// |got - want| <= abs_tol + rel_tol * |want|, with a message naming the index.
+inline ::testing::AssertionResult near_all(std::span<const float> got, std::span<const float> want,
+                                           double abs_tol, double rel_tol) {
+  if (got.size() != want.size()) return ::testing::AssertionFailure() << "size mismatch";
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double err = std::fabs(double(got[i]) - double(want[i]));
+    if (!(err <= abs_tol + rel_tol * std::fabs(double(want[i]))))
+      return ::testing::AssertionFailure() << "index " << i << ": got " << got[i] << ", want "
+                                           << want[i] << " (error " << err << ")";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// Runs `record` in a fresh recording and waits.
+template <typename F>
+void run(F&& record) {
+  vk::CommandRecorder rec(vk_context().device());
+  rec.begin();
+  record(rec);
+  rec.submit_and_wait();
+}
+
+}  // namespace vkllm::test

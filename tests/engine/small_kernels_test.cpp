@@ -1,0 +1,297 @@
+// RMSNorm, element-wise ops, GLU, argmax and RoPE against scalar CPU references.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "engine/kv/kv_layout.h"
+#include "engine/vulkan/ops.h"
+#include "tests/engine/kernel_test_support.h"
+
+namespace vkllm::test {
+namespace {
+
+using vk::BufferSlice;
+namespace ops = vk::ops;
+
+vk::Arena make_arena() {
+  return vk::Arena(vk_context().device(), "kernel test", 64 << 20);
+}
+
+TEST(SmallKernels, RmsNormWithOptionalResidualAndWeight) {
+  SeededRng rng;
+  auto& pc = vk_context().pipelines();
+  for (uint32_t n : {1u, 7u, 64u, 1000u + rng.below(100), 4096u}) {
+    for (int mode = 0; mode < 3; ++mode) {  // 0: plain, 1: +residual, 2: no weight
+      vk::Arena arena = make_arena();
+      const uint32_t rows = 1 + rng.below(4);
+      auto x = random_vector(rng, size_t(n) * rows, -2.f, 2.f);
+      auto r = random_vector(rng, size_t(n) * rows);
+      auto w = random_vector(rng, n, 0.5f, 1.5f);
+      const float eps = 1e-6f;
+      BufferSlice dx = to_device(arena, x), dr = to_device(arena, r), dw = to_device(arena, w);
+      BufferSlice dy = device_filled<float>(arena, size_t(n) * rows);
+      run([&](vk::CommandRecorder& rec) {
+        ops::rms_norm(rec, pc,
+                      {.x = dx,
+                       .residual = mode == 1 ? dr : BufferSlice{},
+                       .weight = mode == 2 ? BufferSlice{} : dw,
+                       .y = dy,
+                       .n = n,
+                       .n_rows = rows,
+                       .x_stride = 0,
+                       .y_stride = 0,
+                       .eps = eps});
+      });
+      std::vector<float> want_y(x.size()), want_x = x;
+      for (uint32_t row = 0; row < rows; ++row) {
+        double ss = 0;
+        for (uint32_t i = 0; i < n; ++i) {
+          if (mode == 1) want_x[row * n + i] += r[row * n + i];
+          ss += double(want_x[row * n + i]) * want_x[row * n + i];
+        }
+        const double inv = 1.0 / std::sqrt(ss / n + eps);
+        for (uint32_t i = 0; i < n; ++i)
+          want_y[row * n + i] = float(want_x[row * n + i] * inv * (mode == 2 ? 1.0 : w[i]));
+      }
+      SCOPED_TRACE("n=" + std::to_string(n) + " rows=" + std::to_string(rows) +
+                   " mode=" + std::to_string(mode));
+      EXPECT_TRUE(near_all(from_device<float>(dy, want_y.size()), want_y, 1e-5, 1e-4));
+      EXPECT_TRUE(near_all(from_device<float>(dx, x.size()), want_x, 0, 0));
+    }
+  }
+}
+
+TEST(SmallKernels, ElementwiseAddMulScaleSoftcap) {
+  SeededRng rng;
+  auto& pc = vk_context().pipelines();
+  for (uint32_t n : {1u, 1023u, 4097u, 100000u + rng.below(1000)}) {
+    vk::Arena arena = make_arena();
+    auto a = random_vector(rng, n, -60.f, 60.f), b = random_vector(rng, n, -3.f, 3.f);
+    BufferSlice da = to_device(arena, a), db = to_device(arena, b);
+    BufferSlice o[4];
+    for (auto& s : o) s = device_filled<float>(arena, n);
+    const float s = rng.uniform(0.1f, 3.f), cap = 30.f;
+    run([&](vk::CommandRecorder& rec) {
+      ops::add(rec, pc, da, db, o[0], n);
+      ops::mul(rec, pc, da, db, o[1], n);
+      ops::scale(rec, pc, da, o[2], n, s);
+      ops::softcap(rec, pc, da, o[3], n, cap);
+    });
+    std::vector<float> want[4];
+    for (auto& w : want) w.resize(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      want[0][i] = a[i] + b[i];
+      want[1][i] = a[i] * b[i];
+      want[2][i] = a[i] * s;
+      want[3][i] = float(cap * std::tanh(double(a[i]) / cap));
+    }
+    SCOPED_TRACE("n=" + std::to_string(n));
+    EXPECT_TRUE(near_all(from_device<float>(o[0], n), want[0], 0, 1e-7));
+    EXPECT_TRUE(near_all(from_device<float>(o[1], n), want[1], 0, 1e-7));
+    EXPECT_TRUE(near_all(from_device<float>(o[2], n), want[2], 0, 1e-7));
+    EXPECT_TRUE(near_all(from_device<float>(o[3], n), want[3], 1e-5, 1e-5));
+  }
+}
+
+TEST(SmallKernels, GluSiluAndGeluOnAFusedGateUpBuffer) {
+  SeededRng rng;
+  auto& pc = vk_context().pipelines();
+  for (uint32_t n : {1u, 255u, 1000u + rng.below(100)}) {
+    for (auto act : {ops::GluActivation::Silu, ops::GluActivation::GeluTanh}) {
+      vk::Arena arena = make_arena();
+      const uint32_t rows = 1 + rng.below(5);
+      // One fused row per token: [gate (n) | up (n)], as a fused gate|up projection writes it.
+      auto fused = random_vector(rng, size_t(2) * n * rows, -6.f, 6.f);
+      BufferSlice df = to_device(arena, fused);
+      BufferSlice out = device_filled<float>(arena, size_t(n) * rows);
+      // up starts n elements into each fused row; bind it as a sub-slice when aligned, else via a
+      // separate copy (slices must be 16-byte aligned).
+      std::vector<float> up_only(size_t(n) * rows);
+      for (uint32_t r = 0; r < rows; ++r)
+        std::copy_n(fused.begin() + size_t(r) * 2 * n + n, n, up_only.begin() + size_t(r) * n);
+      BufferSlice dup =
+          (n * 4) % 16 == 0 ? df.sub(n * 4, df.size - n * 4) : to_device(arena, up_only);
+      const uint32_t up_stride = (n * 4) % 16 == 0 ? 2 * n : n;
+      run([&](vk::CommandRecorder& rec) {
+        ops::glu(rec, pc,
+                 {.gate = df,
+                  .up = dup,
+                  .out = out,
+                  .n = n,
+                  .n_rows = rows,
+                  .act = act,
+                  .gate_stride = 2 * n,
+                  .up_stride = up_stride,
+                  .out_stride = 0});
+      });
+      std::vector<float> want(size_t(n) * rows);
+      for (uint32_t r = 0; r < rows; ++r)
+        for (uint32_t i = 0; i < n; ++i) {
+          const double g = fused[size_t(r) * 2 * n + i], u = fused[size_t(r) * 2 * n + n + i];
+          const double a =
+              act == ops::GluActivation::Silu
+                  ? g / (1 + std::exp(-g))
+                  : 0.5 * g * (1 + std::tanh(0.7978845608028654 * g * (1 + 0.044715 * g * g)));
+          want[size_t(r) * n + i] = float(a * u);
+        }
+      SCOPED_TRACE("n=" + std::to_string(n) + " act=" + std::to_string(int(act)));
+      EXPECT_TRUE(near_all(from_device<float>(out, want.size()), want, 1e-5, 1e-5));
+    }
+  }
+}
+
+TEST(SmallKernels, ArgmaxPicksTheFirstLargestLogit) {
+  SeededRng rng;
+  auto& pc = vk_context().pipelines();
+  for (uint32_t n : {1u, 255u, 256u, 32000u + rng.below(1000)}) {
+    vk::Arena arena = make_arena();
+    const uint32_t rows = 1 + rng.below(4);
+    auto logits = random_vector(rng, size_t(n) * rows, -20.f, 20.f);
+    for (uint32_t r = 0; r < rows; ++r) {
+      // A tie for the maximum at two random places: the lower index must win.
+      const float top = 25.f + r;
+      uint32_t i = rng.below(n), j = rng.below(n);
+      logits[size_t(r) * n + i] = top;
+      logits[size_t(r) * n + j] = top;
+    }
+    BufferSlice dl = to_device(arena, logits);
+    BufferSlice out = device_filled<uint32_t>(arena, rows);
+    run([&](vk::CommandRecorder& rec) { ops::argmax(rec, pc, dl, out, n, rows); });
+    auto got = from_device<uint32_t>(out, rows);
+    for (uint32_t r = 0; r < rows; ++r) {
+      auto row = logits.begin() + size_t(r) * n;
+      EXPECT_EQ(got[r], uint32_t(std::max_element(row, row + n) - row))
+          << "n=" << n << " row=" << r;
+    }
+  }
+}
+
+// Scalar RoPE reference on one head row (double precision).
+void rope_ref(std::span<float> x, uint32_t n_dims, bool neox, float base, float fscale,
+              const std::vector<float>* factors, uint32_t pos) {
+  std::vector<float> in(x.begin(), x.end());
+  for (uint32_t i = 0; i < n_dims / 2; ++i) {
+    double theta = double(pos) * fscale * std::pow(double(base), -2.0 * i / n_dims);
+    if (factors) theta /= (*factors)[i];
+    const uint32_t a = neox ? i : 2 * i, b = neox ? i + n_dims / 2 : 2 * i + 1;
+    x[a] = float(in[a] * std::cos(theta) - in[b] * std::sin(theta));
+    x[b] = float(in[a] * std::sin(theta) + in[b] * std::cos(theta));
+  }
+}
+
+TEST(SmallKernels, RopeNormalAndNeoxWithFactorsAndPartialRotation) {
+  SeededRng rng;
+  auto& pc = vk_context().pipelines();
+  struct Case {
+    uint32_t head_dim, n_dims, n_heads;
+    bool neox, factors;
+  };
+  for (Case c : {Case{64, 64, 3, false, false}, Case{128, 128, 2, true, true},
+                 Case{80, 32, 5, true, false}, Case{128, 96, 4, false, true}}) {
+    vk::Arena arena = make_arena();
+    // Two sequences: one prefilling 7 tokens from position 0, one decoding at a later position.
+    std::vector<uint32_t> t0 = {0}, t1(64);
+    std::iota(t1.begin(), t1.end(), 1);
+    std::vector<kv::BatchSequence> seqs = {{t0, 7, 7}, {t1, 1, 900 + rng.below(100)}};
+    kv::BatchMeta meta = kv::build_batch_meta(seqs);
+    const uint32_t T = meta.n_tokens, stride = c.n_heads * c.head_dim + 8;  // padded rows
+    auto x = random_vector(rng, size_t(T) * stride);
+    std::vector<float> factors(c.n_dims / 2);
+    for (float& f : factors) f = rng.uniform(1.f, 8.f);
+    const float base = c.neox ? 1000000.f : 10000.f, fscale = c.factors ? 1.f : 0.5f;
+    BufferSlice dx = to_device(arena, x), dmeta = to_device(arena, meta.words);
+    BufferSlice dfac = to_device(arena, factors);
+    BufferSlice out = device_filled<float>(arena, size_t(T) * c.n_heads * c.head_dim);
+    ops::RopeParams rp{.head_dim = c.head_dim,
+                       .n_dims = c.n_dims,
+                       .neox = c.neox,
+                       .freq_base = base,
+                       .freq_scale = fscale,
+                       .freq_factors = c.factors ? dfac : BufferSlice{}};
+    ops::BatchInfo batch{dmeta, T, meta.n_seqs};
+    run([&](vk::CommandRecorder& rec) {
+      ops::rope(rec, pc, rp, batch, {dx, 0, stride}, {out, 0, 0}, c.n_heads);
+      ops::rope(rec, pc, rp, batch, {dx, 0, stride}, {dx, 0, stride}, c.n_heads);  // in place
+    });
+    std::vector<float> want(size_t(T) * c.n_heads * c.head_dim), want_inplace = x;
+    for (uint32_t t = 0; t < T; ++t)
+      for (uint32_t h = 0; h < c.n_heads; ++h) {
+        std::span<float> row(want.data() + (size_t(t) * c.n_heads + h) * c.head_dim, c.head_dim);
+        std::copy_n(x.begin() + size_t(t) * stride + h * c.head_dim, c.head_dim, row.begin());
+        rope_ref(row, c.n_dims, c.neox, base, fscale, c.factors ? &factors : nullptr,
+                 meta.words[T + t]);
+        std::copy(row.begin(), row.end(),
+                  want_inplace.begin() + size_t(t) * stride + h * c.head_dim);
+      }
+    SCOPED_TRACE("head_dim=" + std::to_string(c.head_dim) + " n_dims=" + std::to_string(c.n_dims) +
+                 " neox=" + std::to_string(c.neox));
+    // float theta at positions near 1000 carries ~1e-4 rad of error.
+    EXPECT_TRUE(near_all(from_device<float>(out, want.size()), want, 2e-3, 0));
+    EXPECT_TRUE(near_all(from_device<float>(dx, x.size()), want_inplace, 2e-3, 0));
+  }
+}
+
+TEST(SmallKernels, KvWriteRotatesKAndCopiesVIntoShuffledBlocks) {
+  SeededRng rng;
+  auto& pc = vk_context().pipelines();
+  for (uint32_t block_size : {16u, 32u}) {
+    vk::Arena arena = make_arena();
+    const uint32_t head_dim = 64, n_kv = 2, num_blocks = 12;
+    std::vector<uint32_t> ids(num_blocks);
+    std::iota(ids.begin(), ids.end(), 0);
+    std::shuffle(ids.begin(), ids.end(), rng.gen());
+    std::vector<uint32_t> tab0(ids.begin(), ids.begin() + 4),
+        tab1(ids.begin() + 4, ids.begin() + 8);
+    // Sequence 0 prefills 17 tokens at 0..16, sequence 1 decodes one token at a later position.
+    const uint32_t kv1 = 2 * block_size + 1 + rng.below(block_size);
+    std::vector<kv::BatchSequence> seqs = {{tab0, 17, 17}, {tab1, 1, kv1}};
+    kv::BatchMeta meta = kv::build_batch_meta(seqs, block_size);
+    const uint32_t T = meta.n_tokens;
+    kv::KvLayout layout{num_blocks, n_kv, block_size, head_dim};
+    auto k = random_vector(rng, size_t(T) * n_kv * head_dim), v = random_vector(rng, k.size());
+    BufferSlice dk = to_device(arena, k), dv = to_device(arena, v),
+                dmeta = to_device(arena, meta.words);
+    BufferSlice kc = device_filled<uint16_t>(arena, layout.region_elements(), 0);
+    BufferSlice vc = device_filled<uint16_t>(arena, layout.region_elements(), 0);
+    ops::RopeParams rp{.head_dim = head_dim,
+                       .n_dims = head_dim,
+                       .neox = true,
+                       .freq_base = 10000.f,
+                       .freq_scale = 1.f,
+                       .freq_factors = {}};
+    ops::BatchInfo batch{dmeta, T, meta.n_seqs};
+    run([&](vk::CommandRecorder& rec) {
+      ops::write_kv(rec, pc, &rp, batch, {dk, 0, 0}, head_dim, {kc, n_kv, block_size});
+      ops::write_kv(rec, pc, nullptr, batch, {dv, 0, 0}, head_dim, {vc, n_kv, block_size});
+    });
+    auto kh = from_device<_Float16>(kc, layout.region_elements());
+    auto vh = from_device<_Float16>(vc, layout.region_elements());
+    std::vector<bool> written(layout.region_elements(), false);
+    for (uint32_t t = 0; t < T; ++t) {
+      const uint32_t s = meta.words[t], pos = meta.words[T + t];
+      const auto& table = s == 0 ? tab0 : tab1;
+      for (uint32_t h = 0; h < n_kv; ++h) {
+        std::vector<float> row(k.begin() + (size_t(t) * n_kv + h) * head_dim,
+                               k.begin() + (size_t(t) * n_kv + h + 1) * head_dim);
+        rope_ref(row, head_dim, true, 10000.f, 1.f, nullptr, pos);
+        for (uint32_t d = 0; d < head_dim; ++d) {
+          const uint64_t e = layout.element(table[pos / block_size], h, pos % block_size, d);
+          written[e] = true;
+          ASSERT_NEAR(float(kh[e]), row[d], 2e-3) << "t=" << t << " h=" << h << " d=" << d;
+          ASSERT_EQ(float(vh[e]), round_f16(v[(size_t(t) * n_kv + h) * head_dim + d]))
+              << "t=" << t << " h=" << h << " d=" << d;
+        }
+      }
+    }
+    for (uint64_t e = 0; e < written.size(); ++e) {
+      if (!written[e]) {
+        ASSERT_EQ(float(kh[e]), 0.f) << "stray write at element " << e;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace vkllm::test
