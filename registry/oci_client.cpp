@@ -1,0 +1,704 @@
+#include "registry/oci_client.h"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <charconv>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "registry/oci_challenge.h"
+#include "registry/oci_url.h"
+
+namespace vkllm::registry {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace ssl = asio::ssl;
+using asio::awaitable;
+using asio::use_awaitable;
+constexpr auto kNoThrow = asio::as_tuple(asio::use_awaitable);
+
+constexpr size_t kErrorBodyLimit = 16 * 1024;
+constexpr size_t kTransferBuffer = 1 << 20;
+
+// A request body streamed from a BlobReadFn: `size` bytes from `offset`.
+struct BodySource {
+  const BlobReadFn* read = nullptr;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  std::function<void(uint64_t sent)> on_sent;
+};
+
+using Sink = std::function<void(std::span<const std::byte>)>;
+
+struct Request {
+  http::verb method = http::verb::get;
+  OciUrl url;
+  std::vector<std::pair<http::field, std::string>> headers;
+  std::string body;
+  std::optional<BodySource> source;
+  // Registry credentials go only to this origin (and none at all when unset).
+  std::optional<OciUrl> origin;
+  // Stream the body into the sink only for this status (0: any 2xx); others are buffered.
+  unsigned sink_status = 0;
+  // Return right after the header; the body is not read.
+  bool header_only = false;
+  // For 206 answers: the first byte the Content-Range must start at.
+  std::optional<uint64_t> expect_range_start;
+};
+
+struct Response {
+  unsigned status = 0;
+  http::response_header<> header;
+  std::string body;
+  OciUrl url;  // the URL that answered (after redirects)
+
+  std::string field(http::field name) const { return std::string(header[name]); }
+};
+
+std::string trimmed(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) {
+    text.remove_prefix(1);
+  }
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
+    text.remove_suffix(1);
+  }
+  return std::string(text);
+}
+
+[[noreturn]] void fail_status(const Response& response) {
+  auto body = trimmed(response.body);
+  throw OciError(OciErrorKind::http, std::to_string(response.status) + ": " + body, response.status,
+                 body);
+}
+
+std::string base64(std::string_view text) {
+  std::string out(4 * ((text.size() + 2) / 3) + 1, '\0');
+  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                          reinterpret_cast<const unsigned char*>(text.data()),
+                          static_cast<int>(text.size()));
+  out.resize(static_cast<size_t>(n));
+  return out;
+}
+
+std::optional<uint64_t> parse_u64(std::string_view text) {
+  uint64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return value;
+}
+
+bool is_redirect(unsigned status) {
+  return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
+}
+
+bool is_transport_error(const boost::system::system_error& e) {
+  return e.code() != asio::error::operation_aborted;
+}
+
+}  // namespace
+
+std::vector<BlobPart> plan_blob_parts(uint64_t size, const OciClientOptions& options) {
+  unsigned count = std::max(1u, options.parallel_parts);
+  if (size <= options.parallel_threshold || count == 1 || size < count) {
+    return {BlobPart{0, size, 0}};
+  }
+  std::vector<BlobPart> parts;
+  uint64_t part_size = size / count;
+  for (unsigned i = 0; i < count; ++i) {
+    uint64_t offset = part_size * i;
+    parts.push_back({offset, i + 1 == count ? size - offset : part_size, 0});
+  }
+  return parts;
+}
+
+struct OciClient::Impl {
+  OciClientOptions options;
+  ssl::context tls{ssl::context::tls_client};
+  // "scheme://authority" → Authorization header value that the registry accepted.
+  std::map<std::string, std::string> authorization;
+  std::stop_token stop;
+
+  explicit Impl(OciClientOptions opts) : options(std::move(opts)) {
+    tls.set_default_verify_paths();
+    if (!options.extra_ca_file.empty()) tls.load_verify_file(options.extra_ca_file);
+    tls.set_verify_mode(ssl::verify_peer);
+  }
+
+  void check_stop() const {
+    if (stop.stop_requested()) throw OciError(OciErrorKind::cancelled, "cancelled");
+  }
+
+  std::chrono::milliseconds backoff(unsigned attempt) const {
+    auto delay = options.initial_backoff * (int64_t{1} << std::min(attempt - 1, 20u));
+    return std::min<std::chrono::milliseconds>(delay, options.max_backoff);
+  }
+
+  awaitable<void> sleep(std::chrono::milliseconds delay) {
+    asio::steady_timer timer(co_await asio::this_coro::executor, delay);
+    co_await timer.async_wait(use_awaitable);
+  }
+
+  // Runs the tasks to completion on one thread; the first failure (or the stop token) ends
+  // them all. The task objects outlive the io_context, so coroutine lambdas may capture.
+  void run(std::stop_token token, std::vector<std::function<awaitable<void>()>>& tasks) {
+    stop = token;
+    std::exception_ptr first_error;
+    asio::io_context ioc(1);
+    for (auto& task : tasks) {
+      asio::co_spawn(ioc, task(), [&](std::exception_ptr error) {
+        if (error && !first_error) {
+          first_error = error;
+          ioc.stop();
+        }
+      });
+    }
+    {
+      std::stop_callback on_stop(token, [&ioc] { ioc.stop(); });
+      ioc.run();
+    }
+    check_stop();
+    if (first_error) std::rethrow_exception(first_error);
+  }
+
+  void run_one(std::stop_token token, std::function<awaitable<void>()> task) {
+    std::vector<std::function<awaitable<void>()>> tasks{std::move(task)};
+    run(token, tasks);
+  }
+
+  // ---- one HTTP exchange on a fresh connection ----
+
+  template <class Stream>
+  awaitable<Response> exchange_on(Stream& stream, const Request& req, const Sink* sink) {
+    auto& lowest = beast::get_lowest_layer(stream);
+    http::request<http::buffer_body> msg{req.method, req.url.target, 11};
+    msg.set(http::field::host, req.url.authority());
+    msg.set(http::field::user_agent, options.user_agent);
+    for (const auto& [name, value] : req.headers) msg.set(name, value);
+    uint64_t body_size = req.source ? req.source->size : req.body.size();
+    bool sends_body = req.method == http::verb::put || req.method == http::verb::post ||
+                      req.method == http::verb::patch || body_size > 0;
+    if (sends_body) msg.content_length(body_size);
+
+    http::request_serializer<http::buffer_body> serializer{msg};
+    lowest.expires_after(options.io_timeout);
+    if (!req.source || req.source->size == 0) {
+      msg.body().data = req.body.empty() ? nullptr : const_cast<char*>(req.body.data());
+      msg.body().size = req.body.size();
+      msg.body().more = false;
+      co_await http::async_write(stream, serializer, use_awaitable);
+    } else {
+      const BodySource& source = *req.source;
+      msg.body().data = nullptr;
+      msg.body().more = true;
+      co_await http::async_write_header(stream, serializer, use_awaitable);
+      std::vector<std::byte> buffer(
+          static_cast<size_t>(std::min<uint64_t>(kTransferBuffer, source.size)));
+      uint64_t sent = 0;
+      while (sent < source.size) {
+        size_t want = static_cast<size_t>(std::min<uint64_t>(buffer.size(), source.size - sent));
+        size_t got = (*source.read)(source.offset + sent, std::span(buffer.data(), want));
+        if (got == 0) {
+          throw OciError(OciErrorKind::protocol, "blob source ended early at offset " +
+                                                     std::to_string(source.offset + sent));
+        }
+        msg.body().data = buffer.data();
+        msg.body().size = got;
+        msg.body().more = sent + got < source.size;
+        lowest.expires_after(options.io_timeout);
+        auto [ec, written] = co_await http::async_write(stream, serializer, kNoThrow);
+        if (ec == http::error::need_buffer) ec = {};
+        if (ec) throw boost::system::system_error(ec);
+        sent += got;
+        if (source.on_sent) source.on_sent(sent);
+        check_stop();
+      }
+    }
+
+    beast::flat_buffer buffer;
+    http::response_parser<http::buffer_body> parser;
+    parser.body_limit(boost::none);
+    if (req.method == http::verb::head) parser.skip(true);
+    lowest.expires_after(options.io_timeout);
+    co_await http::async_read_header(stream, buffer, parser, use_awaitable);
+
+    Response response;
+    response.status = parser.get().result_int();
+    response.header = parser.get().base();
+    response.url = req.url;
+    if (req.header_only) co_return response;
+
+    bool ok = response.status / 100 == 2;
+    bool to_sink = sink && ok && (req.sink_status == 0 || req.sink_status == response.status);
+    if (to_sink && response.status == 206 && req.expect_range_start) {
+      auto range = response.field(http::field::content_range);  // "bytes S-E/T"
+      auto start = range.starts_with("bytes ") ? range.substr(6, range.find('-') - 6) : "";
+      if (parse_u64(start) != req.expect_range_start) {
+        throw OciError(OciErrorKind::protocol, "range answer starts at the wrong byte: asked for " +
+                                                   std::to_string(*req.expect_range_start) +
+                                                   ", got \"" + range + "\"");
+      }
+    }
+    size_t limit = ok ? options.max_manifest_bytes : kErrorBodyLimit;
+    std::vector<std::byte> chunk(to_sink ? kTransferBuffer : 64 * 1024);
+    while (!parser.is_done()) {
+      parser.get().body().data = chunk.data();
+      parser.get().body().size = chunk.size();
+      lowest.expires_after(options.io_timeout);
+      auto [ec, n] = co_await http::async_read(stream, buffer, parser, kNoThrow);
+      if (ec == http::error::need_buffer) ec = {};
+      if (ec) throw boost::system::system_error(ec);
+      size_t got = chunk.size() - parser.get().body().size;
+      if (to_sink) {
+        if (got > 0) (*sink)(std::span<const std::byte>(chunk.data(), got));
+      } else {
+        if (response.body.size() + got > limit) {
+          if (ok) {
+            throw OciError(OciErrorKind::protocol, "answer from " + req.url.str() +
+                                                       " is larger than " + std::to_string(limit) +
+                                                       " bytes");
+          }
+          break;  // an error page: what we have is enough to explain it
+        }
+        response.body.append(reinterpret_cast<const char*>(chunk.data()), got);
+      }
+      check_stop();
+    }
+    co_return response;
+  }
+
+  awaitable<Response> exchange(const Request& req, const Sink* sink) {
+    auto executor = co_await asio::this_coro::executor;
+    asio::ip::tcp::resolver resolver(executor);
+    auto endpoints =
+        co_await resolver.async_resolve(req.url.host, std::to_string(req.url.port), use_awaitable);
+    if (req.url.scheme == "https") {
+      beast::ssl_stream<beast::tcp_stream> stream(executor, tls);
+      if (!SSL_set_tlsext_host_name(stream.native_handle(), req.url.host.c_str())) {
+        throw OciError(OciErrorKind::transport, "TLS: cannot set server name " + req.url.host);
+      }
+      stream.set_verify_callback(ssl::host_name_verification(req.url.host));
+      beast::get_lowest_layer(stream).expires_after(options.io_timeout);
+      co_await beast::get_lowest_layer(stream).async_connect(endpoints, use_awaitable);
+      co_await stream.async_handshake(ssl::stream_base::client, use_awaitable);
+      co_return co_await exchange_on(stream, req, sink);
+    }
+    beast::tcp_stream stream(executor);
+    stream.expires_after(options.io_timeout);
+    co_await stream.async_connect(endpoints, use_awaitable);
+    co_return co_await exchange_on(stream, req, sink);
+  }
+
+  // ---- redirects and authentication ----
+
+  static std::string origin_key(const OciUrl& url) { return url.scheme + "://" + url.authority(); }
+
+  awaitable<Response> send(Request req, const Sink* sink = nullptr) {
+    bool authenticated = false;
+    const OciUrl first_url = req.url;
+    for (unsigned hops = 0;;) {
+      bool to_registry = req.origin && req.url.same_origin(*req.origin);
+      // Credentials never follow a redirect to another origin: registry ones go only to the
+      // registry, the caller's own (token requests) only to where they were first sent.
+      if (req.origin || !req.url.same_origin(first_url)) {
+        std::erase_if(req.headers,
+                      [](const auto& h) { return h.first == http::field::authorization; });
+      }
+      if (to_registry) {
+        if (auto it = authorization.find(origin_key(req.url)); it != authorization.end()) {
+          req.headers.emplace_back(http::field::authorization, it->second);
+        }
+      }
+      Response response = co_await exchange(req, sink);
+      if (response.status == 401 && to_registry) {
+        if (authenticated) {
+          auto body = trimmed(response.body);
+          throw OciError(OciErrorKind::unauthorized, "unauthorized: access denied", 401, body);
+        }
+        co_await authenticate(response);
+        authenticated = true;
+        continue;
+      }
+      if (is_redirect(response.status)) {
+        if (++hops > options.max_redirects) {
+          throw OciError(OciErrorKind::protocol, "too many redirects from " + req.url.str());
+        }
+        auto location = response.field(http::field::location);
+        if (location.empty()) {
+          throw OciError(OciErrorKind::protocol, std::to_string(response.status) +
+                                                     " without Location from " + req.url.str());
+        }
+        req.url = req.url.resolve(location);
+        if (response.status == 303 && req.method != http::verb::head) {
+          req.method = http::verb::get;
+          req.body.clear();
+          req.source.reset();
+        }
+        continue;
+      }
+      co_return response;
+    }
+  }
+
+  awaitable<void> authenticate(const Response& challenge_response) {
+    auto key = origin_key(challenge_response.url);
+    auto challenges =
+        parse_www_authenticate(challenge_response.field(http::field::www_authenticate));
+    for (const auto& challenge : challenges) {
+      if (challenge.scheme == "bearer") {
+        auto realm = challenge.param("realm");
+        if (realm.empty()) {
+          throw OciError(OciErrorKind::protocol,
+                         "Bearer challenge without realm from " + challenge_response.url.str());
+        }
+        Request token_request;
+        token_request.url = OciUrl::parse(realm);
+        if (auto service = challenge.param("service"); !service.empty()) {
+          token_request.url.add_query("service", service);
+        }
+        auto scopes = challenge.param("scope");
+        for (size_t pos = 0; pos < scopes.size();) {
+          auto end = std::min(scopes.find(' ', pos), scopes.size());
+          if (end > pos) token_request.url.add_query("scope", scopes.substr(pos, end - pos));
+          pos = end + 1;
+        }
+        if (options.credentials) {
+          token_request.headers.emplace_back(http::field::authorization,
+                                             "Basic " + base64(options.credentials->username + ":" +
+                                                               options.credentials->password));
+        }
+        Response answer = co_await send(token_request);
+        if (answer.status == 401 || answer.status == 403) {
+          auto body = trimmed(answer.body);
+          throw OciError(OciErrorKind::unauthorized, "unauthorized: access denied", answer.status,
+                         body);
+        }
+        if (answer.status != 200) {
+          auto body = trimmed(answer.body);
+          throw OciError(
+              OciErrorKind::http,
+              "token request to " + realm + ": " + std::to_string(answer.status) + ": " + body,
+              answer.status, body);
+        }
+        auto json = nlohmann::json::parse(answer.body, nullptr, false);
+        std::string token;
+        if (json.is_object()) {
+          for (const char* field : {"token", "access_token"}) {
+            if (auto it = json.find(field); it != json.end() && it->is_string()) {
+              token = it->get<std::string>();
+              if (!token.empty()) break;
+            }
+          }
+        }
+        if (token.empty()) {
+          throw OciError(OciErrorKind::protocol,
+                         "token answer from " + realm + " has no \"token\" or \"access_token\"");
+        }
+        authorization[key] = "Bearer " + token;
+        co_return;
+      }
+      if (challenge.scheme == "basic" && options.credentials) {
+        authorization[key] =
+            "Basic " + base64(options.credentials->username + ":" + options.credentials->password);
+        co_return;
+      }
+    }
+    throw OciError(OciErrorKind::unauthorized, "unauthorized: access denied", 401,
+                   trimmed(challenge_response.body));
+  }
+
+  // Retries transport failures and 5xx answers with exponential back-off.
+  awaitable<Response> send_with_retry(const Request& req, const Sink* sink = nullptr) {
+    for (unsigned attempt = 1;; ++attempt) {
+      std::string failure;
+      try {
+        Response response = co_await send(req, sink);
+        if (response.status < 500) co_return response;
+        if (attempt >= options.max_attempts) fail_status(response);
+        failure = std::to_string(response.status);
+      } catch (const boost::system::system_error& e) {
+        if (!is_transport_error(e) || attempt >= options.max_attempts) {
+          throw OciError(OciErrorKind::transport, req.url.str() + ": " + e.code().message());
+        }
+        failure = e.code().message();
+      }
+      check_stop();
+      co_await sleep(backoff(attempt));
+    }
+  }
+
+  Request registry_request(http::verb method, const OciRepository& repo, std::string_view tail) {
+    Request req;
+    req.method = method;
+    req.origin = OciUrl::parse(repo.base_url());
+    req.url = *req.origin;
+    req.url.target = "/v2/" + repo.path + "/" + std::string(tail);
+    return req;
+  }
+
+  // ---- downloads ----
+
+  awaitable<void> download_part(Request base, BlobPart& part, bool whole, const BlobWriteFn& write,
+                                const std::function<void()>& on_bytes) {
+    unsigned attempt = 1;
+    while (part.completed < part.size || (whole && part.size == 0)) {
+      Request req = base;
+      uint64_t start = part.offset + part.completed;
+      if (whole && part.completed == 0) {
+        req.sink_status = 200;
+      } else {
+        req.sink_status = 206;
+        req.expect_range_start = start;
+        req.headers.emplace_back(
+            http::field::range,
+            "bytes=" + std::to_string(start) + "-" + std::to_string(part.offset + part.size - 1));
+      }
+      uint64_t before = part.completed;
+      Sink sink = [&](std::span<const std::byte> bytes) {
+        if (part.completed + bytes.size() > part.size) {
+          throw OciError(OciErrorKind::protocol,
+                         "server sent more than the " + std::to_string(part.size) +
+                             " bytes asked for at offset " + std::to_string(part.offset));
+        }
+        write(part.offset + part.completed, bytes);
+        part.completed += bytes.size();
+        on_bytes();
+      };
+      std::string failure;
+      try {
+        Response response = co_await send(req, &sink);
+        if (response.status == req.sink_status) {
+          if (part.completed == part.size) co_return;
+          failure = "connection closed after " + std::to_string(part.completed) + " of " +
+                    std::to_string(part.size) + " bytes";
+        } else if (response.status >= 500) {
+          failure = std::to_string(response.status);
+        } else {
+          fail_status(response);
+        }
+      } catch (const boost::system::system_error& e) {
+        if (!is_transport_error(e)) throw;
+        failure = e.code().message();
+      }
+      if (part.completed > before) attempt = 1;  // progress: a fresh set of retries
+      if (attempt >= options.max_attempts) {
+        throw OciError(OciErrorKind::transport, "downloading " + base.url.str() + ": " + failure);
+      }
+      check_stop();
+      co_await sleep(backoff(attempt++));
+    }
+  }
+};
+
+OciClient::OciClient(OciClientOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
+OciClient::~OciClient() = default;
+
+const OciClientOptions& OciClient::options() const {
+  return impl_->options;
+}
+
+OciManifest OciClient::get_manifest(const OciRepository& repo, std::string_view reference,
+                                    std::stop_token stop) {
+  Request req =
+      impl_->registry_request(http::verb::get, repo, "manifests/" + std::string(reference));
+  req.headers.emplace_back(http::field::accept, std::string(kDockerManifestV2));
+  OciManifest manifest;
+  impl_->run_one(stop, [&]() -> awaitable<void> {
+    Response response = co_await impl_->send_with_retry(req);
+    if (response.status != 200) fail_status(response);
+    manifest.bytes = std::move(response.body);
+    manifest.content_type = response.field(http::field::content_type);
+    manifest.digest = std::string(response.header["Docker-Content-Digest"]);
+  });
+  return manifest;
+}
+
+std::string OciClient::put_manifest(const OciRepository& repo, std::string_view tag,
+                                    std::string_view bytes, std::string_view media_type,
+                                    std::stop_token stop) {
+  Request req = impl_->registry_request(http::verb::put, repo, "manifests/" + std::string(tag));
+  req.headers.emplace_back(http::field::content_type, std::string(media_type));
+  req.body = std::string(bytes);
+  std::string digest;
+  impl_->run_one(stop, [&]() -> awaitable<void> {
+    Response response = co_await impl_->send_with_retry(req);
+    if (response.status / 100 != 2) fail_status(response);
+    digest = std::string(response.header["Docker-Content-Digest"]);
+  });
+  return digest;
+}
+
+std::optional<uint64_t> OciClient::blob_size(const OciRepository& repo, std::string_view digest,
+                                             std::stop_token stop) {
+  Request req = impl_->registry_request(http::verb::head, repo, "blobs/" + std::string(digest));
+  std::optional<uint64_t> size;
+  impl_->run_one(stop, [&]() -> awaitable<void> {
+    Response response = co_await impl_->send_with_retry(req);
+    if (response.status == 404) co_return;
+    if (response.status != 200) fail_status(response);
+    size = parse_u64(response.field(http::field::content_length));
+    if (!size) {
+      throw OciError(OciErrorKind::protocol,
+                     "HEAD " + response.url.str() + " answered without a valid Content-Length");
+    }
+  });
+  return size;
+}
+
+void OciClient::download_blob(const OciRepository& repo, std::string_view digest,
+                              std::vector<BlobPart>& parts, const BlobWriteFn& write,
+                              const TransferProgressFn& progress, std::stop_token stop) {
+  if (parts.empty()) return;
+  Request base = impl_->registry_request(http::verb::get, repo, "blobs/" + std::string(digest));
+  uint64_t total = 0;
+  for (const auto& part : parts) total += part.size;
+  bool whole = parts.size() == 1 && parts[0].offset == 0 && parts[0].completed == 0;
+
+  if (!whole) {
+    // Find where the bytes really are (following redirects once, e.g. to pre-signed storage
+    // URLs) and whether that server honours Range; only the header is read.
+    Request probe = base;
+    probe.header_only = true;
+    probe.headers.emplace_back(http::field::range, "bytes=0-0");
+    impl_->run_one(stop, [&]() -> awaitable<void> {
+      Response response = co_await impl_->send_with_retry(probe);
+      if (response.status == 200) {
+        parts = {BlobPart{0, total, 0}};
+        whole = true;
+      } else if (response.status != 206) {
+        fail_status(response);
+      }
+      base.url = response.url;
+    });
+  }
+
+  auto completed = [&] {
+    uint64_t sum = 0;
+    for (const auto& part : parts) sum += part.completed;
+    return sum;
+  };
+  std::function<void()> on_bytes = [&] {
+    if (progress) progress(completed());
+  };
+  std::vector<std::function<awaitable<void>()>> tasks;
+  for (auto& part : parts) {
+    if (part.completed >= part.size && !(whole && part.size == 0)) continue;
+    tasks.push_back([&, this_part = &part]() {
+      return impl_->download_part(base, *this_part, whole, write, on_bytes);
+    });
+  }
+  impl_->run(stop, tasks);
+}
+
+UploadOutcome OciClient::upload_blob(const OciRepository& repo, std::string_view digest,
+                                     uint64_t size, const BlobReadFn& read,
+                                     const TransferProgressFn& progress,
+                                     std::optional<std::string> mount_from, std::stop_token stop) {
+  auto& impl = *impl_;
+  UploadOutcome outcome = UploadOutcome::uploaded;
+  std::string digest_text(digest);
+
+  auto upload_once = [&]() -> awaitable<bool> {
+    Request start = impl.registry_request(http::verb::post, repo, "blobs/uploads/");
+    if (mount_from) {
+      start.url.add_query("mount", digest_text);
+      start.url.add_query("from", *mount_from);
+    }
+    Response started = co_await impl.send(start);
+    if (started.status == 201 && mount_from) {
+      outcome = UploadOutcome::mounted;
+      co_return true;
+    }
+    if (started.status != 202) fail_status(started);
+
+    auto next_location = [&](const Response& response) {
+      auto location = std::string(response.header["Docker-Upload-Location"]);
+      if (location.empty()) location = response.field(http::field::location);
+      if (location.empty()) {
+        throw OciError(OciErrorKind::protocol,
+                       "upload answer without Location from " + response.url.str());
+      }
+      return response.url.resolve(location);
+    };
+    OciUrl location = next_location(started);
+    auto body_request = [&](http::verb method, uint64_t offset, uint64_t length) {
+      Request req;
+      req.method = method;
+      req.origin = start.origin;
+      req.url = location;
+      req.headers.emplace_back(http::field::content_type, "application/octet-stream");
+      if (length > 0) {
+        req.source = BodySource{&read, offset, length, [&, offset](uint64_t sent) {
+                                  if (progress) progress(offset + sent);
+                                }};
+      }
+      return req;
+    };
+
+    if (size <= impl.options.chunked_upload_threshold) {
+      Request put = body_request(http::verb::put, 0, size);
+      put.url.add_query("digest", digest_text);
+      Response done = co_await impl.send(put);
+      if (done.status != 201 && done.status != 204) fail_status(done);
+      co_return true;
+    }
+    uint64_t chunk = std::max<uint64_t>(1, impl.options.upload_chunk_size);
+    for (uint64_t offset = 0; offset < size; offset += chunk) {
+      uint64_t length = std::min(chunk, size - offset);
+      Request patch = body_request(http::verb::patch, offset, length);
+      patch.headers.emplace_back(
+          http::field::content_range,
+          std::to_string(offset) + "-" + std::to_string(offset + length - 1));
+      Response accepted = co_await impl.send(patch);
+      if (accepted.status != 202 && accepted.status != 204) fail_status(accepted);
+      location = next_location(accepted);
+    }
+    Request put = body_request(http::verb::put, 0, 0);
+    put.url.add_query("digest", digest_text);
+    Response done = co_await impl.send(put);
+    if (done.status != 201 && done.status != 204) fail_status(done);
+    co_return true;
+  };
+
+  impl.run_one(stop, [&]() -> awaitable<void> {
+    for (unsigned attempt = 1;; ++attempt) {
+      std::string failure;
+      try {
+        co_await upload_once();
+        co_return;
+      } catch (const OciError& e) {
+        if (e.kind() != OciErrorKind::http || e.status() < 500 ||
+            attempt >= impl.options.max_attempts) {
+          throw;
+        }
+        failure = e.what();
+      } catch (const boost::system::system_error& e) {
+        if (!is_transport_error(e) || attempt >= impl.options.max_attempts) {
+          throw OciError(OciErrorKind::transport,
+                         "uploading " + digest_text + ": " + e.code().message());
+        }
+        failure = e.code().message();
+      }
+      if (progress) progress(0);
+      impl.check_stop();
+      co_await impl.sleep(impl.backoff(attempt));
+    }
+  });
+  return outcome;
+}
+
+}  // namespace vkllm::registry
