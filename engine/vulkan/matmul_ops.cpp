@@ -1,0 +1,216 @@
+#include "engine/vulkan/matmul_ops.h"
+
+#include <algorithm>
+#include <bit>
+#include <optional>
+#include <stdexcept>
+
+#include "engine/vulkan/command_recorder.h"
+#include "engine/vulkan/device.h"
+#include "engine/vulkan/pipeline.h"
+
+namespace vkllm::vk {
+namespace {
+
+using gguf::TensorType;
+
+struct KernelType {
+  const char* name;         // variant suffix
+  uint32_t block_elements;  // GGUF block size: cols must be a multiple
+  uint32_t block_bytes;
+  uint32_t unit;  // weights one thread decodes at a time (UNIT in dequant_weights.glsl)
+};
+
+std::optional<KernelType> kernel_type(TensorType type) {
+  switch (type) {
+    case TensorType::F32:
+      return KernelType{"f32", 1, 4, 4};
+    case TensorType::F16:
+      return KernelType{"f16", 1, 2, 4};
+    case TensorType::BF16:
+      return KernelType{"bf16", 1, 2, 4};
+    case TensorType::Q4_0:
+      return KernelType{"q4_0", 32, 18, 32};
+    case TensorType::Q4_1:
+      return KernelType{"q4_1", 32, 20, 32};
+    case TensorType::Q5_0:
+      return KernelType{"q5_0", 32, 22, 32};
+    case TensorType::Q5_1:
+      return KernelType{"q5_1", 32, 24, 32};
+    case TensorType::Q8_0:
+      return KernelType{"q8_0", 32, 34, 32};
+    case TensorType::IQ4_NL:
+      return KernelType{"iq4_nl", 32, 18, 32};
+    case TensorType::Q2_K:
+      return KernelType{"q2_k", 256, 84, 32};
+    case TensorType::Q3_K:
+      return KernelType{"q3_k", 256, 110, 32};
+    case TensorType::Q4_K:
+      return KernelType{"q4_k", 256, 144, 32};
+    case TensorType::Q5_K:
+      return KernelType{"q5_k", 256, 176, 32};
+    case TensorType::Q6_K:
+      return KernelType{"q6_k", 256, 210, 32};
+    case TensorType::IQ4_XS:
+      return KernelType{"iq4_xs", 256, 136, 32};
+    default:
+      return std::nullopt;
+  }
+}
+
+// Push constants shared by matvec.comp and matmul.comp.
+struct Push {
+  uint32_t n_rows, k, n_cols, x_stride, y_stride, w_off, x_off, y_off, flags;
+};
+
+std::string type_label(TensorType type) {
+  return "weight type " + std::to_string(static_cast<uint32_t>(type));
+}
+
+// Checks the arguments against the kernels' rules and returns the type's kernel description.
+KernelType validate(const char* op, const MatmulArgs& a) {
+  const auto kt = kernel_type(a.type);
+  const std::string where = std::string(op) + ": ";
+  if (!kt) throw std::invalid_argument(where + "no kernel for " + type_label(a.type));
+  if (a.rows == 0 || a.cols == 0 || a.batch == 0)
+    throw std::invalid_argument(where + "empty shape rows=" + std::to_string(a.rows) + " cols=" +
+                                std::to_string(a.cols) + " batch=" + std::to_string(a.batch));
+  const uint32_t k_multiple = std::max(kt->block_elements, 4u);
+  if (a.cols % k_multiple)
+    throw std::invalid_argument(where + "cols=" + std::to_string(a.cols) +
+                                " is not a multiple of " + std::to_string(k_multiple) + " for " +
+                                kt->name);
+  const uint64_t x_stride = a.x_stride ? a.x_stride : a.cols;
+  const uint64_t y_stride = a.y_stride ? a.y_stride : a.rows;
+  if (x_stride % 4 || x_stride < a.cols)
+    throw std::invalid_argument(where + "x_stride=" + std::to_string(x_stride) +
+                                " must be a multiple of 4 and >= cols=" + std::to_string(a.cols));
+  if (y_stride < a.rows)
+    throw std::invalid_argument(where + "y_stride=" + std::to_string(y_stride) +
+                                " is below rows=" + std::to_string(a.rows));
+  const uint64_t w_bytes = weight_tensor_bytes(a.type, a.rows, a.cols);
+  if (w_bytes + kWeightReadSlackBytes > (uint64_t{1} << 32))
+    throw std::invalid_argument(where + "weights of " + std::to_string(w_bytes) +
+                                " bytes exceed the kernels' 32-bit byte offsets");
+  if (a.weights.size < w_bytes + kWeightReadSlackBytes)
+    throw std::invalid_argument(where + "weights slice of " + std::to_string(a.weights.size) +
+                                " bytes is smaller than the tensor's " + std::to_string(w_bytes) +
+                                " bytes + " + std::to_string(kWeightReadSlackBytes) +
+                                " bytes of read slack");
+  const uint64_t x_elems = (a.batch - 1) * x_stride + a.cols;
+  const uint64_t y_elems = (a.batch - 1) * y_stride + a.rows;
+  if (x_elems >= (uint64_t{1} << 32) || y_elems >= (uint64_t{1} << 32))
+    throw std::invalid_argument(where + "activations exceed 32-bit element indices");
+  if (a.x.size < x_elems * sizeof(float))
+    throw std::invalid_argument(where + "x slice of " + std::to_string(a.x.size) +
+                                " bytes is smaller than the " + std::to_string(x_elems * 4) +
+                                " bytes the shape reads");
+  if (a.y.size < y_elems * sizeof(float))
+    throw std::invalid_argument(where + "y slice of " + std::to_string(a.y.size) +
+                                " bytes is smaller than the " + std::to_string(y_elems * 4) +
+                                " bytes the shape writes");
+  return *kt;
+}
+
+Push make_push(const MatmulArgs& a) {
+  return Push{a.rows,
+              a.cols,
+              a.batch,
+              a.x_stride ? a.x_stride : a.cols,
+              a.y_stride ? a.y_stride : a.rows,
+              0,
+              0,
+              0,
+              a.accumulate ? 1u : 0u};
+}
+
+// Two pipelines per type, not one per batch size: columns beyond the batch are skipped by a
+// uniform branch, which costs far less than compiling (and, on lavapipe, JIT-ing) more variants.
+uint32_t columns_per_pass(uint32_t batch) {
+  return batch <= 1 ? 1 : MatmulKernels::kMaxMatvecColumns;
+}
+
+}  // namespace
+
+bool has_matmul_kernels(TensorType type) {
+  return kernel_type(type).has_value();
+}
+
+uint64_t weight_tensor_bytes(TensorType type, uint32_t rows, uint32_t cols) {
+  const auto kt = kernel_type(type);
+  if (!kt) throw std::invalid_argument("weight_tensor_bytes: no kernel for " + type_label(type));
+  return uint64_t{rows} * (cols / kt->block_elements) * kt->block_bytes;
+}
+
+MatmulKernels::MatmulKernels(PipelineCache& pipelines, const MatmulTuning& tuning)
+    : pipelines_(pipelines), tuning_(tuning) {
+  const DeviceCapabilities& caps = pipelines_.device().caps();
+  if (!caps.subgroup_arithmetic()) tuning_.shared_reduction = true;
+  if (tuning_.matvec_threads == 0)
+    tuning_.matvec_threads = std::clamp<uint32_t>(std::bit_ceil(caps.subgroup_size), 32, 128);
+  if (!std::has_single_bit(tuning_.matvec_threads))
+    throw std::invalid_argument("MatmulTuning: matvec_threads=" +
+                                std::to_string(tuning_.matvec_threads) + " is not a power of two");
+  if (tuning_.matvec_rows == 0) tuning_.matvec_rows = 2;
+  if (tuning_.tile_tokens == 0) tuning_.tile_tokens = 64;
+  if (tuning_.tile_rows == 0) tuning_.tile_rows = 64;
+  if (tuning_.thread_tokens == 0) tuning_.thread_tokens = 4;
+  if (tuning_.thread_rows == 0) tuning_.thread_rows = 4;
+  const MatmulTuning& t = tuning_;
+  if (t.tile_tokens % t.thread_tokens || t.tile_rows % t.thread_rows)
+    throw std::invalid_argument("MatmulTuning: tile " + std::to_string(t.tile_tokens) + "x" +
+                                std::to_string(t.tile_rows) + " is not a multiple of the thread " +
+                                "tile " + std::to_string(t.thread_tokens) + "x" +
+                                std::to_string(t.thread_rows));
+  const uint64_t threads =
+      uint64_t{t.tile_tokens / t.thread_tokens} * (t.tile_rows / t.thread_rows);
+  if (threads > caps.max_workgroup_invocations || threads > caps.max_workgroup_size[0])
+    throw std::invalid_argument("MatmulTuning: " + std::to_string(threads) +
+                                " threads per matmul workgroup exceed the device limit");
+  const uint64_t shared = 32ull * (t.tile_tokens + 1 + t.tile_rows + 1) * sizeof(float);
+  if (shared > caps.max_shared_memory)
+    throw std::invalid_argument("MatmulTuning: matmul tiles need " + std::to_string(shared) +
+                                " bytes of shared memory, the device has " +
+                                std::to_string(caps.max_shared_memory));
+}
+
+void MatmulKernels::record_matvec(CommandRecorder& rec, const MatmulArgs& args) {
+  const KernelType kt = validate("record_matvec", args);
+  const DeviceCapabilities& caps = pipelines_.device().caps();
+  const uint32_t ncols = columns_per_pass(args.batch);
+  const std::string shader =
+      std::string("matvec_") + kt.name + (tuning_.shared_reduction ? "_shmem" : "");
+  const Pipeline& pipeline =
+      pipelines_.get({.shader = shader,
+                      .num_buffers = 3,
+                      .push_constant_bytes = sizeof(Push),
+                      .spec = {tuning_.matvec_threads, tuning_.matvec_rows, ncols}});
+  const uint32_t row_groups = div_up(args.rows, tuning_.matvec_rows);
+  const uint32_t gx = std::min(row_groups, caps.max_workgroup_count[0]);
+  const uint32_t gz = div_up(row_groups, gx);
+  const uint32_t gy = div_up(args.batch, ncols);
+  if (gz > caps.max_workgroup_count[2] || gy > caps.max_workgroup_count[1])
+    throw std::invalid_argument("record_matvec: rows=" + std::to_string(args.rows) + " batch=" +
+                                std::to_string(args.batch) + " exceed the device's grid");
+  rec.dispatch(pipeline, {args.weights, args.x, args.y}, make_push(args), Groups{gx, gy, gz});
+}
+
+void MatmulKernels::record_matmul(CommandRecorder& rec, const MatmulArgs& args) {
+  const KernelType kt = validate("record_matmul", args);
+  const DeviceCapabilities& caps = pipelines_.device().caps();
+  const MatmulTuning& t = tuning_;
+  const uint32_t threads = (t.tile_tokens / t.thread_tokens) * (t.tile_rows / t.thread_rows);
+  const Pipeline& pipeline = pipelines_.get(
+      {.shader = std::string("matmul_") + kt.name,
+       .num_buffers = 3,
+       .push_constant_bytes = sizeof(Push),
+       .spec = {threads, t.tile_tokens, t.tile_rows, t.thread_tokens, t.thread_rows}});
+  const uint32_t gx = div_up(args.rows, t.tile_rows);
+  const uint32_t gy = div_up(args.batch, t.tile_tokens);
+  if (gx > caps.max_workgroup_count[0] || gy > caps.max_workgroup_count[1])
+    throw std::invalid_argument("record_matmul: rows=" + std::to_string(args.rows) + " tokens=" +
+                                std::to_string(args.batch) + " exceed the device's grid");
+  rec.dispatch(pipeline, {args.weights, args.x, args.y}, make_push(args), Groups{gx, gy, 1});
+}
+
+}  // namespace vkllm::vk

@@ -1,0 +1,89 @@
+// Weight x activation products on the GPU for every GGUF weight type the forward pass meets:
+// y = W x with W a ggml tensor [cols = K contiguous, rows = N] in its own block format (decoded
+// inside the kernels; no dequantized copy of the weights exists), x and y f32.
+//
+//   record_matvec  decode: 1..8 activation vectors per pass over the weights (more are split
+//                  into passes of 8), shaders/matvec.comp
+//   record_matmul  prefill: shared-memory tiled GEMM over any number of tokens,
+//                  shaders/matmul.comp
+//   record         picks one of the two by the batch size
+//
+// Kernel variants are "matvec_<type>" / "matvec_<type>_shmem" / "matmul_<type>" with <type> the
+// lower-case ggml name (f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, iq4_nl, q2_k, q3_k, q4_k,
+// q5_k, q6_k, iq4_xs).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "engine/gguf/tensor_type.h"
+#include "engine/vulkan/buffer.h"
+
+namespace vkllm::vk {
+
+class CommandRecorder;
+class PipelineCache;
+class Pipeline;
+
+// True if matvec/matmul kernels exist for weights of `type`.
+bool has_matmul_kernels(gguf::TensorType type);
+
+// Bytes of a [rows x cols] weight tensor of `type` (cols a multiple of the block size).
+uint64_t weight_tensor_bytes(gguf::TensorType type, uint32_t rows, uint32_t cols);
+
+// Blocks of several formats (Q4_0, Q5_0, Q8_0, Q3_K, Q6_K, IQ4_NL) are only 2-byte aligned and the
+// kernels read them with 32-bit loads, touching up to this many bytes past the tensor's end. The
+// weights slice passed to the kernels must include them (allocate tensors with this slack).
+inline constexpr uint64_t kWeightReadSlackBytes = 16;
+
+struct MatmulArgs {
+  gguf::TensorType type = gguf::TensorType::F32;
+  BufferSlice weights;  // rows x cols weights, at least weight_tensor_bytes + kWeightReadSlackBytes
+  BufferSlice x;        // `batch` vectors of cols floats, x_stride floats apart
+  BufferSlice y;        // `batch` vectors of rows floats, y_stride floats apart
+  uint32_t rows = 0;    // N: output features
+  uint32_t cols = 0;    // K: input features, a multiple of the type's block size (and of 4)
+  uint32_t batch = 1;   // activation vectors (decode sequences or prefill tokens)
+  uint32_t x_stride = 0;    // 0: cols; must be a multiple of 4
+  uint32_t y_stride = 0;    // 0: rows
+  bool accumulate = false;  // y += W x (fused residual add) instead of y = W x
+};
+
+struct MatmulTuning {
+  // matvec: threads per workgroup (a power of two; 0: chosen from the device) and weight rows
+  // per workgroup.
+  uint32_t matvec_threads = 0;
+  uint32_t matvec_rows = 0;
+  // Use the shared-memory reduction even when subgroup arithmetic is available (tests, fallback).
+  bool shared_reduction = false;
+  // matmul output tile: tokens x rows per workgroup and per thread (0: chosen from the device).
+  uint32_t tile_tokens = 0, tile_rows = 0, thread_tokens = 0, thread_rows = 0;
+};
+
+class MatmulKernels {
+ public:
+  // Largest batch handled by one matvec pass; record() switches to the GEMM above it.
+  static constexpr uint32_t kMaxMatvecColumns = 8;
+
+  explicit MatmulKernels(PipelineCache& pipelines, const MatmulTuning& tuning = {});
+
+  // Record the product into `rec` (no barrier is added before or after). Throw
+  // std::invalid_argument naming the offending argument for unsupported types, shapes that break
+  // the block/alignment rules, or slices too small for the shape.
+  void record_matvec(CommandRecorder& rec, const MatmulArgs& args);
+  void record_matmul(CommandRecorder& rec, const MatmulArgs& args);
+  void record(CommandRecorder& rec, const MatmulArgs& args) {
+    if (args.batch <= kMaxMatvecColumns)
+      record_matvec(rec, args);
+    else
+      record_matmul(rec, args);
+  }
+
+  const MatmulTuning& tuning() const { return tuning_; }
+
+ private:
+  PipelineCache& pipelines_;
+  MatmulTuning tuning_;
+};
+
+}  // namespace vkllm::vk

@@ -1,0 +1,216 @@
+// Shared pieces of the matvec/matmul kernel tests: random weights in each ggml block format, a
+// double-precision scalar reference built on the CPU dequantizer, and the tolerance check.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engine/gguf/quants.h"
+#include "engine/gguf/tensor_type.h"
+#include "engine/vulkan/context.h"
+#include "engine/vulkan/matmul_ops.h"
+
+namespace vkllm::matmul_test {
+
+using gguf::TensorType;
+
+// One device for the whole binary: creating a Vulkan device per test is slow on lavapipe.
+inline vk::Context& context() {
+  static vk::Context ctx;
+  return ctx;
+}
+
+inline const std::vector<TensorType>& all_weight_types() {
+  static const std::vector<TensorType> types = {
+      TensorType::F32,  TensorType::F16,  TensorType::BF16, TensorType::Q4_0,   TensorType::Q4_1,
+      TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0, TensorType::IQ4_NL, TensorType::Q2_K,
+      TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K,   TensorType::IQ4_XS};
+  return types;
+}
+
+// One type per layout family for tests of type-independent logic: float (vec4 loads), a
+// 2-byte-aligned legacy block, a 16-byte-aligned K-quant and a 2-byte-aligned K-quant.
+inline const std::vector<TensorType>& layout_sample_types() {
+  static const std::vector<TensorType> types = {TensorType::F16, TensorType::Q8_0, TensorType::Q4_K,
+                                                TensorType::Q6_K};
+  return types;
+}
+
+inline std::string type_param_name(const testing::TestParamInfo<TensorType>& info) {
+  return std::string(gguf::type_name(info.param));
+}
+
+inline uint32_t block_elements(TensorType type) {
+  return gguf::traits(type).block_elements;
+}
+
+// Offsets of the f16 scale fields (d, dmin, m) inside one block: random bytes there could be
+// NaN/Inf, so they are overwritten with finite values. Everything else stays random bits, which
+// exercises every quant pattern and sub-scale.
+inline std::vector<uint32_t> half_fields(TensorType type) {
+  switch (type) {
+    case TensorType::Q4_0:
+    case TensorType::Q5_0:
+    case TensorType::Q8_0:
+    case TensorType::IQ4_NL:
+    case TensorType::IQ4_XS:
+      return {0};
+    case TensorType::Q4_1:
+    case TensorType::Q5_1:
+    case TensorType::Q4_K:
+    case TensorType::Q5_K:
+      return {0, 2};
+    case TensorType::Q2_K:
+      return {80, 82};
+    case TensorType::Q3_K:
+      return {108};
+    case TensorType::Q6_K:
+      return {208};
+    default:
+      return {};
+  }
+}
+
+// rows x cols weights of `type` followed by kWeightReadSlackBytes of random slack.
+inline std::vector<uint8_t> random_weights(TensorType type, uint32_t rows, uint32_t cols,
+                                           std::mt19937& rng) {
+  const uint64_t bytes = vk::weight_tensor_bytes(type, rows, cols);
+  std::vector<uint8_t> out(bytes + vk::kWeightReadSlackBytes);
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  const uint64_t n = uint64_t{rows} * cols;
+  auto put16 = [&](uint64_t at, uint16_t v) { std::memcpy(out.data() + at, &v, 2); };
+  if (type == TensorType::F32) {
+    for (uint64_t i = 0; i < n; ++i) {
+      const float v = value(rng);
+      std::memcpy(out.data() + 4 * i, &v, 4);
+    }
+  } else if (type == TensorType::F16 || type == TensorType::BF16) {
+    for (uint64_t i = 0; i < n; ++i)
+      put16(2 * i, type == TensorType::F16 ? gguf::fp32_to_fp16(value(rng))
+                                           : gguf::fp32_to_bf16(value(rng)));
+  } else {
+    std::uniform_int_distribution<int> byte(0, 255);
+    for (auto& b : out) b = static_cast<uint8_t>(byte(rng));
+    const uint32_t block_bytes = gguf::traits(type).block_bytes;
+    std::uniform_real_distribution<float> scale(0.01f, 0.1f);
+    for (uint64_t at = 0; at < bytes; at += block_bytes)
+      for (uint32_t field : half_fields(type))
+        put16(at + field, gguf::fp32_to_fp16((value(rng) < 0 ? -1.0f : 1.0f) * scale(rng)));
+  }
+  for (uint64_t i = bytes; i < out.size(); ++i) out[i] = 0xA5;
+  return out;
+}
+
+inline std::vector<float> random_floats(size_t n, std::mt19937& rng) {
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (auto& f : v) f = value(rng);
+  return v;
+}
+
+// Row-major rows x cols floats from the CPU dequantizer (the reference decoder).
+inline std::vector<float> dequantize_rows(TensorType type, const std::vector<uint8_t>& w,
+                                          uint32_t rows, uint32_t cols) {
+  std::vector<float> out(uint64_t{rows} * cols);
+  const uint64_t row_bytes = vk::weight_tensor_bytes(type, 1, cols);
+  for (uint32_t r = 0; r < rows; ++r)
+    gguf::dequantize(type, w.data() + r * row_bytes, out.data() + uint64_t{r} * cols, cols);
+  return out;
+}
+
+// Relative error tolerance, against sum_k |w_k x_k| of each output (the scale of the rounding
+// error of an f32 accumulation, independent of cancellation in the sum itself).
+inline double tolerance(TensorType type) {
+  return type == TensorType::F32 || type == TensorType::F16 || type == TensorType::BF16 ? 1e-4
+                                                                                        : 2e-4;
+}
+
+struct Shape {
+  uint32_t rows, cols, batch;
+  uint32_t x_stride = 0, y_stride = 0;
+  bool accumulate = false;
+};
+
+// Checks y (batch vectors, y_stride apart) against y0 (if accumulating) + W x in double.
+inline void expect_matches_reference(TensorType type, const Shape& s, const std::vector<float>& w,
+                                     const std::vector<float>& x, const std::vector<float>& y0,
+                                     const std::vector<float>& y) {
+  const uint32_t xs = s.x_stride ? s.x_stride : s.cols;
+  const uint32_t ys = s.y_stride ? s.y_stride : s.rows;
+  double worst = 0;
+  int failures = 0;
+  for (uint32_t b = 0; b < s.batch; ++b) {
+    for (uint32_t n = 0; n < s.rows; ++n) {
+      double ref = s.accumulate ? y0[uint64_t{b} * ys + n] : 0.0;
+      double mag = std::fabs(ref);
+      for (uint32_t k = 0; k < s.cols; ++k) {
+        const double p = double(w[uint64_t{n} * s.cols + k]) * x[uint64_t{b} * xs + k];
+        ref += p;
+        mag += std::fabs(p);
+      }
+      const double got = y[uint64_t{b} * ys + n];
+      const double rel = std::fabs(got - ref) / std::max(mag, 1e-30);
+      worst = std::max(worst, std::isnan(got) ? 1e30 : rel);
+      if (!(rel <= tolerance(type)) && ++failures <= 5)
+        ADD_FAILURE() << "y[" << b << "][" << n << "] = " << got << ", reference " << ref
+                      << " (|w||x| sum " << mag << ", relative error " << rel << ")";
+    }
+  }
+  EXPECT_EQ(failures, 0) << failures << " wrong outputs, worst relative error " << worst;
+  // Untouched padding between strided outputs proves the kernel writes only its own elements.
+  for (uint32_t b = 0; b < s.batch; ++b)
+    for (uint32_t n = s.rows; n < ys && uint64_t{b} * ys + n < y.size(); ++n)
+      ASSERT_EQ(y[uint64_t{b} * ys + n], y0[uint64_t{b} * ys + n]) << "padding overwritten";
+}
+
+// Uploads weights and activations, runs `record` (matvec or matmul) once, and checks the result.
+template <typename Record>
+void run_and_check(TensorType type, const Shape& s, std::mt19937& rng, Record record) {
+  vk::Context& ctx = context();
+  vk::Device& dev = ctx.device();
+  SCOPED_TRACE("rows=" + std::to_string(s.rows) + " cols=" + std::to_string(s.cols) +
+               " batch=" + std::to_string(s.batch));
+  const uint32_t xs = s.x_stride ? s.x_stride : s.cols;
+  const uint32_t ys = s.y_stride ? s.y_stride : s.rows;
+  const std::vector<uint8_t> wq = random_weights(type, s.rows, s.cols, rng);
+  const std::vector<float> x = random_floats(uint64_t{s.batch} * xs, rng);
+  const std::vector<float> y0 = random_floats(uint64_t{s.batch} * ys, rng);
+
+  vk::Buffer wb(dev, wq.size(), vk::MemoryKind::DeviceLocal, "test weights");
+  vk::Buffer xb(dev, x.size() * 4, vk::MemoryKind::DeviceLocal, "test x");
+  vk::Buffer yb(dev, y0.size() * 4, vk::MemoryKind::DeviceLocal, "test y");
+  vk::upload(dev, wb.slice(), std::span<const uint8_t>(wq));
+  vk::upload(dev, xb.slice(), std::span<const float>(x));
+  vk::upload(dev, yb.slice(), std::span<const float>(y0));
+
+  vk::MatmulArgs args{.type = type,
+                      .weights = wb.slice(),
+                      .x = xb.slice(),
+                      .y = yb.slice(),
+                      .rows = s.rows,
+                      .cols = s.cols,
+                      .batch = s.batch,
+                      .x_stride = s.x_stride,
+                      .y_stride = s.y_stride,
+                      .accumulate = s.accumulate};
+  vk::CommandRecorder rec(dev);
+  rec.begin();
+  record(rec, args);
+  rec.submit_and_wait();
+  const std::vector<float> y = vk::download<float>(dev, yb.slice(), y0.size());
+  expect_matches_reference(type, s, dequantize_rows(type, wq, s.rows, s.cols), x, y0, y);
+}
+
+// Seeds from std::random_device, reported with every failure of the calling test.
+inline std::mt19937 seeded_rng(unsigned& seed) {
+  seed = std::random_device{}();
+  return std::mt19937(seed);
+}
+
+}  // namespace vkllm::matmul_test

@@ -1,0 +1,114 @@
+// Decode matvec kernels (shaders/matvec.comp) for every weight type against a double-precision
+// scalar reference built on the CPU dequantizer, on fresh random weights and activations.
+#include <gtest/gtest.h>
+
+#include "tests/engine/matmul_test_support.h"
+
+namespace vkllm::matmul_test {
+namespace {
+
+using Recorder = vk::CommandRecorder;
+using Args = vk::MatmulArgs;
+
+// K values that leave a partial round of the workgroup's threads (32 threads, 32 weights per
+// thread-step for quants, 4 for float types) yet stay multiples of the block size.
+std::vector<uint32_t> test_cols(TensorType type) {
+  switch (block_elements(type)) {
+    case 256:
+      return {256, 1280};
+    case 32:
+      return {288, 1056};
+    default:
+      return {100, 516};
+  }
+}
+
+class MatvecKernels : public testing::TestWithParam<TensorType> {};
+
+TEST_P(MatvecKernels, MatchesReferenceForBatchesOneToEight) {
+  const TensorType type = GetParam();
+  unsigned seed = 0;
+  std::mt19937 rng = seeded_rng(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  vk::MatmulKernels kernels(context().pipelines());
+  const std::vector<uint32_t> cols = test_cols(type);
+  // rows 97: odd, so the last workgroup of 2 rows is half empty.
+  for (uint32_t batch = 1; batch <= 8; ++batch)
+    run_and_check(type, {97, cols[batch % 2], batch}, rng,
+                  [&](Recorder& r, const Args& a) { kernels.record_matvec(r, a); });
+}
+
+TEST_P(MatvecKernels, StridesAccumulationAndMoreThanEightColumns) {
+  const TensorType type = GetParam();
+  unsigned seed = 0;
+  std::mt19937 rng = seeded_rng(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  vk::MatmulKernels kernels(context().pipelines());
+  const uint32_t k = test_cols(type)[0];
+  // 11 vectors: one pass of 8 columns and one of 3; padded strides; y += W x.
+  run_and_check(type, {96, k, 11, k + 8, 101, true}, rng,
+                [&](Recorder& r, const Args& a) { kernels.record_matvec(r, a); });
+}
+
+INSTANTIATE_TEST_SUITE_P(AllWeightTypes, MatvecKernels, testing::ValuesIn(all_weight_types()),
+                         type_param_name);
+
+// The reduction and row-group logic does not depend on the weight type: it is exercised on a few
+// types of each alignment class, which keeps the number of pipelines lavapipe compiles down.
+class MatvecReductions : public testing::TestWithParam<TensorType> {};
+
+TEST_P(MatvecReductions, SharedMemoryReductionAndOtherRowCounts) {
+  const TensorType type = GetParam();
+  unsigned seed = 0;
+  std::mt19937 rng = seeded_rng(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const std::vector<uint32_t> cols = test_cols(type);
+  // 64 threads, 3 rows per workgroup (151 leaves a partial row group).
+  vk::MatmulKernels shared(context().pipelines(),
+                           {.matvec_threads = 64, .matvec_rows = 3, .shared_reduction = true});
+  for (uint32_t batch : {1u, 5u})
+    run_and_check(type, {151, cols[1], batch}, rng,
+                  [&](Recorder& r, const Args& a) { shared.record_matvec(r, a); });
+  // Workgroups of one subgroup take the subgroupAdd path without the shared-memory step.
+  vk::MatmulKernels narrow(
+      context().pipelines(),
+      {.matvec_threads = std::max(4u, context().caps().subgroup_size), .matvec_rows = 1});
+  run_and_check(type, {150, cols[0], 2}, rng,
+                [&](Recorder& r, const Args& a) { narrow.record_matvec(r, a); });
+}
+
+INSTANTIATE_TEST_SUITE_P(SomeWeightTypes, MatvecReductions,
+                         testing::ValuesIn(layout_sample_types()), type_param_name);
+
+TEST(MatvecKernelsArgs, RejectsShapesTheKernelsCannotRun) {
+  vk::MatmulKernels kernels(context().pipelines());
+  vk::Device& dev = context().device();
+  vk::Buffer b(dev, 1 << 16, vk::MemoryKind::DeviceLocal, "args");
+  Args a{.type = TensorType::Q4_K,
+         .weights = b.slice(),
+         .x = b.slice(),
+         .y = b.slice(),
+         .rows = 4,
+         .cols = 300,
+         .batch = 1};
+  Recorder rec(dev);
+  rec.begin();
+  EXPECT_THROW(kernels.record_matvec(rec, a), std::invalid_argument);  // 300 % 256 != 0
+  a.cols = 256;
+  a.type = TensorType::Q8_1;
+  EXPECT_THROW(kernels.record_matvec(rec, a), std::invalid_argument);  // no kernel
+  a.type = TensorType::Q4_K;
+  a.weights = b.slice(0, 4 * 144);  // the tensor fits but not the read slack
+  EXPECT_THROW(kernels.record_matvec(rec, a), std::invalid_argument);
+  a.weights = b.slice();
+  a.x_stride = 258;  // not a multiple of 4
+  EXPECT_THROW(kernels.record_matmul(rec, a), std::invalid_argument);
+  a.x_stride = 0;
+  a.batch = 40;
+  a.y = b.slice(0, 4 * 4 * 39);  // one output vector short
+  EXPECT_THROW(kernels.record_matmul(rec, a), std::invalid_argument);
+  rec.submit_and_wait();
+}
+
+}  // namespace
+}  // namespace vkllm::matmul_test
