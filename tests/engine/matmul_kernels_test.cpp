@@ -23,9 +23,8 @@ std::vector<uint32_t> test_cols(TensorType type) {
 
 TEST_P(MatmulKernels, MatchesReferenceForTokenCounts) {
   const TensorType type = GetParam();
-  unsigned seed = 0;
-  std::mt19937 rng = seeded_rng(seed);
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  test::SeededRng seeded;  // prints its seed with any failure
+  std::mt19937& rng = seeded.gen();
   vk::MatmulKernels kernels(context().pipelines());
   const std::vector<uint32_t> cols = test_cols(type);
   // 64x64 tiles: rows 96 and 200 leave partial row tiles, tokens 7/33 partial token tiles.
@@ -46,9 +45,8 @@ class MatmulTiles : public testing::TestWithParam<TensorType> {};
 
 TEST_P(MatmulTiles, OtherTileShapeStridesAndAccumulation) {
   const TensorType type = GetParam();
-  unsigned seed = 0;
-  std::mt19937 rng = seeded_rng(seed);
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  test::SeededRng seeded;  // prints its seed with any failure
+  std::mt19937& rng = seeded.gen();
   vk::MatmulKernels kernels(
       context().pipelines(),
       {.tile_tokens = 32, .tile_rows = 64, .thread_tokens = 2, .thread_rows = 8});

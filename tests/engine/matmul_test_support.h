@@ -15,15 +15,14 @@
 #include "engine/gguf/tensor_type.h"
 #include "engine/vulkan/context.h"
 #include "engine/vulkan/matmul_ops.h"
+#include "tests/engine/vk_test_context.h"
 
 namespace vkllm::matmul_test {
 
 using gguf::TensorType;
 
-// One device for the whole binary: creating a Vulkan device per test is slow on lavapipe.
 inline vk::Context& context() {
-  static vk::Context ctx;
-  return ctx;
+  return test::vk_context();
 }
 
 inline const std::vector<TensorType>& all_weight_types() {
@@ -34,11 +33,10 @@ inline const std::vector<TensorType>& all_weight_types() {
   return types;
 }
 
-// One type per layout family for tests of type-independent logic: float (vec4 loads), a
-// 2-byte-aligned legacy block, a 16-byte-aligned K-quant and a 2-byte-aligned K-quant.
+// Types for tests of type-independent logic (reductions, tile shapes): a float type with 4-weight
+// decode units and a 2-byte-aligned K-quant with 32-weight units.
 inline const std::vector<TensorType>& layout_sample_types() {
-  static const std::vector<TensorType> types = {TensorType::F16, TensorType::Q8_0, TensorType::Q4_K,
-                                                TensorType::Q6_K};
+  static const std::vector<TensorType> types = {TensorType::F16, TensorType::Q6_K};
   return types;
 }
 
@@ -205,12 +203,6 @@ void run_and_check(TensorType type, const Shape& s, std::mt19937& rng, Record re
   rec.submit_and_wait();
   const std::vector<float> y = vk::download<float>(dev, yb.slice(), y0.size());
   expect_matches_reference(type, s, dequantize_rows(type, wq, s.rows, s.cols), x, y0, y);
-}
-
-// Seeds from std::random_device, reported with every failure of the calling test.
-inline std::mt19937 seeded_rng(unsigned& seed) {
-  seed = std::random_device{}();
-  return std::mt19937(seed);
 }
 
 }  // namespace vkllm::matmul_test

@@ -27,9 +27,8 @@ class MatvecKernels : public testing::TestWithParam<TensorType> {};
 
 TEST_P(MatvecKernels, MatchesReferenceForBatchesOneToEight) {
   const TensorType type = GetParam();
-  unsigned seed = 0;
-  std::mt19937 rng = seeded_rng(seed);
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  test::SeededRng seeded;  // prints its seed with any failure
+  std::mt19937& rng = seeded.gen();
   vk::MatmulKernels kernels(context().pipelines());
   const std::vector<uint32_t> cols = test_cols(type);
   // rows 97: odd, so the last workgroup of 2 rows is half empty.
@@ -40,9 +39,8 @@ TEST_P(MatvecKernels, MatchesReferenceForBatchesOneToEight) {
 
 TEST_P(MatvecKernels, StridesAccumulationAndMoreThanEightColumns) {
   const TensorType type = GetParam();
-  unsigned seed = 0;
-  std::mt19937 rng = seeded_rng(seed);
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  test::SeededRng seeded;  // prints its seed with any failure
+  std::mt19937& rng = seeded.gen();
   vk::MatmulKernels kernels(context().pipelines());
   const uint32_t k = test_cols(type)[0];
   // 11 vectors: one pass of 8 columns and one of 3; padded strides; y += W x.
@@ -59,9 +57,8 @@ class MatvecReductions : public testing::TestWithParam<TensorType> {};
 
 TEST_P(MatvecReductions, SharedMemoryReductionAndOtherRowCounts) {
   const TensorType type = GetParam();
-  unsigned seed = 0;
-  std::mt19937 rng = seeded_rng(seed);
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  test::SeededRng seeded;  // prints its seed with any failure
+  std::mt19937& rng = seeded.gen();
   const std::vector<uint32_t> cols = test_cols(type);
   // 64 threads, 3 rows per workgroup (151 leaves a partial row group).
   vk::MatmulKernels shared(context().pipelines(),
