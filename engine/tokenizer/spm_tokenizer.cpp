@@ -2,7 +2,10 @@
 
 #include <sentencepiece_processor.h>
 
+#include <unordered_map>
+
 #include "engine/tokenizer/spm_model_proto.h"
+#include "engine/tokenizer/utf8.h"
 
 namespace vkllm::tokenizer {
 namespace {
@@ -25,6 +28,12 @@ std::string unescape_spaces(std::string_view piece) {
   return out;
 }
 
+// The next code point of text, with SentencePiece's space symbol read as the space it stands for.
+uint32_t text_codepoint(std::string_view text, size_t& pos) {
+  const uint32_t cp = utf8::decode(text, pos);
+  return cp == 0x2581 ? uint32_t{' '} : cp;
+}
+
 int byte_of_piece(const std::string& t) {
   if (t.size() != 6 || t.compare(0, 3, "<0x") != 0 || t[5] != '>') return -1;
   try {
@@ -44,19 +53,23 @@ SpmTokenizer::SpmTokenizer(Vocab vocab)
     throw TokenizerError("tokenizer: sentencepiece rejected the GGUF vocabulary: " +
                          std::string(status.message()));
   }
-  can_split_at_spaces_ = true;
-  for (const std::string& t : vocab_.tokens) {
-    // A space symbol after the first character that is not itself a space symbol.
-    size_t pos = t.find(kSpaceSymbol, 1);
-    while (pos != std::string::npos) {
-      if (pos < kSpaceSymbol.size() ||
-          t.compare(pos - kSpaceSymbol.size(), kSpaceSymbol.size(), kSpaceSymbol) != 0) {
-        can_split_at_spaces_ = false;
-        break;
-      }
-      pos = t.find(kSpaceSymbol, pos + 1);
+  for (int32_t id = 0; id < vocab_.size(); ++id) {
+    const TokenType t = vocab_.type(id);
+    if (t != TokenType::kNormal && t != TokenType::kUserDefined && t != TokenType::kUnused) {
+      continue;  // control, unknown and byte pieces never span two characters of text
     }
-    if (!can_split_at_spaces_) break;
+    const std::string& text = vocab_.text(id);
+    size_t pos = 0;
+    uint32_t prev = text_codepoint(text, pos);
+    while (pos < text.size()) {
+      const uint32_t cp = text_codepoint(text, pos);
+      if (prev < 128 && cp < 128) {
+        ascii_pairs_.set(prev * 128 + cp);
+      } else {
+        other_pairs_.insert((uint64_t{prev} << 32) | cp);
+      }
+      prev = cp;
+    }
   }
   build_pieces();
 }
@@ -85,22 +98,39 @@ void SpmTokenizer::encode_fragment(std::string_view text, bool at_text_start,
     with_prefix.append(text);
     text = with_prefix;
   }
-  // Chunks of a few KB cut before a space that follows a non-space (see can_split_at_spaces_).
-  constexpr size_t kChunk = 4096;
-  if (!can_split_at_spaces_ || text.size() <= kChunk) {
-    encode_chunk(text, out);
-    return;
-  }
-  size_t start = 0;
+  std::unordered_map<std::string_view, std::pair<size_t, size_t>> seen;
+  size_t start = 0, pos = 0;
+  uint32_t prev = text_codepoint(text, pos);
   while (start < text.size()) {
-    size_t cut = text.size();
-    if (text.size() - start > kChunk) {
-      cut = start + kChunk;
-      while (cut < text.size() && !(text[cut] == ' ' && text[cut - 1] != ' ')) ++cut;
+    // Extend the segment while its last character and the next one may be in one piece.
+    size_t cut = pos;
+    while (cut < text.size()) {
+      size_t next_pos = cut;
+      const uint32_t cp = text_codepoint(text, next_pos);
+      const bool join = joinable(prev, cp);
+      prev = cp;
+      pos = next_pos;
+      if (!join) break;
+      cut = next_pos;
     }
-    encode_chunk(text.substr(start, cut - start), out);
+    const std::string_view segment = text.substr(start, cut - start);
     start = cut;
+    auto [it, inserted] = seen.try_emplace(segment);
+    if (!inserted) {
+      const auto [first, count] = it->second;
+      out.reserve(out.size() + count);
+      for (size_t i = 0; i < count; ++i) out.push_back(out[first + i]);
+      continue;
+    }
+    const size_t first = out.size();
+    encode_chunk(segment, out);
+    it->second = {first, out.size() - first};
   }
+}
+
+bool SpmTokenizer::joinable(uint32_t a, uint32_t b) const {
+  if (a < 128 && b < 128) return ascii_pairs_.test(a * 128 + b);
+  return other_pairs_.count((uint64_t{a} << 32) | b) != 0;
 }
 
 void SpmTokenizer::encode_chunk(std::string_view text, std::vector<int32_t>& out) const {

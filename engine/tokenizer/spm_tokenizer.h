@@ -2,7 +2,9 @@
 // from the GGUF vocabulary.
 #pragma once
 
+#include <bitset>
 #include <memory>
+#include <unordered_set>
 
 #include "engine/tokenizer/tokenizer.h"
 
@@ -24,12 +26,15 @@ class SpmTokenizer final : public Tokenizer {
 
  private:
   void encode_chunk(std::string_view text, std::vector<int32_t>& out) const;
+  // Whether some piece SentencePiece can produce from text has code point a followed by b
+  // (U+2581 counted as a space). Where it has none, no piece can span that place, so the text
+  // is cut there without changing the result; the short segments of real text repeat a lot and
+  // each distinct one goes through SentencePiece once per encode call.
+  bool joinable(uint32_t a, uint32_t b) const;
 
   std::unique_ptr<sentencepiece::SentencePieceProcessor> processor_;
-  // Whether no piece contains U+2581 after another character, so that a text can be cut in
-  // front of every space that follows a non-space without changing the result (no merge can
-  // cross such a cut). Long texts are then encoded in chunks, which keeps the merge queue small.
-  bool can_split_at_spaces_ = false;
+  std::bitset<128 * 128> ascii_pairs_;
+  std::unordered_set<uint64_t> other_pairs_;
 };
 
 }  // namespace vkllm::tokenizer
