@@ -22,12 +22,15 @@ inline uint16_t f16_bits(float f) {
   return b;
 }
 
-// Device slice holding `data` (allocated with 16 spare bytes: kernels may read past the end).
+// Device slice holding `data`, bound with 16 spare zero bytes at the end (weight decoders read up
+// to 16 bytes past a tensor; kernels take their sizes from parameters, not from the range).
 template <typename T>
 vk::BufferSlice to_device(vk::Arena& arena, std::span<const T> data) {
-  vk::BufferSlice s = arena.allocate(std::max<size_t>(data.size_bytes(), 4) + 16);
-  vk::upload(vk_context().device(), s, std::as_bytes(data));
-  return s.sub(0, std::max<size_t>(data.size_bytes(), 4));
+  vk::BufferSlice s = arena.allocate(data.size_bytes() + 16);
+  std::vector<std::byte> bytes(s.size, std::byte{0});
+  std::memcpy(bytes.data(), data.data(), data.size_bytes());
+  vk::upload(vk_context().device(), s, std::span<const std::byte>(bytes));
+  return s;
 }
 template <typename T>
 vk::BufferSlice to_device(vk::Arena& arena, const std::vector<T>& data) {

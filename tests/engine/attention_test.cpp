@@ -1,0 +1,213 @@
+// Paged attention (prefill and decode, split-K, GQA, softcap, sliding window) against a scalar
+// reference over the same f16 cache contents.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "engine/kv/kv_layout.h"
+#include "engine/vulkan/attention.h"
+#include "tests/engine/kernel_test_support.h"
+
+namespace vkllm::test {
+namespace {
+
+using vk::BufferSlice;
+namespace ops = vk::ops;
+
+struct SeqSpec {
+  uint32_t q_len, kv_len;
+};
+
+struct Config {
+  uint32_t head_dim = 64;
+  uint32_t n_kv_heads = 2;
+  uint32_t gqa = 1;
+  uint32_t block_size = 16;
+  float softcap = 0.f;
+  uint32_t window = 0;
+  uint32_t n_splits = 1;
+  std::string describe() const {
+    return "head_dim=" + std::to_string(head_dim) + " gqa=" + std::to_string(gqa) +
+           " block=" + std::to_string(block_size) + " softcap=" + std::to_string(softcap) +
+           " window=" + std::to_string(window) + " splits=" + std::to_string(n_splits);
+  }
+};
+
+void check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>& specs) {
+  SCOPED_TRACE(c.describe());
+  auto& pc = vk_context().pipelines();
+  vk::Arena arena(vk_context().device(), "attention test", 64 << 20);
+  const uint32_t D = c.head_dim, B = c.block_size, n_kv = c.n_kv_heads, n_q = n_kv * c.gqa;
+
+  // Block tables: every sequence gets distinct blocks drawn from a shuffled pool with spare ones.
+  uint32_t blocks_needed = 0;
+  for (auto& s : specs) blocks_needed += (s.kv_len + B - 1) / B;
+  const uint32_t num_blocks = blocks_needed + 5;
+  std::vector<uint32_t> pool(num_blocks);
+  std::iota(pool.begin(), pool.end(), 0);
+  std::shuffle(pool.begin(), pool.end(), rng.gen());
+  std::vector<std::vector<uint32_t>> tables;
+  size_t next = 0;
+  for (auto& s : specs) {
+    tables.emplace_back(pool.begin() + next, pool.begin() + next + (s.kv_len + B - 1) / B);
+    next += tables.back().size();
+  }
+  std::vector<kv::BatchSequence> seqs;
+  for (size_t i = 0; i < specs.size(); ++i)
+    seqs.push_back({tables[i], specs[i].q_len, specs[i].kv_len});
+  kv::BatchMeta meta = kv::build_batch_meta(seqs, B);
+  const uint32_t T = meta.n_tokens;
+
+  // Random f16 cache contents everywhere (unused slots too: they must not leak into results).
+  kv::KvLayout layout{num_blocks, n_kv, B, D};
+  std::vector<uint16_t> kc(layout.region_elements()), vc(kc.size());
+  for (auto& x : kc) x = f16_bits(rng.uniform(-1.f, 1.f));
+  for (auto& x : vc) x = f16_bits(rng.uniform(-1.f, 1.f));
+  auto q = random_vector(rng, size_t(T) * n_q * D);
+  BufferSlice dq = to_device(arena, q), dk = to_device(arena, kc), dv = to_device(arena, vc);
+  BufferSlice dmeta = to_device(arena, meta.words);
+  BufferSlice out = device_filled<float>(arena, q.size());
+  BufferSlice scratch = arena.allocate(ops::attention_scratch_bytes(c.n_splits, T, n_q, D) + 16);
+  const float scale = 1.f / std::sqrt(float(D));
+  run([&](vk::CommandRecorder& rec) {
+    ops::attention(rec, pc,
+                   {.q = {dq, 0, 0},
+                    .k_cache = {dk, n_kv, B},
+                    .v_cache = {dv, n_kv, B},
+                    .batch = {dmeta, T, meta.n_seqs},
+                    .max_q_len = meta.max_q_len,
+                    .out = {out, 0, 0},
+                    .n_q_heads = n_q,
+                    .head_dim = D,
+                    .scale = scale,
+                    .softcap = c.softcap,
+                    .window = c.window,
+                    .n_splits = c.n_splits,
+                    .scratch = scratch});
+  });
+  auto got = from_device<float>(out, q.size());
+
+  auto half = [](uint16_t b) {
+    _Float16 h;
+    std::memcpy(&h, &b, 2);
+    return double(h);
+  };
+  std::vector<float> want(q.size());
+  for (uint32_t t = 0; t < T; ++t) {
+    const uint32_t s = meta.words[t], qp = meta.words[T + t], kv_len = specs[s].kv_len;
+    for (uint32_t h = 0; h < n_q; ++h) {
+      const uint32_t g = h / c.gqa;
+      std::vector<double> score(kv_len, -INFINITY);
+      double mx = -INFINITY;
+      for (uint32_t kp = 0; kp < kv_len; ++kp) {
+        if (kp > qp || (c.window && qp - kp >= c.window)) continue;
+        const uint32_t blk = tables[s][kp / B];
+        double dot = 0;
+        for (uint32_t d = 0; d < D; ++d)
+          dot += double(q[(size_t(t) * n_q + h) * D + d]) *
+                 half(kc[layout.element(blk, g, kp % B, d)]);
+        dot *= scale;
+        if (c.softcap > 0) dot = c.softcap * std::tanh(dot / c.softcap);
+        score[kp] = dot;
+        mx = std::max(mx, dot);
+      }
+      double sum = 0;
+      std::vector<double> o(D, 0.0);
+      for (uint32_t kp = 0; kp < kv_len; ++kp) {
+        if (score[kp] == -INFINITY) continue;
+        const double p = std::exp(score[kp] - mx);
+        sum += p;
+        const uint32_t blk = tables[s][kp / B];
+        for (uint32_t d = 0; d < D; ++d) o[d] += p * half(vc[layout.element(blk, g, kp % B, d)]);
+      }
+      for (uint32_t d = 0; d < D; ++d) want[(size_t(t) * n_q + h) * D + d] = float(o[d] / sum);
+    }
+  }
+  EXPECT_TRUE(near_all(got, want, 2e-5, 1e-4));
+}
+
+// Decode: one query token per sequence at the end of its context.
+TEST(PagedAttention, DecodeWithGqaSoftcapWindowAndSplitK) {
+  SeededRng rng;
+  std::vector<SeqSpec> specs;
+  for (uint32_t len : {15u, 16u, 17u, 31u, 32u, 33u, 100u + rng.below(50), 300u + rng.below(200)})
+    specs.push_back({1, len});
+  std::shuffle(specs.begin(), specs.end(), rng.gen());
+  int i = 0;
+  for (uint32_t head_dim : {64u, 128u})
+    for (uint32_t gqa : {1u, 2u, 4u}) {
+      Config c{.head_dim = head_dim, .gqa = gqa};
+      c.softcap = (i % 2) ? 20.f : 0.f;
+      c.window = (i % 3 == 1) ? 24 : 0;
+      c.n_splits = 1;
+      check_attention(rng, c, specs);
+      c.n_splits = 3 + rng.below(3);  // split-K path, incl. splits with no tiles for short seqs
+      check_attention(rng, c, specs);
+      ++i;
+    }
+}
+
+// Prefill: several query tokens per sequence, causal, from position 0 or after a cached prefix,
+// mixed with decoding sequences in the same batch.
+TEST(PagedAttention, PrefillChunksMixedWithDecode) {
+  SeededRng rng;
+  const std::vector<SeqSpec> specs = {
+      {15, 15}, {17, 17}, {16, 48}, {1, 33}, {33, 33}, {5, 31 + rng.below(3)}, {1, 16}};
+  int i = 0;
+  for (uint32_t head_dim : {64u, 128u})
+    for (uint32_t gqa : {1u, 2u, 4u}) {
+      Config c{.head_dim = head_dim, .gqa = gqa};
+      c.softcap = (i % 2) ? 30.f : 0.f;
+      c.window = (i % 3 == 2) ? 10 : 0;
+      check_attention(rng, c, specs);
+      ++i;
+    }
+  Config split{.head_dim = 64, .gqa = 2, .window = 20, .n_splits = 2};
+  check_attention(rng, split, specs);
+}
+
+TEST(PagedAttention, LargerBlockSizes) {
+  SeededRng rng;
+  const std::vector<SeqSpec> specs = {{1, 65}, {20, 20}, {1, 31}, {3, 130 + rng.below(20)}};
+  for (uint32_t block : {32u, 64u}) {
+    Config c{.head_dim = 64, .gqa = 2, .block_size = block};
+    check_attention(rng, c, specs);
+    c.n_splits = 2;
+    c.softcap = 15.f;
+    check_attention(rng, c, specs);
+  }
+}
+
+TEST(PagedAttention, RejectsInconsistentArguments) {
+  auto& pc = vk_context().pipelines();
+  vk::Arena arena(vk_context().device(), "attention args", 1 << 20);
+  BufferSlice b = arena.allocate(4096);
+  vk::CommandRecorder rec(vk_context().device());
+  rec.begin();
+  ops::AttentionArgs a{.q = {b, 0, 0},
+                       .k_cache = {b, 2, 16},
+                       .v_cache = {b, 2, 16},
+                       .batch = {b, 1, 1},
+                       .max_q_len = 1,
+                       .out = {b, 0, 0},
+                       .n_q_heads = 3,
+                       .head_dim = 64,
+                       .scale = 1.f,
+                       .softcap = 0.f,
+                       .window = 0,
+                       .n_splits = 1,
+                       .scratch = {}};
+  EXPECT_THROW(ops::attention(rec, pc, a), std::invalid_argument);  // 3 heads over 2 KV heads
+  a.n_q_heads = 4;
+  a.n_splits = 4;
+  EXPECT_THROW(ops::attention(rec, pc, a), std::invalid_argument);  // no scratch
+  a.n_splits = 1;
+  a.head_dim = 63;
+  EXPECT_THROW(ops::attention(rec, pc, a), std::invalid_argument);
+  rec.submit_and_wait();
+}
+
+}  // namespace
+}  // namespace vkllm::test
