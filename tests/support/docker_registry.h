@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -24,8 +25,10 @@ namespace vkllm::test {
 class DockerRegistry {
  public:
   DockerRegistry() : dir_("vkllm-registry") {
-    std::string command = std::string(VKLLM_SOURCE_DIR) + "/tests/support/start-registry.sh '" +
-                          dir_.path().string() + "' " + std::to_string(getpid());
+    // The script sits next to this header (found through __FILE__, so benches can use it too).
+    auto script = std::filesystem::path(__FILE__).parent_path() / "start-registry.sh";
+    std::string command =
+        "'" + script.string() + "' '" + dir_.path().string() + "' " + std::to_string(getpid());
     FILE* pipe = popen(command.c_str(), "r");
     if (!pipe) throw std::runtime_error("cannot run " + command);
     char line[128] = {};
@@ -43,12 +46,12 @@ class DockerRegistry {
 
   ~DockerRegistry() {
     if (pid_ <= 0) return;
-    kill(pid_, SIGTERM);
-    // The registry is not our child (the script started it), so poll instead of waitpid.
-    for (int i = 0; i < 100 && kill(pid_, 0) == 0; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
+    // Its storage is thrown away, so there is nothing to shut down gracefully. The registry is
+    // not our child (the script started it), so poll instead of waitpid.
     kill(pid_, SIGKILL);
+    for (int i = 0; i < 100 && running(pid_); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
   }
 
   DockerRegistry(const DockerRegistry&) = delete;
@@ -67,6 +70,15 @@ class DockerRegistry {
   }
 
  private:
+  // Alive and not yet a zombie (whoever reaps it may take its time).
+  static bool running(pid_t pid) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) return false;
+    auto paren = line.rfind(')');
+    return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] != 'Z';
+  }
+
   TempDir dir_;
   uint16_t port_ = 0;
   pid_t pid_ = -1;
