@@ -22,6 +22,8 @@ constexpr uint32_t kMaxDims = 4;
 // hostile files from exhausting the stack.
 constexpr int kMaxArrayDepth = 8;
 
+}  // namespace
+
 std::string value_type_name(ValueType t) {
   switch (t) {
     case ValueType::U8:
@@ -53,6 +55,8 @@ std::string value_type_name(ValueType t) {
   }
   return "type " + std::to_string(static_cast<uint32_t>(t));
 }
+
+namespace {
 
 bool valid_value_type(uint32_t raw) {
   return raw <= static_cast<uint32_t>(ValueType::F64);

@@ -41,6 +41,9 @@ enum class ValueType : uint32_t {
   F64 = 12,
 };
 
+// "u8", "string", "array", ...; "type N" for ids outside the enum.
+std::string value_type_name(ValueType type);
+
 struct Value;
 struct Array {
   ValueType element_type;

@@ -3,7 +3,6 @@
 
 namespace vkllm::cli {
 void add_serve_command(CLI::App&) {}
-void add_gguf_commands(CLI::App&) {}
 void add_tokenizer_commands(CLI::App&) {}
 void add_dev_commands(CLI::App&) {}
 }  // namespace vkllm::cli
