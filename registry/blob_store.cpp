@@ -449,7 +449,11 @@ std::vector<BlobInfo> BlobStore::list() const {
     if (!digest) continue;
     if (std::any_of(out.begin(), out.end(), [&](const BlobInfo& b) { return b.digest == *digest; }))
       continue;
-    if (auto blob = info(*digest)) out.push_back(*blob);
+    try {
+      if (auto blob = info(*digest)) out.push_back(*blob);
+    } catch (const RegistryError&) {
+      // A damaged file is reported when it is opened; listing goes on.
+    }
   }
   return out;
 }

@@ -165,7 +165,12 @@ class ModelStore {
 
   // Deletes blobs (rows, then files) that no model references. Returns the digests removed.
   std::vector<Digest> prune();
-  // Makes catalog and files agree after a crash (see RecoveryReport).
+  // Makes catalog and files agree after a crash (see RecoveryReport): removes writer temp
+  // files, adopts complete blob files that lack a row, drops rows (and the models needing
+  // them) whose file is gone, drops download rows whose temp file is gone, and deletes files
+  // in blobs/partial whose name does not start with the file name of a download row's
+  // temp_path (so "<temp>.part-N" state files of a live download survive). The constructor
+  // runs it only when no other process has the store open.
   RecoveryReport recover();
 
   // Copies every model of an Ollama store (manifests/<host>/<ns>/<model>/<tag> and
@@ -180,13 +185,18 @@ class ModelStore {
   static bool prune_enabled();
 
  private:
-  std::vector<Digest> prune_locked();
+  // Both expect gc_mutex_ held.
+  std::vector<Digest> remove_unused_locked(const std::vector<Digest>& candidates);
+  Digest commit_model_locked(const ModelName& name, std::string_view manifest_json,
+                             std::optional<Clock::time_point> modified_at, bool prune);
+
   std::filesystem::path root_;
   std::unique_ptr<BlobStore> blobs_;
   std::unique_ptr<Catalog> catalog_;
   // Serialises model commits against pruning, so a prune cannot delete a blob between a
   // commit's check and its manifest write.
   mutable std::mutex gc_mutex_;
+  std::shared_ptr<struct ModelStoreLock> lock_;
 };
 
 }  // namespace vkllm::registry

@@ -24,8 +24,10 @@ std::optional<ParameterType> parameter_type(std::string_view name);
 nlohmann::ordered_json typed_parameters(
     const std::vector<std::pair<std::string, std::string>>& raw);
 
-// Checks and normalises a JSON object of parameters (from /api/create): same rules as above,
-// numbers for integer options truncated, a lone stop string made a list.
+// Checks and normalises a JSON object of parameters (from /api/create): known options must
+// have their type ("option \"X\" must be of type integer"), numbers for integer options are
+// truncated, a lone stop string becomes a list, nulls and deprecated options are dropped, and
+// unknown keys are kept as given (Ollama stores them unchecked).
 nlohmann::ordered_json normalize_parameters(const nlohmann::ordered_json& params);
 
 // `base` with every key of `update` set over it.

@@ -1,0 +1,610 @@
+#include "registry/model_store.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+
+#include "registry/errors.h"
+#include "registry/file_io.h"
+#include "registry/go_json.h"
+#include "registry/modelfile.h"
+#include "registry/parameters.h"
+
+namespace vkllm::registry {
+namespace fs = std::filesystem;
+using nlohmann::ordered_json;
+
+namespace {
+
+std::string env_value(const char* name) {
+  const char* raw = std::getenv(name);
+  std::string text = raw ? raw : "";
+  auto strip = [&](std::string_view chars) {
+    size_t b = text.find_first_not_of(chars), e = text.find_last_not_of(chars);
+    text = b == std::string::npos ? std::string() : text.substr(b, e - b + 1);
+  };
+  strip(" \t\r\n");
+  strip("\"'");
+  return text;
+}
+
+bool is_text_layer(std::string_view type) {
+  return type == media_type::kTemplate || type == media_type::kPrompt ||
+         type == media_type::kSystem || type == media_type::kParams ||
+         type == media_type::kMessages || type == media_type::kLicense;
+}
+
+ModelDetails details_from_config(const ordered_json& config) {
+  ModelDetails d;
+  auto str = [&](const char* key) {
+    auto it = config.find(key);
+    return it != config.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  d.format = str("model_format");
+  d.family = str("model_family");
+  if (auto it = config.find("model_families"); it != config.end() && it->is_array())
+    for (const auto& f : *it)
+      if (f.is_string()) d.families.push_back(f.get<std::string>());
+  d.parameter_size = str("model_type");
+  d.quantization_level = str("file_type");
+  return d;
+}
+
+std::vector<std::string> capabilities_from_config(const ordered_json& config) {
+  std::vector<std::string> out;
+  if (auto it = config.find("capabilities"); it != config.end() && it->is_array())
+    for (const auto& c : *it)
+      if (c.is_string()) out.push_back(c.get<std::string>());
+  return out;
+}
+
+std::string config_string(const ordered_json& config, const char* key) {
+  auto it = config.find(key);
+  return it != config.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// Ollama's ConfigV2 field order; keys it marks omitempty are left out when empty.
+ordered_json make_config(const ModelDetails& d, const ordered_json& base,
+                         const CreateRequest& request, const std::vector<Layer>& layers) {
+  ordered_json c;
+  c["model_format"] = d.format;
+  c["model_family"] = d.family;
+  c["model_families"] = d.families.empty() ? ordered_json(nullptr) : ordered_json(d.families);
+  c["model_type"] = d.parameter_size;
+  c["file_type"] = d.quantization_level;
+  auto keep = [&](const char* key, const std::string& override_value) {
+    std::string value = override_value.empty() ? config_string(base, key) : override_value;
+    if (!value.empty()) c[key] = value;
+  };
+  keep("renderer", request.renderer);
+  keep("parser", request.parser);
+  keep("requires", request.requires_version);
+  for (const char* key : {"remote_host", "remote_model", "capabilities", "context_length",
+                          "embedding_length", "base_name", "draft"})
+    if (auto it = base.find(key); it != base.end() && !it->is_null()) c[key] = *it;
+  c["architecture"] = "amd64";
+  c["os"] = "linux";
+  ordered_json diff_ids = ordered_json::array();
+  for (const auto& layer : layers) diff_ids.push_back(layer.digest.str());
+  c["rootfs"] = {{"type", "layers"}, {"diff_ids", diff_ids}};
+  return c;
+}
+
+Clock::time_point file_mtime(const fs::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return Clock::now();
+  auto ns = std::chrono::seconds(st.st_mtim.tv_sec) + std::chrono::nanoseconds(st.st_mtim.tv_nsec);
+  return Clock::time_point(std::chrono::duration_cast<Clock::duration>(ns));
+}
+
+// Holds <root>/store.lock shared for the store's lifetime; the first opener (exclusive)
+// is the one allowed to clean up after a crash, so a second process never deletes the temp
+// files of a live one.
+class StoreLock {
+ public:
+  explicit StoreLock(const fs::path& file) {
+    int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return;  // read-only store: no cleanup, no lock
+    fd_ = UniqueFd(fd);
+    exclusive_ = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+  }
+  bool exclusive() const { return exclusive_; }
+  void share() {
+    if (fd_) ::flock(fd_.get(), LOCK_SH);
+  }
+
+ private:
+  UniqueFd fd_;
+  bool exclusive_ = false;
+};
+
+}  // namespace
+
+struct ModelStoreLock {
+  StoreLock lock;
+};
+
+ModelStore::ModelStore(fs::path root, BlobStoreOptions options) : root_(std::move(root)) {
+  blobs_ = std::make_unique<BlobStore>(root_, options);
+  catalog_ = std::make_unique<Catalog>(root_ / "catalog.db");
+  lock_ = std::make_shared<ModelStoreLock>(ModelStoreLock{StoreLock(root_ / "store.lock")});
+  if (lock_->lock.exclusive()) {
+    recover();
+    lock_->lock.share();
+  } else {
+    lock_->lock.share();
+  }
+}
+
+ModelStore::~ModelStore() = default;
+
+fs::path ModelStore::default_ollama_root() {
+  std::string home = env_value("HOME");
+  return fs::path(home.empty() ? "." : home) / ".ollama" / "models";
+}
+
+bool ModelStore::prune_enabled() {
+  std::string value = env_value("OLLAMA_NOPRUNE");
+  if (value.empty()) return true;
+  static constexpr std::string_view kFalse[] = {"0", "f", "F", "FALSE", "false", "False"};
+  // Ollama's rule: anything that is not a recognised false value counts as true.
+  return std::find(std::begin(kFalse), std::end(kFalse), value) != std::end(kFalse);
+}
+
+// --- blobs -----------------------------------------------------------------------------------
+
+bool ModelStore::has_blob(const Digest& digest) const {
+  return catalog_->find_blob(digest).has_value() && blobs_->contains(digest);
+}
+
+BlobInfo ModelStore::commit_blob(BlobWriter& writer, const std::optional<Digest>& expected) {
+  BlobInfo info = expected ? writer.commit(*expected) : writer.commit();
+  catalog_->add_blob(info);
+  return info;
+}
+
+BlobInfo ModelStore::put_blob(std::string_view bytes, const std::optional<Digest>& expected) {
+  BlobInfo info = blobs_->put(bytes, expected);
+  catalog_->add_blob(info);
+  return info;
+}
+
+BlobInfo ModelStore::put_blob_file(const fs::path& file, const std::optional<Digest>& expected) {
+  BlobInfo info = blobs_->put_file(file, expected);
+  catalog_->add_blob(info);
+  return info;
+}
+
+// --- models ----------------------------------------------------------------------------------
+
+std::optional<ModelRecord> ModelStore::find(const ModelName& name) const {
+  return catalog_->find_model(name);
+}
+
+std::optional<ModelStore::ManifestBytes> ModelStore::manifest(const ModelName& name) const {
+  auto record = catalog_->find_model(name);
+  if (!record) return std::nullopt;
+  auto json = catalog_->manifest(record->manifest_digest);
+  if (!json) return std::nullopt;
+  return ManifestBytes{std::move(*json), record->manifest_digest};
+}
+
+std::vector<Digest> ModelStore::remove_unused_locked(const std::vector<Digest>& candidates) {
+  std::vector<Digest> removed;
+  for (const Digest& digest : candidates) {
+    if (catalog_->blob_references(digest) != 0) continue;
+    // Row first, then file: a crash in between leaves a complete file without a row, which
+    // recover() adopts again; never a row without its file.
+    catalog_->remove_blob(digest);
+    blobs_->remove(digest);
+    removed.push_back(digest);
+  }
+  return removed;
+}
+
+Digest ModelStore::commit_model_locked(const ModelName& name, std::string_view manifest_json,
+                                       std::optional<Clock::time_point> modified_at, bool prune) {
+  std::vector<Digest> previous;
+  if (auto old = catalog_->find_model(name))
+    for (const auto& layer : catalog_->manifest_blobs(old->manifest_digest))
+      previous.push_back(layer.digest);
+  // Every referenced blob must be a complete file, not only a row.
+  for (const Digest& digest : Manifest::parse(manifest_json).blob_digests())
+    if (!blobs_->contains(digest))
+      throw RegistryError(ErrorKind::not_found, "blob \"" + digest.str() + "\" of model " +
+                                                    name.display() + " is not in the store");
+  Digest digest = catalog_->put_model(name, manifest_json, modified_at);
+  if (prune && prune_enabled()) remove_unused_locked(previous);
+  return digest;
+}
+
+Digest ModelStore::commit_model(const ModelName& name, std::string_view manifest_json) {
+  std::lock_guard lock(gc_mutex_);
+  return commit_model_locked(name, manifest_json, std::nullopt, true);
+}
+
+void ModelStore::copy(const ModelName& source, const ModelName& destination) {
+  std::lock_guard lock(gc_mutex_);
+  auto record = catalog_->find_model(source);
+  if (!record)
+    throw RegistryError(ErrorKind::not_found, "model \"" + source.display() + "\" not found");
+  if (source.same_model(destination)) return;
+  auto json = catalog_->manifest(record->manifest_digest);
+  if (!json)
+    throw RegistryError(ErrorKind::not_found, "manifest of \"" + source.display() + "\" not found");
+  commit_model_locked(destination, *json, std::nullopt, true);
+}
+
+bool ModelStore::remove(const ModelName& name) {
+  std::lock_guard lock(gc_mutex_);
+  auto record = catalog_->find_model(name);
+  if (!record) return false;
+  std::vector<Digest> used;
+  for (const auto& layer : catalog_->manifest_blobs(record->manifest_digest))
+    used.push_back(layer.digest);
+  if (!catalog_->remove_model(name)) return false;
+  remove_unused_locked(used);
+  return true;
+}
+
+std::vector<Digest> ModelStore::prune() {
+  std::lock_guard lock(gc_mutex_);
+  return remove_unused_locked(catalog_->unreferenced_blobs());
+}
+
+std::vector<ModelSummary> ModelStore::list() const {
+  std::vector<ModelSummary> out;
+  for (const auto& record : catalog_->models()) {
+    try {
+      auto json = catalog_->manifest(record.manifest_digest);
+      if (!json) continue;
+      Manifest manifest = Manifest::parse(*json);
+      ordered_json config = ordered_json::parse(blobs_->read_text(manifest.config.digest));
+      ModelSummary s;
+      s.name = record.name;
+      s.digest = record.manifest_digest;
+      s.size = manifest.total_size();
+      s.modified_at = record.modified_at;
+      s.details = details_from_config(config);
+      s.capabilities = capabilities_from_config(config);
+      out.push_back(std::move(s));
+    } catch (const std::exception&) {
+      // Like Ollama, a model whose manifest or config cannot be read is left out of the list.
+    }
+  }
+  return out;
+}
+
+ModelShow ModelStore::show(const ModelName& name) const {
+  auto record = catalog_->find_model(name);
+  if (!record)
+    throw RegistryError(ErrorKind::not_found, "model '" + name.display() + "' not found");
+  auto json = catalog_->manifest(record->manifest_digest);
+  if (!json) throw RegistryError(ErrorKind::not_found, "model '" + name.display() + "' not found");
+  ModelShow s;
+  s.name = record->name;
+  s.digest = record->manifest_digest;
+  s.manifest_json = *json;
+  s.manifest = Manifest::parse(*json);
+  s.modified_at = record->modified_at;
+  s.config = ordered_json::parse(blobs_->read_text(s.manifest.config.digest), nullptr, false);
+  if (s.config.is_discarded() || !s.config.is_object())
+    throw RegistryError(ErrorKind::corrupt,
+                        "config blob " + s.manifest.config.digest.str() + " is not a JSON object");
+  s.details = details_from_config(s.config);
+  s.renderer = config_string(s.config, "renderer");
+  s.parser = config_string(s.config, "parser");
+  s.requires_version = config_string(s.config, "requires");
+  for (const auto& layer : s.manifest.layers) {
+    const std::string& type = layer.media_type;
+    if (type == media_type::kModel) {
+      if (!s.model_blob) {
+        s.model_blob = layer.digest;
+        s.details.parent_model = layer.from;
+      }
+    } else if (type == media_type::kProjector) {
+      s.projectors.push_back(layer.digest);
+    } else if (type == media_type::kAdapter) {
+      s.adapters.push_back(layer.digest);
+    } else if (type == media_type::kDraft) {
+      s.draft = layer.digest;
+    } else if (type == media_type::kTemplate || type == media_type::kPrompt) {
+      s.template_text = blobs_->read_text(layer.digest);
+    } else if (type == media_type::kSystem) {
+      s.system = blobs_->read_text(layer.digest);
+    } else if (type == media_type::kLicense) {
+      s.licenses.push_back(blobs_->read_text(layer.digest));
+    } else if (type == media_type::kParams) {
+      auto params = ordered_json::parse(blobs_->read_text(layer.digest), nullptr, false);
+      if (params.is_object()) s.parameters = std::move(params);
+    } else if (type == media_type::kMessages) {
+      auto messages = ordered_json::parse(blobs_->read_text(layer.digest), nullptr, false);
+      if (messages.is_array())
+        for (const auto& m : messages)
+          if (m.is_object())
+            s.messages.push_back(
+                {m.value("role", std::string()), m.value("content", std::string())});
+    }
+  }
+  return s;
+}
+
+Digest ModelStore::create(const CreateRequest& request, const DetailsProvider& details,
+                          const StatusCallback& status) {
+  auto say = [&](const std::string& line) {
+    if (status) status(line);
+  };
+  if (!request.from && request.files.empty())
+    throw RegistryError(ErrorKind::invalid_input, "neither 'from' or 'files' was specified");
+
+  std::vector<Layer> layers;
+  ordered_json base_config = ordered_json::object();
+  ModelDetails model_details;
+  bool have_details = false;
+  ordered_json base_params = ordered_json::object();
+
+  if (request.from) {
+    ModelShow source = show(*request.from);
+    base_config = source.config;
+    model_details = source.details;
+    have_details = true;
+    std::string from_name = source.name.display();
+    for (Layer layer : source.manifest.layers) {
+      if (layer.media_type == media_type::kParams) {
+        base_params = source.parameters;
+        continue;  // rewritten below, merged with the request's
+      }
+      bool weights = !is_text_layer(layer.media_type);
+      if (weights && layer.from.empty()) layer.from = from_name;
+      layers.push_back(std::move(layer));
+    }
+    if (auto it = std::find_if(source.manifest.layers.begin(), source.manifest.layers.end(),
+                               [](const Layer& l) { return l.media_type == media_type::kModel; });
+        it != source.manifest.layers.end())
+      model_details.parent_model = it->from.empty() ? from_name : it->from;
+  }
+  for (const auto& file : request.files) {
+    auto blob = catalog_->find_blob(file.digest);
+    if (!blob || !blobs_->contains(file.digest))
+      throw RegistryError(ErrorKind::not_found, "blob \"" + file.digest.str() + "\" not found");
+    Layer layer{file.media_type, file.digest, blob->size, "", ""};
+    if (file.media_type == media_type::kModel) {
+      // New weights replace the source model's and define the details.
+      std::erase_if(layers, [](const Layer& l) { return l.media_type == media_type::kModel; });
+      model_details = details(file.digest);
+      have_details = true;
+      layers.insert(layers.begin(), layer);
+    } else {
+      layers.push_back(layer);
+    }
+  }
+  if (!have_details || std::none_of(layers.begin(), layers.end(), [](const Layer& l) {
+        return l.media_type == media_type::kModel;
+      }))
+    throw RegistryError(ErrorKind::invalid_input, "no model weights: 'files' has no model file");
+
+  std::vector<std::pair<Layer, bool>> created;  // text layers and whether they already existed
+  auto text_layer = [&](std::string_view type, const std::string& text) {
+    Digest digest = Digest::of(text);
+    bool existed = has_blob(digest);
+    BlobInfo info = put_blob(text, digest);
+    Layer layer{std::string(type), info.digest, info.size, "", ""};
+    layers.push_back(layer);
+    created.emplace_back(layer, existed);
+  };
+  auto replace = [&](std::initializer_list<std::string_view> types) {
+    std::erase_if(layers, [&](const Layer& l) {
+      return std::find(types.begin(), types.end(), l.media_type) != types.end();
+    });
+  };
+  if (request.template_text) {
+    replace({media_type::kTemplate, media_type::kPrompt});
+    text_layer(media_type::kTemplate, *request.template_text);
+  }
+  if (request.system) {
+    replace({media_type::kSystem});
+    text_layer(media_type::kSystem, *request.system);
+  }
+  for (const auto& license : request.licenses) text_layer(media_type::kLicense, license);
+  ordered_json params = merge_parameters(base_params, normalize_parameters(request.parameters));
+  if (!params.empty()) {
+    // Go marshals maps with sorted keys; nlohmann's json (unordered) sorts the same way.
+    text_layer(media_type::kParams, go_json_dump(ordered_json(nlohmann::json(params))) + "\n");
+  }
+  if (!request.messages.empty()) {
+    replace({media_type::kMessages});
+    ordered_json messages = ordered_json::array();
+    for (const auto& m : request.messages)
+      messages.push_back(ordered_json{{"role", m.role}, {"content", m.content}});
+    text_layer(media_type::kMessages, go_json_dump(messages) + "\n");
+  }
+
+  ordered_json config = make_config(model_details, base_config, request, layers);
+  std::string config_text = go_json_dump(config) + "\n";
+  BlobInfo config_blob = put_blob(config_text);
+
+  for (const auto& layer : layers) {
+    auto it = std::find_if(created.begin(), created.end(),
+                           [&](const auto& c) { return c.first.digest == layer.digest; });
+    bool fresh = it != created.end() && !it->second;
+    say(std::string(fresh ? "creating new layer " : "using existing layer ") + layer.digest.str());
+  }
+  say("writing manifest");
+  Manifest manifest;
+  manifest.config =
+      Layer{std::string(media_type::kConfig), config_blob.digest, config_blob.size, "", ""};
+  manifest.layers = layers;
+  Digest digest;
+  {
+    std::lock_guard lock(gc_mutex_);
+    digest = commit_model_locked(request.name, manifest.to_json(), std::nullopt, true);
+  }
+  say("success");
+  return digest;
+}
+
+// --- recovery and import -----------------------------------------------------------------------
+
+RecoveryReport ModelStore::recover() {
+  std::lock_guard lock(gc_mutex_);
+  RecoveryReport report;
+  report.temp_files_removed = blobs_->remove_temp_files();
+
+  std::set<Digest> rows;
+  for (const auto& blob : catalog_->blobs()) {
+    if (blobs_->contains(blob.digest)) {
+      rows.insert(blob.digest);
+      continue;
+    }
+    // The file is gone: drop every model that needs it, then the row.
+    for (const auto& model : catalog_->models()) {
+      auto used = catalog_->manifest_blobs(model.manifest_digest);
+      if (std::any_of(used.begin(), used.end(),
+                      [&](const Layer& l) { return l.digest == blob.digest; })) {
+        catalog_->remove_model(model.name);
+        report.models_removed.push_back(model.name.display());
+      }
+    }
+    if (catalog_->blob_references(blob.digest) == 0 && catalog_->remove_blob(blob.digest))
+      ++report.blob_rows_removed;
+  }
+  // A file under a final name is complete (it was verified before the rename), so a file
+  // without a row is a crash between rename and row commit: adopt it.
+  for (const auto& blob : blobs_->list()) {
+    if (rows.contains(blob.digest)) continue;
+    catalog_->add_blob(blob);
+    ++report.blob_rows_added;
+  }
+
+  std::vector<std::string> live_prefixes;
+  for (const auto& download : catalog_->downloads()) {
+    std::error_code error;
+    if (!fs::exists(download.temp_path, error)) {
+      catalog_->remove_download(download.digest);
+      ++report.downloads_removed;
+    } else {
+      live_prefixes.push_back(download.temp_path.filename().string());
+    }
+  }
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(blobs_->partial_dir(), error)) {
+    std::string name = entry.path().filename().string();
+    bool live = std::any_of(live_prefixes.begin(), live_prefixes.end(),
+                            [&](const std::string& prefix) { return name.starts_with(prefix); });
+    std::error_code ignored;
+    if (!live && fs::remove_all(entry.path(), ignored) > 0) ++report.downloads_removed;
+  }
+  return report;
+}
+
+ImportReport ModelStore::import_ollama_store(const fs::path& ollama_root,
+                                             const StatusCallback& status) {
+  ImportReport report;
+  fs::path manifests = ollama_root / "manifests";
+  std::error_code error;
+  if (!fs::is_directory(manifests, error))
+    throw RegistryError(ErrorKind::not_found,
+                        "no Ollama manifests directory at " + manifests.string());
+  std::vector<fs::path> files;
+  for (auto it = fs::recursive_directory_iterator(manifests, error);
+       it != fs::recursive_directory_iterator(); it.increment(error)) {
+    if (error) break;
+    if (it->is_regular_file() && it.depth() == 3) files.push_back(it->path());
+  }
+  std::sort(files.begin(), files.end());
+  for (const fs::path& file : files) {
+    fs::path rel = fs::relative(file, manifests);
+    std::vector<std::string> parts;
+    for (const auto& p : rel) parts.push_back(p.string());
+    try {
+      auto name = ModelName::parse(parts[0] + "/" + parts[1] + "/" + parts[2] + ":" + parts[3]);
+      std::ifstream in(file, std::ios::binary);
+      std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      Manifest manifest = Manifest::parse(json);
+      for (const auto& layer : manifest.layers)
+        if (layer.media_type == media_type::kTensor)
+          throw RegistryError(ErrorKind::invalid_input,
+                              "safetensors tensor-layer models are not supported");
+      if (status) status("importing " + name.display());
+      for (const Digest& digest : manifest.blob_digests()) {
+        if (has_blob(digest)) {
+          ++report.blobs_skipped;
+          continue;
+        }
+        fs::path source = ollama_root / "blobs" / digest.file_name();
+        if (!fs::is_regular_file(source, error))
+          throw RegistryError(ErrorKind::not_found, "blob " + source.string() + " is missing");
+        put_blob_file(source, digest);
+        ++report.blobs_copied;
+      }
+      {
+        std::lock_guard lock(gc_mutex_);
+        commit_model_locked(name, json, file_mtime(file), false);
+      }
+      report.models.push_back(name.display());
+    } catch (const std::exception& e) {
+      report.failures.push_back(file.string() + ": " + e.what());
+    }
+  }
+  return report;
+}
+
+// --- show rendering ------------------------------------------------------------------------------
+
+std::string ModelShow::parameters_text() const {
+  std::string out;
+  auto line = [&](const std::string& key, const ordered_json& value) {
+    if (!out.empty()) out += '\n';
+    std::string padded = key;
+    if (padded.size() < 30) padded.resize(30, ' ');
+    out += padded + " " + go_format_value_sharp(value);
+  };
+  for (const auto& [key, value] : parameters.items()) {
+    if (value.is_array()) {
+      for (const auto& element : value) line(key, element);
+    } else {
+      line(key, value);
+    }
+  }
+  return out;
+}
+
+std::string ModelShow::modelfile(const std::function<std::string(const Digest&)>& blob_path,
+                                 const std::optional<std::string>& system_override,
+                                 const ordered_json& extra_parameters) const {
+  std::string out = "# Modelfile generated by \"ollama show\"\n";
+  out += "# To build a new Modelfile based on this, replace FROM with:\n";
+  out += "# FROM " + name.display() + "\n\n";
+  Modelfile file;
+  auto add = [&](const char* command, std::string key, std::string value) {
+    file.commands.push_back(ModelfileCommand{command, std::move(key), std::move(value), 0});
+  };
+  if (model_blob) add("from", "", blob_path(*model_blob));
+  for (const auto& adapter : adapters) add("adapter", "", blob_path(adapter));
+  if (draft) add("draft", "", blob_path(*draft));
+  for (const auto& projector : projectors) add("from", "", blob_path(projector));
+  add("template", "", template_text.value_or("{{ .Prompt }}"));
+  std::string shown_system =
+      system_override && !system_override->empty() ? *system_override : system;
+  if (!shown_system.empty()) add("system", "", shown_system);
+  if (!renderer.empty()) add("renderer", "", renderer);
+  if (!parser.empty()) add("parser", "", parser);
+  ordered_json params = merge_parameters(parameters, extra_parameters);
+  for (const auto& [key, value] : params.items()) {
+    if (value.is_array()) {
+      for (const auto& element : value) add("parameter", key, go_format_value(element));
+    } else {
+      add("parameter", key, go_format_value(value));
+    }
+  }
+  for (const auto& license : licenses) add("license", "", license);
+  for (const auto& m : messages) add("message", m.role, m.content);
+  return out + file.to_string();
+}
+
+}  // namespace vkllm::registry
