@@ -164,28 +164,41 @@ void GgufWriter::set_alignment(uint64_t a) {
 
 void GgufWriter::add_tensor(std::string name, TensorType type, std::vector<uint64_t> shape,
                             std::vector<uint8_t> data) {
-  auto tr = type_traits(static_cast<uint32_t>(type));
-  const std::string what = "GGUF writer: tensor '" + name + "'";
+  const uint64_t size = data.size();
+  add_pending({std::move(name), type, std::move(shape), std::move(data), size, nullptr});
+}
+
+void GgufWriter::add_lazy_tensor(std::string name, TensorType type, std::vector<uint64_t> shape,
+                                 TensorFiller fill) {
+  if (!fill) throw std::invalid_argument("GGUF writer: tensor '" + name + "' has no filler");
+  add_pending({std::move(name), type, std::move(shape), {}, 0, std::move(fill)});
+}
+
+void GgufWriter::add_pending(PendingTensor t) {
+  auto tr = type_traits(static_cast<uint32_t>(t.type));
+  const std::string what = "GGUF writer: tensor '" + t.name + "'";
   if (!tr) throw std::invalid_argument(what + " has an unknown type");
-  if (shape.empty() || shape.size() > 4) {
+  if (t.shape.empty() || t.shape.size() > 4) {
     throw std::invalid_argument(what + " needs 1 to 4 dimensions, got " +
-                                std::to_string(shape.size()));
+                                std::to_string(t.shape.size()));
   }
   uint64_t elements = 1;
-  for (uint64_t d : shape) {
+  for (uint64_t d : t.shape) {
     if (d == 0 || __builtin_mul_overflow(elements, d, &elements)) {
       throw std::invalid_argument(what + " has a zero or overflowing dimension");
     }
   }
-  const uint64_t bytes = row_bytes(type, shape[0]) * (elements / shape[0]);
-  if (data.size() != bytes) {
+  const uint64_t bytes = row_bytes(t.type, t.shape[0]) * (elements / t.shape[0]);
+  if (t.fill) {
+    t.byte_size = bytes;
+  } else if (t.data.size() != bytes) {
     throw std::invalid_argument(what + " needs " + std::to_string(bytes) + " bytes of data, got " +
-                                std::to_string(data.size()));
+                                std::to_string(t.data.size()));
   }
-  for (const auto& t : tensors_) {
-    if (t.name == name) throw std::invalid_argument(what + " was added twice");
+  for (const auto& other : tensors_) {
+    if (other.name == t.name) throw std::invalid_argument(what + " was added twice");
   }
-  tensors_.push_back({std::move(name), type, std::move(shape), std::move(data)});
+  tensors_.push_back(std::move(t));
 }
 
 namespace {
@@ -210,18 +223,26 @@ std::vector<uint8_t> serialize_head(const std::vector<std::pair<std::string, Val
     for (uint64_t d : t.shape) s.put<uint64_t>(d);
     s.put<uint32_t>(static_cast<uint32_t>(t.type));
     s.put<uint64_t>(offset);
-    offset = ByteSink::align_up(offset + t.data.size(), alignment);
+    offset = ByteSink::align_up(offset + t.byte_size, alignment);
   }
   s.pad_to(alignment);
   return out;
 }
 }  // namespace
 
+std::vector<uint8_t> GgufWriter::materialize(const PendingTensor& t) {
+  if (!t.fill) return t.data;
+  std::vector<uint8_t> data(t.byte_size);
+  t.fill(data);
+  return data;
+}
+
 std::vector<uint8_t> GgufWriter::serialize() const {
   std::vector<uint8_t> out = serialize_head(metadata_, tensors_, alignment_);
   ByteSink s(out);
   for (const auto& t : tensors_) {
-    out.insert(out.end(), t.data.begin(), t.data.end());
+    const std::vector<uint8_t> data = materialize(t);
+    out.insert(out.end(), data.begin(), data.end());
     s.pad_to(alignment_);
   }
   return out;
@@ -239,8 +260,9 @@ void GgufWriter::write(const std::filesystem::path& path) const {
     write_all(fd.get(), head.data(), head.size(), tmp);
     const std::vector<uint8_t> zeros(alignment_, 0);
     for (const auto& t : tensors_) {
-      write_all(fd.get(), t.data.data(), t.data.size(), tmp);
-      const uint64_t pad = (alignment_ - t.data.size() % alignment_) % alignment_;
+      const std::vector<uint8_t> data = materialize(t);
+      write_all(fd.get(), data.data(), data.size(), tmp);
+      const uint64_t pad = (alignment_ - data.size() % alignment_) % alignment_;
       write_all(fd.get(), zeros.data(), pad, tmp);
     }
     if (::fsync(fd.get()) != 0) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -34,6 +35,13 @@ class GgufWriter {
   void add_tensor(std::string name, TensorType type, std::vector<uint64_t> shape,
                   std::vector<uint8_t> data);
 
+  // Like add_tensor, but the bytes come from `fill` only when serialize() or write() reaches the
+  // tensor (into a buffer of exactly the tensor's byte size), so a large model is produced one
+  // tensor at a time instead of being held in memory whole.
+  using TensorFiller = std::function<void(std::span<uint8_t> out)>;
+  void add_lazy_tensor(std::string name, TensorType type, std::vector<uint64_t> shape,
+                       TensorFiller fill);
+
   uint64_t alignment() const { return alignment_; }
   void set_alignment(uint64_t a);  // also writes general.alignment
 
@@ -47,7 +55,11 @@ class GgufWriter {
     TensorType type;
     std::vector<uint64_t> shape;
     std::vector<uint8_t> data;
+    uint64_t byte_size = 0;
+    TensorFiller fill;  // set for lazy tensors, whose `data` stays empty
   };
+  void add_pending(PendingTensor t);
+  static std::vector<uint8_t> materialize(const PendingTensor& t);
   std::vector<std::pair<std::string, Value>> metadata_;
   std::vector<PendingTensor> tensors_;
   uint64_t alignment_ = 32;

@@ -4,5 +4,4 @@
 namespace vkllm::cli {
 void add_serve_command(CLI::App&) {}
 void add_tokenizer_commands(CLI::App&) {}
-void add_dev_commands(CLI::App&) {}
 }  // namespace vkllm::cli

@@ -1,0 +1,349 @@
+#include "engine/model/model_maker.h"
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <cmath>
+#include <numbers>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "engine/gguf/quants.h"
+#include "engine/model/weight_names.h"
+
+namespace vkllm::model {
+
+namespace {
+
+using gguf::TensorType;
+
+// ---------------------------------------------------------------------------------------------
+// Shapes
+
+struct NamedShape {
+  std::string_view name;
+  ModelShape shape;
+};
+
+// The published configurations of these models (vocabulary sizes come from the vocab file).
+const NamedShape kNamedShapes[] = {
+    {"tiny", {256, 2, 4, 2, 64, 768, 2048, false, 0.0f, 0.0f}},
+    {"llama3.2-1b", {2048, 16, 32, 8, 64, 8192, 131072, true, 500000.0f, 32.0f}},
+    {"llama3.1-8b", {4096, 32, 32, 8, 128, 14336, 131072, false, 500000.0f, 8.0f}},
+    {"qwen2.5-0.5b", {896, 24, 14, 2, 64, 4864, 32768, true, 1000000.0f, 0.0f}},
+};
+
+uint32_t parse_dimension(std::string_view text, std::string_view what, std::string_view whole) {
+  uint32_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v == 0) {
+    throw std::invalid_argument("model shape '" + std::string(whole) + "': " + std::string(what) +
+                                " '" + std::string(text) + "' is not a positive integer");
+  }
+  return v;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Architectures
+
+enum class Init { Matrix, Norm, Bias, RopeFactors };
+
+struct PlannedTensor {
+  std::string name;
+  std::vector<uint64_t> shape;
+  Init init;
+  uint32_t layer;
+};
+
+struct ArchTraits {
+  std::string_view name;
+  float default_rope_base;
+  float rms_eps;
+  bool qkv_bias = false;
+  bool qk_norm = false;
+  bool post_norms = false;
+  bool fused = false;        // phi3: attn_qkv and stacked gate/up in ffn_up
+  bool always_tied = false;  // gemma: no output.weight
+  bool always_untied = false;
+  bool writes_head_sizes = false;  // attention.key_length / value_length
+  bool writes_rope_dims = false;
+};
+
+const ArchTraits kArchs[] = {
+    {"llama", 10000.0f, 1e-5f, false, false, false, false, false, false, false, true},
+    {"qwen2", 1000000.0f, 1e-6f, true, false, false, false, false, false, false, false},
+    {"qwen3", 1000000.0f, 1e-6f, false, true, false, false, false, false, true, false},
+    {"gemma2", 10000.0f, 1e-6f, false, false, true, false, true, false, true, false},
+    {"phi3", 10000.0f, 1e-5f, false, false, false, true, false, true, false, true},
+};
+
+const ArchTraits& arch_traits(std::string_view name) {
+  for (const auto& a : kArchs) {
+    if (a.name == name) return a;
+  }
+  throw std::invalid_argument("make-model: unsupported architecture '" + std::string(name) +
+                              "' (supported: llama, qwen2, qwen3, gemma2, phi3)");
+}
+
+bool tied(const ArchTraits& a, const ModelShape& s) {
+  return a.always_tied || (s.tied_embeddings && !a.always_untied);
+}
+
+std::vector<PlannedTensor> plan_tensors(const ArchTraits& a, const ModelShape& s,
+                                        uint64_t n_vocab) {
+  const uint64_t e = s.n_embd, q = uint64_t{s.n_head} * s.head_dim,
+                 kv = uint64_t{s.n_head_kv} * s.head_dim, ff = s.n_ff, hd = s.head_dim;
+  std::vector<PlannedTensor> t;
+  auto add = [&](Weight w, uint32_t layer, std::vector<uint64_t> shape, Init init) {
+    t.push_back({weight_name(w, layer), std::move(shape), init, layer});
+  };
+  add(Weight::TokenEmbd, 0, {e, n_vocab}, Init::Matrix);
+  if (a.name == "llama" && s.llama3_rope_factor > 0) {
+    add(Weight::RopeFreqs, 0, {hd / 2}, Init::RopeFactors);
+  }
+  for (uint32_t l = 0; l < s.n_layer; ++l) {
+    add(Weight::AttnNorm, l, {e}, Init::Norm);
+    if (a.fused) {
+      add(Weight::AttnQKV, l, {e, q + 2 * kv}, Init::Matrix);
+    } else {
+      add(Weight::AttnQ, l, {e, q}, Init::Matrix);
+      add(Weight::AttnK, l, {e, kv}, Init::Matrix);
+      add(Weight::AttnV, l, {e, kv}, Init::Matrix);
+    }
+    if (a.qkv_bias) {
+      add(Weight::AttnQBias, l, {q}, Init::Bias);
+      add(Weight::AttnKBias, l, {kv}, Init::Bias);
+      add(Weight::AttnVBias, l, {kv}, Init::Bias);
+    }
+    if (a.qk_norm) {
+      add(Weight::AttnQNorm, l, {hd}, Init::Norm);
+      add(Weight::AttnKNorm, l, {hd}, Init::Norm);
+    }
+    add(Weight::AttnOut, l, {q, e}, Init::Matrix);
+    if (a.post_norms) add(Weight::PostAttnNorm, l, {e}, Init::Norm);
+    add(Weight::FfnNorm, l, {e}, Init::Norm);
+    if (a.fused) {
+      add(Weight::FfnUp, l, {e, 2 * ff}, Init::Matrix);
+    } else {
+      add(Weight::FfnGate, l, {e, ff}, Init::Matrix);
+      add(Weight::FfnUp, l, {e, ff}, Init::Matrix);
+    }
+    add(Weight::FfnDown, l, {ff, e}, Init::Matrix);
+    if (a.post_norms) add(Weight::PostFfnNorm, l, {e}, Init::Norm);
+  }
+  add(Weight::OutputNorm, 0, {e}, Init::Norm);
+  if (!tied(a, s)) add(Weight::Output, 0, {e, n_vocab}, Init::Matrix);
+  return t;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Values
+
+// splitmix64: a tiny, well-mixed generator; one draw yields four 16-bit uniforms whose sum,
+// centred and scaled (Irwin-Hall), is a unit-variance bell curve. Exact normality does not
+// matter for random weights; generating billions of them quickly does.
+class FastNormal {
+ public:
+  explicit FastNormal(uint64_t seed) : state_(seed) {}
+  uint64_t next_u64() {
+    uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  float next() {
+    const uint64_t r = next_u64();
+    const uint32_t sum = static_cast<uint32_t>((r & 0xffff) + ((r >> 16) & 0xffff) +
+                                               ((r >> 32) & 0xffff) + (r >> 48));
+    constexpr float kMean = 4 * 65535.0f / 2, kInvStd = 1.7320508f / 65536.0f;
+    return (static_cast<float>(sum) - kMean) * kInvStd;
+  }
+
+ private:
+  uint64_t state_;
+};
+
+uint64_t hash_name(std::string_view s, uint64_t seed) {
+  uint64_t h = 0xcbf29ce484222325ull ^ (seed * 0x9e3779b97f4a7c15ull);
+  for (char c : s) h = (h ^ static_cast<uint8_t>(c)) * 0x100000001b3ull;
+  return h;
+}
+
+// Llama 3.1's frequency-dependent RoPE scaling (original context 8192, low/high frequency
+// factors 1 and 4), as convert_hf_to_gguf.py stores it in rope_freqs.weight.
+std::vector<float> llama3_rope_factors(uint32_t head_dim, float base, float factor) {
+  constexpr double kOldContext = 8192, kLowFactor = 1, kHighFactor = 4;
+  const double low_wavelen = kOldContext / kLowFactor, high_wavelen = kOldContext / kHighFactor;
+  std::vector<float> out;
+  for (uint32_t i = 0; i < head_dim; i += 2) {
+    const double freq = 1.0 / std::pow(double{base}, double(i) / head_dim);
+    const double wavelen = 2 * std::numbers::pi / freq;
+    if (wavelen < high_wavelen) {
+      out.push_back(1.0f);
+    } else if (wavelen > low_wavelen) {
+      out.push_back(factor);
+    } else {
+      const double smooth = (kOldContext / wavelen - kLowFactor) / (kHighFactor - kLowFactor);
+      out.push_back(static_cast<float>(1.0 / ((1 - smooth) / factor + smooth)));
+    }
+  }
+  return out;
+}
+
+struct TensorRecipe {
+  PlannedTensor tensor;
+  TensorType type;
+  uint64_t seed;
+  unsigned threads;
+  std::vector<float> fixed_values;  // RopeFactors
+};
+
+// Generates the tensor in chunks of rows on several threads. Every chunk has its own generator
+// seeded from (tensor, chunk index), so the bytes never depend on the thread count.
+void fill_tensor(const TensorRecipe& r, std::span<uint8_t> out) {
+  const uint64_t row_len = r.tensor.shape[0];
+  uint64_t elements = 1;
+  for (uint64_t d : r.tensor.shape) elements *= d;
+  const uint64_t rows = elements / row_len;
+  const size_t row_bytes = gguf::row_bytes(r.type, row_len);
+  const uint64_t rows_per_chunk = std::max<uint64_t>(1, 65536 / row_len);
+  const uint64_t chunks = (rows + rows_per_chunk - 1) / rows_per_chunk;
+  const float matrix_std = 1.0f / std::sqrt(static_cast<float>(row_len));
+
+  std::atomic<uint64_t> next{0};
+  auto worker = [&] {
+    std::vector<float> buf;
+    for (uint64_t c = next++; c < chunks; c = next++) {
+      const uint64_t first = c * rows_per_chunk;
+      const uint64_t count = std::min(rows_per_chunk, rows - first);
+      buf.resize(count * row_len);
+      FastNormal rng(r.seed + 0x632be59bd9b4e019ull * (c + 1));
+      for (float& v : buf) {
+        switch (r.tensor.init) {
+          case Init::Matrix:
+            v = matrix_std * rng.next();
+            break;
+          case Init::Norm:
+            v = 1.0f + 0.05f * rng.next();
+            break;
+          case Init::Bias:
+            v = 0.02f * rng.next();
+            break;
+          case Init::RopeFactors:
+            break;
+        }
+      }
+      if (r.tensor.init == Init::RopeFactors) buf = r.fixed_values;
+      gguf::quantize(r.type, buf.data(), out.data() + first * row_bytes, buf.size(), 1);
+    }
+  };
+  const unsigned hw = r.threads ? r.threads : std::max(1u, std::thread::hardware_concurrency());
+  const auto n_threads = static_cast<unsigned>(std::min<uint64_t>(hw, chunks));
+  std::vector<std::jthread> pool;
+  for (unsigned i = 1; i < n_threads; ++i) pool.emplace_back(worker);
+  worker();
+}
+
+uint64_t vocab_size(const gguf::GgufFile& vocab) {
+  const gguf::Value* tokens = vocab.find("tokenizer.ggml.tokens");
+  const auto* arr = tokens ? std::get_if<std::shared_ptr<gguf::Array>>(&tokens->v) : nullptr;
+  if (!arr || !*arr || (*arr)->items.empty()) {
+    throw std::invalid_argument("make-model: the vocab file has no tokenizer.ggml.tokens array");
+  }
+  return (*arr)->items.size();
+}
+
+}  // namespace
+
+ModelShape parse_model_shape(std::string_view text) {
+  for (const auto& n : kNamedShapes) {
+    if (n.name == text) return n.shape;
+  }
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t x = text.find('x', start);
+    parts.push_back(text.substr(start, x == std::string_view::npos ? x : x - start));
+    if (x == std::string_view::npos) break;
+    start = x + 1;
+  }
+  if (parts.size() != 4) {
+    throw std::invalid_argument("model shape '" + std::string(text) +
+                                "' is neither tiny, llama3.2-1b, llama3.1-8b, qwen2.5-0.5b nor "
+                                "WxLxHxKV (n_embd x n_layer x n_head x n_head_kv)");
+  }
+  ModelShape s;
+  s.n_embd = parse_dimension(parts[0], "n_embd", text);
+  s.n_layer = parse_dimension(parts[1], "n_layer", text);
+  s.n_head = parse_dimension(parts[2], "n_head", text);
+  s.n_head_kv = parse_dimension(parts[3], "n_head_kv", text);
+  if (s.n_embd % s.n_head != 0 || (s.n_embd / s.n_head) % 2 != 0) {
+    throw std::invalid_argument("model shape '" + std::string(text) + "': n_embd " +
+                                std::to_string(s.n_embd) + " must split into n_head " +
+                                std::to_string(s.n_head) + " heads of even size");
+  }
+  if (s.n_head % s.n_head_kv != 0) {
+    throw std::invalid_argument("model shape '" + std::string(text) + "': n_head " +
+                                std::to_string(s.n_head) + " is not a multiple of n_head_kv " +
+                                std::to_string(s.n_head_kv));
+  }
+  s.head_dim = s.n_embd / s.n_head;
+  // The usual SwiGLU width, 8/3 of n_embd, rounded up like Llama's to a multiple of 256.
+  s.n_ff = (8 * s.n_embd / 3 + 255) / 256 * 256;
+  return s;
+}
+
+void build_random_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
+                        gguf::GgufWriter& w) {
+  const ArchTraits& a = arch_traits(o.arch);
+  const ModelShape& s = o.shape;
+  if (s.n_embd == 0 || s.n_layer == 0 || s.n_head == 0 || s.n_head_kv == 0 || s.head_dim == 0 ||
+      s.n_ff == 0 || s.n_head % s.n_head_kv != 0) {
+    throw std::invalid_argument("make-model: inconsistent model shape");
+  }
+  const uint64_t n_vocab = vocab_size(vocab);
+  const float rope_base = s.rope_freq_base > 0 ? s.rope_freq_base : a.default_rope_base;
+  const std::string arch(a.name);
+  const std::string p = arch + ".";
+
+  w.set_string("general.architecture", arch);
+  w.set_string("general.name", "vkllm random " + arch);
+  w.set_u32("general.file_type", static_cast<uint32_t>(o.file_type));
+  if (is_quantized(o.file_type)) w.set_u32("general.quantization_version", 2);
+  w.set_u32(p + "context_length", s.n_ctx);
+  w.set_u32(p + "embedding_length", s.n_embd);
+  w.set_u32(p + "block_count", s.n_layer);
+  w.set_u32(p + "feed_forward_length", s.n_ff);
+  w.set_u32(p + "attention.head_count", s.n_head);
+  w.set_u32(p + "attention.head_count_kv", s.n_head_kv);
+  w.set_f32(p + "rope.freq_base", rope_base);
+  w.set_f32(p + "attention.layer_norm_rms_epsilon", a.rms_eps);
+  if (a.writes_rope_dims) w.set_u32(p + "rope.dimension_count", s.head_dim);
+  if (a.writes_head_sizes || s.head_dim * s.n_head != s.n_embd) {
+    w.set_u32(p + "attention.key_length", s.head_dim);
+    w.set_u32(p + "attention.value_length", s.head_dim);
+  }
+  if (a.name == "gemma2") {
+    w.set_f32(p + "attn_logit_softcapping", 50.0f);
+    w.set_f32(p + "final_logit_softcapping", 30.0f);
+    w.set_u32(p + "attention.sliding_window", 4096);
+  }
+  w.set_u32(p + "vocab_size", static_cast<uint32_t>(n_vocab));
+  w.copy_metadata(vocab, "tokenizer.");
+
+  const bool has_output = !tied(a, s);
+  for (PlannedTensor& t : plan_tensors(a, s, n_vocab)) {
+    TensorSlot slot{t.name, t.shape, t.layer, s.n_layer, has_output};
+    TensorRecipe r{
+        t, choose_tensor_type(o.file_type, slot), hash_name(t.name, o.seed), o.threads, {}};
+    if (t.init == Init::RopeFactors) {
+      r.fixed_values = llama3_rope_factors(s.head_dim, rope_base, s.llama3_rope_factor);
+    }
+    const TensorType type = r.type;
+    w.add_lazy_tensor(std::move(t.name), type, t.shape,
+                      [r = std::move(r)](std::span<uint8_t> out) { fill_tensor(r, out); });
+  }
+}
+
+}  // namespace vkllm::model

@@ -1,0 +1,51 @@
+// Random-weight models with the real tensor names, shapes, metadata and quantization mix of a
+// supported architecture: test and benchmark fixtures (`vkllm dev make-model`) that every GGUF
+// reader, llama.cpp included, accepts as the real thing.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "engine/gguf/gguf_file.h"
+#include "engine/gguf/gguf_writer.h"
+#include "engine/model/quant_mix.h"
+
+namespace vkllm::model {
+
+struct ModelShape {
+  uint32_t n_embd = 0;
+  uint32_t n_layer = 0;
+  uint32_t n_head = 0;
+  uint32_t n_head_kv = 0;
+  uint32_t head_dim = 0;
+  uint32_t n_ff = 0;
+  uint32_t n_ctx = 2048;
+  bool tied_embeddings = false;     // architectures that always tie (gemma2) override this
+  float rope_freq_base = 0.0f;      // 0: the architecture's usual base
+  float llama3_rope_factor = 0.0f;  // > 0: Llama 3.1-style rope_freqs factors (llama only)
+};
+
+// "tiny", "llama3.2-1b", "llama3.1-8b", "qwen2.5-0.5b", or "WxLxHxKV" (n_embd x n_layer x
+// n_head x n_head_kv, head_dim = W / H, n_ff = 8/3 W rounded up to a multiple of 256).
+// Throws std::invalid_argument naming what is wrong.
+ModelShape parse_model_shape(std::string_view text);
+
+struct MakeModelOptions {
+  std::string arch;  // llama, qwen2, qwen3, gemma2, phi3
+  ModelShape shape;
+  FileType file_type = FileType::F16;
+  uint64_t seed = 0;
+  unsigned threads = 0;  // 0: one per hardware thread; never changes the output
+};
+
+// Declares the model's metadata (tokenizer.* copied from `vocab`, whose token count sets
+// n_vocab) and tensors in `writer`. Tensor data is generated and quantized only when the writer
+// writes it, one tensor at a time, so memory stays bounded by the largest tensor. The same
+// options and vocab always give the same bytes. Throws std::invalid_argument for an
+// unsupported architecture or inconsistent shape.
+void build_random_model(const MakeModelOptions& options, const gguf::GgufFile& vocab,
+                        gguf::GgufWriter& writer);
+
+}  // namespace vkllm::model

@@ -1,0 +1,82 @@
+// `vkllm dev ...`: developer tools. `dev make-model` writes random-weight models with real
+// architecture layouts for tests and benchmarks.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+
+#include "engine/gguf/gguf_file.h"
+#include "engine/gguf/gguf_writer.h"
+#include "engine/model/model_maker.h"
+#include "server/cli/commands.h"
+
+namespace vkllm::cli {
+
+namespace {
+
+struct MakeModelArgs {
+  std::string arch = "llama";
+  std::string shape = "tiny";
+  std::string type = "F16";
+  std::string vocab;
+  uint64_t seed = 0;
+  unsigned threads = 0;
+  std::string output;
+};
+
+int make_model(const MakeModelArgs& args) {
+  model::MakeModelOptions options;
+  options.arch = args.arch;
+  options.shape = model::parse_model_shape(args.shape);
+  const auto file_type = model::file_type_from_name(args.type);
+  if (!file_type) {
+    throw std::invalid_argument("unknown --type '" + args.type +
+                                "' (F32, F16, BF16, Q8_0, Q4_0, Q4_K_M, Q5_K_M, Q6_K)");
+  }
+  options.file_type = *file_type;
+  options.seed = args.seed;
+  options.threads = args.threads;
+
+  const auto start = std::chrono::steady_clock::now();
+  const gguf::GgufFile vocab = gguf::GgufFile::open(args.vocab);
+  gguf::GgufWriter writer;
+  model::build_random_model(options, vocab, writer);
+  writer.write(args.output);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("wrote %s: %s %s %s, %.1f MiB in %.1f s\n", args.output.c_str(), args.arch.c_str(),
+              args.shape.c_str(), args.type.c_str(),
+              static_cast<double>(std::filesystem::file_size(args.output)) / (1 << 20), seconds);
+  return 0;
+}
+
+}  // namespace
+
+void add_dev_commands(CLI::App& app) {
+  CLI::App* dev = app.add_subcommand("dev", "Developer tools");
+  dev->require_subcommand(1);
+
+  auto args = std::make_shared<MakeModelArgs>();
+  CLI::App* make = dev->add_subcommand(
+      "make-model", "Write a random-weight GGUF model with a real architecture's layout");
+  make->add_option("--arch", args->arch, "llama, qwen2, qwen3, gemma2 or phi3")
+      ->capture_default_str();
+  make->add_option("--shape", args->shape,
+                   "tiny, llama3.2-1b, llama3.1-8b, qwen2.5-0.5b or WxLxHxKV "
+                   "(n_embd x n_layer x n_head x n_head_kv)")
+      ->capture_default_str();
+  make->add_option("--type", args->type, "F32, F16, BF16, Q8_0, Q4_0, Q4_K_M, Q5_K_M or Q6_K")
+      ->capture_default_str();
+  make->add_option("--vocab", args->vocab, "GGUF whose tokenizer (and vocabulary size) to use")
+      ->required()
+      ->check(CLI::ExistingFile);
+  make->add_option("--seed", args->seed, "Random seed; the same seed gives identical files")
+      ->capture_default_str();
+  make->add_option("--threads", args->threads, "Worker threads (0: all cores)")
+      ->capture_default_str();
+  make->add_option("-o,--output", args->output, "Output GGUF path")->required();
+  make->callback([args] { run_command([args] { return make_model(*args); }); });
+}
+
+}  // namespace vkllm::cli
