@@ -3,5 +3,4 @@
 
 namespace vkllm::cli {
 void add_serve_command(CLI::App&) {}
-void add_tokenizer_commands(CLI::App&) {}
 }  // namespace vkllm::cli
