@@ -488,6 +488,8 @@ RecoveryReport ModelStore::recover() {
       catalog_->remove_download(download.digest);
       ++report.downloads_removed;
     } else {
+      // The download's own files (data, part state) are named after its digest.
+      live_prefixes.push_back(download.digest.file_name());
       live_prefixes.push_back(download.temp_path.filename().string());
     }
   }

@@ -168,9 +168,9 @@ class ModelStore {
   // Makes catalog and files agree after a crash (see RecoveryReport): removes writer temp
   // files, adopts complete blob files that lack a row, drops rows (and the models needing
   // them) whose file is gone, drops download rows whose temp file is gone, and deletes files
-  // in blobs/partial whose name does not start with the file name of a download row's
-  // temp_path (so "<temp>.part-N" state files of a live download survive). The constructor
-  // runs it only when no other process has the store open.
+  // in blobs/partial whose name starts neither with a live download row's digest file name
+  // ("sha256-<hex>", so its .partial and .parts files survive) nor with its temp_path's file
+  // name. The constructor runs it only when no other process has the store open.
   RecoveryReport recover();
 
   // Copies every model of an Ollama store (manifests/<host>/<ns>/<model>/<tag> and

@@ -332,6 +332,7 @@ TEST_F(ModelStoreTest, RecoversFromACrashAtEveryStep) {
     Digest live = Digest::of(std::string_view("live"));
     write_file(partial / (live.file_name() + ".partial"), "0123");
     write_file(partial / (live.file_name() + ".partial-0"), "{}");
+    write_file(partial / (live.file_name() + ".parts"), "{}");
     store.catalog().put_download(
         {live, partial / (live.file_name() + ".partial"), 10, 4, Clock::now()});
     write_file(partial / "stray.partial", "x");
@@ -348,6 +349,8 @@ TEST_F(ModelStoreTest, RecoversFromACrashAtEveryStep) {
   EXPECT_EQ(downloads[0].digest, Digest::of(std::string_view("live")));
   EXPECT_TRUE(fs::exists(downloads[0].temp_path));
   EXPECT_TRUE(fs::exists(downloads[0].temp_path.string() + "-0"));
+  EXPECT_TRUE(
+      fs::exists(store.blobs().partial_dir() / (downloads[0].digest.file_name() + ".parts")));
   EXPECT_FALSE(fs::exists(store.blobs().partial_dir() / "stray.partial"));
   // Invariant: every model's blobs have rows and files.
   for (const auto& model : store.catalog().models())
