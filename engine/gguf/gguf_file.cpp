@@ -18,6 +18,7 @@ namespace {
 constexpr uint32_t kMagic = 0x46554747;  // "GGUF" read as a little-endian u32
 constexpr uint64_t kDefaultAlignment = 32;
 constexpr uint32_t kMaxDims = 4;
+constexpr size_t kMaxTensorNameBytes = 64;  // the GGUF spec's limit
 // Arrays of arrays are legal GGUF; nobody needs them deeper than this, and a limit keeps
 // hostile files from exhausting the stack.
 constexpr int kMaxArrayDepth = 8;
@@ -412,6 +413,11 @@ void GgufFile::Impl::parse_tensor_infos(Cursor& c, uint64_t count) {
     Where name_where{index_name, ""};
     TensorInfo t;
     t.name = std::string(c.read_string(name_where));
+    if (t.name.size() > kMaxTensorNameBytes) {
+      c.fail(index_name + " name", info_at,
+             "tensor name of " + std::to_string(t.name.size()) + " bytes exceeds the " +
+                 std::to_string(kMaxTensorNameBytes) + "-byte limit");
+    }
     std::string field = "tensor '" + t.name + "'";
     const uint64_t dims_at = c.pos();
     uint32_t n_dims = c.read<uint32_t>(field.c_str());

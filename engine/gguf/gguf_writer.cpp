@@ -110,7 +110,14 @@ void write_all(int fd, const uint8_t* data, size_t n, const std::filesystem::pat
 }  // namespace
 
 void GgufWriter::set(std::string key, Value value) {
-  if (key == kAlignmentKey) alignment_ = alignment_from(value);
+  if (key == kAlignmentKey) {
+    // ggml reads general.alignment strictly as u32, whatever integer type we were given.
+    const uint64_t a = alignment_from(value);
+    if (a > UINT32_MAX)
+      throw std::invalid_argument("GGUF writer: general.alignment must fit in u32");
+    alignment_ = a;
+    value = Value{static_cast<uint32_t>(alignment_)};
+  }
   for (auto& [k, v] : metadata_) {
     if (k == key) {  // replacing keeps the original position; GGUF forbids duplicate keys
       v = std::move(value);
@@ -178,6 +185,10 @@ void GgufWriter::add_pending(PendingTensor t) {
   auto tr = type_traits(static_cast<uint32_t>(t.type));
   const std::string what = "GGUF writer: tensor '" + t.name + "'";
   if (!tr) throw std::invalid_argument(what + " has an unknown type");
+  // ggml keeps names in char[GGML_MAX_NAME = 64] with a terminating NUL.
+  if (t.name.empty() || t.name.size() > 63) {
+    throw std::invalid_argument(what + " needs a name of 1 to 63 bytes (llama.cpp's limit)");
+  }
   if (t.shape.empty() || t.shape.size() > 4) {
     throw std::invalid_argument(what + " needs 1 to 4 dimensions, got " +
                                 std::to_string(t.shape.size()));

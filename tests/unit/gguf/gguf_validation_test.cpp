@@ -279,6 +279,18 @@ TEST(GgufValidation, DuplicateTensorNames) {
   expect_rejected(r.bytes(), {"tensor 'w'", at(second_at), "duplicate tensor name"});
 }
 
+TEST(GgufValidation, TensorNameLongerThanTheSpecLimit) {
+  const std::string name(65, 'n');
+  RawGguf r;
+  r.header(1, 0);
+  const size_t info_at = r.size();
+  r.tensor(name, {4}, 0, 0).pad().zeros(32);
+  expect_rejected(r.bytes(), {"tensor info 0 name", at(info_at), "65 bytes exceeds the 64"});
+  RawGguf ok;
+  ok.header(1, 0).tensor(std::string(64, 'n'), {4}, 0, 0).pad().zeros(32);
+  EXPECT_EQ(GgufFile::parse(ok.bytes()).tensors().at(0).name.size(), 64u);
+}
+
 TEST(GgufValidation, EveryTruncationOfAValidFileIsRejected) {
   GgufWriter w;
   w.set_string("general.architecture", "llama");

@@ -148,6 +148,13 @@ TEST(GgufWriter, CustomAlignmentPadsWithZeros) {
   // Everything between tensors and after the last one is zero padding.
   for (size_t i = f.data_offset() + 20; i < f.data_offset() + 64; ++i) EXPECT_EQ(image[i], 0);
   for (size_t i = f.data_offset() + 67; i < image.size(); ++i) EXPECT_EQ(image[i], 0);
+  // However it is set, general.alignment is stored as the u32 that llama.cpp requires.
+  GgufWriter u64;
+  u64.set_u64("general.alignment", 16);
+  EXPECT_EQ(u64.alignment(), 16u);
+  EXPECT_EQ(GgufFile::parse(u64.serialize()).find("general.alignment")->type(), ValueType::U32);
+  EXPECT_THROW(u64.set_u64("general.alignment", 1ull << 33), std::invalid_argument);
+  EXPECT_EQ(u64.alignment(), 16u);  // a rejected value changes nothing
   EXPECT_THROW(w.set_alignment(48), std::invalid_argument);
   EXPECT_THROW(w.set_alignment(0), std::invalid_argument);
 }
@@ -162,6 +169,11 @@ TEST(GgufWriter, RejectsInconsistentTensors) {
   EXPECT_THROW(w.add_tensor("bad", TensorType::F32, {1, 1, 1, 1, 1}, std::vector<uint8_t>(4)),
                std::invalid_argument);
   EXPECT_THROW(w.add_tensor("bad", TensorType::F32, {0}, {}), std::invalid_argument);
+  EXPECT_THROW(w.add_tensor("", TensorType::F32, {1}, std::vector<uint8_t>(4)),
+               std::invalid_argument);
+  EXPECT_THROW(w.add_tensor(std::string(64, 'x'), TensorType::F32, {1}, std::vector<uint8_t>(4)),
+               std::invalid_argument);
+  w.add_tensor(std::string(63, 'x'), TensorType::F32, {1}, std::vector<uint8_t>(4));
   w.add_tensor("ok", TensorType::F32, {1}, std::vector<uint8_t>(4));
   EXPECT_THROW(w.add_tensor("ok", TensorType::F32, {1}, std::vector<uint8_t>(4)),
                std::invalid_argument);
