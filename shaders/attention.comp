@@ -16,12 +16,14 @@
 // ((split * n_tokens + t) * n_q_heads + qh) * D + d, then (m, l) pairs after all O.
 
 #extension GL_EXT_control_flow_attributes : enable
+#extension GL_KHR_shader_subgroup_basic : enable
+#extension GL_KHR_shader_subgroup_shuffle : enable
 
 #define META_BINDING 3
 #include "kv_meta.glsl"
 
 layout(local_size_x_id = 0) in;
-layout(constant_id = 1) const uint D = 128u;   // head dim (even)
+layout(constant_id = 1) const uint D = 128u;   // head dim (a multiple of 4)
 layout(constant_id = 2) const uint BC = 32u;   // KV positions per tile
 layout(constant_id = 3) const uint BQ = 1u;    // query tokens per workgroup
 layout(constant_id = 4) const uint R = 1u;     // query heads per KV head (GQA ratio)
@@ -52,7 +54,7 @@ layout(push_constant) uniform Params {
   uint pad;
 } p;
 
-shared float Qs[ROWS * D];
+shared vec4 Qs[ROWS * D / 4u];
 shared uint KVs[BC * KS];
 shared float Ss[ROWS * BC];
 shared float Ms[ROWS], Ls[ROWS], Alpha[ROWS];
@@ -90,10 +92,11 @@ void main() {
   const uint tile_end = first_tile + min(n_tiles, (split + 1u) * per_split);
 
   // Q rows (pre-scaled), positions, softmax state.
-  for (uint i = tid; i < ROWS * D; i += WG) {
-    const uint r = i / D, d = i % D;
+  for (uint i = tid; i < ROWS * (D / 4u); i += WG) {
+    const uint r = i / (D / 4u), d = 4u * (i % (D / 4u));
     const uint tl = r / R, qh = kvh * R + r % R;
-    Qs[i] = tl < nq ? q[p.q_off + (t0 + tl) * p.q_stride + qh * D + d] * p.scale : 0.0;
+    const uint qi = p.q_off + (t0 + tl) * p.q_stride + qh * D + d;
+    Qs[i] = tl < nq ? vec4(q[qi], q[qi + 1u], q[qi + 2u], q[qi + 3u]) * p.scale : vec4(0.0);
   }
   for (uint i = tid; i < BQ; i += WG) Pos[i] = i < nq ? meta_token_pos(p.n_tokens, t0 + i) : 0u;
   for (uint r = tid; r < ROWS; r += WG) {
@@ -103,6 +106,9 @@ void main() {
   vec2 acc[OUT_ITEMS];
   [[unroll]] for (uint k = 0u; k < OUT_ITEMS; ++k) acc[k] = vec2(0.0);
 
+  // Invocations per softmax row: a power of two, at most BC, WG / ROWS and the subgroup size.
+  uint tpr = 1u;
+  while (tpr * 2u <= min(min(BC, WG / ROWS), gl_SubgroupSize)) tpr *= 2u;
   const uint head_base = kvh * BLOCK;  // (block * n_kv_heads + kvh) * BLOCK + slot, in rows
   for (uint tile = tile_begin; tile < tile_end; ++tile) {
     const uint kv0 = tile * BC;
@@ -127,37 +133,43 @@ void main() {
         const uint qp = Pos[tl];
         const bool visible = kp < kv_hi && kp <= qp && (p.window == 0u || qp - kp < p.window);
         if (visible) {
-          float dot = 0.0;
-          const uint qb = r * D, kb = c * KS;
-          [[unroll]] for (uint j = 0u; j < HD2; ++j) {
-            const vec2 kv = unpackHalf2x16(KVs[kb + j]);
-            dot += Qs[qb + 2u * j] * kv.x + Qs[qb + 2u * j + 1u] * kv.y;
+          // Four independent partial sums: the FMA chain, not the loads, bounds this loop.
+          vec4 acc4 = vec4(0.0);
+          const uint qb = r * (D / 4u), kb = c * KS;
+          [[unroll]] for (uint j = 0u; j < D / 4u; ++j) {
+            acc4 += Qs[qb + j] *
+                    vec4(unpackHalf2x16(KVs[kb + 2u * j]), unpackHalf2x16(KVs[kb + 2u * j + 1u]));
           }
+          const float dot = (acc4.x + acc4.y) + (acc4.z + acc4.w);
           s = p.softcap > 0.0 ? p.softcap * tanh(clamp(dot / p.softcap, -15.0, 15.0)) : dot;
         }
       }
       Ss[i] = s;
     }
     barrier();
-    // Online softmax per row, while every invocation stages the V tile.
-    for (uint r = tid; r < ROWS; r += WG) {
+    // Online softmax: TPR consecutive invocations per row (a power of two within one subgroup),
+    // each over BC / TPR scores, combined with shuffles; meanwhile every invocation stages V.
+    if (tid < ROWS * tpr) {
+      const uint r = tid / tpr, lane = tid % tpr;
       const float m_old = Ms[r];
-      float mx = m_old;
-      for (uint c = 0u; c < BC; ++c) mx = max(mx, Ss[r * BC + c]);
-      float alpha = 1.0, sum = 0.0;
-      if (mx != NEG_INF) {
-        alpha = m_old == NEG_INF ? 0.0 : exp(m_old - mx);
-        for (uint c = 0u; c < BC; ++c) {
-          const float e = exp(Ss[r * BC + c] - mx);  // exp(-inf) = 0 for masked keys
-          Ss[r * BC + c] = e;
-          sum += e;
-        }
-      } else {
-        for (uint c = 0u; c < BC; ++c) Ss[r * BC + c] = 0.0;
+      float mx = NEG_INF;
+      for (uint c = lane; c < BC; c += tpr) mx = max(mx, Ss[r * BC + c]);
+      for (uint o = 1u; o < tpr; o <<= 1) mx = max(mx, subgroupShuffleXor(mx, o));
+      mx = max(mx, m_old);
+      float sum = 0.0;
+      for (uint c = lane; c < BC; c += tpr) {
+        // exp(-inf) = 0 for masked keys; a row with nothing visible yet keeps zeros.
+        const float e = mx == NEG_INF ? 0.0 : exp(Ss[r * BC + c] - mx);
+        Ss[r * BC + c] = e;
+        sum += e;
       }
-      Ms[r] = mx;
-      Ls[r] = Ls[r] * alpha + sum;
-      Alpha[r] = alpha;
+      for (uint o = 1u; o < tpr; o <<= 1) sum += subgroupShuffleXor(sum, o);
+      if (lane == 0u) {
+        const float alpha = mx == NEG_INF ? 1.0 : (m_old == NEG_INF ? 0.0 : exp(m_old - mx));
+        Ms[r] = mx;
+        Ls[r] = Ls[r] * alpha + sum;
+        Alpha[r] = alpha;
+      }
     }
     for (uint i = tid; i < BC * HD2; i += WG) {
       const uint c = i / HD2, j = i % HD2;

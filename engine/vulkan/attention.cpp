@@ -28,15 +28,17 @@ uint64_t attention_scratch_bytes(uint32_t n_splits, uint32_t n_tokens, uint32_t 
 
 uint32_t attention_suggested_splits(uint32_t max_kv_len, uint32_t n_seqs, uint32_t n_kv_heads,
                                     uint32_t compute_units) {
+  // Enough workgroups to fill every compute unit (about 16 resident 128-thread workgroups each on
+  // NVIDIA): a workgroup walks its KV slice serially, so idle slots are lost bandwidth.
   const uint32_t groups = std::max(1u, n_seqs * n_kv_heads);
-  const uint32_t want = std::max(1u, 2 * compute_units / groups);
-  return std::clamp(std::min(want, max_kv_len / 256), 1u, 64u);
+  const uint32_t want = std::max(1u, 16 * compute_units / groups);
+  return std::clamp(std::min(want, max_kv_len / 128), 1u, 64u);
 }
 
 void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) {
   const uint32_t d = a.head_dim;
   const uint32_t n_kv = a.k_cache.n_kv_heads;
-  require(d > 0 && d % 2 == 0 && d <= 256, "head_dim " + std::to_string(d) + " unsupported");
+  require(d > 0 && d % 4 == 0 && d <= 256, "head_dim " + std::to_string(d) + " unsupported");
   require(n_kv > 0 && a.n_q_heads % n_kv == 0, std::to_string(a.n_q_heads) +
                                                    " query heads are not a multiple of " +
                                                    std::to_string(n_kv) + " KV heads");
@@ -49,12 +51,13 @@ void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) 
   // Rows per workgroup: the R heads of one KV head for BQ tokens; about 16 rows for prefill.
   const uint32_t bq = a.max_q_len <= 1 ? 1 : std::max(1u, std::min(a.max_q_len, 16 / r));
   const uint32_t rows = bq * r;
+  constexpr uint32_t wg = 128;
+  require(rows <= wg, "GQA ratio " + std::to_string(r) + " above " + std::to_string(wg));
   uint32_t bc = 32;
   while (bc > 8 && shared_bytes(rows, bq, bc, d) > caps.max_shared_memory) bc /= 2;
   require(shared_bytes(rows, bq, bc, d) <= caps.max_shared_memory,
           "GQA ratio " + std::to_string(r) + " with head_dim " + std::to_string(d) +
               " needs more shared memory than the device has");
-  constexpr uint32_t wg = 128;
   const Pipeline& p = pc.get({.shader = "attention",
                               .num_buffers = 5,
                               .push_constant_bytes = 13 * 4,

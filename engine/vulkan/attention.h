@@ -19,7 +19,7 @@ struct AttentionArgs {
   uint32_t max_q_len = 1;  // the longest sequence's token count this step (kv::BatchMeta)
   HeadRows out;            // f32, same indexing as q
   uint32_t n_q_heads = 0;
-  uint32_t head_dim = 0;  // even, at most 256
+  uint32_t head_dim = 0;  // a multiple of 4, at most 256
   float scale = 0.f;      // usually 1/sqrt(head_dim)
   float softcap = 0.f;    // 0: off
   uint32_t window = 0;    // 0: off; else keys with q_pos - k_pos < window are visible
@@ -31,8 +31,8 @@ struct AttentionArgs {
 uint64_t attention_scratch_bytes(uint32_t n_splits, uint32_t n_tokens, uint32_t n_q_heads,
                                  uint32_t head_dim);
 
-// A split count that gives about two workgroups per compute unit for decode, capped so each split
-// still covers at least 256 positions (1 = no split).
+// A split count that fills the device (about 16 workgroups per compute unit) for decode, capped
+// so each split still covers at least 128 positions (1 = no split).
 uint32_t attention_suggested_splits(uint32_t max_kv_len, uint32_t n_seqs, uint32_t n_kv_heads,
                                     uint32_t compute_units);
 

@@ -237,7 +237,8 @@ std::string DeviceCapabilities::summary() const {
     << max_push_constants << " B, storage range " << bytes_string(max_storage_buffer_range)
     << ", allocation " << bytes_string(max_allocation_size) << ", buffer "
     << bytes_string(max_buffer_size) << ", device-local heap " << bytes_string(device_local_bytes)
-    << ", offset alignment " << storage_buffer_alignment << ", timestamps=" << timestamps << "\n";
+    << ", offset alignment " << storage_buffer_alignment << ", timestamps=" << timestamps
+    << ", compute units " << compute_units << "\n";
   return s.str();
 }
 
@@ -329,9 +330,13 @@ Device::Device(const DeviceOptions& options) {
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES);
   auto pdot = make<VkPhysicalDeviceShaderIntegerDotProductProperties>(
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_PROPERTIES);
+  auto psm = make<VkPhysicalDeviceShaderSMBuiltinsPropertiesNV>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV);
+  const bool has_sm = has_extension(ext, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME);
   auto p2 = make<VkPhysicalDeviceProperties2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2);
   p2.pNext = &p11;
-  p11.pNext = &p12;
+  p11.pNext = has_sm ? static_cast<void*>(&psm) : static_cast<void*>(&p12);
+  if (has_sm) psm.pNext = &p12;
   if (v13) {
     p12.pNext = &p13;
   } else {
@@ -411,6 +416,7 @@ Device::Device(const DeviceOptions& options) {
     caps_.max_workgroup_count[i] = lim.maxComputeWorkGroupCount[i];
   }
   caps_.max_push_constants = lim.maxPushConstantsSize;
+  caps_.compute_units = has_sm ? psm.shaderSMCount : 0;
   caps_.max_storage_buffer_range = lim.maxStorageBufferRange;
   caps_.storage_buffer_alignment = lim.minStorageBufferOffsetAlignment;
   caps_.max_allocation_size = p11.maxMemoryAllocationSize;

@@ -72,6 +72,7 @@ struct DeviceCapabilities {
   VkDeviceSize max_allocation_size = 0;       // maxMemoryAllocationSize
   VkDeviceSize max_buffer_size = 0;           // maxBufferSize (maintenance4) or allocation size
   VkDeviceSize device_local_bytes = 0;        // size of the largest device-local heap
+  uint32_t compute_units = 0;  // SMs (VK_NV_shader_sm_builtins); 0 when the device does not say
   bool timestamps = false;
   float timestamp_period_ns = 1.0f;
 

@@ -190,14 +190,30 @@ void write_kv(CommandRecorder& rec, PipelineCache& pc, const RopeParams* r, cons
   rec.dispatch(p, {src.data, cache.data, b.meta, factors}, push, {cache.n_kv_heads, b.n_tokens, 1});
 }
 
+uint64_t argmax_scratch_bytes(uint32_t n, uint32_t n_rows) {
+  return n > kArgmaxChunk ? uint64_t(div_up(n, kArgmaxChunk)) * n_rows * 8 : 0;
+}
+
 void argmax(CommandRecorder& rec, PipelineCache& pc, BufferSlice logits, BufferSlice out,
-            uint32_t n, uint32_t n_rows, uint32_t stride) {
+            uint32_t n, uint32_t n_rows, uint32_t stride, BufferSlice scratch) {
   struct {
-    uint32_t n, n_rows, stride, in_off, out_off;
-  } push{n, n_rows, stride ? stride : n, 0, 0};
+    uint32_t n, n_rows, stride, stage, chunk, n_chunks;
+  } push{n, n_rows, stride ? stride : n, 2, kArgmaxChunk, div_up(n, kArgmaxChunk)};
   constexpr uint32_t wg = 256;
-  const Pipeline& p = pipeline(pc, "argmax", 2, sizeof(push), wg);
-  rec.dispatch(p, {logits, out}, push, {n_rows, 1, 1});
+  const Pipeline& p = pipeline(pc, "argmax", 3, sizeof(push), wg);
+  const uint64_t need = argmax_scratch_bytes(n, n_rows);
+  if (need == 0) {
+    rec.dispatch(p, {logits, out, out}, push, {n_rows, 1, 1});
+    return;
+  }
+  require(scratch.size >= need, "argmax: rows of " + std::to_string(n) + " need " +
+                                    std::to_string(need) + " bytes of scratch, got " +
+                                    std::to_string(scratch.size));
+  push.stage = 0;
+  rec.dispatch(p, {logits, out, scratch}, push, {push.n_chunks, n_rows, 1});
+  rec.barrier();
+  push.stage = 1;
+  rec.dispatch(p, {logits, out, scratch}, push, {n_rows, 1, 1});
 }
 
 }  // namespace vkllm::vk::ops

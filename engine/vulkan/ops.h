@@ -104,7 +104,11 @@ void write_kv(CommandRecorder& rec, PipelineCache& pipelines, const RopeParams* 
               const CacheRegion& cache);
 
 // ---- Greedy sampling: out[r] (uint32) = argmax over the n logits of row r (lowest index on ties).
+// Rows longer than kArgmaxChunk are reduced in two passes (all workgroups read a chunk, then one
+// per row combines), which needs argmax_scratch_bytes() of scratch and records a barrier.
+inline constexpr uint32_t kArgmaxChunk = 4096;
+uint64_t argmax_scratch_bytes(uint32_t n, uint32_t n_rows);
 void argmax(CommandRecorder& rec, PipelineCache& pipelines, BufferSlice logits, BufferSlice out,
-            uint32_t n, uint32_t n_rows = 1, uint32_t stride = 0);
+            uint32_t n, uint32_t n_rows = 1, uint32_t stride = 0, BufferSlice scratch = {});
 
 }  // namespace vkllm::vk::ops

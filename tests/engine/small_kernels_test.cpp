@@ -145,7 +145,7 @@ TEST(SmallKernels, GluSiluAndGeluOnAFusedGateUpBuffer) {
 TEST(SmallKernels, ArgmaxPicksTheFirstLargestLogit) {
   SeededRng rng;
   auto& pc = vk_context().pipelines();
-  for (uint32_t n : {1u, 255u, 256u, 32000u + rng.below(1000)}) {
+  for (uint32_t n : {1u, 255u, 4096u, 4097u, 32000u + rng.below(1000)}) {
     vk::Arena arena = make_arena();
     const uint32_t rows = 1 + rng.below(4);
     auto logits = random_vector(rng, size_t(n) * rows, -20.f, 20.f);
@@ -158,7 +158,9 @@ TEST(SmallKernels, ArgmaxPicksTheFirstLargestLogit) {
     }
     BufferSlice dl = to_device(arena, logits);
     BufferSlice out = device_filled<uint32_t>(arena, rows);
-    run([&](vk::CommandRecorder& rec) { ops::argmax(rec, pc, dl, out, n, rows); });
+    const uint64_t scratch_bytes = ops::argmax_scratch_bytes(n, rows);
+    BufferSlice scratch = scratch_bytes ? arena.allocate(scratch_bytes) : BufferSlice{};
+    run([&](vk::CommandRecorder& rec) { ops::argmax(rec, pc, dl, out, n, rows, 0, scratch); });
     auto got = from_device<uint32_t>(out, rows);
     for (uint32_t r = 0; r < rows; ++r) {
       auto row = logits.begin() + size_t(r) * n;
