@@ -228,7 +228,10 @@ struct OciClient::Impl {
       }
     }
 
+    // Beast sizes each socket read by the buffer's free capacity (at most 64 KiB): without
+    // room reserved, a body streams in 512-byte reads.
     beast::flat_buffer buffer;
+    buffer.reserve(256 * 1024);
     http::response_parser<http::buffer_body> parser;
     parser.body_limit(boost::none);
     if (req.method == http::verb::head) parser.skip(true);

@@ -27,8 +27,9 @@ class DockerRegistry {
   DockerRegistry() : dir_("vkllm-registry") {
     // The script sits next to this header (found through __FILE__, so benches can use it too).
     auto script = std::filesystem::path(__FILE__).parent_path() / "start-registry.sh";
-    std::string command =
-        "'" + script.string() + "' '" + dir_.path().string() + "' " + std::to_string(getpid());
+    std::string command;
+    command.append("'").append(script.string()).append("' '").append(dir_.path().string());
+    command.append("' ").append(std::to_string(getpid()));
     FILE* pipe = popen(command.c_str(), "r");
     if (!pipe) throw std::runtime_error("cannot run " + command);
     char line[128] = {};
