@@ -1,0 +1,55 @@
+// A model resident on the device: its ModelSpec and every weight tensor in device-local arenas,
+// uploaded once through a staging ring from a TensorDataSource.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/gguf/gguf_file.h"
+#include "engine/model/model_spec.h"
+#include "engine/model/weight_names.h"
+#include "engine/runtime/tensor_data_source.h"
+#include "engine/vulkan/context.h"
+
+namespace vkllm::runtime {
+
+struct DeviceTensor {
+  std::string name;
+  gguf::TensorType type;
+  std::vector<uint64_t> shape;  // ggml order: shape[0] contiguous
+  vk::BufferSlice data;
+  uint64_t cols() const { return shape[0]; }
+  uint64_t rows() const { return shape.size() > 1 ? shape[1] : 1; }
+};
+
+class Model {
+ public:
+  // Uploads the weights of `file` (metadata and tensor table) read through `source`.
+  Model(vk::Context& ctx, const gguf::GgufFile& file, TensorDataSource& source);
+  // Convenience: everything from the mmap'd file itself.
+  Model(vk::Context& ctx, const gguf::GgufFile& file);
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  const model::ModelSpec& spec() const { return spec_; }
+  vk::Context& context() const { return *ctx_; }
+  // The weight, or nullptr when the model does not have it (e.g. biases).
+  const DeviceTensor* find(model::Weight w, uint32_t layer = 0) const;
+  // The weight; throws naming it when absent.
+  const DeviceTensor& get(model::Weight w, uint32_t layer = 0) const;
+  // The projection to logits (output.weight, or the embeddings when tied).
+  const DeviceTensor& output() const;
+  uint64_t weight_bytes() const { return weight_bytes_; }
+
+ private:
+  vk::Context* ctx_;
+  model::ModelSpec spec_;
+  std::vector<vk::Arena> arenas_;
+  std::unordered_map<std::string, DeviceTensor> tensors_;
+  uint64_t weight_bytes_ = 0;
+};
+
+}  // namespace vkllm::runtime

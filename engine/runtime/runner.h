@@ -1,0 +1,74 @@
+// Runs forward steps of a Model over the paged KV cache. A step takes a batch of sequences, each
+// with a span of new tokens (a prefill chunk or one decode token) that follow the tokens already
+// in its BlockTable, records every layer's dispatches into one command buffer, submits once, and
+// returns the logits (or greedy tokens) asked for. Nothing in a step allocates device memory: all
+// activation buffers are sized for RunnerOptions' limits when the Runner is made.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "engine/kv/block_pool.h"
+#include "engine/kv/block_table.h"
+#include "engine/runtime/model.h"
+
+namespace vkllm::runtime {
+
+struct RunnerOptions {
+  uint32_t block_size = 16;         // tokens per KV block
+  uint64_t kv_budget_bytes = 0;     // 0: VKLLM_KV_BUDGET, else a share of device memory
+  uint32_t max_batch_tokens = 512;  // new tokens per step, over all sequences
+  uint32_t max_seqs = 64;           // sequences per step
+  uint32_t max_context = 0;         // per sequence; 0: the model's training context (<= 8192)
+  uint32_t max_logits_rows = 0;     // logits rows per step; 0: max_seqs (perplexity needs more)
+  // Reads VKLLM_KV_BUDGET (bytes, with optional K/M/G suffix) and VKLLM_BLOCK_SIZE.
+  static RunnerOptions from_env();
+};
+
+enum class LogitsWanted { None, Last, All };
+
+struct SequenceStep {
+  kv::BlockTable* table = nullptr;  // the sequence's cache; reserved by step() if needed
+  std::span<const int32_t> tokens;  // new tokens, at positions table->num_tokens() onwards
+  LogitsWanted logits = LogitsWanted::Last;
+};
+
+struct StepResult {
+  // Per sequence, in batch order: its requested rows of n_vocab logits, concatenated.
+  std::vector<std::vector<float>> logits;
+  // Per sequence: the argmax of its last row (computed on the device), or -1 if none asked.
+  std::vector<int32_t> greedy;
+};
+
+class Runner {
+ public:
+  Runner(Model& model, const RunnerOptions& options = RunnerOptions::from_env());
+  ~Runner();
+  Runner(const Runner&) = delete;
+  Runner& operator=(const Runner&) = delete;
+
+  const Model& model() const { return *model_; }
+  kv::BlockPool& pool();
+  uint32_t block_size() const { return options_.block_size; }
+  const RunnerOptions& options() const { return options_; }
+  uint64_t kv_bytes() const;
+  uint64_t device_bytes() const;  // weights + KV + activations
+
+  // Runs one step. Reserves blocks for the new tokens (throws std::runtime_error when the pool
+  // cannot supply them; the caller should preempt and retry), and on success commits the tokens
+  // to each table. With greedy_only, only StepResult::greedy is filled (no logits download).
+  StepResult step(std::span<SequenceStep> batch, bool greedy_only = false);
+
+  // GPU time of the last step's phases, from timestamps (empty if unsupported).
+  std::vector<std::pair<std::string, double>> last_step_timings() const;
+
+ private:
+  struct Impl;
+  Model* model_;
+  RunnerOptions options_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace vkllm::runtime

@@ -1,0 +1,172 @@
+#include "server/cli/engine_bench.h"
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <random>
+
+#include "engine/gguf/gguf_file.h"
+#include "engine/runtime/generator.h"
+#include "engine/runtime/runner.h"
+#include "engine/vulkan/context.h"
+
+namespace vkllm::cli {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+double process_cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
+
+// Device-to-device copy bandwidth in GB/s (bytes read + written), from GPU timestamps when the
+// queue has them, else wall time.
+double copy_bandwidth_gbps(vk::Context& ctx) {
+  const VkDeviceSize bytes =
+      std::min<VkDeviceSize>(VkDeviceSize(256) << 20, ctx.caps().device_local_bytes / 8);
+  vk::Buffer a(ctx.device(), bytes, vk::MemoryKind::DeviceLocal, "bench copy src");
+  vk::Buffer b(ctx.device(), bytes, vk::MemoryKind::DeviceLocal, "bench copy dst");
+  vk::CommandRecorder rec(ctx.device());
+  double best = 0;
+  for (int rep = 0; rep < 4; ++rep) {
+    rec.begin();
+    rec.timestamp("start");
+    for (int i = 0; i < 4; ++i) rec.copy(a.slice(), b.slice());
+    rec.timestamp("end");
+    auto t0 = Clock::now();
+    rec.submit_and_wait();
+    double s = seconds_since(t0);
+    auto timings = rec.timings();
+    if (timings.size() == 2) s = (timings[1].ms - timings[0].ms) * 1e-3;
+    best = std::max(best, 2.0 * 4 * double(bytes) / s / 1e9);
+  }
+  return best;
+}
+
+}  // namespace
+
+int run_bench(const BenchArgs& args) {
+  auto file = gguf::GgufFile::open(args.model);
+  vk::Context ctx;
+  auto t_load = Clock::now();
+  runtime::Model model(ctx, file);
+  const double load_s = seconds_since(t_load);
+  auto opts = runtime::RunnerOptions::from_env();
+  uint32_t max_batch = 1;
+  for (uint32_t b : args.batches) max_batch = std::max(max_batch, b);
+  opts.max_seqs = std::max(opts.max_seqs, max_batch);
+  opts.max_context = std::max(opts.max_context, args.prompt_tokens + args.gen_tokens + 16);
+  runtime::Runner runner(model, opts);
+  const auto& spec = model.spec();
+
+  std::mt19937 rng(1234);
+  std::uniform_int_distribution<int32_t> tok(100, static_cast<int32_t>(spec.n_vocab) - 1);
+  auto random_tokens = [&](size_t n) {
+    std::vector<int32_t> v(n);
+    for (auto& t : v) t = tok(rng);
+    return v;
+  };
+
+  nlohmann::json out;
+  out["model"] = args.model;
+  out["device"] = ctx.caps().name;
+  out["arch"] = spec.arch_name;
+  out["n_layer"] = spec.n_layer;
+  out["n_embd"] = spec.n_embd;
+  out["weight_bytes"] = model.weight_bytes();
+  out["load_seconds"] = load_s;
+
+  // Prefill: one sequence, the whole prompt; best of three after a warm-up.
+  {
+    auto prompt = random_tokens(args.prompt_tokens);
+    double best = 1e30;
+    for (int rep = 0; rep < 4; ++rep) {
+      runtime::Generator gen(runner);
+      auto t0 = Clock::now();
+      gen.feed(prompt);
+      if (rep > 0) best = std::min(best, seconds_since(t0));
+    }
+    out["prefill"] = {{"tokens", args.prompt_tokens}, {"tok_per_s", args.prompt_tokens / best}};
+  }
+
+  // Decode: B sequences with a short prompt each, then gen_tokens steps of one token each.
+  nlohmann::json decode = nlohmann::json::array();
+  for (uint32_t batch : args.batches) {
+    std::vector<kv::BlockTable> tables;
+    tables.reserve(batch);
+    for (uint32_t s = 0; s < batch; ++s) tables.emplace_back(runner.pool(), runner.block_size());
+    std::vector<std::vector<int32_t>> next(batch);
+    std::vector<runtime::SequenceStep> steps(batch);
+    // Short prompts, prefilled in groups that fit one step.
+    for (uint32_t s = 0; s < batch; ++s) {
+      next[s] = random_tokens(8);
+      steps[s] = {&tables[s], next[s], runtime::LogitsWanted::Last};
+    }
+    for (uint32_t s = 0; s < batch; s += 32) {
+      const uint32_t n = std::min<uint32_t>(32, batch - s);
+      runner.step(std::span(steps).subspan(s, n), true);
+    }
+    auto run_steps = [&](uint32_t count) {
+      for (uint32_t i = 0; i < count; ++i) {
+        for (uint32_t s = 0; s < batch; ++s) {
+          next[s].assign(1, tok(rng));
+          steps[s] = {&tables[s], next[s], runtime::LogitsWanted::Last};
+        }
+        runner.step(steps, true);
+      }
+    };
+    run_steps(4);  // warm-up
+    const double cpu0 = process_cpu_seconds();
+    auto t0 = Clock::now();
+    run_steps(args.gen_tokens);
+    const double wall = seconds_since(t0);
+    const double cpu = process_cpu_seconds() - cpu0;
+    decode.push_back({{"batch", batch},
+                      {"tokens", batch * args.gen_tokens},
+                      {"tok_per_s", batch * args.gen_tokens / wall},
+                      {"ms_per_step", 1e3 * wall / args.gen_tokens},
+                      {"cpu_ms_per_step", 1e3 * cpu / args.gen_tokens}});
+  }
+  out["decode"] = decode;
+  out["device_bytes"] = runner.device_bytes();
+  out["kv_bytes"] = runner.kv_bytes();
+  out["copy_gbps"] = copy_bandwidth_gbps(ctx);
+  // Roofline for batch-1 decode: every weight byte is read once per token.
+  const double roof = out["copy_gbps"].get<double>() * 1e9 / double(model.weight_bytes());
+  out["roofline_tok_per_s"] = roof;
+  out["roofline_fraction_batch1"] =
+      decode.empty() ? 0.0 : decode[0]["tok_per_s"].get<double>() / roof;
+
+  if (args.json) {
+    std::cout << out.dump(2) << "\n";
+  } else {
+    std::printf("%s on %s: %.2f GB of weights, loaded in %.1f s\n", args.model.c_str(),
+                ctx.caps().name.c_str(), model.weight_bytes() / 1e9, load_s);
+    std::printf("prefill %u tokens: %.1f tok/s\n", args.prompt_tokens,
+                out["prefill"]["tok_per_s"].get<double>());
+    for (const auto& d : decode) {
+      std::printf("decode batch %3u: %9.1f tok/s  %7.2f ms/step  cpu %.3f ms/step\n",
+                  d["batch"].get<uint32_t>(), d["tok_per_s"].get<double>(),
+                  d["ms_per_step"].get<double>(), d["cpu_ms_per_step"].get<double>());
+    }
+    std::printf(
+        "device memory: %.2f GB (KV %.2f GB); copy bandwidth %.0f GB/s; batch-1 roofline "
+        "%.1f tok/s (%.0f%% reached)\n",
+        runner.device_bytes() / 1e9, runner.kv_bytes() / 1e9, out["copy_gbps"].get<double>(), roof,
+        100 * out["roofline_fraction_batch1"].get<double>());
+  }
+  return 0;
+}
+
+}  // namespace vkllm::cli

@@ -1,0 +1,21 @@
+// `vkllm bench`: prefill and batched-decode throughput of a GGUF model on the device, plus the
+// device's measured copy bandwidth (for the memory-bandwidth roofline).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace vkllm::cli {
+
+struct BenchArgs {
+  std::string model;
+  std::vector<uint32_t> batches{1, 8, 32, 64};
+  uint32_t prompt_tokens = 512;
+  uint32_t gen_tokens = 128;
+  bool json = false;
+};
+
+int run_bench(const BenchArgs& args);
+
+}  // namespace vkllm::cli

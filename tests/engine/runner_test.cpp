@@ -1,0 +1,229 @@
+// The Vulkan forward pass (Runner) against llama.cpp's recorded outputs and against the scalar
+// reference forward, and the paged KV cache's guarantees: batching, block boundaries, prefix
+// reuse and eviction never change a sequence's logits.
+#include "engine/runtime/runner.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <random>
+#include <string>
+
+#include "engine/runtime/generator.h"
+#include "engine/tokenizer/tokenizer.h"
+#include "tests/engine/vk_test_context.h"
+#include "tests/reference/llama_cpp_reference.h"
+#include "tests/reference/reference_forward.h"
+
+namespace vkllm::runtime {
+namespace {
+
+using reference::cosine;
+using reference::max_abs_diff;
+
+int32_t argmax(const std::vector<float>& v) {
+  return static_cast<int32_t>(std::max_element(v.begin(), v.end()) - v.begin());
+}
+
+std::string case_label(const ::testing::TestParamInfo<std::string>& info) {
+  std::string n = info.param;
+  for (char& c : n)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return n;
+}
+
+class RunnerVsLlamaCpp : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RunnerVsLlamaCpp, TokensLogitsAndGreedyContinuationMatch) {
+  const auto ref = reference::load_llama_cpp_case(GetParam());
+  auto file = gguf::GgufFile::open(ref.model_path);
+  auto tok = tokenizer::Tokenizer::from_gguf(file);
+  EXPECT_EQ(tok->encode(ref.prompt_text, true, true), ref.prompt_tokens) << "prompt tokens";
+
+  auto& ctx = vk::test::vk_context();
+  Model model(ctx, file);
+  RunnerOptions opts;
+  opts.max_batch_tokens = 64;  // several prefill chunks for the longer prompts
+  Runner runner(model, opts);
+  Generator gen(runner);
+  auto logits = gen.feed(ref.prompt_tokens);
+  ASSERT_EQ(logits.size(), ref.last_logits.size());
+  EXPECT_GE(cosine(logits, ref.last_logits), ref.min_cosine)
+      << "max abs diff " << max_abs_diff(logits, ref.last_logits);
+
+  int32_t next = argmax(logits);
+  for (size_t i = 0; i < ref.greedy_tokens.size(); ++i) {
+    if (ref.greedy_margins[i] < reference::kNearTieMargin) break;
+    ASSERT_EQ(next, ref.greedy_tokens[i]) << "greedy step " << i;
+    next = gen.feed_greedy(next);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(SharedModels, RunnerVsLlamaCpp,
+                         ::testing::ValuesIn(reference::llama_cpp_case_names()), case_label);
+
+// A small real-shaped model shared by the paging tests.
+struct RefModel {
+  gguf::GgufFile file =
+      gguf::GgufFile::open(reference::shared_testdata_dir() / "models/ref-llama-f16.gguf");
+  Model model{vk::test::vk_context(), file};
+};
+
+RefModel& ref_model() {
+  static RefModel m;
+  return m;
+}
+
+std::vector<int32_t> random_tokens(std::mt19937& rng, size_t n) {
+  std::uniform_int_distribution<int32_t> d(3, 31999);
+  std::vector<int32_t> v(n);
+  for (auto& t : v) t = d(rng);
+  return v;
+}
+
+struct Seeded {
+  unsigned seed = std::random_device{}();
+  std::mt19937 rng{seed};
+};
+
+TEST(RunnerPaging, MatchesTheScalarReferenceAtBlockBoundaries) {
+  Seeded s;
+  SCOPED_TRACE("seed " + std::to_string(s.seed));
+  auto& m = ref_model();
+  reference::ReferenceModel ref(m.file);
+  RunnerOptions opts;
+  opts.max_logits_rows = 40;
+  Runner runner(m.model, opts);
+  for (size_t len : {15u, 16u, 17u, 31u, 32u, 33u}) {
+    auto tokens = random_tokens(s.rng, len);
+    ref.reset();
+    auto want = ref.forward(tokens);
+    Generator gen(runner);
+    auto got = gen.feed(tokens, /*all_rows=*/true);
+    const size_t V = m.model.spec().n_vocab;
+    ASSERT_EQ(got.size(), len * V);
+    for (size_t i = 0; i < len; ++i) {
+      std::span<const float> row(got.data() + i * V, V);
+      EXPECT_GE(cosine(row, want[i]), 0.9999) << "length " << len << " row " << i;
+    }
+  }
+}
+
+TEST(RunnerPaging, BatchedSequencesOfDifferentLengthsMatchEachAlone) {
+  Seeded s;
+  SCOPED_TRACE("seed " + std::to_string(s.seed));
+  auto& m = ref_model();
+  Runner runner(m.model, RunnerOptions{});
+  const std::vector<size_t> lengths = {15, 16, 17, 31, 32, 33, 5};
+  std::vector<std::vector<int32_t>> prompts;
+  std::vector<std::vector<float>> alone;
+  for (size_t len : lengths) {
+    prompts.push_back(random_tokens(s.rng, len));
+    Generator g(runner);
+    alone.push_back(g.feed(prompts.back()));
+    // Two decode steps alone, too.
+    int32_t t = 7;
+    alone.back() = g.feed(std::span(&t, 1));
+  }
+  // All together: one prefill step with every prompt, then one decode step for all.
+  std::vector<kv::BlockTable> tables;
+  tables.reserve(lengths.size());
+  for (size_t i = 0; i < lengths.size(); ++i)
+    tables.emplace_back(runner.pool(), runner.block_size());
+  std::vector<SequenceStep> steps;
+  for (size_t i = 0; i < lengths.size(); ++i)
+    steps.push_back({&tables[i], prompts[i], LogitsWanted::Last});
+  runner.step(steps);
+  const std::vector<int32_t> seven(1, 7);
+  for (size_t i = 0; i < lengths.size(); ++i) steps[i] = {&tables[i], seven, LogitsWanted::Last};
+  auto together = runner.step(steps);
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    EXPECT_GE(cosine(together.logits[i], alone[i]), 0.99999) << "sequence of " << lengths[i];
+    EXPECT_LT(max_abs_diff(together.logits[i], alone[i]), 1e-2) << "sequence of " << lengths[i];
+    EXPECT_EQ(together.greedy[i], argmax(alone[i]));
+  }
+}
+
+TEST(RunnerPaging, PrefixCacheReuseGivesTheSameLogitsAsRecomputing) {
+  Seeded s;
+  SCOPED_TRACE("seed " + std::to_string(s.seed));
+  auto& m = ref_model();
+  Runner runner(m.model, RunnerOptions{});
+  auto shared = random_tokens(s.rng, 40);
+  auto tail = random_tokens(s.rng, 9);
+  std::vector<int32_t> prompt = shared;
+  prompt.insert(prompt.end(), tail.begin(), tail.end());
+
+  std::vector<float> fresh;
+  {
+    kv::BlockTable first(runner.pool(), runner.block_size());
+    SequenceStep st{&first, shared, LogitsWanted::Last};
+    runner.step(std::span(&st, 1));
+    kv::BlockTable second(runner.pool(), runner.block_size());
+    SequenceStep st2{&second, prompt, LogitsWanted::Last};
+    fresh = runner.step(std::span(&st2, 1)).logits[0];
+  }
+  const auto hits_before = runner.pool().stats().prefix_hits;
+  kv::BlockTable reuse(runner.pool(), runner.block_size());
+  const uint32_t cached = reuse.reuse_prefix(prompt);
+  EXPECT_EQ(cached, 32u) << "two full blocks of the shared 40 tokens are cached";
+  EXPECT_EQ(runner.pool().stats().prefix_hits, hits_before + 2);
+  SequenceStep st{&reuse, std::span(prompt).subspan(cached), LogitsWanted::Last};
+  auto reused = runner.step(std::span(&st, 1)).logits[0];
+  EXPECT_GE(cosine(reused, fresh), 0.99999);
+  EXPECT_LT(max_abs_diff(reused, fresh), 1e-2);
+}
+
+TEST(RunnerPaging, EvictionUnderPressureNeverCorruptsALiveSequence) {
+  Seeded s;
+  SCOPED_TRACE("seed " + std::to_string(s.seed));
+  auto& m = ref_model();
+  RunnerOptions opts;
+  // Room for 12 blocks of 16 tokens: the live sequence holds 4, churn needs the rest.
+  const auto& spec = m.model.spec();
+  opts.kv_budget_bytes = 12ull * 2 * spec.n_layer * spec.n_head_kv * 16 * spec.head_dim * 2;
+  Runner runner(m.model, opts);
+  ASSERT_EQ(runner.pool().num_blocks(), 12u);
+  auto live_prompt = random_tokens(s.rng, 50);
+  kv::BlockTable live(runner.pool(), runner.block_size());
+  SequenceStep st{&live, live_prompt, LogitsWanted::None};
+  runner.step(std::span(&st, 1));
+
+  // Many short-lived sequences fill and evict the cache around the live one.
+  for (int i = 0; i < 6; ++i) {
+    kv::BlockTable churn(runner.pool(), runner.block_size());
+    auto p = random_tokens(s.rng, 100);
+    churn.reuse_prefix(p);
+    SequenceStep c{&churn, std::span(p).subspan(churn.num_tokens()), LogitsWanted::None};
+    runner.step(std::span(&c, 1));
+  }
+  EXPECT_GT(runner.pool().stats().evictions, 0u);
+  const std::vector<int32_t> next(1, 11);
+  SequenceStep d{&live, next, LogitsWanted::Last};
+  auto after = runner.step(std::span(&d, 1)).logits[0];
+
+  reference::ReferenceModel ref(m.file);
+  ref.forward(live_prompt);
+  auto want = ref.forward(next).back();
+  EXPECT_GE(cosine(after, want), 0.9999);
+}
+
+TEST(RunnerErrors, RejectsBadTokensAndOversizedSteps) {
+  auto& m = ref_model();
+  RunnerOptions opts;
+  opts.max_batch_tokens = 8;
+  Runner runner(m.model, opts);
+  kv::BlockTable t(runner.pool(), runner.block_size());
+  std::vector<int32_t> bad = {1, 99999};
+  SequenceStep s{&t, bad, LogitsWanted::Last};
+  EXPECT_THROW(runner.step(std::span(&s, 1)), std::invalid_argument);
+  EXPECT_EQ(t.num_tokens(), 0u);
+  EXPECT_EQ(runner.pool().stats().used, 0u) << "a failed step gives its blocks back";
+  std::vector<int32_t> many(9, 5);
+  s.tokens = many;
+  EXPECT_THROW(runner.step(std::span(&s, 1)), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace vkllm::runtime
