@@ -50,7 +50,13 @@ LlamaCppCase load_llama_cpp_case(const std::string& name) {
       model.find("q4") != std::string::npos || model.find("q8") != std::string::npos ||
       model.find("q5") != std::string::npos || model.find("q6") != std::string::npos;
   c.min_cosine = quantized ? 0.999 : 0.9999;
+  c.quantized = quantized;
   return c;
+}
+
+float near_tie_margin(const LlamaCppCase& c, double diff) {
+  return c.quantized ? std::max<float>(kNearTieMargin, static_cast<float>(2 * diff))
+                     : kNearTieMargin;
 }
 
 double cosine(std::span<const float> a, std::span<const float> b) {

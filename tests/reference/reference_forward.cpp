@@ -21,12 +21,14 @@ ReferenceModel::Matrix ReferenceModel::load(const gguf::GgufFile& f, const std::
   }
   m.cols = static_cast<uint32_t>(t->shape[0]);
   m.rows = t->shape.size() > 1 ? static_cast<uint32_t>(t->shape[1]) : 1;
+  m.type = t->type;
   m.w.resize(size_t{m.rows} * m.cols);
   gguf::dequantize(t->type, f.tensor_data(*t).data(), m.w.data(), m.w.size());
   return m;
 }
 
-ReferenceModel::ReferenceModel(const gguf::GgufFile& f) : spec_(model::ModelSpec::from_gguf(f)) {
+ReferenceModel::ReferenceModel(const gguf::GgufFile& f, bool llama_cpp_rounding)
+    : spec_(model::ModelSpec::from_gguf(f)), llama_cpp_rounding_(llama_cpp_rounding) {
   embd_ = load(f, weight_name(Weight::TokenEmbd));
   out_norm_ = load(f, weight_name(Weight::OutputNorm));
   out_ = spec_.tied_embeddings ? embd_ : load(f, weight_name(Weight::Output));
@@ -59,8 +61,50 @@ ReferenceModel::ReferenceModel(const gguf::GgufFile& f) : spec_(model::ModelSpec
   reset();
 }
 
-std::vector<float> ReferenceModel::matvec(const Matrix& m, const std::vector<float>& x) const {
-  if (x.size() != m.cols) throw std::logic_error("reference: matvec shape mismatch");
+namespace {
+// The activation format llama.cpp's CPU backend converts x to before a dot product with weights
+// of type `w` (its "vec_dot_type"); F32 for weights it multiplies in f32.
+gguf::TensorType activation_type(gguf::TensorType w) {
+  using T = gguf::TensorType;
+  switch (w) {
+    case T::F16:
+      return T::F16;
+    case T::BF16:
+      return T::BF16;
+    case T::Q4_0:
+    case T::Q5_0:
+    case T::Q8_0:
+    case T::IQ4_NL:
+      return T::Q8_0;
+    case T::Q4_1:
+    case T::Q5_1:
+      return T::Q8_1;
+    case T::Q2_K:
+    case T::Q3_K:
+    case T::Q4_K:
+    case T::Q5_K:
+    case T::Q6_K:
+    case T::IQ4_XS:
+      return T::Q8_K;
+    default:
+      return T::F32;
+  }
+}
+
+std::vector<float> round_through(gguf::TensorType t, const std::vector<float>& x) {
+  if (t == gguf::TensorType::F32) return x;
+  std::vector<uint8_t> q(gguf::row_bytes(t, x.size()));
+  gguf::quantize(t, x.data(), q.data(), x.size());
+  std::vector<float> y(x.size());
+  gguf::dequantize(t, q.data(), y.data(), y.size());
+  return y;
+}
+}  // namespace
+
+std::vector<float> ReferenceModel::matvec(const Matrix& m, const std::vector<float>& x_in) const {
+  if (x_in.size() != m.cols) throw std::logic_error("reference: matvec shape mismatch");
+  const std::vector<float> x =
+      llama_cpp_rounding_ ? round_through(activation_type(m.type), x_in) : x_in;
   std::vector<float> y(m.rows);
   for (uint32_t r = 0; r < m.rows; ++r) {
     double acc = 0;
@@ -112,7 +156,7 @@ double gelu_tanh(double x) {
 }
 }  // namespace
 
-std::vector<float> ReferenceModel::forward_one(int32_t token, uint32_t pos) {
+std::vector<float> ReferenceModel::forward_one(int32_t token, uint32_t pos, bool want_logits) {
   const auto& s = spec_;
   if (token < 0 || static_cast<uint32_t>(token) >= embd_.rows) {
     throw std::out_of_range("reference: token id out of range");
@@ -151,6 +195,10 @@ std::vector<float> ReferenceModel::forward_one(int32_t token, uint32_t pos) {
     }
     rope(q, s.n_head, pos, swa);
     rope(k, s.n_head_kv, pos, swa);
+    if (llama_cpp_rounding_) {  // the KV cache holds f16
+      k = round_through(gguf::TensorType::F16, k);
+      v = round_through(gguf::TensorType::F16, v);
+    }
     auto& cache = layers_cache_[l];
     cache.k.push_back(k);
     cache.v.push_back(v);
@@ -206,6 +254,7 @@ std::vector<float> ReferenceModel::forward_one(int32_t token, uint32_t pos) {
     if (s.post_norms) d = rms_norm(d, L.post_ffn_norm);
     for (size_t i = 0; i < x.size(); ++i) x[i] += d[i];
   }
+  if (!want_logits) return {};
   auto logits = matvec(out_, rms_norm(x, out_norm_));
   if (s.final_softcap > 0) {
     for (auto& z : logits) z = static_cast<float>(s.final_softcap * std::tanh(z / s.final_softcap));
@@ -213,9 +262,14 @@ std::vector<float> ReferenceModel::forward_one(int32_t token, uint32_t pos) {
   return logits;
 }
 
-std::vector<std::vector<float>> ReferenceModel::forward(std::span<const int32_t> tokens) {
+std::vector<std::vector<float>> ReferenceModel::forward(std::span<const int32_t> tokens,
+                                                        bool all_rows) {
   std::vector<std::vector<float>> out;
-  for (int32_t t : tokens) out.push_back(forward_one(t, n_past_++));
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const bool last = i + 1 == tokens.size();
+    auto row = forward_one(tokens[i], n_past_++, all_rows || last);
+    if (all_rows || last) out.push_back(std::move(row));
+  }
   return out;
 }
 

@@ -14,13 +14,16 @@ namespace vkllm::reference {
 
 class ReferenceModel {
  public:
-  explicit ReferenceModel(const gguf::GgufFile& file);
+  // With llama_cpp_rounding, activations are rounded the way llama.cpp's CPU backend rounds them
+  // inside its matrix products (to the weight type's "vec_dot" type: Q8_0, Q8_1, Q8_K, F16 or
+  // BF16), and K/V are stored as f16, so quantized references can be matched closely.
+  explicit ReferenceModel(const gguf::GgufFile& file, bool llama_cpp_rounding = true);
 
   const model::ModelSpec& spec() const { return spec_; }
 
   // Appends `tokens` at the next positions and returns the logits after each of them
-  // (tokens.size() rows of n_vocab).
-  std::vector<std::vector<float>> forward(std::span<const int32_t> tokens);
+  // (tokens.size() rows of n_vocab), or only after the last one (one row) unless all_rows.
+  std::vector<std::vector<float>> forward(std::span<const int32_t> tokens, bool all_rows = true);
   void reset() {
     layers_cache_.assign(spec_.n_layer, {});
     n_past_ = 0;
@@ -30,6 +33,7 @@ class ReferenceModel {
  private:
   struct Matrix {  // rows x cols, row-major (a ggml [cols, rows] tensor)
     uint32_t rows = 0, cols = 0;
+    gguf::TensorType type = gguf::TensorType::F32;
     std::vector<float> w;
     bool empty() const { return w.empty(); }
   };
@@ -46,9 +50,10 @@ class ReferenceModel {
   std::vector<float> rms_norm(const std::vector<float>& x, const Matrix& w, size_t offset = 0,
                               size_t n = 0) const;
   void rope(std::vector<float>& v, uint32_t n_heads, uint32_t pos, bool swa) const;
-  std::vector<float> forward_one(int32_t token, uint32_t pos);
+  std::vector<float> forward_one(int32_t token, uint32_t pos, bool logits);
 
   model::ModelSpec spec_;
+  bool llama_cpp_rounding_;
   Matrix embd_, out_norm_, out_, rope_freqs_;
   std::vector<Layer> layers_;
   std::vector<Cache> layers_cache_;
