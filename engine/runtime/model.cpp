@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "engine/vulkan/matmul_ops.h"
+
 namespace vkllm::runtime {
 
 namespace {
@@ -11,8 +13,10 @@ constexpr VkDeviceSize kAlign = 256;
 constexpr VkDeviceSize kMaxArena = VkDeviceSize(1) << 30;  // the runtime's largest block
 constexpr size_t kChunk = size_t(8) << 20;
 
+// Kernels read whole 32-bit words of 2-byte-aligned blocks, up to this far past a tensor's end.
+constexpr VkDeviceSize kSlack = vk::kWeightReadSlackBytes;
 VkDeviceSize padded(uint64_t n) {
-  return (n + kAlign - 1) / kAlign * kAlign;
+  return (n + kSlack + kAlign - 1) / kAlign * kAlign;
 }
 }  // namespace
 
@@ -49,8 +53,9 @@ Model::Model(vk::Context& ctx, const gguf::GgufFile& file, TensorDataSource& sou
   for (size_t g = 0; g < groups.size(); ++g) {
     arenas_.emplace_back(ctx.device(), "weights " + std::to_string(g), group_bytes[g]);
     for (const auto* t : groups[g]) {
-      DeviceTensor dt{t->name, t->type, t->shape, arenas_.back().allocate(t->byte_size, kAlign)};
-      uploader.begin(dt.data);
+      DeviceTensor dt{t->name, t->type, t->shape,
+                      arenas_.back().allocate(t->byte_size + kSlack, kAlign)};
+      uploader.begin(dt.data.sub(0, t->byte_size));
       for (uint64_t done = 0; done < t->byte_size;) {
         const size_t n = static_cast<size_t>(std::min<uint64_t>(kChunk, t->byte_size - done));
         source.read(t->offset + done, std::span(chunk.data(), n));

@@ -41,7 +41,7 @@ TEST_P(RunnerVsLlamaCpp, TokensLogitsAndGreedyContinuationMatch) {
   auto tok = tokenizer::Tokenizer::from_gguf(file);
   EXPECT_EQ(tok->encode(ref.prompt_text, true, true), ref.prompt_tokens) << "prompt tokens";
 
-  auto& ctx = vk::test::vk_context();
+  auto& ctx = test::vk_context();
   Model model(ctx, file);
   RunnerOptions opts;
   opts.max_batch_tokens = 64;  // several prefill chunks for the longer prompts
@@ -49,12 +49,13 @@ TEST_P(RunnerVsLlamaCpp, TokensLogitsAndGreedyContinuationMatch) {
   Generator gen(runner);
   auto logits = gen.feed(ref.prompt_tokens);
   ASSERT_EQ(logits.size(), ref.last_logits.size());
-  EXPECT_GE(cosine(logits, ref.last_logits), ref.min_cosine)
-      << "max abs diff " << max_abs_diff(logits, ref.last_logits);
+  const double diff = max_abs_diff(logits, ref.last_logits);
+  EXPECT_GE(cosine(logits, ref.last_logits), ref.min_cosine) << "max abs diff " << diff;
 
   int32_t next = argmax(logits);
+  const float tie = reference::near_tie_margin(ref, diff);
   for (size_t i = 0; i < ref.greedy_tokens.size(); ++i) {
-    if (ref.greedy_margins[i] < reference::kNearTieMargin) break;
+    if (ref.greedy_margins[i] < tie) break;
     ASSERT_EQ(next, ref.greedy_tokens[i]) << "greedy step " << i;
     next = gen.feed_greedy(next);
   }
@@ -67,7 +68,7 @@ INSTANTIATE_TEST_SUITE_P(SharedModels, RunnerVsLlamaCpp,
 struct RefModel {
   gguf::GgufFile file =
       gguf::GgufFile::open(reference::shared_testdata_dir() / "models/ref-llama-f16.gguf");
-  Model model{vk::test::vk_context(), file};
+  Model model{test::vk_context(), file};
 };
 
 RefModel& ref_model() {
@@ -167,8 +168,9 @@ TEST(RunnerPaging, PrefixCacheReuseGivesTheSameLogitsAsRecomputing) {
   const auto hits_before = runner.pool().stats().prefix_hits;
   kv::BlockTable reuse(runner.pool(), runner.block_size());
   const uint32_t cached = reuse.reuse_prefix(prompt);
-  EXPECT_EQ(cached, 32u) << "two full blocks of the shared 40 tokens are cached";
-  EXPECT_EQ(runner.pool().stats().prefix_hits, hits_before + 2);
+  // The second sequence registered all three full blocks of its 49 tokens.
+  EXPECT_EQ(cached, 48u);
+  EXPECT_EQ(runner.pool().stats().prefix_hits, hits_before + 3);
   SequenceStep st{&reuse, std::span(prompt).subspan(cached), LogitsWanted::Last};
   auto reused = runner.step(std::span(&st, 1)).logits[0];
   EXPECT_GE(cosine(reused, fresh), 0.99999);
@@ -213,6 +215,7 @@ TEST(RunnerErrors, RejectsBadTokensAndOversizedSteps) {
   auto& m = ref_model();
   RunnerOptions opts;
   opts.max_batch_tokens = 8;
+  opts.max_seqs = 2;
   Runner runner(m.model, opts);
   kv::BlockTable t(runner.pool(), runner.block_size());
   std::vector<int32_t> bad = {1, 99999};
