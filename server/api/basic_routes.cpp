@@ -1,0 +1,50 @@
+#include "server/api/basic_routes.h"
+
+#include <nlohmann/json.hpp>
+
+#include "engine/engine_version.h"
+#include "server/http/exchange.h"
+#include "server/http/json_text.h"
+
+namespace vkllm::api {
+
+using boost::asio::awaitable;
+using http::Exchange;
+using http::Method;
+
+namespace {
+// (GCC 12 miscompiles braced JSON initialisers inside co_await expressions, so bodies are
+// built in plain functions.)
+std::string version_body() {
+  nlohmann::json j;
+  j["version"] = std::string(vkllm::version());
+  return http::json_text(j);
+}
+std::string status_body() {
+  nlohmann::json j;
+  j["cloud"]["disabled"] = true;
+  j["cloud"]["source"] = "config";
+  return http::json_text(j);
+}
+}  // namespace
+
+void add_basic_routes(http::Router& router) {
+  auto root = [](Exchange& ex) -> awaitable<void> {
+    co_await ex.respond(200, http::kTextContentType, "Ollama is running");
+  };
+  auto version = [](Exchange& ex) -> awaitable<void> {
+    co_await ex.respond(200, http::kJsonContentType, version_body());
+  };
+  for (Method m : {Method::get, Method::head}) {
+    router.add(m, "/", root);
+    router.add(m, "/api/version", version);
+  }
+  router.add(Method::get, "/api/status", [](Exchange& ex) -> awaitable<void> {
+    co_await ex.respond(200, http::kJsonContentType, status_body());
+  });
+  router.add(Method::post, "/api/me", [](Exchange& ex) -> awaitable<void> {
+    co_await http::respond_error(ex, 401, "unauthorized");
+  });
+}
+
+}  // namespace vkllm::api

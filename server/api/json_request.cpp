@@ -1,0 +1,94 @@
+#include "server/api/json_request.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "server/http/exchange.h"
+
+namespace vkllm::api {
+namespace {
+
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+std::string_view go_type_name(const nlohmann::json& v) {
+  if (v.is_string()) return "string";
+  if (v.is_boolean()) return "bool";
+  if (v.is_number()) return "number";
+  if (v.is_array()) return "array";
+  if (v.is_object()) return "object";
+  return "null";
+}
+
+[[noreturn]] void wrong_type(const nlohmann::json& v, std::string_view key, std::string_view want) {
+  throw http::HttpError(400, "json: cannot unmarshal " + std::string(go_type_name(v)) +
+                                 " into Go struct field ." + std::string(key) + " of type " +
+                                 std::string(want));
+}
+
+}  // namespace
+
+nlohmann::json parse_json_object(std::string_view body) {
+  const auto first = body.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) throw http::HttpError(400, "missing request body");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(body);
+  } catch (const nlohmann::json::exception& e) {
+    std::string what = e.what();
+    // nlohmann prefixes "[json.exception.parse_error.101] parse error at ...: "; keep the part
+    // that says where and what.
+    if (const auto bracket = what.find("] "); bracket != std::string::npos) {
+      what = what.substr(bracket + 2);
+    }
+    throw http::HttpError(400, what);
+  }
+  if (!j.is_object()) {
+    throw http::HttpError(400, "json: cannot unmarshal " + std::string(go_type_name(j)) +
+                                   " into Go value of type struct");
+  }
+  return j;
+}
+
+const nlohmann::json* find_field(const nlohmann::json& object, std::string_view key) {
+  if (!object.is_object()) return nullptr;
+  const nlohmann::json* found = nullptr;
+  if (const auto it = object.find(key); it != object.end()) {
+    found = &*it;
+  } else {
+    for (auto it2 = object.begin(); it2 != object.end(); ++it2) {
+      if (iequals(it2.key(), key)) {
+        found = &it2.value();
+        break;
+      }
+    }
+  }
+  if (found != nullptr && found->is_null()) return nullptr;
+  return found;
+}
+
+std::optional<std::string> string_field(const nlohmann::json& object, std::string_view key) {
+  const auto* v = find_field(object, key);
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_string()) wrong_type(*v, key, "string");
+  return v->get<std::string>();
+}
+
+std::optional<bool> bool_field(const nlohmann::json& object, std::string_view key) {
+  const auto* v = find_field(object, key);
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_boolean()) wrong_type(*v, key, "bool");
+  return v->get<bool>();
+}
+
+std::string model_field(const nlohmann::json& object) {
+  auto model = string_field(object, "model").value_or("");
+  if (model.empty()) model = string_field(object, "name").value_or("");
+  return model;
+}
+
+}  // namespace vkllm::api

@@ -1,0 +1,28 @@
+// Request bodies as Ollama's Go handlers read them: any Content-Type, an empty body is
+// "missing request body", malformed JSON is a 400 naming the problem, and keys match
+// case-insensitively (Go's encoding/json does), exact spelling first.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace vkllm::api {
+
+// Parses a body that must be a JSON object. Throws http::HttpError(400).
+nlohmann::json parse_json_object(std::string_view body);
+
+// The member named `key` (exact match first, then case-insensitive); nullptr if absent or null.
+const nlohmann::json* find_field(const nlohmann::json& object, std::string_view key);
+
+// Typed optional fields; a present value of the wrong JSON type throws HttpError(400) with a
+// Go-like message, e.g. `json: cannot unmarshal number into Go struct field .stream of type bool`.
+std::optional<std::string> string_field(const nlohmann::json& object, std::string_view key);
+std::optional<bool> bool_field(const nlohmann::json& object, std::string_view key);
+
+// "model", falling back to the legacy "name" (model wins when both are non-empty).
+std::string model_field(const nlohmann::json& object);
+
+}  // namespace vkllm::api

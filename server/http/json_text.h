@@ -1,0 +1,23 @@
+// JSON serialisation for the wire: compact, and invalid UTF-8 (which may come from user input
+// echoed in an error) replaced by U+FFFD instead of throwing.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace vkllm::http {
+
+inline std::string json_text(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// {"error": message}, Ollama's error body.
+inline std::string json_error_body(std::string_view message) {
+  nlohmann::json j;
+  j["error"] = message;
+  return json_text(j);
+}
+
+}  // namespace vkllm::http

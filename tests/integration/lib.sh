@@ -1,0 +1,90 @@
+# Shared helpers for integration tests (source it). Each test gets a temp dir with its own
+# OLLAMA_MODELS; vkllm_start runs `vkllm serve` on a free loopback port (port 0, read back from
+# the "Listening on" log line, so tests can run in parallel) and stops it when the script exits.
+set -euo pipefail
+
+: "${VKLLM_BIN:?VKLLM_BIN must point at the vkllm binary}"
+VKLLM_SOURCE_DIR=${VKLLM_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+VKLLM_SHARED_DIR=${VKLLM_SHARED_DIR:-$VKLLM_SOURCE_DIR/../shared}
+export VKLLM_SOURCE_DIR VKLLM_SHARED_DIR
+
+TEST_TMP=$(mktemp -d "${TMPDIR:-/tmp}/vkllm-it.XXXXXX")
+VKLLM_PIDS=()
+_vkllm_cleanup() {
+  local pid
+  for pid in "${VKLLM_PIDS[@]}"; do
+    kill "$pid" 2>/dev/null || true
+  done
+  for pid in "${VKLLM_PIDS[@]}"; do
+    wait "$pid" 2>/dev/null || true
+  done
+  if [ "${VKLLM_KEEP_TMP:-0}" = 1 ]; then echo "kept $TEST_TMP"; else rm -rf "$TEST_TMP"; fi
+}
+trap _vkllm_cleanup EXIT
+
+fail() {
+  echo "FAIL: $*" >&2
+  local log
+  for log in "$TEST_TMP"/*.log; do
+    [ -f "$log" ] && { echo "--- $log (tail)" >&2; tail -n 30 "$log" >&2; }
+  done
+  exit 1
+}
+pass() { echo "ok: $*"; }
+
+# vkllm_start [NAME] [env assignments...]: starts a server with OLLAMA_MODELS=$TEST_TMP/NAME/models
+# (default NAME "server"); sets VKLLM_URL, VKLLM_PORT, VKLLM_PID, OLLAMA_HOST (for CLI commands)
+# and VKLLM_LOG. Extra arguments are environment assignments for that server only.
+vkllm_start() {
+  local name=${1:-server}
+  shift || true
+  mkdir -p "$TEST_TMP/$name/models"
+  VKLLM_LOG=$TEST_TMP/$name.log
+  env OLLAMA_MODELS="$TEST_TMP/$name/models" OLLAMA_HOST=127.0.0.1:0 HOME="$TEST_TMP/$name" "$@" \
+    "$VKLLM_BIN" serve >"$VKLLM_LOG" 2>&1 &
+  VKLLM_PID=$!
+  VKLLM_PIDS+=("$VKLLM_PID")
+  local i
+  for i in $(seq 1 300); do
+    if VKLLM_PORT=$(grep -o 'Listening on [^ ]*' "$VKLLM_LOG" 2>/dev/null | sed 's/.*://'); then
+      [ -n "$VKLLM_PORT" ] && break
+    fi
+    kill -0 "$VKLLM_PID" 2>/dev/null || fail "vkllm serve ($name) exited early"
+    sleep 0.1
+  done
+  [ -n "${VKLLM_PORT:-}" ] || fail "vkllm serve ($name) did not report its port"
+  VKLLM_URL=http://127.0.0.1:$VKLLM_PORT
+  export OLLAMA_HOST=127.0.0.1:$VKLLM_PORT
+  curl -sf "$VKLLM_URL/" >/dev/null || fail "vkllm serve ($name) not answering on $VKLLM_URL"
+}
+
+# vkllm_stop PID: SIGTERM and wait (graceful shutdown must finish within 15 s).
+vkllm_stop() {
+  local pid=$1 i
+  kill -TERM "$pid" 2>/dev/null || return 0
+  for i in $(seq 1 150); do
+    kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }
+    sleep 0.1
+  done
+  fail "vkllm (pid $pid) did not stop within 15 s of SIGTERM"
+}
+
+# http_status METHOD URL [curl args...]: prints the status code; the body goes to $TEST_TMP/body.
+http_status() {
+  local method=$1 url=$2
+  shift 2
+  curl -s -o "$TEST_TMP/body" -w '%{http_code}' -X "$method" "$url" "$@"
+}
+body() { cat "$TEST_TMP/body"; }
+
+# expect_eq ACTUAL EXPECTED MESSAGE
+expect_eq() {
+  [ "$1" = "$2" ] || fail "$3: got '$1', want '$2'"
+}
+
+# node_client SCRIPT [args...]: runs a node script with tests/node_modules (npm clients).
+node_client() {
+  local modules=$VKLLM_SOURCE_DIR/tests/node_modules
+  [ -d "$modules/ollama" ] || fail "npm clients missing: run scripts/setup (npm ci in tests/)"
+  NODE_PATH=$modules node "$@"
+}

@@ -1,0 +1,63 @@
+#include "server/api/json_request.h"
+
+#include <gtest/gtest.h>
+
+#include "server/http/exchange.h"
+
+using namespace vkllm::api;
+using vkllm::http::HttpError;
+
+namespace {
+
+unsigned status_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const HttpError& e) {
+    return e.status();
+  }
+  return 0;
+}
+
+TEST(JsonRequest, EmptyBodyIsMissingRequestBody) {
+  for (const char* body : {"", "  \n"}) {
+    try {
+      parse_json_object(body);
+      FAIL() << "no error for empty body";
+    } catch (const HttpError& e) {
+      EXPECT_EQ(e.status(), 400u);
+      EXPECT_STREQ(e.what(), "missing request body");
+    }
+  }
+}
+
+TEST(JsonRequest, MalformedOrNonObjectJsonIs400) {
+  for (const char* body : {"{", "{\"model\":}", "nope", "[1,2]", "\"str\"", "{\"a\":1} trailing"}) {
+    EXPECT_EQ(status_of([&] { parse_json_object(body); }), 400u) << body;
+  }
+  EXPECT_EQ(status_of([] { parse_json_object("{\"model\":\"x\"}"); }), 0u);
+}
+
+TEST(JsonRequest, FieldsMatchCaseInsensitivelyExactFirst) {
+  const auto j = parse_json_object(R"({"Model":"a","STREAM":false,"name":"n","model":"b"})");
+  EXPECT_EQ(string_field(j, "model"), "b");
+  EXPECT_EQ(bool_field(j, "stream"), false);
+  const auto k = parse_json_object(R"({"Model":"a"})");
+  EXPECT_EQ(string_field(k, "model"), "a");
+  EXPECT_EQ(find_field(k, "missing"), nullptr);
+}
+
+TEST(JsonRequest, WrongTypesAre400AndNullIsAbsent) {
+  const auto j = parse_json_object(R"({"model":5,"stream":"yes","insecure":null})");
+  EXPECT_EQ(status_of([&] { string_field(j, "model"); }), 400u);
+  EXPECT_EQ(status_of([&] { bool_field(j, "stream"); }), 400u);
+  EXPECT_EQ(bool_field(j, "insecure"), std::nullopt);
+}
+
+TEST(JsonRequest, ModelFallsBackToLegacyName) {
+  EXPECT_EQ(model_field(parse_json_object(R"({"name":"old"})")), "old");
+  EXPECT_EQ(model_field(parse_json_object(R"({"name":"old","model":"new"})")), "new");
+  EXPECT_EQ(model_field(parse_json_object(R"({"name":"old","model":""})")), "old");
+  EXPECT_EQ(model_field(parse_json_object(R"({})")), "");
+}
+
+}  // namespace

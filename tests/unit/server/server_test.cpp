@@ -1,0 +1,239 @@
+// The real HTTP server on a loopback port, driven by a Beast client: keep-alive, streaming,
+// errors before and after a stream began, limits, HEAD, 100-continue, CORS and shutdown.
+#include "server/http/server.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <nlohmann/json.hpp>
+
+#include "server/http/exchange.h"
+#include "server/http/streams.h"
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = beast::http;
+using asio::awaitable;
+using vkllm::http::Exchange;
+using vkllm::http::HttpError;
+using vkllm::http::Method;
+
+namespace {
+
+class ServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    vkllm::http::Router r;
+    r.add(Method::get, "/hello", [](Exchange& ex) -> awaitable<void> {
+      co_await ex.respond(200, vkllm::http::kTextContentType, "hi");
+    });
+    r.add(Method::head, "/hello", [](Exchange& ex) -> awaitable<void> {
+      co_await ex.respond(200, vkllm::http::kTextContentType, "hi");
+    });
+    r.add(Method::post, "/echo", [](Exchange& ex) -> awaitable<void> {
+      std::string body = co_await ex.read_body();
+      co_await ex.respond(200, "application/octet-stream", std::move(body));
+    });
+    r.add(Method::post, "/count", [](Exchange& ex) -> awaitable<void> {
+      std::vector<char> buf(1000);
+      size_t total = 0, n;
+      while ((n = co_await ex.read_body_some(buf)) > 0) total += n;
+      co_await ex.respond(200, "text/plain", std::to_string(total));
+    });
+    r.add(Method::get, "/stream/:n", [](Exchange& ex) -> awaitable<void> {
+      vkllm::http::NdjsonStream out(ex);
+      const int n = std::stoi(ex.param("n"));
+      for (int i = 0; i < n; ++i) {
+        nlohmann::json line;
+        line["i"] = i;
+        co_await out.send(line);
+      }
+      if (ex.query_param("fail")) throw HttpError(500, "boom after " + std::to_string(n));
+      co_await out.finish();
+    });
+    r.add(Method::get, "/fail", [](Exchange&) -> awaitable<void> {
+      throw HttpError(418, "teapot");
+      co_return;
+    });
+    vkllm::http::ServerConfig config;
+    config.address = vkllm::http::parse_ollama_host("127.0.0.1:0");
+    config.limits.body_bytes = 4096;
+    config.limits.header_bytes = 2048;
+    config.limits.shutdown_grace = std::chrono::seconds(2);
+    config.threads = 2;
+    config.log_requests = false;
+    server_ = std::make_unique<vkllm::http::Server>(std::move(config), std::move(r));
+    server_->listen();
+    thread_ = std::thread([this] { server_->run(false); });
+  }
+  void TearDown() override {
+    server_->stop();
+    thread_.join();
+  }
+
+  asio::ip::tcp::socket connect() {
+    asio::ip::tcp::socket s(client_ioc_);
+    s.connect({asio::ip::make_address("127.0.0.1"), server_->port()});
+    return s;
+  }
+
+  bhttp::response<bhttp::string_body> roundtrip(asio::ip::tcp::socket& s,
+                                                bhttp::request<bhttp::string_body> req) {
+    req.set(bhttp::field::host, "localhost");
+    req.prepare_payload();
+    bhttp::write(s, req);
+    bhttp::response_parser<bhttp::string_body> p;
+    p.body_limit(1 << 20);
+    if (req.method() == bhttp::verb::head) p.skip(true);
+    bhttp::read(s, buffer_, p);
+    return p.release();
+  }
+
+  bhttp::response<bhttp::string_body> request(bhttp::verb verb, std::string target,
+                                              std::string body = {}) {
+    auto s = connect();
+    bhttp::request<bhttp::string_body> req{verb, target, 11};
+    req.body() = std::move(body);
+    return roundtrip(s, std::move(req));
+  }
+
+  asio::io_context client_ioc_;
+  beast::flat_buffer buffer_;
+  std::unique_ptr<vkllm::http::Server> server_;
+  std::thread thread_;
+};
+
+TEST_F(ServerTest, KeepAliveServesSeveralRequestsOnOneConnection) {
+  auto s = connect();
+  for (int i = 0; i < 3; ++i) {
+    auto res = roundtrip(s, {bhttp::verb::get, "/hello", 11});
+    EXPECT_EQ(res.result_int(), 200);
+    EXPECT_EQ(res.body(), "hi");
+    EXPECT_TRUE(res.keep_alive());
+  }
+}
+
+TEST_F(ServerTest, HeadSendsLengthWithoutBody) {
+  auto s = connect();
+  auto res = roundtrip(s, {bhttp::verb::head, "/hello", 11});
+  EXPECT_EQ(res.result_int(), 200);
+  EXPECT_EQ(res[bhttp::field::content_length], "2");
+  // The connection is still in step: the next response is read correctly.
+  auto next = roundtrip(s, {bhttp::verb::get, "/hello", 11});
+  EXPECT_EQ(next.body(), "hi");
+}
+
+TEST_F(ServerTest, NdjsonStreamIsChunkedOneObjectPerLine) {
+  auto res = request(bhttp::verb::get, "/stream/3");
+  EXPECT_EQ(res.result_int(), 200);
+  EXPECT_EQ(res[bhttp::field::content_type], "application/x-ndjson");
+  EXPECT_TRUE(res.chunked());
+  EXPECT_EQ(res.body(), "{\"i\":0}\n{\"i\":1}\n{\"i\":2}\n");
+}
+
+TEST_F(ServerTest, ErrorAfterStreamStartIsAFinalErrorLine) {
+  auto res = request(bhttp::verb::get, "/stream/2?fail=1");
+  EXPECT_EQ(res.result_int(), 200);
+  EXPECT_EQ(res.body(), "{\"i\":0}\n{\"i\":1}\n{\"error\":\"boom after 2\"}\n");
+}
+
+TEST_F(ServerTest, ErrorBeforeResponseUsesStatusAndOllamaShape) {
+  auto res = request(bhttp::verb::get, "/fail");
+  EXPECT_EQ(res.result_int(), 418);
+  EXPECT_EQ(res[bhttp::field::content_type], "application/json; charset=utf-8");
+  EXPECT_EQ(nlohmann::json::parse(res.body())["error"], "teapot");
+}
+
+TEST_F(ServerTest, UnknownRouteAndWrongMethod) {
+  auto nf = request(bhttp::verb::get, "/nope");
+  EXPECT_EQ(nf.result_int(), 404);
+  EXPECT_EQ(nf.body(), "404 page not found");
+  auto na = request(bhttp::verb::delete_, "/hello");
+  EXPECT_EQ(na.result_int(), 405);
+  EXPECT_EQ(na.body(), "405 method not allowed");
+}
+
+TEST_F(ServerTest, BodyLimitGives413AndStreamedBodiesAreUnlimited) {
+  auto ok = request(bhttp::verb::post, "/echo", std::string(4096, 'a'));
+  EXPECT_EQ(ok.result_int(), 200);
+  EXPECT_EQ(ok.body().size(), 4096u);
+  auto big = request(bhttp::verb::post, "/echo", std::string(4097, 'a'));
+  EXPECT_EQ(big.result_int(), 413);
+  EXPECT_TRUE(nlohmann::json::parse(big.body()).contains("error"));
+  auto counted = request(bhttp::verb::post, "/count", std::string(100000, 'b'));
+  EXPECT_EQ(counted.body(), "100000");
+}
+
+TEST_F(ServerTest, OversizedHeadersGet431) {
+  auto s = connect();
+  bhttp::request<bhttp::string_body> req{bhttp::verb::get, "/hello", 11};
+  req.set("X-Big", std::string(4000, 'x'));
+  auto res = roundtrip(s, std::move(req));
+  EXPECT_EQ(res.result_int(), 431);
+}
+
+TEST_F(ServerTest, ExpectContinueIsAnswered) {
+  auto s = connect();
+  bhttp::request<bhttp::string_body> req{bhttp::verb::post, "/count", 11};
+  req.set(bhttp::field::host, "localhost");
+  req.set(bhttp::field::expect, "100-continue");
+  req.body() = std::string(5000, 'c');
+  req.prepare_payload();
+  bhttp::request_serializer<bhttp::string_body> sr{req};
+  bhttp::write_header(s, sr);
+  bhttp::response<bhttp::empty_body> cont;
+  bhttp::read(s, buffer_, cont);
+  EXPECT_EQ(cont.result_int(), 100);
+  bhttp::write(s, sr);
+  bhttp::response<bhttp::string_body> res;
+  bhttp::read(s, buffer_, res);
+  EXPECT_EQ(res.body(), "5000");
+}
+
+TEST_F(ServerTest, CorsPreflightAndDisallowedOriginAndHost) {
+  auto s = connect();
+  bhttp::request<bhttp::string_body> pre{bhttp::verb::options, "/hello", 11};
+  pre.set(bhttp::field::origin, "http://localhost:5173");
+  auto res = roundtrip(s, std::move(pre));
+  EXPECT_EQ(res.result_int(), 204);
+  EXPECT_EQ(res[bhttp::field::access_control_allow_origin], "http://localhost:5173");
+  EXPECT_NE(res[bhttp::field::access_control_allow_methods].find("POST"), std::string::npos);
+
+  bhttp::request<bhttp::string_body> get{bhttp::verb::get, "/hello", 11};
+  get.set(bhttp::field::origin, "http://localhost:5173");
+  auto actual = roundtrip(s, std::move(get));
+  EXPECT_EQ(actual.result_int(), 200);
+  EXPECT_EQ(actual[bhttp::field::access_control_allow_origin], "http://localhost:5173");
+
+  bhttp::request<bhttp::string_body> evil{bhttp::verb::get, "/hello", 11};
+  evil.set(bhttp::field::origin, "http://evil.example");
+  auto denied = roundtrip(s, std::move(evil));
+  EXPECT_EQ(denied.result_int(), 403);
+  EXPECT_TRUE(denied.body().empty());
+
+  auto s2 = connect();
+  bhttp::request<bhttp::string_body> rebind{bhttp::verb::get, "/hello", 11};
+  rebind.set(bhttp::field::host, "attacker.example:11434");
+  rebind.prepare_payload();
+  bhttp::write(s2, rebind);
+  bhttp::response<bhttp::string_body> r2;
+  bhttp::read(s2, buffer_, r2);
+  EXPECT_EQ(r2.result_int(), 403);
+}
+
+TEST_F(ServerTest, GarbageRequestGets400) {
+  auto s = connect();
+  asio::write(s, asio::buffer(std::string("NOT HTTP AT ALL\r\n\r\n")));
+  bhttp::response<bhttp::string_body> res;
+  beast::error_code ec;
+  bhttp::read(s, buffer_, res, ec);
+  EXPECT_FALSE(ec) << ec.message();
+  EXPECT_EQ(res.result_int(), 400);
+}
+
+}  // namespace
