@@ -1,16 +1,19 @@
 // Test fixture: a tiny HTTP/1.1 server (Boost.Beast, blocking, one connection at a time) on
 // 127.0.0.1 with a free port, answering every request with a handler the test supplies. Used
-// to play registries that misbehave on purpose: demand tokens, redirect, fail, lie.
+// to play registries that misbehave on purpose: demand tokens, redirect, fail, lie. Given a
+// TLS context it speaks HTTPS and remembers the server name (SNI) the client asked for.
 #pragma once
 
 #include <atomic>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -72,8 +75,9 @@ class TestHttpServer {
  public:
   using Handler = std::function<TestResponse(const TestRequest&)>;
 
-  explicit TestHttpServer(Handler handler)
+  explicit TestHttpServer(Handler handler, boost::asio::ssl::context* tls = nullptr)
       : handler_(std::move(handler)),
+        tls_(tls),
         acceptor_(ioc_, {boost::asio::ip::make_address("127.0.0.1"), 0}) {
     port_ = acceptor_.local_endpoint().port();
     thread_ = std::thread([this] { serve(); });
@@ -95,56 +99,82 @@ class TestHttpServer {
   std::string host() const { return "127.0.0.1:" + std::to_string(port_); }
   std::string url(const std::string& target = "") const { return "http://" + host() + target; }
   unsigned requests() const { return requests_; }
+  // The server name of the last TLS handshake ("" for none).
+  std::string last_server_name() const {
+    std::lock_guard lock(mutex_);
+    return last_server_name_;
+  }
 
  private:
   void serve() {
-    namespace http = boost::beast::http;
     while (!stopping_) {
       boost::system::error_code ec;
       boost::asio::ip::tcp::socket socket(ioc_);
       acceptor_.accept(socket, ec);
       if (ec || stopping_) continue;
-      boost::beast::flat_buffer buffer;
-      http::request_parser<http::string_body> parser;
-      parser.body_limit(uint64_t{1} << 30);
-      http::read(socket, buffer, parser, ec);
-      if (ec) continue;
-      ++requests_;
-      auto& msg = parser.get();
-      TestRequest req{std::string(msg.method_string()), std::string(msg.target()), {}, msg.body()};
-      for (const auto& field : msg) {
-        std::string name(field.name_string());
-        for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        req.headers[name] = std::string(field.value());
-      }
-      TestResponse res;
-      try {
-        res = handler_(req);
-      } catch (const std::exception& e) {
-        res = TestResponse{500, {}, std::string("test handler threw: ") + e.what()};
-      }
-      http::response<http::string_body> out{static_cast<http::status>(res.status), 11};
-      for (const auto& [name, value] : res.headers) out.set(name, value);
-      out.set(http::field::connection, "close");
-      if (res.omit_body || res.send_only) {
-        out.content_length(res.body.size());
-        http::response_serializer<http::string_body> serializer{out};
-        http::write_header(socket, serializer, ec);
-        if (res.send_only && !ec) {
-          boost::asio::write(
-              socket,
-              boost::asio::buffer(res.body.data(), std::min(*res.send_only, res.body.size())), ec);
+      if (tls_) {
+        boost::asio::ssl::stream<boost::asio::ip::tcp::socket&> stream(socket, *tls_);
+        stream.handshake(boost::asio::ssl::stream_base::server, ec);
+        if (ec) continue;
+        if (const char* name =
+                SSL_get_servername(stream.native_handle(), TLSEXT_NAMETYPE_host_name)) {
+          std::lock_guard lock(mutex_);
+          last_server_name_ = name;
         }
+        answer(stream);
       } else {
-        out.body() = std::move(res.body);
-        out.prepare_payload();
-        http::write(socket, out, ec);
+        answer(socket);
       }
       socket.shutdown(boost::asio::ip::tcp::socket::shutdown_both, ec);
     }
   }
 
+  template <class Stream>
+  void answer(Stream& stream) {
+    namespace http = boost::beast::http;
+    boost::system::error_code ec;
+    boost::beast::flat_buffer buffer;
+    http::request_parser<http::string_body> parser;
+    parser.body_limit(uint64_t{1} << 30);
+    http::read(stream, buffer, parser, ec);
+    if (ec) return;
+    ++requests_;
+    auto& msg = parser.get();
+    TestRequest req{std::string(msg.method_string()), std::string(msg.target()), {}, msg.body()};
+    for (const auto& field : msg) {
+      std::string name(field.name_string());
+      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      req.headers[name] = std::string(field.value());
+    }
+    TestResponse res;
+    try {
+      res = handler_(req);
+    } catch (const std::exception& e) {
+      res = TestResponse{500, {}, std::string("test handler threw: ") + e.what()};
+    }
+    http::response<http::string_body> out{static_cast<http::status>(res.status), 11};
+    for (const auto& [name, value] : res.headers) out.set(name, value);
+    out.set(http::field::connection, "close");
+    if (res.omit_body || res.send_only) {
+      out.content_length(res.body.size());
+      http::response_serializer<http::string_body> serializer{out};
+      http::write_header(stream, serializer, ec);
+      if (res.send_only && !ec) {
+        boost::asio::write(
+            stream, boost::asio::buffer(res.body.data(), std::min(*res.send_only, res.body.size())),
+            ec);
+      }
+    } else {
+      out.body() = std::move(res.body);
+      out.prepare_payload();
+      http::write(stream, out, ec);
+    }
+  }
+
   Handler handler_;
+  boost::asio::ssl::context* tls_;
+  mutable std::mutex mutex_;
+  std::string last_server_name_;
   boost::asio::io_context ioc_;
   boost::asio::ip::tcp::acceptor acceptor_;
   uint16_t port_ = 0;

@@ -6,10 +6,12 @@
 #include <openssl/evp.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <random>
 #include <stop_token>
 
 #include "tests/support/docker_registry.h"
+#include "tests/support/temp_dir.h"
 #include "tests/support/test_http_server.h"
 
 namespace vkllm::registry {
@@ -419,6 +421,64 @@ TEST(OciClient, StopTokenCancelsADownload) {
   already.request_stop();
   EXPECT_THROW(client.get_manifest({"http", server.host(), "ns/m"}, "t", already.get_token()),
                OciError);
+}
+
+// A self-signed certificate (made with the openssl tool) for the given subjectAltName.
+struct SelfSignedCertificate {
+  test::TempDir dir{"vkllm-tls"};
+  std::string cert = (dir.path() / "cert.pem").string();
+  std::string key = (dir.path() / "key.pem").string();
+
+  explicit SelfSignedCertificate(const std::string& subject_alt_name) {
+    std::string command =
+        "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 "
+        "-subj /CN=vkllm-test -addext subjectAltName=" +
+        subject_alt_name + " -keyout '" + key + "' -out '" + cert + "' >/dev/null 2>&1";
+    if (std::system(command.c_str()) != 0) throw std::runtime_error("openssl req failed");
+  }
+};
+
+TEST(OciClient, SpeaksHttpsWithSniAndVerifiesThePeer) {
+  SelfSignedCertificate certificate("DNS:localhost");
+  boost::asio::ssl::context tls(boost::asio::ssl::context::tls_server);
+  tls.use_certificate_chain_file(certificate.cert);
+  tls.use_private_key_file(certificate.key, boost::asio::ssl::context::pem);
+  TestHttpServer server(
+      [](const TestRequest&) {
+        return TestResponse{200, {}, "{\"tls\":1}"};
+      },
+      &tls);
+  std::string port = std::to_string(server.port());
+
+  auto options = fast_options();
+  options.max_attempts = 2;
+  options.extra_ca_file = certificate.cert;
+  OciClient trusting(options);
+  EXPECT_EQ(trusting.get_manifest({"https", "localhost:" + port, "ns/m"}, "t").bytes,
+            "{\"tls\":1}");
+  EXPECT_EQ(server.last_server_name(), "localhost");
+
+  // The certificate is trusted but names another host.
+  try {
+    trusting.get_manifest({"https", "127.0.0.1:" + port, "ns/m"}, "t");
+    FAIL() << "a certificate for another host was accepted";
+  } catch (const OciError& e) {
+    EXPECT_EQ(e.kind(), OciErrorKind::transport);
+    EXPECT_NE(std::string(e.what()).find("certificate verify failed"), std::string::npos)
+        << e.what();
+  }
+
+  // Only the system CA store: a self-signed certificate is refused.
+  options.extra_ca_file.clear();
+  OciClient strict(options);
+  try {
+    strict.get_manifest({"https", "localhost:" + port, "ns/m"}, "t");
+    FAIL() << "an untrusted certificate was accepted";
+  } catch (const OciError& e) {
+    EXPECT_EQ(e.kind(), OciErrorKind::transport);
+    EXPECT_NE(std::string(e.what()).find("certificate verify failed"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
