@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "registry/errors.h"
+#include "registry/parameters.h"
 
 namespace vkllm::registry {
 namespace {
@@ -224,6 +225,109 @@ std::string Modelfile::to_string() const {
     out += '\n';
   }
   return out;
+}
+
+namespace {
+
+bool numeric_identifier(std::string_view s) {
+  if (s.empty() || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return false;
+  return s.size() == 1 || s[0] != '0';
+}
+
+bool dotted_identifiers(std::string_view s, bool numeric_only_without_zeros) {
+  if (s.empty()) return false;
+  for (size_t start = 0;;) {
+    size_t dot = s.find('.', start);
+    std::string_view part = s.substr(start, dot == std::string_view::npos ? dot : dot - start);
+    if (part.empty()) return false;
+    bool all_digits =
+        std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!std::all_of(part.begin(), part.end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '-';
+        }))
+      return false;
+    if (numeric_only_without_zeros && all_digits && !numeric_identifier(part)) return false;
+    if (dot == std::string_view::npos) return true;
+    start = dot + 1;
+  }
+}
+
+// golang.org/x/mod/semver's rules (after the caller added the "v"): vMAJOR[.MINOR[.PATCH]]
+// with optional -prerelease and +build only when all three numbers are present.
+bool valid_semver(std::string_view v) {
+  if (!v.starts_with('v')) return false;
+  v.remove_prefix(1);
+  std::string_view core = v.substr(0, v.find_first_of("-+"));
+  std::string_view rest = v.substr(core.size());
+  int numbers = 0;
+  for (size_t start = 0;;) {
+    size_t dot = core.find('.', start);
+    if (!numeric_identifier(core.substr(start, dot == std::string_view::npos ? dot : dot - start)))
+      return false;
+    ++numbers;
+    if (dot == std::string_view::npos) break;
+    start = dot + 1;
+  }
+  if (numbers > 3) return false;
+  if (rest.empty()) return true;
+  if (numbers != 3) return false;
+  std::string_view pre, build;
+  if (rest.starts_with('-')) {
+    size_t plus = rest.find('+');
+    pre = rest.substr(1, plus == std::string_view::npos ? plus : plus - 1);
+    if (!dotted_identifiers(pre, true)) return false;
+    rest = plus == std::string_view::npos ? std::string_view() : rest.substr(plus);
+  }
+  if (rest.starts_with('+')) return dotted_identifiers(rest.substr(1), false);
+  return rest.empty();
+}
+
+}  // namespace
+
+ModelfileRequest Modelfile::to_request() const {
+  ModelfileRequest r;
+  std::vector<std::pair<std::string, std::string>> raw_params;
+  for (const auto& c : commands) {
+    if (c.name == "from") {
+      r.from.push_back(c.value);
+    } else if (c.name == "adapter") {
+      r.adapters.push_back(c.value);
+    } else if (c.name == "draft") {
+      r.drafts.push_back(c.value);
+    } else if (c.name == "template") {
+      r.template_text = c.value;
+    } else if (c.name == "system") {
+      r.system = c.value;
+    } else if (c.name == "renderer") {
+      r.renderer = c.value;
+    } else if (c.name == "parser") {
+      r.parser = c.value;
+    } else if (c.name == "license") {
+      r.licenses.push_back(c.value);
+    } else if (c.name == "message") {
+      r.messages.emplace_back(c.key, c.value);
+    } else if (c.name == "requires") {
+      std::string v = c.value.starts_with('v') ? c.value : "v" + c.value;
+      if (!valid_semver(v)) fail(c.line, "requires must be a valid semver (e.g. 0.14.0)");
+      r.requires_version = v.substr(1);
+    } else if (c.name == "parameter") {
+      try {
+        // Typed one at a time so an error names its line; stop lines accumulate below.
+        auto typed = typed_parameters({{c.key, c.value}});
+        for (const auto& [key, value] : typed.items()) {
+          if (value.is_array() && r.parameters.contains(key) && r.parameters[key].is_array()) {
+            for (const auto& element : value) r.parameters[key].push_back(element);
+          } else {
+            r.parameters[key] = value;
+          }
+        }
+      } catch (const RegistryError& e) {
+        fail(c.line, e.what());
+      }
+    }
+  }
+  return r;
 }
 
 }  // namespace vkllm::registry

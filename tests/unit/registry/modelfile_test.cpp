@@ -131,6 +131,39 @@ TEST(Modelfile, RendersAndReparsesToTheSameCommands) {
   }
 }
 
+TEST(Modelfile, BuildsTheCreateRequest) {
+  auto r = Modelfile::parse(
+               "FROM ./model.gguf\nFROM ./mmproj.gguf\nADAPTER lora.gguf\nPARAMETER stop a\n"
+               "PARAMETER num_ctx 4096\nPARAMETER stop b\nPARAMETER mirostat 1\nLICENSE one\n"
+               "LICENSE two\nMESSAGE user q\nMESSAGE assistant a\nSYSTEM s\nREQUIRES v0.14.0\n")
+               .to_request();
+  EXPECT_EQ(r.from, (std::vector<std::string>{"./model.gguf", "./mmproj.gguf"}));
+  EXPECT_EQ(r.adapters, std::vector<std::string>{"lora.gguf"});
+  EXPECT_EQ(r.parameters.dump(), R"({"stop":["a","b"],"num_ctx":4096})");
+  EXPECT_EQ(r.licenses, (std::vector<std::string>{"one", "two"}));
+  ASSERT_EQ(r.messages.size(), 2u);
+  EXPECT_EQ(r.messages[1], (std::pair<std::string, std::string>{"assistant", "a"}));
+  EXPECT_EQ(r.system, "s");
+  EXPECT_FALSE(r.template_text);
+  EXPECT_EQ(r.requires_version, "0.14.0");
+
+  auto error = [](const char* text) {
+    try {
+      Modelfile::parse(text).to_request();
+    } catch (const RegistryError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(error("FROM x\n\nPARAMETER num_ctx big\n"), "(line 3): invalid int value [big]");
+  EXPECT_EQ(error("FROM x\nPARAMETER bogus 1\n"), "(line 2): unknown parameter 'bogus'");
+  EXPECT_EQ(error("FROM x\nREQUIRES 0.14\n"), "(no error)");
+  EXPECT_EQ(error("FROM x\nREQUIRES 1.2.3-rc.1+build.5\n"), "(no error)");
+  for (const char* bad : {"FROM x\nREQUIRES latest\n", "FROM x\nREQUIRES 01.2.3\n",
+                          "FROM x\nREQUIRES 1.2-rc1\n", "FROM x\nREQUIRES 1.2.3.4\n"})
+    EXPECT_EQ(error(bad), "(line 2): requires must be a valid semver (e.g. 0.14.0)") << bad;
+}
+
 TEST(Parameters, TypesValuesByOption) {
   auto params = typed_parameters({{"temperature", "0.7"},
                                   {"num_ctx", "8192"},
