@@ -4,15 +4,22 @@
 // Every type exposes the same interface so the kernels stay type-agnostic:
 //   QK      elements per block (4 for the plain float types: a "block" is one vec4 of weights)
 //   QBYTES  bytes per block
-//   UNIT    contiguous elements decoded per call, inside one aligned 32-element window of a block
+//   UNIT    elements decoded per call (8 for quants, 4 for float types), as UNIT/4 vec4s; a block
+//           holds QK/UNIT units, and the units of an aligned 32-element window stay inside it
 //   void dequant_init()  must run before any decode, followed by a barrier (fills lookup tables)
-//   void dequant_unit(uint off, uint e, out vec4 w[UNIT / 4])
-//           decodes elements e .. e+UNIT-1 of the block starting at byte offset `off`.
+//   uint unit_pos(uint u, uint v)  element offset in its block of vec4 v of unit u
+//   void dequant_unit(uint off, uint u, out vec4 w[UNIT / 4])
+//           decodes unit u of the block starting at byte offset `off`.
+//
+// Eight weights per call (not a whole block) keep neighbouring invocations on neighbouring bytes
+// of both the weights and the activations, so a subgroup's loads coalesce; the legacy 4-bit
+// formats pair the low and high nibbles of 4 bytes (elements j..j+3 and j+16..j+19) as ggml
+// stores them.
 //
 // The weights are bound at binding 0 as raw words. Blocks of several formats are only 2-byte
 // aligned (Q4_0 18 B, Q5_0 22 B, Q8_0 34 B, Q3_K 110 B, Q6_K 210 B); those are read with 32-bit
 // loads plus a funnel shift instead of 16-bit loads, which is why a weight buffer must stay
-// readable for 16 bytes past the end of the tensor.
+// readable for 8 bytes past the end of the tensor.
 
 #extension GL_EXT_control_flow_attributes : enable
 
@@ -29,20 +36,17 @@ uint load_u32_a2(uint off) {
   return (wq[i] >> s) | ((wq[i + 1u] << 1u) << (31u - s));
 }
 
-uvec4 load_u128_a2(uint off) {
+uvec2 load_u64_a2(uint off) {
   const uint i = off >> 2;
   const uint s = (off & 2u) << 3;
-  const uvec4 a = uvec4(wq[i], wq[i + 1u], wq[i + 2u], wq[i + 3u]);
-  const uvec4 b = uvec4(a.yzw, wq[i + 4u]);
+  const uvec2 a = uvec2(wq[i], wq[i + 1u]);
+  const uvec2 b = uvec2(a.y, wq[i + 2u]);
   return (a >> s) | ((b << 1u) << (31u - s));
 }
 
-uvec4 load_u128_a4(uint off) {
-  const uint i = off >> 2;
-  return uvec4(wq[i], wq[i + 1u], wq[i + 2u], wq[i + 3u]);
-}
-
 uint load_u16_a2(uint off) { return (wq[off >> 2] >> ((off & 2u) << 3)) & 0xFFFFu; }
+
+uint load_u8(uint off) { return (wq[off >> 2] >> ((off & 3u) << 3)) & 0xFFu; }
 
 float load_f16_a2(uint off) { return unpackHalf2x16(load_u16_a2(off)).x; }
 
@@ -71,167 +75,131 @@ vec4 iq4nl_f(uint nibbles) {
 void dequant_init() {}
 #endif
 
+#if defined(TYPE_F32) || defined(TYPE_F16) || defined(TYPE_BF16)
+#define QK 4u
+#define UNIT 4
+uint unit_pos(uint u, uint v) { return 0u; }
 #if defined(TYPE_F32)
-#define QK 4u
 #define QBYTES 16u
-#define UNIT 4
-void dequant_unit(uint off, uint e, out vec4 w[UNIT / 4]) { w[0] = wf4[off >> 4]; }
-
+void dequant_unit(uint off, uint u, out vec4 w[UNIT / 4]) { w[0] = wf4[off >> 4]; }
 #elif defined(TYPE_F16)
-#define QK 4u
 #define QBYTES 8u
-#define UNIT 4
-void dequant_unit(uint off, uint e, out vec4 w[UNIT / 4]) {
+void dequant_unit(uint off, uint u, out vec4 w[UNIT / 4]) {
   const uvec2 h = wq2[off >> 3];
   w[0] = vec4(unpackHalf2x16(h.x), unpackHalf2x16(h.y));
 }
-
-#elif defined(TYPE_BF16)
-#define QK 4u
+#else
 #define QBYTES 8u
-#define UNIT 4
-void dequant_unit(uint off, uint e, out vec4 w[UNIT / 4]) {
+void dequant_unit(uint off, uint u, out vec4 w[UNIT / 4]) {
   const uvec2 h = wq2[off >> 3];
   w[0] = uintBitsToFloat(uvec4(h.x << 16, h.x & 0xFFFF0000u, h.y << 16, h.y & 0xFFFF0000u));
 }
+#endif
 
-#elif defined(TYPE_Q4_0)
+#elif defined(TYPE_Q4_0) || defined(TYPE_Q4_1) || defined(TYPE_Q5_0) || defined(TYPE_Q5_1) || \
+    defined(TYPE_IQ4_NL)
+// Unit u: the 4 bytes qs[4u .. 4u+3], i.e. elements 4u..4u+3 (low nibbles) and 16+4u.. (high).
 #define QK 32u
+#define UNIT 8
+uint unit_pos(uint u, uint v) { return 4u * u + 16u * v; }
+// Spreads 4 bits onto the lowest bit of each of the 4 bytes (the fifth bit of Q5 weights).
+uint spread4(uint b) { return ((b & 0xFu) * 0x00204081u) & 0x01010101u; }
+#if defined(TYPE_Q4_0)
 #define QBYTES 18u
-#define UNIT 32
-void dequant_unit(uint off, uint e, out vec4 w[UNIT / 4]) {
+void dequant_unit(uint off, uint u, out vec4 w[UNIT / 4]) {
   const float d = load_f16_a2(off);
-  const uvec4 q = load_u128_a2(off + 2u);
-  [[unroll]] for (uint i = 0u; i < 4u; ++i) {
-    w[i] = d * (nibbles_lo(q[i]) - 8.0);
-    w[i + 4u] = d * (nibbles_hi(q[i]) - 8.0);
-  }
+  const uint q = load_u32_a2(off + 2u + 4u * u);
+  w[0] = d * (nibbles_lo(q) - 8.0);
+  w[1] = d * (nibbles_hi(q) - 8.0);
 }
-
+#elif defined(TYPE_IQ4_NL)
+#define QBYTES 18u
+void dequant_unit(uint off, uint u, out vec4 w[UNIT / 4]) {
+  const float d = load_f16_a2(off);
+  const uint q = load_u32_a2(off + 2u + 4u * u);
+  w[0] = d * iq4nl_f(q);
+  w[1] = d * iq4nl_f(q >> 4);
+}
 #elif defined(TYPE_Q4_1)
-#define QK 32u
 #define QBYTES 20u
-#define UNIT 32
-void dequant_unit(uint off, uint e, out vec4 w[UNIT / 4]) {
+void dequant_unit(uint off, uint u, out vec4 w[UNIT / 4]) {
   const vec2 dm = unpackHalf2x16(wq[off >> 2]);
-  const uvec4 q = load_u128_a4(off + 4u);
-  [[unroll]] for (uint i = 0u; i < 4u; ++i) {
-    w[i] = dm.x * nibbles_lo(q[i]) + dm.y;
-    w[i + 4u] = dm.x * nibbles_hi(q[i]) + dm.y;
-  }
+  const uint q = wq[(off >> 2) + 1u + u];
+  w[0] = dm.x * nibbles_lo(q) + dm.y;
+  w[1] = dm.x * nibbles_hi(q) + dm.y;
 }
-
 #elif defined(TYPE_Q5_0)
-#define QK 32u
 #define QBYTES 22u
-#define UNIT 32
-void dequant_unit(uint off, uint e, out vec4 w[UNIT / 4]) {
+void dequant_unit(uint off, uint u, out vec4 w[UNIT / 4]) {
   const float d = load_f16_a2(off);
   const uint qh = load_u32_a2(off + 2u);
-  const uvec4 q = load_u128_a2(off + 6u);
-  [[unroll]] for (uint i = 0u; i < 4u; ++i) {
-    // Bit j of qh is the fifth bit of element j; spread four of them onto the four bytes.
-    const uint hl = (((qh >> (4u * i)) & 0xFu) * 0x00204081u) & 0x01010101u;
-    const uint hh = (((qh >> (4u * i + 16u)) & 0xFu) * 0x00204081u) & 0x01010101u;
-    w[i] = d * (bytes_f((q[i] & 0x0F0F0F0Fu) | (hl << 4)) - 16.0);
-    w[i + 4u] = d * (bytes_f(((q[i] >> 4) & 0x0F0F0F0Fu) | (hh << 4)) - 16.0);
-  }
+  const uint q = load_u32_a2(off + 6u + 4u * u);
+  w[0] = d * (bytes_f((q & 0x0F0F0F0Fu) | (spread4(qh >> (4u * u)) << 4)) - 16.0);
+  w[1] = d * (bytes_f(((q >> 4) & 0x0F0F0F0Fu) | (spread4(qh >> (4u * u + 16u)) << 4)) - 16.0);
 }
-
-#elif defined(TYPE_Q5_1)
-#define QK 32u
+#else
 #define QBYTES 24u
-#define UNIT 32
-void dequant_unit(uint off, uint e, out vec4 w[UNIT / 4]) {
+void dequant_unit(uint off, uint u, out vec4 w[UNIT / 4]) {
   const vec2 dm = unpackHalf2x16(wq[off >> 2]);
   const uint qh = wq[(off >> 2) + 1u];
-  const uvec4 q = load_u128_a4(off + 8u);
-  [[unroll]] for (uint i = 0u; i < 4u; ++i) {
-    const uint hl = (((qh >> (4u * i)) & 0xFu) * 0x00204081u) & 0x01010101u;
-    const uint hh = (((qh >> (4u * i + 16u)) & 0xFu) * 0x00204081u) & 0x01010101u;
-    w[i] = dm.x * bytes_f((q[i] & 0x0F0F0F0Fu) | (hl << 4)) + dm.y;
-    w[i + 4u] = dm.x * bytes_f(((q[i] >> 4) & 0x0F0F0F0Fu) | (hh << 4)) + dm.y;
-  }
+  const uint q = wq[(off >> 2) + 2u + u];
+  w[0] = dm.x * bytes_f((q & 0x0F0F0F0Fu) | (spread4(qh >> (4u * u)) << 4)) + dm.y;
+  w[1] = dm.x * bytes_f(((q >> 4) & 0x0F0F0F0Fu) | (spread4(qh >> (4u * u + 16u)) << 4)) + dm.y;
 }
+#endif
 
 #elif defined(TYPE_Q8_0)
 #define QK 32u
 #define QBYTES 34u
-#define UNIT 32
-void dequant_unit(uint off, uint e, out vec4 w[UNIT / 4]) {
+#define UNIT 8
+uint unit_pos(uint u, uint v) { return 8u * u + 4u * v; }
+void dequant_unit(uint off, uint u, out vec4 w[UNIT / 4]) {
   const float d = load_f16_a2(off);
-  const uvec4 q0 = load_u128_a2(off + 2u);
-  const uvec4 q1 = load_u128_a2(off + 18u);
-  [[unroll]] for (uint i = 0u; i < 4u; ++i) {
-    w[i] = d * bytes_signed_f(q0[i]);
-    w[i + 4u] = d * bytes_signed_f(q1[i]);
-  }
-}
-
-#elif defined(TYPE_IQ4_NL)
-#define QK 32u
-#define QBYTES 18u
-#define UNIT 32
-void dequant_unit(uint off, uint e, out vec4 w[UNIT / 4]) {
-  const float d = load_f16_a2(off);
-  const uvec4 q = load_u128_a2(off + 2u);
-  [[unroll]] for (uint i = 0u; i < 4u; ++i) {
-    w[i] = d * iq4nl_f(q[i]);
-    w[i + 4u] = d * iq4nl_f(q[i] >> 4);
-  }
+  const uvec2 q = load_u64_a2(off + 2u + 8u * u);
+  w[0] = d * bytes_signed_f(q.x);
+  w[1] = d * bytes_signed_f(q.y);
 }
 
 #elif defined(TYPE_Q2_K)
 #define QK 256u
 #define QBYTES 84u
-#define UNIT 32
-void dequant_unit(uint off, uint e, out vec4 w[UNIT / 4]) {
-  const uint g = e >> 5;  // 32-element window: half g / 4, bit pair g % 4
+#define UNIT 8
+uint unit_pos(uint u, uint v) { return 8u * u + 4u * v; }
+void dequant_unit(uint off, uint u, out vec4 w[UNIT / 4]) {
+  // Elements 32 g + l of window g = u / 4 are bit pair g % 4 of qs[32 (g / 4) + l].
+  const uint g = u >> 2;
   const uint shift = 2u * (g & 3u);
-  const uint qoff = off + 16u + 32u * (g >> 2);
-  const uvec4 qa = load_u128_a4(qoff);
-  const uvec4 qb = load_u128_a4(qoff + 16u);
-  const uint sc = (wq[(off >> 2) + (g >> 1)] >> (16u * (g & 1u))) & 0xFFFFu;
-  const vec2 dm = unpackHalf2x16(wq[(off >> 2) + 20u]);
-  const float d0 = dm.x * float(sc & 15u), m0 = dm.y * float((sc >> 4) & 15u);
-  const float d1 = dm.x * float((sc >> 8) & 15u), m1 = dm.y * float(sc >> 12);
-  [[unroll]] for (uint i = 0u; i < 4u; ++i) {
-    w[i] = d0 * bytes_f((qa[i] >> shift) & 0x03030303u) - m0;
-    w[i + 4u] = d1 * bytes_f((qb[i] >> shift) & 0x03030303u) - m1;
-  }
+  const uint b = off >> 2;
+  const uint qw = b + 4u + 8u * (g >> 2) + 2u * (u & 3u);
+  const uint q0 = wq[qw], q1 = wq[qw + 1u];
+  const uint sc = (wq[b + (u >> 3)] >> (8u * ((u >> 1) & 3u))) & 0xFFu;
+  const vec2 dm = unpackHalf2x16(wq[b + 20u]);
+  const float d = dm.x * float(sc & 15u), m = dm.y * float(sc >> 4);
+  w[0] = d * bytes_f((q0 >> shift) & 0x03030303u) - m;
+  w[1] = d * bytes_f((q1 >> shift) & 0x03030303u) - m;
 }
 
 #elif defined(TYPE_Q3_K)
 #define QK 256u
 #define QBYTES 110u
-#define UNIT 32
-// 6-bit scale i (0..15) from the three 12-byte-area words: low 4 bits from bytes 0..7, high 2
-// bits from bytes 8..11.
-uint q3k_scale(uint a0, uint a1, uint a2, uint i) {
-  const uint lo = (((i & 7u) < 4u ? a0 : a1) >> (8u * (i & 3u) + 4u * (i >> 3))) & 15u;
-  const uint hi = (a2 >> (8u * (i & 3u) + 2u * (i >> 2))) & 3u;
-  return lo | (hi << 4);
-}
-void dequant_unit(uint off, uint e, out vec4 w[UNIT / 4]) {
-  const uint g = e >> 5;
+#define UNIT 8
+uint unit_pos(uint u, uint v) { return 8u * u + 4u * v; }
+void dequant_unit(uint off, uint u, out vec4 w[UNIT / 4]) {
+  const uint g = u >> 2, l = 8u * (u & 3u);
   const uint h = g >> 2, j = g & 3u;
-  const uvec4 ma = load_u128_a2(off);
-  const uvec4 mb = load_u128_a2(off + 16u);
-  const uvec4 qa = load_u128_a2(off + 32u + 32u * h);
-  const uvec4 qb = load_u128_a2(off + 48u + 32u * h);
-  const uint a0 = load_u32_a2(off + 96u), a1 = load_u32_a2(off + 100u),
-             a2 = load_u32_a2(off + 104u);
-  const float d = load_f16_a2(off + 108u);
-  const float d0 = d * (float(q3k_scale(a0, a1, a2, 2u * g)) - 32.0);
-  const float d1 = d * (float(q3k_scale(a0, a1, a2, 2u * g + 1u)) - 32.0);
+  const uvec2 m = load_u64_a2(off + l);
+  const uvec2 q = load_u64_a2(off + 32u + 32u * h + l);
+  // 6-bit scale i = u / 2: low 4 bits from bytes 0..7 (nibble i / 8), high 2 from bytes 8..11.
+  const uint i = u >> 1;
+  const uint lo = (load_u32_a2(off + 96u + 4u * ((i & 7u) >> 2)) >> (8u * (i & 3u) + 4u * (i >> 3))) & 15u;
+  const uint hi = (load_u32_a2(off + 104u) >> (8u * (i & 3u) + 2u * (i >> 2))) & 3u;
+  const float d = load_f16_a2(off + 108u) * (float(lo | (hi << 4)) - 32.0);
   const uint hbit = 4u * h + j;
-  [[unroll]] for (uint i = 0u; i < 4u; ++i) {
-    // q + 4 * hmask_bit - 4: the 3-bit value, offset by 4 when the high bit is clear.
-    const uint va = ((qa[i] >> (2u * j)) & 0x03030303u) | (((ma[i] >> hbit) & 0x01010101u) << 2);
-    const uint vb = ((qb[i] >> (2u * j)) & 0x03030303u) | (((mb[i] >> hbit) & 0x01010101u) << 2);
-    w[i] = d0 * (bytes_f(va) - 4.0);
-    w[i + 4u] = d1 * (bytes_f(vb) - 4.0);
-  }
+  // q + 4 * hmask_bit - 4: the 3-bit value, offset by 4 when the high bit is clear.
+  const uint v0 = ((q.x >> (2u * j)) & 0x03030303u) | (((m.x >> hbit) & 0x01010101u) << 2);
+  const uint v1 = ((q.y >> (2u * j)) & 0x03030303u) | (((m.y >> hbit) & 0x01010101u) << 2);
+  w[0] = d * (bytes_f(v0) - 4.0);
+  w[1] = d * (bytes_f(v1) - 4.0);
 }
 
 #elif defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
@@ -243,77 +211,69 @@ void dequant_unit(uint off, uint e, out vec4 w[UNIT / 4]) {
 #define QBYTES 176u
 #define QS_OFF 48u
 #endif
-#define UNIT 32
-void dequant_unit(uint off, uint e, out vec4 w[UNIT / 4]) {
-  const uint g = e >> 5;  // group 0..7: nibble plane g & 1 of qs[32 (g / 2) ..]
-  const uint b = off >> 2;
-  const vec2 dm = unpackHalf2x16(wq[b]);
-  const uint s0 = wq[b + 1u], s1 = wq[b + 2u], s2 = wq[b + 3u];
+#define UNIT 8
+uint unit_pos(uint u, uint v) { return 8u * u + 4u * v; }
+void dequant_unit(uint off, uint u, out vec4 w[UNIT / 4]) {
+  const uint g = u >> 2;  // group 0..7: nibble plane g & 1 of qs[32 (g / 2) ..]
+  const uvec4 hd = wq4[off >> 4];  // d|dmin, then the 12 scale bytes
   const uint k = 8u * (g & 3u);
   uint sc, mn;
   if (g < 4u) {
-    sc = (s0 >> k) & 63u;
-    mn = (s1 >> k) & 63u;
+    sc = (hd.y >> k) & 63u;
+    mn = (hd.z >> k) & 63u;
   } else {
-    sc = ((s2 >> k) & 15u) | (((s0 >> k) >> 6 & 3u) << 4);
-    mn = ((s2 >> k) >> 4 & 15u) | (((s1 >> k) >> 6 & 3u) << 4);
+    sc = ((hd.w >> k) & 15u) | ((((hd.y >> k) >> 6) & 3u) << 4);
+    mn = (((hd.w >> k) >> 4) & 15u) | ((((hd.z >> k) >> 6) & 3u) << 4);
   }
+  const vec2 dm = unpackHalf2x16(hd.x);
   const float d = dm.x * float(sc), m = dm.y * float(mn);
-  const uint q4 = (off + QS_OFF + 32u * (g >> 1)) >> 4;
-  const uvec4 qa = wq4[q4], qb = wq4[q4 + 1u];
+  const uvec2 q = wq2[(off + QS_OFF + 32u * (g >> 1) + 8u * (u & 3u)) >> 3];
   const uint shift = 4u * (g & 1u);
+  uint v0 = (q.x >> shift) & 0x0F0F0F0Fu;
+  uint v1 = (q.y >> shift) & 0x0F0F0F0Fu;
 #if defined(TYPE_Q5_K)
-  const uvec4 ha = wq4[(off >> 4) + 1u], hb = wq4[(off >> 4) + 2u];
+  const uvec2 qh = wq2[(off + 16u + 8u * (u & 3u)) >> 3];
+  v0 |= ((qh.x >> g) & 0x01010101u) << 4;
+  v1 |= ((qh.y >> g) & 0x01010101u) << 4;
 #endif
-  [[unroll]] for (uint i = 0u; i < 4u; ++i) {
-    uint va = (qa[i] >> shift) & 0x0F0F0F0Fu;
-    uint vb = (qb[i] >> shift) & 0x0F0F0F0Fu;
-#if defined(TYPE_Q5_K)
-    va |= ((ha[i] >> g) & 0x01010101u) << 4;
-    vb |= ((hb[i] >> g) & 0x01010101u) << 4;
-#endif
-    w[i] = d * bytes_f(va) - m;
-    w[i + 4u] = d * bytes_f(vb) - m;
-  }
+  w[0] = d * bytes_f(v0) - m;
+  w[1] = d * bytes_f(v1) - m;
 }
 
 #elif defined(TYPE_Q6_K)
 #define QK 256u
 #define QBYTES 210u
-#define UNIT 32
-void dequant_unit(uint off, uint e, out vec4 w[UNIT / 4]) {
-  const uint g = e >> 5;
+#define UNIT 8
+uint unit_pos(uint u, uint v) { return 8u * u + 4u * v; }
+void dequant_unit(uint off, uint u, out vec4 w[UNIT / 4]) {
+  const uint g = u >> 2, l = 8u * (u & 3u);
   const uint h = g >> 2, qq = g & 3u;
-  const uint loff = off + 64u * h + 32u * (qq & 1u);
-  const uvec4 la = load_u128_a2(loff), lb = load_u128_a2(loff + 16u);
-  const uvec4 ha = load_u128_a2(off + 128u + 32u * h), hb = load_u128_a2(off + 144u + 32u * h);
-  const uint sc = load_u16_a2(off + 192u + 2u * g);
-  const float d = load_f16_a2(off + 208u);
-  const float d0 = d * float(int(sc << 24) >> 24), d1 = d * float(int(sc << 16) >> 24);
+  const uvec2 ql = load_u64_a2(off + 64u * h + 32u * (qq & 1u) + l);
+  const uvec2 qh = load_u64_a2(off + 128u + 32u * h + l);
+  const uint sc = load_u8(off + 192u + (u >> 1));
+  const float d = load_f16_a2(off + 208u) * float(int(sc << 24) >> 24);
   const uint ls = 4u * (qq >> 1), hs = 2u * qq;
-  [[unroll]] for (uint i = 0u; i < 4u; ++i) {
-    const uint va = ((la[i] >> ls) & 0x0F0F0F0Fu) | (((ha[i] >> hs) & 0x03030303u) << 4);
-    const uint vb = ((lb[i] >> ls) & 0x0F0F0F0Fu) | (((hb[i] >> hs) & 0x03030303u) << 4);
-    w[i] = d0 * (bytes_f(va) - 32.0);
-    w[i + 4u] = d1 * (bytes_f(vb) - 32.0);
-  }
+  const uint v0 = ((ql.x >> ls) & 0x0F0F0F0Fu) | (((qh.x >> hs) & 0x03030303u) << 4);
+  const uint v1 = ((ql.y >> ls) & 0x0F0F0F0Fu) | (((qh.y >> hs) & 0x03030303u) << 4);
+  w[0] = d * (bytes_f(v0) - 32.0);
+  w[1] = d * (bytes_f(v1) - 32.0);
 }
 
 #elif defined(TYPE_IQ4_XS)
 #define QK 256u
 #define QBYTES 136u
-#define UNIT 32
-void dequant_unit(uint off, uint e, out vec4 w[UNIT / 4]) {
-  const uint g = e >> 5;
-  const uint w0 = wq[off >> 2];
-  const uint sl = wq[(off >> 2) + 1u];
-  const uint ls = ((sl >> (4u * g)) & 15u) | (((w0 >> (16u + 2u * g)) & 3u) << 4);
-  const float d = unpackHalf2x16(w0).x * (float(ls) - 32.0);
-  const uvec4 q = load_u128_a4(off + 8u + 16u * g);
-  [[unroll]] for (uint i = 0u; i < 4u; ++i) {
-    w[i] = d * iq4nl_f(q[i]);
-    w[i + 4u] = d * iq4nl_f(q[i] >> 4);
-  }
+#define UNIT 8
+// Window g = u / 4 of 32: bytes qs[16 g + 4 (u % 4) ..] hold elements 32 g + 4 (u % 4) + i
+// (low nibbles) and 32 g + 16 + 4 (u % 4) + i (high nibbles).
+uint unit_pos(uint u, uint v) { return 32u * (u >> 2) + 4u * (u & 3u) + 16u * v; }
+void dequant_unit(uint off, uint u, out vec4 w[UNIT / 4]) {
+  const uint g = u >> 2;
+  const uvec2 hd = wq2[off >> 3];  // d | scales_h << 16, scales_l
+  const uint ls = ((hd.y >> (4u * g)) & 15u) | (((hd.x >> (16u + 2u * g)) & 3u) << 4);
+  const float d = unpackHalf2x16(hd.x).x * (float(ls) - 32.0);
+  const uint q = wq[(off >> 2) + 2u + u];
+  w[0] = d * iq4nl_f(q);
+  w[1] = d * iq4nl_f(q >> 4);
 }
 
 #else

@@ -57,20 +57,22 @@ void main() {
   for (uint k0 = 0u; k0 < p.k; k0 += BK) {
     barrier();  // previous slice fully consumed (and the lookup tables written, on entry)
 
-    // Weight tile: BN rows x BK/UNIT decode units.
+    // Weight tile: BN rows x BK/UNIT decode units (the units of one aligned 32-wide window).
     for (uint t = tid; t < BN * (BK / uint(UNIT)); t += gl_WorkGroupSize.x) {
       const uint nl = t % BN;
-      const uint kl = (t / BN) * uint(UNIT);
+      const uint u = k0 / uint(UNIT) + t / BN;  // unit index along the row
+      const uint kb = u / (QK / uint(UNIT));
+      const uint ub = u % (QK / uint(UNIT));
       const uint n = n0 + nl;
-      const uint kk = k0 + kl;
       vec4 w[UNIT / 4];
-      if (n < p.n_rows && kk < p.k) {
-        dequant_unit(p.w_off + (n * blocks_per_row + kk / QK) * QBYTES, kk % QK, w);
+      if (n < p.n_rows && kb * QK < p.k) {
+        dequant_unit(p.w_off + (n * blocks_per_row + kb) * QBYTES, ub, w);
       } else {
         [[unroll]] for (uint v = 0u; v < uint(UNIT / 4); ++v) w[v] = vec4(0.0);
       }
       [[unroll]] for (uint v = 0u; v < uint(UNIT / 4); ++v) {
-        const uint base = (kl + 4u * v) * (BN + 1u) + nl;
+        const uint kl = kb * QK + unit_pos(ub, v) - k0;
+        const uint base = kl * (BN + 1u) + nl;
         w_tile[base] = w[v].x;
         w_tile[base + (BN + 1u)] = w[v].y;
         w_tile[base + 2u * (BN + 1u)] = w[v].z;

@@ -5,7 +5,7 @@
 // in registers; x and y are f32.
 //
 // One workgroup owns NUM_ROWS consecutive rows and NUM_COLS columns (grid: x+z over row groups,
-// y over column groups). Its threads stride over the row's decode units (32 weights of a quant
+// y over column groups). Its threads stride over the row's decode units (8 weights of a quant
 // block, 4 of a float type); each thread keeps NUM_ROWS x NUM_COLS partial sums in registers.
 // Partial sums are reduced with subgroupAdd and one shared-memory step across subgroups, or, in
 // the REDUCE_SHARED variants (no subgroup arithmetic), with a shared-memory tree.
@@ -57,24 +57,30 @@ void main() {
   const uint blocks_per_row = p.k / QK;
   const uint units_per_block = QK / uint(UNIT);
   const uint units = p.k / uint(UNIT);
+  const uint x_col_stride = p.x_stride >> 2;
 
   float acc[NUM_ROWS * NUM_COLS];
   [[unroll]] for (uint i = 0u; i < NUM_ROWS * NUM_COLS; ++i) acc[i] = 0.0;
 
+  // Neighbouring invocations take neighbouring decode units, so a subgroup reads contiguous
+  // weight bytes and activations; each activation vec4 is loaded once for all NUM_ROWS rows.
   for (uint u = tid; u < units; u += gl_WorkGroupSize.x) {
     const uint kb = u / units_per_block;
-    const uint e = (u % units_per_block) * uint(UNIT);
-    const uint x4 = (p.x_off + u * uint(UNIT)) >> 2;
+    const uint ub = u % units_per_block;
+    vec4 w[NUM_ROWS * uint(UNIT / 4)];
     [[unroll]] for (uint r = 0u; r < NUM_ROWS; ++r) {
       const uint row = min(row0 + r, p.n_rows - 1u);  // tail rows compute a duplicate, unstored
-      vec4 w[UNIT / 4];
-      dequant_unit(p.w_off + (row * blocks_per_row + kb) * QBYTES, e, w);
-      [[unroll]] for (uint c = 0u; c < NUM_COLS; ++c) {
-        if (col0 + c < p.n_cols) {
-          const uint xb = x4 + (((col0 + c) * p.x_stride) >> 2);
-          float s = 0.0;
-          [[unroll]] for (uint v = 0u; v < uint(UNIT / 4); ++v) s += dot(w[v], xv[xb + v]);
-          acc[r * NUM_COLS + c] += s;
+      vec4 wr[UNIT / 4];
+      dequant_unit(p.w_off + (row * blocks_per_row + kb) * QBYTES, ub, wr);
+      [[unroll]] for (uint v = 0u; v < uint(UNIT / 4); ++v) w[r * uint(UNIT / 4) + v] = wr[v];
+    }
+    [[unroll]] for (uint c = 0u; c < NUM_COLS; ++c) {
+      if (col0 + c < p.n_cols) {
+        const uint xb = ((p.x_off + kb * QK) >> 2) + (col0 + c) * x_col_stride;
+        [[unroll]] for (uint v = 0u; v < uint(UNIT / 4); ++v) {
+          const vec4 xs = xv[xb + (unit_pos(ub, v) >> 2)];
+          [[unroll]] for (uint r = 0u; r < NUM_ROWS; ++r)
+            acc[r * NUM_COLS + c] += dot(w[r * uint(UNIT / 4) + v], xs);
         }
       }
     }

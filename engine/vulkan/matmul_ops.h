@@ -50,8 +50,8 @@ struct MatmulArgs {
 };
 
 struct MatmulTuning {
-  // matvec: threads per workgroup (a power of two; 0: chosen from the device) and weight rows
-  // per workgroup.
+  // matvec: threads per workgroup (a power of two) and weight rows per workgroup; 0: per-type
+  // defaults.
   uint32_t matvec_threads = 0;
   uint32_t matvec_rows = 0;
   // Use the shared-memory reduction even when subgroup arithmetic is available (tests, fallback).

@@ -27,9 +27,13 @@ TEST_P(MatmulKernels, MatchesReferenceForTokenCounts) {
   std::mt19937& rng = seeded.gen();
   vk::MatmulKernels kernels(context().pipelines());
   const std::vector<uint32_t> cols = test_cols(type);
-  // 64x64 tiles: rows 96 and 200 leave partial row tiles, tokens 7/33 partial token tiles.
-  const Shape shapes[] = {
-      {96, cols[0], 1}, {200, cols[1], 7}, {96, cols[1], 33}, {200, cols[0], 64}};
+  // Default tiles are 128 (GPUs) or 64 (CPU devices) tokens x 64 rows: rows 96 and 200 leave
+  // partial row tiles, tokens 1..64 a partial token tile, 130 two or three token tiles.
+  const Shape shapes[] = {{96, cols[0], 1},
+                          {200, cols[1], 7},
+                          {96, cols[1], 33},
+                          {200, cols[0], 64},
+                          {96, cols[1], 130}};
   for (const Shape& s : shapes)
     run_and_check(type, s, rng, [&](vk::CommandRecorder& r, const vk::MatmulArgs& a) {
       kernels.record_matmul(r, a);
@@ -43,17 +47,21 @@ INSTANTIATE_TEST_SUITE_P(AllWeightTypes, MatmulKernels, testing::ValuesIn(all_we
 // per layout family.
 class MatmulTiles : public testing::TestWithParam<TensorType> {};
 
-TEST_P(MatmulTiles, OtherTileShapeStridesAndAccumulation) {
+TEST_P(MatmulTiles, OtherTileShapesStridesAndAccumulation) {
   const TensorType type = GetParam();
   test::SeededRng seeded;  // prints its seed with any failure
   std::mt19937& rng = seeded.gen();
-  vk::MatmulKernels kernels(
-      context().pipelines(),
-      {.tile_tokens = 32, .tile_rows = 64, .thread_tokens = 2, .thread_rows = 8});
   const uint32_t k = test_cols(type)[1];
-  run_and_check(
-      type, {130, k, 45, k + 4, 133, true}, rng,
-      [&](vk::CommandRecorder& r, const vk::MatmulArgs& a) { kernels.record_matmul(r, a); });
+  // The GPU default (128 x 64, 8 x 4 per thread) and a narrow one (32 x 64, 2 x 8).
+  const vk::MatmulTuning tiles[] = {
+      {.tile_tokens = 128, .tile_rows = 64, .thread_tokens = 8, .thread_rows = 4},
+      {.tile_tokens = 32, .tile_rows = 64, .thread_tokens = 2, .thread_rows = 8}};
+  for (const vk::MatmulTuning& tile : tiles) {
+    vk::MatmulKernels kernels(context().pipelines(), tile);
+    run_and_check(
+        type, {130, k, 45, k + 4, 133, true}, rng,
+        [&](vk::CommandRecorder& r, const vk::MatmulArgs& a) { kernels.record_matmul(r, a); });
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(SomeWeightTypes, MatmulTiles, testing::ValuesIn(layout_sample_types()),

@@ -10,8 +10,8 @@ namespace {
 using Recorder = vk::CommandRecorder;
 using Args = vk::MatmulArgs;
 
-// K values that leave a partial round of the workgroup's threads (32 threads, 32 weights per
-// thread-step for quants, 4 for float types) yet stay multiples of the block size.
+// K values that leave a partial round of the workgroup's threads (by default 128 threads taking
+// 8 weights each for quants, 64 taking 4 for float types) yet stay multiples of the block size.
 std::vector<uint32_t> test_cols(TensorType type) {
   switch (block_elements(type)) {
     case 256:
@@ -31,7 +31,7 @@ TEST_P(MatvecKernels, MatchesReferenceForBatchesOneToEight) {
   std::mt19937& rng = seeded.gen();
   vk::MatmulKernels kernels(context().pipelines());
   const std::vector<uint32_t> cols = test_cols(type);
-  // rows 97: odd, so the last workgroup of 2 rows is half empty.
+  // rows 97: the last workgroup of 2 or 4 rows is partly empty.
   for (uint32_t batch = 1; batch <= 8; ++batch)
     run_and_check(type, {97, cols[batch % 2], batch}, rng,
                   [&](Recorder& r, const Args& a) { kernels.record_matvec(r, a); });

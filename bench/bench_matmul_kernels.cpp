@@ -1,0 +1,147 @@
+// GPU time of the weight-product kernels (engine/vulkan/matmul_ops.h) per weight type, measured
+// with timestamps around a chain of dispatches (a barrier after each, as in a forward pass).
+// Several copies of the weights rotate so that the L2 cache does not serve them.
+//
+// Counters: weight_GBps = weight bytes streamed per second (decode is bound by it);
+// TFLOPs = 2 * rows * cols * batch per second (prefill).
+// VKLLM_BENCH_FILTER-style selection is Google Benchmark's own --benchmark_filter.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "engine/gguf/tensor_type.h"
+#include "engine/vulkan/context.h"
+#include "engine/vulkan/matmul_ops.h"
+
+namespace {
+
+using vkllm::gguf::TensorType;
+namespace vk = vkllm::vk;
+
+vk::Context& context() {
+  static vk::Context ctx;
+  return ctx;
+}
+
+struct Problem {
+  TensorType type;
+  uint32_t rows, cols, batch;
+  bool matmul;
+  vk::MatmulTuning tuning;
+};
+
+void run(benchmark::State& state, const Problem& p) {
+  vk::Context& ctx = context();
+  vk::Device& dev = ctx.device();
+  const uint64_t w_bytes = vk::weight_tensor_bytes(p.type, p.rows, p.cols);
+  const uint64_t slot = (w_bytes + vk::kWeightReadSlackBytes + 255) / 256 * 256;
+  const uint32_t copies = static_cast<uint32_t>(std::clamp<uint64_t>((256ull << 20) / slot, 2, 16));
+  vk::Buffer weights(dev, slot * copies, vk::MemoryKind::DeviceLocal, "bench weights");
+  vk::Buffer x(dev, uint64_t{p.batch} * p.cols * 4, vk::MemoryKind::DeviceLocal, "bench x");
+  vk::Buffer y(dev, uint64_t{p.batch} * p.rows * 4, vk::MemoryKind::DeviceLocal, "bench y");
+  vk::CommandRecorder rec(dev);
+  rec.begin();
+  // A repeated finite pattern: the kernels' speed does not depend on the values.
+  rec.fill(weights.slice(), 0x3A5B3C1Du);
+  rec.fill(x.slice(), 0x3C003C00u);
+  rec.submit_and_wait();
+
+  vk::MatmulKernels kernels(ctx.pipelines(), p.tuning);
+  const uint32_t reps = std::max<uint32_t>(copies, p.matmul ? 8 : 32);
+  auto record_all = [&] {
+    rec.begin();
+    rec.timestamp("start");
+    for (uint32_t r = 0; r < reps; ++r) {
+      const vk::MatmulArgs args{.type = p.type,
+                                .weights = weights.slice((r % copies) * slot, slot),
+                                .x = x.slice(),
+                                .y = y.slice(),
+                                .rows = p.rows,
+                                .cols = p.cols,
+                                .batch = p.batch};
+      if (p.matmul)
+        kernels.record_matmul(rec, args);
+      else
+        kernels.record_matvec(rec, args);
+      rec.barrier();
+    }
+    rec.timestamp("end");
+    rec.submit_and_wait();
+  };
+  record_all();  // compiles the pipeline and warms up
+  double seconds = 0;
+  for (auto _ : state) {
+    record_all();
+    const auto t = rec.timings();
+    if (t.size() < 2) {
+      state.SkipWithError("device has no timestamps");
+      return;
+    }
+    const double s = (t.back().ms - t.front().ms) * 1e-3 / reps;
+    state.SetIterationTime(s);
+    seconds += s;
+  }
+  const double per_call = seconds / static_cast<double>(state.iterations());
+  state.counters["us"] = per_call * 1e6;
+  state.counters["weight_GBps"] = static_cast<double>(w_bytes) / per_call * 1e-9;
+  state.counters["TFLOPs"] = 2.0 * p.rows * p.cols * p.batch / per_call * 1e-12;
+}
+
+void add(const std::string& name, const Problem& p) {
+  benchmark::RegisterBenchmark(name.c_str(), [p](benchmark::State& s) { run(s, p); })
+      ->UseManualTime()
+      ->Unit(benchmark::kMicrosecond)
+      ->MinTime(0.05);
+}
+
+std::string type_tag(TensorType t) {
+  return std::string(vkllm::gguf::type_name(t));
+}
+
+int register_all() {
+  const TensorType all[] = {
+      TensorType::F32,  TensorType::F16,  TensorType::BF16, TensorType::Q4_0,   TensorType::Q4_1,
+      TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0, TensorType::IQ4_NL, TensorType::Q2_K,
+      TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K,   TensorType::IQ4_XS};
+  // Llama-3-8B shapes: ffn gate/up (14336 x 4096) and a square projection (4096 x 4096).
+  for (TensorType t : all) {
+    for (uint32_t batch : {1u, 8u})
+      add("matvec/" + type_tag(t) + "/14336x4096/b" + std::to_string(batch),
+          {t, 14336, 4096, batch, false, {}});
+    add("matvec/" + type_tag(t) + "/4096x4096/b1", {t, 4096, 4096, 1, false, {}});
+    add("matmul/" + type_tag(t) + "/4096x4096/m512", {t, 4096, 4096, 512, true, {}});
+  }
+  // Tuning sweeps on the types of a Q4_K_M model.
+  for (TensorType t : {TensorType::Q4_K, TensorType::Q6_K, TensorType::F16}) {
+    for (uint32_t threads : {32u, 64u, 128u, 256u})
+      for (uint32_t rows : {1u, 2u, 4u})
+        add("sweep_matvec/" + type_tag(t) + "/14336x4096/t" + std::to_string(threads) + "_r" +
+                std::to_string(rows),
+            {t, 14336, 4096, 1, false, {.matvec_threads = threads, .matvec_rows = rows}});
+    struct Tile {
+      uint32_t bm, bn, tm, tn;
+    };
+    for (Tile tile : {Tile{64, 64, 4, 4}, Tile{64, 128, 4, 8}, Tile{128, 128, 8, 8},
+                      Tile{128, 64, 8, 4}, Tile{32, 128, 4, 8}})
+      add("sweep_matmul/" + type_tag(t) + "/4096x4096/m512/" + std::to_string(tile.bm) + "x" +
+              std::to_string(tile.bn) + "_" + std::to_string(tile.tm) + "x" +
+              std::to_string(tile.tn),
+          {t,
+           4096,
+           4096,
+           512,
+           true,
+           {.tile_tokens = tile.bm,
+            .tile_rows = tile.bn,
+            .thread_tokens = tile.tm,
+            .thread_rows = tile.tn}});
+  }
+  return 0;
+}
+
+const int registered = register_all();
+
+}  // namespace
+
+BENCHMARK_MAIN();
