@@ -136,7 +136,14 @@ void BpePreTokenizer::split(std::string_view text, std::vector<std::string_view>
       while (pos < piece.size()) {
         const int rc =
             pcre2_match(regex->code, subject, piece.size(), pos, PCRE2_NO_UTF_CHECK, md.p, nullptr);
-        if (rc < 0) break;  // no further match (or a resource limit: keep the rest whole)
+        if (rc == PCRE2_ERROR_NOMATCH) break;
+        if (rc < 0) {
+          PCRE2_UCHAR msg[256];
+          pcre2_get_error_message(rc, msg, sizeof msg);
+          throw TokenizerError("tokenizer: pre-tokenizer regex failed on a " +
+                               std::to_string(piece.size()) +
+                               "-byte piece: " + reinterpret_cast<char*>(msg));
+        }
         const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md.p);
         const size_t start = ov[0], end = ov[1];
         if (end == start) {  // an empty match cannot split anything; step over one character
