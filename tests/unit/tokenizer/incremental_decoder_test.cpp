@@ -16,7 +16,8 @@ namespace {
 const char* kMultilingual =
     "Hello 🦙 world! 🚀 (normal) 😶‍🌫️ ✅ — Привет, как дела? "
     "我想在apple工作1314151天～ "
-    "こんにちは世界 안녕하세요 កាន់តែពិសេស Cửa Việt Äpfel ½ months 👨‍👩‍👧‍👦 "
+    "こんにちは世界 안녕하세요 កាន់តែពិសេស Cửa Việt Äpfel ½ months "
+    "👨‍👩‍👧‍👦 "
     "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 "
     "\t\n "
     " "
