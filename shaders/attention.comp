@@ -23,7 +23,7 @@
 #include "kv_meta.glsl"
 
 layout(local_size_x_id = 0) in;
-layout(constant_id = 1) const uint D = 128u;   // head dim (a multiple of 4)
+layout(constant_id = 1) const uint D = 128u;   // head dim (a multiple of 8)
 layout(constant_id = 2) const uint BC = 32u;   // KV positions per tile
 layout(constant_id = 3) const uint BQ = 1u;    // query tokens per workgroup
 layout(constant_id = 4) const uint R = 1u;     // query heads per KV head (GQA ratio)
@@ -34,10 +34,13 @@ const uint HD2 = D / 2u;
 const uint KS = HD2 + 1u;  // padded shared row stride (words) against bank conflicts
 const uint WG = gl_WorkGroupSize.x;
 const uint OUT_ITEMS = (ROWS * HD2 + WG - 1u) / WG;
+const uint HD8 = D / 8u;  // uvec4 per cache row
+const uint LOAD_ITEMS = (BC * HD8 + WG - 1u) / WG;
 
 layout(std430, binding = 0) readonly buffer Q { float q[]; };
-layout(std430, binding = 1) readonly buffer KCache { uint kcache[]; };
-layout(std430, binding = 2) readonly buffer VCache { uint vcache[]; };
+// The cache is read 16 bytes at a time: one uvec4 = 8 halves of one (position, head) row.
+layout(std430, binding = 1) readonly buffer KCache { uvec4 kcache[]; };
+layout(std430, binding = 2) readonly buffer VCache { uvec4 vcache[]; };
 layout(std430, binding = 4) writeonly buffer Out { float outv[]; };
 
 layout(push_constant) uniform Params {
@@ -61,6 +64,30 @@ shared float Ms[ROWS], Ls[ROWS], Alpha[ROWS];
 shared uint Pos[BQ];
 
 #define NEG_INF uintBitsToFloat(0xFF800000u)
+
+// Stages BC cache rows (positions kv0.., zeros past kv_hi) of K or V into KVs. The loop has a
+// fixed trip count so it unrolls and every invocation issues all its block-table and cache loads
+// before waiting on any of them.
+void load_tile(bool v, uint kv0, uint kv_hi, uint table, uint kvh) {
+  [[unroll]] for (uint k = 0u; k < LOAD_ITEMS; ++k) {
+    const uint i = gl_LocalInvocationIndex + k * WG;
+    if (i < BC * HD8) {
+      const uint c = i / HD8, j = i % HD8;
+      const uint kp = kv0 + c;
+      uvec4 w = uvec4(0u);
+      if (kp < kv_hi) {
+        const uint blk = meta_block(table, kp, BLOCK);
+        const uint at = ((blk * p.n_kv_heads + kvh) * BLOCK + kp % BLOCK) * HD8 + j;
+        w = v ? vcache[at] : kcache[at];
+      }
+      const uint o = c * KS + 4u * j;
+      KVs[o] = w.x;
+      KVs[o + 1u] = w.y;
+      KVs[o + 2u] = w.z;
+      KVs[o + 3u] = w.w;
+    }
+  }
+}
 
 void main() {
   const uint tid = gl_LocalInvocationIndex;
@@ -109,20 +136,10 @@ void main() {
   // Invocations per softmax row: a power of two, at most BC, WG / ROWS and the subgroup size.
   uint tpr = 1u;
   while (tpr * 2u <= min(min(BC, WG / ROWS), gl_SubgroupSize)) tpr *= 2u;
-  const uint head_base = kvh * BLOCK;  // (block * n_kv_heads + kvh) * BLOCK + slot, in rows
   for (uint tile = tile_begin; tile < tile_end; ++tile) {
     const uint kv0 = tile * BC;
     barrier();  // previous tile's V and P fully consumed (and initial state visible)
-    for (uint i = tid; i < BC * HD2; i += WG) {
-      const uint c = i / HD2, j = i % HD2;
-      const uint kp = kv0 + c;
-      uint w = 0u;
-      if (kp < kv_hi) {
-        const uint blk = meta_block(table, kp, BLOCK);
-        w = kcache[((blk * p.n_kv_heads * BLOCK) + head_base + kp % BLOCK) * HD2 + j];
-      }
-      KVs[c * KS + j] = w;
-    }
+    load_tile(false, kv0, kv_hi, table, kvh);
     barrier();
     for (uint i = tid; i < ROWS * BC; i += WG) {
       const uint r = i / BC, c = i % BC;
@@ -171,16 +188,7 @@ void main() {
         Alpha[r] = alpha;
       }
     }
-    for (uint i = tid; i < BC * HD2; i += WG) {
-      const uint c = i / HD2, j = i % HD2;
-      const uint kp = kv0 + c;
-      uint w = 0u;
-      if (kp < kv_hi) {
-        const uint blk = meta_block(table, kp, BLOCK);
-        w = vcache[((blk * p.n_kv_heads * BLOCK) + head_base + kp % BLOCK) * HD2 + j];
-      }
-      KVs[c * KS + j] = w;
-    }
+    load_tile(true, kv0, kv_hi, table, kvh);
     barrier();
     [[unroll]] for (uint k = 0u; k < OUT_ITEMS; ++k) {
       const uint i = tid + k * WG;

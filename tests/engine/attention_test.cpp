@@ -204,7 +204,7 @@ TEST(PagedAttention, RejectsInconsistentArguments) {
   a.n_splits = 4;
   EXPECT_THROW(ops::attention(rec, pc, a), std::invalid_argument);  // no scratch
   a.n_splits = 1;
-  a.head_dim = 63;
+  a.head_dim = 60;
   EXPECT_THROW(ops::attention(rec, pc, a), std::invalid_argument);
   rec.submit_and_wait();
 }
