@@ -23,7 +23,7 @@
 #include "kv_meta.glsl"
 
 layout(local_size_x_id = 0) in;
-layout(constant_id = 1) const uint D = 128u;   // head dim (a multiple of 8)
+layout(constant_id = 1) const uint D = 128u;   // head dim (a multiple of 4)
 layout(constant_id = 2) const uint BC = 32u;   // KV positions per tile
 layout(constant_id = 3) const uint BQ = 1u;    // query tokens per workgroup
 layout(constant_id = 4) const uint R = 1u;     // query heads per KV head (GQA ratio)
@@ -36,11 +36,15 @@ const uint WG = gl_WorkGroupSize.x;
 const uint OUT_ITEMS = (ROWS * HD2 + WG - 1u) / WG;
 const uint HD8 = D / 8u;  // uvec4 per cache row
 const uint LOAD_ITEMS = (BC * HD8 + WG - 1u) / WG;
+const uint LOAD_ITEMS_W = (BC * HD2 + WG - 1u) / WG;
 
 layout(std430, binding = 0) readonly buffer Q { float q[]; };
 // The cache is read 16 bytes at a time: one uvec4 = 8 halves of one (position, head) row.
+// (head dims that are not a multiple of 8 use the word views).
 layout(std430, binding = 1) readonly buffer KCache { uvec4 kcache[]; };
 layout(std430, binding = 2) readonly buffer VCache { uvec4 vcache[]; };
+layout(std430, binding = 1) readonly buffer KCacheWords { uint kcache_w[]; };
+layout(std430, binding = 2) readonly buffer VCacheWords { uint vcache_w[]; };
 layout(std430, binding = 4) writeonly buffer Out { float outv[]; };
 
 layout(push_constant) uniform Params {
@@ -69,22 +73,39 @@ shared uint Pos[BQ];
 // fixed trip count so it unrolls and every invocation issues all its block-table and cache loads
 // before waiting on any of them.
 void load_tile(bool v, uint kv0, uint kv_hi, uint table, uint kvh) {
-  [[unroll]] for (uint k = 0u; k < LOAD_ITEMS; ++k) {
-    const uint i = gl_LocalInvocationIndex + k * WG;
-    if (i < BC * HD8) {
-      const uint c = i / HD8, j = i % HD8;
-      const uint kp = kv0 + c;
-      uvec4 w = uvec4(0u);
-      if (kp < kv_hi) {
-        const uint blk = meta_block(table, kp, BLOCK);
-        const uint at = ((blk * p.n_kv_heads + kvh) * BLOCK + kp % BLOCK) * HD8 + j;
-        w = v ? vcache[at] : kcache[at];
+  if (D % 8u == 0u) {
+    [[unroll]] for (uint k = 0u; k < LOAD_ITEMS; ++k) {
+      const uint i = gl_LocalInvocationIndex + k * WG;
+      if (i < BC * HD8) {
+        const uint c = i / HD8, j = i % HD8;
+        const uint kp = kv0 + c;
+        uvec4 w = uvec4(0u);
+        if (kp < kv_hi) {
+          const uint blk = meta_block(table, kp, BLOCK);
+          const uint at = ((blk * p.n_kv_heads + kvh) * BLOCK + kp % BLOCK) * HD8 + j;
+          w = v ? vcache[at] : kcache[at];
+        }
+        const uint o = c * KS + 4u * j;
+        KVs[o] = w.x;
+        KVs[o + 1u] = w.y;
+        KVs[o + 2u] = w.z;
+        KVs[o + 3u] = w.w;
       }
-      const uint o = c * KS + 4u * j;
-      KVs[o] = w.x;
-      KVs[o + 1u] = w.y;
-      KVs[o + 2u] = w.z;
-      KVs[o + 3u] = w.w;
+    }
+  } else {
+    [[unroll]] for (uint k = 0u; k < LOAD_ITEMS_W; ++k) {
+      const uint i = gl_LocalInvocationIndex + k * WG;
+      if (i < BC * HD2) {
+        const uint c = i / HD2, j = i % HD2;
+        const uint kp = kv0 + c;
+        uint w = 0u;
+        if (kp < kv_hi) {
+          const uint blk = meta_block(table, kp, BLOCK);
+          const uint at = ((blk * p.n_kv_heads + kvh) * BLOCK + kp % BLOCK) * HD2 + j;
+          w = v ? vcache_w[at] : kcache_w[at];
+        }
+        KVs[c * KS + j] = w;
+      }
     }
   }
 }

@@ -38,7 +38,7 @@ uint32_t attention_suggested_splits(uint32_t max_kv_len, uint32_t n_seqs, uint32
 void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) {
   const uint32_t d = a.head_dim;
   const uint32_t n_kv = a.k_cache.n_kv_heads;
-  require(d > 0 && d % 8 == 0 && d <= 256, "head_dim " + std::to_string(d) + " unsupported");
+  require(d > 0 && d % 4 == 0 && d <= 256, "head_dim " + std::to_string(d) + " unsupported");
   require(n_kv > 0 && a.n_q_heads % n_kv == 0, std::to_string(a.n_q_heads) +
                                                    " query heads are not a multiple of " +
                                                    std::to_string(n_kv) + " KV heads");

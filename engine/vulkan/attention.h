@@ -19,7 +19,7 @@ struct AttentionArgs {
   uint32_t max_q_len = 1;  // the longest sequence's token count this step (kv::BatchMeta)
   HeadRows out;            // f32, same indexing as q
   uint32_t n_q_heads = 0;
-  uint32_t head_dim = 0;  // a multiple of 8, at most 256
+  uint32_t head_dim = 0;  // a multiple of 4, at most 256
   float scale = 0.f;      // usually 1/sqrt(head_dim)
   float softcap = 0.f;    // 0: off
   uint32_t window = 0;    // 0: off; else keys with q_pos - k_pos < window are visible

@@ -202,7 +202,7 @@ void argmax(CommandRecorder& rec, PipelineCache& pc, BufferSlice logits, BufferS
   constexpr uint32_t wg = 256;
   const Pipeline& p = pipeline(pc, "argmax", 3, sizeof(push), wg);
   const uint64_t need = argmax_scratch_bytes(n, n_rows);
-  if (need == 0) {
+  if (need == 0 || !scratch) {  // small rows, or no scratch given: one workgroup per row
     rec.dispatch(p, {logits, out, out}, push, {n_rows, 1, 1});
     return;
   }

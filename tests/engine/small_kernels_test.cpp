@@ -160,7 +160,12 @@ TEST(SmallKernels, ArgmaxPicksTheFirstLargestLogit) {
     BufferSlice out = device_filled<uint32_t>(arena, rows);
     const uint64_t scratch_bytes = ops::argmax_scratch_bytes(n, rows);
     BufferSlice scratch = scratch_bytes ? arena.allocate(scratch_bytes) : BufferSlice{};
-    run([&](vk::CommandRecorder& rec) { ops::argmax(rec, pc, dl, out, n, rows, 0, scratch); });
+    BufferSlice out1 = device_filled<uint32_t>(arena, rows);
+    run([&](vk::CommandRecorder& rec) {
+      ops::argmax(rec, pc, dl, out, n, rows, 0, scratch);
+      ops::argmax(rec, pc, dl, out1, n, rows);  // single-pass path
+    });
+    EXPECT_EQ(from_device<uint32_t>(out1, rows), from_device<uint32_t>(out, rows));
     auto got = from_device<uint32_t>(out, rows);
     for (uint32_t r = 0; r < rows; ++r) {
       auto row = logits.begin() + size_t(r) * n;
