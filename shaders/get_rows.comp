@@ -2,7 +2,8 @@
 // Embedding lookup: out[t][:] = scale * dequant(W[ids[t]][:]) for each token t. W is a ggml
 // tensor [K contiguous, rows] in its block format (TYPE_* define, decoded by
 // dequant_weights.glsl exactly as the matvec kernels decode it); out is f32.
-// Grid: x covers the decode units of one row (QK / UNIT per block), y the tokens.
+// Grid: x covers the decode units of one row (QK / UNIT per block; the host sizes it for units
+// of 4 elements, the smallest, so it does not depend on the decoder's UNIT), y the tokens.
 
 #include "dequant_weights.glsl"
 
@@ -34,15 +35,16 @@ void main() {
   const bool bad = row >= p.n_rows;
   if (bad) row = 0u;
   const uint blk = unit / units_per_block;
-  const uint e = (unit % units_per_block) * uint(UNIT);
+  const uint u = unit % units_per_block;
   vec4 w[UNIT / 4];
-  dequant_unit(p.w_off + row * p.row_bytes + blk * QBYTES, e, w);
-  const uint o = p.out_off + t * p.out_stride + blk * QK + e;
+  dequant_unit(p.w_off + row * p.row_bytes + blk * QBYTES, u, w);
+  const uint o = p.out_off + t * p.out_stride + blk * QK;
   [[unroll]] for (uint i = 0u; i < uint(UNIT / 4); ++i) {
     const vec4 v = bad ? vec4(uintBitsToFloat(0x7FC00000u)) : w[i] * p.scale;
-    outv[o + 4u * i] = v.x;
-    outv[o + 4u * i + 1u] = v.y;
-    outv[o + 4u * i + 2u] = v.z;
-    outv[o + 4u * i + 3u] = v.w;
+    const uint e = o + unit_pos(u, i);
+    outv[e] = v.x;
+    outv[e + 1u] = v.y;
+    outv[e + 2u] = v.z;
+    outv[e + 3u] = v.w;
   }
 }

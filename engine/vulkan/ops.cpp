@@ -55,10 +55,15 @@ void get_rows(CommandRecorder& rec, PipelineCache& pc, const GetRowsArgs& a) {
   require(get_rows_supports(t),
           "get_rows: unsupported weight type \"" + std::string(a.type) + "\"");
   const bool plain = t == "f32" || t == "f16" || t == "bf16";
-  const uint32_t unit = plain ? 4 : 32;
-  require(a.row_elems % unit == 0 && a.row_elems > 0,
+  const uint32_t block =
+      plain ? 4
+      : (t == "q2_k" || t == "q3_k" || t == "q4_k" || t == "q5_k" || t == "q6_k" || t == "iq4_xs")
+          ? 256
+          : 32;
+  require(a.row_elems % block == 0 && a.row_elems > 0,
           "get_rows: row length " + std::to_string(a.row_elems) + " is not a multiple of " +
-              std::to_string(unit));
+              std::to_string(block));
+  constexpr uint32_t unit = 4;  // the smallest decode unit; the kernel drops surplus invocations
   struct {
     uint32_t k, row_bytes, n_rows, n_tokens, w_off, ids_off, out_off, out_stride;
     float scale;
