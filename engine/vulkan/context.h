@@ -11,6 +11,13 @@
 //   CommandRecorder   command_recorder.h  dispatch/barrier/copy/fill/timestamp, submit + wait
 //   Context           here           a Device with its PipelineCache
 //
+// Kernels (each records one dispatch; the caller places barriers):
+//   ops.h        get_rows (embedding, every GGUF weight type), rms_norm (+fused residual add),
+//                add/mul/scale/softcap, glu (SiLU/GELU), rope, write_kv (RoPE + paged K write,
+//                V write), argmax
+//   attention.h  paged attention, prefill + decode, GQA, softcap, sliding window, split-K
+//   engine/kv/kv_layout.h  the paged KV layout and the per-step batch metadata they read
+//
 // Typical use:
 //   vk::Context ctx;                                    // picks and logs the device
 //   vk::Arena act(ctx.device(), "activations", 64 << 20);
