@@ -58,6 +58,9 @@ std::string_view type_of(const DeviceTensor& t) {
 RunnerOptions RunnerOptions::from_env() {
   RunnerOptions o;
   if (auto b = env_bytes("VKLLM_KV_BUDGET")) o.kv_budget_bytes = *b;
+  if (const char* mv = std::getenv("VKLLM_MATVEC_MAX_BATCH"); mv && *mv) {
+    o.matvec_max_batch = static_cast<uint32_t>(std::strtoul(mv, nullptr, 10));
+  }
   if (const char* bs = std::getenv("VKLLM_BLOCK_SIZE"); bs && *bs) {
     o.block_size = static_cast<uint32_t>(std::strtoul(bs, nullptr, 10));
     if (o.block_size == 0 || o.block_size > 256) {
@@ -79,7 +82,8 @@ struct Runner::Impl {
   std::optional<vk::Arena> act;
   vk::Buffer ids_in, sel_in, meta_in;  // host-written step inputs
   vk::Buffer readback;
-  vk::BufferSlice x, h, q, k, v, qkv, attn, gate, up, ffn_act, xsel, hsel, logits, greedy, scratch;
+  vk::BufferSlice x, h, q, k, v, qkv, attn, gate, up, ffn_act, xsel, hsel, logits, greedy, scratch,
+      argmax_scratch;
   vk::MatmulKernels matmul;
   vk::CommandRecorder rec;
   uint32_t max_rows = 0;  // logits rows per step
@@ -100,7 +104,8 @@ struct Runner::Impl {
     opt.max_batch_tokens = std::max(opt.max_batch_tokens, opt.max_seqs);
     max_rows = std::max(opt.max_seqs, opt.max_logits_rows);
     opt.max_logits_rows = max_rows;
-    compute_units = ctx.caps().type == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ? 128 : 8;
+    // Devices that do not report their compute units get a middling guess for split-K.
+    compute_units = ctx.caps().compute_units ? ctx.caps().compute_units : 16;
     allocate_activations();
     allocate_kv();
   }
@@ -115,7 +120,8 @@ struct Runner::Impl {
                               T * qd, T * ff * 2, T * ff, T * ff,  R * E,   R * E,
                               R * V};
     const uint64_t align = 256;
-    act_bytes = split_bytes + align + 4 * (S_words() + align);
+    const uint64_t argmax_bytes = std::max<uint64_t>(vk::ops::argmax_scratch_bytes(V, R), 16);
+    act_bytes = split_bytes + argmax_bytes + 2 * align + 4 * (S_words() + align);
     for (uint64_t s : sizes) act_bytes += (s * 4 + align - 1) / align * align + align;
     act.emplace(ctx.device(), "activations", act_bytes);
     auto f32 = [&](uint64_t n) { return act->allocate(n * 4); };
@@ -134,6 +140,7 @@ struct Runner::Impl {
     logits = f32(R * V);
     greedy = act->allocate(4 * S_words());
     scratch = act->allocate(split_bytes);
+    argmax_scratch = act->allocate(argmax_bytes);
 
     const uint32_t max_blocks = (opt.max_context + opt.block_size - 1) / opt.block_size;
     max_meta_words = static_cast<uint32_t>(2 * T + 4 * opt.max_seqs + opt.max_seqs * max_blocks);
@@ -196,6 +203,16 @@ struct Runner::Impl {
     return a;
   }
 
+  // Weight x activations: the decode kernel (in passes of up to 8 vectors) for small batches,
+  // the tiled GEMM above opt.matvec_max_batch tokens.
+  void product(const vk::MatmulArgs& a) {
+    if (a.batch <= opt.matvec_max_batch) {
+      matmul.record_matvec(rec, a);
+    } else {
+      matmul.record_matmul(rec, a);
+    }
+  }
+
   void add_bias(const DeviceTensor* b, vk::BufferSlice rows, uint32_t n, uint32_t T) {
     if (!b) return;
     struct {
@@ -230,14 +247,14 @@ struct Runner::Impl {
     vk::ops::HeadRows qrows{q, 0, qd}, krows{k, 0, kvd}, vrows{v, 0, kvd};
     if (spec.fused_qkv) {
       const uint32_t stride = qd + 2 * kvd;
-      matmul.record(rec, mm(m.get(Weight::AttnQKV, l), h, qkv, T));
+      product(mm(m.get(Weight::AttnQKV, l), h, qkv, T));
       qrows = {qkv, 0, stride};
       krows = {qkv, qd, stride};
       vrows = {qkv, qd + kvd, stride};
     } else {
-      matmul.record(rec, mm(m.get(Weight::AttnQ, l), h, q, T));
-      matmul.record(rec, mm(m.get(Weight::AttnK, l), h, k, T));
-      matmul.record(rec, mm(m.get(Weight::AttnV, l), h, v, T));
+      product(mm(m.get(Weight::AttnQ, l), h, q, T));
+      product(mm(m.get(Weight::AttnK, l), h, k, T));
+      product(mm(m.get(Weight::AttnV, l), h, v, T));
     }
     rec.barrier();
     if (spec.qkv_bias) {
@@ -288,13 +305,13 @@ struct Runner::Impl {
     rec.barrier();
 
     if (spec.post_norms) {
-      matmul.record(rec, mm(m.get(Weight::AttnOut, l), attn, h, T));
+      product(mm(m.get(Weight::AttnOut, l), attn, h, T));
       rec.barrier();
       norm(h, m.get(Weight::PostAttnNorm, l), h, E, T);
       rec.barrier();
       vk::ops::add(rec, P, x, h, x, T * E);
     } else {
-      matmul.record(rec, mm(m.get(Weight::AttnOut, l), attn, x, T, 0, /*accumulate=*/true));
+      product(mm(m.get(Weight::AttnOut, l), attn, x, T, 0, /*accumulate=*/true));
     }
     rec.barrier();
 
@@ -307,13 +324,13 @@ struct Runner::Impl {
                                                        : vk::ops::GluActivation::GeluTanh;
     g.out = ffn_act;
     if (spec.fused_gate_up) {
-      matmul.record(rec, mm(m.get(Weight::FfnUp, l), h, up, T));
+      product(mm(m.get(Weight::FfnUp, l), h, up, T));
       g.gate = up;
       g.up = up.sub(uint64_t(ff) * 4, up.size - uint64_t(ff) * 4);
       g.gate_stride = g.up_stride = 2 * ff;
     } else {
-      matmul.record(rec, mm(m.get(Weight::FfnGate, l), h, gate, T));
-      matmul.record(rec, mm(m.get(Weight::FfnUp, l), h, up, T));
+      product(mm(m.get(Weight::FfnGate, l), h, gate, T));
+      product(mm(m.get(Weight::FfnUp, l), h, up, T));
       g.gate = gate;
       g.up = up;
     }
@@ -321,13 +338,13 @@ struct Runner::Impl {
     vk::ops::glu(rec, P, g);
     rec.barrier();
     if (spec.post_norms) {
-      matmul.record(rec, mm(m.get(Weight::FfnDown, l), ffn_act, h, T));
+      product(mm(m.get(Weight::FfnDown, l), ffn_act, h, T));
       rec.barrier();
       norm(h, m.get(Weight::PostFfnNorm, l), h, E, T);
       rec.barrier();
       vk::ops::add(rec, P, x, h, x, T * E);
     } else {
-      matmul.record(rec, mm(m.get(Weight::FfnDown, l), ffn_act, x, T, 0, /*accumulate=*/true));
+      product(mm(m.get(Weight::FfnDown, l), ffn_act, x, T, 0, /*accumulate=*/true));
     }
     rec.barrier();
   }
@@ -463,13 +480,13 @@ StepResult Runner::step(std::span<SequenceStep> batch, bool greedy_only) {
     rec.barrier();
     I.norm(I.xsel, model_->get(Weight::OutputNorm), I.hsel, spec.n_embd, R);
     rec.barrier();
-    I.matmul.record(rec, I.mm(model_->output(), I.hsel, I.logits, R));
+    I.product(I.mm(model_->output(), I.hsel, I.logits, R));
     rec.barrier();
     if (spec.final_softcap > 0) {
       vk::ops::softcap(rec, P, I.logits, I.logits, R * spec.n_vocab, spec.final_softcap);
       rec.barrier();
     }
-    vk::ops::argmax(rec, P, I.logits, I.greedy, spec.n_vocab, R);
+    vk::ops::argmax(rec, P, I.logits, I.greedy, spec.n_vocab, R, 0, I.argmax_scratch);
     rec.barrier();
     const uint64_t logit_bytes = uint64_t(R) * spec.n_vocab * 4;
     if (!greedy_only) rec.copy(I.logits.sub(0, logit_bytes), I.readback.slice(0, logit_bytes));

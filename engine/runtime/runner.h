@@ -23,7 +23,11 @@ struct RunnerOptions {
   uint32_t max_seqs = 64;           // sequences per step
   uint32_t max_context = 0;         // per sequence; 0: the model's training context (<= 8192)
   uint32_t max_logits_rows = 0;     // logits rows per step; 0: max_seqs (perplexity needs more)
-  // Reads VKLLM_KV_BUDGET (bytes, with optional K/M/G suffix) and VKLLM_BLOCK_SIZE.
+  // Steps of at most this many tokens multiply weights with the decode (matvec) kernel, larger
+  // ones with the tiled GEMM.
+  uint32_t matvec_max_batch = 8;
+  // Reads VKLLM_KV_BUDGET (bytes, with optional K/M/G suffix), VKLLM_BLOCK_SIZE and
+  // VKLLM_MATVEC_MAX_BATCH.
   static RunnerOptions from_env();
 };
 
