@@ -10,8 +10,8 @@
 #include <sstream>
 
 #include "engine/gguf/gguf_file.h"
+#include "engine/tokenizer/llama3_vocab.h"
 #include "engine/tokenizer/tokenizer.h"
-#include "tests/unit/tokenizer/llama3_vocab.h"
 
 namespace {
 
@@ -34,8 +34,9 @@ const Tokenizer& tokenizer(const std::string& name) {
   auto& slot = cache[name];
   if (!slot) {
     if (name == "llama-bpe") {
+      const auto dir = kTestData / "vocab" / "llama3.2";
       const auto image =
-          vkllm::tokenizer::testdata::build_llama3_vocab_gguf(kTestData / "vocab" / "llama3.2");
+          vkllm::tokenizer::build_llama3_vocab_gguf(dir / "encoder.json", dir / "vocab.bpe");
       slot = Tokenizer::from_gguf(vkllm::gguf::GgufFile::parse(image));
     } else {
       slot = Tokenizer::from_gguf(

@@ -68,14 +68,19 @@ struct ArchTraits {
   bool always_untied = false;
   bool writes_head_sizes = false;  // attention.key_length / value_length
   bool writes_rope_dims = false;
+  uint32_t sliding_window = 0;  // written as <arch>.attention.sliding_window when > 0
 };
 
 const ArchTraits kArchs[] = {
-    {"llama", 10000.0f, 1e-5f, false, false, false, false, false, false, false, true},
-    {"qwen2", 1000000.0f, 1e-6f, true, false, false, false, false, false, false, false},
-    {"qwen3", 1000000.0f, 1e-6f, false, true, false, false, false, false, true, false},
-    {"gemma2", 10000.0f, 1e-6f, false, false, true, false, true, false, true, false},
-    {"phi3", 10000.0f, 1e-5f, false, false, false, true, false, true, false, true},
+    {"llama", 10000.0f, 1e-5f, false, false, false, false, false, false, false, true, 0},
+    {"qwen2", 1000000.0f, 1e-6f, true, false, false, false, false, false, false, false, 0},
+    {"qwen3", 1000000.0f, 1e-6f, false, true, false, false, false, false, true, false, 0},
+    {"gemma2", 10000.0f, 1e-6f, false, false, true, false, true, false, true, false, 4096},
+    // Gemma 3 (1B's values): Q/K norms, post norms, five local (window 512, rope base 10000,
+    // fixed in llama.cpp) per global layer (base 1e6); no softcaps.
+    {"gemma3", 1000000.0f, 1e-6f, false, true, true, false, true, false, true, false, 512},
+    // Phi-3-mini-4k's window, which convert_hf_to_gguf.py writes.
+    {"phi3", 10000.0f, 1e-5f, false, false, false, true, false, true, false, true, 2047},
 };
 
 const ArchTraits& arch_traits(std::string_view name) {
@@ -83,7 +88,7 @@ const ArchTraits& arch_traits(std::string_view name) {
     if (a.name == name) return a;
   }
   throw std::invalid_argument("make-model: unsupported architecture '" + std::string(name) +
-                              "' (supported: llama, qwen2, qwen3, gemma2, phi3)");
+                              "' (supported: llama, qwen2, qwen3, gemma2, gemma3, phi3)");
 }
 
 bool tied(const ArchTraits& a, const ModelShape& s) {
@@ -327,8 +332,8 @@ void build_random_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
   if (a.name == "gemma2") {
     w.set_f32(p + "attn_logit_softcapping", 50.0f);
     w.set_f32(p + "final_logit_softcapping", 30.0f);
-    w.set_u32(p + "attention.sliding_window", 4096);
   }
+  if (a.sliding_window > 0) w.set_u32(p + "attention.sliding_window", a.sliding_window);
   w.set_u32(p + "vocab_size", static_cast<uint32_t>(n_vocab));
   w.copy_metadata(vocab, "tokenizer.");
 

@@ -22,7 +22,7 @@ struct ModelShape {
   uint32_t head_dim = 0;
   uint32_t n_ff = 0;
   uint32_t n_ctx = 2048;
-  bool tied_embeddings = false;     // architectures that always tie (gemma2) override this
+  bool tied_embeddings = false;     // architectures that always tie (gemma) override this
   float rope_freq_base = 0.0f;      // 0: the architecture's usual base
   float llama3_rope_factor = 0.0f;  // > 0: Llama 3.1-style rope_freqs factors (llama only)
 };
@@ -33,7 +33,7 @@ struct ModelShape {
 ModelShape parse_model_shape(std::string_view text);
 
 struct MakeModelOptions {
-  std::string arch;  // llama, qwen2, qwen3, gemma2, phi3
+  std::string arch;  // llama, qwen2, qwen3, gemma2, gemma3, phi3
   ModelShape shape;
   FileType file_type = FileType::F16;
   uint64_t seed = 0;

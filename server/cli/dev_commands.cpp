@@ -1,5 +1,6 @@
 // `vkllm dev ...`: developer tools. `dev make-model` writes random-weight models with real
-// architecture layouts for tests and benchmarks.
+// architecture layouts for tests and benchmarks; `dev make-vocab` writes the Llama 3 tokenizer
+// as a vocab-only GGUF for them.
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include "engine/gguf/gguf_file.h"
 #include "engine/gguf/gguf_writer.h"
 #include "engine/model/model_maker.h"
+#include "engine/tokenizer/llama3_vocab.h"
 #include "server/cli/commands.h"
 
 namespace vkllm::cli {
@@ -51,6 +53,21 @@ int make_model(const MakeModelArgs& args) {
   return 0;
 }
 
+struct MakeVocabArgs {
+  std::string encoder;
+  std::string merges;
+  std::string output;
+};
+
+int make_vocab(const MakeVocabArgs& args) {
+  gguf::GgufWriter writer;
+  tokenizer::add_llama3_vocab(args.encoder, args.merges, writer);
+  writer.write(args.output);
+  std::printf("wrote %s: Llama 3 BPE vocabulary, %d tokens\n", args.output.c_str(),
+              tokenizer::kLlama3VocabSize);
+  return 0;
+}
+
 }  // namespace
 
 void add_dev_commands(CLI::App& app) {
@@ -60,7 +77,7 @@ void add_dev_commands(CLI::App& app) {
   auto args = std::make_shared<MakeModelArgs>();
   CLI::App* make = dev->add_subcommand(
       "make-model", "Write a random-weight GGUF model with a real architecture's layout");
-  make->add_option("--arch", args->arch, "llama, qwen2, qwen3, gemma2 or phi3")
+  make->add_option("--arch", args->arch, "llama, qwen2, qwen3, gemma2, gemma3 or phi3")
       ->capture_default_str();
   make->add_option("--shape", args->shape,
                    "tiny, llama3.2-1b, llama3.1-8b, qwen2.5-0.5b or WxLxHxKV "
@@ -77,6 +94,18 @@ void add_dev_commands(CLI::App& app) {
       ->capture_default_str();
   make->add_option("-o,--output", args->output, "Output GGUF path")->required();
   make->callback([args] { run_command([args] { return make_model(*args); }); });
+
+  auto vocab_args = std::make_shared<MakeVocabArgs>();
+  CLI::App* vocab = dev->add_subcommand(
+      "make-vocab", "Write the Llama 3 BPE tokenizer (128256 tokens) as a vocab-only GGUF");
+  vocab->add_option("--encoder", vocab_args->encoder, "encoder.json (BPE token -> id)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  vocab->add_option("--merges", vocab_args->merges, "vocab.bpe (one merge per line)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  vocab->add_option("-o,--output", vocab_args->output, "Output GGUF path")->required();
+  vocab->callback([vocab_args] { run_command([vocab_args] { return make_vocab(*vocab_args); }); });
 }
 
 }  // namespace vkllm::cli

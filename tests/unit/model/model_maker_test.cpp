@@ -100,11 +100,11 @@ Layout expected_layer(const std::string& arch) {
     l["attn_k.bias"] = {KV};
     l["attn_v.bias"] = {KV};
   }
-  if (arch == "qwen3") {
+  if (arch == "qwen3" || arch == "gemma3") {
     l["attn_q_norm.weight"] = {HD};
     l["attn_k_norm.weight"] = {HD};
   }
-  if (arch == "gemma2") {
+  if (arch == "gemma2" || arch == "gemma3") {
     l["post_attention_norm.weight"] = {E};
     l["post_ffw_norm.weight"] = {E};
   }
@@ -112,13 +112,15 @@ Layout expected_layer(const std::string& arch) {
 }
 
 TEST(MakeModel, EachArchitectureHasLlamaCppTensorsAndMetadata) {
-  const ModelShape shape = parse_model_shape("256x3x4x2");
-  for (std::string arch : {"llama", "qwen2", "qwen3", "gemma2", "phi3"}) {
+  // Seven layers: gemma3's sixth is its first global one, the seventh local again.
+  const ModelShape shape = parse_model_shape("256x7x4x2");
+  for (std::string arch : {"llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3"}) {
     SCOPED_TRACE(arch);
+    const bool gemma = arch.rfind("gemma", 0) == 0;
     const auto m = make(arch, shape, FileType::F32);
     Layout expected{{"token_embd.weight", {256, 300}}, {"output_norm.weight", {256}}};
-    if (arch != "gemma2") expected["output.weight"] = {256, 300};  // gemma ties embeddings
-    for (uint32_t layer = 0; layer < 3; ++layer) {
+    if (!gemma) expected["output.weight"] = {256, 300};  // gemma ties embeddings
+    for (uint32_t layer = 0; layer < 7; ++layer) {
       for (const auto& [suffix, dims] : expected_layer(arch)) {
         expected["blk." + std::to_string(layer) + "." + suffix] = dims;
       }
@@ -131,7 +133,7 @@ TEST(MakeModel, EachArchitectureHasLlamaCppTensorsAndMetadata) {
     }
     EXPECT_EQ(m->file.get<std::string>("general.architecture"), arch);
     EXPECT_EQ(m->file.get<uint32_t>("general.file_type"), 0u);
-    EXPECT_EQ(m->file.get<uint32_t>(arch + ".block_count"), 3u);
+    EXPECT_EQ(m->file.get<uint32_t>(arch + ".block_count"), 7u);
     EXPECT_EQ(m->file.get<uint32_t>(arch + ".embedding_length"), 256u);
     EXPECT_EQ(m->file.get<uint32_t>(arch + ".feed_forward_length"), 768u);
     EXPECT_EQ(m->file.get<uint32_t>(arch + ".attention.head_count"), 4u);
@@ -143,7 +145,7 @@ TEST(MakeModel, EachArchitectureHasLlamaCppTensorsAndMetadata) {
 
     const ModelSpec spec = ModelSpec::from_gguf(m->file);
     EXPECT_EQ(spec.arch_name, arch);
-    EXPECT_EQ(spec.n_layer, 3u);
+    EXPECT_EQ(spec.n_layer, 7u);
     EXPECT_EQ(spec.n_embd, 256u);
     EXPECT_EQ(spec.n_head, 4u);
     EXPECT_EQ(spec.n_head_kv, 2u);
@@ -151,16 +153,36 @@ TEST(MakeModel, EachArchitectureHasLlamaCppTensorsAndMetadata) {
     EXPECT_EQ(spec.n_ff, 768u);
     EXPECT_EQ(spec.n_vocab, 300u);
     EXPECT_EQ(spec.qkv_bias, arch == "qwen2");
-    EXPECT_EQ(spec.qk_norm, arch == "qwen3");
-    EXPECT_EQ(spec.post_norms, arch == "gemma2");
+    EXPECT_EQ(spec.qk_norm, arch == "qwen3" || arch == "gemma3");
+    EXPECT_EQ(spec.post_norms, gemma);
     EXPECT_EQ(spec.fused_qkv, arch == "phi3");
     EXPECT_EQ(spec.fused_gate_up, arch == "phi3");
-    EXPECT_EQ(spec.tied_embeddings, arch == "gemma2");
+    EXPECT_EQ(spec.tied_embeddings, gemma);
+    EXPECT_FLOAT_EQ(spec.embed_scale, gemma ? 16.0f : 1.0f);
+    EXPECT_EQ(spec.activation, gemma ? Activation::GeluTanh : Activation::SiLU);
     EXPECT_EQ(spec.rope_ordering, arch == "llama" ? RopeOrdering::Normal : RopeOrdering::NeoX);
     if (arch == "gemma2") {
       EXPECT_FLOAT_EQ(spec.attn_softcap, 50.0f);
       EXPECT_FLOAT_EQ(spec.final_softcap, 30.0f);
       EXPECT_EQ(spec.sliding_window, 4096u);
+      EXPECT_EQ(spec.layer_is_swa, (std::vector<bool>{1, 0, 1, 0, 1, 0, 1}));
+    }
+    if (arch == "gemma3") {
+      EXPECT_FLOAT_EQ(spec.attn_softcap, 0.0f);
+      EXPECT_FLOAT_EQ(spec.final_softcap, 0.0f);
+      EXPECT_EQ(spec.sliding_window, 512u);
+      EXPECT_EQ(spec.layer_is_swa, (std::vector<bool>{1, 1, 1, 1, 1, 0, 1}));
+      EXPECT_FLOAT_EQ(spec.rope_freq_base, 1000000.0f);
+      EXPECT_FLOAT_EQ(spec.rope_freq_base_swa, 10000.0f);
+      EXPECT_EQ(m->file.get<uint32_t>("gemma3.attention.key_length"), 64u);
+    }
+    if (arch == "phi3") {
+      EXPECT_EQ(spec.sliding_window, 2047u);
+      EXPECT_EQ(spec.layer_is_swa, std::vector<bool>(7, true));
+    }
+    if (arch == "llama" || arch == "qwen2" || arch == "qwen3") {
+      EXPECT_EQ(spec.sliding_window, 0u);
+      EXPECT_FALSE(m->file.has(arch + ".attention.sliding_window"));
     }
     if (arch == "qwen2" || arch == "qwen3") {
       EXPECT_FLOAT_EQ(spec.rope_freq_base, 1000000.0f);

@@ -9,8 +9,8 @@
 #include <stdexcept>
 
 #include "engine/gguf/gguf_file.h"
+#include "engine/tokenizer/llama3_vocab.h"
 #include "engine/tokenizer/utf8.h"
-#include "tests/unit/tokenizer/llama3_vocab.h"
 
 namespace vkllm::tokenizer::testing {
 
@@ -38,7 +38,8 @@ const Tokenizer& vocab_tokenizer(const std::string& name) {
   auto& slot = cache[name];
   if (!slot) {
     if (name == "llama-bpe") {
-      const auto image = testdata::build_llama3_vocab_gguf(vocab_dir() / "llama3.2");
+      const auto dir = vocab_dir() / "llama3.2";
+      const auto image = build_llama3_vocab_gguf(dir / "encoder.json", dir / "vocab.bpe");
       const auto file = gguf::GgufFile::parse(image);
       slot = Tokenizer::from_gguf(file);
     } else {

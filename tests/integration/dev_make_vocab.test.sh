@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# `vkllm dev make-vocab` writes the Llama 3 tokenizer as a vocab-only GGUF: 128256 tokens with
+# the special tokens at 128000+, and it tokenizes llama.cpp's llama-bpe vectors exactly. Bad
+# inputs fail with a clear message.
+set -euo pipefail
+: "${VKLLM_BIN:?}" "${VKLLM_SHARED_DIR:?}"
+vocab="$VKLLM_SHARED_DIR/testdata/vocab"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+made="$tmp/llama3-vocab.gguf"
+"$VKLLM_BIN" dev make-vocab --encoder "$vocab/llama3.2/encoder.json" \
+  --merges "$vocab/llama3.2/vocab.bpe" -o "$made" >/dev/null
+
+# Special tokens are single ids at Llama 3's positions.
+got=$("$VKLLM_BIN" tokenize --model "$made" --no-bos \
+  '<|start_header_id|>user<|end_header_id|><|eot_id|><|reserved_special_token_247|>')
+[ "$got" = '{"ids":[128006,882,128007,128009,128255]}' ] || fail "special tokens: $got"
+got=$("$VKLLM_BIN" tokenize --model "$made" 'Hello')
+[ "$got" = '{"ids":[128000,9906]}' ] || fail "BOS: $got"
+
+# llama.cpp's llama-bpe vectors (single-line ones) through the made file.
+python3 - "$vocab/ggml-vocab-llama-bpe.gguf" "$tmp" <<'PY'
+import json, sys
+model, tmp = sys.argv[1], sys.argv[2]
+texts = open(model + ".inp", encoding="utf-8").read().split("\n__ggml_vocab_test__\n")[:-1]
+ids = open(model + ".out", encoding="utf-8").read().split("\n")
+n = 0
+with open(tmp + "/cases.jsonl", "w", encoding="utf-8") as f:
+    for text, line in zip(texts, ids):
+        if text and "\n" not in text and not text.startswith("-"):
+            f.write(json.dumps({"text": text, "ids": [int(x) for x in line.split()]}) + "\n")
+            n += 1
+assert n >= 20, n
+PY
+count=0
+while IFS= read -r case; do
+  text=$(jq -r .text <<<"$case")
+  want=$(jq -c '{ids: .ids}' <<<"$case")
+  got=$("$VKLLM_BIN" tokenize --model "$made" --no-bos "$text")
+  [ "$got" = "$want" ] || fail "tokenize '$text': got $got, want $want"
+  count=$((count + 1))
+done <"$tmp/cases.jsonl"
+echo "make-vocab: $count llama-bpe vectors match"
+
+# Bad inputs: exit 1 with a message naming the file, no crash.
+echo '{"a": 0, "b": 200000}' >"$tmp/bad.json"
+set +e
+err=$("$VKLLM_BIN" dev make-vocab --encoder "$tmp/bad.json" --merges "$vocab/llama3.2/vocab.bpe" \
+  -o "$tmp/x.gguf" 2>&1 >/dev/null)
+rc=$?
+set -e
+[ $rc -eq 1 ] || fail "out-of-range id: exit $rc ($err)"
+[[ "$err" == vkllm:*bad.json*200000* ]] || fail "out-of-range id message: $err"
+echo 'not json' >"$tmp/bad.json"
+set +e
+err=$("$VKLLM_BIN" dev make-vocab --encoder "$tmp/bad.json" --merges "$vocab/llama3.2/vocab.bpe" \
+  -o "$tmp/x.gguf" 2>&1 >/dev/null)
+rc=$?
+set -e
+[ $rc -eq 1 ] || fail "bad JSON: exit $rc ($err)"
+[[ "$err" == vkllm:*bad.json* ]] || fail "bad JSON message: $err"
+[ ! -e "$tmp/x.gguf" ] || fail "a failed make-vocab left an output file"
+echo "make-vocab: bad inputs rejected"
