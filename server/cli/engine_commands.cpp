@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/gguf/gguf_file.h"
+#include "engine/model/model_spec.h"
 #include "engine/runtime/generator.h"
 #include "engine/runtime/runner.h"
 #include "engine/sampling/sampler.h"
@@ -38,7 +39,9 @@ struct LoadedModel {
 
   explicit LoadedModel(const std::string& path,
                        runtime::RunnerOptions options = runtime::RunnerOptions::from_env())
-      : file(gguf::GgufFile::open(path)), tok(tokenizer::Tokenizer::from_gguf(file)) {
+      : file(gguf::GgufFile::open(path)),
+        // The architecture is checked before the tokenizer so an unsupported model says so.
+        tok((model::ModelSpec::from_gguf(file), tokenizer::Tokenizer::from_gguf(file))) {
     model = std::make_unique<runtime::Model>(ctx, file);
     runner = std::make_unique<runtime::Runner>(*model, options);
   }
@@ -58,7 +61,7 @@ void add_generate(CLI::App& app) {
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("generate", "Generate text from a prompt with a GGUF model");
-  cmd->add_option("--model", args->model, "GGUF file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--model", args->model, "GGUF file")->required();
   cmd->add_option("--prompt", args->prompt, "Prompt text")->required();
   cmd->add_option("--num-predict,-n", args->num_predict, "Tokens to generate (-1: until EOS)");
   cmd->add_option("--temperature", args->temperature, "Sampling temperature (0: greedy)");
@@ -113,7 +116,7 @@ void add_debug_logits(CLI::App& app) {
   auto* debug = app.add_subcommand("debug", "Developer diagnostics");
   debug->require_subcommand(1);
   auto* cmd = debug->add_subcommand("logits", "Print prompt tokens, last logits and greedy tokens");
-  cmd->add_option("--model", args->model, "GGUF file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--model", args->model, "GGUF file")->required();
   cmd->add_option("--prompt", args->prompt, "Prompt text")->required();
   cmd->add_flag("--no-bos", args->no_bos, "Do not add the BOS token");
   cmd->add_option("--greedy", args->greedy, "Tokens of greedy continuation");
@@ -147,8 +150,8 @@ void add_perplexity(CLI::App& app) {
   };
   auto args = std::make_shared<Args>();
   auto* cmd = app.add_subcommand("perplexity", "Perplexity over a text file, as llama-perplexity");
-  cmd->add_option("--model", args->model, "GGUF file")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--file", args->file, "Text file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--model", args->model, "GGUF file")->required();
+  cmd->add_option("--file", args->file, "Text file")->required();
   cmd->add_option("--ctx", args->ctx, "Tokens per chunk")->check(CLI::Range(16u, 1u << 20));
   cmd->add_option("--chunks", args->chunks, "Chunks to score (-1: all)");
   cmd->callback([args] {
@@ -158,6 +161,7 @@ void add_perplexity(CLI::App& app) {
       opts.max_logits_rows = opts.max_batch_tokens;
       LoadedModel m(args->model, opts);
       std::ifstream in(args->file, std::ios::binary);
+      if (!in) throw std::runtime_error("cannot read " + args->file);
       std::stringstream ss;
       ss << in.rdbuf();
       // Like llama-perplexity: tokenize the whole text once (BOS first), cut it into chunks of
@@ -199,7 +203,7 @@ void add_perplexity(CLI::App& app) {
 void add_bench(CLI::App& app) {
   auto args = std::make_shared<BenchArgs>();
   auto* cmd = app.add_subcommand("bench", "Measure prefill and batched decode speed");
-  cmd->add_option("--model", args->model, "GGUF file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--model", args->model, "GGUF file")->required();
   cmd->add_option("--batch", args->batches, "Decode batch sizes")->delimiter(',');
   cmd->add_option("--prompt", args->prompt_tokens, "Prompt tokens for prefill");
   cmd->add_option("--gen", args->gen_tokens, "Tokens decoded per sequence");

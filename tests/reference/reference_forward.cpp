@@ -28,7 +28,9 @@ ReferenceModel::Matrix ReferenceModel::load(const gguf::GgufFile& f, const std::
 }
 
 ReferenceModel::ReferenceModel(const gguf::GgufFile& f, bool llama_cpp_rounding)
-    : spec_(model::ModelSpec::from_gguf(f)), llama_cpp_rounding_(llama_cpp_rounding) {
+    : spec_(model::ModelSpec::from_gguf(f)),
+      llama_cpp_rounding_(llama_cpp_rounding),
+      f16_kv_(llama_cpp_rounding) {
   embd_ = load(f, weight_name(Weight::TokenEmbd));
   out_norm_ = load(f, weight_name(Weight::OutputNorm));
   out_ = spec_.tied_embeddings ? embd_ : load(f, weight_name(Weight::Output));
@@ -59,6 +61,11 @@ ReferenceModel::ReferenceModel(const gguf::GgufFile& f, bool llama_cpp_rounding)
     L.post_ffn_norm = get(Weight::PostFfnNorm, spec_.post_norms);
   }
   reset();
+}
+
+ReferenceModel::ReferenceModel(const gguf::GgufFile& f, EngineRounding)
+    : ReferenceModel(f, /*llama_cpp_rounding=*/false) {
+  f16_kv_ = true;
 }
 
 namespace {
@@ -195,7 +202,7 @@ std::vector<float> ReferenceModel::forward_one(int32_t token, uint32_t pos, bool
     }
     rope(q, s.n_head, pos, swa);
     rope(k, s.n_head_kv, pos, swa);
-    if (llama_cpp_rounding_) {  // the KV cache holds f16
+    if (f16_kv_) {  // the KV cache holds f16
       k = round_through(gguf::TensorType::F16, k);
       v = round_through(gguf::TensorType::F16, v);
     }

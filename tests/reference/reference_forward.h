@@ -19,6 +19,10 @@ class ReferenceModel {
   // BF16), and K/V are stored as f16, so quantized references can be matched closely.
   explicit ReferenceModel(const gguf::GgufFile& file, bool llama_cpp_rounding = true);
 
+  // Like our Vulkan engine: activations stay f32, only K/V are stored as f16.
+  struct EngineRounding {};
+  ReferenceModel(const gguf::GgufFile& file, EngineRounding);
+
   const model::ModelSpec& spec() const { return spec_; }
 
   // Appends `tokens` at the next positions and returns the logits after each of them
@@ -54,6 +58,7 @@ class ReferenceModel {
 
   model::ModelSpec spec_;
   bool llama_cpp_rounding_;
+  bool f16_kv_;
   Matrix embd_, out_norm_, out_, rope_freqs_;
   std::vector<Layer> layers_;
   std::vector<Cache> layers_cache_;
