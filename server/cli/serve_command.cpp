@@ -1,8 +1,16 @@
-// `vkllm serve`: the HTTP server on OLLAMA_HOST (default 127.0.0.1:11434).
+// `vkllm serve`: the HTTP server on OLLAMA_HOST (default 127.0.0.1:11434) over the model store
+// at OLLAMA_MODELS.
 #include <iostream>
 
+#include <boost/asio/thread_pool.hpp>
+
 #include "engine/engine_version.h"
+#include "registry/model_store.h"
 #include "server/api/basic_routes.h"
+#include "server/api/model_routes.h"
+#include "server/api/oci_view.h"
+#include "server/api/progress_stream.h"
+#include "server/api/registry_transfers.h"
 #include "server/cli/commands.h"
 #include "server/http/server.h"
 #include "server/http/static_files.h"
@@ -14,20 +22,33 @@ void add_serve_command(CLI::App& app) {
       "serve",
       "Start the server (Ollama- and OpenAI-compatible HTTP API).\n"
       "Environment: OLLAMA_HOST (bind address, default 127.0.0.1:11434), OLLAMA_ORIGINS (extra "
-      "CORS origins, comma-separated), OLLAMA_MODELS (model store).\nThe web UI is at /ui/.");
+      "CORS origins, comma-separated), OLLAMA_MODELS (model store), OLLAMA_NOPRUNE.\n"
+      "The web UI is at /ui/; the store is also served read-only as an OCI registry at /v2/.");
   cmd->alias("start");
   cmd->callback([] {
     run_command([] {
       http::ServerConfig config{
           http::ollama_host_from_env(), http::OriginPolicy::from_env(), {}, 4, true};
+      registry::ModelStore store(registry::BlobStore::default_root());
+      boost::asio::thread_pool workers(4), transfers(8);
+      api::ModelApi models{store, workers, transfers, api::registry_pull(store),
+                           api::registry_push(store)};
       http::Router router;
       api::add_basic_routes(router);
+      api::add_model_routes(router, models);
+      api::add_oci_view_routes(router, models);
       http::add_static_routes(router, "/ui");
       http::Server server(std::move(config), std::move(router));
       server.listen();
+      std::cerr << "vkllm: models in " << store.root().string() << std::endl;
       std::cerr << "vkllm: Listening on " << server.bound_address() << " (version "
                 << vkllm::version() << ")" << std::endl;
       server.run(true);
+      api::cancel_progress_operations();
+      workers.stop();
+      transfers.stop();
+      workers.join();
+      transfers.join();
       std::cerr << "vkllm: server stopped" << std::endl;
       return 0;
     });

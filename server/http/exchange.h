@@ -59,6 +59,10 @@ class Exchange {
                                                std::string body) = 0;
   virtual boost::asio::awaitable<void> start_chunked(unsigned status,
                                                      std::string_view content_type) = 0;
+  // A body of known length written piecewise (large files): write_chunk() sends raw bytes
+  // and finish_chunked() ends it; exactly `length` bytes must be written.
+  virtual boost::asio::awaitable<void> start_sized(unsigned status, std::string_view content_type,
+                                                   uint64_t length) = 0;
   virtual boost::asio::awaitable<void> write_chunk(std::string_view data) = 0;
   virtual boost::asio::awaitable<void> finish_chunked() = 0;
   virtual bool response_started() const = 0;

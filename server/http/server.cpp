@@ -173,9 +173,34 @@ class SessionExchange final : public Exchange {
     }
   }
 
+  awaitable<void> start_sized(unsigned status, std::string_view content_type,
+                              uint64_t length) override {
+    if (started_) throw std::logic_error("response already started");
+    started_ = true;
+    status_ = status;
+    chunked_ = false;
+    sized_ = true;
+    sized_remaining_ = length;
+    bhttp::response<bhttp::empty_body> res{static_cast<bhttp::status>(status), version_};
+    apply_headers(res, content_type);
+    res.content_length(length);
+    bhttp::response_serializer<bhttp::empty_body> sr{res};
+    stream_.expires_after(limits_.write_timeout);
+    try {
+      co_await bhttp::async_write_header(stream_, sr, use_awaitable);
+    } catch (...) {
+      io_failed_ = true;
+      throw;
+    }
+  }
+
   awaitable<void> write_chunk(std::string_view data) override {
     if (!started_ || finished_) throw std::logic_error("no open chunked response");
     if (data.empty() || method_ == Method::head) co_return;
+    if (sized_) {
+      if (data.size() > sized_remaining_) throw std::logic_error("body longer than announced");
+      sized_remaining_ -= data.size();
+    }
     stream_.expires_after(limits_.write_timeout);
     try {
       if (chunked_) {
@@ -192,6 +217,7 @@ class SessionExchange final : public Exchange {
   awaitable<void> finish_chunked() override {
     if (!started_ || finished_) co_return;
     finished_ = true;
+    if (sized_ && sized_remaining_ != 0 && method_ != Method::head) keep_alive_ = false;
     if (!chunked_ || method_ == Method::head) co_return;
     stream_.expires_after(limits_.write_timeout);
     try {
@@ -206,6 +232,7 @@ class SessionExchange final : public Exchange {
   asio::any_io_executor executor() const override { return stream_.get_executor(); }
 
   bool finished() const { return finished_; }
+  bool sized() const { return sized_; }
   bool io_failed() const { return io_failed_; }
   unsigned status() const { return status_; }
   bool keep_alive() const { return keep_alive_ && parser_.get().keep_alive(); }
@@ -263,6 +290,8 @@ class SessionExchange final : public Exchange {
   bool started_ = false, finished_ = false, chunked_ = true, io_failed_ = false;
   bool keep_alive_ = true, continue_sent_ = false;
   unsigned status_ = 0;
+  bool sized_ = false;
+  uint64_t sized_remaining_ = 0;
 };
 
 }  // namespace
@@ -353,6 +382,8 @@ struct Server::Impl {
       if (error.empty()) error = "handler sent no response";
       if (!ex.response_started()) {
         co_await respond_error(ex, status, error);
+      } else if (ex.sized()) {
+        ex.set_keep_alive(false);  // a fixed-length body cut short: only closing tells the client
       } else if (!ex.finished()) {
         // Mid-stream: the status is gone; Ollama clients read a final {"error": ...} line.
         co_await ex.write_chunk(json_error_line(error));

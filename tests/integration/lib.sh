@@ -73,7 +73,11 @@ vkllm_stop() {
 http_status() {
   local method=$1 url=$2
   shift 2
-  curl -s -o "$TEST_TMP/body" -w '%{http_code}' -X "$method" "$url" "$@"
+  if [ "$method" = HEAD ]; then  # -I: curl must not wait for the body HEAD never gets
+    curl -s -o "$TEST_TMP/body" -w '%{http_code}' -I "$url" "$@"
+  else
+    curl -s -o "$TEST_TMP/body" -w '%{http_code}' -X "$method" "$url" "$@"
+  fi
 }
 body() { cat "$TEST_TMP/body"; }
 

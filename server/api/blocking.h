@@ -1,0 +1,31 @@
+// Runs blocking work (disk, hashing, SQLite, registry transfers) on the worker pool and resumes
+// the calling coroutine on its own executor, so the io threads only do network I/O and JSON.
+#pragma once
+
+#include <type_traits>
+#include <utility>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+namespace vkllm::api {
+
+template <class F>
+auto run_blocking(boost::asio::thread_pool& pool, F work)
+    -> boost::asio::awaitable<std::invoke_result_t<F&>> {
+  using R = std::invoke_result_t<F&>;
+  co_return co_await boost::asio::co_spawn(
+      pool,
+      [work = std::move(work)]() mutable -> boost::asio::awaitable<R> {
+        if constexpr (std::is_void_v<R>) {
+          work();
+          co_return;
+        } else {
+          co_return work();
+        }
+      },
+      boost::asio::use_awaitable);
+}
+
+}  // namespace vkllm::api

@@ -1,0 +1,533 @@
+#include "server/api/model_routes.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "registry/errors.h"
+#include "registry/modelfile.h"
+#include "registry/parameters.h"
+#include "server/api/blocking.h"
+#include "server/api/error_status.h"
+#include "server/api/gguf_summary.h"
+#include "server/api/json_request.h"
+#include "server/api/time_format.h"
+#include "server/http/exchange.h"
+#include "server/http/json_text.h"
+
+namespace vkllm::api {
+
+namespace asio = boost::asio;
+using asio::awaitable;
+using http::Exchange;
+using http::HttpError;
+using http::Method;
+using json = nlohmann::json;
+using ojson = nlohmann::ordered_json;
+using registry::Digest;
+using registry::ErrorKind;
+using registry::ModelName;
+using registry::RegistryError;
+
+namespace {
+
+std::optional<ModelName> try_name(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  return ModelName::try_parse(text);
+}
+
+// Ollama's blob digest parameter: sha256:<64 hex> or sha256-<64 hex>, any hex case.
+Digest parse_blob_digest(std::string text) {
+  if (text.size() != 71 || text.compare(0, 6, "sha256") != 0 ||
+      (text[6] != ':' && text[6] != '-')) {
+    throw HttpError(400, "invalid digest format");
+  }
+  text[6] = ':';
+  std::transform(text.begin() + 7, text.end(), text.begin() + 7,
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const auto d = Digest::try_parse(text);
+  if (!d) throw HttpError(400, "invalid digest format");
+  return *d;
+}
+
+std::vector<std::string> capabilities_of(const registry::ModelShow& m, const GgufSummary* g) {
+  std::vector<std::string> caps;
+  auto add = [&](const std::string& c) {
+    if (std::find(caps.begin(), caps.end(), c) == caps.end()) caps.push_back(c);
+  };
+  if (const auto it = m.config.find("capabilities"); it != m.config.end() && it->is_array()) {
+    for (const auto& c : *it) {
+      if (c.is_string()) add(c.get<std::string>());
+    }
+  }
+  if (g != nullptr) {
+    for (const auto& c : g->capabilities) add(c);
+  }
+  if (m.template_text) {
+    const std::string& t = *m.template_text;
+    if (t.find(".Tools") != std::string::npos) add("tools");
+    if (t.find(".Suffix") != std::string::npos) add("insert");
+    if (t.find(".Thinking") != std::string::npos || t.find(".IsThinkSet") != std::string::npos) {
+      add("thinking");
+    }
+  } else if (g != nullptr && !g->chat_template.empty()) {
+    const std::string& t = g->chat_template;
+    if (t.find("tools") != std::string::npos || t.find("tool_call") != std::string::npos) {
+      add("tools");
+    }
+    if (t.find("<think>") != std::string::npos && t.find("</think>") != std::string::npos) {
+      add("thinking");
+    }
+  }
+  if (!m.projectors.empty()) add("vision");
+  return caps;
+}
+
+json details_json(const registry::ModelDetails& d, const GgufSummary* g, bool with_lengths) {
+  json j;
+  j["parent_model"] = d.parent_model;
+  j["format"] = d.format;
+  j["family"] = d.family;
+  j["families"] = d.families.empty() ? json(nullptr) : json(d.families);
+  j["parameter_size"] = d.parameter_size;
+  j["quantization_level"] = d.quantization_level;
+  if (with_lengths && g != nullptr) {
+    if (g->context_length) j["context_length"] = *g->context_length;
+    if (g->embedding_length) j["embedding_length"] = *g->embedding_length;
+  }
+  return j;
+}
+
+std::optional<GgufSummary> summary_of(registry::ModelStore& store, const registry::ModelShow& m) {
+  if (!m.model_blob) return std::nullopt;
+  try {
+    return read_gguf_summary(store.blobs(), *m.model_blob);
+  } catch (const std::exception&) {
+    return std::nullopt;  // a model whose weights are not readable GGUF still lists
+  }
+}
+
+json tags_body(registry::ModelStore& store) {
+  json models = json::array();
+  for (const auto& s : store.list()) {
+    std::optional<registry::ModelShow> shown;
+    try {
+      shown = store.show(s.name);
+    } catch (const std::exception&) {
+      continue;  // vanished or unreadable meanwhile: Ollama skips such manifests
+    }
+    const auto g = summary_of(store, *shown);
+    json e;
+    e["name"] = s.name.display();
+    e["model"] = s.name.display();
+    e["modified_at"] = rfc3339_local(s.modified_at);
+    e["size"] = s.size;
+    e["digest"] = s.digest.hex();
+    auto details = s.details;
+    details.parent_model.clear();
+    e["details"] = details_json(details, g ? &*g : nullptr, true);
+    const auto caps = capabilities_of(*shown, g ? &*g : nullptr);
+    if (!caps.empty()) e["capabilities"] = caps;
+    models.push_back(std::move(e));
+  }
+  json body;
+  body["models"] = std::move(models);
+  return body;
+}
+
+std::string blob_path(const registry::BlobStore& blobs, const Digest& d) {
+  if (const auto p = blobs.stored_path(d)) return p->string();
+  return (blobs.root() / "blobs" / d.file_name()).string();
+}
+
+json show_body(registry::ModelStore& store, const ModelName& name, bool verbose,
+               const std::optional<std::string>& system, const ojson& options) {
+  registry::ModelShow m;
+  try {
+    m = store.show(name);
+  } catch (const RegistryError& e) {
+    if (e.kind() == ErrorKind::not_found) {
+      throw HttpError(404, "model '" + name.display() + "' not found");
+    }
+    throw;
+  }
+  const auto g = summary_of(store, m);
+  json j;
+  if (!m.licenses.empty()) {
+    std::string joined;
+    for (size_t i = 0; i < m.licenses.size(); ++i) joined += (i ? "\n" : "") + m.licenses[i];
+    j["license"] = joined;
+  }
+  j["modelfile"] =
+      m.modelfile([&](const Digest& d) { return blob_path(store.blobs(), d); }, system, options);
+  j["parameters"] = m.parameters_text();
+  if (m.template_text) {
+    j["template"] = *m.template_text;
+  } else if (g && !g->chat_template.empty()) {
+    j["template"] = g->chat_template;
+  } else {
+    j["template"] = "{{ .Prompt }}";
+  }
+  const std::string shown_system = system.value_or(m.system);
+  if (!shown_system.empty()) j["system"] = shown_system;
+  j["details"] = details_json(m.details, g ? &*g : nullptr, false);
+  if (!m.messages.empty()) {
+    json msgs = json::array();
+    for (const auto& msg : m.messages)
+      msgs.push_back({{"role", msg.role}, {"content", msg.content}});
+    j["messages"] = std::move(msgs);
+  }
+  j["model_info"] = g ? json(g->show_model_info(verbose)) : json::object();
+  if (!m.projectors.empty()) {
+    try {
+      j["projector_info"] =
+          json(read_gguf_summary(store.blobs(), m.projectors.front()).show_model_info(verbose));
+    } catch (const std::exception&) {
+    }
+  }
+  if (g && !g->tensors.empty()) j["tensors"] = g->tensors;
+  j["capabilities"] = capabilities_of(m, g ? &*g : nullptr);
+  j["modified_at"] = rfc3339_local(m.modified_at);
+  if (!m.requires_version.empty()) j["requires"] = m.requires_version;
+  return j;
+}
+
+awaitable<json> read_json(Exchange& ex) {
+  std::string body = co_await ex.read_body();
+  co_return parse_json_object(body);
+}
+
+awaitable<void> respond_json(Exchange& ex, const json& j) {
+  std::string body = http::json_text(j);
+  co_await ex.respond(200, http::kJsonContentType, std::move(body));
+}
+
+// A relative, clean path as create's `files` keys must be.
+bool is_clean_relative(const std::string& p) {
+  if (p.empty() || p.front() == '/' || p.find('\\') != std::string::npos) return false;
+  const std::filesystem::path path(p);
+  for (const auto& part : path) {
+    if (part == ".." || part == ".") return false;
+  }
+  return path.lexically_normal().string() == p;
+}
+
+std::vector<std::pair<std::string, Digest>> file_map(const json& req, const char* key) {
+  std::vector<std::pair<std::string, Digest>> out;
+  const json* files = find_field(req, key);
+  if (files == nullptr) return out;
+  if (!files->is_object()) {
+    throw HttpError(400, std::string("json: cannot unmarshal into Go struct field .") + key +
+                             " of type map[string]string");
+  }
+  for (auto it = files->begin(); it != files->end(); ++it) {
+    if (!is_clean_relative(it.key())) throw HttpError(400, "file path must be relative");
+    if (!it.value().is_string() || it.value().get<std::string>().empty()) {
+      throw HttpError(400, "invalid digest format");
+    }
+    out.emplace_back(it.key(), parse_blob_digest(it.value().get<std::string>()));
+  }
+  return out;
+}
+
+struct CreatePlan {
+  registry::CreateRequest request;
+  std::vector<Digest> gguf_files;  // classified into model/projector on the worker
+  std::vector<Digest> adapters;
+  std::vector<std::filesystem::path> server_files;  // legacy modelfile FROM <server path>
+  bool from_needs_pull = false;
+};
+
+// Legacy /api/create {"modelfile": "..."}: FROM may name a model, a blob (@sha256:... or
+// sha256:...) or a file on the server's machine.
+void apply_modelfile(CreatePlan& plan, const std::string& text) {
+  const auto mf = registry::Modelfile::parse(text);
+  std::vector<std::pair<std::string, std::string>> params;
+  for (const auto& c : mf.commands) {
+    if (c.name == "from") {
+      std::string v = c.value;
+      if (!v.empty() && v.front() == '@') v.erase(0, 1);
+      if (v.rfind("sha256:", 0) == 0 || v.rfind("sha256-", 0) == 0) {
+        plan.gguf_files.push_back(parse_blob_digest(v));
+      } else if (!v.empty() && v.front() == '/' && std::filesystem::is_regular_file(v)) {
+        plan.server_files.emplace_back(v);
+      } else {
+        const auto from = try_name(v);
+        if (!from) throw HttpError(400, "invalid model name in FROM: " + v);
+        plan.request.from = *from;
+      }
+    } else if (c.name == "parameter") {
+      params.emplace_back(c.key, c.value);
+    } else if (c.name == "template") {
+      plan.request.template_text = c.value;
+    } else if (c.name == "system") {
+      plan.request.system = c.value;
+    } else if (c.name == "license") {
+      plan.request.licenses.push_back(c.value);
+    } else if (c.name == "message") {
+      plan.request.messages.push_back({c.key, c.value});
+    } else if (c.name == "adapter") {
+      std::string v = c.value;
+      if (!v.empty() && v.front() == '@') v.erase(0, 1);
+      plan.adapters.push_back(parse_blob_digest(v));
+    } else if (c.name == "requires") {
+      plan.request.requires_version = c.value;
+    } else if (c.name == "renderer") {
+      plan.request.renderer = c.value;
+    } else if (c.name == "parser") {
+      plan.request.parser = c.value;
+    }
+  }
+  if (!params.empty()) {
+    plan.request.parameters =
+        registry::merge_parameters(plan.request.parameters, registry::typed_parameters(params));
+  }
+}
+
+CreatePlan plan_create(const json& req) {
+  CreatePlan plan;
+  const auto name = try_name(model_field(req));
+  if (!name) throw HttpError(400, "invalid model name");
+  plan.request.name = *name;
+  if (const auto from = string_field(req, "from"); from && !from->empty()) {
+    const auto parsed = try_name(*from);
+    if (!parsed) throw HttpError(400, "invalid model name");
+    plan.request.from = *parsed;
+  }
+  for (auto& [path, digest] : file_map(req, "files")) plan.gguf_files.push_back(digest);
+  for (auto& [path, digest] : file_map(req, "adapters")) plan.adapters.push_back(digest);
+  if (const auto t = string_field(req, "template")) plan.request.template_text = *t;
+  if (const auto s = string_field(req, "system")) plan.request.system = *s;
+  if (const json* lic = find_field(req, "license")) {
+    if (lic->is_string()) {
+      plan.request.licenses.push_back(lic->get<std::string>());
+    } else if (lic->is_array()) {
+      for (const auto& l : *lic) {
+        if (!l.is_string()) throw HttpError(400, "license must be a string or a list of strings");
+        plan.request.licenses.push_back(l.get<std::string>());
+      }
+    } else {
+      throw HttpError(400, "license must be a string or a list of strings");
+    }
+  }
+  if (const json* p = find_field(req, "parameters")) {
+    if (!p->is_object()) throw HttpError(400, "parameters must be an object");
+    plan.request.parameters = registry::normalize_parameters(ojson::parse(p->dump()));
+  }
+  if (const json* msgs = find_field(req, "messages")) {
+    if (!msgs->is_array()) throw HttpError(400, "messages must be a list");
+    for (const auto& m : *msgs) {
+      if (!m.is_object()) throw HttpError(400, "each message must be an object");
+      plan.request.messages.push_back(
+          {string_field(m, "role").value_or(""), string_field(m, "content").value_or("")});
+    }
+  }
+  if (const auto r = string_field(req, "renderer")) plan.request.renderer = *r;
+  if (const auto p = string_field(req, "parser")) plan.request.parser = *p;
+  if (const auto r = string_field(req, "requires")) plan.request.requires_version = *r;
+  std::string quantize = string_field(req, "quantize").value_or("");
+  if (quantize.empty()) quantize = string_field(req, "quantization").value_or("");
+  if (!quantize.empty()) {
+    throw HttpError(400, "quantization on create is not supported by vkllm (requested " + quantize +
+                             "); quantize the GGUF beforehand");
+  }
+  if (const auto mf = string_field(req, "modelfile"); mf && !mf->empty()) {
+    apply_modelfile(plan, *mf);
+  }
+  if (plan.adapters.size() > 1) throw HttpError(400, "only one adapter is currently supported");
+  if (!plan.request.from && plan.gguf_files.empty() && plan.server_files.empty()) {
+    throw HttpError(400, "neither 'from' or 'files' was specified");
+  }
+  return plan;
+}
+
+void run_create(ModelApi& api, CreatePlan plan, const Emit& emit, std::stop_token stop) {
+  auto& store = api.store;
+  if (plan.request.from && !store.find(*plan.request.from)) {
+    if (!api.pull) {
+      throw HttpError(404, "model \"" + plan.request.from->display() + "\" not found");
+    }
+    TransferRequest from;
+    from.name = *plan.request.from;
+    api.pull(from, emit, stop);
+    if (stop.stop_requested()) return;
+  }
+  for (const auto& path : plan.server_files) {
+    emit(status_line("copying file " + path.filename().string()));
+    plan.gguf_files.push_back(store.put_blob_file(path).digest);
+  }
+  for (const auto& d : plan.gguf_files) {
+    if (!store.has_blob(d)) {
+      throw HttpError(400, "blob " + d.str() + " not found: upload it with POST /api/blobs first");
+    }
+    emit(status_line("parsing GGUF"));
+    const auto g = read_gguf_summary(store.blobs(), d);
+    plan.request.files.push_back({d, std::string(g.is_projector() ? registry::media_type::kProjector
+                                                                  : registry::media_type::kModel)});
+  }
+  for (const auto& d : plan.adapters) {
+    if (!store.has_blob(d)) throw HttpError(400, "blob " + d.str() + " not found");
+    plan.request.files.push_back({d, std::string(registry::media_type::kAdapter)});
+  }
+  std::string last;
+  store.create(
+      plan.request, [&](const Digest& d) { return read_gguf_summary(store.blobs(), d).details(); },
+      [&](const std::string& status) {
+        last = status;
+        emit(status_line(status));
+      });
+  if (last != "success") emit(status_line("success"));
+}
+
+// (A plain function: GCC 12 mis-destroys braced aggregate temporaries inside coroutines.)
+TransferRequest transfer_request(const json& req, const std::string& model);
+
+}  // namespace
+
+registry::ModelName parse_model_name(const std::string& text) {
+  const auto n = try_name(text);
+  if (!n) throw HttpError(400, "invalid model name");
+  return *n;
+}
+
+namespace {
+TransferRequest transfer_request(const json& req, const std::string& model) {
+  TransferRequest t;
+  t.name = parse_model_name(model);
+  t.insecure = bool_field(req, "insecure").value_or(false);
+  return t;
+}
+}  // namespace
+
+void add_model_routes(http::Router& outer_router, ModelApi& api) {
+  // Registry errors carry their kind; turn them into the HTTP status they mean (the HTTP
+  // layer only knows HttpError and answers 500 for anything else).
+  struct Guarded {
+    http::Router& inner;
+    void add(Method m, std::string_view pattern, http::Handler h) {
+      inner.add(m, pattern, [h = std::move(h)](Exchange& ex) -> awaitable<void> {
+        std::optional<HttpError> mapped;
+        try {
+          co_await h(ex);
+        } catch (const HttpError&) {
+          throw;
+        } catch (const std::exception& e) {
+          mapped.emplace(error_status(e), e.what());
+        }
+        if (mapped) throw *mapped;
+      });
+    }
+  } router{outer_router};
+
+  auto tags = [&api](Exchange& ex) -> awaitable<void> {
+    const json body = co_await run_blocking(api.workers, [&api] { return tags_body(api.store); });
+    co_await respond_json(ex, body);
+  };
+  router.add(Method::get, "/api/tags", tags);
+  router.add(Method::head, "/api/tags", tags);
+
+  router.add(Method::post, "/api/show", [&api](Exchange& ex) -> awaitable<void> {
+    const json req = co_await read_json(ex);
+    const std::string model = model_field(req);
+    if (model.empty()) throw HttpError(400, "model is required");
+    const ModelName name = parse_model_name(model);
+    const bool verbose = bool_field(req, "verbose").value_or(false);
+    const auto system = string_field(req, "system");
+    ojson options = ojson::object();
+    if (const json* o = find_field(req, "options"); o != nullptr && o->is_object()) {
+      options = ojson::parse(o->dump());
+    }
+    const json body = co_await run_blocking(
+        api.workers, [&] { return show_body(api.store, name, verbose, system, options); });
+    co_await respond_json(ex, body);
+  });
+
+  router.add(Method::post, "/api/copy", [&api](Exchange& ex) -> awaitable<void> {
+    const json req = co_await read_json(ex);
+    const std::string src_text = string_field(req, "source").value_or("");
+    const std::string dst_text = string_field(req, "destination").value_or("");
+    const auto src = try_name(src_text);
+    if (!src) throw HttpError(400, "source \"" + src_text + "\" is invalid");
+    const auto dst = try_name(dst_text);
+    if (!dst) throw HttpError(400, "destination \"" + dst_text + "\" is invalid");
+    co_await run_blocking(api.workers, [&] {
+      if (!api.store.find(*src)) throw HttpError(404, "model \"" + src_text + "\" not found");
+      if (src->same_model(*dst)) return;
+      api.store.copy(*src, *dst);
+    });
+    co_await ex.respond(200, "", "");
+  });
+
+  router.add(Method::del, "/api/delete", [&api](Exchange& ex) -> awaitable<void> {
+    const json req = co_await read_json(ex);
+    const std::string text = model_field(req);
+    const auto name = try_name(text);
+    if (!name) throw HttpError(400, "name \"" + text + "\" is invalid");
+    const bool removed =
+        co_await run_blocking(api.workers, [&] { return api.store.remove(*name); });
+    if (!removed) throw HttpError(404, "model '" + text + "' not found");
+    co_await ex.respond(200, "", "");
+  });
+
+  router.add(Method::head, "/api/blobs/:digest", [&api](Exchange& ex) -> awaitable<void> {
+    const Digest d = parse_blob_digest(ex.param("digest"));
+    const bool present = co_await run_blocking(api.workers, [&] { return api.store.has_blob(d); });
+    if (!present) throw HttpError(404, "blob \"" + d.str() + "\" not found");
+    co_await ex.respond(200, "", "");
+  });
+
+  router.add(Method::post, "/api/blobs/:digest", [&api](Exchange& ex) -> awaitable<void> {
+    const Digest d = parse_blob_digest(ex.param("digest"));
+    if (co_await run_blocking(api.workers, [&] { return api.store.has_blob(d); })) {
+      co_await ex.respond(200, "", "");
+      co_return;
+    }
+    // (Through a pointer: results crossing co_spawn must be default-constructible.)
+    auto writer = co_await run_blocking(api.workers, [&] {
+      return std::make_unique<registry::BlobWriter>(api.store.blobs().begin_write());
+    });
+    constexpr size_t kBatch = size_t{4} << 20;
+    std::vector<char> batch(kBatch);
+    size_t filled = 0;
+    for (;;) {
+      const size_t n = co_await ex.read_body_some(std::span(batch).subspan(filled));
+      filled += n;
+      if (filled == batch.size() || (n == 0 && filled > 0)) {
+        const std::string_view piece(batch.data(), filled);
+        co_await run_blocking(api.workers, [&] { writer->write(piece); });
+        filled = 0;
+      }
+      if (n == 0) break;
+    }
+    co_await run_blocking(api.workers, [&] { api.store.commit_blob(*writer, d); });
+    co_await ex.respond(201, "", "");
+  });
+
+  router.add(Method::post, "/api/create", [&api](Exchange& ex) -> awaitable<void> {
+    const json req = co_await read_json(ex);
+    const bool stream = bool_field(req, "stream").value_or(true);
+    auto plan = std::make_shared<CreatePlan>(plan_create(req));
+    // Named first: GCC 12 destroys a temporary std::function argument of a co_await twice.
+    ProgressWork work = [&api, plan](const Emit& emit, std::stop_token stop) {
+      run_create(api, *plan, emit, stop);
+    };
+    co_await run_with_progress(ex, api.transfers, stream, std::move(work));
+  });
+
+  auto transfer = [&api](bool is_pull) {
+    return [&api, is_pull](Exchange& ex) -> awaitable<void> {
+      const json req = co_await read_json(ex);
+      const std::string model = model_field(req);
+      if (model.empty()) throw HttpError(400, is_pull ? "invalid model name" : "model is required");
+      const TransferRequest t = transfer_request(req, model);
+      const bool stream = bool_field(req, "stream").value_or(true);
+      const TransferFn& fn = is_pull ? api.pull : api.push;
+      if (!fn) throw HttpError(501, std::string(is_pull ? "pull" : "push") + " is not available");
+      ProgressWork work = [fn, t](const Emit& emit, std::stop_token stop) { fn(t, emit, stop); };
+      co_await run_with_progress(ex, api.transfers, stream, std::move(work));
+    };
+  };
+  router.add(Method::post, "/api/pull", transfer(true));
+  router.add(Method::post, "/api/push", transfer(false));
+}
+
+}  // namespace vkllm::api

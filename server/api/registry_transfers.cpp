@@ -1,0 +1,42 @@
+#include "server/api/registry_transfers.h"
+
+#include "registry/pull.h"
+#include "registry/push.h"
+
+namespace vkllm::api {
+namespace {
+
+// ProgressResponse: digest, total and completed are omitempty like Ollama's.
+nlohmann::json progress_json(const registry::TransferStatus& s) {
+  nlohmann::json j;
+  j["status"] = s.status;
+  if (!s.digest.empty()) j["digest"] = s.digest;
+  if (s.total != 0) j["total"] = s.total;
+  if (s.completed != 0) j["completed"] = s.completed;
+  return j;
+}
+
+}  // namespace
+
+TransferFn registry_pull(registry::ModelStore& store) {
+  return [&store](const TransferRequest& t, const Emit& emit, std::stop_token stop) {
+    registry::PullOptions options;
+    options.insecure = t.insecure;
+    options.prune = registry::ModelStore::prune_enabled();
+    registry::pull(
+        t.name, store.blobs(), store.catalog(), options,
+        [&](const registry::TransferStatus& s) { emit(progress_json(s)); }, stop);
+  };
+}
+
+TransferFn registry_push(registry::ModelStore& store) {
+  return [&store](const TransferRequest& t, const Emit& emit, std::stop_token stop) {
+    registry::PushOptions options;
+    options.insecure = t.insecure;
+    registry::push(
+        t.name, store.blobs(), store.catalog(), options,
+        [&](const registry::TransferStatus& s) { emit(progress_json(s)); }, stop);
+  };
+}
+
+}  // namespace vkllm::api
