@@ -248,7 +248,7 @@ bool ModelStore::remove(const ModelName& name) {
   for (const auto& layer : catalog_->manifest_blobs(record->manifest_digest))
     used.push_back(layer.digest);
   if (!catalog_->remove_model(name)) return false;
-  remove_unused_locked(used);
+  if (prune_enabled()) remove_unused_locked(used);
   return true;
 }
 

@@ -155,8 +155,8 @@ class ModelStore {
                 const StatusCallback& status = {});
   // Writes the same manifest bytes under `destination`; not_found when source is absent.
   void copy(const ModelName& source, const ModelName& destination);
-  // Removes the name and every blob no remaining model references (Ollama prunes on delete
-  // regardless of OLLAMA_NOPRUNE). Returns false when the model was not installed.
+  // Removes the name and, unless OLLAMA_NOPRUNE is set, every blob no remaining model references
+  // (a later prune() collects them). Returns false when the model was not installed.
   bool remove(const ModelName& name);
   // All models, most recently modified first. Models whose config cannot be read are skipped.
   std::vector<ModelSummary> list() const;

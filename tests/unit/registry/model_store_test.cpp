@@ -292,6 +292,20 @@ TEST_F(ModelStoreTest, ReplacingAModelPrunesUnlessNoPrune) {
   EXPECT_TRUE(store.has_blob(Digest::of(third)));
 }
 
+TEST_F(ModelStoreTest, DeleteKeepsBlobsUnderNoPruneUntilAPrune) {
+  SCOPED_TRACE("seed " + std::to_string(seed_));
+  ModelStore store(dir_.path(), small_chunks());
+  std::string weights = random_weights(50000, rng_);
+  create_basic(store, "m", weights);
+  setenv("OLLAMA_NOPRUNE", "1", 1);
+  EXPECT_TRUE(store.remove(ModelName::parse("m")));
+  unsetenv("OLLAMA_NOPRUNE");
+  EXPECT_TRUE(store.list().empty());
+  EXPECT_TRUE(store.blobs().contains(Digest::of(weights)));
+  EXPECT_FALSE(store.prune().empty());
+  EXPECT_FALSE(store.blobs().contains(Digest::of(weights)));
+}
+
 TEST_F(ModelStoreTest, NoPruneFollowsOllamaBooleans) {
   unsetenv("OLLAMA_NOPRUNE");
   EXPECT_TRUE(ModelStore::prune_enabled());
