@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -68,6 +69,11 @@ class Exchange {
   virtual bool response_started() const = 0;
   // The connection's executor (a strand); long work should be posted elsewhere.
   virtual boost::asio::any_io_executor executor() const = 0;
+  // Runs `callback` (once, on the connection's executor) when the client is known to have gone
+  // while the handler still runs: the socket closed or reset after the request was read. A
+  // handler streaming tokens uses it to cancel generation at once, not at its next write. The
+  // default implementation never calls it (in-memory exchanges).
+  virtual void on_disconnect(std::function<void()> callback) { (void)callback; }
 
  private:
   PathParams params_;

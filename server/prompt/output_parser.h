@@ -1,0 +1,40 @@
+// Splits a model's generated text, as it streams, into content, thinking and tool calls the way
+// Ollama does for Go-template models (compat §5.5; §1.6 for streaming): text between thinking
+// tags goes to `thinking`; after the tool-call tag, complete JSON tool calls naming a known tool
+// become ToolCalls as soon as each one is complete; anything else is content. Feeding the text in
+// any pieces gives the same result as feeding it whole.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "server/prompt/prompt.h"
+
+namespace vkllm::prompt {
+
+struct ParsedDelta {
+  std::string content;
+  std::string thinking;
+  std::vector<ToolCall> tool_calls;  // complete calls, with fresh ids and running indexes
+  bool empty() const { return content.empty() && thinking.empty() && tool_calls.empty(); }
+};
+
+class OutputParser {
+ public:
+  explicit OutputParser(ParserConfig config);
+  ~OutputParser();
+  OutputParser(OutputParser&&) noexcept;
+
+  // Text that can be decided now; text that may still turn into a tag or tool call is held.
+  ParsedDelta feed(std::string_view text);
+  // End of generation: whatever was held, decided (an unfinished tool call becomes content).
+  ParsedDelta finish();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace vkllm::prompt
