@@ -1,7 +1,10 @@
 #include "server/http/server.h"
 
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <ctime>
 #include <iostream>
@@ -40,6 +43,9 @@ namespace {
 
 constexpr size_t kBodyChunk = 64 * 1024;
 constexpr uint64_t kDrainLimit = 256 * 1024;  // unread body bytes we still skip to keep alive
+// Pipelined bytes the disconnect watch keeps for the next parse; past it the watch stops (a
+// client that sends that much ahead is not leaving).
+constexpr size_t kWatchKeepLimit = 64 * 1024;
 
 std::string now_for_log() {
   const auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -122,6 +128,7 @@ class SessionExchange final : public Exchange {
         io_failed_ = true;
         throw HttpError(400, "reading request body: " + ec.message());
       }
+      if (parser_.is_done()) arm_watch();
       if (got > 0 || parser_.is_done()) co_return got;
     }
   }
@@ -231,6 +238,28 @@ class SessionExchange final : public Exchange {
   bool response_started() const override { return started_; }
   asio::any_io_executor executor() const override { return stream_.get_executor(); }
 
+  void on_disconnect(std::function<void()> callback) override {
+    if (!watch_) watch_ = std::make_shared<DisconnectWatch>();
+    if (watch_->fired) {  // already known gone: tell this one too, but not from inside its caller
+      asio::post(stream_.get_executor(), [cb = std::move(callback)] { run_callback(cb); });
+      return;
+    }
+    watch_->callbacks.push_back(std::move(callback));
+    arm_watch();
+  }
+
+  // The handler finished: no callback runs after this, and the socket is free for the next read.
+  void end_watch() {
+    if (!watch_) return;
+    watch_->active = false;
+    if (watch_->waiting) {
+      beast::error_code ec;
+      stream_.socket().cancel(ec);
+    }
+    watch_.reset();
+  }
+  ~SessionExchange() override { end_watch(); }
+
   bool finished() const { return finished_; }
   bool sized() const { return sized_; }
   bool io_failed() const { return io_failed_; }
@@ -279,10 +308,64 @@ class SessionExchange final : public Exchange {
     co_await bhttp::async_write(stream_, cont, use_awaitable);
   }
 
+  // The disconnect watch outlives the exchange in its pending completion; `active` tells it the
+  // exchange is gone. Everything here is touched only on the connection's strand.
+  struct DisconnectWatch {
+    std::vector<std::function<void()>> callbacks;
+    bool active = true;
+    bool waiting = false;
+    bool fired = false;
+  };
+
+  // Waits for the socket to become readable while the handler runs. Bytes that arrive are the
+  // next pipelined request: they go into the session's buffer for the next parse. EOF or an error
+  // means the client has gone: the callbacks run.
+  void arm_watch() {
+    auto w = watch_;
+    if (!w || !w->active || w->waiting || w->fired || !parser_.is_done()) return;
+    if (buffer_.size() >= kWatchKeepLimit) return;
+    w->waiting = true;
+    stream_.socket().async_wait(tcp::socket::wait_read, [this, w](beast::error_code ec) {
+      w->waiting = false;
+      if (!w->active) return;  // the exchange ended; `this` may be gone
+      if (ec) {
+        // Cancelled while open: nobody but end_watch() cancels, so only a closed socket (a
+        // timeout closed it) or a socket error means the client is unreachable.
+        if (ec != asio::error::operation_aborted || !stream_.socket().is_open()) fire(*w);
+        return;
+      }
+      auto space = buffer_.prepare(std::min<size_t>(16 * 1024, kWatchKeepLimit));
+      const ssize_t n =
+          ::recv(stream_.socket().native_handle(), space.data(), space.size(), MSG_DONTWAIT);
+      if (n > 0) {
+        buffer_.commit(static_cast<size_t>(n));
+      } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+        fire(*w);
+        return;
+      }
+      arm_watch();
+    });
+  }
+
+  static void fire(DisconnectWatch& w) {
+    w.fired = true;
+    auto callbacks = std::move(w.callbacks);
+    w.callbacks.clear();
+    for (auto& cb : callbacks) run_callback(cb);
+  }
+
+  static void run_callback(const std::function<void()>& cb) {
+    try {
+      cb();
+    } catch (...) {  // a callback's failure must not escape into the io_context
+    }
+  }
+
   beast::tcp_stream& stream_;
   beast::flat_buffer& buffer_;
   bhttp::request_parser<bhttp::buffer_body>& parser_;
   const ServerLimits& limits_;
+  std::shared_ptr<DisconnectWatch> watch_;
   Method method_;
   std::string target_;
   unsigned version_ = 11;
@@ -426,6 +509,7 @@ struct Server::Impl {
       SessionExchange ex(stream, buffer, parser, config.limits);
       try {
         co_await handle(ex);
+        ex.end_watch();
         if (!ex.io_failed()) co_await ex.drain_body();
       } catch (...) {
         ex.set_keep_alive(false);

@@ -4,10 +4,16 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <future>
 #include <thread>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
@@ -60,6 +66,38 @@ class ServerTest : public ::testing::Test {
       throw HttpError(418, "teapot");
       co_return;
     });
+    // Waits (without writing) until told the client left or 5 s pass; answers "waited" then.
+    r.add(Method::post, "/wait", [this](Exchange& ex) -> awaitable<void> {
+      std::string body = co_await ex.read_body();
+      asio::steady_timer timer(ex.executor());
+      timer.expires_after(std::chrono::seconds(5));
+      ex.on_disconnect([this, &timer] {
+        told_at_ = std::chrono::steady_clock::now().time_since_epoch().count();
+        timer.cancel();
+      });
+      beast::error_code ec;
+      co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      co_await ex.respond(200, "text/plain", "waited " + body);
+    });
+    // Streams a line every 10 ms for up to 5 s, stopping when told the client left.
+    r.add(Method::get, "/ticks", [this](Exchange& ex) -> awaitable<void> {
+      bool gone = false;
+      ex.on_disconnect([this, &gone] {
+        told_at_ = std::chrono::steady_clock::now().time_since_epoch().count();
+        gone = true;
+      });
+      vkllm::http::NdjsonStream out(ex);
+      asio::steady_timer timer(ex.executor());
+      for (int i = 0; i < 500 && !gone; ++i) {
+        nlohmann::json line;
+        line["i"] = i;
+        co_await out.send(line);
+        timer.expires_after(std::chrono::milliseconds(10));
+        co_await timer.async_wait(asio::use_awaitable);
+      }
+      handler_done_ = true;
+      if (!gone) co_await out.finish();
+    });
     vkllm::http::ServerConfig config;
     config.address = vkllm::http::parse_ollama_host("127.0.0.1:0");
     config.limits.body_bytes = 4096;
@@ -102,6 +140,19 @@ class ServerTest : public ::testing::Test {
     return roundtrip(s, std::move(req));
   }
 
+  // Milliseconds from `since` until the handler was told the client left; -1 if not within 2 s.
+  double told_after_ms(std::chrono::steady_clock::time_point since) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (told_at_ == 0 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (told_at_ == 0) return -1;
+    const std::chrono::steady_clock::time_point told{std::chrono::steady_clock::duration(told_at_)};
+    return std::chrono::duration<double, std::milli>(told - since).count();
+  }
+
+  std::atomic<std::chrono::steady_clock::rep> told_at_{0};
+  std::atomic<bool> handler_done_{false};
   asio::io_context client_ioc_;
   beast::flat_buffer buffer_;
   std::unique_ptr<vkllm::http::Server> server_;
@@ -234,6 +285,55 @@ TEST_F(ServerTest, GarbageRequestGets400) {
   bhttp::read(s, buffer_, res, ec);
   EXPECT_FALSE(ec) << ec.message();
   EXPECT_EQ(res.result_int(), 400);
+}
+
+TEST_F(ServerTest, WaitingHandlerIsToldWhenTheClientCloses) {
+  auto s = connect();
+  asio::write(s, asio::buffer(std::string(
+                     "POST /wait HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\n\r\nab")));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the handler is waiting now
+  const auto closed = std::chrono::steady_clock::now();
+  s.close();
+  const double ms = told_after_ms(closed);
+  EXPECT_GE(ms, 0) << "the handler was never told";
+  EXPECT_LT(ms, 100);
+}
+
+TEST_F(ServerTest, StreamingHandlerIsToldWhenTheClientCloses) {
+  auto s = connect();
+  asio::write(s, asio::buffer(std::string("GET /ticks HTTP/1.1\r\nHost: localhost\r\n\r\n")));
+  char buf[256];
+  s.read_some(asio::buffer(buf));  // headers and the first lines have arrived
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const auto closed = std::chrono::steady_clock::now();
+  s.close();
+  const double ms = told_after_ms(closed);
+  EXPECT_GE(ms, 0) << "the handler was never told";
+  EXPECT_LT(ms, 100);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (!handler_done_ && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_TRUE(handler_done_) << "the stream went on after the client left";
+}
+
+TEST_F(ServerTest, PipelinedRequestIsKeptNotTakenForADisconnect) {
+  auto s = connect();
+  // Both requests at once: the second arrives while the first handler waits and watches.
+  const std::string two =
+      "POST /wait HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1\r\n\r\nx"
+      "GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n";
+  asio::write(s, asio::buffer(two));
+  // Half a second in, the first handler is still waiting: it was not told the client left.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_EQ(told_at_, 0);
+  s.shutdown(asio::ip::tcp::socket::shutdown_send);  // now the client is done sending
+  bhttp::response<bhttp::string_body> first, second;
+  bhttp::read(s, buffer_, first);
+  EXPECT_EQ(first.body(), "waited x");
+  bhttp::read(s, buffer_, second);
+  EXPECT_EQ(second.result_int(), 200);
+  EXPECT_EQ(second.body(), "hi");
 }
 
 }  // namespace
