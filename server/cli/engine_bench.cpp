@@ -78,7 +78,8 @@ int run_bench(const BenchArgs& args) {
   uint32_t max_batch = 1;
   for (uint32_t b : args.batches) max_batch = std::max(max_batch, b);
   opts.max_seqs = std::max(opts.max_seqs, max_batch);
-  opts.max_context = std::max(opts.max_context, args.prompt_tokens + args.gen_tokens + 16);
+  opts.max_context =
+      std::max(opts.max_context, args.depth + args.prompt_tokens + args.gen_tokens + 16);
   runtime::Runner runner(model, opts);
   const auto& spec = model.spec();
 
@@ -98,13 +99,18 @@ int run_bench(const BenchArgs& args) {
   out["n_embd"] = spec.n_embd;
   out["weight_bytes"] = model.weight_bytes();
   out["load_seconds"] = load_s;
+  out["depth"] = args.depth;
 
-  // Prefill: one sequence, the whole prompt; best of three after a warm-up.
+  // Prefill: one sequence, the whole prompt after `depth` tokens of context; best of three after
+  // a warm-up (at depth the context is built once and the prompt timed once: building it again
+  // would cost more than the measurement).
   {
     auto prompt = random_tokens(args.prompt_tokens);
     double best = 1e30;
-    for (int rep = 0; rep < 4; ++rep) {
+    const int reps = args.depth ? 2 : 4;
+    for (int rep = 0; rep < reps; ++rep) {
       runtime::Generator gen(runner);
+      if (args.depth) gen.feed(random_tokens(args.depth));
       auto t0 = Clock::now();
       gen.feed(prompt);
       if (rep > 0) best = std::min(best, seconds_since(t0));
@@ -120,14 +126,28 @@ int run_bench(const BenchArgs& args) {
     for (uint32_t s = 0; s < batch; ++s) tables.emplace_back(runner.pool(), runner.block_size());
     std::vector<std::vector<int32_t>> next(batch);
     std::vector<runtime::SequenceStep> steps(batch);
-    // Short prompts, prefilled in groups that fit one step.
-    for (uint32_t s = 0; s < batch; ++s) {
-      next[s] = random_tokens(8);
-      steps[s] = {&tables[s], next[s], runtime::LogitsWanted::Last};
-    }
-    for (uint32_t s = 0; s < batch; s += 32) {
-      const uint32_t n = std::min<uint32_t>(32, batch - s);
-      runner.step(std::span(steps).subspan(s, n), true);
+    if (args.depth == 0) {
+      // Short prompts (llama-batched-bench -npp 8), prefilled in groups that fit one step.
+      for (uint32_t s = 0; s < batch; ++s) {
+        next[s] = random_tokens(8);
+        steps[s] = {&tables[s], next[s], runtime::LogitsWanted::Last};
+      }
+      for (uint32_t s = 0; s < batch; s += 32) {
+        const uint32_t n = std::min<uint32_t>(32, batch - s);
+        runner.step(std::span(steps).subspan(s, n), true);
+      }
+    } else {
+      // `depth` tokens of context per sequence, prefilled one sequence at a time in chunks.
+      const uint32_t chunk = runner.options().max_batch_tokens;
+      for (uint32_t s = 0; s < batch; ++s) {
+        const auto context = random_tokens(args.depth);
+        for (uint32_t i = 0; i < args.depth; i += chunk) {
+          runtime::SequenceStep step{&tables[s],
+                                     std::span(context).subspan(i, std::min(chunk, args.depth - i)),
+                                     runtime::LogitsWanted::Last};
+          runner.step(std::span(&step, 1), true);
+        }
+      }
     }
     auto run_steps = [&](uint32_t count) {
       for (uint32_t i = 0; i < count; ++i) {
@@ -165,8 +185,8 @@ int run_bench(const BenchArgs& args) {
   } else {
     std::printf("%s on %s: %.2f GB of weights, loaded in %.1f s\n", args.model.c_str(),
                 ctx.caps().name.c_str(), model.weight_bytes() / 1e9, load_s);
-    std::printf("prefill %u tokens: %.1f tok/s\n", args.prompt_tokens,
-                out["prefill"]["tok_per_s"].get<double>());
+    std::printf("prefill %u tokens after %u of context: %.1f tok/s\n", args.prompt_tokens,
+                args.depth, out["prefill"]["tok_per_s"].get<double>());
     for (const auto& d : decode) {
       std::printf("decode batch %3u: %9.1f tok/s  %7.2f ms/step  cpu %.3f ms/step\n",
                   d["batch"].get<uint32_t>(), d["tok_per_s"].get<double>(),

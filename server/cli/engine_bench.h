@@ -13,6 +13,8 @@ struct BenchArgs {
   std::vector<uint32_t> batches{1, 8, 32, 64};
   uint32_t prompt_tokens = 512;
   uint32_t gen_tokens = 128;
+  // Tokens of context each sequence holds before prefill and decode are timed (llama-bench -d).
+  uint32_t depth = 0;
   bool json = false;
 };
 

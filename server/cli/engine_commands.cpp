@@ -207,6 +207,8 @@ void add_bench(CLI::App& app) {
   cmd->add_option("--batch", args->batches, "Decode batch sizes")->delimiter(',');
   cmd->add_option("--prompt", args->prompt_tokens, "Prompt tokens for prefill");
   cmd->add_option("--gen", args->gen_tokens, "Tokens decoded per sequence");
+  cmd->add_option("--depth", args->depth,
+                  "Tokens of context before prefill and decode are timed (llama-bench -d)");
   cmd->add_flag("--json", args->json, "Print JSON");
   cmd->callback([args] { run_command([&] { return run_bench(*args); }); });
 }

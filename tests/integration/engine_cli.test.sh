@@ -81,6 +81,17 @@ for d in j["decode"]:
 print("bench: JSON has its fields")
 PY
 
+# bench --depth: context longer than one step's 512 tokens is built in chunks before timing.
+"$VKLLM_BIN" bench --model "$f16" --batch 1,2 --prompt 16 --gen 2 --depth 600 --json \
+  >"$tmp/bench-depth.json" 2>/dev/null
+python3 - "$tmp/bench-depth.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["depth"] == 600 and j["prefill"]["tok_per_s"] > 0, j
+assert [d["batch"] for d in j["decode"]] == [1, 2], j["decode"]
+print("bench --depth: decodes after 600 tokens of context")
+PY
+
 # Bad inputs: exit 1, a 'vkllm: ' message naming the problem, no crash.
 expect_error() {  # pattern, command...
   local pattern=$1
