@@ -5,6 +5,7 @@
 #include "engine/engine_version.h"
 #include "server/http/exchange.h"
 #include "server/http/json_text.h"
+#include "server/http/static_files.h"
 
 namespace vkllm::api {
 
@@ -30,6 +31,8 @@ std::string status_body() {
 
 void add_basic_routes(http::Router& router) {
   auto root = [](Exchange& ex) -> awaitable<void> {
+    // A person opening the server's address gets the web UI; API clients the liveness text.
+    if (co_await http::redirect_browser_to_ui(ex)) co_return;
     co_await ex.respond(200, http::kTextContentType, "Ollama is running");
   };
   auto version = [](Exchange& ex) -> awaitable<void> {

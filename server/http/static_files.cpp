@@ -1,5 +1,7 @@
 #include "server/http/static_files.h"
 
+#include <algorithm>
+#include <cctype>
 #include <string>
 
 #include "server/http/exchange.h"
@@ -15,6 +17,48 @@ const web::EmbeddedFile* find_asset(std::string_view name) {
   return nullptr;
 }
 
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// Calls f(token, q) for each element of a comma-separated header list with optional ";q=".
+template <typename F>
+void for_each_weighted(std::string_view list, F f) {
+  while (!list.empty()) {
+    const auto comma = list.find(',');
+    std::string_view item = list.substr(0, comma);
+    list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+    double q = 1.0;
+    const auto semi = item.find(';');
+    if (semi != std::string_view::npos) {
+      std::string_view params = item.substr(semi + 1);
+      item = item.substr(0, semi);
+      while (!params.empty()) {
+        const auto next = params.find(';');
+        const std::string_view p = trim(params.substr(0, next));
+        params = next == std::string_view::npos ? std::string_view{} : params.substr(next + 1);
+        if (p.size() > 2 && (p[0] == 'q' || p[0] == 'Q') && p[1] == '=') {
+          try {
+            q = std::stod(std::string(p.substr(2)));
+          } catch (const std::exception&) {
+            q = 0;  // an unreadable weight does not grant anything
+          }
+        }
+      }
+    }
+    f(trim(item), q);
+  }
+}
+
 boost::asio::awaitable<void> serve_asset(Exchange& ex) {
   std::string name = ex.param("path");
   if (name.empty() || name.back() == '/') name += "index.html";
@@ -25,11 +69,18 @@ boost::asio::awaitable<void> serve_asset(Exchange& ex) {
     co_await ex.respond(404, kTextContentType, "404 page not found");
     co_return;
   }
-  ex.add_header("Cache-Control",
-                name == "index.html" || file->name == std::string_view("index.html")
-                    ? "no-cache"
-                    : "public, max-age=3600");
-  co_await ex.respond(200, content_type_for(file->name),
+  const std::string_view real_name = file->name;
+  const auto* packed = find_asset(std::string(real_name) + ".gz");
+  if (packed != nullptr) ex.add_header("Vary", "Accept-Encoding");
+  const auto encoding = ex.header("Accept-Encoding");
+  if (packed != nullptr && encoding && accepts_gzip(*encoding)) {
+    ex.add_header("Content-Encoding", "gzip");
+    file = packed;
+  }
+  ex.add_header("Cache-Control", real_name.starts_with("assets/")
+                                     ? "public, max-age=31536000, immutable"
+                                     : "no-cache");
+  co_await ex.respond(200, content_type_for(real_name),
                       std::string(reinterpret_cast<const char*>(file->data), file->size));
 }
 
@@ -48,7 +99,39 @@ std::string_view content_type_for(std::string_view name) {
   if (ext == "woff2") return "font/woff2";
   if (ext == "txt") return "text/plain; charset=utf-8";
   if (ext == "wasm") return "application/wasm";
+  if (ext == "gz") return "application/gzip";
   return "application/octet-stream";
+}
+
+bool accepts_gzip(std::string_view accept_encoding) {
+  bool gzip = false, gzip_named = false, star = false;
+  for_each_weighted(accept_encoding, [&](std::string_view coding, double q) {
+    if (iequals(coding, "gzip") || iequals(coding, "x-gzip")) {
+      gzip_named = true;
+      gzip = q > 0;
+    } else if (coding == "*") {
+      star = q > 0;
+    }
+  });
+  return gzip_named ? gzip : star;
+}
+
+bool wants_html(std::string_view accept) {
+  bool html = false;
+  for_each_weighted(accept, [&](std::string_view type, double q) {
+    if ((iequals(type, "text/html") || iequals(type, "application/xhtml+xml")) && q > 0)
+      html = true;
+  });
+  return html;
+}
+
+boost::asio::awaitable<bool> redirect_browser_to_ui(Exchange& ex, std::string_view mount) {
+  const auto accept = ex.header("Accept");
+  if (!accept || !wants_html(*accept)) co_return false;
+  // 302, not 301: a cached permanent redirect would outlive a change of where the UI lives.
+  ex.add_header("Location", std::string(mount) + "/");
+  co_await ex.respond(302, kTextContentType, "");
+  co_return true;
 }
 
 void add_static_routes(Router& router, std::string_view mount) {

@@ -1,0 +1,215 @@
+// Browser half of web_e2e.test.sh: drives the UI in headless Chromium like a person would
+// (roles and labels, keyboard), checks what the server then holds, and saves screenshots.
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import assert from 'node:assert/strict';
+
+const src = process.env.VKLLM_SOURCE_DIR;
+const base = process.env.VKLLM_URL;
+const reg = process.env.REG;
+const shots = process.env.VKLLM_WEB_ARTIFACTS;
+const { chromium } = createRequire(join(src, 'web', 'package.json'))('playwright-core');
+
+const t0 = Date.now();
+const step = (what) => console.log(`ok: ${what} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+const api = async (path, body) => {
+  const res = await fetch(base + path, body ? { method: 'POST', body: JSON.stringify(body) } : {});
+  return { status: res.status, text: await res.text() };
+};
+const routeMissing = async (path, body) => {
+  const r = await api(path, body);
+  return r.status === 404 && r.text === '404 page not found';
+};
+
+const browser = await chromium.launch({
+  executablePath: process.env.VKLLM_CHROMIUM || '/usr/bin/chromium',
+  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+});
+const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+const page = await context.newPage();
+const consoleErrors = [];
+page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
+page.on('pageerror', (e) => consoleErrors.push(String(e)));
+page.setDefaultTimeout(15000);
+const shot = (name) => page.screenshot({ path: join(shots, `${name}.png`) });
+
+try {
+  // A browser opening the server's address lands on the UI; API clients still get the text.
+  await page.goto(base + '/');
+  assert.match(page.url(), /\/ui\/(#.*)?$/, `browser at / was not sent to the UI: ${page.url()}`);
+  assert.equal((await api('/')).text, 'Ollama is running');
+  step('GET / redirects a browser to /ui/, API clients get "Ollama is running"');
+
+  // --- Models: pull with per-layer progress to 100% ---
+  await page.getByRole('link', { name: 'Models' }).click();
+  await page.getByText('No models installed.').waitFor();
+  await page.getByLabel('Model to pull').fill(`${reg}/test/tiny:v1`);
+  await page.getByRole('button', { name: 'Pull', exact: true }).click();
+  await page.locator('.progress .status', { hasText: 'success' }).waitFor({ timeout: 30000 });
+  const bars = page.locator('.progress progress');
+  assert.ok((await bars.count()) >= 1, 'no per-layer progress bar');
+  for (const bar of await bars.all()) {
+    const [value, max] = await bar.evaluate((p) => [p.value, p.max]);
+    assert.ok(max > 0 && value === max, `a layer bar ended at ${value}/${max}`);
+  }
+  await page.locator('.progress .pct', { hasText: '100%' }).first().waitFor();
+  const pulled = `${reg}/test/tiny:v1`;
+  await page.getByRole('listitem', { name: pulled }).waitFor();
+  await shot('models-pulled');
+  step('pull from docker-registry: every layer bar at 100%, model listed');
+
+  // Details from /api/show.
+  const row = page.getByRole('listitem', { name: pulled });
+  await row.getByRole('button', { name: 'Details' }).click();
+  await row.locator('dd', { hasText: 'llama' }).first().waitFor();
+  await row.getByText('ASSISTANT:').first().waitFor();
+  step('model details from /api/show');
+
+  // Copy, then delete the copy through the confirmation dialog.
+  await row.getByRole('button', { name: 'Copy', exact: true }).click();
+  await page.getByLabel(`Copy ${pulled} as`).fill('tiny-copy');
+  await row.getByRole('button', { name: 'Copy', exact: true }).last().click();
+  const copyRow = page.getByRole('listitem', { name: 'tiny-copy:latest' });
+  await copyRow.waitFor();
+  await copyRow.getByRole('button', { name: 'Delete' }).click();
+  const dialog = page.getByRole('dialog');
+  await dialog.getByText('Delete the model tiny-copy:latest?').waitFor();
+  await shot('models-delete-confirm');
+  await dialog.getByRole('button', { name: 'Delete' }).click();
+  await copyRow.waitFor({ state: 'detached' });
+  const tags = JSON.parse((await api('/api/tags')).text).models.map((m) => m.name);
+  assert.deepEqual(tags, [pulled], `server still lists ${tags}`);
+  step('copy a model, delete it with confirmation (gone from /api/tags)');
+
+  // --- Chat ---
+  if (await routeMissing('/api/chat', {})) {
+    console.log('SKIP: chat, running models and engine view: this server has no /api/chat yet');
+  } else {
+    await page.getByRole('link', { name: 'Chat' }).click();
+    const composer = page.getByLabel('Message');
+    await composer.waitFor();
+    await page.getByLabel('Model').selectOption(pulled);
+    const replies = page.locator('article.msg.assistant');
+    const lastReply = replies.last();
+    const waitDone = async (n) => {
+      await page.waitForFunction((n) => {
+        const a = document.querySelectorAll('article.msg.assistant');
+        return a.length === n && !document.querySelector('.messages[aria-busy="true"]');
+      }, n);
+    };
+
+    await composer.fill('Hello there');
+    await composer.press('Enter');
+    await waitDone(1);
+    const first = await lastReply.locator('.md').innerText();
+    assert.ok(first.trim().length > 0, 'empty reply');
+    await lastReply.locator('.stats', { hasText: 'tok/s' }).waitFor();
+    await shot('chat-reply');
+    step('send with Enter: streamed reply rendered with tok/s stats');
+
+    // Stop mid-stream (Esc): a long reply is cut and stays cut.
+    await page.getByRole('button', { name: 'Parameters' }).click();
+    await page.getByLabel('Max tokens (num_predict)').fill('100000');
+    await page.getByLabel('Max tokens (num_predict)').press('Tab');
+    await composer.fill('Tell me a very long story');
+    await composer.press('Enter');
+    await page.waitForFunction(() => {
+      const a = document.querySelectorAll('article.msg.assistant');
+      return a.length === 2 && (a[1].querySelector('.md')?.textContent ?? '').length > 20;
+    });
+    await page.keyboard.press('Escape');
+    await waitDone(2);
+    await lastReply.getByText('Stopped.').waitFor();
+    const cut = await lastReply.locator('.md').innerText();
+    await page.waitForTimeout(500);
+    assert.equal(await lastReply.locator('.md').innerText(), cut, 'reply kept growing after Stop');
+    await page.getByLabel('Max tokens (num_predict)').fill('');
+    await page.getByLabel('Max tokens (num_predict)').press('Tab');
+    step('Esc stops a streaming reply');
+
+    // Regenerate the last reply: same number of turns, a fresh complete reply.
+    await lastReply.getByRole('button', { name: 'Regenerate' }).click();
+    await waitDone(2);
+    await lastReply.locator('.stats', { hasText: 'tok/s' }).waitFor();
+    assert.equal(await lastReply.getByText('Stopped.').count(), 0);
+    step('regenerate replaces the last reply');
+
+    // Edit the first message and resend: later turns are dropped, a new reply follows.
+    await page.locator('article.msg.user').first().getByRole('button', { name: 'Edit' }).click();
+    await page.getByLabel('Edit message').fill('An edited question');
+    await page.getByRole('button', { name: 'Save & send' }).click();
+    await waitDone(1);
+    assert.equal(await page.locator('article.msg.user').count(), 1);
+    assert.equal(await page.locator('article.msg.user .plain').innerText(), 'An edited question');
+    const edited = await lastReply.locator('.md').innerText();
+    step('edit + resend truncates the conversation and answers again');
+
+    // Reload: the conversation comes back from IndexedDB.
+    await page.reload();
+    await page.locator('article.msg.user .plain', { hasText: 'An edited question' }).waitFor();
+    assert.equal(await page.locator('article.msg.assistant .md').innerText(), edited);
+    await page.getByRole('link', { name: 'An edited question' }).waitFor();
+    step('conversation survives a reload');
+
+    // Engine view: a long reply streams in the background while the charts update.
+    if (await routeMissing('/metrics')) {
+      console.log('SKIP: engine view: this server has no /metrics yet');
+    } else {
+      await page.getByLabel('Max tokens (num_predict)').fill('100000').catch(async () => {
+        await page.getByRole('button', { name: 'Parameters' }).click();
+        await page.getByLabel('Max tokens (num_predict)').fill('100000');
+      });
+      await page.getByLabel('Max tokens (num_predict)').press('Tab');
+      await composer.fill('Keep talking');
+      await composer.press('Enter');
+      await page.getByRole('link', { name: 'Engine' }).click();
+      const tps = page.locator('.figure[data-metric="Generated tok/s"] dd');
+      await page.waitForFunction(
+        () => Number(document.querySelector('.figure[data-metric="Generated tok/s"] dd')?.textContent) > 0,
+        null,
+        { timeout: 20000 },
+      );
+      console.log(`engine view: ${await tps.innerText()} generated tok/s`);
+      await page.waitForTimeout(1500);
+      await shot('engine');
+      await page.getByRole('link', { name: 'Chat' }).click();
+      await page.keyboard.press('Escape');
+      await waitDone(2);
+      step('engine view shows non-zero generated tok/s while a reply streams');
+    }
+
+    // Running models: the chat loaded the model; unload it.
+    if (await routeMissing('/api/ps')) {
+      console.log('SKIP: running models: this server has no /api/ps yet');
+    } else {
+      await page.getByRole('link', { name: 'Running' }).click();
+      const running = page.getByRole('listitem', { name: pulled });
+      await running.waitFor();
+      await shot('running');
+      await running.getByRole('button', { name: 'Unload' }).click();
+      await running.waitFor({ state: 'detached' });
+      const ps = JSON.parse((await api('/api/ps')).text).models;
+      assert.equal(ps.length, 0, `still loaded: ${JSON.stringify(ps)}`);
+      step('running model listed and unloaded');
+    }
+
+    // Phone width.
+    await page.setViewportSize({ width: 375, height: 740 });
+    await page.getByRole('link', { name: 'Chat' }).click();
+    await page.getByLabel('Message').waitFor();
+    await shot('chat-375px');
+    await page.getByRole('button', { name: 'Conversations' }).click();
+    await page.getByRole('link', { name: 'An edited question' }).waitFor();
+    await shot('chat-375px-drawer');
+    step('375 px: chat usable, conversations in a drawer');
+  }
+
+  assert.deepEqual(consoleErrors, [], `console errors: ${consoleErrors.join('\n')}`);
+  step('no console errors');
+} catch (e) {
+  await shot('failure').catch(() => undefined);
+  console.error(e);
+  process.exitCode = 1;
+} finally {
+  await browser.close();
+}

@@ -1,0 +1,61 @@
+/// <reference types="vitest/config" />
+// Builds web/dist: hashed assets under assets/ (the server caches those for a year), relative
+// URLs (the UI is mounted at /ui/), and a .gz twin of every compressible file so the server can
+// answer Accept-Encoding: gzip without compressing at run time. Output is byte-reproducible
+// (tests/integration/web_bundle.test.sh rebuilds and compares with the committed dist).
+import { gzipSync } from 'node:zlib';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { defineConfig, type Plugin } from 'vite';
+
+function* walk(dir: string): Generator<string> {
+  for (const name of readdirSync(dir).sort()) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) yield* walk(p);
+    else yield p;
+  }
+}
+
+// Node's gzip writes no file name and a zero mtime, so the bytes depend only on the input.
+function precompress(): Plugin {
+  let outDir = 'dist';
+  return {
+    name: 'vkllm-precompress',
+    apply: 'build',
+    configResolved(c) {
+      outDir = c.build.outDir;
+    },
+    closeBundle() {
+      let raw = 0;
+      let gz = 0;
+      for (const file of walk(outDir)) {
+        if (!/\.(html|js|css|svg|json|txt)$/.test(file)) continue;
+        const data = readFileSync(file);
+        const packed = gzipSync(data, { level: 9 });
+        raw += data.length;
+        gz += packed.length;
+        writeFileSync(file + '.gz', packed);
+      }
+      console.log(`vkllm web bundle: ${raw} bytes, ${gz} bytes gzipped`);
+    },
+  };
+}
+
+export default defineConfig({
+  base: './',
+  oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
+  build: {
+    outDir: 'dist',
+    emptyOutDir: true,
+    assetsDir: 'assets',
+    sourcemap: false,
+    modulePreload: { polyfill: false },
+    target: 'es2022',
+    reportCompressedSize: false,
+  },
+  plugins: [precompress()],
+  test: {
+    environment: 'jsdom',
+    include: ['src/**/*.test.ts'],
+  },
+});
