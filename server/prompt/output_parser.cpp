@@ -1,0 +1,73 @@
+#include "server/prompt/output_parser.h"
+
+#include <optional>
+#include <random>
+#include <utility>
+
+#include "server/prompt/thinking_splitter.h"
+#include "server/prompt/tool_call_scanner.h"
+
+namespace vkllm::prompt {
+
+struct OutputParser::Impl {
+  std::optional<ThinkingSplitter> thinking;
+  std::optional<ToolCallScanner> tools;
+  int next_index = 0;
+  std::mt19937_64 rng{std::random_device{}()};
+
+  // Ollama's call ids: "call_" and 8 of [a-z0-9].
+  std::string fresh_id() {
+    static constexpr char kAlphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+    std::uniform_int_distribution<size_t> pick(0, sizeof(kAlphabet) - 2);
+    std::string id = "call_";
+    for (int i = 0; i < 8; ++i) id += kAlphabet[pick(rng)];
+    return id;
+  }
+
+  ParsedDelta run(std::string_view text, bool last) {
+    ParsedDelta out;
+    std::string answer;
+    if (thinking) {
+      thinking->feed(text, out.thinking, answer);
+      if (last) thinking->finish(out.thinking, answer);
+    } else {
+      answer.assign(text);
+    }
+    if (tools) {
+      tools->feed(answer, out.content, out.tool_calls);
+      if (last) tools->finish(out.content, out.tool_calls);
+    } else {
+      out.content = std::move(answer);
+    }
+    for (auto& call : out.tool_calls) {
+      call.id = fresh_id();
+      call.index = next_index++;
+    }
+    return out;
+  }
+};
+
+OutputParser::OutputParser(ParserConfig config) : impl_(std::make_unique<Impl>()) {
+  // Without thinking the tags stay in the content, as Ollama leaves them for requests that did
+  // not ask to think.
+  if (config.thinking && !config.think_open.empty() && !config.think_close.empty()) {
+    impl_->thinking.emplace(std::move(config.think_open), std::move(config.think_close),
+                            config.starts_in_thinking);
+  }
+  if (!config.tool_names.empty()) {
+    impl_->tools.emplace(std::move(config.tool_tag), std::move(config.tool_names));
+  }
+}
+
+OutputParser::~OutputParser() = default;
+OutputParser::OutputParser(OutputParser&&) noexcept = default;
+
+ParsedDelta OutputParser::feed(std::string_view text) {
+  return impl_->run(text, false);
+}
+
+ParsedDelta OutputParser::finish() {
+  return impl_->run({}, true);
+}
+
+}  // namespace vkllm::prompt
