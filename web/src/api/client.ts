@@ -35,12 +35,19 @@ export function serverLabel(): string {
   return settings.get().serverUrl || location.origin;
 }
 
+function authHeaders(init?: HeadersInit): Headers {
+  const headers = new Headers(init);
+  const key = settings.get().apiKey;
+  if (key) headers.set('Authorization', `Bearer ${key}`);
+  return headers;
+}
+
 let probe: ReturnType<typeof setInterval> | undefined;
 function markLost(): void {
   if (connection.get().state === 'lost') return;
   connection.set({ ...connection.get(), state: 'lost' });
   probe ??= setInterval(() => {
-    fetch(`${settings.get().serverUrl}/api/version`, { cache: 'no-store' })
+    fetch(`${settings.get().serverUrl}/api/version`, { cache: 'no-store', headers: authHeaders() })
       .then((r) => {
         if (r.status < 500) markOk(r.status === 401);
       })
@@ -80,8 +87,7 @@ export async function errorMessage(res: Response): Promise<string> {
 
 export async function request(path: string, init: RequestInit = {}): Promise<Response> {
   const s = settings.get();
-  const headers = new Headers(init.headers);
-  if (s.apiKey) headers.set('Authorization', `Bearer ${s.apiKey}`);
+  const headers = authHeaders(init.headers);
   if (init.body !== undefined && !headers.has('Content-Type'))
     headers.set('Content-Type', 'application/json');
   let res: Response;

@@ -19,7 +19,7 @@ export function Chart(props: { title: string; series: SeriesSpec[]; data: (numbe
     const opts: uPlot.Options = {
       width: Math.max(200, el.clientWidth),
       height: 160,
-      legend: { show: true },
+      legend: { show: true, live: false },
       cursor: { drag: { x: false, y: false } },
       scales: { x: { time: true }, y: { range: (_u, min, max) => [Math.min(0, min), max > 0 ? max * 1.1 : 1] } },
       axes: [

@@ -226,7 +226,7 @@ function ChatView(props: { c: Conversation }) {
           />
           {caps.includes('vision') && (
             <label class="button small" title="Attach images">
-              📎<span class="sr-only">Attach images</span>
+              Attach<span class="sr-only"> images</span>
               <input
                 type="file"
                 accept="image/*"

@@ -91,7 +91,7 @@ export function MessageView(props: {
         <div class="tools" aria-label="Tool calls">
           {m.tool_calls.map((t) => (
             <div class="tool">
-              <span class="tool-name">🔧 {t.function.name}</span>
+              <span class="tool-name">Tool call: {t.function.name}</span>
               <pre>{JSON.stringify(t.function.arguments, null, 2)}</pre>
             </div>
           ))}

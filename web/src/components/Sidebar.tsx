@@ -92,7 +92,7 @@ export function Sidebar(props: { currentId?: string; open: boolean; onNew: () =>
                   ✎
                 </button>
                 <button class="icon small" aria-label={`Delete ${c.title}`} onClick={() => void remove(c.id, c.title)}>
-                  🗑
+                  ×
                 </button>
               </>
             )}
