@@ -55,7 +55,7 @@ export default defineConfig({
   },
   plugins: [precompress()],
   test: {
-    environment: 'jsdom',
+    environment: 'node', // tests that need a DOM say so (@vitest-environment jsdom)
     include: ['src/**/*.test.ts'],
   },
 });

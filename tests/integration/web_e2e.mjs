@@ -81,6 +81,31 @@ try {
   assert.deepEqual(tags, [pulled], `server still lists ${tags}`);
   step('copy a model, delete it with confirmation (gone from /api/tags)');
 
+  // --- Conversations: rename, search, export, delete, import (IndexedDB) ---
+  await page.getByRole('link', { name: 'Chat' }).click();
+  const convs = page.getByRole('complementary', { name: 'Conversations' });
+  await convs.getByRole('link', { name: 'New chat' }).waitFor();
+  await convs.getByRole('button', { name: 'Rename New chat' }).click();
+  await convs.getByLabel('New title').fill('Renamed chat');
+  await convs.getByLabel('New title').press('Enter');
+  await convs.getByRole('link', { name: 'Renamed chat' }).waitFor();
+  await page.keyboard.press('Control+k');
+  await page.keyboard.type('zzz');
+  await convs.getByText('No chat matches.').waitFor();
+  await convs.getByLabel('Search conversations').fill('RENAMED');
+  await convs.getByRole('link', { name: 'Renamed chat' }).waitFor();
+  await convs.getByLabel('Search conversations').fill('');
+  const [download] = await Promise.all([page.waitForEvent('download'), convs.getByRole('button', { name: 'Export' }).click()]);
+  const exported = join(shots, 'export.json');
+  await download.saveAs(exported);
+  await convs.getByRole('button', { name: 'Delete Renamed chat' }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+  await convs.getByRole('link', { name: 'Renamed chat' }).waitFor({ state: 'detached' });
+  await convs.getByLabel('Import conversations file').setInputFiles(exported);
+  await convs.getByText('Imported 1 conversation.').waitFor();
+  await convs.getByRole('link', { name: 'Renamed chat' }).waitFor();
+  step('conversation renamed, searched, exported, deleted and imported back');
+
   // --- Chat ---
   if (await routeMissing('/api/chat', {})) {
     console.log('SKIP: chat, running models and engine view: this server has no /api/chat yet');
