@@ -32,6 +32,18 @@ page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
 page.on('pageerror', (e) => consoleErrors.push(String(e)));
 page.setDefaultTimeout(15000);
 const shot = (name) => page.screenshot({ path: join(shots, `${name}.png`) });
+// axe-core (the accessibility engine browsers' devtools use): no serious or critical violation.
+const axePath = createRequire(join(src, 'web', 'package.json')).resolve('axe-core/axe.min.js');
+const checkA11y = async (where) => {
+  await page.addScriptTag({ path: axePath });
+  const found = await page.evaluate(async () => {
+    const r = await window.axe.run(document, { resultTypes: ['violations'] });
+    return r.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')})`);
+  });
+  assert.deepEqual(found, [], `accessibility problems on ${where}:\n${found.join('\n')}`);
+};
 
 try {
   // A browser opening the server's address lands on the UI; API clients still get the text.
@@ -56,6 +68,7 @@ try {
   const pulled = `${reg}/test/tiny:v1`;
   await page.getByRole('listitem', { name: pulled }).waitFor();
   await shot('models-pulled');
+  await checkA11y('the models page');
   step('pull from docker-registry: every layer bar at 100%, model listed');
 
   // Details from /api/show.
@@ -104,7 +117,12 @@ try {
   await convs.getByLabel('Import conversations file').setInputFiles(exported);
   await convs.getByText('Imported 1 conversation.').waitFor();
   await convs.getByRole('link', { name: 'Renamed chat' }).waitFor();
-  step('conversation renamed, searched, exported, deleted and imported back');
+  await checkA11y('the chat page');
+  await page.getByRole('link', { name: 'Settings' }).click();
+  await page.getByLabel('Server address').waitFor();
+  await checkA11y('the settings page');
+  await page.getByRole('link', { name: 'Chat' }).click();
+  step('conversation renamed, searched, exported, deleted and imported back; no serious axe findings');
 
   // --- Chat ---
   if (await routeMissing('/api/chat', {})) {
@@ -197,6 +215,7 @@ try {
       console.log(`engine view: ${await tps.innerText()} generated tok/s`);
       await page.waitForTimeout(1500);
       await shot('engine');
+      await checkA11y('the engine page');
       await page.getByRole('link', { name: 'Chat' }).click();
       await page.keyboard.press('Escape');
       await waitDone(2);
@@ -211,6 +230,7 @@ try {
       const running = page.getByRole('listitem', { name: pulled });
       await running.waitFor();
       await shot('running');
+      await checkA11y('the running page');
       await running.getByRole('button', { name: 'Unload' }).click();
       await running.waitFor({ state: 'detached' });
       const ps = JSON.parse((await api('/api/ps')).text).models;

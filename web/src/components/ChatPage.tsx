@@ -114,6 +114,7 @@ function ChatView(props: { c: Conversation }) {
 
   return (
     <main id="main" class="chat" tabIndex={-1}>
+      <h1 class="sr-only">{c.title}</h1>
       <div class="chat-head">
         <label class="inline">
           <span class="sr-only">Model</span>
