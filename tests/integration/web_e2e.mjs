@@ -94,6 +94,24 @@ try {
   assert.deepEqual(tags, [pulled], `server still lists ${tags}`);
   step('copy a model, delete it with confirmation (gone from /api/tags)');
 
+  // Create from Modelfile text (the UI turns it into /api/create's JSON fields).
+  await page.getByText('Create a model from a Modelfile').click();
+  await page.getByLabel('New model name').fill('pirate');
+  await page.getByLabel('Modelfile').fill(`FROM ${pulled}\nSYSTEM """Talk like a pirate."""\nPARAMETER temperature 0.3\n`);
+  await page.getByRole('button', { name: 'Create', exact: true }).click();
+  await page.locator('pre.log', { hasText: 'success' }).waitFor();
+  await page.getByRole('listitem', { name: 'pirate:latest' }).waitFor();
+  const shown = JSON.parse((await api('/api/show', { model: 'pirate' })).text);
+  assert.equal(shown.system, 'Talk like a pirate.');
+  assert.match(shown.parameters, /temperature\s+0\.3/);
+  await page.getByLabel('Modelfile').fill('FROM ./model.gguf');
+  await page.getByRole('button', { name: 'Create', exact: true }).click();
+  await page.getByText('FROM a file needs the CLI').waitFor();
+  await page.getByRole('listitem', { name: 'pirate:latest' }).getByRole('button', { name: 'Delete' }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+  await page.getByRole('listitem', { name: 'pirate:latest' }).waitFor({ state: 'detached' });
+  step('create from Modelfile text (SYSTEM and PARAMETER reach /api/show), bad FROM explained');
+
   // --- Conversations: rename, search, export, delete, import (IndexedDB) ---
   await page.getByRole('link', { name: 'Chat' }).click();
   const convs = page.getByRole('complementary', { name: 'Conversations' });

@@ -164,7 +164,6 @@ function ChatView(props: { c: Conversation }) {
       <div
         class="messages"
         ref={listRef}
-        aria-live="polite"
         aria-busy={live}
         onScroll={(e) => {
           const el = e.currentTarget;
@@ -193,6 +192,11 @@ function ChatView(props: { c: Conversation }) {
             onEdit={(t) => void runReply(c, [...c.messages.slice(0, i), { ...m, id: newId(), content: t }])}
           />
         ))}
+      </div>
+      {/* Announced once per reply, not per token: a live region over the streaming text would
+          read every fragment aloud. */}
+      <div class="sr-only" role="status">
+        {live ? 'Replying…' : c.messages.at(-1)?.role === 'assistant' ? 'Reply complete.' : ''}
       </div>
       <form
         class="composer"
