@@ -56,6 +56,8 @@ struct ModelPrompt {
   std::vector<Message> messages;             // MESSAGE history
   std::string gguf_chat_template;            // tokenizer.chat_template, "" when absent
   std::string architecture;                  // general.architecture (family quirks: qwen3...)
+  std::string name;                          // model name, e.g. "deepseek-r1:8b" (its quirk)
+  bool has_projector = false;                // images count 768 tokens each when truncating
 };
 
 struct ChatInput {  // /api/chat, /v1/chat/completions, /v1/responses
@@ -68,10 +70,10 @@ struct ChatInput {  // /api/chat, /v1/chat/completions, /v1/responses
 struct GenerateInput {  // /api/generate, /v1/completions (never raw: the route handles raw)
   std::string prompt;
   std::string suffix;
-  std::optional<std::string> system;           // request `system` overrides the model's
+  std::optional<std::string> system;             // request `system` overrides the model's
   std::optional<std::string> template_override;  // request `template`
-  std::vector<std::string> images;             // decoded bytes
-  bool has_context = false;                    // `context` given: no MESSAGE history
+  std::vector<std::string> images;               // decoded bytes
+  bool has_context = false;                      // `context` given: no MESSAGE history
   Think think;
 };
 

@@ -1,0 +1,316 @@
+// PromptBuilder: Ollama's prompt assembly (server/prompt.go chatPrompt, GenerateHandler and
+// template.Execute): message history and SYSTEM, qwen3/deepseek-r1 think stripping, truncation
+// to num_ctx, collation, image tags, and the messages / legacy / suffix execution modes.
+#include <algorithm>
+
+#include "server/prompt/go_template.h"
+#include "server/prompt/prompt.h"
+#include "server/prompt/template_data.h"
+#include "server/prompt/template_inspect.h"
+
+namespace vkllm::prompt {
+
+namespace {
+
+constexpr size_t kImageTokens = 768;
+
+struct Prepared {
+  GoTemplate tmpl;
+  GoTemplate legacy_final;  // tmpl cut after the first .Response
+  bool messages_mode = false;
+  std::string think_open, think_close, tool_tag;
+  TemplateCapabilities caps;
+};
+
+Prepared prepare(std::string_view text) {
+  GoTemplate t = GoTemplate::parse(text);
+  bool messages = t.references("messages");
+  if (!messages && !t.references("response")) t = t.with_response_appended();
+  Prepared p{t, t.cut_after_response(), messages, "", "", "", {}};
+  infer_thinking_tags(t, p.think_open, p.think_close);
+  p.tool_tag = tool_call_tag(t);
+  p.caps.tools = t.references("tools");
+  p.caps.insert = t.references("suffix");
+  p.caps.thinking = !p.think_open.empty() && !p.think_close.empty();
+  return p;
+}
+
+struct Values {
+  std::vector<Message> messages;
+  nlohmann::ordered_json tools;
+  Think think;
+  std::string prompt, suffix;
+};
+
+void add_think(Value::Map& m, const Think& think) {
+  m["Think"] = Value::boolean(think.set && think.enabled);
+  m["ThinkLevel"] = Value::string(think.set ? think.level : "");
+  m["IsThinkSet"] = Value::boolean(think.set);
+}
+
+std::string ltrim(std::string_view s) {
+  size_t b = s.find_first_not_of(" \t\r\n\v\f");
+  return b == std::string_view::npos ? "" : std::string(s.substr(b));
+}
+
+// Consecutive messages of one role (except tool) merge with "\n\n"; all system text joined.
+std::pair<std::string, std::vector<Message>> collate(const std::vector<Message>& msgs) {
+  std::string system;
+  bool any_system = false;
+  std::vector<Message> out;
+  for (const auto& m : msgs) {
+    if (m.role == "system") {
+      if (any_system) system += "\n\n";
+      system += m.content;
+      any_system = true;
+    }
+    if (!out.empty() && out.back().role == m.role && m.role != "tool") {
+      out.back().content += "\n\n" + m.content;
+    } else {
+      out.push_back(m);
+    }
+  }
+  return {system, out};
+}
+
+std::string execute(const Prepared& p, const Values& v) {
+  auto [system, messages] = collate(v.messages);
+  if (!v.prompt.empty() && !v.suffix.empty()) {
+    Value::Map root{{"Prompt", Value::string(v.prompt)},
+                    {"Suffix", Value::string(v.suffix)},
+                    {"Response", Value::string("")}};
+    add_think(root, v.think);
+    return p.tmpl.execute(Value::map(std::move(root)));
+  }
+  if (p.messages_mode) {
+    Value::List list;
+    for (const auto& m : messages) list.push_back(message_value(m));
+    Value::Map root{{"System", Value::string(system)},
+                    {"Messages", Value::list(std::move(list))},
+                    {"Tools", tools_value(v.tools)},
+                    {"Response", Value::string("")}};
+    add_think(root, v.think);
+    return p.tmpl.execute(Value::map(std::move(root)));
+  }
+  // Legacy: one execution per system/prompt/response group, the last cut after .Response.
+  std::string out, sys, prompt, response;
+  auto values = [&] {
+    Value::Map root{{"System", Value::string(sys)},
+                    {"Prompt", Value::string(prompt)},
+                    {"Response", Value::string(response)}};
+    add_think(root, v.think);
+    return Value::map(std::move(root));
+  };
+  auto flush = [&] {
+    out += p.tmpl.execute(values());
+    sys.clear();
+    prompt.clear();
+    response.clear();
+  };
+  for (const auto& m : messages) {
+    if (m.role == "system") {
+      if (!prompt.empty() || !response.empty()) flush();
+      sys = m.content;
+    } else if (m.role == "user") {
+      if (!response.empty()) flush();
+      prompt = m.content;
+    } else if (m.role == "assistant") {
+      response = m.content;
+    }
+  }
+  out += p.legacy_final.execute(values());
+  return out;
+}
+
+// Ollama's thinking.Parser over a whole message: the text after a leading <think>...</think>.
+std::string strip_think(const std::string& content) {
+  static const std::string open = "<think>", close = "</think>";
+  std::string trimmed = ltrim(content);
+  if (trimmed.starts_with(open)) {
+    std::string rest = trimmed.substr(open.size());
+    size_t c = rest.find(close);
+    if (c == std::string::npos) return "";
+    return ltrim(std::string_view(rest).substr(c + close.size()));
+  }
+  if (open.starts_with(trimmed)) return "";  // only whitespace or a partial tag: held back
+  return content;
+}
+
+std::string model_part(const std::string& name) {
+  std::string s = name;
+  size_t slash = s.rfind('/');
+  if (slash != std::string::npos) s = s.substr(slash + 1);
+  size_t colon = s.find(':');
+  if (colon != std::string::npos) s.resize(colon);
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+// Replaces [img] placeholders (or prefixes tags) with [img-N], N counting images globally.
+void tag_images(std::vector<Message>& msgs, size_t from, std::vector<std::string>& images) {
+  for (size_t k = from; k < msgs.size(); ++k) {
+    Message& m = msgs[k];
+    std::string prefix, text = m.content;
+    for (const auto& img : m.images) {
+      std::string tag = "[img-" + std::to_string(images.size()) + "]";
+      size_t at = text.find("[img]");
+      if (at == std::string::npos)
+        prefix += tag;
+      else
+        text.replace(at, 5, tag);
+      images.push_back(img);
+    }
+    m.content = prefix + text;
+  }
+}
+
+}  // namespace
+
+struct PromptBuilder::Impl {
+  ModelPrompt model;
+  std::string detected;  // before text: resolve() fills it
+  std::string text;
+  nlohmann::ordered_json params = nlohmann::ordered_json::object();
+  Prepared prepared;
+
+  static std::string resolve(const ModelPrompt& m, std::string& detected) {
+    if (m.template_text) return *m.template_text;
+    if (auto name = detect_named_template(m.gguf_chat_template)) {
+      if (auto t = named_template_text(*name)) {
+        detected = *name;
+        return *t;
+      }
+    }
+    return "{{ .Prompt }}";
+  }
+
+  explicit Impl(ModelPrompt m)
+      : model(std::move(m)), text(resolve(model, detected)), prepared(prepare(text)) {
+    if (!detected.empty()) params = named_template_parameters(detected);
+  }
+
+  Rendered chat_like(std::vector<Message> msgs, const nlohmann::ordered_json& tools,
+                     const Think& think, bool truncate, uint32_t num_ctx,
+                     const TokenCounter& count) const {
+    Rendered r;
+    if (msgs.empty()) {
+      r.text = execute(prepared, Values{{}, tools, think, "", ""});
+      return r;
+    }
+    std::vector<Message> system;
+    size_t n = msgs.size() - 1;
+    if (truncate && count) {
+      for (size_t i = n; i-- > 0;) {
+        system.clear();
+        for (size_t j = 0; j < i; ++j)
+          if (msgs[j].role == "system") system.push_back(msgs[j]);
+        std::vector<Message> part = system;
+        part.insert(part.end(), msgs.begin() + i, msgs.end());
+        size_t tokens = count(execute(prepared, Values{part, tools, think, "", ""}));
+        if (model.has_projector)
+          for (size_t k = i; k < msgs.size(); ++k) tokens += kImageTokens * msgs[k].images.size();
+        if (tokens <= num_ctx) {
+          n = i;
+        } else {
+          break;
+        }
+      }
+    } else {
+      n = 0;
+    }
+    tag_images(msgs, n, r.images);
+    std::vector<Message> part = system;
+    part.insert(part.end(), msgs.begin() + n, msgs.end());
+    r.text = execute(prepared, Values{part, tools, think, "", ""});
+    return r;
+  }
+};
+
+PromptBuilder::PromptBuilder(ModelPrompt model) : impl_(std::make_unique<Impl>(std::move(model))) {}
+PromptBuilder::~PromptBuilder() = default;
+PromptBuilder::PromptBuilder(PromptBuilder&&) noexcept = default;
+
+const std::string& PromptBuilder::template_text() const {
+  return impl_->text;
+}
+const std::string& PromptBuilder::detected_template() const {
+  return impl_->detected;
+}
+const nlohmann::ordered_json& PromptBuilder::default_parameters() const {
+  return impl_->params;
+}
+TemplateCapabilities PromptBuilder::capabilities() const {
+  return impl_->prepared.caps;
+}
+
+Rendered PromptBuilder::render_chat(const ChatInput& input, uint32_t num_ctx,
+                                    const TokenCounter& count) const {
+  const ModelPrompt& m = impl_->model;
+  std::vector<Message> msgs = m.messages;
+  msgs.insert(msgs.end(), input.messages.begin(), input.messages.end());
+  if (!input.messages.empty() && input.messages.front().role != "system" && !m.system.empty())
+    msgs.insert(msgs.begin(), Message{"system", m.system, "", {}, {}, "", ""});
+  if (m.architecture.starts_with("qwen3") || model_part(m.name) == "deepseek-r1") {
+    ptrdiff_t last_user = -1;
+    for (size_t i = 0; i < msgs.size(); ++i)
+      if (msgs[i].role == "user") last_user = static_cast<ptrdiff_t>(i);
+    for (ptrdiff_t i = 0; i < last_user; ++i)
+      if (msgs[i].role == "assistant") msgs[i].content = strip_think(msgs[i].content);
+  }
+  return impl_->chat_like(std::move(msgs), input.tools, input.think, input.truncate, num_ctx,
+                          count);
+}
+
+Rendered PromptBuilder::render_generate(const GenerateInput& input) const {
+  const ModelPrompt& m = impl_->model;
+  if (!input.suffix.empty()) {
+    Rendered r;
+    r.text = execute(impl_->prepared, Values{{}, nullptr, input.think, input.prompt, input.suffix});
+    return r;
+  }
+  std::vector<Message> msgs;
+  std::string system = input.system ? *input.system : m.system;
+  if (!system.empty()) msgs.push_back(Message{"system", system, "", {}, {}, "", ""});
+  if (!input.has_context) msgs.insert(msgs.end(), m.messages.begin(), m.messages.end());
+  msgs.push_back(Message{"user", input.prompt, "", input.images, {}, "", ""});
+  if (input.template_override) {
+    Prepared p = prepare(*input.template_override);
+    Rendered r;
+    r.text = execute(p, Values{msgs, nullptr, input.think, "", ""});
+    return r;
+  }
+  return impl_->chat_like(std::move(msgs), nlohmann::ordered_json::array(), input.think, false, 0,
+                          {});
+}
+
+ParserConfig PromptBuilder::parser_config(const nlohmann::ordered_json& tools, const Think& think,
+                                          std::string_view rendered_prompt) const {
+  const Prepared& p = impl_->prepared;
+  ParserConfig c;
+  c.think_open = p.think_open;
+  c.think_close = p.think_close;
+  c.thinking = p.caps.thinking && !(think.set && !think.enabled);
+  if (c.thinking) {
+    std::string_view t = rendered_prompt;
+    while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.remove_suffix(1);
+    c.starts_in_thinking = t.ends_with(c.think_open);
+  }
+  c.tool_tag = p.tool_tag;
+  if (tools.is_array())
+    for (const auto& t : tools)
+      if (t.is_object() && t.contains("function") && t["function"].is_object() &&
+          t["function"].contains("name") && t["function"]["name"].is_string())
+        c.tool_names.push_back(t["function"]["name"].get<std::string>());
+  return c;
+}
+
+std::optional<std::string> check_template(std::string_view text) {
+  try {
+    GoTemplate::parse(text);
+    return std::nullopt;
+  } catch (const TemplateError& e) {
+    return std::string(e.what());
+  }
+}
+
+}  // namespace vkllm::prompt

@@ -1,0 +1,14 @@
+// What Ollama reads from a template's tree (compat §5.5): the thinking tags around .Thinking in a
+// range over .Messages, and the tool-call tag opening the first {{if .ToolCalls}} block.
+#pragma once
+
+#include <string>
+
+#include "server/prompt/go_template.h"
+
+namespace vkllm::prompt {
+
+void infer_thinking_tags(const GoTemplate& t, std::string& open, std::string& close);
+std::string tool_call_tag(const GoTemplate& t);
+
+}  // namespace vkllm::prompt
