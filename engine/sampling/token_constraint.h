@@ -25,12 +25,15 @@ class FormatError : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
-class CompiledFormat;  // a grammar: immutable, shareable across threads
+class CompiledFormat;   // a grammar: immutable, shareable across threads
 class VocabularyIndex;  // a model's tokens as byte strings in a trie: immutable, shareable
 
 // `format` is the string "json" or a JSON Schema object (OpenAI json_schema's `schema`).
 // Throws FormatError.
 std::shared_ptr<const CompiledFormat> compile_format(const nlohmann::json& format);
+// The same for a format parsed as ordered_json: nlohmann::json sorts object keys, and the
+// properties of a schema are written in the order the schema gives them.
+std::shared_ptr<const CompiledFormat> compile_format_ordered(const nlohmann::ordered_json& format);
 
 // Built once per loaded model (may take a while for 128k vocabularies: call off the I/O threads).
 std::shared_ptr<const VocabularyIndex> build_vocabulary_index(const tokenizer::Tokenizer& tok);

@@ -1,0 +1,23 @@
+// `format: "json"` and JSON Schema to a byte-level Grammar (grammar.h).
+//
+// "json" is what Ollama's JSON grammar allows: one JSON object. A schema allows the JSON texts
+// that validate against it, written compactly or with bounded whitespace (one space, or a
+// newline and up to 20 spaces/tabs, between tokens) so a model cannot loop on whitespace.
+// Object properties come in schema order (pass an ordered_json to keep the client's order);
+// without "properties", an object may have any keys; with them, only those unless
+// "additionalProperties" says otherwise (as llama.cpp's converter that Ollama uses does).
+// "oneOf" is treated as "anyOf". Keywords that would change validity but are not supported
+// ("pattern", "not", "if", "patternProperties", "uniqueItems": true, ...) are a FormatError
+// naming the keyword; annotations (title, description, examples, default) are ignored.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "engine/sampling/grammar.h"
+
+namespace vkllm::sampling {
+
+// Throws FormatError (token_constraint.h) with the text of the client's 400.
+grammar::Grammar compile_json_grammar(const nlohmann::ordered_json& format);
+
+}  // namespace vkllm::sampling

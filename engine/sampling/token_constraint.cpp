@@ -1,0 +1,125 @@
+#include "engine/sampling/token_constraint.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "engine/sampling/compiled_format.h"
+#include "engine/sampling/grammar_matcher.h"
+#include "engine/sampling/json_schema_compiler.h"
+#include "engine/sampling/token_mask_cache.h"
+#include "engine/sampling/vocabulary_index.h"
+
+namespace vkllm::sampling {
+
+std::shared_ptr<TokenMaskCache> CompiledFormat::cache_for(
+    const std::shared_ptr<const VocabularyIndex>& vocab) const {
+  std::lock_guard lock(mu_);
+  std::erase_if(caches_, [](const auto& c) { return c.first.expired(); });
+  for (const auto& [v, cache] : caches_) {
+    if (v.lock() == vocab) return cache;
+  }
+  auto cache = std::make_shared<TokenMaskCache>(grammar_, *vocab);
+  caches_.emplace_back(vocab, cache);
+  return cache;
+}
+
+std::shared_ptr<const CompiledFormat> compile_format_ordered(const nlohmann::ordered_json& format) {
+  return std::make_shared<const CompiledFormat>(compile_json_grammar(format));
+}
+
+std::shared_ptr<const CompiledFormat> compile_format(const nlohmann::json& format) {
+  return compile_format_ordered(nlohmann::ordered_json(format));
+}
+
+std::shared_ptr<const VocabularyIndex> build_vocabulary_index(const tokenizer::Tokenizer& tok) {
+  return std::make_shared<const VocabularyIndex>(tok);
+}
+
+struct TokenConstraint::Impl {
+  std::shared_ptr<const CompiledFormat> format;
+  std::shared_ptr<const VocabularyIndex> vocab;
+  std::shared_ptr<TokenMaskCache> cache;
+  grammar::Matcher matcher;
+  bool ended = false;  // an end-of-generation token was accepted
+  mutable std::vector<uint64_t> bits;
+  mutable bool bits_valid = false;
+
+  Impl(std::shared_ptr<const CompiledFormat> f, std::shared_ptr<const VocabularyIndex> v)
+      : format(std::move(f)),
+        vocab(std::move(v)),
+        cache(format->cache_for(vocab)),
+        matcher(format->grammar()) {}
+
+  const std::vector<uint64_t>& allowed() const {
+    if (bits_valid) return bits;
+    bits.assign((static_cast<size_t>(vocab->size()) + 63) / 64, 0);
+    if (!ended) {
+      for (const grammar::Stack& s : matcher.stacks()) cache->add_allowed(s, bits);
+      if (matcher.complete()) {
+        for (int32_t id : vocab->end_of_generation())
+          bits[static_cast<size_t>(id) / 64] |= uint64_t{1} << (id % 64);
+      }
+    }
+    bits_valid = true;
+    return bits;
+  }
+};
+
+TokenConstraint::TokenConstraint(std::shared_ptr<const CompiledFormat> format,
+                                 std::shared_ptr<const VocabularyIndex> vocab)
+    : impl_(std::make_unique<Impl>(std::move(format), std::move(vocab))) {}
+
+TokenConstraint::~TokenConstraint() = default;
+TokenConstraint::TokenConstraint(TokenConstraint&&) noexcept = default;
+
+void TokenConstraint::mask(std::span<float> logits) const {
+  const auto& bits = impl_->allowed();
+  const size_t n = std::min(logits.size(), static_cast<size_t>(impl_->vocab->size()));
+  constexpr float kOff = -std::numeric_limits<float>::infinity();
+  for (size_t w = 0; w * 64 < n; ++w) {
+    const uint64_t word = bits[w];
+    if (word == ~uint64_t{0}) continue;
+    const size_t end = std::min(n, w * 64 + 64);
+    if (word == 0) {
+      std::fill(logits.begin() + static_cast<std::ptrdiff_t>(w * 64),
+                logits.begin() + static_cast<std::ptrdiff_t>(end), kOff);
+      continue;
+    }
+    // Branch-free: the allowed bits of a mixed word are unpredictable.
+    float* row = logits.data() + w * 64;
+    for (size_t j = 0; j < end - w * 64; ++j) {
+      row[j] = ((word >> j) & 1) ? row[j] : kOff;
+    }
+  }
+  for (size_t i = n; i < logits.size(); ++i) logits[i] = kOff;
+}
+
+bool TokenConstraint::allows(int32_t token) const {
+  if (token < 0 || token >= impl_->vocab->size() || impl_->ended) return false;
+  if (impl_->bits_valid) return (impl_->bits[static_cast<size_t>(token) / 64] >> (token % 64)) & 1;
+  if (impl_->vocab->is_end_of_generation(token)) return impl_->matcher.complete();
+  if (!impl_->vocab->in_trie(token)) return false;
+  grammar::Matcher probe = impl_->matcher;
+  return probe.advance(impl_->vocab->bytes(token));
+}
+
+bool TokenConstraint::accept(int32_t token) {
+  if (!allows(token)) return false;
+  if (impl_->vocab->is_end_of_generation(token)) {
+    impl_->ended = true;
+  } else {
+    impl_->matcher.advance(impl_->vocab->bytes(token));
+  }
+  impl_->bits_valid = false;
+  return true;
+}
+
+bool TokenConstraint::complete() const {
+  return impl_->matcher.complete();
+}
+
+bool TokenConstraint::finished() const {
+  return impl_->ended || impl_->matcher.finished();
+}
+
+}  // namespace vkllm::sampling

@@ -1,0 +1,51 @@
+// A model's tokens as byte strings, and a trie over them in preorder so a walk can skip a whole
+// subtree (every token that starts with a rejected prefix) in one step.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/sampling/token_constraint.h"
+
+namespace vkllm::sampling {
+
+class VocabularyIndex {
+ public:
+  struct TrieNode {
+    uint8_t byte;          // the last byte of the prefix this node stands for
+    uint16_t depth;        // the prefix's length; the root is 0
+    int32_t end;           // one past the last node of this subtree
+    int32_t tokens_begin;  // tokens whose bytes are exactly this prefix: token_ids()[begin, end)
+    int32_t tokens_end;
+  };
+
+  explicit VocabularyIndex(const tokenizer::Tokenizer& tok);
+  // `pieces[id]` is a token's bytes; `usable[id]` false for tokens never allowed (control tokens).
+  VocabularyIndex(std::vector<std::string> pieces, std::vector<bool> usable,
+                  std::vector<int32_t> end_of_generation);
+
+  int32_t size() const { return static_cast<int32_t>(pieces_.size()); }
+  std::string_view bytes(int32_t id) const { return pieces_[static_cast<size_t>(id)]; }
+  bool is_end_of_generation(int32_t id) const { return eog_flag_[static_cast<size_t>(id)] != 0; }
+  const std::vector<int32_t>& end_of_generation() const { return eog_; }
+  // In the trie: not an end-of-generation or control token, and not empty.
+  bool in_trie(int32_t id) const { return in_trie_[static_cast<size_t>(id)] != 0; }
+  const std::vector<TrieNode>& trie() const { return trie_; }
+  const std::vector<int32_t>& token_ids() const { return token_ids_; }
+  size_t max_depth() const { return max_depth_; }
+
+ private:
+  void build();
+
+  std::vector<std::string> pieces_;
+  std::vector<char> in_trie_;
+  std::vector<char> eog_flag_;
+  std::vector<int32_t> eog_;
+  std::vector<TrieNode> trie_;
+  std::vector<int32_t> token_ids_;
+  size_t max_depth_ = 0;
+};
+
+}  // namespace vkllm::sampling
