@@ -6,16 +6,11 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "engine/sampling/row_kernels.h"
+
 namespace vkllm::sampling {
 
 namespace {
-bool by_logit_desc(const Candidate& a, const Candidate& b) {
-  return a.logit > b.logit;
-}
-
-int32_t argmax(std::span<const float> logits) {
-  return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
-}
 
 // Probabilities of the (sorted) candidates renormalised over what is left.
 void renormalise(std::vector<Candidate>& c) {
@@ -23,6 +18,47 @@ void renormalise(std::vector<Candidate>& c) {
   for (auto& x : c) sum += x.p;
   for (auto& x : c) x.p = static_cast<float>(x.p / sum);
 }
+
+// Per engine thread, not per sequence: a 128k row needs a megabyte of scratch, and the samplers
+// of one thread run one after the other.
+struct Scratch {
+  std::vector<float> row;   // penalised logits
+  std::vector<float> exps;  // exp(logit - max) over the row
+  std::vector<Candidate> candidates;
+};
+thread_local Scratch scratch;
+
+// The whole row in descending order, sorted only as far as it is read: tokens are taken in
+// bands of logit (within 8, 16, 32 and 64 of the best, then the rest), each band sorted when
+// first reached. Language-model rows put nearly all the mass in the first band.
+class LazyOrder {
+ public:
+  LazyOrder(std::span<const float> row, float max, std::vector<Candidate>& out)
+      : row_(row), max_(max), out_(out) {
+    out_.clear();
+  }
+
+  // Whether out[i] exists, taking further bands as needed.
+  bool reach(size_t i) {
+    while (i >= out_.size()) {
+      if (floor_ == -kInf) return false;
+      const float lo = band_ < 4 ? max_ - 8.0f * static_cast<float>(1 << band_) : -kInf;
+      append_band(row_, lo, floor_, out_);
+      floor_ = lo;
+      ++band_;
+    }
+    return true;
+  }
+
+ private:
+  static constexpr float kInf = std::numeric_limits<float>::infinity();
+  std::span<const float> row_;
+  float max_;
+  std::vector<Candidate>& out_;
+  float floor_ = kInf;  // every token at or above it has been taken
+  int band_ = 0;
+};
+
 }  // namespace
 
 Sampler::Sampler(const SamplingParams& params) : params_(params) {
@@ -49,38 +85,57 @@ void Sampler::accept(int32_t token) {
   }
 }
 
+bool Sampler::penalties_active() const {
+  return !recent_counts_.empty() &&
+         (params_.repeat_penalty != 1.0f || params_.presence_penalty != 0.0f ||
+          params_.frequency_penalty != 0.0f);
+}
+
+float Sampler::penalised(float l, int32_t count) const {
+  if (params_.repeat_penalty != 1.0f) {
+    l = l <= 0 ? l * params_.repeat_penalty : l / params_.repeat_penalty;
+  }
+  return l - (static_cast<float>(count) * params_.frequency_penalty + params_.presence_penalty);
+}
+
 void Sampler::apply_penalties(std::vector<Candidate>& c) const {
-  const bool active = params_.repeat_penalty != 1.0f || params_.presence_penalty != 0.0f ||
-                      params_.frequency_penalty != 0.0f;
-  if (!active || recent_counts_.empty()) return;
+  if (!penalties_active()) return;
   // Candidates are indexed by token id here (the full vocabulary, in order).
   for (auto [id, count] : recent_counts_) {
     if (id < 0 || static_cast<size_t>(id) >= c.size()) continue;
-    float& l = c[id].logit;
-    if (params_.repeat_penalty != 1.0f) {
-      l = l <= 0 ? l * params_.repeat_penalty : l / params_.repeat_penalty;
-    }
-    l -= static_cast<float>(count) * params_.frequency_penalty + params_.presence_penalty;
+    c[id].logit = penalised(c[id].logit, count);
   }
+}
+
+std::span<const float> Sampler::penalised_row(std::span<const float> logits) {
+  if (!penalties_active()) return logits;
+  auto& row = scratch.row;
+  row.assign(logits.begin(), logits.end());
+  for (auto [id, count] : recent_counts_) {
+    if (id < 0 || static_cast<size_t>(id) >= row.size()) continue;
+    row[id] = penalised(row[id], count);
+  }
+  return row;
 }
 
 void Sampler::top_k(std::vector<Candidate>& c, int32_t k) {
   if (k <= 0 || static_cast<size_t>(k) >= c.size()) {
-    std::sort(c.begin(), c.end(), by_logit_desc);
+    std::sort(c.begin(), c.end(), better);
     return;
   }
-  std::partial_sort(c.begin(), c.begin() + k, c.end(), by_logit_desc);
+  std::partial_sort(c.begin(), c.begin() + k, c.end(), better);
   c.resize(k);
 }
 
 void Sampler::softmax(std::vector<Candidate>& c) {
-  if (!std::is_sorted(c.begin(), c.end(), by_logit_desc)) {
-    std::sort(c.begin(), c.end(), by_logit_desc);
-  }
+  // Already in order when the logits do not increase: dividing by the temperature can make
+  // neighbours equal without making them out of order.
+  auto by_logit = [](const Candidate& a, const Candidate& b) { return a.logit > b.logit; };
+  if (!std::is_sorted(c.begin(), c.end(), by_logit)) std::sort(c.begin(), c.end(), better);
   const float max = c.front().logit;
   double sum = 0;
   for (auto& x : c) {
-    x.p = std::exp(x.logit - max);
+    x.p = fast_exp(x.logit - max);
     sum += x.p;
   }
   for (auto& x : c) x.p = static_cast<float>(x.p / sum);
@@ -135,7 +190,7 @@ void Sampler::typical(std::vector<Candidate>& c, float p) {
   std::vector<Candidate> kept;
   kept.reserve(keep);
   for (size_t i = 0; i < keep; ++i) kept.push_back(c[order[i]]);
-  std::sort(kept.begin(), kept.end(), by_logit_desc);
+  std::sort(kept.begin(), kept.end(), better);
   c = std::move(kept);
   renormalise(c);
 }
@@ -192,25 +247,22 @@ int32_t Sampler::mirostat_v2(std::vector<Candidate>& c) {
   return id;
 }
 
-int32_t Sampler::sample(std::span<const float> logits) {
-  if (logits.empty()) throw std::invalid_argument("sample: empty logits");
-  const bool penalties = !recent_counts_.empty() &&
-                         (params_.repeat_penalty != 1.0f || params_.presence_penalty != 0.0f ||
-                          params_.frequency_penalty != 0.0f);
-  if (greedy() && !penalties) return argmax(logits);
+bool Sampler::sorted_candidates(std::span<const float> row, std::vector<Candidate>& c) const {
+  if (params_.top_k > 0 && static_cast<size_t>(params_.top_k) < row.size()) {
+    select_top_k(row, static_cast<size_t>(params_.top_k), c);
+    return true;
+  }
+  if (params_.typical_p < 1.0f) {
+    // Typical sampling ranks by distance from the entropy, not by logit: it needs every token.
+    c.resize(row.size());
+    for (size_t i = 0; i < row.size(); ++i) c[i] = {static_cast<int32_t>(i), row[i]};
+    std::sort(c.begin(), c.end(), better);
+    return true;
+  }
+  return false;
+}
 
-  std::vector<Candidate> c(logits.size());
-  for (size_t i = 0; i < logits.size(); ++i) c[i] = {static_cast<int32_t>(i), logits[i]};
-  apply_penalties(c);
-  if (greedy()) {
-    return std::max_element(c.begin(), c.end(), [](auto& a, auto& b) { return a.logit < b.logit; })
-        ->id;
-  }
-  if (params_.mirostat != 0) {
-    for (auto& x : c) x.logit /= params_.temperature;
-    return params_.mirostat == 1 ? mirostat_v1(c) : mirostat_v2(c);
-  }
-  top_k(c, params_.top_k);
+void Sampler::truncate_sorted(std::vector<Candidate>& c) const {
   softmax(c);
   typical(c, params_.typical_p);
   top_p(c, params_.top_p);
@@ -218,7 +270,115 @@ int32_t Sampler::sample(std::span<const float> logits) {
   // Temperature last, over the survivors (llama.cpp's order).
   for (auto& x : c) x.logit /= params_.temperature;
   softmax(c);
+}
+
+// The same chain as truncate_sorted() on the fully sorted row, with the same arithmetic on every
+// probability it reads, but the row is only ordered as far as the nucleus, the min_p survivors
+// or the draw reach.
+int32_t Sampler::sample_whole_row(std::span<const float> row, std::vector<Candidate>* all) {
+  const float max = row_max(row);
+  auto& exps = scratch.exps;
+  exps.resize(row.size());
+  const double sum = exp_row(row, 1.0f, max, exps);
+  auto& c = scratch.candidates;
+  LazyOrder order(row, max, c);
+  if (!order.reach(0)) return 0;  // a row of NaNs
+  auto prob = [&](const Candidate& x) { return static_cast<float>(exps[x.id] / sum); };
+
+  bool truncated = false;  // c holds exactly the survivors, with their probabilities
+  if (params_.top_p < 1.0f) {
+    double cum = 0;
+    size_t keep = 0;
+    while (order.reach(keep)) {
+      c[keep].p = prob(c[keep]);
+      cum += c[keep].p;
+      ++keep;
+      if (cum >= params_.top_p) break;
+    }
+    c.resize(keep);
+    renormalise(c);
+    truncated = true;
+  }
+  if (params_.min_p > 0.0f) {
+    if (truncated) {
+      min_p(c, params_.min_p);
+    } else {
+      c[0].p = prob(c[0]);
+      const float threshold = c[0].p * params_.min_p;
+      size_t keep = 1;
+      while (order.reach(keep) && (c[keep].p = prob(c[keep])) >= threshold) ++keep;
+      c.resize(keep);
+      renormalise(c);
+      truncated = true;
+    }
+  }
+  if (truncated) {
+    for (auto& x : c) x.logit /= params_.temperature;
+    softmax(c);
+    if (all) {
+      *all = c;
+      return -1;
+    }
+    return draw(c);
+  }
+
+  // Nothing truncated: the temperature's softmax needs the whole row's sum, but the draw only
+  // walks the order until it lands.
+  const double sum_t = exp_row(row, params_.temperature, max / params_.temperature, exps);
+  auto prob_t = [&](const Candidate& x) { return static_cast<float>(exps[x.id] / sum_t); };
+  if (all) {
+    while (order.reach(c.size())) {
+    }
+    for (auto& x : c) {
+      x.logit /= params_.temperature;
+      x.p = prob_t(x);
+    }
+    *all = c;
+    return -1;
+  }
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  const double r = u(rng_);
+  double cum = 0;
+  for (size_t i = 0; order.reach(i); ++i) {
+    cum += prob_t(c[i]);
+    if (r < cum) return c[i].id;
+  }
+  return c.back().id;  // rounding left r just above the total
+}
+
+int32_t Sampler::sample(std::span<const float> logits) {
+  if (logits.empty()) throw std::invalid_argument("sample: empty logits");
+  const std::span<const float> row = penalised_row(logits);
+  if (greedy()) return row_argmax(row);
+
+  auto& c = scratch.candidates;
+  if (params_.mirostat != 0) {
+    c.resize(row.size());
+    for (size_t i = 0; i < row.size(); ++i) {
+      c[i] = {static_cast<int32_t>(i), row[i] / params_.temperature};
+    }
+    return params_.mirostat == 1 ? mirostat_v1(c) : mirostat_v2(c);
+  }
+  if (!sorted_candidates(row, c)) return sample_whole_row(row, nullptr);
+  truncate_sorted(c);
   return draw(c);
+}
+
+std::vector<Candidate> Sampler::distribution(std::span<const float> logits) {
+  if (logits.empty()) throw std::invalid_argument("distribution: empty logits");
+  if (params_.mirostat != 0) throw std::invalid_argument("distribution: not for mirostat");
+  const std::span<const float> row = penalised_row(logits);
+  if (greedy()) {
+    const int32_t best = row_argmax(row);
+    return {Candidate{best, row[best], 1.0f}};
+  }
+  std::vector<Candidate> c;
+  if (sorted_candidates(row, c)) {
+    truncate_sorted(c);
+  } else {
+    sample_whole_row(row, &c);
+  }
+  return c;
 }
 
 }  // namespace vkllm::sampling

@@ -2,6 +2,10 @@
 // Ollama uses (penalties, top-k, typical, top-p, min-p, temperature, then a draw; or penalties,
 // temperature and mirostat 1/2). Owns its random engine, so the same seed and the same logits
 // give the same tokens.
+//
+// Candidates are ordered by logit, the lower id first among equals. Over a whole vocabulary
+// (top_k 0) the chain never sorts it: the nucleus, the min_p survivors or the draw's landing
+// point are found by sorting bands of the best logits as far as they are needed.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +31,10 @@ class Sampler {
 
   // Chooses the next token. `logits` covers the whole vocabulary and is not modified.
   int32_t sample(std::span<const float> logits);
+  // What the next sample() draws from: the surviving candidates in descending order with their
+  // final probabilities (penalties, truncation, temperature). For tests and diagnostics; sample()
+  // itself only orders as much of the vocabulary as the draw needs. Not for mirostat.
+  std::vector<Candidate> distribution(std::span<const float> logits);
   // Records a token of the sequence (prompt or generated) for the repetition penalties.
   void accept(int32_t token);
 
@@ -43,6 +51,18 @@ class Sampler {
   static void typical(std::vector<Candidate>& c, float p);
 
  private:
+  bool penalties_active() const;
+  float penalised(float logit, int32_t count) const;
+  // The logits with the repetition penalties applied (a scratch copy when any apply).
+  std::span<const float> penalised_row(std::span<const float> logits);
+  // The candidates the chain starts from, sorted: the top k, or every token when typical needs
+  // them; false when the whole row is walked lazily instead (sample_whole_row).
+  bool sorted_candidates(std::span<const float> row, std::vector<Candidate>& c) const;
+  // The chain from softmax to temperature over candidates sorted by logit.
+  void truncate_sorted(std::vector<Candidate>& c) const;
+  // top_k off and no typical: the chain over the whole row without sorting it. Draws a token,
+  // or with `all` fills it with the whole distribution instead.
+  int32_t sample_whole_row(std::span<const float> row, std::vector<Candidate>* all);
   int32_t draw(std::vector<Candidate>& c);  // from softmax probabilities
   int32_t mirostat_v1(std::vector<Candidate>& c);
   int32_t mirostat_v2(std::vector<Candidate>& c);
