@@ -7,7 +7,8 @@
 // with split-K, one slice of its KV range. Its ROWS = BQ * R rows are (token, query head) pairs:
 // the R query heads sharing the KV head (GQA packing) for each token, so every K/V tile is loaded
 // once for all of them. Masks come from indices: a key at position kp is visible to a query at
-// position qp iff kp <= qp, kp < kv_len and (no window or qp - kp < window).
+// position qp iff kp <= qp, kp < kv_len and (no window or qp - kp < window); non-causal passes
+// (encoders: every token sees its whole input) drop the kp <= qp condition.
 // Grid: x = query tile (BQ tokens) within the sequence, y = sequence, z = kv_head * n_splits +
 // split. Tiles past a sequence's query count exit at once.
 //
@@ -58,7 +59,7 @@ layout(push_constant) uniform Params {
   float softcap;  // 0: off; else scores = softcap * tanh(scores / softcap)
   uint window;    // 0: off; else sliding window size
   uint n_splits;
-  uint pad;
+  uint non_causal;  // 1: keys after the query are visible too
 } p;
 
 shared vec4 Qs[ROWS * D / 4u];
@@ -131,7 +132,7 @@ void main() {
     min_pos = min(min_pos, ps);
     max_pos = max(max_pos, ps);
   }
-  const uint kv_hi = min(kv_len, max_pos + 1u);
+  const uint kv_hi = p.non_causal != 0u ? kv_len : min(kv_len, max_pos + 1u);
   const uint kv_lo = (p.window > 0u && min_pos + 1u > p.window) ? min_pos + 1u - p.window : 0u;
   const uint first_tile = kv_lo / BC;
   const uint n_tiles = kv_hi > kv_lo ? (kv_hi + BC - 1u) / BC - first_tile : 0u;
@@ -169,7 +170,8 @@ void main() {
       float s = NEG_INF;
       if (tl < nq) {
         const uint qp = Pos[tl];
-        const bool visible = kp < kv_hi && kp <= qp && (p.window == 0u || qp - kp < p.window);
+        const bool visible = kp < kv_hi && (kp <= qp || p.non_causal != 0u) &&
+                             (p.window == 0u || qp - kp < p.window);
         if (visible) {
           // Four independent partial sums: the FMA chain, not the loads, bounds this loop.
           vec4 acc4 = vec4(0.0);

@@ -33,7 +33,10 @@ struct ModelShape {
 ModelShape parse_model_shape(std::string_view text);
 
 struct MakeModelOptions {
-  std::string arch;  // llama, qwen2, qwen3, gemma2, gemma3, phi3
+  // llama, qwen2, qwen3, qwen3-embedding (qwen3 with last-token pooling), gemma2, gemma3, phi3,
+  // and the encoders bert, nomic-bert and bert-rerank (bert with a cross-encoder head, rank
+  // pooling). Encoders use n_head K/V heads whatever the shape says.
+  std::string arch;
   ModelShape shape;
   FileType file_type = FileType::F16;
   uint64_t seed = 0;

@@ -1,6 +1,8 @@
 #include "engine/model/model_spec.h"
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <string_view>
 
@@ -15,8 +17,9 @@ struct ArchEntry {
   Arch arch;
 };
 constexpr ArchEntry kArchs[] = {
-    {"llama", Arch::Llama},   {"qwen2", Arch::Qwen2},   {"qwen3", Arch::Qwen3},
-    {"gemma2", Arch::Gemma2}, {"gemma3", Arch::Gemma3}, {"phi3", Arch::Phi3},
+    {"llama", Arch::Llama},   {"qwen2", Arch::Qwen2},          {"qwen3", Arch::Qwen3},
+    {"gemma2", Arch::Gemma2}, {"gemma3", Arch::Gemma3},        {"phi3", Arch::Phi3},
+    {"bert", Arch::Bert},     {"nomic-bert", Arch::NomicBert},
 };
 
 // Reads "<arch>.<key>" with a default, failing clearly when a required key is missing.
@@ -37,12 +40,54 @@ class Keys {
   std::string str(std::string_view key, std::string fallback) const {
     return f_.get_optional<std::string>(full(key)).value_or(std::move(fallback));
   }
+  bool flag(std::string_view key, bool fallback) const {
+    return f_.get_optional<bool>(full(key)).value_or(fallback);
+  }
+  std::optional<uint32_t> opt_u32(std::string_view key) const {
+    return f_.get_optional<uint32_t>(full(key));
+  }
 
  private:
   std::string full(std::string_view key) const { return arch_ + "." + std::string(key); }
   const gguf::GgufFile& f_;
   std::string arch_;
 };
+
+// Row count of a global 2-D tensor, 0 if absent.
+uint32_t rows_of(const gguf::GgufFile& f, Weight w) {
+  const auto* t = f.find_tensor(weight_name(w));
+  return t && t->shape.size() == 2 ? static_cast<uint32_t>(t->shape[1]) : 0;
+}
+
+// bert and nomic-bert, as llama.cpp reads them.
+void read_encoder(const gguf::GgufFile& f, const Keys& k, ModelSpec& s) {
+  s.norm_eps = k.f32("attention.layer_norm_epsilon", 1e-12f);
+  s.causal_attn = k.flag("attention.causal", false);
+  s.rope_ordering = RopeOrdering::NeoX;
+  s.n_token_types = rows_of(f, Weight::TokenTypes);
+  if (s.n_token_types == 0) throw std::runtime_error("model has no 2-D token_types.weight tensor");
+  if (!f.find_tensor(weight_name(Weight::TokenEmbdNorm))) {
+    throw std::runtime_error("model has no token_embd_norm.weight tensor");
+  }
+  if (s.arch == Arch::Bert) {
+    s.rope = false;
+    s.rope_dims = 0;
+    s.position_embd = true;
+    s.gated_ffn = false;
+    s.fused_gate_up = false;
+    const uint32_t positions = rows_of(f, Weight::PosEmbd);
+    if (positions == 0) throw std::runtime_error("model has no 2-D position_embd.weight tensor");
+    s.n_ctx_train = std::min(s.n_ctx_train, positions);
+  } else if (!s.fused_qkv) {
+    throw std::runtime_error("model has no blk.0.attn_qkv.weight tensor");
+  }
+  s.cls_dense = f.find_tensor(weight_name(Weight::Cls)) != nullptr;
+  s.n_cls_out = rows_of(f, Weight::ClsOut);
+  if (s.n_cls_out == 0 && s.cls_dense) s.n_cls_out = s.n_embd;
+  if (s.pooling == Pooling::Rank && s.n_cls_out == 0) {
+    throw std::runtime_error("rank pooling needs a classification head (cls.output.weight)");
+  }
+}
 
 }  // namespace
 
@@ -63,8 +108,9 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
     }
   }
   if (!known) {
-    throw std::runtime_error("unsupported model architecture '" + s.arch_name +
-                             "' (supported: llama, qwen2, qwen3, gemma2, gemma3, phi3)");
+    throw std::runtime_error(
+        "unsupported model architecture '" + s.arch_name +
+        "' (supported: llama, qwen2, qwen3, gemma2, gemma3, phi3, bert, nomic-bert)");
   }
   const Keys k(f, s.arch_name);
   s.n_layer = k.u32("block_count");
@@ -103,6 +149,15 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
   s.fused_gate_up = f.find_tensor(weight_name(Weight::FfnGate, 0)) == nullptr;
   s.attn_scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim));
   s.layer_is_swa.assign(s.n_layer, false);
+  s.causal_attn = k.flag("attention.causal", true);
+  if (const auto pooling = k.opt_u32("pooling_type")) {
+    if (*pooling > static_cast<uint32_t>(Pooling::Rank)) {
+      throw std::runtime_error("model metadata has an unknown " + s.arch_name + ".pooling_type " +
+                               std::to_string(*pooling));
+    }
+    s.pooling = static_cast<Pooling>(*pooling);
+    s.has_pooling_type = true;
+  }
 
   switch (s.arch) {
     case Arch::Llama:
@@ -116,6 +171,10 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
       s.rope_ordering = RopeOrdering::NeoX;
       s.sliding_window = k.u32("attention.sliding_window", 0);
       if (s.sliding_window) s.layer_is_swa.assign(s.n_layer, true);
+      break;
+    case Arch::Bert:
+    case Arch::NomicBert:
+      read_encoder(f, k, s);
       break;
     case Arch::Gemma2:
     case Arch::Gemma3: {
@@ -142,7 +201,7 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
       break;
     }
   }
-  if (s.fused_gate_up && s.arch != Arch::Phi3) {
+  if (s.fused_gate_up && s.arch != Arch::Phi3 && s.gated_ffn) {
     throw std::runtime_error("model has no blk.0.ffn_gate.weight");
   }
   return s;

@@ -12,9 +12,12 @@
 
 namespace vkllm::model {
 
-enum class Arch { Llama, Qwen2, Qwen3, Gemma2, Gemma3, Phi3 };
+enum class Arch { Llama, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, Bert, NomicBert };
 enum class RopeOrdering { Normal, NeoX };  // rotate pairs (2i, 2i+1) vs (i, i + dims/2)
 enum class Activation { SiLU, GeluTanh };
+// How an embedding is made of the hidden states of an input's tokens (llama.cpp's
+// <arch>.pooling_type values). Rank: the first token through a cross-encoder's classification head.
+enum class Pooling : uint32_t { None = 0, Mean = 1, Cls = 2, Last = 3, Rank = 4 };
 
 struct ModelSpec {
   Arch arch = Arch::Llama;
@@ -54,6 +57,22 @@ struct ModelSpec {
   bool fused_qkv = false;        // attn_qkv (phi3)
   bool fused_gate_up = false;    // ffn_up holds gate and up stacked (phi3)
   bool tied_embeddings = false;  // no output.weight: the embedding matrix projects to logits
+
+  // Embedding models. Encoders (bert, nomic-bert) are post-norm: LayerNorm (with bias) after each
+  // residual add, token-type embeddings (row 0: every token is "sentence A", as in llama.cpp) and
+  // a LayerNorm on the embeddings; they have no LM head.
+  bool causal_attn = true;          // <arch>.attention.causal
+  Pooling pooling = Pooling::None;  // <arch>.pooling_type
+  bool has_pooling_type = false;    // the key is present: an embedding model (Ollama's rule)
+  bool rope = true;                 // bert: learned absolute positions instead
+  bool position_embd = false;       // position_embd.weight added to the token embeddings
+  bool gated_ffn = true;            // bert: up (+bias) -> GELU -> down (+bias), no gate
+  uint32_t n_token_types = 0;       // rows of token_types.weight
+  bool cls_dense = false;           // rank head: cls.weight/bias then tanh before cls.output
+  uint32_t n_cls_out = 0;           // rank head outputs (rows of cls.output.weight)
+  bool is_encoder() const { return arch == Arch::Bert || arch == Arch::NomicBert; }
+  // Length of one pooled output: the classification head's for rank pooling, else n_embd.
+  uint32_t n_embd_out() const { return pooling == Pooling::Rank ? n_cls_out : n_embd; }
 
   uint32_t n_embd_k_gqa() const { return head_dim * n_head_kv; }
   uint32_t n_embd_v_gqa() const { return head_dim_v * n_head_kv; }

@@ -47,14 +47,59 @@ const char* suffix(Weight w) {
       return "ffn_down.weight";
     case Weight::PostFfnNorm:
       return "post_ffw_norm.weight";
+    case Weight::TokenTypes:
+      return "token_types.weight";
+    case Weight::PosEmbd:
+      return "position_embd.weight";
+    case Weight::TokenEmbdNorm:
+      return "token_embd_norm.weight";
+    case Weight::TokenEmbdNormBias:
+      return "token_embd_norm.bias";
+    case Weight::AttnOutBias:
+      return "attn_output.bias";
+    case Weight::AttnOutNorm:
+      return "attn_output_norm.weight";
+    case Weight::AttnOutNormBias:
+      return "attn_output_norm.bias";
+    case Weight::FfnUpBias:
+      return "ffn_up.bias";
+    case Weight::FfnDownBias:
+      return "ffn_down.bias";
+    case Weight::LayerOutNorm:
+      return "layer_output_norm.weight";
+    case Weight::LayerOutNormBias:
+      return "layer_output_norm.bias";
+    case Weight::Cls:
+      return "cls.weight";
+    case Weight::ClsBias:
+      return "cls.bias";
+    case Weight::ClsOut:
+      return "cls.output.weight";
+    case Weight::ClsOutBias:
+      return "cls.output.bias";
   }
   return "";
 }
 }  // namespace
 
 bool is_per_layer(Weight w) {
-  return w != Weight::TokenEmbd && w != Weight::OutputNorm && w != Weight::Output &&
-         w != Weight::RopeFreqs;
+  switch (w) {
+    case Weight::TokenEmbd:
+    case Weight::OutputNorm:
+    case Weight::Output:
+    case Weight::RopeFreqs:
+    case Weight::TokenTypes:
+    case Weight::PosEmbd:
+    case Weight::TokenEmbdNorm:
+    case Weight::TokenEmbdNormBias:
+    case Weight::Cls:
+    case Weight::ClsBias:
+    case Weight::ClsOut:
+    case Weight::ClsOutBias:
+      return false;
+    default:
+      return true;
+  }
 }
 
 std::string weight_name(Weight w, uint32_t layer) {

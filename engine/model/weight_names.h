@@ -28,6 +28,23 @@ enum class Weight {
   FfnUp,
   FfnDown,
   PostFfnNorm,
+  // Encoder (BERT-family) models: learned token-type and position embeddings, LayerNorms with
+  // biases after each residual add, projection biases, and a cross-encoder's classification head.
+  TokenTypes,
+  PosEmbd,
+  TokenEmbdNorm,
+  TokenEmbdNormBias,
+  AttnOutBias,
+  AttnOutNorm,
+  AttnOutNormBias,
+  FfnUpBias,
+  FfnDownBias,
+  LayerOutNorm,
+  LayerOutNormBias,
+  Cls,
+  ClsBias,
+  ClsOut,
+  ClsOutBias,
 };
 
 // Name of a global weight (layer ignored) or of layer `layer`'s weight, e.g. "blk.3.attn_q.weight".

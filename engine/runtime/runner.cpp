@@ -98,6 +98,9 @@ struct Runner::Impl {
         opt(o),
         matmul(ctx.pipelines()),
         rec(ctx.device()) {
+    if (spec.is_encoder()) {
+      throw std::invalid_argument(spec.arch_name + " is an encoder model: run it with an Encoder");
+    }
     if (opt.max_context == 0) opt.max_context = std::min<uint32_t>(spec.n_ctx_train, 8192);
     if (opt.max_context == 0) opt.max_context = 2048;
     opt.max_seqs = std::max<uint32_t>(opt.max_seqs, 1);
@@ -148,8 +151,8 @@ struct Runner::Impl {
     sel_in = vk::Buffer(ctx.device(), 4 * R, vk::MemoryKind::Upload, "step logits rows");
     meta_in = vk::Buffer(ctx.device(), 4ull * max_meta_words, vk::MemoryKind::Upload,
                          "step batch metadata");
-    readback =
-        vk::Buffer(ctx.device(), 4 * (R * V + S_words()), vk::MemoryKind::Readback, "step results");
+    readback = vk::Buffer(ctx.device(), 4 * (R * std::max(V, E) + S_words()),
+                          vk::MemoryKind::Readback, "step results");
   }
   uint64_t S_words() const { return std::max<uint32_t>(max_rows, 4); }
 
@@ -368,6 +371,14 @@ uint64_t Runner::device_bytes() const {
 }
 
 StepResult Runner::step(std::span<SequenceStep> batch, bool greedy_only) {
+  return run_step(batch, greedy_only, /*hidden=*/false);
+}
+
+StepResult Runner::step_hidden(std::span<SequenceStep> batch) {
+  return run_step(batch, /*greedy_only=*/false, /*hidden=*/true);
+}
+
+StepResult Runner::run_step(std::span<SequenceStep> batch, bool greedy_only, bool hidden) {
   Impl& I = *impl_;
   const auto& spec = model_->spec();
   if (batch.empty()) throw std::invalid_argument("Runner::step: empty batch");
@@ -480,6 +491,10 @@ StepResult Runner::step(std::span<SequenceStep> batch, bool greedy_only) {
     rec.barrier();
     I.norm(I.xsel, model_->get(Weight::OutputNorm), I.hsel, spec.n_embd, R);
     rec.barrier();
+    if (hidden)
+      rec.copy(I.hsel.sub(0, R * spec.n_embd * 4ull), I.readback.slice(0, R * spec.n_embd * 4ull));
+  }
+  if (R > 0 && !hidden) {
     I.product(I.mm(model_->output(), I.hsel, I.logits, R));
     rec.barrier();
     if (spec.final_softcap > 0) {
@@ -496,7 +511,21 @@ StepResult Runner::step(std::span<SequenceStep> batch, bool greedy_only) {
   rec.timestamp("output");
   rec.submit_and_wait();
 
-  if (R > 0) {
+  if (R > 0 && hidden) {
+    const float* hs = reinterpret_cast<const float*>(I.readback.mapped());
+    result.hidden.resize(batch.size());
+    uint32_t row = 0;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      const auto& s = batch[i];
+      const uint32_t rows = s.logits == LogitsWanted::All ? static_cast<uint32_t>(s.tokens.size())
+                            : s.logits == LogitsWanted::Last ? 1
+                                                             : 0;
+      result.hidden[i].assign(hs + uint64_t(row) * spec.n_embd,
+                              hs + uint64_t(row + rows) * spec.n_embd);
+      row += rows;
+    }
+  }
+  if (R > 0 && !hidden) {
     const float* lg = reinterpret_cast<const float*>(I.readback.mapped());
     const uint32_t* gr = reinterpret_cast<const uint32_t*>(I.readback.mapped() +
                                                            uint64_t(I.max_rows) * spec.n_vocab * 4);

@@ -45,6 +45,9 @@ struct StepResult {
   std::vector<std::vector<float>> logits;
   // Per sequence: the argmax of its last row (computed on the device), or -1 if none asked.
   std::vector<int32_t> greedy;
+  // step_hidden() only: per sequence, its requested rows of hidden states after the final norm
+  // (n_embd each), concatenated.
+  std::vector<std::vector<float>> hidden;
 };
 
 class Runner {
@@ -65,11 +68,16 @@ class Runner {
   // cannot supply them; the caller should preempt and retry), and on success commits the tokens
   // to each table. With greedy_only, only StepResult::greedy is filled (no logits download).
   StepResult step(std::span<SequenceStep> batch, bool greedy_only = false);
+  // Like step(), but the requested rows come back as hidden states after the final norm instead
+  // of logits (no LM head): decoder models used as embedders (Qwen3-Embedding).
+  StepResult step_hidden(std::span<SequenceStep> batch);
 
   // GPU time of the last step's phases, from timestamps (empty if unsupported).
   std::vector<std::pair<std::string, double>> last_step_timings() const;
 
  private:
+  StepResult run_step(std::span<SequenceStep> batch, bool greedy_only, bool hidden);
+
   struct Impl;
   Model* model_;
   RunnerOptions options_;

@@ -66,7 +66,7 @@ void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) 
     uint32_t n_tokens, n_seqs, n_q_heads, n_kv_heads, q_off, q_stride, out_off, out_stride;
     float scale, softcap;
     uint32_t window, n_splits;
-    uint32_t pad;
+    uint32_t non_causal;
   } push{a.batch.n_tokens,
          a.batch.n_seqs,
          a.n_q_heads,
@@ -80,6 +80,7 @@ void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) 
          a.window,
          a.n_splits,
          0};
+  push.non_causal = a.causal ? 0 : 1;
   const Groups groups{div_up(a.max_q_len, bq), a.batch.n_seqs, n_kv * a.n_splits};
   if (a.n_splits == 1) {
     rec.dispatch(p, {a.q.data, a.k_cache.data, a.v_cache.data, a.batch.meta, a.out.data}, push,

@@ -2,7 +2,7 @@
 // in one kernel: flash-attention style tiles, online softmax, GQA packing (the query heads that
 // share a KV head are processed together), causal and sliding-window masks computed from
 // positions, optional logit soft-capping, and split-K over the KV length with a reduction pass
-// for long contexts.
+// for long contexts. Non-causal attention (encoders) is the same kernel with the causal mask off.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +23,7 @@ struct AttentionArgs {
   float scale = 0.f;      // usually 1/sqrt(head_dim)
   float softcap = 0.f;    // 0: off
   uint32_t window = 0;    // 0: off; else keys with q_pos - k_pos < window are visible
+  bool causal = true;     // false: every key of the sequence is visible (encoders)
   uint32_t n_splits = 1;  // split-K factor; > 1 needs `scratch`
   BufferSlice scratch;    // attention_scratch_bytes(...) bytes when n_splits > 1
 };

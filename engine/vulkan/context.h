@@ -13,9 +13,11 @@
 //
 // Kernels (each records one dispatch; the caller places barriers):
 //   ops.h        get_rows (embedding, every GGUF weight type), rms_norm (+fused residual add),
-//                add/mul/scale/softcap, glu (SiLU/GELU), rope, write_kv (RoPE + paged K write,
-//                V write), argmax
-//   attention.h  paged attention, prefill + decode, GQA, softcap, sliding window, split-K
+//                layer_norm (weight + bias), add/mul/scale/softcap/gelu/tanh, add_bias, glu
+//                (SiLU/GELU), rope, write_kv (RoPE + paged K write, V write), pool_rows
+//                (mean/first/last per sequence), argmax
+//   attention.h  paged attention, prefill + decode, GQA, softcap, sliding window, split-K,
+//                causal or not (encoders)
 //   engine/kv/kv_layout.h  the paged KV layout and the per-step batch metadata they read
 //
 // Typical use:

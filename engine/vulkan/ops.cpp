@@ -96,6 +96,30 @@ void rms_norm(CommandRecorder& rec, PipelineCache& pc, const RmsNormArgs& a) {
                groups_1d(a.n_rows));
 }
 
+void layer_norm(CommandRecorder& rec, PipelineCache& pc, const LayerNormArgs& a) {
+  require(a.n > 0, "layer_norm: empty rows");
+  struct {
+    uint32_t n, n_rows;
+    float eps;
+  } push{a.n, a.n_rows, a.eps};
+  const bool sg = pc.device().caps().subgroup_arithmetic();
+  uint32_t wg = 64;
+  while (wg < 512 && wg * 4 < a.n) wg *= 2;
+  const Pipeline& p = pipeline(pc, sg ? "layer_norm" : "layer_norm_shmem", 4, sizeof(push), wg);
+  rec.dispatch(p, {a.x, a.weight, a.bias, a.y}, push, groups_1d(a.n_rows));
+}
+
+void pool_rows(CommandRecorder& rec, PipelineCache& pc, PoolMode mode, const BatchInfo& b,
+               BufferSlice x, uint32_t n, BufferSlice out) {
+  require(n > 0 && b.n_seqs > 0, "pool_rows: empty input");
+  struct {
+    uint32_t n, n_tokens, n_seqs, mode;
+  } push{n, b.n_tokens, b.n_seqs, static_cast<uint32_t>(mode)};
+  constexpr uint32_t wg = 64;
+  const Pipeline& p = pipeline(pc, "pool_rows", 3, sizeof(push), wg);
+  rec.dispatch(p, {x, b.meta, out}, push, {div_up(n, wg), b.n_seqs, 1});
+}
+
 namespace {
 void elementwise(CommandRecorder& rec, PipelineCache& pc, uint32_t op, BufferSlice a, BufferSlice b,
                  BufferSlice out, uint32_t n, float s) {
@@ -126,6 +150,24 @@ void softcap(CommandRecorder& rec, PipelineCache& pc, BufferSlice a, BufferSlice
              float cap) {
   require(cap > 0.f, "softcap: cap must be positive");
   elementwise(rec, pc, 3, a, a, out, n, cap);
+}
+
+void add_bias(CommandRecorder& rec, PipelineCache& pc, BufferSlice x, BufferSlice bias, uint32_t n,
+              uint32_t n_rows) {
+  require(n_rows <= 65535, "add_bias: more than 65535 rows");
+  struct {
+    uint32_t n, n_rows, stride, off;
+  } push{n, n_rows, n, 0};
+  constexpr uint32_t wg = 64;
+  const Pipeline& p = pipeline(pc, "add_bias", 2, sizeof(push), wg);
+  rec.dispatch(p, {x, bias}, push, {div_up(n, wg), n_rows, 1});
+}
+
+void gelu(CommandRecorder& rec, PipelineCache& pc, BufferSlice a, BufferSlice out, uint32_t n) {
+  elementwise(rec, pc, 4, a, a, out, n, 0.f);
+}
+void tanh(CommandRecorder& rec, PipelineCache& pc, BufferSlice a, BufferSlice out, uint32_t n) {
+  elementwise(rec, pc, 5, a, a, out, n, 0.f);
 }
 
 void glu(CommandRecorder& rec, PipelineCache& pc, const GluArgs& a) {

@@ -48,6 +48,16 @@ struct RmsNormArgs {
 };
 void rms_norm(CommandRecorder& rec, PipelineCache& pipelines, const RmsNormArgs& a);
 
+// ---- LayerNorm with weight and bias (encoders): y = (x - mean) / sqrt(var + eps) * w + b per
+// row of n contiguous elements; y may be x itself.
+struct LayerNormArgs {
+  BufferSlice x, weight, bias, y;
+  uint32_t n = 0;
+  uint32_t n_rows = 1;
+  float eps = 1e-12f;
+};
+void layer_norm(CommandRecorder& rec, PipelineCache& pipelines, const LayerNormArgs& a);
+
 // ---- Element-wise over n elements (out may alias a).
 void add(CommandRecorder& rec, PipelineCache& pipelines, BufferSlice a, BufferSlice b,
          BufferSlice out, uint32_t n);
@@ -58,6 +68,14 @@ void scale(CommandRecorder& rec, PipelineCache& pipelines, BufferSlice a, Buffer
 // out = cap * tanh(a / cap)
 void softcap(CommandRecorder& rec, PipelineCache& pipelines, BufferSlice a, BufferSlice out,
              uint32_t n, float cap);
+// x[r * n + i] += bias[i] for every row r < n_rows (projection biases).
+void add_bias(CommandRecorder& rec, PipelineCache& pipelines, BufferSlice x, BufferSlice bias,
+              uint32_t n, uint32_t n_rows);
+// out = gelu(a) (tanh approximation, as ggml), out = tanh(a)
+void gelu(CommandRecorder& rec, PipelineCache& pipelines, BufferSlice a, BufferSlice out,
+          uint32_t n);
+void tanh(CommandRecorder& rec, PipelineCache& pipelines, BufferSlice a, BufferSlice out,
+          uint32_t n);
 
 // ---- Gated FFN activation: out = act(gate) * up, row by row.
 enum class GluActivation : uint32_t { Silu = 0, GeluTanh = 1 };
@@ -102,6 +120,12 @@ struct CacheRegion {
 void write_kv(CommandRecorder& rec, PipelineCache& pipelines, const RopeParams* rope,
               const BatchInfo& batch, const HeadRows& src, uint32_t head_dim,
               const CacheRegion& cache);
+
+// ---- Pooling (embedding models): out[s] = the mean, first or last of sequence s's rows of x
+// (n elements each; sequences as in the step's batch metadata).
+enum class PoolMode : uint32_t { Mean = 0, First = 1, Last = 2 };
+void pool_rows(CommandRecorder& rec, PipelineCache& pipelines, PoolMode mode,
+               const BatchInfo& batch, BufferSlice x, uint32_t n, BufferSlice out);
 
 // ---- Greedy sampling: out[r] (uint32) = argmax over the n logits of row r (lowest index on ties).
 // Rows longer than kArgmaxChunk are reduced in two passes when `scratch` (argmax_scratch_bytes())

@@ -77,7 +77,10 @@ void add_dev_commands(CLI::App& app) {
   auto args = std::make_shared<MakeModelArgs>();
   CLI::App* make = dev->add_subcommand(
       "make-model", "Write a random-weight GGUF model with a real architecture's layout");
-  make->add_option("--arch", args->arch, "llama, qwen2, qwen3, gemma2, gemma3 or phi3")
+  make->add_option("--arch", args->arch,
+                   "llama, qwen2, qwen3, qwen3-embedding, gemma2, gemma3, phi3, bert, "
+                   "nomic-bert or bert-rerank (encoders want a WordPiece vocab, e.g. "
+                   "ggml-vocab-bert-bge.gguf)")
       ->capture_default_str();
   make->add_option("--shape", args->shape,
                    "tiny, llama3.2-1b, llama3.1-8b, qwen2.5-0.5b or WxLxHxKV "

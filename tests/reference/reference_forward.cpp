@@ -262,6 +262,7 @@ std::vector<float> ReferenceModel::forward_one(int32_t token, uint32_t pos, bool
     for (size_t i = 0; i < x.size(); ++i) x[i] += d[i];
   }
   if (!want_logits) return {};
+  if (hidden_out_) return rms_norm(x, out_norm_);
   auto logits = matvec(out_, rms_norm(x, out_norm_));
   if (s.final_softcap > 0) {
     for (auto& z : logits) z = static_cast<float>(s.final_softcap * std::tanh(z / s.final_softcap));
@@ -278,6 +279,13 @@ std::vector<std::vector<float>> ReferenceModel::forward(std::span<const int32_t>
     if (all_rows || last) out.push_back(std::move(row));
   }
   return out;
+}
+
+std::vector<std::vector<float>> ReferenceModel::hidden_states(std::span<const int32_t> tokens) {
+  hidden_out_ = true;
+  auto rows = forward(tokens, /*all_rows=*/true);
+  hidden_out_ = false;
+  return rows;
 }
 
 }  // namespace vkllm::reference

@@ -28,6 +28,9 @@ class ReferenceModel {
   // Appends `tokens` at the next positions and returns the logits after each of them
   // (tokens.size() rows of n_vocab), or only after the last one (one row) unless all_rows.
   std::vector<std::vector<float>> forward(std::span<const int32_t> tokens, bool all_rows = true);
+  // Like forward(), but each row is the hidden state after the final norm (n_embd; no LM head):
+  // what a decoder used as an embedder pools.
+  std::vector<std::vector<float>> hidden_states(std::span<const int32_t> tokens);
   void reset() {
     layers_cache_.assign(spec_.n_layer, {});
     n_past_ = 0;
@@ -63,6 +66,7 @@ class ReferenceModel {
   std::vector<Layer> layers_;
   std::vector<Cache> layers_cache_;
   uint32_t n_past_ = 0;
+  bool hidden_out_ = false;
 };
 
 }  // namespace vkllm::reference
