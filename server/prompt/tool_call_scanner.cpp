@@ -62,6 +62,7 @@ bool read_arguments(const Json& value, Json& out) {
 
 ToolCallScanner::ToolCallScanner(std::string tag, std::vector<std::string> tool_names)
     : tag_(tag_or_default(tag)), names_(std::move(tool_names)) {
+  std::erase(names_, std::string());  // a nameless tool can never be called
   json_tag_ = tag_ == "{" || tag_ == "[";
   json_allowed_ = json_tag_;
   if (!json_tag_) tags_.push_back(tag_);
