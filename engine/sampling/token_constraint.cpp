@@ -1,6 +1,7 @@
 #include "engine/sampling/token_constraint.h"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 
 #include "engine/sampling/compiled_format.h"
@@ -76,20 +77,25 @@ void TokenConstraint::mask(std::span<float> logits) const {
   const auto& bits = impl_->allowed();
   const size_t n = std::min(logits.size(), static_cast<size_t>(impl_->vocab->size()));
   constexpr float kOff = -std::numeric_limits<float>::infinity();
+  // Per word of 64 tokens, touch only the minority: the blocked tokens where most are allowed
+  // (inside strings), the allowed ones (saved, then the word filled) where few are.
   for (size_t w = 0; w * 64 < n; ++w) {
-    const uint64_t word = bits[w];
-    if (word == ~uint64_t{0}) continue;
-    const size_t end = std::min(n, w * 64 + 64);
-    if (word == 0) {
-      std::fill(logits.begin() + static_cast<std::ptrdiff_t>(w * 64),
-                logits.begin() + static_cast<std::ptrdiff_t>(end), kOff);
+    const size_t base = w * 64;
+    const size_t len = std::min<size_t>(64, n - base);
+    const uint64_t valid = len < 64 ? (uint64_t{1} << len) - 1 : ~uint64_t{0};
+    const uint64_t on = bits[w] & valid;
+    const uint64_t off = ~bits[w] & valid;
+    float* row = logits.data() + base;
+    if (std::popcount(off) <= std::popcount(on)) {
+      for (uint64_t b = off; b != 0; b &= b - 1) row[std::countr_zero(b)] = kOff;
       continue;
     }
-    // Branch-free: the allowed bits of a mixed word are unpredictable.
-    float* row = logits.data() + w * 64;
-    for (size_t j = 0; j < end - w * 64; ++j) {
-      row[j] = ((word >> j) & 1) ? row[j] : kOff;
-    }
+    float kept[64];
+    int k = 0;
+    for (uint64_t b = on; b != 0; b &= b - 1) kept[k++] = row[std::countr_zero(b)];
+    std::fill(row, row + len, kOff);
+    k = 0;
+    for (uint64_t b = on; b != 0; b &= b - 1) row[std::countr_zero(b)] = kept[k++];
   }
   for (size_t i = n; i < logits.size(); ++i) logits[i] = kOff;
 }
