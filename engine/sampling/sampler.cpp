@@ -22,8 +22,9 @@ void renormalise(std::vector<Candidate>& c) {
 // Per engine thread, not per sequence: a 128k row needs a megabyte of scratch, and the samplers
 // of one thread run one after the other.
 struct Scratch {
-  std::vector<float> row;   // penalised logits
-  std::vector<float> exps;  // exp(logit - max) over the row
+  std::vector<float> row;     // penalised logits
+  std::vector<float> exps;    // exp(logit - max) over the row
+  std::vector<float> scaled;  // logits over the temperature (mirostat)
   std::vector<Candidate> candidates;
 };
 thread_local Scratch scratch;
@@ -211,34 +212,45 @@ void Sampler::update_mu(const std::vector<Candidate>&, int32_t, float p_chosen) 
   mu_ -= params_.mirostat_eta * (surprise - params_.mirostat_tau);
 }
 
-int32_t Sampler::mirostat_v1(std::vector<Candidate>& c) {
-  softmax(c);
-  const int m = std::min<int>(100, static_cast<int>(c.size()) - 1);
-  double sum_ti_bi = 0, sum_ti_sq = 0;
-  for (int i = 0; i < m; ++i) {
-    double t = std::log(double(i + 2) / double(i + 1));
-    double b = std::log(double(c[i].p) / double(c[i + 1].p));
-    sum_ti_bi += t * b;
-    sum_ti_sq += t * t;
-  }
-  const double s_hat = sum_ti_sq > 0 ? sum_ti_bi / sum_ti_sq : 1.0;
-  const double eps = s_hat - 1.0;
-  const double n = static_cast<double>(c.size());
-  double k = std::pow((eps * std::pow(2.0, mu_)) / (1.0 - std::pow(n, -eps)), 1.0 / s_hat);
-  if (!std::isfinite(k)) k = n;
-  const size_t keep = std::clamp<size_t>(static_cast<size_t>(std::llround(k)), 1, c.size());
-  c.resize(keep);
-  renormalise(c);
-  int32_t id = draw(c);
-  auto it = std::find_if(c.begin(), c.end(), [&](const Candidate& x) { return x.id == id; });
-  update_mu(c, id, it->p);
-  return id;
-}
+// Mirostat over the whole row at the temperature, ordered lazily like sample_whole_row(): v1
+// reads the best 100 to estimate the Zipf exponent and keeps its k, v2 keeps the tokens whose
+// surprise is at most mu.
+int32_t Sampler::sample_mirostat(std::span<const float> row) {
+  auto& scaled = scratch.scaled;
+  scaled.resize(row.size());
+  for (size_t i = 0; i < row.size(); ++i) scaled[i] = row[i] / params_.temperature;
+  const float max = row_max(scaled);
+  auto& exps = scratch.exps;
+  exps.resize(row.size());
+  const double sum = exp_row(scaled, 1.0f, max, exps);
+  auto& c = scratch.candidates;
+  LazyOrder order(scaled, max, c);
+  if (!order.reach(0)) return 0;  // a row of NaNs
+  auto prob = [&](size_t i) { return c[i].p = static_cast<float>(exps[c[i].id] / sum); };
 
-int32_t Sampler::mirostat_v2(std::vector<Candidate>& c) {
-  softmax(c);
   size_t keep = 1;
-  while (keep < c.size() && -std::log2(c[keep].p) <= mu_) ++keep;
+  if (params_.mirostat == 1) {
+    const int m = std::min<int>(100, static_cast<int>(row.size()) - 1);
+    order.reach(static_cast<size_t>(std::max(m, 0)));
+    double sum_ti_bi = 0, sum_ti_sq = 0;
+    for (int i = 0; i < m && static_cast<size_t>(i + 1) < c.size(); ++i) {
+      double t = std::log(double(i + 2) / double(i + 1));
+      double b = std::log(double(prob(i)) / double(prob(i + 1)));
+      sum_ti_bi += t * b;
+      sum_ti_sq += t * t;
+    }
+    const double s_hat = sum_ti_sq > 0 ? sum_ti_bi / sum_ti_sq : 1.0;
+    const double eps = s_hat - 1.0;
+    const double n = static_cast<double>(row.size());
+    double k = std::pow((eps * std::pow(2.0, mu_)) / (1.0 - std::pow(n, -eps)), 1.0 / s_hat);
+    if (!std::isfinite(k)) k = n;
+    keep = std::clamp<size_t>(static_cast<size_t>(std::llround(k)), 1, row.size());
+    if (!order.reach(keep - 1)) keep = c.size();
+    for (size_t i = 0; i < keep; ++i) prob(i);
+  } else {
+    prob(0);
+    while (order.reach(keep) && -std::log2(prob(keep)) <= mu_) ++keep;
+  }
   c.resize(keep);
   renormalise(c);
   int32_t id = draw(c);
@@ -351,14 +363,8 @@ int32_t Sampler::sample(std::span<const float> logits) {
   const std::span<const float> row = penalised_row(logits);
   if (greedy()) return row_argmax(row);
 
+  if (params_.mirostat != 0) return sample_mirostat(row);
   auto& c = scratch.candidates;
-  if (params_.mirostat != 0) {
-    c.resize(row.size());
-    for (size_t i = 0; i < row.size(); ++i) {
-      c[i] = {static_cast<int32_t>(i), row[i] / params_.temperature};
-    }
-    return params_.mirostat == 1 ? mirostat_v1(c) : mirostat_v2(c);
-  }
   if (!sorted_candidates(row, c)) return sample_whole_row(row, nullptr);
   truncate_sorted(c);
   return draw(c);

@@ -4,8 +4,8 @@
 // give the same tokens.
 //
 // Candidates are ordered by logit, the lower id first among equals. Over a whole vocabulary
-// (top_k 0) the chain never sorts it: the nucleus, the min_p survivors or the draw's landing
-// point are found by sorting bands of the best logits as far as they are needed.
+// (top_k 0, mirostat) the chain never sorts it: the nucleus, the min_p or mirostat survivors or
+// the draw's landing point are found by sorting bands of the best logits as far as needed.
 #pragma once
 
 #include <cstdint>
@@ -64,8 +64,7 @@ class Sampler {
   // or with `all` fills it with the whole distribution instead.
   int32_t sample_whole_row(std::span<const float> row, std::vector<Candidate>* all);
   int32_t draw(std::vector<Candidate>& c);  // from softmax probabilities
-  int32_t mirostat_v1(std::vector<Candidate>& c);
-  int32_t mirostat_v2(std::vector<Candidate>& c);
+  int32_t sample_mirostat(std::span<const float> row);
   void update_mu(const std::vector<Candidate>& c, int32_t chosen, float p_chosen);
 
   SamplingParams params_;

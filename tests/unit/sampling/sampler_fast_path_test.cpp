@@ -79,6 +79,59 @@ class Reference {
     return c;
   }
 
+  // Mirostat 1 and 2 as llama.cpp writes them, over the fully sorted row.
+  int32_t sample_mirostat(std::vector<float> logits) {
+    std::map<int32_t, int32_t> counts;
+    for (int32_t t : recent_) ++counts[t];
+    for (auto [id, n] : counts) {
+      float& l = logits[id];
+      l = l <= 0 ? l * p_.repeat_penalty : l / p_.repeat_penalty;
+      l -= static_cast<float>(n) * p_.frequency_penalty + p_.presence_penalty;
+    }
+    std::vector<Candidate> c;
+    for (size_t i = 0; i < logits.size(); ++i) {
+      c.push_back({static_cast<int32_t>(i), logits[i] / p_.temperature});
+    }
+    std::sort(c.begin(), c.end(), [](const Candidate& a, const Candidate& b) {
+      return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
+    });
+    softmax(c);
+    size_t keep = 1;
+    if (p_.mirostat == 1) {
+      const size_t m = std::min<size_t>(100, c.size() - 1);
+      double sum_ti_bi = 0, sum_ti_sq = 0;
+      for (size_t i = 0; i < m; ++i) {
+        double t = std::log(double(i + 2) / double(i + 1));
+        double b = std::log(double(c[i].p) / double(c[i + 1].p));
+        sum_ti_bi += t * b;
+        sum_ti_sq += t * t;
+      }
+      const double s_hat = sum_ti_bi / sum_ti_sq, eps = s_hat - 1.0;
+      const double n = static_cast<double>(c.size());
+      double k = std::pow((eps * std::pow(2.0, mu_)) / (1.0 - std::pow(n, -eps)), 1.0 / s_hat);
+      if (!std::isfinite(k)) k = n;
+      keep = std::clamp<size_t>(static_cast<size_t>(std::llround(k)), 1, c.size());
+    } else {
+      while (keep < c.size() && -std::log2(c[keep].p) <= mu_) ++keep;
+    }
+    c.resize(keep);
+    renormalise(c);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    const double r = u(rng_);
+    double cum = 0;
+    const Candidate* chosen = &c.back();
+    for (const auto& x : c) {
+      cum += x.p;
+      if (r < cum) {
+        chosen = &x;
+        break;
+      }
+    }
+    mu_ -= p_.mirostat_eta * (-std::log2(chosen->p) - p_.mirostat_tau);
+    return chosen->id;
+  }
+  float mu() const { return mu_; }
+
   int32_t sample(const std::vector<float>& logits) {
     auto c = distribution(logits);
     if (p_.temperature <= 0.0f) return c[0].id;
@@ -132,6 +185,7 @@ class Reference {
   SamplingParams p_;
   std::mt19937_64 rng_;
   std::deque<int32_t> recent_;
+  float mu_ = 2.0f * p_.mirostat_tau;
 };
 
 enum class Shape { kPeaked, kFlat, kTiesAndMasked };
@@ -182,9 +236,9 @@ void compare(const SamplingParams& base, size_t n, Shape shape, std::mt19937& rn
   auto want = ref.distribution(logits);
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) {
-    ASSERT_EQ(got[i].id, want[i].id) << "rank " << i << " logits " << got[i].logit << " "
-                                     << want[i].logit << " p " << got[i].p << " " << want[i].p
-                                     << " prev " << got[i - 1].logit << " " << want[i - 1].logit;
+    ASSERT_EQ(got[i].id, want[i].id)
+        << "rank " << i << " logits " << got[i].logit << " " << want[i].logit << " p " << got[i].p
+        << " " << want[i].p << " prev " << got[i - 1].logit << " " << want[i - 1].logit;
     ASSERT_NEAR(got[i].p, want[i].p, 1e-6 * want[i].p + 1e-12) << "rank " << i;
   }
   for (int i = 0; i < draws; ++i) {
@@ -253,6 +307,32 @@ TEST(SamplerFastPath, TopKAtOrAboveTheVocabularyIsTheWholeRow) {
   SCOPED_TRACE(r.trace());
   compare(params(5000, 0.9f, 0.0f, 1.0f, 0.8f), 5000, Shape::kPeaked, r.rng, 10);
   compare(params(9999, 0.9f, 0.0f, 1.0f, 0.8f), 5000, Shape::kFlat, r.rng, 10);
+}
+
+TEST(SamplerFastPath, MirostatMatchesTheFullSortReference) {
+  Seeded r;
+  SCOPED_TRACE(r.trace());
+  for (int version : {1, 2}) {
+    for (size_t n : {size_t{1000}, size_t{32000}}) {
+      for (Shape shape : {Shape::kPeaked, Shape::kFlat}) {
+        SCOPED_TRACE("mirostat " + std::to_string(version) + ", vocab " + std::to_string(n));
+        SamplingParams p = params(40, 0.9f, 0.0f, 1.0f, 0.9f);
+        p.mirostat = version;
+        p.mirostat_tau = shape == Shape::kFlat ? 8.0f : 3.0f;
+        p.seed = static_cast<int64_t>(r.rng());
+        Sampler fast(p);
+        Reference ref(p);
+        auto logits = make_logits(r.rng, n, shape);
+        for (int i = 0; i < 12; ++i) {
+          int32_t a = fast.sample(logits), b = ref.sample_mirostat(logits);
+          ASSERT_EQ(a, b) << "draw " << i;
+          ASSERT_NEAR(fast.mirostat_mu(), ref.mu(), 1e-5) << "draw " << i;
+          fast.accept(a);
+          ref.accept(b);
+        }
+      }
+    }
+  }
 }
 
 TEST(RowKernels, FastExpIsWithinAnUlpOfExp) {
