@@ -61,6 +61,7 @@ RunnerOptions RunnerOptions::from_env() {
   if (const char* mv = std::getenv("VKLLM_MATVEC_MAX_BATCH"); mv && *mv) {
     o.matvec_max_batch = static_cast<uint32_t>(std::strtoul(mv, nullptr, 10));
   }
+  if (const char* w = std::getenv("VKLLM_WARM_UP"); w && *w) o.warm_up = std::string(w) != "0";
   if (const char* bs = std::getenv("VKLLM_BLOCK_SIZE"); bs && *bs) {
     o.block_size = static_cast<uint32_t>(std::strtoul(bs, nullptr, 10));
     if (o.block_size == 0 || o.block_size > 256) {
@@ -356,6 +357,7 @@ struct Runner::Impl {
 Runner::Runner(Model& model, const RunnerOptions& options)
     : model_(&model), options_(options), impl_(std::make_unique<Impl>(model, options)) {
   options_ = impl_->opt;
+  if (options_.warm_up) warm_up();
 }
 
 Runner::~Runner() = default;
@@ -546,6 +548,53 @@ StepResult Runner::run_step(std::span<SequenceStep> batch, bool greedy_only, boo
   }
   for (auto& s : batch) s.table->commit(s.tokens);
   return result;
+}
+
+size_t Runner::warm_up() {
+  auto& P = impl_->ctx.pipelines();
+  const uint64_t before = P.stats().created;
+  std::vector<vk::PipelineDesc> descs;
+  {
+    vk::PipelineCache::Collector collect(P);
+    impl_->rec.set_dry(true);
+    struct Wet {
+      vk::CommandRecorder& rec;
+      ~Wet() { rec.set_dry(false); }
+    } wet{impl_->rec};
+    // Dry steps on throwaway tables: their blocks never reach the real pool's prefix cache.
+    const uint32_t bs = options_.block_size;
+    kv::BlockPool scratch(options_.max_context / bs + 2);
+    const uint32_t big = std::min(options_.max_batch_tokens, options_.max_context);
+    const std::vector<int32_t> zeros(big, 0);
+    auto dry_step = [&](kv::BlockTable& table, uint32_t n, LogitsWanted logits) {
+      SequenceStep s{&table, std::span(zeros).first(n), logits};
+      step(std::span(&s, 1), /*greedy_only=*/true);
+    };
+    auto fresh_step = [&](uint32_t n) {
+      kv::BlockTable table(scratch, bs);
+      dry_step(table, n, n <= options_.max_logits_rows ? LogitsWanted::All : LogitsWanted::Last);
+    };
+    // Query lengths up to 16 pick the attention's rows per workgroup; 1 and 2.. the matvec
+    // widths; above matvec_max_batch the GEMM; the logits rows the output product's kernel.
+    const auto& spec = model_->spec();
+    const uint32_t ratio = std::max(1u, spec.n_head / std::max(1u, spec.n_head_kv));
+    const uint32_t short_max = std::min(big, std::max(2u, 16 / ratio));
+    for (uint32_t n = 1; n <= short_max; ++n) fresh_step(n);
+    for (uint32_t n : {big, std::min(big, options_.max_logits_rows),
+                       std::min(big, options_.matvec_max_batch + 1)})
+      fresh_step(n);
+    // Decode after a long context: split-K attention and its reduction.
+    kv::BlockTable table(scratch, bs);
+    const uint32_t long_context = std::min(options_.max_context - 1, 320u);
+    while (table.num_tokens() < long_context)
+      dry_step(table, std::min(big, long_context - table.num_tokens()), LogitsWanted::None);
+    dry_step(table, 1, LogitsWanted::Last);
+    descs = collect.descs();
+  }
+  P.build(descs);
+  const uint64_t created = P.stats().created - before;
+  if (created > 0) P.save();
+  return created;
 }
 
 std::vector<std::pair<std::string, double>> Runner::last_step_timings() const {

@@ -27,8 +27,10 @@ struct RunnerOptions {
   // of 8 vectors, larger ones with the tiled GEMM. On an H200 (8B Q4_K_M) passes of matvec beat
   // the GEMM up to 64 tokens: 749 vs 300 tok/s at batch 32, 794 vs 591 at batch 64.
   uint32_t matvec_max_batch = 64;
-  // Reads VKLLM_KV_BUDGET (bytes, with optional K/M/G suffix), VKLLM_BLOCK_SIZE and
-  // VKLLM_MATVEC_MAX_BATCH.
+  // The constructor calls warm_up(), so the first step compiles nothing.
+  bool warm_up = true;
+  // Reads VKLLM_KV_BUDGET (bytes, with optional K/M/G suffix), VKLLM_BLOCK_SIZE,
+  // VKLLM_MATVEC_MAX_BATCH and VKLLM_WARM_UP (0: no warm-up).
   static RunnerOptions from_env();
 };
 
@@ -71,6 +73,13 @@ class Runner {
   // Like step(), but the requested rows come back as hidden states after the final norm instead
   // of logits (no LM head): decoder models used as embedders (Qwen3-Embedding).
   StepResult step_hidden(std::span<SequenceStep> batch);
+
+  // Creates every pipeline a step within the options can use: walks the step recording for
+  // each shape that selects different kernels (decode, short prefill chunks, full chunks,
+  // split-K attention after a long context) with a dry CommandRecorder, then builds what it
+  // asked for on worker threads and saves the device's pipeline cache. Returns how many
+  // pipelines were created.
+  size_t warm_up();
 
   // GPU time of the last step's phases, from timestamps (empty if unsupported).
   std::vector<std::pair<std::string, double>> last_step_timings() const;

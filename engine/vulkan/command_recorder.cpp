@@ -52,8 +52,21 @@ void CommandRecorder::destroy() {
   pool_ = VK_NULL_HANDLE;
 }
 
+void CommandRecorder::set_dry(bool dry) {
+  if (recording_ && !dry_) throw std::logic_error("CommandRecorder::set_dry while recording");
+  recording_ = false;  // an unfinished dry recording has nothing to release
+  dry_ = dry;
+}
+
 void CommandRecorder::begin() {
   if (in_flight_) wait();
+  if (dry_) {
+    labels_.clear();
+    bound_ = VK_NULL_HANDLE;
+    dispatches_ = 0;
+    recording_ = true;
+    return;
+  }
   VkDevice d = device_.handle();
   check(vkResetCommandBuffer(cmd_, 0), "vkResetCommandBuffer");
   for (VkDescriptorPool p : descriptor_pools_)
@@ -140,6 +153,12 @@ void CommandRecorder::dispatch(const Pipeline& pipeline, std::span<const BufferS
                                   " exceed the device limit " +
                                   std::to_string(caps.max_workgroup_count[i]));
   }
+  if (dry_) {
+    ++dispatches_;
+    return;
+  }
+  if (pipeline.is_placeholder())
+    throw std::logic_error("dispatch of " + desc.shader + ": placeholder pipeline");
   if (bound_ != pipeline.handle()) {
     vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.handle());
     bound_ = pipeline.handle();
@@ -165,6 +184,7 @@ void CommandRecorder::dispatch(const Pipeline& pipeline, std::span<const BufferS
 }
 
 void CommandRecorder::barrier() {
+  if (dry_) return;
   auto b = make<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
   b.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
   b.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
@@ -178,7 +198,7 @@ void CommandRecorder::copy(BufferSlice src, BufferSlice dst) {
   if (dst.size < src.size)
     throw std::invalid_argument("copy of " + std::to_string(src.size) + " bytes into a slice of " +
                                 std::to_string(dst.size));
-  if (src.size == 0) return;
+  if (src.size == 0 || dry_) return;
   VkBufferCopy region{src.offset, dst.offset, src.size};
   vkCmdCopyBuffer(cmd_, src.buffer, dst.buffer, 1, &region);
 }
@@ -187,11 +207,11 @@ void CommandRecorder::fill(BufferSlice dst, uint32_t word) {
   if (dst.offset % 4 || dst.size % 4)
     throw std::invalid_argument("fill: offset " + std::to_string(dst.offset) + " and size " +
                                 std::to_string(dst.size) + " must be multiples of 4");
-  if (dst.size) vkCmdFillBuffer(cmd_, dst.buffer, dst.offset, dst.size, word);
+  if (dst.size && !dry_) vkCmdFillBuffer(cmd_, dst.buffer, dst.offset, dst.size, word);
 }
 
 void CommandRecorder::timestamp(std::string_view label) {
-  if (!queries_ || labels_.size() >= max_timestamps_) return;
+  if (!queries_ || labels_.size() >= max_timestamps_ || dry_) return;
   vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_,
                       static_cast<uint32_t>(labels_.size()));
   labels_.emplace_back(label);
@@ -199,6 +219,10 @@ void CommandRecorder::timestamp(std::string_view label) {
 
 void CommandRecorder::submit() {
   if (!recording_) throw std::logic_error("CommandRecorder::submit before begin()");
+  if (dry_) {
+    recording_ = false;
+    return;
+  }
   // Results are read by the host after wait(): make device writes visible to host reads.
   auto to_host = make<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
   to_host.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;

@@ -49,6 +49,12 @@ class CommandRecorder {
   // Starts a new recording (waits for the previous submission if still in flight).
   void begin();
 
+  // Dry mode: every call checks its arguments as usual but nothing reaches Vulkan and submit()
+  // runs nothing. Lets a caller walk its recording code to learn which pipelines it uses
+  // (PipelineCache::Collector) before any exist. Switch only between recordings.
+  void set_dry(bool dry);
+  bool dry() const { return dry_; }
+
   // Binds `pipeline` (skipped if already bound), `buffers` at bindings 0..n-1 (offset + size of
   // each slice), the push constants (exactly the pipeline's push_constant_bytes), and dispatches.
   // Throws std::invalid_argument for a wrong buffer count, push size, misaligned offset or a range
@@ -107,6 +113,7 @@ class CommandRecorder {
   VkPipeline bound_ = VK_NULL_HANDLE;
   bool recording_ = false;
   bool in_flight_ = false;
+  bool dry_ = false;
   uint32_t dispatches_ = 0;
 };
 

@@ -7,7 +7,8 @@
 //   Arena             arena.h        big blocks sub-allocated with alignment; mark/reset
 //   upload/download   transfer.h     blocking host<->device copies (memcpy when mapped)
 //   StagingUploader   transfer.h     streaming chunked uploads through a staging ring
-//   PipelineCache     pipeline.h     Pipeline per {embedded shader, spec constants, push size}
+//   PipelineCache     pipeline.h     Pipeline per {embedded shader, spec constants, push size},
+//                                    parallel build(), on-disk VkPipelineCache
 //   CommandRecorder   command_recorder.h  dispatch/barrier/copy/fill/timestamp, submit + wait
 //   Context           here           a Device with its PipelineCache
 //
@@ -47,8 +48,9 @@ namespace vkllm::vk {
 
 class Context {
  public:
-  explicit Context(const DeviceOptions& options = DeviceOptions::from_env())
-      : device_(options), pipelines_(device_) {}
+  explicit Context(const DeviceOptions& options = DeviceOptions::from_env(),
+                   const PipelineCacheOptions& pipeline_cache = PipelineCacheOptions::from_env())
+      : device_(options), pipelines_(device_, pipeline_cache) {}
   Device& device() { return device_; }
   PipelineCache& pipelines() { return pipelines_; }
   const DeviceCapabilities& caps() const { return device_.caps(); }

@@ -1,10 +1,17 @@
 #include "engine/vulkan/pipeline.h"
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <stdexcept>
 #include <string_view>
+#include <thread>
 
 #include "engine/vulkan/device.h"
+#include "engine/vulkan/pipeline_cache_file.h"
 #include "engine/vulkan/vk_error.h"
 #include "shaders/embedded_spirv.h"
 
@@ -18,26 +25,10 @@ const shaders::EmbeddedFile* find_shader(const std::string& name) {
   return nullptr;
 }
 
-}  // namespace
-
-bool has_shader(const std::string& name) {
-  return find_shader(name) != nullptr;
-}
-
-std::string PipelineDesc::key() const {
-  std::string k = shader;
-  for (uint32_t v :
-       {num_buffers, push_constant_bytes, required_subgroup_size, uint32_t(full_subgroups)})
-    k.append("|").append(std::to_string(v));
-  for (uint32_t s : spec) k.append(",").append(std::to_string(s));
-  return k;
-}
-
-Pipeline::Pipeline(Device& device, const PipelineDesc& desc)
-    : device_(device.handle()), desc_(desc), push_descriptors_(device.caps().push_descriptors) {
+// Throws std::invalid_argument when `desc` cannot run on the device.
+const shaders::EmbeddedFile& validate(const DeviceCapabilities& caps, const PipelineDesc& desc) {
   const shaders::EmbeddedFile* spv = find_shader(desc.shader);
   if (!spv) throw std::invalid_argument("no embedded shader named \"" + desc.shader + ".spv\"");
-  const auto& caps = device.caps();
   if (desc.push_constant_bytes % 4 != 0 || desc.push_constant_bytes > caps.max_push_constants)
     throw std::invalid_argument("shader " + desc.shader + ": push constants of " +
                                 std::to_string(desc.push_constant_bytes) +
@@ -52,7 +43,43 @@ Pipeline::Pipeline(Device& device, const PipelineDesc& desc)
   if (desc.full_subgroups && !caps.compute_full_subgroups)
     throw std::invalid_argument("shader " + desc.shader +
                                 ": full subgroups requested but not supported");
+  return *spv;
+}
 
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+}  // namespace
+
+struct CreationFeedback {
+  bool valid = false;
+  bool cache_hit = false;
+};
+
+bool has_shader(const std::string& name) {
+  return find_shader(name) != nullptr;
+}
+
+std::string PipelineDesc::key() const {
+  std::string k = shader;
+  for (uint32_t v :
+       {num_buffers, push_constant_bytes, required_subgroup_size, uint32_t(full_subgroups)})
+    k.append("|").append(std::to_string(v));
+  for (uint32_t s : spec) k.append(",").append(std::to_string(s));
+  return k;
+}
+
+Pipeline::Pipeline(const Device& device, const PipelineDesc& desc, Placeholder)
+    : desc_(desc), push_descriptors_(device.caps().push_descriptors) {
+  validate(device.caps(), desc);
+}
+
+Pipeline::Pipeline(Device& device, const PipelineDesc& desc, VkPipelineCache cache,
+                   CreationFeedback* feedback)
+    : device_(device.handle()), desc_(desc), push_descriptors_(device.caps().push_descriptors) {
+  const shaders::EmbeddedFile* spv = &validate(device.caps(), desc);
   // The embedded bytes are not guaranteed 4-byte aligned; copy into words.
   std::vector<uint32_t> code((spv->size + 3) / 4);
   std::memcpy(code.data(), spv->data, spv->size);
@@ -102,9 +129,21 @@ Pipeline::Pipeline(Device& device, const PipelineDesc& desc)
     if (desc.full_subgroups)
       info.stage.flags |= VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
     info.layout = layout_;
-    VkResult r = vkCreateComputePipelines(device_, VK_NULL_HANDLE, 1, &info, nullptr, &pipeline_);
+    VkPipelineCreationFeedback whole{}, stage{};
+    auto fb = make<VkPipelineCreationFeedbackCreateInfo>(
+        VK_STRUCTURE_TYPE_PIPELINE_CREATION_FEEDBACK_CREATE_INFO);
+    fb.pPipelineCreationFeedback = &whole;
+    fb.pipelineStageCreationFeedbackCount = 1;
+    fb.pPipelineStageCreationFeedbacks = &stage;
+    if (feedback) info.pNext = &fb;
+    VkResult r = vkCreateComputePipelines(device_, cache, 1, &info, nullptr, &pipeline_);
     if (r != VK_SUCCESS)
       throw VulkanError("vkCreateComputePipelines(" + desc.key() + "): " + result_name(r), r);
+    if (feedback) {
+      feedback->valid = whole.flags & VK_PIPELINE_CREATION_FEEDBACK_VALID_BIT;
+      feedback->cache_hit =
+          whole.flags & VK_PIPELINE_CREATION_FEEDBACK_APPLICATION_PIPELINE_CACHE_HIT_BIT;
+    }
   } catch (...) {
     destroy();
     throw;
@@ -116,6 +155,7 @@ Pipeline::~Pipeline() {
 }
 
 void Pipeline::destroy() {
+  if (!device_) return;
   if (pipeline_) vkDestroyPipeline(device_, pipeline_, nullptr);
   if (layout_) vkDestroyPipelineLayout(device_, layout_, nullptr);
   if (set_layout_) vkDestroyDescriptorSetLayout(device_, set_layout_, nullptr);
@@ -126,21 +166,205 @@ void Pipeline::destroy() {
   module_ = VK_NULL_HANDLE;
 }
 
-PipelineCache::PipelineCache(Device& device) : device_(device) {}
-PipelineCache::~PipelineCache() = default;
+namespace {
+thread_local PipelineCache::Collector* t_collector = nullptr;
+}
+
+PipelineCacheOptions PipelineCacheOptions::from_env() {
+  PipelineCacheOptions o;
+  if (const char* dir = std::getenv("VKLLM_PIPELINE_CACHE"); dir && *dir) o.dir = dir;
+  return o;
+}
+
+PipelineCache::PipelineCache(Device& device, const PipelineCacheOptions& options)
+    : device_(device), options_(options) {
+  uint32_t instance_version = VK_API_VERSION_1_0;
+  vkEnumerateInstanceVersion(&instance_version);
+  // Creation feedback is core in 1.3 (the instance asks for at most 1.3).
+  feedback_ =
+      instance_version >= VK_API_VERSION_1_3 && device.caps().api_version >= VK_API_VERSION_1_3;
+  stats_.feedback = feedback_;
+  load_disk_cache();
+}
+
+void PipelineCache::load_disk_cache() {
+  std::vector<std::byte> initial;
+  stats_.disk = "off";
+  if (!options_.dir.empty()) {
+    VkPhysicalDeviceProperties props{};
+    vkGetPhysicalDeviceProperties(device_.physical(), &props);
+    PipelineCacheKey key;
+    key.vendor_id = props.vendorID;
+    key.device_id = props.deviceID;
+    key.driver_version = props.driverVersion;
+    std::copy(std::begin(props.pipelineCacheUUID), std::end(props.pipelineCacheUUID),
+              key.cache_uuid.begin());
+    key.spirv_hash = embedded_spirv_hash();
+    stats_.file = options_.dir / key.file_name();
+    auto decoded = read_pipeline_cache_file(key, stats_.file);
+    if (decoded.rejected.empty()) {
+      initial = std::move(decoded.vulkan_data);
+      stats_.disk = "loaded";
+      stats_.loaded_bytes = initial.size();
+    } else {
+      stats_.disk = decoded.rejected == "absent" ? "absent" : "ignored: " + decoded.rejected;
+    }
+  }
+  auto info = make<VkPipelineCacheCreateInfo>(VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO);
+  info.initialDataSize = initial.size();
+  info.pInitialData = initial.empty() ? nullptr : initial.data();
+  VkResult r = vkCreatePipelineCache(device_.handle(), &info, nullptr, &vk_cache_);
+  if (r != VK_SUCCESS && !initial.empty()) {
+    // The header matched but the driver still refused the data: start empty.
+    stats_.disk = "ignored: the driver refused the data (" + result_name(r) + ")";
+    stats_.loaded_bytes = 0;
+    info.initialDataSize = 0;
+    info.pInitialData = nullptr;
+    r = vkCreatePipelineCache(device_.handle(), &info, nullptr, &vk_cache_);
+  }
+  check(r, "vkCreatePipelineCache");
+}
+
+PipelineCache::~PipelineCache() {
+  bool dirty;
+  {
+    std::lock_guard lock(mutex_);
+    dirty = stats_.created > saved_at_created_;
+  }
+  if (dirty) save();
+  pipelines_.clear();
+  if (vk_cache_) vkDestroyPipelineCache(device_.handle(), vk_cache_, nullptr);
+}
+
+bool PipelineCache::save(std::string* error) {
+  if (stats_.file.empty()) {
+    if (error) *error = "no pipeline cache directory";
+    return false;
+  }
+  try {
+    uint64_t created;
+    {
+      std::lock_guard lock(mutex_);
+      created = stats_.created;
+    }
+    size_t size = 0;
+    check(vkGetPipelineCacheData(device_.handle(), vk_cache_, &size, nullptr),
+          "vkGetPipelineCacheData");
+    std::vector<std::byte> data(size);
+    VkResult r = vkGetPipelineCacheData(device_.handle(), vk_cache_, &size, data.data());
+    if (r != VK_SUCCESS && r != VK_INCOMPLETE) check(r, "vkGetPipelineCacheData");
+    data.resize(size);
+    VkPhysicalDeviceProperties props{};
+    vkGetPhysicalDeviceProperties(device_.physical(), &props);
+    PipelineCacheKey key;
+    key.vendor_id = props.vendorID;
+    key.device_id = props.deviceID;
+    key.driver_version = props.driverVersion;
+    std::copy(std::begin(props.pipelineCacheUUID), std::end(props.pipelineCacheUUID),
+              key.cache_uuid.begin());
+    key.spirv_hash = embedded_spirv_hash();
+    write_pipeline_cache_file(stats_.file, encode_pipeline_cache_file(key, data));
+    std::lock_guard lock(mutex_);
+    saved_at_created_ = std::max(saved_at_created_, created);
+    return true;
+  } catch (const std::exception& e) {
+    if (error) *error = e.what();
+    return false;
+  }
+}
+
+const Pipeline& PipelineCache::create_locked(const std::string& key, const PipelineDesc& desc) {
+  const auto t0 = Clock::now();
+  CreationFeedback fb;
+  auto p = std::make_unique<Pipeline>(device_, desc, vk_cache_, feedback_ ? &fb : nullptr);
+  stats_.create_ms += ms_since(t0);
+  ++stats_.created;
+  if (fb.cache_hit) ++stats_.cache_hits;
+  return *pipelines_.emplace(key, std::move(p)).first->second;
+}
 
 const Pipeline& PipelineCache::get(const PipelineDesc& desc) {
   std::lock_guard lock(mutex_);
   std::string key = desc.key();
   auto it = pipelines_.find(key);
   if (it != pipelines_.end()) return *it->second;
-  auto p = std::make_unique<Pipeline>(device_, desc);
-  return *pipelines_.emplace(std::move(key), std::move(p)).first->second;
+  if (Collector* c = t_collector; c && &c->cache_ == this) {
+    auto [slot, fresh] = c->placeholders_.try_emplace(key);
+    if (fresh) {
+      slot->second = std::make_unique<Pipeline>(device_, desc, Pipeline::Placeholder{});
+      c->order_.push_back(key);
+    }
+    return *slot->second;
+  }
+  return create_locked(key, desc);
+}
+
+void PipelineCache::build(std::span<const PipelineDesc> descs, unsigned threads) {
+  std::vector<const PipelineDesc*> todo;
+  {
+    std::lock_guard lock(mutex_);
+    std::unordered_map<std::string, bool> seen;
+    for (const auto& d : descs) {
+      std::string key = d.key();
+      if (!pipelines_.contains(key) && seen.emplace(key, true).second) todo.push_back(&d);
+    }
+  }
+  if (todo.empty()) return;
+  if (threads == 0) threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+  threads = std::min<unsigned>(threads, static_cast<unsigned>(todo.size()));
+  std::atomic<size_t> next{0};
+  std::mutex error_mutex;
+  std::exception_ptr error;
+  auto work = [&] {
+    for (size_t i; (i = next++) < todo.size();) {
+      try {
+        const auto t0 = Clock::now();
+        CreationFeedback fb;
+        auto p =
+            std::make_unique<Pipeline>(device_, *todo[i], vk_cache_, feedback_ ? &fb : nullptr);
+        const double ms = ms_since(t0);
+        std::lock_guard lock(mutex_);
+        stats_.create_ms += ms;
+        ++stats_.created;
+        if (fb.cache_hit) ++stats_.cache_hits;
+        pipelines_.try_emplace(todo[i]->key(), std::move(p));
+      } catch (...) {
+        std::lock_guard lock(error_mutex);
+        if (!error) error = std::current_exception();
+        next = todo.size();
+      }
+    }
+  };
+  {
+    std::vector<std::jthread> workers;
+    for (unsigned t = 1; t < threads; ++t) workers.emplace_back(work);
+    work();
+  }
+  if (error) std::rethrow_exception(error);
 }
 
 size_t PipelineCache::size() const {
   std::lock_guard lock(mutex_);
   return pipelines_.size();
+}
+
+PipelineCacheStats PipelineCache::stats() const {
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+PipelineCache::Collector::Collector(PipelineCache& cache) : cache_(cache), previous_(t_collector) {
+  t_collector = this;
+}
+
+PipelineCache::Collector::~Collector() {
+  t_collector = previous_;
+}
+
+std::vector<PipelineDesc> PipelineCache::Collector::descs() const {
+  std::vector<PipelineDesc> out;
+  for (const auto& key : order_) out.push_back(placeholders_.at(key)->desc());
+  return out;
 }
 
 }  // namespace vkllm::vk
