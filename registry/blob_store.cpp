@@ -102,6 +102,7 @@ struct BlobWriter::Impl {
   const BlobStore* store = nullptr;
   fs::path temp_path;
   UniqueFd fd;
+  bool hashing = true;
   Sha256 hash;
   std::vector<std::byte> chunk;
   std::deque<std::future<std::vector<std::byte>>> pending;
@@ -109,6 +110,9 @@ struct BlobWriter::Impl {
   size_t frames_written = 0;
   uint64_t total = 0;
   uint64_t stored = 0;
+  size_t sample_frames = 0;
+  std::optional<BlobEncoding> decided;
+  bool replace_raw = false;  // recompress(): the blob exists raw and this copy replaces it
   bool finished = false;
 
   ~Impl() {
@@ -118,6 +122,8 @@ struct BlobWriter::Impl {
       fs::remove(temp_path, ignored);
     }
   }
+
+  bool raw_mode() const { return decided == BlobEncoding::raw; }
 
   void write_next_frame() {
     auto bytes = pending.front().get();
@@ -136,7 +142,27 @@ struct BlobWriter::Impl {
     chunk = {};
     chunk.reserve(store->options().chunk_size);
     while (pending.size() > 2 * store->pool().size()) write_next_frame();
+    if (!decided && sample_frames > 0 && frames.size() > sample_frames) decide_from_sample();
   }
+
+  // Frames 1..sample_frames are in: keep compressing, or write raw from here on.
+  void decide_from_sample() {
+    while (frames_written <= sample_frames) write_next_frame();
+    uint64_t raw = 0, packed = 0;
+    for (size_t i = 1; i <= sample_frames; ++i) {
+      raw += frames[i].decompressed;
+      packed += frames[i].compressed;
+    }
+    if (static_cast<double>(packed) <= static_cast<double>(raw) * (1.0 - min_saving())) {
+      decided = BlobEncoding::zstd_seekable;
+      return;
+    }
+    while (!pending.empty()) write_next_frame();
+    convert_to_raw();
+    decided = BlobEncoding::raw;
+  }
+
+  double min_saving() const { return store->options().min_saving; }
 
   void discard() {
     for (auto& f : pending) f.wait();
@@ -147,12 +173,19 @@ struct BlobWriter::Impl {
     finished = true;
   }
 
-  // Rewrites the compressed temp file as raw bytes (zstd did not save enough).
+  // Rewrites the frames written so far as raw bytes (zstd did not save enough).
   void convert_to_raw() {
+    std::vector<seekable::Frame> table;
+    uint64_t compressed_at = 0, decompressed_at = 0;
+    for (size_t i = 0; i < frames_written; ++i) {
+      table.push_back(
+          {compressed_at, decompressed_at, frames[i].compressed, frames[i].decompressed});
+      compressed_at += frames[i].compressed;
+      decompressed_at += frames[i].decompressed;
+    }
     fs::path raw_path = store->temp_dir() / random_name("", ".tmp");
     UniqueFd raw = create_exclusive(raw_path);
     try {
-      auto table = seekable::read_table(fd.get(), file_size(fd.get(), temp_path), temp_path);
       const size_t batch = std::max<size_t>(1, store->pool().size());
       for (size_t first = 0; first < table.size(); first += batch) {
         std::vector<std::future<std::vector<std::byte>>> parts;
@@ -170,45 +203,59 @@ struct BlobWriter::Impl {
     fs::remove(temp_path, ignored);
     temp_path = raw_path;
     fd = std::move(raw);
-    stored = total;
+    stored = decompressed_at;
   }
 
   BlobInfo commit(const std::optional<Digest>& expected) {
     if (finished) throw RegistryError(ErrorKind::invalid_input, "blob writer already finished");
+    if (!hashing && !expected)
+      throw RegistryError(ErrorKind::invalid_input, "a caller-hashed blob needs its digest");
     try {
-      submit_chunk();
-      while (!pending.empty()) write_next_frame();
-      Digest digest = hash.finish();
+      BlobEncoding encoding = BlobEncoding::raw;
+      if (raw_mode()) {
+        write_all(fd.get(), chunk, temp_path);  // nothing is buffered in raw mode; for safety
+        stored = total;
+      } else {
+        submit_chunk();
+        while (!pending.empty()) write_next_frame();
+      }
+      Digest digest = hashing ? hash.finish() : *expected;
       if (expected && *expected != digest) {
         discard();
         throw RegistryError(
             ErrorKind::digest_mismatch,
             "digest mismatch, expected \"" + expected->str() + "\", got \"" + digest.str() + "\"");
       }
-      auto table = seekable::encode_table(frames);
-      write_all(fd.get(), table, temp_path);
-      stored += table.size();
-      BlobEncoding encoding = BlobEncoding::zstd_seekable;
-      const double limit = static_cast<double>(total) * (1.0 - store->options().min_saving);
-      if (total == 0 || static_cast<double>(stored) > limit) {
-        convert_to_raw();
-        encoding = BlobEncoding::raw;
+      if (!raw_mode()) {
+        auto table = seekable::encode_table(frames);
+        write_all(fd.get(), table, temp_path);
+        stored += table.size();
+        encoding = BlobEncoding::zstd_seekable;
+        const double limit = static_cast<double>(total) * (1.0 - min_saving());
+        if (total == 0 || static_cast<double>(stored) > limit) {
+          convert_to_raw();
+          encoding = BlobEncoding::raw;
+        }
       }
-      if (auto existing = store->info(digest)) {
+      decided = encoding;
+      auto existing = store->info(digest);
+      if (existing && !(replace_raw && encoding != BlobEncoding::raw)) {
         discard();
         return *existing;
       }
       fsync_fd(fd.get(), temp_path);
       fd = UniqueFd();
-      fs::path final_path =
-          store->root() / "blobs" /
-          (digest.file_name() + std::string(encoding == BlobEncoding::raw ? "" : kZstdSuffix));
+      const fs::path base = store->root() / "blobs" / digest.file_name();
+      fs::path final_path = base;
+      if (encoding != BlobEncoding::raw) final_path += kZstdSuffix;
       std::error_code error;
       fs::rename(temp_path, final_path, error);
       if (error)
         throw RegistryError(ErrorKind::io, "cannot rename " + temp_path.string() + " to " +
                                                final_path.string() + ": " + error.message());
       finished = true;
+      // Readers look for the .zst first, so the raw copy can go once the new file is in place.
+      if (replace_raw) fs::remove(base, error);
       fsync_directory(final_path.parent_path());
       return BlobInfo{digest, total, stored, encoding};
     } catch (...) {
@@ -226,10 +273,15 @@ BlobWriter::~BlobWriter() = default;
 void BlobWriter::write(std::span<const std::byte> bytes) {
   Impl& w = *impl_;
   if (w.finished) throw RegistryError(ErrorKind::invalid_input, "blob writer already finished");
-  w.hash.update(bytes);
+  if (w.hashing) w.hash.update(bytes);
   w.total += bytes.size();
   const size_t chunk_size = w.store->options().chunk_size;
   while (!bytes.empty()) {
+    if (w.raw_mode()) {
+      write_all(w.fd.get(), bytes, w.temp_path);
+      w.stored += bytes.size();
+      return;
+    }
     size_t take = std::min(bytes.size(), chunk_size - w.chunk.size());
     w.chunk.insert(w.chunk.end(), bytes.begin(), bytes.begin() + static_cast<ptrdiff_t>(take));
     bytes = bytes.subspan(take);
@@ -243,6 +295,10 @@ void BlobWriter::write(std::string_view bytes) {
 
 uint64_t BlobWriter::bytes_written() const {
   return impl_->total;
+}
+
+std::optional<BlobEncoding> BlobWriter::decided_encoding() const {
+  return impl_->decided;
 }
 
 BlobInfo BlobWriter::commit(const Digest& expected) {
@@ -458,9 +514,11 @@ std::vector<BlobInfo> BlobStore::list() const {
   return out;
 }
 
-BlobWriter BlobStore::begin_write() {
+BlobWriter BlobStore::begin_write(BlobHashing hashing) {
   auto impl = std::make_unique<BlobWriter::Impl>();
   impl->store = this;
+  impl->hashing = hashing == BlobHashing::by_writer;
+  impl->sample_frames = options_.sample_frames;
   impl->temp_path = temp_dir() / random_name("", ".tmp");
   impl->fd = create_exclusive(impl->temp_path);
   impl->chunk.reserve(options_.chunk_size);
@@ -495,6 +553,43 @@ BlobInfo BlobStore::put_file(const fs::path& file, const std::optional<Digest>& 
     offset += n;
   }
   return expected ? writer.commit(*expected) : writer.commit();
+}
+
+BlobInfo BlobStore::adopt_raw(const fs::path& file, const Digest& verified) {
+  UniqueFd fd = open_read(file);
+  const uint64_t size = file_size(fd.get(), file);
+  if (auto existing = info(verified)) {
+    std::error_code ignored;
+    fs::remove(file, ignored);
+    return *existing;
+  }
+  fsync_fd(fd.get(), file);
+  const fs::path final_path = root_ / "blobs" / verified.file_name();
+  std::error_code error;
+  fs::rename(file, final_path, error);
+  if (error)
+    throw RegistryError(ErrorKind::io, "cannot rename " + file.string() + " to " +
+                                           final_path.string() + ": " + error.message());
+  fsync_directory(final_path.parent_path());
+  return BlobInfo{verified, size, size, BlobEncoding::raw};
+}
+
+BlobInfo BlobStore::recompress(const Digest& digest) {
+  auto current = info(digest);
+  if (!current)
+    throw RegistryError(ErrorKind::not_found, "blob \"" + digest.str() + "\" not found");
+  if (current->encoding != BlobEncoding::raw) return *current;
+  BlobReader reader = open(digest);
+  BlobWriter writer = begin_write();
+  writer.impl_->sample_frames = 0;  // judged on the whole blob
+  writer.impl_->replace_raw = true;
+  std::vector<std::byte> buffer(options_.chunk_size);
+  for (;;) {
+    size_t n = reader.read(buffer);
+    if (n == 0) break;
+    writer.write(std::span(buffer).first(n));
+  }
+  return writer.commit(digest);
 }
 
 BlobReader BlobStore::open(const Digest& digest) const {

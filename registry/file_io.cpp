@@ -112,7 +112,10 @@ void fsync_directory(const std::filesystem::path& dir) {
 std::string random_name(std::string_view prefix, std::string_view suffix) {
   static std::atomic<uint64_t> counter{0};
   thread_local std::mt19937_64 rng{std::random_device{}()};
-  uint64_t value = rng() ^ (counter.fetch_add(1) * 0x9e3779b97f4a7c15ULL);
+  // The pid keeps a forked child (whose generator state is a copy) from repeating its parent's
+  // names.
+  uint64_t value = rng() ^ (counter.fetch_add(1) * 0x9e3779b97f4a7c15ULL) ^
+                   (static_cast<uint64_t>(::getpid()) * 0xc2b2ae3d27d4eb4fULL);
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out(prefix);
   for (int i = 0; i < 16; ++i) out.push_back(kHex[(value >> (4 * i)) & 15]);

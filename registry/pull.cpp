@@ -13,11 +13,11 @@
 #include <thread>
 #include <unordered_set>
 
+#include "registry/blob_ingest.h"
 #include "registry/errors.h"
 #include "registry/file_io.h"
 #include "registry/manifest.h"
 #include "registry/oci_url.h"
-#include "registry/sha256.h"
 
 namespace vkllm::registry {
 namespace {
@@ -104,30 +104,17 @@ class PartialDownload {
     catalog_.put_download({digest_, data_path_, size_, completed(), Clock::now()});
   }
 
-  // Hashes the assembled bytes while streaming them into the store; commits only on a match.
-  BlobInfo verify_and_commit(BlobStore& store) {
-    Sha256 hash;
-    BlobWriter writer = store.begin_write();
-    std::vector<std::byte> buffer(size_t{4} << 20);
-    for (uint64_t offset = 0; offset < size_;) {
-      size_t want = static_cast<size_t>(std::min<uint64_t>(buffer.size(), size_ - offset));
-      size_t got = pread_full(fd_.get(), std::span(buffer.data(), want), offset, data_path_);
-      if (got == 0) break;
-      hash.update(std::span<const std::byte>(buffer.data(), got));
-      writer.write(std::span<const std::byte>(buffer.data(), got));
-      offset += got;
+  int fd() const { return fd_.get(); }
+  const std::filesystem::path& data_path() const { return data_path_; }
+  const Digest& digest() const { return digest_; }
+  // Bytes from offset 0 that are complete: what an ingest may hash already.
+  uint64_t contiguous() const {
+    uint64_t sum = 0;
+    for (const auto& part : parts_) {
+      sum += part.completed;
+      if (part.completed < part.size) break;
     }
-    Digest got = hash.finish();
-    if (got != digest_) {
-      discard();
-      throw RegistryError(ErrorKind::digest_mismatch,
-                          "digest mismatch, file must be downloaded again: want " + digest_.str() +
-                              ", got " + got.str());
-    }
-    BlobInfo info = writer.commit(digest_);
-    catalog_.add_blob(info);
-    discard();
-    return info;
+    return sum;
   }
 
   // Forgets the download: files and catalog row.
@@ -227,7 +214,14 @@ Digest pull(const ModelName& name, BlobStore& store, Catalog& catalog, const Pul
   }
   if (seen.insert(manifest.config.digest).second) blobs.push_back(&manifest.config);
 
-  std::vector<std::unique_ptr<PartialDownload>> fresh;
+  // A blob being downloaded and, on another thread, hashed and stored as its bytes arrive.
+  struct Fresh {
+    std::unique_ptr<PartialDownload> download;
+    std::unique_ptr<BlobIngest> ingest;  // destroyed first: it reads the download's file
+  };
+  const IngestCompression compression =
+      options.compress_later ? IngestCompression::deferred : IngestCompression::inline_;
+  std::vector<Fresh> fresh;
   for (const Layer* layer : blobs) {
     check_stop();
     std::string status = "pulling " + layer->digest.short_hex();
@@ -249,6 +243,8 @@ Digest pull(const ModelName& name, BlobStore& store, Catalog& catalog, const Pul
       continue;
     }
     line.update(download->completed(), true);
+    auto ingest = std::make_unique<BlobIngest>(store, download->fd(), download->data_path(),
+                                               layer->size, download->contiguous(), compression);
     auto last_checkpoint = std::chrono::steady_clock::now();
     try {
       client.download_blob(
@@ -263,6 +259,7 @@ Digest pull(const ModelName& name, BlobStore& store, Catalog& catalog, const Pul
               download->checkpoint();
               last_checkpoint = now;
             }
+            ingest->advance(download->contiguous());
             line.update(completed);
           },
           stop);
@@ -272,21 +269,31 @@ Digest pull(const ModelName& name, BlobStore& store, Catalog& catalog, const Pul
     }
     download->checkpoint();
     line.update(download->completed());
-    fresh.push_back(std::move(download));
+    fresh.push_back({std::move(download), std::move(ingest)});
   }
 
   // Every good blob is kept even when another fails, so no finished download lingers as a
   // partial file; the first mismatch is then reported.
   emit("verifying sha256 digest");
   std::exception_ptr first_failure;
-  for (auto& download : fresh) {
+  std::vector<Digest> recompress;
+  for (auto& [download, ingest] : fresh) {
     check_stop();
-    try {
-      download->verify_and_commit(store);
-    } catch (const RegistryError& e) {
-      if (e.kind() != ErrorKind::digest_mismatch) throw;
-      if (!first_failure) first_failure = std::current_exception();
+    const Digest& want = download->digest();
+    BlobIngest::Result result = ingest->finish(want);
+    ingest.reset();
+    if (!result.stored) {
+      download->discard();
+      if (!first_failure) {
+        first_failure = std::make_exception_ptr(RegistryError(
+            ErrorKind::digest_mismatch, "digest mismatch, file must be downloaded again: want " +
+                                            want.str() + ", got " + result.digest.str()));
+      }
+      continue;
     }
+    catalog.add_blob(*result.stored);
+    download->discard();
+    if (result.worth_recompressing) recompress.push_back(want);
   }
   if (first_failure) std::rethrow_exception(first_failure);
   check_stop();
@@ -312,6 +319,7 @@ Digest pull(const ModelName& name, BlobStore& store, Catalog& catalog, const Pul
       }
     }
   }
+  for (const auto& digest : recompress) options.compress_later(digest);
   emit("success");
   return manifest_digest;
 }

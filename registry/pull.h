@@ -14,6 +14,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <stop_token>
 
 #include "registry/blob_store.h"
@@ -31,6 +32,11 @@ struct PullOptions {
   OciClientOptions client;
   std::chrono::milliseconds progress_interval{60};
   std::chrono::milliseconds checkpoint_interval{250};  // how often resume state is saved
+  // Blobs are hashed (and compressed, when a sample of their frames says zstd saves enough)
+  // while they download. Compressing costs ~250 MB/s of CPU per core, more than a fast wire
+  // leaves on small machines; when this is set, such blobs are stored raw and handed to it
+  // after the pull succeeds, for a background BlobStore::recompress().
+  std::function<void(const Digest&)> compress_later;
 };
 
 // Throws OciError for registry failures, worded as Ollama does ("pull model manifest: file
