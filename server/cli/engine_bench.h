@@ -16,8 +16,11 @@ struct BenchArgs {
   // Tokens of context each sequence holds before prefill and decode are timed (llama-bench -d).
   uint32_t depth = 0;
   bool json = false;
+  bool cold =
+      false;  // measure start-up instead: load, pipelines, first token (run_cold_start_bench)
 };
 
 int run_bench(const BenchArgs& args);
+int run_cold_start_bench(const BenchArgs& args);
 
 }  // namespace vkllm::cli

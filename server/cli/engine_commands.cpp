@@ -210,7 +210,11 @@ void add_bench(CLI::App& app) {
   cmd->add_option("--depth", args->depth,
                   "Tokens of context before prefill and decode are timed (llama-bench -d)");
   cmd->add_flag("--json", args->json, "Print JSON");
-  cmd->callback([args] { run_command([&] { return run_bench(*args); }); });
+  cmd->add_flag("--cold", args->cold,
+                "Measure start-up: load, pipeline creation, first request's time to first token");
+  cmd->callback([args] {
+    run_command([&] { return args->cold ? run_cold_start_bench(*args) : run_bench(*args); });
+  });
 }
 
 }  // namespace
