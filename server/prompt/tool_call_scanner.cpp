@@ -114,7 +114,11 @@ void ToolCallScanner::look_for_tag(std::string& content) {
         json = is_json;
       }
     };
-    if (json_tag_ && json_allowed_) consider(tag_, true);
+    // With a JSON tag the answer may open with an object or with an array of them.
+    if (json_tag_ && json_allowed_) {
+      consider("{", true);
+      consider("[", true);
+    }
     for (const auto& t : tags_) consider(t, false);
     // A longer tag may still start here: hold from here on.
     if (partial) {

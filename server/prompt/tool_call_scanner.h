@@ -8,7 +8,7 @@
 // `name[ARGS]{...}`). Separators, brackets and the families' closing tags between calls are
 // skipped. Text that cannot be a call ends the calls: if no call came from the tag, the tag and
 // what follows are content after all. With the JSON tags `{` and `[` calls are only looked for
-// while the answer so far is whitespace, as Ollama does.
+// while the answer so far is whitespace, as Ollama does (an answer opening with either counts).
 #pragma once
 
 #include <string>

@@ -36,6 +36,14 @@ TEST(OutputParserFamilies, Llama3) {
        "",
        {{"get_current_weather", R"j({"location": "Tokyo"})j"},
         {"get_time", R"j({"timezone": "Asia/Tokyo"})j"}}});
+  // An array of calls opens the answer just as well.
+  check(
+      cfg,
+      R"j([{"name": "get_time", "parameters": {"timezone": "UTC"}}, {"name": "get_current_weather", "parameters": {"location": "Oslo"}}])j",
+      {"",
+       "",
+       {{"get_time", R"j({"timezone": "UTC"})j"},
+        {"get_current_weather", R"j({"location": "Oslo"})j"}}});
   // Parameters written as a JSON string.
   check(cfg, R"j({"name": "get_time", "parameters": "{\"timezone\": \"Europe/Rome\"}"})j",
         {"", "", {{"get_time", R"j({"timezone": "Europe/Rome"})j"}}});
@@ -53,6 +61,7 @@ TEST(OutputParserFamilies, Llama3NotCalls) {
   for (std::string_view text : {
            std::string_view(R"j(The object {"name": "get_time", "parameters": {}} is a call.)j"),
            std::string_view(R"j({"answer": 42, "unit": "km"})j"),
+           std::string_view(R"j(["get_time", {"a": 1}])j"),
            std::string_view(R"j({"name": "send_email", "parameters": {"to": "bob"}})j"),
            std::string_view(R"j({"name": "get_time", "parameters": 7})j"),
            std::string_view("No tools needed: 2 + 2 = 4."),
