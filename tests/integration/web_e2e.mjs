@@ -31,6 +31,7 @@ const consoleErrors = [];
 page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
 page.on('pageerror', (e) => consoleErrors.push(String(e)));
 page.setDefaultTimeout(15000);
+const nav = (name) => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true });
 const shot = (name) => page.screenshot({ path: join(shots, `${name}.png`) });
 // axe-core (the accessibility engine browsers' devtools use): no serious or critical violation.
 const axePath = createRequire(join(src, 'web', 'package.json')).resolve('axe-core/axe.min.js');
@@ -53,7 +54,7 @@ try {
   step('GET / redirects a browser to /ui/, API clients get "Ollama is running"');
 
   // --- Models: pull with per-layer progress to 100% ---
-  await page.getByRole('link', { name: 'Models' }).click();
+  await nav('Models').click();
   await page.getByText('No models installed.').waitFor();
   await page.getByLabel('Model to pull').fill(`${reg}/test/tiny:v1`);
   await page.getByRole('button', { name: 'Pull', exact: true }).click();
@@ -113,7 +114,7 @@ try {
   step('create from Modelfile text (SYSTEM and PARAMETER reach /api/show), bad FROM explained');
 
   // --- Conversations: rename, search, export, delete, import (IndexedDB) ---
-  await page.getByRole('link', { name: 'Chat' }).click();
+  await nav('Chat').click();
   const convs = page.getByRole('complementary', { name: 'Conversations' });
   await convs.getByRole('link', { name: 'New chat' }).waitFor();
   await convs.getByRole('button', { name: 'Rename New chat' }).click();
@@ -136,20 +137,20 @@ try {
   await convs.getByText('Imported 1 conversation.').waitFor();
   await convs.getByRole('link', { name: 'Renamed chat' }).waitFor();
   await checkA11y('the chat page');
-  await page.getByRole('link', { name: 'Settings' }).click();
+  await nav('Settings').click();
   await page.getByLabel('Server address').waitFor();
   await checkA11y('the settings page');
-  await page.getByRole('link', { name: 'Chat' }).click();
+  await nav('Chat').click();
   step('conversation renamed, searched, exported, deleted and imported back; no serious axe findings');
 
   // --- Chat ---
   if (await routeMissing('/api/chat', {})) {
     console.log('SKIP: chat, running models and engine view: this server has no /api/chat yet');
   } else {
-    await page.getByRole('link', { name: 'Chat' }).click();
-    const composer = page.getByLabel('Message');
+    await nav('Chat').click();
+    const composer = page.getByLabel('Message', { exact: true });
     await composer.waitFor();
-    await page.getByLabel('Model').selectOption(pulled);
+    await page.getByLabel('Model', { exact: true }).selectOption(pulled);
     const replies = page.locator('article.msg.assistant');
     const lastReply = replies.last();
     const waitDone = async (n) => {
@@ -216,14 +217,13 @@ try {
     if (await routeMissing('/metrics')) {
       console.log('SKIP: engine view: this server has no /metrics yet');
     } else {
-      await page.getByLabel('Max tokens (num_predict)').fill('100000').catch(async () => {
+      if (!(await page.getByLabel('Max tokens (num_predict)').isVisible()))
         await page.getByRole('button', { name: 'Parameters' }).click();
-        await page.getByLabel('Max tokens (num_predict)').fill('100000');
-      });
+      await page.getByLabel('Max tokens (num_predict)').fill('100000');
       await page.getByLabel('Max tokens (num_predict)').press('Tab');
       await composer.fill('Keep talking');
       await composer.press('Enter');
-      await page.getByRole('link', { name: 'Engine' }).click();
+      await nav('Engine').click();
       const tps = page.locator('.figure[data-metric="Generated tok/s"] dd');
       await page.waitForFunction(
         () => Number(document.querySelector('.figure[data-metric="Generated tok/s"] dd')?.textContent) > 0,
@@ -234,8 +234,8 @@ try {
       await page.waitForTimeout(1500);
       await shot('engine');
       await checkA11y('the engine page');
-      await page.getByRole('link', { name: 'Chat' }).click();
-      await page.keyboard.press('Escape');
+      await nav('Chat').click();
+      await page.getByRole('button', { name: 'Stop' }).click();
       await waitDone(2);
       step('engine view shows non-zero generated tok/s while a reply streams');
     }
@@ -244,7 +244,7 @@ try {
     if (await routeMissing('/api/ps')) {
       console.log('SKIP: running models: this server has no /api/ps yet');
     } else {
-      await page.getByRole('link', { name: 'Running' }).click();
+      await nav('Running').click();
       const running = page.getByRole('listitem', { name: pulled });
       await running.waitFor();
       await shot('running');
@@ -258,11 +258,12 @@ try {
 
     // Phone width.
     await page.setViewportSize({ width: 375, height: 740 });
-    await page.getByRole('link', { name: 'Chat' }).click();
-    await page.getByLabel('Message').waitFor();
+    await nav('Chat').click();
+    await page.getByLabel('Message', { exact: true }).waitFor();
     await shot('chat-375px');
     await page.getByRole('button', { name: 'Conversations' }).click();
     await page.getByRole('link', { name: 'An edited question' }).waitFor();
+    await page.waitForTimeout(300); // the drawer slides in
     await shot('chat-375px-drawer');
     step('375 px: chat usable, conversations in a drawer');
   }

@@ -80,17 +80,22 @@ function setStreaming(id: string, on: boolean): void {
 export async function runReply(base: Conversation, history: StoredMessage[]): Promise<void> {
   if (controllers.has(base.id)) return;
   let reply: StoredMessage = { id: newId(), role: 'assistant', content: '', model: base.model };
+  // A title the UI made from the first message follows that message when it is edited; a
+  // title the user chose stays.
   const firstUser = history.find((m) => m.role === 'user');
+  const oldFirst = base.messages.find((m) => m.role === 'user');
+  const automatic = base.title === 'New chat' || (!!oldFirst && base.title === titleFrom(oldFirst.content));
   let conv: Conversation = {
     ...base,
-    title: base.title === 'New chat' && firstUser ? titleFrom(firstUser.content) : base.title,
+    title: automatic && firstUser ? titleFrom(firstUser.content) : base.title,
     messages: [...history, reply],
     updatedAt: Date.now(),
   };
-  await saveChat(conv);
+  // Streaming from the first moment the reply exists, so nothing sees it as finished.
   const ctrl = new AbortController();
   controllers.set(conv.id, ctrl);
   setStreaming(conv.id, true);
+  await saveChat(conv);
   const t0 = performance.now();
   let timer: ReturnType<typeof setTimeout> | undefined;
   const flush = () => {
