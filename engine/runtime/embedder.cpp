@@ -72,6 +72,11 @@ uint32_t Embedder::max_input_tokens() const {
   return encoder_ ? encoder_->max_input_tokens() : runner_->options().max_context;
 }
 
+uint64_t Embedder::device_bytes() const {
+  if (encoder_) return encoder_->device_bytes();
+  return own_runner_ ? own_runner_->device_bytes() - own_runner_->model().weight_bytes() : 0;
+}
+
 std::vector<std::vector<float>> Embedder::embed(std::span<const std::vector<int32_t>> inputs) {
   check_inputs(inputs, max_input_tokens());
   if (!encoder_) return embed_decoder(inputs);

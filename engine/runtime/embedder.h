@@ -46,6 +46,10 @@ class Embedder {
   }
   // The longest input embed() accepts (callers truncate to it).
   uint32_t max_input_tokens() const;
+  // What one step takes (inputs of one embed() call beyond it run in several steps).
+  const EmbedderOptions& options() const { return options_; }
+  // Device memory of the Embedder's own buffers (activations, K/V), not the weights.
+  uint64_t device_bytes() const;
 
   // Per input, in order: its pooled vector, or with pooling none its tokens' hidden states
   // (n_tokens x n_embd, row-major). Throws std::invalid_argument for an empty input, one longer

@@ -314,7 +314,43 @@ struct Encoder::Impl {
 };
 
 Encoder::Encoder(const Model& model, const EncoderOptions& options)
-    : impl_(std::make_unique<Impl>(model, options)) {}
+    : impl_(std::make_unique<Impl>(model, options)) {
+  if (impl_->opt.warm_up) warm_up();
+}
+
+size_t Encoder::warm_up() {
+  Impl& I = *impl_;
+  auto& P = I.ctx.pipelines();
+  const uint64_t before = P.stats().created;
+  std::vector<vk::PipelineDesc> descs;
+  {
+    vk::PipelineCache::Collector collect(P);
+    I.rec.set_dry(true);
+    struct Wet {
+      vk::CommandRecorder& rec;
+      ~Wet() { rec.set_dry(false); }
+    } wet{I.rec};
+    const std::vector<int32_t> zeros(I.max_input, 0);
+    auto pass = [&](std::vector<uint32_t> lengths) {
+      std::vector<std::span<const int32_t>> inputs;
+      for (uint32_t n : lengths) inputs.push_back(std::span(zeros).first(n));
+      encode(inputs);
+    };
+    // Input lengths up to 16 pick the attention's rows per workgroup and the matvec widths;
+    // above matvec_max_batch tokens the GEMM; 2..8 inputs the rank head's matvec widths.
+    for (uint32_t n = 1; n <= std::min(16u, I.max_input); ++n) pass({n});
+    pass({std::min(I.max_input, I.opt.matvec_max_batch + 1)});
+    pass({I.max_input});
+    for (uint32_t s = 2; s <= std::min(8u, I.opt.max_inputs); ++s) {
+      pass(std::vector<uint32_t>(s, 1));
+    }
+    descs = collect.descs();
+  }
+  P.build(descs);
+  const uint64_t created = P.stats().created - before;
+  if (created > 0) P.save();
+  return created;
+}
 
 Encoder::~Encoder() = default;
 

@@ -27,6 +27,8 @@ struct EncoderOptions {
   uint32_t max_inputs = 64;          // inputs per step
   // Products of up to this many tokens use the decode (matvec) kernel, as RunnerOptions says.
   uint32_t matvec_max_batch = 64;
+  // The constructor calls warm_up(), so the first pass compiles nothing.
+  bool warm_up = true;
 };
 
 class Encoder {
@@ -49,6 +51,11 @@ class Encoder {
   // Per input: its pooled vector (spec().n_embd_out() floats, not normalised) or, with pooling
   // none, its tokens' hidden states (n_tokens rows of n_embd).
   std::vector<std::vector<float>> encode(std::span<const std::span<const int32_t>> inputs);
+
+  // Creates every pipeline a pass within the options can use (walks the recording of passes
+  // whose shapes select different kernels with a dry recorder, builds what they ask for on
+  // worker threads, saves the pipeline cache). Returns how many pipelines were created.
+  size_t warm_up();
 
  private:
   struct Impl;

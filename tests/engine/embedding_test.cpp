@@ -200,6 +200,20 @@ TEST(EmbeddingRerank, ScoresPairsFromTheTokenizerLikeTheReference) {
   EXPECT_THROW(Embedder(model).embed(std::vector<std::vector<int32_t>>(1)), std::invalid_argument);
 }
 
+TEST(EmbeddingWarmUp, PassesAfterWarmUpCreateNoPipeline) {
+  test::SeededRng rng;
+  const auto bytes = make_fixture("bert-rerank", FileType::Q8_0, rng.seed(), bert_vocab());
+  const auto file = gguf::GgufFile::parse(bytes);
+  Model model(test::vk_context(), file);
+  Embedder embedder(model, {.max_batch_tokens = 128, .max_inputs = 16});
+  const auto warm = test::vk_context().pipelines().stats().created;
+  std::vector<std::vector<int32_t>> inputs;
+  for (size_t n : {3u, 70u, 1u, 17u, 9u}) inputs.push_back(random_tokens(rng.gen(), n, 30522));
+  embedder.embed(inputs);
+  embedder.embed(std::span(inputs).first(1));
+  EXPECT_EQ(test::vk_context().pipelines().stats().created, warm);
+}
+
 TEST(EmbeddingLimits, EncoderRejectsWhatDoesNotFit) {
   test::SeededRng rng;
   const auto bytes = make_fixture("bert", FileType::F16, rng.seed(), bert_vocab());
