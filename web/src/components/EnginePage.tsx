@@ -90,7 +90,7 @@ export function EnginePage() {
       </dl>
       <div class="charts">
         <Chart
-          title="Generated tokens per second"
+          title="Tokens per second"
           series={[
             { label: 'generated', color: '#ea580c' },
             { label: 'prompt', color: '#2563eb' },

@@ -67,14 +67,14 @@ function PullForm() {
     <section aria-labelledby="pull-h">
       <h2 id="pull-h">Pull a model</h2>
       <form
-        class="row"
+        class="row wrap"
         onSubmit={(e) => {
           e.preventDefault();
           void pull();
         }}
       >
         <input
-          class="grow"
+          class="grow min12"
           aria-label="Model to pull"
           placeholder="e.g. llama3.2:1b or host:port/namespace/model:tag"
           value={name}
