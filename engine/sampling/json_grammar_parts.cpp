@@ -184,6 +184,16 @@ Frag ws() {
   return opt(alt({literal(" "), seq({literal("\n"), repeat(cls(bytes_of(" \t")), 0, 20)})}));
 }
 
+Frag multibyte_char(bool except_line_separators) {
+  if (!except_line_separators) return utf8_char(byte_range(0x80, 0xff));
+  ByteSet leads = byte_range(0x80, 0xff);
+  leads.reset(0xe2);
+  const Frag cont = cls(byte_range(0x80, 0xbf));
+  // U+2028 and U+2029 are E2 80 A8 and E2 80 A9.
+  return alt({utf8_char(leads), seq({literal("\xe2"), cls(byte_range(0x81, 0xbf)), cont}),
+              seq({literal("\xe2\x80"), cls(byte_range(0x80, 0xa7) | byte_range(0xaa, 0xbf))})});
+}
+
 Frag plain_char() {
   return utf8_char(~ByteSet());
 }

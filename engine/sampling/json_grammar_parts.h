@@ -20,6 +20,8 @@ grammar::Frag ws();
 grammar::Frag string_char();
 // One character without escapes; never `"` or `\`.
 grammar::Frag plain_char();
+// One non-ASCII character (UTF-8), optionally not U+2028/U+2029 (what a regex "." skips).
+grammar::Frag multibyte_char(bool except_line_separators);
 // A string `"..."` of min..max characters (max < 0: unbounded).
 grammar::Frag string_of(int min, int max);
 // A string key that differs from every one of `names` (raw bytes, not JSON-escaped). The key is

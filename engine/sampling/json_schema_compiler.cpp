@@ -6,6 +6,7 @@
 #include <set>
 
 #include "engine/sampling/json_grammar_parts.h"
+#include "engine/sampling/regex_compiler.h"
 #include "engine/sampling/token_constraint.h"
 
 namespace vkllm::sampling {
@@ -27,8 +28,7 @@ constexpr int64_t kMaxCount = 1000;  // minItems/maxItems/minLength/maxLength we
 }
 
 // Keywords that change which values validate and that the compiler does not implement.
-const std::set<std::string> kUnsupported = {"pattern",
-                                            "not",
+const std::set<std::string> kUnsupported = {"not",
                                             "if",
                                             "then",
                                             "else",
@@ -199,7 +199,7 @@ class Compiler {
         types = {"object"};
       else if (has(s, "items") || has(s, "prefixItems") || has(s, "minItems") || has(s, "maxItems"))
         types = {"array"};
-      else if (has(s, "minLength") || has(s, "maxLength") || has(s, "format"))
+      else if (has(s, "minLength") || has(s, "maxLength") || has(s, "format") || has(s, "pattern"))
         types = {"string"};
       else if (has(s, "minimum") || has(s, "maximum") || has(s, "exclusiveMinimum") ||
                has(s, "exclusiveMaximum"))
@@ -260,6 +260,16 @@ class Compiler {
   int32_t string_rule(const json& s) {
     const int min = count(s, "minLength", 0);
     const int max = has(s, "maxLength") ? count(s, "maxLength", 0) : -1;
+    if (has(s, "pattern")) {
+      if (!s["pattern"].is_string()) fail("\"pattern\" must be a string");
+      if (has(s, "minLength") || has(s, "maxLength") || has(s, "format")) {
+        fail("\"pattern\" with \"minLength\", \"maxLength\" or \"format\" is not supported");
+      }
+      const std::string p = s["pattern"].get<std::string>();
+      return memo("pattern:" + p, [&] {
+        return seq({literal("\""), compile_pattern(p), literal("\"")});
+      });
+    }
     if (has(s, "format")) {
       const std::string name = s["format"].get<std::string>();
       auto body = jp::string_format(name);

@@ -252,9 +252,48 @@ TEST(JsonSchema, NumberRangesWithIntegralBounds) {
   EXPECT_TRUE(accepts(compile(R"({"type":"number"})"), "-1.25E+10"));
 }
 
+TEST(JsonSchema, Patterns) {
+  struct Case {
+    const char* pattern;
+    std::vector<std::string> ok, bad;  // decoded string values
+  };
+  const Case cases[] = {
+      {R"(^[A-Z]{3}-\d{2,4}$)", {"ABC-12", "XYZ-1234"}, {"AB-12", "ABC-1", "xABC-12"}},
+      {R"(^(foo|bar)+$)", {"foo", "barfoo"}, {"", "fob"}},
+      {R"(ab+c)", {"abc", "xxabbbc yy", "\"abc\n"}, {"ac", "ab"}},
+      {R"(^a.c$)",
+       {"abc",
+        "a\xc3\xa9"
+        "c",
+        "a\"c"},
+       {"a\nc", "ac"}},
+      {R"(^[^a-c]*$)", {"xyz", "\xc3\xa9", "", "\x01"}, {"xaz"}},
+      {R"(^\w+@\w+\.com$)", {"me@host.com"}, {"me@host.org", "m e@host.com"}},
+      {R"(^["\\]$)", {"\"", "\\"}, {"\\\"", "a"}},
+      {R"(^(?:x|y)?z{2}(?<tail>!)?$)", {"zz", "xzz!"}, {"xyzz", "z"}},
+      {R"(^\x41\u00e9\t$)", {"A\xc3\xa9\t"}, {"A\xc3\xa9 "}},
+  };
+  for (const Case& c : cases) {
+    const auto g = compile_json_grammar(json{{"type", "string"}, {"pattern", c.pattern}});
+    for (const auto& ok : c.ok) EXPECT_TRUE(accepts(g, json(ok).dump())) << c.pattern << " " << ok;
+    for (const auto& bad : c.bad)
+      EXPECT_FALSE(accepts(g, json(bad).dump())) << c.pattern << " " << bad;
+  }
+  for (const char* bad : {R"((?=a))", R"(\b)", R"((a)\1)", R"(a^b)", R"(^a|b$)", "[\xc3\xa9]",
+                          R"(\p{L})", R"(a{1000})", R"((a)", R"([a)"}) {
+    std::string err = "(compiled)";
+    try {
+      compile_json_grammar(json{{"type", "string"}, {"pattern", bad}});
+    } catch (const FormatError& e) {
+      err = e.what();
+    }
+    EXPECT_NE(err.find("\"pattern\""), std::string::npos) << bad << ": " << err;
+  }
+}
+
 TEST(JsonSchema, UnsupportedKeywordsAreNamed) {
-  for (const char* kw : {"pattern", "not", "if", "patternProperties", "propertyNames",
-                         "minProperties", "contains", "multipleOf", "dependentRequired"}) {
+  for (const char* kw : {"not", "if", "patternProperties", "propertyNames", "minProperties",
+                         "contains", "multipleOf", "dependentRequired"}) {
     const std::string schema = std::string(R"({"type":"string",")") + kw + R"(":"x"})";
     const std::string err = error_of(schema);
     EXPECT_NE(err.find(std::string("\"") + kw + "\""), std::string::npos) << err;

@@ -145,6 +145,10 @@ std::string check(const json& s, const json& v, const json& root, const std::str
       return at + ": too short";
     if (s.contains("maxLength") && code_points(str) > s["maxLength"].get<size_t>())
       return at + ": too long";
+    if (s.contains("pattern") && !std::regex_search(str, std::regex(s["pattern"].get<std::string>(),
+                                                                    std::regex::ECMAScript))) {
+      return at + ": does not match " + s["pattern"].get<std::string>() + ": " + str;
+    }
     if (s.contains("format") && !valid_format(s["format"].get<std::string>(), str)) {
       return at + ": not a " + s["format"].get<std::string>() + ": " + str;
     }

@@ -75,7 +75,11 @@ json random_schema(std::mt19937& rng, int depth, json& defs) {
   switch (rng() % kinds) {
     case 0: {
       json s = {{"type", "string"}};
-      if (rng() % 3 == 0) {
+      if (rng() % 4 == 0) {
+        const char* patterns[] = {R"(^[A-Z]{2,3}-\d{1,3}$)", "^(ab|cd)+$", "x[0-9]y",
+                                  R"(^\w+( \w+)?$)"};
+        s["pattern"] = patterns[rng() % 4];
+      } else if (rng() % 3 == 0) {
         const char* formats[] = {"date", "time", "date-time", "uuid", "email", "ipv4"};
         s["format"] = formats[rng() % 6];
       } else {

@@ -1,0 +1,395 @@
+#include "engine/sampling/regex_compiler.h"
+
+#include <cctype>
+#include <cstdio>
+
+#include "engine/sampling/json_grammar_parts.h"
+#include "engine/sampling/token_constraint.h"
+
+namespace vkllm::sampling {
+
+namespace {
+
+using grammar::alt;
+using grammar::ByteSet;
+using grammar::Frag;
+using grammar::literal;
+using grammar::repeat;
+using grammar::seq;
+
+constexpr int kMaxRepeat = 100;
+
+[[noreturn]] void fail(const std::string& what) {
+  throw FormatError("invalid JSON schema in format: \"pattern\": " + what);
+}
+
+// A set of characters: ASCII members bit by bit, non-ASCII ones all or none.
+struct CharSet {
+  ByteSet ascii;  // bits 0..127 only
+  bool multibyte = false;
+  bool except_line_separators = false;  // with multibyte: not U+2028/U+2029 (".")
+
+  CharSet negated() const {
+    CharSet n;
+    for (size_t c = 0; c < 128; ++c) n.ascii[c] = !ascii[c];
+    n.multibyte = !multibyte;
+    return n;
+  }
+};
+
+CharSet range(unsigned char lo, unsigned char hi) {
+  CharSet s;
+  for (unsigned c = lo; c <= hi; ++c) s.ascii.set(c);
+  return s;
+}
+
+CharSet of(const char* chars) {
+  CharSet s;
+  for (const char* p = chars; *p; ++p) s.ascii.set(static_cast<unsigned char>(*p));
+  return s;
+}
+
+CharSet unite(CharSet a, const CharSet& b) {
+  a.ascii |= b.ascii;
+  a.multibyte = a.multibyte || b.multibyte;
+  return a;
+}
+
+// How a character of the decoded string is written inside a JSON string.
+std::string json_escape(unsigned char c) {
+  switch (c) {
+    case '"':
+      return "\\\"";
+    case '\\':
+      return "\\\\";
+    case '\b':
+      return "\\b";
+    case '\f':
+      return "\\f";
+    case '\n':
+      return "\\n";
+    case '\r':
+      return "\\r";
+    case '\t':
+      return "\\t";
+    default: {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      return buf;
+    }
+  }
+}
+
+Frag emit(const CharSet& s) {
+  std::vector<Frag> choices;
+  ByteSet plain;
+  for (size_t c = 0; c < 128; ++c) {
+    if (!s.ascii[c]) continue;
+    if (c >= 0x20 && c != '"' && c != '\\') {
+      plain.set(c);
+    } else {
+      choices.push_back(literal(json_escape(static_cast<unsigned char>(c))));
+    }
+  }
+  if (plain.any()) choices.push_back(grammar::cls(plain));
+  if (s.multibyte) choices.push_back(json_parts::multibyte_char(s.except_line_separators));
+  return alt(std::move(choices));
+}
+
+std::string utf8(uint32_t cp) {
+  std::string out;
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xc0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3f));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xe0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+    out += static_cast<char>(0x80 | (cp & 0x3f));
+  } else {
+    out += static_cast<char>(0xf0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+    out += static_cast<char>(0x80 | (cp & 0x3f));
+  }
+  return out;
+}
+
+class Parser {
+ public:
+  explicit Parser(const std::string& p) : p_(p) {}
+
+  Frag parse() {
+    bool start = false, end = false;
+    size_t stop = p_.size();
+    if (!p_.empty() && p_[0] == '^') start = true, pos_ = 1;
+    if (stop > pos_ && p_[stop - 1] == '$' && !escaped_at(stop - 1)) end = true, --stop;
+    stop_ = stop;
+    bool top_alternation = false;
+    Frag body = alternation(&top_alternation);
+    if (pos_ != stop_) fail("unexpected ')'");
+    if (top_alternation && (start || end))
+      fail("anchors next to a top-level '|' are not supported");
+    const Frag any = repeat(json_parts::string_char(), 0, -1);
+    return seq({start ? grammar::empty() : any, body, end ? grammar::empty() : any});
+  }
+
+ private:
+  bool escaped_at(size_t i) const {
+    size_t n = 0;
+    while (i > n && p_[i - n - 1] == '\\') ++n;
+    return n % 2 == 1;
+  }
+  bool more() const { return pos_ < stop_; }
+  char peek() const { return p_[pos_]; }
+
+  Frag alternation(bool* had_bar) {
+    std::vector<Frag> choices{concat()};
+    while (more() && peek() == '|') {
+      ++pos_;
+      if (had_bar) *had_bar = true;
+      choices.push_back(concat());
+    }
+    return choices.size() == 1 ? choices[0] : alt(std::move(choices));
+  }
+
+  Frag concat() {
+    std::vector<Frag> parts;
+    while (more() && peek() != '|' && peek() != ')') parts.push_back(quantified());
+    return seq(std::move(parts));
+  }
+
+  int number() {
+    int n = 0;
+    const size_t start = pos_;
+    while (more() && peek() >= '0' && peek() <= '9') {
+      n = n * 10 + (peek() - '0');
+      if (n > kMaxRepeat)
+        fail("repetition counts above " + std::to_string(kMaxRepeat) + " are not supported");
+      ++pos_;
+    }
+    if (pos_ == start) fail("malformed {n,m}");
+    return n;
+  }
+
+  Frag quantified() {
+    Frag a = atom();
+    while (more()) {
+      int min, max;
+      const char c = peek();
+      if (c == '*') {
+        min = 0, max = -1, ++pos_;
+      } else if (c == '+') {
+        min = 1, max = -1, ++pos_;
+      } else if (c == '?') {
+        min = 0, max = 1, ++pos_;
+      } else if (c == '{') {
+        ++pos_;
+        min = number();
+        max = min;
+        if (more() && peek() == ',') {
+          ++pos_;
+          max = more() && peek() == '}' ? -1 : number();
+        }
+        if (!more() || peek() != '}') fail("malformed {n,m}");
+        ++pos_;
+        if (max >= 0 && max < min) fail("{n,m} with m < n");
+      } else {
+        break;
+      }
+      if (more() && peek() == '?') ++pos_;  // lazy: the same strings
+      a = repeat(a, min, max);
+    }
+    return a;
+  }
+
+  uint32_t hex(int digits) {
+    uint32_t v = 0;
+    for (int i = 0; i < digits; ++i) {
+      if (!more() || !std::isxdigit(static_cast<unsigned char>(peek())))
+        fail("malformed \\x or \\u escape");
+      const char c = p_[pos_++];
+      v = v * 16 + static_cast<uint32_t>(std::isdigit(static_cast<unsigned char>(c))
+                                             ? c - '0'
+                                             : (c | 0x20) - 'a' + 10);
+    }
+    return v;
+  }
+
+  // An escape after '\': a class, or one code point (returned in *cp).
+  bool escape(CharSet* set, uint32_t* cp) {
+    if (!more()) fail("trailing backslash");
+    const char c = p_[pos_++];
+    switch (c) {
+      case 'd':
+        *set = range('0', '9');
+        return true;
+      case 'D':
+        *set = range('0', '9').negated();
+        return true;
+      case 'w':
+        *set = unite(unite(range('a', 'z'), range('A', 'Z')), unite(range('0', '9'), of("_")));
+        return true;
+      case 'W':
+        *set = unite(unite(range('a', 'z'), range('A', 'Z')), unite(range('0', '9'), of("_")))
+                   .negated();
+        return true;
+      case 's':
+        *set = of(" \t\n\v\f\r");
+        return true;
+      case 'S':
+        *set = of(" \t\n\v\f\r").negated(), set->multibyte = false;
+        return true;  // no Unicode spaces
+      case 'n':
+        *cp = '\n';
+        return false;
+      case 't':
+        *cp = '\t';
+        return false;
+      case 'r':
+        *cp = '\r';
+        return false;
+      case 'f':
+        *cp = '\f';
+        return false;
+      case 'v':
+        *cp = '\v';
+        return false;
+      case '0':
+        *cp = 0;
+        return false;
+      case 'x':
+        *cp = hex(2);
+        return false;
+      case 'u':
+        *cp = hex(4);
+        return false;
+      case 'b':
+      case 'B':
+        fail("word boundaries (\\b) are not supported");
+      case 'p':
+      case 'P':
+        fail("Unicode property classes (\\p) are not supported");
+      default:
+        if (c >= '1' && c <= '9') fail("backreferences are not supported");
+        if (std::isalnum(static_cast<unsigned char>(c))) fail(std::string("unknown escape \\") + c);
+        *cp = static_cast<unsigned char>(c);
+        return false;
+    }
+  }
+
+  uint32_t code_point() {
+    const auto lead = static_cast<unsigned char>(p_[pos_]);
+    const size_t n = lead < 0x80 ? 1 : lead < 0xe0 ? 2 : lead < 0xf0 ? 3 : 4;
+    if (pos_ + n > stop_) fail("invalid UTF-8");
+    uint32_t cp = n == 1 ? lead : lead & (0xff >> (n + 1));
+    for (size_t i = 1; i < n; ++i)
+      cp = (cp << 6) | (static_cast<unsigned char>(p_[pos_ + i]) & 0x3f);
+    pos_ += n;
+    return cp;
+  }
+
+  Frag single(uint32_t cp) {
+    if (cp < 0x80) {
+      CharSet s;
+      s.ascii.set(cp);
+      return emit(s);
+    }
+    if (cp >= 0xd800 && cp <= 0xdfff) fail("surrogate code points are not supported");
+    return literal(utf8(cp));
+  }
+
+  Frag klass() {
+    CharSet set;
+    bool negate = false;
+    if (more() && peek() == '^') negate = true, ++pos_;
+    bool first = true;
+    while (more() && (peek() != ']' || first)) {
+      first = false;
+      CharSet member;
+      uint32_t lo;
+      if (peek() == '\\') {
+        ++pos_;
+        if (escape(&member, &lo)) {
+          set = unite(set, member);
+          continue;
+        }
+      } else {
+        lo = code_point();
+      }
+      uint32_t hi = lo;
+      if (pos_ + 1 < stop_ && peek() == '-' && p_[pos_ + 1] != ']') {
+        ++pos_;
+        if (peek() == '\\') {
+          ++pos_;
+          if (escape(&member, &hi)) fail("a class escape cannot end a range");
+        } else {
+          hi = code_point();
+        }
+        if (hi < lo) fail("range out of order in a character class");
+      }
+      if (hi >= 0x80) fail("non-ASCII characters in a character class are not supported");
+      set = unite(set, range(static_cast<unsigned char>(lo), static_cast<unsigned char>(hi)));
+    }
+    if (!more()) fail("unterminated character class");
+    ++pos_;
+    return emit(negate ? set.negated() : set);
+  }
+
+  Frag atom() {
+    const char c = peek();
+    if (c == '(') {
+      ++pos_;
+      if (more() && peek() == '?') {
+        ++pos_;
+        if (more() && peek() == ':') {
+          ++pos_;
+        } else if (more() && peek() == '<' && pos_ + 1 < stop_ && p_[pos_ + 1] != '=' &&
+                   p_[pos_ + 1] != '!') {
+          while (more() && peek() != '>') ++pos_;  // a named group: the name does not matter
+          if (!more()) fail("unterminated group name");
+          ++pos_;
+        } else {
+          fail("lookahead and lookbehind are not supported");
+        }
+      }
+      Frag inner = alternation(nullptr);
+      if (!more() || peek() != ')') fail("missing ')'");
+      ++pos_;
+      return inner;
+    }
+    if (c == '[') {
+      ++pos_;
+      return klass();
+    }
+    if (c == '.') {
+      ++pos_;
+      CharSet dot = of("\n\r").negated();
+      dot.except_line_separators = true;
+      return emit(dot);
+    }
+    if (c == '\\') {
+      ++pos_;
+      CharSet set;
+      uint32_t cp;
+      return escape(&set, &cp) ? emit(set) : single(cp);
+    }
+    if (c == '^' || c == '$') fail("anchors are supported only at the start and the end");
+    if (c == '*' || c == '+' || c == '?' || c == '{')
+      fail(std::string("nothing to repeat before '") + c + "'");
+    return single(code_point());
+  }
+
+  const std::string& p_;
+  size_t pos_ = 0;
+  size_t stop_ = 0;
+};
+
+}  // namespace
+
+Frag compile_pattern(const std::string& pattern) {
+  return Parser(pattern).parse();
+}
+
+}  // namespace vkllm::sampling
