@@ -432,6 +432,11 @@ Digest ModelStore::create(const CreateRequest& request, const DetailsProvider& d
     auto it = std::find_if(created.begin(), created.end(),
                            [&](const auto& c) { return c.first.digest == layer.digest; });
     bool fresh = it != created.end() && !it->second;
+    if (layer.media_type == media_type::kTemplate && request.template_text &&
+        !request.template_status.empty()) {
+      say(request.template_status);
+      continue;
+    }
     say(std::string(fresh ? "creating new layer " : "using existing layer ") + layer.digest.str());
   }
   say("writing manifest");

@@ -54,8 +54,9 @@ struct CreateRequest {
   };
   std::vector<File> files;
   std::optional<std::string> template_text;  // replaces the template layer
-  std::optional<std::string> system;         // replaces the system layer
-  std::vector<std::string> licenses;         // appended as license layers
+  std::string template_status;  // status line for that layer, e.g. "using autodetected template x"
+  std::optional<std::string> system;  // replaces the system layer
+  std::vector<std::string> licenses;  // appended as license layers
   nlohmann::ordered_json parameters = nlohmann::ordered_json::object();  // merged over from's
   std::vector<ChatMessage> messages;  // replaces the messages layer when non-empty
   std::string renderer, parser;       // stored in the config blob when non-empty

@@ -13,6 +13,7 @@
 #include "server/api/time_format.h"
 #include "server/http/exchange.h"
 #include "server/http/json_text.h"
+#include "server/prompt/prompt.h"
 
 namespace vkllm::api {
 
@@ -337,7 +338,27 @@ CreatePlan plan_create(const json& req) {
   if (!plan.request.from && plan.gguf_files.empty() && plan.server_files.empty()) {
     throw HttpError(400, "neither 'from' or 'files' was specified");
   }
+  if (plan.request.template_text) {
+    if (auto err = prompt::check_template(*plan.request.template_text)) {
+      throw HttpError(400, "template error: " + *err);
+    }
+  }
   return plan;
+}
+
+// A GGUF chat_template that matches one of Ollama's named templates brings that template (unless
+// the request has its own) and its parameters under the request's (compat §5.6).
+void autodetect_template(registry::CreateRequest& request, const std::string& chat_template) {
+  const auto name = prompt::detect_named_template(chat_template);
+  if (!name) return;
+  const auto text = prompt::named_template_text(*name);
+  if (!text) return;
+  if (!request.template_text) {
+    request.template_text = *text;
+    request.template_status = "using autodetected template " + *name;
+  }
+  request.parameters = registry::merge_parameters(
+      registry::normalize_parameters(prompt::named_template_parameters(*name)), request.parameters);
 }
 
 void run_create(ModelApi& api, CreatePlan plan, const Emit& emit, std::stop_token stop) {
@@ -363,6 +384,7 @@ void run_create(ModelApi& api, CreatePlan plan, const Emit& emit, std::stop_toke
     const auto g = read_gguf_summary(store.blobs(), d);
     plan.request.files.push_back({d, std::string(g.is_projector() ? registry::media_type::kProjector
                                                                   : registry::media_type::kModel)});
+    if (!g.is_projector()) autodetect_template(plan.request, g.chat_template);
   }
   for (const auto& d : plan.adapters) {
     if (!store.has_blob(d)) throw HttpError(400, "blob " + d.str() + " not found");

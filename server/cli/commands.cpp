@@ -12,6 +12,7 @@ void register_all(CLI::App& app) {
   add_dev_commands(app);
   add_engine_commands(app);
   add_model_commands(app);
+  add_prompt_commands(app);
 }
 
 void run_command(const std::function<int()>& body) {
