@@ -29,7 +29,8 @@ class CompiledFormat;   // a grammar: immutable, shareable across threads
 class VocabularyIndex;  // a model's tokens as byte strings in a trie: immutable, shareable
 
 // `format` is the string "json" or a JSON Schema object (OpenAI json_schema's `schema`).
-// Throws FormatError.
+// Throws FormatError. The last few formats compiled are kept: the same format again gives the
+// same CompiledFormat, whose token masks are then already cached.
 std::shared_ptr<const CompiledFormat> compile_format(const nlohmann::json& format);
 // The same for a format parsed as ordered_json: nlohmann::json sorts object keys, and the
 // properties of a schema are written in the order the schema gives them.

@@ -1,5 +1,7 @@
 #include "engine/sampling/token_mask_cache.h"
 
+#include <algorithm>
+
 namespace vkllm::sampling {
 
 using grammar::Stack;
@@ -15,17 +17,50 @@ size_t TokenMaskCache::entries() const {
   return entries_;
 }
 
+// grammar::step for the trie walk, which runs it once per trie node: the stacks of each depth
+// are kept between calls so that their memory is reused, and a step to a node with only byte
+// edges (the common case: inside a string, a literal, a number) needs no closure.
+void TokenMaskCache::step_into(const Level& in, uint8_t b, Level& out, std::vector<Stack>& scratch,
+                               bool& popped) const {
+  out.count = 0;
+  auto slot = [&]() -> Stack& {
+    if (out.count == out.stacks.size()) out.stacks.emplace_back();
+    return out.stacks[out.count++];
+  };
+  for (size_t k = 0; k < in.count; ++k) {
+    const Stack& s = in.stacks[k];
+    const int32_t t = g_.step(s.back(), b);
+    if (t < 0) continue;
+    const grammar::Node& n = g_.nodes[static_cast<size_t>(t)];
+    if (n.calls.empty() && !n.final) {
+      Stack& o = slot();
+      o.assign(s.begin(), s.end());
+      o.back() = t;
+      continue;
+    }
+    scratch.clear();
+    Stack next = s;
+    next.back() = t;
+    grammar::close(g_, std::move(next), scratch, popped);
+    for (const Stack& c : scratch) slot().assign(c.begin(), c.end());
+  }
+  if (out.count > 1) {
+    const auto first = out.stacks.begin();
+    const auto last = first + static_cast<std::ptrdiff_t>(out.count);
+    std::sort(first, last);
+    out.count = static_cast<size_t>(std::unique(first, last) - first);
+  }
+}
+
 std::unique_ptr<TokenMaskCache::Entry> TokenMaskCache::walk_top(int32_t node) const {
   auto e = std::make_unique<Entry>();
   e->accepted_bits.assign((static_cast<size_t>(vocab_.size()) + 63) / 64, 0);
   const auto& trie = vocab_.trie();
   const auto& ids = vocab_.token_ids();
-  struct Level {
-    std::vector<Stack> stacks;
-    bool escaped = false;  // some path ended the top rule at or before this byte
-  };
   std::vector<Level> levels(vocab_.max_depth() + 1);
   levels[0].stacks.push_back(Stack{node});
+  levels[0].count = 1;
+  std::vector<Stack> scratch;
   auto record = [&](const VocabularyIndex::TrieNode& n, Verdict v) {
     for (int32_t k = n.tokens_begin; k < n.tokens_end; ++k) {
       const int32_t id = ids[static_cast<size_t>(k)];
@@ -42,8 +77,8 @@ std::unique_ptr<TokenMaskCache::Entry> TokenMaskCache::walk_top(int32_t node) co
     const Level& parent = levels[n.depth - 1];
     Level& here = levels[n.depth];
     bool popped = false;
-    grammar::step(g_, parent.stacks, n.byte, here.stacks, popped);
-    const bool live = !here.stacks.empty();
+    step_into(parent, n.byte, here, scratch, popped);
+    const bool live = here.count > 0;
     here.escaped = parent.escaped || popped;
     const Verdict v = live || popped ? Verdict::kAccept
                                      : (parent.escaped ? Verdict::kUncertain : Verdict::kReject);

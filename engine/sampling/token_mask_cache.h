@@ -36,6 +36,13 @@ class TokenMaskCache {
     std::vector<int32_t> uncertain;
     std::unordered_map<int32_t, std::unique_ptr<Entry>> below;
   };
+  struct Level {
+    std::vector<grammar::Stack> stacks;  // the first `count` are the live ones
+    size_t count = 0;
+    bool escaped = false;  // some path ended the top rule at or before this byte
+  };
+  void step_into(const Level& in, uint8_t b, Level& out, std::vector<grammar::Stack>& scratch,
+                 bool& popped) const;
   std::unique_ptr<Entry> walk_top(int32_t node) const;
   std::unique_ptr<Entry> refine(const Entry& parent, const grammar::Stack& suffix) const;
 

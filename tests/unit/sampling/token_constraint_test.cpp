@@ -317,5 +317,33 @@ TEST(TokenConstraint, FinishedAsSoonAsNothingCanFollow) {
   }
 }
 
+// Deep stacks: the cached masks are refined frame by frame down to the bottom.
+TEST(TokenConstraint, DeepNestingMasksMatchTokenByToken) {
+  const Vocab& v = vocab("gpt-2");
+  const auto format = compile_format(json::parse(R"({"$defs":{"t":{"type":"object",
+      "properties":{"k":{"type":"array","items":{"$ref":"#/$defs/t"}},"v":{"type":"string"}}}},
+      "$ref":"#/$defs/t"})"));
+  std::string text = "{\"v\": \"x\"}";
+  for (int i = 0; i < 12; ++i) text = "{\"k\": [" + text + ", {}]}";
+  const auto ids = v.tok->encode(text, false, false);
+  TokenConstraint c(format, v.index), shadow(format, v.index);
+  std::vector<float> logits(static_cast<size_t>(v.tok->vocab_size()));
+  for (size_t step = 0; step <= ids.size(); ++step) {
+    if (step % 7 == 3 || step == ids.size()) {
+      std::fill(logits.begin(), logits.end(), 0.0f);
+      c.mask(logits);
+      for (size_t i = 0; i < logits.size(); ++i) {
+        ASSERT_EQ(std::isfinite(logits[i]), shadow.allows(static_cast<int32_t>(i)))
+            << "step " << step << " token '" << v.tok->token_to_piece(static_cast<int32_t>(i))
+            << "'";
+      }
+    }
+    if (step == ids.size()) break;
+    ASSERT_TRUE(c.accept(ids[step])) << step;
+    ASSERT_TRUE(shadow.accept(ids[step])) << step;
+  }
+  EXPECT_TRUE(c.finished());
+}
+
 }  // namespace
 }  // namespace vkllm::sampling
