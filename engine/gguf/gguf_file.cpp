@@ -320,7 +320,9 @@ uint64_t TensorInfo::element_count() const {
 
 struct GgufFile::Impl {
   std::optional<MappedFile> mapping;
+  std::vector<uint8_t> owned;  // parse_header's copy of the prefix
   std::span<const uint8_t> bytes;
+  uint64_t file_size = 0;  // the whole file's size (bytes.size() unless header-only)
   uint32_t version = 0;
   uint64_t alignment = kDefaultAlignment;
   uint64_t data_offset = 0;
@@ -482,12 +484,12 @@ void GgufFile::Impl::validate_tensor_layout(const Cursor& c,
     c.fail("data section", infos_end, "aligned start overflows 64 bits");
   }
   if (tensors.empty()) return;  // vocab-only files may end before the padding
-  if (data_offset > bytes.size()) {
+  if (data_offset > file_size) {
     c.fail("data section", infos_end,
            "starts at " + std::to_string(data_offset) + ", past the end of the " +
-               std::to_string(bytes.size()) + "-byte file");
+               std::to_string(file_size) + "-byte file");
   }
-  const uint64_t data_size = bytes.size() - data_offset;
+  const uint64_t data_size = file_size - data_offset;
   for (size_t i = 0; i < tensors.size(); ++i) {
     const TensorInfo& t = tensors[i];
     if (t.offset > data_size || t.byte_size > data_size - t.offset) {
@@ -526,6 +528,7 @@ GgufFile GgufFile::open(const std::filesystem::path& path) {
     throw GgufError(std::string("GGUF: ") + e.what());
   }
   impl->bytes = impl->mapping->bytes();
+  impl->file_size = impl->bytes.size();
   try {
     impl->parse();
   } catch (const GgufError& e) {
@@ -537,8 +540,28 @@ GgufFile GgufFile::open(const std::filesystem::path& path) {
 GgufFile GgufFile::parse(std::span<const uint8_t> bytes) {
   auto impl = std::make_unique<Impl>();
   impl->bytes = bytes;
+  impl->file_size = bytes.size();
   impl->parse();
   return GgufFile(std::move(impl));
+}
+
+GgufFile GgufFile::parse_header(std::span<const uint8_t> prefix, uint64_t file_size) {
+  if (prefix.size() > file_size) throw GgufError("GGUF: header prefix longer than the file");
+  auto impl = std::make_unique<Impl>();
+  impl->owned.assign(prefix.begin(), prefix.end());
+  impl->bytes = impl->owned;
+  impl->file_size = file_size;
+  impl->parse();
+  // The tensor data lies beyond the copy: drop it so nothing can read past the header.
+  const uint64_t keep = std::min<uint64_t>(impl->data_offset, impl->owned.size());
+  impl->owned.resize(keep);
+  impl->owned.shrink_to_fit();
+  impl->bytes = impl->owned;
+  return GgufFile(std::move(impl));
+}
+
+bool GgufFile::header_only() const {
+  return impl_->bytes.size() < impl_->file_size;
 }
 
 uint32_t GgufFile::version() const {

@@ -73,6 +73,13 @@ class GgufFile {
   static GgufFile open(const std::filesystem::path& path);
   // Parses an in-memory image (used by the fuzzer and tests); the bytes must outlive the object.
   static GgufFile parse(std::span<const uint8_t> bytes);
+  // Parses only the header (metadata and tensor table) from the first bytes of a file of
+  // `file_size` bytes, copying what it needs, so a model can be read from a compressed blob
+  // without an uncompressed copy. Tensor extents are checked against file_size; tensor_data()
+  // and bytes() are not available. Throws GgufError, also when `prefix` ends inside the header
+  // (header_truncated() then tells the caller to retry with more bytes).
+  static GgufFile parse_header(std::span<const uint8_t> prefix, uint64_t file_size);
+  bool header_only() const;
 
   GgufFile(GgufFile&&) noexcept;
   GgufFile& operator=(GgufFile&&) noexcept;

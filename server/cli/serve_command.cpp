@@ -7,6 +7,7 @@
 #include "engine/engine_version.h"
 #include "registry/model_store.h"
 #include "server/api/basic_routes.h"
+#include "server/api/inference_routes.h"
 #include "server/api/model_routes.h"
 #include "server/api/oci_view.h"
 #include "server/api/progress_stream.h"
@@ -14,6 +15,8 @@
 #include "server/cli/commands.h"
 #include "server/http/server.h"
 #include "server/http/static_files.h"
+#include "server/scheduler/generation.h"
+#include "server/scheduler/model_manager.h"
 
 namespace vkllm::cli {
 
@@ -33,9 +36,13 @@ void add_serve_command(CLI::App& app) {
       boost::asio::thread_pool workers(4), transfers(8);
       api::ModelApi models{store, workers, transfers, api::registry_pull(store),
                            api::registry_push(store)};
+      sched::ModelManager manager(store);
+      sched::GenerationService service(store, manager, workers, sched::ServiceOptions::from_env());
+      api::InferenceApi inference{service, store};
       http::Router router;
       api::add_basic_routes(router);
       api::add_model_routes(router, models);
+      api::add_inference_routes(router, inference);
       api::add_oci_view_routes(router, models);
       http::add_static_routes(router, "/ui");
       http::Server server(std::move(config), std::move(router));
@@ -45,6 +52,7 @@ void add_serve_command(CLI::App& app) {
                 << vkllm::version() << ")" << std::endl;
       server.run(true);
       api::cancel_progress_operations();
+      manager.unload_all();
       workers.stop();
       transfers.stop();
       workers.join();

@@ -1,0 +1,36 @@
+// Ollama's /api/generate and /api/chat bodies → the shared GenerationRequest (compat §1.4-1.6):
+// field types checked as Go's decoder checks them (400 with its text), Ollama's validation
+// errors (raw with template, top_logprobs range, think values, keep_alive, format, images).
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "server/prompt/prompt.h"
+#include "server/scheduler/generation.h"
+
+namespace vkllm::api {
+
+struct InferenceEnvelope {
+  sched::GenerationRequest request;
+  bool stream = true;
+};
+
+// Throw http::HttpError(400/404) for bad input.
+InferenceEnvelope parse_generate_request(const nlohmann::json& body);
+InferenceEnvelope parse_chat_request(const nlohmann::json& body);
+
+// Pieces shared with the OpenAI routes.
+prompt::Message parse_message(const nlohmann::json& m);
+std::vector<prompt::Message> parse_messages(const nlohmann::json& body);
+// keep_alive: seconds (number) or a Go duration string; HttpError(400) otherwise.
+std::optional<std::chrono::nanoseconds> parse_keep_alive(const nlohmann::json& body);
+// think: bool or a level; numbers ignored (compat §10).
+prompt::Think parse_think(const nlohmann::json& body);
+// Standard base64 (padding optional) → bytes; nullopt when invalid.
+std::optional<std::string> decode_base64(std::string_view text);
+
+}  // namespace vkllm::api

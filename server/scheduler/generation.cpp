@@ -1,0 +1,509 @@
+#include "server/scheduler/generation.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "engine/sampling/token_constraint.h"
+#include "engine/tokenizer/incremental_decoder.h"
+#include "registry/errors.h"
+#include "server/prompt/output_parser.h"
+#include "server/scheduler/blob_model_source.h"
+#include "server/scheduler/request_error.h"
+#include "server/scheduler/request_options.h"
+#include "server/scheduler/stop_matcher.h"
+
+namespace vkllm::sched {
+
+namespace {
+
+using namespace std::chrono;
+namespace asio = boost::asio;
+
+template <class F>
+auto on_pool(asio::thread_pool& pool, F work) -> asio::awaitable<std::invoke_result_t<F&>> {
+  using R = std::invoke_result_t<F&>;
+  auto body = [work = std::move(work)]() mutable -> asio::awaitable<R> {
+    if constexpr (std::is_void_v<R>) {
+      work();
+      co_return;
+    } else {
+      co_return work();
+    }
+  };
+  auto spawned = asio::co_spawn(pool, std::move(body), asio::use_awaitable);
+  co_return co_await std::move(spawned);
+}
+
+// What a request needs to know about a model before (and without) loading it.
+struct ModelFacts {
+  std::shared_ptr<const prompt::PromptBuilder> builder;
+  std::string builder_error;  // the template does not parse
+  bool completion = true;     // no pooling_type: a generative model
+  bool vision = false;
+  prompt::TemplateCapabilities caps;
+  nlohmann::ordered_json template_defaults = nlohmann::ordered_json::object();
+};
+
+std::string chat_template_of(const gguf::GgufFile& h) {
+  if (auto t = h.get_optional<std::string>("tokenizer.chat_template")) return *t;
+  return "";
+}
+
+// Drops RAII-style on scope exit.
+struct Finally {
+  std::function<void()> fn;
+  ~Finally() {
+    if (fn) fn();
+  }
+};
+
+}  // namespace
+
+ServiceOptions ServiceOptions::from_env() {
+  ServiceOptions o;
+  if (const char* q = std::getenv("OLLAMA_MAX_QUEUE"); q && *q) {
+    const long v = std::strtol(q, nullptr, 10);
+    if (v > 0) o.max_queue = static_cast<uint32_t>(v);
+  }
+  return o;
+}
+
+struct GenerationService::Impl {
+  std::mutex mutex;
+  std::map<std::string, std::shared_ptr<const ModelFacts>> facts;  // by manifest digest
+  std::map<std::string, std::shared_ptr<std::once_flag>> vocab_once;
+  std::map<std::string, std::shared_ptr<const tokenizer::Tokenizer>> tokenizers;  // by blob
+  asio::thread_pool loaders{8};  // acquires that may wait for a load
+};
+
+GenerationService::GenerationService(registry::ModelStore& store, ModelManager& models,
+                                     asio::thread_pool& workers, ServiceOptions options)
+    : store_(store),
+      models_(models),
+      workers_(workers),
+      options_(options),
+      impl_(std::make_unique<Impl>()) {}
+
+GenerationService::~GenerationService() {
+  impl_->loaders.join();
+}
+
+asio::awaitable<registry::ModelShow> GenerationService::resolve(const registry::ModelName& name,
+                                                                const std::string& as_sent) {
+  auto& store = store_;
+  // GCC 12 destroys temporaries inside co_await expressions twice: every lambda handed to
+  // on_pool is a named local, moved in.
+  auto find = [&store, name]() -> std::optional<registry::ModelShow> {
+    try {
+      return store.show(name);
+    } catch (const registry::RegistryError& e) {
+      if (e.kind() == registry::ErrorKind::not_found) return std::nullopt;
+      throw;
+    }
+  };
+  std::optional<registry::ModelShow> show = co_await on_pool(workers_, std::move(find));
+  if (!show) throw RequestError(404, "model '" + as_sent + "' not found");
+  co_return std::move(*show);
+}
+
+asio::awaitable<std::shared_ptr<const tokenizer::Tokenizer>> GenerationService::tokenizer_for(
+    const registry::ModelShow& show) {
+  if (!show.model_blob) throw RequestError(400, "model has no weights layer");
+  const std::string key = show.model_blob->str();
+  {
+    std::lock_guard lock(impl_->mutex);
+    if (auto it = impl_->tokenizers.find(key); it != impl_->tokenizers.end()) co_return it->second;
+  }
+  auto& store = store_;
+  const auto blob = *show.model_blob;
+  auto build = [&store, blob]() -> std::shared_ptr<const tokenizer::Tokenizer> {
+    try {
+      return tokenizer::Tokenizer::from_gguf(read_gguf_header(store.blobs(), blob));
+    } catch (const std::exception& e) {
+      throw RequestError(500, std::string("cannot read the model's vocabulary: ") + e.what());
+    }
+  };
+  std::shared_ptr<const tokenizer::Tokenizer> tok = co_await on_pool(workers_, std::move(build));
+  std::lock_guard lock(impl_->mutex);
+  impl_->tokenizers[key] = tok;
+  co_return tok;
+}
+
+namespace {
+
+std::shared_ptr<const ModelFacts> compute_facts(registry::ModelStore& store,
+                                                const registry::ModelShow& show) {
+  auto f = std::make_shared<ModelFacts>();
+  prompt::ModelPrompt mp;
+  mp.template_text = show.template_text;
+  mp.system = show.system;
+  for (const auto& m : show.messages)
+    mp.messages.push_back({m.role, m.content, {}, {}, {}, {}, {}});
+  if (show.model_blob) {
+    try {
+      const auto header = read_gguf_header(store.blobs(), *show.model_blob);
+      mp.gguf_chat_template = chat_template_of(header);
+      if (auto a = header.get_optional<std::string>("general.architecture")) {
+        mp.architecture = *a;
+        f->completion = !header.has(*a + ".pooling_type");
+      }
+      f->vision = header.has("vision.block_count") || !show.projectors.empty();
+    } catch (const std::exception&) {
+      // An unreadable model fails later, when it loads, with the loader's message.
+    }
+  }
+  try {
+    auto b = std::make_shared<prompt::PromptBuilder>(std::move(mp));
+    f->caps = b->capabilities();
+    f->template_defaults = b->default_parameters();
+    f->builder = std::move(b);
+  } catch (const prompt::TemplateError& e) {
+    f->builder_error = e.what();
+  }
+  return f;
+}
+
+}  // namespace
+
+std::vector<std::string> GenerationService::capabilities(const registry::ModelShow& show) {
+  std::shared_ptr<const ModelFacts> f;
+  {
+    std::lock_guard lock(impl_->mutex);
+    if (auto it = impl_->facts.find(show.digest.str()); it != impl_->facts.end()) f = it->second;
+  }
+  if (!f) {
+    f = compute_facts(store_, show);
+    std::lock_guard lock(impl_->mutex);
+    impl_->facts[show.digest.str()] = f;
+  }
+  std::vector<std::string> caps;
+  caps.push_back(f->completion ? "completion" : "embedding");
+  if (f->caps.tools) caps.push_back("tools");
+  if (f->caps.insert) caps.push_back("insert");
+  if (f->vision) caps.push_back("vision");
+  if (f->caps.thinking) caps.push_back("thinking");
+  return caps;
+}
+
+asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink sink,
+                                             std::shared_ptr<CancelSignal> cancel) {
+  const auto t0 = steady_clock::now();
+  const bool chat = req.kind == GenerationRequest::Kind::chat;
+  registry::ModelShow show = co_await resolve(req.name, req.model);
+
+  std::shared_ptr<const ModelFacts> facts;
+  {
+    std::lock_guard lock(impl_->mutex);
+    if (auto it = impl_->facts.find(show.digest.str()); it != impl_->facts.end()) {
+      facts = it->second;
+    }
+  }
+  if (!facts) {
+    auto& store = store_;
+    auto compute = [&store, show] { return compute_facts(store, show); };
+    facts = co_await on_pool(workers_, std::move(compute));
+    std::lock_guard lock(impl_->mutex);
+    impl_->facts[show.digest.str()] = facts;
+  }
+
+  // Capabilities (compat §1.5, §1.6, §1.15).
+  if (!facts->completion) {
+    throw RequestError(
+        400, "\"" + req.model + "\" does not support " + std::string(chat ? "chat" : "generate"));
+  }
+  prompt::Think& think = chat ? req.chat.think : req.generate.think;
+  if (think.set && think.enabled && !facts->caps.thinking) {
+    throw RequestError(400, "\"" + req.model + "\" does not support thinking");
+  }
+  if (!think.set && facts->caps.thinking) {
+    think.enabled = true;  // thinking models think unless told not to
+    think.level = "medium";
+  }
+  const bool has_tools = chat && req.chat.tools.is_array() && !req.chat.tools.empty();
+  if (has_tools && !facts->caps.tools) {
+    throw RequestError(400, show.name.full() + " does not support tools");
+  }
+  if (!chat && !req.generate.suffix.empty() && !facts->caps.insert && !req.raw) {
+    throw RequestError(400, show.name.full() + " does not support insert");
+  }
+  bool has_images = !req.generate.images.empty();
+  for (const auto& m : req.chat.messages) has_images |= !m.images.empty();
+  if (has_images && !facts->vision) {
+    throw RequestError(400, "\"" + req.model + "\" does not support images");
+  }
+
+  // Load only / unload (empty prompt or no messages).
+  const bool empty =
+      chat ? req.chat.messages.empty() : req.generate.prompt.empty() && req.generate.suffix.empty();
+  if (empty && !req.debug_render_only) {
+    GenerationChunk done;
+    done.done = true;
+    if (req.keep_alive && req.keep_alive->count() == 0) {
+      models_.request_unload(show);
+      done.done_reason = "unload";
+      co_await sink(done);
+      co_return;
+    }
+  }
+
+  // Queue accounting (OLLAMA_MAX_QUEUE): a request waits until its sequence starts.
+  if (queued_.load() >= options_.max_queue) {
+    throw RequestError(503, "server busy, please try again.  maximum pending requests exceeded");
+  }
+  ++queued_;
+  bool queued = true;
+  auto dequeue = [&] {
+    if (queued) {
+      --queued_;
+      queued = false;
+    }
+  };
+  Finally queue_guard{dequeue};
+
+  std::optional<ModelLease> lease = models_.try_acquire(show, req.keep_alive);
+  if (!lease) {
+    auto& models = models_;
+    auto keep = req.keep_alive;
+    try {
+      auto load = [&models, show, keep] { return models.acquire(show, keep); };
+      lease.emplace(co_await on_pool(impl_->loaders, std::move(load)));
+    } catch (const ModelLoadError& e) {
+      throw RequestError(e.status(), e.what());
+    }
+  }
+  const auto t_loaded = steady_clock::now();
+  if (cancel->cancelled) co_return;
+  LoadedModel& model = **lease;
+
+  if (empty && !req.debug_render_only) {
+    GenerationChunk done;
+    done.done = true;
+    done.done_reason = "load";
+    done.load_duration = duration_cast<nanoseconds>(t_loaded - t0);
+    done.total_duration = duration_cast<nanoseconds>(steady_clock::now() - t0);
+    co_await sink(done);
+    co_return;
+  }
+  if (!facts->builder) throw RequestError(500, facts->builder_error);
+
+  // Options: built-in defaults < named template's < model's parameters < request's.
+  const RequestOptions opts =
+      resolve_options({&facts->template_defaults, &show.parameters, &req.options});
+  const uint32_t max_ctx = model.scheduler->max_context();
+  uint32_t num_ctx = model.default_num_ctx;
+  if (opts.num_ctx) num_ctx = static_cast<uint32_t>(std::clamp<int64_t>(*opts.num_ctx, 4, max_ctx));
+  const bool shift = req.shift.value_or(true);
+
+  // Prompt and tokens, off the I/O thread (tokenizing long prompts and truncation take time).
+  const tokenizer::Tokenizer& tok = *model.tokenizer;
+  struct Built {
+    prompt::Rendered rendered;
+    std::vector<int32_t> tokens;
+  };
+  auto builder = facts->builder;
+  auto build_prompt = [&, builder, num_ctx]() -> Built {
+    Built b;
+    try {
+      if (chat) {
+        auto count = [&tok](std::string_view text) { return tok.encode(text, true, true).size(); };
+        b.rendered = builder->render_chat(req.chat, num_ctx, count);
+      } else if (req.raw) {
+        b.rendered.text = req.generate.prompt;
+        b.rendered.images = req.generate.images;
+      } else {
+        b.rendered = builder->render_generate(req.generate);
+      }
+    } catch (const prompt::TemplateError& e) {
+      throw RequestError(500, e.what());
+    }
+    if (!req.debug_render_only) {
+      std::string text = b.rendered.text;
+      if (!req.context.empty()) text = tok.decode(req.context) + text;
+      b.tokens = tok.encode(text, true, true);
+    }
+    return b;
+  };
+  Built built = co_await on_pool(workers_, std::move(build_prompt));
+  if (req.debug_render_only) {
+    GenerationChunk done;
+    done.done = true;
+    done.rendered_template = built.rendered.text;
+    done.image_count = built.rendered.images.size();
+    co_await sink(done);
+    co_return;
+  }
+  std::vector<int32_t>& tokens = built.tokens;
+  if (tokens.empty()) tokens.push_back(tok.bos() >= 0 ? tok.bos() : 0);
+  if (tokens.size() > num_ctx - 1) {
+    if (!shift) {
+      throw RequestError(400,
+                         "the prompt is longer than the context length currently available to "
+                         "the model; shorten the prompt, adjust the context length in settings, "
+                         "or use a model with a longer context length");
+    }
+    // Keep num_keep tokens (+BOS) and the newest ones, freeing half the rest for generation.
+    uint32_t keep = opts.num_keep < 0 ? num_ctx - 1 : uint32_t(opts.num_keep);
+    if (tok.add_bos() && opts.num_keep >= 0) ++keep;
+    keep = std::min(keep, num_ctx - 1);
+    const uint32_t target = num_ctx - std::max<uint32_t>((num_ctx - keep) / 2, 1);
+    std::vector<int32_t> cut(tokens.begin(), tokens.begin() + std::min<size_t>(keep, target));
+    cut.insert(cut.end(), tokens.end() - (target - cut.size()), tokens.end());
+    tokens = std::move(cut);
+  }
+
+  SequenceOptions so;
+  so.sampling = opts.sampling;
+  so.sampling.num_ctx = static_cast<int32_t>(num_ctx);
+  so.num_predict = opts.num_predict;
+  so.num_ctx = num_ctx;
+  so.num_keep = opts.num_keep;
+  so.shift = shift;
+  so.logprobs = req.logprobs;
+  so.top_logprobs = req.top_logprobs;
+  const bool constrained = !req.format.is_null() && !(req.format.is_string() && req.format == "");
+  if (constrained) {
+    try {
+      so.format = sampling::compile_format(req.format);
+    } catch (const sampling::FormatError& e) {
+      throw RequestError(400, e.what());
+    }
+    if (!model.scheduler->vocabulary_index()) {
+      std::shared_ptr<std::once_flag> once;
+      {
+        std::lock_guard lock(impl_->mutex);
+        auto& slot = impl_->vocab_once[model.key + std::to_string(uintptr_t(&model))];
+        if (!slot) slot = std::make_shared<std::once_flag>();
+        once = slot;
+      }
+      auto index = [once, &model] {
+        std::call_once(*once, [&] {
+          model.scheduler->set_vocabulary_index(sampling::build_vocabulary_index(*model.tokenizer));
+        });
+      };
+      co_await on_pool(workers_, std::move(index));
+    }
+  }
+
+  const nlohmann::ordered_json tools = has_tools ? req.chat.tools : nlohmann::ordered_json();
+  prompt::OutputParser parser(builder->parser_config(tools, think, built.rendered.text));
+  StopMatcher stops(opts.stop);
+  tokenizer::IncrementalDecoder decoder(tok, false);
+
+  auto stream = std::make_shared<TokenStream>(co_await asio::this_coro::executor);
+  SequenceRequest sr{tokens, so, stream};
+  SequenceHandle handle;
+  try {
+    handle = model.scheduler->submit(std::move(sr));
+  } catch (const std::exception& e) {
+    throw RequestError(500, e.what());
+  }
+  cancel->on_cancel = [&handle, stream] {
+    handle.cancel();
+    stream->nudge();
+  };
+  Finally clear_cancel{[&] { cancel->on_cancel = nullptr; }};
+  if (cancel->cancelled) co_return;
+
+  uint32_t prompt_count = static_cast<uint32_t>(tokens.size());
+  nanoseconds prompt_eval{0};
+  steady_clock::time_point t_first{};
+  uint32_t generated = 0;
+  std::vector<int32_t> output_tokens;
+  std::string last_piece;
+  int repeats = 0;
+  std::string done_reason;
+  for (;;) {
+    std::vector<TokenEvent> events = co_await stream->next();
+    if (cancel->cancelled) co_return;
+    GenerationChunk chunk;
+    bool finished = false;
+    for (auto& ev : events) {
+      if (ev.prompt_tokens > 0 && t_first == steady_clock::time_point{}) {
+        t_first = steady_clock::now();
+        prompt_eval = ev.prompt_eval;
+        dequeue();
+      }
+      for (size_t i = 0; i < ev.tokens.size() && done_reason.empty(); ++i) {
+        const int32_t t = ev.tokens[i];
+        ++generated;
+        output_tokens.push_back(t);
+        if (i < ev.logprobs.size()) {
+          TokenLogprobText lp;
+          lp.token = tok.token_to_piece(t, true);
+          lp.logprob = ev.logprobs[i].logprob;
+          for (const auto& top : ev.logprobs[i].top) {
+            lp.top.emplace_back(tok.token_to_piece(top.token, true), top.logprob);
+          }
+          chunk.logprobs.push_back(std::move(lp));
+        }
+        // Runaway protection, as Ollama: the same token text over 30 times in a row.
+        std::string piece = tok.token_to_piece(t);
+        piece.erase(0, piece.find_first_not_of(" \t\n\r"));
+        piece.erase(piece.find_last_not_of(" \t\n\r") + 1);
+        repeats = !piece.empty() && piece == last_piece ? repeats + 1 : 0;
+        last_piece = piece;
+        auto r = stops.feed(decoder.push(t));
+        auto d = parser.feed(r.text);
+        chunk.content += d.content;
+        chunk.thinking += d.thinking;
+        for (auto& c : d.tool_calls) chunk.tool_calls.push_back(std::move(c));
+        if (r.stopped || repeats >= 30) {
+          done_reason = "stop";
+          handle.cancel();
+        }
+      }
+      if (ev.finish == FinishReason::error) throw RequestError(500, ev.error);
+      if (ev.finish != FinishReason::none) {
+        finished = true;
+        if (done_reason.empty()) {
+          done_reason = ev.finish == FinishReason::length ? "length" : "stop";
+        }
+        if (ev.prompt_tokens) prompt_count = ev.prompt_tokens;
+        break;
+      }
+    }
+    if (!done_reason.empty()) finished = true;
+    if (finished) {
+      auto r = stops.feed(decoder.finish());
+      std::string rest = r.text + (r.stopped ? std::string() : stops.flush());
+      auto d = parser.feed(rest);
+      auto tail = parser.finish();
+      chunk.content += d.content + tail.content;
+      chunk.thinking += d.thinking + tail.thinking;
+      for (auto& c : d.tool_calls) chunk.tool_calls.push_back(std::move(c));
+      for (auto& c : tail.tool_calls) chunk.tool_calls.push_back(std::move(c));
+    }
+    if (!chunk.content.empty() || !chunk.thinking.empty() || !chunk.tool_calls.empty() ||
+        !chunk.logprobs.empty()) {
+      co_await sink(chunk);
+      if (cancel->cancelled) co_return;
+    }
+    if (finished) break;
+  }
+  handle.release();
+  const auto t_end = steady_clock::now();
+  GenerationChunk done;
+  done.done = true;
+  done.done_reason = done_reason;
+  done.total_duration = duration_cast<nanoseconds>(t_end - t0);
+  done.load_duration = duration_cast<nanoseconds>(t_loaded - t0);
+  done.prompt_eval_count = prompt_count;
+  done.prompt_eval_duration = prompt_eval;
+  done.eval_count = generated;
+  if (t_first != steady_clock::time_point{}) {
+    done.eval_duration = duration_cast<nanoseconds>(t_end - t_first);
+  }
+  if (!chat && !req.raw) {
+    done.context = tokens;
+    done.context.insert(done.context.end(), output_tokens.begin(), output_tokens.end());
+  }
+  co_await sink(done);
+}
+
+}  // namespace vkllm::sched

@@ -1,0 +1,123 @@
+// One generation request end to end, shared by the Ollama and OpenAI routes: resolve the model,
+// check its capabilities, acquire it (loading it if needed), build the prompt with its template,
+// tokenize, fit the context, submit to the model's scheduler, and turn the token stream into
+// text chunks (incremental UTF-8-safe detokenization, stop strings never emitted, thinking and
+// tool calls split out) with Ollama's timings. The routes only map JSON to GenerationRequest and
+// GenerationChunk back to JSON.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <nlohmann/json.hpp>
+
+#include "registry/model_store.h"
+#include "server/prompt/prompt.h"
+#include "server/scheduler/model_manager.h"
+
+namespace vkllm::sched {
+
+struct GenerationRequest {
+  enum class Kind { chat, generate };
+  Kind kind = Kind::chat;
+  std::string model;  // as the client sent it (echoed back)
+  registry::ModelName name;
+  prompt::ChatInput chat;          // kind chat
+  prompt::GenerateInput generate;  // kind generate
+  bool raw = false;                // generate: the prompt verbatim
+  std::vector<int32_t> context;    // generate: legacy context tokens
+  nlohmann::json format;           // null, "json" or a JSON Schema
+  nlohmann::ordered_json options = nlohmann::ordered_json::object();
+  std::optional<std::chrono::nanoseconds> keep_alive;
+  bool logprobs = false;
+  int top_logprobs = 0;
+  std::optional<bool> shift;
+  bool debug_render_only = false;
+};
+
+struct TokenLogprobText {
+  std::string token;
+  float logprob = 0;
+  std::vector<std::pair<std::string, float>> top;
+};
+
+struct GenerationChunk {
+  std::string content;
+  std::string thinking;
+  std::vector<prompt::ToolCall> tool_calls;
+  std::vector<TokenLogprobText> logprobs;
+  bool done = false;
+  std::string done_reason;  // final chunk: stop, length, load, unload
+  // Final chunk only (nanoseconds; zero ones are left out by the routes).
+  std::chrono::nanoseconds total_duration{0}, load_duration{0}, prompt_eval_duration{0},
+      eval_duration{0};
+  uint32_t prompt_eval_count = 0;
+  uint32_t eval_count = 0;
+  std::vector<int32_t> context;  // generate, non-raw
+  // _debug_render_only
+  std::optional<std::string> rendered_template;
+  size_t image_count = 0;
+};
+
+// Takes the chunk by reference: GCC 12 mishandles by-value temporaries in co_await expressions.
+using ChunkSink = std::function<boost::asio::awaitable<void>(GenerationChunk&)>;
+
+// Set by the route when the client goes away; run() stops at once (no more chunks).
+struct CancelSignal {
+  std::function<void()> on_cancel;  // set by run() while a sequence is in flight
+  bool cancelled = false;
+  void cancel() {
+    cancelled = true;
+    if (on_cancel) on_cancel();
+  }
+};
+
+struct ServiceOptions {
+  uint32_t max_queue = 512;  // OLLAMA_MAX_QUEUE
+  static ServiceOptions from_env();
+};
+
+class GenerationService {
+ public:
+  GenerationService(registry::ModelStore& store, ModelManager& models,
+                    boost::asio::thread_pool& workers, ServiceOptions options = {});
+  ~GenerationService();
+
+  // Runs a request; every chunk goes through `sink`, the last with done = true. Throws
+  // RequestError before the first chunk (status + message) or after it (the route writes an
+  // error line). Returns without a final chunk when `cancel` fired.
+  boost::asio::awaitable<void> run(GenerationRequest request, ChunkSink sink,
+                                   std::shared_ptr<CancelSignal> cancel);
+
+  // Resolves a name to the installed model (RequestError 404 "model 'X' not found" with `as_sent`).
+  boost::asio::awaitable<registry::ModelShow> resolve(const registry::ModelName& name,
+                                                      const std::string& as_sent);
+  // A model's capabilities as /api/show lists them (completion/embedding, tools, insert,
+  // thinking, vision), from its GGUF header and template.
+  std::vector<std::string> capabilities(const registry::ModelShow& show);
+
+  // The model's tokenizer, built from its GGUF header (no weights loaded); cached.
+  boost::asio::awaitable<std::shared_ptr<const tokenizer::Tokenizer>> tokenizer_for(
+      const registry::ModelShow& show);
+
+  ModelManager& models() { return models_; }
+  uint32_t queued() const { return queued_.load(); }
+
+ private:
+  struct Impl;
+  registry::ModelStore& store_;
+  ModelManager& models_;
+  boost::asio::thread_pool& workers_;
+  ServiceOptions options_;
+  std::atomic<uint32_t> queued_{0};
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace vkllm::sched

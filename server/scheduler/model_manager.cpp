@@ -1,0 +1,399 @@
+#include "server/scheduler/model_manager.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
+
+#include "engine/model/model_spec.h"
+#include "engine/vulkan/vk_error.h"
+#include "server/scheduler/blob_model_source.h"
+#include "server/scheduler/go_duration.h"
+#include "server/scheduler/metrics.h"
+
+namespace vkllm::sched {
+
+namespace {
+
+using namespace std::chrono;
+constexpr uint64_t kGiB = uint64_t{1} << 30;
+
+// Ollama trims whitespace and surrounding quotes from every variable.
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  std::string s = v ? v : "";
+  auto trim = [&] {
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.erase(0, 1);
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  };
+  trim();
+  if (s.size() >= 2 && (s.front() == '"' || s.front() == '\'') && s.back() == s.front()) {
+    s = s.substr(1, s.size() - 2);
+    trim();
+  }
+  return s;
+}
+
+uint32_t env_uint(const char* name, uint32_t fallback) {
+  const std::string v = env(name);
+  if (v.empty()) return fallback;
+  char* end = nullptr;
+  const unsigned long long x = std::strtoull(v.c_str(), &end, 10);
+  if (*end != '\0' || v[0] == '-') {
+    std::cerr << "vkllm: ignoring invalid " << name << "=" << v << "\n";
+    return fallback;
+  }
+  return static_cast<uint32_t>(std::min<unsigned long long>(x, UINT32_MAX));
+}
+
+std::string gib(uint64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f GiB", double(bytes) / double(kGiB));
+  return buf;
+}
+
+}  // namespace
+
+std::chrono::nanoseconds parse_keep_alive_env(std::string_view text) {
+  // A bare integer is seconds (Ollama's env rule); anything else a Go duration.
+  const std::string s(text);
+  char* end = nullptr;
+  const long long secs = std::strtoll(s.c_str(), &end, 10);
+  if (!s.empty() && *end == '\0') return seconds(secs);
+  return parse_go_duration(text);
+}
+
+ManagerOptions ManagerOptions::from_env() {
+  ManagerOptions o;
+  if (const std::string ka = env("OLLAMA_KEEP_ALIVE"); !ka.empty()) {
+    try {
+      o.default_keep_alive = parse_keep_alive_env(ka);
+    } catch (const std::exception& e) {
+      std::cerr << "vkllm: ignoring OLLAMA_KEEP_ALIVE: " << e.what() << "\n";
+    }
+  }
+  o.max_loaded = env_uint("OLLAMA_MAX_LOADED_MODELS", 0);
+  if (o.max_loaded == 0) o.max_loaded = 3;
+  o.num_parallel = env_uint("OLLAMA_NUM_PARALLEL", 0);
+  o.default_num_ctx = env_uint("OLLAMA_CONTEXT_LENGTH", 0);
+  const std::string overhead = env("OLLAMA_GPU_OVERHEAD");
+  if (!overhead.empty()) o.gpu_overhead = std::strtoull(overhead.c_str(), nullptr, 10);
+  return o;
+}
+
+ModelLease::~ModelLease() {
+  if (manager_ && model_) manager_->release(model_);
+}
+
+ModelManager::ModelManager(registry::ModelStore& store, ManagerOptions options)
+    : store_(store), options_(std::move(options)) {
+  reaper_ = std::thread([this] { reaper(); });
+}
+
+ModelManager::~ModelManager() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  if (reaper_.joinable()) reaper_.join();
+  unload_all();
+}
+
+system_clock::time_point ModelManager::expiry(nanoseconds keep_alive) const {
+  if (keep_alive < nanoseconds(0)) return system_clock::now() + hours(24 * 365 * 292);
+  return system_clock::now() + duration_cast<system_clock::duration>(keep_alive);
+}
+
+std::shared_ptr<LoadedModel> ModelManager::find_loaded(const registry::ModelShow& show) const {
+  if (!show.model_blob) return nullptr;
+  std::lock_guard lock(mutex_);
+  auto it = loaded_.find(show.model_blob->str());
+  return it == loaded_.end() ? nullptr : it->second;
+}
+
+void ModelManager::take(LoadedModel& m, std::optional<nanoseconds> keep_alive) {
+  ++m.leases;
+  if (keep_alive) m.keep_alive = *keep_alive;
+  m.unload_when_idle = false;
+  m.last_used = steady_clock::now();
+  m.expires_at = expiry(m.keep_alive);
+}
+
+std::shared_ptr<LoadedModel> ModelManager::usable(const std::string& key) {
+  auto it = loaded_.find(key);
+  if (it == loaded_.end()) return nullptr;
+  if (it->second->scheduler->healthy()) return it->second;
+  // Its device was lost: forget it (requests still on it hold it until they end) and reload on
+  // a fresh device.
+  std::cerr << "vkllm: reloading " << it->second->show.name.display()
+            << " after an engine failure\n";
+  metrics().forget("vkllm_model_device_bytes", {"model", it->second->show.name.display()});
+  loaded_.erase(it);
+  context_.reset();
+  return nullptr;
+}
+
+std::optional<ModelLease> ModelManager::try_acquire(const registry::ModelShow& show,
+                                                    std::optional<nanoseconds> keep_alive) {
+  if (!show.model_blob) return std::nullopt;
+  std::lock_guard lock(mutex_);
+  if (stopping_) return std::nullopt;
+  auto m = usable(show.model_blob->str());
+  if (!m) return std::nullopt;
+  take(*m, keep_alive);
+  return ModelLease(this, m, false);
+}
+
+ModelLease ModelManager::acquire(const registry::ModelShow& show,
+                                 std::optional<nanoseconds> keep_alive) {
+  if (!show.model_blob) throw ModelLoadError(400, "model has no weights layer");
+  const std::string key = show.model_blob->str();
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) throw ModelLoadError(503, "server is shutting down");
+    if (auto m = usable(key)) {
+      take(*m, keep_alive);
+      return ModelLease(this, m, false);
+    }
+  }
+  std::lock_guard load_lock(load_mutex_);  // one load at a time, as Ollama
+  {
+    std::lock_guard lock(mutex_);
+    if (auto m = usable(key)) {  // loaded by another request while this one waited
+      take(*m, keep_alive);
+      return ModelLease(this, m, false);
+    }
+  }
+  auto m = load(show);
+  std::lock_guard lock(mutex_);
+  m->keep_alive = options_.default_keep_alive;
+  take(*m, keep_alive);
+  loaded_[key] = m;
+  changed_.notify_all();
+  return ModelLease(this, m, true);
+}
+
+std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show) {
+  const auto t0 = steady_clock::now();
+  auto m = std::make_shared<LoadedModel>();
+  m->key = show.model_blob->str();
+  m->show = show;
+  const std::string name = show.name.display();
+  try {
+    m->header =
+        std::make_unique<gguf::GgufFile>(read_gguf_header(store_.blobs(), *show.model_blob));
+  } catch (const std::exception& e) {
+    throw ModelLoadError(500, "cannot read the model file: " + std::string(e.what()));
+  }
+  model::ModelSpec spec;
+  try {
+    spec = model::ModelSpec::from_gguf(*m->header);
+    m->tokenizer = tokenizer::Tokenizer::from_gguf(*m->header);
+  } catch (const std::exception& e) {
+    throw ModelLoadError(500, "cannot load " + name + ": " + e.what());
+  }
+  {
+    std::lock_guard lock(mutex_);
+    if (!context_) {
+      try {
+        context_ = std::make_shared<vk::Context>();
+      } catch (const std::exception& e) {
+        throw ModelLoadError(500, std::string("no usable Vulkan device: ") + e.what());
+      }
+    }
+  }
+  m->context = context_;
+  vk::Context& ctx = *m->context;
+  const auto& caps = ctx.caps();
+  m->on_cpu = caps.is_cpu();
+
+  // What the model needs: weights, activations (estimated from the runner's buffers) and KV.
+  uint64_t weight_bytes = 0;
+  for (const auto& t : m->header->tensors()) weight_bytes += t.byte_size;
+  const uint64_t per_token_kv = 4ull * spec.n_layer * spec.n_head_kv * spec.head_dim;  // K+V f16
+  const uint32_t trained = spec.n_ctx_train ? spec.n_ctx_train : 2048;
+  uint32_t ctx_default = options_.default_num_ctx;
+  if (ctx_default == 0) {
+    // Ollama's tiers by device memory: 4k below 23 GiB, 32k below 47 GiB, else 256k; a CPU
+    // device has no VRAM.
+    const uint64_t vram = m->on_cpu ? 0 : caps.device_local_bytes;
+    ctx_default = vram < 23 * kGiB ? 4096 : vram < 47 * kGiB ? 32768 : 262144;
+  }
+  ctx_default = std::clamp<uint32_t>(ctx_default, 4, trained);
+  m->default_num_ctx = ctx_default;
+
+  runtime::RunnerOptions ro = runtime::RunnerOptions::from_env();
+  ro.max_context = std::min<uint32_t>(std::max(trained, ctx_default), 262144);
+  const uint32_t parallel_hint = std::max<uint32_t>(options_.num_parallel, 4);
+  const uint64_t act_estimate = 4ull * (512ull * (8ull * spec.n_embd + 4ull * spec.n_ff) +
+                                        64ull * (2ull * spec.n_embd + 2ull * spec.n_vocab)) +
+                                (64ull << 20);
+  const uint64_t heap = caps.device_local_bytes;
+  std::unique_lock lock(mutex_);
+  uint64_t in_use = 0;
+  for (auto& [k, other] : loaded_) in_use += other->device_bytes;
+  const uint64_t fixed = weight_bytes + act_estimate + options_.gpu_overhead;
+  const uint64_t min_kv = per_token_kv * std::min<uint32_t>(ctx_default, 2048);
+  if (fixed + min_kv > heap) {
+    throw ModelLoadError(500, "model requires more memory than the device has: " + name +
+                                  " needs " + gib(fixed + min_kv) + ", the device has " +
+                                  gib(heap));
+  }
+  // Room for this model next to the others, evicting idle ones (least recently used first).
+  if (loaded_.size() >= options_.max_loaded || in_use + fixed + min_kv > heap) {
+    make_room(fixed + min_kv, lock);
+    in_use = 0;
+    for (auto& [k, other] : loaded_) in_use += other->device_bytes;
+  }
+  lock.unlock();
+  if (ro.kv_budget_bytes == 0) {
+    const uint64_t want = per_token_kv * ctx_default * parallel_hint;
+    uint64_t avail = heap > in_use + fixed ? (heap - in_use - fixed) / 10 * 9 : min_kv;
+    if (m->on_cpu) avail = std::min(avail, heap / 8);  // lavapipe memory is the host's
+    ro.kv_budget_bytes = std::max(min_kv, std::min(want, avail));
+  }
+  const uint64_t kv_tokens = ro.kv_budget_bytes / std::max<uint64_t>(per_token_kv, 1);
+  ro.max_seqs = options_.num_parallel
+                    ? options_.num_parallel
+                    : static_cast<uint32_t>(std::clamp<uint64_t>(kv_tokens / 256, 4, 64));
+  ro.max_batch_tokens = std::max<uint32_t>(ro.max_batch_tokens, ro.max_seqs);
+
+  try {
+    BlobTensorSource source(store_.blobs().open(*show.model_blob), m->header->data_offset());
+    m->model = std::make_unique<runtime::Model>(ctx, *m->header, source);
+    m->runner = std::make_unique<runtime::Runner>(*m->model, ro);
+  } catch (const vk::VulkanError& e) {
+    if (e.result() == VK_ERROR_OUT_OF_DEVICE_MEMORY || e.result() == VK_ERROR_OUT_OF_HOST_MEMORY) {
+      throw ModelLoadError(500, "out of device memory loading " + name + ": " + e.what());
+    }
+    throw ModelLoadError(500, "cannot load " + name + ": " + e.what());
+  } catch (const std::exception& e) {
+    throw ModelLoadError(500, "cannot load " + name + ": " + e.what());
+  }
+  m->device_bytes = m->runner->device_bytes();
+  m->scheduler =
+      std::make_unique<Scheduler>(*m->runner, *m->tokenizer, SchedulerOptions{0, 0, name});
+  m->load_duration = duration_cast<nanoseconds>(steady_clock::now() - t0);
+  const double secs = duration<double>(m->load_duration).count();
+  std::cerr << "vkllm: loaded " << name << " in " << secs << " s ("
+            << double(weight_bytes) / secs / 1e9 << " GB/s of weights; " << gib(m->device_bytes)
+            << " on " << caps.name << ", KV " << kv_tokens << " tokens, " << ro.max_seqs
+            << " parallel, num_ctx " << ctx_default << ")\n";
+  metrics().add("vkllm_model_loads_total", {{"model", name}});
+  metrics().observe("vkllm_model_load_seconds", {{"model", name}}, secs);
+  metrics().set("vkllm_model_device_bytes", {{"model", name}}, double(m->device_bytes));
+  return m;
+}
+
+void ModelManager::make_room(uint64_t need_bytes, std::unique_lock<std::mutex>& lock) {
+  const uint64_t heap = context_ ? context_->caps().device_local_bytes : UINT64_MAX;
+  for (;;) {
+    uint64_t in_use = 0;
+    for (auto& [k, m] : loaded_) in_use += m->device_bytes;
+    if (loaded_.size() < options_.max_loaded && in_use + need_bytes <= heap) return;
+    if (loaded_.empty()) return;
+    // The least recently used idle model goes; if all are busy, wait for one to become idle.
+    std::shared_ptr<LoadedModel> victim;
+    for (auto& [k, m] : loaded_) {
+      if (m->leases == 0 && (!victim || m->last_used < victim->last_used)) victim = m;
+    }
+    if (victim) {
+      std::cerr << "vkllm: unloading " << victim->show.name.display() << " to make room\n";
+      unload_locked(victim->key);
+      continue;
+    }
+    if (stopping_) throw ModelLoadError(503, "server is shutting down");
+    changed_.wait(lock);
+  }
+}
+
+void ModelManager::unload_locked(const std::string& key) {
+  auto it = loaded_.find(key);
+  if (it == loaded_.end()) return;
+  auto m = std::move(it->second);
+  loaded_.erase(it);
+  metrics().forget("vkllm_model_device_bytes", {"model", m->show.name.display()});
+  metrics().forget("vkllm_kv_blocks", {"model", m->show.name.display()});
+  metrics().forget("vkllm_running_sequences", {"model", m->show.name.display()});
+  metrics().forget("vkllm_queued_requests", {"model", m->show.name.display()});
+  // Destroying the scheduler joins its engine thread; no lease refers to an idle model.
+  m.reset();
+  changed_.notify_all();
+}
+
+void ModelManager::release(const std::shared_ptr<LoadedModel>& model) {
+  {
+    std::lock_guard lock(mutex_);
+    if (model->leases > 0) --model->leases;
+    model->last_used = steady_clock::now();
+    model->expires_at = model->unload_when_idle ? system_clock::now() : expiry(model->keep_alive);
+  }
+  changed_.notify_all();
+}
+
+bool ModelManager::request_unload(const registry::ModelShow& show) {
+  if (!show.model_blob) return false;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = loaded_.find(show.model_blob->str());
+    if (it == loaded_.end()) return false;
+    it->second->unload_when_idle = true;
+    it->second->keep_alive = nanoseconds(0);
+    it->second->expires_at = system_clock::now();
+  }
+  changed_.notify_all();
+  return true;
+}
+
+void ModelManager::reaper() {
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    auto next = system_clock::time_point::max();
+    const auto now = system_clock::now();
+    std::vector<std::string> expired;
+    for (auto& [key, m] : loaded_) {
+      if (m->leases > 0) continue;
+      const bool forever = m->keep_alive < nanoseconds(0) && !m->unload_when_idle;
+      if (forever) continue;
+      if (m->unload_when_idle || m->expires_at <= now) {
+        expired.push_back(key);
+      } else {
+        next = std::min(next, m->expires_at);
+      }
+    }
+    for (const auto& key : expired) unload_locked(key);
+    if (!expired.empty()) continue;
+    if (next == system_clock::time_point::max()) {
+      changed_.wait(lock);
+    } else {
+      changed_.wait_until(lock, next);
+    }
+  }
+}
+
+std::vector<RunningModel> ModelManager::running() const {
+  std::lock_guard lock(mutex_);
+  std::vector<RunningModel> out;
+  for (auto& [key, m] : loaded_) {
+    RunningModel r;
+    r.show = m->show;
+    r.size = m->device_bytes;
+    r.size_vram = m->on_cpu ? 0 : m->device_bytes;
+    r.expires_at =
+        m->leases > 0 && m->keep_alive >= nanoseconds(0) ? expiry(m->keep_alive) : m->expires_at;
+    r.context_length = m->default_num_ctx;
+    out.push_back(std::move(r));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.expires_at > b.expires_at; });
+  return out;
+}
+
+void ModelManager::unload_all() {
+  std::lock_guard lock(mutex_);
+  std::vector<std::string> keys;
+  for (auto& [key, m] : loaded_) keys.push_back(key);
+  for (const auto& key : keys) unload_locked(key);
+}
+
+}  // namespace vkllm::sched

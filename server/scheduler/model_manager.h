@@ -1,0 +1,162 @@
+// Models in memory. A request acquires a lease on the model its name resolves to; the first
+// acquire loads it from the blob store (header parsed from the blob, tensor data streamed from
+// the blob's zstd frames into device upload), later ones reuse it. Instances are keyed by the
+// model blob, so two names for the same weights share one. keep_alive works as Ollama's: each
+// request may set the instance's duration (sticky); when the last lease ends, the instance
+// expires after that duration (0: at once, negative: never). Device memory is accounted for:
+// weights + KV + activations per model against the device's memory; a model that does not fit
+// evicts the least recently used idle model, and one that cannot fit even alone is refused with
+// a clear error. A model whose device was lost is reloaded by the next request.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/gguf/gguf_file.h"
+#include "engine/runtime/model.h"
+#include "engine/runtime/runner.h"
+#include "engine/tokenizer/tokenizer.h"
+#include "engine/vulkan/context.h"
+#include "registry/model_store.h"
+#include "server/scheduler/scheduler.h"
+
+namespace vkllm::sched {
+
+// A model cannot be loaded or served (out of memory, unsupported architecture, bad blob).
+// status() is the HTTP status the request should fail with.
+class ModelLoadError : public std::runtime_error {
+ public:
+  ModelLoadError(unsigned status, const std::string& what)
+      : std::runtime_error(what), status_(status) {}
+  unsigned status() const { return status_; }
+
+ private:
+  unsigned status_;
+};
+
+struct ManagerOptions {
+  std::chrono::nanoseconds default_keep_alive = std::chrono::minutes(5);  // OLLAMA_KEEP_ALIVE
+  uint32_t max_loaded = 3;       // OLLAMA_MAX_LOADED_MODELS (0: 3)
+  uint32_t num_parallel = 0;     // OLLAMA_NUM_PARALLEL (0: what memory allows, >= 4)
+  uint32_t default_num_ctx = 0;  // OLLAMA_CONTEXT_LENGTH (0: by device memory, as Ollama)
+  uint64_t gpu_overhead = 0;     // OLLAMA_GPU_OVERHEAD bytes kept free
+  // Reads the OLLAMA_* variables above (Ollama's parsing: durations or seconds, etc.).
+  static ManagerOptions from_env();
+};
+
+// Parses a keep_alive as OLLAMA_KEEP_ALIVE is parsed: a Go duration ("5m", "1h30m", "-1s") or a
+// bare number of seconds. Throws std::invalid_argument with Go's message.
+std::chrono::nanoseconds parse_keep_alive_env(std::string_view text);
+
+struct LoadedModel {
+  std::shared_ptr<vk::Context> context;  // first: outlives everything built on it
+  std::string key;                       // the model blob digest
+  registry::ModelShow show;              // of the name that loaded it
+  std::unique_ptr<gguf::GgufFile> header;
+  std::unique_ptr<tokenizer::Tokenizer> tokenizer;
+  std::unique_ptr<runtime::Model> model;
+  std::unique_ptr<runtime::Runner> runner;
+  std::unique_ptr<Scheduler> scheduler;
+  std::chrono::nanoseconds load_duration{0};
+  uint64_t device_bytes = 0;
+  uint32_t default_num_ctx = 2048;  // the instance's num_ctx when a request names none
+  bool on_cpu = false;              // the device is a CPU (lavapipe): size_vram is 0
+
+  // Guarded by the manager's mutex.
+  std::chrono::nanoseconds keep_alive{0};
+  std::chrono::system_clock::time_point expires_at;
+  uint32_t leases = 0;
+  std::chrono::steady_clock::time_point last_used;
+  bool unload_when_idle = false;
+};
+
+class ModelManager;
+
+// Keeps a model loaded while a request uses it.
+class ModelLease {
+ public:
+  ModelLease() = default;
+  ModelLease(ModelManager* manager, std::shared_ptr<LoadedModel> model, bool loaded_now)
+      : manager_(manager), model_(std::move(model)), loaded_now_(loaded_now) {}
+  ModelLease(ModelLease&& o) noexcept
+      : manager_(o.manager_), model_(std::move(o.model_)), loaded_now_(o.loaded_now_) {}
+  ModelLease& operator=(ModelLease&&) = delete;
+  ~ModelLease();
+
+  LoadedModel& operator*() const { return *model_; }
+  LoadedModel* operator->() const { return model_.get(); }
+  explicit operator bool() const { return model_ != nullptr; }
+  bool loaded_now() const { return loaded_now_; }
+
+ private:
+  ModelManager* manager_ = nullptr;
+  std::shared_ptr<LoadedModel> model_;
+  bool loaded_now_ = false;
+};
+
+struct RunningModel {  // one /api/ps entry
+  registry::ModelShow show;
+  uint64_t size = 0;
+  uint64_t size_vram = 0;
+  std::chrono::system_clock::time_point expires_at;
+  uint32_t context_length = 0;
+};
+
+class ModelManager {
+ public:
+  ModelManager(registry::ModelStore& store, ManagerOptions options = ManagerOptions::from_env());
+  ~ModelManager();  // unloads everything
+  ModelManager(const ModelManager&) = delete;
+  ModelManager& operator=(const ModelManager&) = delete;
+
+  // Blocking (loads take seconds): call from a worker thread. keep_alive: the request's, if it
+  // set one. Throws ModelLoadError.
+  ModelLease acquire(const registry::ModelShow& show,
+                     std::optional<std::chrono::nanoseconds> keep_alive);
+  // acquire() when the model is already loaded and healthy (never blocks on a load).
+  std::optional<ModelLease> try_acquire(const registry::ModelShow& show,
+                                        std::optional<std::chrono::nanoseconds> keep_alive);
+  // The instance for this model blob if it is loaded (no load, no lease).
+  std::shared_ptr<LoadedModel> find_loaded(const registry::ModelShow& show) const;
+  // Ollama's unload request (keep_alive 0 with no prompt, `vkllm stop`): expires now and unloads
+  // once idle. False when the model was not loaded.
+  bool request_unload(const registry::ModelShow& show);
+
+  std::vector<RunningModel> running() const;
+  const ManagerOptions& options() const { return options_; }
+  // Unloads every model (shutdown); waits for none: leases still out keep theirs alive.
+  void unload_all();
+
+ private:
+  friend class ModelLease;
+  void release(const std::shared_ptr<LoadedModel>& model);
+  void take(LoadedModel& m, std::optional<std::chrono::nanoseconds> keep_alive);
+  std::shared_ptr<LoadedModel> usable(const std::string& key);
+  std::shared_ptr<LoadedModel> load(const registry::ModelShow& show);
+  void make_room(uint64_t need_bytes, std::unique_lock<std::mutex>& lock);
+  void reaper();
+  void unload_locked(const std::string& key);
+  std::chrono::system_clock::time_point expiry(std::chrono::nanoseconds keep_alive) const;
+
+  registry::ModelStore& store_;
+  ManagerOptions options_;
+  std::shared_ptr<vk::Context> context_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;  // a model became idle, was unloaded, or a load finished
+  std::map<std::string, std::shared_ptr<LoadedModel>> loaded_;
+  std::mutex load_mutex_;  // one load at a time, as Ollama
+  bool stopping_ = false;
+  std::thread reaper_;
+};
+
+}  // namespace vkllm::sched

@@ -1,0 +1,519 @@
+#include "server/scheduler/scheduler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <latch>
+#include <limits>
+#include <optional>
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include "engine/sampling/sampler.h"
+#include "engine/vulkan/vk_error.h"
+#include "server/scheduler/metrics.h"
+
+namespace vkllm::sched {
+
+using Clock = std::chrono::steady_clock;
+
+struct Scheduler::Sequence {
+  uint64_t id = 0;
+  std::vector<int32_t> tokens;  // prompt + generated; the last one is not yet computed
+  uint32_t prompt_len = 0;
+  uint32_t cached_tokens = 0;  // prefix-cache hits at first admission
+  uint32_t computed = 0;       // tokens whose K/V are in the table
+  uint32_t generated = 0;
+  SequenceOptions options;
+  std::shared_ptr<TokenStream> stream;
+  std::shared_ptr<std::atomic<bool>> cancelled;
+  std::optional<kv::BlockTable> table;
+  sampling::Sampler sampler;
+  std::optional<sampling::TokenConstraint> constraint;
+  Clock::time_point submitted, admitted, last_token;
+  bool first_admission = true;
+  bool started = false;  // has produced a token
+
+  Sequence(SequenceRequest&& r)
+      : tokens(std::move(r.prompt)),
+        prompt_len(static_cast<uint32_t>(tokens.size())),
+        options(std::move(r.options)),
+        stream(std::move(r.stream)),
+        cancelled(std::make_shared<std::atomic<bool>>(false)),
+        sampler(options.sampling) {}
+
+  uint32_t pending() const { return static_cast<uint32_t>(tokens.size()) - computed; }
+  bool greedy_on_device() const { return sampler.greedy() && !constraint && !options.logprobs; }
+};
+
+namespace {
+
+// Log-probabilities of one row: the chosen token's and the `top` most likely.
+TokenLogprob logprobs_of(std::span<const float> row, int32_t token, int top) {
+  const float max = *std::max_element(row.begin(), row.end());
+  double sum = 0;
+  for (float x : row) sum += std::exp(double(x) - max);
+  const float log_z = max + static_cast<float>(std::log(sum));
+  TokenLogprob lp{token, row[token] - log_z, {}};
+  if (top > 0) {
+    std::vector<int32_t> ids(row.size());
+    for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(i);
+    const size_t k = std::min<size_t>(top, ids.size());
+    std::partial_sort(ids.begin(), ids.begin() + k, ids.end(),
+                      [&](int32_t a, int32_t b) { return row[a] > row[b]; });
+    for (size_t i = 0; i < k; ++i) lp.top.push_back({ids[i], row[ids[i]] - log_z});
+  }
+  return lp;
+}
+
+int32_t argmax(std::span<const float> row) {
+  return static_cast<int32_t>(std::max_element(row.begin(), row.end()) - row.begin());
+}
+
+const char* reason_name(FinishReason r) {
+  switch (r) {
+    case FinishReason::stop:
+      return "stop";
+    case FinishReason::length:
+      return "length";
+    case FinishReason::cancelled:
+      return "cancelled";
+    case FinishReason::error:
+      return "error";
+    default:
+      return "none";
+  }
+}
+
+// Rows sampled on the CPU, spread over a few threads when there are several.
+boost::asio::thread_pool& sampling_pool() {
+  static boost::asio::thread_pool pool(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
+  return pool;
+}
+
+template <class F>
+void parallel_for(size_t n, F&& fn) {
+  if (n <= 1) {
+    for (size_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  std::latch done(static_cast<std::ptrdiff_t>(n));
+  for (size_t i = 0; i < n; ++i) {
+    boost::asio::post(sampling_pool(), [&, i] {
+      fn(i);
+      done.count_down();
+    });
+  }
+  done.wait();
+}
+
+}  // namespace
+
+void SequenceHandle::cancel() {
+  if (cancelled_ && !cancelled_->exchange(true) && scheduler_) scheduler_->wake();
+  cancelled_.reset();
+}
+
+Scheduler::Scheduler(runtime::Runner& runner, const tokenizer::Tokenizer& tokenizer,
+                     SchedulerOptions options)
+    : runner_(runner),
+      tokenizer_(tokenizer),
+      options_(std::move(options)),
+      max_context_(runner.options().max_context) {
+  const auto& ro = runner.options();
+  if (options_.max_running == 0 || options_.max_running > ro.max_seqs) {
+    options_.max_running = ro.max_seqs;
+  }
+  if (options_.step_tokens == 0 || options_.step_tokens > ro.max_batch_tokens) {
+    options_.step_tokens = ro.max_batch_tokens;
+  }
+  stats_.kv = runner_.pool().stats();
+  thread_ = std::thread([this] { run(); });
+}
+
+Scheduler::~Scheduler() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+SequenceHandle Scheduler::submit(SequenceRequest request) {
+  if (request.prompt.empty()) throw std::invalid_argument("empty prompt");
+  auto seq = std::make_unique<Sequence>(std::move(request));
+  seq->submitted = Clock::now();
+  if (seq->options.format) {
+    auto index = vocabulary_index();
+    if (!index) throw std::logic_error("constrained decoding without a vocabulary index");
+    seq->constraint.emplace(seq->options.format, std::move(index));
+  }
+  // Penalties look back over the prompt too, as llama.cpp's sampler is fed it.
+  const int32_t window = seq->options.sampling.repeat_last_n < 0
+                             ? static_cast<int32_t>(seq->tokens.size())
+                             : seq->options.sampling.repeat_last_n;
+  const size_t from = seq->tokens.size() - std::min<size_t>(window, seq->tokens.size());
+  for (size_t i = from; i < seq->tokens.size(); ++i) seq->sampler.accept(seq->tokens[i]);
+  SequenceHandle handle(this, seq->cancelled);
+  const MetricLabels labels{{"model", options_.model_label}};
+  metrics().add("vkllm_prompt_tokens_total", labels, double(seq->tokens.size()));
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) throw std::runtime_error("the model is being unloaded");
+    seq->id = next_id_++;
+    incoming_.push_back(std::move(seq));
+    ++active_;
+  }
+  cv_.notify_all();
+  return handle;
+}
+
+void Scheduler::set_vocabulary_index(std::shared_ptr<const sampling::VocabularyIndex> index) {
+  std::lock_guard lock(mutex_);
+  vocab_index_ = std::move(index);
+}
+
+std::shared_ptr<const sampling::VocabularyIndex> Scheduler::vocabulary_index() const {
+  std::lock_guard lock(mutex_);
+  return vocab_index_;
+}
+
+SchedulerStats Scheduler::stats() const {
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+void Scheduler::wake() {
+  {
+    std::lock_guard lock(mutex_);
+    nudged_ = true;
+  }
+  cv_.notify_all();
+}
+
+void Scheduler::run() {
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      cv_.wait(lock, [&] {
+        return stopping_ || nudged_ || !incoming_.empty() || !running_.empty() || !waiting_.empty();
+      });
+      nudged_ = false;
+      if (stopping_) break;
+      for (auto& s : incoming_) waiting_.push_back(std::move(s));
+      incoming_.clear();
+    }
+    try {
+      // Cancelled sequences leave first, so their blocks serve this step.
+      for (auto it = waiting_.begin(); it != waiting_.end();) {
+        if ((*it)->cancelled->load()) {
+          finish(**it, FinishReason::cancelled);
+          it = waiting_.erase(it);
+        } else {
+          ++it;
+        }
+      }
+      std::erase_if(running_, [&](auto& s) {
+        if (!s->cancelled->load()) return false;
+        finish(*s, FinishReason::cancelled);
+        return true;
+      });
+      admit();
+      if (!running_.empty()) step();
+    } catch (const std::exception& e) {
+      // A failed step leaves the model's state unknown: fail what runs on it, keep serving
+      // (the manager reloads a model whose device was lost).
+      const auto* vk_error = dynamic_cast<const vk::VulkanError*>(&e);
+      if (vk_error && vk_error->result() == VK_ERROR_DEVICE_LOST) healthy_ = false;
+      fail_all(std::string("model runner failed: ") + e.what());
+    }
+    publish_stats();
+  }
+  for (auto& s : waiting_) finish(*s, FinishReason::cancelled);
+  for (auto& s : running_) finish(*s, FinishReason::cancelled);
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& s : incoming_) finish(*s, FinishReason::cancelled);
+    incoming_.clear();
+  }
+  waiting_.clear();
+  running_.clear();
+}
+
+void Scheduler::fail_all(const std::string& error) {
+  for (auto& s : waiting_) finish(*s, FinishReason::error, error);
+  for (auto& s : running_) finish(*s, FinishReason::error, error);
+  waiting_.clear();
+  running_.clear();
+}
+
+void Scheduler::finish(Sequence& s, FinishReason reason, std::string error) {
+  s.table.reset();  // blocks back to the pool (full ones stay cached for prefix reuse)
+  TokenEvent ev;
+  ev.finish = reason;
+  ev.error = std::move(error);
+  ev.prompt_tokens = s.prompt_len;
+  ev.cached_tokens = s.cached_tokens;
+  s.stream->push(std::move(ev));
+  --active_;
+  metrics().add("vkllm_sequences_finished_total",
+                {{"model", options_.model_label}, {"reason", reason_name(reason)}});
+}
+
+void Scheduler::preempt(Sequence& s) {
+  s.table.reset();
+  s.computed = 0;
+  metrics().add("vkllm_preemptions_total", {{"model", options_.model_label}});
+}
+
+void Scheduler::admit() {
+  kv::BlockPool& pool = runner_.pool();
+  const uint32_t bs = runner_.block_size();
+  while (!waiting_.empty() && running_.size() < options_.max_running) {
+    Sequence& s = *waiting_.front();
+    if (!s.table) {
+      s.table.emplace(pool, bs);
+      s.computed = s.table->reuse_prefix(s.tokens);
+      if (s.first_admission) {
+        s.cached_tokens = s.computed;
+        metrics().add("vkllm_prefix_cache_hit_tokens_total", {{"model", options_.model_label}},
+                      s.computed);
+      }
+    }
+    // Blocks for the rest of the sequence, plus one spare block per running sequence so the
+    // ones already decoding can grow for a while before anything is preempted.
+    const uint32_t rest = s.pending();
+    const uint32_t free_slots = s.table->capacity() - s.table->num_tokens();
+    const uint32_t need = rest > free_slots ? (rest - free_slots + bs - 1) / bs : 0;
+    const uint32_t spare = static_cast<uint32_t>(running_.size());
+    if (pool.available() < need + spare) {
+      if (running_.empty()) {
+        // Nothing else holds blocks: this sequence alone does not fit the cache.
+        if (pool.available() < need) {
+          finish(s, FinishReason::error,
+                 "the sequence needs " + std::to_string(s.tokens.size()) +
+                     " tokens of KV cache but the cache holds " +
+                     std::to_string(uint64_t(pool.num_blocks()) * bs) + "; use a smaller num_ctx");
+          waiting_.pop_front();
+          continue;
+        }
+      } else {
+        s.table.reset();  // give its prefix references back while it waits
+        s.computed = 0;
+        break;
+      }
+    }
+    if (s.first_admission) {
+      s.admitted = Clock::now();
+      s.first_admission = false;
+    }
+    running_.push_back(std::move(waiting_.front()));
+    waiting_.pop_front();
+  }
+}
+
+// After a token was appended: true if the sequence may go on.
+bool Scheduler::handle_context_limit(Sequence& s) {
+  if (s.tokens.size() <= std::min(s.options.num_ctx, max_context_)) return true;
+  if (!s.options.shift) {
+    finish(s, FinishReason::length);
+    return false;
+  }
+  // Ollama's context shift: keep the first num_keep tokens, drop the older half of the rest,
+  // recompute (the kept start comes back from the prefix cache).
+  const uint32_t ctx = std::min(s.options.num_ctx, max_context_);
+  uint32_t keep = s.options.num_keep < 0 ? s.prompt_len : uint32_t(s.options.num_keep);
+  if (tokenizer_.add_bos() && s.options.num_keep >= 0) ++keep;
+  keep = std::min<uint32_t>(keep, ctx - 1);
+  const uint32_t total = static_cast<uint32_t>(s.tokens.size());
+  const uint32_t discard = std::max<uint32_t>((total - keep) / 2, 1);
+  s.tokens.erase(s.tokens.begin() + keep, s.tokens.begin() + keep + discard);
+  s.table.reset();
+  s.table.emplace(runner_.pool(), runner_.block_size());
+  s.computed = s.table->reuse_prefix(s.tokens);
+  return true;
+}
+
+void Scheduler::step() {
+  // Plan: decoding sequences (one pending token) first, then prefill chunks in admission order.
+  struct Planned {
+    Sequence* seq;
+    uint32_t n;
+  };
+  std::vector<Planned> plan;
+  uint32_t budget = options_.step_tokens;
+  for (auto& s : running_) {
+    if (s->pending() == 1 && budget > 0) {
+      plan.push_back({s.get(), 1});
+      --budget;
+    }
+  }
+  for (auto& s : running_) {
+    if (s->pending() > 1 && budget > 0) {
+      const uint32_t n = std::min(s->pending(), budget);
+      plan.push_back({s.get(), n});
+      budget -= n;
+    }
+  }
+  // Blocks before the step: preempt the youngest sequences until every chunk fits.
+  for (size_t i = 0; i < plan.size();) {
+    Sequence& s = *plan[i].seq;
+    if (s.table->reserve(plan[i].n)) {
+      ++i;
+      continue;
+    }
+    Sequence* victim = running_.back().get();
+    if (running_.size() == 1) {
+      // Only this sequence holds blocks: it cannot fit the cache however long it waits.
+      finish(s, FinishReason::error, "the KV cache is too small for this sequence");
+      running_.clear();
+      return;
+    }
+    auto vit = std::find_if(plan.begin(), plan.end(), [&](auto& p) { return p.seq == victim; });
+    if (vit != plan.end()) {
+      const size_t vi = static_cast<size_t>(vit - plan.begin());
+      plan.erase(vit);
+      if (vi < i) --i;
+    }
+    preempt(*victim);
+    waiting_.push_front(std::move(running_.back()));
+    running_.pop_back();
+  }
+  if (plan.empty()) return;
+
+  std::vector<runtime::SequenceStep> batch;
+  batch.reserve(plan.size());
+  bool greedy_only = true;
+  uint32_t total = 0;
+  for (auto& p : plan) {
+    Sequence& s = *p.seq;
+    const bool last = p.n == s.pending();
+    batch.push_back({&*s.table, std::span<const int32_t>(s.tokens).subspan(s.computed, p.n),
+                     last ? runtime::LogitsWanted::Last : runtime::LogitsWanted::None});
+    if (last && !s.greedy_on_device()) greedy_only = false;
+    total += p.n;
+  }
+  const runtime::StepResult result = runner_.step(batch, greedy_only);
+  const auto now = Clock::now();
+  const MetricLabels labels{{"model", options_.model_label}};
+  metrics().add("vkllm_steps_total", labels);
+  metrics().observe("vkllm_step_tokens", labels, total);
+
+  // Choose the next token of every sequence that produced logits.
+  std::vector<size_t> rows;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    Sequence& s = *plan[i].seq;
+    s.computed = s.table->num_tokens();
+    if (batch[i].logits != runtime::LogitsWanted::None) rows.push_back(i);
+    if (batch[i].logits == runtime::LogitsWanted::None || s.started) continue;
+  }
+  uint32_t prefill_tokens = 0;
+  for (auto& p : plan) {
+    if (p.seq->started == false) prefill_tokens += p.n;
+  }
+  metrics().add("vkllm_prompt_eval_tokens_total", labels, prefill_tokens);
+
+  std::vector<int32_t> chosen(plan.size(), -1);
+  std::vector<std::optional<TokenLogprob>> lps(plan.size());
+  std::vector<size_t> cpu_rows;
+  for (size_t i : rows) {
+    Sequence& s = *plan[i].seq;
+    if (s.greedy_on_device()) {
+      chosen[i] = result.greedy[i];
+    } else {
+      cpu_rows.push_back(i);
+    }
+  }
+  parallel_for(cpu_rows.size(), [&](size_t k) {
+    const size_t i = cpu_rows[k];
+    Sequence& s = *plan[i].seq;
+    std::vector<float> row = result.logits[i];
+    if (s.options.logprobs) lps[i] = std::nullopt;
+    if (s.constraint) s.constraint->mask(row);
+    const int32_t tok = s.sampler.greedy() ? argmax(row) : s.sampler.sample(row);
+    chosen[i] = tok;
+    if (s.options.logprobs) lps[i] = logprobs_of(result.logits[i], tok, s.options.top_logprobs);
+  });
+
+  uint32_t generated = 0;
+  for (size_t i : rows) {
+    Sequence& s = *plan[i].seq;
+    const int32_t tok = chosen[i];
+    TokenEvent ev;
+    if (!s.started) {
+      s.started = true;
+      ev.prompt_tokens = s.prompt_len;
+      ev.cached_tokens = s.cached_tokens;
+      ev.prompt_eval = std::chrono::duration_cast<std::chrono::nanoseconds>(now - s.admitted);
+      metrics().observe("vkllm_time_to_first_token_seconds", labels,
+                        std::chrono::duration<double>(now - s.submitted).count());
+    } else {
+      metrics().observe("vkllm_inter_token_latency_seconds", labels,
+                        std::chrono::duration<double>(now - s.last_token).count());
+    }
+    s.last_token = now;
+    ++generated;
+    s.sampler.accept(tok);
+    if (s.constraint && !s.constraint->accept(tok)) {
+      ev.finish = FinishReason::error;
+      ev.error = "constrained decoding chose a token the format does not allow";
+    }
+    if (tokenizer_.is_end_of_generation(tok)) {
+      ev.finish = FinishReason::stop;
+    } else {
+      ++s.generated;
+      s.tokens.push_back(tok);
+      ev.tokens.push_back(tok);
+      if (lps[i]) ev.logprobs.push_back(std::move(*lps[i]));
+      const int64_t limit =
+          s.options.num_predict >= 0 ? s.options.num_predict : int64_t(10) * s.options.num_ctx;
+      if (s.constraint && s.constraint->finished()) {
+        ev.finish = FinishReason::stop;
+      } else if (s.generated >= limit) {
+        ev.finish = FinishReason::length;
+      }
+    }
+    const FinishReason fin = ev.finish;
+    const std::string err = ev.error;
+    ev.finish = FinishReason::none;
+    ev.error.clear();
+    s.stream->push(std::move(ev));
+    if (fin != FinishReason::none) {
+      finish(s, fin, err);
+      s.cancelled->store(true);  // marks it for removal below
+    } else if (!handle_context_limit(s)) {
+      s.cancelled->store(true);
+    }
+  }
+  metrics().add("vkllm_generated_tokens_total", labels, generated);
+  // Finished sequences leave now (their finish event is already out).
+  std::erase_if(running_, [&](auto& s) {
+    if (!s->cancelled->load()) return false;
+    return !s->table.has_value();
+  });
+}
+
+void Scheduler::publish_stats() {
+  SchedulerStats st;
+  st.running = static_cast<uint32_t>(running_.size());
+  {
+    std::lock_guard lock(mutex_);
+    st.waiting = static_cast<uint32_t>(waiting_.size() + incoming_.size());
+  }
+  st.kv = runner_.pool().stats();
+  const MetricLabels labels{{"model", options_.model_label}};
+  metrics().set("vkllm_running_sequences", labels, st.running);
+  metrics().set("vkllm_queued_requests", labels, st.waiting);
+  metrics().set("vkllm_kv_blocks", {{"model", options_.model_label}, {"state", "used"}},
+                st.kv.used);
+  metrics().set("vkllm_kv_blocks", {{"model", options_.model_label}, {"state", "free"}},
+                st.kv.free);
+  metrics().set("vkllm_kv_blocks", {{"model", options_.model_label}, {"state", "cached"}},
+                st.kv.cached);
+  std::lock_guard lock(mutex_);
+  stats_ = st;
+}
+
+}  // namespace vkllm::sched

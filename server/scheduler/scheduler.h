@@ -1,0 +1,141 @@
+// Continuous batching for one loaded model. Requests submit sequences (prompt tokens + options)
+// from any thread and await their tokens on a TokenStream; the scheduler's engine thread runs
+// the model step after step. Each step carries one token for every decoding sequence plus prefill
+// chunks of admitted sequences within the token budget (chunked prefill), so a long prompt never
+// stalls running streams for more than one step. Admission is by free KV blocks (prefix-cache
+// hits are free); when blocks run out before a step, the youngest sequence is preempted (its
+// blocks released, its tokens kept) and recomputed later, mostly from the prefix cache. A
+// cancelled sequence's blocks are freed at the next step boundary.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/runtime/runner.h"
+#include "engine/sampling/sampling_params.h"
+#include "engine/sampling/token_constraint.h"
+#include "engine/tokenizer/tokenizer.h"
+#include "server/scheduler/token_stream.h"
+
+namespace vkllm::sched {
+
+struct SequenceOptions {
+  sampling::SamplingParams sampling;
+  int32_t num_predict = -1;  // < 0: until a stop, bounded at 10 x num_ctx as Ollama does
+  uint32_t num_ctx = 2048;   // the sequence's context window (<= the scheduler's max_context)
+  int32_t num_keep = 4;      // tokens kept at the start on a context shift; -1: all of the prompt
+  bool shift = true;         // shift the context when it fills, else finish with `length`
+  bool logprobs = false;
+  int top_logprobs = 0;
+  std::shared_ptr<const sampling::CompiledFormat> format;  // constrained decoding, or null
+};
+
+struct SequenceRequest {
+  std::vector<int32_t> prompt;  // at least one token, at most num_ctx - 1
+  SequenceOptions options;
+  std::shared_ptr<TokenStream> stream;
+};
+
+struct SchedulerOptions {
+  uint32_t max_running = 0;  // 0: the runner's max_seqs
+  uint32_t step_tokens = 0;  // 0: the runner's max_batch_tokens
+  std::string model_label;   // the `model` label of this scheduler's metrics
+};
+
+struct SchedulerStats {
+  uint32_t running = 0;
+  uint32_t waiting = 0;
+  kv::BlockPoolStats kv;
+};
+
+class Scheduler;
+
+// A submitted sequence. Destroying it (or cancel()) cancels the sequence if still running.
+class SequenceHandle {
+ public:
+  SequenceHandle() = default;
+  SequenceHandle(Scheduler* scheduler, std::shared_ptr<std::atomic<bool>> cancelled)
+      : scheduler_(scheduler), cancelled_(std::move(cancelled)) {}
+  SequenceHandle(SequenceHandle&&) noexcept = default;
+  SequenceHandle& operator=(SequenceHandle&& o) noexcept {
+    cancel();
+    scheduler_ = o.scheduler_;
+    cancelled_ = std::move(o.cancelled_);
+    return *this;
+  }
+  ~SequenceHandle() { cancel(); }
+  void cancel();
+  // Called when the sequence has finished on its own, so destruction cancels nothing.
+  void release() { cancelled_.reset(); }
+
+ private:
+  Scheduler* scheduler_ = nullptr;
+  std::shared_ptr<std::atomic<bool>> cancelled_;
+};
+
+class Scheduler {
+ public:
+  Scheduler(runtime::Runner& runner, const tokenizer::Tokenizer& tokenizer,
+            SchedulerOptions options = {});
+  ~Scheduler();  // stops the engine thread; sequences still there finish as cancelled
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Thread-safe. The stream receives the tokens and, last, an event with a finish reason.
+  SequenceHandle submit(SequenceRequest request);
+
+  // Constrained decoding needs the model's vocabulary index; set once before such sequences.
+  void set_vocabulary_index(std::shared_ptr<const sampling::VocabularyIndex> index);
+  std::shared_ptr<const sampling::VocabularyIndex> vocabulary_index() const;
+
+  SchedulerStats stats() const;
+  uint32_t max_context() const { return max_context_; }
+  // False after the engine failed in a way that leaves the model unusable (device lost).
+  bool healthy() const { return healthy_.load(); }
+  // Sequences submitted and not yet finished.
+  uint32_t active() const { return active_.load(); }
+
+ private:
+  struct Sequence;
+  friend class SequenceHandle;
+  void wake();
+  void run();
+  void admit();
+  void step();
+  void finish(Sequence& s, FinishReason reason, std::string error = {});
+  void preempt(Sequence& s);
+  bool handle_context_limit(Sequence& s);
+  void fail_all(const std::string& error);
+  void publish_stats();
+
+  runtime::Runner& runner_;
+  const tokenizer::Tokenizer& tokenizer_;
+  SchedulerOptions options_;
+  uint32_t max_context_;
+  std::shared_ptr<const sampling::VocabularyIndex> vocab_index_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  std::vector<std::unique_ptr<Sequence>> incoming_;
+  bool stopping_ = false;
+  bool nudged_ = false;
+  std::atomic<bool> healthy_{true};
+  std::atomic<uint32_t> active_{0};
+  SchedulerStats stats_;
+
+  // Engine thread only.
+  std::deque<std::unique_ptr<Sequence>> waiting_;
+  std::vector<std::unique_ptr<Sequence>> running_;  // in admission order (youngest last)
+  uint64_t next_id_ = 0;
+
+  std::thread thread_;
+};
+
+}  // namespace vkllm::sched
