@@ -23,14 +23,9 @@ struct InferenceEnvelope {
 InferenceEnvelope parse_generate_request(const nlohmann::json& body);
 InferenceEnvelope parse_chat_request(const nlohmann::json& body);
 
-// Pieces shared with the OpenAI routes.
-prompt::Message parse_message(const nlohmann::json& m);
-std::vector<prompt::Message> parse_messages(const nlohmann::json& body);
 // keep_alive: seconds (number) or a Go duration string; HttpError(400) otherwise.
 std::optional<std::chrono::nanoseconds> parse_keep_alive(const nlohmann::json& body);
-// think: bool or a level; numbers ignored (compat §10).
-prompt::Think parse_think(const nlohmann::json& body);
-// Standard base64 (padding optional) → bytes; nullopt when invalid.
-std::optional<std::string> decode_base64(std::string_view text);
+// Since Ollama v0.40 a think level the model does not know means its default level.
+void normalise_think(prompt::Think& think);
 
 }  // namespace vkllm::api
