@@ -22,6 +22,7 @@ namespace jp = json_parts;
 
 constexpr int kMaxDepth = 64;
 constexpr int64_t kMaxCount = 1000;  // minItems/maxItems/minLength/maxLength we unroll
+constexpr int kLongString = 256;     // strings are generated with at most this many characters
 
 [[noreturn]] void fail(const std::string& what) {
   throw FormatError("invalid JSON schema in format: " + what);
@@ -68,7 +69,8 @@ std::optional<int64_t> integral(const json& v, const char* key) {
   return static_cast<int64_t>(d);
 }
 
-int count(const json& s, const char* key, int fallback) {
+// A count keyword's value; above `clamp` (when given) it is `clamp`, else above kMaxCount an error.
+int count(const json& s, const char* key, int fallback, int clamp = -1) {
   if (!has(s, key)) return fallback;
   const json& v = s[key];
   if (!v.is_number_integer() &&
@@ -77,6 +79,7 @@ int count(const json& s, const char* key, int fallback) {
   }
   const double d = v.get<double>();
   if (d < 0) fail(std::string("\"") + key + "\" must be a non-negative integer");
+  if (clamp >= 0 && d > clamp) return clamp;
   if (d > static_cast<double>(kMaxCount)) {
     fail(std::string("\"") + key + "\" above " + std::to_string(kMaxCount) + " is not supported");
   }
@@ -259,25 +262,26 @@ class Compiler {
 
   int32_t string_rule(const json& s) {
     const int min = count(s, "minLength", 0);
-    const int max = has(s, "maxLength") ? count(s, "maxLength", 0) : -1;
+    // Every character position of a bounded string is a state of its own (with its own token
+    // masks), so long bounds are cut to kLongString: shorter strings are still valid ones.
+    const int max = has(s, "maxLength") ? count(s, "maxLength", 0, std::max(min, kLongString)) : -1;
+    // "format" is an annotation unless a validator opts in (JSON Schema 2019-09 and later): the
+    // formats with a grammar are enforced where nothing else constrains the string; unknown
+    // ones ("uri", ...) and formats next to a length or a pattern only describe it.
+    const bool lengths = has(s, "minLength") || has(s, "maxLength");
     if (has(s, "pattern")) {
       if (!s["pattern"].is_string()) fail("\"pattern\" must be a string");
-      if (has(s, "minLength") || has(s, "maxLength") || has(s, "format")) {
-        fail("\"pattern\" with \"minLength\", \"maxLength\" or \"format\" is not supported");
-      }
+      if (lengths) fail("\"pattern\" with \"minLength\" or \"maxLength\" is not supported");
       const std::string p = s["pattern"].get<std::string>();
       return memo("pattern:" + p, [&] {
         return seq({literal("\""), compile_pattern(p), literal("\"")});
       });
     }
-    if (has(s, "format")) {
+    if (has(s, "format") && !lengths) {
       const std::string name = s["format"].get<std::string>();
-      auto body = jp::string_format(name);
-      if (!body) fail("string format \"" + name + "\" is not supported");
-      if (has(s, "minLength") || has(s, "maxLength")) {
-        fail("\"minLength\"/\"maxLength\" with \"format\" are not supported");
+      if (auto body = jp::string_format(name)) {
+        return memo("format:" + name, [&] { return seq({literal("\""), *body, literal("\"")}); });
       }
-      return memo("format:" + name, [&] { return seq({literal("\""), *body, literal("\"")}); });
     }
     return memo("string:" + std::to_string(min) + ":" + std::to_string(max),
                 [&] { return jp::string_of(min, max); });

@@ -6,9 +6,11 @@
 // Object properties come in schema order (pass an ordered_json to keep the client's order);
 // without "properties", an object may have any keys; with them, only those unless
 // "additionalProperties" says otherwise (as llama.cpp's converter that Ollama uses does).
-// "oneOf" is treated as "anyOf". Keywords that would change validity but are not supported
-// ("pattern", "not", "if", "patternProperties", "uniqueItems": true, ...) are a FormatError
-// naming the keyword; annotations (title, description, examples, default) are ignored.
+// "oneOf" is treated as "anyOf". "format" is enforced for date, time, date-time, uuid, email
+// and ipv4 and otherwise an annotation (as JSON Schema 2020-12 makes it); "pattern" is an
+// ECMA-262 subset (regex_compiler.h). Keywords that would change validity but are not supported
+// ("not", "if", "patternProperties", "uniqueItems": true, ...) are a FormatError naming the
+// keyword; annotations (title, description, examples, default) are ignored.
 #pragma once
 
 #include <nlohmann/json.hpp>
