@@ -11,9 +11,9 @@ namespace {
 // Token texts that end a turn in the chat formats llama.cpp knows; any token with one of these
 // texts stops generation, as in llama.cpp (the id keys alone miss e.g. Llama 3's <|eom_id|>).
 constexpr std::string_view kEndOfGenerationTexts[] = {
-    "<|eot_id|>", "<|im_end|>",    "<|end|>",         "<|return|>",
-    "<|call|>",   "<end_of_turn>", "<|endoftext|>",   "<|eom_id|>",
-    "<EOT>",      "_<EOT>",        "<|end_of_text|>", "<end_of_utterance>"};
+    "<|eot_id|>",      "<|im_end|>",         "<|end|>",    "<|return|>", "<|call|>",
+    "<end_of_turn>",   "<|endoftext|>",      "<|eom_id|>", "<EOT>",      "_<EOT>",
+    "<|end_of_text|>", "<end_of_utterance>", "</s>"};
 constexpr std::string_view kEndOfTurnTexts[] = {
     "<|eot_id|>",        "<|im_end|>", "<|end|>", "<end_of_turn>",
     "<|endoftext|>",     "<EOT>",      "_<EOT>",  "<｜end▁of▁sentence｜>",
@@ -151,7 +151,13 @@ Vocab Vocab::from_gguf(const gguf::GgufFile& f) {
     if (id >= 0) v.end_of_generation.push_back(id);
   }
   for (std::string_view t : kEndOfGenerationTexts) {
-    if (int32_t id = v.find(t); id >= 0) v.end_of_generation.push_back(id);
+    if (int32_t id = v.find(t); id >= 0) {
+      v.end_of_generation.push_back(id);
+      // llama.cpp makes these texts control tokens whatever the GGUF says (Phi-3 lists "</s>" as
+      // user-defined): without parse_special they stay plain text, and they render as nothing.
+      TokenType& type = v.types[static_cast<size_t>(id)];
+      if (type == TokenType::kNormal || type == TokenType::kUserDefined) type = TokenType::kControl;
+    }
   }
   std::sort(v.end_of_generation.begin(), v.end_of_generation.end());
   v.end_of_generation.erase(std::unique(v.end_of_generation.begin(), v.end_of_generation.end()),

@@ -68,16 +68,23 @@ TEST(SpecialTokens, SpmAddsBosAndDummyPrefixAfterSpecials) {
   EXPECT_TRUE(tok.is_end_of_generation(tok.eos()));
 }
 
-TEST(SpecialTokens, Phi3UserDefinedTokensAlwaysSplitAndStripFollowingSpace) {
+TEST(SpecialTokens, Phi3EndOfSentenceIsControlAndStripsFollowingSpace) {
   const Tokenizer& tok = testing::vocab_tokenizer("phi-3");
   const Vocab& v = tok.vocab();
   const int32_t end_of_s = v.find("</s>"), end = v.find("<|end|>");
-  ASSERT_EQ(v.type(end_of_s), TokenType::kUserDefined);
+  // The GGUF lists "</s>" as user-defined; llama.cpp makes every end-of-generation text a
+  // control token, so it is plain text unless special tokens are parsed.
+  ASSERT_EQ(v.type(end_of_s), TokenType::kControl);
   ASSERT_EQ(v.type(end), TokenType::kControl);
   const auto a = tok.encode("a", false, false);
-  // "</s>" is user-defined: split out even without parse_special, and (Phi-3) the whitespace
-  // after it is dropped, so the next word starts with the dummy-prefix space only.
-  EXPECT_EQ(tok.encode("a</s>   a", false, false), concat({a, {end_of_s}, a}));
+  const auto plain_s = tok.encode("a</s>   a", false, false);
+  EXPECT_EQ(std::count(plain_s.begin(), plain_s.end(), end_of_s), 0);
+  EXPECT_EQ(tok.decode(plain_s), "a</s>   a");
+  // Parsed as special it is split out, and (Phi-3) the whitespace after it is dropped, so the
+  // next word starts with the dummy-prefix space only.
+  EXPECT_EQ(tok.encode("a</s>   a", false, true), concat({a, {end_of_s}, a}));
+  EXPECT_TRUE(tok.is_end_of_generation(end_of_s));
+  EXPECT_EQ(tok.token_to_piece(end_of_s), "");
   // <|end|> is control: text without parse_special, a token with it (and it ends a turn).
   const auto plain = tok.encode("a<|end|>", false, false);
   EXPECT_EQ(std::count(plain.begin(), plain.end(), end), 0);
