@@ -227,6 +227,8 @@ GgufSummary read_gguf_summary(const registry::BlobStore& blobs, const registry::
     s.context_length = as_u64(file.find(a + ".context_length"));
     s.embedding_length = as_u64(file.find(a + ".embedding_length"));
     s.capabilities.push_back(file.has(a + ".pooling_type") ? "embedding" : "completion");
+    // vkllm's own: a cross-encoder (rank pooling) answers /api/rerank and /v1/rerank.
+    if (as_u64(file.find(a + ".pooling_type")) == 4u) s.capabilities.push_back("rerank");
     if (file.has(a + ".vision.block_count")) s.capabilities.push_back("vision");
     if (file.has(a + ".audio.block_count")) s.capabilities.push_back("audio");
   } catch (const gguf::GgufError& e) {

@@ -7,6 +7,7 @@
 #include "engine/engine_version.h"
 #include "registry/model_store.h"
 #include "server/api/basic_routes.h"
+#include "server/api/embed_routes.h"
 #include "server/api/inference_routes.h"
 #include "server/api/model_routes.h"
 #include "server/api/oci_view.h"
@@ -15,6 +16,7 @@
 #include "server/cli/commands.h"
 #include "server/http/server.h"
 #include "server/http/static_files.h"
+#include "server/scheduler/embedding_service.h"
 #include "server/scheduler/generation.h"
 #include "server/scheduler/model_manager.h"
 
@@ -39,10 +41,13 @@ void add_serve_command(CLI::App& app) {
       sched::ModelManager manager(store);
       sched::GenerationService service(store, manager, workers, sched::ServiceOptions::from_env());
       api::InferenceApi inference{service, store};
+      sched::EmbeddingService embedding(service, manager, workers);
+      api::EmbedApi embed{embedding};
       http::Router router;
       api::add_basic_routes(router);
       api::add_model_routes(router, models);
       api::add_inference_routes(router, inference);
+      api::add_embed_routes(router, embed);
       api::add_oci_view_routes(router, models);
       http::add_static_routes(router, "/ui");
       http::Server server(std::move(config), std::move(router));

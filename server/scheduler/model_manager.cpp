@@ -122,7 +122,8 @@ void ModelManager::take(LoadedModel& m, std::optional<nanoseconds> keep_alive) {
 std::shared_ptr<LoadedModel> ModelManager::usable(const std::string& key) {
   auto it = loaded_.find(key);
   if (it == loaded_.end()) return nullptr;
-  if (it->second->scheduler->healthy()) return it->second;
+  const auto& found = *it->second;
+  if (found.scheduler ? found.scheduler->healthy() : found.embeddings->healthy()) return it->second;
   // Its device was lost: forget it (requests still on it hold it until they end) and reload on
   // a fresh device.
   std::cerr << "vkllm: reloading " << it->second->show.name.display()
@@ -261,7 +262,11 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
   try {
     BlobTensorSource source(store_.blobs().open(*show.model_blob), m->header->data_offset());
     m->model = std::make_unique<runtime::Model>(ctx, *m->header, source);
-    m->runner = std::make_unique<runtime::Runner>(*m->model, ro);
+    if (spec.has_pooling_type) {
+      m->embeddings = std::make_unique<EmbeddingQueue>(*m->model);
+    } else {
+      m->runner = std::make_unique<runtime::Runner>(*m->model, ro);
+    }
   } catch (const vk::VulkanError& e) {
     if (e.result() == VK_ERROR_OUT_OF_DEVICE_MEMORY || e.result() == VK_ERROR_OUT_OF_HOST_MEMORY) {
       throw ModelLoadError(500, "out of device memory loading " + name + ": " + e.what());
@@ -270,9 +275,11 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
   } catch (const std::exception& e) {
     throw ModelLoadError(500, "cannot load " + name + ": " + e.what());
   }
-  m->device_bytes = m->runner->device_bytes();
-  m->scheduler =
-      std::make_unique<Scheduler>(*m->runner, *m->tokenizer, SchedulerOptions{0, 0, name});
+  m->device_bytes = m->embeddings ? m->embeddings->device_bytes() : m->runner->device_bytes();
+  if (m->runner) {
+    m->scheduler =
+        std::make_unique<Scheduler>(*m->runner, *m->tokenizer, SchedulerOptions{0, 0, name});
+  }
   m->load_duration = duration_cast<nanoseconds>(steady_clock::now() - t0);
   const double secs = duration<double>(m->load_duration).count();
   std::cerr << "vkllm: loaded " << name << " in " << secs << " s ("

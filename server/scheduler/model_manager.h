@@ -27,6 +27,7 @@
 #include "engine/tokenizer/tokenizer.h"
 #include "engine/vulkan/context.h"
 #include "registry/model_store.h"
+#include "server/scheduler/embedding_jobs.h"
 #include "server/scheduler/scheduler.h"
 
 namespace vkllm::sched {
@@ -66,6 +67,8 @@ struct LoadedModel {
   std::unique_ptr<runtime::Model> model;
   std::unique_ptr<runtime::Runner> runner;
   std::unique_ptr<Scheduler> scheduler;
+  // Embedding models (a pooling type) get this instead of a runner and a scheduler.
+  std::unique_ptr<EmbeddingQueue> embeddings;
   std::chrono::nanoseconds load_duration{0};
   uint64_t device_bytes = 0;
   uint32_t default_num_ctx = 2048;  // the instance's num_ctx when a request names none

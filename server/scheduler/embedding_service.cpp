@@ -1,0 +1,242 @@
+#include "server/scheduler/embedding_service.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "engine/runtime/embedder.h"
+#include "server/scheduler/embedding_jobs.h"
+#include "server/scheduler/request_error.h"
+#include "server/scheduler/request_options.h"
+
+namespace vkllm::sched {
+
+namespace asio = boost::asio;
+using std::chrono::duration_cast;
+using std::chrono::nanoseconds;
+using std::chrono::steady_clock;
+
+namespace {
+
+template <class F>
+auto on_pool(asio::thread_pool& pool, F work) -> asio::awaitable<std::invoke_result_t<F&>> {
+  using R = std::invoke_result_t<F&>;
+  auto body = [work = std::move(work)]() mutable -> asio::awaitable<R> { co_return work(); };
+  auto spawned = asio::co_spawn(pool, std::move(body), asio::use_awaitable);
+  co_return co_await std::move(spawned);
+}
+
+// Clears the cancel hook when the request's coroutine leaves (the ticket it points at dies).
+struct CancelHook {
+  std::shared_ptr<CancelSignal> cancel;
+  ~CancelHook() { cancel->on_cancel = nullptr; }
+};
+
+// Tokens of a text with the vocabulary's BOS/EOS around it, fitted to `ctx_len` tokens as
+// Ollama's embed handler fits them: the specials count against the context; too long is cut
+// (truncate) or a 400.
+std::vector<int32_t> fit_input(const tokenizer::Tokenizer& tok, const std::string& text,
+                               uint32_t ctx_len, bool truncate) {
+  std::vector<int32_t> raw = tok.encode(text, /*add_special=*/false, /*parse_special=*/true);
+  const bool bos = tok.add_bos() && tok.bos() >= 0, eos = tok.add_eos() && tok.eos() >= 0;
+  const int64_t limit = int64_t{ctx_len} - (bos ? 1 : 0) - (eos ? 1 : 0);
+  if (limit <= 0) {
+    throw RequestError(400, "input after truncation exceeds maximum context length");
+  }
+  if (static_cast<int64_t>(raw.size()) > limit) {
+    if (!truncate) throw RequestError(400, "the input length exceeds the context length");
+    raw.resize(static_cast<size_t>(limit));
+  }
+  std::vector<int32_t> out;
+  out.reserve(raw.size() + 2);
+  if (bos) out.push_back(tok.bos());
+  out.insert(out.end(), raw.begin(), raw.end());
+  if (eos) out.push_back(tok.eos());
+  if (out.empty()) throw RequestError(400, "input is empty");
+  return out;
+}
+
+}  // namespace
+
+void normalize_embedding(std::vector<float>& v) {
+  double sum = 0;
+  for (float x : v) {
+    if (!std::isfinite(x)) throw RequestError(400, "embedding contains NaN or Inf values");
+    sum += double(x) * x;
+  }
+  const double inv = 1.0 / std::max(std::sqrt(sum), 1e-12);
+  for (float& x : v) x = static_cast<float>(x * inv);
+}
+
+struct EmbeddingService::Impl {
+  GenerationService& generation;
+  ModelManager& models;
+  asio::thread_pool& workers;
+  asio::thread_pool loaders{1};  // model loads take seconds: kept off the shared workers
+
+  ~Impl() { loaders.join(); }
+
+  // Ollama's embed routes say "not found, try pulling it first" for an unknown model.
+  asio::awaitable<registry::ModelShow> resolve(const registry::ModelName& name,
+                                               const std::string& as_sent) {
+    try {
+      auto find = generation.resolve(name, as_sent);
+      co_return co_await std::move(find);
+    } catch (const RequestError& e) {
+      if (e.status() != 404) throw;
+    }
+    throw RequestError(404, "model \"" + as_sent + "\" not found, try pulling it first");
+  }
+
+  asio::awaitable<ModelLease> acquire(const registry::ModelShow& show,
+                                      std::optional<nanoseconds> keep_alive) {
+    if (auto lease = models.try_acquire(show, keep_alive)) co_return std::move(*lease);
+    auto& m = models;
+    auto load = [&m, show, keep_alive] {
+      try {
+        return m.acquire(show, keep_alive);
+      } catch (const ModelLoadError& e) {
+        throw RequestError(e.status(), e.what());
+      }
+    };
+    co_return co_await on_pool(loaders, std::move(load));
+  }
+
+  // Runs token inputs on the model's queue; the vectors in input order.
+  asio::awaitable<std::vector<std::vector<float>>> run(EmbeddingQueue& queue,
+                                                       std::vector<std::vector<int32_t>> inputs,
+                                                       const std::shared_ptr<CancelSignal>& cancel,
+                                                       unsigned failure_status) {
+    auto executor = co_await asio::this_coro::executor;
+    EmbeddingTicket ticket = queue.submit(std::move(inputs), executor);
+    CancelHook hook{cancel};
+    cancel->on_cancel = [&ticket] { ticket.cancel(); };
+    if (cancel->cancelled) ticket.cancel();
+    auto wait = ticket.result();
+    EmbeddingOutcome outcome = co_await std::move(wait);
+    if (outcome.cancelled) throw RequestError(499, "request cancelled");
+    if (!outcome.error.empty()) throw RequestError(failure_status, outcome.error);
+    co_return std::move(outcome.vectors);
+  }
+};
+
+EmbeddingService::EmbeddingService(GenerationService& generation, ModelManager& models,
+                                   asio::thread_pool& workers)
+    : impl_(new Impl{generation, models, workers}) {}
+
+EmbeddingService::~EmbeddingService() = default;
+
+asio::awaitable<EmbedResult> EmbeddingService::embed(EmbedRequest req,
+                                                     std::shared_ptr<CancelSignal> cancel) {
+  const auto t0 = steady_clock::now();
+  // /api/embeddings answers every failure after the model is found with a 500.
+  const unsigned failure_status = req.normalize ? 400 : 500;
+  auto resolving = impl_->resolve(req.name, req.model);
+  const registry::ModelShow show = co_await std::move(resolving);
+  auto acquiring = impl_->acquire(show, req.keep_alive);
+  ModelLease lease = co_await std::move(acquiring);
+  const auto t_loaded = steady_clock::now();
+  EmbedResult result;
+  if (req.inputs.empty()) co_return result;  // a load request: no metrics
+
+  LoadedModel& model = *lease;
+  if (!model.embeddings) {
+    // A generative model (no pooling type): Ollama's runner has no embeddings for it.
+    throw RequestError(501, "\"" + req.model + "\" does not support embeddings");
+  }
+  EmbeddingQueue& queue = *model.embeddings;
+  const RequestOptions opts = resolve_options({&show.parameters, &req.options});
+  uint32_t ctx_len = queue.max_input_tokens();
+  if (opts.num_ctx && *opts.num_ctx > 0) {
+    ctx_len = static_cast<uint32_t>(std::min<int64_t>(*opts.num_ctx, ctx_len));
+  }
+
+  const tokenizer::Tokenizer& tok = *model.tokenizer;
+  auto tokenize = [&tok, &req, ctx_len, failure_status] {
+    std::vector<std::vector<int32_t>> out;
+    out.reserve(req.inputs.size());
+    for (const auto& text : req.inputs) {
+      try {
+        out.push_back(fit_input(tok, text, ctx_len, req.truncate));
+      } catch (const RequestError& e) {
+        throw RequestError(std::max(e.status(), failure_status), e.what());
+      }
+    }
+    return out;
+  };
+  std::vector<std::vector<int32_t>> tokens = co_await on_pool(impl_->workers, std::move(tokenize));
+  for (const auto& t : tokens) result.prompt_tokens += static_cast<uint32_t>(t.size());
+
+  auto running = impl_->run(queue, std::move(tokens), cancel, failure_status);
+  result.embeddings = co_await std::move(running);
+  for (auto& v : result.embeddings) {
+    if (req.normalize) {
+      try {
+        normalize_embedding(v);
+      } catch (const RequestError& e) {
+        throw RequestError(failure_status, e.what());
+      }
+      if (req.dimensions > 0 && req.dimensions < v.size()) {
+        v.resize(req.dimensions);
+        normalize_embedding(v);
+      }
+    }
+  }
+  result.load_duration = duration_cast<nanoseconds>(t_loaded - t0);
+  result.total_duration = duration_cast<nanoseconds>(steady_clock::now() - t0);
+  co_return result;
+}
+
+asio::awaitable<RerankResult> EmbeddingService::rerank(RerankRequest req,
+                                                       std::shared_ptr<CancelSignal> cancel) {
+  auto resolving = impl_->resolve(req.name, req.model);
+  const registry::ModelShow show = co_await std::move(resolving);
+  auto acquiring = impl_->acquire(show, req.keep_alive);
+  ModelLease lease = co_await std::move(acquiring);
+  LoadedModel& model = *lease;
+  if (!model.embeddings || model.embeddings->spec().pooling != model::Pooling::Rank) {
+    throw RequestError(400, "\"" + req.model + "\" does not support reranking");
+  }
+  EmbeddingQueue& queue = *model.embeddings;
+  const tokenizer::Tokenizer& tok = *model.tokenizer;
+  const uint32_t limit = queue.max_input_tokens();
+  auto tokenize = [&tok, &req, limit] {
+    std::vector<int32_t> query = tok.encode(req.query, false, true);
+    std::vector<std::vector<int32_t>> pairs;
+    for (const auto& doc : req.documents) {
+      std::vector<int32_t> d = tok.encode(doc, false, true);
+      std::vector<int32_t> pair = runtime::rerank_input(tok, query, d);
+      // Too long: the document gives way first, then the query.
+      if (pair.size() > limit) {
+        const size_t over = pair.size() - limit;
+        d.resize(d.size() > over ? d.size() - over : 0);
+        pair = runtime::rerank_input(tok, query, d);
+        if (pair.size() > limit) {
+          std::vector<int32_t> q(query.begin(),
+                                 query.end() - std::min(query.size(), pair.size() - limit));
+          pair = runtime::rerank_input(tok, q, d);
+        }
+      }
+      pairs.push_back(std::move(pair));
+    }
+    return pairs;
+  };
+  std::vector<std::vector<int32_t>> pairs = co_await on_pool(impl_->workers, std::move(tokenize));
+  RerankResult result;
+  for (const auto& p : pairs) result.prompt_tokens += static_cast<uint32_t>(p.size());
+  auto running = impl_->run(queue, std::move(pairs), cancel, 500);
+  const std::vector<std::vector<float>> scores = co_await std::move(running);
+  for (size_t i = 0; i < scores.size(); ++i) {
+    result.results.push_back({static_cast<uint32_t>(i), scores[i].at(0)});
+  }
+  std::stable_sort(result.results.begin(), result.results.end(), [](const auto& a, const auto& b) {
+    return a.relevance_score > b.relevance_score;
+  });
+  if (req.top_n && *req.top_n < result.results.size()) result.results.resize(*req.top_n);
+  co_return result;
+}
+
+}  // namespace vkllm::sched
