@@ -21,13 +21,19 @@ EncoderOptions encoder_options(const EmbedderOptions& o) {
   return e;
 }
 
-// A Runner for a decoder used only as an embedder: logits rows for every token of a step (mean
-// pooling needs them) and KV for one longest input plus a full step of others.
+// A Runner for a decoder used only as an embedder, with KV for one longest input plus a full step
+// of others. Last-token pooling needs one output row per input; pooling over every token needs a
+// row per token, as many as a logits buffer of at most 64 MiB holds (the Runner sizes its
+// logits for them, and some devices bind at most 128 MiB).
 RunnerOptions decoder_runner_options(const model::ModelSpec& spec, const EmbedderOptions& o) {
   RunnerOptions r;
   r.max_batch_tokens = o.max_batch_tokens;
   r.max_seqs = std::clamp<uint32_t>(o.max_inputs, 1, 64);
-  r.max_logits_rows = o.max_batch_tokens;
+  if (spec.pooling != Pooling::Last) {
+    const uint64_t rows = (uint64_t{64} << 20) / (4ull * std::max<uint32_t>(spec.n_vocab, 1));
+    r.max_logits_rows = static_cast<uint32_t>(
+        std::clamp<uint64_t>(rows, r.max_seqs, std::max(r.max_seqs, o.max_batch_tokens)));
+  }
   r.max_context = std::min<uint32_t>(spec.n_ctx_train ? spec.n_ctx_train : 2048, 8192);
   const uint64_t per_block =
       2ull * spec.n_layer * spec.n_head_kv * r.block_size * spec.head_dim * 2;  // K and V, f16

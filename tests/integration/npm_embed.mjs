@@ -1,13 +1,14 @@
 // Embeddings and rerank through the real npm `ollama` and `openai` clients against vkllm serve,
 // checked against the scalar reference (tests/tools/reference_embed, no engine code).
-// Usage: node npm_embed.mjs URL REFERENCE_BIN EMBED_GGUF RERANK_GGUF
-// (models "nomic" = EMBED_GGUF, "rr" = RERANK_GGUF and "tiny" (generative) installed)
+// Usage: node npm_embed.mjs URL REFERENCE_BIN EMBED_GGUF RERANK_GGUF DECODER_GGUF
+// (models "nomic" = EMBED_GGUF, "rr" = RERANK_GGUF, "q3" = DECODER_GGUF (qwen3 with last-token
+// pooling) and "tiny" (generative) installed)
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { Ollama } from "ollama";
 import OpenAI from "openai";
 
-const [host, referenceBin, embedGguf, rerankGguf] = process.argv.slice(2);
+const [host, referenceBin, embedGguf, rerankGguf, decoderGguf] = process.argv.slice(2);
 const ollama = new Ollama({ host });
 const openai = new OpenAI({ baseURL: `${host}/v1`, apiKey: "ollama" });
 
@@ -39,6 +40,11 @@ for (let i = 0; i < texts.length; i++) {
 }
 assert.ok(cosine(many.embeddings[0], one.embeddings[0]) > 0.99999, "batched == alone");
 console.log("ok: ollama.embed() string and array, unit norm, matches the scalar reference");
+
+const q3 = await ollama.embed({ model: "q3", input: texts });
+const q3want = reference(decoderGguf, "embed", ...texts);
+q3.embeddings.forEach((v, i) => assert.ok(cosine(v, q3want[i]) >= 0.9999, `q3 input ${i}`));
+console.log("ok: a decoder embedder (qwen3, last token) matches the scalar reference");
 
 const short = await ollama.embed({ model: "nomic", input: texts[1], dimensions: 16 });
 assert.equal(short.embeddings[0].length, 16);

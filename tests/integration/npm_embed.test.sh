@@ -11,8 +11,13 @@ vocab=$VKLLM_SHARED_DIR/testdata/vocab/ggml-vocab-bert-bge.gguf
 "$VKLLM_BIN" dev make-model --arch bert-rerank --shape 128x2x4x4 --vocab "$vocab" --seed 12 \
   -o "$TEST_TMP/rr.gguf" >/dev/null || fail "make-model bert-rerank"
 
+# Qwen3-Embedding's layout: a causal decoder whose last token's hidden state is the embedding.
+"$VKLLM_BIN" dev make-model --arch qwen3-embedding --shape 128x2x4x2 --seed 13 \
+  --vocab "$VKLLM_SHARED_DIR/testdata/vocab/ggml-vocab-llama-spm.gguf" \
+  -o "$TEST_TMP/q3.gguf" >/dev/null || fail "make-model qwen3-embedding"
+
 vkllm_start
-for m in nomic rr; do
+for m in nomic rr q3; do
   printf 'FROM %s\n' "$TEST_TMP/$m.gguf" >"$TEST_TMP/Modelfile.$m"
   "$VKLLM_BIN" create "$m" -f "$TEST_TMP/Modelfile.$m" >/dev/null 2>&1 || fail "vkllm create $m"
 done
@@ -20,5 +25,5 @@ printf 'FROM %s\n' "$VKLLM_SHARED_DIR/testdata/models/llama-2-tiny-random.gguf" 
 "$VKLLM_BIN" create tiny -f "$TEST_TMP/Modelfile.tiny" >/dev/null 2>&1 || fail "vkllm create tiny"
 
 node_client "$(dirname "$0")/npm_embed.mjs" "$VKLLM_URL" "$VKLLM_REFERENCE_EMBED" \
-  "$TEST_TMP/nomic.gguf" "$TEST_TMP/rr.gguf" || fail "npm embedding checks"
+  "$TEST_TMP/nomic.gguf" "$TEST_TMP/rr.gguf" "$TEST_TMP/q3.gguf" || fail "npm embedding checks"
 pass "npm ollama/openai embeddings and rerank"
