@@ -23,7 +23,12 @@ export function Chart(props: { title: string; series: SeriesSpec[]; data: (numbe
       cursor: { drag: { x: false, y: false } },
       scales: { x: { time: true }, y: { range: (_u, min, max) => [Math.min(0, min), max > 0 ? max * 1.1 : 1] } },
       axes: [
-        { stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' } },
+        {
+          stroke: 'currentColor',
+          grid: { stroke: 'rgba(128,128,128,0.2)' },
+          space: 60,
+          values: '{HH}:{mm}:{ss}',
+        },
         { stroke: 'currentColor', grid: { stroke: 'rgba(128,128,128,0.2)' }, size: 50 },
       ],
       series: [

@@ -41,16 +41,23 @@ export function EnginePage() {
     [model],
   );
 
-  const last = points.at(-1);
+  // Interval values (rates, histogram means) only exist when something happened in the last
+  // second; the figures keep the latest one seen so a quiet second does not blank them.
+  const latest = (f: Field) => {
+    for (let i = points.length - 1; i >= 0; i--) if (points[i]![f] !== undefined) return points[i]![f];
+    return undefined;
+  };
   const t = points.map((p) => p.t);
+  const hit = latest('prefixHitRate');
+  const ttft = latest('ttftMean');
   const figures: [string, string][] = [
-    ['Generated tok/s', formatNumber(last?.tokPerSec)],
-    ['Prompt tok/s', formatNumber(last?.promptTokPerSec)],
-    ['Running', formatNumber(last?.running, 0)],
-    ['Queued', formatNumber(last?.queued, 0)],
-    ['Tokens per step', formatNumber(last?.stepTokens)],
-    ['Prefix-cache hits', last?.prefixHitRate === undefined ? '–' : `${formatNumber(last.prefixHitRate * 100, 0)}%`],
-    ['First token (mean)', last?.ttftMean === undefined ? '–' : `${formatNumber(last.ttftMean * 1000, 0)} ms`],
+    ['Generated tok/s', formatNumber(latest('tokPerSec'))],
+    ['Prompt tok/s', formatNumber(latest('promptTokPerSec'))],
+    ['Running', formatNumber(latest('running'), 0)],
+    ['Queued', formatNumber(latest('queued'), 0)],
+    ['Tokens per step', formatNumber(latest('stepTokens'))],
+    ['Prefix-cache hits', hit === undefined ? '–' : `${formatNumber(hit * 100, 0)}%`],
+    ['First token (mean)', ttft === undefined ? '–' : `${formatNumber(ttft * 1000, 0)} ms`],
   ];
 
   return (
