@@ -162,13 +162,26 @@ try {
       );
     };
 
-    await composer.fill('Hello there');
+    // Alt+N opens a new chat with the cursor in the composer; Shift+Enter is a new line.
+    const fresh = convs.getByRole('link', { name: 'New chat', exact: true });
+    const before = await fresh.count();
+    const oldUrl = page.url();
+    await page.keyboard.press('Alt+n');
+    await page.waitForFunction((u) => location.href !== u, oldUrl);
+    assert.equal(await fresh.count(), before + 1, 'Alt+N did not add a conversation');
+    await page.waitForFunction(() => document.activeElement?.id === 'composer');
+    await page.getByLabel('Model', { exact: true }).selectOption(pulled);
+    await composer.fill('Hello');
+    await composer.press('Shift+Enter');
+    await composer.pressSequentially('there');
+    assert.equal(await composer.inputValue(), 'Hello\nthere');
     await composer.press('Enter');
     const loaded = await preload;
     assert.equal(loaded.status, 200, `loading the model: ${await loaded.text()}`);
     await waitDone(1, 90000);
     const first = await lastReply.locator('.md').innerText();
     assert.ok(first.trim().length > 0, 'empty reply');
+    assert.equal(await page.locator('article.msg.user .plain').innerText(), 'Hello\nthere');
     await lastReply.locator('.stats', { hasText: 'tok/s' }).waitFor();
     await shot('chat-reply');
     step('send with Enter: streamed reply rendered with tok/s stats');
