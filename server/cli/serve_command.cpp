@@ -11,6 +11,7 @@
 #include "server/api/inference_routes.h"
 #include "server/api/model_routes.h"
 #include "server/api/oci_view.h"
+#include "server/api/openai_routes.h"
 #include "server/api/progress_stream.h"
 #include "server/api/registry_transfers.h"
 #include "server/cli/commands.h"
@@ -43,11 +44,13 @@ void add_serve_command(CLI::App& app) {
       api::InferenceApi inference{service, store};
       sched::EmbeddingService embedding(service, manager, workers);
       api::EmbedApi embed{embedding};
+      api::OpenAiApi openai{service, store, workers};
       http::Router router;
       api::add_basic_routes(router);
       api::add_model_routes(router, models);
       api::add_inference_routes(router, inference);
       api::add_embed_routes(router, embed);
+      api::add_openai_routes(router, openai);
       api::add_oci_view_routes(router, models);
       http::add_static_routes(router, "/ui");
       http::Server server(std::move(config), std::move(router));
