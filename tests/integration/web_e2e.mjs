@@ -1,5 +1,6 @@
 // Browser half of web_e2e.test.sh: drives the UI in headless Chromium like a person would
 // (roles and labels, keyboard), checks what the server then holds, and saves screenshots.
+import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import assert from 'node:assert/strict';
@@ -11,6 +12,7 @@ const shots = process.env.VKLLM_WEB_ARTIFACTS;
 const { chromium } = createRequire(join(src, 'web', 'package.json'))('playwright-core');
 
 const t0 = Date.now();
+let restarted = null; // the server started again by the connection step
 const step = (what) => console.log(`ok: ${what} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
 const api = async (path, body) => {
   const res = await fetch(base + path, body ? { method: 'POST', body: JSON.stringify(body) } : {});
@@ -281,7 +283,32 @@ try {
     step('375 px: chat usable, conversations in a drawer');
   }
 
-  assert.deepEqual(consoleErrors, [], `console errors: ${consoleErrors.join('\n')}`);
+  // The server goes away: the page says so plainly, and recovers by itself once it is back.
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await nav('Running').click();
+  await page.getByText('No model is loaded').waitFor();
+  process.kill(Number(process.env.VKLLM_PID), 'SIGTERM');
+  const banner = page.getByRole('alert').filter({ hasText: 'Connection to the server' });
+  await banner.waitFor({ timeout: 20000 });
+  await shot('connection-lost');
+  restarted = spawn(process.env.VKLLM_BIN, ['serve'], {
+    env: {
+      ...process.env,
+      OLLAMA_HOST: `127.0.0.1:${process.env.VKLLM_PORT}`,
+      OLLAMA_MODELS: process.env.VKLLM_UI_MODELS,
+      HOME: process.env.VKLLM_UI_HOME,
+    },
+    stdio: 'ignore',
+  });
+  await banner.waitFor({ state: 'detached', timeout: 20000 });
+  await page.getByText('No model is loaded').waitFor();
+  await nav('Models').click();
+  await page.getByRole('listitem', { name: pulled }).waitFor();
+  step('lost connection shown, recovered by itself when the server came back');
+
+  // A lost connection is reported by the page itself, not as errors in the console.
+  const unexpected = consoleErrors.filter((e) => !/Failed to load resource|ERR_CONNECTION_REFUSED/.test(e));
+  assert.deepEqual(unexpected, [], `console errors: ${unexpected.join('\n')}`);
   step('no console errors');
 } catch (e) {
   await shot('failure').catch(() => undefined);
@@ -289,4 +316,5 @@ try {
   process.exitCode = 1;
 } finally {
   await browser.close();
+  restarted?.kill('SIGTERM');
 }

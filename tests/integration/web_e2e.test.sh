@@ -3,8 +3,8 @@
 # playwright-core from web/node_modules) against the real server: a seed server creates the
 # fixture model through /api/blobs + /api/create and pushes it to a local docker-registry; the UI
 # server starts empty and the browser pulls it (progress to 100%), copies and deletes a model,
-# chats (stream, stop, regenerate, edit+resend, reload), unloads the running model and watches
-# the engine view. Screenshots go to $VKLLM_WEB_ARTIFACTS (default build/test-artifacts/web).
+# chats (stream, stop, regenerate, edit+resend, reload), unloads the running model, watches
+# the engine view, and sees the server go away and come back. Screenshots go to $VKLLM_WEB_ARTIFACTS (default build/test-artifacts/web).
 source "$(dirname "$0")/lib.sh"
 
 chromium=${VKLLM_CHROMIUM:-/usr/bin/chromium}
@@ -39,7 +39,8 @@ vkllm_stop "$VKLLM_PID"
 
 # The UI's server starts with an empty store.
 vkllm_start ui
-export VKLLM_URL REG
+export VKLLM_URL REG VKLLM_PID VKLLM_PORT VKLLM_BIN
+export VKLLM_UI_MODELS=$TEST_TMP/ui/models VKLLM_UI_HOME=$TEST_TMP/ui
 export VKLLM_WEB_ARTIFACTS=$artifacts VKLLM_CHROMIUM=$chromium
 start=$(date +%s)
 node "$VKLLM_SOURCE_DIR/tests/integration/web_e2e.mjs" || fail "browser test"
