@@ -1,111 +1,185 @@
-// Pull throughput over loopback from a real docker-registry (tests/support/start-registry.sh):
-//   BM_DownloadBlob/<parts>  the OCI client alone, ranges written into memory
-//   BM_Pull                  the whole pull: download into the store's partial file, verify
-//                            sha256, store (zstd attempt), catalog rows, manifest
-// The blob is random (incompressible) bytes; VKLLM_BENCH_PULL_MB sets its size (default 200).
+// Pull throughput over loopback from a real docker-registry (tests/support/start-registry.sh),
+// against what the wire and the hash alone allow:
+//   baseline  `curl -s <blob url> | sha256sum` (download + verify, no store), best of 2
+//   pull      registry::pull() into a fresh store: manifest, download into the partial file,
+//             sha256 and the zstd sample while it downloads, raw or zstd storage, fsync,
+//             catalog rows (PullOptions defaults: 4 ranged parts, compression inline)
+//   deferred  the same with compress_later set: compressible blobs are stored raw and the
+//             separate recompress() time is printed (the background work it leaves)
+// Usage: bench_pull [model.gguf ...] (e.g. fixtures from `vkllm dev make-model` at Q4_K_M,
+// Q8_0 and F16); without files, one random 200 MB blob (VKLLM_BENCH_PULL_MB sets the size).
+// Prints one line per file and mode, then the same as JSON lines.
 #include <benchmark/benchmark.h>
 
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <random>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "registry/manifest.h"
 #include "registry/pull.h"
-#include "registry/sha256.h"
+#include "registry/push.h"
 #include "tests/support/docker_registry.h"
 #include "tests/support/temp_dir.h"
 
 namespace {
 
 using namespace vkllm::registry;
+using Clock = std::chrono::steady_clock;
 
-struct Fixture {
-  vkllm::test::DockerRegistry registry;
-  std::string blob;
-  Digest digest = Digest::of(std::string_view(""));
-  ModelName name;
-  OciRepository repo;
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
-  Fixture() {
-    const char* mb = std::getenv("VKLLM_BENCH_PULL_MB");
-    size_t size = (mb ? std::strtoull(mb, nullptr, 10) : 200) << 20;
-    blob.resize(size);
-    std::mt19937_64 rng(std::random_device{}());
-    for (size_t i = 0; i + 8 <= size; i += 8) {
-      uint64_t v = rng();
-      std::memcpy(blob.data() + i, &v, 8);
-    }
-    digest = Digest::of(std::string_view(blob));
-    name = ModelName::parse(registry.host() + "/bench/big:latest");
-    repo = oci_repository(name, false);
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
 
-    OciClient client;
-    auto read = [this](const std::string& bytes) {
-      return [&bytes](uint64_t offset, std::span<std::byte> out) {
-        size_t n = std::min<size_t>(out.size(), bytes.size() - offset);
-        std::memcpy(out.data(), bytes.data() + offset, n);
-        return n;
-      };
-    };
-    client.upload_blob(repo, digest.str(), blob.size(), read(blob), nullptr);
-    std::string config = R"({"model_format":"gguf","architecture":"amd64","os":"linux"})";
-    Digest config_digest = Digest::of(std::string_view(config));
-    client.upload_blob(repo, config_digest.str(), config.size(), read(config), nullptr);
-    Manifest manifest;
-    manifest.config = Layer{std::string(media_type::kConfig), config_digest, config.size(), {}, {}};
-    manifest.layers.push_back(Layer{std::string(media_type::kModel), digest, blob.size(), {}, {}});
-    client.put_manifest(repo, name.tag, manifest.to_json(), kDockerManifestV2);
+std::string random_blob(size_t size) {
+  std::string blob(size, '\0');
+  std::mt19937_64 rng(std::random_device{}());
+  for (size_t i = 0; i + 8 <= size; i += 8) {
+    uint64_t v = rng();
+    std::memcpy(blob.data() + i, &v, 8);
   }
+  return blob;
+}
+
+// Uploads `weights` as a one-layer model and returns its name.
+ModelName publish(vkllm::test::DockerRegistry& registry, const std::string& model,
+                  const std::string& weights) {
+  vkllm::test::TempDir dir("vkllm-bench-pull-src");
+  BlobStore store(dir.path());
+  Catalog catalog(dir.path() / "catalog.db");
+  Manifest manifest;
+  BlobInfo w = store.put(weights);
+  catalog.add_blob(w);
+  manifest.layers.push_back(Layer{std::string(media_type::kModel), w.digest, w.size, {}, {}});
+  const std::string config = R"({"model_format":"gguf","architecture":"amd64","os":"linux"})";
+  BlobInfo c = store.put(config);
+  catalog.add_blob(c);
+  manifest.config = Layer{std::string(media_type::kConfig), c.digest, c.size, {}, {}};
+  ModelName name = ModelName::parse(registry.host() + "/bench/" + model + ":latest");
+  catalog.put_model(name, manifest.to_json());
+  push(name, store, catalog, {}, nullptr);
+  return name;
+}
+
+// Seconds for `curl | sha256sum` of the blob; checks the printed digest.
+double curl_sha256(const vkllm::test::DockerRegistry& registry, const ModelName& name,
+                   const Digest& digest) {
+  const std::string url = registry.url() + "/v2/" + name.repository() + "/blobs/" + digest.str();
+  const std::string command = "curl -sfL '" + url + "' | sha256sum";
+  const auto t0 = Clock::now();
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) throw std::runtime_error("cannot run " + command);
+  char line[160] = {};
+  const bool got = fgets(line, sizeof line, pipe) != nullptr;
+  pclose(pipe);
+  const double s = seconds_since(t0);
+  if (!got || std::string(line).substr(0, 64) != digest.hex())
+    throw std::runtime_error("curl | sha256sum did not reproduce " + digest.str());
+  return s;
+}
+
+struct PullRun {
+  double seconds = 0;
+  double download_seconds = 0;  // until "verifying sha256 digest"
+  double verify_seconds = 0;    // from there to "writing manifest" (hash tail, fsync, rename)
+  BlobInfo stored;
+  double recompress_seconds = 0;  // deferred only
+  BlobInfo recompressed;
 };
 
-Fixture& fixture() {
-  static Fixture instance;
-  return instance;
-}
-
-void BM_DownloadBlob(benchmark::State& state) {
-  auto& f = fixture();
-  OciClientOptions options;
-  options.parallel_threshold = 1;
-  options.parallel_parts = static_cast<unsigned>(state.range(0));
-  OciClient client(options);
-  std::string out(f.blob.size(), '\0');
-  for (auto _ : state) {
-    auto parts = plan_blob_parts(f.blob.size(), options);
-    client.download_blob(
-        f.repo, f.digest.str(), parts,
-        [&](uint64_t offset, std::span<const std::byte> bytes) {
-          std::memcpy(out.data() + offset, bytes.data(), bytes.size());
-        },
-        nullptr);
-  }
-  if (out != f.blob) state.SkipWithError("downloaded bytes differ");
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * f.blob.size()));
-}
-BENCHMARK(BM_DownloadBlob)->Arg(1)->Arg(4)->Unit(benchmark::kMillisecond)->UseRealTime();
-
-void BM_Pull(benchmark::State& state) {
-  auto& f = fixture();
+PullRun pull_once(const ModelName& name, const Digest& digest, bool deferred) {
+  vkllm::test::TempDir dir("vkllm-bench-pull");
+  BlobStore store(dir.path());
+  Catalog catalog(dir.path() / "catalog.db");
   PullOptions options;
-  options.progress_interval = std::chrono::milliseconds(60);
-  for (auto _ : state) {
-    state.PauseTiming();
-    auto dir = std::make_unique<vkllm::test::TempDir>("vkllm-bench-pull");
-    auto store = std::make_unique<BlobStore>(dir->path());
-    auto catalog = std::make_unique<Catalog>(dir->path() / "catalog.db");
-    state.ResumeTiming();
-    pull(f.name, *store, *catalog, options, nullptr);
-    state.PauseTiming();
-    catalog.reset();
-    store.reset();
-    dir.reset();
-    state.ResumeTiming();
+  std::vector<Digest> later;
+  if (deferred) options.compress_later = [&](const Digest& d) { later.push_back(d); };
+  PullRun run;
+  const auto t0 = Clock::now();
+  pull(name, store, catalog, options, [&](const TransferStatus& line) {
+    if (line.status == "verifying sha256 digest") run.download_seconds = seconds_since(t0);
+    if (line.status == "writing manifest")
+      run.verify_seconds = seconds_since(t0) - run.download_seconds;
+  });
+  run.seconds = seconds_since(t0);
+  run.stored = *store.info(digest);
+  run.recompressed = run.stored;
+  for (const auto& d : later) {
+    const auto t1 = Clock::now();
+    BlobInfo info = store.recompress(d);
+    if (d == digest) {
+      run.recompress_seconds = seconds_since(t1);
+      run.recompressed = info;
+    }
   }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * f.blob.size()));
+  return run;
 }
-BENCHMARK(BM_Pull)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
 
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  std::vector<std::pair<std::string, std::string>> fixtures;  // label, bytes
+  for (int i = 1; i < argc; ++i) {
+    std::string label = std::filesystem::path(argv[i]).stem().string();
+    fixtures.emplace_back(label, read_file(argv[i]));
+  }
+  if (fixtures.empty()) {
+    const char* mb = std::getenv("VKLLM_BENCH_PULL_MB");
+    fixtures.emplace_back("random", random_blob((mb ? std::strtoull(mb, nullptr, 10) : 200) << 20));
+  }
+  vkllm::test::DockerRegistry registry;
+  std::printf("%u cores; MB/s are 10^6 bytes per second\n", std::thread::hardware_concurrency());
+  std::printf("%-22s %9s %12s %10s %8s %14s %8s %s\n", "fixture", "MB", "curl|sha MB/s",
+              "pull MB/s", "x base", "encoding", "stored", "(deferred: recompress)");
+  std::vector<std::string> json;
+  for (auto& [label, bytes] : fixtures) {
+    std::string model;
+    for (char ch : label)
+      model += std::isalnum(static_cast<unsigned char>(ch)) ? char(std::tolower(ch)) : '-';
+    const ModelName name = publish(registry, model, bytes);
+    const Digest digest = Digest::of(std::string_view(bytes));
+    const double mb = double(bytes.size()) / 1e6;
+    bytes.clear();
+    bytes.shrink_to_fit();
+    double base = 1e30;
+    for (int rep = 0; rep < 2; ++rep) base = std::min(base, curl_sha256(registry, name, digest));
+    for (bool deferred : {false, true}) {
+      const PullRun r = pull_once(name, digest, deferred);
+      const double ratio = double(r.stored.stored_size) / double(r.stored.size);
+      std::printf("%-22s %9.1f %12.1f %10.1f %8.2f %14s %8.4f",
+                  (label + (deferred ? " deferred" : "")).c_str(), mb, mb / base, mb / r.seconds,
+                  base / r.seconds, std::string(to_string(r.stored.encoding)).c_str(), ratio);
+      std::printf("  (download %.2f s, verify+store tail %.2f s)", r.download_seconds,
+                  r.verify_seconds);
+      if (deferred && r.recompress_seconds > 0)
+        std::printf("  recompress %.1f s -> %s %.4f", r.recompress_seconds,
+                    std::string(to_string(r.recompressed.encoding)).c_str(),
+                    double(r.recompressed.stored_size) / double(r.recompressed.size));
+      std::printf("\n");
+      char line[512];
+      std::snprintf(
+          line, sizeof line,
+          R"({"fixture":"%s","mode":"%s","mb":%.1f,"baseline_mb_s":%.1f,"pull_mb_s":%.1f,)"
+          R"("pull_over_baseline":%.3f,"download_s":%.2f,"verify_tail_s":%.2f,"encoding":"%s","stored_ratio":%.4f,"recompress_s":%.2f,"recompressed_ratio":%.4f})",
+          label.c_str(), deferred ? "deferred" : "inline", mb, mb / base, mb / r.seconds,
+          base / r.seconds, r.download_seconds, r.verify_seconds,
+          std::string(to_string(r.stored.encoding)).c_str(), ratio, r.recompress_seconds,
+          double(r.recompressed.stored_size) / double(r.recompressed.size));
+      json.push_back(line);
+    }
+  }
+  for (const auto& j : json) std::printf("%s\n", j.c_str());
+  return 0;
+}

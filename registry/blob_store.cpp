@@ -113,6 +113,7 @@ struct BlobWriter::Impl {
   size_t sample_frames = 0;
   std::optional<BlobEncoding> decided;
   bool replace_raw = false;  // recompress(): the blob exists raw and this copy replaces it
+  bool stop_when_raw = false;
   bool finished = false;
 
   ~Impl() {
@@ -157,9 +158,13 @@ struct BlobWriter::Impl {
       decided = BlobEncoding::zstd_seekable;
       return;
     }
+    decided = BlobEncoding::raw;
+    if (stop_when_raw) {
+      discard();
+      return;
+    }
     while (!pending.empty()) write_next_frame();
     convert_to_raw();
-    decided = BlobEncoding::raw;
   }
 
   double min_saving() const { return store->options().min_saving; }
@@ -277,6 +282,7 @@ void BlobWriter::write(std::span<const std::byte> bytes) {
   w.total += bytes.size();
   const size_t chunk_size = w.store->options().chunk_size;
   while (!bytes.empty()) {
+    if (w.finished) return;  // stopped when the sample said raw
     if (w.raw_mode()) {
       write_all(w.fd.get(), bytes, w.temp_path);
       w.stored += bytes.size();
@@ -299,6 +305,10 @@ uint64_t BlobWriter::bytes_written() const {
 
 std::optional<BlobEncoding> BlobWriter::decided_encoding() const {
   return impl_->decided;
+}
+
+void BlobWriter::stop_when_raw() {
+  impl_->stop_when_raw = true;
 }
 
 BlobInfo BlobWriter::commit(const Digest& expected) {

@@ -70,6 +70,10 @@ class BlobWriter {
   uint64_t bytes_written() const;
   // The encoding chosen so far: nullopt until the sample frames are in (or until commit()).
   std::optional<BlobEncoding> decided_encoding() const;
+  // For a caller that has the raw bytes elsewhere (a pull's download file): when the sample
+  // decides raw, drop what was written instead of rewriting it raw; the writer can then only
+  // be destroyed.
+  void stop_when_raw();
 
   // Verifies the bytes hash to `expected` (BlobHashing::by_caller: trusts it), then makes the
   // blob durable and visible. Throws

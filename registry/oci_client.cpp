@@ -116,6 +116,10 @@ std::vector<BlobPart> plan_blob_parts(uint64_t size, const OciClientOptions& opt
   if (size <= options.parallel_threshold || count == 1 || size < count) {
     return {BlobPart{0, size, 0}};
   }
+  if (options.max_part_size > 0) {
+    const uint64_t by_size = (size + options.max_part_size - 1) / options.max_part_size;
+    count = static_cast<unsigned>(std::max<uint64_t>(count, std::min<uint64_t>(by_size, 1u << 16)));
+  }
   std::vector<BlobPart> parts;
   uint64_t part_size = size / count;
   for (unsigned i = 0; i < count; ++i) {
@@ -597,11 +601,22 @@ void OciClient::download_blob(const OciRepository& repo, std::string_view digest
   std::function<void()> on_bytes = [&] {
     if (progress) progress(completed());
   };
-  std::vector<std::function<awaitable<void>()>> tasks;
+  // parallel_parts workers take the unfinished parts in offset order (one thread, so the shared
+  // index needs no lock).
+  std::vector<BlobPart*> todo;
   for (auto& part : parts) {
     if (part.completed >= part.size && !(whole && part.size == 0)) continue;
-    tasks.push_back([&, this_part = &part]() {
-      return impl_->download_part(base, *this_part, whole, write, on_bytes);
+    todo.push_back(&part);
+  }
+  size_t next = 0;
+  std::vector<std::function<awaitable<void>()>> tasks;
+  const size_t workers = std::min<size_t>(todo.size(), std::max(1u, impl_->options.parallel_parts));
+  for (size_t w = 0; w < workers; ++w) {
+    tasks.push_back([&]() -> awaitable<void> {
+      while (next < todo.size()) {
+        BlobPart* part = todo[next++];
+        co_await impl_->download_part(base, *part, whole, write, on_bytes);
+      }
     });
   }
   impl_->run(stop, tasks);

@@ -53,7 +53,10 @@ struct OciClientOptions {
   std::string extra_ca_file;  // PEM file trusted in addition to the system store (tests)
 
   uint64_t parallel_threshold = uint64_t{64} << 20;  // blobs above are fetched as ranges
-  unsigned parallel_parts = 4;
+  unsigned parallel_parts = 4;                       // ranges in flight at once
+  // Larger blobs are cut into more ranges of at most this size, fetched in order, so the bytes
+  // complete from the front and a pull can hash them while the rest arrives.
+  uint64_t max_part_size = uint64_t{32} << 20;
   uint64_t chunked_upload_threshold = uint64_t{256} << 20;  // above: PATCH chunks
   uint64_t upload_chunk_size = uint64_t{64} << 20;
 
@@ -79,7 +82,8 @@ struct BlobPart {
 };
 
 // Splits a blob into download parts: one part up to options.parallel_threshold, else
-// options.parallel_parts equal parts (the last takes the remainder).
+// max(parallel_parts, size / max_part_size rounded up) equal parts (the last takes the
+// remainder).
 std::vector<BlobPart> plan_blob_parts(uint64_t size, const OciClientOptions& options);
 
 // Receives downloaded bytes for absolute blob offset `offset`.
@@ -113,7 +117,8 @@ class OciClient {
   std::optional<uint64_t> blob_size(const OciRepository& repo, std::string_view digest,
                                     std::stop_token stop = {});
 
-  // Downloads the blob's missing bytes, part by part (in parallel when there are several),
+  // Downloads the blob's missing bytes, part by part (up to parallel_parts at once, taken in
+  // offset order),
   // resuming each part at offset + completed and updating `parts` as bytes arrive. If the
   // server cannot serve ranges, the parts collapse into one from offset 0. Calls `write`
   // and `progress` on the calling thread. The bytes are not verified here (the caller hashes

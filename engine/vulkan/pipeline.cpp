@@ -277,7 +277,12 @@ const Pipeline& PipelineCache::create_locked(const std::string& key, const Pipel
   const auto t0 = Clock::now();
   CreationFeedback fb;
   auto p = std::make_unique<Pipeline>(device_, desc, vk_cache_, feedback_ ? &fb : nullptr);
-  stats_.create_ms += ms_since(t0);
+  const double ms = ms_since(t0);
+  stats_.create_ms += ms;
+  if (ms > stats_.slowest_ms) {
+    stats_.slowest_ms = ms;
+    stats_.slowest = key;
+  }
   ++stats_.created;
   if (fb.cache_hit) ++stats_.cache_hits;
   return *pipelines_.emplace(key, std::move(p)).first->second;
@@ -325,6 +330,10 @@ void PipelineCache::build(std::span<const PipelineDesc> descs, unsigned threads)
         const double ms = ms_since(t0);
         std::lock_guard lock(mutex_);
         stats_.create_ms += ms;
+        if (ms > stats_.slowest_ms) {
+          stats_.slowest_ms = ms;
+          stats_.slowest = todo[i]->key();
+        }
         ++stats_.created;
         if (fb.cache_hit) ++stats_.cache_hits;
         pipelines_.try_emplace(todo[i]->key(), std::move(p));

@@ -90,7 +90,9 @@ struct PipelineCacheStats {
   uint64_t created = 0;     // vkCreateComputePipelines calls that succeeded
   uint64_t cache_hits = 0;  // of those, found in the VkPipelineCache (creation feedback)
   bool feedback = false;    // whether the driver reports creation feedback at all
-  double create_ms = 0;     // wall time spent in get() / build() creating pipelines
+  double create_ms = 0;     // time spent creating pipelines, summed over threads
+  double slowest_ms = 0;    // the slowest single creation (a parallel build's critical path)
+  std::string slowest;      // its PipelineDesc::key()
   std::string disk;         // "off", "absent", "loaded", or "ignored: <why>"
   uint64_t loaded_bytes = 0;
   std::filesystem::path file;  // the cache file (empty when off)

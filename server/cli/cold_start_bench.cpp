@@ -68,6 +68,8 @@ int run_cold_start_bench(const BenchArgs& args) {
       {"pipelines_in_first_request", after_first.created - after_load.created},
       {"pipeline_cache_hits", after_first.cache_hits},
       {"pipeline_create_ms", after_first.create_ms},
+      {"slowest_pipeline", after_first.slowest},
+      {"slowest_pipeline_ms", after_first.slowest_ms},
       {"pipeline_disk_cache", after_load.disk},
       {"first_request_ttft_seconds", first_s},
       {"second_request_ttft_seconds", second_s},
