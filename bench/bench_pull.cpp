@@ -4,12 +4,15 @@
 //   pull      registry::pull() into a fresh store: manifest, download into the partial file,
 //             sha256 and the zstd sample while it downloads, raw or zstd storage, fsync,
 //             catalog rows (PullOptions defaults: 4 ranged parts, compression inline)
+// CPU seconds are printed beside (this process for the pull, curl + sha256sum for the
+// baseline): on a shared machine they say more than wall time.
 //   deferred  the same with compress_later set: compressible blobs are stored raw and the
 //             separate recompress() time is printed (the background work it leaves)
 // Usage: bench_pull [model.gguf ...] (e.g. fixtures from `vkllm dev make-model` at Q4_K_M,
 // Q8_0 and F16); without files, one random 200 MB blob (VKLLM_BENCH_PULL_MB sets the size).
 // Prints one line per file and mode, then the same as JSON lines.
 #include <benchmark/benchmark.h>
+#include <sys/resource.h>
 
 #include <chrono>
 #include <cstdio>
@@ -32,6 +35,13 @@ namespace {
 
 using namespace vkllm::registry;
 using Clock = std::chrono::steady_clock;
+
+double cpu_seconds(int who) {
+  rusage u{};
+  getrusage(who, &u);
+  return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
 
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
@@ -73,25 +83,31 @@ ModelName publish(vkllm::test::DockerRegistry& registry, const std::string& mode
   return name;
 }
 
-// Seconds for `curl | sha256sum` of the blob; checks the printed digest.
-double curl_sha256(const vkllm::test::DockerRegistry& registry, const ModelName& name,
-                   const Digest& digest) {
+struct Cost {
+  double wall = 0, cpu = 0;
+};
+
+// Wall and CPU seconds (curl + sha256sum) for `curl | sha256sum` of the blob; checks the digest.
+Cost curl_sha256(const vkllm::test::DockerRegistry& registry, const ModelName& name,
+                 const Digest& digest) {
   const std::string url = registry.url() + "/v2/" + name.repository() + "/blobs/" + digest.str();
   const std::string command = "curl -sfL '" + url + "' | sha256sum";
   const auto t0 = Clock::now();
+  const double cpu0 = cpu_seconds(RUSAGE_CHILDREN);
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) throw std::runtime_error("cannot run " + command);
   char line[160] = {};
   const bool got = fgets(line, sizeof line, pipe) != nullptr;
   pclose(pipe);
-  const double s = seconds_since(t0);
+  const Cost c{seconds_since(t0), cpu_seconds(RUSAGE_CHILDREN) - cpu0};
   if (!got || std::string(line).substr(0, 64) != digest.hex())
     throw std::runtime_error("curl | sha256sum did not reproduce " + digest.str());
-  return s;
+  return c;
 }
 
 struct PullRun {
   double seconds = 0;
+  double cpu_seconds = 0;       // this process: download, hash, sample, store, catalog
   double download_seconds = 0;  // until "verifying sha256 digest"
   double verify_seconds = 0;    // from there to "writing manifest" (hash tail, fsync, rename)
   BlobInfo stored;
@@ -108,12 +124,14 @@ PullRun pull_once(const ModelName& name, const Digest& digest, bool deferred) {
   if (deferred) options.compress_later = [&](const Digest& d) { later.push_back(d); };
   PullRun run;
   const auto t0 = Clock::now();
+  const double cpu0 = cpu_seconds(RUSAGE_SELF);
   pull(name, store, catalog, options, [&](const TransferStatus& line) {
     if (line.status == "verifying sha256 digest") run.download_seconds = seconds_since(t0);
     if (line.status == "writing manifest")
       run.verify_seconds = seconds_since(t0) - run.download_seconds;
   });
   run.seconds = seconds_since(t0);
+  run.cpu_seconds = cpu_seconds(RUSAGE_SELF) - cpu0;
   run.stored = *store.info(digest);
   run.recompressed = run.stored;
   for (const auto& d : later) {
@@ -153,16 +171,20 @@ int main(int argc, char** argv) {
     const double mb = double(bytes.size()) / 1e6;
     bytes.clear();
     bytes.shrink_to_fit();
-    double base = 1e30;
-    for (int rep = 0; rep < 2; ++rep) base = std::min(base, curl_sha256(registry, name, digest));
+    double base = 1e30, base_cpu = 1e30;
+    for (int rep = 0; rep < 2; ++rep) {
+      const Cost c = curl_sha256(registry, name, digest);
+      base = std::min(base, c.wall);
+      base_cpu = std::min(base_cpu, c.cpu);
+    }
     for (bool deferred : {false, true}) {
       const PullRun r = pull_once(name, digest, deferred);
       const double ratio = double(r.stored.stored_size) / double(r.stored.size);
       std::printf("%-22s %9.1f %12.1f %10.1f %8.2f %14s %8.4f",
                   (label + (deferred ? " deferred" : "")).c_str(), mb, mb / base, mb / r.seconds,
                   base / r.seconds, std::string(to_string(r.stored.encoding)).c_str(), ratio);
-      std::printf("  (download %.2f s, verify+store tail %.2f s)", r.download_seconds,
-                  r.verify_seconds);
+      std::printf("  (download %.2f s, tail %.2f s; cpu %.2f s vs %.2f s)", r.download_seconds,
+                  r.verify_seconds, r.cpu_seconds, base_cpu);
       if (deferred && r.recompress_seconds > 0)
         std::printf("  recompress %.1f s -> %s %.4f", r.recompress_seconds,
                     std::string(to_string(r.recompressed.encoding)).c_str(),
@@ -172,9 +194,9 @@ int main(int argc, char** argv) {
       std::snprintf(
           line, sizeof line,
           R"({"fixture":"%s","mode":"%s","mb":%.1f,"baseline_mb_s":%.1f,"pull_mb_s":%.1f,)"
-          R"("pull_over_baseline":%.3f,"download_s":%.2f,"verify_tail_s":%.2f,"encoding":"%s","stored_ratio":%.4f,"recompress_s":%.2f,"recompressed_ratio":%.4f})",
+          R"("pull_over_baseline":%.3f,"pull_cpu_s":%.2f,"baseline_cpu_s":%.2f,"download_s":%.2f,"verify_tail_s":%.2f,"encoding":"%s","stored_ratio":%.4f,"recompress_s":%.2f,"recompressed_ratio":%.4f})",
           label.c_str(), deferred ? "deferred" : "inline", mb, mb / base, mb / r.seconds,
-          base / r.seconds, r.download_seconds, r.verify_seconds,
+          base / r.seconds, r.cpu_seconds, base_cpu, r.download_seconds, r.verify_seconds,
           std::string(to_string(r.stored.encoding)).c_str(), ratio, r.recompress_seconds,
           double(r.recompressed.stored_size) / double(r.recompressed.size));
       json.push_back(line);
