@@ -4,6 +4,7 @@
 #include <array>
 #include <deque>
 #include <map>
+#include <tuple>
 
 #include "engine/sampling/token_constraint.h"
 
@@ -312,6 +313,22 @@ Grammar GrammarBuilder::finish(int32_t root) {
         if (t >= 0) out.calls.push_back({c.rule, t});
       }
     }
+  }
+
+  std::map<std::tuple<bool, std::vector<int32_t>, std::string>, int32_t> shapes;
+  g.shape.reserve(g.nodes.size());
+  for (const Node& n : g.nodes) {
+    std::vector<int32_t> callees;
+    for (const CallEdge& c : n.calls) callees.push_back(c.rule);
+    std::string domain(32, '\0');
+    for (const ByteEdge& e : n.bytes) {
+      for (int b = e.lo; b <= e.hi; ++b)
+        domain[static_cast<size_t>(b / 8)] |= static_cast<char>(1 << (b % 8));
+    }
+    g.shape.push_back(shapes
+                          .emplace(std::make_tuple(n.final, std::move(callees), std::move(domain)),
+                                   static_cast<int32_t>(shapes.size()))
+                          .first->second);
   }
 
   // A rule that calls itself (directly or not) before reading a byte would recurse forever.

@@ -39,6 +39,8 @@ struct Grammar {
   std::vector<int32_t> rule_start;  // rule id -> start node id
   std::vector<std::string> rule_names;
   int32_t root = 0;  // rule id
+  // Nodes with the same shape id agree on final, the rules they call and the bytes they read.
+  std::vector<int32_t> shape;
 
   // The target of `node`'s byte edge for `b`, or -1.
   int32_t step(int32_t node, uint8_t b) const {

@@ -1,6 +1,7 @@
 #include "engine/sampling/grammar_matcher.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 namespace vkllm::sampling::grammar {
 
@@ -59,6 +60,56 @@ Verdict classify(const Grammar& g, const Stack& suffix, std::string_view bytes) 
     if (cur.empty()) return escaped ? Verdict::kUncertain : Verdict::kReject;
   }
   return bytes.empty() ? Verdict::kAccept : (escaped ? Verdict::kUncertain : Verdict::kReject);
+}
+
+int distinguishing_depth(const Grammar& g, int32_t a, int32_t b, int limit) {
+  // Breadth-first over pairs of nodes reached by the same bytes: the first pair of a different
+  // shape is at the depth of the shortest distinguishing string. A called rule is the same on
+  // both sides, and reads at least one byte before returning to the pair of return nodes.
+  std::vector<std::pair<int32_t, int32_t>> level{{a, b}}, next;
+  std::unordered_set<uint64_t> seen;
+  auto visit = [&](int32_t x, int32_t y) {
+    if (x == y) return;
+    const uint64_t key =
+        (static_cast<uint64_t>(static_cast<uint32_t>(x)) << 32) | static_cast<uint32_t>(y);
+    if (!seen.insert(key).second) return;
+    next.emplace_back(x, y);
+  };
+  for (int depth = 0; depth <= limit && !level.empty(); ++depth) {
+    next.clear();
+    for (auto [x, y] : level) {
+      if (x == y) continue;
+      if (g.shape[static_cast<size_t>(x)] != g.shape[static_cast<size_t>(y)]) return depth;
+      const Node& nx = g.nodes[static_cast<size_t>(x)];
+      const Node& ny = g.nodes[static_cast<size_t>(y)];
+      for (size_t i = 0; i < nx.calls.size(); ++i) visit(nx.calls[i].ret, ny.calls[i].ret);
+      std::vector<int> cuts;
+      for (const ByteEdge& e : nx.bytes) cuts.push_back(e.lo);
+      for (const ByteEdge& e : ny.bytes) cuts.push_back(e.lo);
+      for (int c : cuts) {
+        const auto byte = static_cast<uint8_t>(c);
+        visit(g.step(x, byte), g.step(y, byte));
+      }
+      // A range of x may be split in y (or the other way): every cut point starts a piece.
+      for (const ByteEdge& e : nx.bytes) {
+        if (e.hi < 255) {
+          const auto byte = static_cast<uint8_t>(e.hi + 1);
+          const int32_t tx = g.step(x, byte), ty = g.step(y, byte);
+          if (tx >= 0 && ty >= 0) visit(tx, ty);
+        }
+      }
+      for (const ByteEdge& e : ny.bytes) {
+        if (e.hi < 255) {
+          const auto byte = static_cast<uint8_t>(e.hi + 1);
+          const int32_t tx = g.step(x, byte), ty = g.step(y, byte);
+          if (tx >= 0 && ty >= 0) visit(tx, ty);
+        }
+      }
+    }
+    if (seen.size() > 4096) return depth + 1;  // too wide to be worth it: be conservative
+    std::swap(level, next);
+  }
+  return limit + 1;
 }
 
 Matcher::Matcher(const Grammar& g) : g_(&g) {

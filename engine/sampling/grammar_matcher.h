@@ -30,6 +30,12 @@ enum class Verdict : uint8_t { kReject, kAccept, kUncertain };
 // further by ending the bottom rule earlier (it depends on the frames below), else kReject.
 Verdict classify(const Grammar& g, const Stack& suffix, std::string_view bytes);
 
+// The length of the shortest byte string that can tell nodes `a` and `b` apart (reading it from
+// stacks that differ only in their top, `a` or `b`): where one can end its rule, read a byte,
+// call a rule, or return to a place the other cannot. limit + 1 if none up to `limit` bytes.
+// Tokens shorter than that get the same verdict at both, so a cached mask can be reused.
+int distinguishing_depth(const Grammar& g, int32_t a, int32_t b, int limit);
+
 // A whole sequence's position: starts at the root rule, and the root ending is the output being
 // complete (nothing may follow the root, not even whitespace).
 class Matcher {

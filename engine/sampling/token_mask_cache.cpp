@@ -97,6 +97,50 @@ std::unique_ptr<TokenMaskCache::Entry> TokenMaskCache::walk_top(int32_t node) co
   return e;
 }
 
+std::unique_ptr<TokenMaskCache::Entry> TokenMaskCache::derive(int32_t node) const {
+  const auto it = recent_.find(g_.nodes[static_cast<size_t>(node)].rule);
+  if (it == recent_.end()) return nullptr;
+  const int limit = static_cast<int>(vocab_.max_depth());
+  // Worth it while the tokens to check are fewer than a walk would visit; the latest walked
+  // tops come first (the previous character position, typically).
+  const size_t worth = static_cast<size_t>(vocab_.size()) / 8;
+  const Entry* best = nullptr;
+  size_t n = worth + 1;
+  for (auto c = it->second.rbegin(); c != it->second.rend() && n > 256; ++c) {
+    const int d = grammar::distinguishing_depth(g_, *c, node, limit);
+    const size_t m = vocab_.count_at_least(static_cast<size_t>(d));
+    if (m < n) best = top_.at(*c).get(), n = m;
+  }
+  if (!best || n > worth) return nullptr;
+  auto e = std::make_unique<Entry>();
+  e->accepted_bits = best->accepted_bits;
+  const auto& ids = vocab_.longest_first();
+  std::vector<char> recheck(static_cast<size_t>(vocab_.size()), 0);
+  for (size_t k = 0; k < n; ++k) {
+    const auto id = static_cast<size_t>(ids[k]);
+    recheck[id] = 1;
+    e->accepted_bits[id / 64] &= ~(uint64_t{1} << (id % 64));
+  }
+  for (int32_t id : best->uncertain) {
+    if (!recheck[static_cast<size_t>(id)]) e->uncertain.push_back(id);
+  }
+  const Stack start{node};
+  for (size_t k = 0; k < n; ++k) {
+    const int32_t id = ids[k];
+    switch (grammar::classify(g_, start, vocab_.bytes(id))) {
+      case Verdict::kAccept:
+        e->accepted_bits[static_cast<size_t>(id) / 64] |= uint64_t{1} << (id % 64);
+        break;
+      case Verdict::kUncertain:
+        e->uncertain.push_back(id);
+        break;
+      case Verdict::kReject:
+        break;
+    }
+  }
+  return e;
+}
+
 std::unique_ptr<TokenMaskCache::Entry> TokenMaskCache::refine(const Entry& parent,
                                                               const Stack& suffix) const {
   auto e = std::make_unique<Entry>();
@@ -117,8 +161,16 @@ std::unique_ptr<TokenMaskCache::Entry> TokenMaskCache::refine(const Entry& paren
 
 void TokenMaskCache::add_allowed(const Stack& stack, std::vector<uint64_t>& bits) {
   std::lock_guard lock(mu_);
-  auto& slot = top_[stack.back()];
-  if (!slot) slot = walk_top(stack.back()), ++entries_;
+  const int32_t top = stack.back();
+  auto& slot = top_[top];
+  if (!slot) {
+    slot = derive(top);
+    if (!slot) slot = walk_top(top);
+    ++entries_;
+    auto& recent = recent_[g_.nodes[static_cast<size_t>(top)].rule];
+    if (recent.size() == 8) recent.erase(recent.begin());
+    recent.push_back(top);
+  }
   Entry* e = slot.get();
   const size_t words = std::min(bits.size(), e->accepted_bits.size());
   for (size_t w = 0; w < words; ++w) bits[w] |= e->accepted_bits[w];

@@ -4,7 +4,9 @@
 // matter), rejected, or uncertain (it only gets through by ending the top rule). The uncertain
 // ones are decided by the next frame down, cached per (top, next) and so on; what is still
 // uncertain below the real bottom of the stack is rejected, since nothing follows the root.
-// Masks of the usual positions then cost a bitset copy, not a vocabulary walk.
+// Masks of the usual positions then cost a bitset copy, not a vocabulary walk. A new top that
+// no token shorter than d bytes can tell from one walked lately (the next character position of
+// a bounded string, say) copies that one's entry and checks only the tokens of d bytes or more.
 #pragma once
 
 #include <cstdint>
@@ -44,12 +46,14 @@ class TokenMaskCache {
   void step_into(const Level& in, uint8_t b, Level& out, std::vector<grammar::Stack>& scratch,
                  bool& popped) const;
   std::unique_ptr<Entry> walk_top(int32_t node) const;
+  std::unique_ptr<Entry> derive(int32_t node) const;
   std::unique_ptr<Entry> refine(const Entry& parent, const grammar::Stack& suffix) const;
 
   const grammar::Grammar& g_;
   const VocabularyIndex& vocab_;
   mutable std::mutex mu_;
   std::unordered_map<int32_t, std::unique_ptr<Entry>> top_;
+  std::unordered_map<int32_t, std::vector<int32_t>> recent_;  // per rule: tops walked lately
   size_t entries_ = 0;
 };
 

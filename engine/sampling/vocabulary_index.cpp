@@ -88,6 +88,15 @@ void VocabularyIndex::build() {
   }
   close_to(0);
   trie_[0].end = static_cast<int32_t>(trie_.size());
+  longest_first_ = order;
+  std::stable_sort(longest_first_.begin(), longest_first_.end(),
+                   [&](int32_t a, int32_t b) { return bytes(a).size() > bytes(b).size(); });
+}
+
+size_t VocabularyIndex::count_at_least(size_t n) const {
+  const auto it = std::partition_point(longest_first_.begin(), longest_first_.end(),
+                                       [&](int32_t id) { return bytes(id).size() >= n; });
+  return static_cast<size_t>(it - longest_first_.begin());
 }
 
 }  // namespace vkllm::sampling

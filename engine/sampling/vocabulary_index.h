@@ -35,6 +35,10 @@ class VocabularyIndex {
   const std::vector<TrieNode>& trie() const { return trie_; }
   const std::vector<int32_t>& token_ids() const { return token_ids_; }
   size_t max_depth() const { return max_depth_; }
+  // The trie's tokens, longest first.
+  const std::vector<int32_t>& longest_first() const { return longest_first_; }
+  // How many tokens have at least `n` bytes (a prefix of longest_first()).
+  size_t count_at_least(size_t n) const;
 
  private:
   void build();
@@ -45,6 +49,7 @@ class VocabularyIndex {
   std::vector<int32_t> eog_;
   std::vector<TrieNode> trie_;
   std::vector<int32_t> token_ids_;
+  std::vector<int32_t> longest_first_;
   size_t max_depth_ = 0;
 };
 

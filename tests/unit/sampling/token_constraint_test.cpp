@@ -317,6 +317,36 @@ TEST(TokenConstraint, FinishedAsSoonAsNothingCanFollow) {
   }
 }
 
+// Each character position of a bounded string is a node of its own; their masks are derived
+// from the previous position's, checking only the tokens long enough to reach the bound.
+TEST(TokenConstraint, BoundedStringMasksMatchTokenByToken) {
+  const Vocab& v = vocab("gpt-2");
+  const auto format = compile_format(json::parse(
+      R"({"type":"object","properties":{"text":{"type":"string","maxLength":90}},"required":["text"]})"));
+  const std::string text =
+      R"({"text": "A bounded string: every position counts, so the mask near the end must refuse long tokens!"})";
+  const auto ids = v.tok->encode(text, false, false);
+  TokenConstraint c(format, v.index), shadow(format, v.index);
+  std::vector<float> logits(static_cast<size_t>(v.tok->vocab_size()));
+  bool checked_late = false;
+  for (size_t step = 0; step < ids.size(); ++step) {
+    std::fill(logits.begin(), logits.end(), 0.0f);
+    c.mask(logits);
+    if (step % 3 == 0 || step + 4 >= ids.size()) {
+      checked_late |= step + 4 >= ids.size();
+      for (size_t i = 0; i < logits.size(); ++i) {
+        ASSERT_EQ(std::isfinite(logits[i]), shadow.allows(static_cast<int32_t>(i)))
+            << "step " << step << " token '" << v.tok->token_to_piece(static_cast<int32_t>(i))
+            << "'";
+      }
+    }
+    ASSERT_TRUE(c.accept(ids[step])) << step;
+    ASSERT_TRUE(shadow.accept(ids[step])) << step;
+  }
+  EXPECT_TRUE(checked_late);
+  EXPECT_TRUE(c.finished());
+}
+
 // Deep stacks: the cached masks are refined frame by frame down to the bottom.
 TEST(TokenConstraint, DeepNestingMasksMatchTokenByToken) {
   const Vocab& v = vocab("gpt-2");
