@@ -13,6 +13,7 @@ void register_all(CLI::App& app) {
   add_engine_commands(app);
   add_model_commands(app);
   add_prompt_commands(app);
+  add_run_commands(app);
 }
 
 void run_command(const std::function<int()>& body) {
