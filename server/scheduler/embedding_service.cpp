@@ -148,6 +148,10 @@ asio::awaitable<EmbedResult> EmbeddingService::embed(EmbedRequest req,
     throw RequestError(501, "\"" + req.model + "\" does not support embeddings");
   }
   EmbeddingQueue& queue = *model.embeddings;
+  if (queue.spec().pooling == model::Pooling::Rank) {
+    // A cross-encoder's output is a relevance score, not a vector (llama.cpp refuses it too).
+    throw RequestError(400, "\"" + req.model + "\" is a reranking model: use /api/rerank");
+  }
   const RequestOptions opts = resolve_options({&show.parameters, &req.options});
   uint32_t ctx_len = queue.max_input_tokens();
   if (opts.num_ctx && *opts.num_ctx > 0) {

@@ -71,6 +71,8 @@ await assert.rejects(ollama.embed({ model: "nomic", input: ["a", 1] }), (e) =>
 await assert.rejects(ollama.embed({ model: "no-such", input: "x" }), (e) =>
   e.status_code === 404 && e.message === 'model "no-such" not found, try pulling it first');
 await assert.rejects(ollama.embed({ model: "tiny", input: "x" }), (e) => e.status_code === 501);
+await assert.rejects(ollama.embed({ model: "rr", input: "x" }), (e) =>
+  e.status_code === 400 && /is a reranking model/.test(e.message));
 console.log("ok: empty input, bad input, unknown and generative models");
 
 await assert.rejects(
