@@ -231,6 +231,10 @@ prompt::GenerateInput generate_input(const Json& body) {
   if (std::string t = str(body, "template", path); !t.empty()) in.template_override = t;
   in.images = images(field(body, "images"), path + ".images");
   in.has_context = field(body, "context") != nullptr;
+  if (const Json* t = field(body, "truncate")) {
+    if (!t->is_boolean()) type_error(*t, path + ".truncate", "bool");
+    in.truncate = t->template get<bool>();
+  }
   in.think = parse_think(field(body, "think"));
   return in;
 }

@@ -75,6 +75,7 @@ struct GenerateInput {  // /api/generate, /v1/completions (never raw: the route 
   std::vector<std::string> images;               // decoded bytes
   bool has_context = false;                      // `context` given: no MESSAGE history
   Think think;
+  bool truncate = true;  // chat-like flow: drop the oldest history to fit num_ctx (compat §6.4)
 };
 
 struct Rendered {
@@ -122,6 +123,10 @@ class PromptBuilder {
   Rendered render_chat(const ChatInput& input, uint32_t num_ctx, const TokenCounter& count) const;
   // Generate: messages mode / legacy mode / suffix mode as compat §5.2 says.
   Rendered render_generate(const GenerateInput& input) const;
+  // The same with Ollama's truncation of the chat-like flow (system + MESSAGE history + prompt,
+  // no request template or suffix) to num_ctx, as render_chat does.
+  Rendered render_generate(const GenerateInput& input, uint32_t num_ctx,
+                           const TokenCounter& count) const;
 
   // How to parse this request's output.
   ParserConfig parser_config(const nlohmann::ordered_json& tools, const Think& think,

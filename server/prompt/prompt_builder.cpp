@@ -262,6 +262,11 @@ Rendered PromptBuilder::render_chat(const ChatInput& input, uint32_t num_ctx,
 }
 
 Rendered PromptBuilder::render_generate(const GenerateInput& input) const {
+  return render_generate(input, 0, {});
+}
+
+Rendered PromptBuilder::render_generate(const GenerateInput& input, uint32_t num_ctx,
+                                        const TokenCounter& count) const {
   const ModelPrompt& m = impl_->model;
   if (!input.suffix.empty()) {
     Rendered r;
@@ -279,8 +284,8 @@ Rendered PromptBuilder::render_generate(const GenerateInput& input) const {
     r.text = execute(p, Values{msgs, nullptr, input.think, "", ""});
     return r;
   }
-  return impl_->chat_like(std::move(msgs), nlohmann::ordered_json::array(), input.think, false, 0,
-                          {});
+  return impl_->chat_like(std::move(msgs), nlohmann::ordered_json::array(), input.think,
+                          input.truncate, num_ctx, count);
 }
 
 ParserConfig PromptBuilder::parser_config(const nlohmann::ordered_json& tools, const Think& think,

@@ -106,6 +106,26 @@ TEST(PromptBuilder, GenerateModes) {
   EXPECT_EQ(h.render_generate(q).text, "<user>new");
 }
 
+TEST(PromptBuilder, GenerateTruncatesHistoryLikeChat) {
+  ModelPrompt hist;
+  hist.template_text = kRoles;
+  hist.system = "S";
+  hist.messages = {msg("user", "0123456789"), msg("assistant", "0123456789")};
+  PromptBuilder h(hist);
+  TokenCounter bytes = [](std::string_view s) { return s.size(); };
+  GenerateInput q;
+  q.prompt = "last";
+  // 9 + 16 + 21 + 10 = 56 bytes in all.
+  EXPECT_EQ(h.render_generate(q, 56, bytes).text,
+            "<system>S<user>0123456789<assistant>0123456789<user>last");
+  EXPECT_EQ(h.render_generate(q, 55, bytes).text, "<system>S<assistant>0123456789<user>last");
+  EXPECT_EQ(h.render_generate(q, 1, bytes).text, "<system>S<user>last");
+  q.truncate = false;
+  EXPECT_EQ(h.render_generate(q, 1, bytes).text,
+            "<system>S<user>0123456789<assistant>0123456789<user>last");
+  EXPECT_EQ(h.render_generate(q).text, h.render_generate(q, 1, bytes).text);
+}
+
 TEST(PromptBuilder, ImagesBecomeNumberedTags) {
   auto b = builder(kRoles);
   ChatInput in;

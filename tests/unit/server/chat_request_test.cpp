@@ -94,7 +94,7 @@ TEST(ChatRequest, ThinkChatAndGenerateInputs) {
   EXPECT_FALSE(api::parse_think(&no).enabled);
 
   auto g = api::generate_input(json::parse(
-      R"({"prompt":"p","suffix":"s","system":"","template":"T","images":["aGk="],"context":[1,2],"think":true})"));
+      R"({"prompt":"p","suffix":"s","system":"","template":"T","images":["aGk="],"context":[1,2],"think":true,"truncate":false})"));
   EXPECT_EQ(g.prompt, "p");
   EXPECT_EQ(g.suffix, "s");
   EXPECT_FALSE(g.system);  // "" is absent for Ollama's handler
@@ -102,4 +102,6 @@ TEST(ChatRequest, ThinkChatAndGenerateInputs) {
   EXPECT_EQ(g.images, std::vector<std::string>{"hi"});
   EXPECT_TRUE(g.has_context);
   EXPECT_TRUE(g.think.enabled);
+  EXPECT_FALSE(g.truncate);
+  EXPECT_TRUE(api::generate_input(json::parse(R"({"prompt":"p"})")).truncate);
 }
