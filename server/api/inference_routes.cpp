@@ -1,5 +1,7 @@
 #include "server/api/inference_routes.h"
 
+#include <strings.h>
+
 #include "server/api/inference_request.h"
 #include "server/api/inference_response.h"
 #include "server/api/json_request.h"
@@ -24,6 +26,13 @@ awaitable<void> generate_or_chat(InferenceApi& api, Exchange& ex, bool chat) {
   const std::string body = co_await ex.read_body();
   const json j = parse_json_object(body);
   InferenceEnvelope env = chat ? parse_chat_request(j) : parse_generate_request(j);
+  if (env.request.format.is_object()) {
+    // A schema's properties are generated in the client's order: take it from the raw body.
+    const auto ordered = nlohmann::ordered_json::parse(body);
+    for (const auto& [key, value] : ordered.items()) {
+      if (value.is_object() && strcasecmp(key.c_str(), "format") == 0) env.request.format = value;
+    }
+  }
   auto cancel = std::make_shared<sched::CancelSignal>();
   ex.on_disconnect([cancel] { cancel->cancel(); });
   const std::string model = env.request.model;

@@ -1,5 +1,6 @@
 // `vkllm serve`: the HTTP server on OLLAMA_HOST (default 127.0.0.1:11434) over the model store
 // at OLLAMA_MODELS.
+#include <cstdlib>
 #include <iostream>
 
 #include <boost/asio/thread_pool.hpp>
@@ -28,14 +29,25 @@ void add_serve_command(CLI::App& app) {
       "serve",
       "Start the server (Ollama- and OpenAI-compatible HTTP API).\n"
       "Environment: OLLAMA_HOST (bind address, default 127.0.0.1:11434), OLLAMA_ORIGINS (extra "
-      "CORS origins, comma-separated), OLLAMA_MODELS (model store), OLLAMA_NOPRUNE.\n"
+      "CORS origins, comma-separated), OLLAMA_MODELS (model store), OLLAMA_NOPRUNE, "
+      "OLLAMA_KEEP_ALIVE, OLLAMA_NUM_PARALLEL, "
+      "OLLAMA_MAX_LOADED_MODELS, OLLAMA_MAX_QUEUE, OLLAMA_CONTEXT_LENGTH, VKLLM_API_KEY (require "
+      "'Authorization: Bearer KEY'; a key or @FILE with one per line), VKLLM_KV_BUDGET.\n"
       "The web UI is at /ui/; the store is also served read-only as an OCI registry at /v2/.");
   cmd->alias("start");
   cmd->callback([] {
     run_command([] {
-      http::ServerConfig config{
-          http::ollama_host_from_env(), http::OriginPolicy::from_env(), {}, 4, true};
+      http::ServerConfig config{http::ollama_host_from_env(),
+                                http::OriginPolicy::from_env(),
+                                http::ApiKeyPolicy::from_env(),
+                                {},
+                                4,
+                                true};
       registry::ModelStore store(registry::BlobStore::default_root());
+      // Compiled pipelines are kept beside the store, so a restart skips shader compilation.
+      if (!std::getenv("VKLLM_PIPELINE_CACHE")) {
+        ::setenv("VKLLM_PIPELINE_CACHE", (store.root() / "pipeline-cache").c_str(), 0);
+      }
       boost::asio::thread_pool workers(4), transfers(8);
       api::ModelApi models{store, workers, transfers, api::registry_pull(store),
                            api::registry_push(store)};

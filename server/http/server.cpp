@@ -433,6 +433,13 @@ struct Server::Impl {
       co_await ex.respond(403, "", "");
       co_return true;
     }
+    if (config.api_keys.enabled() &&
+        !config.api_keys.allows(method_name(ex.method()), ex.path(), ex.header("Authorization"),
+                                ex.header("x-api-key"))) {
+      ex.add_header("WWW-Authenticate", "Bearer");
+      co_await ex.respond(401, kJsonContentType, ApiKeyPolicy::unauthorized_body(ex.path()));
+      co_return true;
+    }
     co_return false;
   }
 

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "server/http/access_policy.h"
+#include "server/http/api_key_policy.h"
 #include "server/http/host_address.h"
 #include "server/http/router.h"
 
@@ -28,6 +29,7 @@ struct ServerLimits {
 struct ServerConfig {
   HostAddress address;  // host "" = every interface; port 0 = any free port
   OriginPolicy origins;
+  ApiKeyPolicy api_keys;  // VKLLM_API_KEY; disabled by default
   ServerLimits limits;
   unsigned threads = 4;
   bool log_requests = true;  // one line per request on stderr

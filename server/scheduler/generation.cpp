@@ -369,7 +369,7 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
   const bool constrained = !req.format.is_null() && !(req.format.is_string() && req.format == "");
   if (constrained) {
     try {
-      so.format = sampling::compile_format(req.format);
+      so.format = sampling::compile_format_ordered(req.format);
     } catch (const sampling::FormatError& e) {
       throw RequestError(400, e.what());
     }

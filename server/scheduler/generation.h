@@ -33,7 +33,7 @@ struct GenerationRequest {
   prompt::GenerateInput generate;  // kind generate
   bool raw = false;                // generate: the prompt verbatim
   std::vector<int32_t> context;    // generate: legacy context tokens
-  nlohmann::json format;           // null, "json" or a JSON Schema
+  nlohmann::ordered_json format;   // null, "json" or a JSON Schema (property order kept)
   nlohmann::ordered_json options = nlohmann::ordered_json::object();
   std::optional<std::chrono::nanoseconds> keep_alive;
   bool logprobs = false;

@@ -160,3 +160,37 @@ for m in vkllm_generated_tokens_total vkllm_time_to_first_token_seconds_bucket v
   grep -q "^$m" "$TEST_TMP/metrics.txt" || fail "metric $m missing"
 done
 pass "/metrics"
+
+# --- structured output: a JSON Schema constrains decoding (property order kept) ---
+schema='{"type":"object","properties":{"name":{"type":"string","maxLength":8},"age":{"type":"integer","minimum":0,"maximum":120}},"required":["name","age"],"additionalProperties":false}'
+for route in chat generate; do
+  if [ $route = chat ]; then
+    req=$(jq -nc --argjson f "$schema" '{model:"tiny",messages:[{role:"user",content:"Who?"}],format:$f,stream:false,options:{temperature:1.0,seed:7,num_predict:300}}')
+    curl -s "$VKLLM_URL/api/chat" -d "$req" | jq -j '.message.content' >"$TEST_TMP/fmt.json"
+  else
+    req=$(jq -nc --argjson f "$schema" '{model:"tiny",prompt:"Who?",format:$f,stream:false,options:{temperature:1.0,seed:7,num_predict:300}}')
+    curl -s "$VKLLM_URL/api/generate" -d "$req" | jq -j '.response' >"$TEST_TMP/fmt.json"
+  fi
+  jq -e '(keys_unsorted == ["name","age"]) and (.name | type == "string" and length <= 8)
+         and (.age | type == "number" and . == floor and . >= 0 and . <= 120)' "$TEST_TMP/fmt.json" >/dev/null ||
+    fail "$route format output is not valid for the schema: $(cat "$TEST_TMP/fmt.json")"
+done
+expect_eq "$(http_status POST "$VKLLM_URL/api/chat" -d '{"model":"tiny","messages":[{"role":"user","content":"x"}],"format":{"type":"object","properties":{"a":{"type":"string","pattern":"(?=x)"}}}}')" 400 "unsupported schema"
+expect_eq "$(http_status POST "$VKLLM_URL/api/chat" -d '{"model":"tiny","messages":[{"role":"user","content":"x"}],"format":"yaml"}')" 400 "bad format value"
+pass "format: JSON Schema output validates through /api/chat and /api/generate; bad formats are 400"
+
+# --- optional API keys ---
+vkllm_stop "$VKLLM_PID"
+printf '# keys\nfirst-key\nsecond-key\n' >"$TEST_TMP/keys"
+vkllm_start keyed VKLLM_API_KEY="@$TEST_TMP/keys"
+expect_eq "$(http_status GET "$VKLLM_URL/")" 200 "liveness needs no key"
+expect_eq "$(http_status GET "$VKLLM_URL/api/tags")" 401 "no key"
+jq -e '.error | type == "string"' "$TEST_TMP/body" >/dev/null || fail "Ollama-shaped 401: $(body)"
+expect_eq "$(http_status GET "$VKLLM_URL/v1/models" -H 'Authorization: Bearer wrong')" 401 "wrong key"
+jq -e '.error.type == "invalid_request_error" and .error.code == "invalid_api_key"' "$TEST_TMP/body" >/dev/null ||
+  fail "OpenAI-shaped 401: $(body)"
+expect_eq "$(http_status GET "$VKLLM_URL/api/tags" -H 'Authorization: Bearer second-key')" 200 "second key"
+expect_eq "$(http_status GET "$VKLLM_URL/api/tags" -H 'Authorization: Bearer first-key')" 200 "first key"
+expect_eq "$(http_status GET "$VKLLM_URL/api/tags" -H 'x-api-key: first-key')" 200 "x-api-key"
+expect_eq "$(http_status GET "$VKLLM_URL/ui/")" 200 "the web UI's files need no key"
+pass "VKLLM_API_KEY: 401 in each API's shape, both keys accepted"

@@ -1,0 +1,98 @@
+#include "server/http/api_key_policy.h"
+
+#include <openssl/crypto.h>
+#include <openssl/sha.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+namespace vkllm::http {
+
+namespace {
+
+std::array<unsigned char, 32> digest(std::string_view s) {
+  std::array<unsigned char, 32> d{};
+  SHA256(reinterpret_cast<const unsigned char*>(s.data()), s.size(), d.data());
+  return d;
+}
+
+std::string trim(std::string s) {
+  const auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
+}
+
+}  // namespace
+
+ApiKeyPolicy::ApiKeyPolicy(const std::vector<std::string>& keys) {
+  for (const auto& k : keys) {
+    if (!k.empty()) digests_.push_back(digest(k));
+  }
+}
+
+ApiKeyPolicy ApiKeyPolicy::from_env() {
+  const char* v = std::getenv("VKLLM_API_KEY");
+  if (!v || !*v) return {};
+  std::vector<std::string> keys;
+  const std::string value = trim(v);
+  if (!value.empty() && value[0] == '@') {
+    std::ifstream in(value.substr(1));
+    if (!in) throw std::runtime_error("VKLLM_API_KEY: cannot read " + value.substr(1));
+    for (std::string line; std::getline(in, line);) {
+      line = trim(line);
+      if (!line.empty() && line[0] != '#') keys.push_back(line);
+    }
+  } else {
+    keys.push_back(value);
+  }
+  ApiKeyPolicy p(keys);
+  if (!p.enabled()) throw std::runtime_error("VKLLM_API_KEY is set but holds no key");
+  return p;
+}
+
+bool ApiKeyPolicy::matches(std::string_view key) const {
+  const auto d = digest(key);
+  bool ok = false;
+  for (const auto& k : digests_) ok |= CRYPTO_memcmp(k.data(), d.data(), d.size()) == 0;
+  return ok;
+}
+
+bool ApiKeyPolicy::allows(std::string_view method, std::string_view path,
+                          const std::optional<std::string>& authorization,
+                          const std::optional<std::string>& x_api_key) const {
+  if (!enabled()) return true;
+  const bool read = method == "GET" || method == "HEAD";
+  // Liveness, and the web UI's static files (they hold no data; the UI asks for the key when
+  // the API answers 401).
+  if (read && (path == "/" || path == "/ui" || path.rfind("/ui/", 0) == 0)) return true;
+  if (authorization) {
+    std::string_view a = *authorization;
+    constexpr std::string_view kBearer = "Bearer ";
+    if (a.size() > kBearer.size() &&
+        std::equal(kBearer.begin(), kBearer.end(), a.begin(),
+                   [](char x, char y) { return std::tolower(x) == std::tolower(y); })) {
+      if (matches(trim(std::string(a.substr(kBearer.size()))))) return true;
+    }
+  }
+  return x_api_key && matches(trim(*x_api_key));
+}
+
+std::string ApiKeyPolicy::unauthorized_body(std::string_view path) {
+  nlohmann::json j;
+  if (path.rfind("/v1/", 0) == 0) {
+    j["error"] = {{"message",
+                   "Incorrect or missing API key. Send it as 'Authorization: Bearer "
+                   "KEY' (the server's VKLLM_API_KEY)."},
+                  {"type", "invalid_request_error"},
+                  {"param", nullptr},
+                  {"code", "invalid_api_key"}};
+  } else {
+    j["error"] = "unauthorized: missing or incorrect API key (Authorization: Bearer KEY)";
+  }
+  return j.dump();
+}
+
+}  // namespace vkllm::http
