@@ -10,6 +10,7 @@
 
 #include "server/prompt/go_template.h"
 #include "server/prompt/go_template_lexer.h"
+#include "server/prompt/go_template_literals.h"
 
 namespace vkllm::prompt {
 
@@ -32,190 +33,6 @@ struct ParseFailure {
   size_t pos;
   std::string msg;
 };
-
-// Go's strconv.Unquote for "..." and '...' bodies; false on a bad escape.
-bool unquote(std::string_view q, std::string& out) {
-  out.clear();
-  char quote = q.front();
-  std::string_view s = q.substr(1, q.size() - 2);
-  auto put_rune = [&](uint32_t r) {
-    if (r > 0x10FFFF || (r >= 0xD800 && r <= 0xDFFF)) r = 0xFFFD;
-    if (r < 0x80) {
-      out += static_cast<char>(r);
-    } else if (r < 0x800) {
-      out += static_cast<char>(0xC0 | (r >> 6));
-      out += static_cast<char>(0x80 | (r & 0x3F));
-    } else if (r < 0x10000) {
-      out += static_cast<char>(0xE0 | (r >> 12));
-      out += static_cast<char>(0x80 | ((r >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (r & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (r >> 18));
-      out += static_cast<char>(0x80 | ((r >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((r >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (r & 0x3F));
-    }
-  };
-  for (size_t i = 0; i < s.size();) {
-    char c = s[i];
-    if (c != '\\') {
-      if (c == quote) return false;
-      out += c;
-      ++i;
-      continue;
-    }
-    if (i + 1 >= s.size()) return false;
-    char e = s[i + 1];
-    i += 2;
-    auto hex = [&](int n, uint32_t& v) {
-      if (i + n > s.size()) return false;
-      v = 0;
-      for (int k = 0; k < n; ++k) {
-        char h = s[i + k];
-        if (!std::isxdigit(static_cast<unsigned char>(h))) return false;
-        v = v * 16 +
-            (std::isdigit(static_cast<unsigned char>(h)) ? h - '0' : (std::tolower(h) - 'a' + 10));
-      }
-      i += n;
-      return true;
-    };
-    uint32_t v = 0;
-    switch (e) {
-      case 'a':
-        out += '\a';
-        break;
-      case 'b':
-        out += '\b';
-        break;
-      case 'f':
-        out += '\f';
-        break;
-      case 'n':
-        out += '\n';
-        break;
-      case 'r':
-        out += '\r';
-        break;
-      case 't':
-        out += '\t';
-        break;
-      case 'v':
-        out += '\v';
-        break;
-      case '\\':
-        out += '\\';
-        break;
-      case '"':
-      case '\'':
-        if (e != quote) return false;
-        out += e;
-        break;
-      case 'x':
-        if (!hex(2, v)) return false;
-        out += static_cast<char>(v);
-        break;
-      case 'u':
-        if (!hex(4, v)) return false;
-        put_rune(v);
-        break;
-      case 'U':
-        if (!hex(8, v)) return false;
-        if (v > 0x10FFFF) return false;
-        put_rune(v);
-        break;
-      default:
-        if (e >= '0' && e <= '7') {
-          if (i + 2 > s.size()) return false;
-          v = e - '0';
-          for (int k = 0; k < 2; ++k) {
-            char o = s[i + k];
-            if (o < '0' || o > '7') return false;
-            v = v * 8 + (o - '0');
-          }
-          if (v > 255) return false;
-          i += 2;
-          out += static_cast<char>(v);
-          break;
-        }
-        return false;
-    }
-  }
-  return true;
-}
-
-// Decodes the first UTF-8 rune of s (for character constants).
-bool single_rune(const std::string& s, int64_t& r) {
-  if (s.empty()) return false;
-  auto c = static_cast<unsigned char>(s[0]);
-  size_t n = c < 0x80             ? 1
-             : (c & 0xE0) == 0xC0 ? 2
-             : (c & 0xF0) == 0xE0 ? 3
-             : (c & 0xF8) == 0xF0 ? 4
-                                  : 0;
-  if (n == 0 || n != s.size()) return false;
-  if (n == 1) {
-    r = c;
-    return true;
-  }
-  int64_t v = c & (0x7F >> n);
-  for (size_t k = 1; k < n; ++k) v = (v << 6) | (static_cast<unsigned char>(s[k]) & 0x3F);
-  r = v;
-  return true;
-}
-
-// Go integer literal (base prefixes, underscores); false when not an integer or out of range.
-bool parse_go_int(std::string text, int64_t& out, bool& overflow) {
-  overflow = false;
-  bool neg = false;
-  if (!text.empty() && (text[0] == '+' || text[0] == '-')) {
-    neg = text[0] == '-';
-    text.erase(0, 1);
-  }
-  int base = 10;
-  if (text.size() > 1 && text[0] == '0') {
-    char p = static_cast<char>(std::tolower(text[1]));
-    if (p == 'x')
-      base = 16;
-    else if (p == 'o')
-      base = 8;
-    else if (p == 'b')
-      base = 2;
-    if (base != 10)
-      text.erase(0, 2);
-    else
-      base = 8;  // leading 0: octal
-  }
-  std::string digits;
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '_') continue;
-    digits += text[i];
-  }
-  if (digits.empty()) return false;
-  unsigned __int128 v = 0;
-  for (char c : digits) {
-    int d = std::isdigit(static_cast<unsigned char>(c))   ? c - '0'
-            : std::isalpha(static_cast<unsigned char>(c)) ? std::tolower(c) - 'a' + 10
-                                                          : 99;
-    if (d >= base) return false;
-    v = v * base + d;
-    if (v > (static_cast<unsigned __int128>(1) << 64)) overflow = true;
-  }
-  if (overflow) return true;
-  if (neg) {
-    if (v > static_cast<unsigned __int128>(INT64_MAX) + 1) {
-      overflow = true;
-      return true;
-    }
-    out = static_cast<int64_t>(-static_cast<__int128>(v));
-  } else {
-    if (v > static_cast<unsigned __int128>(INT64_MAX)) {
-      overflow = true;
-      return true;
-    }
-    out = static_cast<int64_t>(v);
-  }
-  return true;
-}
 
 class Parser {
  public:
@@ -481,7 +298,7 @@ class Parser {
   std::string string_value(const Token& t) {
     if (t.type == Tok::RawString) return t.val.substr(1, t.val.size() - 2);
     std::string out;
-    if (!unquote(t.val, out)) fail(t.pos, "invalid syntax");
+    if (!go_unquote(t.val, out)) fail(t.pos, "invalid syntax");
     return out;
   }
 
@@ -668,7 +485,7 @@ class Parser {
     if (t.type == Tok::CharConstant) {
       std::string s;
       int64_t r = 0;
-      if (!unquote(t.val, s) || !single_rune(s, r))
+      if (!go_unquote(t.val, s) || !go_single_rune(s, r))
         fail(t.pos, "malformed character constant: " + t.val);
       n.int_value = r;
       return;
@@ -678,7 +495,7 @@ class Parser {
       fail(t.pos, "complex constants are not supported: " + quoted(text));
     bool overflow = false;
     int64_t iv = 0;
-    if (parse_go_int(text, iv, overflow)) {
+    if (go_parse_int(text, iv, overflow)) {
       if (overflow) fail(t.pos, text + " overflows int");
       n.int_value = iv;
       n.float_value = static_cast<double>(iv);
