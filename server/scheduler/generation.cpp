@@ -143,6 +143,8 @@ std::shared_ptr<const ModelFacts> compute_facts(registry::ModelStore& store,
   prompt::ModelPrompt mp;
   mp.template_text = show.template_text;
   mp.system = show.system;
+  mp.name = show.name.display();
+  mp.has_projector = !show.projectors.empty();
   for (const auto& m : show.messages)
     mp.messages.push_back({m.role, m.content, {}, {}, {}, {}, {}});
   if (show.model_blob) {
@@ -317,7 +319,8 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
         b.rendered.text = req.generate.prompt;
         b.rendered.images = req.generate.images;
       } else {
-        b.rendered = builder->render_generate(req.generate);
+        auto count = [&tok](std::string_view text) { return tok.encode(text, true, true).size(); };
+        b.rendered = builder->render_generate(req.generate, num_ctx, count);
       }
     } catch (const prompt::TemplateError& e) {
       throw RequestError(500, e.what());
