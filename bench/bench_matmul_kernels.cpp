@@ -4,6 +4,8 @@
 //
 // Counters: weight_GBps = weight bytes streamed per second (decode is bound by it);
 // TFLOPs = 2 * rows * cols * batch per second (prefill).
+// mmvq/...: the int8-dot matvec on activations quantized beforehand (once, untimed: one
+// quantization serves several products); quantize_q8/...: that quantization alone.
 // VKLLM_BENCH_FILTER-style selection is Google Benchmark's own --benchmark_filter.
 #include <benchmark/benchmark.h>
 
@@ -29,6 +31,8 @@ struct Problem {
   uint32_t rows, cols, batch;
   bool matmul;
   vk::MatmulTuning tuning;
+  bool q8 = false;             // int8-dot matvec on q8 activations
+  bool quantize_only = false;  // time record_quantize_q8 of the activations alone
 };
 
 void run(benchmark::State& state, const Problem& p) {
@@ -47,7 +51,20 @@ void run(benchmark::State& state, const Problem& p) {
   rec.fill(x.slice(), 0x3C003C00u);
   rec.submit_and_wait();
 
-  vk::MatmulKernels kernels(ctx.pipelines(), p.tuning);
+  vk::MatmulTuning tuning = p.tuning;
+  if (p.q8 || p.quantize_only) tuning.int8_dot = vk::Int8Dot::On;
+  vk::MatmulKernels kernels(ctx.pipelines(), tuning);
+  if (p.q8 && !kernels.int8_dot(p.type)) {
+    state.SkipWithError("no int8-dot kernel on this device");
+    return;
+  }
+  vk::Buffer xq(dev, vk::q8_activation_bytes(p.cols, p.batch), vk::MemoryKind::DeviceLocal,
+                "bench xq");
+  if (p.q8) {
+    rec.begin();
+    kernels.record_quantize_q8(rec, x.slice(), p.cols, p.batch, 0, xq.slice());
+    rec.submit_and_wait();
+  }
   const uint32_t reps = std::max<uint32_t>(copies, p.matmul ? 8 : 32);
   auto record_all = [&] {
     rec.begin();
@@ -59,8 +76,11 @@ void run(benchmark::State& state, const Problem& p) {
                                 .y = y.slice(),
                                 .rows = p.rows,
                                 .cols = p.cols,
-                                .batch = p.batch};
-      if (p.matmul)
+                                .batch = p.batch,
+                                .xq = p.q8 ? xq.slice() : vk::BufferSlice{}};
+      if (p.quantize_only)
+        kernels.record_quantize_q8(rec, x.slice(), p.cols, p.batch, 0, xq.slice());
+      else if (p.matmul)
         kernels.record_matmul(rec, args);
       else
         kernels.record_matvec(rec, args);
@@ -112,6 +132,25 @@ int register_all() {
     add("matvec/" + type_tag(t) + "/4096x4096/b1", {t, 4096, 4096, 1, false, {}});
     add("matmul/" + type_tag(t) + "/4096x4096/m512", {t, 4096, 4096, 512, true, {}});
   }
+  // The int8-dot decode kernels against the float ones on the same shapes, down_proj included.
+  for (TensorType t :
+       {TensorType::Q4_K, TensorType::Q6_K, TensorType::Q8_0, TensorType::Q4_0, TensorType::Q5_K}) {
+    for (uint32_t batch : {1u, 8u})
+      add("mmvq/" + type_tag(t) + "/14336x4096/b" + std::to_string(batch),
+          {t, 14336, 4096, batch, false, {}, true});
+    add("mmvq/" + type_tag(t) + "/4096x4096/b1", {t, 4096, 4096, 1, false, {}, true});
+    add("mmvq/" + type_tag(t) + "/4096x14336/b1", {t, 4096, 14336, 1, false, {}, true});
+    add("matvec/" + type_tag(t) + "/4096x14336/b1", {t, 4096, 14336, 1, false, {}});
+  }
+  for (uint32_t batch : {1u, 8u})
+    add("quantize_q8/14336/b" + std::to_string(batch),
+        {TensorType::Q4_K, 256, 14336, batch, false, {}, false, true});
+  for (TensorType t : {TensorType::Q4_K, TensorType::Q6_K})
+    for (uint32_t threads : {32u, 64u, 128u, 256u})
+      for (uint32_t rows : {1u, 2u, 4u, 8u})
+        add("sweep_mmvq/" + type_tag(t) + "/14336x4096/t" + std::to_string(threads) + "_r" +
+                std::to_string(rows),
+            {t, 14336, 4096, 1, false, {.q8_threads = threads, .q8_rows = rows}, true});
   // Tuning sweeps on the types of a Q4_K_M model.
   for (TensorType t : {TensorType::Q4_K, TensorType::Q6_K, TensorType::F16}) {
     for (uint32_t threads : {32u, 64u, 128u, 256u})

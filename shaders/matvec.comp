@@ -9,6 +9,10 @@
 // block, 4 of a float type); each thread keeps NUM_ROWS x NUM_COLS partial sums in registers.
 // Partial sums are reduced with subgroupAdd and one shared-memory step across subgroups, or, in
 // the REDUCE_SHARED variants (no subgroup arithmetic), with a shared-memory tree.
+//
+// INT_DOT variants ("MMVQ") read x quantized to int8 blocks of 32 (quantize_q8.comp) instead of
+// f32 and take integer dot products of 4 packed bytes (dequant_int8.glsl): a thread handles a
+// 32-weight group per step, so the K-quant unpacking costs a few integer ops per 4 weights.
 
 #extension GL_EXT_control_flow_attributes : enable
 #ifndef REDUCE_SHARED
@@ -16,13 +20,23 @@
 #extension GL_KHR_shader_subgroup_arithmetic : enable
 #endif
 
+#ifdef INT_DOT
+#include "dequant_int8.glsl"
+#else
 #include "dequant_weights.glsl"
+#endif
 
 layout(local_size_x_id = 0) in;                     // threads; a power of two
 layout(constant_id = 1) const uint NUM_ROWS = 2u;   // weight rows per workgroup
 layout(constant_id = 2) const uint NUM_COLS = 1u;   // activation vectors per workgroup (<= 8)
 
+#ifdef INT_DOT
+// q8 activations: n_cols x k int8 values (packed 16 per uvec4), then per 32-block (dx, sx).
+layout(std430, binding = 1) readonly buffer XQ { uvec4 xq4[]; };
+layout(std430, binding = 1) readonly buffer XD { vec2 xds[]; };
+#else
 layout(std430, binding = 1) readonly buffer X { vec4 xv[]; };
+#endif
 layout(std430, binding = 2) buffer Y { float y[]; };
 
 layout(push_constant) uniform Params {
@@ -32,7 +46,8 @@ layout(push_constant) uniform Params {
   uint x_stride;  // elements between activation vectors (a multiple of 4)
   uint y_stride;  // elements between output vectors
   uint w_off;     // byte offset of W in binding 0 (a multiple of 16)
-  uint x_off;     // element offset of x in binding 1 (a multiple of 4)
+  uint x_off;     // element offset of x in binding 1 (a multiple of 4); INT_DOT: index of the
+                  // first (dx, sx) pair
   uint y_off;     // element offset of y in binding 2
   uint flags;     // bit 0: add into y instead of overwriting it (fused residual add)
 } p;
@@ -62,6 +77,43 @@ void main() {
   float acc[NUM_ROWS * NUM_COLS];
   [[unroll]] for (uint i = 0u; i < NUM_ROWS * NUM_COLS; ++i) acc[i] = 0.0;
 
+#ifdef INT_DOT
+  // Neighbouring invocations take neighbouring 32-weight groups; each group's weights are
+  // decoded once for all NUM_COLS activation blocks.
+  const uint groups = p.k / 32u;
+  const uint groups_per_block = QK / 32u;
+  for (uint u = tid; u < groups; u += gl_WorkGroupSize.x) {
+    const uint kb = u / groups_per_block;
+    const uint g = u % groups_per_block;
+    uint wqs[NUM_ROWS * 8u];
+    vec3 ws[NUM_ROWS];
+    [[unroll]] for (uint r = 0u; r < NUM_ROWS; ++r) {
+      const uint row = min(row0 + r, p.n_rows - 1u);  // tail rows compute a duplicate, unstored
+      uint qr[8];
+      qgroup(p.w_off + (row * blocks_per_row + kb) * QBYTES, g, qr, ws[r]);
+      [[unroll]] for (uint j = 0u; j < 8u; ++j) wqs[r * 8u + j] = qr[j];
+    }
+    [[unroll]] for (uint c = 0u; c < NUM_COLS; ++c) {
+      if (col0 + c < p.n_cols) {
+        const uint xb = (col0 + c) * groups + u;
+        const uvec4 xa = xq4[2u * xb], xc = xq4[2u * xb + 1u];
+        const vec2 ds = xds[p.x_off + xb];
+        [[unroll]] for (uint r = 0u; r < NUM_ROWS; ++r) {
+          int lo = dot4(wqs[r * 8u + 0u], xa.x, 0);
+          lo = dot4(wqs[r * 8u + 1u], xa.y, lo);
+          lo = dot4(wqs[r * 8u + 2u], xa.z, lo);
+          lo = dot4(wqs[r * 8u + 3u], xa.w, lo);
+          int hi = dot4(wqs[r * 8u + 4u], xc.x, 0);
+          hi = dot4(wqs[r * 8u + 5u], xc.y, hi);
+          hi = dot4(wqs[r * 8u + 6u], xc.z, hi);
+          hi = dot4(wqs[r * 8u + 7u], xc.w, hi);
+          acc[r * NUM_COLS + c] +=
+              ds.x * (ws[r].x * float(lo) + ws[r].y * float(hi)) + ws[r].z * ds.y;
+        }
+      }
+    }
+  }
+#else
   // Neighbouring invocations take neighbouring decode units, so a subgroup reads contiguous
   // weight bytes and activations; each activation vec4 is loaded once for all NUM_ROWS rows.
   for (uint u = tid; u < units; u += gl_WorkGroupSize.x) {
@@ -85,6 +137,7 @@ void main() {
       }
     }
   }
+#endif
 
 #ifdef REDUCE_SHARED
   [[unroll]] for (uint i = 0u; i < NUM_ROWS * NUM_COLS; ++i)

@@ -62,6 +62,21 @@ RunnerOptions RunnerOptions::from_env() {
     o.matvec_max_batch = static_cast<uint32_t>(std::strtoul(mv, nullptr, 10));
   }
   if (const char* w = std::getenv("VKLLM_WARM_UP"); w && *w) o.warm_up = std::string(w) != "0";
+  if (const char* v = std::getenv("VKLLM_INT8_DOT"); v && *v) {
+    const std::string mode = v;
+    if (mode == "auto") {
+      o.int8_dot = vk::Int8Dot::Auto;
+    } else if (mode == "on" || mode == "1") {
+      o.int8_dot = vk::Int8Dot::On;
+    } else if (mode == "off" || mode == "0") {
+      o.int8_dot = vk::Int8Dot::Off;
+    } else {
+      throw std::invalid_argument("VKLLM_INT8_DOT must be auto, on or off");
+    }
+  }
+  if (const char* v = std::getenv("VKLLM_STEP_PARTS"); v && *v)
+    o.step_parts = std::max<uint32_t>(1, static_cast<uint32_t>(std::strtoul(v, nullptr, 10)));
+  if (const char* v = std::getenv("VKLLM_PROFILE"); v && *v) o.profile = std::string(v) != "0";
   if (const char* bs = std::getenv("VKLLM_BLOCK_SIZE"); bs && *bs) {
     o.block_size = static_cast<uint32_t>(std::strtoul(bs, nullptr, 10));
     if (o.block_size == 0 || o.block_size > 256) {
@@ -84,20 +99,25 @@ struct Runner::Impl {
   vk::Buffer ids_in, sel_in, meta_in;  // host-written step inputs
   vk::Buffer readback;
   vk::BufferSlice x, h, q, k, v, qkv, attn, gate, up, ffn_act, xsel, hsel, logits, greedy, scratch,
-      argmax_scratch;
+      argmax_scratch, xq;
   vk::MatmulKernels matmul;
   vk::CommandRecorder rec;
   uint32_t max_rows = 0;  // logits rows per step
   uint32_t max_meta_words = 0;
   uint32_t compute_units = 8;
   uint64_t act_bytes = 0;
+  bool marking = false;  // recording the profiled layer
+
+  void mark(const char* phase) {
+    if (marking) rec.timestamp(phase);
+  }
 
   Impl(const Model& model, const RunnerOptions& o)
       : ctx(model.context()),
         m(model),
         spec(model.spec()),
         opt(o),
-        matmul(ctx.pipelines()),
+        matmul(ctx.pipelines(), {.int8_dot = o.int8_dot}),
         rec(ctx.device()) {
     if (spec.is_encoder()) {
       throw std::invalid_argument(spec.arch_name + " is an encoder model: run it with an Encoder");
@@ -125,7 +145,10 @@ struct Runner::Impl {
                               R * V};
     const uint64_t align = 256;
     const uint64_t argmax_bytes = std::max<uint64_t>(vk::ops::argmax_scratch_bytes(V, R), 16);
-    act_bytes = split_bytes + argmax_bytes + 2 * align + 4 * (S_words() + align);
+    const uint64_t xq_bytes = vk::q8_activation_bytes(
+        static_cast<uint32_t>(std::max({E, qd, ff})),
+        static_cast<uint32_t>(std::min<uint64_t>(std::max(T, R), opt.matvec_max_batch)));
+    act_bytes = split_bytes + argmax_bytes + xq_bytes + 3 * align + 4 * (S_words() + align);
     for (uint64_t s : sizes) act_bytes += (s * 4 + align - 1) / align * align + align;
     act.emplace(ctx.device(), "activations", act_bytes);
     auto f32 = [&](uint64_t n) { return act->allocate(n * 4); };
@@ -145,6 +168,7 @@ struct Runner::Impl {
     greedy = act->allocate(4 * S_words());
     scratch = act->allocate(split_bytes);
     argmax_scratch = act->allocate(argmax_bytes);
+    xq = act->allocate(xq_bytes);
 
     const uint32_t max_blocks = (opt.max_context + opt.block_size - 1) / opt.block_size;
     max_meta_words = static_cast<uint32_t>(2 * T + 4 * opt.max_seqs + opt.max_seqs * max_blocks);
@@ -193,7 +217,8 @@ struct Runner::Impl {
   }
 
   vk::MatmulArgs mm(const DeviceTensor& w, vk::BufferSlice in, vk::BufferSlice out, uint32_t n,
-                    uint32_t y_stride = 0, bool accumulate = false) const {
+                    uint32_t y_stride = 0, bool accumulate = false,
+                    vk::BufferSlice in_q8 = {}) const {
     vk::MatmulArgs a;
     a.type = w.type;
     a.weights = w.data;
@@ -204,7 +229,23 @@ struct Runner::Impl {
     a.batch = n;
     a.y_stride = y_stride;
     a.accumulate = accumulate;
+    a.xq = in_q8;
     return a;
+  }
+
+  // q8 copy of `in` (n rows of `cols`) for decode products whose weights take the int8-dot
+  // kernels; one quantization serves every product reading `in` (Q/K/V, gate/up). Empty when
+  // none does. Follows the barrier after `in` was written and adds its own.
+  vk::BufferSlice quantized(std::initializer_list<const DeviceTensor*> weights, vk::BufferSlice in,
+                            uint32_t cols, uint32_t n) {
+    if (n > opt.matvec_max_batch || cols % 32) return {};
+    if (std::none_of(weights.begin(), weights.end(),
+                     [&](const DeviceTensor* w) { return w && matmul.int8_dot(w->type); }))
+      return {};
+    matmul.record_quantize_q8(rec, in, cols, n, 0, xq);
+    rec.barrier();
+    mark("quantize_q8");
+    return xq;
   }
 
   // Weight x activations: the decode kernel (in passes of up to 8 vectors) for small batches,
@@ -246,21 +287,28 @@ struct Runner::Impl {
     const uint32_t qd = spec.n_embd_q(), kvd = spec.n_embd_k_gqa(), ff = spec.n_ff;
     const bool swa = spec.layer_is_swa[l];
 
+    marking = opt.profile && l == 1;
+    mark("layer_begin");
     norm(x, m.get(Weight::AttnNorm, l), h, E, T);
     rec.barrier();
+    mark("attn_norm");
     vk::ops::HeadRows qrows{q, 0, qd}, krows{k, 0, kvd}, vrows{v, 0, kvd};
     if (spec.fused_qkv) {
       const uint32_t stride = qd + 2 * kvd;
-      product(mm(m.get(Weight::AttnQKV, l), h, qkv, T));
+      const auto hq = quantized({&m.get(Weight::AttnQKV, l)}, h, E, T);
+      product(mm(m.get(Weight::AttnQKV, l), h, qkv, T, 0, false, hq));
       qrows = {qkv, 0, stride};
       krows = {qkv, qd, stride};
       vrows = {qkv, qd + kvd, stride};
     } else {
-      product(mm(m.get(Weight::AttnQ, l), h, q, T));
-      product(mm(m.get(Weight::AttnK, l), h, k, T));
-      product(mm(m.get(Weight::AttnV, l), h, v, T));
+      const auto hq = quantized(
+          {&m.get(Weight::AttnQ, l), &m.get(Weight::AttnK, l), &m.get(Weight::AttnV, l)}, h, E, T);
+      product(mm(m.get(Weight::AttnQ, l), h, q, T, 0, false, hq));
+      product(mm(m.get(Weight::AttnK, l), h, k, T, 0, false, hq));
+      product(mm(m.get(Weight::AttnV, l), h, v, T, 0, false, hq));
     }
     rec.barrier();
+    mark("qkv");
     if (spec.qkv_bias) {
       add_bias(m.find(Weight::AttnQBias, l), q, qd, T);
       add_bias(m.find(Weight::AttnKBias, l), k, kvd, T);
@@ -285,6 +333,7 @@ struct Runner::Impl {
     vk::ops::write_kv(rec, P, &rope, batch, krows, hd, kc);
     vk::ops::write_kv(rec, P, nullptr, batch, vrows, hd, vc);
     rec.barrier();
+    mark("rope_kv_write");
 
     vk::ops::AttentionArgs at;
     at.q = qrows;
@@ -307,20 +356,24 @@ struct Runner::Impl {
     }
     vk::ops::attention(rec, P, at);
     rec.barrier();
+    mark("attention");
 
+    const auto attn_q = quantized({&m.get(Weight::AttnOut, l)}, attn, qd, T);
     if (spec.post_norms) {
-      product(mm(m.get(Weight::AttnOut, l), attn, h, T));
+      product(mm(m.get(Weight::AttnOut, l), attn, h, T, 0, false, attn_q));
       rec.barrier();
       norm(h, m.get(Weight::PostAttnNorm, l), h, E, T);
       rec.barrier();
       vk::ops::add(rec, P, x, h, x, T * E);
     } else {
-      product(mm(m.get(Weight::AttnOut, l), attn, x, T, 0, /*accumulate=*/true));
+      product(mm(m.get(Weight::AttnOut, l), attn, x, T, 0, /*accumulate=*/true, attn_q));
     }
     rec.barrier();
+    mark("attn_out");
 
     norm(x, m.get(Weight::FfnNorm, l), h, E, T);
     rec.barrier();
+    mark("ffn_norm");
     vk::ops::GluArgs g;
     g.n = ff;
     g.n_rows = T;
@@ -328,29 +381,36 @@ struct Runner::Impl {
                                                        : vk::ops::GluActivation::GeluTanh;
     g.out = ffn_act;
     if (spec.fused_gate_up) {
-      product(mm(m.get(Weight::FfnUp, l), h, up, T));
+      const auto hq = quantized({&m.get(Weight::FfnUp, l)}, h, E, T);
+      product(mm(m.get(Weight::FfnUp, l), h, up, T, 0, false, hq));
       g.gate = up;
       g.up = up.sub(uint64_t(ff) * 4, up.size - uint64_t(ff) * 4);
       g.gate_stride = g.up_stride = 2 * ff;
     } else {
-      product(mm(m.get(Weight::FfnGate, l), h, gate, T));
-      product(mm(m.get(Weight::FfnUp, l), h, up, T));
+      const auto hq = quantized({&m.get(Weight::FfnGate, l), &m.get(Weight::FfnUp, l)}, h, E, T);
+      product(mm(m.get(Weight::FfnGate, l), h, gate, T, 0, false, hq));
+      product(mm(m.get(Weight::FfnUp, l), h, up, T, 0, false, hq));
       g.gate = gate;
       g.up = up;
     }
     rec.barrier();
+    mark("gate_up");
     vk::ops::glu(rec, P, g);
     rec.barrier();
+    mark("glu");
+    const auto act_q = quantized({&m.get(Weight::FfnDown, l)}, ffn_act, ff, T);
     if (spec.post_norms) {
-      product(mm(m.get(Weight::FfnDown, l), ffn_act, h, T));
+      product(mm(m.get(Weight::FfnDown, l), ffn_act, h, T, 0, false, act_q));
       rec.barrier();
       norm(h, m.get(Weight::PostFfnNorm, l), h, E, T);
       rec.barrier();
       vk::ops::add(rec, P, x, h, x, T * E);
     } else {
-      product(mm(m.get(Weight::FfnDown, l), ffn_act, x, T, 0, /*accumulate=*/true));
+      product(mm(m.get(Weight::FfnDown, l), ffn_act, x, T, 0, /*accumulate=*/true, act_q));
     }
     rec.barrier();
+    mark("down");
+    marking = false;
   }
 };
 
@@ -471,8 +531,12 @@ StepResult Runner::run_step(std::span<SequenceStep> batch, bool greedy_only, boo
     vk::ops::get_rows(rec, P, g);
   }
   rec.barrier();
+  // The device starts on the first layers while the host records the rest (about 8 parts).
+  const uint32_t layers_per_part =
+      std::max<uint32_t>(1, spec.n_layer / std::max<uint32_t>(1, options_.step_parts));
   for (uint32_t l = 0; l < spec.n_layer; ++l) {
     I.record_layer(l, T, binfo, meta.max_q_len, meta.max_kv_len);
+    if ((l + 1) % layers_per_part == 0 && l + 1 < spec.n_layer) rec.flush();
   }
   rec.timestamp("layers");
   StepResult result;
@@ -497,7 +561,8 @@ StepResult Runner::run_step(std::span<SequenceStep> batch, bool greedy_only, boo
       rec.copy(I.hsel.sub(0, R * spec.n_embd * 4ull), I.readback.slice(0, R * spec.n_embd * 4ull));
   }
   if (R > 0 && !hidden) {
-    I.product(I.mm(model_->output(), I.hsel, I.logits, R));
+    const auto hq = I.quantized({&model_->output()}, I.hsel, spec.n_embd, R);
+    I.product(I.mm(model_->output(), I.hsel, I.logits, R, 0, false, hq));
     rec.barrier();
     if (spec.final_softcap > 0) {
       vk::ops::softcap(rec, P, I.logits, I.logits, R * spec.n_vocab, spec.final_softcap);

@@ -13,6 +13,7 @@
 #include "engine/kv/block_pool.h"
 #include "engine/kv/block_table.h"
 #include "engine/runtime/model.h"
+#include "engine/vulkan/matmul_ops.h"
 
 namespace vkllm::runtime {
 
@@ -29,8 +30,17 @@ struct RunnerOptions {
   uint32_t matvec_max_batch = 64;
   // The constructor calls warm_up(), so the first step compiles nothing.
   bool warm_up = true;
+  // Decode products of quantized weights on activations quantized to int8 blocks, with integer
+  // dot products ("auto": where the device accelerates them; "on"; "off").
+  vk::Int8Dot int8_dot = vk::Int8Dot::Auto;
+  // A step is submitted in this many parts, so the device runs the first layers while the host
+  // records the rest (1: one submission).
+  uint32_t step_parts = 8;
+  // GPU timestamps around every phase of layer 1 (last_step_timings), for profiles.
+  bool profile = false;
   // Reads VKLLM_KV_BUDGET (bytes, with optional K/M/G suffix), VKLLM_BLOCK_SIZE,
-  // VKLLM_MATVEC_MAX_BATCH and VKLLM_WARM_UP (0: no warm-up).
+  // VKLLM_MATVEC_MAX_BATCH, VKLLM_WARM_UP (0: no warm-up), VKLLM_INT8_DOT (auto/on/off),
+  // VKLLM_STEP_PARTS and VKLLM_PROFILE.
   static RunnerOptions from_env();
 };
 

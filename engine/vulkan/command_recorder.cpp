@@ -20,6 +20,7 @@ CommandRecorder::CommandRecorder(Device& device, uint32_t max_timestamps) : devi
     alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
     alloc.commandBufferCount = 1;
     check(vkAllocateCommandBuffers(d, &alloc, &cmd_), "vkAllocateCommandBuffers");
+    parts_.push_back(cmd_);
     auto fence_info = make<VkFenceCreateInfo>(VK_STRUCTURE_TYPE_FENCE_CREATE_INFO);
     check(vkCreateFence(d, &fence_info, nullptr, &fence_), "vkCreateFence");
     if (device.caps().timestamps && max_timestamps > 0) {
@@ -41,6 +42,14 @@ CommandRecorder::~CommandRecorder() {
 
 void CommandRecorder::destroy() {
   VkDevice d = device_.handle();
+  if (unfenced_ && fence_) {
+    try {
+      fence_flushed_parts();
+    } catch (...) {
+      vkDeviceWaitIdle(d);  // destruction must not throw; wait for everything instead
+      in_flight_ = false;
+    }
+  }
   if (in_flight_ && fence_) vkWaitForFences(d, 1, &fence_, VK_TRUE, UINT64_MAX);
   for (VkDescriptorPool p : descriptor_pools_) vkDestroyDescriptorPool(d, p, nullptr);
   descriptor_pools_.clear();
@@ -58,7 +67,18 @@ void CommandRecorder::set_dry(bool dry) {
   dry_ = dry;
 }
 
+// A recording abandoned after flush() (an exception while recording) still has parts on the
+// queue: an empty submission with the fence lets wait() cover them before anything is reused.
+void CommandRecorder::fence_flushed_parts() {
+  if (!unfenced_) return;
+  unfenced_ = false;
+  check(vkResetFences(device_.handle(), 1, &fence_), "vkResetFences");
+  device_.submit(make<VkSubmitInfo>(VK_STRUCTURE_TYPE_SUBMIT_INFO), fence_);
+  in_flight_ = true;
+}
+
 void CommandRecorder::begin() {
+  fence_flushed_parts();
   if (in_flight_) wait();
   if (dry_) {
     labels_.clear();
@@ -68,7 +88,9 @@ void CommandRecorder::begin() {
     return;
   }
   VkDevice d = device_.handle();
-  check(vkResetCommandBuffer(cmd_, 0), "vkResetCommandBuffer");
+  for (VkCommandBuffer c : parts_) check(vkResetCommandBuffer(c, 0), "vkResetCommandBuffer");
+  part_ = 0;
+  cmd_ = parts_[0];
   for (VkDescriptorPool p : descriptor_pools_)
     check(vkResetDescriptorPool(d, p, 0), "vkResetDescriptorPool");
   current_pool_ = 0;
@@ -217,6 +239,35 @@ void CommandRecorder::timestamp(std::string_view label) {
   labels_.emplace_back(label);
 }
 
+void CommandRecorder::flush() {
+  if (!recording_) throw std::logic_error("CommandRecorder::flush before begin()");
+  if (dry_) return;
+  check(vkEndCommandBuffer(cmd_), "vkEndCommandBuffer");
+  auto info = make<VkSubmitInfo>(VK_STRUCTURE_TYPE_SUBMIT_INFO);
+  info.commandBufferCount = 1;
+  info.pCommandBuffers = &cmd_;
+  // No fence: the one submit() attaches signals after all earlier submissions of the queue.
+  device_.submit(info, VK_NULL_HANDLE);
+  unfenced_ = true;
+  if (++part_ == parts_.size()) {
+    auto alloc = make<VkCommandBufferAllocateInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO);
+    alloc.commandPool = pool_;
+    alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    alloc.commandBufferCount = 1;
+    VkCommandBuffer c = VK_NULL_HANDLE;
+    check(vkAllocateCommandBuffers(device_.handle(), &alloc, &c), "vkAllocateCommandBuffers");
+    parts_.push_back(c);
+  }
+  cmd_ = parts_[part_];
+  auto begin_info = make<VkCommandBufferBeginInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
+  begin_info.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  check(vkBeginCommandBuffer(cmd_, &begin_info), "vkBeginCommandBuffer");
+  bound_ = VK_NULL_HANDLE;
+  // Pipeline barriers order against everything earlier in submission order, the parts already
+  // submitted included.
+  barrier();
+}
+
 void CommandRecorder::submit() {
   if (!recording_) throw std::logic_error("CommandRecorder::submit before begin()");
   if (dry_) {
@@ -236,6 +287,7 @@ void CommandRecorder::submit() {
   info.commandBufferCount = 1;
   info.pCommandBuffers = &cmd_;
   device_.submit(info, fence_);
+  unfenced_ = false;
   in_flight_ = true;
 }
 

@@ -83,6 +83,10 @@ class CommandRecorder {
   // recorder's capacity is used up.
   void timestamp(std::string_view label);
 
+  // Submits what is recorded so far and goes on recording into a further command buffer of the
+  // same recording, so the device starts on the first part while the host records the rest.
+  // Ordering is kept (a barrier opens the new part); submit()/wait() cover every part.
+  void flush();
   // Ends and submits the recording without waiting.
   void submit();
   // Waits for the last submit(); then timings() and host reads of results are valid.
@@ -103,7 +107,9 @@ class CommandRecorder {
 
   Device& device_;
   VkCommandPool pool_ = VK_NULL_HANDLE;
-  VkCommandBuffer cmd_ = VK_NULL_HANDLE;
+  VkCommandBuffer cmd_ = VK_NULL_HANDLE;  // the part being recorded: parts_[part_]
+  std::vector<VkCommandBuffer> parts_;
+  size_t part_ = 0;
   VkFence fence_ = VK_NULL_HANDLE;
   VkQueryPool queries_ = VK_NULL_HANDLE;
   uint32_t max_timestamps_ = 0;
@@ -114,6 +120,8 @@ class CommandRecorder {
   bool recording_ = false;
   bool in_flight_ = false;
   bool dry_ = false;
+  bool unfenced_ = false;  // parts were flushed but the recording was never submitted
+  void fence_flushed_parts();
   uint32_t dispatches_ = 0;
 };
 

@@ -124,6 +124,19 @@ Push make_push(const MatmulArgs& a) {
               a.accumulate ? 1u : 0u};
 }
 
+bool has_q8_kernel(TensorType type) {
+  switch (type) {
+    case TensorType::Q4_0:
+    case TensorType::Q8_0:
+    case TensorType::Q4_K:
+    case TensorType::Q5_K:
+    case TensorType::Q6_K:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // Two pipelines per type, not one per batch size: columns beyond the batch are skipped by a
 // uniform branch, which costs far less than compiling (and, on lavapipe, JIT-ing) more variants.
 uint32_t columns_per_pass(uint32_t batch) {
@@ -157,6 +170,15 @@ MatmulKernels::MatmulKernels(PipelineCache& pipelines, const MatmulTuning& tunin
   if (tuning_.tile_rows == 0) tuning_.tile_rows = 64;
   if (tuning_.thread_tokens == 0) tuning_.thread_tokens = cpu ? 4 : 8;
   if (tuning_.thread_rows == 0) tuning_.thread_rows = 4;
+  // The int8-dot kernels reduce with subgroup arithmetic only (every device with an accelerated
+  // dot product has it).
+  const bool can_int8 = caps.integer_dot_product && !tuning_.shared_reduction;
+  int8_dot_enabled_ = tuning_.int8_dot == Int8Dot::On     ? can_int8
+                      : tuning_.int8_dot == Int8Dot::Auto ? can_int8 && caps.int8_dot_accelerated
+                                                          : false;
+  if (tuning_.q8_threads != 0 && !std::has_single_bit(tuning_.q8_threads))
+    throw std::invalid_argument("MatmulTuning: q8_threads=" + std::to_string(tuning_.q8_threads) +
+                                " is not a power of two");
   const MatmulTuning& t = tuning_;
   if (t.tile_tokens % t.thread_tokens || t.tile_rows % t.thread_rows)
     throw std::invalid_argument("MatmulTuning: tile " + std::to_string(t.tile_tokens) + "x" +
@@ -175,10 +197,61 @@ MatmulKernels::MatmulKernels(PipelineCache& pipelines, const MatmulTuning& tunin
                                 std::to_string(caps.max_shared_memory));
 }
 
+bool MatmulKernels::int8_dot(TensorType type) const {
+  return int8_dot_enabled_ && has_q8_kernel(type);
+}
+
+void MatmulKernels::record_quantize_q8(CommandRecorder& rec, BufferSlice x, uint32_t cols,
+                                       uint32_t batch, uint32_t x_stride, BufferSlice xq) {
+  if (x_stride == 0) x_stride = cols;
+  if (cols == 0 || cols % 32 || batch == 0 || x_stride % 4 || x_stride < cols)
+    throw std::invalid_argument("record_quantize_q8: cols=" + std::to_string(cols) +
+                                " must be a positive multiple of 32 and x_stride=" +
+                                std::to_string(x_stride) + " a multiple of 4 >= cols");
+  if (x.size < ((uint64_t{batch} - 1) * x_stride + cols) * 4)
+    throw std::invalid_argument("record_quantize_q8: x slice of " + std::to_string(x.size) +
+                                " bytes is too small for the shape");
+  if (xq.size < q8_activation_bytes(cols, batch))
+    throw std::invalid_argument("record_quantize_q8: xq slice of " + std::to_string(xq.size) +
+                                " bytes is below the " +
+                                std::to_string(q8_activation_bytes(cols, batch)) + " it needs");
+  const DeviceCapabilities& caps = pipelines_.device().caps();
+  struct {
+    uint32_t k, n_cols, x_stride;
+  } push{cols, batch, x_stride};
+  const Pipeline& pipeline = pipelines_.get(
+      {.shader = "quantize_q8", .num_buffers = 2, .push_constant_bytes = 12, .spec = {64}});
+  const uint32_t groups = div_up(uint64_t{batch} * (cols / 32), 64);
+  const uint32_t gx = std::min(groups, caps.max_workgroup_count[0]);
+  rec.dispatch(pipeline, {x, xq}, push, Groups{gx, div_up(groups, gx), 1});
+}
+
 void MatmulKernels::record_matvec(CommandRecorder& rec, const MatmulArgs& args) {
   const KernelType kt = validate("record_matvec", args);
   const DeviceCapabilities& caps = pipelines_.device().caps();
   const uint32_t ncols = columns_per_pass(args.batch);
+  if (args.xq && int8_dot(args.type)) {
+    if (args.xq.size < q8_activation_bytes(args.cols, args.batch))
+      throw std::invalid_argument("record_matvec: xq slice of " + std::to_string(args.xq.size) +
+                                  " bytes is below the " +
+                                  std::to_string(q8_activation_bytes(args.cols, args.batch)) +
+                                  " bytes of q8 activations the shape reads");
+    // One 32-weight group per thread and step: 128 threads cover a 4096-wide row in one step.
+    uint32_t threads = tuning_.q8_threads ? tuning_.q8_threads : 128;
+    uint32_t rows_per_group = tuning_.q8_rows ? tuning_.q8_rows : (ncols == 1 ? 4 : 2);
+    const Pipeline& pipeline = pipelines_.get({.shader = std::string("matvec_") + kt.name + "_q8",
+                                               .num_buffers = 3,
+                                               .push_constant_bytes = sizeof(Push),
+                                               .spec = {threads, rows_per_group, ncols}});
+    Push push = make_push(args);
+    push.x_stride = args.cols;
+    push.x_off = static_cast<uint32_t>(uint64_t{args.batch} * args.cols / 8);
+    const uint32_t row_groups = div_up(args.rows, rows_per_group);
+    const uint32_t gx = std::min(row_groups, caps.max_workgroup_count[0]);
+    rec.dispatch(pipeline, {args.weights, args.xq, args.y}, push,
+                 Groups{gx, div_up(args.batch, ncols), div_up(row_groups, gx)});
+    return;
+  }
   // Defaults measured on an H200 (bench_matmul_kernels, 14336 x 4096): 4 rows per workgroup
   // reuse each activation load 4 times (Q4_K: 31 us vs 47 us with 1 row); the heavier Q3_K/Q6_K
   // decoders and float weights with 8 columns do better with 2.

@@ -7,10 +7,13 @@
 //   record_matmul  prefill: shared-memory tiled GEMM over any number of tokens,
 //                  shaders/matmul.comp
 //   record         picks one of the two by the batch size
+//   record_quantize_q8  x to int8 blocks for the int8-dot ("MMVQ") matvec kernels, which
+//                  record_matvec uses when MatmulArgs::xq holds them and the device and type allow
 //
 // Kernel variants are "matvec_<type>" / "matvec_<type>_shmem" / "matmul_<type>" with <type> the
 // lower-case ggml name (f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, iq4_nl, q2_k, q3_k, q4_k,
-// q5_k, q6_k, iq4_xs).
+// q5_k, q6_k, iq4_xs), and "matvec_<type>_q8" (int8 dot products) for q4_0, q8_0, q4_k, q5_k and
+// q6_k.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +39,12 @@ uint64_t weight_tensor_bytes(gguf::TensorType type, uint32_t rows, uint32_t cols
 // weights slice passed to the kernels must include them (allocate tensors with this slack).
 inline constexpr uint64_t kWeightReadSlackBytes = 16;
 
+// Bytes of `batch` vectors of `cols` activations quantized by record_quantize_q8: the int8
+// values, then one (dx, sx) f32 pair per block of 32 (layout in shaders/quantize_q8.comp).
+inline uint64_t q8_activation_bytes(uint32_t cols, uint32_t batch) {
+  return uint64_t{batch} * cols + uint64_t{batch} * (cols / 32) * 8;
+}
+
 struct MatmulArgs {
   gguf::TensorType type = gguf::TensorType::F32;
   BufferSlice weights;  // rows x cols weights, at least weight_tensor_bytes + kWeightReadSlackBytes
@@ -47,7 +56,15 @@ struct MatmulArgs {
   uint32_t x_stride = 0;    // 0: cols; must be a multiple of 4
   uint32_t y_stride = 0;    // 0: rows
   bool accumulate = false;  // y += W x (fused residual add) instead of y = W x
+  // Optional: x quantized by record_quantize_q8 (same cols and batch). record_matvec then takes
+  // the int8-dot kernel when int8_dot(type) holds; x is still validated and used otherwise.
+  BufferSlice xq{};
 };
+
+// Whether the int8-dot matvec kernels run where they exist: Auto picks them on devices whose
+// 4x8-bit packed signed dot product is hardware-accelerated; On wherever shaderIntegerDotProduct
+// is enabled (tests on lavapipe); Off never.
+enum class Int8Dot { Auto, Off, On };
 
 struct MatmulTuning {
   // matvec: threads per workgroup (a power of two) and weight rows per workgroup; 0: per-type
@@ -58,6 +75,9 @@ struct MatmulTuning {
   bool shared_reduction = false;
   // matmul output tile: tokens x rows per workgroup and per thread (0: chosen from the device).
   uint32_t tile_tokens = 0, tile_rows = 0, thread_tokens = 0, thread_rows = 0;
+  Int8Dot int8_dot = Int8Dot::Auto;
+  // int8-dot matvec: threads and rows per workgroup (0: defaults).
+  uint32_t q8_threads = 0, q8_rows = 0;
 };
 
 class MatmulKernels {
@@ -79,11 +99,19 @@ class MatmulKernels {
       record_matmul(rec, args);
   }
 
+  // True if record_matvec runs weights of `type` with int8 dot products when given q8 activations.
+  bool int8_dot(gguf::TensorType type) const;
+  // x (batch vectors of cols floats, x_stride apart; cols a multiple of 32) to q8 blocks in xq
+  // (at least q8_activation_bytes(cols, batch)). No barrier is added before or after.
+  void record_quantize_q8(CommandRecorder& rec, BufferSlice x, uint32_t cols, uint32_t batch,
+                          uint32_t x_stride, BufferSlice xq);
+
   const MatmulTuning& tuning() const { return tuning_; }
 
  private:
   PipelineCache& pipelines_;
   MatmulTuning tuning_;
+  bool int8_dot_enabled_ = false;
 };
 
 }  // namespace vkllm::vk

@@ -35,17 +35,14 @@ std::string case_label(const ::testing::TestParamInfo<std::string>& info) {
 
 class RunnerVsLlamaCpp : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(RunnerVsLlamaCpp, TokensLogitsAndGreedyContinuationMatch) {
-  const auto ref = reference::load_llama_cpp_case(GetParam());
+void check_against_llama_cpp(const std::string& name, const RunnerOptions& opts) {
+  const auto ref = reference::load_llama_cpp_case(name);
   auto file = gguf::GgufFile::open(ref.model_path);
   auto tok = tokenizer::Tokenizer::from_gguf(file);
   EXPECT_EQ(tok->encode(ref.prompt_text, true, true), ref.prompt_tokens) << "prompt tokens";
 
   auto& ctx = test::vk_context();
   Model model(ctx, file);
-  RunnerOptions opts;
-  // Several prefill chunks for the longer prompts, the first through the GEMM (> 64 tokens).
-  opts.max_batch_tokens = 128;
   Runner runner(model, opts);
   Generator gen(runner);
   auto logits = gen.feed(ref.prompt_tokens);
@@ -62,8 +59,32 @@ TEST_P(RunnerVsLlamaCpp, TokensLogitsAndGreedyContinuationMatch) {
   }
 }
 
+TEST_P(RunnerVsLlamaCpp, TokensLogitsAndGreedyContinuationMatch) {
+  RunnerOptions opts;
+  // Several prefill chunks for the longer prompts, the first through the GEMM (> 64 tokens).
+  opts.max_batch_tokens = 128;
+  opts.int8_dot = vk::Int8Dot::Off;
+  check_against_llama_cpp(GetParam(), opts);
+}
+
 INSTANTIATE_TEST_SUITE_P(SharedModels, RunnerVsLlamaCpp,
                          ::testing::ValuesIn(reference::llama_cpp_case_names()), case_label);
+
+// The int8-dot decode products (activations quantized to q8 blocks), forced on where the device
+// has integer dot products at all, on the quantized models: prefill (matvec-sized chunks) and the
+// greedy continuation both go through them.
+class RunnerInt8Dot : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RunnerInt8Dot, QuantizedModelsMatchLlamaCpp) {
+  if (!test::vk_context().caps().integer_dot_product) GTEST_SKIP() << "no integer dot product";
+  RunnerOptions opts;
+  opts.int8_dot = vk::Int8Dot::On;
+  check_against_llama_cpp(GetParam(), opts);
+}
+
+INSTANTIATE_TEST_SUITE_P(QuantizedModels, RunnerInt8Dot,
+                         ::testing::Values("ref-llama-q4_k_m.fox", "ref-llama-q8_0.fox"),
+                         case_label);
 
 // A small real-shaped model shared by the paging tests.
 struct RefModel {

@@ -1,0 +1,227 @@
+// The int8-dot ("MMVQ") decode path: shaders/quantize_q8.comp against a scalar quantizer, and the
+// matvec_<type>_q8 kernels against a double-precision reference of the CPU-dequantized weights
+// times the activations the GPU quantized, on fresh random inputs. Runs wherever the device
+// offers shaderIntegerDotProduct (lavapipe does, unaccelerated); the float kernels that other
+// devices fall back to are covered by matvec_kernels_test.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "tests/engine/matmul_test_support.h"
+
+namespace vkllm::matmul_test {
+namespace {
+
+using Recorder = vk::CommandRecorder;
+
+bool int8_dot_available() {
+  return context().caps().integer_dot_product && context().caps().subgroup_arithmetic();
+}
+
+// GPU-quantized activations, decoded on the CPU: per vector and block of 32, the int8 values and
+// (dx, sx).
+struct Q8Vectors {
+  std::vector<int8_t> q;  // batch x cols
+  std::vector<float> dx;  // batch x cols / 32
+  std::vector<float> sx;
+  std::vector<float> dequantized() const {
+    std::vector<float> x(q.size());
+    for (size_t i = 0; i < q.size(); ++i) x[i] = float(q[i]) * dx[i / 32];
+    return x;
+  }
+};
+
+Q8Vectors download_q8(vk::Device& dev, const vk::Buffer& xq, uint32_t cols, uint32_t batch) {
+  const auto bytes = vk::download<uint8_t>(dev, xq.slice(), vk::q8_activation_bytes(cols, batch));
+  Q8Vectors v;
+  const size_t n = size_t{batch} * cols;
+  v.q.resize(n);
+  std::memcpy(v.q.data(), bytes.data(), n);
+  for (size_t b = 0; b < n / 32; ++b) {
+    float pair[2];
+    std::memcpy(pair, bytes.data() + n + 8 * b, 8);
+    v.dx.push_back(pair[0]);
+    v.sx.push_back(pair[1]);
+  }
+  return v;
+}
+
+Q8Vectors quantize_on_gpu(vk::MatmulKernels& kernels, const std::vector<float>& x, uint32_t cols,
+                          uint32_t batch, uint32_t x_stride, vk::Buffer& xb, vk::Buffer& xq) {
+  vk::Device& dev = context().device();
+  xb = vk::Buffer(dev, x.size() * 4, vk::MemoryKind::DeviceLocal, "test x");
+  xq =
+      vk::Buffer(dev, vk::q8_activation_bytes(cols, batch), vk::MemoryKind::DeviceLocal, "test xq");
+  vk::upload(dev, xb.slice(), std::span<const float>(x));
+  Recorder rec(dev);
+  rec.begin();
+  rec.fill(xq.slice(), 0xDEADBEEFu);  // poison: every byte must be written
+  rec.barrier();
+  kernels.record_quantize_q8(rec, xb.slice(), cols, batch, x_stride, xq.slice());
+  rec.submit_and_wait();
+  return download_q8(dev, xq, cols, batch);
+}
+
+TEST(QuantizeQ8, MatchesScalarQuantizer) {
+  if (!context().caps().integer_dot_product) GTEST_SKIP() << "no shaderIntegerDotProduct";
+  test::SeededRng seeded;  // prints its seed with any failure
+  std::mt19937& rng = seeded.gen();
+  vk::MatmulKernels kernels(context().pipelines(), {.int8_dot = vk::Int8Dot::On});
+  const uint32_t cols = 288, batch = 3, stride = 296;
+  std::vector<float> x = random_floats(size_t{batch} * stride, rng);
+  // Blocks with a wide range, a single outlier and all zeros.
+  for (uint32_t i = 0; i < 32; ++i) x[32 + i] *= 1000.0f;
+  x[stride + 70] = -50.0f;
+  std::fill(x.begin() + 2 * stride + 64, x.begin() + 2 * stride + 96, 0.0f);
+  vk::Buffer xb, xq;
+  const Q8Vectors v = quantize_on_gpu(kernels, x, cols, batch, stride, xb, xq);
+  int wrong = 0;
+  for (uint32_t b = 0; b < batch; ++b) {
+    for (uint32_t kb = 0; kb < cols / 32; ++kb) {
+      const size_t blk = size_t{b} * (cols / 32) + kb;
+      float amax = 0;
+      for (uint32_t i = 0; i < 32; ++i)
+        amax = std::max(amax, std::fabs(x[b * stride + kb * 32 + i]));
+      const float d = amax / 127.0f;
+      EXPECT_NEAR(v.dx[blk], d, 1e-6 * d) << "block " << blk;
+      int64_t sum = 0;
+      for (uint32_t i = 0; i < 32; ++i) {
+        const double want = d > 0 ? x[b * stride + kb * 32 + i] / double(d) : 0.0;
+        const int got = v.q[size_t{b} * cols + kb * 32 + i];
+        sum += got;
+        // Within rounding of x / dx; a tie may round either way after the f32 division.
+        const double frac = std::fabs(want - std::trunc(want));
+        const bool near_tie = std::fabs(frac - 0.5) < 1e-3;
+        if (std::abs(got - std::nearbyint(want)) > (near_tie ? 1 : 0) && ++wrong <= 5)
+          ADD_FAILURE() << "q[" << b << "][" << kb * 32 + i << "] = " << got << ", want " << want;
+      }
+      EXPECT_NEAR(v.sx[blk], double(d) * double(sum), 1e-5 * std::max(1.0f, d * 32 * 127))
+          << "block " << blk;
+    }
+  }
+  EXPECT_EQ(wrong, 0);
+}
+
+struct Case {
+  uint32_t rows, cols, batch;
+  uint32_t y_stride = 0;
+  bool accumulate = false;
+};
+
+// Quantizes x on the GPU, runs the int8-dot matvec, and checks it against the reference built from
+// the CPU-dequantized weights and the GPU's own quantized activations.
+void check_q8_matvec(vk::MatmulKernels& kernels, TensorType type, const Case& c,
+                     std::mt19937& rng) {
+  vk::Device& dev = context().device();
+  SCOPED_TRACE("rows=" + std::to_string(c.rows) + " cols=" + std::to_string(c.cols) +
+               " batch=" + std::to_string(c.batch));
+  ASSERT_TRUE(kernels.int8_dot(type));
+  const uint32_t ys = c.y_stride ? c.y_stride : c.rows;
+  const std::vector<uint8_t> wq = random_weights(type, c.rows, c.cols, rng);
+  const std::vector<float> x = random_floats(size_t{c.batch} * c.cols, rng);
+  const std::vector<float> y0 = random_floats(size_t{c.batch} * ys, rng);
+  vk::Buffer xb, xq;
+  const Q8Vectors v = quantize_on_gpu(kernels, x, c.cols, c.batch, 0, xb, xq);
+
+  vk::Buffer wb(dev, wq.size(), vk::MemoryKind::DeviceLocal, "test weights");
+  vk::Buffer yb(dev, y0.size() * 4, vk::MemoryKind::DeviceLocal, "test y");
+  vk::upload(dev, wb.slice(), std::span<const uint8_t>(wq));
+  vk::upload(dev, yb.slice(), std::span<const float>(y0));
+  Recorder rec(dev);
+  rec.begin();
+  kernels.record_matvec(rec, {.type = type,
+                              .weights = wb.slice(),
+                              .x = xb.slice(),
+                              .y = yb.slice(),
+                              .rows = c.rows,
+                              .cols = c.cols,
+                              .batch = c.batch,
+                              .y_stride = c.y_stride,
+                              .accumulate = c.accumulate,
+                              .xq = xq.slice()});
+  rec.submit_and_wait();
+  const std::vector<float> y = vk::download<float>(dev, yb.slice(), y0.size());
+  expect_matches_reference(type, {c.rows, c.cols, c.batch, 0, c.y_stride, c.accumulate},
+                           dequantize_rows(type, wq, c.rows, c.cols), v.dequantized(), y0, y);
+}
+
+const std::vector<TensorType>& q8_types() {
+  static const std::vector<TensorType> types = {
+      TensorType::Q4_0, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K};
+  return types;
+}
+
+class MatvecInt8 : public testing::TestWithParam<TensorType> {};
+
+TEST_P(MatvecInt8, MatchesReferenceOnQuantizedActivations) {
+  if (!int8_dot_available()) GTEST_SKIP() << "no integer dot product / subgroup arithmetic";
+  const TensorType type = GetParam();
+  test::SeededRng seeded;  // prints its seed with any failure
+  std::mt19937& rng = seeded.gen();
+  vk::MatmulKernels kernels(context().pipelines(), {.int8_dot = vk::Int8Dot::On});
+  const uint32_t k1 = block_elements(type) == 256 ? 256 : 288;
+  const uint32_t k2 = block_elements(type) == 256 ? 1280 : 1056;
+  // 97 rows leave the last row group partly empty; batch 1 and 8 are the two column counts, 11
+  // takes two passes of 8 with a padded y and the fused residual add.
+  check_q8_matvec(kernels, type, {97, k2, 1}, rng);
+  check_q8_matvec(kernels, type, {97, k1, 5}, rng);
+  check_q8_matvec(kernels, type, {64, k1, 11, 67, true}, rng);
+  // Other workgroup shapes: fewer threads than groups per row, 3 rows per workgroup.
+  vk::MatmulKernels narrow(context().pipelines(),
+                           {.int8_dot = vk::Int8Dot::On, .q8_threads = 32, .q8_rows = 3});
+  check_q8_matvec(narrow, type, {50, k2, 2}, rng);
+}
+
+INSTANTIATE_TEST_SUITE_P(Int8Types, MatvecInt8, testing::ValuesIn(q8_types()), type_param_name);
+
+TEST(MatvecInt8Choice, OnlyQuantTypesWithKernelsAndOnlyWhenEnabled) {
+  vk::MatmulKernels off(context().pipelines(), {.int8_dot = vk::Int8Dot::Off});
+  vk::MatmulKernels on(context().pipelines(), {.int8_dot = vk::Int8Dot::On});
+  vk::MatmulKernels autom(context().pipelines());
+  for (TensorType t : all_weight_types()) {
+    const bool has = std::find(q8_types().begin(), q8_types().end(), t) != q8_types().end();
+    EXPECT_FALSE(off.int8_dot(t));
+    EXPECT_EQ(on.int8_dot(t), has && int8_dot_available()) << gguf::type_name(t);
+    EXPECT_EQ(autom.int8_dot(t),
+              has && int8_dot_available() && context().caps().int8_dot_accelerated)
+        << gguf::type_name(t);
+  }
+}
+
+TEST(MatvecInt8Choice, FallsBackToFloatKernelWhenDisabled) {
+  // With Off, q8 activations are ignored and the f32 x is used: the float reference holds at the
+  // float kernels' tolerance.
+  test::SeededRng seeded;
+  std::mt19937& rng = seeded.gen();
+  vk::MatmulKernels off(context().pipelines(), {.int8_dot = vk::Int8Dot::Off});
+  vk::Device& dev = context().device();
+  const uint32_t rows = 40, cols = 512, batch = 2;
+  vk::Buffer xq(dev, vk::q8_activation_bytes(cols, batch), vk::MemoryKind::DeviceLocal, "xq");
+  Recorder fill(dev);
+  fill.begin();
+  fill.fill(xq.slice(), 0x7F7F7F7Fu);  // garbage that would show if it were read
+  fill.submit_and_wait();
+  run_and_check(TensorType::Q4_K, {rows, cols, batch}, rng, [&](Recorder& r, vk::MatmulArgs a) {
+    a.xq = xq.slice();
+    off.record_matvec(r, a);
+  });
+}
+
+TEST(MatvecInt8Choice, RejectsBadQuantizeArguments) {
+  vk::MatmulKernels kernels(context().pipelines(), {.int8_dot = vk::Int8Dot::On});
+  vk::Device& dev = context().device();
+  vk::Buffer b(dev, 1 << 14, vk::MemoryKind::DeviceLocal, "args");
+  Recorder rec(dev);
+  rec.begin();
+  EXPECT_THROW(kernels.record_quantize_q8(rec, b.slice(), 48, 1, 0, b.slice()),
+               std::invalid_argument);  // not a multiple of 32
+  EXPECT_THROW(kernels.record_quantize_q8(rec, b.slice(), 256, 2, 0, b.slice(0, 500)),
+               std::invalid_argument);  // xq too small
+  EXPECT_THROW(kernels.record_quantize_q8(rec, b.slice(0, 1000), 256, 2, 0, b.slice()),
+               std::invalid_argument);  // x too small
+  rec.submit_and_wait();
+}
+
+}  // namespace
+}  // namespace vkllm::matmul_test
