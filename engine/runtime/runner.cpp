@@ -236,12 +236,16 @@ struct Runner::Impl {
   // q8 copy of `in` (n rows of `cols`) for decode products whose weights take the int8-dot
   // kernels; one quantization serves every product reading `in` (Q/K/V, gate/up). Empty when
   // none does. Follows the barrier after `in` was written and adds its own.
+  bool wants_q8(std::initializer_list<const DeviceTensor*> weights, uint32_t cols,
+                uint32_t n) const {
+    return n <= opt.matvec_max_batch && cols % 32 == 0 &&
+           std::any_of(weights.begin(), weights.end(),
+                       [&](const DeviceTensor* w) { return w && matmul.int8_dot(w->type); });
+  }
+
   vk::BufferSlice quantized(std::initializer_list<const DeviceTensor*> weights, vk::BufferSlice in,
                             uint32_t cols, uint32_t n) {
-    if (n > opt.matvec_max_batch || cols % 32) return {};
-    if (std::none_of(weights.begin(), weights.end(),
-                     [&](const DeviceTensor* w) { return w && matmul.int8_dot(w->type); }))
-      return {};
+    if (!wants_q8(weights, cols, n)) return {};
     matmul.record_quantize_q8(rec, in, cols, n, 0, xq);
     rec.barrier();
     mark("quantize_q8");
@@ -268,9 +272,11 @@ struct Runner::Impl {
     rec.dispatch(p, {rows, b->data}, push, {vk::div_up(n, 64), T, 1});
   }
 
+  // With q8, the normalized rows are also written as q8 blocks for the int8-dot products.
   void norm(vk::BufferSlice in, const DeviceTensor& w, vk::BufferSlice out, uint32_t n,
-            uint32_t rows) {
+            uint32_t rows, vk::BufferSlice q8 = {}) {
     vk::ops::RmsNormArgs a;
+    a.q8 = q8;
     a.x = in;
     a.weight = w.data;
     a.y = out;
@@ -289,20 +295,24 @@ struct Runner::Impl {
 
     marking = opt.profile && l == 1;
     mark("layer_begin");
-    norm(x, m.get(Weight::AttnNorm, l), h, E, T);
+    // The norms feeding decode products write their q8 copy too (no quantize dispatch).
+    const bool qkv_q8 = spec.fused_qkv
+                            ? wants_q8({&m.get(Weight::AttnQKV, l)}, E, T)
+                            : wants_q8({m.find(Weight::AttnQ, l), m.find(Weight::AttnK, l),
+                                        m.find(Weight::AttnV, l)},
+                                       E, T);
+    const vk::BufferSlice hq = qkv_q8 ? xq : vk::BufferSlice{};
+    norm(x, m.get(Weight::AttnNorm, l), h, E, T, hq);
     rec.barrier();
     mark("attn_norm");
     vk::ops::HeadRows qrows{q, 0, qd}, krows{k, 0, kvd}, vrows{v, 0, kvd};
     if (spec.fused_qkv) {
       const uint32_t stride = qd + 2 * kvd;
-      const auto hq = quantized({&m.get(Weight::AttnQKV, l)}, h, E, T);
       product(mm(m.get(Weight::AttnQKV, l), h, qkv, T, 0, false, hq));
       qrows = {qkv, 0, stride};
       krows = {qkv, qd, stride};
       vrows = {qkv, qd + kvd, stride};
     } else {
-      const auto hq = quantized(
-          {&m.get(Weight::AttnQ, l), &m.get(Weight::AttnK, l), &m.get(Weight::AttnV, l)}, h, E, T);
       product(mm(m.get(Weight::AttnQ, l), h, q, T, 0, false, hq));
       product(mm(m.get(Weight::AttnK, l), h, k, T, 0, false, hq));
       product(mm(m.get(Weight::AttnV, l), h, v, T, 0, false, hq));
@@ -371,7 +381,11 @@ struct Runner::Impl {
     rec.barrier();
     mark("attn_out");
 
-    norm(x, m.get(Weight::FfnNorm, l), h, E, T);
+    const bool ffn_q8 =
+        spec.fused_gate_up ? wants_q8({&m.get(Weight::FfnUp, l)}, E, T)
+                           : wants_q8({m.find(Weight::FfnGate, l), m.find(Weight::FfnUp, l)}, E, T);
+    const vk::BufferSlice fq = ffn_q8 ? xq : vk::BufferSlice{};
+    norm(x, m.get(Weight::FfnNorm, l), h, E, T, fq);
     rec.barrier();
     mark("ffn_norm");
     vk::ops::GluArgs g;
@@ -381,24 +395,24 @@ struct Runner::Impl {
                                                        : vk::ops::GluActivation::GeluTanh;
     g.out = ffn_act;
     if (spec.fused_gate_up) {
-      const auto hq = quantized({&m.get(Weight::FfnUp, l)}, h, E, T);
-      product(mm(m.get(Weight::FfnUp, l), h, up, T, 0, false, hq));
+      product(mm(m.get(Weight::FfnUp, l), h, up, T, 0, false, fq));
       g.gate = up;
       g.up = up.sub(uint64_t(ff) * 4, up.size - uint64_t(ff) * 4);
       g.gate_stride = g.up_stride = 2 * ff;
     } else {
-      const auto hq = quantized({&m.get(Weight::FfnGate, l), &m.get(Weight::FfnUp, l)}, h, E, T);
-      product(mm(m.get(Weight::FfnGate, l), h, gate, T, 0, false, hq));
-      product(mm(m.get(Weight::FfnUp, l), h, up, T, 0, false, hq));
+      product(mm(m.get(Weight::FfnGate, l), h, gate, T, 0, false, fq));
+      product(mm(m.get(Weight::FfnUp, l), h, up, T, 0, false, fq));
       g.gate = gate;
       g.up = up;
     }
     rec.barrier();
     mark("gate_up");
+    const vk::BufferSlice act_q =
+        wants_q8({&m.get(Weight::FfnDown, l)}, ff, T) ? xq : vk::BufferSlice{};
+    g.q8 = act_q;
     vk::ops::glu(rec, P, g);
     rec.barrier();
     mark("glu");
-    const auto act_q = quantized({&m.get(Weight::FfnDown, l)}, ffn_act, ff, T);
     if (spec.post_norms) {
       product(mm(m.get(Weight::FfnDown, l), ffn_act, h, T, 0, false, act_q));
       rec.barrier();
@@ -531,17 +545,23 @@ StepResult Runner::run_step(std::span<SequenceStep> batch, bool greedy_only, boo
     vk::ops::get_rows(rec, P, g);
   }
   rec.barrier();
-  // The device starts on the first layers while the host records the rest (about 8 parts).
+  // The device starts on the first layer while the host records the rest, in about step_parts
+  // parts.
   const uint32_t layers_per_part =
       std::max<uint32_t>(1, spec.n_layer / std::max<uint32_t>(1, options_.step_parts));
   for (uint32_t l = 0; l < spec.n_layer; ++l) {
     I.record_layer(l, T, binfo, meta.max_q_len, meta.max_kv_len);
-    if ((l + 1) % layers_per_part == 0 && l + 1 < spec.n_layer) rec.flush();
+    const bool boundary = l == 0 || (l + 1) % layers_per_part == 0;
+    if (options_.step_parts > 1 && boundary && l + 1 < spec.n_layer) rec.flush();
   }
   rec.timestamp("layers");
   StepResult result;
   result.logits.resize(batch.size());
   result.greedy.assign(batch.size(), -1);
+  // The final norm writes the q8 copy the output matrix's int8-dot product reads.
+  const vk::BufferSlice hq = R > 0 && !hidden && I.wants_q8({&model_->output()}, spec.n_embd, R)
+                                 ? I.xq
+                                 : vk::BufferSlice{};
   if (R > 0) {
     // Only the rows that produce logits go through the final norm and the output matrix.
     vk::ops::GetRowsArgs g;
@@ -555,13 +575,12 @@ StepResult Runner::run_step(std::span<SequenceStep> batch, bool greedy_only, boo
     g.out = I.xsel;
     vk::ops::get_rows(rec, P, g);
     rec.barrier();
-    I.norm(I.xsel, model_->get(Weight::OutputNorm), I.hsel, spec.n_embd, R);
+    I.norm(I.xsel, model_->get(Weight::OutputNorm), I.hsel, spec.n_embd, R, hq);
     rec.barrier();
     if (hidden)
       rec.copy(I.hsel.sub(0, R * spec.n_embd * 4ull), I.readback.slice(0, R * spec.n_embd * 4ull));
   }
   if (R > 0 && !hidden) {
-    const auto hq = I.quantized({&model_->output()}, I.hsel, spec.n_embd, R);
     I.product(I.mm(model_->output(), I.hsel, I.logits, R, 0, false, hq));
     rec.barrier();
     if (spec.final_softcap > 0) {

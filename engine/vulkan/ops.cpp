@@ -91,6 +91,15 @@ void rms_norm(CommandRecorder& rec, PipelineCache& pc, const RmsNormArgs& a) {
   // Enough threads for 4+ elements each, within 64..512.
   uint32_t wg = 64;
   while (wg < 512 && wg * 4 < a.n) wg *= 2;
+  if (a.q8) {
+    require(sg && a.n % 32 == 0 && (a.y_stride == 0 || a.y_stride == a.n),
+            "rms_norm: a q8 output needs subgroup arithmetic, n a multiple of 32 and dense rows");
+    require(a.q8.size >= uint64_t{a.n_rows} * a.n * 5 / 4, "rms_norm: q8 slice too small");
+    const Pipeline& p = pipeline(pc, "rms_norm_q8", 5, sizeof(push), wg);
+    rec.dispatch(p, {a.x, a.residual ? a.residual : a.x, a.weight ? a.weight : a.x, a.y, a.q8},
+                 push, groups_1d(a.n_rows));
+    return;
+  }
   const Pipeline& p = pipeline(pc, sg ? "rms_norm" : "rms_norm_shmem", 4, sizeof(push), wg);
   rec.dispatch(p, {a.x, a.residual ? a.residual : a.x, a.weight ? a.weight : a.x, a.y}, push,
                groups_1d(a.n_rows));
@@ -183,8 +192,14 @@ void glu(CommandRecorder& rec, PipelineCache& pc, const GluArgs& a) {
          0,
          a.out_stride ? a.out_stride : a.n};
   constexpr uint32_t wg = 256;
-  const Pipeline& p = pipeline(pc, "glu", 3, sizeof(push), wg);
   Groups g{div_up(a.n, wg), std::min<uint32_t>(a.n_rows, 65535), div_up(a.n_rows, 65535)};
+  if (a.q8) {
+    require(a.n % 32 == 0, "glu: a q8 output needs n a multiple of 32");
+    require(a.q8.size >= uint64_t{a.n_rows} * a.n * 5 / 4, "glu: q8 slice too small");
+    rec.dispatch(pipeline(pc, "glu_q8", 4, sizeof(push), wg), {a.gate, a.up, a.out, a.q8}, push, g);
+    return;
+  }
+  const Pipeline& p = pipeline(pc, "glu", 3, sizeof(push), wg);
   rec.dispatch(p, {a.gate, a.up, a.out}, push, g);
 }
 

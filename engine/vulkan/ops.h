@@ -45,6 +45,9 @@ struct RmsNormArgs {
   uint32_t x_stride = 0;  // 0: n (applies to residual too)
   uint32_t y_stride = 0;  // 0: n
   float eps = 1e-5f;
+  // Optional: y also as q8 blocks (MatmulKernels::record_quantize_q8's layout) for the int8-dot
+  // matvec; needs subgroup arithmetic, n a multiple of 32 and y_stride = n.
+  BufferSlice q8{};
 };
 void rms_norm(CommandRecorder& rec, PipelineCache& pipelines, const RmsNormArgs& a);
 
@@ -85,6 +88,8 @@ struct GluArgs {
   uint32_t n_rows = 1;
   GluActivation act = GluActivation::Silu;
   uint32_t gate_stride = 0, up_stride = 0, out_stride = 0;  // 0: n
+  // Optional: out also as q8 blocks (record_quantize_q8's layout); n a multiple of 32.
+  BufferSlice q8{};
 };
 void glu(CommandRecorder& rec, PipelineCache& pipelines, const GluArgs& a);
 

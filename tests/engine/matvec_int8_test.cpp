@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/vulkan/ops.h"
 #include "tests/engine/matmul_test_support.h"
 
 namespace vkllm::matmul_test {
@@ -101,6 +102,77 @@ TEST(QuantizeQ8, MatchesScalarQuantizer) {
     }
   }
   EXPECT_EQ(wrong, 0);
+}
+
+// The q8 copy a producer kernel writes beside its f32 output equals record_quantize_q8 of that
+// output (same expression per element; a value at a rounding tie may land one step apart).
+void expect_same_q8(const Q8Vectors& fused, const Q8Vectors& separate) {
+  ASSERT_EQ(fused.q.size(), separate.q.size());
+  int off_by_one = 0;
+  for (size_t i = 0; i < fused.q.size(); ++i) {
+    ASSERT_LE(std::abs(int(fused.q[i]) - int(separate.q[i])), 1) << "element " << i;
+    off_by_one += fused.q[i] != separate.q[i];
+  }
+  EXPECT_LE(off_by_one, int(fused.q.size() / 1000)) << "values one step apart";
+  for (size_t b = 0; b < fused.dx.size(); ++b) {
+    ASSERT_NEAR(fused.dx[b], separate.dx[b], 1e-6 * separate.dx[b]) << "block " << b;
+    ASSERT_NEAR(fused.sx[b], separate.sx[b], 1e-5 * 32 * 127 * separate.dx[b]) << "block " << b;
+  }
+}
+
+TEST(FusedQ8Outputs, RmsNormAndGluWriteWhatTheQuantizerWould) {
+  if (!int8_dot_available()) GTEST_SKIP() << "no integer dot product / subgroup arithmetic";
+  test::SeededRng seeded;
+  std::mt19937& rng = seeded.gen();
+  vk::Context& ctx = context();
+  vk::Device& dev = ctx.device();
+  vk::MatmulKernels kernels(ctx.pipelines(), {.int8_dot = vk::Int8Dot::On});
+  // 1056 = 4 workgroups of glu's 256 threads, the last one partly empty.
+  const uint32_t n = 1056, rows = 3;
+  const uint64_t q8_bytes = vk::q8_activation_bytes(n, rows);
+  auto buffer = [&](const std::vector<float>& v) {
+    vk::Buffer b(dev, v.size() * 4, vk::MemoryKind::DeviceLocal, "test input");
+    vk::upload(dev, b.slice(), std::span<const float>(v));
+    return b;
+  };
+  vk::Buffer x = buffer(random_floats(size_t{rows} * n, rng));
+  vk::Buffer w = buffer(random_floats(n, rng));
+  vk::Buffer gate = buffer(random_floats(size_t{rows} * n, rng));
+  vk::Buffer up = buffer(random_floats(size_t{rows} * n, rng));
+  vk::Buffer y(dev, size_t{rows} * n * 4, vk::MemoryKind::DeviceLocal, "y");
+  vk::Buffer g(dev, size_t{rows} * n * 4, vk::MemoryKind::DeviceLocal, "glu out");
+  vk::Buffer qa(dev, q8_bytes, vk::MemoryKind::DeviceLocal, "fused q8");
+  vk::Buffer qb(dev, q8_bytes, vk::MemoryKind::DeviceLocal, "separate q8");
+  for (bool norm : {true, false}) {
+    SCOPED_TRACE(norm ? "rms_norm" : "glu");
+    Recorder rec(dev);
+    rec.begin();
+    rec.fill(qa.slice(), 0xDEADBEEFu);
+    rec.barrier();
+    if (norm) {
+      vk::ops::RmsNormArgs a;
+      a.x = x.slice();
+      a.weight = w.slice();
+      a.y = y.slice();
+      a.n = n;
+      a.n_rows = rows;
+      a.q8 = qa.slice();
+      vk::ops::rms_norm(rec, ctx.pipelines(), a);
+    } else {
+      vk::ops::GluArgs a;
+      a.gate = gate.slice();
+      a.up = up.slice();
+      a.out = g.slice();
+      a.n = n;
+      a.n_rows = rows;
+      a.q8 = qa.slice();
+      vk::ops::glu(rec, ctx.pipelines(), a);
+    }
+    rec.barrier();
+    kernels.record_quantize_q8(rec, norm ? y.slice() : g.slice(), n, rows, 0, qb.slice());
+    rec.submit_and_wait();
+    expect_same_q8(download_q8(dev, qa, n, rows), download_q8(dev, qb, n, rows));
+  }
 }
 
 struct Case {
