@@ -179,8 +179,18 @@ expect_eq "$(http_status POST "$VKLLM_URL/api/chat" -d '{"model":"tiny","message
 expect_eq "$(http_status POST "$VKLLM_URL/api/chat" -d '{"model":"tiny","messages":[{"role":"user","content":"x"}],"format":"yaml"}')" 400 "bad format value"
 pass "format: JSON Schema output validates through /api/chat and /api/generate; bad formats are 400"
 
-# --- optional API keys ---
+# --- graceful shutdown: a running stream finishes, then the server exits ---
+curl -s "$VKLLM_URL/api/generate" -d '{"model":"tiny","prompt":"x","options":{"num_predict":30}}' \
+  >"$TEST_TMP/grace.ndjson" &
+grace_pid=$!
+for i in $(seq 1 100); do [ -s "$TEST_TMP/grace.ndjson" ] && break; sleep 0.05; done
 vkllm_stop "$VKLLM_PID"
+wait $grace_pid
+jq -e -s '.[-1].done == true and .[-1].eval_count == 30' "$TEST_TMP/grace.ndjson" >/dev/null ||
+  fail "stream cut by SIGTERM: $(tail -2 "$TEST_TMP/grace.ndjson")"
+pass "SIGTERM lets a running stream finish (30 tokens) and then exits"
+
+# --- optional API keys ---
 printf '# keys\nfirst-key\nsecond-key\n' >"$TEST_TMP/keys"
 vkllm_start keyed VKLLM_API_KEY="@$TEST_TMP/keys"
 expect_eq "$(http_status GET "$VKLLM_URL/")" 200 "liveness needs no key"
