@@ -1,5 +1,7 @@
 #include "server/api/inference_request.h"
 
+#include <cmath>
+
 #include "server/api/chat_request.h"
 #include "server/api/json_request.h"
 #include "server/http/exchange.h"
@@ -30,8 +32,8 @@ const char* go_type(const json& v) {
 std::optional<int64_t> int_field(const json& body, std::string_view key) {
   const json* v = find_field(body, key);
   if (!v) return std::nullopt;
-  if (!v->is_number_integer() &&
-      !(v->is_number_float() && v->get<double>() == int64_t(v->get<double>()))) {
+  if (!v->is_number_integer() && !(v->is_number_float() && std::fabs(v->get<double>()) < 9.2e18 &&
+                                   v->get<double>() == int64_t(v->get<double>()))) {
     wrong_type(*v, key, "int");
   }
   return v->get<int64_t>();
@@ -82,8 +84,11 @@ std::optional<std::chrono::nanoseconds> parse_keep_alive(const json& body) {
   const json* v = find_field(body, "keep_alive");
   if (!v) return std::nullopt;
   if (v->is_number()) {
-    const double secs = v->get<double>();
-    return std::chrono::nanoseconds(static_cast<int64_t>(secs * 1e9));
+    const double ns = v->get<double>() * 1e9;
+    // Beyond ±292 years: forever (Go's conversion yields MinInt64 there on amd64); converting
+    // it to int64 here would be undefined.
+    if (!(std::fabs(ns) < 9.2e18)) return std::chrono::nanoseconds::min();
+    return std::chrono::nanoseconds(static_cast<int64_t>(ns));
   }
   if (v->is_string()) {
     try {

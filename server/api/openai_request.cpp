@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <map>
 
 #include "server/api/chat_request.h"
@@ -77,8 +78,10 @@ std::optional<int64_t> int_of(const J& obj, std::string_view key) {
   const J* v = field(obj, key);
   if (!v) return std::nullopt;
   if (v->is_number_integer()) return v->get<int64_t>();
-  if (v->is_number_float() && v->get<double>() == double(int64_t(v->get<double>()))) {
-    return int64_t(v->get<double>());
+  // Range first: converting an out-of-range double to an integer is undefined.
+  if (const double d = v->is_number_float() ? v->get<double>() : 0.5;
+      std::fabs(d) < 9.2e18 && d == double(int64_t(d))) {
+    return int64_t(d);
   }
   bad_type(key, "an integer", *v);
 }
