@@ -401,7 +401,7 @@ OpenAiRequest parse_chat_completion_request(const J& body) {
       if (schema) {
         if (!schema->is_object())
           bad_type("response_format.json_schema.schema", "an object", *schema);
-        r.format = plain(*schema);
+        r.format = *schema;
       } else {
         r.format = "json";
       }
@@ -409,7 +409,7 @@ OpenAiRequest parse_chat_completion_request(const J& body) {
   }
   if (auto lp = bool_of(body, "logprobs")) r.logprobs = *lp;
   parse_top_logprobs(body, r);
-  if (const J* f = field(body, "format")) r.format = plain(*f);  // Ollama's own field, if sent
+  if (const J* f = field(body, "format")) r.format = *f;  // Ollama's own field, if sent
   return out;
 }
 
@@ -574,7 +574,7 @@ OpenAiRequest parse_responses_request(const J& body) {
       const std::string type = string_of(*f, "type").value_or("");
       if (type == "json_schema") {
         const J* schema = field(*f, "schema");
-        r.format = schema ? plain(*schema) : nlohmann::json("json");
+        r.format = schema ? *schema : J("json");
       } else if (type == "json_object") {
         r.format = "json";
       }

@@ -74,12 +74,13 @@ TEST(OpenAiRequest, SamplingFieldsAndOllamaOptions) {
 
 TEST(OpenAiRequest, FormatToolsThinkingLogprobs) {
   auto r = chat(R"({"model":"m","messages":[{"role":"user","content":"x"}],
-    "response_format":{"type":"json_schema","json_schema":{"schema":{"type":"object"}}},
+    "response_format":{"type":"json_schema","json_schema":{"schema":{"type":"object","properties":{"z":{},"a":{}}}}},
     "tools":[{"type":"function","function":{"name":"a"}},{"type":"function","function":{"name":"b"}}],
     "tool_choice":{"type":"function","function":{"name":"b"}},
     "reasoning_effort":"minimal","logprobs":true,"top_logprobs":3})")
                .request;
-  EXPECT_EQ(r.format, nlohmann::json::parse(R"({"type":"object"})"));
+  // The client's property order is the order the model generates them in.
+  EXPECT_EQ(r.format.dump(), R"({"type":"object","properties":{"z":{},"a":{}}})");
   ASSERT_EQ(r.chat.tools.size(), 1u);
   EXPECT_EQ(r.chat.tools[0]["function"]["name"], "b");
   EXPECT_TRUE(r.chat.think.set && r.chat.think.enabled);
@@ -169,7 +170,7 @@ TEST(OpenAiRequest, ResponsesItemsAndTools) {
   EXPECT_EQ(tools[1]["function"]["name"], "ns.f");
   EXPECT_EQ(r.request.options["num_predict"], 9);
   EXPECT_EQ(r.request.chat.think.level, "high");
-  EXPECT_EQ(r.request.format, nlohmann::json::parse(R"({"type":"object"})"));
+  EXPECT_EQ(r.request.format, J::parse(R"({"type":"object"})"));
   EXPECT_EQ(r.echo["max_output_tokens"], 9);
   EXPECT_EQ(r.echo["instructions"], "be brief");
 }
