@@ -31,6 +31,14 @@ double process_cpu_seconds() {
   return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
 }
 
+// The calling thread's alone: what recording and submitting a step costs, without a software
+// driver's worker threads (compared with the server's engine thread by bench/bench_serve.mjs).
+double thread_cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_THREAD, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
+
 // Device memory bandwidth in GB/s (bytes read + written) of a compute-shader copy, timed with GPU
 // timestamps when the queue has them, else wall time; the best of several repetitions.
 double copy_bandwidth_gbps(vk::Context& ctx) {
@@ -161,15 +169,18 @@ int run_bench(const BenchArgs& args) {
     };
     run_steps(4);  // warm-up
     const double cpu0 = process_cpu_seconds();
+    const double thread_cpu0 = thread_cpu_seconds();
     auto t0 = Clock::now();
     run_steps(args.gen_tokens);
     const double wall = seconds_since(t0);
     const double cpu = process_cpu_seconds() - cpu0;
+    const double thread_cpu = thread_cpu_seconds() - thread_cpu0;
     nlohmann::json d = {{"batch", batch},
                         {"tokens", batch * args.gen_tokens},
                         {"tok_per_s", batch * args.gen_tokens / wall},
                         {"ms_per_step", 1e3 * wall / args.gen_tokens},
-                        {"cpu_ms_per_step", 1e3 * cpu / args.gen_tokens}};
+                        {"cpu_ms_per_step", 1e3 * cpu / args.gen_tokens},
+                        {"thread_cpu_ms_per_step", 1e3 * thread_cpu / args.gen_tokens}};
     // GPU time of the last step's phases (timestamps; per phase of layer 1 with VKLLM_PROFILE).
     const auto timings = runner.last_step_timings();
     if (timings.size() >= 2) {

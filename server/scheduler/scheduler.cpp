@@ -1,5 +1,7 @@
 #include "server/scheduler/scheduler.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -194,6 +196,9 @@ void Scheduler::wake() {
 }
 
 void Scheduler::run() {
+  // Named so that top -H, perf and bench/bench_serve.mjs can tell the engine thread's CPU time
+  // from the I/O threads' and a software Vulkan driver's.
+  pthread_setname_np(pthread_self(), "vkllm-engine");
   for (;;) {
     {
       std::unique_lock lock(mutex_);
