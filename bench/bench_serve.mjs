@@ -51,7 +51,9 @@ const cleanup = () => {
 };
 process.on('exit', cleanup);
 
-const agent = new http.Agent({keepAlive: true, maxSockets: 1024});
+// A connection per request: the server closes idle keep-alive connections while `vkllm bench`
+// runs, and a request on one of those would fail (loopback connects cost microseconds).
+const agent = new http.Agent({keepAlive: false, maxSockets: 1024});
 // POST (or GET when body is null); calls onLine(json, msSinceStart) per NDJSON line; resolves to
 // {status, objects}.
 function call(pathName, body, onLine) {
@@ -245,6 +247,7 @@ const result = {
     const e = engineDecode[i];
     return {...serve[i], engine_tok_per_s: e.tok_per_s, bench_cpu_ms_per_step: e.cpu_ms_per_step,
       bench_thread_cpu_ms_per_step: e.thread_cpu_ms_per_step, engine_ms_per_step: e.ms_per_step,
+      engine_gpu_ms_per_step: e.gpu_ms_per_step ?? null,
       http_over_engine: serve[i].steady_tok_per_s / e.tok_per_s};
   }),
 };
