@@ -1,5 +1,5 @@
 #version 450
-// Embedding lookup: out[t][:] = scale * dequant(W[ids[t]][:]) for each token t. W is a ggml
+// Embedding lookup: out[t][:] = scale * dequant(W[ids[t] - first_row][:]) for each token t. W is a ggml
 // tensor [K contiguous, rows] in its block format (TYPE_* define, decoded by
 // dequant_weights.glsl exactly as the matvec kernels decode it); out is f32.
 // Grid: x covers the decode units of one row (QK / UNIT per block; the host sizes it for units
@@ -22,6 +22,8 @@ layout(push_constant) uniform Params {
   uint out_off;     // element offset into out
   uint out_stride;  // elements between output rows
   float scale;      // e.g. sqrt(n_embd) for Gemma, else 1
+  uint first_row;   // id of W's first row (W is one part of a table split by rows)
+  uint part;        // 1: tokens whose row is outside W are skipped (another part writes them)
 } p;
 
 void main() {
@@ -31,8 +33,9 @@ void main() {
   const uint unit = gl_GlobalInvocationID.x;
   const uint t = gl_WorkGroupID.y;
   if (t >= p.n_tokens || unit >= (p.k / QK) * units_per_block) return;
-  uint row = ids[p.ids_off + t];
+  uint row = ids[p.ids_off + t] - p.first_row;  // ids below first_row wrap to huge values
   const bool bad = row >= p.n_rows;
+  if (bad && p.part != 0u) return;
   if (bad) row = 0u;
   const uint blk = unit / units_per_block;
   const uint u = unit % units_per_block;

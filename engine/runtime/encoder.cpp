@@ -1,5 +1,7 @@
 #include "engine/runtime/encoder.h"
 
+#include "engine/runtime/weight_ops.h"
+
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -113,19 +115,11 @@ struct Encoder::Impl {
   void product(const DeviceTensor& w, vk::BufferSlice in, vk::BufferSlice y, uint32_t n,
                bool accumulate = false) {
     vk::MatmulArgs a;
-    a.type = w.type;
-    a.weights = w.data;
     a.x = in;
     a.y = y;
-    a.rows = static_cast<uint32_t>(w.rows());
-    a.cols = static_cast<uint32_t>(w.cols());
     a.batch = n;
     a.accumulate = accumulate;
-    if (n <= opt.matvec_max_batch) {
-      matmul.record_matvec(rec, a);
-    } else {
-      matmul.record_matmul(rec, a);
-    }
+    record_product(matmul, rec, w, a, n <= opt.matvec_max_batch);
   }
 
   void bias(Weight w, uint32_t layer, vk::BufferSlice rows, uint32_t n, uint32_t n_rows) {
@@ -145,15 +139,10 @@ struct Encoder::Impl {
 
   void get_rows(const DeviceTensor& t, vk::BufferSlice ids, uint32_t n, vk::BufferSlice dst) {
     vk::ops::GetRowsArgs g;
-    g.type = gguf::type_name(t.type);
-    g.weights = t.data;
-    g.row_elems = static_cast<uint32_t>(t.cols());
-    g.row_bytes = static_cast<uint32_t>(gguf::row_bytes(t.type, t.cols()));
-    g.n_rows = static_cast<uint32_t>(t.rows());
     g.ids = ids;
     g.n_tokens = n;
     g.out = dst;
-    vk::ops::get_rows(rec, ctx.pipelines(), g);
+    record_get_rows(rec, ctx.pipelines(), t, g);
   }
 
   // x = LayerNorm(token embedding + token type 0 (+ learned position)).

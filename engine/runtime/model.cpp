@@ -31,20 +31,49 @@ Model::Model(vk::Context& ctx, const gguf::GgufFile& file, TensorDataSource& sou
   for (const auto& t : file.tensors()) order.push_back(&t);
   std::sort(order.begin(), order.end(), [](auto* a, auto* b) { return a->offset < b->offset; });
 
-  // Group tensors into arenas of at most kMaxArena bytes, each sized exactly for its group.
-  std::vector<std::vector<const gguf::TensorInfo*>> groups;
-  std::vector<VkDeviceSize> group_bytes;
+  // A tensor larger than one binding (or one arena block) is stored as several runs of whole
+  // rows, each bindable on its own: rows are independent in products and lookups.
+  const VkDeviceSize part_limit =
+      std::min<VkDeviceSize>(
+          {kMaxArena, ctx.caps().max_storage_buffer_range, VkDeviceSize(1) << 32}) /
+      kAlign * kAlign;
+  struct Piece {
+    const gguf::TensorInfo* t;
+    uint64_t offset, bytes;  // within the tensor
+    uint32_t first_row, rows;
+  };
+  std::vector<Piece> pieces;
   for (const auto* t : order) {
-    const VkDeviceSize need = padded(t->byte_size);
-    if (need > kMaxArena) {
-      throw std::runtime_error("tensor " + t->name + " (" + std::to_string(t->byte_size) +
-                               " bytes) is larger than one device allocation block");
+    if (padded(t->byte_size) <= part_limit) {
+      const uint32_t rows = t->shape.size() > 1 ? static_cast<uint32_t>(t->shape[1]) : 1;
+      pieces.push_back({t, 0, t->byte_size, 0, rows});
+      continue;
     }
+    const uint64_t row_bytes = t->shape.empty() ? 0 : gguf::row_bytes(t->type, t->shape[0]);
+    const uint64_t rows = t->shape.size() == 2 ? t->shape[1] : 0;
+    const uint64_t rows_per_part = row_bytes ? (part_limit - kSlack - kAlign) / row_bytes : 0;
+    if (rows == 0 || rows_per_part == 0 || rows > UINT32_MAX) {
+      throw std::runtime_error("tensor " + t->name + " (" + std::to_string(t->byte_size) +
+                               " bytes) is larger than one storage-buffer binding (" +
+                               std::to_string(part_limit) + " bytes) and cannot be split by rows");
+    }
+    for (uint64_t r = 0; r < rows; r += rows_per_part) {
+      const uint64_t n = std::min(rows_per_part, rows - r);
+      pieces.push_back(
+          {t, r * row_bytes, n * row_bytes, static_cast<uint32_t>(r), static_cast<uint32_t>(n)});
+    }
+  }
+
+  // Group the pieces into arenas of at most kMaxArena bytes, each sized exactly for its group.
+  std::vector<std::vector<const Piece*>> groups;
+  std::vector<VkDeviceSize> group_bytes;
+  for (const auto& p : pieces) {
+    const VkDeviceSize need = padded(p.bytes);
     if (groups.empty() || group_bytes.back() + need > kMaxArena) {
       groups.emplace_back();
       group_bytes.push_back(0);
     }
-    groups.back().push_back(t);
+    groups.back().push_back(&p);
     group_bytes.back() += need;
   }
 
@@ -52,19 +81,27 @@ Model::Model(vk::Context& ctx, const gguf::GgufFile& file, TensorDataSource& sou
   std::vector<std::byte> chunk(kChunk);
   for (size_t g = 0; g < groups.size(); ++g) {
     arenas_.emplace_back(ctx.device(), "weights " + std::to_string(g), group_bytes[g]);
-    for (const auto* t : groups[g]) {
-      DeviceTensor dt{t->name, t->type, t->shape,
-                      arenas_.back().allocate(t->byte_size + kSlack, kAlign)};
-      uploader.begin(dt.data.sub(0, t->byte_size));
-      for (uint64_t done = 0; done < t->byte_size;) {
-        const size_t n = static_cast<size_t>(std::min<uint64_t>(kChunk, t->byte_size - done));
-        source.read(t->offset + done, std::span(chunk.data(), n));
+    for (const Piece* p : groups[g]) {
+      const gguf::TensorInfo* t = p->t;
+      const vk::BufferSlice slice = arenas_.back().allocate(p->bytes + kSlack, kAlign);
+      uploader.begin(slice.sub(0, p->bytes));
+      for (uint64_t done = 0; done < p->bytes;) {
+        const size_t n = static_cast<size_t>(std::min<uint64_t>(kChunk, p->bytes - done));
+        source.read(t->offset + p->offset + done, std::span(chunk.data(), n));
         uploader.write(std::span<const std::byte>(chunk.data(), n));
         done += n;
       }
       uploader.end();
-      weight_bytes_ += t->byte_size;
-      tensors_.emplace(t->name, std::move(dt));
+      weight_bytes_ += p->bytes;
+      DeviceTensor& dt = tensors_[t->name];
+      if (dt.parts.empty()) {
+        dt.name = t->name;
+        dt.type = t->type;
+        dt.shape = t->shape;
+      }
+      dt.parts.push_back({slice, p->first_row, p->rows});
+      // A single part is the whole tensor; a split one has no whole-tensor slice.
+      dt.data = dt.parts.size() == 1 ? slice : vk::BufferSlice{};
     }
   }
   uploader.flush();

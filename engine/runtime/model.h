@@ -16,11 +16,21 @@
 
 namespace vkllm::runtime {
 
+// A run of whole rows of a tensor stored in its own slice (with the kernels' read slack).
+struct RowPart {
+  vk::BufferSlice data;
+  uint32_t first_row = 0;
+  uint32_t rows = 0;
+};
+
 struct DeviceTensor {
   std::string name;
-  gguf::TensorType type;
+  gguf::TensorType type{};
   std::vector<uint64_t> shape;  // ggml order: shape[0] contiguous
+  // The whole tensor; empty when it is larger than one storage-buffer binding (or one arena
+  // block) and was split by rows into `parts` (engine/runtime/weight_ops.h records over them).
   vk::BufferSlice data;
+  std::vector<RowPart> parts;  // in row order; one part (== data) unless split
   uint64_t cols() const { return shape[0]; }
   uint64_t rows() const { return shape.size() > 1 ? shape[1] : 1; }
 };

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "engine/kv/kv_layout.h"
+#include "engine/runtime/weight_ops.h"
 #include "engine/vulkan/attention.h"
 #include "engine/vulkan/matmul_ops.h"
 #include "engine/vulkan/ops.h"
@@ -48,10 +49,6 @@ std::optional<uint64_t> env_bytes(const char* name) {
 
 constexpr uint32_t kMaxAttentionSplits = 16;
 constexpr uint32_t kMaxSplitTokens = 64;  // split-K only for decode-sized steps
-
-std::string_view type_of(const DeviceTensor& t) {
-  return gguf::type_name(t.type);
-}
 
 }  // namespace
 
@@ -127,6 +124,22 @@ struct Runner::Impl {
     opt.max_seqs = std::max<uint32_t>(opt.max_seqs, 1);
     opt.max_batch_tokens = std::max(opt.max_batch_tokens, opt.max_seqs);
     max_rows = std::max(opt.max_seqs, opt.max_logits_rows);
+    // Activations and logits are bound whole: keep a step's tokens and logits rows within one
+    // storage-buffer binding (lavapipe: 128 MiB; VKLLM_MAX_BINDING_RANGE lowers it).
+    const uint64_t range = ctx.caps().max_storage_buffer_range;
+    const uint64_t token_bytes =
+        4 * std::max<uint64_t>({uint64_t(spec.n_embd_q()) + 2ull * spec.n_embd_k_gqa(),
+                                2ull * spec.n_ff, spec.n_embd});
+    const uint64_t logits_row_bytes = 4ull * spec.n_vocab;
+    if (uint64_t(opt.max_seqs) * std::max(token_bytes, logits_row_bytes) > range) {
+      throw std::invalid_argument(std::to_string(opt.max_seqs) +
+                                  " sequences per step need activations larger than the "
+                                  "device's storage-buffer range of " +
+                                  std::to_string(range) + " bytes");
+    }
+    opt.max_batch_tokens =
+        static_cast<uint32_t>(std::min<uint64_t>(opt.max_batch_tokens, range / token_bytes));
+    max_rows = static_cast<uint32_t>(std::min<uint64_t>(max_rows, range / logits_row_bytes));
     opt.max_logits_rows = max_rows;
     // Devices that do not report their compute units get a middling guess for split-K.
     compute_units = ctx.caps().compute_units ? ctx.caps().compute_units : 16;
@@ -216,23 +229,6 @@ struct Runner::Impl {
     pool = std::make_unique<kv::BlockPool>(layout.num_blocks);
   }
 
-  vk::MatmulArgs mm(const DeviceTensor& w, vk::BufferSlice in, vk::BufferSlice out, uint32_t n,
-                    uint32_t y_stride = 0, bool accumulate = false,
-                    vk::BufferSlice in_q8 = {}) const {
-    vk::MatmulArgs a;
-    a.type = w.type;
-    a.weights = w.data;
-    a.x = in;
-    a.y = out;
-    a.rows = static_cast<uint32_t>(w.rows());
-    a.cols = static_cast<uint32_t>(w.cols());
-    a.batch = n;
-    a.y_stride = y_stride;
-    a.accumulate = accumulate;
-    a.xq = in_q8;
-    return a;
-  }
-
   // q8 copy of `in` (n rows of `cols`) for decode products whose weights take the int8-dot
   // kernels; one quantization serves every product reading `in` (Q/K/V, gate/up). Empty when
   // none does. Follows the barrier after `in` was written and adds its own.
@@ -253,13 +249,17 @@ struct Runner::Impl {
   }
 
   // Weight x activations: the decode kernel (in passes of up to 8 vectors) for small batches,
-  // the tiled GEMM above opt.matvec_max_batch tokens.
-  void product(const vk::MatmulArgs& a) {
-    if (a.batch <= opt.matvec_max_batch) {
-      matmul.record_matvec(rec, a);
-    } else {
-      matmul.record_matmul(rec, a);
-    }
+  // the tiled GEMM above opt.matvec_max_batch tokens. in_q8: `in` as q8 blocks for the int8-dot
+  // decode kernels (see quantized()).
+  void product(const DeviceTensor& w, vk::BufferSlice in, vk::BufferSlice out, uint32_t n,
+               bool accumulate = false, vk::BufferSlice in_q8 = {}) {
+    vk::MatmulArgs a;
+    a.x = in;
+    a.y = out;
+    a.batch = n;
+    a.accumulate = accumulate;
+    a.xq = in_q8;
+    record_product(matmul, rec, w, a, n <= opt.matvec_max_batch);
   }
 
   void add_bias(const DeviceTensor* b, vk::BufferSlice rows, uint32_t n, uint32_t T) {
@@ -308,14 +308,14 @@ struct Runner::Impl {
     vk::ops::HeadRows qrows{q, 0, qd}, krows{k, 0, kvd}, vrows{v, 0, kvd};
     if (spec.fused_qkv) {
       const uint32_t stride = qd + 2 * kvd;
-      product(mm(m.get(Weight::AttnQKV, l), h, qkv, T, 0, false, hq));
+      product(m.get(Weight::AttnQKV, l), h, qkv, T, false, hq);
       qrows = {qkv, 0, stride};
       krows = {qkv, qd, stride};
       vrows = {qkv, qd + kvd, stride};
     } else {
-      product(mm(m.get(Weight::AttnQ, l), h, q, T, 0, false, hq));
-      product(mm(m.get(Weight::AttnK, l), h, k, T, 0, false, hq));
-      product(mm(m.get(Weight::AttnV, l), h, v, T, 0, false, hq));
+      product(m.get(Weight::AttnQ, l), h, q, T, false, hq);
+      product(m.get(Weight::AttnK, l), h, k, T, false, hq);
+      product(m.get(Weight::AttnV, l), h, v, T, false, hq);
     }
     rec.barrier();
     mark("qkv");
@@ -370,13 +370,13 @@ struct Runner::Impl {
 
     const auto attn_q = quantized({&m.get(Weight::AttnOut, l)}, attn, qd, T);
     if (spec.post_norms) {
-      product(mm(m.get(Weight::AttnOut, l), attn, h, T, 0, false, attn_q));
+      product(m.get(Weight::AttnOut, l), attn, h, T, false, attn_q);
       rec.barrier();
       norm(h, m.get(Weight::PostAttnNorm, l), h, E, T);
       rec.barrier();
       vk::ops::add(rec, P, x, h, x, T * E);
     } else {
-      product(mm(m.get(Weight::AttnOut, l), attn, x, T, 0, /*accumulate=*/true, attn_q));
+      product(m.get(Weight::AttnOut, l), attn, x, T, /*accumulate=*/true, attn_q);
     }
     rec.barrier();
     mark("attn_out");
@@ -395,13 +395,13 @@ struct Runner::Impl {
                                                        : vk::ops::GluActivation::GeluTanh;
     g.out = ffn_act;
     if (spec.fused_gate_up) {
-      product(mm(m.get(Weight::FfnUp, l), h, up, T, 0, false, fq));
+      product(m.get(Weight::FfnUp, l), h, up, T, false, fq);
       g.gate = up;
       g.up = up.sub(uint64_t(ff) * 4, up.size - uint64_t(ff) * 4);
       g.gate_stride = g.up_stride = 2 * ff;
     } else {
-      product(mm(m.get(Weight::FfnGate, l), h, gate, T, 0, false, fq));
-      product(mm(m.get(Weight::FfnUp, l), h, up, T, 0, false, fq));
+      product(m.get(Weight::FfnGate, l), h, gate, T, false, fq);
+      product(m.get(Weight::FfnUp, l), h, up, T, false, fq);
       g.gate = gate;
       g.up = up;
     }
@@ -414,13 +414,13 @@ struct Runner::Impl {
     rec.barrier();
     mark("glu");
     if (spec.post_norms) {
-      product(mm(m.get(Weight::FfnDown, l), ffn_act, h, T, 0, false, act_q));
+      product(m.get(Weight::FfnDown, l), ffn_act, h, T, false, act_q);
       rec.barrier();
       norm(h, m.get(Weight::PostFfnNorm, l), h, E, T);
       rec.barrier();
       vk::ops::add(rec, P, x, h, x, T * E);
     } else {
-      product(mm(m.get(Weight::FfnDown, l), ffn_act, x, T, 0, /*accumulate=*/true, act_q));
+      product(m.get(Weight::FfnDown, l), ffn_act, x, T, /*accumulate=*/true, act_q);
     }
     rec.barrier();
     mark("down");
@@ -531,18 +531,12 @@ StepResult Runner::run_step(std::span<SequenceStep> batch, bool greedy_only, boo
   rec.begin();
   rec.timestamp("start");
   {
-    const auto& e = model_->get(Weight::TokenEmbd);
     vk::ops::GetRowsArgs g;
-    g.type = type_of(e);
-    g.weights = e.data;
-    g.row_elems = static_cast<uint32_t>(e.cols());
-    g.row_bytes = static_cast<uint32_t>(gguf::row_bytes(e.type, e.cols()));
-    g.n_rows = static_cast<uint32_t>(e.rows());
     g.ids = I.ids_in.slice();
     g.n_tokens = T;
     g.out = I.x;
     g.scale = spec.embed_scale;
-    vk::ops::get_rows(rec, P, g);
+    record_get_rows(rec, P, model_->get(Weight::TokenEmbd), g);
   }
   rec.barrier();
   // The device starts on the first layer while the host records the rest, in about step_parts
@@ -581,7 +575,7 @@ StepResult Runner::run_step(std::span<SequenceStep> batch, bool greedy_only, boo
       rec.copy(I.hsel.sub(0, R * spec.n_embd * 4ull), I.readback.slice(0, R * spec.n_embd * 4ull));
   }
   if (R > 0 && !hidden) {
-    I.product(I.mm(model_->output(), I.hsel, I.logits, R, 0, false, hq));
+    I.product(model_->output(), I.hsel, I.logits, R, false, hq);
     rec.barrier();
     if (spec.final_softcap > 0) {
       vk::ops::softcap(rec, P, I.logits, I.logits, R * spec.n_vocab, spec.final_softcap);

@@ -187,6 +187,19 @@ DeviceOptions DeviceOptions::from_env() {
   o.validation = env_flag("VKLLM_VULKAN_VALIDATION");
   o.log_summary = !env_flag("VKLLM_QUIET");
   o.push_descriptors = !env_flag("VKLLM_NO_PUSH_DESCRIPTORS");
+  if (const char* r = std::getenv("VKLLM_MAX_BINDING_RANGE"); r && *r) {
+    char* end = nullptr;
+    const unsigned long long n = std::strtoull(r, &end, 10);
+    const std::string suffix = end;
+    const uint64_t scale = suffix.empty()                   ? 1
+                           : suffix == "K" || suffix == "k" ? uint64_t(1) << 10
+                           : suffix == "M" || suffix == "m" ? uint64_t(1) << 20
+                           : suffix == "G" || suffix == "g" ? uint64_t(1) << 30
+                                                            : 0;
+    if (end == r || n == 0 || scale == 0)
+      throw std::invalid_argument(std::string("VKLLM_MAX_BINDING_RANGE: not a size: ") + r);
+    o.max_binding_range = n * scale;
+  }
   return o;
 }
 
@@ -418,6 +431,9 @@ Device::Device(const DeviceOptions& options) {
   caps_.max_push_constants = lim.maxPushConstantsSize;
   caps_.compute_units = has_sm ? psm.shaderSMCount : 0;
   caps_.max_storage_buffer_range = lim.maxStorageBufferRange;
+  if (options.max_binding_range)
+    caps_.max_storage_buffer_range =
+        std::min<VkDeviceSize>(caps_.max_storage_buffer_range, options.max_binding_range);
   caps_.storage_buffer_alignment = lim.minStorageBufferOffsetAlignment;
   caps_.max_allocation_size = p11.maxMemoryAllocationSize;
   if (caps_.max_buffer_size == 0) caps_.max_buffer_size = caps_.max_allocation_size;

@@ -86,7 +86,11 @@ struct DeviceOptions {
   bool log_summary = true;       // print DeviceCapabilities::summary() to stderr (once per process)
   bool validation = false;       // enable VK_LAYER_KHRONOS_validation if installed
   bool push_descriptors = true;  // false: use descriptor pools even where push descriptors exist
-  // Reads VKLLM_DEVICE, VKLLM_VULKAN_VALIDATION=1, VKLLM_NO_PUSH_DESCRIPTORS=1 and VKLLM_QUIET=1.
+  // Caps the storage-buffer range the engine assumes (0: the device's maxStorageBufferRange), so
+  // the split paths for tensors larger than one binding can be exercised on any device.
+  uint64_t max_binding_range = 0;
+  // Reads VKLLM_DEVICE, VKLLM_VULKAN_VALIDATION=1, VKLLM_NO_PUSH_DESCRIPTORS=1, VKLLM_QUIET=1 and
+  // VKLLM_MAX_BINDING_RANGE (bytes, with an optional K/M/G suffix).
   static DeviceOptions from_env();
 };
 

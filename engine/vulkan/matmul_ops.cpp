@@ -98,7 +98,7 @@ KernelType validate(const char* op, const MatmulArgs& a) {
                                 " bytes + " + std::to_string(kWeightReadSlackBytes) +
                                 " bytes of read slack");
   const uint64_t x_elems = (a.batch - 1) * x_stride + a.cols;
-  const uint64_t y_elems = (a.batch - 1) * y_stride + a.rows;
+  const uint64_t y_elems = a.y_offset + (a.batch - 1) * y_stride + a.rows;
   if (x_elems >= (uint64_t{1} << 32) || y_elems >= (uint64_t{1} << 32))
     throw std::invalid_argument(where + "activations exceed 32-bit element indices");
   if (a.x.size < x_elems * sizeof(float))
@@ -120,7 +120,7 @@ Push make_push(const MatmulArgs& a) {
               a.y_stride ? a.y_stride : a.rows,
               0,
               0,
-              0,
+              a.y_offset,
               a.accumulate ? 1u : 0u};
 }
 

@@ -55,6 +55,7 @@ struct MatmulArgs {
   uint32_t batch = 1;   // activation vectors (decode sequences or prefill tokens)
   uint32_t x_stride = 0;    // 0: cols; must be a multiple of 4
   uint32_t y_stride = 0;    // 0: rows
+  uint32_t y_offset = 0;    // floats before vector 0's first row in y (rows of a split weight)
   bool accumulate = false;  // y += W x (fused residual add) instead of y = W x
   // Optional: x quantized by record_quantize_q8 (same cols and batch). record_matvec then takes
   // the int8-dot kernel when int8_dot(type) holds; x is still validated and used otherwise.

@@ -67,9 +67,18 @@ void get_rows(CommandRecorder& rec, PipelineCache& pc, const GetRowsArgs& a) {
   struct {
     uint32_t k, row_bytes, n_rows, n_tokens, w_off, ids_off, out_off, out_stride;
     float scale;
-  } push{a.row_elems, a.row_bytes, a.n_rows, a.n_tokens,
-         0,           0,           0,        a.out_stride ? a.out_stride : a.row_elems,
-         a.scale};
+    uint32_t first_row, part;
+  } push{a.row_elems,
+         a.row_bytes,
+         a.n_rows,
+         a.n_tokens,
+         0,
+         0,
+         0,
+         a.out_stride ? a.out_stride : a.row_elems,
+         a.scale,
+         a.first_row,
+         a.part ? 1u : 0u};
   constexpr uint32_t wg = 64;
   const Pipeline& p = pipeline(pc, ("get_rows_" + t).c_str(), 3, sizeof(push), wg);
   rec.dispatch(p, {a.weights, a.ids, a.out}, push, {div_up(a.row_elems / unit, wg), a.n_tokens, 1});

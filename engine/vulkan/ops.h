@@ -30,6 +30,10 @@ struct GetRowsArgs {
   BufferSlice out;
   uint32_t out_stride = 0;  // 0: row_elems
   float scale = 1.0f;       // Gemma: sqrt(n_embd)
+  // One part of a table split by rows: `weights` holds rows first_row.. first_row + n_rows - 1;
+  // tokens whose ids fall outside are left unwritten (another part's dispatch writes them).
+  bool part = false;
+  uint32_t first_row = 0;
 };
 bool get_rows_supports(std::string_view type);
 void get_rows(CommandRecorder& rec, PipelineCache& pipelines, const GetRowsArgs& a);

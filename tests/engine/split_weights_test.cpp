@@ -1,0 +1,145 @@
+// Weights larger than one storage-buffer binding: with the engine's assumed range capped far below
+// a fixture model's embedding, output and FFN tensors (DeviceOptions::max_binding_range, i.e.
+// VKLLM_MAX_BINDING_RANGE), those tensors load split by rows and the forward pass still matches
+// the scalar reference on prefill (every row) and decode.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engine/gguf/gguf_writer.h"
+#include "engine/model/model_maker.h"
+#include "engine/runtime/generator.h"
+#include "engine/runtime/model.h"
+#include "engine/runtime/runner.h"
+#include "engine/vulkan/context.h"
+#include "tests/reference/llama_cpp_reference.h"
+#include "tests/reference/reference_forward.h"
+
+namespace vkllm::runtime {
+namespace {
+
+using model::FileType;
+using model::Weight;
+using reference::cosine;
+using reference::max_abs_diff;
+
+constexpr uint32_t kVocab = 300;
+// Below the fixture's 256-wide embedding, output and FFN tensors (Q4_K: 43-46 KB, Q6_K and the
+// Q5_0/Q8_0 fallbacks 56-87 KB, F16 150-165 KB), and exactly one step's widest activations (16
+// tokens of 2 x 320 floats).
+constexpr uint64_t kRange = 40 << 10;
+
+std::vector<uint8_t> small_vocab_bytes() {
+  gguf::GgufWriter w;
+  w.set_string("tokenizer.ggml.model", "llama");
+  std::vector<std::string> tokens{"<unk>", "<s>", "</s>"};
+  while (tokens.size() < kVocab) tokens.push_back("tok" + std::to_string(tokens.size()));
+  w.set_strings("tokenizer.ggml.tokens", tokens);
+  w.set_f32s("tokenizer.ggml.scores", std::vector<float>(tokens.size(), 0.0f));
+  w.set_u32("tokenizer.ggml.bos_token_id", 1);
+  return w.serialize();
+}
+
+vk::Context& capped_context() {
+  static vk::Context context([] {
+    vk::DeviceOptions o = vk::DeviceOptions::from_env();
+    o.max_binding_range = kRange;
+    o.log_summary = false;
+    return o;
+  }());
+  return context;
+}
+
+int32_t argmax(const std::vector<float>& v) {
+  return static_cast<int32_t>(std::max_element(v.begin(), v.end()) - v.begin());
+}
+
+class SplitWeights : public ::testing::TestWithParam<FileType> {};
+
+TEST_P(SplitWeights, ForwardMatchesReferenceWithTensorsAboveTheBindingRange) {
+  const uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(static_cast<uint32_t>(seed));
+
+  const std::vector<uint8_t> vocab_bytes = small_vocab_bytes();
+  const auto vocab = gguf::GgufFile::parse(vocab_bytes);
+  model::MakeModelOptions o;
+  o.arch = "llama";
+  o.shape = model::parse_model_shape("256x2x4x2");
+  o.shape.n_ff = 320;
+  o.file_type = GetParam();
+  o.seed = seed;
+  gguf::GgufWriter w;
+  model::build_random_model(o, vocab, w);
+  const std::vector<uint8_t> bytes = w.serialize();
+  const auto file = gguf::GgufFile::parse(bytes);
+
+  vk::Context& ctx = capped_context();
+  ASSERT_EQ(ctx.caps().max_storage_buffer_range, kRange);
+  Model model(ctx, file);
+  // The cap must actually split the tensors this test is about.
+  for (Weight wt : {Weight::TokenEmbd, Weight::Output, Weight::FfnUp, Weight::FfnDown}) {
+    const DeviceTensor& t = wt == Weight::Output ? model.output() : model.get(wt, 1);
+    EXPECT_GT(t.parts.size(), 1u) << t.name;
+    EXPECT_FALSE(t.data) << t.name << " has a whole-tensor slice although split";
+    for (const RowPart& p : t.parts) EXPECT_LE(p.data.size, kRange) << t.name;
+  }
+
+  RunnerOptions opts;
+  opts.max_batch_tokens = 16;
+  opts.max_seqs = 2;
+  opts.max_logits_rows = 16;
+  opts.max_context = 64;
+  opts.kv_budget_bytes = 8u << 20;
+  Runner runner(model, opts);
+  Generator gen(runner);
+  reference::ReferenceModel ref(file, reference::ReferenceModel::EngineRounding{});
+
+  const double min_cos = GetParam() == FileType::F16 ? 0.9999 : 0.999;
+  std::uniform_int_distribution<int32_t> token(3, kVocab - 1);
+  std::vector<int32_t> prompt(16);
+  for (auto& t : prompt) t = token(rng);
+  // Ids from both ends of the vocabulary, so the lookup reads every part of the embedding.
+  prompt[0] = 3;
+  prompt[1] = kVocab - 1;
+
+  const std::vector<float> got = gen.feed(prompt, /*all_rows=*/true);
+  const auto want = ref.forward(prompt, /*all_rows=*/true);
+  ASSERT_EQ(got.size(), want.size() * kVocab);
+  for (size_t r = 0; r < want.size(); ++r) {
+    const std::span<const float> g(got.data() + r * kVocab, kVocab);
+    EXPECT_GE(cosine(g, want[r]), min_cos)
+        << "prefill row " << r << ", max abs diff " << max_abs_diff(g, want[r]);
+  }
+  std::vector<float> last = want.back();
+  for (int step = 0; step < 3; ++step) {
+    const std::vector<int32_t> one{argmax(last)};
+    const std::vector<float> g = gen.feed(one);
+    last = ref.forward(one, /*all_rows=*/false).back();
+    EXPECT_GE(cosine(g, last), min_cos)
+        << "decode step " << step << ", max abs diff " << max_abs_diff(g, last);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, SplitWeights, ::testing::Values(FileType::F16, FileType::Q4_K_M),
+                         [](const auto& info) {
+                           return std::string(model::file_type_name(info.param));
+                         });
+
+TEST(SplitWeights, MaxBindingRangeComesFromTheEnvironment) {
+  ::setenv("VKLLM_MAX_BINDING_RANGE", "40K", 1);
+  EXPECT_EQ(vk::DeviceOptions::from_env().max_binding_range, 40u << 10);
+  ::setenv("VKLLM_MAX_BINDING_RANGE", "2G", 1);
+  EXPECT_EQ(vk::DeviceOptions::from_env().max_binding_range, uint64_t(2) << 30);
+  ::setenv("VKLLM_MAX_BINDING_RANGE", "lots", 1);
+  EXPECT_THROW(vk::DeviceOptions::from_env(), std::invalid_argument);
+  ::unsetenv("VKLLM_MAX_BINDING_RANGE");
+  EXPECT_EQ(vk::DeviceOptions::from_env().max_binding_range, 0u);
+}
+
+}  // namespace
+}  // namespace vkllm::runtime
