@@ -405,6 +405,7 @@ Device::Device(const DeviceOptions& options) {
   }
   caps_.push_descriptors =
       options.push_descriptors && has_extension(ext, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+  caps_.memory_budget = has_extension(ext, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
   caps_.cooperative_matrix = has_coop_ext && fcoop.cooperativeMatrix;
   if (caps_.cooperative_matrix) {
     auto get = reinterpret_cast<PFN_GetCoopMatProperties>(vkGetInstanceProcAddr(
@@ -508,6 +509,7 @@ Device::Device(const DeviceOptions& options) {
     *tail = &ecoop;
   }
   if (caps_.push_descriptors) extensions.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
+  if (caps_.memory_budget) extensions.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
 
   const float priority = 1.0f;
   auto queue_info = make<VkDeviceQueueCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO);
@@ -617,6 +619,29 @@ void Device::run_once(const std::function<void(VkCommandBuffer)>& record) {
 
 void Device::wait_idle() {
   check(vkDeviceWaitIdle(device_), "vkDeviceWaitIdle");
+}
+
+}  // namespace vkllm::vk
+
+namespace vkllm::vk {
+
+Device::MemoryBudget Device::memory_budget() const {
+  auto budget = make<VkPhysicalDeviceMemoryBudgetPropertiesEXT>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT);
+  auto props = make<VkPhysicalDeviceMemoryProperties2>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2);
+  if (caps_.memory_budget) props.pNext = &budget;
+  vkGetPhysicalDeviceMemoryProperties2(physical_, &props);
+  MemoryBudget out;
+  uint64_t best_size = 0;
+  for (uint32_t i = 0; i < props.memoryProperties.memoryHeapCount; ++i) {
+    const auto& heap = props.memoryProperties.memoryHeaps[i];
+    if (!(heap.flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) || heap.size < best_size) continue;
+    best_size = heap.size;
+    out.budget = caps_.memory_budget ? budget.heapBudget[i] : heap.size;
+    out.usage = caps_.memory_budget ? budget.heapUsage[i] : 0;
+  }
+  return out;
 }
 
 }  // namespace vkllm::vk

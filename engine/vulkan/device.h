@@ -56,6 +56,7 @@ struct DeviceCapabilities {
 
   // Fast paths.
   bool push_descriptors = false;      // VK_KHR_push_descriptor
+  bool memory_budget = false;         // VK_EXT_memory_budget: Device::memory_budget() is exact
   bool integer_dot_product = false;   // shaderIntegerDotProduct
   bool int8_dot_accelerated = false;  // 4x8-bit packed signed dot is hardware-accelerated
   bool cooperative_matrix = false;    // VK_KHR_cooperative_matrix
@@ -124,6 +125,15 @@ class Device {
   // one-off copies). Not for per-step work.
   void run_once(const std::function<void(VkCommandBuffer)>& record);
   void wait_idle();
+
+  // The largest device-local heap's budget for this process and what the process (every
+  // allocation of every device in it) uses of it now. With VK_EXT_memory_budget the driver
+  // says both; without, budget is the heap size and usage 0.
+  struct MemoryBudget {
+    uint64_t budget = 0;
+    uint64_t usage = 0;
+  };
+  MemoryBudget memory_budget() const;
 
   PFN_vkCmdPushDescriptorSetKHR cmd_push_descriptor_set() const { return push_descriptor_fn_; }
 

@@ -100,7 +100,9 @@ ModelManager::~ModelManager() {
 }
 
 system_clock::time_point ModelManager::expiry(nanoseconds keep_alive) const {
-  if (keep_alive < nanoseconds(0)) return system_clock::now() + hours(24 * 365 * 292);
+  // Negative or beyond ~200 years (where time_point arithmetic would overflow) is forever.
+  constexpr auto forever = hours(24 * 365 * 200);
+  if (keep_alive < nanoseconds(0) || keep_alive > forever) return system_clock::now() + forever;
   return system_clock::now() + duration_cast<system_clock::duration>(keep_alive);
 }
 
@@ -229,10 +231,8 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
   const uint64_t act_estimate = 4ull * (512ull * (8ull * spec.n_embd + 4ull * spec.n_ff) +
                                         64ull * (2ull * spec.n_embd + 2ull * spec.n_vocab)) +
                                 (64ull << 20);
-  const uint64_t heap = caps.device_local_bytes;
+  const uint64_t heap = ctx.device().memory_budget().budget;
   std::unique_lock lock(mutex_);
-  uint64_t in_use = 0;
-  for (auto& [k, other] : loaded_) in_use += other->device_bytes;
   const uint64_t fixed = weight_bytes + act_estimate + options_.gpu_overhead;
   const uint64_t min_kv = per_token_kv * std::min<uint32_t>(ctx_default, 2048);
   if (fixed + min_kv > heap) {
@@ -241,15 +241,14 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
                                   gib(heap));
   }
   // Room for this model next to the others, evicting idle ones (least recently used first).
-  if (loaded_.size() >= options_.max_loaded || in_use + fixed + min_kv > heap) {
+  if (loaded_.size() >= options_.max_loaded || free_bytes() < fixed + min_kv) {
     make_room(fixed + min_kv, lock);
-    in_use = 0;
-    for (auto& [k, other] : loaded_) in_use += other->device_bytes;
   }
+  const uint64_t free_now = free_bytes();
   lock.unlock();
   if (ro.kv_budget_bytes == 0) {
     const uint64_t want = per_token_kv * ctx_default * parallel_hint;
-    uint64_t avail = heap > in_use + fixed ? (heap - in_use - fixed) / 10 * 9 : min_kv;
+    uint64_t avail = free_now > fixed ? (free_now - fixed) / 10 * 9 : min_kv;
     if (m->on_cpu) avail = std::min(avail, heap / 8);  // lavapipe memory is the host's
     ro.kv_budget_bytes = std::max(min_kv, std::min(want, avail));
   }
@@ -292,12 +291,21 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
   return m;
 }
 
+uint64_t ModelManager::free_bytes() const {
+  if (!context_) return UINT64_MAX;
+  const auto mb = context_->device().memory_budget();
+  if (context_->caps().memory_budget) {
+    // The driver's view: what this process (all our models included) may still allocate.
+    return mb.budget > mb.usage ? mb.budget - mb.usage : 0;
+  }
+  uint64_t in_use = 0;
+  for (auto& [k, m] : loaded_) in_use += m->device_bytes;
+  return mb.budget > in_use ? mb.budget - in_use : 0;
+}
+
 void ModelManager::make_room(uint64_t need_bytes, std::unique_lock<std::mutex>& lock) {
-  const uint64_t heap = context_ ? context_->caps().device_local_bytes : UINT64_MAX;
   for (;;) {
-    uint64_t in_use = 0;
-    for (auto& [k, m] : loaded_) in_use += m->device_bytes;
-    if (loaded_.size() < options_.max_loaded && in_use + need_bytes <= heap) return;
+    if (loaded_.size() < options_.max_loaded && free_bytes() >= need_bytes) return;
     if (loaded_.empty()) return;
     // The least recently used idle model goes; if all are busy, wait for one to become idle.
     std::shared_ptr<LoadedModel> victim;

@@ -146,6 +146,8 @@ class ModelManager {
   std::shared_ptr<LoadedModel> usable(const std::string& key);
   std::shared_ptr<LoadedModel> load(const registry::ModelShow& show);
   void make_room(uint64_t need_bytes, std::unique_lock<std::mutex>& lock);
+  // Device memory a new model may take now (VK_EXT_memory_budget where present). mutex_ held.
+  uint64_t free_bytes() const;
   void reaper();
   void unload_locked(const std::string& key);
   std::chrono::system_clock::time_point expiry(std::chrono::nanoseconds keep_alive) const;
