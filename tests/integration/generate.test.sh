@@ -108,6 +108,22 @@ full=$(jq .prompt_eval_count "$TEST_TMP/second.json")
 [ "$full" -gt $((hits1 - hits0)) ] || fail "prompt_eval_count $full must count the whole prompt"
 pass "prefix cache: $((hits1 - hits0)) of $full prompt tokens reused"
 
+# --- the context window: shifting past num_ctx, or stopping at it with shift:false ---
+shift_req='{"model":"tiny","prompt":"Count with me","stream":false,"options":{"temperature":0,"num_ctx":32,"num_predict":60}}'
+curl -s "$VKLLM_URL/api/generate" -d "$shift_req" >"$TEST_TMP/shift.json"
+jq -e '.done_reason == "length" and .eval_count == 60' "$TEST_TMP/shift.json" >/dev/null ||
+  fail "context shift: $(cat "$TEST_TMP/shift.json")"
+curl -s "$VKLLM_URL/api/generate" -d "$(jq -c '.shift=false' <<<"$shift_req")" >"$TEST_TMP/noshift.json"
+jq -e '.done_reason == "length" and .eval_count < 32 and .eval_count > 0' "$TEST_TMP/noshift.json" >/dev/null ||
+  fail "shift:false: $(cat "$TEST_TMP/noshift.json")"
+long_prompt=$(printf 'word %.0s' $(seq 1 80))
+expect_eq "$(http_status POST "$VKLLM_URL/api/generate" -d "$(jq -nc --arg p "$long_prompt" '{model:"tiny",prompt:$p,shift:false,options:{num_ctx:32}}')")" 400 "over-long prompt with shift:false"
+grep -q 'the prompt is longer than the context length' "$TEST_TMP/body" || fail "shift:false text: $(body)"
+curl -s "$VKLLM_URL/api/generate" -d "$(jq -nc --arg p "$long_prompt" '{model:"tiny",prompt:$p,stream:false,options:{num_ctx:32,num_predict:4}}')" >"$TEST_TMP/trunc.json"
+jq -e '.done == true and .eval_count == 4 and .prompt_eval_count < 32' "$TEST_TMP/trunc.json" >/dev/null ||
+  fail "prompt truncation: $(cat "$TEST_TMP/trunc.json")"
+pass "num_ctx: generation shifts past it (60 tokens in a 32-token window), shift:false stops; long prompts truncated or refused"
+
 # --- tokenize / detokenize ---
 toks=$(curl -s "$VKLLM_URL/api/tokenize" -d '{"model":"tiny","content":"Hello world"}' | jq -c .tokens)
 [ "$(jq length <<<"$toks")" -ge 2 ] || fail "tokenize: $toks"
