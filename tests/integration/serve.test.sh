@@ -40,7 +40,7 @@ vkllm_start cors OLLAMA_ORIGINS="https://ui.example.com"
 expect_eq "$(http_status GET "$VKLLM_URL/api/version" -H 'Origin: https://ui.example.com')" 200 "OLLAMA_ORIGINS origin"
 grep -qi 'access-control-allow-origin' <(curl -s -D - -o /dev/null -H 'Origin: https://ui.example.com' "$VKLLM_URL/") \
   || fail "no Access-Control-Allow-Origin for an OLLAMA_ORIGINS origin"
-if OLLAMA_HOST=127.0.0.1:0 OLLAMA_ORIGINS="not-an-origin" timeout 5 "$VKLLM_BIN" serve >"$TEST_TMP/badorigins.out" 2>&1; then
+if OLLAMA_HOST=127.0.0.1:0 OLLAMA_ORIGINS="not-an-origin" OLLAMA_MODELS="$TEST_TMP/badorigins" HOME="$TEST_TMP" timeout 5 "$VKLLM_BIN" serve >"$TEST_TMP/badorigins.out" 2>&1; then
   fail "serve started with a malformed OLLAMA_ORIGINS"
 fi
 grep -q 'not-an-origin' "$TEST_TMP/badorigins.out" || fail "bad OLLAMA_ORIGINS error does not name the entry"
@@ -48,7 +48,10 @@ pass "OLLAMA_ORIGINS"
 
 # OLLAMA_HOST is respected: a fixed port given as scheme://host:port.
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-OLLAMA_HOST="http://127.0.0.1:$port" "$VKLLM_BIN" serve >"$TEST_TMP/fixed.log" 2>&1 &
+# Its own store and HOME: a test never touches the user's ~/.vkllm.
+mkdir -p "$TEST_TMP/fixed/models"
+OLLAMA_HOST="http://127.0.0.1:$port" OLLAMA_MODELS="$TEST_TMP/fixed/models" HOME="$TEST_TMP/fixed" \
+  "$VKLLM_BIN" serve >"$TEST_TMP/fixed.log" 2>&1 &
 fixed_pid=$!
 VKLLM_PIDS+=("$fixed_pid")
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/" >/dev/null && break; sleep 0.1; done
