@@ -1,10 +1,12 @@
 #include "server/http/server.h"
 
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <ctime>
 #include <iostream>
@@ -46,6 +48,17 @@ constexpr uint64_t kDrainLimit = 256 * 1024;  // unread body bytes we still skip
 // Pipelined bytes the disconnect watch keeps for the next parse; past it the watch stops (a
 // client that sends that much ahead is not leaving).
 constexpr size_t kWatchKeepLimit = 64 * 1024;
+// The connection's read buffer: headers and pipelined bytes. Smaller than Beast's 64 KiB
+// per-field ceiling plus framing, so a chunked trailer too can never reach it (the parser
+// reports buffer_overflow instead of throwing).
+constexpr size_t kReadBufferLimit = 64 * 1024;
+constexpr size_t kHeaderLimitMax = 60 * 1024;
+
+// Shared by every connection: request bodies read whole into memory right now.
+struct BodyBudget {
+  std::atomic<uint64_t> in_flight{0};
+  uint64_t limit = 0;
+};
 
 std::string now_for_log() {
   const auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -66,8 +79,9 @@ void log_line(const std::string& line) {
 class SessionExchange final : public Exchange {
  public:
   SessionExchange(beast::tcp_stream& stream, beast::flat_buffer& buffer,
-                  bhttp::request_parser<bhttp::buffer_body>& parser, const ServerLimits& limits)
-      : stream_(stream), buffer_(buffer), parser_(parser), limits_(limits) {
+                  bhttp::request_parser<bhttp::buffer_body>& parser, const ServerLimits& limits,
+                  BodyBudget& budget)
+      : stream_(stream), buffer_(buffer), parser_(parser), limits_(limits), budget_(budget) {
     const auto& req = parser_.get();
     method_ =
         parse_method(std::string_view(req.method_string().data(), req.method_string().size()));
@@ -91,11 +105,18 @@ class SessionExchange final : public Exchange {
 
   awaitable<std::string> read_body() override {
     std::string body;
-    if (const auto n = content_length(); n && *n > limits_.body_bytes) {
+    const auto announced = content_length();
+    if (announced && *announced > limits_.body_bytes) {
       keep_alive_ = false;
-      throw HttpError(413, "request body too large: " + std::to_string(*n) + " bytes, limit " +
-                               std::to_string(limits_.body_bytes));
+      throw HttpError(413, "request body too large: " + std::to_string(*announced) +
+                               " bytes, limit " + std::to_string(limits_.body_bytes));
     }
+    // A known length is reserved (and allocated) at once; a chunked body as it grows.
+    if (announced) {
+      reserve_body_bytes(*announced);
+      body.reserve(*announced);
+    }
+    body_deadline_ = std::chrono::steady_clock::now() + limits_.body_timeout;
     std::vector<char> buf(kBodyChunk);
     for (;;) {
       const size_t n = co_await read_body_some(buf);
@@ -105,8 +126,10 @@ class SessionExchange final : public Exchange {
         throw HttpError(
             413, "request body too large: limit " + std::to_string(limits_.body_bytes) + " bytes");
       }
+      if (body.size() + n > reserved_) reserve_body_bytes(body.size() + n - reserved_);
       body.append(buf.data(), n);
     }
+    body_deadline_.reset();
     co_return body;
   }
 
@@ -118,14 +141,19 @@ class SessionExchange final : public Exchange {
       body.data = out.data();
       body.size = out.size();
       beast::error_code ec;
-      stream_.expires_after(limits_.read_timeout);
+      auto expiry = std::chrono::steady_clock::now() + limits_.read_timeout;
+      if (body_deadline_) expiry = std::min(expiry, *body_deadline_);
+      stream_.expires_at(expiry);
       co_await bhttp::async_read_some(stream_, buffer_, parser_,
                                       asio::redirect_error(use_awaitable, ec));
       const size_t got = out.size() - body.size;
       if (ec == bhttp::error::need_buffer) ec = {};
       if (ec) {
         keep_alive_ = false;
-        io_failed_ = true;
+        // A timeout closed the socket; a malformed body (bad chunk, trailer too large) gets
+        // its 400 and the connection closes after it.
+        io_failed_ = ec == beast::error::timeout || !stream_.socket().is_open();
+        if (ec == beast::error::timeout) throw HttpError(408, "timed out reading request body");
         throw HttpError(400, "reading request body: " + ec.message());
       }
       if (parser_.is_done()) arm_watch();
@@ -258,7 +286,10 @@ class SessionExchange final : public Exchange {
     }
     watch_.reset();
   }
-  ~SessionExchange() override { end_watch(); }
+  ~SessionExchange() override {
+    end_watch();
+    budget_.in_flight -= reserved_;
+  }
 
   bool finished() const { return finished_; }
   bool sized() const { return sized_; }
@@ -299,6 +330,15 @@ class SessionExchange final : public Exchange {
     res.keep_alive(keep_alive());
   }
 
+  void reserve_body_bytes(uint64_t n) {
+    if (budget_.in_flight.fetch_add(n) + n > budget_.limit) {
+      budget_.in_flight -= n;
+      keep_alive_ = false;
+      throw HttpError(503, "server busy: too many large request bodies in flight, retry later");
+    }
+    reserved_ += n;
+  }
+
   awaitable<void> send_continue_if_expected() {
     if (continue_sent_) co_return;
     continue_sent_ = true;
@@ -334,7 +374,10 @@ class SessionExchange final : public Exchange {
         if (ec != asio::error::operation_aborted || !stream_.socket().is_open()) fire(*w);
         return;
       }
-      auto space = buffer_.prepare(std::min<size_t>(16 * 1024, kWatchKeepLimit));
+      const size_t room = std::min(buffer_.max_size() - buffer_.size(),
+                                   kWatchKeepLimit - std::min(kWatchKeepLimit, buffer_.size()));
+      if (room == 0) return;  // a client that sends this much ahead is not leaving
+      auto space = buffer_.prepare(std::min<size_t>(16 * 1024, room));
       const ssize_t n =
           ::recv(stream_.socket().native_handle(), space.data(), space.size(), MSG_DONTWAIT);
       if (n > 0) {
@@ -365,6 +408,9 @@ class SessionExchange final : public Exchange {
   beast::flat_buffer& buffer_;
   bhttp::request_parser<bhttp::buffer_body>& parser_;
   const ServerLimits& limits_;
+  BodyBudget& budget_;
+  uint64_t reserved_ = 0;  // of budget_, released with the exchange
+  std::optional<std::chrono::steady_clock::time_point> body_deadline_;
   std::shared_ptr<DisconnectWatch> watch_;
   Method method_;
   std::string target_;
@@ -388,24 +434,50 @@ struct Server::Impl {
   bool check_host = false;
   std::atomic<bool> stopping{false};
   std::atomic<int> active_requests{0};
+  std::atomic<size_t> connections{0};
+  BodyBudget body_budget;
   uint16_t port = 0;
   std::string bound;
 
   Impl(ServerConfig c, Router r)
-      : config(std::move(c)), router(std::move(r)), ioc(static_cast<int>(config.threads)) {}
+      : config(std::move(c)), router(std::move(r)), ioc(static_cast<int>(config.threads)) {
+    body_budget.limit = config.limits.body_bytes_in_flight;
+  }
 
   awaitable<void> accept_loop(tcp::acceptor& acceptor) {
+    asio::steady_timer pause(acceptor.get_executor());
+    beast::error_code ignored;
     for (;;) {
+      // At the cap, leave new clients in the kernel's queue until a connection closes.
+      while (connections >= config.limits.max_connections && !stopping) {
+        pause.expires_after(std::chrono::milliseconds(5));
+        co_await pause.async_wait(asio::redirect_error(use_awaitable, ignored));
+      }
       beast::error_code ec;
       tcp::socket socket = co_await acceptor.async_accept(asio::make_strand(ioc),
                                                           asio::redirect_error(use_awaitable, ec));
       if (ec) {
         if (stopping || ec == asio::error::operation_aborted) co_return;
-        continue;  // e.g. EMFILE: keep serving the connections we have
+        // e.g. EMFILE: keep serving the connections we have, and let some close
+        pause.expires_after(std::chrono::milliseconds(50));
+        co_await pause.async_wait(asio::redirect_error(use_awaitable, ignored));
+        continue;
       }
+      ++connections;
       auto ex = socket.get_executor();
-      asio::co_spawn(ex, session(std::move(socket)), asio::detached);
+      asio::co_spawn(ex, guarded_session(std::move(socket)), asio::detached);
     }
+  }
+
+  // Nothing that goes wrong on one connection may end the others: whatever escapes the session
+  // closes just this socket.
+  awaitable<void> guarded_session(tcp::socket socket) {
+    try {
+      co_await session(std::move(socket));
+    } catch (const std::exception& e) {
+      if (config.log_requests) log_line(std::string("[vkllm] connection dropped: ") + e.what());
+    }
+    --connections;
   }
 
   // Answers before routing: CORS and Host checks. Returns true when it already responded.
@@ -484,9 +556,41 @@ struct Server::Impl {
 
   static std::string json_error_line(const std::string& message);
 
+  // Why a request's framing cannot be trusted (RFC 9112 §6.1, §3.2), or "" when it can. Beast
+  // takes a Transfer-Encoding whose last coding is not chunked for "no body", which would let
+  // the body be read as a next request; we know no coding but chunked, so anything else is
+  // refused and the connection closed.
+  static std::string framing_problem(const bhttp::request_parser<bhttp::buffer_body>& parser) {
+    const auto& req = parser.get();
+    const auto te = req.equal_range(bhttp::field::transfer_encoding);
+    if (te.first != te.second) {
+      if (std::next(te.first) != te.second ||
+          !beast::iequals(trim_ows(te.first->value()), "chunked")) {
+        return "unsupported Transfer-Encoding";
+      }
+    }
+    const size_t hosts = req.count(bhttp::field::host);
+    if (hosts > 1) return "more than one Host header";
+    if (hosts == 0 && req.version() >= 11) return "missing Host header";
+    return {};
+  }
+
+  static beast::string_view trim_ows(beast::string_view v) {
+    while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+    while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+    return v;
+  }
+
+  // A read error that only means the peer left or went quiet, which needs no answer.
+  static bool quiet_end(const beast::error_code& ec) {
+    return ec == bhttp::error::end_of_stream || ec == asio::error::eof ||
+           ec == beast::error::timeout || ec == asio::error::connection_reset ||
+           ec == asio::error::operation_aborted || ec == asio::error::broken_pipe;
+  }
+
   awaitable<void> session(tcp::socket socket) {
     beast::tcp_stream stream(std::move(socket));
-    beast::flat_buffer buffer;
+    beast::flat_buffer buffer(kReadBufferLimit);
     std::string remote;
     {
       beast::error_code ec;
@@ -494,26 +598,40 @@ struct Server::Impl {
       if (!ec) remote = ep.address().to_string();
     }
     for (;;) {
-      bhttp::request_parser<bhttp::buffer_body> parser;
-      parser.header_limit(static_cast<uint32_t>(config.limits.header_bytes));
-      parser.body_limit(boost::none);
       beast::error_code ec;
-      stream.expires_after(config.limits.idle_timeout);
+      if (buffer.size() == 0) {
+        // Idle keep-alive: wait for the first byte of the next request...
+        stream.expires_after(config.limits.idle_timeout);
+        const size_t n = co_await stream.async_read_some(buffer.prepare(4096),
+                                                         asio::redirect_error(use_awaitable, ec));
+        if (ec) break;
+        buffer.commit(n);
+      }
+      // ...then the whole header must arrive in header_timeout, however it trickles in.
+      bhttp::request_parser<bhttp::buffer_body> parser;
+      parser.header_limit(
+          static_cast<uint32_t>(std::min(config.limits.header_bytes, kHeaderLimitMax)));
+      parser.body_limit(boost::none);
+      stream.expires_after(config.limits.header_timeout);
       co_await bhttp::async_read_header(stream, buffer, parser,
                                         asio::redirect_error(use_awaitable, ec));
       if (ec) {
-        if (ec == bhttp::error::header_limit) {
+        if (ec == bhttp::error::header_limit || ec == bhttp::error::buffer_overflow) {
           co_await write_plain_and_close(stream, 431, "431 Request Header Fields Too Large");
-        } else if (ec != bhttp::error::end_of_stream && ec != asio::error::eof &&
-                   ec != beast::error::timeout && ec != asio::error::connection_reset &&
-                   ec != asio::error::operation_aborted) {
+        } else if (ec == beast::error::timeout) {
+          // the socket is closed already: nothing to answer on
+        } else if (!quiet_end(ec)) {
           co_await write_plain_and_close(stream, 400, "400 Bad Request");
         }
         break;
       }
+      if (const auto problem = framing_problem(parser); !problem.empty()) {
+        co_await write_plain_and_close(stream, 400, "400 Bad Request: " + problem);
+        break;
+      }
       ++active_requests;
       const auto started = std::chrono::steady_clock::now();
-      SessionExchange ex(stream, buffer, parser, config.limits);
+      SessionExchange ex(stream, buffer, parser, config.limits, body_budget);
       try {
         co_await handle(ex);
         ex.end_watch();
@@ -633,7 +751,39 @@ Server::Server(ServerConfig config, Router router)
 
 Server::~Server() = default;
 
+namespace {
+
+// Go raises the soft file limit to the hard one at start-up; so do we, and keep the connection
+// cap below it with room for blobs, the catalog and pipes.
+size_t usable_connection_slots() {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return SIZE_MAX;
+  if (lim.rlim_cur < lim.rlim_max) {
+    rlimit raised = lim;
+    raised.rlim_cur = lim.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) lim = raised;
+  }
+  if (lim.rlim_cur == RLIM_INFINITY) return SIZE_MAX;
+  constexpr rlim_t kReserved = 128;
+  return lim.rlim_cur > 2 * kReserved ? static_cast<size_t>(lim.rlim_cur - kReserved)
+                                      : static_cast<size_t>(lim.rlim_cur / 2);
+}
+
+}  // namespace
+
+size_t max_connections_from_env() {
+  constexpr size_t kDefault = 2048;
+  const std::string v = env_value("VKLLM_MAX_CONNECTIONS");
+  size_t n = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (v.empty() || ec != std::errc{} || end != v.data() + v.size() || n == 0) return kDefault;
+  return n;
+}
+
 void Server::listen() {
+  auto& limits = impl_->config.limits;
+  limits.max_connections =
+      std::max<size_t>(1, std::min(limits.max_connections, usable_connection_slots()));
   impl_->bind();
 }
 uint16_t Server::port() const {
@@ -653,11 +803,21 @@ void Server::run(bool handle_signals) {
       if (!ec) impl_->begin_stop();
     });
   }
+  // A handler that throws past its session (a library bug) costs that connection, not the server.
+  const bool log = impl_->config.log_requests;
+  auto serve = [&ioc, log] {
+    for (;;) {
+      try {
+        ioc.run();
+        return;
+      } catch (const std::exception& e) {
+        if (log) log_line(std::string("[vkllm] error escaped a connection: ") + e.what());
+      }
+    }
+  };
   std::vector<std::thread> threads;
-  for (unsigned i = 1; i < std::max(1u, impl_->config.threads); ++i) {
-    threads.emplace_back([&ioc] { ioc.run(); });
-  }
-  ioc.run();
+  for (unsigned i = 1; i < std::max(1u, impl_->config.threads); ++i) threads.emplace_back(serve);
+  serve();
   for (auto& t : threads) t.join();
 }
 

@@ -17,13 +17,27 @@
 
 namespace vkllm::http {
 
+// VKLLM_MAX_CONNECTIONS, or 2048 when unset or not a positive number.
+size_t max_connections_from_env();
+
 struct ServerLimits {
-  size_t header_bytes = 1 << 20;              // request line + headers (Go's default)
-  uint64_t body_bytes = uint64_t{256} << 20;  // read_body(); streamed bodies are unlimited
-  std::chrono::seconds idle_timeout{300};     // keep-alive wait for the next request
-  std::chrono::seconds read_timeout{60};      // no progress while reading a request
-  std::chrono::seconds write_timeout{300};    // no progress while writing a response
-  std::chrono::seconds shutdown_grace{10};    // how long running requests may finish on stop
+  // Request line + headers. Kept under Beast's 64 KiB per-field ceiling so that no header or
+  // trailer can reach it (Beast throws there instead of reporting an error).
+  size_t header_bytes = 60 * 1024;
+  // read_body(): a JSON request (chat with base64 images is the largest); streamed bodies
+  // (read_body_some) are unlimited.
+  uint64_t body_bytes = uint64_t{64} << 20;
+  // All read_body() bodies held at once, over every connection; past it a request gets 503.
+  uint64_t body_bytes_in_flight = uint64_t{256} << 20;
+  std::chrono::seconds idle_timeout{30};    // keep-alive wait for the next request's first byte
+  std::chrono::seconds header_timeout{10};  // first byte to the end of the headers
+  std::chrono::seconds body_timeout{60};    // the whole of a read_body() body
+  std::chrono::seconds read_timeout{30};    // no progress while streaming a request body
+  std::chrono::seconds write_timeout{300};  // no progress while writing a response
+  std::chrono::seconds shutdown_grace{10};  // how long running requests may finish on stop
+  // Open connections; at the cap the server stops accepting until one closes (the kernel
+  // queues the rest), so idle or slow clients cannot exhaust file descriptors.
+  size_t max_connections = max_connections_from_env();
 };
 
 struct ServerConfig {

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <poll.h>
+
 #include <atomic>
 #include <chrono>
 #include <future>
@@ -33,7 +35,11 @@ namespace {
 
 class ServerTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void SetUp() override { start(); }
+
+  // (Re)starts the server with the test routes and the fixture's limits, as `tweak` adjusts them.
+  void start(const std::function<void(vkllm::http::ServerConfig&)>& tweak = {}) {
+    if (server_) TearDown();
     vkllm::http::Router r;
     r.add(Method::get, "/hello", [](Exchange& ex) -> awaitable<void> {
       co_await ex.respond(200, vkllm::http::kTextContentType, "hi");
@@ -65,6 +71,14 @@ class ServerTest : public ::testing::Test {
     r.add(Method::get, "/fail", [](Exchange&) -> awaitable<void> {
       throw HttpError(418, "teapot");
       co_return;
+    });
+    // Holds the request open for the given milliseconds before reading its body.
+    r.add(Method::post, "/slow/:ms", [](Exchange& ex) -> awaitable<void> {
+      asio::steady_timer timer(ex.executor());
+      timer.expires_after(std::chrono::milliseconds(std::stoi(ex.param("ms"))));
+      co_await timer.async_wait(asio::use_awaitable);
+      std::string body = co_await ex.read_body();
+      co_await ex.respond(200, "text/plain", std::to_string(body.size()));
     });
     // Waits (without writing) until told the client left or 5 s pass; answers "waited" then.
     r.add(Method::post, "/wait", [this](Exchange& ex) -> awaitable<void> {
@@ -105,6 +119,7 @@ class ServerTest : public ::testing::Test {
     config.limits.shutdown_grace = std::chrono::seconds(2);
     config.threads = 2;
     config.log_requests = false;
+    if (tweak) tweak(config);
     server_ = std::make_unique<vkllm::http::Server>(std::move(config), std::move(r));
     server_->listen();
     thread_ = std::thread([this] { server_->run(false); });
@@ -112,6 +127,31 @@ class ServerTest : public ::testing::Test {
   void TearDown() override {
     server_->stop();
     thread_.join();
+    server_.reset();
+  }
+
+  // Whether the socket has something to read (data or EOF) within `ms`.
+  static bool readable_within(asio::ip::tcp::socket& s, int ms) {
+    pollfd p{s.native_handle(), POLLIN, 0};
+    return ::poll(&p, 1, ms) == 1;
+  }
+
+  // Writes raw bytes, then reads one response; the status, or 0 when the server closed first.
+  unsigned raw_status(asio::ip::tcp::socket& s, const std::string& bytes) {
+    asio::write(s, asio::buffer(bytes));
+    bhttp::response<bhttp::string_body> res;
+    beast::error_code ec;
+    bhttp::read(s, buffer_, res, ec);
+    return ec ? 0 : res.result_int();
+  }
+
+  // True when the server closes the connection (EOF or reset) within `ms`, without sending more.
+  bool closed_within(asio::ip::tcp::socket& s, int ms) {
+    if (!readable_within(s, ms)) return false;
+    char c;
+    beast::error_code ec;
+    const size_t n = s.read_some(asio::buffer(&c, 1), ec);
+    return n == 0 && ec;
   }
 
   asio::ip::tcp::socket connect() {
@@ -334,6 +374,142 @@ TEST_F(ServerTest, PipelinedRequestIsKeptNotTakenForADisconnect) {
   bhttp::read(s, buffer_, second);
   EXPECT_EQ(second.result_int(), 200);
   EXPECT_EQ(second.body(), "hi");
+}
+
+TEST_F(ServerTest, HugeHeaderFieldOrTrailerIsRefusedAndTheServerLives) {
+  start([](auto& c) { c.limits.header_bytes = 1 << 20; });  // even when configured above 64 KiB
+  {
+    auto s = connect();
+    const unsigned status = raw_status(s, "GET /hello HTTP/1.1\r\nHost: localhost\r\nX-Big: " +
+                                              std::string(70000, 'v') + "\r\n\r\n");
+    EXPECT_TRUE(status == 431 || status == 0) << status;
+  }
+  {
+    auto s = connect();
+    const unsigned status = raw_status(
+        s, "GET /hello HTTP/1.1\r\nHost: localhost\r\n" + std::string(70000, 'n') + ": v\r\n\r\n");
+    EXPECT_TRUE(status == 431 || status == 0) << status;
+  }
+  {
+    auto s = connect();
+    const unsigned status =
+        raw_status(s,
+                   "POST /echo HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n"
+                   "2\r\nab\r\n0\r\nX-Trailer: " +
+                       std::string(70000, 't') + "\r\n\r\n");
+    EXPECT_TRUE(status == 400 || status == 431 || status == 0) << status;
+    EXPECT_TRUE(closed_within(s, 2000));
+  }
+  EXPECT_EQ(request(bhttp::verb::get, "/hello").body(), "hi");  // still serving
+}
+
+TEST_F(ServerTest, UnknownTransferEncodingIs400AndTheBodyIsNotARequest) {
+  for (const std::string te : {"xchunked", "gzip", "chunked, identity", "", "gzip, chunked"}) {
+    auto s = connect();
+    const std::string hidden = "GET /hello HTTP/1.1\r\nHost: localhost\r\n\r\n";
+    const unsigned status =
+        raw_status(s, "POST /echo HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: " + te +
+                          "\r\n\r\n" + hidden);
+    EXPECT_EQ(status, 400u) << "TE: " << te;
+    EXPECT_TRUE(closed_within(s, 2000)) << "the hidden request was answered; TE: " << te;
+  }
+  auto s = connect();  // plain chunked still works
+  EXPECT_EQ(
+      raw_status(s,
+                 "POST /echo HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n"
+                 "3\r\nabc\r\n0\r\n\r\n"),
+      200u);
+}
+
+TEST_F(ServerTest, Http11NeedsExactlyOneHost) {
+  {
+    auto s = connect();
+    EXPECT_EQ(raw_status(s, "GET /hello HTTP/1.1\r\n\r\n"), 400u);
+    EXPECT_TRUE(closed_within(s, 2000));
+  }
+  {
+    auto s = connect();
+    EXPECT_EQ(raw_status(s, "GET /hello HTTP/1.1\r\nHost: localhost\r\nHost: localhost\r\n\r\n"),
+              400u);
+  }
+  auto s = connect();  // HTTP/1.0 may omit it
+  EXPECT_EQ(raw_status(s, "GET /hello HTTP/1.0\r\n\r\n"), 200u);
+}
+
+TEST_F(ServerTest, SlowHeadersAndIdleConnectionsAreClosed) {
+  start([](auto& c) {
+    c.limits.header_timeout = std::chrono::seconds(1);
+    c.limits.idle_timeout = std::chrono::seconds(1);
+  });
+  auto idle = connect();
+  auto slow = connect();
+  asio::write(slow, asio::buffer(std::string("GET /hello HTTP/1.1\r\n")));
+  // A byte every 300 ms is progress, but the header is not done after the header timeout.
+  for (int i = 0; i < 4; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    beast::error_code ec;
+    asio::write(slow, asio::buffer(std::string("X")), ec);
+  }
+  EXPECT_TRUE(closed_within(slow, 1500)) << "slowloris header kept open";
+  EXPECT_TRUE(closed_within(idle, 1500)) << "idle connection kept open";
+  // A keep-alive connection that made a request is closed once idle too.
+  auto used = connect();
+  EXPECT_EQ(roundtrip(used, {bhttp::verb::get, "/hello", 11}).body(), "hi");
+  EXPECT_TRUE(closed_within(used, 2000));
+}
+
+TEST_F(ServerTest, SlowBodyIsCutOffByTheBodyTimeout) {
+  start([](auto& c) { c.limits.body_timeout = std::chrono::seconds(1); });
+  auto s = connect();
+  asio::write(s, asio::buffer(std::string(
+                     "POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\n")));
+  for (int i = 0; i < 5; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    beast::error_code ec;
+    asio::write(s, asio::buffer(std::string("y")), ec);
+  }
+  EXPECT_TRUE(closed_within(s, 1500));
+}
+
+TEST_F(ServerTest, ConnectionCapHoldsNewClientsUntilOneCloses) {
+  start([](auto& c) { c.limits.max_connections = 3; });
+  std::vector<asio::ip::tcp::socket> held;
+  for (int i = 0; i < 3; ++i) {
+    held.push_back(connect());
+    EXPECT_EQ(roundtrip(held.back(), {bhttp::verb::get, "/hello", 11}).body(), "hi");
+  }
+  auto waiting = connect();  // queued by the kernel, not served
+  bhttp::request<bhttp::string_body> req{bhttp::verb::get, "/hello", 11};
+  req.set(bhttp::field::host, "localhost");
+  bhttp::write(waiting, req);
+  EXPECT_FALSE(readable_within(waiting, 300)) << "served beyond the cap";
+  held.front().close();
+  EXPECT_TRUE(readable_within(waiting, 2000)) << "not served after a slot freed";
+  bhttp::response<bhttp::string_body> res;
+  bhttp::read(waiting, buffer_, res);
+  EXPECT_EQ(res.body(), "hi");
+}
+
+TEST_F(ServerTest, BodiesInFlightAreBoundedAcrossConnections) {
+  start([](auto& c) { c.limits.body_bytes_in_flight = 6000; });
+  // The first request's 4000 bytes are held while its handler sleeps; a second 4000 does not fit.
+  auto first = connect();
+  const std::string body(4000, 'q');
+  asio::write(
+      first, asio::buffer("POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 4000\r\n\r\n" +
+                          body.substr(0, 10)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  auto second = connect();
+  EXPECT_EQ(
+      raw_status(second,
+                 "POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 4000\r\n\r\n" + body),
+      503u);
+  asio::write(first, asio::buffer(body.substr(10)));
+  bhttp::response<bhttp::string_body> res;
+  bhttp::read(first, buffer_, res);
+  EXPECT_EQ(res.body().size(), 4000u);
+  // Released with the request: the same body fits now.
+  EXPECT_EQ(request(bhttp::verb::post, "/echo", body).result_int(), 200);
 }
 
 }  // namespace
