@@ -50,6 +50,13 @@ CREATE TABLE downloads(
   bytes_done INTEGER NOT NULL,
   updated_at INTEGER NOT NULL);
 )sql",
+    // Facts the server derives from a manifest's blobs (what /api/tags shows), so a listing
+    // need not re-read them. A manifest's blobs never change, so neither do its facts.
+    R"sql(
+CREATE TABLE manifest_facts(
+  manifest TEXT PRIMARY KEY REFERENCES manifests(digest) ON DELETE CASCADE,
+  facts TEXT NOT NULL);
+)sql",
 };
 static_assert(std::size(kMigrations) == Catalog::kSchemaVersion);
 
@@ -98,6 +105,7 @@ struct Catalog::Impl {
   explicit Impl(const std::filesystem::path& file) : db(file) {}
   mutable std::mutex mutex;
   SqliteDb db;
+  uint64_t model_writes = 0;  // this connection's commits that changed models
 
   uint64_t references(const Digest& digest) {
     Statement s(db, "SELECT COUNT(*) FROM layers WHERE digest = ?");
@@ -265,6 +273,7 @@ Digest Catalog::put_model(const ModelName& name, std::string_view manifest_json,
       .run();
   if (previous && *previous != manifest_digest.str()) impl_->drop_manifest_if_unused(*previous);
   tx.commit();
+  ++impl_->model_writes;
   return manifest_digest;
 }
 
@@ -295,7 +304,37 @@ bool Catalog::remove_model(const ModelName& name) {
   Statement(db, "DELETE FROM models WHERE key = ?").bind(1, name.key()).run();
   impl_->drop_manifest_if_unused(manifest);
   tx.commit();
+  ++impl_->model_writes;
   return true;
+}
+
+uint64_t Catalog::models_stamp() const {
+  std::lock_guard lock(impl_->mutex);
+  // data_version moves when another connection (another process) commits; our own commits
+  // are counted separately because they do not move it.
+  Statement s(impl_->db, "PRAGMA data_version");
+  s.step();
+  return (static_cast<uint64_t>(s.integer(0)) << 32) + impl_->model_writes;
+}
+
+std::optional<std::string> Catalog::manifest_facts(const Digest& manifest_digest) const {
+  std::lock_guard lock(impl_->mutex);
+  Statement s(impl_->db, "SELECT facts FROM manifest_facts WHERE manifest = ?");
+  s.bind(1, manifest_digest.str());
+  if (!s.step()) return std::nullopt;
+  return s.text(0);
+}
+
+void Catalog::put_manifest_facts(const Digest& manifest_digest, std::string_view facts) {
+  std::lock_guard lock(impl_->mutex);
+  // Nothing is stored when the manifest is gone meanwhile (nothing to describe).
+  Statement(
+      impl_->db,
+      "INSERT OR REPLACE INTO manifest_facts(manifest, facts) SELECT digest, ? FROM manifests "
+      "WHERE digest = ?")
+      .bind(1, facts)
+      .bind(2, manifest_digest.str())
+      .run();
 }
 
 std::optional<std::string> Catalog::manifest(const Digest& manifest_digest) const {

@@ -43,7 +43,7 @@ struct DownloadRecord {
 
 class Catalog {
  public:
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
 
   // Opens or creates the database and applies pending migrations.
   explicit Catalog(const std::filesystem::path& db_file);
@@ -79,6 +79,13 @@ class Catalog {
   // Removes the name; its manifest rows go too when no other name points at them. Returns
   // false when the name was not present.
   bool remove_model(const ModelName& name);
+  // Changes whenever the set of models or what a name points at may have changed, by this
+  // process or another one; equal stamps mean models() would answer the same.
+  uint64_t models_stamp() const;
+  // Derived facts about a manifest's content, stored by whoever computed them (the server
+  // keeps what /api/tags shows); they go with the manifest's row.
+  std::optional<std::string> manifest_facts(const Digest& manifest_digest) const;
+  void put_manifest_facts(const Digest& manifest_digest, std::string_view facts);
   // Verbatim manifest bytes.
   std::optional<std::string> manifest(const Digest& manifest_digest) const;
   // Config first, then the manifest's layers in order.

@@ -20,11 +20,14 @@ enum class ErrorKind {
 class RegistryError : public std::runtime_error {
  public:
   RegistryError(ErrorKind kind, const std::string& message)
-      : std::runtime_error(message), kind_(kind) {}
+      : std::runtime_error(message), kind_(kind), message_(message) {}
   ErrorKind kind() const noexcept { return kind_; }
+  // The whole message; what() stops at the first NUL, which a client-supplied name may hold.
+  const std::string& message() const noexcept { return message_; }
 
  private:
   ErrorKind kind_;
+  std::string message_;
 };
 
 }  // namespace vkllm::registry

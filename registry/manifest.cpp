@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "registry/bounded_json.h"
 #include "registry/errors.h"
 #include "registry/go_json.h"
 
@@ -58,7 +59,7 @@ ordered_json layer_json(const Layer& layer) {
 }  // namespace
 
 Manifest Manifest::parse(std::string_view json) {
-  ordered_json doc = ordered_json::parse(json, nullptr, false);
+  ordered_json doc = parse_bounded_ordered_json_or_discarded(json);
   if (doc.is_discarded()) invalid("not valid JSON");
   if (!doc.is_object()) invalid("top level is not an object");
   Manifest m;

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <set>
 
+#include "registry/bounded_json.h"
 #include "registry/errors.h"
 #include "registry/file_io.h"
 #include "registry/go_json.h"
@@ -264,7 +265,7 @@ std::vector<ModelSummary> ModelStore::list() const {
       auto json = catalog_->manifest(record.manifest_digest);
       if (!json) continue;
       Manifest manifest = Manifest::parse(*json);
-      ordered_json config = ordered_json::parse(blobs_->read_text(manifest.config.digest));
+      ordered_json config = parse_bounded_ordered_json(blobs_->read_text(manifest.config.digest));
       ModelSummary s;
       s.name = record.name;
       s.digest = record.manifest_digest;
@@ -292,7 +293,7 @@ ModelShow ModelStore::show(const ModelName& name) const {
   s.manifest_json = *json;
   s.manifest = Manifest::parse(*json);
   s.modified_at = record->modified_at;
-  s.config = ordered_json::parse(blobs_->read_text(s.manifest.config.digest), nullptr, false);
+  s.config = parse_bounded_ordered_json_or_discarded(blobs_->read_text(s.manifest.config.digest));
   if (s.config.is_discarded() || !s.config.is_object())
     throw RegistryError(ErrorKind::corrupt,
                         "config blob " + s.manifest.config.digest.str() + " is not a JSON object");
@@ -320,10 +321,10 @@ ModelShow ModelStore::show(const ModelName& name) const {
     } else if (type == media_type::kLicense) {
       s.licenses.push_back(blobs_->read_text(layer.digest));
     } else if (type == media_type::kParams) {
-      auto params = ordered_json::parse(blobs_->read_text(layer.digest), nullptr, false);
+      auto params = parse_bounded_ordered_json_or_discarded(blobs_->read_text(layer.digest));
       if (params.is_object()) s.parameters = std::move(params);
     } else if (type == media_type::kMessages) {
-      auto messages = ordered_json::parse(blobs_->read_text(layer.digest), nullptr, false);
+      auto messages = parse_bounded_ordered_json_or_discarded(blobs_->read_text(layer.digest));
       if (messages.is_array())
         for (const auto& m : messages)
           if (m.is_object())
@@ -487,9 +488,11 @@ RecoveryReport ModelStore::recover() {
   }
 
   std::vector<std::string> live_prefixes;
+  const auto abandoned_before = Clock::now() - kAbandonedDownloadGrace;
   for (const auto& download : catalog_->downloads()) {
     std::error_code error;
-    if (!fs::exists(download.temp_path, error)) {
+    // Nobody resumed it within the grace period: its (possibly huge, sparse) file goes too.
+    if (!fs::exists(download.temp_path, error) || download.updated_at < abandoned_before) {
       catalog_->remove_download(download.digest);
       ++report.downloads_removed;
     } else {

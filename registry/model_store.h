@@ -173,6 +173,8 @@ class ModelStore {
   // ("sha256-<hex>", so its .partial and .parts files survive) nor with its temp_path's file
   // name. The constructor runs it only when no other process has the store open.
   RecoveryReport recover();
+  // A download that made no progress for this long is abandoned: recover() deletes it.
+  static constexpr std::chrono::hours kAbandonedDownloadGrace{24};
 
   // Copies every model of an Ollama store (manifests/<host>/<ns>/<model>/<tag> and
   // blobs/sha256-<hex>) into this one, verifying each blob's digest; blobs already present

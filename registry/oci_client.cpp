@@ -17,6 +17,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "registry/bounded_json.h"
 #include "registry/oci_challenge.h"
 #include "registry/oci_url.h"
 
@@ -107,6 +108,15 @@ bool is_redirect(unsigned status) {
 
 bool is_transport_error(const boost::system::system_error& e) {
   return e.code() != asio::error::operation_aborted;
+}
+
+// The registry cannot be reached at all (no DNS answer, no route, nothing listening): with no
+// network these come at once, and backing off for seconds only delays the answer.
+bool is_unreachable(const boost::system::error_code& ec) {
+  return ec == asio::error::host_not_found || ec == asio::error::host_not_found_try_again ||
+         ec == asio::error::no_data || ec == asio::error::no_recovery ||
+         ec == asio::error::connection_refused || ec == asio::error::network_unreachable ||
+         ec == asio::error::host_unreachable || ec == asio::error::network_down;
 }
 
 }  // namespace
@@ -400,7 +410,7 @@ struct OciClient::Impl {
               "token request to " + realm + ": " + std::to_string(answer.status) + ": " + body,
               answer.status, body);
         }
-        auto json = nlohmann::json::parse(answer.body, nullptr, false);
+        auto json = parse_bounded_json_or_discarded(answer.body);
         std::string token;
         if (json.is_object()) {
           for (const char* field : {"token", "access_token"}) {
@@ -437,6 +447,12 @@ struct OciClient::Impl {
         if (attempt >= options.max_attempts) fail_status(response);
         failure = std::to_string(response.status);
       } catch (const boost::system::system_error& e) {
+        // One quick second try for an unreachable registry (a blip), then a clear answer.
+        if (is_unreachable(e.code()) && attempt >= 2) {
+          throw OciError(
+              OciErrorKind::transport,
+              "cannot reach the registry " + req.url.authority() + ": " + e.code().message());
+        }
         if (!is_transport_error(e) || attempt >= options.max_attempts) {
           throw OciError(OciErrorKind::transport, req.url.str() + ": " + e.code().message());
         }
@@ -458,8 +474,16 @@ struct OciClient::Impl {
 
   // ---- downloads ----
 
+  // A registry whose blob is shorter than the manifest says: retrying cannot help.
+  [[noreturn]] static void short_blob(std::string_view digest, uint64_t got, uint64_t want) {
+    throw OciError(OciErrorKind::protocol,
+                   "size mismatch: the registry sent " + std::to_string(got) + " bytes of blob " +
+                       std::string(digest) + ", its manifest says " + std::to_string(want));
+  }
+
   awaitable<void> download_part(Request base, BlobPart& part, bool whole, const BlobWriteFn& write,
-                                const std::function<void()>& on_bytes) {
+                                const std::function<void()>& on_bytes, std::string_view digest,
+                                uint64_t blob_size) {
     unsigned attempt = 1;
     while (part.completed < part.size || (whole && part.size == 0)) {
       Request req = base;
@@ -489,8 +513,10 @@ struct OciClient::Impl {
         Response response = co_await send(req, &sink);
         if (response.status == req.sink_status) {
           if (part.completed == part.size) co_return;
-          failure = "connection closed after " + std::to_string(part.completed) + " of " +
-                    std::to_string(part.size) + " bytes";
+          // The answer was complete (a cut connection throws): the blob itself is short.
+          short_blob(digest, part.offset + part.completed, blob_size);
+        } else if (response.status == 416) {  // nothing at our offset: shorter than the manifest
+          short_blob(digest, start, blob_size);
         } else if (response.status >= 500) {
           failure = std::to_string(response.status);
         } else {
@@ -615,7 +641,7 @@ void OciClient::download_blob(const OciRepository& repo, std::string_view digest
     tasks.push_back([&]() -> awaitable<void> {
       while (next < todo.size()) {
         BlobPart* part = todo[next++];
-        co_await impl_->download_part(base, *part, whole, write, on_bytes);
+        co_await impl_->download_part(base, *part, whole, write, on_bytes, digest, total);
       }
     });
   }

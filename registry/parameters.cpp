@@ -1,8 +1,12 @@
 #include "registry/parameters.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cfloat>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <map>
 
 #include "registry/errors.h"
@@ -52,6 +56,67 @@ bool deprecated(std::string_view name) {
                       std::string("invalid ") + kind + " value [" + text + "]");
 }
 
+// The values an option can take: Go's int (int64) for seed, the runner's int32 for the counts,
+// float32 for the rest, and each option's own floor (-1 and -2 are Ollama's "auto"/"infinite"
+// markers where it has them).
+struct Range {
+  double min, max;
+};
+constexpr double kInt32Max = 2147483647.0;
+
+Range range_of(std::string_view name, ParameterType type) {
+  static const std::map<std::string, Range, std::less<>> ranges{
+      {"num_ctx", {1, kInt32Max}},
+      {"num_batch", {1, kInt32Max}},
+      {"num_gpu", {-1, kInt32Max}},
+      {"main_gpu", {0, kInt32Max}},
+      {"num_thread", {0, kInt32Max}},
+      {"draft_num_predict", {0, kInt32Max}},
+      {"num_keep", {-1, kInt32Max}},
+      {"seed", {-9223372036854775808.0, 9223372036854775807.0}},
+      {"num_predict", {-2, kInt32Max}},
+      {"top_k", {0, kInt32Max}},
+      {"repeat_last_n", {-1, kInt32Max}},
+      {"top_p", {0, 1}},
+      {"min_p", {0, 1}},
+      {"typical_p", {0, 1}},
+      {"temperature", {0, FLT_MAX}},
+      {"repeat_penalty", {0, FLT_MAX}},
+  };
+  if (const auto it = ranges.find(name); it != ranges.end()) return it->second;
+  if (type == ParameterType::floating) return {-FLT_MAX, FLT_MAX};
+  return {-kInt32Max - 1, kInt32Max};
+}
+
+std::string number_text(double v) {
+  char buf[32];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, end);
+}
+
+// Ollama's "invalid int value [X]" / "invalid float value [X]" for a number its type cannot
+// hold, and the same with the allowed range for one the option does not accept.
+void check_range(std::string_view name, ParameterType type, double value, const std::string& text) {
+  const char* kind = type == ParameterType::integer ? "int" : "float";
+  if (!std::isfinite(value)) bad_value(kind, text);
+  const Range r = range_of(name, type);
+  if (value < r.min || value > r.max) {
+    throw RegistryError(ErrorKind::invalid_input, std::string("invalid ") + kind + " value [" +
+                                                      text + "]: " + std::string(name) +
+                                                      " must be between " + number_text(r.min) +
+                                                      " and " + number_text(r.max));
+  }
+}
+
+// Parameter names are identifiers; an empty name or one with spaces, quotes or control
+// characters (an escaped NUL) cannot be an option and would make a broken Modelfile line.
+void check_name(const std::string& name) {
+  const bool ok = !name.empty() && std::all_of(name.begin(), name.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '_' || c == '-' || c == '.';
+  });
+  if (!ok) throw RegistryError(ErrorKind::invalid_input, "unknown parameter '" + name + "'");
+}
+
 ordered_json parse_integer(const std::string& text) {
   int64_t value = 0;
   const char* begin = text.data() + (text.starts_with('+') ? 1 : 0);
@@ -99,12 +164,18 @@ ordered_json typed_parameters(const std::vector<std::pair<std::string, std::stri
     auto type = parameter_type(name);
     if (!type) throw RegistryError(ErrorKind::invalid_input, "unknown parameter '" + name + "'");
     switch (*type) {
-      case ParameterType::integer:
-        out[name] = parse_integer(text);
+      case ParameterType::integer: {
+        auto v = parse_integer(text);
+        check_range(name, *type, static_cast<double>(v.get<int64_t>()), text);
+        out[name] = std::move(v);
         break;
-      case ParameterType::floating:
-        out[name] = parse_float(text);
+      }
+      case ParameterType::floating: {
+        auto v = parse_float(text);
+        check_range(name, *type, v.get<double>(), text);
+        out[name] = std::move(v);
         break;
+      }
       case ParameterType::boolean:
         out[name] = parse_bool(text);
         break;
@@ -123,6 +194,7 @@ ordered_json normalize_parameters(const ordered_json& params) {
     throw RegistryError(ErrorKind::invalid_input, "parameters must be a JSON object");
   ordered_json out = ordered_json::object();
   for (const auto& [name, value] : params.items()) {
+    check_name(name);
     if (value.is_null() || deprecated(name)) continue;
     auto type = parameter_type(name);
     if (!type) {  // Ollama stores unknown keys from /api/create as given
@@ -136,10 +208,25 @@ ordered_json normalize_parameters(const ordered_json& params) {
     switch (*type) {
       case ParameterType::integer:
         if (!value.is_number()) wrong("integer");
-        out[name] = static_cast<int64_t>(value.get<double>());
+        if (value.is_number_integer()) {
+          // (Exact: a 64-bit integer need not survive the trip through double.)
+          const double approx = value.is_number_unsigned()
+                                    ? static_cast<double>(value.get<uint64_t>())
+                                    : static_cast<double>(value.get<int64_t>());
+          check_range(name, *type, approx, value.dump());
+          out[name] = value;
+        } else {
+          // Go truncates a JSON number into an int field; refuse what no int can hold.
+          const double truncated = std::trunc(value.get<double>());
+          check_range(name, *type, truncated, value.dump());
+          // (INT64_MAX rounds up to 2^63 as a double, which no int64 holds.)
+          if (truncated >= 9223372036854775808.0) bad_value("int", value.dump());
+          out[name] = static_cast<int64_t>(truncated);
+        }
         break;
       case ParameterType::floating:
         if (!value.is_number()) wrong("float32");
+        check_range(name, *type, value.get<double>(), value.dump());
         out[name] = value;
         break;
       case ParameterType::boolean:

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <unordered_set>
 
 #include "registry/blob_ingest.h"
+#include "registry/bounded_json.h"
 #include "registry/errors.h"
 #include "registry/file_io.h"
 #include "registry/manifest.h"
@@ -24,6 +26,14 @@ namespace {
 
 [[noreturn]] void io_error(const std::filesystem::path& path, const std::string& what) {
   throw RegistryError(ErrorKind::io, what + " " + path.string() + ": " + std::strerror(errno));
+}
+
+// Bytes an unprivileged writer may still use on the file system holding `dir`; nullopt when
+// the system cannot say.
+std::optional<uint64_t> free_bytes(const std::filesystem::path& dir) {
+  struct statvfs fs {};
+  if (::statvfs(dir.c_str(), &fs) != 0) return std::nullopt;
+  return static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
 }
 
 // One blob's resumable download: <partial_dir>/<sha256-hex>.partial holds the raw bytes at
@@ -63,6 +73,15 @@ class PartialDownload {
         file_size(fd_.get(), data_path_) == size_ && load_parts()) {
       resumed_ = completed();
       return;
+    }
+    // The file is sized up front (sparse): a manifest claiming 10^12 bytes must not get that far.
+    if (const auto free = free_bytes(dir); free && size_ > *free) {
+      std::error_code ignored;
+      std::filesystem::remove(data_path_, ignored);
+      throw RegistryError(ErrorKind::io, "not enough disk space to pull layer " +
+                                             digest_.short_hex() + ": it needs " +
+                                             std::to_string(size_) + " bytes, " +
+                                             std::to_string(*free) + " are free");
     }
     if (::ftruncate(fd_.get(), 0) != 0 || ::ftruncate(fd_.get(), static_cast<off_t>(size_)) != 0) {
       io_error(data_path_, "cannot size");
@@ -128,7 +147,8 @@ class PartialDownload {
  private:
   bool load_parts() {
     std::ifstream in(state_path_);
-    auto state = nlohmann::json::parse(in, nullptr, false);
+    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    auto state = parse_bounded_json_or_discarded(text);
     if (!state.is_object() || state.value("digest", "") != digest_.str() ||
         state.value("total", uint64_t{0}) != size_ || !state.contains("parts") ||
         !state["parts"].is_array()) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "registry/bounded_json.h"
+#include "registry/errors.h"
 #include "server/http/exchange.h"
 
 namespace vkllm::api {
@@ -37,7 +39,9 @@ nlohmann::json parse_json_object(std::string_view body) {
   if (first == std::string_view::npos) throw http::HttpError(400, "missing request body");
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(body);
+    j = registry::parse_bounded_json(body);
+  } catch (const registry::RegistryError& e) {
+    throw http::HttpError(400, e.what());
   } catch (const nlohmann::json::exception& e) {
     std::string what = e.what();
     // nlohmann prefixes "[json.exception.parse_error.101] parse error at ...: "; keep the part

@@ -1,7 +1,9 @@
 #include "server/api/model_routes.h"
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
+#include <memory>
 
 #include "registry/errors.h"
 #include "registry/modelfile.h"
@@ -10,6 +12,8 @@
 #include "server/api/error_status.h"
 #include "server/api/gguf_summary.h"
 #include "server/api/json_request.h"
+#include "server/api/model_facts.h"
+#include "server/api/model_list.h"
 #include "server/api/time_format.h"
 #include "server/http/exchange.h"
 #include "server/http/json_text.h"
@@ -31,9 +35,26 @@ using registry::RegistryError;
 
 namespace {
 
+// Ollama's source suffixes (compat §0.4): ":local" asks for the local copy, which is all vkllm
+// has, so it is dropped; ":cloud" (or a tag ending "-cloud") names a cloud model, which vkllm
+// never has; both at once is an error.
 std::optional<ModelName> try_name(const std::string& text) {
   if (text.empty()) return std::nullopt;
-  return ModelName::try_parse(text);
+  std::string_view t = text;
+  const auto drop = [&t](std::string_view suffix) {
+    if (!t.ends_with(suffix)) return false;
+    t.remove_suffix(suffix.size());
+    return true;
+  };
+  bool local = drop(":local");
+  const bool cloud = drop(":cloud");
+  local = drop(":local") || local;
+  if (local && cloud) throw HttpError(400, "use either :local or :cloud, not both: " + text);
+  auto name = ModelName::try_parse(std::string(t));
+  if (name && (cloud || name->tag == "cloud" || name->tag.ends_with("-cloud"))) {
+    throw HttpError(404, "model '" + text + "' not found: vkllm runs local models only");
+  }
+  return name;
 }
 
 // Ollama's blob digest parameter: sha256:<64 hex> or sha256-<64 hex>, any hex case.
@@ -48,91 +69,6 @@ Digest parse_blob_digest(std::string text) {
   const auto d = Digest::try_parse(text);
   if (!d) throw HttpError(400, "invalid digest format");
   return *d;
-}
-
-std::vector<std::string> capabilities_of(const registry::ModelShow& m, const GgufSummary* g) {
-  std::vector<std::string> caps;
-  auto add = [&](const std::string& c) {
-    if (std::find(caps.begin(), caps.end(), c) == caps.end()) caps.push_back(c);
-  };
-  if (const auto it = m.config.find("capabilities"); it != m.config.end() && it->is_array()) {
-    for (const auto& c : *it) {
-      if (c.is_string()) add(c.get<std::string>());
-    }
-  }
-  if (g != nullptr) {
-    for (const auto& c : g->capabilities) add(c);
-  }
-  if (m.template_text) {
-    const std::string& t = *m.template_text;
-    if (t.find(".Tools") != std::string::npos) add("tools");
-    if (t.find(".Suffix") != std::string::npos) add("insert");
-    if (t.find(".Thinking") != std::string::npos || t.find(".IsThinkSet") != std::string::npos) {
-      add("thinking");
-    }
-  } else if (g != nullptr && !g->chat_template.empty()) {
-    const std::string& t = g->chat_template;
-    if (t.find("tools") != std::string::npos || t.find("tool_call") != std::string::npos) {
-      add("tools");
-    }
-    if (t.find("<think>") != std::string::npos && t.find("</think>") != std::string::npos) {
-      add("thinking");
-    }
-  }
-  if (!m.projectors.empty()) add("vision");
-  return caps;
-}
-
-json details_json(const registry::ModelDetails& d, const GgufSummary* g, bool with_lengths) {
-  json j;
-  j["parent_model"] = d.parent_model;
-  j["format"] = d.format;
-  j["family"] = d.family;
-  j["families"] = d.families.empty() ? json(nullptr) : json(d.families);
-  j["parameter_size"] = d.parameter_size;
-  j["quantization_level"] = d.quantization_level;
-  if (with_lengths && g != nullptr) {
-    if (g->context_length) j["context_length"] = *g->context_length;
-    if (g->embedding_length) j["embedding_length"] = *g->embedding_length;
-  }
-  return j;
-}
-
-std::optional<GgufSummary> summary_of(registry::ModelStore& store, const registry::ModelShow& m) {
-  if (!m.model_blob) return std::nullopt;
-  try {
-    return read_gguf_summary(store.blobs(), *m.model_blob);
-  } catch (const std::exception&) {
-    return std::nullopt;  // a model whose weights are not readable GGUF still lists
-  }
-}
-
-json tags_body(registry::ModelStore& store) {
-  json models = json::array();
-  for (const auto& s : store.list()) {
-    std::optional<registry::ModelShow> shown;
-    try {
-      shown = store.show(s.name);
-    } catch (const std::exception&) {
-      continue;  // vanished or unreadable meanwhile: Ollama skips such manifests
-    }
-    const auto g = summary_of(store, *shown);
-    json e;
-    e["name"] = s.name.display();
-    e["model"] = s.name.display();
-    e["modified_at"] = rfc3339_local(s.modified_at);
-    e["size"] = s.size;
-    e["digest"] = s.digest.hex();
-    auto details = s.details;
-    details.parent_model.clear();
-    e["details"] = details_json(details, g ? &*g : nullptr, true);
-    const auto caps = capabilities_of(*shown, g ? &*g : nullptr);
-    if (!caps.empty()) e["capabilities"] = caps;
-    models.push_back(std::move(e));
-  }
-  json body;
-  body["models"] = std::move(models);
-  return body;
 }
 
 std::string blob_path(const registry::BlobStore& blobs, const Digest& d) {
@@ -151,7 +87,8 @@ json show_body(registry::ModelStore& store, const ModelName& name, bool verbose,
     }
     throw;
   }
-  const auto g = summary_of(store, m);
+  const auto summary = summary_of(store, m);
+  const GgufSummary* g = summary.get();
   json j;
   if (!m.licenses.empty()) {
     std::string joined;
@@ -170,7 +107,7 @@ json show_body(registry::ModelStore& store, const ModelName& name, bool verbose,
   }
   const std::string shown_system = system.value_or(m.system);
   if (!shown_system.empty()) j["system"] = shown_system;
-  j["details"] = details_json(m.details, g ? &*g : nullptr, false);
+  j["details"] = details_json(m.details, g, false);
   if (!m.messages.empty()) {
     json msgs = json::array();
     for (const auto& msg : m.messages)
@@ -186,7 +123,7 @@ json show_body(registry::ModelStore& store, const ModelName& name, bool verbose,
     }
   }
   if (g && !g->tensors.empty()) j["tensors"] = g->tensors;
-  j["capabilities"] = capabilities_of(m, g ? &*g : nullptr);
+  j["capabilities"] = capabilities_of(m, g);
   j["modified_at"] = rfc3339_local(m.modified_at);
   if (!m.requires_version.empty()) j["requires"] = m.requires_version;
   return j;
@@ -421,6 +358,8 @@ TransferRequest transfer_request(const json& req, const std::string& model) {
 }  // namespace
 
 void add_model_routes(http::Router& outer_router, ModelApi& api) {
+  hide_path(api.store.root());  // error messages never show where the store lives
+  auto list = std::make_shared<ModelList>(api.store);
   // Registry errors carry their kind; turn them into the HTTP status they mean (the HTTP
   // layer only knows HttpError and answers 500 for anything else).
   struct Guarded {
@@ -430,19 +369,23 @@ void add_model_routes(http::Router& outer_router, ModelApi& api) {
         std::optional<HttpError> mapped;
         try {
           co_await h(ex);
-        } catch (const HttpError&) {
-          throw;
         } catch (const std::exception& e) {
-          mapped.emplace(error_status(e), e.what());
+          mapped.emplace(error_status(e), error_message(e));
         }
         if (mapped) throw *mapped;
       });
     }
   } router{outer_router};
 
-  auto tags = [&api](Exchange& ex) -> awaitable<void> {
-    const json body = co_await run_blocking(api.workers, [&api] { return tags_body(api.store); });
-    co_await respond_json(ex, body);
+  auto tags = [&api, list](Exchange& ex) -> awaitable<void> {
+    // A client that left while the request queued costs no listing.
+    auto gone = std::make_shared<std::atomic<bool>>(false);
+    ex.on_disconnect([gone] { *gone = true; });
+    auto body = co_await run_blocking(api.workers, [list, gone] {
+      return *gone ? std::shared_ptr<const std::string>() : list->tags_body();
+    });
+    if (!body) co_return;
+    co_await ex.respond(200, http::kJsonContentType, *body);
   };
   router.add(Method::get, "/api/tags", tags);
   router.add(Method::head, "/api/tags", tags);
@@ -463,7 +406,7 @@ void add_model_routes(http::Router& outer_router, ModelApi& api) {
     co_await respond_json(ex, body);
   });
 
-  router.add(Method::post, "/api/copy", [&api](Exchange& ex) -> awaitable<void> {
+  router.add(Method::post, "/api/copy", [&api, list](Exchange& ex) -> awaitable<void> {
     const json req = co_await read_json(ex);
     const std::string src_text = string_field(req, "source").value_or("");
     const std::string dst_text = string_field(req, "destination").value_or("");
@@ -475,6 +418,7 @@ void add_model_routes(http::Router& outer_router, ModelApi& api) {
       if (!api.store.find(*src)) throw HttpError(404, "model \"" + src_text + "\" not found");
       if (src->same_model(*dst)) return;
       api.store.copy(*src, *dst);
+      list->remember(*dst);
     });
     co_await ex.respond(200, "", "");
   });
@@ -524,19 +468,20 @@ void add_model_routes(http::Router& outer_router, ModelApi& api) {
     co_await ex.respond(201, "", "");
   });
 
-  router.add(Method::post, "/api/create", [&api](Exchange& ex) -> awaitable<void> {
+  router.add(Method::post, "/api/create", [&api, list](Exchange& ex) -> awaitable<void> {
     const json req = co_await read_json(ex);
     const bool stream = bool_field(req, "stream").value_or(true);
     auto plan = std::make_shared<CreatePlan>(plan_create(req));
     // Named first: GCC 12 destroys a temporary std::function argument of a co_await twice.
-    ProgressWork work = [&api, plan](const Emit& emit, std::stop_token stop) {
+    ProgressWork work = [&api, plan, list](const Emit& emit, std::stop_token stop) {
       run_create(api, *plan, emit, stop);
+      list->remember(plan->request.name);  // computed now, not by the next listing
     };
     co_await run_with_progress(ex, api.transfers, stream, std::move(work));
   });
 
-  auto transfer = [&api](bool is_pull) {
-    return [&api, is_pull](Exchange& ex) -> awaitable<void> {
+  auto transfer = [&api, list](bool is_pull) {
+    return [&api, is_pull, list](Exchange& ex) -> awaitable<void> {
       const json req = co_await read_json(ex);
       const std::string model = model_field(req);
       if (model.empty()) throw HttpError(400, is_pull ? "invalid model name" : "model is required");
@@ -544,7 +489,10 @@ void add_model_routes(http::Router& outer_router, ModelApi& api) {
       const bool stream = bool_field(req, "stream").value_or(true);
       const TransferFn& fn = is_pull ? api.pull : api.push;
       if (!fn) throw HttpError(501, std::string(is_pull ? "pull" : "push") + " is not available");
-      ProgressWork work = [fn, t](const Emit& emit, std::stop_token stop) { fn(t, emit, stop); };
+      ProgressWork work = [fn, t, list, is_pull](const Emit& emit, std::stop_token stop) {
+        fn(t, emit, stop);
+        if (is_pull && !stop.stop_requested()) list->remember(t.name);
+      };
       co_await run_with_progress(ex, api.transfers, stream, std::move(work));
     };
   };

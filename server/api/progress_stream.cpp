@@ -80,6 +80,15 @@ asio::awaitable<void> run_with_progress(http::Exchange& ex, asio::thread_pool& p
                                         ProgressWork work) {
   auto shared = std::make_shared<Shared>(ex.executor());
   track(shared);
+  // A client that leaves stops the work at once, also with stream:false (nothing is written
+  // until the end, so no write would notice). Another client pulling the same model runs its
+  // own operation and takes the download over where this one stopped.
+  ex.on_disconnect([weak = std::weak_ptr<Shared>(shared)] {
+    if (auto s = weak.lock()) {
+      s->stop.request_stop();
+      s->channel.close();
+    }
+  });
   asio::post(pool, [shared, work = std::move(work)] {
     Message last;
     last.done = true;
@@ -92,7 +101,7 @@ asio::awaitable<void> run_with_progress(http::Exchange& ex, asio::thread_pool& p
     } catch (const std::exception& e) {
       last.failed = true;
       last.status = error_status(e);
-      last.line["error"] = e.what();
+      last.line["error"] = error_message(e);
     }
     shared->send(last);
   });

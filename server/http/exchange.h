@@ -25,11 +25,14 @@ namespace vkllm::http {
 class HttpError : public std::runtime_error {
  public:
   HttpError(unsigned status, const std::string& message)
-      : std::runtime_error(message), status_(status) {}
+      : std::runtime_error(message), status_(status), message_(message) {}
   unsigned status() const { return status_; }
+  // The whole message; what() stops at the first NUL, which a client-supplied name may hold.
+  const std::string& message() const { return message_; }
 
  private:
   unsigned status_;
+  std::string message_;
 };
 
 class Exchange {

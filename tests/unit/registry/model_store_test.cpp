@@ -379,6 +379,33 @@ TEST_F(ModelStoreTest, RecoversFromACrashAtEveryStep) {
             0u);
 }
 
+TEST_F(ModelStoreTest, AbandonedDownloadsAreDeletedAfterTheGracePeriod) {
+  Digest stale = Digest::of(std::string_view("stale")),
+         recent = Digest::of(std::string_view("recent"));
+  fs::path stale_file, recent_file;
+  {
+    ModelStore store(dir_.path(), small_chunks());
+    auto partial = store.blobs().partial_dir();
+    fs::create_directories(partial);
+    stale_file = partial / (stale.file_name() + ".partial");
+    recent_file = partial / (recent.file_name() + ".partial");
+    // As a manifest claiming a 10^12-byte layer leaves it: a huge sparse file.
+    for (const auto& f : {stale_file, recent_file}) {
+      write_file(f, "");
+      fs::resize_file(f, uint64_t{1} << 40);
+      write_file(f.string() + ".parts", "{}");
+    }
+    const auto old = Clock::now() - ModelStore::kAbandonedDownloadGrace - std::chrono::hours(1);
+    store.catalog().put_download({stale, stale_file, uint64_t{1} << 40, 0, old});
+    store.catalog().put_download({recent, recent_file, uint64_t{1} << 40, 0, Clock::now()});
+  }
+  ModelStore store(dir_.path(), small_chunks());  // start-up runs recover()
+  EXPECT_FALSE(fs::exists(stale_file));
+  EXPECT_FALSE(store.catalog().find_download(stale));
+  EXPECT_TRUE(fs::exists(recent_file));  // still within the grace period: resumable
+  EXPECT_TRUE(store.catalog().find_download(recent));
+}
+
 TEST_F(ModelStoreTest, ModelCommitRefusesMissingBlobs) {
   ModelStore store(dir_.path(), small_chunks());
   auto config = store.put_blob(std::string_view("{}"));

@@ -201,6 +201,39 @@ TEST(Parameters, NormalizesCreateJsonAndMerges) {
   EXPECT_EQ(merged.dump(), R"({"a":1,"b":3,"c":4})");
 }
 
+TEST(Parameters, RefusesOutOfRangeValuesAndBadNames) {
+  auto json_error = [](const char* text) {
+    try {
+      normalize_parameters(nlohmann::ordered_json::parse(text));
+    } catch (const RegistryError& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::invalid_input);
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  // What used to be stored as -9.22e18, a negative context, and a nameless parameter.
+  EXPECT_EQ(json_error(R"({"num_ctx":1e308})"),
+            "invalid int value [1e+308]: num_ctx must be between 1 and 2147483647");
+  EXPECT_EQ(json_error(R"({"num_ctx":1180591620717411303424})").rfind("invalid int value [", 0),
+            0u);
+  EXPECT_EQ(json_error(R"({"num_ctx":-1})"),
+            "invalid int value [-1]: num_ctx must be between 1 and 2147483647");
+  EXPECT_EQ(json_error(R"({"":1})"), "unknown parameter ''");
+  EXPECT_EQ(json_error("{\"a\\u0000b\":1}").rfind("unknown parameter '", 0), 0u);
+  EXPECT_EQ(json_error(R"({"top_p":1.5})"),
+            "invalid float value [1.5]: top_p must be between 0 and 1");
+  EXPECT_EQ(json_error(R"({"temperature":1e39})").rfind("invalid float value [1e+39]", 0), 0u);
+  EXPECT_EQ(json_error(R"({"seed":9223372036854775807,"num_predict":-1,"num_gpu":-1})"),
+            "(no error)");
+  EXPECT_EQ(json_error(R"({"seed":18446744073709551615})").rfind("invalid int value [", 0), 0u);
+  EXPECT_EQ(json_error(R"({"seed":9.3e18})").rfind("invalid int value [", 0), 0u);
+  // The Modelfile path applies the same ranges.
+  EXPECT_THROW(typed_parameters({{"num_ctx", "-1"}}), RegistryError);
+  EXPECT_THROW(typed_parameters({{"num_ctx", "99999999999"}}), RegistryError);
+  EXPECT_THROW(typed_parameters({{"temperature", "-0.5"}}), RegistryError);
+  EXPECT_NO_THROW(typed_parameters({{"num_ctx", "2048"}, {"temperature", "0"}}));
+}
+
 TEST(GoFormatting, MatchesGoPercentV) {
   using nlohmann::ordered_json;
   EXPECT_EQ(go_format_value(ordered_json(0.6)), "0.6");

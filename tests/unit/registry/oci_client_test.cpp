@@ -359,6 +359,59 @@ TEST(OciClient, ConnectionRefusedIsATransportError) {
   }
 }
 
+TEST(OciClient, UnreachableRegistryFailsFastNamingTheHost) {
+  uint16_t port;
+  {
+    TestHttpServer closed([](const TestRequest&) { return TestResponse{}; });
+    port = closed.port();
+  }
+  // Default retry settings: six attempts with back-off used to take ~8 s before failing.
+  OciClient client{OciClientOptions{}};
+  for (const std::string host :
+       {"127.0.0.1:" + std::to_string(port), std::string("registry.invalid")}) {
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      client.get_manifest({"http", host, "library/m"}, "latest");
+      FAIL() << "no error for " << host;
+    } catch (const OciError& e) {
+      EXPECT_EQ(e.kind(), OciErrorKind::transport);
+      EXPECT_EQ(std::string(e.what()).rfind("cannot reach the registry " + host, 0), 0u)
+          << e.what();
+    }
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_LT(seconds, 2.5) << host;
+  }
+}
+
+TEST(OciClient, BlobShorterThanItsManifestIsASizeMismatch) {
+  const std::string blob(1000, 'g');
+  std::atomic<unsigned> requests{0};
+  TestHttpServer server([&](const TestRequest& req) {
+    ++requests;
+    const auto range = req.header("range");
+    if (range.starts_with("bytes=") && std::stoull(range.substr(6)) >= blob.size()) {
+      return TestResponse{416, {}, "range not satisfiable"};
+    }
+    return test::serve_bytes(req, blob);
+  });
+  for (uint64_t claimed : {uint64_t{1500}, uint64_t{300 * 1024}}) {  // one stream, then ranges
+    requests = 0;
+    auto options = fast_options();
+    options.parallel_threshold = 100 * 1024;
+    OciClient ranged(options);
+    try {
+      download(ranged, {"http", server.host(), "ns/m"}, sha256_digest(blob), claimed);
+      FAIL() << "no error";
+    } catch (const OciError& e) {
+      EXPECT_EQ(e.kind(), OciErrorKind::protocol);
+      EXPECT_NE(std::string(e.what()).find("size mismatch"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(std::to_string(claimed)), std::string::npos) << e.what();
+    }
+    EXPECT_LE(requests, 5u) << "retried a blob that cannot get longer";
+  }
+}
+
 TEST(OciClient, FallsBackToOneStreamWhenRangesAreIgnored) {
   RandomBytes random;
   SCOPED_TRACE("seed " + std::to_string(random.seed()));

@@ -17,6 +17,7 @@
 #include "registry/push.h"
 #include "tests/support/docker_registry.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/test_http_server.h"
 
 namespace vkllm::registry {
 namespace {
@@ -335,6 +336,46 @@ TEST(PullPush, PullKilledMidDownloadResumesInTheNextProcess) {
   EXPECT_EQ(blobs.read_text(weights.digest), source.blobs.read_text(weights.digest));
   EXPECT_TRUE(catalog.find_model(name));
   EXPECT_TRUE(catalog.downloads().empty());
+}
+
+TEST(PullPush, LayerLargerThanTheFreeDiskIsRefusedBeforeAllocating) {
+  const std::string config = "{}";
+  const Digest huge = Digest::of(std::string_view("claims to be a petabyte"));
+  const std::string manifest =
+      R"({"schemaVersion":2,"mediaType":"application/vnd.docker.distribution.manifest.v2+json",)"
+      R"("config":{"mediaType":"application/vnd.docker.container.image.v1+json","digest":")" +
+      Digest::of(config).str() + R"(","size":2},"layers":[{"mediaType":")" +
+      std::string(media_type::kModel) + R"(","digest":")" + huge.str() +
+      R"(","size":1000000000000000}]})";
+  test::TestHttpServer server([&](const test::TestRequest& req) {
+    if (req.target.find("/manifests/") != std::string::npos) {
+      return test::TestResponse{
+          200,
+          {{"Content-Type", "application/vnd.docker.distribution.manifest.v2+json"}},
+          manifest};
+    }
+    return test::TestResponse{404, {}, "{}"};
+  });
+  Store target;
+  auto options = pull_options();
+  options.insecure = true;
+  try {
+    pull(ModelName::parse(server.host() + "/ns/m:t"), target.blobs, target.catalog, options,
+         nullptr);
+    FAIL() << "no error";
+  } catch (const RegistryError& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::io);
+    EXPECT_EQ(
+        std::string(e.what()).rfind("not enough disk space to pull layer " + huge.short_hex(), 0),
+        0u)
+        << e.what();
+  }
+  // Nothing was allocated or recorded.
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(target.blobs.partial_dir(), ec)) {
+    ADD_FAILURE() << "left behind " << entry.path();
+  }
+  EXPECT_TRUE(target.catalog.downloads().empty());
 }
 
 TEST(PullPush, MissingModelsAndInsecureNamesAreWordedAsOllamaDoes) {

@@ -61,3 +61,23 @@ TEST(JsonRequest, ModelFallsBackToLegacyName) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(JsonRequest, DeepNestingIs400NotAStackOverflow) {
+  // 60,000 levels inside a field, as in the /api/show options crash.
+  const std::string deep =
+      "{\"model\":\"m\",\"options\":" + std::string(60000, '[') + std::string(60000, ']') + "}";
+  try {
+    parse_json_object(deep);
+    FAIL() << "accepted 60,000 levels";
+  } catch (const HttpError& e) {
+    EXPECT_EQ(e.status(), 400u);
+    EXPECT_NE(std::string(e.what()).find("nested too deeply"), std::string::npos) << e.what();
+  }
+  // Deep but reasonable documents still parse.
+  const std::string ok = "{\"a\":" + std::string(100, '[') + "1" + std::string(100, ']') + "}";
+  EXPECT_TRUE(parse_json_object(ok).contains("a"));
+}
+
+}  // namespace

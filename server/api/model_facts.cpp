@@ -1,0 +1,83 @@
+#include "server/api/model_facts.h"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+
+namespace vkllm::api {
+
+using json = nlohmann::json;
+
+std::vector<std::string> capabilities_of(const registry::ModelShow& m, const GgufSummary* g) {
+  std::vector<std::string> caps;
+  auto add = [&](const std::string& c) {
+    if (std::find(caps.begin(), caps.end(), c) == caps.end()) caps.push_back(c);
+  };
+  if (const auto it = m.config.find("capabilities"); it != m.config.end() && it->is_array()) {
+    for (const auto& c : *it) {
+      if (c.is_string()) add(c.get<std::string>());
+    }
+  }
+  if (g != nullptr) {
+    for (const auto& c : g->capabilities) add(c);
+  }
+  if (m.template_text) {
+    const std::string& t = *m.template_text;
+    if (t.find(".Tools") != std::string::npos) add("tools");
+    if (t.find(".Suffix") != std::string::npos) add("insert");
+    if (t.find(".Thinking") != std::string::npos || t.find(".IsThinkSet") != std::string::npos) {
+      add("thinking");
+    }
+  } else if (g != nullptr && !g->chat_template.empty()) {
+    const std::string& t = g->chat_template;
+    if (t.find("tools") != std::string::npos || t.find("tool_call") != std::string::npos) {
+      add("tools");
+    }
+    if (t.find("<think>") != std::string::npos && t.find("</think>") != std::string::npos) {
+      add("thinking");
+    }
+  }
+  if (!m.projectors.empty()) add("vision");
+  return caps;
+}
+
+json details_json(const registry::ModelDetails& d, const GgufSummary* g, bool with_lengths) {
+  json j;
+  j["parent_model"] = d.parent_model;
+  j["format"] = d.format;
+  j["family"] = d.family;
+  j["families"] = d.families.empty() ? json(nullptr) : json(d.families);
+  j["parameter_size"] = d.parameter_size;
+  j["quantization_level"] = d.quantization_level;
+  if (with_lengths && g != nullptr) {
+    if (g->context_length) j["context_length"] = *g->context_length;
+    if (g->embedding_length) j["embedding_length"] = *g->embedding_length;
+  }
+  return j;
+}
+
+std::shared_ptr<const GgufSummary> summary_of(registry::ModelStore& store,
+                                              const registry::ModelShow& m) {
+  if (!m.model_blob) return nullptr;
+  // Reading a summary parses the GGUF header (milliseconds); blobs are immutable, so the last
+  // few summaries are kept. Failures are not kept: a blob may be repaired by a re-pull.
+  static std::mutex mutex;
+  static std::map<registry::Digest, std::shared_ptr<const GgufSummary>> memo;
+  constexpr size_t kMemoLimit = 256;
+  {
+    std::lock_guard lock(mutex);
+    if (const auto it = memo.find(*m.model_blob); it != memo.end()) return it->second;
+  }
+  std::shared_ptr<const GgufSummary> summary;
+  try {
+    summary = std::make_shared<const GgufSummary>(read_gguf_summary(store.blobs(), *m.model_blob));
+  } catch (const std::exception&) {
+    return nullptr;  // a model whose weights are not readable GGUF still lists
+  }
+  std::lock_guard lock(mutex);
+  if (memo.size() >= kMemoLimit) memo.erase(memo.begin());
+  memo.emplace(*m.model_blob, summary);
+  return summary;
+}
+
+}  // namespace vkllm::api
