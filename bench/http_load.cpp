@@ -125,14 +125,31 @@ awaitable<void> slowloris(tcp::endpoint ep, Clock::time_point deadline, Stats& s
     beast::error_code ec;
     co_await s.async_connect(ep, asio::redirect_error(use_awaitable, ec));
     if (ec) co_return;
+    // A read that ends when the server closes (it never answers a header that never ends).
+    auto closed = std::make_shared<bool>(false);
+    asio::co_spawn(
+        ex,
+        [&s, closed]() -> awaitable<void> {
+          char c;
+          beast::error_code read_ec;
+          co_await s.async_read_some(asio::buffer(&c, 1),
+                                     asio::redirect_error(use_awaitable, read_ec));
+          *closed = true;
+        },
+        asio::detached);
     std::string line = "GET /api/tags HTTP/1.1\r\nHost: localhost\r\n";
-    while (!ec && Clock::now() < deadline) {
+    while (!ec && !*closed && Clock::now() < deadline) {
       co_await asio::async_write(s, asio::buffer(line), asio::redirect_error(use_awaitable, ec));
       line = "X-Slow: 1\r\n";
-      timer.expires_after(std::chrono::seconds(1));
-      co_await timer.async_wait(asio::redirect_error(use_awaitable, ec));
+      timer.expires_after(std::chrono::milliseconds(250));
+      beast::error_code timer_ec;
+      co_await timer.async_wait(asio::redirect_error(use_awaitable, timer_ec));
     }
-    if (ec) ++stats.slow_closed;
+    if (ec || *closed) ++stats.slow_closed;
+    s.close(ec);
+    // Let the reader see the cancellation before the socket goes.
+    timer.expires_after(std::chrono::milliseconds(1));
+    co_await timer.async_wait(asio::redirect_error(use_awaitable, ec));
   }
 }
 

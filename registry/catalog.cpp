@@ -1,5 +1,6 @@
 #include "registry/catalog.h"
 
+#include <atomic>
 #include <mutex>
 
 #include "registry/errors.h"
@@ -105,7 +106,7 @@ struct Catalog::Impl {
   explicit Impl(const std::filesystem::path& file) : db(file) {}
   mutable std::mutex mutex;
   SqliteDb db;
-  uint64_t model_writes = 0;  // this connection's commits that changed models
+  std::atomic<uint64_t> model_writes{0};  // this connection's commits that changed models
 
   uint64_t references(const Digest& digest) {
     Statement s(db, "SELECT COUNT(*) FROM layers WHERE digest = ?");
@@ -315,6 +316,10 @@ uint64_t Catalog::models_stamp() const {
   Statement s(impl_->db, "PRAGMA data_version");
   s.step();
   return (static_cast<uint64_t>(s.integer(0)) << 32) + impl_->model_writes;
+}
+
+uint64_t Catalog::local_model_writes() const noexcept {
+  return impl_->model_writes;
 }
 
 std::optional<std::string> Catalog::manifest_facts(const Digest& manifest_digest) const {

@@ -82,6 +82,8 @@ class Catalog {
   // Changes whenever the set of models or what a name points at may have changed, by this
   // process or another one; equal stamps mean models() would answer the same.
   uint64_t models_stamp() const;
+  // This process's share of that: changes whenever this Catalog changed models. Lock-free.
+  uint64_t local_model_writes() const noexcept;
   // Derived facts about a manifest's content, stored by whoever computed them (the server
   // keeps what /api/tags shows); they go with the manifest's row.
   std::optional<std::string> manifest_facts(const Digest& manifest_digest) const;

@@ -53,9 +53,23 @@ const json* ModelList::facts(const registry::ModelRecord& record) {
   return &facts_.emplace(record.manifest_digest, std::move(f)).first->second;
 }
 
+std::shared_ptr<const std::string> ModelList::current_body() {
+  const uint64_t writes = store_.catalog().local_model_writes();
+  std::lock_guard lock(mutex_);
+  if (!body_ || writes != local_writes_ ||
+      std::chrono::steady_clock::now() - checked_at_ >= kRecheck) {
+    return nullptr;
+  }
+  return body_;
+}
+
 std::shared_ptr<const std::string> ModelList::tags_body() {
+  // Read before the stamp: a write landing in between makes the next call look again.
+  const uint64_t writes = store_.catalog().local_model_writes();
   const uint64_t stamp = store_.catalog().models_stamp();
   std::lock_guard lock(mutex_);
+  local_writes_ = writes;
+  checked_at_ = std::chrono::steady_clock::now();
   if (stamp_ == stamp && body_) return body_;
   json models = json::array();
   for (const auto& record : store_.catalog().models()) {

@@ -4,6 +4,7 @@
 // costs one SQLite statement when nothing changed.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -23,6 +24,12 @@ class ModelList {
   // The /api/tags JSON body. Blocking (SQLite, and blob reads for models not seen before).
   std::shared_ptr<const std::string> tags_body();
 
+  // The last body when it is surely current: no model changed in this process since, and the
+  // catalog was checked for other processes' changes less than kRecheck ago. Null otherwise.
+  // Never blocks, so the io thread can answer without a trip to the worker pool.
+  std::shared_ptr<const std::string> current_body();
+  static constexpr std::chrono::milliseconds kRecheck{100};
+
   // Computes and stores the listing facts of the model `name` points at now (after create,
   // pull or copy), so the next listing does not. Unknown or unreadable models are ignored.
   void remember(const registry::ModelName& name);
@@ -36,6 +43,8 @@ class ModelList {
   std::mutex mutex_;
   std::map<registry::Digest, nlohmann::json> facts_;  // by manifest digest
   std::optional<uint64_t> stamp_;
+  uint64_t local_writes_ = 0;  // catalog.local_model_writes() when body_ was checked
+  std::chrono::steady_clock::time_point checked_at_;
   std::shared_ptr<const std::string> body_;
 };
 

@@ -378,11 +378,19 @@ void add_model_routes(http::Router& outer_router, ModelApi& api) {
   } router{outer_router};
 
   auto tags = [&api, list](Exchange& ex) -> awaitable<void> {
+    if (auto body = list->current_body()) {  // nothing changed: no trip to the workers
+      co_await ex.respond(200, http::kJsonContentType, *body);
+      co_return;
+    }
     // A client that left while the request queued costs no listing.
     auto gone = std::make_shared<std::atomic<bool>>(false);
     ex.on_disconnect([gone] { *gone = true; });
-    auto body = co_await run_blocking(api.workers, [list, gone] {
-      return *gone ? std::shared_ptr<const std::string>() : list->tags_body();
+    // Plain pointers: GCC 12 destroys a lambda argument of a co_await twice, which would drop
+    // a captured shared_ptr's count once too often. Both outlive the call.
+    ModelList* models = list.get();
+    const std::atomic<bool>* left = gone.get();
+    auto body = co_await run_blocking(api.workers, [models, left] {
+      return *left ? std::shared_ptr<const std::string>() : models->tags_body();
     });
     if (!body) co_return;
     co_await ex.respond(200, http::kJsonContentType, *body);

@@ -367,7 +367,7 @@ TEST(OciClient, UnreachableRegistryFailsFastNamingTheHost) {
   }
   // Default retry settings: six attempts with back-off used to take ~8 s before failing.
   OciClient client{OciClientOptions{}};
-  for (const std::string host :
+  for (const std::string& host :
        {"127.0.0.1:" + std::to_string(port), std::string("registry.invalid")}) {
     const auto start = std::chrono::steady_clock::now();
     try {
