@@ -108,6 +108,55 @@ grep -q "cannot reach the registry registry.invalid" "$TEST_TMP/body" || fail "u
 [ "$ms" -lt 3000 ] || fail "unreachable registry took ${ms} ms"
 pass "unreachable registry fails in ${ms} ms"
 
+# --- 7. a pull stops when its client leaves (stream:false writes nothing until the end) ---
+cat >"$TEST_TMP/slow_registry.py" <<'PY'
+import hashlib, http.server, json, sys, time
+marker = sys.argv[1]
+layer_size = 10 * 1000 * 1000
+layer = "sha256:" + hashlib.sha256(b"x" * layer_size).hexdigest()
+config = b"{}"
+manifest = json.dumps({"schemaVersion": 2,
+    "mediaType": "application/vnd.docker.distribution.manifest.v2+json",
+    "config": {"mediaType": "application/vnd.docker.container.image.v1+json",
+               "digest": "sha256:" + hashlib.sha256(config).hexdigest(), "size": len(config)},
+    "layers": [{"mediaType": "application/vnd.ollama.image.model", "digest": layer,
+                "size": layer_size}]}).encode()
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def log_message(self, *a): pass
+    def do_GET(self):
+        if "/manifests/" in self.path:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/vnd.docker.distribution.manifest.v2+json")
+            self.send_header("Content-Length", str(len(manifest)))
+            self.end_headers(); self.wfile.write(manifest); return
+        if "/blobs/" in self.path:  # 1 KB every 20 ms: minutes for the whole layer
+            self.send_response(200)
+            self.send_header("Content-Length", str(layer_size))
+            self.end_headers()
+            try:
+                for _ in range(layer_size // 1000):
+                    self.wfile.write(b"x" * 1000); self.wfile.flush(); time.sleep(0.02)
+            except OSError:
+                open(marker, "w").write("%f" % time.time())
+            return
+        self.send_response(200); self.send_header("Content-Length", "0"); self.end_headers()
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+print(s.server_address[1], flush=True)
+s.serve_forever()
+PY
+python3 "$TEST_TMP/slow_registry.py" "$TEST_TMP/stopped" >"$TEST_TMP/slow_registry.port" &
+VKLLM_PIDS+=("$!")
+for i in $(seq 1 50); do [ -s "$TEST_TMP/slow_registry.port" ] && break; sleep 0.1; done
+reg_port=$(head -1 "$TEST_TMP/slow_registry.port")
+curl -s -m 2 -o /dev/null -X POST "$VKLLM_URL/api/pull" \
+  -d "{\"model\":\"127.0.0.1:$reg_port/ns/slow:t\",\"insecure\":true,\"stream\":false}" || true
+left=$(date +%s%N)
+for i in $(seq 1 30); do [ -f "$TEST_TMP/stopped" ] && break; sleep 0.1; done
+[ -f "$TEST_TMP/stopped" ] || fail "the pull went on downloading after its client left"
+stopped_ms=$(( ($(date +%s%N) - left) / 1000000 ))
+pass "pull stopped within ${stopped_ms} ms of its client leaving"
+
 # --- 6. /api/tags answered from the catalog, still right after changes ---
 expect_eq "$(http_status GET "$VKLLM_URL/api/tags")" 200 "tags"
 jq -e '[.models[].name] == ["tiny:latest"] and .models[0].details.family == "llama"' "$TEST_TMP/body" >/dev/null || fail "tags: $(body)"
