@@ -64,8 +64,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     vkllm::http::limit_request_parser(parser, 1 << 20);
     beast::error_code ec;
     while (!parser.is_header_done()) {
-      buffer.consume(parser.put(buffer.data(), ec));
-      if (ec == bhttp::error::need_more) {
+      const size_t used = parser.put(buffer.data(), ec);
+      buffer.consume(used);
+      if (ec == bhttp::error::need_more || (!ec && used == 0)) {
+        // Beast only parses what it has; like its read loop, give it more or stop.
         ec = {};
         if (!read_some(buffer, data, size, step)) return 0;
         continue;
@@ -84,12 +86,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     while (!parser.is_done()) {
       parser.get().body().data = body;
       parser.get().body().size = sizeof body;
-      buffer.consume(parser.put(buffer.data(), ec));
+      const size_t used = parser.put(buffer.data(), ec);
+      buffer.consume(used);
       if (ec == bhttp::error::need_buffer) ec = {};
-      if (ec == bhttp::error::need_more) {
+      if (ec == bhttp::error::need_more || (!ec && used == 0)) {
         ec = {};
         if (!read_some(buffer, data, size, step)) {
-          parser.put_eof(ec);
+          parser.put_eof(ec);  // the connection ended mid-body
           return 0;
         }
         continue;
