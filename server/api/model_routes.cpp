@@ -17,6 +17,7 @@
 #include "server/api/time_format.h"
 #include "server/http/exchange.h"
 #include "server/http/json_text.h"
+#include "server/http/private_paths.h"
 #include "server/prompt/prompt.h"
 
 namespace vkllm::api {
@@ -358,7 +359,7 @@ TransferRequest transfer_request(const json& req, const std::string& model) {
 }  // namespace
 
 void add_model_routes(http::Router& outer_router, ModelApi& api) {
-  hide_path(api.store.root());  // error messages never show where the store lives
+  http::hide_path(api.store.root());  // error messages never show where the store lives
   auto list = std::make_shared<ModelList>(api.store);
   // Registry errors carry their kind; turn them into the HTTP status they mean (the HTTP
   // layer only knows HttpError and answers 500 for anything else).

@@ -29,6 +29,7 @@
 
 #include "server/http/exchange.h"
 #include "server/http/json_text.h"
+#include "server/http/private_paths.h"
 #include "server/http/request_head.h"
 #include "server/http/session_exchange.h"
 
@@ -169,10 +170,10 @@ struct Server::Impl {
     try {
       co_await (*match.handler)(ex);
     } catch (const HttpError& e) {
-      error = e.message();
+      error = without_private_paths(e.message());
       status = e.status();
     } catch (const std::exception& e) {
-      error = e.what();
+      error = without_private_paths(e.what());
     }
     if (ex.io_failed()) co_return;
     if (!error.empty() || !ex.response_started()) {

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/http/exchange.h"
+#include "server/http/private_paths.h"
 #include "server/http/streams.h"
 
 namespace asio = boost::asio;
@@ -515,6 +516,30 @@ TEST_F(ServerTest, BodiesInFlightAreBoundedAcrossConnections) {
     if (status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_EQ(status, 200u);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(ServerLimits, MaxConnectionsComesFromTheEnvironment) {
+  ::setenv("VKLLM_MAX_CONNECTIONS", "17", 1);
+  EXPECT_EQ(vkllm::http::max_connections_from_env(), 17u);
+  for (const char* bad : {"0", "-3", "many", ""}) {
+    ::setenv("VKLLM_MAX_CONNECTIONS", bad, 1);
+    EXPECT_EQ(vkllm::http::max_connections_from_env(), 2048u) << bad;
+  }
+  ::unsetenv("VKLLM_MAX_CONNECTIONS");
+  EXPECT_EQ(vkllm::http::max_connections_from_env(), 2048u);
+  EXPECT_EQ(vkllm::http::ServerLimits{}.max_connections, 2048u);
+}
+
+TEST(PrivatePaths, ErrorTextsLoseTheServersDirectories) {
+  vkllm::http::hide_path("/srv/vkllm-test/models/");
+  EXPECT_EQ(vkllm::http::without_private_paths(
+                "cannot open /srv/vkllm-test/models/blobs/tmp/gguf-header-1: bad magic"),
+            "cannot open blobs/tmp/gguf-header-1: bad magic");
+  EXPECT_EQ(vkllm::http::without_private_paths("/srv/other/x"), "/srv/other/x");
 }
 
 }  // namespace
