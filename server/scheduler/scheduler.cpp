@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <latch>
 #include <limits>
 #include <optional>
+#include <string_view>
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -108,6 +110,21 @@ void parallel_for(size_t n, F&& fn) {
     });
   }
   done.wait();
+}
+
+// VKLLM_FAULT_INJECT=device_lost@N: the N-th engine step of the process fails as a lost device
+// would, once. Only for testing that a failure stays with its model and the model reloads.
+void maybe_inject_fault() {
+  static const long at_step = [] {
+    const char* v = std::getenv("VKLLM_FAULT_INJECT");
+    const std::string_view prefix = "device_lost@";
+    if (!v || std::string_view(v).rfind(prefix, 0) != 0) return -1L;
+    return std::strtol(v + prefix.size(), nullptr, 10);
+  }();
+  static std::atomic<long> steps{0};
+  if (at_step > 0 && ++steps == at_step) {
+    throw vk::VulkanError("vkQueueSubmit (injected by VKLLM_FAULT_INJECT)", VK_ERROR_DEVICE_LOST);
+  }
 }
 
 }  // namespace
@@ -231,8 +248,13 @@ void Scheduler::run() {
       // A failed step leaves the model's state unknown: fail what runs on it, keep serving
       // (the manager reloads a model whose device was lost).
       const auto* vk_error = dynamic_cast<const vk::VulkanError*>(&e);
-      if (vk_error && vk_error->result() == VK_ERROR_DEVICE_LOST) healthy_ = false;
-      fail_all(std::string("model runner failed: ") + e.what());
+      if (vk_error && vk_error->result() == VK_ERROR_DEVICE_LOST) {
+        healthy_ = false;
+        fail_all(std::string("the GPU device was lost (VK_ERROR_DEVICE_LOST): ") + e.what() +
+                 "; the model will be reloaded by the next request");
+      } else {
+        fail_all(std::string("model runner failed: ") + e.what());
+      }
     }
     publish_stats();
   }
@@ -400,6 +422,7 @@ void Scheduler::step() {
     if (last && !s.greedy_on_device()) greedy_only = false;
     total += p.n;
   }
+  maybe_inject_fault();
   const runtime::StepResult result = runner_.step(batch, greedy_only);
   const auto now = Clock::now();
   const MetricLabels labels{{"model", options_.model_label}};

@@ -99,3 +99,17 @@ for i in 1 2 3 4 5 6; do
 done
 [ "$busy" -ge 1 ] && [ "$busy" -le 5 ] || fail "$busy of 6 requests were refused"
 pass "OLLAMA_MAX_QUEUE=1: $busy of 6 refused with 503, the rest served"
+vkllm_stop "$VKLLM_PID"
+
+# --- a lost device fails only the requests on that model; the model reloads on the next one ---
+vkllm_start lost VKLLM_FAULT_INJECT=device_lost@40
+create_from tiny "$tiny"
+create_from ref "$ref"
+expect_eq "$(http_status POST "$VKLLM_URL/api/generate" -d '{"model":"ref","prompt":"x","stream":false,"options":{"num_predict":2}}')" 200 "other model first"
+expect_eq "$(http_status POST "$VKLLM_URL/api/generate" -d '{"model":"tiny","prompt":"x","stream":false,"options":{"num_predict":100}}')" 500 "request on the lost device"
+grep -q 'VK_ERROR_DEVICE_LOST' "$TEST_TMP/body" || fail "error does not say what happened: $(body)"
+expect_eq "$(http_status POST "$VKLLM_URL/api/generate" -d '{"model":"tiny","prompt":"x","stream":false,"options":{"num_predict":4}}')" 200 "next request after the loss"
+jq -e '.eval_count == 4' "$TEST_TMP/body" >/dev/null || fail "after reload: $(body)"
+expect_eq "$(http_status POST "$VKLLM_URL/api/generate" -d '{"model":"ref","prompt":"x","stream":false,"options":{"num_predict":2}}')" 200 "the other model keeps serving"
+[ "$(metric vkllm_model_loads_total 'model="tiny:latest"')" -ge 2 ] || fail "tiny was not reloaded"
+pass "a lost device fails its requests with a clear error; the model reloads; the server keeps serving"
