@@ -15,17 +15,18 @@ template <class F>
 auto run_blocking(boost::asio::thread_pool& pool, F work)
     -> boost::asio::awaitable<std::invoke_result_t<F&>> {
   using R = std::invoke_result_t<F&>;
-  co_return co_await boost::asio::co_spawn(
-      pool,
-      [work = std::move(work)]() mutable -> boost::asio::awaitable<R> {
-        if constexpr (std::is_void_v<R>) {
-          work();
-          co_return;
-        } else {
-          co_return work();
-        }
-      },
-      boost::asio::use_awaitable);
+  // The closure and the spawned awaitable are named locals: GCC 12 destroys temporaries inside
+  // a co_await expression twice (a captured std::string or shared_ptr then corrupts the heap).
+  auto body = [work = std::move(work)]() mutable -> boost::asio::awaitable<R> {
+    if constexpr (std::is_void_v<R>) {
+      work();
+      co_return;
+    } else {
+      co_return work();
+    }
+  };
+  auto spawned = boost::asio::co_spawn(pool, std::move(body), boost::asio::use_awaitable);
+  co_return co_await std::move(spawned);
 }
 
 }  // namespace vkllm::api

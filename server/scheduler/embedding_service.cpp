@@ -8,6 +8,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "engine/runtime/embedder.h"
+#include "server/api/blocking.h"
 #include "server/scheduler/embedding_jobs.h"
 #include "server/scheduler/request_error.h"
 #include "server/scheduler/request_options.h"
@@ -20,14 +21,6 @@ using std::chrono::nanoseconds;
 using std::chrono::steady_clock;
 
 namespace {
-
-template <class F>
-auto on_pool(asio::thread_pool& pool, F work) -> asio::awaitable<std::invoke_result_t<F&>> {
-  using R = std::invoke_result_t<F&>;
-  auto body = [work = std::move(work)]() mutable -> asio::awaitable<R> { co_return work(); };
-  auto spawned = asio::co_spawn(pool, std::move(body), asio::use_awaitable);
-  co_return co_await std::move(spawned);
-}
 
 // Clears the cancel hook when the request's coroutine leaves (the ticket it points at dies).
 struct CancelHook {
@@ -102,7 +95,7 @@ struct EmbeddingService::Impl {
         throw RequestError(e.status(), e.what());
       }
     };
-    co_return co_await on_pool(loaders, std::move(load));
+    co_return co_await api::run_blocking(loaders, std::move(load));
   }
 
   // Runs token inputs on the model's queue; the vectors in input order.
@@ -171,7 +164,8 @@ asio::awaitable<EmbedResult> EmbeddingService::embed(EmbedRequest req,
     }
     return out;
   };
-  std::vector<std::vector<int32_t>> tokens = co_await on_pool(impl_->workers, std::move(tokenize));
+  std::vector<std::vector<int32_t>> tokens =
+      co_await api::run_blocking(impl_->workers, std::move(tokenize));
   for (const auto& t : tokens) result.prompt_tokens += static_cast<uint32_t>(t.size());
 
   auto running = impl_->run(queue, std::move(tokens), cancel, failure_status);
@@ -228,7 +222,8 @@ asio::awaitable<RerankResult> EmbeddingService::rerank(RerankRequest req,
     }
     return pairs;
   };
-  std::vector<std::vector<int32_t>> pairs = co_await on_pool(impl_->workers, std::move(tokenize));
+  std::vector<std::vector<int32_t>> pairs =
+      co_await api::run_blocking(impl_->workers, std::move(tokenize));
   RerankResult result;
   for (const auto& p : pairs) result.prompt_tokens += static_cast<uint32_t>(p.size());
   auto running = impl_->run(queue, std::move(pairs), cancel, 500);

@@ -12,6 +12,7 @@
 #include "engine/sampling/token_constraint.h"
 #include "engine/tokenizer/incremental_decoder.h"
 #include "registry/errors.h"
+#include "server/api/blocking.h"
 #include "server/prompt/output_parser.h"
 #include "server/scheduler/blob_model_source.h"
 #include "server/scheduler/request_error.h"
@@ -24,21 +25,6 @@ namespace {
 
 using namespace std::chrono;
 namespace asio = boost::asio;
-
-template <class F>
-auto on_pool(asio::thread_pool& pool, F work) -> asio::awaitable<std::invoke_result_t<F&>> {
-  using R = std::invoke_result_t<F&>;
-  auto body = [work = std::move(work)]() mutable -> asio::awaitable<R> {
-    if constexpr (std::is_void_v<R>) {
-      work();
-      co_return;
-    } else {
-      co_return work();
-    }
-  };
-  auto spawned = asio::co_spawn(pool, std::move(body), asio::use_awaitable);
-  co_return co_await std::move(spawned);
-}
 
 // What a request needs to know about a model before (and without) loading it.
 struct ModelFacts {
@@ -98,7 +84,7 @@ asio::awaitable<registry::ModelShow> GenerationService::resolve(const registry::
                                                                 const std::string& as_sent) {
   auto& store = store_;
   // GCC 12 destroys temporaries inside co_await expressions twice: every lambda handed to
-  // on_pool is a named local, moved in.
+  // run_blocking is a named local, moved in.
   auto find = [&store, name]() -> std::optional<registry::ModelShow> {
     try {
       return store.show(name);
@@ -107,7 +93,7 @@ asio::awaitable<registry::ModelShow> GenerationService::resolve(const registry::
       throw;
     }
   };
-  std::optional<registry::ModelShow> show = co_await on_pool(workers_, std::move(find));
+  std::optional<registry::ModelShow> show = co_await api::run_blocking(workers_, std::move(find));
   if (!show) throw RequestError(404, "model '" + as_sent + "' not found");
   co_return std::move(*show);
 }
@@ -129,7 +115,8 @@ asio::awaitable<std::shared_ptr<const tokenizer::Tokenizer>> GenerationService::
       throw RequestError(500, std::string("cannot read the model's vocabulary: ") + e.what());
     }
   };
-  std::shared_ptr<const tokenizer::Tokenizer> tok = co_await on_pool(workers_, std::move(build));
+  std::shared_ptr<const tokenizer::Tokenizer> tok =
+      co_await api::run_blocking(workers_, std::move(build));
   std::lock_guard lock(impl_->mutex);
   impl_->tokenizers[key] = tok;
   co_return tok;
@@ -209,7 +196,7 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
   if (!facts) {
     auto& store = store_;
     auto compute = [&store, show] { return compute_facts(store, show); };
-    facts = co_await on_pool(workers_, std::move(compute));
+    facts = co_await api::run_blocking(workers_, std::move(compute));
     std::lock_guard lock(impl_->mutex);
     impl_->facts[show.digest.str()] = facts;
   }
@@ -274,7 +261,7 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
     auto keep = req.keep_alive;
     try {
       auto load = [&models, show, keep] { return models.acquire(show, keep); };
-      lease.emplace(co_await on_pool(impl_->loaders, std::move(load)));
+      lease.emplace(co_await api::run_blocking(impl_->loaders, std::move(load)));
     } catch (const ModelLoadError& e) {
       throw RequestError(e.status(), e.what());
     }
@@ -332,7 +319,7 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
     }
     return b;
   };
-  Built built = co_await on_pool(workers_, std::move(build_prompt));
+  Built built = co_await api::run_blocking(workers_, std::move(build_prompt));
   if (req.debug_render_only) {
     GenerationChunk done;
     done.done = true;
@@ -389,7 +376,7 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
           model.scheduler->set_vocabulary_index(sampling::build_vocabulary_index(*model.tokenizer));
         });
       };
-      co_await on_pool(workers_, std::move(index));
+      co_await api::run_blocking(workers_, std::move(index));
     }
   }
 
