@@ -14,21 +14,6 @@ namespace {
 using http::HttpError;
 using nlohmann::json;
 
-const char* go_type(const json& v) {
-  if (v.is_string()) return "string";
-  if (v.is_boolean()) return "bool";
-  if (v.is_number()) return "number";
-  if (v.is_array()) return "array";
-  if (v.is_object()) return "object";
-  return "null";
-}
-
-[[noreturn]] void wrong_type(const json& v, std::string_view field, std::string_view type) {
-  throw HttpError(400, "json: cannot unmarshal " + std::string(go_type(v)) +
-                           " into Go struct field ." + std::string(field) + " of type " +
-                           std::string(type));
-}
-
 std::optional<int64_t> int_field(const json& body, std::string_view key) {
   const json* v = find_field(body, key);
   if (!v) return std::nullopt;
@@ -97,7 +82,7 @@ std::optional<std::chrono::nanoseconds> parse_keep_alive(const json& body) {
       throw HttpError(400, e.what());
     }
   }
-  throw HttpError(400, std::string("Unsupported type: '") + go_type(*v) + "'");
+  throw HttpError(400, "Unsupported type: '" + std::string(go_type_name(*v)) + "'");
 }
 
 InferenceEnvelope parse_generate_request(const json& body) {

@@ -17,6 +17,8 @@ bool iequals(std::string_view a, std::string_view b) {
          });
 }
 
+}  // namespace
+
 std::string_view go_type_name(const nlohmann::json& v) {
   if (v.is_string()) return "string";
   if (v.is_boolean()) return "bool";
@@ -26,13 +28,11 @@ std::string_view go_type_name(const nlohmann::json& v) {
   return "null";
 }
 
-[[noreturn]] void wrong_type(const nlohmann::json& v, std::string_view key, std::string_view want) {
+void wrong_type(const nlohmann::json& v, std::string_view key, std::string_view want) {
   throw http::HttpError(400, "json: cannot unmarshal " + std::string(go_type_name(v)) +
                                  " into Go struct field ." + std::string(key) + " of type " +
                                  std::string(want));
 }
-
-}  // namespace
 
 nlohmann::json parse_json_object(std::string_view body) {
   const auto first = body.find_first_not_of(" \t\r\n");

@@ -21,6 +21,12 @@ const nlohmann::json* find_field(const nlohmann::json& object, std::string_view 
 // Go-like message, e.g. `json: cannot unmarshal number into Go struct field .stream of type bool`.
 std::optional<std::string> string_field(const nlohmann::json& object, std::string_view key);
 std::optional<bool> bool_field(const nlohmann::json& object, std::string_view key);
+// How Go's decoder names a JSON value's type in its errors: string, bool, number, array, ...
+std::string_view go_type_name(const nlohmann::json& value);
+// Throws Go's decoder error for a field of the wrong JSON type:
+// `json: cannot unmarshal <got> into Go struct field .<key> of type <want>` (400).
+[[noreturn]] void wrong_type(const nlohmann::json& value, std::string_view key,
+                             std::string_view want);
 
 // "model", falling back to the legacy "name" (model wins when both are non-empty).
 std::string model_field(const nlohmann::json& object);
