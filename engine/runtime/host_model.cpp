@@ -1,0 +1,102 @@
+#include "engine/runtime/host_model.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <new>
+#include <span>
+#include <stdexcept>
+
+namespace vkllm::runtime {
+
+namespace {
+// Large copies start on a huge-page boundary and ask for transparent huge pages: the products
+// stream every weight once per token, and 4 KiB pages would cost a TLB miss every page.
+constexpr size_t kHugePage = size_t(2) << 20;
+// Read in bounded chunks so a streaming source (zstd frames) keeps its read-ahead going.
+constexpr uint64_t kChunk = uint64_t(8) << 20;
+
+uint64_t round_up(uint64_t n, uint64_t a) {
+  return (n + a - 1) / a * a;
+}
+
+std::vector<const gguf::TensorInfo*> in_file_order(const gguf::GgufFile& file) {
+  std::vector<const gguf::TensorInfo*> order;
+  for (const auto& t : file.tensors()) order.push_back(&t);
+  std::sort(order.begin(), order.end(), [](auto* a, auto* b) { return a->offset < b->offset; });
+  return order;
+}
+
+HostTensor describe(const gguf::TensorInfo& t, const std::byte* data) {
+  return HostTensor{t.name, t.type, t.shape, data, t.byte_size};
+}
+}  // namespace
+
+HostModel::HostModel(const gguf::GgufFile& header, TensorDataSource& source)
+    : spec_(model::ModelSpec::from_gguf(header)) {
+  const auto order = in_file_order(header);
+  uint64_t total = 0;
+  for (const auto* t : order) total = round_up(total, kHostTensorAlign) + t->byte_size;
+  if (total == 0) return;
+
+  const size_t align = total >= kHugePage ? kHugePage : kHostTensorAlign;
+  const size_t size = static_cast<size_t>(round_up(total, align));
+  storage_.reset(static_cast<std::byte*>(std::aligned_alloc(align, size)));
+  if (!storage_) throw std::bad_alloc();
+  if (align == kHugePage) madvise(storage_.get(), size, MADV_HUGEPAGE);  // a hint; may fail
+  copied_bytes_ = size;
+
+  uint64_t at = 0;
+  for (const auto* t : order) {
+    at = round_up(at, kHostTensorAlign);
+    std::byte* dst = storage_.get() + at;
+    for (uint64_t done = 0; done < t->byte_size;) {
+      const uint64_t n = std::min(kChunk, t->byte_size - done);
+      source.read(t->offset + done, std::span(dst + done, static_cast<size_t>(n)));
+      done += n;
+    }
+    tensors_.emplace(t->name, describe(*t, dst));
+    weight_bytes_ += t->byte_size;
+    at += t->byte_size;
+  }
+}
+
+HostModel::HostModel(const gguf::GgufFile& file) : spec_(model::ModelSpec::from_gguf(file)) {
+  index_mapped(file);
+}
+
+HostModel::HostModel(gguf::GgufFile&& file)
+    : owned_file_(std::move(file)), spec_(model::ModelSpec::from_gguf(*owned_file_)) {
+  index_mapped(*owned_file_);
+}
+
+HostModel::~HostModel() = default;
+
+void HostModel::index_mapped(const gguf::GgufFile& file) {
+  if (file.header_only()) {
+    throw std::invalid_argument(
+        "a host model cannot point into a header-only GGUF (it has no tensor data); "
+        "load it through a TensorDataSource");
+  }
+  for (const auto& t : file.tensors()) {
+    const auto bytes = file.tensor_data(t);
+    tensors_.emplace(t.name, describe(t, reinterpret_cast<const std::byte*>(bytes.data())));
+    weight_bytes_ += t.byte_size;
+  }
+}
+
+const HostTensor* HostModel::find(model::Weight w, uint32_t layer) const {
+  auto it = tensors_.find(model::weight_name(w, layer));
+  return it == tensors_.end() ? nullptr : &it->second;
+}
+
+const HostTensor& HostModel::get(model::Weight w, uint32_t layer) const {
+  if (const auto* t = find(w, layer)) return *t;
+  throw std::runtime_error("model has no tensor " + model::weight_name(w, layer));
+}
+
+const HostTensor& HostModel::output() const {
+  return spec_.tied_embeddings ? get(model::Weight::TokenEmbd) : get(model::Weight::Output);
+}
+
+}  // namespace vkllm::runtime
