@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Side-by-side table of vkllm and llama.cpp (CUDA and Vulkan backends) from one
+"""Side-by-side tables of vkllm and llama.cpp. By default the GPU table (CUDA and Vulkan) of one
 `scripts/device-bench compare` run: reads the raw results folder and prints Markdown.
 
 Files read (TAG = <shape>-<type>, DEV = CUDA0 | Vulkan0):
@@ -9,6 +9,19 @@ Files read (TAG = <shape>-<type>, DEV = CUDA0 | Vulkan0):
   vkllm-depthD-TAG.json        vkllm bench --batch 1 --depth D
   llama-depth-DEV-TAG.json     llama-bench -p 512 -n 128 -d D1,D2,... -o json
   gpu.txt                      nvidia-smi's description of the GPU
+
+With --cpu, the CPU table of `scripts/cpu-bench compare` (vkllm's CPU backend against llama.cpp's
+CPU build, same threads):
+  vkllm-TAG.json               VKLLM_DEVICE=cpu vkllm bench --batch 1 --json
+  llama-bench-CPU-TAG.json     llama-bench -t THREADS -p 512 -n 128 -o json
+  machine.txt                  threads, CPU model and load average before and after
+
+With --embed, the embedding table of `scripts/device-bench embed` (issue 10 item 9):
+  vkllm-embed-TAG.json         bench_embedding's Google Benchmark JSON (BM_Embed/batch:B)
+  llama-embed-DEV-TAG-bB-rR.txt  llama-embedding's log for R batches of B inputs; the time of
+                               one batch is the difference between the R=N and R=1 runs over
+                               N-1, so load and first-batch warm-up drop out
+  embed.txt                    tokens per input and the list of batch sizes
 """
 import glob
 import json
@@ -137,7 +150,111 @@ def main(raw):
                     print(f"| {tag} | {d} | {metric} | {fmt(vv)} | {fmt(c)} | {fmt(k)} | {ratio(vv, c)} | {ratio(vv, k)} |")
 
 
+def read_lines(path):
+    try:
+        with open(path) as f:
+            return f.read().strip().splitlines()
+    except OSError:
+        return []
+
+
+def cpu_main(raw):
+    tags = sorted({os.path.basename(p)[len("vkllm-"):-5]
+                   for p in glob.glob(os.path.join(raw, "vkllm-*.json"))} |
+                  {os.path.basename(p)[len("llama-bench-CPU-"):-5]
+                   for p in glob.glob(os.path.join(raw, "llama-bench-CPU-*.json"))},
+                  key=lambda t: (t.startswith("ref-"), t))
+    for line in read_lines(os.path.join(raw, "machine.txt")):
+        print(f"{line}  ")
+    # What each side ran on: vkllm's device name, llama.cpp's build (backends, CPU features).
+    for tag in tags:
+        vk = load_json(os.path.join(raw, f"vkllm-{tag}.json"))
+        if vk and vk.get("device"):
+            print(f"vkllm device: {vk['device']}  ")
+            break
+    for tag in tags:
+        lb = load_json(os.path.join(raw, f"llama-bench-CPU-{tag}.json")) or []
+        if lb:
+            r = lb[0]
+            print(f"llama.cpp {r.get('build_commit', '')}: {r.get('backends', '')}, "
+                  f"{r.get('cpu_info', '')}, {r.get('n_threads', '')} threads  ")
+            break
+    print()
+    print("| model | metric (tok/s) | vkllm CPU | llama.cpp CPU | vkllm / llama.cpp |")
+    print("|---|---|---|---|---|")
+    for tag in tags:
+        vk = load_json(os.path.join(raw, f"vkllm-{tag}.json"))
+        lb = os.path.join(raw, f"llama-bench-CPU-{tag}.json")
+        pp = (vk or {}).get("prefill", {}).get("tok_per_s")
+        for label, metric, v, c in ((tag, "prefill 512", pp, llama_bench(lb, 512, 0)),
+                                    ("", "decode (tg128)", vk_decode(vk, 1), llama_bench(lb, 0, 128))):
+            print(f"| {label} | {metric} | {fmt(v)} | {fmt(c)} | {ratio(v, c)} |")
+
+
+PROMPT_EVAL = re.compile(r"prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens")
+
+
+def llama_embed_batch(raw, dev, tag, batch):
+    """Seconds and tokens of one batch of `batch` inputs from the R=1 and R=N runs."""
+    runs = {}
+    for p in glob.glob(os.path.join(raw, f"llama-embed-{dev}-{tag}-b{batch}-r*.txt")):
+        m = re.search(r"-r(\d+)\.txt$", p)
+        hits = [PROMPT_EVAL.search(line) for line in read_lines(p)]
+        hits = [h for h in hits if h]
+        if m and hits:
+            runs[int(m.group(1))] = (float(hits[-1].group(1)) / 1e3, int(hits[-1].group(2)))
+    if len(runs) >= 2:
+        lo, hi = min(runs), max(runs)
+        dt, dn = runs[hi][0] - runs[lo][0], runs[hi][1] - runs[lo][1]
+        if dt > 0 and dn > 0:
+            return dt / (hi - lo), dn / (hi - lo)
+    if runs:
+        r = max(runs)
+        return runs[r][0] / r, runs[r][1] / r
+    return None
+
+
+def embed_main(raw):
+    info = dict(line.split("=", 1) for line in read_lines(os.path.join(raw, "embed.txt")) if "=" in line)
+    batches = [int(b) for b in info.get("batches", "1 16 64").split()]
+    devs = info.get("devs", "CUDA0 Vulkan0").split()
+    gpu = read_lines(os.path.join(raw, "gpu.txt"))
+    if len(gpu) > 1:
+        print(f"GPU: {gpu[-1]}  ")
+    print(f"{info.get('tokens', '?')} tokens per input; vkllm: bench_embedding (runtime::Embedder, "
+          f"one embed() call per batch); llama.cpp: llama-embedding, one llama_decode per batch\n")
+    names = {"CUDA0": "llama.cpp CUDA", "Vulkan0": "llama.cpp Vulkan", "CPU": "llama.cpp CPU"}
+    head = ["model", "batch", "metric", "vkllm"] + [names.get(d, d) for d in devs] + \
+        [f"vkllm / {names.get(d, d).split()[-1]}" for d in devs]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    tags = sorted({os.path.basename(p)[len("vkllm-embed-"):-5]
+                   for p in glob.glob(os.path.join(raw, "vkllm-embed-*.json"))} |
+                  {re.sub(r"^llama-embed-[^-]+-(.+)-b\d+-r\d+\.txt$", r"\1", os.path.basename(p))
+                   for p in glob.glob(os.path.join(raw, "llama-embed-*.txt"))})
+    for tag in tags:
+        vk = {}
+        for b in (load_json(os.path.join(raw, f"vkllm-embed-{tag}.json")) or {}).get("benchmarks", []):
+            m = re.search(r"batch:(\d+)", b.get("name", ""))
+            if m and b.get("run_type", "iteration") == "iteration":
+                vk[int(m.group(1))] = (b.get("inputs/s"), b.get("tokens/s"))
+        for i, batch in enumerate(batches):
+            ll = [llama_embed_batch(raw, d, tag, batch) for d in devs]
+            for j, (metric, k) in enumerate((("inputs/s", 0), ("tokens/s", 1))):
+                v = vk.get(batch, (None, None))[k]
+                c = [None if x is None else (batch if k == 0 else x[1]) / x[0] for x in ll]
+                label = tag if i == 0 and j == 0 else ""
+                bl = str(batch) if j == 0 else ""
+                cells = [label, bl, metric, fmt(v)] + [fmt(x) for x in c] + [ratio(v, x) for x in c]
+                print("| " + " | ".join(cells) + " |")
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: compare_table.py RAW_RESULTS_DIR")
-    main(sys.argv[1])
+    args = sys.argv[1:]
+    modes = {"--cpu": cpu_main, "--embed": embed_main}
+    if len(args) == 2 and args[0] in modes:
+        modes[args[0]](args[1])
+    elif len(args) == 1:
+        main(args[0])
+    else:
+        sys.exit("usage: compare_table.py [--cpu|--embed] RAW_RESULTS_DIR")
