@@ -8,13 +8,13 @@
 #include "registry/errors.h"
 #include "registry/modelfile.h"
 #include "registry/parameters.h"
-#include "server/api/blocking.h"
 #include "server/api/error_status.h"
 #include "server/api/gguf_summary.h"
 #include "server/api/json_request.h"
 #include "server/api/model_facts.h"
 #include "server/api/model_list.h"
 #include "server/api/time_format.h"
+#include "server/async/run_blocking.h"
 #include "server/http/exchange.h"
 #include "server/http/json_text.h"
 #include "server/http/private_paths.h"
@@ -24,6 +24,7 @@ namespace vkllm::api {
 
 namespace asio = boost::asio;
 using asio::awaitable;
+using async::run_blocking;
 using http::Exchange;
 using http::HttpError;
 using http::Method;

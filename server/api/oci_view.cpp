@@ -5,7 +5,7 @@
 #include <charconv>
 
 #include "registry/errors.h"
-#include "server/api/blocking.h"
+#include "server/async/run_blocking.h"
 #include "server/http/exchange.h"
 #include "server/http/json_text.h"
 
@@ -13,6 +13,7 @@ namespace vkllm::api {
 
 namespace asio = boost::asio;
 using asio::awaitable;
+using async::run_blocking;
 using http::Exchange;
 using http::HttpError;
 using http::Method;

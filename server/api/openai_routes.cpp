@@ -3,11 +3,11 @@
 #include <chrono>
 #include <memory>
 
-#include "server/api/blocking.h"
 #include "server/api/inference_response.h"
 #include "server/api/openai_request.h"
 #include "server/api/openai_response.h"
 #include "server/api/openai_responses.h"
+#include "server/async/run_blocking.h"
 #include "server/http/exchange.h"
 #include "server/scheduler/request_error.h"
 
@@ -15,6 +15,7 @@ namespace vkllm::api {
 
 namespace {
 
+using async::run_blocking;
 using boost::asio::awaitable;
 using http::Exchange;
 using http::HttpError;

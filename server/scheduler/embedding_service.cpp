@@ -8,7 +8,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "engine/runtime/embedder.h"
-#include "server/api/blocking.h"
+#include "server/async/run_blocking.h"
 #include "server/scheduler/embedding_jobs.h"
 #include "server/scheduler/request_error.h"
 #include "server/scheduler/request_options.h"
@@ -95,7 +95,7 @@ struct EmbeddingService::Impl {
         throw RequestError(e.status(), e.what());
       }
     };
-    co_return co_await api::run_blocking(loaders, std::move(load));
+    co_return co_await async::run_blocking(loaders, std::move(load));
   }
 
   // Runs token inputs on the model's queue; the vectors in input order.
@@ -165,7 +165,7 @@ asio::awaitable<EmbedResult> EmbeddingService::embed(EmbedRequest req,
     return out;
   };
   std::vector<std::vector<int32_t>> tokens =
-      co_await api::run_blocking(impl_->workers, std::move(tokenize));
+      co_await async::run_blocking(impl_->workers, std::move(tokenize));
   for (const auto& t : tokens) result.prompt_tokens += static_cast<uint32_t>(t.size());
 
   auto running = impl_->run(queue, std::move(tokens), cancel, failure_status);
@@ -223,7 +223,7 @@ asio::awaitable<RerankResult> EmbeddingService::rerank(RerankRequest req,
     return pairs;
   };
   std::vector<std::vector<int32_t>> pairs =
-      co_await api::run_blocking(impl_->workers, std::move(tokenize));
+      co_await async::run_blocking(impl_->workers, std::move(tokenize));
   RerankResult result;
   for (const auto& p : pairs) result.prompt_tokens += static_cast<uint32_t>(p.size());
   auto running = impl_->run(queue, std::move(pairs), cancel, 500);

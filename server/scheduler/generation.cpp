@@ -12,7 +12,7 @@
 #include "engine/sampling/token_constraint.h"
 #include "engine/tokenizer/incremental_decoder.h"
 #include "registry/errors.h"
-#include "server/api/blocking.h"
+#include "server/async/run_blocking.h"
 #include "server/prompt/output_parser.h"
 #include "server/scheduler/blob_model_source.h"
 #include "server/scheduler/request_error.h"
@@ -93,7 +93,7 @@ asio::awaitable<registry::ModelShow> GenerationService::resolve(const registry::
       throw;
     }
   };
-  std::optional<registry::ModelShow> show = co_await api::run_blocking(workers_, std::move(find));
+  std::optional<registry::ModelShow> show = co_await async::run_blocking(workers_, std::move(find));
   if (!show) throw RequestError(404, "model '" + as_sent + "' not found");
   co_return std::move(*show);
 }
@@ -116,7 +116,7 @@ asio::awaitable<std::shared_ptr<const tokenizer::Tokenizer>> GenerationService::
     }
   };
   std::shared_ptr<const tokenizer::Tokenizer> tok =
-      co_await api::run_blocking(workers_, std::move(build));
+      co_await async::run_blocking(workers_, std::move(build));
   std::lock_guard lock(impl_->mutex);
   impl_->tokenizers[key] = tok;
   co_return tok;
@@ -196,7 +196,7 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
   if (!facts) {
     auto& store = store_;
     auto compute = [&store, show] { return compute_facts(store, show); };
-    facts = co_await api::run_blocking(workers_, std::move(compute));
+    facts = co_await async::run_blocking(workers_, std::move(compute));
     std::lock_guard lock(impl_->mutex);
     impl_->facts[show.digest.str()] = facts;
   }
@@ -261,7 +261,7 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
     auto keep = req.keep_alive;
     try {
       auto load = [&models, show, keep] { return models.acquire(show, keep); };
-      lease.emplace(co_await api::run_blocking(impl_->loaders, std::move(load)));
+      lease.emplace(co_await async::run_blocking(impl_->loaders, std::move(load)));
     } catch (const ModelLoadError& e) {
       throw RequestError(e.status(), e.what());
     }
@@ -319,7 +319,7 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
     }
     return b;
   };
-  Built built = co_await api::run_blocking(workers_, std::move(build_prompt));
+  Built built = co_await async::run_blocking(workers_, std::move(build_prompt));
   if (req.debug_render_only) {
     GenerationChunk done;
     done.done = true;
@@ -376,7 +376,7 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
           model.scheduler->set_vocabulary_index(sampling::build_vocabulary_index(*model.tokenizer));
         });
       };
-      co_await api::run_blocking(workers_, std::move(index));
+      co_await async::run_blocking(workers_, std::move(index));
     }
   }
 

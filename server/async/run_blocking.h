@@ -1,5 +1,9 @@
-// Runs blocking work (disk, hashing, SQLite, registry transfers) on the worker pool and resumes
+// Runs blocking work (disk, hashing, SQLite, registry transfers) on a worker pool and resumes
 // the calling coroutine on its own executor, so the io threads only do network I/O and JSON.
+// It lives apart from server/api because server/scheduler uses it too, and the scheduler must not
+// depend on the API layer that sits on top of it.
+// A caller's closure that owns anything (a string, shared_ptr, unique_ptr) must be a named local
+// passed with std::move: GCC 12 destroys a temporary closure inside a co_await expression twice.
 #pragma once
 
 #include <type_traits>
@@ -9,7 +13,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-namespace vkllm::api {
+namespace vkllm::async {
 
 template <class F>
 auto run_blocking(boost::asio::thread_pool& pool, F work)
@@ -29,4 +33,4 @@ auto run_blocking(boost::asio::thread_pool& pool, F work)
   co_return co_await std::move(spawned);
 }
 
-}  // namespace vkllm::api
+}  // namespace vkllm::async
