@@ -1,0 +1,50 @@
+// Attention over the paged f16 KV cache on the CPU, with the Vulkan kernel's semantics
+// (engine/vulkan/attention.h; cache and metadata layout: engine/kv/kv_layout.h): for each batch
+// token, each query head attends to its sequence's cached positions kp with kp <= its position
+// (causal; every kp < kv_len when not causal), and q_pos - kp < window when a window is set;
+// scores are scale * q.k, soft-capped when softcap > 0; the output is the softmax-weighted sum of
+// V rows (f32). Prefill and decode are the same call.
+//
+// Unit of work: (sequence, query tile, KV head). A query tile is up to attention_tile_tokens()
+// consecutive tokens of one sequence; with its KV head it is processed as one group of
+// rows = tokens x (n_q_heads / n_kv_heads) query heads, so every K/V row is converted from f16
+// once per group (GQA packing), with an online softmax over tiles of cached positions. Units are
+// numbered sequence by sequence in batch order, then tile, then KV head; a unit's cost is about
+// its tokens times the positions they see.
+#pragma once
+
+#include <cstdint>
+
+#include "engine/cpu/batch_view.h"
+#include "engine/cpu/isa.h"
+#include "engine/cpu/ops.h"
+
+namespace vkllm::cpu {
+
+struct AttentionArgs {
+  ConstHeadRows q{};                  // f32: head h of token t at data + t*stride + h*head_dim
+  const uint16_t* k_cache = nullptr;  // this layer's K region (f16 bits)
+  const uint16_t* v_cache = nullptr;  // this layer's V region
+  uint32_t n_kv_heads = 0;
+  uint32_t block_size = 16;
+  BatchView batch{};
+  HeadRows out{};  // f32, indexed like q (may not alias q)
+  uint32_t n_q_heads = 0;
+  uint32_t head_dim = 0;  // at most 512
+  float scale = 0.f;      // usually 1/sqrt(head_dim)
+  float softcap = 0.f;    // 0: off
+  uint32_t window = 0;    // 0: off; else keys with q_pos - k_pos < window are visible
+  bool causal = true;     // false: every key of the sequence is visible (encoders)
+};
+
+// Query tokens per unit for these arguments (fills about 64 rows with the GQA heads).
+uint32_t attention_tile_tokens(const AttentionArgs& a);
+// Number of units of the batch. Throws std::invalid_argument for inconsistent arguments
+// (n_q_heads not a multiple of n_kv_heads, head_dim 0 or > 512, block_size 0).
+uint32_t attention_work_units(const AttentionArgs& a);
+// Processes units [unit_begin, unit_end): writes their tokens' output rows for their KV head's
+// query heads.
+void attention(const AttentionArgs& a, uint32_t unit_begin, uint32_t unit_end,
+               Isa isa = selected_isa());
+
+}  // namespace vkllm::cpu

@@ -1,0 +1,286 @@
+// The attention group kernel's code, compiled once per ISA: attention_<isa>.cpp defines
+// VKLLM_ATTEND_NAME and includes this file. Vectors are GCC vector types as wide as the file's
+// ISA (4, 8 or 16 floats); f16 loads and horizontal sums use that ISA's intrinsics. Internal
+// linkage throughout (see row_kernels_impl.h for why).
+//
+// For one group (a sequence's query tile and one KV head): Q rows (tokens x GQA heads) are copied
+// pre-scaled; for each tile of kAttentionKeys cached positions, K and V rows are converted to
+// f32 once, then every row computes its visible scores, updates its running max and sum (online
+// softmax) and accumulates p * V into its output row.
+#ifndef VKLLM_ATTEND_NAME
+#error "define VKLLM_ATTEND_NAME before including attention_impl.h"
+#endif
+
+#include <cstdint>
+#include <cstring>
+
+#include "engine/cpu/attention_kernels.h"
+#include "engine/cpu/fast_math_impl.h"
+#include "engine/gguf/quants.h"
+
+#if defined(__F16C__) || defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+namespace vkllm::cpu::detail {
+namespace {
+
+#if defined(__AVX512F__)
+constexpr uint32_t W = 16;
+#elif defined(__AVX2__)
+constexpr uint32_t W = 8;
+#else
+constexpr uint32_t W = 4;
+#endif
+typedef float VF __attribute__((vector_size(W * sizeof(float))));
+typedef int32_t VI __attribute__((vector_size(W * sizeof(int32_t))));
+
+inline VF loadv(const float* p) {
+  VF v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+inline void storev(float* p, VF v) {
+  std::memcpy(p, &v, sizeof v);
+}
+inline VF splat(float x) {
+  return VF{} + x;
+}
+inline float hsum(VF v) {
+  float s = 0.f;
+  for (uint32_t i = 0; i < W; ++i) s += v[i];
+  return s;
+}
+
+inline VF exp_v(VF x) {
+  x = x < -87.0f ? splat(-87.0f) : x;
+  x = x > 88.0f ? splat(88.0f) : x;
+  const VF shifter = splat(12582912.0f);
+  const VF n = (x * 1.44269504088896341f + shifter) - shifter;
+  VF r = x - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  VF p = splat(1.9875691500e-4f);
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  const VI bits = (__builtin_convertvector(n, VI) + 127) << 23;
+  return p * __builtin_bit_cast(VF, bits);
+}
+
+// n f16 values (bits) to f32.
+void f16_to_f32(const uint16_t* src, float* dst, uint32_t n) {
+  uint32_t i = 0;
+#if defined(__AVX512F__)
+  for (; i + 16 <= n; i += 16)
+    _mm512_storeu_ps(dst + i,
+                     _mm512_maskz_cvtph_ps(
+                         0xFFFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i))));
+#endif
+#if defined(__F16C__)
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(dst + i,
+                     _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
+#endif
+  for (; i < n; ++i) dst[i] = gguf::fp16_to_fp32(src[i]);
+}
+
+// W dot products at once: lane j of the result is the sum of acc[j]'s lanes.
+inline VF reduce_lanes(const VF* acc) {
+#if defined(__AVX512F__)
+  // (GCC shuffles instead of the cast/extract intrinsics, which warn in GCC 12's headers.)
+  typedef float V8 __attribute__((vector_size(32)));
+  __m256 h[16];
+  for (uint32_t j = 0; j < 16; ++j) {
+    const VF a = acc[j];
+    h[j] = __builtin_shufflevector(a, a, 0, 1, 2, 3, 4, 5, 6, 7) +
+           __builtin_shufflevector(a, a, 8, 9, 10, 11, 12, 13, 14, 15);
+  }
+  __m256 half[2];
+  for (uint32_t k = 0; k < 2; ++k) {
+    const __m256* v = h + 8 * k;
+    const __m256 t0 = _mm256_hadd_ps(_mm256_hadd_ps(v[0], v[1]), _mm256_hadd_ps(v[2], v[3]));
+    const __m256 t1 = _mm256_hadd_ps(_mm256_hadd_ps(v[4], v[5]), _mm256_hadd_ps(v[6], v[7]));
+    half[k] =
+        _mm256_add_ps(_mm256_permute2f128_ps(t0, t1, 0x20), _mm256_permute2f128_ps(t0, t1, 0x31));
+  }
+  const V8 lo = half[0], hi = half[1];
+  return __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+#elif defined(__AVX2__)
+  const __m256 t0 = _mm256_hadd_ps(_mm256_hadd_ps(acc[0], acc[1]), _mm256_hadd_ps(acc[2], acc[3]));
+  const __m256 t1 = _mm256_hadd_ps(_mm256_hadd_ps(acc[4], acc[5]), _mm256_hadd_ps(acc[6], acc[7]));
+  return _mm256_add_ps(_mm256_permute2f128_ps(t0, t1, 0x20), _mm256_permute2f128_ps(t0, t1, 0x31));
+#else
+  VF r;
+  for (uint32_t j = 0; j < W; ++j) r[j] = hsum(acc[j]);
+  return r;
+#endif
+}
+
+// s[c] = q . k[c] for c < nk; k rows of D floats.
+void dots(const float* q, const float* k, uint32_t nk, uint32_t D, float* s) {
+  if (D % W != 0) {
+    for (uint32_t c = 0; c < nk; ++c) {
+      float acc = 0.f;
+      for (uint32_t d = 0; d < D; ++d) acc += q[d] * k[size_t(c) * D + d];
+      s[c] = acc;
+    }
+    return;
+  }
+  uint32_t c = 0;
+  for (; c + W <= nk; c += W) {
+    VF acc[W] = {};
+    const float* kc = k + size_t(c) * D;
+    for (uint32_t d = 0; d < D; d += W) {
+      const VF qv = loadv(q + d);
+      for (uint32_t j = 0; j < W; ++j) acc[j] += qv * loadv(kc + size_t(j) * D + d);
+    }
+    storev(s + c, reduce_lanes(acc));
+  }
+  for (; c < nk; ++c) {
+    VF acc = {};
+    for (uint32_t d = 0; d < D; d += W) acc += loadv(q + d) * loadv(k + size_t(c) * D + d);
+    s[c] = hsum(acc);
+  }
+}
+
+// o[d0 .. d0 + NV*W) = o * alpha + sum_c p[c] * v[c][..].
+template <uint32_t NV>
+inline void axpy_block(float* o, const float* p, const float* v, uint32_t nk, uint32_t D,
+                       float alpha) {
+  VF acc[NV];
+  for (uint32_t i = 0; i < NV; ++i) acc[i] = loadv(o + i * W) * alpha;
+  for (uint32_t c = 0; c < nk; ++c) {
+    const VF pc = splat(p[c]);
+    const float* vc = v + size_t(c) * D;
+    for (uint32_t i = 0; i < NV; ++i) acc[i] += pc * loadv(vc + i * W);
+  }
+  for (uint32_t i = 0; i < NV; ++i) storev(o + i * W, acc[i]);
+}
+
+void accumulate(float* o, const float* p, const float* v, uint32_t nk, uint32_t D, float alpha) {
+  if (D % W != 0) {
+    for (uint32_t d = 0; d < D; ++d) {
+      float acc = o[d] * alpha;
+      for (uint32_t c = 0; c < nk; ++c) acc += p[c] * v[size_t(c) * D + d];
+      o[d] = acc;
+    }
+    return;
+  }
+  uint32_t d = 0;
+  for (; d + 8 * W <= D; d += 8 * W) axpy_block<8>(o + d, p, v + d, nk, D, alpha);
+  if (d + 4 * W <= D) {
+    axpy_block<4>(o + d, p, v + d, nk, D, alpha);
+    d += 4 * W;
+  }
+  if (d + 2 * W <= D) {
+    axpy_block<2>(o + d, p, v + d, nk, D, alpha);
+    d += 2 * W;
+  }
+  if (d + W <= D) axpy_block<1>(o + d, p, v + d, nk, D, alpha);
+}
+
+constexpr float kNegInf = -__builtin_inff();
+
+void attend(const AttentionArgs& a, const AttentionGroup& g, float* scratch) {
+  const uint32_t D = a.head_dim, B = a.block_size, n_kv = a.n_kv_heads;
+  const uint32_t R = a.n_q_heads / n_kv, rows = g.n_tokens * R;
+  const BatchView& batch = a.batch;
+  const uint32_t kv_len = batch.seq_kv_len(g.seq);
+  const uint32_t* table = batch.seq_table(g.seq);
+  const uint32_t qs = a.q.stride ? a.q.stride : a.n_q_heads * D;
+  const uint32_t os = a.out.stride ? a.out.stride : a.n_q_heads * D;
+
+  float* qf = scratch;                          // rows x D, pre-scaled
+  float* of = qf + size_t(rows) * D;            // rows x D
+  float* kf = of + size_t(rows) * D;            // kAttentionKeys x D
+  float* vf = kf + size_t(kAttentionKeys) * D;  // kAttentionKeys x D
+  float* sc = vf + size_t(kAttentionKeys) * D;  // kAttentionKeys scores of one row
+  float* m = sc + kAttentionKeys;               // rows
+  float* l = m + rows;                          // rows
+
+  uint32_t min_pos = UINT32_MAX, max_pos = 0;
+  for (uint32_t i = 0; i < g.n_tokens; ++i) {
+    const uint32_t p = batch.token_pos(g.t0 + i);
+    min_pos = p < min_pos ? p : min_pos;
+    max_pos = p > max_pos ? p : max_pos;
+  }
+  for (uint32_t r = 0; r < rows; ++r) {
+    const uint32_t tl = r / R, h = g.kv_head * R + r % R;
+    const float* src = a.q.data + size_t(g.t0 + tl) * qs + size_t(h) * D;
+    for (uint32_t d = 0; d < D; ++d) qf[size_t(r) * D + d] = src[d] * a.scale;
+    for (uint32_t d = 0; d < D; ++d) of[size_t(r) * D + d] = 0.f;
+    m[r] = kNegInf;
+    l[r] = 0.f;
+  }
+  const uint32_t kv_hi = !a.causal ? kv_len : (kv_len < max_pos + 1 ? kv_len : max_pos + 1);
+  const uint32_t kv_lo = (a.window > 0 && min_pos + 1 > a.window) ? min_pos + 1 - a.window : 0;
+  const bool capped = a.softcap > 0.f;
+  const float inv_cap = capped ? 1.f / a.softcap : 0.f;
+
+  for (uint32_t k0 = kv_lo; k0 < kv_hi; k0 += kAttentionKeys) {
+    const uint32_t nk = kv_hi - k0 < kAttentionKeys ? kv_hi - k0 : kAttentionKeys;
+    for (uint32_t c = 0; c < nk; ++c) {
+      const uint32_t kp = k0 + c;
+      const size_t at = ((size_t(table[kp / B]) * n_kv + g.kv_head) * B + kp % B) * D;
+      f16_to_f32(a.k_cache + at, kf + size_t(c) * D, D);
+      f16_to_f32(a.v_cache + at, vf + size_t(c) * D, D);
+    }
+    for (uint32_t r = 0; r < rows; ++r) {
+      // The row's visible positions in this tile: [va, vb).
+      const uint32_t qp = batch.token_pos(g.t0 + r / R);
+      uint32_t va = 0, vb = nk;
+      if (a.causal) vb = qp + 1 <= k0 ? 0 : (qp + 1 - k0 < nk ? qp + 1 - k0 : nk);
+      if (a.window > 0 && qp + 1 > a.window) {
+        const uint32_t lo = qp + 1 - a.window;  // first visible position
+        va = lo <= k0 ? 0 : (lo - k0 < nk ? lo - k0 : nk);
+      }
+      if (va >= vb) continue;
+      const uint32_t nv = vb - va;
+      float* s = sc + va;
+      dots(qf + size_t(r) * D, kf + size_t(va) * D, nv, D, s);
+      if (capped)
+        for (uint32_t c = 0; c < nv; ++c) s[c] = a.softcap * tanh_approx(s[c] * inv_cap);
+      VF mv = splat(kNegInf);
+      uint32_t c = 0;
+      for (; c + W <= nv; c += W) {
+        const VF x = loadv(s + c);
+        mv = x > mv ? x : mv;
+      }
+      float mx = m[r];
+      for (uint32_t i = 0; i < W; ++i) mx = mv[i] > mx ? mv[i] : mx;
+      for (; c < nv; ++c) mx = s[c] > mx ? s[c] : mx;
+      const float alpha = m[r] == kNegInf ? 0.f : exp_approx(m[r] - mx);
+      VF sum = {};
+      c = 0;
+      for (; c + W <= nv; c += W) {
+        const VF e = exp_v(loadv(s + c) - mx);
+        storev(s + c, e);
+        sum += e;
+      }
+      float total = hsum(sum);
+      for (; c < nv; ++c) {
+        s[c] = exp_approx(s[c] - mx);
+        total += s[c];
+      }
+      m[r] = mx;
+      l[r] = l[r] * alpha + total;
+      accumulate(of + size_t(r) * D, s, vf + size_t(va) * D, nv, D, alpha);
+    }
+  }
+  for (uint32_t r = 0; r < rows; ++r) {
+    const uint32_t tl = r / R, h = g.kv_head * R + r % R;
+    float* dst = a.out.data + size_t(g.t0 + tl) * os + size_t(h) * D;
+    const float inv = l[r] > 0.f ? 1.f / l[r] : 0.f;
+    for (uint32_t d = 0; d < D; ++d) dst[d] = of[size_t(r) * D + d] * inv;
+  }
+}
+
+}  // namespace
+
+extern const AttendFn VKLLM_ATTEND_NAME;
+const AttendFn VKLLM_ATTEND_NAME = attend;
+
+}  // namespace vkllm::cpu::detail

@@ -1,0 +1,31 @@
+// The instruction sets the CPU kernels have code paths for, and which one a process uses: the
+// best the CPU (and OS) supports, capped by VKLLM_CPU_ISA ("scalar" or "portable", "avx2",
+// "avx512") so the portable path can be forced on any machine. Kernels built for an ISA live in
+// files named *_avx2.cpp / *_avx512.cpp (CMake compiles those with the matching -m flags); they
+// are called only after this check.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace vkllm::cpu {
+
+// Ordered: a later one implies the earlier ones' instructions.
+enum class Isa : uint8_t {
+  Portable = 0,  // baseline x86-64 / any target: plain C++ the compiler vectorizes
+  Avx2 = 1,      // AVX2 + FMA + F16C
+  Avx512 = 2,    // AVX-512 F/BW/DQ/VL on top of Avx2
+};
+
+// What this CPU and OS can run (cpuid and xgetbv, checked once).
+Isa supported_isa();
+// supported_isa() capped by VKLLM_CPU_ISA (read once per process). Throws std::invalid_argument
+// for an unknown value.
+Isa selected_isa();
+// `wanted` lowered to what the CPU supports (so tests and callers may ask for any path).
+Isa usable_isa(Isa wanted);
+std::string_view isa_name(Isa isa);
+// Parses "scalar" / "portable", "avx2", "avx512" (the VKLLM_CPU_ISA values).
+bool parse_isa(std::string_view name, Isa& out);
+
+}  // namespace vkllm::cpu

@@ -1,0 +1,187 @@
+// Paged attention on the CPU (engine/cpu/attention.h) on every code path this machine runs,
+// against a double-precision scalar reference over the same f16 cache: several sequences of
+// different lengths per batch, shuffled block tables, GQA, sliding window, soft-capping, decode
+// after a long context and prefill chunks after a cached prefix, the units split over ranges.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "engine/cpu/attention.h"
+#include "engine/kv/kv_layout.h"
+#include "tests/unit/cpu/cpu_test_support.h"
+
+namespace vkllm::cpu::test {
+namespace {
+
+struct SeqSpec {
+  uint32_t q_len, kv_len;
+};
+
+struct Config {
+  uint32_t head_dim = 64;
+  uint32_t n_kv_heads = 2;
+  uint32_t gqa = 1;
+  uint32_t block_size = 16;
+  float softcap = 0.f;
+  uint32_t window = 0;
+  bool causal = true;
+  std::string describe() const {
+    return "head_dim=" + std::to_string(head_dim) + " gqa=" + std::to_string(gqa) +
+           " block=" + std::to_string(block_size) + " softcap=" + std::to_string(softcap) +
+           " window=" + std::to_string(window) + " causal=" + std::to_string(causal);
+  }
+};
+
+void check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>& specs) {
+  SCOPED_TRACE(c.describe());
+  const uint32_t D = c.head_dim, B = c.block_size, n_kv = c.n_kv_heads, n_q = n_kv * c.gqa;
+
+  // Distinct blocks per sequence from a shuffled pool with spare ones.
+  uint32_t blocks_needed = 0;
+  for (auto& s : specs) blocks_needed += (s.kv_len + B - 1) / B;
+  const uint32_t num_blocks = blocks_needed + 5;
+  std::vector<uint32_t> pool(num_blocks);
+  std::iota(pool.begin(), pool.end(), 0);
+  std::shuffle(pool.begin(), pool.end(), rng.gen());
+  std::vector<std::vector<uint32_t>> tables;
+  size_t next = 0;
+  for (auto& s : specs) {
+    tables.emplace_back(pool.begin() + next, pool.begin() + next + (s.kv_len + B - 1) / B);
+    next += tables.back().size();
+  }
+  std::vector<kv::BatchSequence> seqs;
+  for (size_t i = 0; i < specs.size(); ++i)
+    seqs.push_back({tables[i], specs[i].q_len, specs[i].kv_len});
+  kv::BatchMeta meta = kv::build_batch_meta(seqs, B);
+  const uint32_t T = meta.n_tokens;
+
+  // Random f16 contents everywhere, unused slots too (they must not leak into results).
+  kv::KvLayout layout{num_blocks, n_kv, B, D};
+  std::vector<uint16_t> kc(layout.region_elements()), vc(kc.size());
+  for (auto& x : kc) x = f16_bits(rng.uniform(-1.f, 1.f));
+  for (auto& x : vc) x = f16_bits(rng.uniform(-1.f, 1.f));
+  const uint32_t q_stride = n_q * D + 4;  // padded rows
+  auto q = rng.vec(size_t(T) * q_stride, -2.f, 2.f);
+  const float scale = 1.f / std::sqrt(float(D));
+
+  std::vector<double> want(size_t(T) * n_q * D);
+  for (uint32_t t = 0; t < T; ++t) {
+    const uint32_t s = meta.words[t], qp = meta.words[T + t], kv_len = specs[s].kv_len;
+    for (uint32_t h = 0; h < n_q; ++h) {
+      const uint32_t g = h / c.gqa;
+      std::vector<double> score(kv_len, -INFINITY);
+      double mx = -INFINITY;
+      for (uint32_t kp = 0; kp < kv_len; ++kp) {
+        if ((c.causal && kp > qp) || (c.window && qp >= kp && qp - kp >= c.window)) continue;
+        const uint32_t blk = tables[s][kp / B];
+        double dot = 0;
+        for (uint32_t d = 0; d < D; ++d)
+          dot += double(q[size_t(t) * q_stride + h * D + d]) *
+                 f16_value(kc[layout.element(blk, g, kp % B, d)]);
+        dot *= scale;
+        if (c.softcap > 0) dot = c.softcap * std::tanh(dot / c.softcap);
+        score[kp] = dot;
+        mx = std::max(mx, dot);
+      }
+      double sum = 0;
+      std::vector<double> o(D, 0.0);
+      for (uint32_t kp = 0; kp < kv_len; ++kp) {
+        if (score[kp] == -INFINITY) continue;
+        const double p = std::exp(score[kp] - mx);
+        sum += p;
+        const uint32_t blk = tables[s][kp / B];
+        for (uint32_t d = 0; d < D; ++d)
+          o[d] += p * f16_value(vc[layout.element(blk, g, kp % B, d)]);
+      }
+      for (uint32_t d = 0; d < D; ++d) want[(size_t(t) * n_q + h) * D + d] = o[d] / sum;
+    }
+  }
+
+  for (Isa isa : testable_isas()) {
+    SCOPED_TRACE(std::string(isa_name(isa)));
+    std::vector<float> out(want.size(), NAN);
+    AttentionArgs a{.q = {q.data(), q_stride},
+                    .k_cache = kc.data(),
+                    .v_cache = vc.data(),
+                    .n_kv_heads = n_kv,
+                    .block_size = B,
+                    .batch = {meta.words, T, meta.n_seqs},
+                    .out = {out.data(), 0},
+                    .n_q_heads = n_q,
+                    .head_dim = D,
+                    .scale = scale,
+                    .softcap = c.softcap,
+                    .window = c.window,
+                    .causal = c.causal};
+    // The units in three ranges, as a thread pool would hand them out.
+    const uint32_t units = attention_work_units(a);
+    uint32_t cut[2] = {rng.below(units + 1), rng.below(units + 1)};
+    std::sort(cut, cut + 2);
+    attention(a, cut[1], units, isa);
+    attention(a, 0, cut[0], isa);
+    attention(a, cut[0], cut[1], isa);
+    EXPECT_TRUE(near_all(out, want, 2e-5, 1e-4));
+  }
+}
+
+// Decode: one query token per sequence at the end of its context (long ones included).
+TEST(CpuAttention, DecodeWithGqaSoftcapAndWindow) {
+  SeededRng rng;
+  std::vector<SeqSpec> specs;
+  for (uint32_t len : {1u, 15u, 16u, 17u, 64u, 65u, 100u + rng.below(50), 600u + rng.below(200)})
+    specs.push_back({1, len});
+  std::shuffle(specs.begin(), specs.end(), rng.gen());
+  int i = 0;
+  for (uint32_t block : {16u, 13u})
+    for (uint32_t gqa : {1u, 4u}) {
+      Config c{.head_dim = 64, .gqa = gqa, .block_size = block};
+      c.softcap = (i % 2) ? 20.f : 0.f;
+      c.window = (i % 3 == 1) ? 70 : 0;
+      check_attention(rng, c, specs);
+      ++i;
+    }
+  check_attention(rng, {.head_dim = 128, .gqa = 4, .block_size = 16, .window = 90}, specs);
+}
+
+// Prefill: several query tokens per sequence, causal, from position 0 or after a cached prefix,
+// mixed with decoding sequences in the same batch; chunks longer than one query tile.
+TEST(CpuAttention, PrefillChunksAfterACachedPrefixMixedWithDecode) {
+  SeededRng rng;
+  const std::vector<SeqSpec> specs = {
+      {15, 15}, {40, 40 + 100 + rng.below(40)}, {1, 33},
+      {33, 33}, {5, 31 + rng.below(3)},         {70 + rng.below(10), 200}};
+  int i = 0;
+  for (uint32_t block : {16u, 7u})
+    for (uint32_t gqa : {1u, 4u}) {
+      Config c{.head_dim = 64, .gqa = gqa, .block_size = block};
+      c.softcap = (i % 2) ? 30.f : 0.f;
+      c.window = (i / 2 == 1) ? 50 : 0;
+      check_attention(rng, c, specs);
+      ++i;
+    }
+  // Head dims that are not a multiple of the vector width take the scalar loops.
+  check_attention(rng, {.head_dim = 20, .gqa = 2, .block_size = 16}, specs);
+  check_attention(rng, {.head_dim = 72, .gqa = 2, .block_size = 5, .window = 9}, specs);
+}
+
+TEST(CpuAttention, NonCausalSeesTheWholeSequence) {
+  SeededRng rng;
+  const std::vector<SeqSpec> specs = {{12, 12}, {1, 1}, {30 + rng.below(10), 40}};
+  check_attention(rng, {.head_dim = 64, .gqa = 1, .causal = false}, specs);
+}
+
+TEST(CpuAttention, RejectsInconsistentArguments) {
+  AttentionArgs a{.n_kv_heads = 2, .n_q_heads = 3, .head_dim = 64};
+  EXPECT_THROW(attention_work_units(a), std::invalid_argument);
+  a.n_q_heads = 4;
+  a.head_dim = 0;
+  EXPECT_THROW(attention_work_units(a), std::invalid_argument);
+  a.head_dim = 64;
+  a.block_size = 0;
+  EXPECT_THROW(attention_work_units(a), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace vkllm::cpu::test
