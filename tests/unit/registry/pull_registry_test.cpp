@@ -1,15 +1,20 @@
 // push and pull against a real docker-registry on loopback, with real stores in temp dirs:
 // byte-exact round trips, skipping what is present, refusing tampered blobs, resuming after
-// cancellation and after SIGKILL, and Ollama's progress lines in Ollama's order.
+// cancellation and after SIGKILL, a pull taking over from another client's that left, and
+// Ollama's progress lines in Ollama's order.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <fstream>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include "registry/errors.h"
 #include "registry/manifest.h"
@@ -276,6 +281,75 @@ TEST(PullPush, CancelledPullLeavesNoModelAndResumes) {
   EXPECT_EQ(lines.front().completed, download->bytes_done);  // starts where it stopped
   expect_same_model(source, target, name);
   EXPECT_TRUE(target.catalog.downloads().empty());
+}
+
+// Two clients pull one model into one store (the server runs one pull per request); the first
+// leaves part-way. The second, waiting on the blob's download lock, takes over where the first
+// stopped and finishes with every byte intact.
+TEST(PullPush, TwoPullsOfOneModelWhenOneClientLeavesTheOtherCompletes) {
+  DockerRegistry registry;
+  Store source;
+  ModelName name = make_model(source, registry.host() + "/tester/shared:latest");
+  push(name, source.blobs, source.catalog, {}, nullptr);
+  const Layer weights = installed_manifest(source, name).layers[0];
+
+  Store target;
+  auto options = pull_options();
+  options.checkpoint_interval = std::chrono::milliseconds(0);
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool second_started = false;
+  Recorder second;
+  std::optional<Digest> second_result;
+  std::exception_ptr second_failure;
+  std::thread second_client;
+  std::stop_source first_leaves;
+  try {
+    pull(
+        name, target.blobs, target.catalog, options,
+        [&](const TransferStatus& line) {
+          if (line.digest != weights.digest.str() || line.completed == 0 ||
+              second_client.joinable())
+            return;
+          // The first client is downloading the weights: the second asks for the same model.
+          second_client = std::thread([&] {
+            try {
+              second_result =
+                  pull(name, target.blobs, target.catalog, options, [&](const TransferStatus& l) {
+                    std::lock_guard lock(mutex);
+                    second.lines.push_back(l);
+                    second_started = true;
+                    changed.notify_all();
+                  });
+            } catch (...) {
+              second_failure = std::current_exception();
+            }
+          });
+          std::unique_lock lock(mutex);
+          changed.wait(lock, [&] { return second_started; });  // it has the manifest request out
+          lock.unlock();
+          std::this_thread::sleep_for(std::chrono::milliseconds(200));  // and waits for the blob
+          first_leaves.request_stop();
+        },
+        first_leaves.get_token());
+    FAIL() << "the first pull was not cancelled";
+  } catch (const OciError& e) {
+    EXPECT_EQ(e.kind(), OciErrorKind::cancelled);
+  }
+  ASSERT_TRUE(second_client.joinable()) << "the first pull reported no progress on the weights";
+  second_client.join();
+  if (second_failure) std::rethrow_exception(second_failure);
+  ASSERT_TRUE(second_result);
+  EXPECT_EQ(*second_result, source.catalog.find_model(name)->manifest_digest);
+  auto lines = second.for_digest(weights.digest);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_GT(lines.front().completed, 0u) << "the second pull started over instead of taking over";
+  EXPECT_EQ(lines.back().completed, weights.size);
+  EXPECT_EQ(second.statuses().back(), "success");
+  expect_same_model(source, target, name);
+  EXPECT_TRUE(target.catalog.downloads().empty());
+  EXPECT_EQ(files_in(target.blobs.partial_dir()), 0u);
+  EXPECT_EQ(files_in(target.blobs.temp_dir()), 0u);
 }
 
 TEST(PullPush, PullKilledMidDownloadResumesInTheNextProcess) {
