@@ -1,9 +1,13 @@
 #include "engine/runtime/model.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "engine/runtime/weight_fusion.h"
 #include "engine/vulkan/matmul_ops.h"
 
 namespace vkllm::runtime {
@@ -20,16 +24,27 @@ VkDeviceSize padded(uint64_t n) {
 }
 }  // namespace
 
-Model::Model(vk::Context& ctx, const gguf::GgufFile& file)
-    // The temporary source lives until the delegated constructor returns (a full-expression).
-    : Model(ctx, file, *std::make_unique<GgufFileSource>(file)) {}
+ModelOptions ModelOptions::from_env() {
+  ModelOptions o;
+  if (const char* v = std::getenv("VKLLM_FUSE_WEIGHTS"); v && *v)
+    o.fuse_weights = std::string(v) != "0";
+  return o;
+}
 
-Model::Model(vk::Context& ctx, const gguf::GgufFile& file, TensorDataSource& source)
+Model::Model(vk::Context& ctx, const gguf::GgufFile& file, const ModelOptions& options)
+    // The temporary source lives until the delegated constructor returns (a full-expression).
+    : Model(ctx, file, *std::make_unique<GgufFileSource>(file), options) {}
+
+Model::Model(vk::Context& ctx, const gguf::GgufFile& file, TensorDataSource& source,
+             const ModelOptions& options)
     : ctx_(&ctx), spec_(model::ModelSpec::from_gguf(file)) {
-  // Load in file order so a streaming source reads forward only.
-  std::vector<const gguf::TensorInfo*> order;
-  for (const auto& t : file.tensors()) order.push_back(&t);
-  std::sort(order.begin(), order.end(), [](auto* a, auto* b) { return a->offset < b->offset; });
+  const TensorPlan plan = plan_device_tensors(file, spec_, options.fuse_weights);
+  spec_.fused_qkv = spec_.fused_qkv || plan.fused_qkv;
+  spec_.fused_gate_up = spec_.fused_gate_up || plan.fused_gate_up;
+  std::vector<const PlannedTensor*> order;
+  for (const auto& t : plan.tensors) order.push_back(&t);
+  std::sort(order.begin(), order.end(),
+            [](auto* a, auto* b) { return a->sources[0]->offset < b->sources[0]->offset; });
 
   // A tensor larger than one binding (or one arena block) is stored as several runs of whole
   // rows, each bindable on its own: rows are independent in products and lookups.
@@ -38,70 +53,101 @@ Model::Model(vk::Context& ctx, const gguf::GgufFile& file, TensorDataSource& sou
           {kMaxArena, ctx.caps().max_storage_buffer_range, VkDeviceSize(1) << 32}) /
       kAlign * kAlign;
   struct Piece {
-    const gguf::TensorInfo* t;
+    const PlannedTensor* t;
     uint64_t offset, bytes;  // within the tensor
     uint32_t first_row, rows;
+    vk::BufferSlice slice;
   };
   std::vector<Piece> pieces;
+  std::unordered_map<const PlannedTensor*, std::pair<size_t, size_t>> pieces_of;  // [first, end)
   for (const auto* t : order) {
+    const size_t first = pieces.size();
     if (padded(t->byte_size) <= part_limit) {
       const uint32_t rows = t->shape.size() > 1 ? static_cast<uint32_t>(t->shape[1]) : 1;
-      pieces.push_back({t, 0, t->byte_size, 0, rows});
-      continue;
+      pieces.push_back({t, 0, t->byte_size, 0, rows, {}});
+    } else {
+      const uint64_t row_bytes = t->shape.empty() ? 0 : gguf::row_bytes(t->type, t->shape[0]);
+      const uint64_t rows = t->shape.size() == 2 ? t->shape[1] : 0;
+      const uint64_t rows_per_part = row_bytes ? (part_limit - kSlack - kAlign) / row_bytes : 0;
+      if (rows == 0 || rows_per_part == 0 || rows > UINT32_MAX) {
+        throw std::runtime_error("tensor " + t->name + " (" + std::to_string(t->byte_size) +
+                                 " bytes) is larger than one storage-buffer binding (" +
+                                 std::to_string(part_limit) +
+                                 " bytes) and cannot be split by rows");
+      }
+      for (uint64_t r = 0; r < rows; r += rows_per_part) {
+        const uint64_t n = std::min(rows_per_part, rows - r);
+        pieces.push_back({t,
+                          r * row_bytes,
+                          n * row_bytes,
+                          static_cast<uint32_t>(r),
+                          static_cast<uint32_t>(n),
+                          {}});
+      }
     }
-    const uint64_t row_bytes = t->shape.empty() ? 0 : gguf::row_bytes(t->type, t->shape[0]);
-    const uint64_t rows = t->shape.size() == 2 ? t->shape[1] : 0;
-    const uint64_t rows_per_part = row_bytes ? (part_limit - kSlack - kAlign) / row_bytes : 0;
-    if (rows == 0 || rows_per_part == 0 || rows > UINT32_MAX) {
-      throw std::runtime_error("tensor " + t->name + " (" + std::to_string(t->byte_size) +
-                               " bytes) is larger than one storage-buffer binding (" +
-                               std::to_string(part_limit) + " bytes) and cannot be split by rows");
-    }
-    for (uint64_t r = 0; r < rows; r += rows_per_part) {
-      const uint64_t n = std::min(rows_per_part, rows - r);
-      pieces.push_back(
-          {t, r * row_bytes, n * row_bytes, static_cast<uint32_t>(r), static_cast<uint32_t>(n)});
-    }
+    pieces_of[t] = {first, pieces.size()};
   }
 
   // Group the pieces into arenas of at most kMaxArena bytes, each sized exactly for its group.
-  std::vector<std::vector<const Piece*>> groups;
   std::vector<VkDeviceSize> group_bytes;
-  for (const auto& p : pieces) {
-    const VkDeviceSize need = padded(p.bytes);
-    if (groups.empty() || group_bytes.back() + need > kMaxArena) {
-      groups.emplace_back();
-      group_bytes.push_back(0);
-    }
-    groups.back().push_back(&p);
+  std::vector<size_t> group_of(pieces.size());
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const VkDeviceSize need = padded(pieces[i].bytes);
+    if (group_bytes.empty() || group_bytes.back() + need > kMaxArena) group_bytes.push_back(0);
     group_bytes.back() += need;
+    group_of[i] = group_bytes.size() - 1;
+  }
+  for (size_t g = 0; g < group_bytes.size(); ++g)
+    arenas_.emplace_back(ctx.device(), "weights " + std::to_string(g), group_bytes[g]);
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    Piece& p = pieces[i];
+    p.slice = arenas_[group_of[i]].allocate(p.bytes + kSlack, kAlign);
+    weight_bytes_ += p.bytes;
+    DeviceTensor& dt = tensors_[p.t->name];
+    if (dt.parts.empty()) {
+      dt.name = p.t->name;
+      dt.type = p.t->type;
+      dt.shape = p.t->shape;
+    }
+    dt.parts.push_back({p.slice, p.first_row, p.rows});
+    // A single part is the whole tensor; a split one has no whole-tensor slice.
+    dt.data = dt.parts.size() == 1 ? p.slice : vk::BufferSlice{};
   }
 
+  // Upload in file order so a streaming source reads forward only; a fused tensor's sources land
+  // at their row offsets, across its parts.
+  struct Source {
+    const gguf::TensorInfo* info;
+    const PlannedTensor* into;
+    uint64_t at;  // byte offset within `into`
+  };
+  std::vector<Source> sources;
+  for (const auto& t : plan.tensors) {
+    uint64_t at = 0;
+    for (const gguf::TensorInfo* s : t.sources) {
+      sources.push_back({s, &t, at});
+      at += s->byte_size;
+    }
+  }
+  std::sort(sources.begin(), sources.end(),
+            [](const Source& a, const Source& b) { return a.info->offset < b.info->offset; });
   vk::StagingUploader uploader(ctx.device());
   std::vector<std::byte> chunk(kChunk);
-  for (size_t g = 0; g < groups.size(); ++g) {
-    arenas_.emplace_back(ctx.device(), "weights " + std::to_string(g), group_bytes[g]);
-    for (const Piece* p : groups[g]) {
-      const gguf::TensorInfo* t = p->t;
-      const vk::BufferSlice slice = arenas_.back().allocate(p->bytes + kSlack, kAlign);
-      uploader.begin(slice.sub(0, p->bytes));
-      for (uint64_t done = 0; done < p->bytes;) {
-        const size_t n = static_cast<size_t>(std::min<uint64_t>(kChunk, p->bytes - done));
-        source.read(t->offset + p->offset + done, std::span(chunk.data(), n));
+  for (const Source& s : sources) {
+    const auto [first, end] = pieces_of.at(s.into);
+    for (size_t i = first; i < end; ++i) {
+      const Piece& p = pieces[i];
+      const uint64_t lo = std::max(p.offset, s.at);
+      const uint64_t hi = std::min(p.offset + p.bytes, s.at + s.info->byte_size);
+      if (lo >= hi) continue;
+      uploader.begin(p.slice.sub(lo - p.offset, hi - lo));
+      for (uint64_t done = lo; done < hi;) {
+        const size_t n = static_cast<size_t>(std::min<uint64_t>(kChunk, hi - done));
+        source.read(s.info->offset + (done - s.at), std::span(chunk.data(), n));
         uploader.write(std::span<const std::byte>(chunk.data(), n));
         done += n;
       }
       uploader.end();
-      weight_bytes_ += p->bytes;
-      DeviceTensor& dt = tensors_[t->name];
-      if (dt.parts.empty()) {
-        dt.name = t->name;
-        dt.type = t->type;
-        dt.shape = t->shape;
-      }
-      dt.parts.push_back({slice, p->first_row, p->rows});
-      // A single part is the whole tensor; a split one has no whole-tensor slice.
-      dt.data = dt.parts.size() == 1 ? slice : vk::BufferSlice{};
     }
   }
   uploader.flush();

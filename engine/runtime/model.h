@@ -35,15 +35,25 @@ struct DeviceTensor {
   uint64_t rows() const { return shape.size() > 1 ? shape[1] : 1; }
 };
 
+struct ModelOptions {
+  // Stack Q|K|V and gate|up into one tensor each where they fit (engine/runtime/weight_fusion.h).
+  bool fuse_weights = true;
+  // VKLLM_FUSE_WEIGHTS=0 turns fusion off.
+  static ModelOptions from_env();
+};
+
 class Model {
  public:
   // Uploads the weights of `file` (metadata and tensor table) read through `source`.
-  Model(vk::Context& ctx, const gguf::GgufFile& file, TensorDataSource& source);
+  Model(vk::Context& ctx, const gguf::GgufFile& file, TensorDataSource& source,
+        const ModelOptions& options = ModelOptions::from_env());
   // Convenience: everything from the mmap'd file itself.
-  Model(vk::Context& ctx, const gguf::GgufFile& file);
+  Model(vk::Context& ctx, const gguf::GgufFile& file,
+        const ModelOptions& options = ModelOptions::from_env());
   Model(const Model&) = delete;
   Model& operator=(const Model&) = delete;
 
+  // The file's spec, with fused_qkv / fused_gate_up set where the load fused those weights.
   const model::ModelSpec& spec() const { return spec_; }
   vk::Context& context() const { return *ctx_; }
   // The weight, or nullptr when the model does not have it (e.g. biases).

@@ -1,0 +1,37 @@
+// Which GGUF tensors a Model holds on the device as one tensor. Per layer, Q|K|V become one
+// attn_qkv and gate|up one ffn_up (gate rows first, the layout phi3 stores), so a decode layer
+// runs one product for each group instead of three and two: fewer dispatches, and one grid wide
+// enough to fill the GPU where K and V alone are small.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/gguf/gguf_file.h"
+#include "engine/model/model_spec.h"
+
+namespace vkllm::runtime {
+
+// One device tensor: the rows of its sources, stacked in order.
+struct PlannedTensor {
+  std::string name;
+  gguf::TensorType type{};
+  std::vector<uint64_t> shape;                   // ggml order; shape[1] sums the sources' rows
+  std::vector<const gguf::TensorInfo*> sources;  // one unless fused
+  uint64_t byte_size = 0;
+};
+
+struct TensorPlan {
+  std::vector<PlannedTensor> tensors;
+  // Every layer's Q|K|V (gate|up) was fused: the graph reads attn_qkv (ffn_up with both halves).
+  bool fused_qkv = false;
+  bool fused_gate_up = false;
+};
+
+// With `fuse`, a group is fused in every layer or in none: only where all layers' Q, K and V (gate
+// and up) share one type and width, with no biases or per-head norms applied to Q and K apart, and
+// only for decoders. Without it, every tensor of the file as it is.
+TensorPlan plan_device_tensors(const gguf::GgufFile& file, const model::ModelSpec& spec, bool fuse);
+
+}  // namespace vkllm::runtime
