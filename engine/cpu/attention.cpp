@@ -1,5 +1,8 @@
 #include "engine/cpu/attention.h"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -18,6 +21,9 @@ void check(const AttentionArgs& a) {
     throw std::invalid_argument("attention: head_dim " + std::to_string(a.head_dim) +
                                 " (1 to 512)");
   if (a.block_size == 0) throw std::invalid_argument("attention: block_size 0");
+  if (a.kv_splits == 0 || (a.kv_splits > 1 && a.partials == nullptr))
+    throw std::invalid_argument("attention: kv_splits " + std::to_string(a.kv_splits) +
+                                " needs partials when above 1");
 }
 
 uint32_t tiles(uint32_t q_len, uint32_t tile) {
@@ -47,7 +53,7 @@ uint32_t attention_work_units(const AttentionArgs& a) {
   const uint32_t tile = attention_tile_tokens(a);
   uint32_t units = 0;
   for (uint32_t s = 0; s < a.batch.n_seqs; ++s)
-    units += tiles(a.batch.seq_q_len(s), tile) * a.n_kv_heads;
+    units += tiles(a.batch.seq_q_len(s), tile) * a.n_kv_heads * a.kv_splits;
   return units;
 }
 
@@ -58,27 +64,67 @@ void attention(const AttentionArgs& a, uint32_t unit_begin, uint32_t unit_end, I
   const uint32_t R = a.n_q_heads / a.n_kv_heads;
   std::vector<float> scratch(detail::attention_scratch_floats(tile * R, a.head_dim));
   // Find the sequence holding unit_begin, then walk units in order.
+  const uint32_t per_tile = a.n_kv_heads * a.kv_splits;
   uint32_t s = 0, first = 0;
   for (; s < a.batch.n_seqs; ++s) {
-    const uint32_t n = tiles(a.batch.seq_q_len(s), tile) * a.n_kv_heads;
+    const uint32_t n = tiles(a.batch.seq_q_len(s), tile) * per_tile;
     if (unit_begin < first + n) break;
     first += n;
   }
   for (uint32_t u = unit_begin; u < unit_end && s < a.batch.n_seqs;) {
     const uint32_t q_len = a.batch.seq_q_len(s);
-    const uint32_t n = tiles(q_len, tile) * a.n_kv_heads;
+    const uint32_t n = tiles(q_len, tile) * per_tile;
     for (; u < unit_end && u < first + n; ++u) {
-      const uint32_t i = (u - first) / a.n_kv_heads, g = (u - first) % a.n_kv_heads;
+      const uint32_t i = (u - first) / per_tile, rest = (u - first) % per_tile;
       detail::AttentionGroup group;
       group.seq = s;
       group.t0 = a.batch.seq_q_start(s) + i * tile;
       group.n_tokens = q_len - i * tile < tile ? q_len - i * tile : tile;
-      group.kv_head = g;
+      group.kv_head = rest / a.kv_splits;
+      group.split = rest % a.kv_splits;
       attend(a, group, scratch.data());
     }
     first += n;
     ++s;
   }
+}
+
+uint64_t attention_partials_floats(const AttentionArgs& a) {
+  return uint64_t(a.kv_splits) * a.batch.n_tokens * a.n_q_heads * (a.head_dim + 2);
+}
+
+void attention_reduce(const AttentionArgs& a, uint32_t token_begin, uint32_t token_end) {
+  check(a);
+  const uint32_t D = a.head_dim, S = a.kv_splits;
+  const uint32_t os = a.out.stride ? a.out.stride : a.n_q_heads * D;
+  std::vector<float> acc(D);
+  for (uint32_t t = token_begin; t < token_end; ++t)
+    for (uint32_t h = 0; h < a.n_q_heads; ++h) {
+      float m = -std::numeric_limits<float>::infinity();
+      for (uint32_t s = 0; s < S; ++s) m = std::max(m, detail::partial_ml(a, s, t, h)[0]);
+      std::fill(acc.begin(), acc.end(), 0.f);
+      float l = 0.f;
+      for (uint32_t s = 0; s < S; ++s) {
+        const float* ml = detail::partial_ml(a, s, t, h);
+        if (ml[0] == -std::numeric_limits<float>::infinity()) continue;  // an empty slice
+        const float w = std::exp(ml[0] - m);
+        l += ml[1] * w;
+        const float* o = detail::partial_out(a, s, t, h);
+        for (uint32_t d = 0; d < D; ++d) acc[d] += o[d] * w;
+      }
+      float* dst = a.out.data + uint64_t(t) * os + uint64_t(h) * D;
+      const float inv = l > 0.f ? 1.f / l : 0.f;
+      for (uint32_t d = 0; d < D; ++d) dst[d] = acc[d] * inv;
+    }
+}
+
+uint32_t attention_suggested_splits(const AttentionArgs& a, uint32_t max_kv_len, uint32_t threads) {
+  AttentionArgs one = a;
+  one.kv_splits = 1;
+  const uint32_t units = attention_work_units(one);
+  if (units == 0 || units >= threads) return 1;
+  const uint32_t want = (2 * threads + units - 1) / units;
+  return std::clamp(std::min(want, max_kv_len / 256), 1u, 64u);
 }
 
 }  // namespace vkllm::cpu

@@ -215,8 +215,15 @@ void attend(const AttentionArgs& a, const AttentionGroup& g, float* scratch) {
     m[r] = kNegInf;
     l[r] = 0.f;
   }
-  const uint32_t kv_hi = !a.causal ? kv_len : (kv_len < max_pos + 1 ? kv_len : max_pos + 1);
-  const uint32_t kv_lo = (a.window > 0 && min_pos + 1 > a.window) ? min_pos + 1 - a.window : 0;
+  uint32_t kv_hi = !a.causal ? kv_len : (kv_len < max_pos + 1 ? kv_len : max_pos + 1);
+  uint32_t kv_lo = (a.window > 0 && min_pos + 1 > a.window) ? min_pos + 1 - a.window : 0;
+  if (a.kv_splits > 1 && kv_hi > kv_lo) {  // this unit's slice of the range
+    const uint32_t len = kv_hi - kv_lo, per = (len + a.kv_splits - 1) / a.kv_splits;
+    const uint32_t begin = g.split * per < len ? g.split * per : len;
+    const uint32_t end = begin + per < len ? begin + per : len;
+    kv_hi = kv_lo + end;
+    kv_lo += begin;
+  }
   const bool capped = a.softcap > 0.f;
   const float inv_cap = capped ? 1.f / a.softcap : 0.f;
 
@@ -269,6 +276,16 @@ void attend(const AttentionArgs& a, const AttentionGroup& g, float* scratch) {
       l[r] = l[r] * alpha + total;
       accumulate(of + size_t(r) * D, s, vf + size_t(va) * D, nv, D, alpha);
     }
+  }
+  if (a.kv_splits > 1) {
+    for (uint32_t r = 0; r < rows; ++r) {
+      const uint32_t t = g.t0 + r / R, h = g.kv_head * R + r % R;
+      std::memcpy(partial_out(a, g.split, t, h), of + size_t(r) * D, D * sizeof(float));
+      float* ml = partial_ml(a, g.split, t, h);
+      ml[0] = m[r];
+      ml[1] = l[r];
+    }
+    return;
   }
   for (uint32_t r = 0; r < rows; ++r) {
     const uint32_t tl = r / R, h = g.kv_head * R + r % R;

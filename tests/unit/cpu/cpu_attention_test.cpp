@@ -123,6 +123,23 @@ void check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>
     attention(a, 0, cut[0], isa);
     attention(a, cut[0], cut[1], isa);
     EXPECT_TRUE(near_all(out, want, 2e-5, 1e-4));
+
+    // Split-K: slices of every group's positions (some empty for short sequences), then the
+    // reduction over tokens in two ranges.
+    std::vector<float> split_out(want.size(), NAN);
+    a.out = {split_out.data(), 0};
+    a.kv_splits = 2 + rng.below(4);
+    std::vector<float> partials(attention_partials_floats(a), NAN);
+    a.partials = partials.data();
+    const uint32_t split_units = attention_work_units(a);
+    EXPECT_EQ(split_units, units * a.kv_splits);
+    const uint32_t mid = rng.below(split_units + 1);
+    attention(a, mid, split_units, isa);
+    attention(a, 0, mid, isa);
+    const uint32_t tmid = rng.below(T + 1);
+    attention_reduce(a, tmid, T);
+    attention_reduce(a, 0, tmid);
+    EXPECT_TRUE(near_all(split_out, want, 2e-5, 1e-4)) << "kv_splits " << a.kv_splits;
   }
 }
 
@@ -181,6 +198,23 @@ TEST(CpuAttention, RejectsInconsistentArguments) {
   a.head_dim = 64;
   a.block_size = 0;
   EXPECT_THROW(attention_work_units(a), std::invalid_argument);
+  a.block_size = 16;
+  a.kv_splits = 3;  // without partials
+  EXPECT_THROW(attention_work_units(a), std::invalid_argument);
+}
+
+TEST(CpuAttention, SuggestedSplitsFillTheThreadsOnDecodeOnly) {
+  std::vector<uint32_t> table(256, 0);
+  std::vector<kv::BatchSequence> decode = {{table, 1, 4096}};
+  kv::BatchMeta meta = kv::build_batch_meta(decode);
+  AttentionArgs a;
+  a.n_kv_heads = 8;
+  a.n_q_heads = 32;
+  a.head_dim = 64;
+  a.batch = {meta.words, meta.n_tokens, meta.n_seqs};
+  EXPECT_EQ(attention_suggested_splits(a, 4096, 2), 1u);   // 8 units for 2 threads
+  EXPECT_EQ(attention_suggested_splits(a, 4096, 16), 4u);  // 32 units for 16 threads
+  EXPECT_EQ(attention_suggested_splits(a, 300, 16), 1u);   // too short to split
 }
 
 }  // namespace
