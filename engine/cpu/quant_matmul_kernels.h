@@ -1,0 +1,42 @@
+// Internal to quant_matmul*.cpp: the quantized activation blocks and the per-ISA row kernels.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "engine/gguf/block_layouts.h"
+#include "engine/gguf/tensor_type.h"
+
+namespace vkllm::cpu::detail {
+
+// Activations for the K-quant kernels: ggml's Q8_K (f32 scale, 256 int8, sums of each 16).
+using ActQ8K = gguf::BlockQ8_K;
+
+// Activations for the 32-element formats: int8 values, their scale and their plain sum (the
+// zero-point terms of Q4_0 / Q4_1 / Q5_x need sum(q) once per block, not per element).
+struct ActQ8_0 {
+  float d;
+  int32_t sum;
+  int8_t qs[gguf::kLegacyBlock];
+};
+static_assert(sizeof(ActQ8_0) == 40);
+
+enum class ActFormat : uint8_t { F32, Q8_0, Q8_K };
+
+// out[t] = row · x_t for t < ntok (1..4): `row` is one weight row of `cols` elements, x_t lies at
+// x + t * x_stride bytes in the kernel's activation format (for F32, floats).
+using RowKernel = void (*)(const std::byte* row, uint64_t cols, const std::byte* x,
+                           uint64_t x_stride, unsigned ntok, float* out);
+
+struct FastKernel {
+  RowKernel fn = nullptr;
+  ActFormat act = ActFormat::F32;
+};
+
+// The fast kernel of one ISA for a weight type, or {nullptr} where that ISA has none.
+FastKernel avx2_kernel(gguf::TensorType type);
+FastKernel avx512_kernel(gguf::TensorType type);
+
+constexpr unsigned kMaxTokensPerKernel = 4;
+
+}  // namespace vkllm::cpu::detail
