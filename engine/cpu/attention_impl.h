@@ -25,51 +25,6 @@
 namespace vkllm::cpu::detail {
 namespace {
 
-#if defined(__AVX512F__)
-constexpr uint32_t W = 16;
-#elif defined(__AVX2__)
-constexpr uint32_t W = 8;
-#else
-constexpr uint32_t W = 4;
-#endif
-typedef float VF __attribute__((vector_size(W * sizeof(float))));
-typedef int32_t VI __attribute__((vector_size(W * sizeof(int32_t))));
-
-inline VF loadv(const float* p) {
-  VF v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-inline void storev(float* p, VF v) {
-  std::memcpy(p, &v, sizeof v);
-}
-inline VF splat(float x) {
-  return VF{} + x;
-}
-inline float hsum(VF v) {
-  float s = 0.f;
-  for (uint32_t i = 0; i < W; ++i) s += v[i];
-  return s;
-}
-
-inline VF exp_v(VF x) {
-  x = x < -87.0f ? splat(-87.0f) : x;
-  x = x > 88.0f ? splat(88.0f) : x;
-  const VF shifter = splat(12582912.0f);
-  const VF n = (x * 1.44269504088896341f + shifter) - shifter;
-  VF r = x - n * 0.693359375f;
-  r = r - n * -2.12194440e-4f;
-  VF p = splat(1.9875691500e-4f);
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
-  const VI bits = (__builtin_convertvector(n, VI) + 127) << 23;
-  return p * __builtin_bit_cast(VF, bits);
-}
-
 // n f16 values (bits) to f32.
 void f16_to_f32(const uint16_t* src, float* dst, uint32_t n) {
   uint32_t i = 0;
@@ -248,8 +203,11 @@ void attend(const AttentionArgs& a, const AttentionGroup& g, float* scratch) {
       const uint32_t nv = vb - va;
       float* s = sc + va;
       dots(qf + size_t(r) * D, kf + size_t(va) * D, nv, D, s);
-      if (capped)
-        for (uint32_t c = 0; c < nv; ++c) s[c] = a.softcap * tanh_approx(s[c] * inv_cap);
+      if (capped) {
+        uint32_t c = 0;
+        for (; c + W <= nv; c += W) storev(s + c, a.softcap * tanh_v(loadv(s + c) * inv_cap));
+        for (; c < nv; ++c) s[c] = a.softcap * tanh_approx(s[c] * inv_cap);
+      }
       VF mv = splat(kNegInf);
       uint32_t c = 0;
       for (; c + W <= nv; c += W) {

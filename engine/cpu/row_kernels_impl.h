@@ -24,10 +24,16 @@ namespace {
 inline float silu(float g) {
   return g / (1.0f + exp_approx(-g));
 }
+inline VF silu_v(VF g) {
+  return g / (1.0f + exp_v(-g));
+}
 
+constexpr float kGeluK = 0.7978845608028654f;  // sqrt(2 / pi)
 inline float gelu_tanh(float x) {
-  const float k = 0.7978845608028654f;  // sqrt(2 / pi)
-  return 0.5f * x * (1.0f + tanh_approx(k * x * (1.0f + 0.044715f * x * x)));
+  return 0.5f * x * (1.0f + tanh_approx(kGeluK * x * (1.0f + 0.044715f * x * x)));
+}
+inline VF gelu_tanh_v(VF x) {
+  return 0.5f * x * (1.0f + tanh_v(kGeluK * x * (1.0f + 0.044715f * x * x)));
 }
 
 float sum_squares(const float* __restrict x, uint32_t n) {
@@ -73,16 +79,13 @@ void rms_norm(const RmsNormArgs& a, uint32_t row_begin, uint32_t row_end) {
   }
 }
 
-template <typename Act>
-void glu_row(const float* gate, const float* up, float* out, uint32_t n, Act act) {
-  if (out != gate && out != up) {
-    const float* __restrict g = gate;
-    const float* __restrict u = up;
-    float* __restrict o = out;
-    for (uint32_t i = 0; i < n; ++i) o[i] = act(g[i]) * u[i];
-  } else {
-    for (uint32_t i = 0; i < n; ++i) out[i] = act(gate[i]) * up[i];
-  }
+// Whole vectors, then a scalar tail; each chunk is loaded before it is stored, so out may alias
+// gate or up.
+template <typename ActV, typename Act>
+void glu_row(const float* gate, const float* up, float* out, uint32_t n, ActV act_v, Act act) {
+  uint32_t i = 0;
+  for (; i + W <= n; i += W) storev(out + i, act_v(loadv(gate + i)) * loadv(up + i));
+  for (; i < n; ++i) out[i] = act(gate[i]) * up[i];
 }
 
 void glu(const GluArgs& a, uint32_t row_begin, uint32_t row_end) {
@@ -94,10 +97,20 @@ void glu(const GluArgs& a, uint32_t row_begin, uint32_t row_end) {
     const float* u = a.up + uint64_t(r) * us;
     float* o = a.out + uint64_t(r) * os;
     if (a.act == GluActivation::Silu)
-      glu_row(g, u, o, n, silu);
+      glu_row(
+          g, u, o, n, [](VF x) { return silu_v(x); }, [](float x) { return silu(x); });
     else
-      glu_row(g, u, o, n, gelu_tanh);
+      glu_row(
+          g, u, o, n, [](VF x) { return gelu_tanh_v(x); }, [](float x) { return gelu_tanh(x); });
   }
+}
+
+// Unary op with a vector form (for the transcendental ones): whole vectors, then a scalar tail.
+template <typename FV, typename F>
+void map_vector(const float* a, float* out, uint32_t begin, uint32_t end, FV fv, F f) {
+  uint32_t i = begin;
+  for (; i + W <= end; i += W) storev(out + i, fv(loadv(a + i)));
+  for (; i < end; ++i) out[i] = f(a[i]);
 }
 
 template <typename F>
@@ -142,11 +155,15 @@ void elementwise(ElementOp op, const float* a, const float* b, float* out, float
       break;
     case ElementOp::Softcap: {
       const float inv = 1.0f / s;
-      map_unary(a, out, begin, end, [s, inv](float x) { return s * tanh_approx(x * inv); });
+      map_vector(
+          a, out, begin, end, [s, inv](VF x) { return s * tanh_v(x * inv); },
+          [s, inv](float x) { return s * tanh_approx(x * inv); });
       break;
     }
     case ElementOp::Gelu:
-      map_unary(a, out, begin, end, gelu_tanh);
+      map_vector(
+          a, out, begin, end, [](VF x) { return gelu_tanh_v(x); },
+          [](float x) { return gelu_tanh(x); });
       break;
   }
 }
