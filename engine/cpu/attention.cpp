@@ -30,6 +30,18 @@ uint32_t tiles(uint32_t q_len, uint32_t tile) {
   return (q_len + tile - 1) / tile;
 }
 
+// Split-K partials: unnormalised output rows of split s, then (max, sum) pairs of every row.
+uint64_t partial_row(const AttentionArgs& a, uint32_t split, uint32_t t, uint32_t h) {
+  return (uint64_t(split) * a.batch.n_tokens + t) * a.n_q_heads + h;
+}
+float* partial_out(const AttentionArgs& a, uint32_t split, uint32_t t, uint32_t h) {
+  return a.partials + partial_row(a, split, t, h) * a.head_dim;
+}
+float* partial_ml(const AttentionArgs& a, uint32_t split, uint32_t t, uint32_t h) {
+  return a.partials + uint64_t(a.kv_splits) * a.batch.n_tokens * a.n_q_heads * a.head_dim +
+         partial_row(a, split, t, h) * 2;
+}
+
 detail::AttendFn kernel(Isa isa) {
   switch (usable_isa(isa)) {
     case Isa::Avx512:
@@ -63,6 +75,8 @@ void attention(const AttentionArgs& a, uint32_t unit_begin, uint32_t unit_end, I
   const detail::AttendFn attend = kernel(isa);
   const uint32_t R = a.n_q_heads / a.n_kv_heads;
   std::vector<float> scratch(detail::attention_scratch_floats(tile * R, a.head_dim));
+  const uint32_t qs = a.q.stride ? a.q.stride : a.n_q_heads * a.head_dim;
+  const uint32_t os = a.out.stride ? a.out.stride : a.n_q_heads * a.head_dim;
   // Find the sequence holding unit_begin, then walk units in order.
   const uint32_t per_tile = a.n_kv_heads * a.kv_splits;
   uint32_t s = 0, first = 0;
@@ -76,13 +90,27 @@ void attention(const AttentionArgs& a, uint32_t unit_begin, uint32_t unit_end, I
     const uint32_t n = tiles(q_len, tile) * per_tile;
     for (; u < unit_end && u < first + n; ++u) {
       const uint32_t i = (u - first) / per_tile, rest = (u - first) % per_tile;
-      detail::AttentionGroup group;
-      group.seq = s;
-      group.t0 = a.batch.seq_q_start(s) + i * tile;
-      group.n_tokens = q_len - i * tile < tile ? q_len - i * tile : tile;
-      group.kv_head = rest / a.kv_splits;
-      group.split = rest % a.kv_splits;
-      attend(a, group, scratch.data());
+      const uint32_t t0 = a.batch.seq_q_start(s) + i * tile;
+      detail::AttentionGroup g;
+      g.n_tokens = q_len - i * tile < tile ? q_len - i * tile : tile;
+      g.kv_head = rest / a.kv_splits;
+      g.split = rest % a.kv_splits;
+      g.n_splits = a.kv_splits;
+      g.kv_len = a.batch.seq_kv_len(s);
+      g.table = a.batch.seq_table(s);
+      g.pos = a.batch.words.data() + a.batch.n_tokens + t0;
+      g.q = a.q.data + uint64_t(t0) * qs;
+      g.q_stride = qs;
+      if (a.kv_splits > 1) {
+        g.out = partial_out(a, g.split, t0, 0);
+        g.out_stride = a.n_q_heads * a.head_dim;
+        g.ml = partial_ml(a, g.split, t0, 0);
+        g.ml_stride = a.n_q_heads * 2;
+      } else {
+        g.out = a.out.data + uint64_t(t0) * os;
+        g.out_stride = os;
+      }
+      attend(a, g, scratch.data());
     }
     first += n;
     ++s;
@@ -101,15 +129,15 @@ void attention_reduce(const AttentionArgs& a, uint32_t token_begin, uint32_t tok
   for (uint32_t t = token_begin; t < token_end; ++t)
     for (uint32_t h = 0; h < a.n_q_heads; ++h) {
       float m = -std::numeric_limits<float>::infinity();
-      for (uint32_t s = 0; s < S; ++s) m = std::max(m, detail::partial_ml(a, s, t, h)[0]);
+      for (uint32_t s = 0; s < S; ++s) m = std::max(m, partial_ml(a, s, t, h)[0]);
       std::fill(acc.begin(), acc.end(), 0.f);
       float l = 0.f;
       for (uint32_t s = 0; s < S; ++s) {
-        const float* ml = detail::partial_ml(a, s, t, h);
+        const float* ml = partial_ml(a, s, t, h);
         if (ml[0] == -std::numeric_limits<float>::infinity()) continue;  // an empty slice
         const float w = std::exp(ml[0] - m);
         l += ml[1] * w;
-        const float* o = detail::partial_out(a, s, t, h);
+        const float* o = partial_out(a, s, t, h);
         for (uint32_t d = 0; d < D; ++d) acc[d] += o[d] * w;
       }
       float* dst = a.out.data + uint64_t(t) * os + uint64_t(h) * D;

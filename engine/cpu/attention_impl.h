@@ -142,11 +142,8 @@ constexpr float kNegInf = -__builtin_inff();
 void attend(const AttentionArgs& a, const AttentionGroup& g, float* scratch) {
   const uint32_t D = a.head_dim, B = a.block_size, n_kv = a.n_kv_heads;
   const uint32_t R = a.n_q_heads / n_kv, rows = g.n_tokens * R;
-  const BatchView& batch = a.batch;
-  const uint32_t kv_len = batch.seq_kv_len(g.seq);
-  const uint32_t* table = batch.seq_table(g.seq);
-  const uint32_t qs = a.q.stride ? a.q.stride : a.n_q_heads * D;
-  const uint32_t os = a.out.stride ? a.out.stride : a.n_q_heads * D;
+  const uint32_t kv_len = g.kv_len;
+  const uint32_t* table = g.table;
 
   float* qf = scratch;                          // rows x D, pre-scaled
   float* of = qf + size_t(rows) * D;            // rows x D
@@ -158,13 +155,13 @@ void attend(const AttentionArgs& a, const AttentionGroup& g, float* scratch) {
 
   uint32_t min_pos = UINT32_MAX, max_pos = 0;
   for (uint32_t i = 0; i < g.n_tokens; ++i) {
-    const uint32_t p = batch.token_pos(g.t0 + i);
+    const uint32_t p = g.pos[i];
     min_pos = p < min_pos ? p : min_pos;
     max_pos = p > max_pos ? p : max_pos;
   }
   for (uint32_t r = 0; r < rows; ++r) {
     const uint32_t tl = r / R, h = g.kv_head * R + r % R;
-    const float* src = a.q.data + size_t(g.t0 + tl) * qs + size_t(h) * D;
+    const float* src = g.q + size_t(tl) * g.q_stride + size_t(h) * D;
     for (uint32_t d = 0; d < D; ++d) qf[size_t(r) * D + d] = src[d] * a.scale;
     for (uint32_t d = 0; d < D; ++d) of[size_t(r) * D + d] = 0.f;
     m[r] = kNegInf;
@@ -172,8 +169,8 @@ void attend(const AttentionArgs& a, const AttentionGroup& g, float* scratch) {
   }
   uint32_t kv_hi = !a.causal ? kv_len : (kv_len < max_pos + 1 ? kv_len : max_pos + 1);
   uint32_t kv_lo = (a.window > 0 && min_pos + 1 > a.window) ? min_pos + 1 - a.window : 0;
-  if (a.kv_splits > 1 && kv_hi > kv_lo) {  // this unit's slice of the range
-    const uint32_t len = kv_hi - kv_lo, per = (len + a.kv_splits - 1) / a.kv_splits;
+  if (g.n_splits > 1 && kv_hi > kv_lo) {  // this unit's slice of the range
+    const uint32_t len = kv_hi - kv_lo, per = (len + g.n_splits - 1) / g.n_splits;
     const uint32_t begin = g.split * per < len ? g.split * per : len;
     const uint32_t end = begin + per < len ? begin + per : len;
     kv_hi = kv_lo + end;
@@ -192,7 +189,7 @@ void attend(const AttentionArgs& a, const AttentionGroup& g, float* scratch) {
     }
     for (uint32_t r = 0; r < rows; ++r) {
       // The row's visible positions in this tile: [va, vb).
-      const uint32_t qp = batch.token_pos(g.t0 + r / R);
+      const uint32_t qp = g.pos[r / R];
       uint32_t va = 0, vb = nk;
       if (a.causal) vb = qp + 1 <= k0 ? 0 : (qp + 1 - k0 < nk ? qp + 1 - k0 : nk);
       if (a.window > 0 && qp + 1 > a.window) {
@@ -235,19 +232,16 @@ void attend(const AttentionArgs& a, const AttentionGroup& g, float* scratch) {
       accumulate(of + size_t(r) * D, s, vf + size_t(va) * D, nv, D, alpha);
     }
   }
-  if (a.kv_splits > 1) {
-    for (uint32_t r = 0; r < rows; ++r) {
-      const uint32_t t = g.t0 + r / R, h = g.kv_head * R + r % R;
-      std::memcpy(partial_out(a, g.split, t, h), of + size_t(r) * D, D * sizeof(float));
-      float* ml = partial_ml(a, g.split, t, h);
-      ml[0] = m[r];
-      ml[1] = l[r];
-    }
-    return;
-  }
   for (uint32_t r = 0; r < rows; ++r) {
     const uint32_t tl = r / R, h = g.kv_head * R + r % R;
-    float* dst = a.out.data + size_t(g.t0 + tl) * os + size_t(h) * D;
+    float* dst = g.out + size_t(tl) * g.out_stride + size_t(h) * D;
+    if (g.ml != nullptr) {  // split-K partials: unnormalised
+      std::memcpy(dst, of + size_t(r) * D, D * sizeof(float));
+      float* ml = g.ml + size_t(tl) * g.ml_stride + size_t(h) * 2;
+      ml[0] = m[r];
+      ml[1] = l[r];
+      continue;
+    }
     const float inv = l[r] > 0.f ? 1.f / l[r] : 0.f;
     for (uint32_t d = 0; d < D; ++d) dst[d] = of[size_t(r) * D + d] * inv;
   }

@@ -13,23 +13,21 @@ namespace vkllm::cpu::detail {
 // Cached positions converted from f16 per step of the online softmax.
 inline constexpr uint32_t kAttentionKeys = 64;
 
-// One unit of work: n_tokens consecutive batch tokens from t0 of sequence seq, with the query
-// heads of KV head kv_head, over slice `split` of the visible positions.
+// One unit of work, resolved by attention.cpp into plain pointers so the per-ISA files call no
+// shared inline code (see row_kernels_impl.h): n_tokens consecutive tokens of one sequence with
+// the query heads of KV head kv_head, over slice `split` of n_splits of the visible positions.
 struct AttentionGroup {
-  uint32_t seq = 0, t0 = 0, n_tokens = 0, kv_head = 0, split = 0;
+  uint32_t n_tokens = 0, kv_head = 0, split = 0, n_splits = 1;
+  uint32_t kv_len = 0;              // the sequence's context length
+  const uint32_t* table = nullptr;  // its block table
+  const uint32_t* pos = nullptr;    // positions of the group's tokens
+  const float* q = nullptr;         // token 0's query row (head 0)
+  uint32_t q_stride = 0;            // between tokens
+  float* out = nullptr;             // token 0's output row (head 0), or its partial output
+  uint32_t out_stride = 0;
+  float* ml = nullptr;  // split-K: token 0's (max, sum) pairs (head 0), 2 per head
+  uint32_t ml_stride = 0;
 };
-
-// Split-K partials: unnormalised output rows of split s, then (max, sum) pairs of every row.
-inline uint64_t partial_row(const AttentionArgs& a, uint32_t split, uint32_t t, uint32_t h) {
-  return (uint64_t(split) * a.batch.n_tokens + t) * a.n_q_heads + h;
-}
-inline float* partial_out(const AttentionArgs& a, uint32_t split, uint32_t t, uint32_t h) {
-  return a.partials + partial_row(a, split, t, h) * a.head_dim;
-}
-inline float* partial_ml(const AttentionArgs& a, uint32_t split, uint32_t t, uint32_t h) {
-  return a.partials + uint64_t(a.kv_splits) * a.batch.n_tokens * a.n_q_heads * a.head_dim +
-         partial_row(a, split, t, h) * 2;
-}
 
 // Floats of scratch one group of `rows` rows needs.
 inline size_t attention_scratch_floats(uint32_t rows, uint32_t head_dim) {
