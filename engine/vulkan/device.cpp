@@ -181,9 +181,50 @@ std::string bytes_string(VkDeviceSize b) {
 
 }  // namespace
 
+DeviceRequest DeviceRequest::parse(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
+    text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+    text.remove_suffix(1);
+  const std::string l = lower(std::string(text));
+  DeviceRequest r;
+  if (l.empty() || l == "auto") return r;
+  if (l == "cpu") {
+    r.kind = Kind::Cpu;
+    return r;
+  }
+  r.kind = Kind::Vulkan;
+  if (l == "vulkan") return r;
+  if (l.starts_with("vulkan:")) {
+    r.selector = std::string(text.substr(7));
+    if (r.selector.empty())
+      throw std::invalid_argument("VKLLM_DEVICE=\"vulkan:\" names no device (vulkan:<index>)");
+    return r;
+  }
+  r.selector = std::string(text);  // a bare index or name, as before "vulkan:" existed
+  return r;
+}
+
+DeviceRequest DeviceRequest::from_env() {
+  const char* s = std::getenv("VKLLM_DEVICE");
+  return parse(s ? s : "");
+}
+
+std::string DeviceRequest::str() const {
+  switch (kind) {
+    case Kind::Auto:
+      return "auto";
+    case Kind::Cpu:
+      return "cpu";
+    case Kind::Vulkan:
+      return selector.empty() ? "vulkan" : "vulkan:" + selector;
+  }
+  return "auto";
+}
+
 DeviceOptions DeviceOptions::from_env() {
   DeviceOptions o;
-  if (const char* s = std::getenv("VKLLM_DEVICE")) o.selector = s;
+  o.selector = DeviceRequest::from_env().selector;
   o.validation = env_flag("VKLLM_VULKAN_VALIDATION");
   o.log_summary = !env_flag("VKLLM_QUIET");
   o.push_descriptors = !env_flag("VKLLM_NO_PUSH_DESCRIPTORS");
@@ -213,6 +254,29 @@ std::vector<std::string> list_physical_devices() {
                     version_string(p.apiVersion) + ")");
   }
   return names;
+}
+
+std::vector<PhysicalDeviceInfo> probe_physical_devices(std::string* error) noexcept {
+  std::vector<PhysicalDeviceInfo> out;
+  try {
+    auto instance = create_instance(false);
+    const auto devices = physical_devices(instance.get());
+    for (size_t i = 0; i < devices.size(); ++i) {
+      VkPhysicalDeviceProperties p;
+      vkGetPhysicalDeviceProperties(devices[i], &p);
+      out.push_back({static_cast<uint32_t>(i), p.deviceName, p.deviceType,
+                     p.apiVersion >= VK_API_VERSION_1_2 && compute_queue_family(devices[i]) >= 0});
+    }
+  } catch (const std::exception& e) {
+    // No loader, no driver (VK_ERROR_INCOMPATIBLE_DRIVER), or a loader older than 1.2: no devices.
+    if (error) *error = e.what();
+    out.clear();
+  }
+  return out;
+}
+
+const char* physical_device_type_name(VkPhysicalDeviceType type) {
+  return type_name(type);
 }
 
 std::string DeviceCapabilities::summary() const {

@@ -1,8 +1,10 @@
 // The Vulkan device vkllm computes on: instance + physical device choice + one compute queue,
 // and what that device can do (DeviceCapabilities), detected once at creation.
 //
-// Choice: VKLLM_DEVICE=<index> or <name substring> (case-insensitive) picks a device explicitly;
-// otherwise the best by type (discrete > integrated > virtual > CPU, i.e. lavapipe last).
+// Choice: VKLLM_DEVICE=vulkan:<index> or vulkan:<name substring> (case-insensitive; the bare
+// index or name as well) picks a device explicitly; otherwise the best by type (discrete >
+// integrated > virtual > CPU, i.e. lavapipe last). Whether to compute on Vulkan at all, or on
+// the CPU backend, is the caller's policy (DeviceRequest says what VKLLM_DEVICE asks for).
 // Required: Vulkan 1.2, storageBuffer16BitAccess. Everything else is optional and reported in
 // DeviceCapabilities so kernels can pick variants (subgroup size, f16 math, int8 dot, coopmat).
 #pragma once
@@ -14,6 +16,7 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/vulkan/unique_handle.h"
@@ -82,6 +85,19 @@ struct DeviceCapabilities {
   std::string summary() const;
 };
 
+// What VKLLM_DEVICE asks for: "" or "auto" (the caller's policy decides), "cpu" (the CPU
+// backend), "vulkan" (Vulkan, the best device, lavapipe included), "vulkan:<index or name>", or
+// a bare index or name (Vulkan, that device). Case-insensitive, surrounding spaces ignored.
+struct DeviceRequest {
+  enum class Kind { Auto, Cpu, Vulkan };
+  Kind kind = Kind::Auto;
+  std::string selector;  // Vulkan: index or name substring; empty = the best device
+  // Throws std::invalid_argument for "vulkan:" with nothing after it.
+  static DeviceRequest parse(std::string_view text);
+  static DeviceRequest from_env();
+  std::string str() const;  // "auto", "cpu", "vulkan", "vulkan:1"
+};
+
 struct DeviceOptions {
   std::string selector;          // index or name substring; empty = automatic
   bool log_summary = true;       // print DeviceCapabilities::summary() to stderr (once per process)
@@ -90,7 +106,8 @@ struct DeviceOptions {
   // Caps the storage-buffer range the engine assumes (0: the device's maxStorageBufferRange), so
   // the split paths for tensors larger than one binding can be exercised on any device.
   uint64_t max_binding_range = 0;
-  // Reads VKLLM_DEVICE, VKLLM_VULKAN_VALIDATION=1, VKLLM_NO_PUSH_DESCRIPTORS=1, VKLLM_QUIET=1 and
+  // Reads VKLLM_DEVICE (its Vulkan selector; "cpu" and "auto" leave the choice automatic),
+  // VKLLM_VULKAN_VALIDATION=1, VKLLM_NO_PUSH_DESCRIPTORS=1, VKLLM_QUIET=1 and
   // VKLLM_MAX_BINDING_RANGE (bytes, with an optional K/M/G suffix).
   static DeviceOptions from_env();
 };
@@ -98,6 +115,26 @@ struct DeviceOptions {
 // Names of the physical devices visible through the loader, in enumeration order (for
 // `VKLLM_DEVICE=<index>` and diagnostics). Creates and destroys its own instance.
 std::vector<std::string> list_physical_devices();
+
+// One physical device as the loader reports it, before any device is created.
+struct PhysicalDeviceInfo {
+  uint32_t index = 0;  // enumeration order, as VKLLM_DEVICE=vulkan:<index> names it
+  std::string name;
+  VkPhysicalDeviceType type = VK_PHYSICAL_DEVICE_TYPE_OTHER;
+  bool usable = false;  // Vulkan 1.2 and a compute queue
+  bool is_gpu() const {
+    return type == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ||
+           type == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ||
+           type == VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU;
+  }
+};
+
+// Every physical device the loader sees; empty (with the reason in *error) when Vulkan cannot
+// start at all: no driver, or a loader older than 1.2.
+std::vector<PhysicalDeviceInfo> probe_physical_devices(std::string* error = nullptr) noexcept;
+
+// "discrete GPU", "integrated GPU", "virtual GPU", "CPU", "other".
+const char* physical_device_type_name(VkPhysicalDeviceType type);
 
 class Device {
  public:

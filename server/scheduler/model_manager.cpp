@@ -8,6 +8,7 @@
 #include "engine/vulkan/vk_error.h"
 #include "server/scheduler/blob_model_source.h"
 #include "server/scheduler/go_duration.h"
+#include "server/scheduler/host_memory.h"
 #include "server/scheduler/metrics.h"
 
 namespace vkllm::sched {
@@ -51,6 +52,12 @@ std::string gib(uint64_t bytes) {
   return buf;
 }
 
+// The one place that waits on the CPU backend's Runner over a HostModel.
+std::unique_ptr<runtime::Runner> cpu_runner(runtime::HostModel&, const runtime::RunnerOptions&) {
+  throw std::runtime_error(
+      "this build has no CPU backend yet (VKLLM_DEVICE=vulkan serves on a Vulkan device)");
+}
+
 }  // namespace
 
 std::chrono::nanoseconds parse_keep_alive_env(std::string_view text) {
@@ -77,6 +84,7 @@ ManagerOptions ManagerOptions::from_env() {
   o.default_num_ctx = env_uint("OLLAMA_CONTEXT_LENGTH", 0);
   const std::string overhead = env("OLLAMA_GPU_OVERHEAD");
   if (!overhead.empty()) o.gpu_overhead = std::strtoull(overhead.c_str(), nullptr, 10);
+  o.device = vk::DeviceRequest::parse(env("VKLLM_DEVICE"));
   return o;
 }
 
@@ -85,7 +93,8 @@ ModelLease::~ModelLease() {
 }
 
 ModelManager::ModelManager(registry::ModelStore& store, ManagerOptions options)
-    : store_(store), options_(std::move(options)) {
+    : store_(store), options_(std::move(options)), device_(choose_device(options_.device)) {
+  std::cerr << "vkllm: models run on " << device_.describe() << "\n";
   reaper_ = std::thread([this] { reaper(); });
 }
 
@@ -195,31 +204,31 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
   } catch (const std::exception& e) {
     throw ModelLoadError(500, "cannot load " + name + ": " + e.what());
   }
-  {
-    std::lock_guard lock(mutex_);
-    if (!context_) {
-      try {
-        context_ = std::make_shared<vk::Context>();
-      } catch (const std::exception& e) {
-        throw ModelLoadError(500, std::string("no usable Vulkan device: ") + e.what());
-      }
-    }
+  // Decoders generate on the chosen backend; encoders exist only on Vulkan.
+  const bool host = device_.backend == Backend::Cpu && !spec.has_pooling_type;
+  if (device_.backend == Backend::Cpu && !host && !device_.encoder_selector) {
+    throw ModelLoadError(500, "cannot load " + name +
+                                  ": embedding models run on Vulkan, and this machine has no "
+                                  "usable Vulkan device (" +
+                                  device_.reason + ")");
   }
-  m->context = context_;
-  vk::Context& ctx = *m->context;
-  const auto& caps = ctx.caps();
-  m->on_cpu = caps.is_cpu();
+  if (!host) m->context = vulkan_context();
+  m->host_backend = host;
+  m->on_cpu = host || m->context->caps().is_cpu();
+  const std::string device_name = host ? "the CPU" : m->context->caps().name;
+  const HostMemory system = host ? read_host_memory() : HostMemory{};
 
   // What the model needs: weights, activations (estimated from the runner's buffers) and KV.
   uint64_t weight_bytes = 0;
   for (const auto& t : m->header->tensors()) weight_bytes += t.byte_size;
+  m->weight_bytes = weight_bytes;
   const uint64_t per_token_kv = 4ull * spec.n_layer * spec.n_head_kv * spec.head_dim;  // K+V f16
   const uint32_t trained = spec.n_ctx_train ? spec.n_ctx_train : 2048;
   uint32_t ctx_default = options_.default_num_ctx;
   if (ctx_default == 0) {
     // Ollama's tiers by device memory: 4k below 23 GiB, 32k below 47 GiB, else 256k; a CPU
     // device has no VRAM.
-    const uint64_t vram = m->on_cpu ? 0 : caps.device_local_bytes;
+    const uint64_t vram = m->on_cpu ? 0 : m->context->caps().device_local_bytes;
     ctx_default = vram < 23 * kGiB ? 4096 : vram < 47 * kGiB ? 32768 : 262144;
   }
   ctx_default = std::clamp<uint32_t>(ctx_default, 4, trained);
@@ -231,25 +240,33 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
   const uint64_t act_estimate = 4ull * (512ull * (8ull * spec.n_embd + 4ull * spec.n_ff) +
                                         64ull * (2ull * spec.n_embd + 2ull * spec.n_vocab)) +
                                 (64ull << 20);
-  const uint64_t heap = ctx.device().memory_budget().budget;
+  const uint64_t heap = host ? system.total : m->context->device().memory_budget().budget;
   std::unique_lock lock(mutex_);
-  const uint64_t fixed = weight_bytes + act_estimate + options_.gpu_overhead;
+  // OLLAMA_GPU_OVERHEAD is VRAM kept free; system memory has no such reserve.
+  const uint64_t fixed = weight_bytes + act_estimate + (host ? 0 : options_.gpu_overhead);
   const uint64_t min_kv = per_token_kv * std::min<uint32_t>(ctx_default, 2048);
   if (fixed + min_kv > heap) {
-    throw ModelLoadError(500, "model requires more memory than the device has: " + name +
-                                  " needs " + gib(fixed + min_kv) + ", the device has " +
-                                  gib(heap));
+    throw ModelLoadError(500, "model requires more memory than the " +
+                                  std::string(host ? "system" : "device") + " has: " + name +
+                                  " needs " + gib(fixed + min_kv) + ", the " +
+                                  (host ? "system" : "device") + " has " + gib(heap));
   }
   // Room for this model next to the others, evicting idle ones (least recently used first).
-  if (loaded_.size() >= options_.max_loaded || free_bytes() < fixed + min_kv) {
-    make_room(fixed + min_kv, lock);
+  if (loaded_.size() >= options_.max_loaded || free_bytes(host) < fixed + min_kv) {
+    make_room(fixed + min_kv, host, lock);
   }
-  const uint64_t free_now = free_bytes();
+  const uint64_t free_now = free_bytes(host);
+  if (host && free_now < fixed + min_kv) {
+    // Other processes hold the memory: loading would swap or meet the OOM killer (Ollama's
+    // words for the same refusal).
+    throw ModelLoadError(500, "model requires more system memory (" + gib(fixed + min_kv) +
+                                  ") than is available (" + gib(free_now) + ")");
+  }
   lock.unlock();
   if (ro.kv_budget_bytes == 0) {
     const uint64_t want = per_token_kv * ctx_default * parallel_hint;
     uint64_t avail = free_now > fixed ? (free_now - fixed) / 10 * 9 : min_kv;
-    if (m->on_cpu) avail = std::min(avail, heap / 8);  // lavapipe memory is the host's
+    if (m->on_cpu) avail = std::min(avail, heap / 8);  // system memory (CPU backend, lavapipe)
     ro.kv_budget_bytes = std::max(min_kv, std::min(want, avail));
   }
   const uint64_t kv_tokens = ro.kv_budget_bytes / std::max<uint64_t>(per_token_kv, 1);
@@ -260,12 +277,19 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
 
   try {
     BlobTensorSource source(store_.blobs().open(*show.model_blob), m->header->data_offset());
-    m->model = std::make_unique<runtime::Model>(ctx, *m->header, source);
-    if (spec.has_pooling_type) {
-      m->embeddings = std::make_unique<EmbeddingQueue>(*m->model);
+    if (host) {
+      m->host_model = std::make_unique<runtime::HostModel>(*m->header, source);
+      m->runner = cpu_runner(*m->host_model, ro);
     } else {
-      m->runner = std::make_unique<runtime::Runner>(*m->model, ro);
+      m->model = std::make_unique<runtime::Model>(*m->context, *m->header, source);
+      if (spec.has_pooling_type) {
+        m->embeddings = std::make_unique<EmbeddingQueue>(*m->model);
+      } else {
+        m->runner = std::make_unique<runtime::Runner>(*m->model, ro);
+      }
     }
+  } catch (const std::bad_alloc&) {
+    throw ModelLoadError(500, "out of system memory loading " + name);
   } catch (const vk::VulkanError& e) {
     if (e.result() == VK_ERROR_OUT_OF_DEVICE_MEMORY || e.result() == VK_ERROR_OUT_OF_HOST_MEMORY) {
       throw ModelLoadError(500, "out of device memory loading " + name + ": " + e.what());
@@ -283,7 +307,7 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
   const double secs = duration<double>(m->load_duration).count();
   std::cerr << "vkllm: loaded " << name << " in " << secs << " s ("
             << double(weight_bytes) / secs / 1e9 << " GB/s of weights; " << gib(m->device_bytes)
-            << " on " << caps.name << ", KV " << kv_tokens << " tokens, " << ro.max_seqs
+            << " on " << device_name << ", KV " << kv_tokens << " tokens, " << ro.max_seqs
             << " parallel, num_ctx " << ctx_default << ")\n";
   metrics().add("vkllm_model_loads_total", {{"model", name}});
   metrics().observe("vkllm_model_load_seconds", {{"model", name}}, secs);
@@ -291,7 +315,30 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
   return m;
 }
 
-uint64_t ModelManager::free_bytes() const {
+std::shared_ptr<vk::Context> ModelManager::vulkan_context() {
+  std::lock_guard lock(mutex_);
+  if (!context_) {
+    try {
+      context_ = std::make_shared<vk::Context>(device_.vulkan_options());
+    } catch (const std::exception& e) {
+      throw ModelLoadError(500, std::string("no usable Vulkan device: ") + e.what());
+    }
+  }
+  return context_;
+}
+
+uint64_t ModelManager::free_bytes(bool host) const {
+  if (host) {
+    // Weights are copied in at load (resident, so MemAvailable counts them); KV and activations
+    // may not be touched yet, so what they may still take is kept aside.
+    uint64_t pending = 0;
+    for (auto& [k, m] : loaded_) {
+      if (m->host_backend && m->device_bytes > m->weight_bytes)
+        pending += m->device_bytes - m->weight_bytes;
+    }
+    const uint64_t avail = read_host_memory().available;
+    return avail > pending ? avail - pending : 0;
+  }
   if (!context_) return UINT64_MAX;
   const auto mb = context_->device().memory_budget();
   if (context_->caps().memory_budget) {
@@ -303,9 +350,9 @@ uint64_t ModelManager::free_bytes() const {
   return mb.budget > in_use ? mb.budget - in_use : 0;
 }
 
-void ModelManager::make_room(uint64_t need_bytes, std::unique_lock<std::mutex>& lock) {
+void ModelManager::make_room(uint64_t need_bytes, bool host, std::unique_lock<std::mutex>& lock) {
   for (;;) {
-    if (loaded_.size() < options_.max_loaded && free_bytes() >= need_bytes) return;
+    if (loaded_.size() < options_.max_loaded && free_bytes(host) >= need_bytes) return;
     if (loaded_.empty()) return;
     // The least recently used idle model goes; if all are busy, wait for one to become idle.
     std::shared_ptr<LoadedModel> victim;

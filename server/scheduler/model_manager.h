@@ -3,10 +3,12 @@
 // the blob's zstd frames into device upload), later ones reuse it. Instances are keyed by the
 // model blob, so two names for the same weights share one. keep_alive works as Ollama's: each
 // request may set the instance's duration (sticky); when the last lease ends, the instance
-// expires after that duration (0: at once, negative: never). Device memory is accounted for:
-// weights + KV + activations per model against the device's memory; a model that does not fit
-// evicts the least recently used idle model, and one that cannot fit even alone is refused with
-// a clear error. A model whose device was lost is reloaded by the next request.
+// expires after that duration (0: at once, negative: never). Models generate on the backend
+// device_choice.h picks at construction (a GPU through Vulkan, else the CPU backend); encoders
+// always run on Vulkan. Memory is accounted for: weights + KV + activations per model against
+// the device's memory (system memory for the CPU backend); a model that does not fit evicts the
+// least recently used idle model, and one that cannot fit even alone is refused with a clear
+// error. A model whose device was lost is reloaded by the next request.
 #pragma once
 
 #include <chrono>
@@ -22,11 +24,13 @@
 #include <vector>
 
 #include "engine/gguf/gguf_file.h"
+#include "engine/runtime/host_model.h"
 #include "engine/runtime/model.h"
 #include "engine/runtime/runner.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "engine/vulkan/context.h"
 #include "registry/model_store.h"
+#include "server/scheduler/device_choice.h"
 #include "server/scheduler/embedding_jobs.h"
 #include "server/scheduler/scheduler.h"
 
@@ -50,7 +54,9 @@ struct ManagerOptions {
   uint32_t num_parallel = 0;     // OLLAMA_NUM_PARALLEL (0: what memory allows, >= 4)
   uint32_t default_num_ctx = 0;  // OLLAMA_CONTEXT_LENGTH (0: by device memory, as Ollama)
   uint64_t gpu_overhead = 0;     // OLLAMA_GPU_OVERHEAD bytes kept free
-  // Reads the OLLAMA_* variables above (Ollama's parsing: durations or seconds, etc.).
+  vk::DeviceRequest device;      // VKLLM_DEVICE: auto, cpu, vulkan[:N]
+  // Reads the OLLAMA_* variables above (Ollama's parsing: durations or seconds, etc.) and
+  // VKLLM_DEVICE (throws std::invalid_argument when it names no device).
   static ManagerOptions from_env();
 };
 
@@ -64,15 +70,18 @@ struct LoadedModel {
   registry::ModelShow show;              // of the name that loaded it
   std::unique_ptr<gguf::GgufFile> header;
   std::unique_ptr<tokenizer::Tokenizer> tokenizer;
-  std::unique_ptr<runtime::Model> model;
+  std::unique_ptr<runtime::Model> model;           // on Vulkan
+  std::unique_ptr<runtime::HostModel> host_model;  // on the CPU backend
   std::unique_ptr<runtime::Runner> runner;
   std::unique_ptr<Scheduler> scheduler;
   // Embedding models (a pooling type) get this instead of a runner and a scheduler.
   std::unique_ptr<EmbeddingQueue> embeddings;
   std::chrono::nanoseconds load_duration{0};
-  uint64_t device_bytes = 0;
+  uint64_t device_bytes = 0;  // weights + KV + activations
+  uint64_t weight_bytes = 0;
   uint32_t default_num_ctx = 2048;  // the instance's num_ctx when a request names none
-  bool on_cpu = false;              // the device is a CPU (lavapipe): size_vram is 0
+  bool on_cpu = false;              // CPU backend or a CPU Vulkan device (lavapipe): size_vram 0
+  bool host_backend = false;        // the CPU backend: accounted against system memory
 
   // Guarded by the manager's mutex.
   std::chrono::nanoseconds keep_alive{0};
@@ -136,6 +145,7 @@ class ModelManager {
 
   std::vector<RunningModel> running() const;
   const ManagerOptions& options() const { return options_; }
+  const DeviceChoice& device() const { return device_; }
   // Unloads every model (shutdown); waits for none: leases still out keep theirs alive.
   void unload_all();
 
@@ -145,15 +155,20 @@ class ModelManager {
   void take(LoadedModel& m, std::optional<std::chrono::nanoseconds> keep_alive);
   std::shared_ptr<LoadedModel> usable(const std::string& key);
   std::shared_ptr<LoadedModel> load(const registry::ModelShow& show);
-  void make_room(uint64_t need_bytes, std::unique_lock<std::mutex>& lock);
-  // Device memory a new model may take now (VK_EXT_memory_budget where present). mutex_ held.
-  uint64_t free_bytes() const;
+  void make_room(uint64_t need_bytes, bool host, std::unique_lock<std::mutex>& lock);
+  // Memory a new model may take now: the device's (VK_EXT_memory_budget where present), or with
+  // `host` the system's (MemAvailable, less what host-backend models may still touch). mutex_
+  // held.
+  uint64_t free_bytes(bool host) const;
+  // The Vulkan context (created on first use). mutex_ not held.
+  std::shared_ptr<vk::Context> vulkan_context();
   void reaper();
   void unload_locked(const std::string& key);
   std::chrono::system_clock::time_point expiry(std::chrono::nanoseconds keep_alive) const;
 
   registry::ModelStore& store_;
   ManagerOptions options_;
+  DeviceChoice device_;
   std::shared_ptr<vk::Context> context_;
 
   mutable std::mutex mutex_;

@@ -1,0 +1,103 @@
+#include "server/scheduler/device_choice.h"
+
+#include <algorithm>
+
+namespace vkllm::sched {
+
+namespace {
+
+int gpu_rank(VkPhysicalDeviceType t) {
+  switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+      return 0;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+      return 1;
+    default:
+      return 2;  // virtual
+  }
+}
+
+std::string device_list(std::span<const vk::PhysicalDeviceInfo> devices) {
+  if (devices.empty()) return "no Vulkan device";
+  std::string s = "Vulkan devices:";
+  for (const auto& d : devices) {
+    s += " [" + std::to_string(d.index) + "] " + d.name + " (" +
+         vk::physical_device_type_name(d.type) + (d.usable ? "" : ", unusable") + ")";
+  }
+  return s;
+}
+
+// Lavapipe first; otherwise any usable device.
+std::optional<std::string> encoder_device(std::span<const vk::PhysicalDeviceInfo> devices) {
+  const vk::PhysicalDeviceInfo* pick = nullptr;
+  for (const auto& d : devices) {
+    if (!d.usable) continue;
+    if (!pick || (d.type == VK_PHYSICAL_DEVICE_TYPE_CPU && pick->type != d.type)) pick = &d;
+  }
+  if (!pick) return std::nullopt;
+  return std::to_string(pick->index);
+}
+
+}  // namespace
+
+vk::DeviceOptions DeviceChoice::vulkan_options() const {
+  vk::DeviceOptions o = vk::DeviceOptions::from_env();
+  o.selector = backend == Backend::Vulkan ? vulkan_selector : encoder_selector.value_or("");
+  return o;
+}
+
+std::string DeviceChoice::describe() const {
+  if (backend == Backend::Vulkan) {
+    return "Vulkan" + (vulkan_selector.empty() ? "" : " device " + vulkan_selector) + " (" +
+           reason + ")";
+  }
+  return "CPU backend (" + reason + "); embedding models " +
+         (encoder_selector ? "on Vulkan device " + *encoder_selector : "unavailable");
+}
+
+DeviceChoice choose_device(const vk::DeviceRequest& request,
+                           std::span<const vk::PhysicalDeviceInfo> devices,
+                           bool cpu_backend_built) {
+  DeviceChoice c;
+  const std::string seen = device_list(devices);
+  switch (request.kind) {
+    case vk::DeviceRequest::Kind::Cpu:
+      c.backend = Backend::Cpu;
+      c.encoder_selector = encoder_device(devices);
+      c.reason = "VKLLM_DEVICE=cpu; " + seen;
+      return c;
+    case vk::DeviceRequest::Kind::Vulkan:
+      c.vulkan_selector = request.selector;
+      c.reason = "VKLLM_DEVICE=" + request.str() + "; " + seen;
+      return c;
+    case vk::DeviceRequest::Kind::Auto:
+      break;
+  }
+  const vk::PhysicalDeviceInfo* gpu = nullptr;
+  for (const auto& d : devices) {
+    if (d.usable && d.is_gpu() && (!gpu || gpu_rank(d.type) < gpu_rank(gpu->type))) gpu = &d;
+  }
+  if (gpu) {
+    c.vulkan_selector = std::to_string(gpu->index);
+    c.reason = "GPU \"" + gpu->name + "\"; " + seen;
+    return c;
+  }
+  if (!cpu_backend_built) {
+    c.reason = "no GPU, and this build has no CPU backend; " + seen;
+    return c;
+  }
+  c.backend = Backend::Cpu;
+  c.encoder_selector = encoder_device(devices);
+  c.reason = "no GPU; " + seen;
+  return c;
+}
+
+DeviceChoice choose_device(const vk::DeviceRequest& request) {
+  std::string error;
+  const auto devices = vk::probe_physical_devices(&error);
+  DeviceChoice c = choose_device(request, devices);
+  if (devices.empty() && !error.empty()) c.reason += " (" + error + ")";
+  return c;
+}
+
+}  // namespace vkllm::sched

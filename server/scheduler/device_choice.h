@@ -1,0 +1,42 @@
+// Which backend serves generation: a GPU through Vulkan when there is one, else the CPU backend.
+// Lavapipe (Vulkan on the CPU) is never chosen for serving unless VKLLM_DEVICE asks for Vulkan:
+// the CPU backend runs the same models far faster on the same cores. Encoders (embedding and
+// rerank models) exist only on Vulkan, so with the CPU backend they run on a Vulkan device if
+// one exists (lavapipe first). The server and the in-process engine commands share this policy.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+
+#include "engine/vulkan/device.h"
+
+namespace vkllm::sched {
+
+// Whether this build can generate on the CPU backend (runtime::Runner over a HostModel). Until
+// it can, an automatic choice with no GPU keeps lavapipe.
+inline constexpr bool kCpuBackendBuilt = false;
+
+enum class Backend { Vulkan, Cpu };
+
+struct DeviceChoice {
+  Backend backend = Backend::Vulkan;
+  // Backend::Vulkan: the device to open (an index or name; empty: the best device).
+  std::string vulkan_selector;
+  // Backend::Cpu: the Vulkan device encoders run on, if any (an index).
+  std::optional<std::string> encoder_selector;
+  std::string reason;  // why, for the startup log
+  // Options for the Vulkan device that serves this choice: generation's (Backend::Vulkan) or
+  // the encoders' (Backend::Cpu, when encoder_selector is set).
+  vk::DeviceOptions vulkan_options() const;
+  std::string describe() const;  // one line: "CPU backend (no GPU; ...)"
+};
+
+// The policy, over the devices the loader reports.
+DeviceChoice choose_device(const vk::DeviceRequest& request,
+                           std::span<const vk::PhysicalDeviceInfo> devices,
+                           bool cpu_backend_built = kCpuBackendBuilt);
+// The same over this machine's devices (probes Vulkan; never throws for a missing driver).
+DeviceChoice choose_device(const vk::DeviceRequest& request);
+
+}  // namespace vkllm::sched

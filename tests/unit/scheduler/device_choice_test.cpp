@@ -1,0 +1,105 @@
+// VKLLM_DEVICE's grammar and the serving policy: a GPU when there is one, the CPU backend
+// otherwise, lavapipe only when Vulkan is asked for; encoders on lavapipe beside the CPU backend.
+#include "server/scheduler/device_choice.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace vkllm::sched {
+namespace {
+
+using Kind = vk::DeviceRequest::Kind;
+
+vk::PhysicalDeviceInfo dev(uint32_t index, const char* name, VkPhysicalDeviceType type,
+                           bool usable = true) {
+  return {index, name, type, usable};
+}
+
+const auto kLavapipe = dev(0, "llvmpipe (LLVM 15.0.6, 256 bits)", VK_PHYSICAL_DEVICE_TYPE_CPU);
+
+TEST(DeviceRequest, ParsesEveryForm) {
+  EXPECT_EQ(vk::DeviceRequest::parse("").kind, Kind::Auto);
+  EXPECT_EQ(vk::DeviceRequest::parse(" AUTO ").kind, Kind::Auto);
+  EXPECT_EQ(vk::DeviceRequest::parse("cpu").kind, Kind::Cpu);
+  EXPECT_EQ(vk::DeviceRequest::parse("CPU").kind, Kind::Cpu);
+  auto v = vk::DeviceRequest::parse("vulkan");
+  EXPECT_EQ(v.kind, Kind::Vulkan);
+  EXPECT_EQ(v.selector, "");
+  EXPECT_EQ(v.str(), "vulkan");
+  v = vk::DeviceRequest::parse("Vulkan:1");
+  EXPECT_EQ(v.kind, Kind::Vulkan);
+  EXPECT_EQ(v.selector, "1");
+  EXPECT_EQ(v.str(), "vulkan:1");
+  // A name keeps its case (names match case-insensitively anyway).
+  EXPECT_EQ(vk::DeviceRequest::parse("vulkan:NVIDIA H100").selector, "NVIDIA H100");
+  // The bare index or name of earlier versions still selects a Vulkan device.
+  v = vk::DeviceRequest::parse("2");
+  EXPECT_EQ(v.kind, Kind::Vulkan);
+  EXPECT_EQ(v.selector, "2");
+  EXPECT_EQ(vk::DeviceRequest::parse("llvmpipe").selector, "llvmpipe");
+  EXPECT_THROW(vk::DeviceRequest::parse("vulkan:"), std::invalid_argument);
+}
+
+TEST(DeviceChoice, AGpuServesWhenThereIsOne) {
+  const std::vector<vk::PhysicalDeviceInfo> devices{
+      kLavapipe, dev(1, "Intel UHD", VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU),
+      dev(2, "NVIDIA H100", VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU)};
+  const auto c = choose_device({}, devices, true);
+  EXPECT_EQ(c.backend, Backend::Vulkan);
+  EXPECT_EQ(c.vulkan_selector, "2");
+  EXPECT_NE(c.describe().find("NVIDIA H100"), std::string::npos) << c.describe();
+  EXPECT_EQ(c.vulkan_options().selector, "2");
+
+  // Integrated and virtual GPUs count; an unusable one does not.
+  const std::vector<vk::PhysicalDeviceInfo> laptop{
+      kLavapipe, dev(1, "old", VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU, false),
+      dev(2, "Intel UHD", VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU)};
+  EXPECT_EQ(choose_device({}, laptop, true).vulkan_selector, "2");
+  const std::vector<vk::PhysicalDeviceInfo> vm{
+      dev(0, "virtio-gpu", VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU), kLavapipe};
+  EXPECT_EQ(choose_device({}, vm, true).backend, Backend::Vulkan);
+}
+
+TEST(DeviceChoice, LavapipeAloneMeansTheCpuBackend) {
+  const std::vector<vk::PhysicalDeviceInfo> devices{kLavapipe};
+  const auto c = choose_device({}, devices, true);
+  EXPECT_EQ(c.backend, Backend::Cpu);
+  // Encoders still have lavapipe.
+  ASSERT_TRUE(c.encoder_selector);
+  EXPECT_EQ(*c.encoder_selector, "0");
+  EXPECT_EQ(c.vulkan_options().selector, "0");
+  EXPECT_NE(c.describe().find("CPU backend"), std::string::npos) << c.describe();
+  // Without a CPU backend in the build, lavapipe keeps serving.
+  EXPECT_EQ(choose_device({}, devices, false).backend, Backend::Vulkan);
+}
+
+TEST(DeviceChoice, NoVulkanAtAllMeansTheCpuBackendWithoutEncoders) {
+  const auto c = choose_device({}, {}, true);
+  EXPECT_EQ(c.backend, Backend::Cpu);
+  EXPECT_FALSE(c.encoder_selector);
+  EXPECT_NE(c.describe().find("unavailable"), std::string::npos) << c.describe();
+}
+
+TEST(DeviceChoice, VkllmDeviceForcesEitherBackend) {
+  const std::vector<vk::PhysicalDeviceInfo> devices{
+      dev(0, "NVIDIA H100", VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU),
+      dev(1, kLavapipe.name.c_str(), kLavapipe.type)};
+  const auto cpu = choose_device(vk::DeviceRequest::parse("cpu"), devices, true);
+  EXPECT_EQ(cpu.backend, Backend::Cpu);
+  ASSERT_TRUE(cpu.encoder_selector);
+  EXPECT_EQ(*cpu.encoder_selector, "1") << "encoders prefer lavapipe when the CPU is forced";
+
+  // Forcing Vulkan allows lavapipe (CI's Vulkan tests on a machine without a GPU).
+  const std::vector<vk::PhysicalDeviceInfo> lavapipe_only{kLavapipe};
+  const auto vulkan = choose_device(vk::DeviceRequest::parse("vulkan"), lavapipe_only, true);
+  EXPECT_EQ(vulkan.backend, Backend::Vulkan);
+  EXPECT_EQ(vulkan.vulkan_selector, "");
+  const auto one = choose_device(vk::DeviceRequest::parse("vulkan:1"), devices, true);
+  EXPECT_EQ(one.backend, Backend::Vulkan);
+  EXPECT_EQ(one.vulkan_selector, "1");
+  EXPECT_NE(one.describe().find("VKLLM_DEVICE=vulkan:1"), std::string::npos) << one.describe();
+}
+
+}  // namespace
+}  // namespace vkllm::sched
