@@ -11,6 +11,7 @@
 
 #include <immintrin.h>
 
+#include <array>
 #include <cstring>
 
 #include "engine/cpu/quant_matmul_kernels.h"
@@ -70,6 +71,27 @@ inline const Act* act_row(const std::byte* x, uint64_t stride, unsigned t) {
   return reinterpret_cast<const Act*>(x + t * stride);
 }
 
+// The eight 6-bit scales (bytes 0-7) and mins (bytes 8-15) of a Q4_K / Q5_K super-block, from
+// its 12 packed bytes with 32-bit masks instead of byte by byte: groups 0-3 keep the low 6 bits
+// of bytes 0-3 (scales) and 4-7 (mins); groups 4-7 take a nibble of bytes 8-11 and the top two
+// bits of bytes 0-3 (scales) or 4-7 (mins).
+inline __m128i unpack_k4_scales(const uint8_t* p) {
+  uint32_t u[3];
+  std::memcpy(u, p, sizeof(u));
+  const uint32_t low6 = 0x3f3f3f3f, low4 = 0x0f0f0f0f, low2 = 0x03030303;
+  const uint32_t sc_lo = u[0] & low6;
+  const uint32_t mn_lo = u[1] & low6;
+  const uint32_t sc_hi = (u[2] & low4) | (((u[0] >> 6) & low2) << 4);
+  const uint32_t mn_hi = ((u[2] >> 4) & low4) | (((u[1] >> 6) & low2) << 4);
+  return _mm_set_epi32(static_cast<int>(mn_hi), static_cast<int>(mn_lo), static_cast<int>(sc_hi),
+                       static_cast<int>(sc_lo));
+}
+
+// A pshufb control that copies int16 lane g of each 128-bit half to all its lanes.
+inline __m256i pick_word(int g) {
+  return _mm256_set1_epi16(static_cast<int16_t>((2 * g + 1) << 8 | 2 * g));
+}
+
 // ---- Q4_K: x = d * sc_g * q - dmin * m_g, q in 0..15, 8 groups of 32 ----
 template <unsigned NT>
 void q4_k_row(const std::byte* row, uint64_t cols, const std::byte* x, uint64_t xs, float* out) {
@@ -79,17 +101,10 @@ void q4_k_row(const std::byte* row, uint64_t cols, const std::byte* x, uint64_t 
   __m256 acc[NT];
   for (unsigned t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
   for (uint64_t b = 0; b < nb; ++b, ++w) {
-    const uint8_t* p = w->scales;
-    alignas(16) uint8_t sc[8], mn[8];
-    for (int g = 0; g < 4; ++g) {
-      sc[g] = p[g] & 63;
-      mn[g] = p[g + 4] & 63;
-      sc[g + 4] = (p[g + 8] & 15) | ((p[g] >> 6) << 4);
-      mn[g + 4] = (p[g + 8] >> 4) | ((p[g + 4] >> 6) << 4);
-    }
+    const __m128i packed = unpack_k4_scales(w->scales);
+    const __m256i scales = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(packed));
     // One min per 32 elements against the activations' sums per 16: each min twice.
-    const __m128i m8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(mn));
-    const __m256i mins16 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m8, m8));
+    const __m256i mins16 = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(packed, packed));
     const float d = half(w->d), dmin = half(w->dmin);
     __m256i isum[NT];
     for (unsigned t = 0; t < NT; ++t) isum[t] = _mm256_setzero_si256();
@@ -97,8 +112,8 @@ void q4_k_row(const std::byte* row, uint64_t cols, const std::byte* x, uint64_t 
       const __m256i q = load(w->qs + 32 * c);
       const __m256i lo = _mm256_and_si256(q, m4);
       const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
-      const __m256i s_lo = _mm256_set1_epi16(sc[2 * c]);
-      const __m256i s_hi = _mm256_set1_epi16(sc[2 * c + 1]);
+      const __m256i s_lo = _mm256_shuffle_epi8(scales, pick_word(2 * c));
+      const __m256i s_hi = _mm256_shuffle_epi8(scales, pick_word(2 * c + 1));
       for (unsigned t = 0; t < NT; ++t) {
         const int8_t* xq = act_row<ActQ8K>(x, xs, t)[b].qs + 64 * c;
         isum[t] = dot_u8s8_scaled(isum[t], lo, load(xq), s_lo);
@@ -125,16 +140,9 @@ void q5_k_row(const std::byte* row, uint64_t cols, const std::byte* x, uint64_t 
   __m256 acc[NT];
   for (unsigned t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
   for (uint64_t b = 0; b < nb; ++b, ++w) {
-    const uint8_t* p = w->scales;
-    alignas(16) uint8_t sc[8], mn[8];
-    for (int g = 0; g < 4; ++g) {
-      sc[g] = p[g] & 63;
-      mn[g] = p[g + 4] & 63;
-      sc[g + 4] = (p[g + 8] & 15) | ((p[g] >> 6) << 4);
-      mn[g + 4] = (p[g + 8] >> 4) | ((p[g + 4] >> 6) << 4);
-    }
-    const __m128i m8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(mn));
-    const __m256i mins16 = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(m8, m8));
+    const __m128i packed = unpack_k4_scales(w->scales);
+    const __m256i scales = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(packed));
+    const __m256i mins16 = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(packed, packed));
     const float d = half(w->d), dmin = half(w->dmin);
     const __m256i qh = load(w->qh);
     __m256i isum[NT];
@@ -149,8 +157,8 @@ void q5_k_row(const std::byte* row, uint64_t cols, const std::byte* x, uint64_t 
           _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * c + 1), bit), 4);
       const __m256i lo = _mm256_or_si256(_mm256_and_si256(q, m4), h_lo);
       const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), h_hi);
-      const __m256i s_lo = _mm256_set1_epi16(sc[2 * c]);
-      const __m256i s_hi = _mm256_set1_epi16(sc[2 * c + 1]);
+      const __m256i s_lo = _mm256_shuffle_epi8(scales, pick_word(2 * c));
+      const __m256i s_hi = _mm256_shuffle_epi8(scales, pick_word(2 * c + 1));
       for (unsigned t = 0; t < NT; ++t) {
         const int8_t* xq = act_row<ActQ8K>(x, xs, t)[b].qs + 64 * c;
         isum[t] = dot_u8s8_scaled(isum[t], lo, load(xq), s_lo);
@@ -297,6 +305,123 @@ void f16_row(const std::byte* row, uint64_t cols, const std::byte* x, uint64_t x
   }
 }
 
+#ifdef VKLLM_QMM_VNNI
+// 512-bit forms of the two formats of a Llama Q4_K_M file, for CPUs with AVX-512 VNNI: one zmm
+// holds 64 consecutive elements, so the activations are read as they lie and each instruction
+// does twice the work of the 256-bit body.
+
+inline float hsum512(__m512 v) {
+  return _mm512_reduce_add_ps(v);
+}
+
+template <unsigned NT>
+void q4_k_512_row(const std::byte* row, uint64_t cols, const std::byte* x, uint64_t xs,
+                  float* out) {
+  const uint64_t nb = cols / gguf::kSuperBlock;
+  const auto* w = reinterpret_cast<const BlockQ4_K*>(row);
+  const __m512i m4 = _mm512_set1_epi8(0x0F);
+  // Low 256 bits: the low nibbles (group 2c), high 256: the high nibbles (group 2c + 1).
+  const __m512i nibble_shift = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(4), 1);
+  __m512 acc[NT];
+  __m256 acc_min[NT];
+  for (unsigned t = 0; t < NT; ++t) {
+    acc[t] = _mm512_setzero_ps();
+    acc_min[t] = _mm256_setzero_ps();
+  }
+  for (uint64_t b = 0; b < nb; ++b, ++w) {
+    const __m128i packed = unpack_k4_scales(w->scales);
+    const __m512i scales = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(packed));
+    const __m256i mins16 = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(packed, packed));
+    const float d = half(w->d), dmin = half(w->dmin);
+    __m512i isum[NT];
+    for (unsigned t = 0; t < NT; ++t) isum[t] = _mm512_setzero_si512();
+    for (int c = 0; c < 4; ++c) {
+      const __m512i q = _mm512_broadcast_i64x4(load(w->qs + 32 * c));
+      const __m512i v = _mm512_and_si512(_mm512_srlv_epi16(q, nibble_shift), m4);
+      const __m512i s = _mm512_shuffle_epi8(
+          scales,
+          _mm512_inserti64x4(_mm512_castsi256_si512(pick_word(2 * c)), pick_word(2 * c + 1), 1));
+      for (unsigned t = 0; t < NT; ++t) {
+        const int8_t* xq = act_row<ActQ8K>(x, xs, t)[b].qs + 64 * c;
+        isum[t] = _mm512_dpwssd_epi32(isum[t], _mm512_maddubs_epi16(v, _mm512_loadu_si512(xq)), s);
+      }
+    }
+    for (unsigned t = 0; t < NT; ++t) {
+      const ActQ8K& xb = act_row<ActQ8K>(x, xs, t)[b];
+      const __m256i msum = _mm256_madd_epi16(load(xb.bsums), mins16);
+      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[t]), _mm512_set1_ps(d * xb.d), acc[t]);
+      acc_min[t] =
+          _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_set1_ps(dmin * xb.d), acc_min[t]);
+    }
+  }
+  for (unsigned t = 0; t < NT; ++t) out[t] = hsum512(acc[t]) - hsum(acc_min[t]);
+}
+
+// Scale index of each int16 lane: 128-bit lane j of the A (B) vector of half h uses scale
+// 8h + j (8h + 4 + j).
+constexpr std::array<std::array<int16_t, 32>, 4> q6_scale_pick() {
+  std::array<std::array<int16_t, 32>, 4> idx{};
+  for (int h = 0; h < 2; ++h) {
+    for (int i = 0; i < 32; ++i) {
+      idx[2 * h][i] = static_cast<int16_t>(8 * h + i / 8);
+      idx[2 * h + 1][i] = static_cast<int16_t>(8 * h + 4 + i / 8);
+    }
+  }
+  return idx;
+}
+constexpr auto kQ6ScalePick = q6_scale_pick();
+
+template <unsigned NT>
+void q6_k_512_row(const std::byte* row, uint64_t cols, const std::byte* x, uint64_t xs,
+                  float* out) {
+  const uint64_t nb = cols / gguf::kSuperBlock;
+  const auto* w = reinterpret_cast<const BlockQ6_K*>(row);
+  const __m512i m4 = _mm512_set1_epi8(0x0F);
+  const __m512i m30 = _mm512_set1_epi8(0x30);
+  // Per 256-bit half: where the two high bits of the element sit in qh, moved to bits 4-5.
+  const __m512i shl_a = _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(2), 1);
+  const __m512i shr_b = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
+  __m512i pick[4];
+  for (int k = 0; k < 4; ++k) pick[k] = _mm512_loadu_si512(kQ6ScalePick[k].data());
+  __m512 acc[NT];
+  for (unsigned t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
+  for (uint64_t b = 0; b < nb; ++b, ++w) {
+    const __m256i sc16 =
+        _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w->scales)));
+    const __m512i sc512 = _mm512_castsi256_si512(sc16);
+    const float d = half(w->d);
+    __m512i isum[NT];
+    for (unsigned t = 0; t < NT; ++t) isum[t] = _mm512_setzero_si512();
+    for (int h = 0; h < 2; ++h) {
+      const __m512i ql = _mm512_loadu_si512(w->ql + 64 * h);
+      const __m512i qh = _mm512_broadcast_i64x4(load(w->qh + 32 * h));
+      // Elements 128h + 0..63 (A) and 128h + 64..127 (B).
+      const __m512i a = _mm512_or_si512(_mm512_and_si512(ql, m4),
+                                        _mm512_and_si512(_mm512_sllv_epi16(qh, shl_a), m30));
+      const __m512i bq = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m4),
+                                         _mm512_and_si512(_mm512_srlv_epi16(qh, shr_b), m30));
+      const __m512i sa = _mm512_permutexvar_epi16(pick[2 * h], sc512);
+      const __m512i sb = _mm512_permutexvar_epi16(pick[2 * h + 1], sc512);
+      for (unsigned t = 0; t < NT; ++t) {
+        const int8_t* xq = act_row<ActQ8K>(x, xs, t)[b].qs + 128 * h;
+        isum[t] = _mm512_dpwssd_epi32(isum[t], _mm512_maddubs_epi16(a, _mm512_loadu_si512(xq)), sa);
+        isum[t] =
+            _mm512_dpwssd_epi32(isum[t], _mm512_maddubs_epi16(bq, _mm512_loadu_si512(xq + 64)), sb);
+      }
+    }
+    for (unsigned t = 0; t < NT; ++t) {
+      const ActQ8K& xb = act_row<ActQ8K>(x, xs, t)[b];
+      const __m256i bias = _mm256_madd_epi16(load(xb.bsums), sc16);
+      // 8 lanes of -32 * bias folded into the low half of the 16-lane sum.
+      const __m512i total =
+          _mm512_sub_epi32(isum[t], _mm512_castsi256_si512(_mm256_slli_epi32(bias, 5)));
+      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(total), _mm512_set1_ps(d * xb.d), acc[t]);
+    }
+  }
+  for (unsigned t = 0; t < NT; ++t) out[t] = hsum512(acc[t]);
+}
+#endif
+
 // One entry point per type: picks the unrolled body for the token count.
 template <template <unsigned> class Body>
 void by_tokens(const std::byte* row, uint64_t cols, const std::byte* x, uint64_t xs, unsigned ntok,
@@ -326,17 +451,28 @@ VKLLM_QMM_BODY(q6_k)
 VKLLM_QMM_BODY(q8_0)
 VKLLM_QMM_BODY(q4_0)
 VKLLM_QMM_BODY(f16)
+#ifdef VKLLM_QMM_VNNI
+VKLLM_QMM_BODY(q4_k_512)
+VKLLM_QMM_BODY(q6_k_512)
+#endif
 #undef VKLLM_QMM_BODY
 
 FastKernel kernel_for(gguf::TensorType type) {
   using gguf::TensorType;
   switch (type) {
+#ifdef VKLLM_QMM_VNNI
+    case TensorType::Q4_K:
+      return {by_tokens<q4_k_512_body>, ActFormat::Q8_K};
+    case TensorType::Q6_K:
+      return {by_tokens<q6_k_512_body>, ActFormat::Q8_K};
+#else
     case TensorType::Q4_K:
       return {by_tokens<q4_k_body>, ActFormat::Q8_K};
-    case TensorType::Q5_K:
-      return {by_tokens<q5_k_body>, ActFormat::Q8_K};
     case TensorType::Q6_K:
       return {by_tokens<q6_k_body>, ActFormat::Q8_K};
+#endif
+    case TensorType::Q5_K:
+      return {by_tokens<q5_k_body>, ActFormat::Q8_K};
     case TensorType::Q8_0:
       return {by_tokens<q8_0_body>, ActFormat::Q8_0};
     case TensorType::Q4_0:
