@@ -120,7 +120,25 @@ void fast_rows(const WeightView& w, const Plan& plan, uint64_t r0, uint64_t r1, 
   float out[detail::kMaxTokensPerKernel];
   for (uint32_t t0 = 0; t0 < n; t0 += kTokenChunk) {
     const uint32_t t1 = std::min(n, t0 + kTokenChunk);
-    for (uint64_t r = r0; r < r1; ++r) {
+    uint64_t r = r0;
+    if (plan.kernel.tile && t1 - t0 > 1) {
+      float tile[4 * detail::kMaxTokensPerKernel];
+      for (; r + 4 <= r1; r += 4) {
+        const std::byte* row = w.data + r * plan.row_bytes;
+        for (uint32_t t = t0; t < t1; t += detail::kMaxTokensPerKernel) {
+          const unsigned nt = std::min<uint32_t>(detail::kMaxTokensPerKernel, t1 - t);
+          plan.kernel.tile(row, plan.row_bytes, w.cols, x + t * x_stride_bytes, x_stride_bytes, nt,
+                           tile);
+          for (unsigned i = 0; i < nt; ++i) {
+            for (unsigned k = 0; k < 4; ++k) {
+              float& y = p.y[(t + i) * p.y_stride + r + k];
+              y = p.accumulate ? y + tile[4 * k + i] : tile[4 * k + i];
+            }
+          }
+        }
+      }
+    }
+    for (; r < r1; ++r) {
       const std::byte* row = w.data + r * plan.row_bytes;
       for (uint32_t t = t0; t < t1; t += detail::kMaxTokensPerKernel) {
         const unsigned nt = std::min<uint32_t>(detail::kMaxTokensPerKernel, t1 - t);

@@ -420,6 +420,76 @@ void q6_k_512_row(const std::byte* row, uint64_t cols, const std::byte* x, uint6
   }
   for (unsigned t = 0; t < NT; ++t) out[t] = hsum512(acc[t]);
 }
+
+template <unsigned NT>
+void f16_512_row(const std::byte* row, uint64_t cols, const std::byte* x, uint64_t xs, float* out) {
+  const auto* w = reinterpret_cast<const uint16_t*>(row);
+  __m512 acc0[NT], acc1[NT];
+  for (unsigned t = 0; t < NT; ++t) acc0[t] = acc1[t] = _mm512_setzero_ps();
+  uint64_t i = 0;
+  for (; i + 32 <= cols; i += 32) {
+    const __m512 w0 = _mm512_cvtph_ps(load(w + i));
+    const __m512 w1 = _mm512_cvtph_ps(load(w + i + 16));
+    for (unsigned t = 0; t < NT; ++t) {
+      const float* xt = act_row<float>(x, xs, t) + i;
+      acc0[t] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(xt), acc0[t]);
+      acc1[t] = _mm512_fmadd_ps(w1, _mm512_loadu_ps(xt + 16), acc1[t]);
+    }
+  }
+  for (; i + 16 <= cols; i += 16) {
+    const __m512 w0 = _mm512_cvtph_ps(load(w + i));
+    for (unsigned t = 0; t < NT; ++t) {
+      acc0[t] = _mm512_fmadd_ps(w0, _mm512_loadu_ps(act_row<float>(x, xs, t) + i), acc0[t]);
+    }
+  }
+  for (unsigned t = 0; t < NT; ++t) {
+    float s = hsum512(_mm512_add_ps(acc0[t], acc1[t]));
+    const float* xt = act_row<float>(x, xs, t);
+    for (uint64_t j = i; j < cols; ++j) s += half(w[j]) * xt[j];
+    out[t] = s;
+  }
+}
+
+template <unsigned NT>
+void f16_512_tile4(const std::byte* row, uint64_t row_stride, uint64_t cols, const std::byte* x,
+                   uint64_t xs, float* out) {
+  const uint16_t* w[4];
+  for (unsigned r = 0; r < 4; ++r) w[r] = reinterpret_cast<const uint16_t*>(row + r * row_stride);
+  __m512 acc[4][NT];
+  for (unsigned r = 0; r < 4; ++r)
+    for (unsigned t = 0; t < NT; ++t) acc[r][t] = _mm512_setzero_ps();
+  uint64_t i = 0;
+  for (; i + 16 <= cols; i += 16) {
+    __m512 xv[NT];
+    for (unsigned t = 0; t < NT; ++t) xv[t] = _mm512_loadu_ps(act_row<float>(x, xs, t) + i);
+    for (unsigned r = 0; r < 4; ++r) {
+      const __m512 wv = _mm512_cvtph_ps(load(w[r] + i));
+      for (unsigned t = 0; t < NT; ++t) acc[r][t] = _mm512_fmadd_ps(wv, xv[t], acc[r][t]);
+    }
+  }
+  for (unsigned r = 0; r < 4; ++r) {
+    for (unsigned t = 0; t < NT; ++t) {
+      float s = hsum512(acc[r][t]);
+      const float* xt = act_row<float>(x, xs, t);
+      for (uint64_t j = i; j < cols; ++j) s += half(w[r][j]) * xt[j];
+      out[4 * r + t] = s;
+    }
+  }
+}
+
+void f16_512_tile(const std::byte* row, uint64_t row_stride, uint64_t cols, const std::byte* x,
+                  uint64_t xs, unsigned ntok, float* out) {
+  switch (ntok) {
+    case 1:
+      return f16_512_tile4<1>(row, row_stride, cols, x, xs, out);
+    case 2:
+      return f16_512_tile4<2>(row, row_stride, cols, x, xs, out);
+    case 3:
+      return f16_512_tile4<3>(row, row_stride, cols, x, xs, out);
+    default:
+      return f16_512_tile4<4>(row, row_stride, cols, x, xs, out);
+  }
+}
 #endif
 
 // One entry point per type: picks the unrolled body for the token count.
@@ -454,6 +524,7 @@ VKLLM_QMM_BODY(f16)
 #ifdef VKLLM_QMM_VNNI
 VKLLM_QMM_BODY(q4_k_512)
 VKLLM_QMM_BODY(q6_k_512)
+VKLLM_QMM_BODY(f16_512)
 #endif
 #undef VKLLM_QMM_BODY
 
@@ -477,8 +548,13 @@ FastKernel kernel_for(gguf::TensorType type) {
       return {by_tokens<q8_0_body>, ActFormat::Q8_0};
     case TensorType::Q4_0:
       return {by_tokens<q4_0_body>, ActFormat::Q8_0};
+#ifdef VKLLM_QMM_VNNI
+    case TensorType::F16:
+      return {by_tokens<f16_512_body>, ActFormat::F32, f16_512_tile};
+#else
     case TensorType::F16:
       return {by_tokens<f16_body>, ActFormat::F32};
+#endif
     default:
       return {};
   }

@@ -28,9 +28,16 @@ enum class ActFormat : uint8_t { F32, Q8_0, Q8_K };
 using RowKernel = void (*)(const std::byte* row, uint64_t cols, const std::byte* x,
                            uint64_t x_stride, unsigned ntok, float* out);
 
+// out[4 * r + t] = row_r · x_t for four consecutive rows (row_r at row + r * row_stride) and
+// t < ntok (1..4): a register tile that reuses each activation load for four rows, where the
+// activations are wide enough (f32) that their traffic, not the arithmetic, bounds one row.
+using TileKernel = void (*)(const std::byte* row, uint64_t row_stride, uint64_t cols,
+                            const std::byte* x, uint64_t x_stride, unsigned ntok, float* out);
+
 struct FastKernel {
   RowKernel fn = nullptr;
   ActFormat act = ActFormat::F32;
+  TileKernel tile = nullptr;  // optional, used for runs of four rows
 };
 
 // The fast kernel of one ISA for a weight type, or {nullptr} where that ISA has none.
