@@ -184,22 +184,10 @@ void pool_rows(PoolMode mode, const BatchView& batch, const float* x, uint32_t n
 }
 
 void argmax(const float* logits, uint32_t n, uint32_t stride, uint32_t* out, uint32_t row_begin,
-            uint32_t row_end) {
+            uint32_t row_end, Isa isa) {
   const uint32_t s = stride ? stride : n;
-  for (uint32_t r = row_begin; r < row_end; ++r) {
-    const float* row = logits + uint64_t(r) * s;
-    float best = -std::numeric_limits<float>::infinity();
-    uint32_t best_i = UINT32_MAX;
-    for (uint32_t i = 0; i < n; ++i) {
-      // Strictly greater keeps the lowest index on ties; NaN compares false and never wins; the
-      // first -inf wins over "nothing", as in the Vulkan kernel.
-      if (row[i] > best || (best_i == UINT32_MAX && row[i] == best)) {
-        best = row[i];
-        best_i = i;
-      }
-    }
-    out[r] = best_i == UINT32_MAX ? 0 : best_i;
-  }
+  const auto& k = row_kernels(isa);
+  for (uint32_t r = row_begin; r < row_end; ++r) out[r] = k.argmax(logits + uint64_t(r) * s, n);
 }
 
 }  // namespace vkllm::cpu

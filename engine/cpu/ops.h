@@ -135,6 +135,6 @@ void pool_rows(PoolMode mode, const BatchView& batch, const float* x, uint32_t n
 // ---- Greedy sampling. Unit: a row. out[r] = the index of the largest of the n logits of row r
 // (lowest index on ties; NaN never wins; 0 when nothing compares, as the Vulkan kernel).
 void argmax(const float* logits, uint32_t n, uint32_t stride, uint32_t* out, uint32_t row_begin,
-            uint32_t row_end);
+            uint32_t row_end, Isa isa = selected_isa());
 
 }  // namespace vkllm::cpu

@@ -26,6 +26,8 @@ struct RowKernels {
                    uint32_t n_dims, bool neox);
   // f32 -> f16 bits, round to nearest even.
   void (*to_f16)(const float* src, uint16_t* dst, uint32_t n);
+  // Index of the largest of n values: the lowest on ties, NaN never wins, 0 if none compares.
+  uint32_t (*argmax)(const float* row, uint32_t n);
 };
 
 inline constexpr uint32_t kMaxHeadDim = 512;

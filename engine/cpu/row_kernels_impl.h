@@ -217,11 +217,28 @@ void to_f16(const float* src, uint16_t* dst, uint32_t n) {
   for (; i < n; ++i) dst[i] = gguf::fp32_to_fp16(src[i]);
 }
 
+// A vector pass for the maximum (NaN compares false and is skipped), then the first index that
+// holds it.
+uint32_t argmax(const float* row, uint32_t n) {
+  VF mv = splat(-__builtin_inff());
+  uint32_t i = 0;
+  for (; i + W <= n; i += W) {
+    const VF x = loadv(row + i);
+    mv = x > mv ? x : mv;
+  }
+  float best = -__builtin_inff();
+  for (uint32_t j = 0; j < W; ++j) best = mv[j] > best ? mv[j] : best;
+  for (; i < n; ++i) best = row[i] > best ? row[i] : best;
+  for (i = 0; i < n; ++i)
+    if (row[i] == best) return i;
+  return 0;  // every value NaN
+}
+
 }  // namespace
 
 extern const RowKernels VKLLM_ROW_KERNELS_TABLE;
 const RowKernels VKLLM_ROW_KERNELS_TABLE = {
-    rms_norm, glu, elementwise, add_bias, rope_row, to_f16,
+    rms_norm, glu, elementwise, add_bias, rope_row, to_f16, argmax,
 };
 
 }  // namespace vkllm::cpu::detail

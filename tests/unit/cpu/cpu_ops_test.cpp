@@ -189,25 +189,28 @@ TEST(CpuOps, ArgmaxLowestIndexOnTiesAndNanNeverWins) {
   logits[2 * stride] = NAN;
   std::fill_n(logits.begin() + 3 * stride, n, -std::numeric_limits<float>::infinity());
   std::fill_n(logits.begin() + 4 * stride, n, NAN);
-  std::vector<uint32_t> got(rows, 12345);
-  in_two_ranges(rng, rows, [&](uint32_t lo, uint32_t hi) {
-    argmax(logits.data(), n, stride, got.data(), lo, hi);
-  });
-  for (uint32_t r = 0; r < 3; ++r) {
-    uint32_t want = 0;
-    float best = -INFINITY;
-    bool found = false;
-    for (uint32_t i = 0; i < n; ++i) {
-      const float v = logits[r * stride + i];
-      if (!std::isnan(v) && (!found || v > best)) {
-        best = v, want = i, found = true;
+  for (Isa isa : testable_isas()) {
+    SCOPED_TRACE(std::string(isa_name(isa)));
+    std::vector<uint32_t> got(rows, 12345);
+    in_two_ranges(rng, rows, [&](uint32_t lo, uint32_t hi) {
+      argmax(logits.data(), n, stride, got.data(), lo, hi, isa);
+    });
+    for (uint32_t r = 0; r < 3; ++r) {
+      uint32_t want = 0;
+      float best = -INFINITY;
+      bool found = false;
+      for (uint32_t i = 0; i < n; ++i) {
+        const float v = logits[r * stride + i];
+        if (!std::isnan(v) && (!found || v > best)) {
+          best = v, want = i, found = true;
+        }
       }
+      EXPECT_EQ(got[r], want) << "row " << r;
     }
-    EXPECT_EQ(got[r], want) << "row " << r;
+    EXPECT_EQ(got[1], a);
+    EXPECT_EQ(got[3], 0u);
+    EXPECT_EQ(got[4], 0u);
   }
-  EXPECT_EQ(got[1], a);
-  EXPECT_EQ(got[3], 0u);
-  EXPECT_EQ(got[4], 0u);
 }
 
 TEST(CpuOps, GetRowsDequantizesScalesAndFlagsBadIds) {
