@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <numeric>
 
@@ -421,6 +422,35 @@ TEST(CpuOps, IsaSelection) {
   EXPECT_LE(uint8_t(selected_isa()), uint8_t(supported_isa()));
   EXPECT_EQ(usable_isa(Isa::Avx512), supported_isa());
   EXPECT_EQ(usable_isa(Isa::Portable), Isa::Portable);
+}
+
+// VKLLM_CPU_ISA is read once per process: each case runs in a freshly started copy of the test
+// binary ("threadsafe" death tests re-execute it) that sets the variable first.
+TEST(CpuIsaDeathTest, EnvironmentForcesThePortablePathAndRejectsUnknownNames) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("VKLLM_CPU_ISA", "scalar", 1);
+        std::exit(selected_isa() == Isa::Portable ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+  EXPECT_EXIT(
+      {
+        setenv("VKLLM_CPU_ISA", "avx2", 1);
+        std::exit(selected_isa() == usable_isa(Isa::Avx2) ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+  EXPECT_EXIT(
+      {
+        setenv("VKLLM_CPU_ISA", "sse9", 1);
+        try {
+          selected_isa();
+        } catch (const std::invalid_argument&) {
+          std::exit(3);
+        }
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(3), "");
 }
 
 }  // namespace
