@@ -21,6 +21,8 @@ using gguf::TensorType;
 // Token rows handled together per pass over a task's weight rows: their activations (16 x 2.3 KB
 // of Q8_K at 2048 columns) stay in L1/L2 while each weight row is reused across all of them.
 constexpr uint32_t kTokenChunk = 16;
+// Decode streams weights from DRAM: ask for the row after next while this one is computed.
+constexpr uint64_t kPrefetchRows = 2;
 // A task's weight rows should stay in L2 across the token chunks of a prefill.
 constexpr uint64_t kTaskWeightBytes = 128 * 1024;
 
@@ -140,6 +142,10 @@ void fast_rows(const WeightView& w, const Plan& plan, uint64_t r0, uint64_t r1, 
     }
     for (; r < r1; ++r) {
       const std::byte* row = w.data + r * plan.row_bytes;
+      if (r + kPrefetchRows < r1) {
+        const std::byte* ahead = row + kPrefetchRows * plan.row_bytes;
+        for (uint64_t off = 0; off < plan.row_bytes; off += 64) __builtin_prefetch(ahead + off);
+      }
       for (uint32_t t = t0; t < t1; t += detail::kMaxTokensPerKernel) {
         const unsigned nt = std::min<uint32_t>(detail::kMaxTokensPerKernel, t1 - t);
         plan.kernel.fn(row, w.cols, x + t * x_stride_bytes, x_stride_bytes, nt, out);
