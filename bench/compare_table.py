@@ -18,9 +18,9 @@ CPU build, same threads):
 
 With --embed, the embedding table of `scripts/device-bench embed` (issue 10 item 9):
   vkllm-embed-TAG.json         bench_embedding's Google Benchmark JSON (BM_Embed/batch:B)
-  llama-embed-DEV-TAG-bB-rR.txt  llama-embedding's log for R batches of B inputs; the time of
-                               one batch is the difference between the R=N and R=1 runs over
-                               N-1, so load and first-batch warm-up drop out
+  llama-embed-DEV-TAG-bB.txt   llama-embedding's log for N batches of B inputs: a batch's time
+                               is the gap between the timestamped starts of consecutive
+                               batches, the first gap (warm-up) left out
   embed.txt                    tokens per input and the list of batch sizes
 """
 import glob
@@ -176,8 +176,8 @@ def cpu_main(raw):
         lb = load_json(os.path.join(raw, f"llama-bench-CPU-{tag}.json")) or []
         if lb:
             r = lb[0]
-            print(f"llama.cpp {r.get('build_commit', '')}: {r.get('backends', '')}, "
-                  f"{r.get('cpu_info', '')}, {r.get('n_threads', '')} threads  ")
+            print(f"llama-bench: {r.get('backends', '')} backend, {r.get('cpu_info', '')}, "
+                  f"{r.get('n_threads', '')} threads  ")
             break
     print()
     print("| model | metric (tok/s) | vkllm CPU | llama.cpp CPU | vkllm / llama.cpp |")
@@ -191,27 +191,23 @@ def cpu_main(raw):
             print(f"| {label} | {metric} | {fmt(v)} | {fmt(c)} | {ratio(v, c)} |")
 
 
-PROMPT_EVAL = re.compile(r"prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens")
+BATCH_START = re.compile(r"^(\d+)\.(\d+)\.(\d+)\.(\d+) . batch_decode: n_tokens = (\d+), n_seq = (\d+)")
 
 
 def llama_embed_batch(raw, dev, tag, batch):
-    """Seconds and tokens of one batch of `batch` inputs from the R=1 and R=N runs."""
-    runs = {}
-    for p in glob.glob(os.path.join(raw, f"llama-embed-{dev}-{tag}-b{batch}-r*.txt")):
-        m = re.search(r"-r(\d+)\.txt$", p)
-        hits = [PROMPT_EVAL.search(line) for line in read_lines(p)]
-        hits = [h for h in hits if h]
-        if m and hits:
-            runs[int(m.group(1))] = (float(hits[-1].group(1)) / 1e3, int(hits[-1].group(2)))
-    if len(runs) >= 2:
-        lo, hi = min(runs), max(runs)
-        dt, dn = runs[hi][0] - runs[lo][0], runs[hi][1] - runs[lo][1]
-        if dt > 0 and dn > 0:
-            return dt / (hi - lo), dn / (hi - lo)
-    if runs:
-        r = max(runs)
-        return runs[r][0] / r, runs[r][1] / r
-    return None
+    """Mean seconds, tokens and inputs of one batch: the gaps between the timestamped starts of
+    consecutive batches in llama-embedding's log, the first gap (warm-up) left out."""
+    starts = []
+    for line in read_lines(os.path.join(raw, f"llama-embed-{dev}-{tag}-b{batch}.txt")):
+        m = BATCH_START.match(line)
+        if m:
+            mi, se, ms, us, toks, seqs = (int(x) for x in m.groups())
+            starts.append(((mi * 60 + se) * 1e3 + ms + us / 1e3, toks, seqs))
+    gaps = [(b[0] - a[0], a[1], a[2]) for a, b in zip(starts, starts[1:])][1:]
+    gaps = [g for g in gaps if g[2] == batch]
+    if not gaps:
+        return None
+    return (sum(g[0] for g in gaps) / len(gaps) / 1e3, gaps[0][1], gaps[0][2])
 
 
 def embed_main(raw):
@@ -230,7 +226,7 @@ def embed_main(raw):
     print("|" + "---|" * len(head))
     tags = sorted({os.path.basename(p)[len("vkllm-embed-"):-5]
                    for p in glob.glob(os.path.join(raw, "vkllm-embed-*.json"))} |
-                  {re.sub(r"^llama-embed-[^-]+-(.+)-b\d+-r\d+\.txt$", r"\1", os.path.basename(p))
+                  {re.sub(r"^llama-embed-[^-]+-(.+)-b\d+\.txt$", r"\1", os.path.basename(p))
                    for p in glob.glob(os.path.join(raw, "llama-embed-*.txt"))})
     for tag in tags:
         vk = {}
@@ -242,7 +238,7 @@ def embed_main(raw):
             ll = [llama_embed_batch(raw, d, tag, batch) for d in devs]
             for j, (metric, k) in enumerate((("inputs/s", 0), ("tokens/s", 1))):
                 v = vk.get(batch, (None, None))[k]
-                c = [None if x is None else (batch if k == 0 else x[1]) / x[0] for x in ll]
+                c = [None if x is None else x[2 if k == 0 else 1] / x[0] for x in ll]
                 label = tag if i == 0 and j == 0 else ""
                 bl = str(batch) if j == 0 else ""
                 cells = [label, bl, metric, fmt(v)] + [fmt(x) for x in c] + [ratio(v, x) for x in c]
