@@ -1,9 +1,9 @@
 // Attention over the paged f16 KV cache on the CPU, with the Vulkan kernel's semantics
 // (engine/vulkan/attention.h; cache and metadata layout: engine/kv/kv_layout.h): for each batch
-// token, each query head attends to its sequence's cached positions kp with kp <= its position
-// (causal; every kp < kv_len when not causal), and q_pos - kp < window when a window is set;
-// scores are scale * q.k, soft-capped when softcap > 0; the output is the softmax-weighted sum of
-// V rows (f32). Prefill and decode are the same call.
+// token, each query head attends to its sequence's cached positions kp <= q_pos (causal; every
+// kp < kv_len when not causal), restricted to q_pos - window < kp <= q_pos when a window is set
+// (causal or not, as the Vulkan kernel); scores are scale * q.k, soft-capped when softcap > 0;
+// the output is the softmax-weighted sum of V rows (f32). Prefill and decode are the same call.
 //
 // Unit of work: (sequence, query tile, KV head, KV split). A query tile is up to
 // attention_tile_tokens() consecutive tokens of one sequence; with its KV head it is processed as
@@ -37,7 +37,7 @@ struct AttentionArgs {
   uint32_t head_dim = 0;      // at most 512
   float scale = 0.f;          // usually 1/sqrt(head_dim)
   float softcap = 0.f;        // 0: off
-  uint32_t window = 0;        // 0: off; else keys with q_pos - k_pos < window are visible
+  uint32_t window = 0;        // 0: off; else only keys with 0 <= q_pos - k_pos < window
   bool causal = true;         // false: every key of the sequence is visible (encoders)
   uint32_t kv_splits = 1;     // >= 1
   float* partials = nullptr;  // attention_partials_floats(a) floats when kv_splits > 1

@@ -191,7 +191,8 @@ void attend(const AttentionArgs& a, const AttentionGroup& g, float* scratch) {
       // The row's visible positions in this tile: [va, vb).
       const uint32_t qp = g.pos[r / R];
       uint32_t va = 0, vb = nk;
-      if (a.causal) vb = qp + 1 <= k0 ? 0 : (qp + 1 - k0 < nk ? qp + 1 - k0 : nk);
+      // A window hides later keys even without the causal mask (as the Vulkan kernel does).
+      if (a.causal || a.window > 0) vb = qp + 1 <= k0 ? 0 : (qp + 1 - k0 < nk ? qp + 1 - k0 : nk);
       if (a.window > 0 && qp + 1 > a.window) {
         const uint32_t lo = qp + 1 - a.window;  // first visible position
         va = lo <= k0 ? 0 : (lo - k0 < nk ? lo - k0 : nk);

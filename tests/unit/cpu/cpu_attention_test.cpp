@@ -74,7 +74,7 @@ void check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>
       std::vector<double> score(kv_len, -INFINITY);
       double mx = -INFINITY;
       for (uint32_t kp = 0; kp < kv_len; ++kp) {
-        if ((c.causal && kp > qp) || (c.window && qp >= kp && qp - kp >= c.window)) continue;
+        if ((c.causal && kp > qp) || (c.window && (kp > qp || qp - kp >= c.window))) continue;
         const uint32_t blk = tables[s][kp / B];
         double dot = 0;
         for (uint32_t d = 0; d < D; ++d)
@@ -187,6 +187,8 @@ TEST(CpuAttention, NonCausalSeesTheWholeSequence) {
   SeededRng rng;
   const std::vector<SeqSpec> specs = {{12, 12}, {1, 1}, {30 + rng.below(10), 40}};
   check_attention(rng, {.head_dim = 64, .gqa = 1, .causal = false}, specs);
+  // With a window, as in the Vulkan kernel, only the window before each query is visible.
+  check_attention(rng, {.head_dim = 64, .gqa = 2, .window = 7, .causal = false}, specs);
 }
 
 TEST(CpuAttention, RejectsInconsistentArguments) {
