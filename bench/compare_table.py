@@ -171,6 +171,10 @@ def cpu_main(raw):
         vk = load_json(os.path.join(raw, f"vkllm-{tag}.json"))
         if vk and vk.get("device"):
             print(f"vkllm device: {vk['device']}  ")
+            # Before `vkllm bench` runs on the CPU backend, VKLLM_DEVICE=cpu leaves it on Vulkan.
+            if re.search(r"llvmpipe|NVIDIA|AMD|Radeon|Graphics|Vulkan", vk["device"], re.I):
+                print("**vkllm ran on a Vulkan device, not on its CPU backend: its column is no "
+                      "CPU number**  ")
             break
     for tag in tags:
         lb = load_json(os.path.join(raw, f"llama-bench-CPU-{tag}.json")) or []
