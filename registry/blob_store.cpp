@@ -112,7 +112,8 @@ struct BlobWriter::Impl {
   uint64_t stored = 0;
   size_t sample_frames = 0;
   std::optional<BlobEncoding> decided;
-  bool replace_raw = false;  // recompress(): the blob exists raw and this copy replaces it
+  bool replace_raw = false;    // recompress(): the blob exists raw and this copy replaces it
+  bool compress_here = false;  // recompress(): frames are compressed on the writer's thread
   bool stop_when_raw = false;
   bool finished = false;
 
@@ -138,8 +139,14 @@ struct BlobWriter::Impl {
     if (chunk.empty()) return;
     frames.push_back({0, static_cast<uint32_t>(chunk.size())});
     int level = store->options().compression_level;
-    pending.push_back(store->pool().submit(
-        [data = std::move(chunk), level] { return compress_frame(data, level); }));
+    if (compress_here) {
+      std::promise<std::vector<std::byte>> done;
+      done.set_value(compress_frame(chunk, level));
+      pending.push_back(done.get_future());
+    } else {
+      pending.push_back(store->pool().submit(
+          [data = std::move(chunk), level] { return compress_frame(data, level); }));
+    }
     chunk = {};
     chunk.reserve(store->options().chunk_size);
     while (pending.size() > 2 * store->pool().size()) write_next_frame();
@@ -584,7 +591,7 @@ BlobInfo BlobStore::adopt_raw(const fs::path& file, const Digest& verified) {
   return BlobInfo{verified, size, size, BlobEncoding::raw};
 }
 
-BlobInfo BlobStore::recompress(const Digest& digest) {
+BlobInfo BlobStore::recompress(const Digest& digest, std::stop_token stop) {
   auto current = info(digest);
   if (!current)
     throw RegistryError(ErrorKind::not_found, "blob \"" + digest.str() + "\" not found");
@@ -593,8 +600,10 @@ BlobInfo BlobStore::recompress(const Digest& digest) {
   BlobWriter writer = begin_write();
   writer.impl_->sample_frames = 0;  // judged on the whole blob
   writer.impl_->replace_raw = true;
+  writer.impl_->compress_here = true;
   std::vector<std::byte> buffer(options_.chunk_size);
   for (;;) {
+    if (stop.stop_requested()) return *current;  // the writer removes its temp file
     size_t n = reader.read(buffer);
     if (n == 0) break;
     writer.write(std::span(buffer).first(n));

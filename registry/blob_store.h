@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -146,8 +147,11 @@ class BlobStore {
   BlobInfo adopt_raw(const std::filesystem::path& file, const Digest& verified);
   // Rewrites a raw blob as zstd when that saves at least min_saving over the whole blob (for a
   // background job after a pull stored a compressible blob raw to keep up with the wire);
-  // readers see either file, never a gap. Returns the blob's info afterwards.
-  BlobInfo recompress(const Digest& digest);
+  // readers see either file, never a gap, and open readers keep reading the raw file. It
+  // compresses on the calling thread only, so a background caller can run at a low priority
+  // without taking the pool from loads and pulls. `stop` abandons it (the blob stays raw).
+  // Returns the blob's info afterwards.
+  BlobInfo recompress(const Digest& digest, std::stop_token stop = {});
   // Whole-buffer and whole-file conveniences over begin_write().
   BlobInfo put(std::span<const std::byte> bytes, const std::optional<Digest>& expected = {});
   BlobInfo put(std::string_view bytes, const std::optional<Digest>& expected = {});

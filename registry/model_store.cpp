@@ -258,6 +258,24 @@ std::vector<Digest> ModelStore::prune() {
   return remove_unused_locked(catalog_->unreferenced_blobs());
 }
 
+std::optional<BlobInfo> ModelStore::recompress_blob(const Digest& digest, std::stop_token stop) {
+  if (!catalog_->find_blob(digest)) return std::nullopt;
+  try {
+    blobs_->recompress(digest, stop);  // long: not under gc_mutex_, readers and commits go on
+  } catch (const RegistryError& e) {
+    if (e.kind() != ErrorKind::not_found) throw;
+  }
+  std::lock_guard lock(gc_mutex_);
+  if (!catalog_->find_blob(digest)) {
+    // Removed while it was rewritten: the new file's rename may have brought it back.
+    blobs_->remove(digest);
+    return std::nullopt;
+  }
+  auto now = blobs_->info(digest);
+  if (now) catalog_->add_blob(*now);
+  return now;
+}
+
 std::vector<ModelSummary> ModelStore::list() const {
   std::vector<ModelSummary> out;
   for (const auto& record : catalog_->models()) {

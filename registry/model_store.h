@@ -10,6 +10,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -166,6 +167,9 @@ class ModelStore {
 
   // Deletes blobs (rows, then files) that no model references. Returns the digests removed.
   std::vector<Digest> prune();
+  // BlobStore::recompress() for a blob with a catalog row, then the row records the file as it
+  // now is. A blob removed meanwhile (a delete or prune) stays removed: nullopt.
+  std::optional<BlobInfo> recompress_blob(const Digest& digest, std::stop_token stop = {});
   // Makes catalog and files agree after a crash (see RecoveryReport): removes writer temp
   // files, adopts complete blob files that lack a row, drops rows (and the models needing
   // them) whose file is gone, drops download rows whose temp file is gone, and deletes files

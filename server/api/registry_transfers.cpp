@@ -18,11 +18,13 @@ nlohmann::json progress_json(const registry::TransferStatus& s) {
 
 }  // namespace
 
-TransferFn registry_pull(registry::ModelStore& store) {
-  return [&store](const TransferRequest& t, const Emit& emit, std::stop_token stop) {
+TransferFn registry_pull(registry::ModelStore& store, registry::RecompressQueue* recompress) {
+  return [&store, recompress](const TransferRequest& t, const Emit& emit, std::stop_token stop) {
     registry::PullOptions options;
     options.insecure = t.insecure;
     options.prune = registry::ModelStore::prune_enabled();
+    if (recompress)
+      options.compress_later = [recompress](const auto& d) { recompress->enqueue(d); };
     registry::pull(
         t.name, store.blobs(), store.catalog(), options,
         [&](const registry::TransferStatus& s) { emit(progress_json(s)); }, stop);

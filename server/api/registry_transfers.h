@@ -2,11 +2,15 @@
 // their TransferStatus lines turned into Ollama ProgressResponse objects.
 #pragma once
 
+#include "registry/recompress_queue.h"
 #include "server/api/model_routes.h"
 
 namespace vkllm::api {
 
-TransferFn registry_pull(registry::ModelStore& store);
+// Blobs a pull stores raw although zstd would pay go to `recompress` (when given) once the pull
+// succeeds, so the pull runs at wire speed and the store still ends up compressed.
+TransferFn registry_pull(registry::ModelStore& store,
+                         registry::RecompressQueue* recompress = nullptr);
 TransferFn registry_push(registry::ModelStore& store);
 
 }  // namespace vkllm::api

@@ -7,6 +7,7 @@
 
 #include "engine/engine_version.h"
 #include "registry/model_store.h"
+#include "registry/recompress_queue.h"
 #include "server/api/basic_routes.h"
 #include "server/api/embed_routes.h"
 #include "server/api/inference_routes.h"
@@ -48,8 +49,11 @@ void add_serve_command(CLI::App& app) {
       if (!std::getenv("VKLLM_PIPELINE_CACHE")) {
         ::setenv("VKLLM_PIPELINE_CACHE", (store.root() / "pipeline-cache").c_str(), 0);
       }
+      // Pulls store compressible blobs raw to keep up with the wire; this compresses them after.
+      registry::RecompressQueue recompress(
+          store, [](const std::string& line) { std::cerr << "vkllm: " << line << std::endl; });
       boost::asio::thread_pool workers(4), transfers(8);
-      api::ModelApi models{store, workers, transfers, api::registry_pull(store),
+      api::ModelApi models{store, workers, transfers, api::registry_pull(store, &recompress),
                            api::registry_push(store)};
       sched::ModelManager manager(store);
       sched::GenerationService service(store, manager, workers, sched::ServiceOptions::from_env());

@@ -42,6 +42,53 @@ sys=$(curl -s "$B_URL/api/show" -d "{\"model\":\"$REG/test/tiny:v1\"}" | jq -r .
 expect_eq "$sys" "pushed system" "pulled system layer"
 pass "pull from docker-registry into a fresh store, bytes identical"
 
+# A pull stores a compressible blob larger than the writer's sample raw (to keep up with the
+# wire) and the server compresses it in the background afterwards. The model: the F16 reference
+# with 6 MiB of text metadata inserted after the GGUF header (past the sample's 9 frames of 4 MiB;
+# the insert is a multiple of 4096 bytes, so the tensor data keeps its alignment).
+big=$TEST_TMP/big.gguf
+python3 - "$VKLLM_SHARED_DIR/testdata/models/ref-llama-f16.gguf" "$big" <<'PY'
+import struct, sys
+src = open(sys.argv[1], "rb").read()
+key = b"vkllm.test.padding"
+fixed = 8 + len(key) + 4 + 8
+text = (b"the weights of a model compress when they repeat themselves " * 120000)
+text = text[: 6 * 1024 * 1024 - fixed]
+kv = struct.pack("<Q", len(key)) + key + struct.pack("<IQ", 8, len(text)) + text
+assert len(kv) % 4096 == 0
+magic, version, n_tensors, n_kv = struct.unpack_from("<IIQQ", src)
+out = struct.pack("<IIQQ", magic, version, n_tensors, n_kv + 1) + kv + src[24:]
+open(sys.argv[2], "wb").write(out)
+PY
+big_hex=$(sha256sum "$big" | cut -d' ' -f1)
+printf 'FROM %s\n' "$big" >"$TEST_TMP/Modelfile.big"
+OLLAMA_HOST=$A_HOST "$VKLLM_BIN" create big -f "$TEST_TMP/Modelfile.big" >/dev/null 2>&1 || fail "create big on A"
+OLLAMA_HOST=$A_HOST "$VKLLM_BIN" cp big "$REG/test/big:v1" >/dev/null || fail "cp big"
+OLLAMA_HOST=$A_HOST "$VKLLM_BIN" push "$REG/test/big:v1" >"$TEST_TMP/pushbig.out" 2>&1 || { cat "$TEST_TMP/pushbig.out"; fail "push big"; }
+curl -s "$B_URL/api/pull" -d "{\"model\":\"$REG/test/big:v1\",\"stream\":false}" | jq -e '.status == "success"' >/dev/null \
+  || fail "pull big"
+blob=$TEST_TMP/b/models/blobs/sha256-$big_hex
+blob_row() {
+  sqlite3 "$TEST_TMP/b/models/catalog.db" \
+    "SELECT encoding || ' ' || size || ' ' || stored_size FROM blobs WHERE digest = 'sha256:$big_hex'"
+}
+# The file is replaced first, then the row follows.
+for i in $(seq 1 300); do [[ $(blob_row) == zstd-seekable* ]] && break; sleep 0.1; done
+[ -f "$blob.zst" ] && [ ! -e "$blob" ] || fail "the pulled blob was not recompressed: $(ls -l "$TEST_TMP/b/models/blobs")"
+row=$(blob_row)
+expect_eq "$row" "zstd-seekable $(stat -c %s "$big") $(stat -c %s "$blob.zst")" "catalog row of the recompressed blob"
+# Compressed after the pull committed the model, not while it downloaded.
+model_ns=$(sqlite3 "$TEST_TMP/b/models/catalog.db" "SELECT modified_at FROM models WHERE model = 'big'")
+zst_ns=$(stat -c %.9Y "$blob.zst" | tr -d .)
+[ -n "$model_ns" ] && [ "$zst_ns" -gt "$model_ns" ] || fail "blob compressed before the model was committed ($zst_ns <= $model_ns)"
+curl -s "$B_URL/v2/test/big/blobs/sha256:$big_hex" | cmp -s - "$big" || fail "recompressed blob differs"
+gen='{"model":"MODEL","prompt":"Once upon a time","raw":true,"stream":false,"options":{"temperature":0,"num_predict":6}}'
+a_text=$(curl -s "$A_URL/api/generate" -d "${gen/MODEL/big}" | jq -r .response)
+b_text=$(curl -s "$B_URL/api/generate" -d "${gen/MODEL/$REG/test/big:v1}" | jq -r .response)
+[ -n "$a_text" ] && [ "$a_text" != null ] || fail "no generation from the big model on A"
+expect_eq "$b_text" "$a_text" "generation from the recompressed blob"
+pass "a pulled blob stored raw is recompressed in the background; catalog agrees; model generates"
+
 # CLI pull of an unknown tag: Ollama's exact error text.
 if "$VKLLM_BIN" pull "$REG/test/tiny:missing" >"$TEST_TMP/pullmiss.out" 2>&1; then fail "pull of a missing tag succeeded"; fi
 grep -q "file does not exist" "$TEST_TMP/pullmiss.out" || fail "missing tag error: $(cat "$TEST_TMP/pullmiss.out")"
