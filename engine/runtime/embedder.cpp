@@ -67,7 +67,7 @@ Embedder::Embedder(Model& model, const EmbedderOptions& options)
   }
 }
 
-Embedder::Embedder(Runner& runner) : spec_(runner.model().spec()), runner_(&runner) {
+Embedder::Embedder(Runner& runner) : spec_(runner.spec()), runner_(&runner) {
   options_.max_batch_tokens = runner.options().max_batch_tokens;
   options_.max_inputs = runner.options().max_seqs;
 }
@@ -80,7 +80,7 @@ uint32_t Embedder::max_input_tokens() const {
 
 uint64_t Embedder::device_bytes() const {
   if (encoder_) return encoder_->device_bytes();
-  return own_runner_ ? own_runner_->device_bytes() - own_runner_->model().weight_bytes() : 0;
+  return own_runner_ ? own_runner_->device_bytes() - own_runner_->weight_bytes() : 0;
 }
 
 std::vector<std::vector<float>> Embedder::embed(std::span<const std::vector<int32_t>> inputs) {

@@ -1,8 +1,10 @@
-// Runs forward steps of a Model over the paged KV cache. A step takes a batch of sequences, each
+// Runs forward steps of a model over the paged KV cache. A step takes a batch of sequences, each
 // with a span of new tokens (a prefill chunk or one decode token) that follow the tokens already
-// in its BlockTable, records every layer's dispatches into one command buffer, submits once, and
-// returns the logits (or greedy tokens) asked for. Nothing in a step allocates device memory: all
-// activation buffers are sized for RunnerOptions' limits when the Runner is made.
+// in its BlockTable, runs the decoder graph (Forward) on a StepBackend (Vulkan: every layer's
+// dispatches recorded into one command buffer and submitted once), and returns the logits (or
+// greedy tokens) asked for. The Runner only orchestrates: limits, KV block reservation, batch
+// metadata, results. Nothing in a step allocates memory: all activation buffers are sized for
+// RunnerOptions' limits when the Runner is made.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +14,7 @@
 
 #include "engine/kv/block_pool.h"
 #include "engine/kv/block_table.h"
+#include "engine/model/model_spec.h"
 #include "engine/runtime/model.h"
 #include "engine/vulkan/matmul_ops.h"
 
@@ -62,15 +65,20 @@ struct StepResult {
   std::vector<std::vector<float>> hidden;
 };
 
+class Forward;
+class StepBackend;
+
 class Runner {
  public:
+  // On the model's Vulkan device.
   Runner(Model& model, const RunnerOptions& options = RunnerOptions::from_env());
   ~Runner();
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;
 
-  const Model& model() const { return *model_; }
-  kv::BlockPool& pool();
+  const model::ModelSpec& spec() const { return *spec_; }
+  uint64_t weight_bytes() const { return weight_bytes_; }
+  kv::BlockPool& pool() { return *pool_; }
   uint32_t block_size() const { return options_.block_size; }
   const RunnerOptions& options() const { return options_; }
   uint64_t kv_bytes() const;
@@ -84,23 +92,26 @@ class Runner {
   // of logits (no LM head): decoder models used as embedders (Qwen3-Embedding).
   StepResult step_hidden(std::span<SequenceStep> batch);
 
-  // Creates every pipeline a step within the options can use: walks the step recording for
-  // each shape that selects different kernels (decode, short prefill chunks, full chunks,
-  // split-K attention after a long context) with a dry CommandRecorder, then builds what it
-  // asked for on worker threads and saves the device's pipeline cache. Returns how many
-  // pipelines were created.
+  // Creates every pipeline a step within the options can use: walks the step for each shape
+  // that selects different kernels (decode, short prefill chunks, full chunks, split-K attention
+  // after a long context) with the backend in its dry mode (Vulkan: a dry CommandRecorder), then
+  // the backend builds what was asked for (on worker threads) and saves the device's pipeline
+  // cache. Returns how many pipelines were created.
   size_t warm_up();
 
-  // GPU time of the last step's phases, from timestamps (empty if unsupported).
+  // Time of the last step's phases (GPU timestamps; empty if unsupported).
   std::vector<std::pair<std::string, double>> last_step_timings() const;
 
  private:
   StepResult run_step(std::span<SequenceStep> batch, bool greedy_only, bool hidden);
+  void start();
 
-  struct Impl;
-  Model* model_;
+  const model::ModelSpec* spec_;
+  uint64_t weight_bytes_ = 0;
   RunnerOptions options_;
-  std::unique_ptr<Impl> impl_;
+  std::unique_ptr<StepBackend> backend_;
+  std::unique_ptr<Forward> forward_;
+  std::unique_ptr<kv::BlockPool> pool_;
 };
 
 }  // namespace vkllm::runtime

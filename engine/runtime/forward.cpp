@@ -1,0 +1,168 @@
+#include "engine/runtime/forward.h"
+
+namespace vkllm::runtime {
+
+using model::Weight;
+
+void Forward::step(StepBackend& b, const StepShape& s) const {
+  b.embed({Weight::TokenEmbd}, {Act::X}, s.n_tokens, spec_.embed_scale);
+  b.barrier();
+  for (uint32_t l = 0; l < spec_.n_layer; ++l) layer(b, l, s.n_tokens);
+  b.timestamp("layers");
+  output(b, s);
+}
+
+void Forward::layer(StepBackend& b, uint32_t l, uint32_t T) const {
+  b.begin_layer(l);
+  attention_block(b, l, T);
+  ffn_block(b, l, T);
+  b.end_layer(l);
+}
+
+void Forward::attention_block(StepBackend& b, uint32_t l, uint32_t T) const {
+  const uint32_t E = spec_.n_embd, hd = spec_.head_dim, nh = spec_.n_head, nkv = spec_.n_head_kv;
+  const uint32_t qd = spec_.n_embd_q(), kvd = spec_.n_embd_k_gqa();
+  const bool swa = spec_.layer_is_swa[l];
+
+  const WeightRef qkv[] = {{Weight::AttnQ, l}, {Weight::AttnK, l}, {Weight::AttnV, l}};
+  const WeightRef fused_qkv[] = {{Weight::AttnQKV, l}};
+  const std::span<const WeightRef> qkv_weights =
+      spec_.fused_qkv ? std::span<const WeightRef>(fused_qkv) : std::span<const WeightRef>(qkv);
+  b.rms_norm({Act::X}, {Weight::AttnNorm, l}, {Act::H}, E, T, qkv_weights);
+  b.barrier();
+  b.mark("attn_norm");
+  Rows q{Act::Q, 0, qd}, k{Act::K, 0, kvd}, v{Act::V, 0, kvd};
+  if (spec_.fused_qkv) {
+    const uint32_t stride = qd + 2 * kvd;
+    const ProductOut out[] = {{fused_qkv[0], {Act::QKV}}};
+    b.products({Act::H}, T, out);
+    q = {Act::QKV, 0, stride};
+    k = {Act::QKV, qd, stride};
+    v = {Act::QKV, qd + kvd, stride};
+  } else {
+    const ProductOut out[] = {{qkv[0], {Act::Q}}, {qkv[1], {Act::K}}, {qkv[2], {Act::V}}};
+    b.products({Act::H}, T, out);
+  }
+  b.barrier();
+  b.mark("qkv");
+  if (spec_.qkv_bias) {
+    b.add_bias({Weight::AttnQBias, l}, {Act::Q}, qd, T);
+    b.add_bias({Weight::AttnKBias, l}, {Act::K}, kvd, T);
+    b.add_bias({Weight::AttnVBias, l}, {Act::V}, kvd, T);
+    b.barrier();
+  }
+  if (spec_.qk_norm) {
+    b.rms_norm({Act::Q}, {Weight::AttnQNorm, l}, {Act::Q}, hd, T * nh);
+    b.rms_norm({Act::K}, {Weight::AttnKNorm, l}, {Act::K}, hd, T * nkv);
+    b.barrier();
+  }
+
+  RopeSpec rope;
+  rope.head_dim = hd;
+  rope.n_dims = spec_.rope_dims;
+  rope.neox = spec_.rope_ordering == model::RopeOrdering::NeoX;
+  rope.freq_base = swa ? spec_.rope_freq_base_swa : spec_.rope_freq_base;
+  rope.freq_scale = swa ? spec_.rope_freq_scale_swa : spec_.rope_freq_scale;
+  rope.freq_factors = spec_.has_rope_freqs;
+  b.rope(rope, q, nh);
+  b.write_kv(l, /*value=*/false, &rope, k);
+  b.write_kv(l, /*value=*/true, nullptr, v);
+  b.barrier();
+  b.mark("rope_kv_write");
+
+  AttentionSpec at;
+  at.layer = l;
+  at.q = q;
+  at.out = {Act::Attn, 0, qd};
+  at.n_q_heads = nh;
+  at.head_dim = hd;
+  at.scale = spec_.attn_scale;
+  at.softcap = spec_.attn_softcap;
+  at.window = swa ? spec_.sliding_window : 0;
+  b.attention(at);
+  b.barrier();
+  b.mark("attention");
+
+  const WeightRef wo{Weight::AttnOut, l};
+  if (spec_.post_norms) {
+    const ProductOut out[] = {{wo, {Act::H}}};
+    b.products({Act::Attn}, T, out);
+    b.barrier();
+    b.rms_norm({Act::H}, {Weight::PostAttnNorm, l}, {Act::H}, E, T);
+    b.barrier();
+    b.add({Act::X}, {Act::H}, {Act::X}, uint64_t(T) * E);
+  } else {
+    const ProductOut out[] = {{wo, {Act::X}, /*accumulate=*/true}};
+    b.products({Act::Attn}, T, out);
+  }
+  b.barrier();
+  b.mark("attn_out");
+}
+
+void Forward::ffn_block(StepBackend& b, uint32_t l, uint32_t T) const {
+  const uint32_t E = spec_.n_embd, ff = spec_.n_ff;
+
+  const WeightRef gate_up[] = {{Weight::FfnGate, l}, {Weight::FfnUp, l}};
+  const WeightRef fused_up[] = {{Weight::FfnUp, l}};  // gate and up stacked
+  const std::span<const WeightRef> up_weights = spec_.fused_gate_up
+                                                    ? std::span<const WeightRef>(fused_up)
+                                                    : std::span<const WeightRef>(gate_up);
+  b.rms_norm({Act::X}, {Weight::FfnNorm, l}, {Act::H}, E, T, up_weights);
+  b.barrier();
+  b.mark("ffn_norm");
+  Rows gate{Act::Gate}, up{Act::Up};
+  if (spec_.fused_gate_up) {
+    const ProductOut out[] = {{fused_up[0], {Act::Up}}};
+    b.products({Act::H}, T, out);
+    gate = {Act::Up, 0, 2 * ff};
+    up = {Act::Up, ff, 2 * ff};
+  } else {
+    const ProductOut out[] = {{gate_up[0], {Act::Gate}}, {gate_up[1], {Act::Up}}};
+    b.products({Act::H}, T, out);
+  }
+  b.barrier();
+  b.mark("gate_up");
+
+  const WeightRef down[] = {{Weight::FfnDown, l}};
+  const GluAct act = spec_.activation == model::Activation::SiLU ? GluAct::Silu : GluAct::GeluTanh;
+  b.glu(act, gate, up, {Act::FfnAct}, ff, T, down);
+  b.barrier();
+  b.mark("glu");
+  if (spec_.post_norms) {
+    const ProductOut out[] = {{down[0], {Act::H}}};
+    b.products({Act::FfnAct}, T, out);
+    b.barrier();
+    b.rms_norm({Act::H}, {Weight::PostFfnNorm, l}, {Act::H}, E, T);
+    b.barrier();
+    b.add({Act::X}, {Act::H}, {Act::X}, uint64_t(T) * E);
+  } else {
+    const ProductOut out[] = {{down[0], {Act::X}, /*accumulate=*/true}};
+    b.products({Act::FfnAct}, T, out);
+  }
+  b.barrier();
+  b.mark("down");
+}
+
+// Only the rows that produce logits go through the final norm and the LM head.
+void Forward::output(StepBackend& b, const StepShape& s) const {
+  const uint32_t R = s.n_rows, E = spec_.n_embd, V = spec_.n_vocab;
+  if (R == 0) return;
+  b.select_rows({Act::X}, {Act::XSel}, E, R);
+  b.barrier();
+  const WeightRef head[] = {{Weight::Output}};
+  b.rms_norm({Act::XSel}, {Weight::OutputNorm}, {Act::HSel}, E, R,
+             s.hidden ? std::span<const WeightRef>() : std::span<const WeightRef>(head));
+  b.barrier();
+  if (s.hidden) return;
+  const ProductOut logits[] = {{head[0], {Act::Logits}}};
+  b.products({Act::HSel}, R, logits);
+  b.barrier();
+  if (spec_.final_softcap > 0) {
+    b.softcap({Act::Logits}, uint64_t(R) * V, spec_.final_softcap);
+    b.barrier();
+  }
+  b.argmax({Act::Logits}, V, R);
+  b.barrier();
+}
+
+}  // namespace vkllm::runtime

@@ -1,0 +1,34 @@
+// The decoder graph of one step, written once for every backend: embeddings, each layer
+// (attention and FFN blocks with the architecture's variants), then only the rows that produce
+// logits through the final norm, the LM head, soft-capping and greedy argmax. It calls a
+// StepBackend in order; the Runner prepares the step's inputs before and collects results after.
+#pragma once
+
+#include <cstdint>
+
+#include "engine/model/model_spec.h"
+#include "engine/runtime/step_backend.h"
+
+namespace vkllm::runtime {
+
+struct StepShape {
+  uint32_t n_tokens = 0;  // T: the step's tokens over all sequences
+  uint32_t n_rows = 0;    // R: rows that produce logits (or hidden states)
+  bool hidden = false;    // stop after the final norm (hidden states, no LM head)
+};
+
+class Forward {
+ public:
+  explicit Forward(const model::ModelSpec& spec) : spec_(spec) {}
+  void step(StepBackend& b, const StepShape& shape) const;
+
+ private:
+  void layer(StepBackend& b, uint32_t l, uint32_t T) const;
+  void attention_block(StepBackend& b, uint32_t l, uint32_t T) const;
+  void ffn_block(StepBackend& b, uint32_t l, uint32_t T) const;
+  void output(StepBackend& b, const StepShape& shape) const;
+
+  const model::ModelSpec& spec_;
+};
+
+}  // namespace vkllm::runtime

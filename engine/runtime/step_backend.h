@@ -1,0 +1,151 @@
+// The operations a decoder step's graph (Forward) is made of, offered by a backend that owns the
+// step's activations, the paged KV cache and the model's weights: Vulkan (records dispatches into
+// a command buffer) or the CPU (runs them at once on host memory). The graph names activations by
+// role and row layout and weights by model::Weight and layer; each backend maps them onto its own
+// memory. Sizes are in elements.
+//
+// The second half of the interface is the Runner's: step inputs, submission, results, limits.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/kv/kv_layout.h"
+#include "engine/model/weight_names.h"
+
+namespace vkllm::runtime {
+
+// A step's activation buffers, each sized by the backend for the step limits (tokens T, logits
+// rows R): X residual stream, H normed input of a product (T x n_embd); Q, K, V and the fused
+// QKV; Attn attention output; Gate and Up (Up holds 2 x n_ff per token for fused gate|up); FfnAct
+// the gated activation; XSel, HSel the rows that produce logits (R x n_embd) before and after the
+// final norm; Logits (R x n_vocab).
+enum class Act : uint8_t { X, H, Q, K, V, QKV, Attn, Gate, Up, FfnAct, XSel, HSel, Logits };
+
+// Rows of an activation: row t starts at element off + t * stride; stride 0 means rows packed at
+// the width of the operation that reads or writes them.
+struct Rows {
+  Act act = Act::X;
+  uint32_t off = 0;
+  uint32_t stride = 0;
+};
+
+// A weight of the model; Weight::Output is the LM head (the embeddings when tied). Optional
+// weights (biases, rope_freqs) may be absent: the operation then does without them.
+struct WeightRef {
+  model::Weight w = model::Weight::TokenEmbd;
+  uint32_t layer = 0;
+};
+
+// One product y (+)= W x of several that read the same input.
+struct ProductOut {
+  WeightRef w;
+  Rows y;
+  bool accumulate = false;  // y += W x (fused residual add)
+};
+
+struct RopeSpec {
+  uint32_t head_dim = 0;
+  uint32_t n_dims = 0;  // rotated dimensions
+  bool neox = false;
+  float freq_base = 10000.0f;
+  float freq_scale = 1.0f;
+  bool freq_factors = false;  // scale frequencies by Weight::RopeFreqs
+};
+
+struct AttentionSpec {
+  uint32_t layer = 0;
+  Rows q, out;  // head h of token t at off + t * stride + h * head_dim
+  uint32_t n_q_heads = 0;
+  uint32_t head_dim = 0;
+  float scale = 0.f;
+  float softcap = 0.f;  // 0: off
+  uint32_t window = 0;  // 0: off
+};
+
+enum class GluAct : uint8_t { Silu, GeluTanh };
+
+// What a step asks for once its graph has run.
+struct StepOutputs {
+  bool logits = false;  // the R rows of Logits
+  bool greedy = false;  // argmax of each logits row
+  bool hidden = false;  // the R rows of HSel (no LM head)
+};
+
+class StepBackend {
+ public:
+  virtual ~StepBackend() = default;
+
+  // ---- The graph's operations, in step order. A backend that records (Vulkan) runs nothing
+  // before end_step(); one that computes (CPU) runs each at once.
+
+  // out[t] = scale * row ids[t] of the table, for the step's token ids.
+  virtual void embed(WeightRef table, Rows out, uint32_t n_tokens, float scale) = 0;
+  // y = x / rms(x) * w over `rows` rows of n. `feeds`: the weights whose products read y next,
+  // so a backend may prepare their quantized input here (Vulkan: a fused q8 copy).
+  virtual void rms_norm(Rows x, WeightRef w, Rows y, uint32_t n, uint32_t rows,
+                        std::span<const WeightRef> feeds = {}) = 0;
+  // Every product reads the same n rows of x (the weights' cols wide): one call so the input
+  // is quantized once for all of them (Q/K/V, gate/up).
+  virtual void products(Rows x, uint32_t n, std::span<const ProductOut> outs) = 0;
+  // x[r] += bias over `rows` rows of n (nothing when the bias is absent).
+  virtual void add_bias(WeightRef bias, Rows x, uint32_t n, uint32_t rows) = 0;
+  // out = a + b over n elements.
+  virtual void add(Rows a, Rows b, Rows out, uint64_t n) = 0;
+  // Rotates n_heads heads of every step token in place, at the token's position.
+  virtual void rope(const RopeSpec& rope, Rows x, uint32_t n_heads) = 0;
+  // Writes every step token's KV heads of src into the layer's K (value: V) cache at its slot,
+  // rotated first when `rope` is given.
+  virtual void write_kv(uint32_t layer, bool value, const RopeSpec* rope, Rows src) = 0;
+  // Causal paged attention of the step's tokens over their sequences' caches.
+  virtual void attention(const AttentionSpec& a) = 0;
+  // out = act(gate) * up over `rows` rows of n; `feeds` as for rms_norm.
+  virtual void glu(GluAct act, Rows gate, Rows up, Rows out, uint32_t n, uint32_t rows,
+                   std::span<const WeightRef> feeds = {}) = 0;
+  // to[r] = from[selected row r] for the step's n_sel selected rows, rows of n elements.
+  virtual void select_rows(Rows from, Rows to, uint32_t n, uint32_t n_sel) = 0;
+  // x = cap * tanh(x / cap) over n elements.
+  virtual void softcap(Rows x, uint64_t n, float cap) = 0;
+  // The step's greedy result of row r = argmax over its n elements, for `rows` rows.
+  virtual void argmax(Rows logits, uint32_t n, uint32_t rows) = 0;
+  // Later operations read what earlier ones wrote (a recording backend places a barrier).
+  virtual void barrier() = 0;
+  // Layer boundaries and phase marks inside a layer, for profiles and partial submissions.
+  virtual void begin_layer(uint32_t layer) = 0;
+  virtual void end_layer(uint32_t layer) = 0;
+  virtual void mark(const char* phase) = 0;       // inside the profiled layer only
+  virtual void timestamp(const char* phase) = 0;  // step phases, always
+
+  // ---- The Runner's side.
+
+  // Limits the backend was sized for (after its own clamps).
+  virtual uint32_t max_batch_tokens() const = 0;
+  virtual uint32_t max_logits_rows() const = 0;
+  virtual const kv::KvLayout& kv_layout() const = 0;
+  virtual uint64_t kv_bytes() const = 0;
+  virtual uint64_t activation_bytes() const = 0;
+  // Step inputs, written by the Runner before begin_step(): max_batch_tokens token ids and
+  // max_logits_rows selected rows (indices of step tokens whose logits are wanted).
+  virtual uint32_t* token_ids() = 0;
+  virtual uint32_t* selected_rows() = 0;
+  virtual void begin_step(const kv::BatchMeta& meta) = 0;
+  // Delivers what the step asked for and waits for it.
+  virtual void end_step(const StepOutputs& out, uint32_t n_rows) = 0;
+  // After end_step: R rows of n_vocab logits, R greedy tokens, R rows of n_embd hidden states.
+  virtual const float* logits() const = 0;
+  virtual const uint32_t* greedy() const = 0;
+  virtual const float* hidden() const = 0;
+
+  // Prepares everything a step can use by running `dry_steps` (which calls Runner::step) in a
+  // mode where nothing runs; returns how many things (pipelines) were made. A backend with
+  // nothing to prepare returns 0 without calling it.
+  virtual size_t warm_up(const std::function<void()>& dry_steps) = 0;
+  // Time of the last step's phases (empty if not measured).
+  virtual std::vector<std::pair<std::string, double>> timings() const = 0;
+};
+
+}  // namespace vkllm::runtime
