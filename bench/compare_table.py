@@ -159,39 +159,54 @@ def read_lines(path):
 
 
 def cpu_main(raw):
+    # One folder per round (r1, r2, ...) when the comparison was repeated: each side's best round.
+    dirs = sorted(glob.glob(os.path.join(raw, "r[0-9]*"))) or [raw]
     tags = sorted({os.path.basename(p)[len("vkllm-"):-5]
-                   for p in glob.glob(os.path.join(raw, "vkllm-*.json"))} |
+                   for d in dirs for p in glob.glob(os.path.join(d, "vkllm-*.json"))} |
                   {os.path.basename(p)[len("llama-bench-CPU-"):-5]
-                   for p in glob.glob(os.path.join(raw, "llama-bench-CPU-*.json"))},
+                   for d in dirs for p in glob.glob(os.path.join(d, "llama-bench-CPU-*.json"))},
                   key=lambda t: (t.startswith("ref-"), t))
     for line in read_lines(os.path.join(raw, "machine.txt")):
         print(f"{line}  ")
+    if len(dirs) > 1:
+        print(f"best of {len(dirs)} rounds per side and metric  ")
     # What each side ran on: vkllm's device name, llama.cpp's build (backends, CPU features).
-    for tag in tags:
-        vk = load_json(os.path.join(raw, f"vkllm-{tag}.json"))
-        if vk and vk.get("device"):
-            print(f"vkllm device: {vk['device']}  ")
-            # Before `vkllm bench` runs on the CPU backend, VKLLM_DEVICE=cpu leaves it on Vulkan.
-            if re.search(r"llvmpipe|NVIDIA|AMD|Radeon|Graphics|Vulkan", vk["device"], re.I):
-                print("**vkllm ran on a Vulkan device, not on its CPU backend: its column is no "
-                      "CPU number**  ")
-            break
-    for tag in tags:
-        lb = load_json(os.path.join(raw, f"llama-bench-CPU-{tag}.json")) or []
+    for d in dirs:
+        for tag in tags:
+            vk = load_json(os.path.join(d, f"vkllm-{tag}.json"))
+            if vk and vk.get("device"):
+                print(f"vkllm device: {vk['device']}  ")
+                # Before `vkllm bench` runs on the CPU backend, VKLLM_DEVICE=cpu leaves it on Vulkan.
+                if re.search(r"llvmpipe|NVIDIA|AMD|Radeon|Graphics|Vulkan", vk["device"], re.I):
+                    print("**vkllm ran on a Vulkan device, not on its CPU backend: its column is no "
+                          "CPU number**  ")
+                break
+        else:
+            continue
+        break
+    for d in dirs:
+        lb = [load_json(os.path.join(d, f"llama-bench-CPU-{tag}.json")) for tag in tags]
+        lb = [x for x in lb if x]
         if lb:
-            r = lb[0]
+            r = lb[0][0]
             print(f"llama-bench: {r.get('backends', '')} backend, {r.get('cpu_info', '')}, "
                   f"{r.get('n_threads', '')} threads  ")
             break
     print()
     print("| model | metric (tok/s) | vkllm CPU | llama.cpp CPU | vkllm / llama.cpp |")
     print("|---|---|---|---|---|")
+
+    def best(values):
+        values = [v for v in values if v is not None]
+        return max(values) if values else None
+
     for tag in tags:
-        vk = load_json(os.path.join(raw, f"vkllm-{tag}.json"))
-        lb = os.path.join(raw, f"llama-bench-CPU-{tag}.json")
-        pp = (vk or {}).get("prefill", {}).get("tok_per_s")
-        for label, metric, v, c in ((tag, "prefill 512", pp, llama_bench(lb, 512, 0)),
-                                    ("", "decode (tg128)", vk_decode(vk, 1), llama_bench(lb, 0, 128))):
+        vks = [load_json(os.path.join(d, f"vkllm-{tag}.json")) for d in dirs]
+        lbs = [os.path.join(d, f"llama-bench-CPU-{tag}.json") for d in dirs]
+        pp = best((vk or {}).get("prefill", {}).get("tok_per_s") for vk in vks)
+        tg = best(vk_decode(vk, 1) for vk in vks)
+        for label, metric, v, c in ((tag, "prefill 512", pp, best(llama_bench(p, 512, 0) for p in lbs)),
+                                    ("", "decode (tg128)", tg, best(llama_bench(p, 0, 128) for p in lbs))):
             print(f"| {label} | {metric} | {fmt(v)} | {fmt(c)} | {ratio(v, c)} |")
 
 
