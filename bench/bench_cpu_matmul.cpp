@@ -71,7 +71,7 @@ void BM_CpuMatmul(benchmark::State& state) {
 
 void shapes(benchmark::internal::Benchmark* b) {
   const TensorType types[] = {TensorType::Q4_K, TensorType::Q6_K, TensorType::Q8_0,
-                              TensorType::F16};
+                              TensorType::F16,  TensorType::Q5_K, TensorType::Q4_0};
   const int64_t dims[][2] = {{2048, 2048}, {512, 2048}, {8192, 2048}, {2048, 8192}, {128256, 2048}};
   for (int isa : {2, 1}) {
     for (TensorType t : types) {

@@ -56,6 +56,21 @@ void quantize_q8_k(const float* x, ActQ8K* out, uint64_t cols) {
   }
 }
 
+void quantize_q8_0u(const float* x, std::byte* out, uint64_t cols) {
+  auto* q = reinterpret_cast<uint8_t*>(out);
+  auto* scales = reinterpret_cast<float*>(out + detail::act_q8_0u_scales_offset(cols));
+  for (uint64_t b = 0; b < cols / gguf::kLegacyBlock; ++b, x += gguf::kLegacyBlock) {
+    float amax = 0.0f;
+    for (size_t i = 0; i < gguf::kLegacyBlock; ++i) amax = std::max(amax, std::fabs(x[i]));
+    const float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
+    scales[b] = amax > 0.0f ? amax / 127.0f : 0.0f;
+    for (size_t i = 0; i < gguf::kLegacyBlock; ++i) {
+      q[b * gguf::kLegacyBlock + i] =
+          static_cast<uint8_t>(std::clamp(round_small(x[i] * inv), -127, 127) + 128);
+    }
+  }
+}
+
 void quantize_q8_0(const float* x, ActQ8_0* out, uint64_t cols) {
   for (uint64_t b = 0; b < cols / gguf::kLegacyBlock; ++b, x += gguf::kLegacyBlock) {
     ActQ8_0& blk = out[b];
@@ -197,7 +212,7 @@ void matmul(std::span<const Product> products, const float* x, uint64_t x_stride
   isa = usable_isa(isa);
   const uint64_t cols = products[0].w->cols;
   uint64_t total_rows = 0, max_row_bytes = 0;
-  bool need[3] = {false, false, false};
+  bool need[detail::kActFormats] = {};
   std::vector<Plan> plans(products.size());
   for (size_t i = 0; i < products.size(); ++i) {
     const WeightView& w = *products[i].w;
@@ -221,13 +236,17 @@ void matmul(std::span<const Product> products, const float* x, uint64_t x_stride
   // Quantize the activations once per format any product needs.
   const uint64_t q8k_bytes = cols / gguf::kSuperBlock * sizeof(ActQ8K);
   const uint64_t q8_0_bytes = cols / gguf::kLegacyBlock * sizeof(ActQ8_0);
+  const uint64_t q8_0u_bytes = detail::act_q8_0u_bytes(cols);
   std::vector<std::byte>& q8k = ws.buffer(0);
   std::vector<std::byte>& q80 = ws.buffer(1);
+  std::vector<std::byte>& q80u = ws.buffer(2);
   const bool need_q8k = need[static_cast<int>(ActFormat::Q8_K)];
   const bool need_q80 = need[static_cast<int>(ActFormat::Q8_0)];
+  const bool need_q80u = need[static_cast<int>(ActFormat::Q8_0U)];
   if (need_q8k && q8k.size() < n * q8k_bytes) q8k.resize(n * q8k_bytes);
   if (need_q80 && q80.size() < n * q8_0_bytes) q80.resize(n * q8_0_bytes);
-  if (need_q8k || need_q80) {
+  if (need_q80u && q80u.size() < n * q8_0u_bytes) q80u.resize(n * q8_0u_bytes);
+  if (need_q8k || need_q80 || need_q80u) {
     auto quantize_token = [&](uint32_t t, unsigned) {
       if (need_q8k) {
         quantize_q8_k(x + t * x_stride, reinterpret_cast<ActQ8K*>(q8k.data() + t * q8k_bytes),
@@ -237,6 +256,7 @@ void matmul(std::span<const Product> products, const float* x, uint64_t x_stride
         quantize_q8_0(x + t * x_stride, reinterpret_cast<ActQ8_0*>(q80.data() + t * q8_0_bytes),
                       cols);
       }
+      if (need_q80u) quantize_q8_0u(x + t * x_stride, q80u.data() + t * q8_0u_bytes, cols);
     };
     if (n >= 4) {
       pool.parallel_for(n, quantize_token);
@@ -277,6 +297,9 @@ void matmul(std::span<const Product> products, const float* x, uint64_t x_stride
         break;
       case ActFormat::Q8_0:
         fast_rows(w, plan, r0, r1, q80.data(), q8_0_bytes, n, prod);
+        break;
+      case ActFormat::Q8_0U:
+        fast_rows(w, plan, r0, r1, q80u.data(), q8_0u_bytes, n, prod);
         break;
       case ActFormat::F32:
         fast_rows(w, plan, r0, r1, reinterpret_cast<const std::byte*>(x), x_stride * sizeof(float),

@@ -43,7 +43,7 @@ class MatmulWorkspace {
   }
 
  private:
-  std::vector<std::byte> buffers_[2];
+  std::vector<std::byte> buffers_[3];
   std::vector<std::vector<float>> scratch_;
 };
 

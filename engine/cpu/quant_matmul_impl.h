@@ -357,6 +357,108 @@ void q4_k_512_row(const std::byte* row, uint64_t cols, const std::byte* x, uint6
   for (unsigned t = 0; t < NT; ++t) out[t] = hsum512(acc[t]) - hsum(acc_min[t]);
 }
 
+template <unsigned NT>
+void q5_k_512_row(const std::byte* row, uint64_t cols, const std::byte* x, uint64_t xs,
+                  float* out) {
+  const uint64_t nb = cols / gguf::kSuperBlock;
+  const auto* w = reinterpret_cast<const BlockQ5_K*>(row);
+  const __m512i m4 = _mm512_set1_epi8(0x0F);
+  const __m512i bit = _mm512_set1_epi8(0x01);
+  const __m512i nibble_shift = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(4), 1);
+  // Chunk c: the fifth bit of the low nibbles is bit 2c of qh, of the high nibbles bit 2c + 1.
+  __m512i qh_shift[4];
+  for (int c = 0; c < 4; ++c) {
+    qh_shift[c] = _mm512_inserti64x4(_mm512_set1_epi16(static_cast<int16_t>(2 * c)),
+                                     _mm256_set1_epi16(static_cast<int16_t>(2 * c + 1)), 1);
+  }
+  __m512 acc[NT];
+  __m256 acc_min[NT];
+  for (unsigned t = 0; t < NT; ++t) {
+    acc[t] = _mm512_setzero_ps();
+    acc_min[t] = _mm256_setzero_ps();
+  }
+  for (uint64_t b = 0; b < nb; ++b, ++w) {
+    const __m128i packed = unpack_k4_scales(w->scales);
+    const __m512i scales = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(packed));
+    const __m256i mins16 = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(packed, packed));
+    const float d = half(w->d), dmin = half(w->dmin);
+    const __m512i qh = _mm512_broadcast_i64x4(load(w->qh));
+    __m512i isum[NT];
+    for (unsigned t = 0; t < NT; ++t) isum[t] = _mm512_setzero_si512();
+    for (int c = 0; c < 4; ++c) {
+      const __m512i q = _mm512_broadcast_i64x4(load(w->qs + 32 * c));
+      const __m512i hi =
+          _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(qh, qh_shift[c]), bit), 4);
+      const __m512i v =
+          _mm512_or_si512(_mm512_and_si512(_mm512_srlv_epi16(q, nibble_shift), m4), hi);
+      const __m512i s = _mm512_shuffle_epi8(
+          scales,
+          _mm512_inserti64x4(_mm512_castsi256_si512(pick_word(2 * c)), pick_word(2 * c + 1), 1));
+      for (unsigned t = 0; t < NT; ++t) {
+        const int8_t* xq = act_row<ActQ8K>(x, xs, t)[b].qs + 64 * c;
+        isum[t] = _mm512_dpwssd_epi32(isum[t], _mm512_maddubs_epi16(v, _mm512_loadu_si512(xq)), s);
+      }
+    }
+    for (unsigned t = 0; t < NT; ++t) {
+      const ActQ8K& xb = act_row<ActQ8K>(x, xs, t)[b];
+      const __m256i msum = _mm256_madd_epi16(load(xb.bsums), mins16);
+      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[t]), _mm512_set1_ps(d * xb.d), acc[t]);
+      acc_min[t] =
+          _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_set1_ps(dmin * xb.d), acc_min[t]);
+    }
+  }
+  for (unsigned t = 0; t < NT; ++t) out[t] = hsum512(acc[t]) - hsum(acc_min[t]);
+}
+
+// Q8_0 against the unsigned planar activations: two blocks per zmm. (q + 128) . w = q . w + 128
+// sum(w), so each lane starts from -128 * its weights' sum (one vpdpbusd per weight pair, shared
+// by the tokens) and the products need no sign juggling; the two blocks' scales multiply as one
+// vector.
+template <unsigned NT>
+void q8_0_512_row(const std::byte* row, uint64_t cols, const std::byte* x, uint64_t xs,
+                  float* out) {
+  const uint64_t nb = cols / gguf::kLegacyBlock;
+  const uint64_t scales_at = act_q8_0u_scales_offset(cols);
+  const auto* w = reinterpret_cast<const BlockQ8_0*>(row);
+  const __m512i k128 = _mm512_set1_epi8(static_cast<char>(0x80));
+  const __m512i pair_idx = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi32(1), 1);
+  __m512 acc[NT];
+  for (unsigned t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
+  uint64_t b = 0;
+  for (; b + 2 <= nb; b += 2) {
+    const __m512i wz =
+        _mm512_inserti64x4(_mm512_castsi256_si512(load(w[b].qs)), load(w[b + 1].qs), 1);
+    const __m512i start = _mm512_sub_epi32(_mm512_setzero_si512(),
+                                           _mm512_dpbusd_epi32(_mm512_setzero_si512(), k128, wz));
+    const __m512 dw =
+        _mm512_insertf32x8(_mm512_set1_ps(half(w[b].d)), _mm256_set1_ps(half(w[b + 1].d)), 1);
+    for (unsigned t = 0; t < NT; ++t) {
+      const std::byte* xt = x + t * xs;
+      const __m512i p = _mm512_dpbusd_epi32(start, _mm512_loadu_si512(xt + 32 * b), wz);
+      const float* d = reinterpret_cast<const float*>(xt + scales_at) + b;
+      const __m512 dx = _mm512_permutexvar_ps(
+          pair_idx,
+          _mm512_castps128_ps512(_mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(d)))));
+      acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(p), _mm512_mul_ps(dw, dx), acc[t]);
+    }
+  }
+  float tail[NT] = {};
+  if (b < nb) {
+    const __m256i wv = load(w[b].qs);
+    const __m256i start = _mm256_sub_epi32(
+        _mm256_setzero_si256(),
+        _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm512_castsi512_si256(k128), wv));
+    const float dw = half(w[b].d);
+    for (unsigned t = 0; t < NT; ++t) {
+      const std::byte* xt = x + t * xs;
+      const __m256i p = _mm256_dpbusd_epi32(start, load(xt + 32 * b), wv);
+      tail[t] =
+          hsum(_mm256_cvtepi32_ps(p)) * dw * reinterpret_cast<const float*>(xt + scales_at)[b];
+    }
+  }
+  for (unsigned t = 0; t < NT; ++t) out[t] = hsum512(acc[t]) + tail[t];
+}
+
 // Scale index of each int16 lane: 128-bit lane j of the A (B) vector of half h uses scale
 // 8h + j (8h + 4 + j).
 constexpr std::array<std::array<int16_t, 32>, 4> q6_scale_pick() {
@@ -523,7 +625,9 @@ VKLLM_QMM_BODY(q4_0)
 VKLLM_QMM_BODY(f16)
 #ifdef VKLLM_QMM_VNNI
 VKLLM_QMM_BODY(q4_k_512)
+VKLLM_QMM_BODY(q5_k_512)
 VKLLM_QMM_BODY(q6_k_512)
+VKLLM_QMM_BODY(q8_0_512)
 VKLLM_QMM_BODY(f16_512)
 #endif
 #undef VKLLM_QMM_BODY
@@ -536,16 +640,20 @@ FastKernel kernel_for(gguf::TensorType type) {
       return {by_tokens<q4_k_512_body>, ActFormat::Q8_K};
     case TensorType::Q6_K:
       return {by_tokens<q6_k_512_body>, ActFormat::Q8_K};
+    case TensorType::Q5_K:
+      return {by_tokens<q5_k_512_body>, ActFormat::Q8_K};
+    case TensorType::Q8_0:
+      return {by_tokens<q8_0_512_body>, ActFormat::Q8_0U};
 #else
     case TensorType::Q4_K:
       return {by_tokens<q4_k_body>, ActFormat::Q8_K};
     case TensorType::Q6_K:
       return {by_tokens<q6_k_body>, ActFormat::Q8_K};
-#endif
     case TensorType::Q5_K:
       return {by_tokens<q5_k_body>, ActFormat::Q8_K};
     case TensorType::Q8_0:
       return {by_tokens<q8_0_body>, ActFormat::Q8_0};
+#endif
     case TensorType::Q4_0:
       return {by_tokens<q4_0_body>, ActFormat::Q8_0};
 #ifdef VKLLM_QMM_VNNI

@@ -21,7 +21,18 @@ struct ActQ8_0 {
 };
 static_assert(sizeof(ActQ8_0) == 40);
 
-enum class ActFormat : uint8_t { F32, Q8_0, Q8_K };
+// Activations for the 512-bit Q8_0 kernel, one token's row: the cols int8 values plus 128 as
+// bytes (so they can be vpdpbusd's unsigned operand against the signed weights), then the block
+// scales as floats; the row is padded to 64 bytes.
+inline uint64_t act_q8_0u_scales_offset(uint64_t cols) {
+  return (cols + 63) / 64 * 64;
+}
+inline uint64_t act_q8_0u_bytes(uint64_t cols) {
+  return (act_q8_0u_scales_offset(cols) + cols / gguf::kLegacyBlock * sizeof(float) + 63) / 64 * 64;
+}
+
+enum class ActFormat : uint8_t { F32, Q8_0, Q8_K, Q8_0U };
+constexpr int kActFormats = 4;
 
 // out[t] = row · x_t for t < ntok (1..4): `row` is one weight row of `cols` elements, x_t lies at
 // x + t * x_stride bytes in the kernel's activation format (for F32, floats).
