@@ -275,16 +275,43 @@ void q4_0_row(const std::byte* row, uint64_t cols, const std::byte* x, uint64_t 
   for (unsigned t = 0; t < NT; ++t) out[t] = hsum(acc[t]) - corr[t];
 }
 
-// ---- F16 weights against float activations ----
-template <unsigned NT>
-void f16_row(const std::byte* row, uint64_t cols, const std::byte* x, uint64_t xs, float* out) {
-  const auto* w = reinterpret_cast<const uint16_t*>(row);
+// ---- F16 / BF16 / F32 weights against float activations ----
+struct F16Elems {
+  using T = uint16_t;
+  static __m256 load8(const T* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+  static float one(T v) { return half(v); }
+};
+struct BF16Elems {
+  using T = uint16_t;
+  // bfloat16 is the top half of a float.
+  static __m256 load8(const T* p) {
+    return _mm256_castsi256_ps(_mm256_slli_epi32(
+        _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))), 16));
+  }
+  static float one(T v) {
+    const uint32_t bits = uint32_t{v} << 16;
+    float f;
+    std::memcpy(&f, &bits, sizeof(f));
+    return f;
+  }
+};
+struct F32Elems {
+  using T = float;
+  static __m256 load8(const T* p) { return _mm256_loadu_ps(p); }
+  static float one(T v) { return v; }
+};
+
+template <typename E, unsigned NT>
+void float_row(const std::byte* row, uint64_t cols, const std::byte* x, uint64_t xs, float* out) {
+  const auto* w = reinterpret_cast<const typename E::T*>(row);
   __m256 acc0[NT], acc1[NT];
   for (unsigned t = 0; t < NT; ++t) acc0[t] = acc1[t] = _mm256_setzero_ps();
   uint64_t i = 0;
   for (; i + 16 <= cols; i += 16) {
-    const __m256 w0 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + i)));
-    const __m256 w1 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + i + 8)));
+    const __m256 w0 = E::load8(w + i);
+    const __m256 w1 = E::load8(w + i + 8);
     for (unsigned t = 0; t < NT; ++t) {
       const float* xt = act_row<float>(x, xs, t) + i;
       acc0[t] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(xt), acc0[t]);
@@ -292,7 +319,7 @@ void f16_row(const std::byte* row, uint64_t cols, const std::byte* x, uint64_t x
     }
   }
   for (; i + 8 <= cols; i += 8) {
-    const __m256 w0 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w + i)));
+    const __m256 w0 = E::load8(w + i);
     for (unsigned t = 0; t < NT; ++t) {
       acc0[t] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(act_row<float>(x, xs, t) + i), acc0[t]);
     }
@@ -300,9 +327,22 @@ void f16_row(const std::byte* row, uint64_t cols, const std::byte* x, uint64_t x
   for (unsigned t = 0; t < NT; ++t) {
     float s = hsum(_mm256_add_ps(acc0[t], acc1[t]));
     const float* xt = act_row<float>(x, xs, t);
-    for (uint64_t j = i; j < cols; ++j) s += half(w[j]) * xt[j];
+    for (uint64_t j = i; j < cols; ++j) s += E::one(w[j]) * xt[j];
     out[t] = s;
   }
+}
+
+template <unsigned NT>
+void f16_row(const std::byte* row, uint64_t cols, const std::byte* x, uint64_t xs, float* out) {
+  float_row<F16Elems, NT>(row, cols, x, xs, out);
+}
+template <unsigned NT>
+void bf16_row(const std::byte* row, uint64_t cols, const std::byte* x, uint64_t xs, float* out) {
+  float_row<BF16Elems, NT>(row, cols, x, xs, out);
+}
+template <unsigned NT>
+void f32_row(const std::byte* row, uint64_t cols, const std::byte* x, uint64_t xs, float* out) {
+  float_row<F32Elems, NT>(row, cols, x, xs, out);
 }
 
 #ifdef VKLLM_QMM_VNNI
@@ -623,6 +663,8 @@ VKLLM_QMM_BODY(q6_k)
 VKLLM_QMM_BODY(q8_0)
 VKLLM_QMM_BODY(q4_0)
 VKLLM_QMM_BODY(f16)
+VKLLM_QMM_BODY(bf16)
+VKLLM_QMM_BODY(f32)
 #ifdef VKLLM_QMM_VNNI
 VKLLM_QMM_BODY(q4_k_512)
 VKLLM_QMM_BODY(q5_k_512)
@@ -663,6 +705,10 @@ FastKernel kernel_for(gguf::TensorType type) {
     case TensorType::F16:
       return {by_tokens<f16_body>, ActFormat::F32};
 #endif
+    case TensorType::BF16:
+      return {by_tokens<bf16_body>, ActFormat::F32};
+    case TensorType::F32:
+      return {by_tokens<f32_body>, ActFormat::F32};
     default:
       return {};
   }
