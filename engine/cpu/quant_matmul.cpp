@@ -113,24 +113,38 @@ struct Plan {
 
 // The portable path: one weight row dequantized to floats, dotted with each token's floats.
 void generic_rows(const WeightView& w, uint64_t row_bytes, uint64_t r0, uint64_t r1, const float* x,
-                  uint64_t x_stride, uint32_t n, const Product& p, std::vector<float>& buf) {
+                  uint64_t x_stride, uint32_t n, const Product& p, detail::RowKernel f32_dot,
+                  std::vector<float>& buf) {
   if (buf.size() < w.cols) buf.resize(w.cols);
+  const auto* row = reinterpret_cast<const std::byte*>(buf.data());
+  const auto* xb = reinterpret_cast<const std::byte*>(x);
   for (uint64_t r = r0; r < r1; ++r) {
     gguf::dequantize(w.type, w.data + r * row_bytes, buf.data(), w.cols);
-    for (uint32_t t = 0; t < n; ++t) {
-      const float* xt = x + t * x_stride;
-      float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-      uint64_t c = 0;
-      for (; c + 4 <= w.cols; c += 4) {
-        s0 += buf[c] * xt[c];
-        s1 += buf[c + 1] * xt[c + 1];
-        s2 += buf[c + 2] * xt[c + 2];
-        s3 += buf[c + 3] * xt[c + 3];
+    for (uint32_t t = 0; t < n; t += detail::kMaxTokensPerKernel) {
+      const unsigned nt = std::min<uint32_t>(detail::kMaxTokensPerKernel, n - t);
+      float out[detail::kMaxTokensPerKernel];
+      if (f32_dot) {
+        // The dequantized row is an F32 row: the ISA's float kernel does the dots.
+        f32_dot(row, w.cols, xb + t * x_stride * sizeof(float), x_stride * sizeof(float), nt, out);
+      } else {
+        for (unsigned i = 0; i < nt; ++i) {
+          const float* xt = x + (t + i) * x_stride;
+          float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+          uint64_t c = 0;
+          for (; c + 4 <= w.cols; c += 4) {
+            s0 += buf[c] * xt[c];
+            s1 += buf[c + 1] * xt[c + 1];
+            s2 += buf[c + 2] * xt[c + 2];
+            s3 += buf[c + 3] * xt[c + 3];
+          }
+          for (; c < w.cols; ++c) s0 += buf[c] * xt[c];
+          out[i] = (s0 + s1) + (s2 + s3);
+        }
       }
-      for (; c < w.cols; ++c) s0 += buf[c] * xt[c];
-      float& y = p.y[t * p.y_stride + r];
-      const float v = (s0 + s1) + (s2 + s3);
-      y = p.accumulate ? y + v : v;
+      for (unsigned i = 0; i < nt; ++i) {
+        float& y = p.y[(t + i) * p.y_stride + r];
+        y = p.accumulate ? y + out[i] : out[i];
+      }
     }
   }
 }
@@ -278,6 +292,7 @@ void matmul(std::span<const Product> products, const float* x, uint64_t x_stride
     n_tasks += (products[i].w->rows + rows_per_task - 1) / rows_per_task;
   }
   ws.reserve_threads(pool.size());
+  const detail::RowKernel f32_dot = fast_kernel(isa, TensorType::F32).fn;
 
   pool.parallel_for(static_cast<uint32_t>(n_tasks), [&](uint32_t task, unsigned thread) {
     size_t p = products.size() - 1;
@@ -288,7 +303,7 @@ void matmul(std::span<const Product> products, const float* x, uint64_t x_stride
     const uint64_t r0 = (task - plan.first_task) * plan.rows_per_task;
     const uint64_t r1 = std::min(w.rows, r0 + plan.rows_per_task);
     if (!plan.kernel.fn) {
-      generic_rows(w, plan.row_bytes, r0, r1, x, x_stride, n, prod, ws.scratch(thread));
+      generic_rows(w, plan.row_bytes, r0, r1, x, x_stride, n, prod, f32_dot, ws.scratch(thread));
       return;
     }
     switch (plan.kernel.act) {

@@ -61,9 +61,11 @@ Weights make_weights(SeededRng& rng, TensorType type, uint64_t rows, uint64_t co
   return w;
 }
 
+// The types with integer kernels on the SIMD paths; the others dequantize a row and dot floats.
 bool uses_8bit_activations(TensorType type, Isa isa) {
   if (isa == Isa::Portable) return false;
-  return type != TensorType::F32 && type != TensorType::F16 && type != TensorType::BF16;
+  return type == TensorType::Q4_0 || type == TensorType::Q8_0 || type == TensorType::Q4_K ||
+         type == TensorType::Q5_K || type == TensorType::Q6_K;
 }
 
 // Checks product p's output against the reference; y0 is what y held before the call.
