@@ -151,6 +151,37 @@ int register_all() {
         add("sweep_mmvq/" + type_tag(t) + "/14336x4096/t" + std::to_string(threads) + "_r" +
                 std::to_string(rows),
             {t, 14336, 4096, 1, false, {.q8_threads = threads, .q8_rows = rows}, true});
+  // The tensor-core GEMM (default where the device has it; "matmul/" above) against the portable
+  // one, at prefill and at batched-decode token counts, and its tile shapes.
+  for (TensorType t : {TensorType::Q4_K, TensorType::Q6_K, TensorType::Q8_0, TensorType::F16}) {
+    for (uint32_t m : {16u, 32u, 64u, 512u}) {
+      add("matmul/" + type_tag(t) + "/14336x4096/m" + std::to_string(m),
+          {t, 14336, 4096, m, true, {}});
+      add("matmul_portable/" + type_tag(t) + "/14336x4096/m" + std::to_string(m),
+          {t, 14336, 4096, m, true, {.coopmat = vk::CoopMat::Off}});
+    }
+    for (uint32_t m : {16u, 32u, 64u}) {
+      add("matvec/" + type_tag(t) + "/14336x4096/b" + std::to_string(m),
+          {t, 14336, 4096, m, false, {}});
+      if (t != TensorType::F16)
+        add("mmvq/" + type_tag(t) + "/14336x4096/b" + std::to_string(m),
+            {t, 14336, 4096, m, false, {}, true});
+    }
+  }
+  struct CmTile {
+    uint32_t wm, wn, fm, fn;
+  };
+  for (TensorType t : {TensorType::Q4_K, TensorType::F16})
+    for (CmTile c : {CmTile{2, 4, 4, 2}, CmTile{2, 2, 4, 4}, CmTile{4, 2, 2, 4}, CmTile{2, 4, 2, 2},
+                     CmTile{2, 2, 2, 2}, CmTile{1, 4, 4, 2}, CmTile{4, 4, 2, 2}})
+      add("sweep_coopmat/" + type_tag(t) + "/14336x4096/m512/w" + std::to_string(c.wm) + "x" +
+              std::to_string(c.wn) + "_f" + std::to_string(c.fm) + "x" + std::to_string(c.fn),
+          {t,
+           14336,
+           4096,
+           512,
+           true,
+           {.cm_warps_m = c.wm, .cm_warps_n = c.wn, .cm_frags_m = c.fm, .cm_frags_n = c.fn}});
   // Tuning sweeps on the types of a Q4_K_M model.
   for (TensorType t : {TensorType::Q4_K, TensorType::Q6_K, TensorType::F16}) {
     for (uint32_t threads : {32u, 64u, 128u, 256u})

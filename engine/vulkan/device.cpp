@@ -308,6 +308,10 @@ std::string DeviceCapabilities::summary() const {
   for (auto& c : coopmat_shapes)
     s << " [" << c.m << "x" << c.n << "x" << c.k << " " << c.a_type << "*" << c.b_type << "+"
       << c.c_type << "->" << c.result_type << "]";
+  s << "\n  cooperative matrix (NV)=" << nv_cooperative_matrix;
+  for (auto& c : nv_coopmat_shapes)
+    s << " [" << c.m << "x" << c.n << "x" << c.k << " " << c.a_type << "*" << c.b_type << "+"
+      << c.c_type << "->" << c.result_type << "]";
   s << "\n  limits: shared memory " << bytes_string(max_shared_memory) << ", workgroup "
     << max_workgroup_invocations << " invocations (" << max_workgroup_size[0] << ","
     << max_workgroup_size[1] << "," << max_workgroup_size[2] << "), push constants "
@@ -394,7 +398,16 @@ Device::Device(const DeviceOptions& options) {
       tail = &fdot.pNext;
     }
   }
-  if (has_coop_ext) *tail = &fcoop;
+  if (has_coop_ext) {
+    *tail = &fcoop;
+    tail = &fcoop.pNext;
+  }
+  // VK_NV_cooperative_matrix: what GL_NV_cooperative_matrix shaders (the tensor-core GEMM) need;
+  // the installed glslang compiles that extension but not the KHR one.
+  auto fcoop_nv = make<VkPhysicalDeviceCooperativeMatrixFeaturesNV>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV);
+  const bool has_coop_nv_ext = has_extension(ext, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  if (has_coop_nv_ext) *tail = &fcoop_nv;
   vkGetPhysicalDeviceFeatures2(physical_, &f2);
 
   auto p11 = make<VkPhysicalDeviceVulkan11Properties>(
@@ -486,6 +499,24 @@ Device::Device(const DeviceOptions& options) {
                                           component_name(s.ResultType)});
     }
   }
+  caps_.nv_cooperative_matrix = has_coop_nv_ext && fcoop_nv.cooperativeMatrix && f12.shaderFloat16;
+  if (caps_.nv_cooperative_matrix) {
+    auto get = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
+        vkGetInstanceProcAddr(instance_.get(), "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
+    uint32_t n = 0;
+    if (get && get(physical_, &n, nullptr) == VK_SUCCESS) {
+      std::vector<VkCooperativeMatrixPropertiesNV> shapes(
+          n, make<VkCooperativeMatrixPropertiesNV>(
+                 VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV));
+      get(physical_, &n, shapes.data());
+      for (auto& s : shapes)
+        if (s.scope == VK_SCOPE_SUBGROUP_NV)
+          caps_.nv_coopmat_shapes.push_back({s.MSize, s.NSize, s.KSize, component_name(s.AType),
+                                             component_name(s.BType), component_name(s.CType),
+                                             component_name(s.DType)});
+    }
+    caps_.nv_cooperative_matrix = !caps_.nv_coopmat_shapes.empty();
+  }
   const VkPhysicalDeviceLimits& lim = p.limits;
   caps_.max_shared_memory = lim.maxComputeSharedMemorySize;
   caps_.max_workgroup_invocations = lim.maxComputeWorkGroupInvocations;
@@ -571,6 +602,15 @@ Device::Device(const DeviceOptions& options) {
   if (caps_.cooperative_matrix) {
     extensions.push_back(kCoopMatExtension);
     *tail = &ecoop;
+    tail = &ecoop.pNext;
+  }
+  auto ecoop_nv = make<VkPhysicalDeviceCooperativeMatrixFeaturesNV>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV);
+  if (caps_.nv_cooperative_matrix) {
+    ecoop_nv.cooperativeMatrix = VK_TRUE;
+    extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    *tail = &ecoop_nv;
+    tail = &ecoop_nv.pNext;
   }
   if (caps_.push_descriptors) extensions.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
   if (caps_.memory_budget) extensions.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);

@@ -23,7 +23,7 @@
 
 namespace vkllm::vk {
 
-// One supported cooperative-matrix shape (VK_KHR_cooperative_matrix), subgroup scope only.
+// One supported cooperative-matrix shape (VK_KHR_ or VK_NV_cooperative_matrix), subgroup scope.
 struct CoopMatShape {
   uint32_t m = 0, n = 0, k = 0;
   std::string a_type, b_type, c_type, result_type;  // "f16", "f32", "s8", "s32", ...
@@ -64,6 +64,10 @@ struct DeviceCapabilities {
   bool int8_dot_accelerated = false;  // 4x8-bit packed signed dot is hardware-accelerated
   bool cooperative_matrix = false;    // VK_KHR_cooperative_matrix
   std::vector<CoopMatShape> coopmat_shapes;
+  // VK_NV_cooperative_matrix (with shaderFloat16): the GEMM's tensor-core path, compiled from
+  // GL_NV_cooperative_matrix. Its subgroup-scope shapes, A/B/C/D component types.
+  bool nv_cooperative_matrix = false;
+  std::vector<CoopMatShape> nv_coopmat_shapes;
 
   // Limits.
   uint32_t max_shared_memory = 0;  // maxComputeSharedMemorySize, bytes

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdlib>
 #include <optional>
 #include <stdexcept>
 
@@ -137,6 +138,54 @@ bool has_q8_kernel(TensorType type) {
   }
 }
 
+// Weight types the tensor-core GEMM decodes: every one whose values f16 holds (F32 and BF16
+// weights keep the f32 kernel).
+bool has_coopmat_kernel(TensorType type) {
+  return has_q8_kernel(type) || type == TensorType::F16 || type == TensorType::Q4_1 ||
+         type == TensorType::Q5_0 || type == TensorType::Q5_1 || type == TensorType::IQ4_NL ||
+         type == TensorType::Q2_K || type == TensorType::Q3_K || type == TensorType::IQ4_XS;
+}
+
+// The tensor-core kernel's one MMA shape: 16x16x16, f16 x f16 + f32 -> f32, subgroup scope.
+bool has_f16_mma_16(const DeviceCapabilities& caps) {
+  return caps.nv_cooperative_matrix &&
+         std::any_of(caps.nv_coopmat_shapes.begin(), caps.nv_coopmat_shapes.end(), [](auto& s) {
+           return s.m == 16 && s.n == 16 && s.k == 16 && s.a_type == "f16" && s.b_type == "f16" &&
+                  s.c_type == "f32" && s.result_type == "f32";
+         });
+}
+
+struct CoopMatTile {
+  uint32_t warps_m, warps_n, frags_m, frags_n;
+  uint32_t tokens() const { return 16 * warps_m * frags_m; }
+  uint32_t rows() const { return 16 * warps_n * frags_n; }
+};
+
+// Shared memory of matmul_coopmat.comp: two f16 slices of 32 (+8 padding) per tile row, and one
+// f32 16x16 staging fragment per subgroup.
+uint64_t coopmat_shared_bytes(const CoopMatTile& t) {
+  return 2ull * (t.tokens() + t.rows()) * 80 + uint64_t{t.warps_m} * t.warps_n * 1024;
+}
+
+// Tiles by token count: 128 x 128 (8 subgroups, 4 x 2 fragments each) for prefill; narrower
+// token tiles for batched decode, so 9..64 tokens do not multiply padding.
+CoopMatTile coopmat_tile(const MatmulTuning& t, uint32_t batch) {
+  CoopMatTile tile = batch > 64   ? CoopMatTile{2, 4, 4, 2}
+                     : batch > 32 ? CoopMatTile{1, 4, 4, 2}
+                     : batch > 16 ? CoopMatTile{1, 4, 2, 2}
+                                  : CoopMatTile{1, 4, 1, 2};
+  if (t.cm_warps_m) tile.warps_m = t.cm_warps_m;
+  if (t.cm_warps_n) tile.warps_n = t.cm_warps_n;
+  if (t.cm_frags_m) tile.frags_m = t.cm_frags_m;
+  if (t.cm_frags_n) tile.frags_n = t.cm_frags_n;
+  return tile;
+}
+
+bool env_off(const char* name) {
+  const char* v = std::getenv(name);
+  return v && (std::string(v) == "0" || std::string(v) == "off");
+}
+
 // Two pipelines per type, not one per batch size: columns beyond the batch are skipped by a
 // uniform branch, which costs far less than compiling (and, on lavapipe, JIT-ing) more variants.
 uint32_t columns_per_pass(uint32_t batch) {
@@ -176,6 +225,22 @@ MatmulKernels::MatmulKernels(PipelineCache& pipelines, const MatmulTuning& tunin
   int8_dot_enabled_ = tuning_.int8_dot == Int8Dot::On     ? can_int8
                       : tuning_.int8_dot == Int8Dot::Auto ? can_int8 && caps.int8_dot_accelerated
                                                           : false;
+  coopmat_enabled_ =
+      tuning_.coopmat == CoopMat::Auto && has_f16_mma_16(caps) && !env_off("VKLLM_COOPMAT");
+  if (coopmat_enabled_) {
+    for (uint32_t batch : {1u, 17u, 33u, 65u}) {
+      const CoopMatTile tile = coopmat_tile(tuning_, batch);
+      const uint64_t threads = uint64_t{tile.warps_m} * tile.warps_n * caps.subgroup_size;
+      if (!tile.warps_m || !tile.warps_n || !tile.frags_m || !tile.frags_n ||
+          threads > caps.max_workgroup_invocations || threads > caps.max_workgroup_size[0])
+        throw std::invalid_argument("MatmulTuning: tensor-core tile of " + std::to_string(threads) +
+                                    " threads is empty or too large");
+      if (coopmat_shared_bytes(tile) > caps.max_shared_memory)
+        throw std::invalid_argument(
+            "MatmulTuning: tensor-core tile needs " + std::to_string(coopmat_shared_bytes(tile)) +
+            " bytes of shared memory, the device has " + std::to_string(caps.max_shared_memory));
+    }
+  }
   if (tuning_.q8_threads != 0 && !std::has_single_bit(tuning_.q8_threads))
     throw std::invalid_argument("MatmulTuning: q8_threads=" + std::to_string(tuning_.q8_threads) +
                                 " is not a power of two");
@@ -195,6 +260,10 @@ MatmulKernels::MatmulKernels(PipelineCache& pipelines, const MatmulTuning& tunin
     throw std::invalid_argument("MatmulTuning: matmul tiles need " + std::to_string(shared) +
                                 " bytes of shared memory, the device has " +
                                 std::to_string(caps.max_shared_memory));
+}
+
+bool MatmulKernels::coopmat(TensorType type) const {
+  return coopmat_enabled_ && has_coopmat_kernel(type);
 }
 
 bool MatmulKernels::int8_dot(TensorType type) const {
@@ -285,6 +354,26 @@ void MatmulKernels::record_matvec(CommandRecorder& rec, const MatmulArgs& args) 
 void MatmulKernels::record_matmul(CommandRecorder& rec, const MatmulArgs& args) {
   const KernelType kt = validate("record_matmul", args);
   const DeviceCapabilities& caps = pipelines_.device().caps();
+  if (coopmat(args.type)) {
+    const CoopMatTile tile = coopmat_tile(tuning_, args.batch);
+    const Pipeline& pipeline =
+        pipelines_.get({.shader = std::string("matmul_coopmat_") + kt.name,
+                        .num_buffers = 3,
+                        .push_constant_bytes = sizeof(Push),
+                        .spec = {tile.warps_m * tile.warps_n * caps.subgroup_size, tile.warps_m,
+                                 tile.warps_n, tile.frags_m, tile.frags_n}});
+    const uint32_t gx = div_up(args.rows, tile.rows());
+    const uint32_t gy = div_up(args.batch, tile.tokens());
+    if (gx > caps.max_workgroup_count[0] || gy > caps.max_workgroup_count[1])
+      throw std::invalid_argument("record_matmul: rows=" + std::to_string(args.rows) + " tokens=" +
+                                  std::to_string(args.batch) + " exceed the device's grid");
+    Push push = make_push(args);
+    // Whole 16x16 fragments go straight to y when its rows keep the 16-byte alignment the
+    // cooperative stores need (the slice offset is at least 16-byte aligned on every device).
+    if (push.y_stride % 4 == 0 && push.y_off % 4 == 0 && args.y.offset % 16 == 0) push.flags |= 2u;
+    rec.dispatch(pipeline, {args.weights, args.x, args.y}, push, Groups{gx, gy, 1});
+    return;
+  }
   const MatmulTuning& t = tuning_;
   const uint32_t threads = (t.tile_tokens / t.thread_tokens) * (t.tile_rows / t.thread_rows);
   const Pipeline& pipeline = pipelines_.get(

@@ -4,14 +4,17 @@
 //
 //   record_matvec  decode: 1..8 activation vectors per pass over the weights (more are split
 //                  into passes of 8), shaders/matvec.comp
-//   record_matmul  prefill: shared-memory tiled GEMM over any number of tokens,
-//                  shaders/matmul.comp
+//   record_matmul  prefill: tiled GEMM over any number of tokens; on tensor cores
+//                  (shaders/matmul_coopmat.comp, GL_NV_cooperative_matrix) where the device
+//                  offers a 16x16x16 f16 shape, else the portable shared-memory kernel
+//                  (shaders/matmul.comp, what lavapipe runs)
 //   record         picks one of the two by the batch size
 //   record_quantize_q8  x to int8 blocks for the int8-dot ("MMVQ") matvec kernels, which
 //                  record_matvec uses when MatmulArgs::xq holds them and the device and type allow
 //
-// Kernel variants are "matvec_<type>" / "matvec_<type>_shmem" / "matmul_<type>" with <type> the
-// lower-case ggml name (f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, iq4_nl, q2_k, q3_k, q4_k,
+// Kernel variants are "matvec_<type>" / "matvec_<type>_shmem" / "matmul_<type>" /
+// "matmul_coopmat_<type>" (every type but f32 and bf16, whose values f16 may not hold) with <type>
+// the lower-case ggml name (f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, iq4_nl, q2_k, q3_k, q4_k,
 // q5_k, q6_k, iq4_xs), and "matvec_<type>_q8" (int8 dot products) for q4_0, q8_0, q4_k, q5_k and
 // q6_k.
 #pragma once
@@ -67,6 +70,10 @@ struct MatmulArgs {
 // is enabled (tests on lavapipe); Off never.
 enum class Int8Dot { Auto, Off, On };
 
+// Whether record_matmul runs on tensor cores where it can: Auto does unless VKLLM_COOPMAT=0 (for
+// before/after measurements in one process environment), Off never.
+enum class CoopMat { Auto, Off };
+
 struct MatmulTuning {
   // matvec: threads per workgroup (a power of two) and weight rows per workgroup; 0: per-type
   // defaults.
@@ -79,6 +86,10 @@ struct MatmulTuning {
   Int8Dot int8_dot = Int8Dot::Auto;
   // int8-dot matvec: threads and rows per workgroup (0: defaults).
   uint32_t q8_threads = 0, q8_rows = 0;
+  CoopMat coopmat = CoopMat::Auto;
+  // Tensor-core GEMM: subgroups per workgroup along tokens and rows, and 16x16 fragments per
+  // subgroup along each (0: chosen from the token count; tile = 16 * warps * frags each way).
+  uint32_t cm_warps_m = 0, cm_warps_n = 0, cm_frags_m = 0, cm_frags_n = 0;
 };
 
 class MatmulKernels {
@@ -100,6 +111,8 @@ class MatmulKernels {
       record_matmul(rec, args);
   }
 
+  // True if record_matmul runs weights of `type` on tensor cores.
+  bool coopmat(gguf::TensorType type) const;
   // True if record_matvec runs weights of `type` with int8 dot products when given q8 activations.
   bool int8_dot(gguf::TensorType type) const;
   // x (batch vectors of cols floats, x_stride apart; cols a multiple of 32) to q8 blocks in xq
@@ -113,6 +126,7 @@ class MatmulKernels {
   PipelineCache& pipelines_;
   MatmulTuning tuning_;
   bool int8_dot_enabled_ = false;
+  bool coopmat_enabled_ = false;
 };
 
 }  // namespace vkllm::vk

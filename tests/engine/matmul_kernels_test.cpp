@@ -25,7 +25,9 @@ TEST_P(MatmulKernels, MatchesReferenceForTokenCounts) {
   const TensorType type = GetParam();
   test::SeededRng seeded;  // prints its seed with any failure
   std::mt19937& rng = seeded.gen();
-  vk::MatmulKernels kernels(context().pipelines());
+  // The portable kernel (GPUs with cooperative matrices would otherwise take the tensor-core
+  // one, tested in matmul_coopmat_test.cpp).
+  vk::MatmulKernels kernels(context().pipelines(), {.coopmat = vk::CoopMat::Off});
   const std::vector<uint32_t> cols = test_cols(type);
   // Default tiles are 128 (GPUs) or 64 (CPU devices) tokens x 64 rows: rows 96 and 200 leave
   // partial row tiles, tokens 1..64 a partial token tile, 130 two or three token tiles.
@@ -53,9 +55,16 @@ TEST_P(MatmulTiles, OtherTileShapesStridesAndAccumulation) {
   std::mt19937& rng = seeded.gen();
   const uint32_t k = test_cols(type)[1];
   // The GPU default (128 x 64, 8 x 4 per thread) and a narrow one (32 x 64, 2 x 8).
-  const vk::MatmulTuning tiles[] = {
-      {.tile_tokens = 128, .tile_rows = 64, .thread_tokens = 8, .thread_rows = 4},
-      {.tile_tokens = 32, .tile_rows = 64, .thread_tokens = 2, .thread_rows = 8}};
+  const vk::MatmulTuning tiles[] = {{.tile_tokens = 128,
+                                     .tile_rows = 64,
+                                     .thread_tokens = 8,
+                                     .thread_rows = 4,
+                                     .coopmat = vk::CoopMat::Off},
+                                    {.tile_tokens = 32,
+                                     .tile_rows = 64,
+                                     .thread_tokens = 2,
+                                     .thread_rows = 8,
+                                     .coopmat = vk::CoopMat::Off}};
   for (const vk::MatmulTuning& tile : tiles) {
     vk::MatmulKernels kernels(context().pipelines(), tile);
     run_and_check(

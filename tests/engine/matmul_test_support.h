@@ -136,9 +136,11 @@ struct Shape {
 };
 
 // Checks y (batch vectors, y_stride apart) against y0 (if accumulating) + W x in double.
+// `tol`: relative tolerance (0: tolerance(type), the f32 kernels').
 inline void expect_matches_reference(TensorType type, const Shape& s, const std::vector<float>& w,
                                      const std::vector<float>& x, const std::vector<float>& y0,
-                                     const std::vector<float>& y) {
+                                     const std::vector<float>& y, double tol = 0) {
+  if (tol == 0) tol = tolerance(type);
   const uint32_t xs = s.x_stride ? s.x_stride : s.cols;
   const uint32_t ys = s.y_stride ? s.y_stride : s.rows;
   double worst = 0;
@@ -155,7 +157,7 @@ inline void expect_matches_reference(TensorType type, const Shape& s, const std:
       const double got = y[uint64_t{b} * ys + n];
       const double rel = std::fabs(got - ref) / std::max(mag, 1e-30);
       worst = std::max(worst, std::isnan(got) ? 1e30 : rel);
-      if (!(rel <= tolerance(type)) && ++failures <= 5)
+      if (!(rel <= tol) && ++failures <= 5)
         ADD_FAILURE() << "y[" << b << "][" << n << "] = " << got << ", reference " << ref
                       << " (|w||x| sum " << mag << ", relative error " << rel << ")";
     }
@@ -169,7 +171,8 @@ inline void expect_matches_reference(TensorType type, const Shape& s, const std:
 
 // Uploads weights and activations, runs `record` (matvec or matmul) once, and checks the result.
 template <typename Record>
-void run_and_check(TensorType type, const Shape& s, std::mt19937& rng, Record record) {
+void run_and_check(TensorType type, const Shape& s, std::mt19937& rng, Record record,
+                   double tol = 0) {
   vk::Context& ctx = context();
   vk::Device& dev = ctx.device();
   SCOPED_TRACE("rows=" + std::to_string(s.rows) + " cols=" + std::to_string(s.cols) +
@@ -202,7 +205,7 @@ void run_and_check(TensorType type, const Shape& s, std::mt19937& rng, Record re
   record(rec, args);
   rec.submit_and_wait();
   const std::vector<float> y = vk::download<float>(dev, yb.slice(), y0.size());
-  expect_matches_reference(type, s, dequantize_rows(type, wq, s.rows, s.cols), x, y0, y);
+  expect_matches_reference(type, s, dequantize_rows(type, wq, s.rows, s.cols), x, y0, y, tol);
 }
 
 }  // namespace vkllm::matmul_test

@@ -1,0 +1,179 @@
+#version 450
+// Prefill matrix x matrix on tensor cores (GL_NV_cooperative_matrix): y[m][n] (+)= sum_k
+// W[n][k] * x[m][k], the same contract and push constants as matmul.comp (which stays the
+// portable path for devices without cooperative matrices, lavapipe among them).
+//
+// A workgroup of WARPS_M x WARPS_N subgroups owns a BM (tokens) x BN (weight rows) output tile;
+// each subgroup a (WMF x 16) x (WNF x 16) block of it, as WMF x WNF 16x16 f32 accumulators.
+// Per BK = 32 slice of K the workgroup decodes the BN x 32 weight tile to f16 and converts the
+// BM x 32 activation tile to f16, both k-contiguous in shared memory (so the weights are the
+// column-major B operand and the activations the row-major A operand of one MMA). Two shared
+// buffers alternate: while the subgroups multiply slice t from one, they decode slice t + 1 into
+// the other, so one barrier per slice suffices and the global loads of one subgroup overlap the
+// MMAs of the others.
+//
+// Activations are clamped to the f16 range before the conversion (an overflow would turn the
+// whole output row into inf/NaN); the accumulation stays f32.
+
+#extension GL_EXT_control_flow_attributes : enable
+#extension GL_KHR_shader_subgroup_basic : enable
+#extension GL_KHR_memory_scope_semantics : enable
+#extension GL_NV_cooperative_matrix : enable
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : enable
+
+#include "dequant_weights.glsl"
+
+#define BK 32u
+// Tile rows in shared memory, in uvec2 (4 halves): 32 halves plus 8 of padding, 80 bytes, which
+// keeps every fragment row 16-byte aligned (as the cooperative loads require) and spreads the 16
+// rows of a fragment load over the banks.
+#define SROW 10u
+
+layout(local_size_x_id = 0) in;  // WARPS_M * WARPS_N * subgroup size
+layout(constant_id = 1) const uint WARPS_M = 2u;
+layout(constant_id = 2) const uint WARPS_N = 4u;
+layout(constant_id = 3) const uint WMF = 4u;  // 16-token fragments per subgroup
+layout(constant_id = 4) const uint WNF = 2u;  // 16-row fragments per subgroup
+const uint BM = WARPS_M * WMF * 16u;
+const uint BN = WARPS_N * WNF * 16u;
+
+layout(std430, binding = 1) readonly buffer X { vec4 xv[]; };
+layout(std430, binding = 2) buffer Y { float y[]; };
+
+layout(push_constant) uniform Params {
+  uint n_rows;    // N
+  uint k;         // K: a multiple of QK
+  uint n_cols;    // M: tokens
+  uint x_stride;  // elements between token rows of x (a multiple of 4)
+  uint y_stride;  // elements between token rows of y
+  uint w_off;     // byte offset of W in binding 0 (a multiple of 16)
+  uint x_off;     // element offset of x in binding 1 (a multiple of 4)
+  uint y_off;     // element offset of y in binding 2
+  // bit 0: add into y instead of overwriting it (fused residual add); bit 1: y_off and y_stride
+  // are multiples of 4, so whole fragments may be stored to (and loaded from) y directly
+  uint flags;
+} p;
+
+shared uvec2 x_sh[2u * BM * SROW];
+shared uvec2 w_sh[2u * BN * SROW];
+// One 16x16 f32 fragment per subgroup, for the output fragments that cross the matrix's edge.
+shared float c_sh[WARPS_M * WARPS_N * 256u];
+
+uvec2 pack_f16(vec4 v) {
+  v = clamp(v, vec4(-65504.0), vec4(65504.0));
+  return uvec2(packHalf2x16(v.xy), packHalf2x16(v.zw));
+}
+
+// Slice [k0, k0 + BK) of the tile into shared buffer `buf`; zeros beyond the matrix.
+void load_slice(uint k0, uint buf) {
+  const uint tid = gl_LocalInvocationID.x;
+  const uint threads = gl_WorkGroupSize.x;
+  const uint n0 = gl_WorkGroupID.x * BN;
+  const uint m0 = gl_WorkGroupID.y * BM;
+  const uint blocks_per_row = p.k / QK;
+
+  // Weights: BN rows x BK/UNIT decode units; neighbouring invocations take neighbouring units of
+  // one row, i.e. neighbouring bytes of its block.
+  const uint units = BK / uint(UNIT);
+  for (uint t = tid; t < BN * units; t += threads) {
+    const uint nl = t / units;
+    const uint u = k0 / uint(UNIT) + t % units;  // unit index along the row
+    const uint kb = u / (QK / uint(UNIT));
+    const uint ub = u % (QK / uint(UNIT));
+    const uint n = gl_WorkGroupID.x * BN + nl;
+    vec4 w[UNIT / 4];
+    if (n < p.n_rows && kb * QK < p.k) {
+      dequant_unit(p.w_off + (n * blocks_per_row + kb) * QBYTES, ub, w);
+    } else {
+      [[unroll]] for (uint v = 0u; v < uint(UNIT / 4); ++v) w[v] = vec4(0.0);
+    }
+    [[unroll]] for (uint v = 0u; v < uint(UNIT / 4); ++v) {
+      const uint kl = kb * QK + unit_pos(ub, v) - k0;
+      w_sh[buf * BN * SROW + nl * SROW + kl / 4u] = pack_f16(w[v]);
+    }
+  }
+
+  // Activations: BM tokens x BK, 8 invocations per 128-byte token row.
+  for (uint t = tid; t < BM * (BK / 4u); t += threads) {
+    const uint ml = t / (BK / 4u);
+    const uint kq = t % (BK / 4u);
+    const uint m = m0 + ml;
+    const uint kk = k0 + 4u * kq;
+    vec4 xs = vec4(0.0);
+    if (m < p.n_cols && kk < p.k) xs = xv[(p.x_off + m * p.x_stride + kk) >> 2];
+    x_sh[buf * BM * SROW + ml * SROW + kq] = pack_f16(xs);
+  }
+}
+
+void main() {
+  dequant_init();
+
+  const uint warp = gl_SubgroupID;
+  const uint wm = warp % WARPS_M;
+  const uint wn = warp / WARPS_M;
+  const uint n0 = gl_WorkGroupID.x * BN;
+  const uint m0 = gl_WorkGroupID.y * BM;
+  const uint slices = (p.k + BK - 1u) / BK;
+
+  fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[WMF * WNF];
+  [[unroll]] for (uint i = 0u; i < WMF * WNF; ++i)
+    acc[i] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+
+  barrier();  // the decoders' lookup tables
+  load_slice(0u, 0u);
+  barrier();
+  for (uint s = 0u; s < slices; ++s) {
+    const uint cur = s & 1u;
+    if (s + 1u < slices) load_slice((s + 1u) * BK, cur ^ 1u);
+    [[unroll]] for (uint kk = 0u; kk < BK / 16u; ++kk) {
+      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[WMF];
+      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> b[WNF];
+      [[unroll]] for (uint i = 0u; i < WMF; ++i)
+        coopMatLoadNV(a[i], x_sh, cur * BM * SROW + (wm * WMF + i) * 16u * SROW + kk * 4u, SROW,
+                      false);
+      [[unroll]] for (uint j = 0u; j < WNF; ++j)
+        coopMatLoadNV(b[j], w_sh, cur * BN * SROW + (wn * WNF + j) * 16u * SROW + kk * 4u, SROW,
+                      true);
+      [[unroll]] for (uint i = 0u; i < WMF; ++i)
+        [[unroll]] for (uint j = 0u; j < WNF; ++j)
+          acc[i * WNF + j] = coopMatMulAddNV(a[i], b[j], acc[i * WNF + j]);
+    }
+    barrier();
+  }
+
+  const bool add = (p.flags & 1u) != 0u;
+  const bool direct = (p.flags & 2u) != 0u;
+  const uint lane = gl_SubgroupInvocationID;
+  const uint stage = warp * 256u;
+  [[unroll]] for (uint i = 0u; i < WMF; ++i) {
+    [[unroll]] for (uint j = 0u; j < WNF; ++j) {
+      const uint fm = m0 + (wm * WMF + i) * 16u;
+      const uint fn = n0 + (wn * WNF + j) * 16u;
+      if (fm >= p.n_cols || fn >= p.n_rows) continue;
+      if (direct && fm + 16u <= p.n_cols && fn + 16u <= p.n_rows) {
+        const uint at = p.y_off + fm * p.y_stride + fn;
+        fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> c = acc[i * WNF + j];
+        if (add) {
+          fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> old;
+          coopMatLoadNV(old, y, at, p.y_stride, false);
+          c = c + old;
+        }
+        coopMatStoreNV(c, y, at, p.y_stride, false);
+      } else {
+        // Edge fragment: through shared memory, then only its in-range elements.
+        coopMatStoreNV(acc[i * WNF + j], c_sh, stage, 16u, false);
+        subgroupMemoryBarrierShared();
+        subgroupBarrier();
+        for (uint e = lane; e < 256u; e += gl_SubgroupSize) {
+          const uint m = fm + e / 16u;
+          const uint n = fn + e % 16u;
+          if (m < p.n_cols && n < p.n_rows) {
+            const uint at = p.y_off + m * p.y_stride + n;
+            y[at] = (add ? y[at] : 0.0) + c_sh[stage + e];
+          }
+        }
+        subgroupBarrier();
+      }
+    }
+  }
+}

@@ -1,0 +1,151 @@
+// The tensor-core GEMM (shaders/matmul_coopmat.comp) against the double-precision scalar
+// reference, on fresh random weights and activations, for every weight type it decodes. Runs on
+// whatever device the tests get; skipped where that device has no VK_NV_cooperative_matrix with
+// a 16x16x16 f16 shape (lavapipe has none: CI tests the portable GEMM in matmul_kernels_test).
+//
+// Tolerance: weights and activations are rounded to f16 (relative 2^-11 each) before f32
+// accumulation, so each product carries up to ~1e-3 relative error; 2e-3 of sum_k |w_k x_k| bounds
+// the result with room for the accumulation, and still fails on any misplaced element or tile.
+#include <gtest/gtest.h>
+
+#include "tests/engine/matmul_test_support.h"
+
+namespace vkllm::matmul_test {
+namespace {
+
+constexpr double kF16Tolerance = 2e-3;
+
+const std::vector<TensorType>& coopmat_types() {
+  static const std::vector<TensorType> types = {
+      TensorType::F16,  TensorType::Q4_0,   TensorType::Q4_1,  TensorType::Q5_0, TensorType::Q5_1,
+      TensorType::Q8_0, TensorType::IQ4_NL, TensorType::Q2_K,  TensorType::Q3_K, TensorType::Q4_K,
+      TensorType::Q5_K, TensorType::Q6_K,   TensorType::IQ4_XS};
+  return types;
+}
+
+std::vector<uint32_t> test_cols(TensorType type) {
+  switch (block_elements(type)) {
+    case 256:
+      return {256, 768};
+    case 32:
+      return {96, 544};
+    default:
+      return {36, 260};  // partial last 32-wide K slice
+  }
+}
+
+#define SKIP_WITHOUT_COOPMAT(kernels, type)                                                     \
+  if (!(kernels).coopmat(type))                                                                 \
+  GTEST_SKIP() << "device \"" << context().device().caps().name                                 \
+               << "\" has no VK_NV_cooperative_matrix 16x16x16 f16 shape (lavapipe has none); " \
+                  "the portable GEMM is checked by MatmulKernels.*"
+
+class MatmulCoopMat : public testing::TestWithParam<TensorType> {};
+
+TEST_P(MatmulCoopMat, MatchesReferenceForTokenCounts) {
+  const TensorType type = GetParam();
+  vk::MatmulKernels kernels(context().pipelines());
+  SKIP_WITHOUT_COOPMAT(kernels, type);
+  test::SeededRng seeded;  // prints its seed with any failure
+  std::mt19937& rng = seeded.gen();
+  const std::vector<uint32_t> cols = test_cols(type);
+  // Token counts reach every tile choice (<= 16, <= 32, <= 64, > 64 tokens) with partial token
+  // tiles and fragments; rows 96/200/130 leave partial 128-row tiles and 16-row fragments, 256
+  // whole ones (the direct fragment stores).
+  const Shape shapes[] = {{96, cols[0], 1},   {200, cols[1], 9},  {256, cols[0], 16},
+                          {130, cols[1], 33}, {256, cols[1], 64}, {200, cols[0], 130},
+                          {256, cols[1], 256}};
+  for (const Shape& s : shapes)
+    run_and_check(
+        type, s, rng,
+        [&](vk::CommandRecorder& r, const vk::MatmulArgs& a) { kernels.record_matmul(r, a); },
+        kF16Tolerance);
+}
+
+INSTANTIATE_TEST_SUITE_P(TensorCoreTypes, MatmulCoopMat, testing::ValuesIn(coopmat_types()),
+                         type_param_name);
+
+// Strides, the fused residual add (through the edge path and the direct stores), and other tile
+// shapes, on one type per decode layout.
+class MatmulCoopMatTiles : public testing::TestWithParam<TensorType> {};
+
+TEST_P(MatmulCoopMatTiles, TileShapesStridesAndAccumulation) {
+  const TensorType type = GetParam();
+  vk::MatmulKernels probe(context().pipelines());
+  SKIP_WITHOUT_COOPMAT(probe, type);
+  test::SeededRng seeded;
+  std::mt19937& rng = seeded.gen();
+  const uint32_t k = test_cols(type)[1];
+  const vk::MatmulTuning tiles[] = {
+      {},  // chosen by token count
+      {.cm_warps_m = 2, .cm_warps_n = 2, .cm_frags_m = 2, .cm_frags_n = 4},
+      {.cm_warps_m = 4, .cm_warps_n = 2, .cm_frags_m = 1, .cm_frags_n = 1}};
+  for (const vk::MatmulTuning& tile : tiles) {
+    vk::MatmulKernels kernels(context().pipelines(), tile);
+    auto record = [&](vk::CommandRecorder& r, const vk::MatmulArgs& a) {
+      kernels.record_matmul(r, a);
+    };
+    // y_stride 133: no direct stores (unaligned rows); 260: direct where fragments are whole.
+    run_and_check(type, {130, k, 45, k + 4, 133, true}, rng, record, kF16Tolerance);
+    run_and_check(type, {256, k, 96, k + 8, 260, true}, rng, record, kF16Tolerance);
+    run_and_check(type, {256, k, 80, 0, 260, false}, rng, record, kF16Tolerance);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(SomeWeightTypes, MatmulCoopMatTiles,
+                         testing::Values(TensorType::F16, TensorType::Q4_0, TensorType::Q6_K),
+                         type_param_name);
+
+// Activations beyond f16's range are clamped, not turned into inf/NaN that would poison the
+// whole output row.
+TEST(MatmulCoopMatRange, LargeActivationsStayFinite) {
+  vk::MatmulKernels kernels(context().pipelines());
+  SKIP_WITHOUT_COOPMAT(kernels, TensorType::Q8_0);
+  test::SeededRng seeded;
+  std::mt19937& rng = seeded.gen();
+  const Shape s{64, 256, 20};
+  vk::Device& dev = context().device();
+  const std::vector<uint8_t> wq = random_weights(TensorType::Q8_0, s.rows, s.cols, rng);
+  std::vector<float> x = random_floats(uint64_t{s.batch} * s.cols, rng);
+  x[5] = 1e6f;  // token 0
+  vk::Buffer wb(dev, wq.size(), vk::MemoryKind::DeviceLocal, "test weights");
+  vk::Buffer xb(dev, x.size() * 4, vk::MemoryKind::DeviceLocal, "test x");
+  vk::Buffer yb(dev, uint64_t{s.batch} * s.rows * 4, vk::MemoryKind::DeviceLocal, "test y");
+  vk::upload(dev, wb.slice(), std::span<const uint8_t>(wq));
+  vk::upload(dev, xb.slice(), std::span<const float>(x));
+  vk::CommandRecorder rec(dev);
+  rec.begin();
+  kernels.record_matmul(rec, {.type = TensorType::Q8_0,
+                              .weights = wb.slice(),
+                              .x = xb.slice(),
+                              .y = yb.slice(),
+                              .rows = s.rows,
+                              .cols = s.cols,
+                              .batch = s.batch});
+  rec.submit_and_wait();
+  const std::vector<float> y = vk::download<float>(dev, yb.slice(), uint64_t{s.batch} * s.rows);
+  for (float v : y) ASSERT_TRUE(std::isfinite(v));
+  // Other tokens are unaffected: token 1 matches the reference.
+  const std::vector<float> w = dequantize_rows(TensorType::Q8_0, wq, s.rows, s.cols);
+  for (uint32_t n = 0; n < s.rows; ++n) {
+    double ref = 0, mag = 0;
+    for (uint32_t kk = 0; kk < s.cols; ++kk) {
+      ref += double(w[uint64_t{n} * s.cols + kk]) * x[s.cols + kk];
+      mag += std::fabs(double(w[uint64_t{n} * s.cols + kk]) * x[s.cols + kk]);
+    }
+    EXPECT_LE(std::fabs(y[s.rows + n] - ref), kF16Tolerance * mag) << "row " << n;
+  }
+}
+
+// Off keeps the portable kernel even where the tensor cores exist (and VKLLM_COOPMAT=0 does the
+// same for a whole process).
+TEST(MatmulCoopMatRange, OffSelectsThePortableKernel) {
+  vk::MatmulKernels kernels(context().pipelines(), {.coopmat = vk::CoopMat::Off});
+  for (TensorType t : coopmat_types()) EXPECT_FALSE(kernels.coopmat(t));
+  vk::MatmulKernels automatic(context().pipelines());
+  EXPECT_FALSE(automatic.coopmat(TensorType::F32));
+  EXPECT_FALSE(automatic.coopmat(TensorType::BF16));
+}
+
+}  // namespace
+}  // namespace vkllm::matmul_test
