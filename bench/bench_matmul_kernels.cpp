@@ -173,7 +173,7 @@ int register_all() {
   };
   for (TensorType t : {TensorType::Q4_K, TensorType::F16})
     for (CmTile c : {CmTile{2, 4, 4, 2}, CmTile{2, 2, 4, 4}, CmTile{4, 2, 2, 4}, CmTile{2, 4, 2, 2},
-                     CmTile{2, 2, 2, 2}, CmTile{1, 4, 4, 2}, CmTile{4, 4, 2, 2}})
+                     CmTile{2, 2, 2, 2}, CmTile{1, 4, 4, 2}, CmTile{4, 2, 2, 2}})
       add("sweep_coopmat/" + type_tag(t) + "/14336x4096/m512/w" + std::to_string(c.wm) + "x" +
               std::to_string(c.wn) + "_f" + std::to_string(c.fm) + "x" + std::to_string(c.fn),
           {t,
