@@ -9,6 +9,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstring>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -85,6 +86,98 @@ void shapes(benchmark::internal::Benchmark* b) {
   }
 }
 BENCHMARK(BM_CpuMatmul)->Apply(shapes)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// The matmuls of one Llama-3.2-1B forward (16 layers of Q|K|V, O, gate|up, down, then the
+// 128256-row head for the last token), all weights resident at once so decode streams them from
+// DRAM as a real model does. Arguments: the file's type mix (0 Q4_K_M: Q4_K with Q6_K V/down in
+// half the layers and a Q6_K head, as llama.cpp's Q4_K_M; 1 Q8_0; 2 F16) and the tokens per step
+// (1 decode, 512 prefill). Counter: tokens per second of matmul work alone.
+struct Layer {
+  std::vector<std::byte> q, k, v, o, gate, up, down;
+  cpu::WeightView vq, vk, vv, vo, vgate, vup, vdown;
+};
+
+struct Model1B {
+  std::vector<Layer> layers;
+  std::vector<std::byte> head;
+  cpu::WeightView vhead;
+};
+
+Model1B& model_1b(int mix) {
+  static std::unique_ptr<Model1B> cached[3];
+  if (!cached[mix]) {
+    // Keep at most one model in memory (the F16 one is 2.5 GB).
+    for (auto& c : cached) c.reset();
+    auto m = std::make_unique<Model1B>();
+    const uint64_t d = 2048, kv = 512, ff = 8192, vocab = 128256;
+    auto pick = [&](bool more_bits) {
+      if (mix == 1) return TensorType::Q8_0;
+      if (mix == 2) return TensorType::F16;
+      return more_bits ? TensorType::Q6_K : TensorType::Q4_K;
+    };
+    auto make = [](std::vector<std::byte>& bytes, cpu::WeightView& view, TensorType t,
+                   uint64_t rows, uint64_t cols) {
+      bytes = make_weight(t, rows, cols);
+      view = {t, bytes.data(), cols, rows};
+    };
+    m->layers.resize(16);
+    for (int i = 0; i < 16; ++i) {
+      Layer& l = m->layers[i];
+      // llama.cpp's Q4_K_M gives V and down more bits in the first and last eighth of the
+      // layers and every third one between.
+      const bool more = i < 2 || i >= 14 || (i - 2) % 3 == 2;
+      make(l.q, l.vq, pick(false), d, d);
+      make(l.k, l.vk, pick(false), kv, d);
+      make(l.v, l.vv, pick(more), kv, d);
+      make(l.o, l.vo, pick(false), d, d);
+      make(l.gate, l.vgate, pick(false), ff, d);
+      make(l.up, l.vup, pick(false), ff, d);
+      make(l.down, l.vdown, pick(more), d, ff);
+    }
+    make(m->head, m->vhead, pick(true), vocab, d);
+    cached[mix] = std::move(m);
+  }
+  return *cached[mix];
+}
+
+void BM_Forward1BMatmuls(benchmark::State& state) {
+  const int mix = static_cast<int>(state.range(0));
+  const auto n = static_cast<uint32_t>(state.range(1));
+  Model1B& m = model_1b(mix);
+  const uint64_t d = 2048, kv = 512, ff = 8192, vocab = 128256;
+  std::mt19937 gen(7);
+  std::normal_distribution<float> dist(0.f, 1.f);
+  std::vector<float> x(n * d), qkv(n * (d + 2 * kv)), gu(n * 2 * ff), y(n * d), logits(vocab);
+  for (float& v : x) v = dist(gen);
+  std::vector<float> act(n * ff);
+  for (float& v : act) v = dist(gen);
+  cpu::MatmulWorkspace ws;
+  for (auto _ : state) {
+    for (const Layer& l : m.layers) {
+      const cpu::Product attn[] = {{&l.vq, qkv.data(), d + 2 * kv, false},
+                                   {&l.vk, qkv.data() + d, d + 2 * kv, false},
+                                   {&l.vv, qkv.data() + d + kv, d + 2 * kv, false}};
+      cpu::matmul(attn, x.data(), d, n, pool(), ws);
+      const cpu::Product o{&l.vo, y.data(), d, true};
+      cpu::matmul(std::span(&o, 1), x.data(), d, n, pool(), ws);
+      const cpu::Product ffn[] = {{&l.vgate, gu.data(), 2 * ff, false},
+                                  {&l.vup, gu.data() + ff, 2 * ff, false}};
+      cpu::matmul(ffn, x.data(), d, n, pool(), ws);
+      const cpu::Product down{&l.vdown, y.data(), d, true};
+      cpu::matmul(std::span(&down, 1), act.data(), ff, n, pool(), ws);
+    }
+    const cpu::Product head{&m.vhead, logits.data(), vocab, false};
+    cpu::matmul(std::span(&head, 1), x.data() + (n - 1) * d, d, 1, pool(), ws);
+    benchmark::DoNotOptimize(logits.data());
+  }
+  const char* names[] = {"Q4_K_M", "Q8_0", "F16"};
+  state.SetLabel(std::string(names[mix]) + " threads=" + std::to_string(pool().size()));
+  state.counters["tok/s"] = benchmark::Counter(n, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_Forward1BMatmuls)
+    ->ArgsProduct({{0, 1, 2}, {1, 512}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 void BM_ParallelForDispatch(benchmark::State& state) {
   const auto tasks = static_cast<uint32_t>(state.range(0));

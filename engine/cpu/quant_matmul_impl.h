@@ -73,19 +73,20 @@ inline const Act* act_row(const std::byte* x, uint64_t stride, unsigned t) {
 }
 
 // The eight 6-bit scales (bytes 0-7) and mins (bytes 8-15) of a Q4_K / Q5_K super-block, from
-// its 12 packed bytes with 32-bit masks instead of byte by byte: groups 0-3 keep the low 6 bits
-// of bytes 0-3 (scales) and 4-7 (mins); groups 4-7 take a nibble of bytes 8-11 and the top two
-// bits of bytes 0-3 (scales) or 4-7 (mins).
+// its 12 packed bytes, in vector registers: groups 0-3 keep the low 6 bits of bytes 0-3 (scales)
+// and 4-7 (mins); groups 4-7 take a nibble of bytes 8-11 and the top two bits of bytes 0-3
+// (scales) or 4-7 (mins). Reads 16 bytes: the 12 are followed by the block's quants.
 inline __m128i unpack_k4_scales(const uint8_t* p) {
-  uint32_t u[3];
-  std::memcpy(u, p, sizeof(u));
-  const uint32_t low6 = 0x3f3f3f3f, low4 = 0x0f0f0f0f, low2 = 0x03030303;
-  const uint32_t sc_lo = u[0] & low6;
-  const uint32_t mn_lo = u[1] & low6;
-  const uint32_t sc_hi = (u[2] & low4) | (((u[0] >> 6) & low2) << 4);
-  const uint32_t mn_hi = ((u[2] >> 4) & low4) | (((u[1] >> 6) & low2) << 4);
-  return _mm_set_epi32(static_cast<int>(mn_hi), static_cast<int>(mn_lo), static_cast<int>(sc_hi),
-                       static_cast<int>(sc_lo));
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m128i low = _mm_and_si128(v, _mm_set1_epi32(0x3f3f3f3f));  // sc 0-3, mins 0-3
+  // Nibbles of bytes 8-11: low ones for scales 4-7, high ones for mins 4-7.
+  const __m128i nib = _mm_and_si128(
+      _mm_srlv_epi32(_mm_shuffle_epi32(v, _MM_SHUFFLE(2, 2, 2, 2)), _mm_setr_epi32(0, 4, 0, 0)),
+      _mm_set1_epi32(0x0f0f0f0f));
+  const __m128i top =
+      _mm_slli_epi32(_mm_and_si128(_mm_srli_epi32(v, 6), _mm_set1_epi32(0x03030303)), 4);
+  // [sc 0-3, mins 0-3] and [sc 4-7, mins 4-7] interleaved to [sc 0-3, sc 4-7, mins 0-3, 4-7].
+  return _mm_unpacklo_epi32(low, _mm_or_si128(nib, top));
 }
 
 // A pshufb control that copies int16 lane g of each 128-bit half to all its lanes.
