@@ -8,7 +8,9 @@
 #include <string>
 
 #include "engine/kv/kv_layout.h"
+#include "engine/runtime/cpu_backend.h"
 #include "engine/runtime/forward.h"
+#include "engine/runtime/host_model.h"
 #include "engine/runtime/step_backend.h"
 #include "engine/runtime/vulkan_backend.h"
 
@@ -102,6 +104,14 @@ Runner::Runner(Model& model, const RunnerOptions& options)
       weight_bytes_(model.weight_bytes()),
       options_(with_limits(model.spec(), options)) {
   backend_ = make_vulkan_backend(model, options_);
+  start();
+}
+
+Runner::Runner(const HostModel& model, const RunnerOptions& options)
+    : spec_(&model.spec()),
+      weight_bytes_(model.weight_bytes()),
+      options_(with_limits(model.spec(), options)) {
+  backend_ = make_cpu_backend(model, options_);
   start();
 }
 

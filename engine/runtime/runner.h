@@ -9,9 +9,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
+#include "engine/cpu/isa.h"
 #include "engine/kv/block_pool.h"
 #include "engine/kv/block_table.h"
 #include "engine/model/model_spec.h"
@@ -41,6 +43,10 @@ struct RunnerOptions {
   uint32_t step_parts = 8;
   // GPU timestamps around every phase of layer 1 (last_step_timings), for profiles.
   bool profile = false;
+  // CPU backend: threads (0: VKLLM_THREADS, else the physical cores) and the kernels' code path
+  // (unset: the best the CPU has, capped by VKLLM_CPU_ISA).
+  uint32_t cpu_threads = 0;
+  std::optional<cpu::Isa> cpu_isa;
   // Reads VKLLM_KV_BUDGET (bytes, with optional K/M/G suffix), VKLLM_BLOCK_SIZE,
   // VKLLM_MATVEC_MAX_BATCH, VKLLM_WARM_UP (0: no warm-up), VKLLM_INT8_DOT (auto/on/off),
   // VKLLM_STEP_PARTS and VKLLM_PROFILE.
@@ -66,12 +72,15 @@ struct StepResult {
 };
 
 class Forward;
+class HostModel;
 class StepBackend;
 
 class Runner {
  public:
   // On the model's Vulkan device.
   Runner(Model& model, const RunnerOptions& options = RunnerOptions::from_env());
+  // On the CPU; `model` must outlive the Runner.
+  Runner(const HostModel& model, const RunnerOptions& options = RunnerOptions::from_env());
   ~Runner();
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;

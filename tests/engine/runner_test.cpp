@@ -1,16 +1,21 @@
-// The Vulkan forward pass (Runner) against llama.cpp's recorded outputs and against the scalar
-// reference forward, and the paged KV cache's guarantees: batching, block boundaries, prefix
-// reuse and eviction never change a sequence's logits.
+// The forward pass (Runner) on each backend, Vulkan (lavapipe here) and the CPU, against
+// llama.cpp's recorded outputs and against the scalar reference forward, and the paged KV
+// cache's guarantees: batching, block boundaries, prefix reuse and eviction never change a
+// sequence's logits.
 #include "engine/runtime/runner.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cctype>
+#include <memory>
+#include <optional>
 #include <random>
 #include <string>
+#include <tuple>
 
 #include "engine/runtime/generator.h"
+#include "engine/runtime/host_model.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "tests/engine/vk_test_context.h"
 #include "tests/reference/llama_cpp_reference.h"
@@ -26,25 +31,49 @@ int32_t argmax(const std::vector<float>& v) {
   return static_cast<int32_t>(std::max_element(v.begin(), v.end()) - v.begin());
 }
 
-std::string case_label(const ::testing::TestParamInfo<std::string>& info) {
-  std::string n = info.param;
+std::string label(std::string n) {
   for (char& c : n)
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   return n;
 }
 
-class RunnerVsLlamaCpp : public ::testing::TestWithParam<std::string> {};
+std::string case_label(const ::testing::TestParamInfo<std::string>& info) {
+  return label(info.param);
+}
 
-void check_against_llama_cpp(const std::string& name, const RunnerOptions& opts) {
+enum class Backend { Vulkan, Cpu };
+
+std::string backend_label(const ::testing::TestParamInfo<Backend>& info) {
+  return info.param == Backend::Cpu ? "Cpu" : "Vulkan";
+}
+
+// A model file loaded for one backend: on the test's Vulkan device, or in host memory (pointing
+// into the file's mapping) for the CPU.
+struct LoadedModel {
+  LoadedModel(const gguf::GgufFile& file, Backend backend) {
+    if (backend == Backend::Cpu)
+      host.emplace(file);
+    else
+      device.emplace(test::vk_context(), file);
+  }
+  const model::ModelSpec& spec() const { return host ? host->spec() : device->spec(); }
+  std::unique_ptr<Runner> runner(const RunnerOptions& opts) {
+    return host ? std::make_unique<Runner>(*host, opts) : std::make_unique<Runner>(*device, opts);
+  }
+  std::optional<HostModel> host;
+  std::optional<Model> device;
+};
+
+void check_against_llama_cpp(const std::string& name, const RunnerOptions& opts,
+                             Backend backend = Backend::Vulkan) {
   const auto ref = reference::load_llama_cpp_case(name);
   auto file = gguf::GgufFile::open(ref.model_path);
   auto tok = tokenizer::Tokenizer::from_gguf(file);
   EXPECT_EQ(tok->encode(ref.prompt_text, true, true), ref.prompt_tokens) << "prompt tokens";
 
-  auto& ctx = test::vk_context();
-  Model model(ctx, file);
-  Runner runner(model, opts);
-  Generator gen(runner);
+  LoadedModel model(file, backend);
+  auto runner = model.runner(opts);
+  Generator gen(*runner);
   auto logits = gen.feed(ref.prompt_tokens);
   ASSERT_EQ(logits.size(), ref.last_logits.size());
   const double diff = max_abs_diff(logits, ref.last_logits);
@@ -59,16 +88,40 @@ void check_against_llama_cpp(const std::string& name, const RunnerOptions& opts)
   }
 }
 
+class RunnerVsLlamaCpp : public ::testing::TestWithParam<std::tuple<Backend, std::string>> {};
+
 TEST_P(RunnerVsLlamaCpp, TokensLogitsAndGreedyContinuationMatch) {
   RunnerOptions opts;
   // Several prefill chunks for the longer prompts, the first through the GEMM (> 64 tokens).
   opts.max_batch_tokens = 128;
   opts.int8_dot = vk::Int8Dot::Off;
-  check_against_llama_cpp(GetParam(), opts);
+  check_against_llama_cpp(std::get<1>(GetParam()), opts, std::get<0>(GetParam()));
 }
 
 INSTANTIATE_TEST_SUITE_P(SharedModels, RunnerVsLlamaCpp,
-                         ::testing::ValuesIn(reference::llama_cpp_case_names()), case_label);
+                         ::testing::Combine(::testing::Values(Backend::Vulkan, Backend::Cpu),
+                                            ::testing::ValuesIn(reference::llama_cpp_case_names())),
+                         [](const auto& info) {
+                           return std::string(std::get<0>(info.param) == Backend::Cpu ? "Cpu_"
+                                                                                      : "Vulkan_") +
+                                  label(std::get<1>(info.param));
+                         });
+
+// The CPU kernels' portable code path (what VKLLM_CPU_ISA=scalar forces), whatever this CPU has,
+// on one prompt per model: prefill in chunks and the greedy continuation.
+class CpuPortablePath : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CpuPortablePath, MatchesLlamaCpp) {
+  RunnerOptions opts;
+  opts.max_batch_tokens = 32;
+  opts.cpu_isa = cpu::Isa::Portable;
+  check_against_llama_cpp(GetParam(), opts, Backend::Cpu);
+}
+
+INSTANTIATE_TEST_SUITE_P(SharedModels, CpuPortablePath,
+                         ::testing::Values("ref-llama-f16.fox", "ref-llama-q4_k_m.fox",
+                                           "ref-llama-q8_0.fox"),
+                         case_label);
 
 // The int8-dot decode products (activations quantized to q8 blocks), forced on where the device
 // has integer dot products at all, on the quantized models: prefill (matvec-sized chunks) and the
@@ -86,17 +139,25 @@ INSTANTIATE_TEST_SUITE_P(QuantizedModels, RunnerInt8Dot,
                          ::testing::Values("ref-llama-q4_k_m.fox", "ref-llama-q8_0.fox"),
                          case_label);
 
-// A small real-shaped model shared by the paging tests.
+// A small real-shaped model shared by the paging tests, loaded for one backend.
 struct RefModel {
+  explicit RefModel(Backend backend) : model(file, backend) {}
   gguf::GgufFile file =
       gguf::GgufFile::open(reference::shared_testdata_dir() / "models/ref-llama-f16.gguf");
-  Model model{test::vk_context(), file};
+  LoadedModel model;
 };
 
-RefModel& ref_model() {
-  static RefModel m;
-  return m;
+RefModel& ref_model(Backend backend) {
+  if (backend == Backend::Cpu) {
+    static RefModel host(Backend::Cpu);
+    return host;
+  }
+  static RefModel vulkan(Backend::Vulkan);
+  return vulkan;
 }
+
+class RunnerPaging : public ::testing::TestWithParam<Backend> {};
+class RunnerErrors : public ::testing::TestWithParam<Backend> {};
 
 std::vector<int32_t> random_tokens(std::mt19937& rng, size_t n) {
   std::uniform_int_distribution<int32_t> d(3, 31999);
@@ -110,14 +171,15 @@ struct Seeded {
   std::mt19937 rng{seed};
 };
 
-TEST(RunnerPaging, MatchesTheScalarReferenceAtBlockBoundaries) {
+TEST_P(RunnerPaging, MatchesTheScalarReferenceAtBlockBoundaries) {
   Seeded s;
   SCOPED_TRACE("seed " + std::to_string(s.seed));
-  auto& m = ref_model();
+  auto& m = ref_model(GetParam());
   reference::ReferenceModel ref(m.file);
   RunnerOptions opts;
   opts.max_logits_rows = 40;
-  Runner runner(m.model, opts);
+  auto runner_ptr = m.model.runner(opts);
+  Runner& runner = *runner_ptr;
   for (size_t len : {15u, 16u, 17u, 31u, 32u, 33u}) {
     auto tokens = random_tokens(s.rng, len);
     ref.reset();
@@ -133,11 +195,12 @@ TEST(RunnerPaging, MatchesTheScalarReferenceAtBlockBoundaries) {
   }
 }
 
-TEST(RunnerPaging, BatchedSequencesOfDifferentLengthsMatchEachAlone) {
+TEST_P(RunnerPaging, BatchedSequencesOfDifferentLengthsMatchEachAlone) {
   Seeded s;
   SCOPED_TRACE("seed " + std::to_string(s.seed));
-  auto& m = ref_model();
-  Runner runner(m.model, RunnerOptions{});
+  auto& m = ref_model(GetParam());
+  auto runner_ptr = m.model.runner(RunnerOptions{});
+  Runner& runner = *runner_ptr;
   const std::vector<size_t> lengths = {15, 16, 17, 31, 32, 33, 5};
   std::vector<std::vector<int32_t>> prompts;
   std::vector<std::vector<float>> alone;
@@ -168,11 +231,12 @@ TEST(RunnerPaging, BatchedSequencesOfDifferentLengthsMatchEachAlone) {
   }
 }
 
-TEST(RunnerPaging, PrefixCacheReuseGivesTheSameLogitsAsRecomputing) {
+TEST_P(RunnerPaging, PrefixCacheReuseGivesTheSameLogitsAsRecomputing) {
   Seeded s;
   SCOPED_TRACE("seed " + std::to_string(s.seed));
-  auto& m = ref_model();
-  Runner runner(m.model, RunnerOptions{});
+  auto& m = ref_model(GetParam());
+  auto runner_ptr = m.model.runner(RunnerOptions{});
+  Runner& runner = *runner_ptr;
   auto shared = random_tokens(s.rng, 40);
   auto tail = random_tokens(s.rng, 9);
   std::vector<int32_t> prompt = shared;
@@ -199,15 +263,16 @@ TEST(RunnerPaging, PrefixCacheReuseGivesTheSameLogitsAsRecomputing) {
   EXPECT_LT(max_abs_diff(reused, fresh), 1e-2);
 }
 
-TEST(RunnerPaging, EvictionUnderPressureNeverCorruptsALiveSequence) {
+TEST_P(RunnerPaging, EvictionUnderPressureNeverCorruptsALiveSequence) {
   Seeded s;
   SCOPED_TRACE("seed " + std::to_string(s.seed));
-  auto& m = ref_model();
+  auto& m = ref_model(GetParam());
   RunnerOptions opts;
   // Room for 12 blocks of 16 tokens: the live sequence holds 4, churn needs the rest.
   const auto& spec = m.model.spec();
   opts.kv_budget_bytes = 12ull * 2 * spec.n_layer * spec.n_head_kv * 16 * spec.head_dim * 2;
-  Runner runner(m.model, opts);
+  auto runner_ptr = m.model.runner(opts);
+  Runner& runner = *runner_ptr;
   ASSERT_EQ(runner.pool().num_blocks(), 12u);
   auto live_prompt = random_tokens(s.rng, 50);
   kv::BlockTable live(runner.pool(), runner.block_size());
@@ -233,12 +298,13 @@ TEST(RunnerPaging, EvictionUnderPressureNeverCorruptsALiveSequence) {
   EXPECT_GE(cosine(after, want), 0.9999);
 }
 
-TEST(RunnerErrors, RejectsBadTokensAndOversizedSteps) {
-  auto& m = ref_model();
+TEST_P(RunnerErrors, RejectsBadTokensAndOversizedSteps) {
+  auto& m = ref_model(GetParam());
   RunnerOptions opts;
   opts.max_batch_tokens = 8;
   opts.max_seqs = 2;
-  Runner runner(m.model, opts);
+  auto runner_ptr = m.model.runner(opts);
+  Runner& runner = *runner_ptr;
   kv::BlockTable t(runner.pool(), runner.block_size());
   std::vector<int32_t> bad = {1, 99999};
   SequenceStep s{&t, bad, LogitsWanted::Last};
@@ -249,6 +315,11 @@ TEST(RunnerErrors, RejectsBadTokensAndOversizedSteps) {
   s.tokens = many;
   EXPECT_THROW(runner.step(std::span(&s, 1)), std::invalid_argument);
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, RunnerPaging, ::testing::Values(Backend::Vulkan, Backend::Cpu),
+                         backend_label);
+INSTANTIATE_TEST_SUITE_P(Backends, RunnerErrors, ::testing::Values(Backend::Vulkan, Backend::Cpu),
+                         backend_label);
 
 }  // namespace
 }  // namespace vkllm::runtime

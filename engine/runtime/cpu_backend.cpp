@@ -1,0 +1,384 @@
+#include "engine/runtime/cpu_backend.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+
+#include "engine/cpu/attention.h"
+#include "engine/cpu/isa.h"
+#include "engine/cpu/ops.h"
+#include "engine/cpu/quant_matmul.h"
+#include "engine/cpu/thread_pool.h"
+
+namespace vkllm::runtime {
+
+namespace {
+
+using model::Weight;
+
+// MemAvailable from /proc/meminfo in bytes; 0 when unknown.
+uint64_t memory_available() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  uint64_t kb = 0;
+  std::string unit;
+  while (in >> key >> kb >> unit) {
+    if (key == "MemAvailable:") return kb * 1024;
+  }
+  return 0;
+}
+
+struct FreeBytes {
+  void operator()(void* p) const { std::free(p); }
+};
+
+// Zeroed host memory on a cache line (the kernels' widest loads).
+template <class T>
+std::unique_ptr<T[], FreeBytes> host_array(uint64_t n) {
+  const uint64_t bytes = std::max<uint64_t>((n * sizeof(T) + 63) / 64 * 64, 64);
+  void* p = std::aligned_alloc(64, bytes);
+  if (!p) throw std::bad_alloc();
+  std::memset(p, 0, bytes);
+  return std::unique_ptr<T[], FreeBytes>(static_cast<T*>(p));
+}
+
+class CpuBackend final : public StepBackend {
+ public:
+  CpuBackend(const HostModel& model, RunnerOptions& o)
+      : m_(model),
+        spec_(model.spec()),
+        opt_(o),
+        isa_(o.cpu_isa ? cpu::usable_isa(*o.cpu_isa) : cpu::selected_isa()),
+        pool_(o.cpu_threads ? o.cpu_threads : cpu::ThreadPool::default_threads()) {
+    ws_.reserve_threads(pool_.size());
+    allocate_activations();
+    allocate_kv();
+  }
+
+  // ---- Graph operations: each runs now, its rows shared out over the pool.
+
+  void embed(WeightRef table, Rows out, uint32_t n_tokens, float scale) override {
+    const HostTensor& w = get(table);
+    cpu::GetRowsArgs g;
+    g.type = w.type;
+    g.weights = w.data;
+    g.row_elems = static_cast<uint32_t>(w.cols());
+    g.n_rows = static_cast<uint32_t>(w.rows());
+    g.ids = ids_.get();
+    g.out = ptr(out);
+    g.out_stride = out.stride;
+    g.scale = scale;
+    split(n_tokens, 1, [&](uint32_t b, uint32_t e) { cpu::get_rows(g, b, e); });
+  }
+
+  void rms_norm(Rows x, WeightRef w, Rows y, uint32_t n, uint32_t rows,
+                std::span<const WeightRef>) override {
+    cpu::RmsNormArgs a;
+    a.x = ptr(x);
+    a.weight = f32_weight(w);
+    a.y = ptr(y);
+    a.n = n;
+    a.x_stride = x.stride;
+    a.y_stride = y.stride;
+    a.eps = spec_.norm_eps;
+    split(rows, rows_per_task(n), [&](uint32_t b, uint32_t e) { cpu::rms_norm(a, b, e, isa_); });
+  }
+
+  void products(Rows x, uint32_t n, std::span<const ProductOut> outs) override {
+    if (outs.empty() || outs.size() > kMaxProducts)
+      throw std::logic_error("products: 1 to 4 outputs");
+    cpu::WeightView views[kMaxProducts];
+    cpu::Product products[kMaxProducts];
+    for (size_t i = 0; i < outs.size(); ++i) {
+      const HostTensor& w = get(outs[i].w);
+      views[i] = {w.type, w.data, w.cols(), w.rows()};
+      products[i] = {&views[i], ptr(outs[i].y), outs[i].y.stride ? outs[i].y.stride : w.rows(),
+                     outs[i].accumulate};
+    }
+    const uint64_t x_stride = x.stride ? x.stride : views[0].cols;
+    cpu::matmul(std::span<const cpu::Product>(products, outs.size()), ptr(x), x_stride, n, pool_,
+                ws_, isa_);
+  }
+
+  void add_bias(WeightRef bias, Rows x, uint32_t n, uint32_t rows) override {
+    const HostTensor* b = find(bias);
+    if (!b) return;
+    const float* bp = f32_weight(bias);
+    float* xp = ptr(x);
+    split(rows, rows_per_task(n),
+          [&](uint32_t rb, uint32_t re) { cpu::add_bias(xp, bp, n, x.stride, rb, re, isa_); });
+  }
+
+  void add(Rows a, Rows b, Rows out, uint64_t n) override {
+    const float *ap = ptr(a), *bp = ptr(b);
+    float* op = ptr(out);
+    split(static_cast<uint32_t>(n), kElementsPerTask,
+          [&](uint32_t i, uint32_t e) { cpu::add(ap, bp, op, i, e, isa_); });
+  }
+
+  void rope(const RopeSpec& rope, Rows x, uint32_t n_heads) override {
+    const cpu::RopeParams p = rope_params(rope);
+    const cpu::HeadRows rows{ptr(x), x.stride};
+    split(batch_.n_tokens, 1,
+          [&](uint32_t b, uint32_t e) { cpu::rope(p, batch_, rows, rows, n_heads, b, e, isa_); });
+  }
+
+  void write_kv(uint32_t layer, bool value, const RopeSpec* rope, Rows src) override {
+    cpu::RopeParams p;
+    if (rope) p = rope_params(*rope);
+    const cpu::CacheRegion region{region_data(layer, value), spec_.n_head_kv, layout_.block_size};
+    const cpu::ConstHeadRows rows(ptr(src), src.stride);
+    split(batch_.n_tokens, 1, [&](uint32_t b, uint32_t e) {
+      cpu::write_kv(rope ? &p : nullptr, batch_, rows, spec_.head_dim, region, b, e, isa_);
+    });
+  }
+
+  void attention(const AttentionSpec& s) override {
+    cpu::AttentionArgs a;
+    a.q = cpu::ConstHeadRows(ptr(s.q), s.q.stride);
+    a.k_cache = region_data(s.layer, false);
+    a.v_cache = region_data(s.layer, true);
+    a.n_kv_heads = spec_.n_head_kv;
+    a.block_size = layout_.block_size;
+    a.batch = batch_;
+    a.out = {ptr(s.out), s.out.stride};
+    a.n_q_heads = s.n_q_heads;
+    a.head_dim = s.head_dim;
+    a.scale = s.scale;
+    a.softcap = s.softcap;
+    a.window = s.window;
+    a.kv_splits = cpu::attention_suggested_splits(a, max_kv_len_, pool_.size());
+    if (a.kv_splits > 1) {
+      const uint64_t floats = cpu::attention_partials_floats(a);
+      if (partials_.size() < floats) partials_.resize(floats);
+      a.partials = partials_.data();
+    }
+    const uint32_t units = cpu::attention_work_units(a);
+    pool_.parallel_for(units, [&](uint32_t u, unsigned) { cpu::attention(a, u, u + 1, isa_); });
+    if (a.kv_splits > 1)
+      split(batch_.n_tokens, 1, [&](uint32_t b, uint32_t e) { cpu::attention_reduce(a, b, e); });
+  }
+
+  void glu(GluAct act, Rows gate, Rows up, Rows out, uint32_t n, uint32_t rows,
+           std::span<const WeightRef>) override {
+    cpu::GluArgs g;
+    g.gate = ptr(gate);
+    g.up = ptr(up);
+    g.out = ptr(out);
+    g.n = n;
+    g.act = act == GluAct::Silu ? cpu::GluActivation::Silu : cpu::GluActivation::GeluTanh;
+    g.gate_stride = gate.stride;
+    g.up_stride = up.stride;
+    g.out_stride = out.stride;
+    split(rows, rows_per_task(n), [&](uint32_t b, uint32_t e) { cpu::glu(g, b, e, isa_); });
+  }
+
+  void select_rows(Rows from, Rows to, uint32_t n, uint32_t n_sel) override {
+    const float* src = ptr(from);
+    float* dst = ptr(to);
+    const uint32_t from_stride = from.stride ? from.stride : n;
+    const uint32_t to_stride = to.stride ? to.stride : n;
+    for (uint32_t r = 0; r < n_sel; ++r) {
+      const uint32_t row = sel_[r];
+      if (row >= batch_.n_tokens) throw std::logic_error("selected row outside the step");
+      std::memcpy(dst + uint64_t(r) * to_stride, src + uint64_t(row) * from_stride, 4ull * n);
+    }
+  }
+
+  void softcap(Rows x, uint64_t n, float cap) override {
+    float* p = ptr(x);
+    split(static_cast<uint32_t>(n), kElementsPerTask,
+          [&](uint32_t b, uint32_t e) { cpu::softcap(p, p, cap, b, e, isa_); });
+  }
+
+  void argmax(Rows logits, uint32_t n, uint32_t rows) override {
+    const float* p = ptr(logits);
+    split(rows, 1, [&](uint32_t b, uint32_t e) {
+      cpu::argmax(p, n, logits.stride, greedy_.get(), b, e, isa_);
+    });
+  }
+
+  void barrier() override {}
+  void begin_layer(uint32_t layer) override {
+    marking_ = opt_.profile && layer == 1;
+    mark("layer_begin");
+  }
+  void end_layer(uint32_t) override { marking_ = false; }
+  void mark(const char* phase) override {
+    if (marking_) timestamp(phase);
+  }
+  void timestamp(const char* phase) override {
+    if (opt_.profile) marks_.emplace_back(phase, std::chrono::steady_clock::now());
+  }
+
+  // ---- The Runner's side.
+
+  uint32_t max_batch_tokens() const override { return opt_.max_batch_tokens; }
+  uint32_t max_logits_rows() const override { return opt_.max_logits_rows; }
+  const kv::KvLayout& kv_layout() const override { return layout_; }
+  uint64_t kv_bytes() const override { return 2ull * spec_.n_layer * layout_.region_bytes(); }
+  uint64_t activation_bytes() const override { return act_bytes_; }
+  uint32_t* token_ids() override { return ids_.get(); }
+  uint32_t* selected_rows() override { return sel_.get(); }
+
+  void begin_step(const kv::BatchMeta& meta) override {
+    meta_ = meta.words;
+    batch_ = {std::span<const uint32_t>(meta_), meta.n_tokens, meta.n_seqs};
+    max_kv_len_ = meta.max_kv_len;
+    marks_.clear();
+    timestamp("start");
+  }
+  void end_step(const StepOutputs&, uint32_t) override { timestamp("output"); }
+
+  const float* logits() const override { return act(Act::Logits); }
+  const uint32_t* greedy() const override { return greedy_.get(); }
+  const float* hidden() const override { return act(Act::HSel); }
+
+  // Nothing to create ahead: the kernels are compiled in.
+  size_t warm_up(const std::function<void()>&) override { return 0; }
+
+  std::vector<std::pair<std::string, double>> timings() const override {
+    std::vector<std::pair<std::string, double>> out;
+    for (const auto& [label, at] : marks_) {
+      out.emplace_back(
+          label, std::chrono::duration<double, std::milli>(at - marks_.front().second).count());
+    }
+    return out;
+  }
+
+ private:
+  static constexpr size_t kMaxProducts = 4;
+  static constexpr uint32_t kElementsPerTask = 16384;
+  static constexpr size_t kActs = size_t(Act::Logits) + 1;
+
+  // Rows per task so a task has at least ~16k elements of work (a loop dispatch costs ~1 us).
+  static uint32_t rows_per_task(uint32_t n) { return std::max<uint32_t>(1, kElementsPerTask / n); }
+
+  // Runs f(begin, end) over [0, n) in tasks of at least `grain` units: inline when one task
+  // suffices, else about four tasks per thread (dynamic claiming balances the rest).
+  template <class F>
+  void split(uint32_t n, uint32_t grain, const F& f) {
+    if (n == 0) return;
+    const uint32_t threads = pool_.size();
+    const uint32_t tasks =
+        std::min<uint32_t>((n + grain - 1) / grain, threads == 1 ? 1 : threads * 4);
+    if (tasks <= 1) {
+      f(0, n);
+      return;
+    }
+    pool_.parallel_for(tasks, [&](uint32_t task, unsigned) {
+      const uint32_t b = static_cast<uint32_t>(uint64_t(n) * task / tasks);
+      const uint32_t e = static_cast<uint32_t>(uint64_t(n) * (task + 1) / tasks);
+      if (b < e) f(b, e);
+    });
+  }
+
+  const HostTensor* find(WeightRef w) const {
+    return w.w == Weight::Output ? &m_.output() : m_.find(w.w, w.layer);
+  }
+  const HostTensor& get(WeightRef w) const {
+    return w.w == Weight::Output ? m_.output() : m_.get(w.w, w.layer);
+  }
+  // Norm weights, biases and rope factors are f32 in every GGUF the converters write.
+  const float* f32_weight(WeightRef w) const {
+    const HostTensor& t = get(w);
+    if (t.type != gguf::TensorType::F32)
+      throw std::runtime_error(t.name + ": the CPU backend reads this weight as f32");
+    return reinterpret_cast<const float*>(t.data);
+  }
+
+  float* act(Act a) const { return acts_[size_t(a)]; }
+  float* ptr(Rows r) const { return act(r.act) + r.off; }
+  uint16_t* region_data(uint32_t layer, bool value) const {
+    return kv_.get() + (2ull * layer + (value ? 1 : 0)) * layout_.region_elements();
+  }
+
+  cpu::RopeParams rope_params(const RopeSpec& r) const {
+    cpu::RopeParams p;
+    p.head_dim = r.head_dim;
+    p.n_dims = r.n_dims;
+    p.neox = r.neox;
+    p.freq_base = r.freq_base;
+    p.freq_scale = r.freq_scale;
+    if (r.freq_factors && find({Weight::RopeFreqs}))
+      p.freq_factors = f32_weight({Weight::RopeFreqs});
+    return p;
+  }
+
+  void allocate_activations() {
+    const uint64_t T = opt_.max_batch_tokens, E = spec_.n_embd;
+    const uint64_t qd = spec_.n_embd_q(), kvd = spec_.n_embd_k_gqa();
+    const uint64_t ff = spec_.n_ff, V = spec_.n_vocab, R = opt_.max_logits_rows;
+    // In Act order.
+    const uint64_t sizes[kActs] = {T * E,  T * E,  T * qd,     T * kvd, T * kvd, T * (qd + 2 * kvd),
+                                   T * qd, T * ff, T * ff * 2, T * ff,  R * E,   R * E,
+                                   R * V};
+    uint64_t total = 0;
+    for (uint64_t s : sizes) total += (s + 15) / 16 * 16;
+    storage_ = host_array<float>(total);
+    float* p = storage_.get();
+    for (size_t i = 0; i < kActs; ++i) {
+      acts_[i] = p;
+      p += (sizes[i] + 15) / 16 * 16;
+    }
+    ids_ = host_array<uint32_t>(T);
+    sel_ = host_array<uint32_t>(R);
+    greedy_ = host_array<uint32_t>(R);
+    act_bytes_ = total * 4 + 4 * (T + 2 * R);
+  }
+
+  void allocate_kv() {
+    layout_.n_kv_heads = spec_.n_head_kv;
+    layout_.head_dim = spec_.head_dim;
+    layout_.block_size = opt_.block_size;
+    const uint64_t per_block = 2ull * spec_.n_layer * spec_.n_head_kv * opt_.block_size *
+                               spec_.head_dim * 2;  // K and V, f16
+    uint64_t budget = opt_.kv_budget_bytes;
+    if (budget == 0) {
+      // Every sequence at full context, but at most half of what the system has available.
+      const uint64_t want =
+          per_block * opt_.max_seqs * ((opt_.max_context + opt_.block_size - 1) / opt_.block_size);
+      const uint64_t available = memory_available();
+      budget = available ? std::min(want, available / 2) : std::min<uint64_t>(want, 1ull << 30);
+    }
+    uint64_t blocks = std::max<uint64_t>(budget / per_block, 1);
+    blocks = std::min<uint64_t>(blocks, uint32_t(-1) / 2);
+    layout_.num_blocks = static_cast<uint32_t>(blocks);
+    // calloc: the pages of a large cache are only touched as sequences fill them.
+    kv_.reset(static_cast<uint16_t*>(
+        std::calloc(2ull * spec_.n_layer * layout_.region_elements(), sizeof(uint16_t))));
+    if (!kv_) throw std::bad_alloc();
+  }
+
+  const HostModel& m_;
+  const model::ModelSpec& spec_;
+  RunnerOptions opt_;
+  cpu::Isa isa_;
+  cpu::ThreadPool pool_;
+  cpu::MatmulWorkspace ws_;
+  kv::KvLayout layout_;
+  std::unique_ptr<uint16_t[], FreeBytes> kv_;
+  std::unique_ptr<float[], FreeBytes> storage_;
+  float* acts_[kActs] = {};
+  std::unique_ptr<uint32_t[], FreeBytes> ids_, sel_, greedy_;
+  uint64_t act_bytes_ = 0;
+  std::vector<float> partials_;
+  // The step's batch.
+  std::vector<uint32_t> meta_;
+  cpu::BatchView batch_;
+  uint32_t max_kv_len_ = 0;
+  bool marking_ = false;
+  std::vector<std::pair<std::string, std::chrono::steady_clock::time_point>> marks_;
+};
+
+}  // namespace
+
+std::unique_ptr<StepBackend> make_cpu_backend(const HostModel& model, RunnerOptions& opt) {
+  return std::make_unique<CpuBackend>(model, opt);
+}
+
+}  // namespace vkllm::runtime
