@@ -12,7 +12,6 @@
 
 #include <immintrin.h>
 
-#include <array>
 #include <cstring>
 
 #include "engine/cpu/quant_matmul_kernels.h"

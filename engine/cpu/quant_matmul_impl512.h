@@ -163,18 +163,21 @@ void q8_0_512_row(const std::byte* row, uint64_t cols, const std::byte* x, uint6
 }
 
 // Scale index of each int16 lane: 128-bit lane j of the A (B) vector of half h uses scale
-// 8h + j (8h + 4 + j).
-constexpr std::array<std::array<int16_t, 32>, 4> q6_scale_pick() {
-  std::array<std::array<int16_t, 32>, 4> idx{};
+// 8h + j (8h + 4 + j). A plain array: no library code may be instantiated in this file.
+struct Q6ScalePick {
+  int16_t idx[4][32];
+};
+constexpr Q6ScalePick q6_scale_pick() {
+  Q6ScalePick p{};
   for (int h = 0; h < 2; ++h) {
     for (int i = 0; i < 32; ++i) {
-      idx[2 * h][i] = static_cast<int16_t>(8 * h + i / 8);
-      idx[2 * h + 1][i] = static_cast<int16_t>(8 * h + 4 + i / 8);
+      p.idx[2 * h][i] = static_cast<int16_t>(8 * h + i / 8);
+      p.idx[2 * h + 1][i] = static_cast<int16_t>(8 * h + 4 + i / 8);
     }
   }
-  return idx;
+  return p;
 }
-constexpr auto kQ6ScalePick = q6_scale_pick();
+constexpr Q6ScalePick kQ6ScalePick = q6_scale_pick();
 
 template <unsigned NT>
 void q6_k_512_row(const std::byte* row, uint64_t cols, const std::byte* x, uint64_t xs,
@@ -187,7 +190,7 @@ void q6_k_512_row(const std::byte* row, uint64_t cols, const std::byte* x, uint6
   const __m512i shl_a = _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(2), 1);
   const __m512i shr_b = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi16(2), 1);
   __m512i pick[4];
-  for (int k = 0; k < 4; ++k) pick[k] = _mm512_loadu_si512(kQ6ScalePick[k].data());
+  for (int k = 0; k < 4; ++k) pick[k] = _mm512_loadu_si512(kQ6ScalePick.idx[k]);
   __m512 acc[NT];
   for (unsigned t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
   for (uint64_t b = 0; b < nb; ++b, ++w) {

@@ -23,13 +23,16 @@ static_assert(sizeof(ActQ8_0) == 40);
 
 // Activations for the 512-bit Q8_0 kernel, one token's row: the cols int8 values plus 128 as
 // bytes (so they can be vpdpbusd's unsigned operand against the signed weights), then the block
-// scales as floats; the row is padded to 64 bytes.
-inline uint64_t act_q8_0u_scales_offset(uint64_t cols) {
+// scales as floats; the row is padded to 64 bytes. In an unnamed namespace: the ISA files must
+// not emit a shared (weak) copy of anything a baseline file also calls.
+namespace {
+constexpr uint64_t act_q8_0u_scales_offset(uint64_t cols) {
   return (cols + 63) / 64 * 64;
 }
-inline uint64_t act_q8_0u_bytes(uint64_t cols) {
+constexpr uint64_t act_q8_0u_bytes(uint64_t cols) {
   return (act_q8_0u_scales_offset(cols) + cols / gguf::kLegacyBlock * sizeof(float) + 63) / 64 * 64;
 }
+}  // namespace
 
 enum class ActFormat : uint8_t { F32, Q8_0, Q8_K, Q8_0U };
 constexpr int kActFormats = 4;
