@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdlib>
+#include <span>
 #include <stdexcept>
 #include <string>
 
@@ -84,6 +86,17 @@ void get_rows(CommandRecorder& rec, PipelineCache& pc, const GetRowsArgs& a) {
   rec.dispatch(p, {a.weights, a.ids, a.out}, push, {div_up(a.row_elems / unit, wg), a.n_tokens, 1});
 }
 
+namespace {
+// VKLLM_NORM_BLOCKS=0 keeps rms_norm on its looping kernel (for A/B measurements).
+bool norm_blocks_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("VKLLM_NORM_BLOCKS");
+    return !v || std::string(v) != "0";
+  }();
+  return on;
+}
+}  // namespace
+
 void rms_norm(CommandRecorder& rec, PipelineCache& pc, const RmsNormArgs& a) {
   require(a.n > 0, "rms_norm: empty rows");
   struct {
@@ -97,20 +110,35 @@ void rms_norm(CommandRecorder& rec, PipelineCache& pc, const RmsNormArgs& a) {
          a.eps,
          (a.residual ? 1u : 0u) | (a.weight ? 0u : 2u)};
   const bool sg = pc.device().caps().subgroup_arithmetic();
-  // Enough threads for 4+ elements each, within 64..512.
-  uint32_t wg = 64;
-  while (wg < 512 && wg * 4 < a.n) wg *= 2;
   if (a.q8) {
     require(sg && a.n % 32 == 0 && (a.y_stride == 0 || a.y_stride == a.n),
             "rms_norm: a q8 output needs subgroup arithmetic, n a multiple of 32 and dense rows");
     require(a.q8.size >= uint64_t{a.n_rows} * a.n * 5 / 4, "rms_norm: q8 slice too small");
-    const Pipeline& p = pipeline(pc, "rms_norm_q8", 5, sizeof(push), wg);
-    rec.dispatch(p, {a.x, a.residual ? a.residual : a.x, a.weight ? a.weight : a.x, a.y, a.q8},
-                 push, groups_1d(a.n_rows));
+  }
+  const std::array<BufferSlice, 5> buffers{a.x, a.residual ? a.residual : a.x,
+                                           a.weight ? a.weight : a.x, a.y, a.q8};
+  const uint32_t n_buffers = a.q8 ? 5 : 4;
+  // Rows of up to 512 blocks of 32 (the subgroup reduction's bound at subgroup size 8), with
+  // vec4-aligned rows: one block per invocation, held in registers.
+  constexpr uint32_t kMaxBlocks = 512;
+  if (norm_blocks_enabled() && a.n % 32 == 0 && a.n / 32 <= kMaxBlocks && push.x_stride % 4 == 0 &&
+      push.y_stride % 4 == 0) {
+    uint32_t wg = 32;
+    while (wg < a.n / 32) wg *= 2;
+    const char* shader = a.q8 ? "rms_norm_blocks_q8"
+                         : sg ? "rms_norm_blocks"
+                              : "rms_norm_blocks_shmem";
+    const Pipeline& p = pipeline(pc, shader, n_buffers, sizeof(push), wg);
+    rec.dispatch(p, std::span(buffers.data(), n_buffers), std::as_bytes(std::span(&push, 1)),
+                 groups_1d(a.n_rows));
     return;
   }
-  const Pipeline& p = pipeline(pc, sg ? "rms_norm" : "rms_norm_shmem", 4, sizeof(push), wg);
-  rec.dispatch(p, {a.x, a.residual ? a.residual : a.x, a.weight ? a.weight : a.x, a.y}, push,
+  // Enough threads for 4+ elements each, within 64..512.
+  uint32_t wg = 64;
+  while (wg < 512 && wg * 4 < a.n) wg *= 2;
+  const char* shader = a.q8 ? "rms_norm_q8" : sg ? "rms_norm" : "rms_norm_shmem";
+  const Pipeline& p = pipeline(pc, shader, n_buffers, sizeof(push), wg);
+  rec.dispatch(p, std::span(buffers.data(), n_buffers), std::as_bytes(std::span(&push, 1)),
                groups_1d(a.n_rows));
 }
 

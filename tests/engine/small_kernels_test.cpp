@@ -22,7 +22,9 @@ vk::Arena make_arena() {
 TEST(SmallKernels, RmsNormWithOptionalResidualAndWeight) {
   SeededRng rng;
   auto& pc = vk_context().pipelines();
-  for (uint32_t n : {1u, 7u, 64u, 1000u + rng.below(100), 4096u}) {
+  // 16384: the register-blocked kernel's widest row (512 blocks of 32); 16416: one block more,
+  // back on the looping kernel.
+  for (uint32_t n : {1u, 7u, 64u, 1000u + rng.below(100), 4096u, 16384u, 16416u}) {
     for (int mode = 0; mode < 3; ++mode) {  // 0: plain, 1: +residual, 2: no weight
       vk::Arena arena = make_arena();
       const uint32_t rows = 1 + rng.below(4);

@@ -1,0 +1,67 @@
+#version 450
+// RMSNorm for latency: rms_norm.comp's arithmetic (and its optional residual add and q8 output),
+// but each invocation owns one block of 32 elements of the row and keeps it in registers, so a
+// row costs one round of independent loads (x, r and w at once), one reduction and one round of
+// stores, instead of loops that go back to memory for every pass. A decode step's norms are a
+// single row on one workgroup, so their time is latency, not bandwidth.
+// Needs n a multiple of 32, n / 32 <= the workgroup size, and the strides multiples of 4.
+
+#extension GL_EXT_control_flow_attributes : enable
+#include "reduce.glsl"
+#ifdef Q8_OUT
+#include "q8_block.glsl"
+#endif
+
+layout(local_size_x_id = 0) in;
+
+layout(std430, binding = 0) buffer X { vec4 x[]; };
+layout(std430, binding = 1) readonly buffer R { vec4 r[]; };
+layout(std430, binding = 2) readonly buffer W { vec4 w[]; };
+layout(std430, binding = 3) writeonly buffer Y { vec4 y[]; };
+
+layout(push_constant) uniform Params {
+  uint n;         // row length
+  uint n_rows;
+  uint x_stride;  // elements between rows of x (and r)
+  uint y_stride;  // elements between rows of y
+  float eps;
+  uint flags;     // bit 0: add r into x first (and store the sum in x); bit 1: no weight multiply
+} p;
+
+void main() {
+  const uint row = gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x;
+  if (row >= p.n_rows) return;  // uniform across the workgroup
+  const uint b = gl_LocalInvocationIndex;
+  const uint nb = p.n / 32u;
+  const bool mine = b < nb;
+  const bool add = (p.flags & 1u) != 0u;
+  const bool mul = (p.flags & 2u) == 0u;
+  const uint xb = (row * p.x_stride + 32u * b) / 4u;
+  vec4 v[8];
+  vec4 s[8];
+  float ss = 0.0;
+  if (mine) {
+    [[unroll]] for (uint i = 0u; i < 8u; ++i) {
+      v[i] = x[xb + i];
+      s[i] = mul ? w[8u * b + i] : vec4(1.0);
+    }
+    if (add) {
+      [[unroll]] for (uint i = 0u; i < 8u; ++i) {
+        v[i] += r[xb + i];
+        x[xb + i] = v[i];
+      }
+    }
+    [[unroll]] for (uint i = 0u; i < 8u; ++i) ss += dot(v[i], v[i]);
+  }
+  ss = workgroup_sum(ss);
+  if (!mine) return;
+  const float inv = inversesqrt(ss / float(p.n) + p.eps);
+  const uint yb = (row * p.y_stride + 32u * b) / 4u;
+  [[unroll]] for (uint i = 0u; i < 8u; ++i) {
+    v[i] = v[i] * inv * s[i];
+    y[yb + i] = v[i];
+  }
+#ifdef Q8_OUT
+  q8_store_block(row * nb + b, p.n_rows * nb, v);
+#endif
+}

@@ -1,0 +1,5 @@
+# rms_norm_blocks: one 32-element block per invocation, in registers (rows of up to 32 x the
+# workgroup size); _shmem for devices without subgroup arithmetic; _q8 also writes q8 blocks.
+vkllm_shader_variant(rms_norm_blocks rms_norm_blocks.comp)
+vkllm_shader_variant(rms_norm_blocks_shmem rms_norm_blocks.comp REDUCE_SHARED)
+vkllm_shader_variant(rms_norm_blocks_q8 rms_norm_blocks.comp Q8_OUT)
