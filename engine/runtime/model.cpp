@@ -16,6 +16,9 @@ namespace {
 constexpr VkDeviceSize kAlign = 256;
 constexpr VkDeviceSize kMaxArena = VkDeviceSize(1) << 30;  // the runtime's largest block
 constexpr size_t kChunk = size_t(8) << 20;
+// Weights up to the enum's last one at the time of writing get a table slot; any added later
+// fall back to the name lookup.
+constexpr size_t kWeights = static_cast<size_t>(model::Weight::ClsOutBias) + 1;
 
 // Kernels read whole 32-bit words of 2-byte-aligned blocks, up to this far past a tensor's end.
 constexpr VkDeviceSize kSlack = vk::kWeightReadSlackBytes;
@@ -151,11 +154,25 @@ Model::Model(vk::Context& ctx, const gguf::GgufFile& file, TensorDataSource& sou
     }
   }
   uploader.flush();
+
+  const uint32_t layers = std::max<uint32_t>(spec_.n_layer, 1);
+  by_weight_.assign(size_t{layers} * kWeights, nullptr);
+  for (uint32_t l = 0; l < layers; ++l) {
+    for (size_t w = 0; w < kWeights; ++w) {
+      auto it = tensors_.find(model::weight_name(static_cast<model::Weight>(w), l));
+      if (it != tensors_.end()) by_weight_[l * kWeights + w] = &it->second;
+    }
+  }
 }
 
 const DeviceTensor* Model::find(model::Weight w, uint32_t layer) const {
-  auto it = tensors_.find(model::weight_name(w, layer));
-  return it == tensors_.end() ? nullptr : &it->second;
+  if (static_cast<size_t>(w) >= kWeights) {
+    auto it = tensors_.find(model::weight_name(w, layer));
+    return it == tensors_.end() ? nullptr : &it->second;
+  }
+  if (!model::is_per_layer(w)) layer = 0;
+  const size_t i = size_t{layer} * kWeights + static_cast<size_t>(w);
+  return i < by_weight_.size() ? by_weight_[i] : nullptr;
 }
 
 const DeviceTensor& Model::get(model::Weight w, uint32_t layer) const {

@@ -69,6 +69,8 @@ class Model {
   model::ModelSpec spec_;
   std::vector<vk::Arena> arenas_;
   std::unordered_map<std::string, DeviceTensor> tensors_;
+  // find()'s answers by (layer, weight), built once: the graph asks ~20 times per layer and step.
+  std::vector<const DeviceTensor*> by_weight_;
   uint64_t weight_bytes_ = 0;
 };
 
