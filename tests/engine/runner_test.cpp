@@ -316,6 +316,42 @@ TEST_P(RunnerErrors, RejectsBadTokensAndOversizedSteps) {
   EXPECT_THROW(runner.step(std::span(&s, 1)), std::invalid_argument);
 }
 
+// step_hidden (decoders used as embedders) gives the same hidden states on both backends, and a
+// greedy-only step the argmax of the logits the same step returns in full.
+TEST(RunnerBackends, HiddenStatesAgreeAndGreedyOnlyStepsMatchTheirLogits) {
+  Seeded s;
+  SCOPED_TRACE("seed " + std::to_string(s.seed));
+  auto tokens = random_tokens(s.rng, 21);
+  const auto prompt = std::span(tokens).first(20);
+  const auto last = std::span(tokens).subspan(20);
+  std::vector<std::vector<float>> hidden;
+  for (Backend b : {Backend::Vulkan, Backend::Cpu}) {
+    SCOPED_TRACE(b == Backend::Cpu ? "cpu" : "vulkan");
+    auto& m = ref_model(b);
+    auto runner = m.model.runner(RunnerOptions{});
+    kv::BlockTable table(runner->pool(), runner->block_size());
+    SequenceStep st{&table, prompt, LogitsWanted::All};
+    auto h = runner->step_hidden(std::span(&st, 1));
+    ASSERT_EQ(h.hidden[0].size(), 20u * m.model.spec().n_embd);
+    EXPECT_TRUE(h.logits[0].empty());
+    EXPECT_EQ(h.greedy[0], -1);
+    EXPECT_EQ(table.num_tokens(), 20u) << "step_hidden commits its tokens";
+    hidden.push_back(h.hidden[0]);
+    st = {&table, last, LogitsWanted::Last};
+    auto greedy = runner->step(std::span(&st, 1), /*greedy_only=*/true);
+    EXPECT_TRUE(greedy.logits[0].empty());
+
+    kv::BlockTable again(runner->pool(), runner->block_size());
+    SequenceStep st2{&again, prompt, LogitsWanted::None};
+    runner->step(std::span(&st2, 1));
+    st2 = {&again, last, LogitsWanted::Last};
+    auto full = runner->step(std::span(&st2, 1));
+    EXPECT_EQ(greedy.greedy[0], argmax(full.logits[0]));
+    EXPECT_EQ(full.greedy[0], argmax(full.logits[0]));
+  }
+  EXPECT_GE(cosine(hidden[0], hidden[1]), 0.99999);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, RunnerPaging, ::testing::Values(Backend::Vulkan, Backend::Cpu),
                          backend_label);
 INSTANTIATE_TEST_SUITE_P(Backends, RunnerErrors, ::testing::Values(Backend::Vulkan, Backend::Cpu),
