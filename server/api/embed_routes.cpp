@@ -6,8 +6,10 @@
 
 #include <openssl/evp.h>
 
+#include "server/api/cancel_on_disconnect.h"
 #include "server/api/inference_request.h"
 #include "server/api/json_request.h"
+#include "server/api/openai_response.h"
 #include "server/http/exchange.h"
 #include "server/http/json_text.h"
 #include "server/scheduler/request_error.h"
@@ -31,24 +33,6 @@ int64_t int_field(const json& body, std::string_view key, int64_t fallback) {
   const std::string what = v->is_number() ? "number " + v->dump() : std::string(v->type_name());
   throw HttpError(400, "json: cannot unmarshal " + (what == "boolean" ? "bool" : what) +
                            " into Go struct field ." + std::string(key) + " of type int");
-}
-
-registry::ModelName model_name(const std::string& model, unsigned empty_status,
-                               const std::string& empty_message) {
-  if (model.empty()) throw HttpError(empty_status, empty_message);
-  auto name = registry::ModelName::try_parse(model);
-  if (!name) throw HttpError(400, "invalid model name");
-  return *name;
-}
-
-nlohmann::ordered_json options_of(const json& body) {
-  const json* o = find_field(body, "options");
-  if (!o) return nlohmann::ordered_json::object();
-  if (!o->is_object()) {
-    throw HttpError(400, "json: cannot unmarshal " + std::string(o->type_name()) +
-                             " into Go struct field .options of type map[string]interface {}");
-  }
-  return nlohmann::ordered_json::parse(o->dump());
 }
 
 // ---- Response bodies (vectors written as shortest float32 text, as Go writes []float32)
@@ -94,19 +78,6 @@ std::string json_string(std::string_view s) {
   return http::json_text(json(s));
 }
 
-// ---- OpenAI error shape (compat §0.3)
-
-std::string openai_error_body(unsigned status, std::string_view message) {
-  json e;
-  e["message"] = message;
-  e["type"] = status == 400   ? "invalid_request_error"
-              : status == 404 ? "not_found_error"
-                              : "api_error";
-  e["param"] = nullptr;
-  e["code"] = nullptr;
-  return http::json_text(json{{"error", e}}) + "\n";
-}
-
 // Runs an OpenAI-shaped handler: its HttpError / RequestError become OpenAI error objects.
 template <class F>
 awaitable<void> openai_handler(Exchange& ex, F body) {
@@ -124,7 +95,11 @@ awaitable<void> openai_handler(Exchange& ex, F body) {
     message = e.what();
   }
   if (!ex.response_started()) {
-    co_await ex.respond(status, "application/json", openai_error_body(status, message));
+    // Its own line, as OpenAI's servers end a JSON body.
+    co_await ex.respond(
+        status, "application/json",
+        openai_error_json(status, message).dump(-1, ' ', false, json::error_handler_t::replace) +
+            "\n");
   }
 }
 
@@ -139,12 +114,6 @@ awaitable<void> native_handler(F body) {
   }
 }
 
-std::shared_ptr<sched::CancelSignal> cancel_on_disconnect(Exchange& ex) {
-  auto cancel = std::make_shared<sched::CancelSignal>();
-  ex.on_disconnect([cancel] { cancel->cancel(); });
-  return cancel;
-}
-
 // ---- /api/embed
 
 awaitable<void> api_embed(EmbedApi& api, Exchange& ex) {
@@ -152,7 +121,7 @@ awaitable<void> api_embed(EmbedApi& api, Exchange& ex) {
   const json body = parse_json_object(text);
   sched::EmbedRequest req;
   req.model = model_field(body);
-  req.name = model_name(req.model, 404, "model '' not found");
+  req.name = required_model_name(req.model, 404, "model '' not found");
   if (const json* in = find_field(body, "input")) {
     if (in->is_string()) {
       if (!in->get_ref<const std::string&>().empty()) req.inputs.push_back(in->get<std::string>());
@@ -167,7 +136,7 @@ awaitable<void> api_embed(EmbedApi& api, Exchange& ex) {
   }
   req.truncate = bool_field(body, "truncate").value_or(true);
   req.dimensions = static_cast<uint32_t>(std::max<int64_t>(0, int_field(body, "dimensions", 0)));
-  req.options = options_of(body);
+  req.options = options_field(body);
   req.keep_alive = parse_keep_alive(body);
   const std::string model = req.model;
   auto cancel = cancel_on_disconnect(ex);
@@ -196,13 +165,13 @@ awaitable<void> api_embeddings(EmbedApi& api, Exchange& ex) {
   const json body = parse_json_object(text);
   sched::EmbedRequest req;
   req.model = model_field(body);
-  req.name = model_name(req.model, 400, "model is required");
+  req.name = required_model_name(req.model, 400, "model is required");
   if (auto prompt = string_field(body, "prompt"); prompt && !prompt->empty()) {
     req.inputs.push_back(*prompt);
   }
   req.normalize = false;
   req.truncate = false;
-  req.options = options_of(body);
+  req.options = options_field(body);
   req.keep_alive = parse_keep_alive(body);
   auto cancel = cancel_on_disconnect(ex);
   auto task = api.service.embed(std::move(req), cancel);
@@ -227,7 +196,7 @@ awaitable<void> v1_embeddings(EmbedApi& api, Exchange& ex) {
   const json body = parse_json_object(text);
   sched::EmbedRequest req;
   req.model = model_field(body);
-  req.name = model_name(req.model, 404, "model '' not found");
+  req.name = required_model_name(req.model, 404, "model '' not found");
   const json* in = find_field(body, "input");
   if (!in) throw HttpError(400, "invalid input");
   if (in->is_string()) {
@@ -283,7 +252,7 @@ awaitable<void> rerank(EmbedApi& api, Exchange& ex, bool openai) {
   const json body = parse_json_object(text);
   sched::RerankRequest req;
   req.model = model_field(body);
-  req.name = model_name(req.model, 400, "model is required");
+  req.name = required_model_name(req.model, 400, "model is required");
   const json* q = find_field(body, "query");
   const auto query = q ? text_of(*q) : std::nullopt;
   if (!query || query->empty()) throw HttpError(400, "query must be a non-empty string");

@@ -28,10 +28,7 @@ std::optional<int64_t> int_field(const json& body, std::string_view key) {
 void parse_common(const json& body, sched::GenerationRequest& r, bool& stream) {
   stream = bool_field(body, "stream").value_or(true);
   r.keep_alive = parse_keep_alive(body);
-  if (const json* o = find_field(body, "options")) {
-    if (!o->is_object()) wrong_type(*o, "options", "map[string]interface {}");
-    r.options = nlohmann::ordered_json::parse(o->dump());
-  }
+  r.options = options_field(body);
   if (const json* f = find_field(body, "format")) {
     if (f->is_string()) {
       const auto& s = f->get_ref<const std::string&>();
@@ -90,10 +87,7 @@ InferenceEnvelope parse_generate_request(const json& body) {
   auto& r = env.request;
   r.kind = sched::GenerationRequest::Kind::generate;
   r.model = model_field(body);
-  if (r.model.empty()) throw HttpError(404, "model '' not found");
-  auto name = registry::ModelName::try_parse(r.model);
-  if (!name) throw HttpError(400, "invalid model name");
-  r.name = *name;
+  r.name = required_model_name(r.model, 404, "model '' not found");
   parse_common(body, r, env.stream);
   r.generate = generate_input(body);
   normalise_think(r.generate.think);
@@ -117,10 +111,7 @@ InferenceEnvelope parse_chat_request(const json& body) {
   auto& r = env.request;
   r.kind = sched::GenerationRequest::Kind::chat;
   r.model = model_field(body);
-  if (r.model.empty()) throw HttpError(400, "model is required");
-  auto name = registry::ModelName::try_parse(r.model);
-  if (!name) throw HttpError(400, "invalid model name");
-  r.name = *name;
+  r.name = required_model_name(r.model, 400, "model is required");
   parse_common(body, r, env.stream);
   r.chat = chat_input(body);
   normalise_think(r.chat.think);

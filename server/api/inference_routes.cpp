@@ -2,6 +2,7 @@
 
 #include <strings.h>
 
+#include "server/api/cancel_on_disconnect.h"
 #include "server/api/inference_request.h"
 #include "server/api/inference_response.h"
 #include "server/api/json_request.h"
@@ -33,8 +34,7 @@ awaitable<void> generate_or_chat(InferenceApi& api, Exchange& ex, bool chat) {
       if (value.is_object() && strcasecmp(key.c_str(), "format") == 0) env.request.format = value;
     }
   }
-  auto cancel = std::make_shared<sched::CancelSignal>();
-  ex.on_disconnect([cancel] { cancel->cancel(); });
+  auto cancel = cancel_on_disconnect(ex);
   const std::string model = env.request.model;
   const bool stream = env.stream;
   bool started = false;
@@ -79,11 +79,9 @@ awaitable<void> generate_or_chat(InferenceApi& api, Exchange& ex, bool chat) {
 
 awaitable<registry::ModelShow> model_of(InferenceApi& api, const json& j) {
   const std::string model = model_field(j);
-  if (model.empty()) throw HttpError(400, "model is required");
-  auto name = registry::ModelName::try_parse(model);
-  if (!name) throw HttpError(400, "invalid model name");
+  const registry::ModelName name = required_model_name(model, 400, "model is required");
   try {
-    co_return co_await api.service.resolve(*name, model);
+    co_return co_await api.service.resolve(name, model);
   } catch (const sched::RequestError& e) {
     throw HttpError(e.status(), e.what());
   }

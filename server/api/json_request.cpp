@@ -95,4 +95,19 @@ std::string model_field(const nlohmann::json& object) {
   return model;
 }
 
+registry::ModelName required_model_name(const std::string& model, unsigned empty_status,
+                                        const std::string& empty_message) {
+  if (model.empty()) throw http::HttpError(empty_status, empty_message);
+  auto name = registry::ModelName::try_parse(model);
+  if (!name) throw http::HttpError(400, "invalid model name");
+  return *name;
+}
+
+nlohmann::ordered_json options_field(const nlohmann::json& object) {
+  const nlohmann::json* o = find_field(object, "options");
+  if (!o) return nlohmann::ordered_json::object();
+  if (!o->is_object()) wrong_type(*o, "options", "map[string]interface {}");
+  return nlohmann::ordered_json::parse(o->dump());
+}
+
 }  // namespace vkllm::api

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "registry/model_name.h"
+
 namespace vkllm::api {
 
 // Parses a body that must be a JSON object. Throws http::HttpError(400).
@@ -30,5 +32,13 @@ std::string_view go_type_name(const nlohmann::json& value);
 
 // "model", falling back to the legacy "name" (model wins when both are non-empty).
 std::string model_field(const nlohmann::json& object);
+// `model` (from model_field) as a model name: empty is HttpError(empty_status, empty_message)
+// (the status and text differ by route, as Ollama's handlers do), unparsable is 400
+// "invalid model name".
+registry::ModelName required_model_name(const std::string& model, unsigned empty_status,
+                                        const std::string& empty_message);
+
+// "options": the object it must be (an empty object when absent), else Go's decoder error.
+nlohmann::ordered_json options_field(const nlohmann::json& object);
 
 }  // namespace vkllm::api

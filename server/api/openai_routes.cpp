@@ -3,6 +3,7 @@
 #include <chrono>
 #include <memory>
 
+#include "server/api/cancel_on_disconnect.h"
 #include "server/api/inference_response.h"
 #include "server/api/openai_request.h"
 #include "server/api/openai_response.h"
@@ -84,16 +85,10 @@ awaitable<void> respond_json(Exchange& ex, const J& j) {
   co_await ex.respond(200, http::kJsonContentType, text_of(j));
 }
 
-std::shared_ptr<sched::CancelSignal> watch_disconnect(Exchange& ex) {
-  auto cancel = std::make_shared<sched::CancelSignal>();
-  ex.on_disconnect([cancel] { cancel->cancel(); });
-  return cancel;
-}
-
 awaitable<void> chat_completions(OpenAiApi& api, Exchange& ex, SseWriter& sse) {
   const std::string body = co_await ex.read_body();
   OpenAiRequest req = parse_chat_completion_request(parse_openai_body(body));
-  auto cancel = watch_disconnect(ex);
+  auto cancel = cancel_on_disconnect(ex);
   const OpenAiMeta meta = openai_meta("chatcmpl-", req.request.model);
   const bool stream = req.stream;
   const bool usage = req.include_usage;
@@ -130,7 +125,7 @@ awaitable<void> chat_completions(OpenAiApi& api, Exchange& ex, SseWriter& sse) {
 awaitable<void> completions(OpenAiApi& api, Exchange& ex, SseWriter& sse) {
   const std::string body = co_await ex.read_body();
   OpenAiRequest req = parse_completion_request(parse_openai_body(body));
-  auto cancel = watch_disconnect(ex);
+  auto cancel = cancel_on_disconnect(ex);
   const OpenAiMeta meta = openai_meta("cmpl-", req.request.model);
   const bool stream = req.stream;
   const bool usage = req.include_usage;
@@ -161,7 +156,7 @@ awaitable<void> completions(OpenAiApi& api, Exchange& ex, SseWriter& sse) {
 awaitable<void> responses(OpenAiApi& api, Exchange& ex, SseWriter& sse) {
   const std::string body = co_await ex.read_body();
   OpenAiRequest req = parse_responses_request(parse_openai_body(body));
-  auto cancel = watch_disconnect(ex);
+  auto cancel = cancel_on_disconnect(ex);
   auto rs = std::make_shared<ResponsesStream>(openai_meta("resp_", req.request.model), req.echo);
   // The failure path outlives this frame: it holds its own reference to the stream state.
   sse.error_text = [rs](unsigned status, std::string_view message) {
