@@ -15,6 +15,7 @@
 #include "engine/runtime/runner.h"
 #include "engine/vulkan/context.h"
 #include "server/cli/engine_bench.h"
+#include "server/scheduler/device_choice.h"
 
 namespace vkllm::cli {
 namespace {
@@ -27,9 +28,16 @@ double seconds_since(Clock::time_point t) {
 }  // namespace
 
 int run_cold_start_bench(const BenchArgs& args) {
+  const auto choice = sched::choose_device(
+      args.device.empty() ? vk::DeviceRequest::from_env() : vk::DeviceRequest::parse(args.device));
+  if (choice.backend != sched::Backend::Vulkan) {
+    throw std::runtime_error(
+        "bench --cold measures Vulkan start-up (pipeline creation), which the CPU backend does "
+        "not have: add --device vulkan");
+  }
   const auto t_start = Clock::now();
   auto file = gguf::GgufFile::open(args.model);
-  vk::Context ctx;
+  vk::Context ctx(choice.vulkan_options());
   const double device_s = seconds_since(t_start);
   auto t = Clock::now();
   runtime::Model model(ctx, file);

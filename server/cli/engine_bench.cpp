@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -14,6 +15,7 @@
 #include "engine/runtime/generator.h"
 #include "engine/runtime/runner.h"
 #include "engine/vulkan/context.h"
+#include "server/cli/engine_model.h"
 
 namespace vkllm::cli {
 
@@ -74,22 +76,32 @@ double copy_bandwidth_gbps(vk::Context& ctx) {
   return best;
 }
 
+// Host memory bandwidth (one thread's memcpy, best of several): the CPU backend's roofline.
+double host_copy_bandwidth_gbps() {
+  const size_t bytes = size_t(256) << 20;
+  std::vector<std::byte> a(bytes, std::byte{1}), b(bytes);
+  double best = 0;
+  for (int rep = 0; rep < 4; ++rep) {
+    auto t0 = Clock::now();
+    std::memcpy(b.data(), a.data(), bytes);
+    best = std::max(best, 2.0 * double(bytes) / seconds_since(t0) / 1e9);
+  }
+  return best;
+}
+
 }  // namespace
 
 int run_bench(const BenchArgs& args) {
-  auto file = gguf::GgufFile::open(args.model);
-  vk::Context ctx;
-  auto t_load = Clock::now();
-  runtime::Model model(ctx, file);
-  const double load_s = seconds_since(t_load);
   auto opts = runtime::RunnerOptions::from_env();
   uint32_t max_batch = 1;
   for (uint32_t b : args.batches) max_batch = std::max(max_batch, b);
   opts.max_seqs = std::max(opts.max_seqs, max_batch);
   opts.max_context =
       std::max(opts.max_context, args.depth + args.prompt_tokens + args.gen_tokens + 16);
-  runtime::Runner runner(model, opts);
-  const auto& spec = model.spec();
+  EngineModel m(args.model, args.device, opts);
+  runtime::Runner& runner = *m.runner;
+  const double load_s = m.load_seconds;
+  const auto& spec = m.spec();
 
   std::mt19937 rng(1234);
   std::uniform_int_distribution<int32_t> tok(100, static_cast<int32_t>(spec.n_vocab) - 1);
@@ -101,11 +113,12 @@ int run_bench(const BenchArgs& args) {
 
   nlohmann::json out;
   out["model"] = args.model;
-  out["device"] = ctx.caps().name;
+  out["device"] = m.device_name();
+  out["backend"] = m.on_cpu() ? "cpu" : "vulkan";
   out["arch"] = spec.arch_name;
   out["n_layer"] = spec.n_layer;
   out["n_embd"] = spec.n_embd;
-  out["weight_bytes"] = model.weight_bytes();
+  out["weight_bytes"] = m.weight_bytes();
   out["load_seconds"] = load_s;
   out["depth"] = args.depth;
 
@@ -195,9 +208,9 @@ int run_bench(const BenchArgs& args) {
   out["decode"] = decode;
   out["device_bytes"] = runner.device_bytes();
   out["kv_bytes"] = runner.kv_bytes();
-  out["copy_gbps"] = copy_bandwidth_gbps(ctx);
+  out["copy_gbps"] = m.on_cpu() ? host_copy_bandwidth_gbps() : copy_bandwidth_gbps(*m.ctx);
   // Roofline for batch-1 decode: every weight byte is read once per token.
-  const double roof = out["copy_gbps"].get<double>() * 1e9 / double(model.weight_bytes());
+  const double roof = out["copy_gbps"].get<double>() * 1e9 / double(m.weight_bytes());
   out["roofline_tok_per_s"] = roof;
   out["roofline_fraction_batch1"] =
       decode.empty() ? 0.0 : decode[0]["tok_per_s"].get<double>() / roof;
@@ -206,7 +219,7 @@ int run_bench(const BenchArgs& args) {
     std::cout << out.dump(2) << "\n";
   } else {
     std::printf("%s on %s: %.2f GB of weights, loaded in %.1f s\n", args.model.c_str(),
-                ctx.caps().name.c_str(), model.weight_bytes() / 1e9, load_s);
+                m.device_name().c_str(), m.weight_bytes() / 1e9, load_s);
     std::printf("prefill %u tokens after %u of context: %.1f tok/s\n", args.prompt_tokens,
                 args.depth, out["prefill"]["tok_per_s"].get<double>());
     for (const auto& d : decode) {

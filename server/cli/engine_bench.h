@@ -10,6 +10,7 @@ namespace vkllm::cli {
 
 struct BenchArgs {
   std::string model;
+  std::string device;  // --device (empty: VKLLM_DEVICE)
   std::vector<uint32_t> batches{1, 8, 32, 64};
   uint32_t prompt_tokens = 512;
   uint32_t gen_tokens = 128;

@@ -16,9 +16,9 @@
 #include "engine/sampling/sampler.h"
 #include "engine/tokenizer/incremental_decoder.h"
 #include "engine/tokenizer/tokenizer.h"
-#include "engine/vulkan/context.h"
 #include "server/cli/commands.h"
 #include "server/cli/engine_bench.h"
+#include "server/cli/engine_model.h"
 
 namespace vkllm::cli {
 
@@ -30,21 +30,12 @@ double seconds_since(Clock::time_point t) {
 }
 
 // Everything a command needs to run a model file.
-struct LoadedModel {
-  gguf::GgufFile file;
+struct LoadedModel : EngineModel {
   std::unique_ptr<tokenizer::Tokenizer> tok;
-  vk::Context ctx;
-  std::unique_ptr<runtime::Model> model;
-  std::unique_ptr<runtime::Runner> runner;
 
-  explicit LoadedModel(const std::string& path,
-                       runtime::RunnerOptions options = runtime::RunnerOptions::from_env())
-      : file(gguf::GgufFile::open(path)),
-        // The architecture is checked before the tokenizer so an unsupported model says so.
-        tok((model::ModelSpec::from_gguf(file), tokenizer::Tokenizer::from_gguf(file))) {
-    model = std::make_unique<runtime::Model>(ctx, file);
-    runner = std::make_unique<runtime::Runner>(*model, options);
-  }
+  LoadedModel(const std::string& path, const std::string& device,
+              const runtime::RunnerOptions& options = runtime::RunnerOptions::from_env())
+      : EngineModel(path, device, options), tok(tokenizer::Tokenizer::from_gguf(file)) {}
 };
 
 int32_t argmax(const std::vector<float>& v) {
@@ -53,7 +44,7 @@ int32_t argmax(const std::vector<float>& v) {
 
 void add_generate(CLI::App& app) {
   struct Args {
-    std::string model, prompt;
+    std::string model, prompt, device;
     int num_predict = 128;
     float temperature = 0.8f;
     int64_t seed = -1;
@@ -67,9 +58,10 @@ void add_generate(CLI::App& app) {
   cmd->add_option("--temperature", args->temperature, "Sampling temperature (0: greedy)");
   cmd->add_option("--seed", args->seed, "Random seed (-1: random)");
   cmd->add_flag("--no-bos", args->no_bos, "Do not add the BOS token");
+  add_device_option(cmd, args->device);
   cmd->callback([args] {
     run_command([&] {
-      LoadedModel m(args->model);
+      LoadedModel m(args->model, args->device);
       auto prompt = m.tok->encode(args->prompt, !args->no_bos, true);
       if (args->no_bos && !prompt.empty() && prompt.front() == m.tok->bos())
         prompt.erase(prompt.begin());
@@ -108,7 +100,7 @@ void add_generate(CLI::App& app) {
 
 void add_debug_logits(CLI::App& app) {
   struct Args {
-    std::string model, prompt;
+    std::string model, prompt, device;
     bool no_bos = false;
     int greedy = 0;
   };
@@ -120,9 +112,10 @@ void add_debug_logits(CLI::App& app) {
   cmd->add_option("--prompt", args->prompt, "Prompt text")->required();
   cmd->add_flag("--no-bos", args->no_bos, "Do not add the BOS token");
   cmd->add_option("--greedy", args->greedy, "Tokens of greedy continuation");
+  add_device_option(cmd, args->device);
   cmd->callback([args] {
     run_command([&] {
-      LoadedModel m(args->model);
+      LoadedModel m(args->model, args->device);
       auto tokens = m.tok->encode(args->prompt, !args->no_bos, true);
       if (args->no_bos && !tokens.empty() && tokens.front() == m.tok->bos())
         tokens.erase(tokens.begin());
@@ -144,7 +137,7 @@ void add_debug_logits(CLI::App& app) {
 
 void add_perplexity(CLI::App& app) {
   struct Args {
-    std::string model, file;
+    std::string model, file, device;
     uint32_t ctx = 512;
     int chunks = -1;
   };
@@ -154,12 +147,13 @@ void add_perplexity(CLI::App& app) {
   cmd->add_option("--file", args->file, "Text file")->required();
   cmd->add_option("--ctx", args->ctx, "Tokens per chunk")->check(CLI::Range(16u, 1u << 20));
   cmd->add_option("--chunks", args->chunks, "Chunks to score (-1: all)");
+  add_device_option(cmd, args->device);
   cmd->callback([args] {
     run_command([&] {
       auto opts = runtime::RunnerOptions::from_env();
       opts.max_context = std::max(opts.max_context, args->ctx);
       opts.max_logits_rows = opts.max_batch_tokens;
-      LoadedModel m(args->model, opts);
+      LoadedModel m(args->model, args->device, opts);
       std::ifstream in(args->file, std::ios::binary);
       if (!in) throw std::runtime_error("cannot read " + args->file);
       std::stringstream ss;
@@ -171,7 +165,7 @@ void add_perplexity(CLI::App& app) {
       size_t n_chunks = tokens.size() / n_ctx;
       if (args->chunks >= 0) n_chunks = std::min<size_t>(n_chunks, args->chunks);
       if (n_chunks == 0) throw std::runtime_error("the text has fewer tokens than --ctx");
-      const size_t n_vocab = m.model->spec().n_vocab;
+      const size_t n_vocab = m.spec().n_vocab;
       const size_t first = n_ctx / 2;
       double nll = 0;
       size_t count = 0;
@@ -210,6 +204,7 @@ void add_bench(CLI::App& app) {
   cmd->add_option("--depth", args->depth,
                   "Tokens of context before prefill and decode are timed (llama-bench -d)");
   cmd->add_flag("--json", args->json, "Print JSON");
+  add_device_option(cmd, args->device);
   cmd->add_flag("--cold", args->cold,
                 "Measure start-up: load, pipeline creation, first request's time to first token");
   cmd->callback([args] {

@@ -33,7 +33,8 @@ void add_serve_command(CLI::App& app) {
       "CORS origins, comma-separated), OLLAMA_MODELS (model store), OLLAMA_NOPRUNE, "
       "OLLAMA_KEEP_ALIVE, OLLAMA_NUM_PARALLEL, "
       "OLLAMA_MAX_LOADED_MODELS, OLLAMA_MAX_QUEUE, OLLAMA_CONTEXT_LENGTH, VKLLM_API_KEY (require "
-      "'Authorization: Bearer KEY'; a key or @FILE with one per line), VKLLM_KV_BUDGET.\n"
+      "'Authorization: Bearer KEY'; a key or @FILE with one per line), VKLLM_KV_BUDGET, "
+      "VKLLM_DEVICE (auto: a GPU, else the CPU backend; cpu; vulkan; vulkan:<index>).\n"
       "The web UI is at /ui/; the store is also served read-only as an OCI registry at /v2/.");
   cmd->alias("start");
   cmd->callback([] {

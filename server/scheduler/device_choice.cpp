@@ -1,6 +1,7 @@
 #include "server/scheduler/device_choice.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace vkllm::sched {
 
@@ -90,6 +91,11 @@ DeviceChoice choose_device(const vk::DeviceRequest& request,
   c.encoder_selector = encoder_device(devices);
   c.reason = "no GPU; " + seen;
   return c;
+}
+
+std::unique_ptr<runtime::Runner> cpu_runner(runtime::HostModel&, const runtime::RunnerOptions&) {
+  throw std::runtime_error(
+      "this build has no CPU backend yet (VKLLM_DEVICE=vulkan runs on a Vulkan device)");
 }
 
 DeviceChoice choose_device(const vk::DeviceRequest& request) {

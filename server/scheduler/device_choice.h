@@ -5,10 +5,13 @@
 // one exists (lavapipe first). The server and the in-process engine commands share this policy.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 
+#include "engine/runtime/host_model.h"
+#include "engine/runtime/runner.h"
 #include "engine/vulkan/device.h"
 
 namespace vkllm::sched {
@@ -16,6 +19,9 @@ namespace vkllm::sched {
 // Whether this build can generate on the CPU backend (runtime::Runner over a HostModel). Until
 // it can, an automatic choice with no GPU keeps lavapipe.
 inline constexpr bool kCpuBackendBuilt = false;
+// The CPU backend's Runner over a HostModel (throws while the build has none).
+std::unique_ptr<runtime::Runner> cpu_runner(runtime::HostModel& model,
+                                            const runtime::RunnerOptions& options);
 
 enum class Backend { Vulkan, Cpu };
 

@@ -52,12 +52,6 @@ std::string gib(uint64_t bytes) {
   return buf;
 }
 
-// The one place that waits on the CPU backend's Runner over a HostModel.
-std::unique_ptr<runtime::Runner> cpu_runner(runtime::HostModel&, const runtime::RunnerOptions&) {
-  throw std::runtime_error(
-      "this build has no CPU backend yet (VKLLM_DEVICE=vulkan serves on a Vulkan device)");
-}
-
 }  // namespace
 
 std::chrono::nanoseconds parse_keep_alive_env(std::string_view text) {

@@ -1,0 +1,39 @@
+#include "server/cli/engine_model.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <thread>
+
+namespace vkllm::cli {
+
+void add_device_option(CLI::App* cmd, std::string& device) {
+  cmd->add_option("--device", device,
+                  "auto (a GPU, else the CPU backend), cpu, vulkan or vulkan:<index> "
+                  "(default: VKLLM_DEVICE, else auto)");
+}
+
+EngineModel::EngineModel(const std::string& path, const std::string& device,
+                         const runtime::RunnerOptions& options)
+    : file(gguf::GgufFile::open(path)),
+      choice(sched::choose_device(device.empty() ? vk::DeviceRequest::from_env()
+                                                 : vk::DeviceRequest::parse(device))) {
+  if (!std::getenv("VKLLM_QUIET")) std::cerr << "vkllm: running on " << choice.describe() << "\n";
+  if (!on_cpu()) ctx = std::make_unique<vk::Context>(choice.vulkan_options());
+  const auto t0 = std::chrono::steady_clock::now();
+  if (on_cpu()) {
+    host = std::make_unique<runtime::HostModel>(file);
+  } else {
+    model = std::make_unique<runtime::Model>(*ctx, file);
+  }
+  load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  runner = on_cpu() ? sched::cpu_runner(*host, options)
+                    : std::make_unique<runtime::Runner>(*model, options);
+}
+
+std::string EngineModel::device_name() const {
+  if (!on_cpu()) return ctx->caps().name;
+  return "CPU (" + std::to_string(std::thread::hardware_concurrency()) + " hardware threads)";
+}
+
+}  // namespace vkllm::cli

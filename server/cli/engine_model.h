@@ -1,0 +1,42 @@
+// A GGUF file loaded for an in-process engine command (generate, debug logits, perplexity,
+// bench) on the backend the server would pick (device_choice.h): --device, else VKLLM_DEVICE,
+// else a GPU when there is one and the CPU backend otherwise.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "engine/gguf/gguf_file.h"
+#include "engine/runtime/host_model.h"
+#include "engine/runtime/model.h"
+#include "engine/runtime/runner.h"
+#include "engine/vulkan/context.h"
+#include "server/scheduler/device_choice.h"
+
+namespace vkllm::cli {
+
+// Adds --device (auto, cpu, vulkan, vulkan:N) to an engine command; empty: VKLLM_DEVICE.
+void add_device_option(CLI::App* cmd, std::string& device);
+
+struct EngineModel {
+  // Throws for an unreadable file, an unsupported model, or a device that cannot be opened.
+  EngineModel(const std::string& path, const std::string& device,
+              const runtime::RunnerOptions& options = runtime::RunnerOptions::from_env());
+
+  bool on_cpu() const { return choice.backend == sched::Backend::Cpu; }
+  const model::ModelSpec& spec() const { return on_cpu() ? host->spec() : model->spec(); }
+  uint64_t weight_bytes() const { return on_cpu() ? host->weight_bytes() : model->weight_bytes(); }
+  std::string device_name() const;
+
+  gguf::GgufFile file;
+  sched::DeviceChoice choice;
+  std::unique_ptr<vk::Context> ctx;          // Vulkan
+  std::unique_ptr<runtime::Model> model;     // Vulkan
+  std::unique_ptr<runtime::HostModel> host;  // CPU backend: points into the file's mapping
+  std::unique_ptr<runtime::Runner> runner;
+  double load_seconds = 0;  // the weights (and, on Vulkan, their upload)
+};
+
+}  // namespace vkllm::cli
