@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "server/prompt/go_template_exec.h"
+#include "server/prompt/go_template_literals.h"
 
 namespace vkllm::prompt {
 
@@ -43,70 +44,9 @@ std::string bad_verb(char verb, const Value& v) {
   return s + v.type_name() + "=" + go_sprint_value(v) + ")";
 }
 
-std::string quote(const std::string& s) {
-  static const char* hex = "0123456789abcdef";
-  std::string out = "\"";
-  for (size_t i = 0; i < s.size(); ++i) {
-    auto c = static_cast<unsigned char>(s[i]);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\a':
-        out += "\\a";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\v':
-        out += "\\v";
-        break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          out += "\\x";
-          out += hex[c >> 4];
-          out += hex[c & 15];
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
-}
-
 std::string utf8(int64_t r) {
-  if (r < 0 || r > 0x10FFFF || (r >= 0xD800 && r <= 0xDFFF)) r = 0xFFFD;
   std::string out;
-  if (r < 0x80) {
-    out += static_cast<char>(r);
-  } else if (r < 0x800) {
-    out += static_cast<char>(0xC0 | (r >> 6));
-    out += static_cast<char>(0x80 | (r & 0x3F));
-  } else if (r < 0x10000) {
-    out += static_cast<char>(0xE0 | (r >> 12));
-    out += static_cast<char>(0x80 | ((r >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (r & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (r >> 18));
-    out += static_cast<char>(0x80 | ((r >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((r >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (r & 0x3F));
-  }
+  append_utf8(out, r);
   return out;
 }
 
@@ -191,35 +131,7 @@ std::string fmt_float(double d, const Spec& sp) {
 std::string fmt_value(const Value& v, const Spec& sp);
 
 std::string fmt_compound(const Value& v, const Spec& sp) {
-  std::string out;
-  if (v.kind() == Value::Kind::List) {
-    out = "[";
-    bool first = true;
-    for (const auto& e : v.as_list()) {
-      if (!first) out += ' ';
-      first = false;
-      out += fmt_value(e, sp);
-    }
-    return out + "]";
-  }
-  if (v.kind() == Value::Kind::Map) {
-    out = "map[";
-    bool first = true;
-    for (const auto& [k, e] : v.as_map()) {
-      if (!first) out += ' ';
-      first = false;
-      out += fmt_value(Value::string(k), sp) + ":" + fmt_value(e, sp);
-    }
-    return out + "]";
-  }
-  out = "{";
-  bool first = true;
-  for (const auto& [k, e] : v.as_struct().fields) {
-    if (!first) out += ' ';
-    first = false;
-    out += fmt_value(e, sp);
-  }
-  return out + "}";
+  return go_sprint_compound(v, [&](const Value& e) { return fmt_value(e, sp); });
 }
 
 std::string fmt_value(const Value& v, const Spec& sp) {
@@ -230,7 +142,7 @@ std::string fmt_value(const Value& v, const Spec& sp) {
   }
   if (const std::string* s = v.stringer()) {
     if (verb == 'v' || verb == 's') return pad(*s, sp, false);
-    if (verb == 'q') return pad(quote(*s), sp, false);
+    if (verb == 'q') return pad(go_quote(*s), sp, false);
   }
   switch (v.kind()) {
     case Value::Kind::Bool:
@@ -280,7 +192,7 @@ std::string fmt_value(const Value& v, const Spec& sp) {
           }
           return pad(s, sp, false);
         case 'q':
-          return pad(quote(s), sp, false);
+          return pad(go_quote(s), sp, false);
         case 'x':
         case 'X': {
           const char* dig = verb == 'x' ? "0123456789abcdef" : "0123456789ABCDEF";

@@ -4,29 +4,73 @@
 
 namespace vkllm::prompt {
 
+const char* go_short_escape(unsigned char c) {
+  switch (c) {
+    case '"':
+      return "\\\"";
+    case '\\':
+      return "\\\\";
+    case '\b':
+      return "\\b";
+    case '\f':
+      return "\\f";
+    case '\n':
+      return "\\n";
+    case '\r':
+      return "\\r";
+    case '\t':
+      return "\\t";
+    default:
+      return nullptr;
+  }
+}
+
+std::string go_quote(const std::string& s) {
+  static const char* hex = "0123456789abcdef";
+  std::string out = "\"";
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (const char* e = go_short_escape(c)) {
+      out += e;
+    } else if (c == '\a') {
+      out += "\\a";
+    } else if (c == '\v') {
+      out += "\\v";
+    } else if (c < 0x20 || c == 0x7f) {
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    } else {
+      out += ch;
+    }
+  }
+  return out + "\"";
+}
+
+void append_utf8(std::string& out, int64_t r) {
+  if (r < 0 || r > 0x10FFFF || (r >= 0xD800 && r <= 0xDFFF)) r = 0xFFFD;
+  if (r < 0x80) {
+    out += static_cast<char>(r);
+  } else if (r < 0x800) {
+    out += static_cast<char>(0xC0 | (r >> 6));
+    out += static_cast<char>(0x80 | (r & 0x3F));
+  } else if (r < 0x10000) {
+    out += static_cast<char>(0xE0 | (r >> 12));
+    out += static_cast<char>(0x80 | ((r >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (r & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (r >> 18));
+    out += static_cast<char>(0x80 | ((r >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((r >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (r & 0x3F));
+  }
+}
+
 // Go's strconv.Unquote for "..." and '...' bodies; false on a bad escape.
 bool go_unquote(std::string_view q, std::string& out) {
   out.clear();
   char quote = q.front();
   std::string_view s = q.substr(1, q.size() - 2);
-  auto put_rune = [&](uint32_t r) {
-    if (r > 0x10FFFF || (r >= 0xD800 && r <= 0xDFFF)) r = 0xFFFD;
-    if (r < 0x80) {
-      out += static_cast<char>(r);
-    } else if (r < 0x800) {
-      out += static_cast<char>(0xC0 | (r >> 6));
-      out += static_cast<char>(0x80 | (r & 0x3F));
-    } else if (r < 0x10000) {
-      out += static_cast<char>(0xE0 | (r >> 12));
-      out += static_cast<char>(0x80 | ((r >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (r & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (r >> 18));
-      out += static_cast<char>(0x80 | ((r >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((r >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (r & 0x3F));
-    }
-  };
   for (size_t i = 0; i < s.size();) {
     char c = s[i];
     if (c != '\\') {
@@ -87,12 +131,12 @@ bool go_unquote(std::string_view q, std::string& out) {
         break;
       case 'u':
         if (!hex(4, v)) return false;
-        put_rune(v);
+        append_utf8(out, v);
         break;
       case 'U':
         if (!hex(8, v)) return false;
         if (v > 0x10FFFF) return false;
-        put_rune(v);
+        append_utf8(out, v);
         break;
       default:
         if (e >= '0' && e <= '7') {

@@ -1,5 +1,7 @@
 #include "server/prompt/go_value.h"
 
+#include "server/prompt/go_template_literals.h"
+
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -234,28 +236,12 @@ std::string go_json_string(const std::string& s) {
   for (size_t i = 0; i < s.size();) {
     auto c = static_cast<unsigned char>(s[i]);
     if (c < 0x80) {
+      if (const char* e = go_short_escape(c)) {
+        out += e;
+        ++i;
+        continue;
+      }
       switch (c) {
-        case '"':
-          out += "\\\"";
-          break;
-        case '\\':
-          out += "\\\\";
-          break;
-        case '\n':
-          out += "\\n";
-          break;
-        case '\r':
-          out += "\\r";
-          break;
-        case '\t':
-          out += "\\t";
-          break;
-        case '\b':
-          out += "\\b";
-          break;
-        case '\f':
-          out += "\\f";
-          break;
         case '<':
         case '>':
         case '&':
@@ -340,6 +326,29 @@ std::string go_json(const Value& v) {
   return "null";
 }
 
+std::string go_sprint_compound(const Value& v,
+                               const std::function<std::string(const Value&)>& element) {
+  std::string out;
+  auto add = [&, first = true](const std::string& text) mutable {
+    if (!first) out += ' ';
+    first = false;
+    out += text;
+  };
+  if (v.kind() == Value::Kind::List) {
+    out = "[";
+    for (const auto& e : v.as_list()) add(element(e));
+    return out + "]";
+  }
+  if (v.kind() == Value::Kind::Map) {
+    out = "map[";
+    for (const auto& [k, e] : v.as_map()) add(element(Value::string(k)) + ":" + element(e));
+    return out + "]";
+  }
+  out = "{";
+  for (const auto& [k, e] : v.as_struct().fields) add(element(e));
+  return out + "}";
+}
+
 std::string go_sprint_value(const Value& v) {
   if (const std::string* s = v.stringer()) return *s;
   switch (v.kind()) {
@@ -353,36 +362,10 @@ std::string go_sprint_value(const Value& v) {
       return go_format_float(v.as_float());
     case Value::Kind::String:
       return v.as_string();
-    case Value::Kind::List: {
-      std::string out = "[";
-      bool first = true;
-      for (const auto& e : v.as_list()) {
-        if (!first) out += ' ';
-        first = false;
-        out += go_sprint_value(e);
-      }
-      return out + "]";
-    }
-    case Value::Kind::Map: {
-      std::string out = "map[";
-      bool first = true;
-      for (const auto& [k, e] : v.as_map()) {
-        if (!first) out += ' ';
-        first = false;
-        out += k + ":" + go_sprint_value(e);
-      }
-      return out + "]";
-    }
-    case Value::Kind::Struct: {
-      std::string out = "{";
-      bool first = true;
-      for (const auto& [k, e] : v.as_struct().fields) {
-        if (!first) out += ' ';
-        first = false;
-        out += go_sprint_value(e);
-      }
-      return out + "}";
-    }
+    case Value::Kind::List:
+    case Value::Kind::Map:
+    case Value::Kind::Struct:
+      return go_sprint_compound(v, go_sprint_value);
   }
   return "";
 }

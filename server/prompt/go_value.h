@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -70,6 +71,10 @@ class Value {
 
 // fmt's %v of a value ("<nil>" for nil, [a b] for slices, map[k:v], {a b}, String() forms).
 std::string go_sprint_value(const Value& v);
+// fmt's layout of a slice, map or struct ([a b], map[k:v], {a b}) with each element, and each
+// map key as a string Value, printed by `element` (fmt's verb and flags apply to the parts).
+std::string go_sprint_compound(const Value& v,
+                               const std::function<std::string(const Value&)>& element);
 // Go's %v of a float64 (strconv 'g' with the shortest digits, exponent from 1e+06 and below 1e-04).
 std::string go_format_float(double d);
 // Go's %v of a float64 in encoding/json ('f' shortest; 'e' below 1e-6 and from 1e21).
