@@ -242,4 +242,30 @@ J completion_usage_chunk(const OpenAiMeta& meta, const sched::GenerationChunk& d
   return j;
 }
 
+std::string ChatCompletionEvents::next(sched::GenerationChunk& c) {
+  called_ = called_ || !c.tool_calls.empty();
+  std::string text;
+  for (const auto& d : chat_delta_chunks(meta_, c, first_)) text += sse_data(d);
+  if (c.done) {
+    if (first_) text += sse_data(chat_role_chunk(meta_));
+    first_ = false;
+    text += sse_data(chat_finish_chunk(meta_, openai_finish_reason(c, called_)));
+    if (usage_) text += sse_data(chat_usage_chunk(meta_, c));
+    text += "data: [DONE]\n\n";
+  }
+  return text;
+}
+
+std::string CompletionEvents::next(sched::GenerationChunk& c) {
+  std::string text;
+  if (!c.content.empty() || !c.logprobs.empty()) text += sse_data(completion_chunk(meta_, c, ""));
+  if (c.done) {
+    const sched::GenerationChunk none;
+    text += sse_data(completion_chunk(meta_, none, openai_finish_reason(c, false)));
+    if (usage_) text += sse_data(completion_usage_chunk(meta_, c));
+    text += "data: [DONE]\n\n";
+  }
+  return text;
+}
+
 }  // namespace vkllm::api

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -61,5 +62,31 @@ nlohmann::ordered_json completion_chunk(const OpenAiMeta& meta, const sched::Gen
                                         std::string_view finish_reason);
 nlohmann::ordered_json completion_usage_chunk(const OpenAiMeta& meta,
                                               const sched::GenerationChunk& done);
+
+// A streamed response, chunk by chunk: the SSE text each generation chunk becomes (maybe empty),
+// ending with the finish chunk, the usage chunk when asked for, and "data: [DONE]".
+// /v1/chat/completions: the role goes out once, and the finish reason says whether tools were
+// called.
+class ChatCompletionEvents {
+ public:
+  ChatCompletionEvents(OpenAiMeta meta, bool usage) : meta_(std::move(meta)), usage_(usage) {}
+  std::string next(sched::GenerationChunk& chunk);
+
+ private:
+  OpenAiMeta meta_;
+  bool usage_;
+  bool first_ = true;
+  bool called_ = false;
+};
+// /v1/completions.
+class CompletionEvents {
+ public:
+  CompletionEvents(OpenAiMeta meta, bool usage) : meta_(std::move(meta)), usage_(usage) {}
+  std::string next(sched::GenerationChunk& chunk);
+
+ private:
+  OpenAiMeta meta_;
+  bool usage_;
+};
 
 }  // namespace vkllm::api

@@ -85,32 +85,22 @@ awaitable<void> respond_json(Exchange& ex, const J& j) {
   co_await ex.respond(200, http::kJsonContentType, text_of(j));
 }
 
-awaitable<void> chat_completions(OpenAiApi& api, Exchange& ex, SseWriter& sse) {
-  const std::string body = co_await ex.read_body();
-  OpenAiRequest req = parse_chat_completion_request(parse_openai_body(body));
+// Chat and legacy completions: one generation, streamed as Events' SSE text or answered as one
+// JSON body made from the accumulated chunks.
+template <class Events, class Body>
+awaitable<void> run_completion(OpenAiApi& api, Exchange& ex, SseWriter& sse, OpenAiRequest& req,
+                               std::string_view id_prefix, Body body_json) {
   auto cancel = cancel_on_disconnect(ex);
-  const OpenAiMeta meta = openai_meta("chatcmpl-", req.request.model);
+  const OpenAiMeta meta = openai_meta(id_prefix, req.request.model);
   const bool stream = req.stream;
-  const bool usage = req.include_usage;
+  Events events(meta, req.include_usage);
   sched::GenerationChunk total;
-  bool first = true;
-  bool called = false;
   sched::ChunkSink sink = [&](sched::GenerationChunk& c) -> awaitable<void> {
     if (!stream) {
       accumulate(total, std::move(c));
       co_return;
     }
-    called = called || !c.tool_calls.empty();
-    std::string text;
-    const std::vector<J> deltas = chat_delta_chunks(meta, c, first);
-    for (const auto& d : deltas) text += sse_data(d);
-    if (c.done) {
-      if (first) text += sse_data(chat_role_chunk(meta));
-      first = false;
-      text += sse_data(chat_finish_chunk(meta, openai_finish_reason(c, called)));
-      if (usage) text += sse_data(chat_usage_chunk(meta, c));
-      text += "data: [DONE]\n\n";
-    }
+    const std::string text = events.next(c);
     if (!text.empty()) co_await sse.write(text);
     if (c.done) co_await sse.end();
   };
@@ -118,39 +108,23 @@ awaitable<void> chat_completions(OpenAiApi& api, Exchange& ex, SseWriter& sse) {
   auto task = api.service.run(std::move(req.request), sink, cancel);
   co_await std::move(task);
   if (cancel->cancelled || stream) co_return;
-  const J out = chat_completion_json(meta, total);
+  const J out = body_json(meta, total);
   co_await respond_json(ex, out);
+}
+
+awaitable<void> chat_completions(OpenAiApi& api, Exchange& ex, SseWriter& sse) {
+  const std::string body = co_await ex.read_body();
+  OpenAiRequest req = parse_chat_completion_request(parse_openai_body(body));
+  auto task =
+      run_completion<ChatCompletionEvents>(api, ex, sse, req, "chatcmpl-", chat_completion_json);
+  co_await std::move(task);
 }
 
 awaitable<void> completions(OpenAiApi& api, Exchange& ex, SseWriter& sse) {
   const std::string body = co_await ex.read_body();
   OpenAiRequest req = parse_completion_request(parse_openai_body(body));
-  auto cancel = cancel_on_disconnect(ex);
-  const OpenAiMeta meta = openai_meta("cmpl-", req.request.model);
-  const bool stream = req.stream;
-  const bool usage = req.include_usage;
-  sched::GenerationChunk total;
-  sched::ChunkSink sink = [&](sched::GenerationChunk& c) -> awaitable<void> {
-    if (!stream) {
-      accumulate(total, std::move(c));
-      co_return;
-    }
-    std::string text;
-    if (!c.content.empty() || !c.logprobs.empty()) text += sse_data(completion_chunk(meta, c, ""));
-    if (c.done) {
-      const sched::GenerationChunk none;
-      text += sse_data(completion_chunk(meta, none, openai_finish_reason(c, false)));
-      if (usage) text += sse_data(completion_usage_chunk(meta, c));
-      text += "data: [DONE]\n\n";
-    }
-    if (!text.empty()) co_await sse.write(text);
-    if (c.done) co_await sse.end();
-  };
-  auto task = api.service.run(std::move(req.request), sink, cancel);
+  auto task = run_completion<CompletionEvents>(api, ex, sse, req, "cmpl-", completion_json);
   co_await std::move(task);
-  if (cancel->cancelled || stream) co_return;
-  const J out = completion_json(meta, total);
-  co_await respond_json(ex, out);
 }
 
 awaitable<void> responses(OpenAiApi& api, Exchange& ex, SseWriter& sse) {

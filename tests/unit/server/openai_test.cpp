@@ -214,6 +214,88 @@ TEST(OpenAiResponse, ChatDeltasSplitThinkingAndCarryWholeToolCalls) {
   EXPECT_EQ(api::openai_finish_reason(total, true), "length");
 }
 
+namespace {
+
+// The JSON objects of "data: {...}" events, and whether the stream ended with [DONE].
+std::vector<J> sse_objects(const std::string& text, bool& done) {
+  std::vector<J> out;
+  done = false;
+  size_t at = 0;
+  while ((at = text.find("data: ", at)) != std::string::npos) {
+    const size_t end = text.find("\n\n", at);
+    const std::string payload = text.substr(at + 6, end - at - 6);
+    if (payload == "[DONE]") {
+      done = true;
+    } else {
+      out.push_back(J::parse(payload));
+    }
+    at = end;
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(OpenAiResponse, ChatStreamSendsTheRoleOnceAndFinishesWithToolCallsUsageAndDone) {
+  api::ChatCompletionEvents events(api::openai_meta("chatcmpl-", "m"), /*usage=*/true);
+  sched::GenerationChunk a;
+  a.content = "Hel";
+  sched::GenerationChunk b;
+  b.content = "lo";
+  prompt::ToolCall call;
+  call.name = "get";
+  call.arguments = J::object();
+  b.tool_calls.push_back(call);
+  sched::GenerationChunk last;
+  last.done = true;
+  last.done_reason = "stop";
+  last.prompt_eval_count = 3;
+  last.eval_count = 2;
+  bool done = false;
+  const auto first = sse_objects(events.next(a), done);
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0]["choices"][0]["delta"]["role"], "assistant");
+  EXPECT_FALSE(done);
+  const auto second = sse_objects(events.next(b), done);
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_FALSE(second[0]["choices"][0]["delta"].contains("role"));
+  const auto end = sse_objects(events.next(last), done);
+  EXPECT_TRUE(done);
+  ASSERT_EQ(end.size(), 2u);
+  EXPECT_EQ(end[0]["choices"][0]["finish_reason"], "tool_calls");  // a call came earlier
+  EXPECT_EQ(end[1]["usage"]["total_tokens"], 5);
+  EXPECT_EQ(end[0]["id"], first[0]["id"]);
+
+  // A stream that ends before any text still opens with the role; no usage unless asked.
+  api::ChatCompletionEvents quiet(api::openai_meta("chatcmpl-", "m"), false);
+  const auto only = sse_objects(quiet.next(last), done);
+  EXPECT_TRUE(done);
+  ASSERT_EQ(only.size(), 2u);
+  EXPECT_EQ(only[0]["choices"][0]["delta"]["role"], "assistant");
+  EXPECT_EQ(only[1]["choices"][0]["finish_reason"], "stop");
+}
+
+TEST(OpenAiResponse, CompletionStreamSendsTextThenFinishThenUsageAndDone) {
+  api::CompletionEvents events(api::openai_meta("cmpl-", "m"), /*usage=*/true);
+  sched::GenerationChunk a;
+  a.content = "text";
+  sched::GenerationChunk last;
+  last.done = true;
+  last.done_reason = "length";
+  last.prompt_eval_count = 1;
+  last.eval_count = 4;
+  bool done = false;
+  const auto first = sse_objects(events.next(a), done);
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0]["choices"][0]["text"], "text");
+  EXPECT_TRUE(first[0]["choices"][0]["finish_reason"].is_null());
+  const auto end = sse_objects(events.next(last), done);
+  EXPECT_TRUE(done);
+  ASSERT_EQ(end.size(), 2u);
+  EXPECT_EQ(end[0]["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(end[1]["usage"]["total_tokens"], 5);
+}
+
 TEST(OpenAiResponse, ErrorEnvelopeAndSseEvent) {
   EXPECT_EQ(
       api::openai_error_json(404, "model 'x' not found").dump(),
