@@ -8,6 +8,7 @@
 #include <future>
 #include <map>
 
+#include "registry/env_value.h"
 #include "registry/errors.h"
 #include "registry/file_io.h"
 #include "registry/seekable_format.h"
@@ -66,17 +67,6 @@ std::vector<std::byte> decompress_frame(int fd, const fs::path& path, const seek
   if (ZSTD_isError(n)) corrupt(ZSTD_getErrorName(n));
   if (n != out.size()) corrupt("decompressed to " + std::to_string(n) + " bytes");
   return out;
-}
-
-std::string trim_env(const char* value) {
-  std::string text = value ? value : "";
-  auto strip = [&](std::string_view chars) {
-    size_t b = text.find_first_not_of(chars), e = text.find_last_not_of(chars);
-    text = b == std::string::npos ? std::string() : text.substr(b, e - b + 1);
-  };
-  strip(" \t\r\n");
-  strip("\"'");
-  return text;
 }
 
 bool is_zstd_name(const fs::path& p) {
@@ -460,9 +450,9 @@ BlobStore::BlobStore(fs::path root, BlobStoreOptions options)
 BlobStore::~BlobStore() = default;
 
 fs::path BlobStore::default_root() {
-  std::string models = trim_env(std::getenv("OLLAMA_MODELS"));
+  std::string models = env_value("OLLAMA_MODELS");
   if (!models.empty()) return fs::path(models);
-  std::string home = trim_env(std::getenv("HOME"));
+  std::string home = env_value("HOME");
   if (home.empty()) home = ".";
   return fs::path(home) / ".vkllm" / "models";
 }

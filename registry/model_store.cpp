@@ -10,6 +10,7 @@
 #include <set>
 
 #include "registry/bounded_json.h"
+#include "registry/env_value.h"
 #include "registry/errors.h"
 #include "registry/file_io.h"
 #include "registry/go_json.h"
@@ -21,18 +22,6 @@ namespace fs = std::filesystem;
 using nlohmann::ordered_json;
 
 namespace {
-
-std::string env_value(const char* name) {
-  const char* raw = std::getenv(name);
-  std::string text = raw ? raw : "";
-  auto strip = [&](std::string_view chars) {
-    size_t b = text.find_first_not_of(chars), e = text.find_last_not_of(chars);
-    text = b == std::string::npos ? std::string() : text.substr(b, e - b + 1);
-  };
-  strip(" \t\r\n");
-  strip("\"'");
-  return text;
-}
 
 bool is_text_layer(std::string_view type) {
   return type == media_type::kTemplate || type == media_type::kPrompt ||
