@@ -172,46 +172,34 @@ void print_show(const json& s, bool verbose) {
   std::cout << "\n";
 }
 
+// `pull` and `push`: one model name and --insecure, streamed progress from `path`.
+void add_transfer_command(CLI::App& app, const std::string& verb, const std::string& help,
+                          const std::string& model_help, const std::string& path) {
+  auto* cmd = app.add_subcommand(verb, help);
+  auto model = std::make_shared<std::string>();
+  auto insecure = std::make_shared<bool>(false);
+  cmd->add_option("model", *model, model_help)->required();
+  cmd->add_flag("--insecure", *insecure, "Use an insecure registry (plain HTTP)");
+  cmd->callback([model, insecure, path] {
+    run_command([&] {
+      auto client = connected_client();
+      json body;
+      body["model"] = *model;
+      if (path == "/api/push") body["name"] = *model;  // push also sends the legacy field
+      body["insecure"] = *insecure;
+      body["stream"] = true;
+      return stream_with_progress(client, path, body);
+    });
+  });
+}
+
 }  // namespace
 
 void add_model_commands(CLI::App& app) {
-  {
-    auto* cmd = app.add_subcommand("pull", "Pull a model from a registry");
-    auto model = std::make_shared<std::string>();
-    auto insecure = std::make_shared<bool>(false);
-    cmd->add_option("model", *model, "Model name, e.g. llama3.2 or host:port/ns/model:tag")
-        ->required();
-    cmd->add_flag("--insecure", *insecure, "Use an insecure registry (plain HTTP)");
-    cmd->callback([model, insecure] {
-      run_command([&] {
-        auto client = connected_client();
-        json body;
-        body["model"] = *model;
-        body["insecure"] = *insecure;
-        body["stream"] = true;
-        return stream_with_progress(client, "/api/pull", body);
-      });
-    });
-  }
-  {
-    auto* cmd = app.add_subcommand("push", "Push a model to a registry");
-    auto model = std::make_shared<std::string>();
-    auto insecure = std::make_shared<bool>(false);
-    cmd->add_option("model", *model, "Model name including the registry host and namespace")
-        ->required();
-    cmd->add_flag("--insecure", *insecure, "Use an insecure registry (plain HTTP)");
-    cmd->callback([model, insecure] {
-      run_command([&] {
-        auto client = connected_client();
-        json body;
-        body["model"] = *model;
-        body["name"] = *model;
-        body["insecure"] = *insecure;
-        body["stream"] = true;
-        return stream_with_progress(client, "/api/push", body);
-      });
-    });
-  }
+  add_transfer_command(app, "pull", "Pull a model from a registry",
+                       "Model name, e.g. llama3.2 or host:port/ns/model:tag", "/api/pull");
+  add_transfer_command(app, "push", "Push a model to a registry",
+                       "Model name including the registry host and namespace", "/api/push");
   {
     auto* cmd = app.add_subcommand("create", "Create a model from a Modelfile");
     auto model = std::make_shared<std::string>();
