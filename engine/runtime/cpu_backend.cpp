@@ -32,6 +32,14 @@ uint64_t memory_available() {
   return 0;
 }
 
+// The process's default pool (VKLLM_THREADS, else the physical cores): every CPU Runner without
+// its own thread count shares it, so several loaded models never run more threads than cores
+// (the pool runs one loop at a time; callers on other engine threads take turns).
+cpu::ThreadPool& shared_pool() {
+  static cpu::ThreadPool pool;
+  return pool;
+}
+
 struct FreeBytes {
   void operator()(void* p) const { std::free(p); }
 };
@@ -53,7 +61,8 @@ class CpuBackend final : public StepBackend {
         spec_(model.spec()),
         opt_(o),
         isa_(o.cpu_isa ? cpu::usable_isa(*o.cpu_isa) : cpu::selected_isa()),
-        pool_(o.cpu_threads ? o.cpu_threads : cpu::ThreadPool::default_threads()) {
+        own_pool_(o.cpu_threads ? std::make_unique<cpu::ThreadPool>(o.cpu_threads) : nullptr),
+        pool_(own_pool_ ? *own_pool_ : shared_pool()) {
     ws_.reserve_threads(pool_.size());
     allocate_activations();
     allocate_kv();
@@ -358,7 +367,8 @@ class CpuBackend final : public StepBackend {
   const model::ModelSpec& spec_;
   RunnerOptions opt_;
   cpu::Isa isa_;
-  cpu::ThreadPool pool_;
+  std::unique_ptr<cpu::ThreadPool> own_pool_;  // RunnerOptions::cpu_threads set
+  cpu::ThreadPool& pool_;
   cpu::MatmulWorkspace ws_;
   kv::KvLayout layout_;
   std::unique_ptr<uint16_t[], FreeBytes> kv_;

@@ -1,6 +1,7 @@
 // The StepBackend of the CPU: activations and the paged KV cache (the same kv::KvLayout, f16) in
 // host memory, each graph operation run at once by the engine/cpu kernels, split over one
-// cpu::ThreadPool. Products quantize their shared input once per call (Q/K/V, gate/up).
+// cpu::ThreadPool (shared by every CPU Runner unless RunnerOptions::cpu_threads gives one its
+// own). Products quantize their shared input once per call (Q/K/V, gate/up).
 #pragma once
 
 #include <memory>

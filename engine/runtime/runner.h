@@ -43,8 +43,9 @@ struct RunnerOptions {
   uint32_t step_parts = 8;
   // GPU timestamps around every phase of layer 1 (last_step_timings), for profiles.
   bool profile = false;
-  // CPU backend: threads (0: VKLLM_THREADS, else the physical cores) and the kernels' code path
-  // (unset: the best the CPU has, capped by VKLLM_CPU_ISA).
+  // CPU backend: threads of a pool of the Runner's own (0: the process's shared pool of
+  // VKLLM_THREADS, else the physical cores) and the kernels' code path (unset: the best the CPU
+  // has, capped by VKLLM_CPU_ISA).
   uint32_t cpu_threads = 0;
   std::optional<cpu::Isa> cpu_isa;
   // Reads VKLLM_KV_BUDGET (bytes, with optional K/M/G suffix), VKLLM_BLOCK_SIZE,

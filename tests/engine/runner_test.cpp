@@ -12,6 +12,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <thread>
 #include <tuple>
 
 #include "engine/runtime/generator.h"
@@ -350,6 +351,35 @@ TEST(RunnerBackends, HiddenStatesAgreeAndGreedyOnlyStepsMatchTheirLogits) {
     EXPECT_EQ(full.greedy[0], argmax(full.logits[0]));
   }
   EXPECT_GE(cosine(hidden[0], hidden[1]), 0.99999);
+}
+
+// CPU Runners share the process's thread pool: two of them stepping at once from two engine
+// threads (two loaded models) give what each gives alone.
+TEST(RunnerCpu, RunnersSharingTheThreadPoolStepConcurrently) {
+  Seeded s;
+  SCOPED_TRACE("seed " + std::to_string(s.seed));
+  auto& m = ref_model(Backend::Cpu);
+  const std::vector<std::vector<int32_t>> prompts = {random_tokens(s.rng, 37),
+                                                     random_tokens(s.rng, 23)};
+  auto run = [&](Runner& runner, const std::vector<int32_t>& prompt) {
+    Generator gen(runner);
+    std::vector<float> logits = gen.feed(prompt);
+    for (int i = 0; i < 4; ++i) {
+      const int32_t next = argmax(logits);
+      logits = gen.feed(std::span(&next, 1));
+    }
+    return logits;
+  };
+  auto a = m.model.runner(RunnerOptions{});
+  auto b = m.model.runner(RunnerOptions{});
+  const auto alone_a = run(*a, prompts[0]);
+  const auto alone_b = run(*b, prompts[1]);
+  std::vector<float> together_a;
+  std::thread other([&] { together_a = run(*a, prompts[0]); });
+  const auto together_b = run(*b, prompts[1]);
+  other.join();
+  EXPECT_EQ(together_a, alone_a);
+  EXPECT_EQ(together_b, alone_b);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, RunnerPaging, ::testing::Values(Backend::Vulkan, Backend::Cpu),
