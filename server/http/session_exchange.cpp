@@ -135,14 +135,7 @@ awaitable<void> SessionExchange::start_chunked(unsigned status, std::string_view
   bhttp::response<bhttp::empty_body> res{static_cast<bhttp::status>(status), version_};
   apply_headers(res, content_type);
   if (chunked_) res.chunked(true);
-  bhttp::response_serializer<bhttp::empty_body> sr{res};
-  stream_.expires_after(limits_.write_timeout);
-  try {
-    co_await bhttp::async_write_header(stream_, sr, use_awaitable);
-  } catch (...) {
-    io_failed_ = true;
-    throw;
-  }
+  co_await write_head(res);
 }
 
 awaitable<void> SessionExchange::start_sized(unsigned status, std::string_view content_type,
@@ -156,6 +149,10 @@ awaitable<void> SessionExchange::start_sized(unsigned status, std::string_view c
   bhttp::response<bhttp::empty_body> res{static_cast<bhttp::status>(status), version_};
   apply_headers(res, content_type);
   res.content_length(length);
+  co_await write_head(res);
+}
+
+awaitable<void> SessionExchange::write_head(bhttp::response<bhttp::empty_body>& res) {
   bhttp::response_serializer<bhttp::empty_body> sr{res};
   stream_.expires_after(limits_.write_timeout);
   try {

@@ -103,6 +103,9 @@ class SessionExchange final : public Exchange {
   void reserve_body_bytes(uint64_t n);
 
   boost::asio::awaitable<void> send_continue_if_expected();
+  // Sends a streamed response's head (start_chunked, start_sized); a failed write marks the
+  // connection unusable.
+  boost::asio::awaitable<void> write_head(bhttp::response<bhttp::empty_body>& res);
 
   // The disconnect watch outlives the exchange in its pending completion; `active` tells it the
   // exchange is gone. Everything here is touched only on the connection's strand.
