@@ -177,7 +177,7 @@ def cpu_main(raw):
             if vk and vk.get("device"):
                 print(f"vkllm device: {vk['device']}  ")
                 # Before `vkllm bench` runs on the CPU backend, VKLLM_DEVICE=cpu leaves it on Vulkan.
-                if re.search(r"llvmpipe|NVIDIA|AMD|Radeon|Graphics|Vulkan", vk["device"], re.I):
+                if re.search(r"llvmpipe|lavapipe|NVIDIA|Radeon|Graphics|Vulkan", vk["device"], re.I):
                     print("**vkllm ran on a Vulkan device, not on its CPU backend: its column is no "
                           "CPU number**  ")
                 break
