@@ -198,7 +198,7 @@ void BM_Forward1BMatmuls(benchmark::State& state) {
   state.counters["tok/s"] = benchmark::Counter(n, benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_Forward1BMatmuls)
-    ->ArgsProduct({{0, 1, 2}, {1, 512}})
+    ->ArgsProduct({{0, 1, 2}, {1, 8, 512}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

@@ -153,7 +153,7 @@ void generic_rows(const WeightView& w, uint64_t row_bytes, uint64_t r0, uint64_t
 
 void fast_rows(const WeightView& w, const Plan& plan, uint64_t r0, uint64_t r1, const std::byte* x,
                uint64_t x_stride_bytes, uint32_t n, const Product& p) {
-  float out[detail::kMaxTokensPerKernel];
+  float out[detail::kMaxRowTokens];
   for (uint32_t t0 = 0; t0 < n; t0 += kTokenChunk) {
     const uint32_t t1 = std::min(n, t0 + kTokenChunk);
     uint64_t r = r0;
@@ -182,8 +182,8 @@ void fast_rows(const WeightView& w, const Plan& plan, uint64_t r0, uint64_t r1, 
         const uint64_t to = std::min(tensor_bytes, from + plan.row_bytes);
         for (uint64_t off = from; off < to; off += 64) __builtin_prefetch(w.data + off);
       }
-      for (uint32_t t = t0; t < t1; t += detail::kMaxTokensPerKernel) {
-        const unsigned nt = std::min<uint32_t>(detail::kMaxTokensPerKernel, t1 - t);
+      for (uint32_t t = t0; t < t1; t += plan.kernel.max_tokens) {
+        const unsigned nt = std::min<uint32_t>(plan.kernel.max_tokens, t1 - t);
         plan.kernel.fn(row, w.cols, x + t * x_stride_bytes, x_stride_bytes, nt, out);
         for (unsigned i = 0; i < nt; ++i) {
           float& y = p.y[(t + i) * p.y_stride + r];

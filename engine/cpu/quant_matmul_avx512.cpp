@@ -14,13 +14,13 @@ FastKernel avx512_kernel(gguf::TensorType type) {
   using gguf::TensorType;
   switch (type) {
     case TensorType::Q4_K:
-      return {by_tokens<q4_k_512_body>, ActFormat::Q8_K};
+      return {by_tokens8<q4_k_512_body>, ActFormat::Q8_K, nullptr, 8};
     case TensorType::Q5_K:
-      return {by_tokens<q5_k_512_body>, ActFormat::Q8_K};
+      return {by_tokens8<q5_k_512_body>, ActFormat::Q8_K, nullptr, 8};
     case TensorType::Q6_K:
-      return {by_tokens<q6_k_512_body>, ActFormat::Q8_K};
+      return {by_tokens8<q6_k_512_body>, ActFormat::Q8_K, nullptr, 8};
     case TensorType::Q8_0:
-      return {by_tokens<q8_0_512_body>, ActFormat::Q8_0U};
+      return {by_tokens8<q8_0_512_body>, ActFormat::Q8_0U, nullptr, 8};
     case TensorType::F16:
       return {by_tokens<f16_512_body>, ActFormat::F32, f16_512_tile};
     // The 256-bit bodies, built here with the VNNI dot products.

@@ -362,6 +362,30 @@ void by_tokens(const std::byte* row, uint64_t cols, const std::byte* x, uint64_t
   }
 }
 
+// The same up to eight tokens, for the 512-bit kernels (FastKernel::max_tokens 8).
+template <template <unsigned> class Body>
+void by_tokens8(const std::byte* row, uint64_t cols, const std::byte* x, uint64_t xs, unsigned ntok,
+                float* out) {
+  switch (ntok) {
+    case 1:
+      return Body<1>::run(row, cols, x, xs, out);
+    case 2:
+      return Body<2>::run(row, cols, x, xs, out);
+    case 3:
+      return Body<3>::run(row, cols, x, xs, out);
+    case 4:
+      return Body<4>::run(row, cols, x, xs, out);
+    case 5:
+      return Body<5>::run(row, cols, x, xs, out);
+    case 6:
+      return Body<6>::run(row, cols, x, xs, out);
+    case 7:
+      return Body<7>::run(row, cols, x, xs, out);
+    default:
+      return Body<8>::run(row, cols, x, xs, out);
+  }
+}
+
 #define VKLLM_QMM_BODY(name)                                                                    \
   template <unsigned NT>                                                                        \
   struct name##_body {                                                                          \

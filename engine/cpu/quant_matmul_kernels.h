@@ -37,8 +37,8 @@ constexpr uint64_t act_q8_0u_bytes(uint64_t cols) {
 enum class ActFormat : uint8_t { F32, Q8_0, Q8_K, Q8_0U };
 constexpr int kActFormats = 4;
 
-// out[t] = row · x_t for t < ntok (1..4): `row` is one weight row of `cols` elements, x_t lies at
-// x + t * x_stride bytes in the kernel's activation format (for F32, floats).
+// out[t] = row · x_t for t < ntok (1..the kernel's max_tokens): `row` is one weight row of `cols`
+// elements, x_t lies at x + t * x_stride bytes in the kernel's activation format (for F32, floats).
 using RowKernel = void (*)(const std::byte* row, uint64_t cols, const std::byte* x,
                            uint64_t x_stride, unsigned ntok, float* out);
 
@@ -52,12 +52,17 @@ struct FastKernel {
   RowKernel fn = nullptr;
   ActFormat act = ActFormat::F32;
   TileKernel tile = nullptr;  // optional, used for runs of four rows
+  // Tokens fn takes per call (ntok up to this): the 512-bit integer kernels take 8, so a
+  // weight block is unpacked once for twice as many tokens (32 zmm registers hold the sums).
+  unsigned max_tokens = 4;
 };
 
 // The fast kernel of one ISA for a weight type, or {nullptr} where that ISA has none.
 FastKernel avx2_kernel(gguf::TensorType type);
 FastKernel avx512_kernel(gguf::TensorType type);
 
+// Tokens per call of a tile kernel and of a row kernel with the default max_tokens.
 constexpr unsigned kMaxTokensPerKernel = 4;
+constexpr unsigned kMaxRowTokens = 8;  // the largest FastKernel::max_tokens
 
 }  // namespace vkllm::cpu::detail

@@ -117,7 +117,7 @@ TEST(QuantMatmul, EveryTypeAndPathMatchesTheReference) {
     const uint64_t rows = 37;  // odd, and not a multiple of the thread count
     Weights w = make_weights(rng, type, rows, cols);
     for (Isa isa : test::testable_isas()) {
-      for (uint32_t n : {1u, 3u, 8u, 17u, 64u}) {
+      for (uint32_t n : {1u, 3u, 7u, 8u, 17u, 64u}) {
         for (bool accumulate : {false, true}) {
           SCOPED_TRACE(std::string(gguf::type_name(type)) + " " + std::string(isa_name(isa)) +
                        " n=" + std::to_string(n) + (accumulate ? " accumulate" : ""));
