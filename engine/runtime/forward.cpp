@@ -79,11 +79,12 @@ void Forward::attention_block(StepBackend& b, uint32_t l, uint32_t T) const {
   at.scale = spec_.attn_scale;
   at.softcap = spec_.attn_softcap;
   at.window = swa ? spec_.sliding_window : 0;
+  const WeightRef wo{Weight::AttnOut, l};
+  at.feeds = std::span(&wo, 1);
   b.attention(at);
   b.barrier();
   b.mark("attention");
 
-  const WeightRef wo{Weight::AttnOut, l};
   if (spec_.post_norms) {
     const ProductOut out[] = {{wo, {Act::H}}};
     b.products({Act::Attn}, T, out);

@@ -65,6 +65,9 @@ struct AttentionSpec {
   float scale = 0.f;
   float softcap = 0.f;  // 0: off
   uint32_t window = 0;  // 0: off
+  // The weights whose products read `out` next, as rms_norm's feeds: a backend may write their
+  // quantized input along with the output (Vulkan: q8 from the split-K reduction).
+  std::span<const WeightRef> feeds{};
 };
 
 enum class GluAct : uint8_t { Silu, GeluTanh };

@@ -1,6 +1,7 @@
 #include "engine/runtime/vulkan_backend.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <stdexcept>
@@ -16,6 +17,16 @@ namespace vkllm::runtime {
 namespace {
 
 using model::Weight;
+
+// VKLLM_ATTN_Q8=0: the output projection quantizes the attention output in its own pass instead
+// of taking the q8 copy the split-K reduction writes (for A/B measurements).
+bool attention_q8_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("VKLLM_ATTN_Q8");
+    return !v || std::string(v) != "0";
+  }();
+  return on;
+}
 
 constexpr uint32_t kMaxAttentionSplits = 16;
 constexpr uint32_t kMaxSplitTokens = 64;  // split-K only for decode-sized steps
@@ -171,8 +182,12 @@ class VulkanBackend final : public StepBackend {
           vk::ops::attention_suggested_splits(max_kv_len_, batch_.n_seqs, nkv, compute_units_));
       at.scratch = scratch_;
     }
+    if (attention_q8_enabled() && wants_q8(s.feeds, s.n_q_heads * s.head_dim, batch_.n_tokens))
+      at.q8 = xq_;
+    const bool q8 = vk::ops::attention_writes_q8(at);
     vk::ops::attention(rec_, ctx_.pipelines(), at);
     wrote(s.out.act);
+    if (q8) q8_of_ = Q8Copy{s.out.act, batch_.n_tokens};
   }
 
   // With a q8 copy for the products that read `out` next (FFN down).

@@ -96,13 +96,24 @@ void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) 
   struct {
     uint32_t n_tokens, n_q_heads, head_dim, n_splits, out_off, out_stride;
   } rpush{a.batch.n_tokens, a.n_q_heads, d, a.n_splits, a.out.off, push.out_stride};
-  const Pipeline& reduce = pc.get({.shader = "attention_reduce",
-                                   .num_buffers = 2,
+  const bool q8 = attention_writes_q8(a);
+  const Pipeline& reduce = pc.get({.shader = q8 ? "attention_reduce_q8" : "attention_reduce",
+                                   .num_buffers = q8 ? 3u : 2u,
                                    .push_constant_bytes = sizeof(rpush),
                                    .spec = {64}});
   const uint32_t rows_total = a.batch.n_tokens * a.n_q_heads;
-  rec.dispatch(reduce, {a.scratch, a.out.data}, rpush,
-               {std::min(rows_total, 65535u), div_up(rows_total, 65535), 1});
+  const Groups rgroups{std::min(rows_total, 65535u), div_up(rows_total, 65535), 1};
+  if (q8) {
+    require(a.q8.size >= uint64_t{rows_total} * d * 5 / 4, "attention: q8 slice too small");
+    rec.dispatch(reduce, {a.scratch, a.out.data, a.q8}, rpush, rgroups);
+  } else {
+    rec.dispatch(reduce, {a.scratch, a.out.data}, rpush, rgroups);
+  }
+}
+
+bool attention_writes_q8(const AttentionArgs& a) {
+  return a.q8 && a.n_splits > 1 && a.head_dim % 32 == 0 && a.out.off == 0 &&
+         (a.out.stride == 0 || a.out.stride == a.n_q_heads * a.head_dim);
 }
 
 }  // namespace vkllm::vk::ops

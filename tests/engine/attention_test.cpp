@@ -8,6 +8,7 @@
 
 #include "engine/kv/kv_layout.h"
 #include "engine/vulkan/attention.h"
+#include "engine/vulkan/matmul_ops.h"
 #include "tests/engine/kernel_test_support.h"
 
 namespace vkllm::test {
@@ -70,24 +71,41 @@ void check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>
   BufferSlice dmeta = to_device(arena, meta.words);
   BufferSlice out = device_filled<float>(arena, q.size());
   BufferSlice scratch = arena.allocate(ops::attention_scratch_bytes(c.n_splits, T, n_q, D) + 16);
+  // The split reduction's q8 copy of the output, poisoned first: every byte must be written.
+  const uint64_t q8_bytes = vk::q8_activation_bytes(n_q * D, T);
+  BufferSlice q8 = arena.allocate(q8_bytes), q8_want = arena.allocate(q8_bytes);
   const float scale = 1.f / std::sqrt(float(D));
+  bool wrote_q8 = false;
   run([&](vk::CommandRecorder& rec) {
-    ops::attention(rec, pc,
-                   {.q = {dq, 0, 0},
-                    .k_cache = {dk, n_kv, B},
-                    .v_cache = {dv, n_kv, B},
-                    .batch = {dmeta, T, meta.n_seqs},
-                    .max_q_len = meta.max_q_len,
-                    .out = {out, 0, 0},
-                    .n_q_heads = n_q,
-                    .head_dim = D,
-                    .scale = scale,
-                    .softcap = c.softcap,
-                    .window = c.window,
-                    .n_splits = c.n_splits,
-                    .scratch = scratch});
+    rec.fill(q8, 0xDEADBEEFu);
+    rec.barrier();
+    const ops::AttentionArgs args{.q = {dq, 0, 0},
+                                  .k_cache = {dk, n_kv, B},
+                                  .v_cache = {dv, n_kv, B},
+                                  .batch = {dmeta, T, meta.n_seqs},
+                                  .max_q_len = meta.max_q_len,
+                                  .out = {out, 0, 0},
+                                  .n_q_heads = n_q,
+                                  .head_dim = D,
+                                  .scale = scale,
+                                  .softcap = c.softcap,
+                                  .window = c.window,
+                                  .n_splits = c.n_splits,
+                                  .scratch = scratch,
+                                  .q8 = q8};
+    wrote_q8 = ops::attention_writes_q8(args);
+    ops::attention(rec, pc, args);
   });
   auto got = from_device<float>(out, q.size());
+  EXPECT_EQ(wrote_q8, c.n_splits > 1 && D % 32 == 0);
+  if (wrote_q8) {
+    // Exactly what quantizing the f32 output in its own pass gives.
+    vk::MatmulKernels kernels(pc);
+    run([&](vk::CommandRecorder& rec) {
+      kernels.record_quantize_q8(rec, out, n_q * D, T, 0, q8_want);
+    });
+    EXPECT_EQ(from_device<uint8_t>(q8, q8_bytes), from_device<uint8_t>(q8_want, q8_bytes));
+  }
 
   auto half = [](uint16_t b) {
     _Float16 h;
