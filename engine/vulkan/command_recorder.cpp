@@ -1,5 +1,7 @@
 #include "engine/vulkan/command_recorder.h"
 
+#include <chrono>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "engine/vulkan/device.h"
@@ -291,8 +293,31 @@ void CommandRecorder::submit() {
   in_flight_ = true;
 }
 
+namespace {
+// VKLLM_FENCE_SPIN_US=N: wait() polls the fence for up to N microseconds before it sleeps in
+// vkWaitForFences, trading a busy core for the sleeping thread's wake-up latency between steps.
+std::chrono::microseconds fence_spin() {
+  static const std::chrono::microseconds spin = [] {
+    const char* v = std::getenv("VKLLM_FENCE_SPIN_US");
+    return std::chrono::microseconds(v && *v ? std::strtoul(v, nullptr, 10) : 0);
+  }();
+  return spin;
+}
+}  // namespace
+
 void CommandRecorder::wait() {
   if (!in_flight_) return;
+  if (const auto spin = fence_spin(); spin.count() > 0) {
+    const auto until = std::chrono::steady_clock::now() + spin;
+    do {
+      const VkResult r = vkGetFenceStatus(device_.handle(), fence_);
+      if (r == VK_SUCCESS) {
+        in_flight_ = false;
+        return;
+      }
+      if (r != VK_NOT_READY) check(r, "vkGetFenceStatus");
+    } while (std::chrono::steady_clock::now() < until);
+  }
   check(vkWaitForFences(device_.handle(), 1, &fence_, VK_TRUE, UINT64_MAX), "vkWaitForFences");
   in_flight_ = false;
 }
