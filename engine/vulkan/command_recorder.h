@@ -9,6 +9,7 @@
 
 #include <vulkan/vulkan.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -123,6 +124,9 @@ class CommandRecorder {
   bool unfenced_ = false;  // parts were flushed but the recording was never submitted
   void fence_flushed_parts();
   uint32_t dispatches_ = 0;
+  // When the last submit() went to the queue and how long until wait() saw it done.
+  std::chrono::steady_clock::time_point submitted_{};
+  std::chrono::steady_clock::duration last_duration_{};
 };
 
 }  // namespace vkllm::vk
