@@ -27,7 +27,7 @@ EngineModel::EngineModel(const std::string& path, const std::string& device,
     model = std::make_unique<runtime::Model>(*ctx, file);
   }
   load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  runner = on_cpu() ? sched::cpu_runner(*host, options)
+  runner = on_cpu() ? std::make_unique<runtime::Runner>(*host, options)
                     : std::make_unique<runtime::Runner>(*model, options);
 }
 

@@ -1,7 +1,6 @@
 #include "server/scheduler/device_choice.h"
 
 #include <algorithm>
-#include <stdexcept>
 
 namespace vkllm::sched {
 
@@ -57,8 +56,7 @@ std::string DeviceChoice::describe() const {
 }
 
 DeviceChoice choose_device(const vk::DeviceRequest& request,
-                           std::span<const vk::PhysicalDeviceInfo> devices,
-                           bool cpu_backend_built) {
+                           std::span<const vk::PhysicalDeviceInfo> devices) {
   DeviceChoice c;
   const std::string seen = device_list(devices);
   switch (request.kind) {
@@ -83,19 +81,10 @@ DeviceChoice choose_device(const vk::DeviceRequest& request,
     c.reason = "GPU \"" + gpu->name + "\"; " + seen;
     return c;
   }
-  if (!cpu_backend_built) {
-    c.reason = "no GPU, and this build has no CPU backend; " + seen;
-    return c;
-  }
   c.backend = Backend::Cpu;
   c.encoder_selector = encoder_device(devices);
   c.reason = "no GPU; " + seen;
   return c;
-}
-
-std::unique_ptr<runtime::Runner> cpu_runner(runtime::HostModel&, const runtime::RunnerOptions&) {
-  throw std::runtime_error(
-      "this build has no CPU backend yet (VKLLM_DEVICE=vulkan runs on a Vulkan device)");
 }
 
 DeviceChoice choose_device(const vk::DeviceRequest& request) {

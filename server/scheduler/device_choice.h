@@ -5,23 +5,13 @@
 // one exists (lavapipe first). The server and the in-process engine commands share this policy.
 #pragma once
 
-#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 
-#include "engine/runtime/host_model.h"
-#include "engine/runtime/runner.h"
 #include "engine/vulkan/device.h"
 
 namespace vkllm::sched {
-
-// Whether this build can generate on the CPU backend (runtime::Runner over a HostModel). Until
-// it can, an automatic choice with no GPU keeps lavapipe.
-inline constexpr bool kCpuBackendBuilt = false;
-// The CPU backend's Runner over a HostModel (throws while the build has none).
-std::unique_ptr<runtime::Runner> cpu_runner(runtime::HostModel& model,
-                                            const runtime::RunnerOptions& options);
 
 enum class Backend { Vulkan, Cpu };
 
@@ -40,8 +30,7 @@ struct DeviceChoice {
 
 // The policy, over the devices the loader reports.
 DeviceChoice choose_device(const vk::DeviceRequest& request,
-                           std::span<const vk::PhysicalDeviceInfo> devices,
-                           bool cpu_backend_built = kCpuBackendBuilt);
+                           std::span<const vk::PhysicalDeviceInfo> devices);
 // The same over this machine's devices (probes Vulkan; never throws for a missing driver).
 DeviceChoice choose_device(const vk::DeviceRequest& request);
 

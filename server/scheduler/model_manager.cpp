@@ -273,7 +273,7 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
     BlobTensorSource source(store_.blobs().open(*show.model_blob), m->header->data_offset());
     if (host) {
       m->host_model = std::make_unique<runtime::HostModel>(*m->header, source);
-      m->runner = cpu_runner(*m->host_model, ro);
+      m->runner = std::make_unique<runtime::Runner>(*m->host_model, ro);
     } else {
       m->model = std::make_unique<runtime::Model>(*m->context, *m->header, source);
       if (spec.has_pooling_type) {

@@ -45,7 +45,7 @@ TEST(DeviceChoice, AGpuServesWhenThereIsOne) {
   const std::vector<vk::PhysicalDeviceInfo> devices{
       kLavapipe, dev(1, "Intel UHD", VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU),
       dev(2, "NVIDIA H100", VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU)};
-  const auto c = choose_device({}, devices, true);
+  const auto c = choose_device({}, devices);
   EXPECT_EQ(c.backend, Backend::Vulkan);
   EXPECT_EQ(c.vulkan_selector, "2");
   EXPECT_NE(c.describe().find("NVIDIA H100"), std::string::npos) << c.describe();
@@ -55,27 +55,25 @@ TEST(DeviceChoice, AGpuServesWhenThereIsOne) {
   const std::vector<vk::PhysicalDeviceInfo> laptop{
       kLavapipe, dev(1, "old", VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU, false),
       dev(2, "Intel UHD", VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU)};
-  EXPECT_EQ(choose_device({}, laptop, true).vulkan_selector, "2");
+  EXPECT_EQ(choose_device({}, laptop).vulkan_selector, "2");
   const std::vector<vk::PhysicalDeviceInfo> vm{
       dev(0, "virtio-gpu", VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU), kLavapipe};
-  EXPECT_EQ(choose_device({}, vm, true).backend, Backend::Vulkan);
+  EXPECT_EQ(choose_device({}, vm).backend, Backend::Vulkan);
 }
 
 TEST(DeviceChoice, LavapipeAloneMeansTheCpuBackend) {
   const std::vector<vk::PhysicalDeviceInfo> devices{kLavapipe};
-  const auto c = choose_device({}, devices, true);
+  const auto c = choose_device({}, devices);
   EXPECT_EQ(c.backend, Backend::Cpu);
   // Encoders still have lavapipe.
   ASSERT_TRUE(c.encoder_selector);
   EXPECT_EQ(*c.encoder_selector, "0");
   EXPECT_EQ(c.vulkan_options().selector, "0");
   EXPECT_NE(c.describe().find("CPU backend"), std::string::npos) << c.describe();
-  // Without a CPU backend in the build, lavapipe keeps serving.
-  EXPECT_EQ(choose_device({}, devices, false).backend, Backend::Vulkan);
 }
 
 TEST(DeviceChoice, NoVulkanAtAllMeansTheCpuBackendWithoutEncoders) {
-  const auto c = choose_device({}, {}, true);
+  const auto c = choose_device({}, {});
   EXPECT_EQ(c.backend, Backend::Cpu);
   EXPECT_FALSE(c.encoder_selector);
   EXPECT_NE(c.describe().find("unavailable"), std::string::npos) << c.describe();
@@ -85,17 +83,17 @@ TEST(DeviceChoice, VkllmDeviceForcesEitherBackend) {
   const std::vector<vk::PhysicalDeviceInfo> devices{
       dev(0, "NVIDIA H100", VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU),
       dev(1, kLavapipe.name.c_str(), kLavapipe.type)};
-  const auto cpu = choose_device(vk::DeviceRequest::parse("cpu"), devices, true);
+  const auto cpu = choose_device(vk::DeviceRequest::parse("cpu"), devices);
   EXPECT_EQ(cpu.backend, Backend::Cpu);
   ASSERT_TRUE(cpu.encoder_selector);
   EXPECT_EQ(*cpu.encoder_selector, "1") << "encoders prefer lavapipe when the CPU is forced";
 
   // Forcing Vulkan allows lavapipe (CI's Vulkan tests on a machine without a GPU).
   const std::vector<vk::PhysicalDeviceInfo> lavapipe_only{kLavapipe};
-  const auto vulkan = choose_device(vk::DeviceRequest::parse("vulkan"), lavapipe_only, true);
+  const auto vulkan = choose_device(vk::DeviceRequest::parse("vulkan"), lavapipe_only);
   EXPECT_EQ(vulkan.backend, Backend::Vulkan);
   EXPECT_EQ(vulkan.vulkan_selector, "");
-  const auto one = choose_device(vk::DeviceRequest::parse("vulkan:1"), devices, true);
+  const auto one = choose_device(vk::DeviceRequest::parse("vulkan:1"), devices);
   EXPECT_EQ(one.backend, Backend::Vulkan);
   EXPECT_EQ(one.vulkan_selector, "1");
   EXPECT_NE(one.describe().find("VKLLM_DEVICE=vulkan:1"), std::string::npos) << one.describe();
