@@ -1,12 +1,14 @@
-// The forward pass of encoder models (bert, nomic-bert) over whole inputs. Every token of an input
-// attends to all of that input's tokens (non-causal attention: the mask option of the paged
-// attention kernel), so an input is never split across steps; many inputs share one step.
+// Runs encoder models (bert, nomic-bert) over whole inputs: the graph (EncoderForward) on a
+// StepBackend, Vulkan or the CPU. Every token of an input attends to all of that input's tokens
+// (non-causal attention: the mask option of the paged attention kernel), so an input is never
+// split across steps; many inputs share one step. The Encoder only orchestrates: limits, token
+// ids, block tables, batch metadata, results.
 //
 // K/V live only for the layer that writes them: one scratch K and V region, reused by every layer
 // and laid out like the paged cache with a private block table per input. Nothing is registered
 // in a prefix cache and nothing is kept after a pass; an Encoder needs no BlockPool.
 //
-// Outputs are pooled on the device as the model's pooling_type says (mean, cls, last; rank: the
+// Outputs are pooled by the backend as the model's pooling_type says (mean, cls, last; rank: the
 // first token through the classification head); with pooling none, every token's hidden state
 // comes back.
 #pragma once
@@ -31,9 +33,12 @@ struct EncoderOptions {
   bool warm_up = true;
 };
 
+class StepBackend;
+class EncoderForward;
+
 class Encoder {
  public:
-  // Throws std::invalid_argument when the model is not an encoder.
+  // On the model's Vulkan device. Throws std::invalid_argument when the model is not an encoder.
   explicit Encoder(const Model& model, const EncoderOptions& options = {});
   ~Encoder();
   Encoder(const Encoder&) = delete;
@@ -43,7 +48,7 @@ class Encoder {
   // The longest input a step takes: max_batch_tokens, at most the model's trained context.
   uint32_t max_input_tokens() const;
   uint64_t device_bytes() const;  // activations and scratch K/V (not the weights)
-  // GPU time of the last step's phases, from timestamps (empty if unsupported).
+  // Time of the last step's phases (GPU timestamps; empty if unsupported).
   std::vector<std::pair<std::string, double>> last_step_timings() const;
 
   // One step over `inputs`: at most max_inputs non-empty inputs of at most max_input_tokens()
@@ -52,14 +57,19 @@ class Encoder {
   // none, its tokens' hidden states (n_tokens rows of n_embd).
   std::vector<std::vector<float>> encode(std::span<const std::span<const int32_t>> inputs);
 
-  // Creates every pipeline a pass within the options can use (walks the recording of passes
-  // whose shapes select different kernels with a dry recorder, builds what they ask for on
-  // worker threads, saves the pipeline cache). Returns how many pipelines were created.
+  // Creates every pipeline a pass within the options can use (walks passes whose shapes select
+  // different kernels with the backend in its dry mode; it builds what they ask for on worker
+  // threads and saves the pipeline cache). Returns how many pipelines were created (0 on the CPU).
   size_t warm_up();
 
  private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
+  void start();
+
+  const model::ModelSpec* spec_;
+  EncoderOptions opt_;
+  uint32_t max_input_ = 0;
+  std::unique_ptr<StepBackend> backend_;
+  std::unique_ptr<EncoderForward> graph_;
 };
 
 }  // namespace vkllm::runtime

@@ -33,6 +33,9 @@ struct RunnerOptions {
   // of 8 vectors, larger ones with the tiled GEMM. On an H200 (8B Q4_K_M) passes of matvec beat
   // the GEMM up to 64 tokens: 749 vs 300 tok/s at batch 32, 794 vs 591 at batch 64.
   uint32_t matvec_max_batch = 64;
+  // Encoders: K/V live only for the layer that writes them, so the backend makes one K and one V
+  // region of this many blocks that every layer reuses (kv_budget_bytes is then unused).
+  uint32_t kv_scratch_blocks = 0;
   // The constructor calls warm_up(), so the first step compiles nothing.
   bool warm_up = true;
   // Decode products of quantized weights on activations quantized to int8 blocks, with integer

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,6 +25,10 @@ namespace vkllm::runtime {
 // QKV; Attn attention output; Gate and Up (Up holds 2 x n_ff per token for fused gate|up); FfnAct
 // the gated activation; XSel, HSel the rows that produce logits (R x n_embd) before and after the
 // final norm; Logits (R x n_vocab).
+//
+// Encoders (EncoderForward) use R = their inputs and reuse the row buffers: XSel holds the token
+// type row, then the first tokens of the rank head; HSel the rank head's hidden rows; Logits the
+// pooled outputs (R x n_embd_out; a backend sizes it for max(n_vocab, n_embd_out)).
 enum class Act : uint8_t { X, H, Q, K, V, QKV, Attn, Gate, Up, FfnAct, XSel, HSel, Logits };
 
 // Rows of an activation: row t starts at element off + t * stride; stride 0 means rows packed at
@@ -65,6 +70,7 @@ struct AttentionSpec {
   float scale = 0.f;
   float softcap = 0.f;  // 0: off
   uint32_t window = 0;  // 0: off
+  bool causal = true;   // false: every token of the sequence is visible (encoders)
   // The weights whose products read `out` next, as rms_norm's feeds: a backend may write their
   // quantized input along with the output (Vulkan: q8 from the split-K reduction).
   std::span<const WeightRef> feeds{};
@@ -72,11 +78,18 @@ struct AttentionSpec {
 
 enum class GluAct : uint8_t { Silu, GeluTanh };
 
+// Rows pooled per sequence (embedding models).
+enum class PoolMode : uint8_t { Mean, First, Last };
+
 // What a step asks for once its graph has run.
 struct StepOutputs {
   bool logits = false;  // the R rows of Logits
   bool greedy = false;  // argmax of each logits row
   bool hidden = false;  // the R rows of HSel (no LM head)
+  // Encoders: the R rows of Logits holding pooled outputs (n_embd_out each), or every step
+  // token's row of X (R = the step's tokens, n_embd each). Read through hidden().
+  bool pooled = false;
+  bool token_states = false;
 };
 
 class StepBackend {
@@ -123,6 +136,39 @@ class StepBackend {
   virtual void mark(const char* phase) = 0;       // inside the profiled layer only
   virtual void timestamp(const char* phase) = 0;  // step phases, always
 
+  // ---- Encoder operations (bert-family: EncoderForward). A backend without them throws
+  // std::logic_error. Encoder K/V live for one layer only: RunnerOptions::kv_scratch_blocks.
+
+  // Whether the model has the weight (optional biases and heads shape the encoder's graph).
+  virtual bool has(WeightRef /*w*/) const { unsupported("has"); }
+  // out[t] = the table's row at step token t's position in its sequence (learned positions).
+  virtual void embed_positions(WeightRef /*table*/, Rows /*out*/, uint32_t /*n_tokens*/) {
+    unsupported("embed_positions");
+  }
+  // out = the table's row `row` (n_embd elements), e.g. token type 0.
+  virtual void embed_row(WeightRef /*table*/, uint32_t /*row*/, Rows /*out*/) {
+    unsupported("embed_row");
+  }
+  // x[r] += row (n elements) over `rows` rows of n.
+  virtual void add_row(Rows /*row*/, Rows /*x*/, uint32_t /*n*/, uint32_t /*rows*/) {
+    unsupported("add_row");
+  }
+  // y = (x - mean) / sqrt(var + eps) * w + b over `rows` packed rows of n; y may be x.
+  virtual void layer_norm(Rows /*x*/, WeightRef /*w*/, WeightRef /*b*/, Rows /*y*/, uint32_t /*n*/,
+                          uint32_t /*rows*/) {
+    unsupported("layer_norm");
+  }
+  // out = gelu(x) (tanh approximation) and out = tanh(x) over n elements; out may be x.
+  virtual void gelu(Rows /*x*/, Rows /*out*/, uint64_t /*n*/) { unsupported("gelu"); }
+  virtual void tanh(Rows /*x*/, Rows /*out*/, uint64_t /*n*/) { unsupported("tanh"); }
+  // out[s] = the mean, first or last of sequence s's rows of x (n packed elements each), for
+  // every sequence of the step.
+  virtual void pool(PoolMode /*mode*/, Rows /*x*/, uint32_t /*n*/, Rows /*out*/) {
+    unsupported("pool");
+  }
+  // to = from over n elements.
+  virtual void copy(Rows /*from*/, Rows /*to*/, uint64_t /*n*/) { unsupported("copy"); }
+
   // ---- The Runner's side.
 
   // Limits the backend was sized for (after its own clamps).
@@ -149,6 +195,11 @@ class StepBackend {
   virtual size_t warm_up(const std::function<void()>& dry_steps) = 0;
   // Time of the last step's phases (empty if not measured).
   virtual std::vector<std::pair<std::string, double>> timings() const = 0;
+
+ private:
+  [[noreturn]] static void unsupported(const char* op) {
+    throw std::logic_error(std::string("this backend has no encoder operation ") + op);
+  }
 };
 
 }  // namespace vkllm::runtime

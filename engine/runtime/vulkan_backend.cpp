@@ -175,8 +175,9 @@ class VulkanBackend final : public StepBackend {
     at.scale = s.scale;
     at.softcap = s.softcap;
     at.window = s.window;
+    at.causal = s.causal;
     at.n_splits = 1;
-    if (batch_.n_tokens <= kMaxSplitTokens) {
+    if (s.causal && batch_.n_tokens <= kMaxSplitTokens) {
       at.n_splits = std::min(
           kMaxAttentionSplits,
           vk::ops::attention_suggested_splits(max_kv_len_, batch_.n_seqs, nkv, compute_units_));
@@ -256,6 +257,73 @@ class VulkanBackend final : public StepBackend {
   }
   void timestamp(const char* phase) override { rec_.timestamp(phase); }
 
+  // ---- Encoder operations.
+
+  bool has(WeightRef w) const override { return find(w) != nullptr; }
+
+  void embed_positions(WeightRef table, Rows out, uint32_t n_tokens) override {
+    vk::ops::GetRowsArgs g;
+    g.ids = pos_in_.slice();
+    g.n_tokens = n_tokens;
+    g.out = slice(out);
+    record_get_rows(rec_, ctx_.pipelines(), get(table), g);
+    wrote(out.act);
+  }
+
+  // The row id goes into an upload buffer slot of its own (the step's rows are few).
+  void embed_row(WeightRef table, uint32_t row, Rows out) override {
+    if (n_row_ids_ == kMaxRowIds) throw std::logic_error("embed_row: too many rows in one step");
+    const uint64_t at = uint64_t(kRowIdSpacing) * n_row_ids_++;
+    std::memcpy(row_ids_.mapped() + at, &row, 4);
+    vk::ops::GetRowsArgs g;
+    g.ids = row_ids_.slice(at, 4);
+    g.n_tokens = 1;
+    g.out = slice(out);
+    record_get_rows(rec_, ctx_.pipelines(), get(table), g);
+    wrote(out.act);
+  }
+
+  void add_row(Rows row, Rows x, uint32_t n, uint32_t rows) override {
+    vk::ops::add_bias(rec_, ctx_.pipelines(), slice(x), slice(row), n, rows);
+    wrote(x.act);
+  }
+
+  void layer_norm(Rows x, WeightRef w, WeightRef b, Rows y, uint32_t n, uint32_t rows) override {
+    vk::ops::LayerNormArgs a;
+    a.x = slice(x);
+    a.y = slice(y);
+    a.weight = get(w).data;
+    a.bias = get(b).data;
+    a.n = n;
+    a.n_rows = rows;
+    a.eps = spec_.norm_eps;
+    vk::ops::layer_norm(rec_, ctx_.pipelines(), a);
+    wrote(y.act);
+  }
+
+  void gelu(Rows x, Rows out, uint64_t n) override {
+    vk::ops::gelu(rec_, ctx_.pipelines(), slice(x), slice(out), static_cast<uint32_t>(n));
+    wrote(out.act);
+  }
+
+  void tanh(Rows x, Rows out, uint64_t n) override {
+    vk::ops::tanh(rec_, ctx_.pipelines(), slice(x), slice(out), static_cast<uint32_t>(n));
+    wrote(out.act);
+  }
+
+  void pool(PoolMode mode, Rows x, uint32_t n, Rows out) override {
+    const vk::ops::PoolMode m = mode == PoolMode::Mean    ? vk::ops::PoolMode::Mean
+                                : mode == PoolMode::First ? vk::ops::PoolMode::First
+                                                          : vk::ops::PoolMode::Last;
+    vk::ops::pool_rows(rec_, ctx_.pipelines(), m, batch_, slice(x), n, slice(out));
+    wrote(out.act);
+  }
+
+  void copy(Rows from, Rows to, uint64_t n) override {
+    rec_.copy(slice(from).sub(0, n * 4), slice(to));
+    wrote(to.act);
+  }
+
   // ---- The Runner's side.
 
   uint32_t max_batch_tokens() const override { return opt_.max_batch_tokens; }
@@ -273,6 +341,10 @@ class VulkanBackend final : public StepBackend {
     max_q_len_ = meta.max_q_len;
     max_kv_len_ = meta.max_kv_len;
     q8_of_.reset();
+    n_row_ids_ = 0;
+    if (spec_.position_embd) {  // the positions, as ids of learned position rows
+      std::memcpy(pos_in_.mapped(), meta.words.data() + meta.n_tokens, meta.n_tokens * 4ull);
+    }
     rec_.begin();
     rec_.timestamp("start");
   }
@@ -285,6 +357,14 @@ class VulkanBackend final : public StepBackend {
     if (out.logits) {
       const uint64_t bytes = uint64_t(R) * spec_.n_vocab * 4;
       rec_.copy(logits_.sub(0, bytes), readback_.slice(0, bytes));
+    }
+    if (out.pooled) {
+      const uint64_t bytes = uint64_t(R) * spec_.n_embd_out() * 4;
+      rec_.copy(logits_.sub(0, bytes), readback_.slice(0, bytes));
+    }
+    if (out.token_states) {
+      const uint64_t bytes = uint64_t(R) * spec_.n_embd * 4;
+      rec_.copy(x_.sub(0, bytes), readback_.slice(0, bytes));
     }
     if (out.greedy) rec_.copy(greedy_.sub(0, 4ull * R), readback_.slice(greedy_at(), 4ull * R));
     rec_.timestamp("output");
@@ -413,7 +493,10 @@ class VulkanBackend final : public StepBackend {
   void allocate_activations() {
     const uint64_t T = opt_.max_batch_tokens, E = spec_.n_embd;
     const uint64_t qd = spec_.n_embd_q(), kvd = spec_.n_embd_k_gqa();
-    const uint64_t ff = spec_.n_ff, V = spec_.n_vocab, R = max_rows_;
+    // Encoders pool into Logits and read every token's row of X back.
+    const bool encoder = spec_.is_encoder();
+    const uint64_t ff = spec_.n_ff, R = max_rows_;
+    const uint64_t V = encoder ? std::max(spec_.n_vocab, spec_.n_embd_out()) : spec_.n_vocab;
     const uint64_t split_bytes = vk::ops::attention_scratch_bytes(
         kMaxAttentionSplits, kMaxSplitTokens, spec_.n_head, spec_.head_dim);
     const uint64_t sizes[] = {T * E,  T * E,      T * qd, T * kvd, T * kvd, T * (qd + 2 * kvd),
@@ -452,7 +535,15 @@ class VulkanBackend final : public StepBackend {
     sel_in_ = vk::Buffer(ctx_.device(), 4 * R, vk::MemoryKind::Upload, "step logits rows");
     meta_in_ = vk::Buffer(ctx_.device(), 4ull * max_meta_words_, vk::MemoryKind::Upload,
                           "step batch metadata");
-    readback_ = vk::Buffer(ctx_.device(), 4 * (R * std::max(V, E) + S_words()),
+    if (spec_.position_embd) {
+      pos_in_ = vk::Buffer(ctx_.device(), 4 * T, vk::MemoryKind::Upload, "step positions");
+    }
+    if (encoder) {
+      row_ids_ = vk::Buffer(ctx_.device(), uint64_t(kRowIdSpacing) * kMaxRowIds,
+                            vk::MemoryKind::Upload, "step row ids");
+    }
+    readback_ = vk::Buffer(ctx_.device(),
+                           4 * (std::max(R * std::max(V, E), encoder ? T * E : 0) + S_words()),
                            vk::MemoryKind::Readback, "step results");
   }
 
@@ -460,6 +551,15 @@ class VulkanBackend final : public StepBackend {
     layout_.n_kv_heads = spec_.n_head_kv;
     layout_.head_dim = spec_.head_dim;
     layout_.block_size = opt_.block_size;
+    if (opt_.kv_scratch_blocks > 0) {  // one K and one V region shared by every layer
+      layout_.num_blocks = opt_.kv_scratch_blocks;
+      const uint64_t region = layout_.region_bytes();
+      kv_arena_.emplace(ctx_.device(), "scratch k/v", (region + 256) * 2,
+                        vk::MemoryKind::DeviceLocal, region + 256);
+      k_region_.assign(spec_.n_layer, kv_arena_->allocate(region));
+      v_region_.assign(spec_.n_layer, kv_arena_->allocate(region));
+      return;
+    }
     const uint64_t per_block = 2ull * spec_.n_layer * spec_.n_head_kv * opt_.block_size *
                                spec_.head_dim * 2;  // K and V, f16
     uint64_t budget = opt_.kv_budget_bytes;
@@ -499,6 +599,10 @@ class VulkanBackend final : public StepBackend {
   std::vector<vk::BufferSlice> k_region_, v_region_;
   std::optional<vk::Arena> act_;
   vk::Buffer ids_in_, sel_in_, meta_in_;  // host-written step inputs
+  vk::Buffer pos_in_, row_ids_;           // encoders: positions, embed_row's row ids
+  static constexpr uint32_t kMaxRowIds = 16;
+  static constexpr uint32_t kRowIdSpacing = 256;  // any storage-buffer offset alignment
+  uint32_t n_row_ids_ = 0;
   vk::Buffer readback_;
   vk::BufferSlice x_, h_, q_, k_, v_, qkv_, attn_, gate_, up_, ffn_act_, xsel_, hsel_, logits_,
       greedy_, scratch_, argmax_scratch_, xq_;
