@@ -160,6 +160,7 @@ class CpuBackend final : public StepBackend {
     a.scale = s.scale;
     a.softcap = s.softcap;
     a.window = s.window;
+    a.causal = s.causal;
     a.kv_splits = cpu::attention_suggested_splits(a, max_kv_len_, pool_.size());
     if (a.kv_splits > 1) {
       const uint64_t floats = cpu::attention_partials_floats(a);
@@ -211,6 +212,67 @@ class CpuBackend final : public StepBackend {
     });
   }
 
+  // ---- Encoder operations.
+
+  bool has(WeightRef w) const override { return find(w) != nullptr; }
+
+  void embed_positions(WeightRef table, Rows out, uint32_t n_tokens) override {
+    cpu::GetRowsArgs g = rows_of(table, out);
+    g.ids = meta_.data() + batch_.n_tokens;  // the metadata's token_pos words
+    split(n_tokens, 1, [&](uint32_t b, uint32_t e) { cpu::get_rows(g, b, e); });
+  }
+
+  void embed_row(WeightRef table, uint32_t row, Rows out) override {
+    cpu::GetRowsArgs g = rows_of(table, out);
+    g.ids = &row;
+    cpu::get_rows(g, 0, 1);
+  }
+
+  void add_row(Rows row, Rows x, uint32_t n, uint32_t rows) override {
+    const float* rp = ptr(row);
+    float* xp = ptr(x);
+    split(rows, rows_per_task(n),
+          [&](uint32_t rb, uint32_t re) { cpu::add_bias(xp, rp, n, x.stride, rb, re, isa_); });
+  }
+
+  void layer_norm(Rows x, WeightRef w, WeightRef b, Rows y, uint32_t n, uint32_t rows) override {
+    cpu::LayerNormArgs a;
+    a.x = ptr(x);
+    a.weight = f32_weight(w);
+    a.bias = f32_weight(b);
+    a.y = ptr(y);
+    a.n = n;
+    a.eps = spec_.norm_eps;
+    split(rows, rows_per_task(n), [&](uint32_t rb, uint32_t re) { cpu::layer_norm(a, rb, re); });
+  }
+
+  void gelu(Rows x, Rows out, uint64_t n) override {
+    const float* xp = ptr(x);
+    float* op = ptr(out);
+    split(static_cast<uint32_t>(n), kElementsPerTask,
+          [&](uint32_t b, uint32_t e) { cpu::gelu(xp, op, b, e, isa_); });
+  }
+
+  // tanh(x) = 1 * tanh(x / 1): the soft-capping kernel with a cap of one.
+  void tanh(Rows x, Rows out, uint64_t n) override {
+    const float* xp = ptr(x);
+    float* op = ptr(out);
+    split(static_cast<uint32_t>(n), kElementsPerTask,
+          [&](uint32_t b, uint32_t e) { cpu::softcap(xp, op, 1.0f, b, e, isa_); });
+  }
+
+  void pool(PoolMode mode, Rows x, uint32_t n, Rows out) override {
+    const cpu::PoolMode m = mode == PoolMode::Mean    ? cpu::PoolMode::Mean
+                            : mode == PoolMode::First ? cpu::PoolMode::First
+                                                      : cpu::PoolMode::Last;
+    const float* xp = ptr(x);
+    float* op = ptr(out);
+    split(batch_.n_seqs, 1,
+          [&](uint32_t b, uint32_t e) { cpu::pool_rows(m, batch_, xp, n, op, b, e); });
+  }
+
+  void copy(Rows from, Rows to, uint64_t n) override { std::memcpy(ptr(to), ptr(from), 4 * n); }
+
   void barrier() override {}
   void begin_layer(uint32_t layer) override {
     marking_ = opt_.profile && layer == 1;
@@ -229,7 +291,9 @@ class CpuBackend final : public StepBackend {
   uint32_t max_batch_tokens() const override { return opt_.max_batch_tokens; }
   uint32_t max_logits_rows() const override { return opt_.max_logits_rows; }
   const kv::KvLayout& kv_layout() const override { return layout_; }
-  uint64_t kv_bytes() const override { return 2ull * spec_.n_layer * layout_.region_bytes(); }
+  uint64_t kv_bytes() const override {
+    return 2ull * (opt_.kv_scratch_blocks > 0 ? 1 : spec_.n_layer) * layout_.region_bytes();
+  }
   uint64_t activation_bytes() const override { return act_bytes_; }
   uint32_t* token_ids() override { return ids_.get(); }
   uint32_t* selected_rows() override { return sel_.get(); }
@@ -241,11 +305,14 @@ class CpuBackend final : public StepBackend {
     marks_.clear();
     timestamp("start");
   }
-  void end_step(const StepOutputs&, uint32_t) override { timestamp("output"); }
+  void end_step(const StepOutputs& out, uint32_t) override {
+    results_ = out.pooled ? Act::Logits : out.token_states ? Act::X : Act::HSel;
+    timestamp("output");
+  }
 
   const float* logits() const override { return act(Act::Logits); }
   const uint32_t* greedy() const override { return greedy_.get(); }
-  const float* hidden() const override { return act(Act::HSel); }
+  const float* hidden() const override { return act(results_); }
 
   // Nothing to create ahead: the kernels are compiled in.
   size_t warm_up(const std::function<void()>&) override { return 0; }
@@ -301,8 +368,23 @@ class CpuBackend final : public StepBackend {
   }
 
   float* act(Act a) const { return acts_[size_t(a)]; }
+
+  // A lookup of whole rows of `table` into `out` (ids to be set).
+  cpu::GetRowsArgs rows_of(WeightRef table, Rows out) const {
+    const HostTensor& w = get(table);
+    cpu::GetRowsArgs g;
+    g.type = w.type;
+    g.weights = w.data;
+    g.row_elems = static_cast<uint32_t>(w.cols());
+    g.n_rows = static_cast<uint32_t>(w.rows());
+    g.out = ptr(out);
+    g.out_stride = out.stride;
+    return g;
+  }
   float* ptr(Rows r) const { return act(r.act) + r.off; }
+  // With kv_scratch_blocks, every layer shares the first K and V region.
   uint16_t* region_data(uint32_t layer, bool value) const {
+    if (opt_.kv_scratch_blocks > 0) layer = 0;
     return kv_.get() + (2ull * layer + (value ? 1 : 0)) * layout_.region_elements();
   }
 
@@ -321,7 +403,10 @@ class CpuBackend final : public StepBackend {
   void allocate_activations() {
     const uint64_t T = opt_.max_batch_tokens, E = spec_.n_embd;
     const uint64_t qd = spec_.n_embd_q(), kvd = spec_.n_embd_k_gqa();
-    const uint64_t ff = spec_.n_ff, V = spec_.n_vocab, R = opt_.max_logits_rows;
+    const uint64_t ff = spec_.n_ff, R = opt_.max_logits_rows;
+    // Encoders pool into Logits (n_embd_out per row).
+    const uint64_t V =
+        spec_.is_encoder() ? std::max(spec_.n_vocab, spec_.n_embd_out()) : spec_.n_vocab;
     // In Act order.
     const uint64_t sizes[kActs] = {T * E,  T * E,  T * qd,     T * kvd, T * kvd, T * (qd + 2 * kvd),
                                    T * qd, T * ff, T * ff * 2, T * ff,  R * E,   R * E,
@@ -347,6 +432,13 @@ class CpuBackend final : public StepBackend {
     const uint64_t per_block = 2ull * spec_.n_layer * spec_.n_head_kv * opt_.block_size *
                                spec_.head_dim * 2;  // K and V, f16
     uint64_t budget = opt_.kv_budget_bytes;
+    if (opt_.kv_scratch_blocks > 0) {  // one K and one V region shared by every layer
+      layout_.num_blocks = opt_.kv_scratch_blocks;
+      kv_.reset(
+          static_cast<uint16_t*>(std::calloc(2ull * layout_.region_elements(), sizeof(uint16_t))));
+      if (!kv_) throw std::bad_alloc();
+      return;
+    }
     if (budget == 0) {
       // Every sequence at full context, but at most half of what the system has available.
       const uint64_t want =
@@ -382,6 +474,7 @@ class CpuBackend final : public StepBackend {
   cpu::BatchView batch_;
   uint32_t max_kv_len_ = 0;
   bool marking_ = false;
+  Act results_ = Act::HSel;  // what hidden() reads: the last step's outputs
   std::vector<std::pair<std::string, std::chrono::steady_clock::time_point>> marks_;
 };
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "engine/kv/block_table.h"
+#include "engine/runtime/host_model.h"
 
 namespace vkllm::runtime {
 
@@ -56,6 +57,18 @@ void check_inputs(std::span<const std::vector<int32_t>> inputs, uint32_t max_tok
 }  // namespace
 
 Embedder::Embedder(Model& model, const EmbedderOptions& options)
+    : spec_(model.spec()), options_(options) {
+  options_.max_inputs = std::max<uint32_t>(options_.max_inputs, 1);
+  options_.max_batch_tokens = std::max(options_.max_batch_tokens, options_.max_inputs);
+  if (spec_.is_encoder()) {
+    encoder_ = std::make_unique<Encoder>(model, encoder_options(options_));
+  } else {
+    own_runner_ = std::make_unique<Runner>(model, decoder_runner_options(spec_, options_));
+    runner_ = own_runner_.get();
+  }
+}
+
+Embedder::Embedder(const HostModel& model, const EmbedderOptions& options)
     : spec_(model.spec()), options_(options) {
   options_.max_inputs = std::max<uint32_t>(options_.max_inputs, 1);
   options_.max_batch_tokens = std::max(options_.max_batch_tokens, options_.max_inputs);

@@ -31,6 +31,8 @@ class Embedder {
  public:
   // Encoder models get an Encoder, decoders a Runner of their own sized for these limits.
   explicit Embedder(Model& model, const EmbedderOptions& options = {});
+  // The same on the CPU backend; `model` must outlive the Embedder.
+  explicit Embedder(const HostModel& model, const EmbedderOptions& options = {});
   // A decoder model through an existing Runner (e.g. the one that serves its generation), sharing
   // its KV pool. The runner must outlive the Embedder.
   explicit Embedder(Runner& runner);

@@ -5,7 +5,9 @@
 #include <string>
 
 #include "engine/kv/kv_layout.h"
+#include "engine/runtime/cpu_backend.h"
 #include "engine/runtime/encoder_forward.h"
+#include "engine/runtime/host_model.h"
 #include "engine/runtime/runner.h"
 #include "engine/runtime/step_backend.h"
 #include "engine/runtime/vulkan_backend.h"
@@ -48,6 +50,13 @@ Encoder::Encoder(const Model& model, const EncoderOptions& options)
     : spec_(&model.spec()), opt_(checked(model.spec(), options)) {
   RunnerOptions r = backend_options(*spec_, opt_);
   backend_ = make_vulkan_backend(model, r);
+  start();
+}
+
+Encoder::Encoder(const HostModel& model, const EncoderOptions& options)
+    : spec_(&model.spec()), opt_(checked(model.spec(), options)) {
+  RunnerOptions r = backend_options(*spec_, opt_);
+  backend_ = make_cpu_backend(model, r);
   start();
 }
 

@@ -35,11 +35,14 @@ struct EncoderOptions {
 
 class StepBackend;
 class EncoderForward;
+class HostModel;
 
 class Encoder {
  public:
   // On the model's Vulkan device. Throws std::invalid_argument when the model is not an encoder.
   explicit Encoder(const Model& model, const EncoderOptions& options = {});
+  // On the CPU; `model` must outlive the Encoder.
+  explicit Encoder(const HostModel& model, const EncoderOptions& options = {});
   ~Encoder();
   Encoder(const Encoder&) = delete;
   Encoder& operator=(const Encoder&) = delete;

@@ -1,7 +1,8 @@
-// Embedding models on the Vulkan engine against the scalar references, on fresh random fixture
-// models from make-model: the encoders (bert: learned positions, GELU, biases; nomic-bert: rotary,
-// SwiGLU; bert-rerank: the cross-encoder head) through runtime::Embedder and Encoder, every
-// pooling type, several inputs per step and inputs packed into several steps; and a decoder
+// Embedding models on the Vulkan engine and the CPU backend against the scalar references, on
+// fresh random fixture models from make-model: the encoders (bert: learned positions, GELU,
+// biases; nomic-bert: rotary, SwiGLU; bert-rerank: the cross-encoder head) through
+// runtime::Embedder and Encoder on both backends, every pooling type, several inputs per step and
+// inputs packed into several steps; and a decoder
 // used as an embedder (qwen3 with last-token pooling) through a Runner's hidden states, with
 // inputs longer than one step, leaving no KV blocks behind.
 #include <gtest/gtest.h>
@@ -16,6 +17,7 @@
 #include "engine/model/model_maker.h"
 #include "engine/runtime/embedder.h"
 #include "engine/runtime/encoder.h"
+#include "engine/runtime/host_model.h"
 #include "engine/runtime/model.h"
 #include "engine/runtime/runner.h"
 #include "engine/tokenizer/tokenizer.h"
@@ -67,14 +69,32 @@ bool is_float(FileType t) {
   return t == FileType::F32 || t == FileType::F16 || t == FileType::BF16;
 }
 
+// An Embedder on the Vulkan device (lavapipe in CI) or the CPU backend, with the model it runs.
+struct BackendEmbedder {
+  std::unique_ptr<Model> model;
+  std::unique_ptr<HostModel> host;
+  std::unique_ptr<Embedder> embedder;
+  BackendEmbedder(const gguf::GgufFile& file, bool cpu, const EmbedderOptions& o = {}) {
+    if (cpu) {
+      host = std::make_unique<HostModel>(file);
+      embedder = std::make_unique<Embedder>(*host, o);
+    } else {
+      model = std::make_unique<Model>(test::vk_context(), file);
+      embedder = std::make_unique<Embedder>(*model, o);
+    }
+  }
+};
+
 struct EncoderCase {
   std::string arch;
   FileType type;
   int pooling;  // -1: what make-model writes
+  bool cpu = false;
 };
 
 void PrintTo(const EncoderCase& c, std::ostream* os) {
-  *os << c.arch << " " << model::file_type_name(c.type) << " pooling " << c.pooling;
+  *os << c.arch << " " << model::file_type_name(c.type) << " pooling " << c.pooling
+      << (c.cpu ? " on the CPU" : " on Vulkan");
 }
 
 std::string label(const ::testing::TestParamInfo<EncoderCase>& info) {
@@ -82,7 +102,8 @@ std::string label(const ::testing::TestParamInfo<EncoderCase>& info) {
   std::string a = info.param.arch;
   std::replace(a.begin(), a.end(), '-', '_');
   return a + "_" + std::string(model::file_type_name(info.param.type)) +
-         (info.param.pooling >= 0 ? std::string("_") + names[info.param.pooling] : "");
+         (info.param.pooling >= 0 ? std::string("_") + names[info.param.pooling] : "") +
+         (info.param.cpu ? "_cpu" : "");
 }
 
 class EncoderModels : public ::testing::TestWithParam<EncoderCase> {};
@@ -95,7 +116,8 @@ TEST_P(EncoderModels, EmbedderMatchesReference) {
   const std::vector<uint8_t> bytes =
       make_fixture(c.arch, c.type, rng.seed(), bert_vocab(), c.pooling);
   const auto file = gguf::GgufFile::parse(bytes);
-  Model model(test::vk_context(), file);
+  BackendEmbedder b(file, c.cpu, {.max_batch_tokens = 48, .max_inputs = 3});
+  Embedder& embedder = *b.embedder;
   const reference::ReferenceEncoder ref(file);
   if (c.arch == "bert-rerank") {
     ASSERT_EQ(ref.spec().pooling, Pooling::Rank);
@@ -103,9 +125,8 @@ TEST_P(EncoderModels, EmbedderMatchesReference) {
 
   std::vector<std::vector<int32_t>> inputs;
   for (size_t n : {7u, 1u, 40u, 19u, 3u}) {
-    inputs.push_back(random_tokens(rng.gen(), n, static_cast<int32_t>(model.spec().n_vocab)));
+    inputs.push_back(random_tokens(rng.gen(), n, static_cast<int32_t>(embedder.spec().n_vocab)));
   }
-  Embedder embedder(model, {.max_batch_tokens = 48, .max_inputs = 3});
   ASSERT_EQ(embedder.max_input_tokens(), 48u);
   const auto got = embedder.embed(inputs);
   ASSERT_EQ(got.size(), inputs.size());
@@ -124,12 +145,18 @@ TEST_P(EncoderModels, EmbedderMatchesReference) {
 }
 
 std::vector<EncoderCase> encoder_cases() {
-  return {
+  std::vector<EncoderCase> cases = {
       {"bert", FileType::F16, -1},          {"bert", FileType::F16, 2},
       {"bert", FileType::F16, 0},           {"bert", FileType::F32, 3},
       {"bert", FileType::Q8_0, -1},         {"nomic-bert", FileType::F16, -1},
       {"nomic-bert", FileType::Q4_K_M, -1}, {"bert-rerank", FileType::F16, -1},
   };
+  const size_t n = cases.size();
+  for (size_t i = 0; i < n; ++i) {  // the same graph on the CPU backend
+    cases.push_back(cases[i]);
+    cases.back().cpu = true;
+  }
+  return cases;
 }
 
 INSTANTIATE_TEST_SUITE_P(MakeModelFixtures, EncoderModels, ::testing::ValuesIn(encoder_cases()),
@@ -157,14 +184,16 @@ TEST(EmbeddingBatching, OutputsDoNotDependOnStepPacking) {
 
 // Text through the real WordPiece tokenizer: [CLS] ... [SEP]; the rank path scores pairs built
 // as a cross-encoder expects and agrees with the reference on which document ranks first.
-TEST(EmbeddingRerank, ScoresPairsFromTheTokenizerLikeTheReference) {
+class EmbeddingRerank : public ::testing::TestWithParam<bool> {};
+
+TEST_P(EmbeddingRerank, ScoresPairsFromTheTokenizerLikeTheReference) {
   test::SeededRng rng;
   const auto bytes = make_fixture("bert-rerank", FileType::F16, rng.seed(), bert_vocab());
   const auto file = gguf::GgufFile::parse(bytes);
   const auto tok = tokenizer::Tokenizer::from_gguf(file);
-  Model model(test::vk_context(), file);
+  BackendEmbedder b(file, /*cpu=*/GetParam());
+  Embedder& embedder = *b.embedder;
   const reference::ReferenceEncoder ref(file);
-  Embedder embedder(model);
 
   const auto query = tok->encode("what is a llama", false, false);
   const std::vector<std::string> docs = {"a llama is a domesticated south american camelid",
@@ -197,8 +226,13 @@ TEST(EmbeddingRerank, ScoresPairsFromTheTokenizerLikeTheReference) {
       EXPECT_EQ(og[i], ow[i]) << "rank " << i;
     }
   }
-  EXPECT_THROW(Embedder(model).embed(std::vector<std::vector<int32_t>>(1)), std::invalid_argument);
+  EXPECT_THROW(embedder.embed(std::vector<std::vector<int32_t>>(1)), std::invalid_argument);
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, EmbeddingRerank, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& i) {
+                           return std::string(i.param ? "cpu" : "vulkan");
+                         });
 
 TEST(EmbeddingWarmUp, PassesAfterWarmUpCreateNoPipeline) {
   test::SeededRng rng;
