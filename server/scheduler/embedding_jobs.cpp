@@ -1,5 +1,7 @@
 #include "server/scheduler/embedding_jobs.h"
 
+#include "engine/runtime/host_model.h"
+
 #include <boost/asio/experimental/concurrent_channel.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -69,6 +71,12 @@ void EmbeddingTicket::cancel() {
 }
 
 EmbeddingQueue::EmbeddingQueue(runtime::Model& model, runtime::EmbedderOptions options)
+    : embedder_(model, options) {
+  device_bytes_ = model.weight_bytes() + embedder_.device_bytes();
+  thread_ = std::thread([this] { run(); });
+}
+
+EmbeddingQueue::EmbeddingQueue(const runtime::HostModel& model, runtime::EmbedderOptions options)
     : embedder_(model, options) {
   device_bytes_ = model.weight_bytes() + embedder_.device_bytes();
   thread_ = std::thread([this] { run(); });

@@ -57,6 +57,8 @@ class EmbeddingQueue {
   // Builds the model's Embedder (an Encoder, or a Runner for decoders used as embedders) and
   // starts the engine thread.
   EmbeddingQueue(runtime::Model& model, runtime::EmbedderOptions options = {});
+  // The same on the CPU backend; `model` must outlive the queue.
+  EmbeddingQueue(const runtime::HostModel& model, runtime::EmbedderOptions options = {});
   ~EmbeddingQueue();  // stops the thread; jobs still queued finish with an error
   EmbeddingQueue(const EmbeddingQueue&) = delete;
   EmbeddingQueue& operator=(const EmbeddingQueue&) = delete;

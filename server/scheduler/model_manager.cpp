@@ -198,14 +198,8 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
   } catch (const std::exception& e) {
     throw ModelLoadError(500, "cannot load " + name + ": " + e.what());
   }
-  // Decoders generate on the chosen backend; encoders exist only on Vulkan.
-  const bool host = device_.backend == Backend::Cpu && !spec.has_pooling_type;
-  if (device_.backend == Backend::Cpu && !host && !device_.encoder_selector) {
-    throw ModelLoadError(500, "cannot load " + name +
-                                  ": embedding models run on Vulkan, and this machine has no "
-                                  "usable Vulkan device (" +
-                                  device_.reason + ")");
-  }
+  // Every model runs on the chosen backend: on the CPU backend, embedding and rerank models too.
+  const bool host = device_.backend == Backend::Cpu;
   if (!host) m->context = vulkan_context();
   m->host_backend = host;
   m->on_cpu = host || m->context->caps().is_cpu();
@@ -273,7 +267,11 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
     BlobTensorSource source(store_.blobs().open(*show.model_blob), m->header->data_offset());
     if (host) {
       m->host_model = std::make_unique<runtime::HostModel>(*m->header, source);
-      m->runner = std::make_unique<runtime::Runner>(*m->host_model, ro);
+      if (spec.has_pooling_type) {
+        m->embeddings = std::make_unique<EmbeddingQueue>(*m->host_model);
+      } else {
+        m->runner = std::make_unique<runtime::Runner>(*m->host_model, ro);
+      }
     } else {
       m->model = std::make_unique<runtime::Model>(*m->context, *m->header, source);
       if (spec.has_pooling_type) {
