@@ -27,22 +27,11 @@ std::string device_list(std::span<const vk::PhysicalDeviceInfo> devices) {
   return s;
 }
 
-// Lavapipe first; otherwise any usable device.
-std::optional<std::string> encoder_device(std::span<const vk::PhysicalDeviceInfo> devices) {
-  const vk::PhysicalDeviceInfo* pick = nullptr;
-  for (const auto& d : devices) {
-    if (!d.usable) continue;
-    if (!pick || (d.type == VK_PHYSICAL_DEVICE_TYPE_CPU && pick->type != d.type)) pick = &d;
-  }
-  if (!pick) return std::nullopt;
-  return std::to_string(pick->index);
-}
-
 }  // namespace
 
 vk::DeviceOptions DeviceChoice::vulkan_options() const {
   vk::DeviceOptions o = vk::DeviceOptions::from_env();
-  o.selector = backend == Backend::Vulkan ? vulkan_selector : encoder_selector.value_or("");
+  o.selector = vulkan_selector;
   return o;
 }
 
@@ -51,8 +40,7 @@ std::string DeviceChoice::describe() const {
     return "Vulkan" + (vulkan_selector.empty() ? "" : " device " + vulkan_selector) + " (" +
            reason + ")";
   }
-  return "CPU backend (" + reason + "); embedding models " +
-         (encoder_selector ? "on Vulkan device " + *encoder_selector : "unavailable");
+  return "CPU backend (" + reason + ")";
 }
 
 DeviceChoice choose_device(const vk::DeviceRequest& request,
@@ -62,7 +50,6 @@ DeviceChoice choose_device(const vk::DeviceRequest& request,
   switch (request.kind) {
     case vk::DeviceRequest::Kind::Cpu:
       c.backend = Backend::Cpu;
-      c.encoder_selector = encoder_device(devices);
       c.reason = "VKLLM_DEVICE=cpu; " + seen;
       return c;
     case vk::DeviceRequest::Kind::Vulkan:
@@ -82,7 +69,6 @@ DeviceChoice choose_device(const vk::DeviceRequest& request,
     return c;
   }
   c.backend = Backend::Cpu;
-  c.encoder_selector = encoder_device(devices);
   c.reason = "no GPU; " + seen;
   return c;
 }

@@ -1,11 +1,9 @@
 // Which backend serves generation: a GPU through Vulkan when there is one, else the CPU backend.
 // Lavapipe (Vulkan on the CPU) is never chosen for serving unless VKLLM_DEVICE asks for Vulkan:
-// the CPU backend runs the same models far faster on the same cores. Encoders (embedding and
-// rerank models) exist only on Vulkan, so with the CPU backend they run on a Vulkan device if
-// one exists (lavapipe first). The server and the in-process engine commands share this policy.
+// the CPU backend runs the same models far faster on the same cores. The server and the
+// in-process engine commands share this policy.
 #pragma once
 
-#include <optional>
 #include <span>
 #include <string>
 
@@ -19,11 +17,8 @@ struct DeviceChoice {
   Backend backend = Backend::Vulkan;
   // Backend::Vulkan: the device to open (an index or name; empty: the best device).
   std::string vulkan_selector;
-  // Backend::Cpu: the Vulkan device encoders run on, if any (an index).
-  std::optional<std::string> encoder_selector;
   std::string reason;  // why, for the startup log
-  // Options for the Vulkan device that serves this choice: generation's (Backend::Vulkan) or
-  // the encoders' (Backend::Cpu, when encoder_selector is set).
+  // Options for the Vulkan device that serves this choice (Backend::Vulkan).
   vk::DeviceOptions vulkan_options() const;
   std::string describe() const;  // one line: "CPU backend (no GPU; ...)"
 };

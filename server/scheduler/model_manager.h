@@ -4,11 +4,11 @@
 // model blob, so two names for the same weights share one. keep_alive works as Ollama's: each
 // request may set the instance's duration (sticky); when the last lease ends, the instance
 // expires after that duration (0: at once, negative: never). Models generate on the backend
-// device_choice.h picks at construction (a GPU through Vulkan, else the CPU backend); encoders
-// always run on Vulkan. Memory is accounted for: weights + KV + activations per model against
-// the device's memory (system memory for the CPU backend); a model that does not fit evicts the
-// least recently used idle model, and one that cannot fit even alone is refused with a clear
-// error. A model whose device was lost is reloaded by the next request.
+// device_choice.h picks at construction (a GPU through Vulkan, else the CPU backend). Memory is
+// accounted for: weights + KV + activations per model against the device's memory (system memory
+// for the CPU backend); a model that does not fit evicts the least recently used idle model, and
+// one that cannot fit even alone is refused with a clear error. A model whose device was lost is
+// reloaded by the next request.
 #pragma once
 
 #include <chrono>
