@@ -24,6 +24,7 @@
 #include "tests/engine/vk_test_context.h"
 #include "tests/reference/llama_cpp_reference.h"
 #include "tests/reference/reference_forward.h"
+#include "tests/support/fixture_model.h"
 
 namespace vkllm::runtime {
 namespace {
@@ -32,19 +33,8 @@ using model::FileType;
 using reference::cosine;
 using reference::max_abs_diff;
 
-constexpr uint32_t kVocab = 300;
+constexpr uint32_t kVocab = test::kFixtureVocab;
 constexpr uint32_t kSmallWindow = 8;  // so 24 tokens cross the sliding window
-
-std::vector<uint8_t> small_vocab_bytes() {
-  gguf::GgufWriter w;
-  w.set_string("tokenizer.ggml.model", "llama");
-  std::vector<std::string> tokens{"<unk>", "<s>", "</s>"};
-  while (tokens.size() < kVocab) tokens.push_back("tok" + std::to_string(tokens.size()));
-  w.set_strings("tokenizer.ggml.tokens", tokens);
-  w.set_f32s("tokenizer.ggml.scores", std::vector<float>(tokens.size(), 0.0f));
-  w.set_u32("tokenizer.ggml.bos_token_id", 1);
-  return w.serialize();
-}
 
 struct ArchCase {
   std::string arch;
@@ -69,9 +59,7 @@ bool is_float(FileType t) {
   return t == FileType::F32 || t == FileType::F16 || t == FileType::BF16;
 }
 
-int32_t argmax(const std::vector<float>& v) {
-  return static_cast<int32_t>(std::max_element(v.begin(), v.end()) - v.begin());
-}
+using test::argmax;
 
 // Top-1 minus top-2, relative to the row's range: the reference's own confidence.
 double relative_margin(const std::vector<float>& v) {
@@ -89,19 +77,16 @@ TEST_P(Architectures, RunnerMatchesReferenceOnPrefillChunksAndDecode) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937 rng(static_cast<uint32_t>(seed));
 
-  const std::vector<uint8_t> vocab_bytes = small_vocab_bytes();
-  const auto vocab = gguf::GgufFile::parse(vocab_bytes);
   model::MakeModelOptions o;
   o.arch = c.arch;
   o.shape = shape_of(c);
   o.file_type = c.type;
   o.seed = seed;
-  gguf::GgufWriter w;
-  model::build_random_model(o, vocab, w);
-  if (c.arch == "gemma2" || c.arch == "gemma3" || c.arch == "phi3") {
-    w.set_u32(c.arch + ".attention.sliding_window", kSmallWindow);
-  }
-  const std::vector<uint8_t> bytes = w.serialize();
+  const std::vector<uint8_t> bytes = test::random_model_bytes(o, [&](gguf::GgufWriter& w) {
+    if (c.arch == "gemma2" || c.arch == "gemma3" || c.arch == "phi3") {
+      w.set_u32(c.arch + ".attention.sliding_window", kSmallWindow);
+    }
+  });
   const auto file = gguf::GgufFile::parse(bytes);
 
   Model model(test::vk_context(), file);

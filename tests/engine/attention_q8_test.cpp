@@ -16,39 +16,21 @@
 #include "tests/engine/vk_test_context.h"
 #include "tests/reference/llama_cpp_reference.h"
 #include "tests/reference/reference_forward.h"
+#include "tests/support/fixture_model.h"
 
 namespace vkllm::runtime {
 namespace {
 
-constexpr uint32_t kVocab = 300;
-
-std::vector<uint8_t> small_vocab_bytes() {
-  gguf::GgufWriter w;
-  w.set_string("tokenizer.ggml.model", "llama");
-  std::vector<std::string> tokens{"<unk>", "<s>", "</s>"};
-  while (tokens.size() < kVocab) tokens.push_back("tok" + std::to_string(tokens.size()));
-  w.set_strings("tokenizer.ggml.tokens", tokens);
-  w.set_f32s("tokenizer.ggml.scores", std::vector<float>(tokens.size(), 0.0f));
-  w.set_u32("tokenizer.ggml.bos_token_id", 1);
-  return w.serialize();
-}
+constexpr uint32_t kVocab = test::kFixtureVocab;
 
 TEST(AttentionQ8, SplitKDecodeWithInt8ProductsMatchesReference) {
   if (!test::vk_context().caps().integer_dot_product) GTEST_SKIP() << "no integer dot product";
   const uint64_t seed = std::random_device{}();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937 rng(static_cast<uint32_t>(seed));
-  const std::vector<uint8_t> vocab_bytes = small_vocab_bytes();
-  const auto vocab = gguf::GgufFile::parse(vocab_bytes);
-  model::MakeModelOptions o;
-  o.arch = "llama";
-  o.shape = model::parse_model_shape("256x2x4x2");  // head_dim 64: two q8 blocks per head
-  o.shape.n_ff = 320;
-  o.file_type = model::FileType::Q8_0;
-  o.seed = seed;
-  gguf::GgufWriter w;
-  model::build_random_model(o, vocab, w);
-  const std::vector<uint8_t> bytes = w.serialize();
+  // head_dim 64: two q8 blocks per head.
+  const std::vector<uint8_t> bytes =
+      test::random_model_bytes(test::wide_llama_options(model::FileType::Q8_0, seed));
   const auto file = gguf::GgufFile::parse(bytes);
 
   Model model(test::vk_context(), file);

@@ -18,6 +18,7 @@
 #include "engine/vulkan/context.h"
 #include "tests/reference/llama_cpp_reference.h"
 #include "tests/reference/reference_forward.h"
+#include "tests/support/fixture_model.h"
 
 namespace vkllm::runtime {
 namespace {
@@ -27,36 +28,11 @@ using model::Weight;
 using reference::cosine;
 using reference::max_abs_diff;
 
-constexpr uint32_t kVocab = 300;
+constexpr uint32_t kVocab = test::kFixtureVocab;
 // Below the fixture's 256-wide embedding, output and FFN tensors (Q4_K: 43-46 KB, Q6_K and the
 // Q5_0/Q8_0 fallbacks 56-87 KB, F16 150-165 KB), and exactly one step's widest activations (16
 // tokens of 2 x 320 floats).
-constexpr uint64_t kRange = 40 << 10;
-
-std::vector<uint8_t> small_vocab_bytes() {
-  gguf::GgufWriter w;
-  w.set_string("tokenizer.ggml.model", "llama");
-  std::vector<std::string> tokens{"<unk>", "<s>", "</s>"};
-  while (tokens.size() < kVocab) tokens.push_back("tok" + std::to_string(tokens.size()));
-  w.set_strings("tokenizer.ggml.tokens", tokens);
-  w.set_f32s("tokenizer.ggml.scores", std::vector<float>(tokens.size(), 0.0f));
-  w.set_u32("tokenizer.ggml.bos_token_id", 1);
-  return w.serialize();
-}
-
-vk::Context& capped_context() {
-  static vk::Context context([] {
-    vk::DeviceOptions o = vk::DeviceOptions::from_env();
-    o.max_binding_range = kRange;
-    o.log_summary = false;
-    return o;
-  }());
-  return context;
-}
-
-int32_t argmax(const std::vector<float>& v) {
-  return static_cast<int32_t>(std::max_element(v.begin(), v.end()) - v.begin());
-}
+constexpr uint64_t kRange = test::kCappedBindingRange;
 
 class SplitWeights : public ::testing::TestWithParam<FileType> {};
 
@@ -65,20 +41,11 @@ TEST_P(SplitWeights, ForwardMatchesReferenceWithTensorsAboveTheBindingRange) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937 rng(static_cast<uint32_t>(seed));
 
-  const std::vector<uint8_t> vocab_bytes = small_vocab_bytes();
-  const auto vocab = gguf::GgufFile::parse(vocab_bytes);
-  model::MakeModelOptions o;
-  o.arch = "llama";
-  o.shape = model::parse_model_shape("256x2x4x2");
-  o.shape.n_ff = 320;
-  o.file_type = GetParam();
-  o.seed = seed;
-  gguf::GgufWriter w;
-  model::build_random_model(o, vocab, w);
-  const std::vector<uint8_t> bytes = w.serialize();
+  const std::vector<uint8_t> bytes =
+      test::random_model_bytes(test::wide_llama_options(GetParam(), seed));
   const auto file = gguf::GgufFile::parse(bytes);
 
-  vk::Context& ctx = capped_context();
+  vk::Context& ctx = test::capped_context();
   ASSERT_EQ(ctx.caps().max_storage_buffer_range, kRange);
   Model model(ctx, file);
   // The cap must actually split the tensors this test is about.
@@ -117,7 +84,7 @@ TEST_P(SplitWeights, ForwardMatchesReferenceWithTensorsAboveTheBindingRange) {
   }
   std::vector<float> last = want.back();
   for (int step = 0; step < 3; ++step) {
-    const std::vector<int32_t> one{argmax(last)};
+    const std::vector<int32_t> one{test::argmax(last)};
     const std::vector<float> g = gen.feed(one);
     last = ref.forward(one, /*all_rows=*/false).back();
     EXPECT_GE(cosine(g, last), min_cos)

@@ -21,6 +21,7 @@
 #include "engine/vulkan/context.h"
 #include "tests/engine/vk_test_context.h"
 #include "tests/reference/llama_cpp_reference.h"
+#include "tests/support/fixture_model.h"
 
 namespace vkllm::runtime {
 namespace {
@@ -28,30 +29,9 @@ namespace {
 using model::FileType;
 using model::Weight;
 
-constexpr uint32_t kVocab = 300;
+constexpr uint32_t kVocab = test::kFixtureVocab;
 // Below the fixture's fused Q|K|V (512 x 256) and gate|up (640 x 256) tensors at every type.
-constexpr uint64_t kRange = 40 << 10;
-
-std::vector<uint8_t> small_vocab_bytes() {
-  gguf::GgufWriter w;
-  w.set_string("tokenizer.ggml.model", "llama");
-  std::vector<std::string> tokens{"<unk>", "<s>", "</s>"};
-  while (tokens.size() < kVocab) tokens.push_back("tok" + std::to_string(tokens.size()));
-  w.set_strings("tokenizer.ggml.tokens", tokens);
-  w.set_f32s("tokenizer.ggml.scores", std::vector<float>(tokens.size(), 0.0f));
-  w.set_u32("tokenizer.ggml.bos_token_id", 1);
-  return w.serialize();
-}
-
-vk::Context& capped_context() {
-  static vk::Context context([] {
-    vk::DeviceOptions o = vk::DeviceOptions::from_env();
-    o.max_binding_range = kRange;
-    o.log_summary = false;
-    return o;
-  }());
-  return context;
-}
+constexpr uint64_t kRange = test::kCappedBindingRange;
 
 // The file's bytes, failing the test if a read goes backwards.
 class ForwardOnlySource final : public TensorDataSource {
@@ -81,20 +61,11 @@ TEST_P(WeightFusion, FusedModelGivesTheUnfusedLogits) {
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937 rng(static_cast<uint32_t>(seed));
 
-  const std::vector<uint8_t> vocab_bytes = small_vocab_bytes();
-  const auto vocab = gguf::GgufFile::parse(vocab_bytes);
-  model::MakeModelOptions o;
-  o.arch = "llama";
-  o.shape = model::parse_model_shape("256x2x4x2");
-  o.shape.n_ff = 320;
-  o.file_type = c.type;
-  o.seed = seed;
-  gguf::GgufWriter w;
-  model::build_random_model(o, vocab, w);
-  const std::vector<uint8_t> bytes = w.serialize();
+  const std::vector<uint8_t> bytes =
+      test::random_model_bytes(test::wide_llama_options(c.type, seed));
   const auto file = gguf::GgufFile::parse(bytes);
 
-  vk::Context& ctx = c.capped ? capped_context() : test::vk_context();
+  vk::Context& ctx = c.capped ? test::capped_context() : test::vk_context();
   ForwardOnlySource source(file);
   Model fused(ctx, file, source, {.fuse_weights = true});
   Model plain(ctx, file, {.fuse_weights = false});
