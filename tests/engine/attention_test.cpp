@@ -10,16 +10,13 @@
 #include "engine/vulkan/attention.h"
 #include "engine/vulkan/matmul_ops.h"
 #include "tests/engine/kernel_test_support.h"
+#include "tests/support/paged_attention_reference.h"
 
 namespace vkllm::test {
 namespace {
 
 using vk::BufferSlice;
 namespace ops = vk::ops;
-
-struct SeqSpec {
-  uint32_t q_len, kv_len;
-};
 
 struct Config {
   uint32_t head_dim = 64;
@@ -42,32 +39,13 @@ void check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>
   vk::Arena arena(vk_context().device(), "attention test", 64 << 20);
   const uint32_t D = c.head_dim, B = c.block_size, n_kv = c.n_kv_heads, n_q = n_kv * c.gqa;
 
-  // Block tables: every sequence gets distinct blocks drawn from a shuffled pool with spare ones.
-  uint32_t blocks_needed = 0;
-  for (auto& s : specs) blocks_needed += (s.kv_len + B - 1) / B;
-  const uint32_t num_blocks = blocks_needed + 5;
-  std::vector<uint32_t> pool(num_blocks);
-  std::iota(pool.begin(), pool.end(), 0);
-  std::shuffle(pool.begin(), pool.end(), rng.gen());
-  std::vector<std::vector<uint32_t>> tables;
-  size_t next = 0;
-  for (auto& s : specs) {
-    tables.emplace_back(pool.begin() + next, pool.begin() + next + (s.kv_len + B - 1) / B);
-    next += tables.back().size();
-  }
-  std::vector<kv::BatchSequence> seqs;
-  for (size_t i = 0; i < specs.size(); ++i)
-    seqs.push_back({tables[i], specs[i].q_len, specs[i].kv_len});
-  kv::BatchMeta meta = kv::build_batch_meta(seqs, B);
-  const uint32_t T = meta.n_tokens;
-
   // Random f16 cache contents everywhere (unused slots too: they must not leak into results).
-  kv::KvLayout layout{num_blocks, n_kv, B, D};
-  std::vector<uint16_t> kc(layout.region_elements()), vc(kc.size());
-  for (auto& x : kc) x = f16_bits(rng.uniform(-1.f, 1.f));
-  for (auto& x : vc) x = f16_bits(rng.uniform(-1.f, 1.f));
+  const PagedBatch batch = random_paged_batch(rng.gen(), specs, n_kv, B, D);
+  const kv::BatchMeta& meta = batch.meta;
+  const uint32_t T = meta.n_tokens;
   auto q = random_vector(rng, size_t(T) * n_q * D);
-  BufferSlice dq = to_device(arena, q), dk = to_device(arena, kc), dv = to_device(arena, vc);
+  BufferSlice dq = to_device(arena, q), dk = to_device(arena, batch.k_cache),
+              dv = to_device(arena, batch.v_cache);
   BufferSlice dmeta = to_device(arena, meta.words);
   BufferSlice out = device_filled<float>(arena, q.size());
   BufferSlice scratch = arena.allocate(ops::attention_scratch_bytes(c.n_splits, T, n_q, D) + 16);
@@ -107,42 +85,16 @@ void check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>
     EXPECT_EQ(from_device<uint8_t>(q8, q8_bytes), from_device<uint8_t>(q8_want, q8_bytes));
   }
 
-  auto half = [](uint16_t b) {
-    _Float16 h;
-    std::memcpy(&h, &b, 2);
-    return double(h);
-  };
-  std::vector<float> want(q.size());
-  for (uint32_t t = 0; t < T; ++t) {
-    const uint32_t s = meta.words[t], qp = meta.words[T + t], kv_len = specs[s].kv_len;
-    for (uint32_t h = 0; h < n_q; ++h) {
-      const uint32_t g = h / c.gqa;
-      std::vector<double> score(kv_len, -INFINITY);
-      double mx = -INFINITY;
-      for (uint32_t kp = 0; kp < kv_len; ++kp) {
-        if (kp > qp || (c.window && qp - kp >= c.window)) continue;
-        const uint32_t blk = tables[s][kp / B];
-        double dot = 0;
-        for (uint32_t d = 0; d < D; ++d)
-          dot += double(q[(size_t(t) * n_q + h) * D + d]) *
-                 half(kc[layout.element(blk, g, kp % B, d)]);
-        dot *= scale;
-        if (c.softcap > 0) dot = c.softcap * std::tanh(dot / c.softcap);
-        score[kp] = dot;
-        mx = std::max(mx, dot);
-      }
-      double sum = 0;
-      std::vector<double> o(D, 0.0);
-      for (uint32_t kp = 0; kp < kv_len; ++kp) {
-        if (score[kp] == -INFINITY) continue;
-        const double p = std::exp(score[kp] - mx);
-        sum += p;
-        const uint32_t blk = tables[s][kp / B];
-        for (uint32_t d = 0; d < D; ++d) o[d] += p * half(vc[layout.element(blk, g, kp % B, d)]);
-      }
-      for (uint32_t d = 0; d < D; ++d) want[(size_t(t) * n_q + h) * D + d] = float(o[d] / sum);
-    }
-  }
+  const std::vector<double> ref = reference_attention(batch, specs,
+                                                      {.q = q.data(),
+                                                       .q_stride = n_q * D,
+                                                       .n_q_heads = n_q,
+                                                       .gqa = c.gqa,
+                                                       .head_dim = D,
+                                                       .scale = scale,
+                                                       .softcap = c.softcap,
+                                                       .window = c.window});
+  const std::vector<float> want(ref.begin(), ref.end());
   EXPECT_TRUE(near_all(got, want, 2e-5, 1e-4));
 }
 

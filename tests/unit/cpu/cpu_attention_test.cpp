@@ -10,14 +10,13 @@
 
 #include "engine/cpu/attention.h"
 #include "engine/kv/kv_layout.h"
+#include "tests/support/paged_attention_reference.h"
 #include "tests/unit/cpu/cpu_test_support.h"
 
 namespace vkllm::cpu::test {
 namespace {
 
-struct SeqSpec {
-  uint32_t q_len, kv_len;
-};
+using ::vkllm::test::SeqSpec;
 
 struct Config {
   uint32_t head_dim = 64;
@@ -38,73 +37,32 @@ void check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>
   SCOPED_TRACE(c.describe());
   const uint32_t D = c.head_dim, B = c.block_size, n_kv = c.n_kv_heads, n_q = n_kv * c.gqa;
 
-  // Distinct blocks per sequence from a shuffled pool with spare ones.
-  uint32_t blocks_needed = 0;
-  for (auto& s : specs) blocks_needed += (s.kv_len + B - 1) / B;
-  const uint32_t num_blocks = blocks_needed + 5;
-  std::vector<uint32_t> pool(num_blocks);
-  std::iota(pool.begin(), pool.end(), 0);
-  std::shuffle(pool.begin(), pool.end(), rng.gen());
-  std::vector<std::vector<uint32_t>> tables;
-  size_t next = 0;
-  for (auto& s : specs) {
-    tables.emplace_back(pool.begin() + next, pool.begin() + next + (s.kv_len + B - 1) / B);
-    next += tables.back().size();
-  }
-  std::vector<kv::BatchSequence> seqs;
-  for (size_t i = 0; i < specs.size(); ++i)
-    seqs.push_back({tables[i], specs[i].q_len, specs[i].kv_len});
-  kv::BatchMeta meta = kv::build_batch_meta(seqs, B);
-  const uint32_t T = meta.n_tokens;
-
   // Random f16 contents everywhere, unused slots too (they must not leak into results).
-  kv::KvLayout layout{num_blocks, n_kv, B, D};
-  std::vector<uint16_t> kc(layout.region_elements()), vc(kc.size());
-  for (auto& x : kc) x = f16_bits(rng.uniform(-1.f, 1.f));
-  for (auto& x : vc) x = f16_bits(rng.uniform(-1.f, 1.f));
+  const vkllm::test::PagedBatch batch =
+      vkllm::test::random_paged_batch(rng.gen(), specs, n_kv, B, D);
+  const kv::BatchMeta& meta = batch.meta;
+  const uint32_t T = meta.n_tokens;
   const uint32_t q_stride = n_q * D + 4;  // padded rows
   auto q = rng.vec(size_t(T) * q_stride, -2.f, 2.f);
   const float scale = 1.f / std::sqrt(float(D));
 
-  std::vector<double> want(size_t(T) * n_q * D);
-  for (uint32_t t = 0; t < T; ++t) {
-    const uint32_t s = meta.words[t], qp = meta.words[T + t], kv_len = specs[s].kv_len;
-    for (uint32_t h = 0; h < n_q; ++h) {
-      const uint32_t g = h / c.gqa;
-      std::vector<double> score(kv_len, -INFINITY);
-      double mx = -INFINITY;
-      for (uint32_t kp = 0; kp < kv_len; ++kp) {
-        if ((c.causal && kp > qp) || (c.window && (kp > qp || qp - kp >= c.window))) continue;
-        const uint32_t blk = tables[s][kp / B];
-        double dot = 0;
-        for (uint32_t d = 0; d < D; ++d)
-          dot += double(q[size_t(t) * q_stride + h * D + d]) *
-                 f16_value(kc[layout.element(blk, g, kp % B, d)]);
-        dot *= scale;
-        if (c.softcap > 0) dot = c.softcap * std::tanh(dot / c.softcap);
-        score[kp] = dot;
-        mx = std::max(mx, dot);
-      }
-      double sum = 0;
-      std::vector<double> o(D, 0.0);
-      for (uint32_t kp = 0; kp < kv_len; ++kp) {
-        if (score[kp] == -INFINITY) continue;
-        const double p = std::exp(score[kp] - mx);
-        sum += p;
-        const uint32_t blk = tables[s][kp / B];
-        for (uint32_t d = 0; d < D; ++d)
-          o[d] += p * f16_value(vc[layout.element(blk, g, kp % B, d)]);
-      }
-      for (uint32_t d = 0; d < D; ++d) want[(size_t(t) * n_q + h) * D + d] = o[d] / sum;
-    }
-  }
+  const std::vector<double> want = vkllm::test::reference_attention(batch, specs,
+                                                                    {.q = q.data(),
+                                                                     .q_stride = q_stride,
+                                                                     .n_q_heads = n_q,
+                                                                     .gqa = c.gqa,
+                                                                     .head_dim = D,
+                                                                     .scale = scale,
+                                                                     .softcap = c.softcap,
+                                                                     .window = c.window,
+                                                                     .causal = c.causal});
 
   for (Isa isa : testable_isas()) {
     SCOPED_TRACE(std::string(isa_name(isa)));
     std::vector<float> out(want.size(), NAN);
     AttentionArgs a{.q = {q.data(), q_stride},
-                    .k_cache = kc.data(),
-                    .v_cache = vc.data(),
+                    .k_cache = batch.k_cache.data(),
+                    .v_cache = batch.v_cache.data(),
                     .n_kv_heads = n_kv,
                     .block_size = B,
                     .batch = {meta.words, T, meta.n_seqs},
