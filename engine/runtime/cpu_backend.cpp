@@ -71,15 +71,8 @@ class CpuBackend final : public StepBackend {
   // ---- Graph operations: each runs now, its rows shared out over the pool.
 
   void embed(WeightRef table, Rows out, uint32_t n_tokens, float scale) override {
-    const HostTensor& w = get(table);
-    cpu::GetRowsArgs g;
-    g.type = w.type;
-    g.weights = w.data;
-    g.row_elems = static_cast<uint32_t>(w.cols());
-    g.n_rows = static_cast<uint32_t>(w.rows());
+    cpu::GetRowsArgs g = rows_of(table, out);
     g.ids = ids_.get();
-    g.out = ptr(out);
-    g.out_stride = out.stride;
     g.scale = scale;
     split(n_tokens, 1, [&](uint32_t b, uint32_t e) { cpu::get_rows(g, b, e); });
   }

@@ -56,8 +56,9 @@ void check_inputs(std::span<const std::vector<int32_t>> inputs, uint32_t max_tok
 
 }  // namespace
 
-Embedder::Embedder(Model& model, const EmbedderOptions& options)
-    : spec_(model.spec()), options_(options) {
+// Model (Vulkan) or HostModel (CPU): Encoder and Runner take either.
+template <class M>
+void Embedder::start(M& model) {
   options_.max_inputs = std::max<uint32_t>(options_.max_inputs, 1);
   options_.max_batch_tokens = std::max(options_.max_batch_tokens, options_.max_inputs);
   if (spec_.is_encoder()) {
@@ -68,16 +69,14 @@ Embedder::Embedder(Model& model, const EmbedderOptions& options)
   }
 }
 
+Embedder::Embedder(Model& model, const EmbedderOptions& options)
+    : spec_(model.spec()), options_(options) {
+  start(model);
+}
+
 Embedder::Embedder(const HostModel& model, const EmbedderOptions& options)
     : spec_(model.spec()), options_(options) {
-  options_.max_inputs = std::max<uint32_t>(options_.max_inputs, 1);
-  options_.max_batch_tokens = std::max(options_.max_batch_tokens, options_.max_inputs);
-  if (spec_.is_encoder()) {
-    encoder_ = std::make_unique<Encoder>(model, encoder_options(options_));
-  } else {
-    own_runner_ = std::make_unique<Runner>(model, decoder_runner_options(spec_, options_));
-    runner_ = own_runner_.get();
-  }
+  start(model);
 }
 
 Embedder::Embedder(Runner& runner) : spec_(runner.spec()), runner_(&runner) {

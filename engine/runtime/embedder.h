@@ -63,6 +63,9 @@ class Embedder {
   std::vector<float> rerank(std::span<const std::vector<int32_t>> pairs);
 
  private:
+  // The constructors' shared part: an Encoder or an own Runner over `model`.
+  template <class M>
+  void start(M& model);
   std::vector<std::vector<float>> embed_decoder(std::span<const std::vector<int32_t>> inputs);
 
   model::ModelSpec spec_;

@@ -1,5 +1,7 @@
 #include "engine/runtime/encoder_forward.h"
 
+#include "engine/runtime/qkv_projection.h"
+
 namespace vkllm::runtime {
 
 using model::Pooling;
@@ -39,20 +41,7 @@ void EncoderForward::attention_block(StepBackend& b, uint32_t l, uint32_t T) con
   const uint32_t E = spec_.n_embd, hd = spec_.head_dim, nh = spec_.n_head;
   const uint32_t qd = spec_.n_embd_q(), kvd = spec_.n_embd_k_gqa();
 
-  Rows q{Act::Q, 0, qd}, k{Act::K, 0, kvd}, v{Act::V, 0, kvd};
-  if (spec_.fused_qkv) {
-    const uint32_t stride = qd + 2 * kvd;
-    const ProductOut out[] = {{{Weight::AttnQKV, l}, {Act::QKV}}};
-    b.products({Act::X}, T, out);
-    q = {Act::QKV, 0, stride};
-    k = {Act::QKV, qd, stride};
-    v = {Act::QKV, qd + kvd, stride};
-  } else {
-    const ProductOut out[] = {{{Weight::AttnQ, l}, {Act::Q}},
-                              {{Weight::AttnK, l}, {Act::K}},
-                              {{Weight::AttnV, l}, {Act::V}}};
-    b.products({Act::X}, T, out);
-  }
+  const auto [q, k, v] = project_qkv(b, spec_, l, {Act::X}, T);
   b.barrier();
   if (b.has({Weight::AttnQBias, l})) {
     b.add_bias({Weight::AttnQBias, l}, {Act::Q}, qd, T);

@@ -1,5 +1,7 @@
 #include "engine/runtime/forward.h"
 
+#include "engine/runtime/qkv_projection.h"
+
 namespace vkllm::runtime {
 
 using model::Weight;
@@ -31,18 +33,7 @@ void Forward::attention_block(StepBackend& b, uint32_t l, uint32_t T) const {
   b.rms_norm({Act::X}, {Weight::AttnNorm, l}, {Act::H}, E, T, qkv_weights);
   b.barrier();
   b.mark("attn_norm");
-  Rows q{Act::Q, 0, qd}, k{Act::K, 0, kvd}, v{Act::V, 0, kvd};
-  if (spec_.fused_qkv) {
-    const uint32_t stride = qd + 2 * kvd;
-    const ProductOut out[] = {{fused_qkv[0], {Act::QKV}}};
-    b.products({Act::H}, T, out);
-    q = {Act::QKV, 0, stride};
-    k = {Act::QKV, qd, stride};
-    v = {Act::QKV, qd + kvd, stride};
-  } else {
-    const ProductOut out[] = {{qkv[0], {Act::Q}}, {qkv[1], {Act::K}}, {qkv[2], {Act::V}}};
-    b.products({Act::H}, T, out);
-  }
+  const auto [q, k, v] = project_qkv(b, spec_, l, {Act::H}, T);
   b.barrier();
   b.mark("qkv");
   if (spec_.qkv_bias) {
