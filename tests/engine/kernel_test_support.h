@@ -9,17 +9,12 @@
 #include <vector>
 
 #include "tests/engine/vk_test_context.h"
+#include "tests/support/f16.h"
 
 namespace vkllm::test {
 
 inline float round_f16(float f) {
   return static_cast<float>(static_cast<_Float16>(f));
-}
-inline uint16_t f16_bits(float f) {
-  _Float16 h = static_cast<_Float16>(f);
-  uint16_t b;
-  std::memcpy(&b, &h, 2);
-  return b;
 }
 
 // Device slice holding `data`, bound with 16 spare zero bytes at the end (weight decoders read up

@@ -7,12 +7,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <numeric>
 #include <random>
 #include <vector>
 
 #include "engine/kv/kv_layout.h"
+#include "tests/support/f16.h"
 
 namespace vkllm::test {
 
@@ -26,19 +26,6 @@ struct PagedBatch {
   kv::KvLayout layout;
   std::vector<uint16_t> k_cache, v_cache;  // f16 bits
 };
-
-inline uint16_t f16_bits_of(float f) {
-  const _Float16 h = static_cast<_Float16>(f);
-  uint16_t b;
-  std::memcpy(&b, &h, 2);
-  return b;
-}
-
-inline double f16_to_double(uint16_t b) {
-  _Float16 h;
-  std::memcpy(&h, &b, 2);
-  return double(h);
-}
 
 inline PagedBatch random_paged_batch(std::mt19937& gen, const std::vector<SeqSpec>& specs,
                                      uint32_t n_kv_heads, uint32_t block_size, uint32_t head_dim) {
@@ -63,8 +50,8 @@ inline PagedBatch random_paged_batch(std::mt19937& gen, const std::vector<SeqSpe
   p.k_cache.resize(p.layout.region_elements());
   p.v_cache.resize(p.k_cache.size());
   std::uniform_real_distribution<float> u(-1.f, 1.f);
-  for (auto& x : p.k_cache) x = f16_bits_of(u(gen));
-  for (auto& x : p.v_cache) x = f16_bits_of(u(gen));
+  for (auto& x : p.k_cache) x = f16_bits(u(gen));
+  for (auto& x : p.v_cache) x = f16_bits(u(gen));
   return p;
 }
 
@@ -96,7 +83,7 @@ inline std::vector<double> reference_attention(const PagedBatch& p,
         double dot = 0;
         for (uint32_t d = 0; d < D; ++d)
           dot += double(a.q[size_t(t) * a.q_stride + h * D + d]) *
-                 f16_to_double(p.k_cache[p.layout.element(blk, g, kp % B, d)]);
+                 f16_value(p.k_cache[p.layout.element(blk, g, kp % B, d)]);
         dot *= a.scale;
         if (a.softcap > 0) dot = a.softcap * std::tanh(dot / a.softcap);
         score[kp] = dot;
@@ -110,7 +97,7 @@ inline std::vector<double> reference_attention(const PagedBatch& p,
         sum += e;
         const uint32_t blk = p.tables[s][kp / B];
         for (uint32_t d = 0; d < D; ++d)
-          o[d] += e * f16_to_double(p.v_cache[p.layout.element(blk, g, kp % B, d)]);
+          o[d] += e * f16_value(p.v_cache[p.layout.element(blk, g, kp % B, d)]);
       }
       for (uint32_t d = 0; d < D; ++d) want[(size_t(t) * a.n_q_heads + h) * D + d] = o[d] / sum;
     }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/cpu/isa.h"
+#include "tests/support/f16.h"
 
 namespace vkllm::cpu::test {
 
@@ -36,17 +37,8 @@ class SeededRng {
   ::testing::ScopedTrace trace_;
 };
 
-inline uint16_t f16_bits(float f) {
-  _Float16 h = static_cast<_Float16>(f);
-  uint16_t b;
-  std::memcpy(&b, &h, 2);
-  return b;
-}
-inline double f16_value(uint16_t b) {
-  _Float16 h;
-  std::memcpy(&h, &b, 2);
-  return double(h);
-}
+using ::vkllm::test::f16_bits;
+using ::vkllm::test::f16_value;
 
 // The code paths to test here: portable always, and the SIMD ones this CPU runs.
 inline std::vector<Isa> testable_isas() {
