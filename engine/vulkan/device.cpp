@@ -8,38 +8,11 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "engine/vulkan/device_features.h"
 #include "engine/vulkan/vk_error.h"
 
 namespace vkllm::vk {
 namespace {
-
-// VK_KHR_cooperative_matrix postdates the system headers (1.3.239); its structures are declared
-// here from the registry so the capability can still be detected and logged.
-constexpr const char* kCoopMatExtension = "VK_KHR_cooperative_matrix";
-constexpr auto kCoopMatFeaturesType = static_cast<VkStructureType>(1000506000);
-constexpr auto kCoopMatPropertiesType = static_cast<VkStructureType>(1000506001);
-struct CoopMatFeaturesKHR {
-  VkStructureType sType;
-  void* pNext;
-  VkBool32 cooperativeMatrix;
-  VkBool32 cooperativeMatrixRobustBufferAccess;
-};
-struct CoopMatPropertiesKHR {
-  VkStructureType sType;
-  void* pNext;
-  uint32_t MSize, NSize, KSize;
-  uint32_t AType, BType, CType, ResultType;  // VkComponentTypeKHR
-  VkBool32 saturatingAccumulation;
-  uint32_t scope;  // VkScopeKHR; 3 = subgroup
-};
-using PFN_GetCoopMatProperties = VkResult(VKAPI_PTR*)(VkPhysicalDevice, uint32_t*,
-                                                      CoopMatPropertiesKHR*);
-
-std::string component_name(uint32_t t) {
-  static const char* names[] = {"f16", "f32", "f64", "s8",  "s16", "s32",
-                                "s64", "u8",  "u16", "u32", "u64"};
-  return t < std::size(names) ? names[t] : "type" + std::to_string(t);
-}
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -49,22 +22,6 @@ std::string lower(std::string s) {
 bool env_flag(const char* name) {
   const char* v = std::getenv(name);
   return v && *v && std::string(v) != "0";
-}
-
-std::vector<VkExtensionProperties> device_extensions(VkPhysicalDevice pd) {
-  uint32_t n = 0;
-  check(vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, nullptr),
-        "vkEnumerateDeviceExtensionProperties");
-  std::vector<VkExtensionProperties> ext(n);
-  check(vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, ext.data()),
-        "vkEnumerateDeviceExtensionProperties");
-  return ext;
-}
-
-bool has_extension(const std::vector<VkExtensionProperties>& ext, const char* name) {
-  return std::any_of(ext.begin(), ext.end(), [&](const VkExtensionProperties& e) {
-    return !std::strcmp(e.extensionName, name);
-  });
 }
 
 UniqueHandle<VkInstance> create_instance(bool validation) {
@@ -362,271 +319,26 @@ Device::Device(const DeviceOptions& options) {
   }
   physical_ = devices[chosen];
   queue_family_ = static_cast<uint32_t>(compute_queue_family(physical_));
-  const VkPhysicalDeviceProperties& p = props[chosen];
-  const bool v13 = p.apiVersion >= VK_API_VERSION_1_3;
-  auto ext = device_extensions(physical_);
 
-  // ---- What the device offers.
-  auto f11 =
-      make<VkPhysicalDeviceVulkan11Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES);
-  auto f12 =
-      make<VkPhysicalDeviceVulkan12Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES);
-  auto f13 =
-      make<VkPhysicalDeviceVulkan13Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES);
-  auto fsize = make<VkPhysicalDeviceSubgroupSizeControlFeatures>(
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES);
-  auto fdot = make<VkPhysicalDeviceShaderIntegerDotProductFeatures>(
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES);
-  CoopMatFeaturesKHR fcoop{kCoopMatFeaturesType, nullptr, VK_FALSE, VK_FALSE};
-  const bool has_size_ext = has_extension(ext, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
-  const bool has_dot_ext = has_extension(ext, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
-  const bool has_coop_ext = has_extension(ext, kCoopMatExtension);
-  auto f2 = make<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2);
-  f2.pNext = &f11;
-  f11.pNext = &f12;
-  void** tail = &f12.pNext;
-  if (v13) {
-    *tail = &f13;
-    tail = &f13.pNext;
-  } else {
-    if (has_size_ext) {
-      *tail = &fsize;
-      tail = &fsize.pNext;
-    }
-    if (has_dot_ext) {
-      *tail = &fdot;
-      tail = &fdot.pNext;
-    }
-  }
-  if (has_coop_ext) {
-    *tail = &fcoop;
-    tail = &fcoop.pNext;
-  }
-  // VK_NV_cooperative_matrix: what GL_NV_cooperative_matrix shaders (the tensor-core GEMM) need;
-  // the installed glslang compiles that extension but not the KHR one.
-  auto fcoop_nv = make<VkPhysicalDeviceCooperativeMatrixFeaturesNV>(
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV);
-  const bool has_coop_nv_ext = has_extension(ext, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
-  if (has_coop_nv_ext) *tail = &fcoop_nv;
-  vkGetPhysicalDeviceFeatures2(physical_, &f2);
-
-  auto p11 = make<VkPhysicalDeviceVulkan11Properties>(
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES);
-  auto p12 = make<VkPhysicalDeviceVulkan12Properties>(
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES);
-  auto p13 = make<VkPhysicalDeviceVulkan13Properties>(
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES);
-  auto psize = make<VkPhysicalDeviceSubgroupSizeControlProperties>(
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES);
-  auto pdot = make<VkPhysicalDeviceShaderIntegerDotProductProperties>(
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_PROPERTIES);
-  auto psm = make<VkPhysicalDeviceShaderSMBuiltinsPropertiesNV>(
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV);
-  const bool has_sm = has_extension(ext, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME);
-  auto p2 = make<VkPhysicalDeviceProperties2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2);
-  p2.pNext = &p11;
-  p11.pNext = has_sm ? static_cast<void*>(&psm) : static_cast<void*>(&p12);
-  if (has_sm) psm.pNext = &p12;
-  if (v13) {
-    p12.pNext = &p13;
-  } else {
-    void** ptail = &p12.pNext;
-    if (has_size_ext) {
-      *ptail = &psize;
-      ptail = &psize.pNext;
-    }
-    if (has_dot_ext) *ptail = &pdot;
-  }
-  vkGetPhysicalDeviceProperties2(physical_, &p2);
-  vkGetPhysicalDeviceMemoryProperties(physical_, &memory_);
-
-  if (!f11.storageBuffer16BitAccess)
-    throw std::runtime_error(std::string("Vulkan device \"") + p.deviceName +
-                             "\" lacks storageBuffer16BitAccess, which vkllm requires");
-
-  caps_.name = p.deviceName;
-  caps_.driver = std::string(p12.driverName) + " " + p12.driverInfo;
-  caps_.vendor_id = p.vendorID;
-  caps_.device_id = p.deviceID;
-  caps_.type = p.deviceType;
-  caps_.api_version = p.apiVersion;
-  caps_.shader_float16 = f12.shaderFloat16;
-  caps_.shader_int8 = f12.shaderInt8;
-  caps_.shader_int16 = f2.features.shaderInt16;
-  caps_.shader_int64 = f2.features.shaderInt64;
-  caps_.storage_16bit = f11.storageBuffer16BitAccess;
-  caps_.storage_8bit = f12.storageBuffer8BitAccess;
-  caps_.timeline_semaphores = f12.timelineSemaphore;
-  caps_.buffer_device_address = f12.bufferDeviceAddress;
-  caps_.subgroup_size = p11.subgroupSize;
-  caps_.subgroup_ops = (p11.subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT)
-                           ? p11.subgroupSupportedOperations
-                           : 0;
-  if (v13) {
-    caps_.subgroup_size_control =
-        f13.subgroupSizeControl && (p13.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT);
-    caps_.compute_full_subgroups = f13.computeFullSubgroups;
-    caps_.min_subgroup_size = p13.minSubgroupSize;
-    caps_.max_subgroup_size = p13.maxSubgroupSize;
-    caps_.integer_dot_product = f13.shaderIntegerDotProduct;
-    caps_.int8_dot_accelerated = p13.integerDotProduct4x8BitPackedSignedAccelerated;
-    caps_.max_buffer_size = p13.maxBufferSize;
-  } else {
-    caps_.subgroup_size_control = has_size_ext && fsize.subgroupSizeControl &&
-                                  (psize.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT);
-    caps_.compute_full_subgroups = has_size_ext && fsize.computeFullSubgroups;
-    caps_.min_subgroup_size = has_size_ext ? psize.minSubgroupSize : p11.subgroupSize;
-    caps_.max_subgroup_size = has_size_ext ? psize.maxSubgroupSize : p11.subgroupSize;
-    caps_.integer_dot_product = has_dot_ext && fdot.shaderIntegerDotProduct;
-    caps_.int8_dot_accelerated = has_dot_ext && pdot.integerDotProduct4x8BitPackedSignedAccelerated;
-  }
-  caps_.push_descriptors =
-      options.push_descriptors && has_extension(ext, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
-  caps_.memory_budget = has_extension(ext, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
-  caps_.cooperative_matrix = has_coop_ext && fcoop.cooperativeMatrix;
-  if (caps_.cooperative_matrix) {
-    auto get = reinterpret_cast<PFN_GetCoopMatProperties>(vkGetInstanceProcAddr(
-        instance_.get(), "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
-    uint32_t n = 0;
-    if (get && get(physical_, &n, nullptr) == VK_SUCCESS) {
-      std::vector<CoopMatPropertiesKHR> shapes(n,
-                                               make<CoopMatPropertiesKHR>(kCoopMatPropertiesType));
-      get(physical_, &n, shapes.data());
-      for (auto& s : shapes)
-        if (s.scope == 3)
-          caps_.coopmat_shapes.push_back({s.MSize, s.NSize, s.KSize, component_name(s.AType),
-                                          component_name(s.BType), component_name(s.CType),
-                                          component_name(s.ResultType)});
-    }
-  }
-  caps_.nv_cooperative_matrix = has_coop_nv_ext && fcoop_nv.cooperativeMatrix && f12.shaderFloat16;
-  if (caps_.nv_cooperative_matrix) {
-    auto get = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
-        vkGetInstanceProcAddr(instance_.get(), "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
-    uint32_t n = 0;
-    if (get && get(physical_, &n, nullptr) == VK_SUCCESS) {
-      std::vector<VkCooperativeMatrixPropertiesNV> shapes(
-          n, make<VkCooperativeMatrixPropertiesNV>(
-                 VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV));
-      get(physical_, &n, shapes.data());
-      for (auto& s : shapes)
-        if (s.scope == VK_SCOPE_SUBGROUP_NV)
-          caps_.nv_coopmat_shapes.push_back({s.MSize, s.NSize, s.KSize, component_name(s.AType),
-                                             component_name(s.BType), component_name(s.CType),
-                                             component_name(s.DType)});
-    }
-    caps_.nv_cooperative_matrix = !caps_.nv_coopmat_shapes.empty();
-  }
-  const VkPhysicalDeviceLimits& lim = p.limits;
-  caps_.max_shared_memory = lim.maxComputeSharedMemorySize;
-  caps_.max_workgroup_invocations = lim.maxComputeWorkGroupInvocations;
-  for (int i = 0; i < 3; ++i) {
-    caps_.max_workgroup_size[i] = lim.maxComputeWorkGroupSize[i];
-    caps_.max_workgroup_count[i] = lim.maxComputeWorkGroupCount[i];
-  }
-  caps_.max_push_constants = lim.maxPushConstantsSize;
-  caps_.compute_units = has_sm ? psm.shaderSMCount : 0;
-  caps_.max_storage_buffer_range = lim.maxStorageBufferRange;
-  if (options.max_binding_range)
-    caps_.max_storage_buffer_range =
-        std::min<VkDeviceSize>(caps_.max_storage_buffer_range, options.max_binding_range);
-  caps_.storage_buffer_alignment = lim.minStorageBufferOffsetAlignment;
-  caps_.max_allocation_size = p11.maxMemoryAllocationSize;
-  if (caps_.max_buffer_size == 0) caps_.max_buffer_size = caps_.max_allocation_size;
-  for (uint32_t i = 0; i < memory_.memoryHeapCount; ++i)
-    if (memory_.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
-      caps_.device_local_bytes = std::max(caps_.device_local_bytes, memory_.memoryHeaps[i].size);
-  {
-    uint32_t n = 0;
-    vkGetPhysicalDeviceQueueFamilyProperties(physical_, &n, nullptr);
-    std::vector<VkQueueFamilyProperties> families(n);
-    vkGetPhysicalDeviceQueueFamilyProperties(physical_, &n, families.data());
-    caps_.timestamps = families[queue_family_].timestampValidBits > 0;
-    caps_.timestamp_period_ns = lim.timestampPeriod;
-  }
-
-  // ---- What we enable: every optional feature we detected, nothing else.
-  auto e11 =
-      make<VkPhysicalDeviceVulkan11Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES);
-  auto e12 =
-      make<VkPhysicalDeviceVulkan12Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES);
-  auto e13 =
-      make<VkPhysicalDeviceVulkan13Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES);
-  auto esize = make<VkPhysicalDeviceSubgroupSizeControlFeatures>(
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES);
-  auto edot = make<VkPhysicalDeviceShaderIntegerDotProductFeatures>(
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES);
-  CoopMatFeaturesKHR ecoop{kCoopMatFeaturesType, nullptr, VK_TRUE, VK_FALSE};
-  auto e2 = make<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2);
-  e2.features.shaderInt16 = f2.features.shaderInt16;
-  e2.features.shaderInt64 = f2.features.shaderInt64;
-  e2.pNext = &e11;
-  e11.storageBuffer16BitAccess = VK_TRUE;
-  e11.uniformAndStorageBuffer16BitAccess = f11.uniformAndStorageBuffer16BitAccess;
-  e11.storagePushConstant16 = f11.storagePushConstant16;
-  e11.pNext = &e12;
-  e12.shaderFloat16 = f12.shaderFloat16;
-  e12.shaderInt8 = f12.shaderInt8;
-  e12.storageBuffer8BitAccess = f12.storageBuffer8BitAccess;
-  e12.uniformAndStorageBuffer8BitAccess = f12.uniformAndStorageBuffer8BitAccess;
-  e12.storagePushConstant8 = f12.storagePushConstant8;
-  e12.timelineSemaphore = f12.timelineSemaphore;
-  e12.shaderSubgroupExtendedTypes = f12.shaderSubgroupExtendedTypes;
-  e12.vulkanMemoryModel = f12.vulkanMemoryModel;
-  e12.vulkanMemoryModelDeviceScope = f12.vulkanMemoryModelDeviceScope;
-  std::vector<const char*> extensions;
-  tail = &e12.pNext;
-  if (v13) {
-    e13.subgroupSizeControl = f13.subgroupSizeControl;
-    e13.computeFullSubgroups = f13.computeFullSubgroups;
-    e13.shaderIntegerDotProduct = f13.shaderIntegerDotProduct;
-    e13.maintenance4 = f13.maintenance4;
-    e13.synchronization2 = f13.synchronization2;
-    *tail = &e13;
-    tail = &e13.pNext;
-  } else {
-    if (has_size_ext) {
-      esize.subgroupSizeControl = fsize.subgroupSizeControl;
-      esize.computeFullSubgroups = fsize.computeFullSubgroups;
-      extensions.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
-      *tail = &esize;
-      tail = &esize.pNext;
-    }
-    if (has_dot_ext) {
-      edot.shaderIntegerDotProduct = fdot.shaderIntegerDotProduct;
-      extensions.push_back(VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
-      *tail = &edot;
-      tail = &edot.pNext;
-    }
-  }
-  if (caps_.cooperative_matrix) {
-    extensions.push_back(kCoopMatExtension);
-    *tail = &ecoop;
-    tail = &ecoop.pNext;
-  }
-  auto ecoop_nv = make<VkPhysicalDeviceCooperativeMatrixFeaturesNV>(
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV);
-  if (caps_.nv_cooperative_matrix) {
-    ecoop_nv.cooperativeMatrix = VK_TRUE;
-    extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
-    *tail = &ecoop_nv;
-    tail = &ecoop_nv.pNext;
-  }
-  if (caps_.push_descriptors) extensions.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
-  if (caps_.memory_budget) extensions.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
-
-  const float priority = 1.0f;
-  auto queue_info = make<VkDeviceQueueCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO);
-  queue_info.queueFamilyIndex = queue_family_;
-  queue_info.queueCount = 1;
-  queue_info.pQueuePriorities = &priority;
-  auto info = make<VkDeviceCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO);
-  info.pNext = &e2;
-  info.queueCreateInfoCount = 1;
-  info.pQueueCreateInfos = &queue_info;
-  info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
-  info.ppEnabledExtensionNames = extensions.data();
-  check(vkCreateDevice(physical_, &info, nullptr, &device_), "vkCreateDevice");
+  // What the device offers; every optional feature found is enabled, nothing else.
+  DeviceFeatures features =
+      probe_device_features(instance_.get(), physical_, queue_family_, options);
+  caps_ = std::move(features.caps);
+  memory_ = features.memory;
+  with_enabled_features(features, [&](void* chain, const std::vector<const char*>& extensions) {
+    const float priority = 1.0f;
+    auto queue_info = make<VkDeviceQueueCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO);
+    queue_info.queueFamilyIndex = queue_family_;
+    queue_info.queueCount = 1;
+    queue_info.pQueuePriorities = &priority;
+    auto info = make<VkDeviceCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO);
+    info.pNext = chain;
+    info.queueCreateInfoCount = 1;
+    info.pQueueCreateInfos = &queue_info;
+    info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+    info.ppEnabledExtensionNames = extensions.data();
+    check(vkCreateDevice(physical_, &info, nullptr, &device_), "vkCreateDevice");
+  });
   vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
   if (caps_.push_descriptors)
     push_descriptor_fn_ = reinterpret_cast<PFN_vkCmdPushDescriptorSetKHR>(
