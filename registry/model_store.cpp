@@ -6,15 +6,12 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
-#include <set>
 
 #include "registry/bounded_json.h"
 #include "registry/env_value.h"
 #include "registry/errors.h"
 #include "registry/file_io.h"
 #include "registry/go_json.h"
-#include "registry/modelfile.h"
 #include "registry/parameters.h"
 
 namespace vkllm::registry {
@@ -83,13 +80,6 @@ ordered_json make_config(const ModelDetails& d, const ordered_json& base,
   for (const auto& layer : layers) diff_ids.push_back(layer.digest.str());
   c["rootfs"] = {{"type", "layers"}, {"diff_ids", diff_ids}};
   return c;
-}
-
-Clock::time_point file_mtime(const fs::path& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return Clock::now();
-  auto ns = std::chrono::seconds(st.st_mtim.tv_sec) + std::chrono::nanoseconds(st.st_mtim.tv_nsec);
-  return Clock::time_point(std::chrono::duration_cast<Clock::duration>(ns));
 }
 
 // Holds <root>/store.lock shared for the store's lifetime; the first opener (exclusive)
@@ -459,169 +449,6 @@ Digest ModelStore::create(const CreateRequest& request, const DetailsProvider& d
   }
   say("success");
   return digest;
-}
-
-// --- recovery and import -----------------------------------------------------------------------
-
-RecoveryReport ModelStore::recover() {
-  std::lock_guard lock(gc_mutex_);
-  RecoveryReport report;
-  report.temp_files_removed = blobs_->remove_temp_files();
-
-  std::set<Digest> rows;
-  for (const auto& blob : catalog_->blobs()) {
-    if (blobs_->contains(blob.digest)) {
-      rows.insert(blob.digest);
-      continue;
-    }
-    // The file is gone: drop every model that needs it, then the row.
-    for (const auto& model : catalog_->models()) {
-      auto used = catalog_->manifest_blobs(model.manifest_digest);
-      if (std::any_of(used.begin(), used.end(),
-                      [&](const Layer& l) { return l.digest == blob.digest; })) {
-        catalog_->remove_model(model.name);
-        report.models_removed.push_back(model.name.display());
-      }
-    }
-    if (catalog_->blob_references(blob.digest) == 0 && catalog_->remove_blob(blob.digest))
-      ++report.blob_rows_removed;
-  }
-  // A file under a final name is complete (it was verified before the rename), so a file
-  // without a row is a crash between rename and row commit: adopt it.
-  for (const auto& blob : blobs_->list()) {
-    if (rows.contains(blob.digest)) continue;
-    catalog_->add_blob(blob);
-    ++report.blob_rows_added;
-  }
-
-  std::vector<std::string> live_prefixes;
-  const auto abandoned_before = Clock::now() - kAbandonedDownloadGrace;
-  for (const auto& download : catalog_->downloads()) {
-    std::error_code error;
-    // Nobody resumed it within the grace period: its (possibly huge, sparse) file goes too.
-    if (!fs::exists(download.temp_path, error) || download.updated_at < abandoned_before) {
-      catalog_->remove_download(download.digest);
-      ++report.downloads_removed;
-    } else {
-      // The download's own files (data, part state) are named after its digest.
-      live_prefixes.push_back(download.digest.file_name());
-      live_prefixes.push_back(download.temp_path.filename().string());
-    }
-  }
-  std::error_code error;
-  for (const auto& entry : fs::directory_iterator(blobs_->partial_dir(), error)) {
-    std::string name = entry.path().filename().string();
-    bool live = std::any_of(live_prefixes.begin(), live_prefixes.end(),
-                            [&](const std::string& prefix) { return name.starts_with(prefix); });
-    std::error_code ignored;
-    if (!live && fs::remove_all(entry.path(), ignored) > 0) ++report.downloads_removed;
-  }
-  return report;
-}
-
-ImportReport ModelStore::import_ollama_store(const fs::path& ollama_root,
-                                             const StatusCallback& status) {
-  ImportReport report;
-  fs::path manifests = ollama_root / "manifests";
-  std::error_code error;
-  if (!fs::is_directory(manifests, error))
-    throw RegistryError(ErrorKind::not_found,
-                        "no Ollama manifests directory at " + manifests.string());
-  std::vector<fs::path> files;
-  for (auto it = fs::recursive_directory_iterator(manifests, error);
-       it != fs::recursive_directory_iterator(); it.increment(error)) {
-    if (error) break;
-    if (it->is_regular_file() && it.depth() == 3) files.push_back(it->path());
-  }
-  std::sort(files.begin(), files.end());
-  for (const fs::path& file : files) {
-    fs::path rel = fs::relative(file, manifests);
-    std::vector<std::string> parts;
-    for (const auto& p : rel) parts.push_back(p.string());
-    try {
-      auto name = ModelName::parse(parts[0] + "/" + parts[1] + "/" + parts[2] + ":" + parts[3]);
-      std::ifstream in(file, std::ios::binary);
-      std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      Manifest manifest = Manifest::parse(json);
-      for (const auto& layer : manifest.layers)
-        if (layer.media_type == media_type::kTensor)
-          throw RegistryError(ErrorKind::invalid_input,
-                              "safetensors tensor-layer models are not supported");
-      if (status) status("importing " + name.display());
-      for (const Digest& digest : manifest.blob_digests()) {
-        if (has_blob(digest)) {
-          ++report.blobs_skipped;
-          continue;
-        }
-        fs::path source = ollama_root / "blobs" / digest.file_name();
-        if (!fs::is_regular_file(source, error))
-          throw RegistryError(ErrorKind::not_found, "blob " + source.string() + " is missing");
-        put_blob_file(source, digest);
-        ++report.blobs_copied;
-      }
-      {
-        std::lock_guard lock(gc_mutex_);
-        commit_model_locked(name, json, file_mtime(file), false);
-      }
-      report.models.push_back(name.display());
-    } catch (const std::exception& e) {
-      report.failures.push_back(file.string() + ": " + e.what());
-    }
-  }
-  return report;
-}
-
-// --- show rendering ------------------------------------------------------------------------------
-
-std::string ModelShow::parameters_text() const {
-  std::string out;
-  auto line = [&](const std::string& key, const ordered_json& value) {
-    if (!out.empty()) out += '\n';
-    std::string padded = key;
-    if (padded.size() < 30) padded.resize(30, ' ');
-    out += padded + " " + go_format_value_sharp(value);
-  };
-  for (const auto& [key, value] : parameters.items()) {
-    if (value.is_array()) {
-      for (const auto& element : value) line(key, element);
-    } else {
-      line(key, value);
-    }
-  }
-  return out;
-}
-
-std::string ModelShow::modelfile(const std::function<std::string(const Digest&)>& blob_path,
-                                 const std::optional<std::string>& system_override,
-                                 const ordered_json& extra_parameters) const {
-  std::string out = "# Modelfile generated by \"ollama show\"\n";
-  out += "# To build a new Modelfile based on this, replace FROM with:\n";
-  out += "# FROM " + name.display() + "\n\n";
-  Modelfile file;
-  auto add = [&](const char* command, std::string key, std::string value) {
-    file.commands.push_back(ModelfileCommand{command, std::move(key), std::move(value), 0});
-  };
-  if (model_blob) add("from", "", blob_path(*model_blob));
-  for (const auto& adapter : adapters) add("adapter", "", blob_path(adapter));
-  if (draft) add("draft", "", blob_path(*draft));
-  for (const auto& projector : projectors) add("from", "", blob_path(projector));
-  add("template", "", template_text.value_or("{{ .Prompt }}"));
-  std::string shown_system =
-      system_override && !system_override->empty() ? *system_override : system;
-  if (!shown_system.empty()) add("system", "", shown_system);
-  if (!renderer.empty()) add("renderer", "", renderer);
-  if (!parser.empty()) add("parser", "", parser);
-  ordered_json params = merge_parameters(parameters, extra_parameters);
-  for (const auto& [key, value] : params.items()) {
-    if (value.is_array()) {
-      for (const auto& element : value) add("parameter", key, go_format_value(element));
-    } else {
-      add("parameter", key, go_format_value(value));
-    }
-  }
-  for (const auto& license : licenses) add("license", "", license);
-  for (const auto& m : messages) add("message", m.role, m.content);
-  return out + file.to_string();
 }
 
 }  // namespace vkllm::registry
