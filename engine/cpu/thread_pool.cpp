@@ -5,6 +5,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -19,6 +21,20 @@ namespace {
 // How long an idle worker polls before it sleeps: longer than the serial gaps between the
 // kernels of one decode step, far shorter than anything a person would notice as load.
 constexpr auto kSpin = std::chrono::microseconds(200);
+// Polls between clock reads and sched_yield calls while spinning (64 pauses: a few
+// microseconds). A yield returns at once when nothing else wants the core, and otherwise lets
+// the other work run rather than burn the slice the OS would then take from a busy worker.
+constexpr unsigned kPollsPerYield = 64;
+
+// The self-check (see the header): loops per window, the first solo span and its cap. A decode
+// step of a 1B model runs ~80 loops, so a solo span starts at a few tokens and a busy machine
+// pays a trial window about once per 64 solo tokens.
+constexpr uint32_t kWindowLoops = 64;
+constexpr uint32_t kFirstSolo = 256;
+constexpr uint32_t kMaxSolo = 4096;
+// Below this a loop is too short to judge: the caller's few-microsecond measurements of it are
+// mostly the clock and the wake-up.
+constexpr double kMinJudgedNs = 20e3;
 
 static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t));
 
@@ -52,8 +68,13 @@ bool read_int(const std::string& path, long& out) {
 unsigned ThreadPool::default_threads() {
   if (const char* env = std::getenv("VKLLM_THREADS"); env && *env) {
     char* end = nullptr;
-    long v = std::strtol(env, &end, 10);
-    if (*end == '\0' && v > 0 && v <= 4096) return static_cast<unsigned>(v);
+    errno = 0;
+    const long v = std::strtol(env, &end, 10);
+    if (*end != '\0' || errno != 0 || v < 1 || v > 4096 || !std::isdigit(uint8_t(env[0]))) {
+      throw std::invalid_argument(std::string("VKLLM_THREADS=") + env +
+                                  ": expected a thread count from 1 to 4096");
+    }
+    return static_cast<unsigned>(v);
   }
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -101,7 +122,9 @@ void ThreadPool::worker_main(unsigned index) {
       now = wake_.load(std::memory_order_acquire);
       if (now != seen) break;
       cpu_relax();
-      if (i % 64 == 0 && std::chrono::steady_clock::now() > deadline) {
+      if (i % kPollsPerYield != 0) continue;
+      sched_yield();
+      if (std::chrono::steady_clock::now() > deadline) {
         // seq_cst pairs with parallel_for's bump-then-read of sleepers_: either it sees this
         // sleeper and notifies, or wait() sees the bumped counter and returns at once.
         sleepers_.fetch_add(1, std::memory_order_seq_cst);
@@ -118,12 +141,12 @@ void ThreadPool::worker_main(unsigned index) {
   }
 }
 
-void ThreadPool::run_tasks(unsigned thread) {
-  while (true) {
+uint32_t ThreadPool::run_tasks(unsigned thread) {
+  for (uint32_t ran = 0;; ++ran) {
     uint64_t w = work_.fetch_add(1, std::memory_order_acq_rel);
     auto task = static_cast<uint32_t>(w);
     auto n = static_cast<uint32_t>(w >> 32);
-    if (task >= n) return;
+    if (task >= n) return ran;
     // A claimed task keeps its loop open until done_ counts it, so fn_ is that loop's function.
     if (!failed_.load(std::memory_order_relaxed)) {
       try {
@@ -138,13 +161,44 @@ void ThreadPool::run_tasks(unsigned thread) {
   }
 }
 
+void ThreadPool::judge(double loop_ns, double solo_ns) {
+  if (loop_ns < kMinJudgedNs) return;
+  window_ns_ += loop_ns;
+  window_solo_ns_ += solo_ns;
+  if (++window_loops_ < kWindowLoops) return;
+  if (window_ns_ > window_solo_ns_) {
+    // The workers cost more than they gave: run alone for a while, longer each time in a row.
+    solo_left_ = next_solo_ = next_solo_ ? std::min(2 * next_solo_, kMaxSolo) : kFirstSolo;
+  } else {
+    next_solo_ = 0;
+  }
+  window_loops_ = 0;
+  window_ns_ = window_solo_ns_ = 0;
+}
+
 void ThreadPool::parallel_for(uint32_t n_tasks, const Task& fn) {
   if (n_tasks == 0) return;
-  if (t_in_task || workers_.empty() || n_tasks == 1) {
+  auto serial = [&] {
     for (uint32_t t = 0; t < n_tasks; ++t) fn(t, t_thread);
+  };
+  if (t_in_task || workers_.empty() || n_tasks == 1) return serial();
+  std::lock_guard call_lock(call_mutex_);
+  if (solo_left_ > 0) {
+    --solo_left_;
+    solo_total_.fetch_add(1, std::memory_order_relaxed);
+    t_in_task = true;  // a nested loop runs serially, as it would on a worker
+    t_thread = 0;
+    try {
+      serial();
+    } catch (...) {
+      t_in_task = false;
+      throw;
+    }
+    t_in_task = false;
     return;
   }
-  std::lock_guard call_lock(call_mutex_);
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
   fn_ = &fn;
   error_ = nullptr;
   failed_.store(false, std::memory_order_relaxed);
@@ -155,15 +209,21 @@ void ThreadPool::parallel_for(uint32_t n_tasks, const Task& fn) {
 
   t_in_task = true;
   t_thread = 0;
-  run_tasks(0);
+  const uint32_t own = run_tasks(0);
   t_in_task = false;
+  const auto own_end = Clock::now();
   // Only tasks already claimed remain; they are short, so spin, but give the core away if a
   // worker holding one has been descheduled.
   for (unsigned i = 1; done_.load(std::memory_order_acquire) != n_tasks; ++i) {
     cpu_relax();
-    if (i % 256 == 0) std::this_thread::yield();
+    if (i % kPollsPerYield == 0) sched_yield();
   }
   fn_ = nullptr;
+  // The caller alone would have run every task at the pace it ran its own (no estimate when the
+  // workers took them all).
+  const double loop_ns = std::chrono::duration<double, std::nano>(Clock::now() - start).count();
+  const double own_ns = std::chrono::duration<double, std::nano>(own_end - start).count();
+  judge(loop_ns, own ? own_ns * n_tasks / own : loop_ns);
   if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
 }
 

@@ -12,9 +12,17 @@
 namespace vkllm::cpu {
 
 // parallel_for is called a few hundred times per decoded token, so a dispatch must cost about a
-// microsecond: workers spin on a generation counter for a short while after each loop and only
-// then sleep on it (futex), so an idle server burns no CPU. Tasks are claimed dynamically, so a
-// worker that the OS has not scheduled yet never holds the caller up: the others take its share.
+// microsecond: workers spin on a generation counter for a short while after each loop (yielding
+// the core to anything else runnable on it) and only then sleep on it (futex), so an idle server
+// burns no CPU. Tasks are claimed dynamically, so a worker that the OS has not scheduled yet
+// never holds the caller up: the others take its share.
+//
+// A worker descheduled while it holds a task does hold the caller up, for as long as the OS keeps
+// it off the core: on a machine busy with other work that can make the pool slower than its
+// caller alone. So the pool watches itself: over each window of loops it compares their time with
+// what the caller alone would have taken at its own pace, and when the helpers cost more than
+// they gave, the next loops run on the caller only (a span that doubles while the machine stays
+// busy), after which a window tries the workers again.
 class ThreadPool {
  public:
   using Task = std::function<void(uint32_t task, unsigned thread)>;
@@ -35,12 +43,20 @@ class ThreadPool {
   void parallel_for(uint32_t n_tasks, const Task& fn);
 
   // VKLLM_THREADS when set (a positive integer), else the physical cores this process may run on.
+  // Throws std::invalid_argument when VKLLM_THREADS is set to anything else.
   static unsigned default_threads();
+
+  // Loops run so far on the caller alone because the workers were found to slow it down (not
+  // counting loops with one task or called from inside a task).
+  uint64_t solo_loops() const { return solo_total_.load(std::memory_order_relaxed); }
 
  private:
   void worker_main(unsigned index);
-  // Claims and runs tasks of the current loop until none are left.
-  void run_tasks(unsigned thread);
+  // Claims and runs tasks of the current loop until none are left; returns how many it ran.
+  uint32_t run_tasks(unsigned thread);
+  // Accounts one parallel loop: `loop_ns` its time, `solo_ns` the caller's estimate of its time
+  // alone. Called under call_mutex_.
+  void judge(double loop_ns, double solo_ns);
 
   // The current loop's task count (high 32 bits) and next unclaimed task (low 32): one fetch_add
   // claims a task of whatever loop is current, so a worker that wakes late can never run a task
@@ -55,6 +71,13 @@ class ThreadPool {
   std::exception_ptr error_;
   std::mutex error_mutex_;
   std::mutex call_mutex_;  // one loop at a time
+  // The self-check, under call_mutex_: the current window's sums, the loops still to run alone
+  // and the length of the next solo span.
+  uint32_t window_loops_ = 0;
+  double window_ns_ = 0, window_solo_ns_ = 0;
+  uint32_t solo_left_ = 0;
+  uint32_t next_solo_ = 0;
+  std::atomic<uint64_t> solo_total_{0};
   std::vector<std::jthread> workers_;
 };
 

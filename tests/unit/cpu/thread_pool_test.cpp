@@ -6,7 +6,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -113,20 +115,92 @@ TEST(ThreadPool, CallsFromSeveralThreadsTakeTurns) {
   EXPECT_EQ(total.load(), 3ull * 200ull * (15ull * 16ull / 2));
 }
 
-TEST(ThreadPool, DefaultThreadsHonoursTheEnvironment) {
-  const char* old = std::getenv("VKLLM_THREADS");
-  std::string saved = old ? old : "";
-  setenv("VKLLM_THREADS", "3", 1);
-  EXPECT_EQ(ThreadPool::default_threads(), 3u);
-  setenv("VKLLM_THREADS", "junk", 1);
-  unsigned fallback = ThreadPool::default_threads();
-  EXPECT_GE(fallback, 1u);
-  EXPECT_LE(fallback, std::max(1u, std::thread::hardware_concurrency()));
-  if (old) {
-    setenv("VKLLM_THREADS", saved.c_str(), 1);
-  } else {
-    unsetenv("VKLLM_THREADS");
+// Sets VKLLM_THREADS for one scope and puts back what was there.
+class ThreadsEnv {
+ public:
+  ThreadsEnv() {
+    if (const char* old = std::getenv("VKLLM_THREADS")) saved_ = old;
   }
+  ~ThreadsEnv() {
+    if (saved_) {
+      setenv("VKLLM_THREADS", saved_->c_str(), 1);
+    } else {
+      unsetenv("VKLLM_THREADS");
+    }
+  }
+  void set(const char* v) { setenv("VKLLM_THREADS", v, 1); }
+
+ private:
+  std::optional<std::string> saved_;
+};
+
+TEST(ThreadPool, DefaultThreadsHonoursTheEnvironment) {
+  ThreadsEnv env;
+  env.set("3");
+  EXPECT_EQ(ThreadPool::default_threads(), 3u);
+  env.set("1");
+  EXPECT_EQ(ThreadPool::default_threads(), 1u);
+  unsetenv("VKLLM_THREADS");
+  const unsigned cores = ThreadPool::default_threads();
+  EXPECT_GE(cores, 1u);
+  EXPECT_LE(cores, std::max(1u, std::thread::hardware_concurrency()));
+  env.set("");  // empty counts as unset
+  EXPECT_EQ(ThreadPool::default_threads(), cores);
+}
+
+TEST(ThreadPool, DefaultThreadsRejectsAnythingButACount) {
+  ThreadsEnv env;
+  for (const char* junk :
+       {"junk", "0", "-2", "3x", "2.5", " 3", "+3", "4097", "99999999999999999999"}) {
+    env.set(junk);
+    try {
+      ThreadPool::default_threads();
+      ADD_FAILURE() << "accepted VKLLM_THREADS=" << junk;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()),
+                std::string("VKLLM_THREADS=") + junk + ": expected a thread count from 1 to 4096");
+    }
+  }
+}
+
+// A worker that the OS keeps off its core while it holds a task stalls every loop it takes part
+// in (a sleep stands in for the descheduling): the pool notices within a window of loops, runs the
+// next ones on the caller alone, and afterwards gives the workers another try.
+TEST(ThreadPool, WorkersThatStallTheCallerAreLeftOutForAWhile) {
+  ThreadPool pool(2);
+  auto busy = [](std::chrono::microseconds d) {
+    const auto until = std::chrono::steady_clock::now() + d;
+    while (std::chrono::steady_clock::now() < until) {
+    }
+  };
+  int loops = 0;
+  for (; pool.solo_loops() == 0 && loops < 4 * 64; ++loops) {
+    pool.parallel_for(8, [&](uint32_t, unsigned thread) {
+      if (thread == 0) {
+        busy(std::chrono::microseconds(30));
+      } else {
+        std::this_thread::sleep_for(std::chrono::milliseconds(3));
+      }
+    });
+  }
+  ASSERT_EQ(pool.solo_loops(), 1u) << "still using the stalling worker after " << loops << " loops";
+  // The solo span: every task on the caller, nested loops serial there too.
+  std::atomic<bool> off_caller{false};
+  for (int i = 1; i < 256; ++i) {
+    pool.parallel_for(8, [&](uint32_t, unsigned thread) {
+      if (thread != 0) off_caller = true;
+      pool.parallel_for(2, [&](uint32_t, unsigned inner) {
+        if (inner != 0) off_caller = true;
+      });
+    });
+  }
+  EXPECT_FALSE(off_caller);
+  EXPECT_EQ(pool.solo_loops(), 256u);
+  // Then a trial window with the workers again.
+  std::atomic<int> count{0};
+  pool.parallel_for(8, [&](uint32_t, unsigned) { count.fetch_add(1); });
+  EXPECT_EQ(count.load(), 8);
+  EXPECT_EQ(pool.solo_loops(), 256u);
 }
 
 }  // namespace
