@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "engine/gguf/gguf_mapped_file.h"
+#include "engine/gguf/gguf_value_convert.h"
 
 namespace vkllm::gguf {
 
@@ -225,92 +226,7 @@ Value read_value(Cursor& c, ValueType type, const Where& w, int depth) {
   c.fail(w.describe(), c.pos(), "unknown value type");
 }
 
-template <typename T>
-constexpr bool is_int_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
-
-// Integer value of v if it holds any integer type (not bool).
-template <typename To>
-std::optional<To> integer_as(const Value& v, bool& is_integer) {
-  std::optional<To> out;
-  is_integer = false;
-  std::visit(
-      [&](const auto& x) {
-        using X = std::decay_t<decltype(x)>;
-        if constexpr (is_int_v<X>) {
-          is_integer = true;
-          if (std::in_range<To>(x)) out = static_cast<To>(x);
-        }
-      },
-      v.v);
-  return out;
-}
-
-std::string type_of(const Value& v) {
-  if (v.type() == ValueType::ARRAY) {
-    const auto& a = std::get<std::shared_ptr<Array>>(v.v);
-    return "array of " + value_type_name(a->element_type);
-  }
-  return value_type_name(v.type());
-}
-
-std::string value_text_for_error(const Value& v) {
-  std::string s;
-  std::visit(
-      [&](const auto& x) {
-        using X = std::decay_t<decltype(x)>;
-        if constexpr (is_int_v<X>) s = std::to_string(x);
-      },
-      v.v);
-  return s;
-}
-
-template <typename T>
-std::string requested_name() {
-  if constexpr (std::is_same_v<T, std::string>) {
-    return "string";
-  } else if constexpr (std::is_same_v<T, bool>) {
-    return "bool";
-  } else if constexpr (std::is_same_v<T, float>) {
-    return "f32";
-  } else if constexpr (std::is_same_v<T, double>) {
-    return "f64";
-  } else {
-    constexpr bool s = std::is_signed_v<T>;
-    if constexpr (sizeof(T) == 1) return s ? "i8" : "u8";
-    if constexpr (sizeof(T) == 2) return s ? "i16" : "u16";
-    if constexpr (sizeof(T) == 4) return s ? "i32" : "u32";
-    return s ? "i64" : "u64";
-  }
-}
-
-// Converts one value to T, or explains why not (returns nullopt and fills why).
-template <typename T>
-std::optional<T> convert(const Value& v, std::string& why) {
-  if constexpr (std::is_same_v<T, std::string>) {
-    if (auto* s = std::get_if<std::string>(&v.v)) return *s;
-  } else if constexpr (std::is_same_v<T, bool>) {
-    if (auto* b = std::get_if<bool>(&v.v)) return *b;
-  } else if constexpr (std::is_floating_point_v<T>) {
-    if (auto* f = std::get_if<float>(&v.v)) return static_cast<T>(*f);
-    if (auto* d = std::get_if<double>(&v.v)) return static_cast<T>(*d);
-  } else {
-    bool is_integer = false;
-    auto out = integer_as<T>(v, is_integer);
-    if (out) return out;
-    if (is_integer) {
-      why = "value " + value_text_for_error(v) + " does not fit in " + requested_name<T>();
-      return std::nullopt;
-    }
-  }
-  why = "is " + type_of(v) + ", not " + requested_name<T>();
-  return std::nullopt;
-}
-
 }  // namespace
-
-ValueType Value::type() const {
-  return static_cast<ValueType>(v.index());
-}
 
 uint64_t TensorInfo::element_count() const {
   uint64_t n = 1;
@@ -392,7 +308,7 @@ void GgufFile::Impl::parse() {
 
   if (auto it = metadata.find("general.alignment"); it != metadata.end()) {
     std::string why;
-    auto a = convert<uint64_t>(it->second, why);
+    auto a = detail::convert<uint64_t>(it->second, why);
     if (!a) throw GgufError("GGUF: metadata key 'general.alignment' " + why);
     if (*a == 0 || (*a & (*a - 1)) != 0) {
       throw GgufError("GGUF: metadata key 'general.alignment' is " + std::to_string(*a) +
@@ -586,63 +502,6 @@ const Value* GgufFile::find(std::string_view key) const {
 const std::map<std::string, Value, std::less<>>& GgufFile::metadata() const {
   return impl_->metadata;
 }
-
-template <typename T>
-std::optional<T> GgufFile::get_optional(std::string_view key) const {
-  const Value* v = find(key);
-  if (!v) return std::nullopt;
-  std::string why;
-  auto out = convert<T>(*v, why);
-  if (!out) throw GgufError("GGUF: metadata key '" + std::string(key) + "' " + why);
-  return out;
-}
-
-template <typename T>
-T GgufFile::get(std::string_view key) const {
-  if (!find(key)) throw GgufError("GGUF: metadata key '" + std::string(key) + "' is missing");
-  return *get_optional<T>(key);
-}
-
-template <typename T>
-std::vector<T> GgufFile::get_array(std::string_view key) const {
-  const Value* v = find(key);
-  if (!v) throw GgufError("GGUF: metadata key '" + std::string(key) + "' is missing");
-  auto* arr = std::get_if<std::shared_ptr<Array>>(&v->v);
-  if (!arr) {
-    throw GgufError("GGUF: metadata key '" + std::string(key) + "' is " + type_of(*v) +
-                    ", not an array of " + requested_name<T>());
-  }
-  std::vector<T> out;
-  out.reserve((*arr)->items.size());
-  std::string why;
-  for (size_t i = 0; i < (*arr)->items.size(); ++i) {
-    auto x = convert<T>((*arr)->items[i], why);
-    if (!x) {
-      throw GgufError("GGUF: metadata key '" + std::string(key) + "' item " + std::to_string(i) +
-                      " " + why);
-    }
-    out.push_back(std::move(*x));
-  }
-  return out;
-}
-
-#define VKLLM_GGUF_INSTANTIATE(T)                                              \
-  template T GgufFile::get<T>(std::string_view) const;                         \
-  template std::optional<T> GgufFile::get_optional<T>(std::string_view) const; \
-  template std::vector<T> GgufFile::get_array<T>(std::string_view) const;
-VKLLM_GGUF_INSTANTIATE(uint8_t)
-VKLLM_GGUF_INSTANTIATE(int8_t)
-VKLLM_GGUF_INSTANTIATE(uint16_t)
-VKLLM_GGUF_INSTANTIATE(int16_t)
-VKLLM_GGUF_INSTANTIATE(uint32_t)
-VKLLM_GGUF_INSTANTIATE(int32_t)
-VKLLM_GGUF_INSTANTIATE(uint64_t)
-VKLLM_GGUF_INSTANTIATE(int64_t)
-VKLLM_GGUF_INSTANTIATE(float)
-VKLLM_GGUF_INSTANTIATE(double)
-VKLLM_GGUF_INSTANTIATE(bool)
-VKLLM_GGUF_INSTANTIATE(std::string)
-#undef VKLLM_GGUF_INSTANTIATE
 
 std::vector<std::string_view> GgufFile::metadata_keys() const {
   std::vector<std::string_view> keys;
