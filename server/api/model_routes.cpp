@@ -6,19 +6,20 @@
 #include <memory>
 
 #include "registry/errors.h"
-#include "registry/modelfile.h"
 #include "registry/parameters.h"
+#include "server/api/details_json.h"
 #include "server/api/error_status.h"
-#include "server/api/gguf_summary.h"
 #include "server/api/json_request.h"
-#include "server/api/model_facts.h"
 #include "server/api/model_list.h"
 #include "server/api/time_format.h"
 #include "server/async/run_blocking.h"
 #include "server/http/exchange.h"
 #include "server/http/json_text.h"
 #include "server/http/private_paths.h"
-#include "server/prompt/prompt.h"
+#include "server/models/gguf_summary.h"
+#include "server/models/model_create.h"
+#include "server/models/model_facts.h"
+#include "server/models/model_reference.h"
 
 namespace vkllm::api {
 
@@ -30,48 +31,15 @@ using http::HttpError;
 using http::Method;
 using json = nlohmann::json;
 using ojson = nlohmann::ordered_json;
+using models::CreatePlan;
+using models::parse_blob_digest;
+using models::parse_model_reference;
 using registry::Digest;
 using registry::ErrorKind;
 using registry::ModelName;
 using registry::RegistryError;
 
 namespace {
-
-// Ollama's source suffixes (compat §0.4): ":local" asks for the local copy, which is all vkllm
-// has, so it is dropped; ":cloud" (or a tag ending "-cloud") names a cloud model, which vkllm
-// never has; both at once is an error.
-std::optional<ModelName> try_name(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  std::string_view t = text;
-  const auto drop = [&t](std::string_view suffix) {
-    if (!t.ends_with(suffix)) return false;
-    t.remove_suffix(suffix.size());
-    return true;
-  };
-  bool local = drop(":local");
-  const bool cloud = drop(":cloud");
-  local = drop(":local") || local;
-  if (local && cloud) throw HttpError(400, "use either :local or :cloud, not both: " + text);
-  auto name = ModelName::try_parse(std::string(t));
-  if (name && (cloud || name->tag == "cloud" || name->tag.ends_with("-cloud"))) {
-    throw HttpError(404, "model '" + text + "' not found: vkllm runs local models only");
-  }
-  return name;
-}
-
-// Ollama's blob digest parameter: sha256:<64 hex> or sha256-<64 hex>, any hex case.
-Digest parse_blob_digest(std::string text) {
-  if (text.size() != 71 || text.compare(0, 6, "sha256") != 0 ||
-      (text[6] != ':' && text[6] != '-')) {
-    throw HttpError(400, "invalid digest format");
-  }
-  text[6] = ':';
-  std::transform(text.begin() + 7, text.end(), text.begin() + 7,
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  const auto d = Digest::try_parse(text);
-  if (!d) throw HttpError(400, "invalid digest format");
-  return *d;
-}
 
 std::string blob_path(const registry::BlobStore& blobs, const Digest& d) {
   if (const auto p = blobs.stored_path(d)) return p->string();
@@ -89,8 +57,8 @@ json show_body(registry::ModelStore& store, const ModelName& name, bool verbose,
     }
     throw;
   }
-  const auto summary = summary_of(store, m);
-  const GgufSummary* g = summary.get();
+  const auto summary = models::summary_of(store, m);
+  const models::GgufSummary* g = summary.get();
   json j;
   if (!m.licenses.empty()) {
     std::string joined;
@@ -119,13 +87,13 @@ json show_body(registry::ModelStore& store, const ModelName& name, bool verbose,
   j["model_info"] = g ? json(g->show_model_info(verbose)) : json::object();
   if (!m.projectors.empty()) {
     try {
-      j["projector_info"] =
-          json(read_gguf_summary(store.blobs(), m.projectors.front()).show_model_info(verbose));
+      j["projector_info"] = json(
+          models::read_gguf_summary(store.blobs(), m.projectors.front()).show_model_info(verbose));
     } catch (const std::exception&) {
     }
   }
   if (g && !g->tensors.empty()) j["tensors"] = g->tensors;
-  j["capabilities"] = capabilities_of(m, g);
+  j["capabilities"] = models::capabilities_of(m, g);
   j["modified_at"] = rfc3339_local(m.modified_at);
   if (!m.requires_version.empty()) j["requires"] = m.requires_version;
   return j;
@@ -169,67 +137,13 @@ std::vector<std::pair<std::string, Digest>> file_map(const json& req, const char
   return out;
 }
 
-struct CreatePlan {
-  registry::CreateRequest request;
-  std::vector<Digest> gguf_files;  // classified into model/projector on the worker
-  std::vector<Digest> adapters;
-  std::vector<std::filesystem::path> server_files;  // legacy modelfile FROM <server path>
-  bool from_needs_pull = false;
-};
-
-// Legacy /api/create {"modelfile": "..."}: FROM may name a model, a blob (@sha256:... or
-// sha256:...) or a file on the server's machine.
-void apply_modelfile(CreatePlan& plan, const std::string& text) {
-  const auto mf = registry::Modelfile::parse(text);
-  std::vector<std::pair<std::string, std::string>> params;
-  for (const auto& c : mf.commands) {
-    if (c.name == "from") {
-      std::string v = c.value;
-      if (!v.empty() && v.front() == '@') v.erase(0, 1);
-      if (v.rfind("sha256:", 0) == 0 || v.rfind("sha256-", 0) == 0) {
-        plan.gguf_files.push_back(parse_blob_digest(v));
-      } else if (!v.empty() && v.front() == '/' && std::filesystem::is_regular_file(v)) {
-        plan.server_files.emplace_back(v);
-      } else {
-        const auto from = try_name(v);
-        if (!from) throw HttpError(400, "invalid model name in FROM: " + v);
-        plan.request.from = *from;
-      }
-    } else if (c.name == "parameter") {
-      params.emplace_back(c.key, c.value);
-    } else if (c.name == "template") {
-      plan.request.template_text = c.value;
-    } else if (c.name == "system") {
-      plan.request.system = c.value;
-    } else if (c.name == "license") {
-      plan.request.licenses.push_back(c.value);
-    } else if (c.name == "message") {
-      plan.request.messages.push_back({c.key, c.value});
-    } else if (c.name == "adapter") {
-      std::string v = c.value;
-      if (!v.empty() && v.front() == '@') v.erase(0, 1);
-      plan.adapters.push_back(parse_blob_digest(v));
-    } else if (c.name == "requires") {
-      plan.request.requires_version = c.value;
-    } else if (c.name == "renderer") {
-      plan.request.renderer = c.value;
-    } else if (c.name == "parser") {
-      plan.request.parser = c.value;
-    }
-  }
-  if (!params.empty()) {
-    plan.request.parameters =
-        registry::merge_parameters(plan.request.parameters, registry::typed_parameters(params));
-  }
-}
-
 CreatePlan plan_create(const json& req) {
   CreatePlan plan;
-  const auto name = try_name(model_field(req));
+  const auto name = parse_model_reference(model_field(req));
   if (!name) throw HttpError(400, "invalid model name");
   plan.request.name = *name;
   if (const auto from = string_field(req, "from"); from && !from->empty()) {
-    const auto parsed = try_name(*from);
+    const auto parsed = parse_model_reference(*from);
     if (!parsed) throw HttpError(400, "invalid model name");
     plan.request.from = *parsed;
   }
@@ -271,72 +185,10 @@ CreatePlan plan_create(const json& req) {
                              "); quantize the GGUF beforehand");
   }
   if (const auto mf = string_field(req, "modelfile"); mf && !mf->empty()) {
-    apply_modelfile(plan, *mf);
+    models::apply_modelfile(plan, *mf);
   }
-  if (plan.adapters.size() > 1) throw HttpError(400, "only one adapter is currently supported");
-  if (!plan.request.from && plan.gguf_files.empty() && plan.server_files.empty()) {
-    throw HttpError(400, "neither 'from' or 'files' was specified");
-  }
-  if (plan.request.template_text) {
-    if (auto err = prompt::check_template(*plan.request.template_text)) {
-      throw HttpError(400, "template error: " + *err);
-    }
-  }
+  models::check_create_plan(plan);
   return plan;
-}
-
-// A GGUF chat_template that matches one of Ollama's named templates brings that template (unless
-// the request has its own) and its parameters under the request's (compat §5.6).
-void autodetect_template(registry::CreateRequest& request, const std::string& chat_template) {
-  const auto name = prompt::detect_named_template(chat_template);
-  if (!name) return;
-  const auto text = prompt::named_template_text(*name);
-  if (!text) return;
-  if (!request.template_text) {
-    request.template_text = *text;
-    request.template_status = "using autodetected template " + *name;
-  }
-  request.parameters = registry::merge_parameters(
-      registry::normalize_parameters(prompt::named_template_parameters(*name)), request.parameters);
-}
-
-void run_create(ModelApi& api, CreatePlan plan, const Emit& emit, std::stop_token stop) {
-  auto& store = api.store;
-  if (plan.request.from && !store.find(*plan.request.from)) {
-    if (!api.pull) {
-      throw HttpError(404, "model \"" + plan.request.from->display() + "\" not found");
-    }
-    TransferRequest from;
-    from.name = *plan.request.from;
-    api.pull(from, emit, stop);
-    if (stop.stop_requested()) return;
-  }
-  for (const auto& path : plan.server_files) {
-    emit(status_line("copying file " + path.filename().string()));
-    plan.gguf_files.push_back(store.put_blob_file(path).digest);
-  }
-  for (const auto& d : plan.gguf_files) {
-    if (!store.has_blob(d)) {
-      throw HttpError(400, "blob " + d.str() + " not found: upload it with POST /api/blobs first");
-    }
-    emit(status_line("parsing GGUF"));
-    const auto g = read_gguf_summary(store.blobs(), d);
-    plan.request.files.push_back({d, std::string(g.is_projector() ? registry::media_type::kProjector
-                                                                  : registry::media_type::kModel)});
-    if (!g.is_projector()) autodetect_template(plan.request, g.chat_template);
-  }
-  for (const auto& d : plan.adapters) {
-    if (!store.has_blob(d)) throw HttpError(400, "blob " + d.str() + " not found");
-    plan.request.files.push_back({d, std::string(registry::media_type::kAdapter)});
-  }
-  std::string last;
-  store.create(
-      plan.request, [&](const Digest& d) { return read_gguf_summary(store.blobs(), d).details(); },
-      [&](const std::string& status) {
-        last = status;
-        emit(status_line(status));
-      });
-  if (last != "success") emit(status_line("success"));
 }
 
 // (A plain function: GCC 12 mis-destroys braced aggregate temporaries inside coroutines.)
@@ -345,7 +197,7 @@ TransferRequest transfer_request(const json& req, const std::string& model);
 }  // namespace
 
 registry::ModelName parse_model_name(const std::string& text) {
-  const auto n = try_name(text);
+  const auto n = parse_model_reference(text);
   if (!n) throw HttpError(400, "invalid model name");
   return *n;
 }
@@ -361,7 +213,7 @@ TransferRequest transfer_request(const json& req, const std::string& model) {
 
 void add_model_routes(http::Router& outer_router, ModelApi& api) {
   http::hide_path(api.store.root());  // error messages never show where the store lives
-  auto list = std::make_shared<ModelList>(api.store);
+  auto list = make_model_list(api.store);
   // Registry errors carry their kind; turn them into the HTTP status they mean (the HTTP
   // layer only knows HttpError and answers 500 for anything else).
   struct Guarded {
@@ -389,10 +241,10 @@ void add_model_routes(http::Router& outer_router, ModelApi& api) {
     ex.on_disconnect([gone] { *gone = true; });
     // Plain pointers: GCC 12 destroys a lambda argument of a co_await twice, which would drop
     // a captured shared_ptr's count once too often. Both outlive the call.
-    ModelList* models = list.get();
+    models::ListingCache* cache = list.get();
     const std::atomic<bool>* left = gone.get();
-    auto body = co_await run_blocking(api.workers, [models, left] {
-      return *left ? std::shared_ptr<const std::string>() : models->tags_body();
+    auto body = co_await run_blocking(api.workers, [cache, left] {
+      return *left ? std::shared_ptr<const std::string>() : cache->body();
     });
     if (!body) co_return;
     co_await ex.respond(200, http::kJsonContentType, *body);
@@ -420,9 +272,9 @@ void add_model_routes(http::Router& outer_router, ModelApi& api) {
     const json req = co_await read_json(ex);
     const std::string src_text = string_field(req, "source").value_or("");
     const std::string dst_text = string_field(req, "destination").value_or("");
-    const auto src = try_name(src_text);
+    const auto src = parse_model_reference(src_text);
     if (!src) throw HttpError(400, "source \"" + src_text + "\" is invalid");
-    const auto dst = try_name(dst_text);
+    const auto dst = parse_model_reference(dst_text);
     if (!dst) throw HttpError(400, "destination \"" + dst_text + "\" is invalid");
     co_await run_blocking(api.workers, [&] {
       if (!api.store.find(*src)) throw HttpError(404, "model \"" + src_text + "\" not found");
@@ -436,7 +288,7 @@ void add_model_routes(http::Router& outer_router, ModelApi& api) {
   router.add(Method::del, "/api/delete", [&api](Exchange& ex) -> awaitable<void> {
     const json req = co_await read_json(ex);
     const std::string text = model_field(req);
-    const auto name = try_name(text);
+    const auto name = parse_model_reference(text);
     if (!name) throw HttpError(400, "name \"" + text + "\" is invalid");
     const bool removed =
         co_await run_blocking(api.workers, [&] { return api.store.remove(*name); });
@@ -484,7 +336,16 @@ void add_model_routes(http::Router& outer_router, ModelApi& api) {
     auto plan = std::make_shared<CreatePlan>(plan_create(req));
     // Named first: GCC 12 destroys a temporary std::function argument of a co_await twice.
     ProgressWork work = [&api, plan, list](const Emit& emit, std::stop_token stop) {
-      run_create(api, *plan, emit, stop);
+      models::PullFn pull;
+      if (api.pull) {
+        pull = [&](const ModelName& name) {
+          TransferRequest from;
+          from.name = name;
+          api.pull(from, emit, stop);
+        };
+      }
+      models::create_model(
+          api.store, *plan, pull, [&](const std::string& line) { emit(status_line(line)); }, stop);
       list->remember(plan->request.name);  // computed now, not by the next listing
     };
     co_await run_with_progress(ex, api.transfers, stream, std::move(work));

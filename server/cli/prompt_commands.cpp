@@ -8,8 +8,8 @@
 
 #include "registry/model_store.h"
 #include "server/api/chat_request.h"
-#include "server/api/gguf_summary.h"
 #include "server/cli/commands.h"
+#include "server/models/gguf_summary.h"
 #include "server/prompt/prompt.h"
 
 namespace vkllm::cli {
@@ -41,7 +41,7 @@ prompt::ModelPrompt installed_model(const std::string& name) {
   m.has_projector = !shown.projectors.empty();
   if (shown.model_blob) {
     try {
-      const auto g = api::read_gguf_summary(store.blobs(), *shown.model_blob);
+      const auto g = models::read_gguf_summary(store.blobs(), *shown.model_blob);
       m.gguf_chat_template = g.chat_template;
       m.architecture = g.architecture;
     } catch (const std::exception&) {

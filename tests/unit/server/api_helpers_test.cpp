@@ -7,10 +7,11 @@
 
 #include "engine/gguf/gguf_file.h"
 #include "registry/blob_store.h"
-#include "server/api/gguf_summary.h"
+#include "server/api/error_status.h"
 #include "server/api/oci_view.h"
 #include "server/api/time_format.h"
 #include "server/http/exchange.h"
+#include "server/models/gguf_summary.h"
 
 namespace fs = std::filesystem;
 using namespace vkllm;
@@ -18,20 +19,20 @@ using namespace vkllm;
 namespace {
 
 TEST(ApiFormat, HumanNumberLikeOllama) {
-  EXPECT_EQ(api::human_number(8030261248ull), "8.0B");
-  EXPECT_EQ(api::human_number(7000000000ull), "7B");
-  EXPECT_EQ(api::human_number(135270000ull), "135.27M");
-  EXPECT_EQ(api::human_number(6000000ull), "6M");
-  EXPECT_EQ(api::human_number(24576ull), "25K");
-  EXPECT_EQ(api::human_number(999ull), "999");
+  EXPECT_EQ(models::human_number(8030261248ull), "8.0B");
+  EXPECT_EQ(models::human_number(7000000000ull), "7B");
+  EXPECT_EQ(models::human_number(135270000ull), "135.27M");
+  EXPECT_EQ(models::human_number(6000000ull), "6M");
+  EXPECT_EQ(models::human_number(24576ull), "25K");
+  EXPECT_EQ(models::human_number(999ull), "999");
 }
 
 TEST(ApiFormat, FileTypeNames) {
-  EXPECT_EQ(api::file_type_name(1), "F16");
-  EXPECT_EQ(api::file_type_name(7), "Q8_0");
-  EXPECT_EQ(api::file_type_name(15), "Q4_K_M");
-  EXPECT_EQ(api::file_type_name(32), "BF16");
-  EXPECT_EQ(api::file_type_name(1000), "unknown");
+  EXPECT_EQ(models::file_type_name(1), "F16");
+  EXPECT_EQ(models::file_type_name(7), "Q8_0");
+  EXPECT_EQ(models::file_type_name(15), "Q4_K_M");
+  EXPECT_EQ(models::file_type_name(32), "BF16");
+  EXPECT_EQ(models::file_type_name(1000), "unknown");
 }
 
 TEST(ApiFormat, Rfc3339) {
@@ -78,7 +79,7 @@ class GgufSummaryTest : public ::testing::Test {
   fs::path root_;
 };
 
-void expect_matches_file(const api::GgufSummary& s, const fs::path& file) {
+void expect_matches_file(const models::GgufSummary& s, const fs::path& file) {
   const auto g = gguf::GgufFile::open(file);
   EXPECT_EQ(s.architecture, g.get<std::string>("general.architecture"));
   EXPECT_EQ(s.tensors.size(), g.tensors().size());
@@ -104,7 +105,7 @@ TEST_F(GgufSummaryTest, RawBlob) {
   registry::BlobStore store(root_, raw);
   const auto info = store.put_file(file);
   ASSERT_EQ(info.encoding, registry::BlobEncoding::raw);
-  expect_matches_file(api::read_gguf_summary(store, info.digest), file);
+  expect_matches_file(models::read_gguf_summary(store, info.digest), file);
 }
 
 TEST_F(GgufSummaryTest, ZstdBlobReadsOnlyTheHeader) {
@@ -115,7 +116,7 @@ TEST_F(GgufSummaryTest, ZstdBlobReadsOnlyTheHeader) {
   registry::BlobStore store(root_, zstd);
   const auto info = store.put_file(file);
   ASSERT_EQ(info.encoding, registry::BlobEncoding::zstd_seekable);
-  const auto s = api::read_gguf_summary(store, info.digest);
+  const auto s = models::read_gguf_summary(store, info.digest);
   expect_matches_file(s, file);
   EXPECT_EQ(s.file_type, "Q8_0");
   EXPECT_TRUE(fs::is_empty(store.temp_dir()));  // the sparse header image is gone
@@ -125,10 +126,10 @@ TEST_F(GgufSummaryTest, NonGgufIs400) {
   registry::BlobStore store(root_);
   const auto info = store.put(std::string_view("definitely not a gguf file"));
   try {
-    api::read_gguf_summary(store, info.digest);
+    models::read_gguf_summary(store, info.digest);
     FAIL() << "no error";
-  } catch (const http::HttpError& e) {
-    EXPECT_EQ(e.status(), 400u);
+  } catch (const std::exception& e) {
+    EXPECT_EQ(api::error_status(e), 400u);  // what an HTTP client is answered
     EXPECT_NE(std::string(e.what()).find("not in GGUF format"), std::string::npos);
   }
 }

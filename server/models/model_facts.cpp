@@ -1,12 +1,10 @@
-#include "server/api/model_facts.h"
+#include "server/models/model_facts.h"
 
 #include <algorithm>
 #include <map>
 #include <mutex>
 
-namespace vkllm::api {
-
-using json = nlohmann::json;
+namespace vkllm::models {
 
 std::vector<std::string> capabilities_of(const registry::ModelShow& m, const GgufSummary* g) {
   std::vector<std::string> caps;
@@ -41,21 +39,6 @@ std::vector<std::string> capabilities_of(const registry::ModelShow& m, const Ggu
   return caps;
 }
 
-json details_json(const registry::ModelDetails& d, const GgufSummary* g, bool with_lengths) {
-  json j;
-  j["parent_model"] = d.parent_model;
-  j["format"] = d.format;
-  j["family"] = d.family;
-  j["families"] = d.families.empty() ? json(nullptr) : json(d.families);
-  j["parameter_size"] = d.parameter_size;
-  j["quantization_level"] = d.quantization_level;
-  if (with_lengths && g != nullptr) {
-    if (g->context_length) j["context_length"] = *g->context_length;
-    if (g->embedding_length) j["embedding_length"] = *g->embedding_length;
-  }
-  return j;
-}
-
 std::shared_ptr<const GgufSummary> summary_of(registry::ModelStore& store,
                                               const registry::ModelShow& m) {
   if (!m.model_blob) return nullptr;
@@ -80,4 +63,4 @@ std::shared_ptr<const GgufSummary> summary_of(registry::ModelStore& store,
   return summary;
 }
 
-}  // namespace vkllm::api
+}  // namespace vkllm::models

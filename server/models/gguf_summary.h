@@ -14,7 +14,7 @@
 #include "registry/blob_store.h"
 #include "registry/model_store.h"
 
-namespace vkllm::api {
+namespace vkllm::models {
 
 struct GgufSummary {
   std::string architecture;      // general.architecture
@@ -34,8 +34,9 @@ struct GgufSummary {
   nlohmann::ordered_json show_model_info(bool verbose) const;
 };
 
-// Reads and caches the summary of a GGUF blob. Throws http::HttpError(400,
-// "supplied file was not in GGUF format: ...") when the blob is not a valid GGUF.
+// Reads and caches the summary of a GGUF blob. Throws RegistryError(invalid_input,
+// "supplied file was not in GGUF format: ...") when the blob is not a valid GGUF (a 400 for an
+// HTTP client), RegistryError(not_found) when it is absent.
 GgufSummary read_gguf_summary(const registry::BlobStore& blobs, const registry::Digest& blob);
 
 // Ollama's format.HumanNumber: 8030261248 → "8.0B", 135270000 → "135.27M", 7000 → "7K".
@@ -43,4 +44,4 @@ std::string human_number(uint64_t n);
 // llama.cpp's file type ids as Ollama names them ("Q4_K_M"); "unknown" for other ids.
 std::string file_type_name(uint64_t id);
 
-}  // namespace vkllm::api
+}  // namespace vkllm::models

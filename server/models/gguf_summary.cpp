@@ -1,4 +1,4 @@
-#include "server/api/gguf_summary.h"
+#include "server/models/gguf_summary.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -14,9 +14,9 @@
 #include <random>
 
 #include "engine/gguf/gguf_file.h"
-#include "server/http/exchange.h"
+#include "registry/errors.h"
 
-namespace vkllm::api {
+namespace vkllm::models {
 namespace {
 
 namespace fs = std::filesystem;
@@ -108,7 +108,8 @@ gguf::GgufFile open_sparse(const fs::path& dir, std::span<const std::byte> prefi
 gguf::GgufFile open_gguf_header(const registry::BlobStore& blobs, const registry::Digest& digest) {
   const auto info = blobs.info(digest);
   if (!info) {
-    throw http::HttpError(404, "blob " + digest.str() + " not found");
+    throw registry::RegistryError(registry::ErrorKind::not_found,
+                                  "blob " + digest.str() + " not found");
   }
   if (info->encoding == registry::BlobEncoding::raw) {
     if (const auto path = blobs.stored_path(digest)) return gguf::GgufFile::open(*path);
@@ -232,11 +233,12 @@ GgufSummary read_gguf_summary(const registry::BlobStore& blobs, const registry::
     if (file.has(a + ".vision.block_count")) s.capabilities.push_back("vision");
     if (file.has(a + ".audio.block_count")) s.capabilities.push_back("audio");
   } catch (const gguf::GgufError& e) {
-    throw http::HttpError(400, std::string("supplied file was not in GGUF format: ") + e.what());
+    throw registry::RegistryError(registry::ErrorKind::invalid_input,
+                                  std::string("supplied file was not in GGUF format: ") + e.what());
   }
   std::lock_guard lock(cache_mutex);
   cache.emplace(blob.hex(), s);
   return s;
 }
 
-}  // namespace vkllm::api
+}  // namespace vkllm::models

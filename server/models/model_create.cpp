@@ -1,0 +1,135 @@
+#include "server/models/model_create.h"
+
+#include "registry/errors.h"
+#include "registry/modelfile.h"
+#include "registry/parameters.h"
+#include "server/models/gguf_summary.h"
+#include "server/models/model_reference.h"
+#include "server/prompt/prompt.h"
+
+namespace vkllm::models {
+
+using registry::Digest;
+using registry::ErrorKind;
+using registry::RegistryError;
+
+namespace {
+
+// A GGUF chat_template that matches one of Ollama's named templates brings that template (unless
+// the request has its own) and its parameters under the request's (compat §5.6).
+void autodetect_template(registry::CreateRequest& request, const std::string& chat_template) {
+  const auto name = prompt::detect_named_template(chat_template);
+  if (!name) return;
+  const auto text = prompt::named_template_text(*name);
+  if (!text) return;
+  if (!request.template_text) {
+    request.template_text = *text;
+    request.template_status = "using autodetected template " + *name;
+  }
+  request.parameters = registry::merge_parameters(
+      registry::normalize_parameters(prompt::named_template_parameters(*name)), request.parameters);
+}
+
+}  // namespace
+
+void apply_modelfile(CreatePlan& plan, const std::string& text) {
+  const auto mf = registry::Modelfile::parse(text);
+  std::vector<std::pair<std::string, std::string>> params;
+  for (const auto& c : mf.commands) {
+    if (c.name == "from") {
+      std::string v = c.value;
+      if (!v.empty() && v.front() == '@') v.erase(0, 1);
+      if (v.rfind("sha256:", 0) == 0 || v.rfind("sha256-", 0) == 0) {
+        plan.gguf_files.push_back(parse_blob_digest(v));
+      } else if (!v.empty() && v.front() == '/' && std::filesystem::is_regular_file(v)) {
+        plan.server_files.emplace_back(v);
+      } else {
+        const auto from = parse_model_reference(v);
+        if (!from)
+          throw RegistryError(ErrorKind::invalid_input, "invalid model name in FROM: " + v);
+        plan.request.from = *from;
+      }
+    } else if (c.name == "parameter") {
+      params.emplace_back(c.key, c.value);
+    } else if (c.name == "template") {
+      plan.request.template_text = c.value;
+    } else if (c.name == "system") {
+      plan.request.system = c.value;
+    } else if (c.name == "license") {
+      plan.request.licenses.push_back(c.value);
+    } else if (c.name == "message") {
+      plan.request.messages.push_back({c.key, c.value});
+    } else if (c.name == "adapter") {
+      std::string v = c.value;
+      if (!v.empty() && v.front() == '@') v.erase(0, 1);
+      plan.adapters.push_back(parse_blob_digest(v));
+    } else if (c.name == "requires") {
+      plan.request.requires_version = c.value;
+    } else if (c.name == "renderer") {
+      plan.request.renderer = c.value;
+    } else if (c.name == "parser") {
+      plan.request.parser = c.value;
+    }
+  }
+  if (!params.empty()) {
+    plan.request.parameters =
+        registry::merge_parameters(plan.request.parameters, registry::typed_parameters(params));
+  }
+}
+
+void check_create_plan(const CreatePlan& plan) {
+  if (plan.adapters.size() > 1) {
+    throw RegistryError(ErrorKind::invalid_input, "only one adapter is currently supported");
+  }
+  if (!plan.request.from && plan.gguf_files.empty() && plan.server_files.empty()) {
+    throw RegistryError(ErrorKind::invalid_input, "neither 'from' or 'files' was specified");
+  }
+  if (plan.request.template_text) {
+    if (auto err = prompt::check_template(*plan.request.template_text)) {
+      throw RegistryError(ErrorKind::invalid_input, "template error: " + *err);
+    }
+  }
+}
+
+void create_model(registry::ModelStore& store, CreatePlan plan, const PullFn& pull,
+                  const registry::StatusCallback& status, std::stop_token stop) {
+  if (plan.request.from && !store.find(*plan.request.from)) {
+    if (!pull) {
+      throw RegistryError(ErrorKind::not_found,
+                          "model \"" + plan.request.from->display() + "\" not found");
+    }
+    pull(*plan.request.from);
+    if (stop.stop_requested()) return;
+  }
+  for (const auto& path : plan.server_files) {
+    status("copying file " + path.filename().string());
+    plan.gguf_files.push_back(store.put_blob_file(path).digest);
+  }
+  for (const auto& d : plan.gguf_files) {
+    if (!store.has_blob(d)) {
+      throw RegistryError(ErrorKind::invalid_input,
+                          "blob " + d.str() + " not found: upload it with POST /api/blobs first");
+    }
+    status("parsing GGUF");
+    const auto g = read_gguf_summary(store.blobs(), d);
+    plan.request.files.push_back({d, std::string(g.is_projector() ? registry::media_type::kProjector
+                                                                  : registry::media_type::kModel)});
+    if (!g.is_projector()) autodetect_template(plan.request, g.chat_template);
+  }
+  for (const auto& d : plan.adapters) {
+    if (!store.has_blob(d)) {
+      throw RegistryError(ErrorKind::invalid_input, "blob " + d.str() + " not found");
+    }
+    plan.request.files.push_back({d, std::string(registry::media_type::kAdapter)});
+  }
+  std::string last;
+  store.create(
+      plan.request, [&](const Digest& d) { return read_gguf_summary(store.blobs(), d).details(); },
+      [&](const std::string& line) {
+        last = line;
+        status(line);
+      });
+  if (last != "success") status("success");
+}
+
+}  // namespace vkllm::models

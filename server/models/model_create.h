@@ -1,0 +1,41 @@
+// Creating a model (/api/create, `vkllm create`): what a request asks for once its JSON is read
+// (CreatePlan), the legacy Modelfile form of it, and the run that pulls a missing FROM model,
+// classifies GGUF blobs into weights and projectors, adopts the template a GGUF's
+// chat_template names, and has the ModelStore write layers, config and manifest. Errors are
+// RegistryErrors (invalid input: 400, not found: 404).
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "registry/model_store.h"
+
+namespace vkllm::models {
+
+struct CreatePlan {
+  registry::CreateRequest request;
+  std::vector<registry::Digest> gguf_files;  // classified into model/projector by create_model
+  std::vector<registry::Digest> adapters;
+  std::vector<std::filesystem::path> server_files;  // legacy modelfile FROM <server path>
+};
+
+// Legacy /api/create {"modelfile": "..."}: FROM may name a model, a blob (@sha256:... or
+// sha256:...) or a file on the server's machine; the other commands fill the request.
+void apply_modelfile(CreatePlan& plan, const std::string& text);
+
+// What every plan must satisfy before any work starts: at most one adapter, a FROM model or
+// files, and a template that parses.
+void check_create_plan(const CreatePlan& plan);
+
+// Pulls a model the plan builds FROM (reporting its own progress); empty when pulling is off.
+using PullFn = std::function<void(const registry::ModelName&)>;
+
+// Runs the plan; `status` gets Ollama's progress lines, "success" last. Returns early, creating
+// nothing, when `stop` fires during the pull.
+void create_model(registry::ModelStore& store, CreatePlan plan, const PullFn& pull,
+                  const registry::StatusCallback& status, std::stop_token stop);
+
+}  // namespace vkllm::models
