@@ -58,6 +58,13 @@ CREATE TABLE manifest_facts(
   manifest TEXT PRIMARY KEY REFERENCES manifests(digest) ON DELETE CASCADE,
   facts TEXT NOT NULL);
 )sql",
+    // Blobs a pull stored raw although zstd pays, until the background job has rewritten them:
+    // a server stopped first finds them here when it starts again. A removed blob's mark goes
+    // with its row.
+    R"sql(
+CREATE TABLE recompression_pending(
+  digest TEXT PRIMARY KEY REFERENCES blobs(digest) ON DELETE CASCADE);
+)sql",
 };
 static_assert(std::size(kMigrations) == Catalog::kSchemaVersion);
 
@@ -212,6 +219,28 @@ std::vector<Digest> Catalog::unreferenced_blobs() const {
   Statement s(impl_->db,
               "SELECT digest FROM blobs WHERE digest NOT IN (SELECT digest FROM layers) "
               "ORDER BY digest");
+  std::vector<Digest> out;
+  while (s.step()) out.push_back(Digest::parse(s.text(0)));
+  return out;
+}
+
+void Catalog::mark_recompression_pending(const Digest& digest) {
+  std::lock_guard lock(impl_->mutex);
+  Statement(impl_->db, "INSERT OR IGNORE INTO recompression_pending(digest) VALUES(?)")
+      .bind(1, digest.str())
+      .run();
+}
+
+void Catalog::clear_recompression_pending(const Digest& digest) {
+  std::lock_guard lock(impl_->mutex);
+  Statement(impl_->db, "DELETE FROM recompression_pending WHERE digest = ?")
+      .bind(1, digest.str())
+      .run();
+}
+
+std::vector<Digest> Catalog::recompression_pending() const {
+  std::lock_guard lock(impl_->mutex);
+  Statement s(impl_->db, "SELECT digest FROM recompression_pending ORDER BY digest");
   std::vector<Digest> out;
   while (s.step()) out.push_back(Digest::parse(s.text(0)));
   return out;

@@ -43,7 +43,7 @@ struct DownloadRecord {
 
 class Catalog {
  public:
-  static constexpr int kSchemaVersion = 2;
+  static constexpr int kSchemaVersion = 3;
 
   // Opens or creates the database and applies pending migrations.
   explicit Catalog(const std::filesystem::path& db_file);
@@ -64,6 +64,11 @@ class Catalog {
   uint64_t blob_references(const Digest& digest) const;
   // Blob rows no manifest references.
   std::vector<Digest> unreferenced_blobs() const;
+  // Blobs stored raw that the background recompression still owes zstd (a pull's deferred
+  // compression). Marking needs the blob's row; removing the row clears its mark.
+  void mark_recompression_pending(const Digest& digest);
+  void clear_recompression_pending(const Digest& digest);
+  std::vector<Digest> recompression_pending() const;
 
   // --- models and manifests ---
   // Stores the manifest bytes verbatim (its digest is their sha256), its layers, and points

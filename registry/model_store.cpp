@@ -252,6 +252,9 @@ std::optional<BlobInfo> ModelStore::recompress_blob(const Digest& digest, std::s
   }
   auto now = blobs_->info(digest);
   if (now) catalog_->add_blob(*now);
+  // Done (zstd now, or raw because the whole blob saves too little) unless stopped first: a
+  // stopped rewrite stays owed to the next run.
+  if (!stop.stop_requested()) catalog_->clear_recompression_pending(digest);
   return now;
 }
 

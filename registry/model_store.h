@@ -168,7 +168,8 @@ class ModelStore {
   // Deletes blobs (rows, then files) that no model references. Returns the digests removed.
   std::vector<Digest> prune();
   // BlobStore::recompress() for a blob with a catalog row, then the row records the file as it
-  // now is. A blob removed meanwhile (a delete or prune) stays removed: nullopt.
+  // now is and the blob is no longer pending recompression (unless `stop` cut it short). A blob
+  // removed meanwhile (a delete or prune) stays removed: nullopt.
   std::optional<BlobInfo> recompress_blob(const Digest& digest, std::stop_token stop = {});
   // Makes catalog and files agree after a crash (see RecoveryReport): removes writer temp
   // files, adopts complete blob files that lack a row, drops rows (and the models needing

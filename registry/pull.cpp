@@ -312,6 +312,9 @@ Digest pull(const ModelName& name, BlobStore& store, Catalog& catalog, const Pul
       continue;
     }
     catalog.add_blob(*result.stored);
+    // Recorded with the row, not when compress_later runs after the manifest: a server stopped
+    // in between still owes this blob its compression when it starts again.
+    if (result.worth_recompressing) catalog.mark_recompression_pending(want);
     download->discard();
     if (result.worth_recompressing) recompress.push_back(want);
   }

@@ -9,7 +9,9 @@
 namespace vkllm::registry {
 
 RecompressQueue::RecompressQueue(ModelStore& store, Report report)
-    : store_(store), report_(std::move(report)), worker_([this](std::stop_token s) { run(s); }) {}
+    : store_(store), report_(std::move(report)), worker_([this](std::stop_token s) { run(s); }) {
+  for (const Digest& digest : store_.catalog().recompression_pending()) enqueue(digest);
+}
 
 RecompressQueue::~RecompressQueue() {
   worker_.request_stop();

@@ -21,8 +21,10 @@ namespace vkllm::registry {
 class RecompressQueue {
  public:
   // Failures (a blob that cannot be read or written) go to `report`, one line each; the blob
-  // stays as it was.
+  // stays as it was (and pending, so the next start tries again).
   using Report = std::function<void(const std::string& line)>;
+  // Starts with the blobs the catalog still marks pending (Catalog::recompression_pending): a
+  // server stopped before it got to them resumes where it left off.
   explicit RecompressQueue(ModelStore& store, Report report = {});
   // Abandons the blob in progress (it stays raw, the temp file goes) and drops the rest.
   ~RecompressQueue();

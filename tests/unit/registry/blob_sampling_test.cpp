@@ -189,11 +189,14 @@ TEST(BlobSampling, PullStoresBySampleWhileDownloadingAndCanDeferCompression) {
     EXPECT_EQ(catalog.find_blob(text_digest)->encoding, store.info(text_digest)->encoding);
     if (defer) {
       EXPECT_EQ(later, std::vector<Digest>{text_digest});
+      // Recorded in the catalog too, for a server stopped before it recompresses.
+      EXPECT_EQ(catalog.recompression_pending(), std::vector<Digest>{text_digest});
       EXPECT_EQ(store.info(text_digest)->encoding, BlobEncoding::raw);
       EXPECT_EQ(store.recompress(text_digest).encoding, BlobEncoding::zstd_seekable);
       EXPECT_EQ(read_all(store, text_digest), text);
     } else {
       EXPECT_TRUE(later.empty());
+      EXPECT_TRUE(catalog.recompression_pending().empty());
       EXPECT_EQ(store.info(text_digest)->encoding, BlobEncoding::zstd_seekable);
     }
     EXPECT_EQ(files_in(store.partial_dir()), 0u);

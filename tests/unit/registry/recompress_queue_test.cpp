@@ -1,11 +1,13 @@
 // The background recompression after pulls: a compressible blob stored raw ends up zstd with its
 // catalog row saying so, an incompressible one stays raw, a blob deleted before its turn stays
 // deleted, a reader opened before the rewrite keeps reading the same bytes, and shutting down
-// mid-queue leaves every blob readable and its row matching its file.
+// mid-queue leaves every blob readable and its row matching its file; a server stopped before
+// its queue got to a blob compresses it once it starts again.
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <random>
+#include <stop_token>
 
 #include "registry/model_store.h"
 #include "registry/recompress_queue.h"
@@ -32,29 +34,38 @@ std::string noise(size_t n, uint64_t seed) {
   return out;
 }
 
+const BlobStoreOptions kSmallFrames{.chunk_size = 64 * 1024};
+
+// Stored raw as a pull does with compress_later set: the download file renamed into place, its
+// row marked pending recompression.
+Digest put_raw(ModelStore& store, const std::string& bytes) {
+  const Digest digest = Digest::of(std::string_view(bytes));
+  fs::create_directories(store.blobs().partial_dir());
+  const fs::path file = store.blobs().partial_dir() / "download";
+  std::ofstream(file, std::ios::binary) << bytes;
+  store.catalog().add_blob(store.blobs().adopt_raw(file, digest));
+  store.catalog().mark_recompression_pending(digest);
+  return digest;
+}
+
+// The catalog row agrees with the file on disk.
+void expect_row_matches_file(ModelStore& store, const Digest& digest) {
+  auto row = store.catalog().find_blob(digest);
+  auto file = store.blobs().info(digest);
+  ASSERT_TRUE(row && file) << digest.str();
+  EXPECT_EQ(row->encoding, file->encoding);
+  EXPECT_EQ(row->stored_size, file->stored_size);
+  EXPECT_EQ(row->stored_size, fs::file_size(*store.blobs().stored_path(digest)));
+  EXPECT_EQ(row->size, file->size);
+}
+
 struct Fixture {
   test::TempDir dir{"vkllm-recompress"};
-  ModelStore store{dir.path(), BlobStoreOptions{.chunk_size = 64 * 1024}};
+  ModelStore store{dir.path(), kSmallFrames};
 
-  // Stored raw as a pull does with compress_later set: the download file renamed into place.
-  Digest put_raw(const std::string& bytes) {
-    const Digest digest = Digest::of(std::string_view(bytes));
-    fs::create_directories(store.blobs().partial_dir());
-    const fs::path file = store.blobs().partial_dir() / "download";
-    std::ofstream(file, std::ios::binary) << bytes;
-    store.catalog().add_blob(store.blobs().adopt_raw(file, digest));
-    return digest;
-  }
-
-  // The catalog row agrees with the file on disk.
+  Digest put_raw(const std::string& bytes) { return registry::put_raw(store, bytes); }
   void expect_row_matches_file(const Digest& digest) {
-    auto row = store.catalog().find_blob(digest);
-    auto file = store.blobs().info(digest);
-    ASSERT_TRUE(row && file) << digest.str();
-    EXPECT_EQ(row->encoding, file->encoding);
-    EXPECT_EQ(row->stored_size, file->stored_size);
-    EXPECT_EQ(row->stored_size, fs::file_size(*store.blobs().stored_path(digest)));
-    EXPECT_EQ(row->size, file->size);
+    registry::expect_row_matches_file(store, digest);
   }
 };
 
@@ -133,6 +144,44 @@ TEST(RecompressQueue, ShuttingDownMidQueueLeavesEveryBlobReadableAndItsRowTrue) 
     f.expect_row_matches_file(digest);
   }
   EXPECT_TRUE(fs::is_empty(f.store.blobs().temp_dir()));
+}
+
+TEST(RecompressQueue, ARestartedServerCompressesWhatTheStoppedOneLeftRaw) {
+  test::TempDir dir{"vkllm-recompress-restart"};
+  std::vector<std::pair<Digest, std::string>> blobs;
+  {  // The first run: two blobs stored raw and the server stopped before its queue ran, a third
+     // whose rewrite was stopped midway.
+    ModelStore store(dir.path(), kSmallFrames);
+    for (uint64_t i = 0; i < 3; ++i) {
+      std::string text = words(1 << 20, 20 + i);
+      blobs.emplace_back(put_raw(store, text), std::move(text));
+    }
+    std::stop_source stopped;
+    stopped.request_stop();
+    store.recompress_blob(blobs[2].first, stopped.get_token());
+    for (const auto& [digest, text] : blobs) {
+      ASSERT_EQ(store.blobs().info(digest)->encoding, BlobEncoding::raw);
+    }
+    ASSERT_EQ(store.catalog().recompression_pending().size(), blobs.size());
+  }
+  // The restart: the same files and catalog.db, a fresh queue that nobody tells about them.
+  ModelStore store(dir.path(), kSmallFrames);
+  {
+    RecompressQueue queue(store);
+    queue.wait_idle();
+  }
+  for (const auto& [digest, text] : blobs) {
+    const auto info = store.blobs().info(digest);
+    ASSERT_TRUE(info);
+    EXPECT_EQ(info->encoding, BlobEncoding::zstd_seekable);
+    EXPECT_LT(info->stored_size, text.size() / 2);
+    const std::string back = store.blobs().read_text(digest);
+    EXPECT_TRUE(back == text) << "bytes differ after recompression";
+    EXPECT_EQ(Digest::of(std::string_view(back)), digest);
+    expect_row_matches_file(store, digest);
+  }
+  EXPECT_TRUE(store.catalog().recompression_pending().empty());
+  EXPECT_TRUE(fs::is_empty(store.blobs().temp_dir()));
 }
 
 }  // namespace
