@@ -382,10 +382,10 @@ void add_lazy_tensors(std::vector<PlannedTensor> plan, const MakeModelOptions& o
   for (PlannedTensor& t : plan) {
     TensorSlot slot{t.name, t.shape, t.layer, o.shape.n_layer, has_output};
     TensorType type = choose_tensor_type(o.file_type, slot);
-    // llama-quantize leaves BERT's position and token-type embeddings unquantized.
-    if (is_quantized(o.file_type) &&
-        (t.name == weight_name(Weight::PosEmbd) || t.name == weight_name(Weight::TokenTypes))) {
-      type = TensorType::F16;
+    // llama.cpp's converter always writes BERT's position and token-type embeddings as F32 (and
+    // llama-quantize leaves them so); its CPU build refuses them in any other type.
+    if (t.name == weight_name(Weight::PosEmbd) || t.name == weight_name(Weight::TokenTypes)) {
+      type = TensorType::F32;
     }
     TensorRecipe r{t, type, hash_name(t.name, o.seed), o.threads, {}};
     w.add_lazy_tensor(std::move(t.name), type, t.shape,

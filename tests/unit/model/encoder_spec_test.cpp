@@ -7,10 +7,12 @@
 #include <filesystem>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "engine/gguf/gguf_writer.h"
 #include "engine/model/model_maker.h"
 #include "engine/model/model_spec.h"
+#include "engine/model/quant_mix.h"
 
 namespace vkllm::model {
 namespace {
@@ -130,14 +132,20 @@ TEST(EncoderFixtures, RerankHasTheClassificationHead) {
   EXPECT_EQ(s.n_embd_out(), 1u);
 }
 
-TEST(EncoderFixtures, QuantizedKeepsPositionAndTypeEmbeddingsF16) {
-  const auto bytes = make("bert", FileType::Q8_0);
-  const auto f = gguf::GgufFile::parse(bytes);
-  EXPECT_EQ(f.find_tensor("position_embd.weight")->type, TensorType::F16);
-  EXPECT_EQ(f.find_tensor("token_types.weight")->type, TensorType::F16);
-  EXPECT_EQ(f.find_tensor("token_embd.weight")->type, TensorType::Q8_0);
-  EXPECT_EQ(f.find_tensor("blk.0.attn_q.weight")->type, TensorType::Q8_0);
-  EXPECT_EQ(f.find_tensor("blk.0.attn_q.bias")->type, TensorType::F32);
+// F32 in every file type, as llama.cpp's converter writes them and llama-quantize keeps them
+// (its CPU build rejects them in F16); the other weights follow the file type.
+TEST(EncoderFixtures, PositionAndTypeEmbeddingsAreF32InEveryFileType) {
+  for (const auto& [file, weights] :
+       {std::pair{FileType::F16, TensorType::F16}, std::pair{FileType::Q8_0, TensorType::Q8_0}}) {
+    SCOPED_TRACE(std::string(file_type_name(file)));
+    const auto bytes = make("bert", file);
+    const auto f = gguf::GgufFile::parse(bytes);
+    EXPECT_EQ(f.find_tensor("position_embd.weight")->type, TensorType::F32);
+    EXPECT_EQ(f.find_tensor("token_types.weight")->type, TensorType::F32);
+    EXPECT_EQ(f.find_tensor("token_embd.weight")->type, weights);
+    EXPECT_EQ(f.find_tensor("blk.0.attn_q.weight")->type, weights);
+    EXPECT_EQ(f.find_tensor("blk.0.attn_q.bias")->type, TensorType::F32);
+  }
 }
 
 TEST(EncoderFixtures, Qwen3EmbeddingIsCausalWithLastTokenPooling) {
