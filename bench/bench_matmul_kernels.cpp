@@ -182,6 +182,58 @@ int register_all() {
            512,
            true,
            {.cm_warps_m = c.wm, .cm_warps_n = c.wn, .cm_frags_m = c.fm, .cm_frags_n = c.fn}});
+  // Tensor-core split-K at batched-decode token counts (and prefill) against the int8-dot matvec
+  // on the shapes of an 8B layer: s0 = no split, sN = aim at N workgroups per compute unit.
+  struct Shape2 {
+    uint32_t rows, cols;
+  };
+  for (TensorType t : {TensorType::Q4_K, TensorType::Q6_K})
+    for (Shape2 sh : {Shape2{14336, 4096}, Shape2{4096, 4096}, Shape2{4096, 14336}}) {
+      if (t == TensorType::Q6_K && sh.cols == sh.rows) continue;  // Q4_K_M: Q6_K in ffn_down
+      const std::string dims = std::to_string(sh.rows) + "x" + std::to_string(sh.cols);
+      for (uint32_t m : {16u, 32u, 64u, 512u})
+        for (int32_t per_cu : {0, 2, 4, 8})
+          if (m < 512 || per_cu % 4 == 0)
+            add("sweep_splitk/" + type_tag(t) + "/" + dims + "/m" + std::to_string(m) + "/s" +
+                    std::to_string(per_cu),
+                {t, sh.rows, sh.cols, m, true, {.cm_split_per_cu = per_cu}});
+      for (uint32_t m : {16u, 32u, 64u})
+        add("sweep_splitk/" + type_tag(t) + "/" + dims + "/m" + std::to_string(m) + "/mmvq",
+            {t, sh.rows, sh.cols, m, false, {}, true});
+    }
+  // The same on a 1B layer's shapes (2048 wide, ffn 8192), with splits of at least 4 or 8 slices.
+  for (Shape2 sh : {Shape2{2048, 2048}, Shape2{8192, 2048}, Shape2{2048, 8192}}) {
+    const std::string dims = std::to_string(sh.rows) + "x" + std::to_string(sh.cols);
+    for (uint32_t m : {16u, 64u}) {
+      for (int32_t per_cu : {0, 4, 8})
+        for (uint32_t min_slices : {4u, 8u})
+          if (per_cu || min_slices == 8)
+            add("sweep_splitk/q4_K/" + dims + "/m" + std::to_string(m) + "/s" +
+                    std::to_string(per_cu) + "_min" + std::to_string(min_slices),
+                {TensorType::Q4_K,
+                 sh.rows,
+                 sh.cols,
+                 m,
+                 true,
+                 {.cm_split_per_cu = per_cu, .cm_split_min_slices = min_slices}});
+      add("sweep_splitk/q4_K/" + dims + "/m" + std::to_string(m) + "/mmvq",
+          {TensorType::Q4_K, sh.rows, sh.cols, m, false, {}, true});
+    }
+  }
+  // Smaller tensor-core tiles at batched-decode token counts, split by the default rule.
+  for (uint32_t m : {16u, 64u})
+    for (CmTile c :
+         {CmTile{1, 4, 0, 2}, CmTile{1, 4, 0, 1}, CmTile{1, 2, 0, 2}, CmTile{1, 8, 0, 1}})
+      for (Shape2 sh : {Shape2{14336, 4096}, Shape2{4096, 4096}})
+        add("sweep_cmtile/q4_K/" + std::to_string(sh.rows) + "x" + std::to_string(sh.cols) + "/m" +
+                std::to_string(m) + "/w" + std::to_string(c.wm) + "x" + std::to_string(c.wn) +
+                "_fn" + std::to_string(c.fn),
+            {TensorType::Q4_K,
+             sh.rows,
+             sh.cols,
+             m,
+             true,
+             {.cm_warps_m = c.wm, .cm_warps_n = c.wn, .cm_frags_m = c.fm, .cm_frags_n = c.fn}});
   // Tuning sweeps on the types of a Q4_K_M model.
   for (TensorType t : {TensorType::Q4_K, TensorType::Q6_K, TensorType::F16}) {
     for (uint32_t threads : {32u, 64u, 128u, 256u})

@@ -14,6 +14,12 @@
 //
 // Activations are clamped to the f16 range before the conversion (an overflow would turn the
 // whole output row into inf/NaN); the accumulation stays f32.
+//
+// Split-K (bit 2 of flags): at batched-decode token counts the output has too few tiles to fill
+// the GPU, and each workgroup's walk along K is bound by the latency of its slice loads. Then
+// grid z splits K into k_split-wide ranges; workgroup z writes its partial tile to binding 3
+// (whole fragments, at z * part_stride + m * part_ld + n, padded so no fragment crosses an edge)
+// and matmul_splitk_reduce.comp sums the partials into y.
 
 #extension GL_EXT_control_flow_attributes : enable
 #extension GL_KHR_shader_subgroup_basic : enable
@@ -39,6 +45,7 @@ const uint BN = WARPS_N * WNF * 16u;
 
 layout(std430, binding = 1) readonly buffer X { vec4 xv[]; };
 layout(std430, binding = 2) buffer Y { float y[]; };
+layout(std430, binding = 3) writeonly buffer Part { float part[]; };
 
 layout(push_constant) uniform Params {
   uint n_rows;    // N
@@ -50,8 +57,12 @@ layout(push_constant) uniform Params {
   uint x_off;     // element offset of x in binding 1 (a multiple of 4)
   uint y_off;     // element offset of y in binding 2
   // bit 0: add into y instead of overwriting it (fused residual add); bit 1: y_off and y_stride
-  // are multiples of 4, so whole fragments may be stored to (and loaded from) y directly
+  // are multiples of 4, so whole fragments may be stored to (and loaded from) y directly;
+  // bit 2: split-K, partial tiles to binding 3 (see above)
   uint flags;
+  uint k_split;      // K elements per split (a multiple of BK)
+  uint part_ld;      // elements between token rows of a partial tile (a multiple of BN)
+  uint part_stride;  // elements between the partials of consecutive splits
 } p;
 
 shared uvec2 x_sh[2u * BM * SROW];
@@ -113,18 +124,21 @@ void main() {
   const uint wn = warp / WARPS_M;
   const uint n0 = gl_WorkGroupID.x * BN;
   const uint m0 = gl_WorkGroupID.y * BM;
-  const uint slices = (p.k + BK - 1u) / BK;
+  const bool split = (p.flags & 4u) != 0u;
+  const uint k_begin = split ? gl_WorkGroupID.z * p.k_split : 0u;
+  const uint k_end = split ? min(p.k, k_begin + p.k_split) : p.k;
+  const uint slices = (k_end - k_begin + BK - 1u) / BK;
 
   fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[WMF * WNF];
   [[unroll]] for (uint i = 0u; i < WMF * WNF; ++i)
     acc[i] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
 
   barrier();  // the decoders' lookup tables
-  load_slice(0u, 0u);
+  load_slice(k_begin, 0u);
   barrier();
   for (uint s = 0u; s < slices; ++s) {
     const uint cur = s & 1u;
-    if (s + 1u < slices) load_slice((s + 1u) * BK, cur ^ 1u);
+    if (s + 1u < slices) load_slice(k_begin + (s + 1u) * BK, cur ^ 1u);
     [[unroll]] for (uint kk = 0u; kk < BK / 16u; ++kk) {
       fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[WMF];
       fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> b[WNF];
@@ -139,6 +153,19 @@ void main() {
           acc[i * WNF + j] = coopMatMulAddNV(a[i], b[j], acc[i * WNF + j]);
     }
     barrier();
+  }
+
+  if (split) {
+    // The partial buffer is padded to whole tiles: every fragment goes straight to it.
+    const uint base = gl_WorkGroupID.z * p.part_stride;
+    [[unroll]] for (uint i = 0u; i < WMF; ++i) {
+      [[unroll]] for (uint j = 0u; j < WNF; ++j) {
+        const uint fm = m0 + (wm * WMF + i) * 16u;
+        const uint fn = n0 + (wn * WNF + j) * 16u;
+        coopMatStoreNV(acc[i * WNF + j], part, base + fm * p.part_ld + fn, p.part_ld, false);
+      }
+    }
+    return;
   }
 
   const bool add = (p.flags & 1u) != 0u;

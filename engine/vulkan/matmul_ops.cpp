@@ -181,6 +181,14 @@ CoopMatTile coopmat_tile(const MatmulTuning& t, uint32_t batch) {
   return tile;
 }
 
+// The tensor-core GEMM's push constants: matmul.comp's, then the split-K layout.
+struct CoopPush {
+  Push base;
+  uint32_t k_split, part_ld, part_stride;
+};
+
+constexpr uint32_t kCoopSliceK = 32;  // BK in matmul_coopmat.comp
+
 bool env_off(const char* name) {
   const char* v = std::getenv(name);
   return v && (std::string(v) == "0" || std::string(v) == "off");
@@ -227,6 +235,18 @@ MatmulKernels::MatmulKernels(PipelineCache& pipelines, const MatmulTuning& tunin
                                                           : false;
   coopmat_enabled_ =
       tuning_.coopmat == CoopMat::Auto && has_f16_mma_16(caps) && !env_off("VKLLM_COOPMAT");
+  if (tuning_.cm_split_per_cu >= 0) {
+    split_per_cu_ = static_cast<uint32_t>(tuning_.cm_split_per_cu);
+  } else if (const char* v = std::getenv("VKLLM_COOPMAT_SPLIT"); v && *v) {
+    split_per_cu_ = static_cast<uint32_t>(std::strtoul(v, nullptr, 10));
+  } else {
+    split_per_cu_ = 4;
+  }
+  if (tuning_.cm_split_min_slices) {
+    split_min_slices_ = tuning_.cm_split_min_slices;
+  } else if (const char* v = std::getenv("VKLLM_COOPMAT_SPLIT_MIN"); v && *v) {
+    split_min_slices_ = std::max(1ul, std::strtoul(v, nullptr, 10));
+  }
   if (coopmat_enabled_) {
     for (uint32_t batch : {1u, 17u, 33u, 65u}) {
       const CoopMatTile tile = coopmat_tile(tuning_, batch);
@@ -264,6 +284,29 @@ MatmulKernels::MatmulKernels(PipelineCache& pipelines, const MatmulTuning& tunin
 
 bool MatmulKernels::coopmat(TensorType type) const {
   return coopmat_enabled_ && has_coopmat_kernel(type);
+}
+
+// Splits of K for an output of `tiles` workgroups. Measured on an H100 (bench_matmul_kernels
+// sweep_splitk): a workgroup's walk along K is bound by the latency of its slice loads, so at
+// 16..64 tokens, where a 14336-row product has 112 tiles and a 4096-row one 32, the GPU idles.
+uint32_t MatmulKernels::coopmat_splits(uint32_t tiles, uint32_t cols) const {
+  const uint32_t slices = div_up(cols, kCoopSliceK);
+  if (tuning_.cm_splits) return std::min(tuning_.cm_splits, slices);
+  const DeviceCapabilities& caps = pipelines_.device().caps();
+  const uint32_t target = split_per_cu_ * (caps.compute_units ? caps.compute_units : 16);
+  if (uint64_t{tiles} * 2 > target) return 1;
+  return std::max(1u, std::min(div_up(target, tiles), slices / split_min_slices_));
+}
+
+BufferSlice MatmulKernels::split_partials(uint64_t bytes) {
+  bytes = (bytes + 255) / 256 * 256;
+  if (bytes > split_half_bytes_) {
+    split_half_bytes_ = std::max(bytes, uint64_t{1} << 20);
+    split_parts_.emplace_back(pipelines_.device(), 2 * split_half_bytes_, MemoryKind::DeviceLocal,
+                              "split-K partials");
+  }
+  split_turn_ ^= 1u;
+  return split_parts_.back().slice(split_turn_ * split_half_bytes_, bytes);
 }
 
 bool MatmulKernels::int8_dot(TensorType type) const {
@@ -358,8 +401,8 @@ void MatmulKernels::record_matmul(CommandRecorder& rec, const MatmulArgs& args) 
     const CoopMatTile tile = coopmat_tile(tuning_, args.batch);
     const Pipeline& pipeline =
         pipelines_.get({.shader = std::string("matmul_coopmat_") + kt.name,
-                        .num_buffers = 3,
-                        .push_constant_bytes = sizeof(Push),
+                        .num_buffers = 4,
+                        .push_constant_bytes = sizeof(CoopPush),
                         .spec = {tile.warps_m * tile.warps_n * caps.subgroup_size, tile.warps_m,
                                  tile.warps_n, tile.frags_m, tile.frags_n}});
     const uint32_t gx = div_up(args.rows, tile.rows());
@@ -367,11 +410,39 @@ void MatmulKernels::record_matmul(CommandRecorder& rec, const MatmulArgs& args) 
     if (gx > caps.max_workgroup_count[0] || gy > caps.max_workgroup_count[1])
       throw std::invalid_argument("record_matmul: rows=" + std::to_string(args.rows) + " tokens=" +
                                   std::to_string(args.batch) + " exceed the device's grid");
-    Push push = make_push(args);
+    CoopPush push{make_push(args), 0, 0, 0};
     // Whole 16x16 fragments go straight to y when its rows keep the 16-byte alignment the
     // cooperative stores need (the slice offset is at least 16-byte aligned on every device).
-    if (push.y_stride % 4 == 0 && push.y_off % 4 == 0 && args.y.offset % 16 == 0) push.flags |= 2u;
-    rec.dispatch(pipeline, {args.weights, args.x, args.y}, push, Groups{gx, gy, 1});
+    Push& base = push.base;
+    if (base.y_stride % 4 == 0 && base.y_off % 4 == 0 && args.y.offset % 16 == 0) base.flags |= 2u;
+    const uint32_t want = coopmat_splits(gx * gy, args.cols);
+    if (want <= 1) {
+      // Binding 3 (the partials) is unused: y stands in for it.
+      rec.dispatch(pipeline, {args.weights, args.x, args.y, args.y}, push, Groups{gx, gy, 1});
+      return;
+    }
+    const uint32_t slices = div_up(args.cols, kCoopSliceK);
+    push.k_split = div_up(slices, want) * kCoopSliceK;
+    const uint32_t splits = div_up(args.cols, push.k_split);
+    if (splits > caps.max_workgroup_count[2])
+      throw std::invalid_argument("record_matmul: " + std::to_string(splits) +
+                                  " K splits exceed the device's grid");
+    // Partials padded to whole tiles, so every fragment is stored whole.
+    push.part_ld = gx * tile.rows();
+    push.part_stride = gy * tile.tokens() * push.part_ld;
+    const BufferSlice parts = split_partials(uint64_t{splits} * push.part_stride * 4);
+    base.flags |= 4u;
+    rec.dispatch(pipeline, {args.weights, args.x, args.y, parts}, push, Groups{gx, gy, splits});
+    rec.barrier();
+    struct {
+      uint32_t n_rows, n_cols, y_stride, y_off, flags, splits, part_ld, part_stride;
+    } reduce{args.rows,       args.batch, base.y_stride, base.y_off,
+             base.flags & 1u, splits,     push.part_ld,  push.part_stride};
+    const Pipeline& sum = pipelines_.get({.shader = "matmul_splitk_reduce",
+                                          .num_buffers = 2,
+                                          .push_constant_bytes = sizeof(reduce),
+                                          .spec = {256}});
+    rec.dispatch(sum, {parts, args.y}, reduce, Groups{div_up(args.rows, 256), args.batch, 1});
     return;
   }
   const MatmulTuning& t = tuning_;

@@ -7,7 +7,10 @@
 //   record_matmul  prefill: tiled GEMM over any number of tokens; on tensor cores
 //                  (shaders/matmul_coopmat.comp, GL_NV_cooperative_matrix) where the device
 //                  offers a 16x16x16 f16 shape, else the portable shared-memory kernel
-//                  (shaders/matmul.comp, what lavapipe runs)
+//                  (shaders/matmul.comp, what lavapipe runs). When the output has too few tiles
+//                  to fill the GPU (batched decode), the tensor-core GEMM splits K over more
+//                  workgroups and sums their partials in a second dispatch
+//                  (shaders/matmul_splitk_reduce.comp) after a barrier it records itself
 //   record         picks one of the two by the batch size
 //   record_quantize_q8  x to int8 blocks for the int8-dot ("MMVQ") matvec kernels, which
 //                  record_matvec uses when MatmulArgs::xq holds them and the device and type allow
@@ -21,6 +24,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "engine/gguf/tensor_type.h"
 #include "engine/vulkan/buffer.h"
@@ -90,6 +94,16 @@ struct MatmulTuning {
   // Tensor-core GEMM: subgroups per workgroup along tokens and rows, and 16x16 fragments per
   // subgroup along each (0: chosen from the token count; tile = 16 * warps * frags each way).
   uint32_t cm_warps_m = 0, cm_warps_n = 0, cm_frags_m = 0, cm_frags_n = 0;
+  // Tensor-core split-K: where the output tiles number fewer than half of this many workgroups
+  // per compute unit, K is split so that the grid reaches about that many. -1: VKLLM_COOPMAT_SPLIT
+  // or 4; 0: never (one workgroup walks the whole K of its tile).
+  int32_t cm_split_per_cu = -1;
+  // Fewest 32-wide K slices a split walks (0: VKLLM_COOPMAT_SPLIT_MIN or 8): shorter splits
+  // spend more on writing and summing partials than they gain in parallelism.
+  uint32_t cm_split_min_slices = 0;
+  // Exactly this many K splits (at most one per 32-wide K slice) whatever the grid; 0: the rule
+  // above.
+  uint32_t cm_splits = 0;
 };
 
 class MatmulKernels {
@@ -99,7 +113,10 @@ class MatmulKernels {
 
   explicit MatmulKernels(PipelineCache& pipelines, const MatmulTuning& tuning = {});
 
-  // Record the product into `rec` (no barrier is added before or after). Throw
+  // Record the product into `rec` (no barrier is added before or after; a split-K product records
+  // one between its two dispatches, and alternates between two halves of its partials buffer so
+  // that a second product recorded right after it cannot overwrite partials still being summed).
+  // Throw
   // std::invalid_argument naming the offending argument for unsupported types, shapes that break
   // the block/alignment rules, or slices too small for the shape.
   void record_matvec(CommandRecorder& rec, const MatmulArgs& args);
@@ -127,6 +144,15 @@ class MatmulKernels {
   MatmulTuning tuning_;
   bool int8_dot_enabled_ = false;
   bool coopmat_enabled_ = false;
+  uint32_t split_per_cu_ = 0, split_min_slices_ = 8;
+  // Split-K partials: two halves of split_half_bytes_ in the last buffer; earlier, smaller ones
+  // stay alive because command buffers recorded with them may still be pending.
+  std::vector<Buffer> split_parts_;
+  uint64_t split_half_bytes_ = 0;
+  uint32_t split_turn_ = 0;
+
+  uint32_t coopmat_splits(uint32_t tiles, uint32_t cols) const;
+  BufferSlice split_partials(uint64_t bytes);
 };
 
 }  // namespace vkllm::vk

@@ -96,6 +96,83 @@ INSTANTIATE_TEST_SUITE_P(SomeWeightTypes, MatmulCoopMatTiles,
                          testing::Values(TensorType::F16, TensorType::Q4_0, TensorType::Q6_K),
                          type_param_name);
 
+// Split-K: K cut into 2, 3 or 7 ranges (uneven last ranges included) at batched-decode token
+// counts, rows that leave partial tiles, strided and accumulating outputs; the partials and
+// their reduction must give the unsplit product. (Shapes of the tests above split too where their
+// grid is small, by the occupancy rule.)
+class MatmulCoopMatSplitK : public testing::TestWithParam<TensorType> {};
+
+TEST_P(MatmulCoopMatSplitK, SplitsMatchReference) {
+  const TensorType type = GetParam();
+  vk::MatmulKernels probe(context().pipelines());
+  SKIP_WITHOUT_COOPMAT(probe, type);
+  test::SeededRng seeded;
+  std::mt19937& rng = seeded.gen();
+  const uint32_t k = test_cols(type)[1];
+  for (uint32_t splits : {2u, 3u, 7u}) {
+    SCOPED_TRACE("splits=" + std::to_string(splits));
+    vk::MatmulKernels kernels(context().pipelines(), {.cm_splits = splits});
+    auto record = [&](vk::CommandRecorder& r, const vk::MatmulArgs& a) {
+      kernels.record_matmul(r, a);
+    };
+    run_and_check(type, {130, k, 16}, rng, record, kF16Tolerance);
+    run_and_check(type, {200, k, 33, k + 4, 203, true}, rng, record, kF16Tolerance);
+    run_and_check(type, {256, k, 64, 0, 260, true}, rng, record, kF16Tolerance);
+  }
+  // The rule off: one workgroup per tile walks the whole K.
+  vk::MatmulKernels unsplit(context().pipelines(), {.cm_split_per_cu = 0});
+  run_and_check(
+      type, {200, k, 64}, rng,
+      [&](vk::CommandRecorder& r, const vk::MatmulArgs& a) { unsplit.record_matmul(r, a); },
+      kF16Tolerance);
+}
+
+INSTANTIATE_TEST_SUITE_P(SomeWeightTypes, MatmulCoopMatSplitK,
+                         testing::Values(TensorType::F16, TensorType::Q8_0, TensorType::Q4_K,
+                                         TensorType::Q6_K),
+                         type_param_name);
+
+// Three split products recorded back to back with no barrier between them (as the forward pass
+// records Q, K and V from one input): each reduction must still read its own partials.
+TEST(MatmulCoopMatSplitKOrder, BackToBackProductsKeepTheirPartials) {
+  constexpr TensorType type = TensorType::Q4_K;
+  vk::MatmulKernels kernels(context().pipelines(), {.cm_splits = 4});
+  SKIP_WITHOUT_COOPMAT(kernels, type);
+  test::SeededRng seeded;
+  std::mt19937& rng = seeded.gen();
+  vk::Device& dev = context().device();
+  const Shape s{200, 1024, 48};
+  const std::vector<float> x = random_floats(uint64_t{s.batch} * s.cols, rng);
+  vk::Buffer xb(dev, x.size() * 4, vk::MemoryKind::DeviceLocal, "test x");
+  vk::upload(dev, xb.slice(), std::span<const float>(x));
+  std::vector<std::vector<uint8_t>> wq;
+  std::vector<vk::Buffer> wb, yb;
+  for (int i = 0; i < 3; ++i) {
+    wq.push_back(random_weights(type, s.rows, s.cols, rng));
+    wb.emplace_back(dev, wq.back().size(), vk::MemoryKind::DeviceLocal, "test weights");
+    vk::upload(dev, wb.back().slice(), std::span<const uint8_t>(wq.back()));
+    yb.emplace_back(dev, uint64_t{s.batch} * s.rows * 4, vk::MemoryKind::DeviceLocal, "test y");
+  }
+  vk::CommandRecorder rec(dev);
+  rec.begin();
+  for (int i = 0; i < 3; ++i)
+    kernels.record_matmul(rec, {.type = type,
+                                .weights = wb[i].slice(),
+                                .x = xb.slice(),
+                                .y = yb[i].slice(),
+                                .rows = s.rows,
+                                .cols = s.cols,
+                                .batch = s.batch});
+  rec.submit_and_wait();
+  for (int i = 0; i < 3; ++i) {
+    SCOPED_TRACE("product " + std::to_string(i));
+    const std::vector<float> y =
+        vk::download<float>(dev, yb[i].slice(), uint64_t{s.batch} * s.rows);
+    expect_matches_reference(type, s, dequantize_rows(type, wq[i], s.rows, s.cols), x, {}, y,
+                             kF16Tolerance);
+  }
+}
+
 // Activations beyond f16's range are clamped, not turned into inf/NaN that would poison the
 // whole output row.
 TEST(MatmulCoopMatRange, LargeActivationsStayFinite) {
