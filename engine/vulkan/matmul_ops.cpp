@@ -286,9 +286,10 @@ bool MatmulKernels::coopmat(TensorType type) const {
   return coopmat_enabled_ && has_coopmat_kernel(type);
 }
 
-// Splits of K for an output of `tiles` workgroups. Measured on an H100 (bench_matmul_kernels
-// sweep_splitk): a workgroup's walk along K is bound by the latency of its slice loads, so at
-// 16..64 tokens, where a 14336-row product has 112 tiles and a 4096-row one 32, the GPU idles.
+// Splits of K for an output of `tiles` workgroups. A workgroup's walk along K is bound by the
+// latency of its slice loads, so at 16..64 tokens, where a 14336-row product has 112 tiles and a
+// 4096-row one 32, the GPU idled: on an H100 splitting to ~4 workgroups per SM halves an 8B
+// Q4_K_M decode step at 64 sequences (bench/RESULTS.md; 8 per SM is within 6% either way).
 uint32_t MatmulKernels::coopmat_splits(uint32_t tiles, uint32_t cols) const {
   const uint32_t slices = div_up(cols, kCoopSliceK);
   if (tuning_.cm_splits) return std::min(tuning_.cm_splits, slices);
