@@ -88,7 +88,7 @@ json show_body(registry::ModelStore& store, const ModelName& name, bool verbose,
   if (!m.projectors.empty()) {
     try {
       j["projector_info"] = json(
-          models::read_gguf_summary(store.blobs(), m.projectors.front()).show_model_info(verbose));
+          models::read_gguf_summary(store.blobs(), m.projectors.front())->show_model_info(verbose));
     } catch (const std::exception&) {
     }
   }

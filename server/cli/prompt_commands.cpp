@@ -42,8 +42,8 @@ prompt::ModelPrompt installed_model(const std::string& name) {
   if (shown.model_blob) {
     try {
       const auto g = models::read_gguf_summary(store.blobs(), *shown.model_blob);
-      m.gguf_chat_template = g.chat_template;
-      m.architecture = g.architecture;
+      m.gguf_chat_template = g->chat_template;
+      m.architecture = g->architecture;
     } catch (const std::exception&) {
       // Weights that are not readable GGUF: no chat_template to detect from.
     }

@@ -142,8 +142,11 @@ constexpr std::array<const char*, 39> kFileTypes = {
     "IQ1_S",  "IQ4_NL",  "IQ3_S",   "IQ3_M",   "IQ2_S",         "IQ2_M",  "IQ4_XS", "IQ1_M",
     "BF16",   "unknown", "unknown", "unknown", "TQ1_0",         "TQ2_0",  "MXFP4"};
 
+// Reading a summary parses the GGUF header (milliseconds); blobs are immutable, so the last few
+// summaries are kept. Failures are not kept: a blob may be repaired by a re-pull.
 std::mutex cache_mutex;
-std::map<std::string, GgufSummary> cache;
+std::map<registry::Digest, std::shared_ptr<const GgufSummary>> cache;
+constexpr size_t kCacheLimit = 256;
 
 }  // namespace
 
@@ -194,10 +197,11 @@ nlohmann::ordered_json GgufSummary::show_model_info(bool verbose) const {
   return out;
 }
 
-GgufSummary read_gguf_summary(const registry::BlobStore& blobs, const registry::Digest& blob) {
+std::shared_ptr<const GgufSummary> read_gguf_summary(const registry::BlobStore& blobs,
+                                                     const registry::Digest& blob) {
   {
     std::lock_guard lock(cache_mutex);
-    if (const auto it = cache.find(blob.hex()); it != cache.end()) return it->second;
+    if (const auto it = cache.find(blob); it != cache.end()) return it->second;
   }
   GgufSummary s;
   try {
@@ -236,9 +240,11 @@ GgufSummary read_gguf_summary(const registry::BlobStore& blobs, const registry::
     throw registry::RegistryError(registry::ErrorKind::invalid_input,
                                   std::string("supplied file was not in GGUF format: ") + e.what());
   }
+  auto shared = std::make_shared<const GgufSummary>(std::move(s));
   std::lock_guard lock(cache_mutex);
-  cache.emplace(blob.hex(), s);
-  return s;
+  if (cache.size() >= kCacheLimit) cache.erase(cache.begin());
+  cache.emplace(blob, shared);
+  return shared;
 }
 
 }  // namespace vkllm::models

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,10 +35,11 @@ struct GgufSummary {
   nlohmann::ordered_json show_model_info(bool verbose) const;
 };
 
-// Reads and caches the summary of a GGUF blob. Throws RegistryError(invalid_input,
-// "supplied file was not in GGUF format: ...") when the blob is not a valid GGUF (a 400 for an
-// HTTP client), RegistryError(not_found) when it is absent.
-GgufSummary read_gguf_summary(const registry::BlobStore& blobs, const registry::Digest& blob);
+// Reads the summary of a GGUF blob, or returns the one read before (the last few are kept). Throws
+// RegistryError(invalid_input, "supplied file was not in GGUF format: ...") when the blob is not a
+// valid GGUF (a 400 for an HTTP client), RegistryError(not_found) when it is absent.
+std::shared_ptr<const GgufSummary> read_gguf_summary(const registry::BlobStore& blobs,
+                                                     const registry::Digest& blob);
 
 // Ollama's format.HumanNumber: 8030261248 → "8.0B", 135270000 → "135.27M", 7000 → "7K".
 std::string human_number(uint64_t n);

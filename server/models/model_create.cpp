@@ -112,9 +112,10 @@ void create_model(registry::ModelStore& store, CreatePlan plan, const PullFn& pu
     }
     status("parsing GGUF");
     const auto g = read_gguf_summary(store.blobs(), d);
-    plan.request.files.push_back({d, std::string(g.is_projector() ? registry::media_type::kProjector
-                                                                  : registry::media_type::kModel)});
-    if (!g.is_projector()) autodetect_template(plan.request, g.chat_template);
+    plan.request.files.push_back(
+        {d, std::string(g->is_projector() ? registry::media_type::kProjector
+                                          : registry::media_type::kModel)});
+    if (!g->is_projector()) autodetect_template(plan.request, g->chat_template);
   }
   for (const auto& d : plan.adapters) {
     if (!store.has_blob(d)) {
@@ -124,7 +125,7 @@ void create_model(registry::ModelStore& store, CreatePlan plan, const PullFn& pu
   }
   std::string last;
   store.create(
-      plan.request, [&](const Digest& d) { return read_gguf_summary(store.blobs(), d).details(); },
+      plan.request, [&](const Digest& d) { return read_gguf_summary(store.blobs(), d)->details(); },
       [&](const std::string& line) {
         last = line;
         status(line);

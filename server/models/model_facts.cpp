@@ -1,8 +1,6 @@
 #include "server/models/model_facts.h"
 
 #include <algorithm>
-#include <map>
-#include <mutex>
 
 namespace vkllm::models {
 
@@ -42,25 +40,11 @@ std::vector<std::string> capabilities_of(const registry::ModelShow& m, const Ggu
 std::shared_ptr<const GgufSummary> summary_of(registry::ModelStore& store,
                                               const registry::ModelShow& m) {
   if (!m.model_blob) return nullptr;
-  // Reading a summary parses the GGUF header (milliseconds); blobs are immutable, so the last
-  // few summaries are kept. Failures are not kept: a blob may be repaired by a re-pull.
-  static std::mutex mutex;
-  static std::map<registry::Digest, std::shared_ptr<const GgufSummary>> memo;
-  constexpr size_t kMemoLimit = 256;
-  {
-    std::lock_guard lock(mutex);
-    if (const auto it = memo.find(*m.model_blob); it != memo.end()) return it->second;
-  }
-  std::shared_ptr<const GgufSummary> summary;
   try {
-    summary = std::make_shared<const GgufSummary>(read_gguf_summary(store.blobs(), *m.model_blob));
+    return read_gguf_summary(store.blobs(), *m.model_blob);
   } catch (const std::exception&) {
     return nullptr;  // a model whose weights are not readable GGUF still lists
   }
-  std::lock_guard lock(mutex);
-  if (memo.size() >= kMemoLimit) memo.erase(memo.begin());
-  memo.emplace(*m.model_blob, summary);
-  return summary;
 }
 
 }  // namespace vkllm::models

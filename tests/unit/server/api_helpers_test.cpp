@@ -105,7 +105,7 @@ TEST_F(GgufSummaryTest, RawBlob) {
   registry::BlobStore store(root_, raw);
   const auto info = store.put_file(file);
   ASSERT_EQ(info.encoding, registry::BlobEncoding::raw);
-  expect_matches_file(models::read_gguf_summary(store, info.digest), file);
+  expect_matches_file(*models::read_gguf_summary(store, info.digest), file);
 }
 
 TEST_F(GgufSummaryTest, ZstdBlobReadsOnlyTheHeader) {
@@ -116,7 +116,7 @@ TEST_F(GgufSummaryTest, ZstdBlobReadsOnlyTheHeader) {
   registry::BlobStore store(root_, zstd);
   const auto info = store.put_file(file);
   ASSERT_EQ(info.encoding, registry::BlobEncoding::zstd_seekable);
-  const auto s = models::read_gguf_summary(store, info.digest);
+  const auto s = *models::read_gguf_summary(store, info.digest);
   expect_matches_file(s, file);
   EXPECT_EQ(s.file_type, "Q8_0");
   EXPECT_TRUE(fs::is_empty(store.temp_dir()));  // the sparse header image is gone
