@@ -65,6 +65,8 @@ std::string go_float(double v) {
   return negative ? "-" + out : out;
 }
 
+}  // namespace
+
 std::string go_quote(const std::string& s) {
   std::string out = "\"";
   for (unsigned char c : s) {
@@ -96,8 +98,6 @@ std::string go_quote(const std::string& s) {
   }
   return out + "\"";
 }
-
-}  // namespace
 
 std::string go_format_value(const nlohmann::ordered_json& value) {
   if (value.is_string()) return value.get<std::string>();

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "engine/gguf/gguf_file.h"
+#include "registry/go_json.h"
 #include "server/cli/commands.h"
 
 namespace vkllm::cli {
@@ -31,41 +32,11 @@ std::string type_label(const Value& v) {
   return "array[" + gguf::value_type_name(a.element_type) + "]";
 }
 
+// At most `max_chars` characters of `s`, Go-quoted, then how long it really is.
 std::string quoted(const std::string& s, size_t max_chars) {
-  std::string out = "\"";
-  size_t shown = 0;
-  for (char c : s) {
-    if (shown == max_chars) break;
-    ++shown;
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(c));
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += "\"";
-  if (shown < s.size()) out += "... (" + std::to_string(s.size()) + " bytes)";
-  return out;
+  if (s.size() <= max_chars) return registry::go_quote(s);
+  return registry::go_quote(s.substr(0, max_chars)) + "... (" + std::to_string(s.size()) +
+         " bytes)";
 }
 
 std::string text_value(const Value& v) {
