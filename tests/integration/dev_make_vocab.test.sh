@@ -5,9 +5,8 @@
 set -euo pipefail
 : "${VKLLM_BIN:?}" "${VKLLM_SHARED_DIR:?}"
 vocab="$VKLLM_SHARED_DIR/testdata/vocab"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib.sh"
+tmp=$TEST_TMP
 
 made="$tmp/llama3-vocab.gguf"
 "$VKLLM_BIN" dev make-vocab --encoder "$vocab/llama3.2/encoder.json" \
@@ -21,27 +20,7 @@ got=$("$VKLLM_BIN" tokenize --model "$made" 'Hello')
 [ "$got" = '{"ids":[128000,9906]}' ] || fail "BOS: $got"
 
 # llama.cpp's llama-bpe vectors (single-line ones) through the made file.
-python3 - "$vocab/ggml-vocab-llama-bpe.gguf" "$tmp" <<'PY'
-import json, sys
-model, tmp = sys.argv[1], sys.argv[2]
-texts = open(model + ".inp", encoding="utf-8").read().split("\n__ggml_vocab_test__\n")[:-1]
-ids = open(model + ".out", encoding="utf-8").read().split("\n")
-n = 0
-with open(tmp + "/cases.jsonl", "w", encoding="utf-8") as f:
-    for text, line in zip(texts, ids):
-        if text and "\n" not in text and not text.startswith("-"):
-            f.write(json.dumps({"text": text, "ids": [int(x) for x in line.split()]}) + "\n")
-            n += 1
-assert n >= 20, n
-PY
-count=0
-while IFS= read -r case; do
-  text=$(jq -r .text <<<"$case")
-  want=$(jq -c '{ids: .ids}' <<<"$case")
-  got=$("$VKLLM_BIN" tokenize --model "$made" --no-bos "$text")
-  [ "$got" = "$want" ] || fail "tokenize '$text': got $got, want $want"
-  count=$((count + 1))
-done <"$tmp/cases.jsonl"
+count=$(expect_vocab_vectors "$vocab/ggml-vocab-llama-bpe.gguf" "$made")
 echo "make-vocab: $count llama-bpe vectors match"
 
 # Bad inputs: exit 1 with a message naming the file, no crash.

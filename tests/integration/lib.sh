@@ -92,3 +92,31 @@ node_client() {
   [ -d "$modules/ollama" ] || fail "npm clients missing: run scripts/setup (npm ci in tests/)"
   NODE_PATH=$modules node "$@"
 }
+
+# expect_vocab_vectors VECTORS MODEL: every single-line test vector of llama.cpp's VECTORS.inp /
+# VECTORS.out (at least 20) tokenizes with `vkllm tokenize --model MODEL --no-bos` to exactly
+# its ids. Prints how many matched.
+expect_vocab_vectors() {
+  local vectors=$1 model=$2 cases=$TEST_TMP/vocab-cases.jsonl count=0 case text want got
+  python3 - "$vectors" "$cases" <<'PY'
+import json, sys
+vectors, cases = sys.argv[1], sys.argv[2]
+texts = open(vectors + ".inp", encoding="utf-8").read().split("\n__ggml_vocab_test__\n")[:-1]
+ids = open(vectors + ".out", encoding="utf-8").read().split("\n")
+n = 0
+with open(cases, "w", encoding="utf-8") as f:
+    for text, line in zip(texts, ids):
+        if text and "\n" not in text and not text.startswith("-"):
+            f.write(json.dumps({"text": text, "ids": [int(x) for x in line.split()]}) + "\n")
+            n += 1
+assert n >= 20, n
+PY
+  while IFS= read -r case; do
+    text=$(jq -r .text <<<"$case")
+    want=$(jq -c '{ids: .ids}' <<<"$case")
+    got=$("$VKLLM_BIN" tokenize --model "$model" --no-bos "$text")
+    [ "$got" = "$want" ] || fail "tokenize '$text': got $got, want $want"
+    count=$((count + 1))
+  done <"$cases"
+  echo "$count"
+}

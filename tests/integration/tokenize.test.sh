@@ -5,32 +5,11 @@ set -euo pipefail
 : "${VKLLM_BIN:?}" "${VKLLM_SHARED_DIR:?}"
 vocab="$VKLLM_SHARED_DIR/testdata/vocab"
 model="$vocab/ggml-vocab-llama-spm.gguf"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib.sh"
+tmp=$TEST_TMP
 
 # Every llama.cpp vector that is a single line: tokenize --no-bos must print exactly its ids.
-python3 - "$model" "$tmp" <<'PY'
-import json, sys
-model, tmp = sys.argv[1], sys.argv[2]
-texts = open(model + ".inp", encoding="utf-8").read().split("\n__ggml_vocab_test__\n")[:-1]
-ids = open(model + ".out", encoding="utf-8").read().split("\n")
-n = 0
-with open(tmp + "/cases.jsonl", "w", encoding="utf-8") as f:
-    for text, line in zip(texts, ids):
-        if text and "\n" not in text and not text.startswith("-"):
-            f.write(json.dumps({"text": text, "ids": [int(x) for x in line.split()]}) + "\n")
-            n += 1
-assert n >= 20, n
-PY
-count=0
-while IFS= read -r case; do
-  text=$(jq -r .text <<<"$case")
-  want=$(jq -c '{ids: .ids}' <<<"$case")
-  got=$("$VKLLM_BIN" tokenize --model "$model" --no-bos "$text")
-  [ "$got" = "$want" ] || fail "tokenize '$text': got $got, want $want"
-  count=$((count + 1))
-done <"$tmp/cases.jsonl"
+count=$(expect_vocab_vectors "$model" "$model")
 echo "tokenize: $count vectors match"
 
 # BOS is added by default (the vocabulary asks for it), and stdin works with '-'.
