@@ -16,6 +16,7 @@
 #include "registry/push.h"
 #include "tests/support/docker_registry.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/test_bytes.h"
 
 namespace vkllm::registry {
 namespace {
@@ -23,21 +24,11 @@ namespace {
 namespace fs = std::filesystem;
 constexpr size_t kChunk = 64 * 1024;
 
-std::vector<std::byte> text_bytes(size_t n, std::mt19937_64& rng) {
-  static const char* words[] = {"alpha ", "beta ", "gamma ", "delta ", "tensor ", "weight "};
-  std::vector<std::byte> out;
-  out.reserve(n);
-  while (out.size() < n) {
-    const char* w = words[rng() % 6];
-    for (const char* p = w; *p && out.size() < n; ++p) out.push_back(static_cast<std::byte>(*p));
-  }
-  return out;
-}
-
 // A GGUF-like blob: a compressible first frame (metadata) before incompressible "tensors".
 std::vector<std::byte> metadata_then_noise(size_t n, std::mt19937_64& rng) {
-  auto out = text_bytes(kChunk, rng);
-  while (out.size() < n) out.push_back(static_cast<std::byte>(rng()));
+  auto out = test::compressible_bytes(kChunk, rng);
+  const auto noise = test::random_bytes(n > kChunk ? n - kChunk : 0, rng);
+  out.insert(out.end(), noise.begin(), noise.end());
   return out;
 }
 
@@ -87,7 +78,7 @@ TEST(BlobSampling, IncompressibleSampleSwitchesToRawAndRestoresEveryByte) {
   EXPECT_EQ(files_in(store.temp_dir()), 0u);
 
   // Compressible throughout: zstd, decided early too.
-  const auto text = text_bytes(20 * kChunk + 5, s.rng);
+  const auto text = test::compressible_bytes(20 * kChunk + 5, s.rng);
   BlobWriter zwriter = store.begin_write();
   zwriter.write(text);
   EXPECT_EQ(zwriter.decided_encoding(), BlobEncoding::zstd_seekable);
@@ -104,7 +95,7 @@ TEST(BlobSampling, CallerHashedWriterAdoptAndRecompress) {
   BlobStore store(dir.path(), small_frames());
 
   // adopt_raw: a finished download becomes the blob by rename.
-  const auto text = text_bytes(12 * kChunk + 77, s.rng);
+  const auto text = test::compressible_bytes(12 * kChunk + 77, s.rng);
   const Digest digest = Digest::of(text);
   fs::create_directories(store.partial_dir());
   const fs::path download = store.partial_dir() / "x.partial";
@@ -130,7 +121,7 @@ TEST(BlobSampling, CallerHashedWriterAdoptAndRecompress) {
   EXPECT_EQ(read_all(store, noise_digest), noise);
 
   // A caller-hashed writer trusts the digest it is given (the caller verified it).
-  const auto more = text_bytes(3 * kChunk, s.rng);
+  const auto more = test::compressible_bytes(3 * kChunk, s.rng);
   {
     BlobWriter writer = store.begin_write(BlobHashing::by_caller);
     writer.write(more);
@@ -151,7 +142,7 @@ TEST(BlobSampling, PullStoresBySampleWhileDownloadingAndCanDeferCompression) {
   BlobStore source(source_dir.path());
   Catalog source_catalog(source_dir.path() / "catalog.db");
   const auto noise = metadata_then_noise(40 * kChunk + 9, s.rng);
-  const auto text = text_bytes(24 * kChunk + 3, s.rng);
+  const auto text = test::compressible_bytes(24 * kChunk + 3, s.rng);
   Manifest manifest;
   for (const auto* bytes : {&noise, &text}) {
     BlobInfo info = source.put(*bytes);

@@ -10,32 +10,18 @@
 
 #include "registry/errors.h"
 #include "registry/seekable_format.h"
-#include "temp_dir.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_bytes.h"
 
 namespace vkllm::registry {
 namespace {
 namespace fs = std::filesystem;
-using testing::TempDir;
+using test::TempDir;
 
 constexpr size_t kChunk = 64 * 1024;
 
-// Text-like bytes zstd compresses well, varied enough that frames differ.
-std::vector<std::byte> compressible(size_t n, std::mt19937_64& rng) {
-  static const char* words[] = {"alpha ", "beta ", "gamma ", "delta ", "tensor ", "weight "};
-  std::vector<std::byte> out;
-  out.reserve(n);
-  while (out.size() < n) {
-    const char* w = words[rng() % 6];
-    for (const char* p = w; *p && out.size() < n; ++p) out.push_back(static_cast<std::byte>(*p));
-  }
-  return out;
-}
-
-std::vector<std::byte> random_bytes(size_t n, std::mt19937_64& rng) {
-  std::vector<std::byte> out(n);
-  for (auto& b : out) b = static_cast<std::byte>(rng());
-  return out;
-}
+using test::compressible_bytes;
+using test::random_bytes;
 
 std::vector<std::byte> read_file(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -81,7 +67,7 @@ TEST_F(BlobStoreTest, RoundTripsAtChunkBoundaries) {
   BlobStore store(dir_.path(), options());
   for (size_t size : {size_t{0}, size_t{1}, kChunk - 1, kChunk, kChunk + 1, 5 * kChunk + 123}) {
     SCOPED_TRACE("size " + std::to_string(size));
-    auto data = compressible(size, rng_);
+    auto data = compressible_bytes(size, rng_);
     auto digest = Digest::of(data);
     // Write in uneven pieces so chunking does not line up with the caller's writes.
     BlobWriter writer = store.begin_write();
@@ -116,7 +102,7 @@ TEST_F(BlobStoreTest, RoundTripsAtChunkBoundaries) {
 TEST_F(BlobStoreTest, RandomRangesMatchTheOriginal) {
   SCOPED_TRACE("seed " + std::to_string(seed_));
   BlobStore store(dir_.path(), options());
-  auto data = compressible(9 * kChunk + 777, rng_);
+  auto data = compressible_bytes(9 * kChunk + 777, rng_);
   auto info = store.put(data);
   ASSERT_EQ(info.encoding, BlobEncoding::zstd_seekable);
   BlobReader reader = store.open(info.digest);
@@ -145,7 +131,7 @@ TEST_F(BlobStoreTest, RandomRangesMatchTheOriginal) {
 TEST_F(BlobStoreTest, StoredBlobDecompressesWithTheZstdCli) {
   SCOPED_TRACE("seed " + std::to_string(seed_));
   BlobStore store(dir_.path(), options());
-  auto data = compressible(7 * kChunk + 5, rng_);
+  auto data = compressible_bytes(7 * kChunk + 5, rng_);
   auto info = store.put(data);
   ASSERT_EQ(info.encoding, BlobEncoding::zstd_seekable);
   EXPECT_LT(info.stored_size, data.size() / 2);
@@ -175,7 +161,7 @@ TEST_F(BlobStoreTest, IncompressibleDataIsStoredRaw) {
 TEST_F(BlobStoreTest, DigestMismatchLeavesNothingBehind) {
   SCOPED_TRACE("seed " + std::to_string(seed_));
   BlobStore store(dir_.path(), options());
-  auto data = compressible(2 * kChunk + 3, rng_);
+  auto data = compressible_bytes(2 * kChunk + 3, rng_);
   auto wrong = Digest::of(std::string_view("something else"));
   BlobWriter writer = store.begin_write();
   writer.write(data);
@@ -198,7 +184,7 @@ TEST_F(BlobStoreTest, AbandonedWriterRemovesItsTempFile) {
   BlobStore store(dir_.path(), options());
   {
     BlobWriter writer = store.begin_write();
-    writer.write(compressible(3 * kChunk, rng_));
+    writer.write(compressible_bytes(3 * kChunk, rng_));
     EXPECT_EQ(count_files(store.temp_dir()), 1u);
   }
   EXPECT_EQ(count_files(store.temp_dir()), 0u);
@@ -208,7 +194,7 @@ TEST_F(BlobStoreTest, AbandonedWriterRemovesItsTempFile) {
 TEST_F(BlobStoreTest, DamagedFrameIsReportedNotReturned) {
   SCOPED_TRACE("seed " + std::to_string(seed_));
   BlobStore store(dir_.path(), options());
-  auto data = compressible(4 * kChunk, rng_);
+  auto data = compressible_bytes(4 * kChunk, rng_);
   auto info = store.put(data);
   ASSERT_EQ(info.encoding, BlobEncoding::zstd_seekable);
   fs::path stored = *store.stored_path(info.digest);
@@ -232,7 +218,7 @@ TEST_F(BlobStoreTest, DamagedFrameIsReportedNotReturned) {
 
 TEST_F(BlobStoreTest, TruncatedSeekTableIsCorrupt) {
   BlobStore store(dir_.path(), options());
-  auto info = store.put(compressible(2 * kChunk, rng_));
+  auto info = store.put(compressible_bytes(2 * kChunk, rng_));
   fs::path stored = *store.stored_path(info.digest);
   fs::resize_file(stored, fs::file_size(stored) - 3);
   try {
@@ -245,7 +231,7 @@ TEST_F(BlobStoreTest, TruncatedSeekTableIsCorrupt) {
 
 TEST_F(BlobStoreTest, ExistingBlobIsNotRewritten) {
   BlobStore store(dir_.path(), options());
-  auto data = compressible(kChunk + 9, rng_);
+  auto data = compressible_bytes(kChunk + 9, rng_);
   auto first = store.put(data);
   auto mtime = fs::last_write_time(*store.stored_path(first.digest));
   auto second = store.put(data, first.digest);
@@ -261,7 +247,7 @@ TEST_F(BlobStoreTest, ExistingBlobIsNotRewritten) {
 TEST_F(BlobStoreTest, PutFileAndExportRoundTrip) {
   SCOPED_TRACE("seed " + std::to_string(seed_));
   BlobStore store(dir_.path(), options());
-  auto data = compressible(6 * kChunk + 1, rng_);
+  auto data = compressible_bytes(6 * kChunk + 1, rng_);
   fs::path source = dir_.path() / "source.bin";
   std::ofstream(source, std::ios::binary)
       .write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
@@ -278,7 +264,8 @@ TEST_F(BlobStoreTest, ConcurrentWritersAndReaders) {
   BlobStore store(dir_.path(), options());
   constexpr int kThreads = 6;
   std::vector<std::vector<std::byte>> blobs;
-  for (int i = 0; i < kThreads; ++i) blobs.push_back(compressible((i + 1) * kChunk + i, rng_));
+  for (int i = 0; i < kThreads; ++i)
+    blobs.push_back(compressible_bytes((i + 1) * kChunk + i, rng_));
   std::vector<std::thread> threads;
   std::atomic<int> failures{0};
   for (int i = 0; i < kThreads; ++i) {

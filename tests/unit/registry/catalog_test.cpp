@@ -7,11 +7,11 @@
 #include <thread>
 
 #include "registry/errors.h"
-#include "temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 namespace vkllm::registry {
 namespace {
-using testing::TempDir;
+using test::TempDir;
 
 BlobInfo fake_blob(const std::string& content) {
   return BlobInfo{Digest::of(content), content.size(), content.size() / 2 + 1,

@@ -8,13 +8,13 @@
 #include <thread>
 
 #include "registry/errors.h"
-#include "temp_dir.h"
+#include "tests/support/temp_dir.h"
 
 namespace vkllm::registry {
 namespace {
 namespace fs = std::filesystem;
 using nlohmann::ordered_json;
-using testing::TempDir;
+using test::TempDir;
 
 BlobStoreOptions small_chunks() {
   BlobStoreOptions o;

@@ -12,6 +12,7 @@
 #include "registry/model_store.h"
 #include "registry/recompress_queue.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/test_bytes.h"
 
 namespace vkllm::registry {
 namespace {
@@ -19,19 +20,13 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string words(size_t n, uint64_t seed) {
-  static const char* list[] = {"alpha ", "beta ", "gamma ", "delta ", "tensor ", "weight "};
   std::mt19937_64 rng(seed);
-  std::string out;
-  while (out.size() < n) out += list[rng() % 6];
-  out.resize(n);
-  return out;
+  return test::compressible_bytes<std::string>(n, rng);
 }
 
 std::string noise(size_t n, uint64_t seed) {
   std::mt19937_64 rng(seed);
-  std::string out(n, '\0');
-  for (auto& c : out) c = static_cast<char>(rng());
-  return out;
+  return test::random_bytes<std::string>(n, rng);
 }
 
 const BlobStoreOptions kSmallFrames{.chunk_size = 64 * 1024};
