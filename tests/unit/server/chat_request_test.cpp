@@ -3,23 +3,13 @@
 
 #include "server/api/chat_request.h"
 #include "server/http/exchange.h"
+#include "tests/support/http_status.h"
 
 using namespace vkllm;
 using json = nlohmann::json;
 using ojson = nlohmann::ordered_json;
 
-namespace {
-
-unsigned status_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const http::HttpError& e) {
-    return e.status();
-  }
-  return 0;
-}
-
-}  // namespace
+using vkllm::test::status_of;
 
 TEST(ChatRequest, MessageFieldsAsOllamaNamesThem) {
   auto j = ojson::parse(R"({"role":"Assistant","content":"hi","thinking":"t","images":["aGVsbG8="],

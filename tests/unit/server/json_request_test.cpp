@@ -3,20 +3,14 @@
 #include <gtest/gtest.h>
 
 #include "server/http/exchange.h"
+#include "tests/support/http_status.h"
 
 using namespace vkllm::api;
 using vkllm::http::HttpError;
 
 namespace {
 
-unsigned status_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const HttpError& e) {
-    return e.status();
-  }
-  return 0;
-}
+using vkllm::test::status_of;
 
 TEST(JsonRequest, EmptyBodyIsMissingRequestBody) {
   for (const char* body : {"", "  \n"}) {

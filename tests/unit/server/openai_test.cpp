@@ -7,6 +7,7 @@
 #include "server/api/openai_response.h"
 #include "server/api/openai_responses.h"
 #include "server/http/exchange.h"
+#include "tests/support/http_status.h"
 
 using namespace vkllm;
 using api::parse_openai_body;
@@ -18,14 +19,7 @@ api::OpenAiRequest chat(const std::string& body) {
   return api::parse_chat_completion_request(parse_openai_body(body));
 }
 
-unsigned status_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const http::HttpError& e) {
-    return e.status();
-  }
-  return 0;
-}
+using vkllm::test::status_of;
 
 }  // namespace
 
