@@ -135,11 +135,7 @@ pass "/api/tokenize and /api/detokenize round-trip"
 # --- a client that leaves frees its sequence ---
 curl -s --max-time 1 "$VKLLM_URL/api/generate" \
   -d '{"model":"tiny","prompt":"Go on forever","options":{"num_predict":100000}}' >/dev/null || true
-for i in $(seq 1 50); do
-  [ "$(metric vkllm_running_sequences 'model="tiny:latest"')" = 0 ] && break
-  sleep 0.1
-done
-expect_eq "$(metric vkllm_running_sequences 'model="tiny:latest"')" 0 "running sequences after disconnect"
+eventually_eq 0 "running sequences after disconnect" metric vkllm_running_sequences 'model="tiny:latest"'
 expect_eq "$(metric vkllm_kv_blocks 'state="used"')" 0 "KV blocks held after disconnect"
 [ "$(metric vkllm_sequences_finished_total 'reason="cancelled"')" -ge 1 ] || fail "no cancelled sequence counted"
 pass "a disconnected client's blocks are freed"
@@ -154,17 +150,10 @@ jq -e '.models | length == 1 and .[0].name == "tiny:latest" and .[0].size > 0
   "$TEST_TMP/ps.json" >/dev/null || fail "ps: $(cat "$TEST_TMP/ps.json")"
 expect_eq "$(http_status POST "$VKLLM_URL/api/generate" -d '{"model":"tiny","keep_alive":0}')" 200 "unload"
 jq -e '.done_reason == "unload"' "$TEST_TMP/body" >/dev/null || fail "unload: $(body)"
-for i in $(seq 1 50); do
-  [ "$(curl -s "$VKLLM_URL/api/ps" | jq '.models | length')" = 0 ] && break
-  sleep 0.1
-done
-expect_eq "$(curl -s "$VKLLM_URL/api/ps" | jq '.models | length')" 0 "ps after keep_alive 0"
+loaded_models() { curl -s "$VKLLM_URL/api/ps" | jq '.models | length'; }
+eventually_eq 0 "ps after keep_alive 0" loaded_models
 curl -s "$VKLLM_URL/api/generate" -d '{"model":"tiny","prompt":"x","stream":false,"keep_alive":0,"options":{"num_predict":2}}' >/dev/null
-for i in $(seq 1 50); do
-  [ "$(curl -s "$VKLLM_URL/api/ps" | jq '.models | length')" = 0 ] && break
-  sleep 0.1
-done
-expect_eq "$(curl -s "$VKLLM_URL/api/ps" | jq '.models | length')" 0 "a request with keep_alive 0 unloads when done"
+eventually_eq 0 "a request with keep_alive 0 unloads when done" loaded_models
 [ "$(metric vkllm_model_loads_total 'model="tiny:latest"')" -ge 2 ] || fail "model loads not counted"
 pass "load, /api/ps, keep_alive 0 unload"
 

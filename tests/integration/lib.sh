@@ -86,6 +86,19 @@ expect_eq() {
   [ "$1" = "$2" ] || fail "$3: got '$1', want '$2'"
 }
 
+# eventually_eq WANT LABEL CMD [ARGS...]: runs CMD every 0.1 s (for at most 5 s) until it prints
+# WANT, then expects it to, for what the server does just after it answers (unloads, cancels).
+eventually_eq() {
+  local want=$1 label=$2 got i
+  shift 2
+  for i in $(seq 1 50); do
+    got=$("$@")
+    [ "$got" = "$want" ] && break
+    sleep 0.1
+  done
+  expect_eq "$got" "$want" "$label"
+}
+
 # node_client SCRIPT [args...]: runs a node script with tests/node_modules (npm clients).
 node_client() {
   local modules=$VKLLM_SOURCE_DIR/tests/node_modules

@@ -231,11 +231,7 @@ pass "/v1/responses stream and not (named events, sequence numbers)"
 # --- a client that leaves cancels its generation ---
 curl -s --max-time 1 "$VKLLM_URL/v1/chat/completions" \
   -d '{"model":"tiny","stream":true,"max_tokens":100000,"messages":[{"role":"user","content":"Go on"}]}' >/dev/null || true
-for i in $(seq 1 50); do
-  [ "$(metric vkllm_running_sequences 'model="tiny:latest"')" = 0 ] && break
-  sleep 0.1
-done
-expect_eq "$(metric vkllm_running_sequences 'model="tiny:latest"')" 0 "running sequences after disconnect"
+eventually_eq 0 "running sequences after disconnect" metric vkllm_running_sequences 'model="tiny:latest"'
 [ "$(metric vkllm_sequences_finished_total 'reason="cancelled"')" -ge 1 ] || fail "no cancelled sequence counted"
 pass "a disconnected /v1 client's sequence is cancelled"
 

@@ -53,11 +53,8 @@ pass "interactive: multi-line, /set, /show, /save (history, system, parameters),
 head -1 "$TEST_TMP/ps.txt" | grep -q 'NAME *ID *SIZE *PROCESSOR *CONTEXT *UNTIL' || fail "ps header"
 grep -q '^tiny:latest .* 100% CPU .* 4096 .*from now' "$TEST_TMP/ps.txt" || fail "ps row: $(cat "$TEST_TMP/ps.txt")"
 "$V" stop tiny || fail "stop"
-for i in $(seq 1 50); do
-  [ "$("$V" ps | wc -l)" = 1 ] && break
-  sleep 0.1
-done
-expect_eq "$("$V" ps | wc -l)" 1 "no model after stop"
+ps_lines() { "$V" ps | wc -l; }
+eventually_eq 1 "no model after stop" ps_lines
 "$V" stop nope 2>"$TEST_TMP/stop.err" && fail "stop of an unknown model succeeded"
 grep -q "couldn't find model \"nope\" to stop" "$TEST_TMP/stop.err" || fail "stop error: $(cat "$TEST_TMP/stop.err")"
 pass "vkllm ps and stop"
