@@ -14,7 +14,6 @@ create_from() {  # create_from NAME GGUF
   req=$(jq -nc --arg m "$1" --arg d "$d" '{model:$m, files:{"m.gguf":$d}, template:"{{ .Prompt }}", stream:false}')
   expect_eq "$(http_status POST "$VKLLM_URL/api/create" -d "$req")" 200 "create $1: $(body)"
 }
-metric() { curl -s "$VKLLM_URL/metrics" | grep "^$1" | grep -- "$2" | awk '{s+=$2} END {print s+0}'; }
 
 N=32
 request() {  # request I MODEL N_PREDICT: one greedy generation, prints its text

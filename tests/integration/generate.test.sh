@@ -4,23 +4,6 @@
 # prefix reuse across requests, cancellation when the client leaves, /metrics, tokenize.
 source "$(dirname "$0")/lib.sh"
 
-gguf=$VKLLM_SHARED_DIR/testdata/models/llama-2-tiny-random.gguf
-digest=sha256:$(sha256sum "$gguf" | cut -d' ' -f1)
-
-# create_model NAME TEMPLATE: uploads the fixture and creates NAME from it through the API.
-create_model() {
-  expect_eq "$(http_status POST "$VKLLM_URL/api/blobs/$digest" --data-binary "@$gguf")" 201 "blob upload" 2>/dev/null ||
-    expect_eq "$(http_status POST "$VKLLM_URL/api/blobs/$digest" --data-binary "@$gguf")" 200 "blob upload"
-  local req
-  req=$(jq -nc --arg m "$1" --arg d "$digest" --arg t "$2" \
-    '{model:$m, files:{"tiny.gguf":$d}, template:$t, stream:false}')
-  expect_eq "$(http_status POST "$VKLLM_URL/api/create" -d "$req")" 200 "create $1: $(body)"
-}
-
-metric() {  # metric NAME LABEL-FILTER: sum of the matching series
-  curl -s "$VKLLM_URL/metrics" | grep "^$1" | grep -- "$2" | awk '{s+=$2} END {print s+0}'
-}
-
 vkllm_start
 create_model tiny '{{ .Prompt }}'
 

@@ -133,3 +133,20 @@ PY
   done <"$cases"
   echo "$count"
 }
+
+# metric NAME [LABEL-FILTER]: the sum of the /metrics series NAME whose labels match the filter.
+metric() {
+  curl -s "$VKLLM_URL/metrics" | grep "^$1" | grep -- "${2:-}" | awk '{s+=$2} END {print s+0}'
+}
+
+# create_model NAME TEMPLATE [GGUF]: uploads GGUF (the tiny llama fixture unless given) through
+# /api/blobs and creates NAME from it with TEMPLATE through /api/create.
+create_model() {
+  local gguf=${3:-$VKLLM_SHARED_DIR/testdata/models/llama-2-tiny-random.gguf} digest st req
+  digest=sha256:$(sha256sum "$gguf" | cut -d' ' -f1)
+  st=$(http_status POST "$VKLLM_URL/api/blobs/$digest" --data-binary "@$gguf")
+  [ "$st" = 201 ] || [ "$st" = 200 ] || fail "blob upload: $st $(body)"
+  req=$(jq -nc --arg m "$1" --arg d "$digest" --arg t "$2" \
+    '{model:$m, files:{"tiny.gguf":$d}, template:$t, stream:false}')
+  expect_eq "$(http_status POST "$VKLLM_URL/api/create" -d "$req")" 200 "create $1: $(body)"
+}

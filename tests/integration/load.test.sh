@@ -11,7 +11,6 @@ SECONDS_OF_LOAD=${VKLLM_LOAD_SECONDS:-3}  # and at least 2 requests per client
 RSS_MARGIN_MIB=${VKLLM_LOAD_RSS_MARGIN_MIB:-64}
 tiny=$VKLLM_SHARED_DIR/testdata/models/llama-2-tiny-random.gguf
 
-metric() { curl -s "$VKLLM_URL/metrics" | grep "^$1" | grep -- "${2:-}" | awk '{s+=$2} END {print s+0}'; }
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$VKLLM_PID/status"; }
 load() {  # load CLIENTS MIN SECONDS: runs the client, fails on any error, prints its JSON summary
   local out

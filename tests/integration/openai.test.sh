@@ -5,23 +5,7 @@
 # real npm `openai` SDK (openai.mjs).
 source "$(dirname "$0")/lib.sh"
 
-gguf=$VKLLM_SHARED_DIR/testdata/models/llama-2-tiny-random.gguf
-digest=sha256:$(sha256sum "$gguf" | cut -d' ' -f1)
 chat_template=$'{{- range .Messages }}{{ .Role }}: {{ .Content }}\n{{ end }}assistant:'
-
-create_model() {  # create_model NAME TEMPLATE
-  local st
-  st=$(http_status POST "$VKLLM_URL/api/blobs/$digest" --data-binary "@$gguf")
-  [ "$st" = 201 ] || [ "$st" = 200 ] || fail "blob upload: $st $(body)"
-  local req
-  req=$(jq -nc --arg m "$1" --arg d "$digest" --arg t "$2" \
-    '{model:$m, files:{"tiny.gguf":$d}, template:$t, stream:false}')
-  expect_eq "$(http_status POST "$VKLLM_URL/api/create" -d "$req")" 200 "create $1: $(body)"
-}
-
-metric() {  # metric NAME LABEL-FILTER: sum of the matching series
-  curl -s "$VKLLM_URL/metrics" | grep "^$1" | grep -- "$2" | awk '{s+=$2} END {print s+0}'
-}
 
 # post PATH JSON: the body goes to $TEST_TMP/body, headers to $TEST_TMP/headers; prints the status.
 post() {
