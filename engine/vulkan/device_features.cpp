@@ -48,7 +48,42 @@ std::vector<VkExtensionProperties> device_extensions(VkPhysicalDevice pd) {
   return ext;
 }
 
+// Chains f2 -> 1.1 -> 1.2 -> (1.3, or the pre-1.3 extensions the device has); returns the
+// chain's open end.
+void** link_core(CoreFeatures& f, bool v13, bool size_ext, bool dot_ext) {
+  f.f2.pNext = &f.v11;
+  f.v11.pNext = &f.v12;
+  void** tail = &f.v12.pNext;
+  if (v13) {
+    *tail = &f.v13;
+    tail = &f.v13.pNext;
+  } else {
+    if (size_ext) {
+      *tail = &f.size;
+      tail = &f.size.pNext;
+    }
+    if (dot_ext) {
+      *tail = &f.dot;
+      tail = &f.dot.pNext;
+    }
+  }
+  return tail;
+}
+
 }  // namespace
+
+CoreFeatures::CoreFeatures()
+    : f2(make<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2)),
+      v11(make<VkPhysicalDeviceVulkan11Features>(
+          VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES)),
+      v12(make<VkPhysicalDeviceVulkan12Features>(
+          VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES)),
+      v13(make<VkPhysicalDeviceVulkan13Features>(
+          VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES)),
+      size(make<VkPhysicalDeviceSubgroupSizeControlFeatures>(
+          VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES)),
+      dot(make<VkPhysicalDeviceShaderIntegerDotProductFeatures>(
+          VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES)) {}
 
 bool has_extension(const std::vector<VkExtensionProperties>& ext, const char* name) {
   return std::any_of(ext.begin(), ext.end(), [&](const VkExtensionProperties& e) {
@@ -64,37 +99,18 @@ DeviceFeatures probe_device_features(VkInstance instance, VkPhysicalDevice physi
   const bool v13 = p.apiVersion >= VK_API_VERSION_1_3;
   auto ext = device_extensions(physical);
 
-  auto f11 =
-      make<VkPhysicalDeviceVulkan11Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES);
-  auto f12 =
-      make<VkPhysicalDeviceVulkan12Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES);
-  auto f13 =
-      make<VkPhysicalDeviceVulkan13Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES);
-  auto fsize = make<VkPhysicalDeviceSubgroupSizeControlFeatures>(
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES);
-  auto fdot = make<VkPhysicalDeviceShaderIntegerDotProductFeatures>(
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES);
   CoopMatFeaturesKHR fcoop{kCoopMatFeaturesType, nullptr, VK_FALSE, VK_FALSE};
   const bool has_size_ext = has_extension(ext, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
   const bool has_dot_ext = has_extension(ext, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
   const bool has_coop_ext = has_extension(ext, kCoopMatExtension);
-  auto f2 = make<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2);
-  f2.pNext = &f11;
-  f11.pNext = &f12;
-  void** tail = &f12.pNext;
-  if (v13) {
-    *tail = &f13;
-    tail = &f13.pNext;
-  } else {
-    if (has_size_ext) {
-      *tail = &fsize;
-      tail = &fsize.pNext;
-    }
-    if (has_dot_ext) {
-      *tail = &fdot;
-      tail = &fdot.pNext;
-    }
-  }
+  CoreFeatures& offered = d.offered;
+  auto& f2 = offered.f2;
+  auto& f11 = offered.v11;
+  auto& f12 = offered.v12;
+  auto& f13 = offered.v13;
+  auto& fsize = offered.size;
+  auto& fdot = offered.dot;
+  void** tail = link_core(offered, v13, has_size_ext, has_dot_ext);
   if (has_coop_ext) {
     *tail = &fcoop;
     tail = &fcoop.pNext;
@@ -246,18 +262,11 @@ DeviceFeatures probe_device_features(VkInstance instance, VkPhysicalDevice physi
   d.vulkan13 = v13;
   d.subgroup_size_ext = has_size_ext;
   d.integer_dot_ext = has_dot_ext;
-  d.f2 = f2;
-  d.f11 = f11;
-  d.f12 = f12;
-  d.f13 = f13;
-  d.fsize = fsize;
-  d.fdot = fdot;
   for (VkBaseOutStructure* s :
-       {reinterpret_cast<VkBaseOutStructure*>(&d.f2), reinterpret_cast<VkBaseOutStructure*>(&d.f11),
-        reinterpret_cast<VkBaseOutStructure*>(&d.f12),
-        reinterpret_cast<VkBaseOutStructure*>(&d.f13),
-        reinterpret_cast<VkBaseOutStructure*>(&d.fsize),
-        reinterpret_cast<VkBaseOutStructure*>(&d.fdot)})
+       {reinterpret_cast<VkBaseOutStructure*>(&f2), reinterpret_cast<VkBaseOutStructure*>(&f11),
+        reinterpret_cast<VkBaseOutStructure*>(&f12), reinterpret_cast<VkBaseOutStructure*>(&f13),
+        reinterpret_cast<VkBaseOutStructure*>(&fsize),
+        reinterpret_cast<VkBaseOutStructure*>(&fdot)})
     s->pNext = nullptr;
   return d;
 }
@@ -265,34 +274,29 @@ DeviceFeatures probe_device_features(VkInstance instance, VkPhysicalDevice physi
 void with_enabled_features(
     const DeviceFeatures& d,
     const std::function<void(void* chain, const std::vector<const char*>& extensions)>& create) {
-  const auto& f2 = d.f2;
-  const auto& f11 = d.f11;
-  const auto& f12 = d.f12;
-  const auto& f13 = d.f13;
-  const auto& fsize = d.fsize;
-  const auto& fdot = d.fdot;
+  const CoreFeatures& f = d.offered;
+  const auto& f2 = f.f2;
+  const auto& f11 = f.v11;
+  const auto& f12 = f.v12;
+  const auto& f13 = f.v13;
+  const auto& fsize = f.size;
+  const auto& fdot = f.dot;
   const bool v13 = d.vulkan13;
   const bool has_size_ext = d.subgroup_size_ext;
   const bool has_dot_ext = d.integer_dot_ext;
-  auto e11 =
-      make<VkPhysicalDeviceVulkan11Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES);
-  auto e12 =
-      make<VkPhysicalDeviceVulkan12Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES);
-  auto e13 =
-      make<VkPhysicalDeviceVulkan13Features>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES);
-  auto esize = make<VkPhysicalDeviceSubgroupSizeControlFeatures>(
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES);
-  auto edot = make<VkPhysicalDeviceShaderIntegerDotProductFeatures>(
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES);
+  CoreFeatures enabled;
+  auto& e2 = enabled.f2;
+  auto& e11 = enabled.v11;
+  auto& e12 = enabled.v12;
+  auto& e13 = enabled.v13;
+  auto& esize = enabled.size;
+  auto& edot = enabled.dot;
   CoopMatFeaturesKHR ecoop{kCoopMatFeaturesType, nullptr, VK_TRUE, VK_FALSE};
-  auto e2 = make<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2);
   e2.features.shaderInt16 = f2.features.shaderInt16;
   e2.features.shaderInt64 = f2.features.shaderInt64;
-  e2.pNext = &e11;
   e11.storageBuffer16BitAccess = VK_TRUE;
   e11.uniformAndStorageBuffer16BitAccess = f11.uniformAndStorageBuffer16BitAccess;
   e11.storagePushConstant16 = f11.storagePushConstant16;
-  e11.pNext = &e12;
   e12.shaderFloat16 = f12.shaderFloat16;
   e12.shaderInt8 = f12.shaderInt8;
   e12.storageBuffer8BitAccess = f12.storageBuffer8BitAccess;
@@ -303,30 +307,24 @@ void with_enabled_features(
   e12.vulkanMemoryModel = f12.vulkanMemoryModel;
   e12.vulkanMemoryModelDeviceScope = f12.vulkanMemoryModelDeviceScope;
   std::vector<const char*> extensions;
-  void** tail = &e12.pNext;
   if (v13) {
     e13.subgroupSizeControl = f13.subgroupSizeControl;
     e13.computeFullSubgroups = f13.computeFullSubgroups;
     e13.shaderIntegerDotProduct = f13.shaderIntegerDotProduct;
     e13.maintenance4 = f13.maintenance4;
     e13.synchronization2 = f13.synchronization2;
-    *tail = &e13;
-    tail = &e13.pNext;
   } else {
     if (has_size_ext) {
       esize.subgroupSizeControl = fsize.subgroupSizeControl;
       esize.computeFullSubgroups = fsize.computeFullSubgroups;
       extensions.push_back(VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
-      *tail = &esize;
-      tail = &esize.pNext;
     }
     if (has_dot_ext) {
       edot.shaderIntegerDotProduct = fdot.shaderIntegerDotProduct;
       extensions.push_back(VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
-      *tail = &edot;
-      tail = &edot.pNext;
     }
   }
+  void** tail = link_core(enabled, v13, has_size_ext, has_dot_ext);
   if (d.caps.cooperative_matrix) {
     extensions.push_back(kCoopMatExtension);
     *tail = &ecoop;

@@ -14,20 +14,27 @@
 
 namespace vkllm::vk {
 
+// The core feature structures vkllm reads and enables: Vulkan 1.1/1.2/1.3 and, before 1.3, the
+// extensions that carry the same features. Each starts zeroed with its sType set.
+struct CoreFeatures {
+  CoreFeatures();
+  VkPhysicalDeviceFeatures2 f2;
+  VkPhysicalDeviceVulkan11Features v11;
+  VkPhysicalDeviceVulkan12Features v12;
+  VkPhysicalDeviceVulkan13Features v13;
+  VkPhysicalDeviceSubgroupSizeControlFeatures size;     // VK_EXT_subgroup_size_control
+  VkPhysicalDeviceShaderIntegerDotProductFeatures dot;  // VK_KHR_shader_integer_dot_product
+};
+
 struct DeviceFeatures {
   DeviceCapabilities caps;
   VkPhysicalDeviceMemoryProperties memory{};
-  // The queried feature structures (pNext cleared, so copies are safe): what the enable chain
-  // copies from, since it turns on exactly what was found.
+  // What the device offers (pNext cleared, so copies are safe): the enable chain copies from it,
+  // since it turns on exactly what was found.
   bool vulkan13 = false;
-  bool subgroup_size_ext = false;  // VK_EXT_subgroup_size_control (pre-1.3 devices)
-  bool integer_dot_ext = false;    // VK_KHR_shader_integer_dot_product (pre-1.3 devices)
-  VkPhysicalDeviceFeatures2 f2{};
-  VkPhysicalDeviceVulkan11Features f11{};
-  VkPhysicalDeviceVulkan12Features f12{};
-  VkPhysicalDeviceVulkan13Features f13{};
-  VkPhysicalDeviceSubgroupSizeControlFeatures fsize{};
-  VkPhysicalDeviceShaderIntegerDotProductFeatures fdot{};
+  bool subgroup_size_ext = false;  // pre-1.3 devices: `offered.size` was queried
+  bool integer_dot_ext = false;    // pre-1.3 devices: `offered.dot` was queried
+  CoreFeatures offered;
 };
 
 // Reads everything `physical` offers into DeviceFeatures. Throws when the device lacks
