@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <fstream>
 #include <new>
 #include <span>
 #include <stdexcept>
+#include <string>
 
 namespace vkllm::runtime {
 
@@ -32,10 +34,32 @@ std::vector<const gguf::TensorInfo*> in_file_order(const gguf::GgufFile& file) {
 HostTensor describe(const gguf::TensorInfo& t, const std::byte* data) {
   return HostTensor{t.name, t.type, t.shape, data, t.byte_size};
 }
+
+// MemAvailable from /proc/meminfo in bytes; 0 when unknown.
+uint64_t memory_available() {
+  std::ifstream in("/proc/meminfo");
+  std::string key, unit;
+  uint64_t kb = 0;
+  while (in >> key >> kb >> unit) {
+    if (key == "MemAvailable:") return kb * 1024;
+  }
+  return 0;
+}
+
+bool worth_copying(const gguf::GgufFile& file) {
+  uint64_t bytes = 0;
+  for (const auto& t : file.tensors()) bytes += t.byte_size;
+  const uint64_t available = memory_available();
+  return bytes >= kCopyMinBytes && available > 0 && bytes <= available / 2;
+}
 }  // namespace
 
 HostModel::HostModel(const gguf::GgufFile& header, TensorDataSource& source)
     : spec_(model::ModelSpec::from_gguf(header)) {
+  copy_from(header, source);
+}
+
+void HostModel::copy_from(const gguf::GgufFile& header, TensorDataSource& source) {
   const auto order = in_file_order(header);
   uint64_t total = 0;
   for (const auto* t : order) total = round_up(total, kHostTensorAlign) + t->byte_size;
@@ -45,7 +69,12 @@ HostModel::HostModel(const gguf::GgufFile& header, TensorDataSource& source)
   const size_t size = static_cast<size_t>(round_up(total, align));
   storage_.reset(static_cast<std::byte*>(std::aligned_alloc(align, size)));
   if (!storage_) throw std::bad_alloc();
-  if (align == kHugePage) madvise(storage_.get(), size, MADV_HUGEPAGE);  // a hint; may fail
+  if (align == kHugePage) {
+    // Hints; either may fail. Faulting the huge pages in one call first, rather than page by
+    // page under the copy, measured 10x faster (0.8 GB: 0.23 s against 2.4 s).
+    madvise(storage_.get(), size, MADV_HUGEPAGE);
+    madvise(storage_.get(), size, MADV_POPULATE_WRITE);
+  }
   copied_bytes_ = size;
 
   uint64_t at = 0;
@@ -63,23 +92,43 @@ HostModel::HostModel(const gguf::GgufFile& header, TensorDataSource& source)
   }
 }
 
-HostModel::HostModel(const gguf::GgufFile& file) : spec_(model::ModelSpec::from_gguf(file)) {
-  index_mapped(file);
+HostModel::HostModel(const gguf::GgufFile& file, MappedWeights how)
+    : spec_(model::ModelSpec::from_gguf(file)) {
+  place_mapped(file, how);
 }
 
-HostModel::HostModel(gguf::GgufFile&& file)
+HostModel::HostModel(gguf::GgufFile&& file, MappedWeights how)
     : owned_file_(std::move(file)), spec_(model::ModelSpec::from_gguf(*owned_file_)) {
-  index_mapped(*owned_file_);
+  place_mapped(*owned_file_, how);
 }
 
-HostModel::~HostModel() = default;
-
-void HostModel::index_mapped(const gguf::GgufFile& file) {
+void HostModel::place_mapped(const gguf::GgufFile& file, MappedWeights how) {
   if (file.header_only()) {
     throw std::invalid_argument(
         "a host model cannot point into a header-only GGUF (it has no tensor data); "
         "load it through a TensorDataSource");
   }
+  if (how == MappedWeights::Copy || (how == MappedWeights::Auto && worth_copying(file))) {
+    const auto image = file.bytes();
+    const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    const auto from =
+        (reinterpret_cast<uintptr_t>(image.data()) + file.data_offset() + page - 1) / page * page;
+    const auto to = (reinterpret_cast<uintptr_t>(image.data()) + image.size()) / page * page;
+    // The source's pages in one call too (a hint).
+    if (to > from) madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_READ);
+    GgufFileSource source(file);
+    copy_from(file, source);
+    // The copy read the mapping through this process's page tables: drop those entries (the
+    // page cache keeps the file; a read-only private mapping re-faults the same bytes).
+    if (to > from) madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
+    return;
+  }
+  index_mapped(file);
+}
+
+HostModel::~HostModel() = default;
+
+void HostModel::index_mapped(const gguf::GgufFile& file) {
   for (const auto& t : file.tensors()) {
     const auto bytes = file.tensor_data(t);
     tensors_.emplace(t.name, describe(t, reinterpret_cast<const std::byte*>(bytes.data())));

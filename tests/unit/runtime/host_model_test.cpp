@@ -102,9 +102,26 @@ TEST_P(HostModelFiles, CopiedFromAStreamMatchesTheFileBytes) {
 
 TEST_P(HostModelFiles, PointsIntoTheMappingWithoutCopying) {
   const auto file = gguf::GgufFile::open(kModels / GetParam());
-  const HostModel m(file);
+  const HostModel m(file, MappedWeights::InPlace);
   expect_weights_match(m, file, Storage::BorrowedMapping);
   EXPECT_EQ(m.copied_bytes(), 0u);
+  // These files are far below kCopyMinBytes: Auto leaves them in place too.
+  const HostModel automatic(file);
+  expect_weights_match(automatic, file, Storage::BorrowedMapping);
+  EXPECT_EQ(automatic.copied_bytes(), 0u);
+}
+
+TEST_P(HostModelFiles, CopiedFromTheMappingMatchesTheFileBytes) {
+  const auto file = gguf::GgufFile::open(kModels / GetParam());
+  const HostModel m(file, MappedWeights::Copy);
+  expect_weights_match(m, file, Storage::Copied);
+  EXPECT_GE(m.copied_bytes(), m.weight_bytes());
+  // The mapping still reads the same after the copy dropped its page-table entries.
+  const auto again = gguf::GgufFile::open(kModels / GetParam());
+  const auto* info = &file.tensors().back();
+  const auto a = file.tensor_data(*info), b = again.tensor_data(again.tensors().back());
+  ASSERT_EQ(a.size(), b.size());
+  EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size()), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(RefLlama, HostModelFiles,
@@ -132,7 +149,7 @@ TEST(HostModel, AMappedModelAsksForHugePages) {
   // Larger than one 2 MiB page, so the advice applies.
   const auto file = gguf::GgufFile::open(kModels / "ref-llama-f16.gguf");
   ASSERT_GE(file.bytes().size(), size_t(2) << 20);
-  const HostModel m(file);
+  const HostModel m(file, MappedWeights::InPlace);
   const std::string flags = vm_flags_of(m.get(model::Weight::TokenEmbd).data);
   ASSERT_FALSE(flags.empty()) << "no mapping holds the tensor";
   // "hg": MADV_HUGEPAGE is set on the mapping.
