@@ -2,8 +2,8 @@
 // Q (2048x2048), K/V (512x2048), gate/up (8192x2048), down (2048x8192) and the 128256-row output
 // head, at n = 1 and 8 tokens (decode) and 512 (prefill; not for the head, whose prefill needs
 // only the last token). Arguments: weight type (ggml id), rows, cols, tokens, code path (0
-// portable, 1 avx2, 2 avx512; lowered to what the CPU runs). Threads: VKLLM_THREADS, else the
-// physical cores. Counters: GFLOP/s (2 * rows * cols * n per call) and GB/s of weights read.
+// portable, 1 avx2, 2 avx512, 3 amx; lowered to what the CPU runs). Threads: VKLLM_THREADS, else
+// the physical cores. Counters: GFLOP/s (2 * rows * cols * n per call) and GB/s of weights read.
 // BM_ParallelForDispatch times one empty parallel_for, the fixed cost a decode step pays ~300
 // times per token.
 #include <benchmark/benchmark.h>
@@ -97,7 +97,7 @@ void shapes(benchmark::internal::Benchmark* b) {
   const TensorType types[] = {TensorType::Q4_K, TensorType::Q6_K, TensorType::Q8_0,
                               TensorType::F16,  TensorType::Q5_K, TensorType::Q4_0};
   const int64_t dims[][2] = {{2048, 2048}, {512, 2048}, {8192, 2048}, {2048, 8192}, {128256, 2048}};
-  for (int isa : {2, 1}) {
+  for (int isa : {3, 2, 1}) {
     for (TensorType t : types) {
       for (const auto& d : dims) {
         for (int64_t n : {1, 8, 512}) {

@@ -44,6 +44,7 @@ float* partial_ml(const AttentionArgs& a, uint32_t split, uint32_t t, uint32_t h
 
 detail::AttendFn kernel(Isa isa) {
   switch (usable_isa(isa)) {
+    case Isa::Amx:  // no tile code here: AMX machines run the AVX-512 kernels
     case Isa::Avx512:
       return detail::kAttendAvx512;
     case Isa::Avx2:

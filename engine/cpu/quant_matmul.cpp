@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "engine/cpu/amx_matmul.h"
 #include "engine/cpu/quant_matmul_kernels.h"
 #include "engine/gguf/quants.h"
 
@@ -249,6 +250,10 @@ void matmul(std::span<const Product> products, const float* x, uint64_t x_stride
     need[static_cast<int>(plans[i].kernel.fn ? plans[i].kernel.act : ActFormat::F32)] = true;
     total_rows += w.rows;
     max_row_bytes = std::max(max_row_bytes, plans[i].row_bytes);
+  }
+  if (isa >= Isa::Amx && n >= detail::kAmxMinTokens) {
+    detail::amx_matmul(products, x, x_stride, n, pool, ws);
+    return;
   }
 
   // Quantize the activations once per format any product needs.

@@ -38,6 +38,7 @@ extern const RowKernels kRowKernelsAvx512;
 
 inline const RowKernels& row_kernels(Isa isa) {
   switch (usable_isa(isa)) {
+    case Isa::Amx:  // no tile code here: AMX machines run the AVX-512 kernels
     case Isa::Avx512:
       return kRowKernelsAvx512;
     case Isa::Avx2:

@@ -418,9 +418,12 @@ TEST(CpuOps, IsaSelection) {
   EXPECT_EQ(isa, Isa::Portable);
   EXPECT_TRUE(parse_isa("avx512", isa));
   EXPECT_EQ(isa, Isa::Avx512);
+  EXPECT_TRUE(parse_isa("amx", isa));
+  EXPECT_EQ(isa, Isa::Amx);
   EXPECT_FALSE(parse_isa("sse9", isa));
   EXPECT_LE(uint8_t(selected_isa()), uint8_t(supported_isa()));
-  EXPECT_EQ(usable_isa(Isa::Avx512), supported_isa());
+  EXPECT_EQ(usable_isa(Isa::Amx), supported_isa());
+  EXPECT_LE(uint8_t(usable_isa(Isa::Avx512)), uint8_t(Isa::Avx512));
   EXPECT_EQ(usable_isa(Isa::Portable), Isa::Portable);
 }
 
@@ -438,6 +441,13 @@ TEST(CpuIsaDeathTest, EnvironmentForcesThePortablePathAndRejectsUnknownNames) {
       {
         setenv("VKLLM_CPU_ISA", "avx2", 1);
         std::exit(selected_isa() == usable_isa(Isa::Avx2) ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+  // avx512 turns AMX off where the CPU has it.
+  EXPECT_EXIT(
+      {
+        setenv("VKLLM_CPU_ISA", "avx512", 1);
+        std::exit(selected_isa() == usable_isa(Isa::Avx512) ? 0 : 1);
       },
       ::testing::ExitedWithCode(0), "");
   EXPECT_EXIT(

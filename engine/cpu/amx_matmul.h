@@ -1,0 +1,24 @@
+// The matrix-matrix products of prefill on AMX tiles (Isa::Amx): for each task's block of weight
+// rows, the rows are dequantized once per call (engine/gguf), split into bf16 halves and
+// multiplied against every token's activations with TDPBF16PS, f32 accumulation. The dequant
+// is paid once per row per call, so from a few dozen tokens on the tile units' throughput
+// (about 16x the AVX-512 FMAs') decides, for every weight type alike.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "engine/cpu/quant_matmul.h"
+
+namespace vkllm::cpu::detail {
+
+// The fewest tokens for which matmul takes the AMX path: below, the per-call dequant and split
+// of every weight row cost more than the AVX-512 kernels' time (bench_cpu_matmul, 2048 x 2048,
+// one thread: at 32 tokens Q4_K is 1.4x faster on AMX, Q8_0 and F16 about even).
+inline constexpr uint32_t kAmxMinTokens = 32;
+
+// matmul's contract (quant_matmul.h) for products the caller has validated; needs Isa::Amx.
+void amx_matmul(std::span<const Product> products, const float* x, uint64_t x_stride, uint32_t n,
+                ThreadPool& pool, MatmulWorkspace& ws);
+
+}  // namespace vkllm::cpu::detail
