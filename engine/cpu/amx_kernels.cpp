@@ -54,12 +54,13 @@ inline __m512i bytes_u(const uint8_t* p) {
 
 void dequant_q8_0(const std::byte* src, float* dst, uint64_t blocks) {
   for (uint64_t b = 0; b < blocks; ++b, dst += gguf::kLegacyBlock) {
-    gguf::BlockQ8_0 blk;
-    std::memcpy(&blk, src + b * sizeof(blk), sizeof(blk));
-    const __m512 d = _mm512_set1_ps(half(blk.d));
+    const std::byte* blk = src + b * sizeof(gguf::BlockQ8_0);
+    uint16_t dh;
+    std::memcpy(&dh, blk, 2);
+    const __m512 d = _mm512_set1_ps(half(dh));
     for (int i = 0; i < 2; ++i) {
       const __m512i q =
-          _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk.qs + 16 * i)));
+          _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2 + 16 * i)));
       _mm512_storeu_ps(dst + 16 * i, _mm512_mul_ps(_mm512_cvtepi32_ps(q), d));
     }
   }
@@ -137,6 +138,36 @@ void dequant_q6_k(const std::byte* src, float* dst, uint64_t blocks) {
       }
       dst += 128;
     }
+  }
+}
+
+// Stores the 16 x 16 transpose of r (16 dwords each, a dword = one bf16 column pair) as one B
+// tile: row k of dst = dword k of every r. Three rounds: dword pairs, then qword pairs within
+// 128-bit lanes, then the 4 x 4 transpose of the lanes.
+void transpose_store(const __m512i* r, uint16_t* dst) {
+  __m512i t[16];
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+  }
+  // u[g][c], lane L: column 4 L + c of rows 4 g .. 4 g + 3.
+  __m512i u[4][4];
+  for (int g = 0; g < 4; ++g) {
+    const __m512i* q = t + 4 * g;
+    u[g][0] = _mm512_unpacklo_epi64(q[0], q[2]);
+    u[g][1] = _mm512_unpackhi_epi64(q[0], q[2]);
+    u[g][2] = _mm512_unpacklo_epi64(q[1], q[3]);
+    u[g][3] = _mm512_unpackhi_epi64(q[1], q[3]);
+  }
+  for (int c = 0; c < 4; ++c) {
+    const __m512i v0 = _mm512_shuffle_i32x4(u[0][c], u[1][c], 0x44);
+    const __m512i v1 = _mm512_shuffle_i32x4(u[0][c], u[1][c], 0xee);
+    const __m512i v2 = _mm512_shuffle_i32x4(u[2][c], u[3][c], 0x44);
+    const __m512i v3 = _mm512_shuffle_i32x4(u[2][c], u[3][c], 0xee);
+    _mm512_storeu_si512(dst + (0 + c) * kAmxStep, _mm512_shuffle_i32x4(v0, v2, 0x88));
+    _mm512_storeu_si512(dst + (4 + c) * kAmxStep, _mm512_shuffle_i32x4(v0, v2, 0xdd));
+    _mm512_storeu_si512(dst + (8 + c) * kAmxStep, _mm512_shuffle_i32x4(v1, v3, 0x88));
+    _mm512_storeu_si512(dst + (12 + c) * kAmxStep, _mm512_shuffle_i32x4(v1, v3, 0xdd));
   }
 }
 
@@ -290,23 +321,17 @@ void amx_pack_x(const float* x, uint64_t x_stride, uint32_t ntok, uint64_t cols,
 
 void amx_pack_w(const float* w, uint64_t w_stride, uint32_t nrows, uint32_t steps, uint16_t* hi,
                 uint16_t* lo) {
-  // The B tile of a step is the transpose of [row][column pair] (32-bit pairs): each row's 16
-  // pairs go down one column of 16 dwords, a scatter with stride 16.
-  const __m512i down =
-      _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-                         _mm512_set1_epi32(kAmxTile));
   for (uint32_t s = 0; s < steps; ++s) {
-    uint16_t* th = hi + s * kAmxTileElems;
-    uint16_t* tl = lo ? lo + s * kAmxTileElems : nullptr;
+    __m512i h[kAmxTile], l[kAmxTile];
     for (uint32_t r = 0; r < kAmxTile; ++r) {
-      __m512i h = _mm512_setzero_si512(), l = _mm512_setzero_si512();
+      h[r] = l[r] = _mm512_setzero_si512();
       if (r < nrows) {
         const float* p = w + r * w_stride + uint64_t{s} * kAmxStep;
-        split(_mm512_loadu_ps(p), _mm512_loadu_ps(p + 16), h, l);
+        split(_mm512_loadu_ps(p), _mm512_loadu_ps(p + 16), h[r], l[r]);
       }
-      _mm512_i32scatter_epi32(th + 2 * r, down, h, 4);
-      if (tl) _mm512_i32scatter_epi32(tl + 2 * r, down, l, 4);
     }
+    transpose_store(h, hi + s * kAmxTileElems);
+    if (lo) transpose_store(l, lo + s * kAmxTileElems);
   }
 }
 

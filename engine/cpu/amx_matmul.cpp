@@ -61,6 +61,13 @@ class Carver {
 
 }  // namespace
 
+uint32_t amx_min_tokens(std::span<const Product> products) {
+  for (const Product& p : products) {
+    if (precision_for(p.w->type) != AmxPrecision::Single) return 32;
+  }
+  return 16;
+}
+
 void amx_matmul(std::span<const Product> products, const float* x, uint64_t x_stride, uint32_t n,
                 ThreadPool& pool, MatmulWorkspace& ws) {
   const uint64_t cols = products[0].w->cols;

@@ -12,10 +12,12 @@
 
 namespace vkllm::cpu::detail {
 
-// The fewest tokens for which matmul takes the AMX path: below, the per-call dequant and split
-// of every weight row cost more than the AVX-512 kernels' time (bench_cpu_matmul, 2048 x 2048,
-// one thread: at 32 tokens Q4_K is 1.4x faster on AMX, Q8_0 and F16 about even).
-inline constexpr uint32_t kAmxMinTokens = 32;
+// The fewest tokens for which matmul takes the AMX path for these products: below, the per-call
+// dequant and split of every weight row cost more than the AVX-512 kernels' time. Measured with
+// bench_cpu_matmul (2048 x 2048, one thread): AMX costs ~1.1 ms per call for quantized weights,
+// ~1.5 ms for F16 (two halves to pack), and takes over at 16 tokens (Q8_0 1.05x faster, Q4_K
+// 0.96x; 1.3x and 2x at 24 and 32 tokens) and at 32 for F16 (1.26x; even at 24).
+uint32_t amx_min_tokens(std::span<const Product> products);
 
 // matmul's contract (quant_matmul.h) for products the caller has validated; needs Isa::Amx.
 void amx_matmul(std::span<const Product> products, const float* x, uint64_t x_stride, uint32_t n,

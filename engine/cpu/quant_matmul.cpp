@@ -251,7 +251,7 @@ void matmul(std::span<const Product> products, const float* x, uint64_t x_stride
     total_rows += w.rows;
     max_row_bytes = std::max(max_row_bytes, plans[i].row_bytes);
   }
-  if (isa >= Isa::Amx && n >= detail::kAmxMinTokens) {
+  if (isa >= Isa::Amx && n >= detail::amx_min_tokens(products)) {
     detail::amx_matmul(products, x, x_stride, n, pool, ws);
     return;
   }

@@ -1,4 +1,4 @@
-// The AMX path of quant_matmul (engine/cpu/amx_matmul.h, taken from kAmxMinTokens tokens on)
+// The AMX path of quant_matmul (engine/cpu/amx_matmul.h, taken from amx_min_tokens on)
 // against a double-precision reference on the dequantized weights, for every weight type, with
 // fresh random inputs: token counts, rows and columns that are not multiples of the 16 x 16
 // tiles or of the 1024-column chunks, accumulate on and off, several products in one call.
@@ -116,7 +116,8 @@ TEST(AmxMatmul, EveryTypeMatchesTheReference) {
     const uint64_t cols = cols_for(type);
     const uint64_t rows = 45;  // not a multiple of 16 or of a task's rows
     const Weights w = make_weights(rng, type, rows, cols);
-    for (uint32_t n : {detail::kAmxMinTokens, 47u, 97u}) {
+    const Product probe{&w.view, nullptr, 0, false};
+    for (uint32_t n : {detail::amx_min_tokens(std::span(&probe, 1)), 47u, 97u}) {
       for (bool accumulate : {false, true}) {
         SCOPED_TRACE(std::string(gguf::type_name(type)) + " n=" + std::to_string(n) +
                      (accumulate ? " accumulate" : ""));
