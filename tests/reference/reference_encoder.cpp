@@ -29,37 +29,22 @@ double gelu_tanh(double x) {
 
 }  // namespace
 
-ReferenceEncoder::Matrix ReferenceEncoder::load(const gguf::GgufFile& f, const std::string& name,
-                                                bool required) const {
-  Matrix m;
-  const auto* t = f.find_tensor(name);
-  if (!t) {
-    if (required) throw std::runtime_error("reference: missing tensor " + name);
-    return m;
-  }
-  m.cols = static_cast<uint32_t>(t->shape[0]);
-  m.rows = t->shape.size() > 1 ? static_cast<uint32_t>(t->shape[1]) : 1;
-  m.w.resize(size_t{m.rows} * m.cols);
-  gguf::dequantize(t->type, f.tensor_data(*t).data(), m.w.data(), m.w.size());
-  return m;
-}
-
 ReferenceEncoder::ReferenceEncoder(const gguf::GgufFile& f)
     : spec_(model::ModelSpec::from_gguf(f)) {
   if (!spec_.is_encoder()) throw std::runtime_error("reference: not an encoder model");
-  tok_embd_ = load(f, weight_name(Weight::TokenEmbd));
-  type_embd_ = load(f, weight_name(Weight::TokenTypes));
-  pos_embd_ = load(f, weight_name(Weight::PosEmbd), spec_.position_embd);
-  embd_norm_w_ = load(f, weight_name(Weight::TokenEmbdNorm));
-  embd_norm_b_ = load(f, weight_name(Weight::TokenEmbdNormBias));
-  cls_ = load(f, weight_name(Weight::Cls), false);
-  cls_b_ = load(f, weight_name(Weight::ClsBias), false);
-  cls_out_ = load(f, weight_name(Weight::ClsOut), false);
-  cls_out_b_ = load(f, weight_name(Weight::ClsOutBias), false);
+  tok_embd_ = load_matrix(f, weight_name(Weight::TokenEmbd));
+  type_embd_ = load_matrix(f, weight_name(Weight::TokenTypes));
+  pos_embd_ = load_matrix(f, weight_name(Weight::PosEmbd), spec_.position_embd);
+  embd_norm_w_ = load_matrix(f, weight_name(Weight::TokenEmbdNorm));
+  embd_norm_b_ = load_matrix(f, weight_name(Weight::TokenEmbdNormBias));
+  cls_ = load_matrix(f, weight_name(Weight::Cls), false);
+  cls_b_ = load_matrix(f, weight_name(Weight::ClsBias), false);
+  cls_out_ = load_matrix(f, weight_name(Weight::ClsOut), false);
+  cls_out_b_ = load_matrix(f, weight_name(Weight::ClsOutBias), false);
   layers_.resize(spec_.n_layer);
   for (uint32_t l = 0; l < spec_.n_layer; ++l) {
     Layer& L = layers_[l];
-    auto get = [&](Weight w, bool req = true) { return load(f, weight_name(w, l), req); };
+    auto get = [&](Weight w, bool req = true) { return load_matrix(f, weight_name(w, l), req); };
     const bool bert = spec_.arch == model::Arch::Bert;
     if (bert) {
       L.wq = get(Weight::AttnQ);

@@ -12,6 +12,7 @@
 
 #include "engine/gguf/gguf_file.h"
 #include "engine/model/model_spec.h"
+#include "tests/reference/reference_matrix.h"
 
 namespace vkllm::reference {
 
@@ -28,18 +29,11 @@ class ReferenceEncoder {
   std::vector<float> embed(std::span<const int32_t> tokens) const;
 
  private:
-  struct Matrix {  // rows x cols, row-major (a ggml [cols, rows] tensor); vectors have rows == 1
-    uint32_t rows = 0, cols = 0;
-    std::vector<float> w;
-    bool empty() const { return w.empty(); }
-    std::span<const float> row(uint32_t r) const { return {w.data() + size_t{r} * cols, cols}; }
-  };
+  using Matrix = ReferenceMatrix;
   struct Layer {
     Matrix wq, bq, wk, bk, wv, bv, wqkv, wo, bo, attn_norm_w, attn_norm_b;
     Matrix up, up_b, gate, down, down_b, out_norm_w, out_norm_b;
   };
-
-  Matrix load(const gguf::GgufFile& f, const std::string& name, bool required = true) const;
 
   model::ModelSpec spec_;
   Matrix tok_embd_, type_embd_, pos_embd_, embd_norm_w_, embd_norm_b_;

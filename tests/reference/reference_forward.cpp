@@ -11,34 +11,18 @@ namespace vkllm::reference {
 using model::Weight;
 using model::weight_name;
 
-ReferenceModel::Matrix ReferenceModel::load(const gguf::GgufFile& f, const std::string& name,
-                                            bool required) const {
-  Matrix m;
-  const auto* t = f.find_tensor(name);
-  if (!t) {
-    if (required) throw std::runtime_error("reference: missing tensor " + name);
-    return m;
-  }
-  m.cols = static_cast<uint32_t>(t->shape[0]);
-  m.rows = t->shape.size() > 1 ? static_cast<uint32_t>(t->shape[1]) : 1;
-  m.type = t->type;
-  m.w.resize(size_t{m.rows} * m.cols);
-  gguf::dequantize(t->type, f.tensor_data(*t).data(), m.w.data(), m.w.size());
-  return m;
-}
-
 ReferenceModel::ReferenceModel(const gguf::GgufFile& f, bool llama_cpp_rounding)
     : spec_(model::ModelSpec::from_gguf(f)),
       llama_cpp_rounding_(llama_cpp_rounding),
       f16_kv_(llama_cpp_rounding) {
-  embd_ = load(f, weight_name(Weight::TokenEmbd));
-  out_norm_ = load(f, weight_name(Weight::OutputNorm));
-  out_ = spec_.tied_embeddings ? embd_ : load(f, weight_name(Weight::Output));
-  if (spec_.has_rope_freqs) rope_freqs_ = load(f, weight_name(Weight::RopeFreqs));
+  embd_ = load_matrix(f, weight_name(Weight::TokenEmbd));
+  out_norm_ = load_matrix(f, weight_name(Weight::OutputNorm));
+  out_ = spec_.tied_embeddings ? embd_ : load_matrix(f, weight_name(Weight::Output));
+  if (spec_.has_rope_freqs) rope_freqs_ = load_matrix(f, weight_name(Weight::RopeFreqs));
   layers_.resize(spec_.n_layer);
   for (uint32_t l = 0; l < spec_.n_layer; ++l) {
     Layer& L = layers_[l];
-    auto get = [&](Weight w, bool req = true) { return load(f, weight_name(w, l), req); };
+    auto get = [&](Weight w, bool req = true) { return load_matrix(f, weight_name(w, l), req); };
     L.attn_norm = get(Weight::AttnNorm);
     if (spec_.fused_qkv) {
       L.wqkv = get(Weight::AttnQKV);

@@ -9,6 +9,7 @@
 
 #include "engine/gguf/gguf_file.h"
 #include "engine/model/model_spec.h"
+#include "tests/reference/reference_matrix.h"
 
 namespace vkllm::reference {
 
@@ -38,12 +39,7 @@ class ReferenceModel {
   uint32_t n_past() const { return n_past_; }
 
  private:
-  struct Matrix {  // rows x cols, row-major (a ggml [cols, rows] tensor)
-    uint32_t rows = 0, cols = 0;
-    gguf::TensorType type = gguf::TensorType::F32;
-    std::vector<float> w;
-    bool empty() const { return w.empty(); }
-  };
+  using Matrix = ReferenceMatrix;
   struct Layer {
     Matrix attn_norm, wq, wk, wv, wqkv, wo, bq, bk, bv, q_norm, k_norm, post_attn_norm;
     Matrix ffn_norm, gate, up, down, post_ffn_norm;
@@ -52,7 +48,6 @@ class ReferenceModel {
     std::vector<std::vector<float>> k, v;  // per position: n_head_kv * head_dim
   };
 
-  Matrix load(const gguf::GgufFile& f, const std::string& name, bool required = true) const;
   std::vector<float> matvec(const Matrix& m, const std::vector<float>& x) const;
   std::vector<float> rms_norm(const std::vector<float>& x, const Matrix& w, size_t offset = 0,
                               size_t n = 0) const;
