@@ -158,6 +158,10 @@ std::shared_ptr<const ModelFacts> compute_facts(registry::ModelStore& store,
   return f;
 }
 
+bool has_output(const GenerationChunk& c) {
+  return !c.content.empty() || !c.thinking.empty() || !c.tool_calls.empty() || !c.logprobs.empty();
+}
+
 }  // namespace
 
 std::vector<std::string> GenerationService::capabilities(const registry::ModelShow& show) {
@@ -447,6 +451,13 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
           done_reason = "stop";
           handle.cancel();
         }
+        // One chunk per token that shows text, as Ollama streams, however many tokens arrived
+        // together (a fast backend hands over several per wake-up).
+        if (done_reason.empty() && has_output(chunk)) {
+          co_await sink(chunk);
+          if (cancel->cancelled) co_return;
+          chunk = GenerationChunk{};
+        }
       }
       if (ev.finish == FinishReason::error) throw RequestError(500, ev.error);
       if (ev.finish != FinishReason::none) {
@@ -469,8 +480,7 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
       for (auto& c : d.tool_calls) chunk.tool_calls.push_back(std::move(c));
       for (auto& c : tail.tool_calls) chunk.tool_calls.push_back(std::move(c));
     }
-    if (!chunk.content.empty() || !chunk.thinking.empty() || !chunk.tool_calls.empty() ||
-        !chunk.logprobs.empty()) {
+    if (has_output(chunk)) {
       co_await sink(chunk);
       if (cancel->cancelled) co_return;
     }
