@@ -10,6 +10,7 @@
 #include <string>
 
 #include "tests/reference/llama_cpp_reference.h"
+#include "tests/support/param_name.h"
 
 namespace vkllm::reference {
 namespace {
@@ -38,15 +39,8 @@ TEST_P(ReferenceVsLlamaCpp, LogitsAndGreedyContinuationMatch) {
   }
 }
 
-std::string case_label(const ::testing::TestParamInfo<std::string>& info) {
-  std::string n = info.param;
-  for (char& c : n)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return n;
-}
-
 INSTANTIATE_TEST_SUITE_P(SharedModels, ReferenceVsLlamaCpp,
-                         ::testing::ValuesIn(llama_cpp_case_names()), case_label);
+                         ::testing::ValuesIn(llama_cpp_case_names()), test::ParamName());
 
 }  // namespace
 }  // namespace vkllm::reference

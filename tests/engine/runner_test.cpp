@@ -21,6 +21,8 @@
 #include "tests/engine/vk_test_context.h"
 #include "tests/reference/llama_cpp_reference.h"
 #include "tests/reference/reference_forward.h"
+#include "tests/support/param_name.h"
+#include "tests/support/seeded.h"
 
 namespace vkllm::runtime {
 namespace {
@@ -30,16 +32,6 @@ using reference::max_abs_diff;
 
 int32_t argmax(const std::vector<float>& v) {
   return static_cast<int32_t>(std::max_element(v.begin(), v.end()) - v.begin());
-}
-
-std::string label(std::string n) {
-  for (char& c : n)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return n;
-}
-
-std::string case_label(const ::testing::TestParamInfo<std::string>& info) {
-  return label(info.param);
 }
 
 enum class Backend { Vulkan, Cpu };
@@ -105,7 +97,7 @@ INSTANTIATE_TEST_SUITE_P(SharedModels, RunnerVsLlamaCpp,
                          [](const auto& info) {
                            return std::string(std::get<0>(info.param) == Backend::Cpu ? "Cpu_"
                                                                                       : "Vulkan_") +
-                                  label(std::get<1>(info.param));
+                                  test::param_name(std::get<1>(info.param));
                          });
 
 // The CPU kernels' portable code path (what VKLLM_CPU_ISA=scalar forces), whatever this CPU has,
@@ -122,7 +114,7 @@ TEST_P(CpuPortablePath, MatchesLlamaCpp) {
 INSTANTIATE_TEST_SUITE_P(SharedModels, CpuPortablePath,
                          ::testing::Values("ref-llama-f16.fox", "ref-llama-q4_k_m.fox",
                                            "ref-llama-q8_0.fox"),
-                         case_label);
+                         test::ParamName());
 
 // The int8-dot decode products (activations quantized to q8 blocks), forced on where the device
 // has integer dot products at all, on the quantized models: prefill (matvec-sized chunks) and the
@@ -138,7 +130,7 @@ TEST_P(RunnerInt8Dot, QuantizedModelsMatchLlamaCpp) {
 
 INSTANTIATE_TEST_SUITE_P(QuantizedModels, RunnerInt8Dot,
                          ::testing::Values("ref-llama-q4_k_m.fox", "ref-llama-q8_0.fox"),
-                         case_label);
+                         test::ParamName());
 
 // A small real-shaped model shared by the paging tests, loaded for one backend.
 struct RefModel {
@@ -167,10 +159,7 @@ std::vector<int32_t> random_tokens(std::mt19937& rng, size_t n) {
   return v;
 }
 
-struct Seeded {
-  unsigned seed = std::random_device{}();
-  std::mt19937 rng{seed};
-};
+using Seeded = test::Seeded<>;
 
 TEST_P(RunnerPaging, MatchesTheScalarReferenceAtBlockBoundaries) {
   Seeded s;

@@ -15,6 +15,7 @@
 #include "registry/pull.h"
 #include "registry/push.h"
 #include "tests/support/docker_registry.h"
+#include "tests/support/seeded.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_bytes.h"
 
@@ -54,10 +55,7 @@ BlobStoreOptions small_frames() {
   return o;
 }
 
-struct Seeded {
-  unsigned seed = std::random_device{}();
-  std::mt19937_64 rng{seed};
-};
+using Seeded = test::Seeded<std::mt19937_64>;
 
 TEST(BlobSampling, IncompressibleSampleSwitchesToRawAndRestoresEveryByte) {
   Seeded s;

@@ -14,15 +14,12 @@
 
 #include "engine/sampling/row_kernels.h"
 #include "engine/sampling/sampler.h"
+#include "tests/support/seeded.h"
 
 namespace vkllm::sampling {
 namespace {
 
-struct Seeded {
-  unsigned seed = std::random_device{}();
-  std::mt19937 rng{seed};
-  std::string trace() const { return "seed " + std::to_string(seed); }
-};
+using Seeded = test::Seeded<>;
 
 // The textbook chain (llama.cpp's order) over the fully sorted vocabulary. It makes the same
 // float/double choices as the sampler (fast_exp, float probabilities, double sums in descending

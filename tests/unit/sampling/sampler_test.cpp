@@ -1,4 +1,5 @@
 #include "engine/sampling/sampler.h"
+#include "tests/support/seeded.h"
 
 #include <gtest/gtest.h>
 
@@ -14,11 +15,7 @@
 namespace vkllm::sampling {
 namespace {
 
-struct Seeded {
-  unsigned seed = std::random_device{}();
-  std::mt19937 rng{seed};
-  std::string trace() const { return "seed " + std::to_string(seed); }
-};
+using Seeded = test::Seeded<>;
 
 std::vector<float> random_logits(std::mt19937& rng, size_t n, float scale = 3.0f) {
   std::normal_distribution<float> d(0.0f, scale);

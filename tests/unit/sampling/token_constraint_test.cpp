@@ -16,6 +16,7 @@
 #include "engine/sampling/vocabulary_index.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "schema_validator.h"
+#include "tests/support/seeded.h"
 
 namespace vkllm::sampling {
 namespace {
@@ -48,10 +49,7 @@ const Vocab& vocab(const std::string& name) {
   return v;
 }
 
-struct Seeded {
-  unsigned seed = std::random_device{}();
-  std::mt19937 rng{seed};
-};
+using Seeded = test::Seeded<>;
 
 const char* kWords[] = {"name", "age", "id", "tags", "when", "value", "items", "ok", "é", "a b"};
 

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "engine/tokenizer/utf8.h"
+#include "tests/support/param_name.h"
 #include "tests/unit/tokenizer/test_support.h"
 
 namespace vkllm::tokenizer {
@@ -91,13 +92,7 @@ TEST_P(Incremental, RandomUnicodeStreamsLikeDecode) {
 INSTANTIATE_TEST_SUITE_P(Vocabs, Incremental,
                          ::testing::Values("llama-spm", "phi-3", "gpt-2", "llama-bpe",
                                            "deepseek-llm", "bert-bge"),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           for (char& c : n) {
-                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
-                           }
-                           return n;
-                         });
+                         test::ParamName());
 
 TEST(IncrementalDecoder, ByteTokensAreHeldUntilTheCharacterIsComplete) {
   const Tokenizer& tok = testing::vocab_tokenizer("llama-spm");

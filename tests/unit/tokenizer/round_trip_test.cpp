@@ -21,6 +21,7 @@
 #include "engine/tokenizer/unicode.h"
 #include "engine/tokenizer/utf8.h"
 #include "engine/tokenizer/wordpiece_tokenizer.h"
+#include "tests/support/param_name.h"
 #include "tests/unit/tokenizer/test_support.h"
 
 namespace vkllm::tokenizer {
@@ -95,13 +96,7 @@ TEST_P(RoundTrip, WarAndPeace) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllVocabs, RoundTrip, ::testing::ValuesIn(testing::all_vocab_names()),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           for (char& c : n) {
-                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
-                           }
-                           return n;
-                         });
+                         test::ParamName());
 
 }  // namespace
 }  // namespace vkllm::tokenizer

@@ -8,6 +8,7 @@
 
 #include "engine/tokenizer/spm_model_proto.h"
 #include "engine/tokenizer/utf8.h"
+#include "tests/support/param_name.h"
 #include "tests/unit/tokenizer/test_support.h"
 
 namespace vkllm::tokenizer {
@@ -53,13 +54,7 @@ TEST_P(SpmSegmentation, MatchesSentencePieceOnWholeText) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Vocabs, SpmSegmentation,
-                         ::testing::Values("llama-spm", "phi-3", "baichuan"), [](const auto& info) {
-                           std::string n = info.param;
-                           for (char& c : n) {
-                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
-                           }
-                           return n;
-                         });
+                         ::testing::Values("llama-spm", "phi-3", "baichuan"), test::ParamName());
 
 }  // namespace
 }  // namespace vkllm::tokenizer

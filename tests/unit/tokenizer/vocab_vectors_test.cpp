@@ -2,6 +2,7 @@
 // vocabulary present: the ids must match exactly.
 #include <gtest/gtest.h>
 
+#include "tests/support/param_name.h"
 #include "tests/unit/tokenizer/test_support.h"
 
 namespace vkllm::tokenizer {
@@ -39,13 +40,7 @@ TEST_P(VocabVectors, EncodeMatchesLlamaCpp) {
 
 INSTANTIATE_TEST_SUITE_P(AllVocabs, VocabVectors,
                          ::testing::ValuesIn(testing::vocab_names_with_vectors()),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           for (char& c : n) {
-                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
-                           }
-                           return n;
-                         });
+                         test::ParamName());
 
 // The parameterised suite silently shrinks if files go missing; pin what the shared data holds.
 TEST(VocabVectorsPresent, AllSharedVectorSetsAreFound) {
