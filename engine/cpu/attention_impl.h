@@ -101,6 +101,41 @@ void dots(const float* q, const float* k, uint32_t nk, uint32_t D, float* s) {
   }
 }
 
+// s[j * kAttentionKeys + c] = q_j . k[c] for NR rows q_j (D floats apart) and the keys c in
+// [c0, c1) (multiples of W), from the tile's keys transposed (kt[d * kAttentionKeys + c]): each
+// key vector loaded feeds NR rows, and the W scores of a block come out of one accumulator with
+// no horizontal sums.
+template <uint32_t NR>
+void dots_rows(const float* q, uint32_t D, const float* kt, uint32_t c0, uint32_t c1, float* s) {
+  constexpr uint32_t KA = kAttentionKeys;
+  uint32_t c = c0;
+  for (; c + 2 * W <= c1; c += 2 * W) {
+    VF a0[NR], a1[NR];
+    for (uint32_t j = 0; j < NR; ++j) a0[j] = a1[j] = splat(0.f);
+    for (uint32_t d = 0; d < D; ++d) {
+      const VF k0 = loadv(kt + size_t(d) * KA + c), k1 = loadv(kt + size_t(d) * KA + c + W);
+      for (uint32_t j = 0; j < NR; ++j) {
+        const VF qj = splat(q[size_t(j) * D + d]);
+        a0[j] += qj * k0;
+        a1[j] += qj * k1;
+      }
+    }
+    for (uint32_t j = 0; j < NR; ++j) {
+      storev(s + j * KA + c, a0[j]);
+      storev(s + j * KA + c + W, a1[j]);
+    }
+  }
+  for (; c < c1; c += W) {
+    VF a0[NR];
+    for (uint32_t j = 0; j < NR; ++j) a0[j] = splat(0.f);
+    for (uint32_t d = 0; d < D; ++d) {
+      const VF k0 = loadv(kt + size_t(d) * KA + c);
+      for (uint32_t j = 0; j < NR; ++j) a0[j] += splat(q[size_t(j) * D + d]) * k0;
+    }
+    for (uint32_t j = 0; j < NR; ++j) storev(s + j * KA + c, a0[j]);
+  }
+}
+
 // o[d0 .. d0 + NV*W) = o * alpha + sum_c p[c] * v[c][..].
 template <uint32_t NV>
 inline void axpy_block(float* o, const float* p, const float* v, uint32_t nk, uint32_t D,
@@ -149,9 +184,10 @@ void attend(const AttentionArgs& a, const AttentionGroup& g, float* scratch) {
   float* of = qf + size_t(rows) * D;            // rows x D
   float* kf = of + size_t(rows) * D;            // kAttentionKeys x D
   float* vf = kf + size_t(kAttentionKeys) * D;  // kAttentionKeys x D
-  float* sc = vf + size_t(kAttentionKeys) * D;  // kAttentionKeys scores of one row
-  float* m = sc + kAttentionKeys;               // rows
-  float* l = m + rows;                          // rows
+  float* kt = vf + size_t(kAttentionKeys) * D;  // D x kAttentionKeys: kf transposed
+  float* sc = kt + size_t(kAttentionKeys) * D;  // kAttentionRowBlock rows of kAttentionKeys scores
+  float* m = sc + size_t(kAttentionKeys) * kAttentionRowBlock;  // rows
+  float* l = m + rows;                                          // rows
 
   uint32_t min_pos = UINT32_MAX, max_pos = 0;
   for (uint32_t i = 0; i < g.n_tokens; ++i) {
@@ -187,50 +223,82 @@ void attend(const AttentionArgs& a, const AttentionGroup& g, float* scratch) {
       f16_to_f32(a.k_cache + at, kf + size_t(c) * D, D);
       f16_to_f32(a.v_cache + at, vf + size_t(c) * D, D);
     }
-    for (uint32_t r = 0; r < rows; ++r) {
-      // The row's visible positions in this tile: [va, vb).
-      const uint32_t qp = g.pos[r / R];
-      uint32_t va = 0, vb = nk;
-      // A window hides later keys even without the causal mask (as the Vulkan kernel does).
-      if (a.causal || a.window > 0) vb = qp + 1 <= k0 ? 0 : (qp + 1 - k0 < nk ? qp + 1 - k0 : nk);
-      if (a.window > 0 && qp + 1 > a.window) {
-        const uint32_t lo = qp + 1 - a.window;  // first visible position
-        va = lo <= k0 ? 0 : (lo - k0 < nk ? lo - k0 : nk);
+    // Keys in whole vectors for dots_rows: the tile's last block padded with zero keys.
+    const uint32_t nk_padded = (nk + W - 1) / W * W;
+    if (rows > 1) {
+      for (uint32_t d = 0; d < D; ++d) {
+        float* dst = kt + size_t(d) * kAttentionKeys;
+        for (uint32_t c = 0; c < nk; ++c) dst[c] = kf[size_t(c) * D + d];
+        for (uint32_t c = nk; c < nk_padded; ++c) dst[c] = 0.f;
       }
-      if (va >= vb) continue;
-      const uint32_t nv = vb - va;
-      float* s = sc + va;
-      dots(qf + size_t(r) * D, kf + size_t(va) * D, nv, D, s);
-      if (capped) {
+    }
+    for (uint32_t r0 = 0; r0 < rows; r0 += kAttentionRowBlock) {
+      const uint32_t nr = rows - r0 < kAttentionRowBlock ? rows - r0 : kAttentionRowBlock;
+      // Each row's visible positions in this tile: [va, vb).
+      uint32_t va[kAttentionRowBlock], vb[kAttentionRowBlock];
+      uint32_t lo = nk, hi = 0;
+      for (uint32_t j = 0; j < nr; ++j) {
+        const uint32_t qp = g.pos[(r0 + j) / R];
+        va[j] = 0;
+        vb[j] = nk;
+        // A window hides later keys even without the causal mask (as the Vulkan kernel does).
+        if (a.causal || a.window > 0)
+          vb[j] = qp + 1 <= k0 ? 0 : (qp + 1 - k0 < nk ? qp + 1 - k0 : nk);
+        if (a.window > 0 && qp + 1 > a.window) {
+          const uint32_t first = qp + 1 - a.window;  // first visible position
+          va[j] = first <= k0 ? 0 : (first - k0 < nk ? first - k0 : nk);
+        }
+        if (va[j] < vb[j]) {
+          lo = va[j] < lo ? va[j] : lo;
+          hi = vb[j] > hi ? vb[j] : hi;
+        }
+      }
+      // Scores of every row of the block over the union of their ranges (a row ignores those
+      // outside its own); one row alone takes the row kernel.
+      if (nr > 1 && lo < hi) {
+        const uint32_t c0 = lo / W * W, c1 = (hi + W - 1) / W * W;
+        const float* q0 = qf + size_t(r0) * D;
+        if (nr == 4) dots_rows<4>(q0, D, kt, c0, c1, sc);
+        if (nr == 3) dots_rows<3>(q0, D, kt, c0, c1, sc);
+        if (nr == 2) dots_rows<2>(q0, D, kt, c0, c1, sc);
+      }
+      for (uint32_t j = 0; j < nr; ++j) {
+        const uint32_t r = r0 + j;
+        if (va[j] >= vb[j]) continue;
+        const uint32_t nv = vb[j] - va[j];
+        float* s = sc + size_t(j) * kAttentionKeys + va[j];
+        if (nr == 1) dots(qf + size_t(r) * D, kf + size_t(va[j]) * D, nv, D, s);
+        if (capped) {
+          uint32_t c = 0;
+          for (; c + W <= nv; c += W) storev(s + c, a.softcap * tanh_v(loadv(s + c) * inv_cap));
+          for (; c < nv; ++c) s[c] = a.softcap * tanh_approx(s[c] * inv_cap);
+        }
+        VF mv = splat(kNegInf);
         uint32_t c = 0;
-        for (; c + W <= nv; c += W) storev(s + c, a.softcap * tanh_v(loadv(s + c) * inv_cap));
-        for (; c < nv; ++c) s[c] = a.softcap * tanh_approx(s[c] * inv_cap);
+        for (; c + W <= nv; c += W) {
+          const VF x = loadv(s + c);
+          mv = x > mv ? x : mv;
+        }
+        float mx = m[r];
+        for (uint32_t i = 0; i < W; ++i) mx = mv[i] > mx ? mv[i] : mx;
+        for (; c < nv; ++c) mx = s[c] > mx ? s[c] : mx;
+        const float alpha = m[r] == kNegInf ? 0.f : exp_approx(m[r] - mx);
+        VF sum = {};
+        c = 0;
+        for (; c + W <= nv; c += W) {
+          const VF e = exp_v(loadv(s + c) - mx);
+          storev(s + c, e);
+          sum += e;
+        }
+        float total = hsum(sum);
+        for (; c < nv; ++c) {
+          s[c] = exp_approx(s[c] - mx);
+          total += s[c];
+        }
+        m[r] = mx;
+        l[r] = l[r] * alpha + total;
+        accumulate(of + size_t(r) * D, s, vf + size_t(va[j]) * D, nv, D, alpha);
       }
-      VF mv = splat(kNegInf);
-      uint32_t c = 0;
-      for (; c + W <= nv; c += W) {
-        const VF x = loadv(s + c);
-        mv = x > mv ? x : mv;
-      }
-      float mx = m[r];
-      for (uint32_t i = 0; i < W; ++i) mx = mv[i] > mx ? mv[i] : mx;
-      for (; c < nv; ++c) mx = s[c] > mx ? s[c] : mx;
-      const float alpha = m[r] == kNegInf ? 0.f : exp_approx(m[r] - mx);
-      VF sum = {};
-      c = 0;
-      for (; c + W <= nv; c += W) {
-        const VF e = exp_v(loadv(s + c) - mx);
-        storev(s + c, e);
-        sum += e;
-      }
-      float total = hsum(sum);
-      for (; c < nv; ++c) {
-        s[c] = exp_approx(s[c] - mx);
-        total += s[c];
-      }
-      m[r] = mx;
-      l[r] = l[r] * alpha + total;
-      accumulate(of + size_t(r) * D, s, vf + size_t(va) * D, nv, D, alpha);
     }
   }
   for (uint32_t r = 0; r < rows; ++r) {

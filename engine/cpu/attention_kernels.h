@@ -29,10 +29,13 @@ struct AttentionGroup {
   uint32_t ml_stride = 0;
 };
 
+// Query rows whose scores one pass over a key tile computes together (attention_impl.h).
+inline constexpr uint32_t kAttentionRowBlock = 4;
+
 // Floats of scratch one group of `rows` rows needs.
 inline size_t attention_scratch_floats(uint32_t rows, uint32_t head_dim) {
-  return size_t(rows) * head_dim * 2 + size_t(kAttentionKeys) * head_dim * 2 + kAttentionKeys +
-         size_t(rows) * 2 + 64;
+  return size_t(rows) * head_dim * 2 + size_t(kAttentionKeys) * head_dim * 3 +
+         size_t(kAttentionKeys) * kAttentionRowBlock + size_t(rows) * 2 + 64;
 }
 
 using AttendFn = void (*)(const AttentionArgs& a, const AttentionGroup& g, float* scratch);
