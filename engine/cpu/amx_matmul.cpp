@@ -12,13 +12,17 @@ namespace {
 
 using gguf::TensorType;
 
-// Weight rows per task: the task's packed rows (64 x 1024 columns x 2 or 4 bytes) stay in L2
-// while every token tile passes over them; 32 where 64 would leave threads without work.
-constexpr uint64_t kRowsPerTask = 64;
+// Weight rows per task, at most: the task's packed rows (128 x 1024 columns x 2 or 4 bytes) stay
+// in L2 while every token tile passes over them, and each task reads its tokens' activations
+// once per chunk, so fewer, larger tasks read less.
+constexpr uint64_t kRowsPerTask = 128;
 // Columns dequantized and packed at a time (a multiple of every block size): bounds the packed
 // weights for the long rows of the FFN's down projection.
 constexpr uint64_t kChunkCols = 1024;
 constexpr uint32_t kChunkSteps = kChunkCols / kAmxStep;
+// The fewest token tiles a group of a split call gets (128 tokens): fewer would repeat the
+// weights' dequant for too few tokens.
+constexpr uint32_t kMinGroupTiles = 8;
 // K steps per block call: a row pair's weights for them (32 rows x 512 columns, 32 KiB in bf16;
 // half as many steps where the weights have a lo half too) stay in L1.
 constexpr uint32_t kSliceSteps = 16;
@@ -74,7 +78,6 @@ void amx_matmul(std::span<const Product> products, const float* x, uint64_t x_st
   const uint32_t steps = static_cast<uint32_t>((cols + kAmxStep - 1) / kAmxStep);
   const uint32_t chunk_steps = std::min(steps, kChunkSteps);
   const uint32_t tok_tiles = (n + kAmxTile - 1) / kAmxTile;
-  const uint64_t n_pad = uint64_t{tok_tiles} * kAmxTile;
   bool need_x_lo = false, need_w_lo = false;
   uint64_t total_rows = 0;
   for (const Product& p : products) {
@@ -99,14 +102,36 @@ void amx_matmul(std::span<const Product> products, const float* x, uint64_t x_st
                x_hi + j * panel, x_lo ? x_lo + j * panel : nullptr);
   });
 
+  // Tasks are (product, block of rows, group of token tiles). Each task dequantizes its rows and
+  // reads its tokens' activations once per chunk: while there are fewer than four tasks per
+  // thread, halve the rows to 64, then the token groups down to 128 tokens (so the dequant stays
+  // amortized over many tokens), then the rows to 32.
   uint64_t rows_per_task = kRowsPerTask;
-  if ((total_rows + rows_per_task - 1) / rows_per_task < 4 * uint64_t{pool.size()})
-    rows_per_task /= 2;
+  uint32_t groups = 1;
+  auto count_tasks = [&] {
+    uint64_t t = 0;
+    for (const Product& p : products) t += (p.w->rows + rows_per_task - 1) / rows_per_task;
+    return t * groups;
+  };
+  while (count_tasks() < 4 * uint64_t{pool.size()}) {
+    if (rows_per_task > 4 * kAmxTile) {
+      rows_per_task /= 2;
+    } else if (tok_tiles / (2 * groups) >= kMinGroupTiles) {
+      groups *= 2;
+    } else if (rows_per_task > 2 * kAmxTile) {
+      rows_per_task /= 2;
+    } else {
+      break;
+    }
+  }
+  // Token tiles per group, even so that groups split no tile pair.
+  const uint32_t group_tiles = ((tok_tiles + groups - 1) / groups + 1) & ~1u;
   std::vector<uint32_t> first_task(products.size());
   uint32_t n_tasks = 0;
   for (size_t i = 0; i < products.size(); ++i) {
     first_task[i] = n_tasks;
-    n_tasks += static_cast<uint32_t>((products[i].w->rows + rows_per_task - 1) / rows_per_task);
+    n_tasks +=
+        static_cast<uint32_t>((products[i].w->rows + rows_per_task - 1) / rows_per_task) * groups;
   }
   ws.reserve_threads(pool.size());
   const uint64_t chunk_cols = uint64_t{chunk_steps} * kAmxStep;
@@ -122,7 +147,11 @@ void amx_matmul(std::span<const Product> products, const float* x, uint64_t x_st
     const AmxPrecision prec = precision_for(w.type);
     const gguf::TypeTraits& tr = gguf::traits(w.type);
     const uint64_t row_bytes = gguf::row_bytes(w.type, cols);
-    const uint64_t r0 = (task - first_task[pi]) * rows_per_task;
+    const uint32_t in_product = task - first_task[pi];
+    const uint64_t r0 = uint64_t{in_product / groups} * rows_per_task;
+    const uint32_t j0 = in_product % groups * group_tiles;
+    const uint32_t j1 = std::min(tok_tiles, j0 + group_tiles);
+    if (j0 >= j1) return;
     const uint64_t nr = std::min(w.rows, r0 + rows_per_task) - r0;
     const uint32_t row_tiles = static_cast<uint32_t>((nr + 2 * kAmxTile - 1) / (2 * kAmxTile) * 2);
 
@@ -130,12 +159,12 @@ void amx_matmul(std::span<const Product> products, const float* x, uint64_t x_st
     carve.add(kAmxTile * chunk_cols * sizeof(float));
     carve.add(w_elems * sizeof(uint16_t));
     if (need_w_lo) carve.add(w_elems * sizeof(uint16_t));
-    carve.add(n_pad * acc_stride * sizeof(float));
+    carve.add(uint64_t{group_tiles} * kAmxTile * acc_stride * sizeof(float));
     carve.allocate();
     float* rows_f32 = carve.take<float>(kAmxTile * chunk_cols);
     uint16_t* w_hi = carve.take<uint16_t>(w_elems);
     uint16_t* w_lo = need_w_lo ? carve.take<uint16_t>(w_elems) : nullptr;
-    float* acc = carve.take<float>(n_pad * acc_stride);
+    float* acc = carve.take<float>(uint64_t{group_tiles} * kAmxTile * acc_stride);
     const bool with_w_lo = prec == AmxPrecision::SplitBoth;
 
     amx_begin();
@@ -166,8 +195,8 @@ void amx_matmul(std::span<const Product> products, const float* x, uint64_t x_st
         for (uint32_t i = 0; i < row_tiles; i += 2) {
           const uint64_t wo0 = i * w_panel + uint64_t{ss} * kAmxTileElems;
           const uint64_t wo1 = wo0 + w_panel;
-          for (uint32_t j = 0; j < tok_tiles; j += 2) {
-            const bool two = j + 1 < tok_tiles;
+          for (uint32_t j = j0; j < j1; j += 2) {
+            const bool two = j + 1 < j1;
             const uint64_t xo0 = j * panel + uint64_t{s0 + ss} * kAmxTileElems;
             const uint64_t xo1 = two ? xo0 + panel : xo0;
             AmxBlock b{};
@@ -183,7 +212,7 @@ void amx_matmul(std::span<const Product> products, const float* x, uint64_t x_st
               b.w_lo[0] = w_lo + wo0;
               b.w_lo[1] = w_lo + wo1;
             }
-            b.c = acc + uint64_t{j} * kAmxTile * acc_stride + uint64_t{i} * kAmxTile;
+            b.c = acc + uint64_t{j - j0} * kAmxTile * acc_stride + uint64_t{i} * kAmxTile;
             b.c_stride = acc_stride;
             b.steps = slice;
             b.two_tokens = two;
@@ -195,9 +224,9 @@ void amx_matmul(std::span<const Product> products, const float* x, uint64_t x_st
     }
     amx_end();
 
-    for (uint32_t t = 0; t < n; ++t) {
+    for (uint32_t t = j0 * kAmxTile; t < std::min(n, j1 * kAmxTile); ++t) {
       float* yt = prod.y + t * prod.y_stride + r0;
-      const float* at = acc + t * acc_stride;
+      const float* at = acc + (t - j0 * kAmxTile) * acc_stride;
       if (prod.accumulate) {
         for (uint64_t r = 0; r < nr; ++r) yt[r] += at[r];
       } else {
