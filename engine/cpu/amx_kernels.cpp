@@ -66,6 +66,21 @@ void dequant_q8_0(const std::byte* src, float* dst, uint64_t blocks) {
   }
 }
 
+void dequant_q4_0(const std::byte* src, float* dst, uint64_t blocks) {
+  const __m512i low4 = _mm512_set1_epi32(15), eight = _mm512_set1_epi32(8);
+  for (uint64_t b = 0; b < blocks; ++b, dst += gguf::kLegacyBlock) {
+    const std::byte* blk = src + b * sizeof(gguf::BlockQ4_0);
+    uint16_t dh;
+    std::memcpy(&dh, blk, 2);
+    const __m512 d = _mm512_set1_ps(half(dh));
+    const __m512i q = bytes_u(reinterpret_cast<const uint8_t*>(blk + 2));
+    const __m512i lo = _mm512_sub_epi32(_mm512_and_si512(q, low4), eight);
+    const __m512i hi = _mm512_sub_epi32(_mm512_srli_epi32(q, 4), eight);
+    _mm512_storeu_ps(dst, _mm512_mul_ps(_mm512_cvtepi32_ps(lo), d));
+    _mm512_storeu_ps(dst + 16, _mm512_mul_ps(_mm512_cvtepi32_ps(hi), d));
+  }
+}
+
 // The 6-bit scale and min of group g (0..7) of a Q4_K block (engine/gguf's packing).
 inline void scale_min(const uint8_t* p, int g, int& sc, int& m) {
   if (g < 4) {
@@ -96,6 +111,38 @@ void dequant_q4_k(const std::byte* src, float* dst, uint64_t blocks) {
         const __m512i q = bytes_u(qs + 16 * h);
         const __m512 lo = _mm512_cvtepi32_ps(_mm512_and_si512(q, low4));
         const __m512 hi = _mm512_cvtepi32_ps(_mm512_srli_epi32(q, 4));
+        _mm512_storeu_ps(dst + 16 * h, _mm512_sub_ps(_mm512_mul_ps(d0, lo), o0));
+        _mm512_storeu_ps(dst + 32 + 16 * h, _mm512_sub_ps(_mm512_mul_ps(d1, hi), o1));
+      }
+      dst += 64;
+    }
+  }
+}
+
+void dequant_q5_k(const std::byte* src, float* dst, uint64_t blocks) {
+  const __m512i low4 = _mm512_set1_epi32(15), one = _mm512_set1_epi32(1);
+  for (uint64_t b = 0; b < blocks; ++b) {
+    const auto* blk = reinterpret_cast<const gguf::BlockQ5_K*>(src + b * sizeof(gguf::BlockQ5_K));
+    uint16_t dh, mh;
+    std::memcpy(&dh, &blk->d, 2);
+    std::memcpy(&mh, &blk->dmin, 2);
+    const float d = half(dh), dmin = half(mh);
+    const __m512i qh[2] = {bytes_u(blk->qh), bytes_u(blk->qh + 16)};
+    for (int chunk = 0; chunk < 4; ++chunk) {
+      int sc0, m0, sc1, m1;
+      scale_min(blk->scales, 2 * chunk, sc0, m0);
+      scale_min(blk->scales, 2 * chunk + 1, sc1, m1);
+      const __m512 d0 = _mm512_set1_ps(d * sc0), o0 = _mm512_set1_ps(dmin * m0);
+      const __m512 d1 = _mm512_set1_ps(d * sc1), o1 = _mm512_set1_ps(dmin * m1);
+      const uint8_t* qs = blk->qs + 32 * chunk;
+      for (int h = 0; h < 2; ++h) {
+        const __m512i q = bytes_u(qs + 16 * h);
+        const __m512i b0 = _mm512_and_si512(_mm512_srli_epi32(qh[h], 2 * chunk), one);
+        const __m512i b1 = _mm512_and_si512(_mm512_srli_epi32(qh[h], 2 * chunk + 1), one);
+        const __m512 lo = _mm512_cvtepi32_ps(
+            _mm512_or_si512(_mm512_and_si512(q, low4), _mm512_slli_epi32(b0, 4)));
+        const __m512 hi =
+            _mm512_cvtepi32_ps(_mm512_or_si512(_mm512_srli_epi32(q, 4), _mm512_slli_epi32(b1, 4)));
         _mm512_storeu_ps(dst + 16 * h, _mm512_sub_ps(_mm512_mul_ps(d0, lo), o0));
         _mm512_storeu_ps(dst + 32 + 16 * h, _mm512_sub_ps(_mm512_mul_ps(d1, hi), o1));
       }
@@ -290,8 +337,14 @@ bool amx_dequantize(gguf::TensorType type, const std::byte* src, float* dst, uin
     case TensorType::Q8_0:
       dequant_q8_0(src, dst, n / gguf::kLegacyBlock);
       return true;
+    case TensorType::Q4_0:
+      dequant_q4_0(src, dst, n / gguf::kLegacyBlock);
+      return true;
     case TensorType::Q4_K:
       dequant_q4_k(src, dst, n / gguf::kSuperBlock);
+      return true;
+    case TensorType::Q5_K:
+      dequant_q5_k(src, dst, n / gguf::kSuperBlock);
       return true;
     case TensorType::Q6_K:
       dequant_q6_k(src, dst, n / gguf::kSuperBlock);

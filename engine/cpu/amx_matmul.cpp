@@ -39,6 +39,23 @@ AmxPrecision precision_for(TensorType type) {
   }
 }
 
+// The types amx_dequantize has an AVX-512 kernel for.
+bool fast_dequant(TensorType type) {
+  switch (type) {
+    case TensorType::F32:
+    case TensorType::F16:
+    case TensorType::BF16:
+    case TensorType::Q8_0:
+    case TensorType::Q4_0:
+    case TensorType::Q4_K:
+    case TensorType::Q5_K:
+    case TensorType::Q6_K:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // Carves 64-byte-aligned arrays out of one per-thread float buffer.
 class Carver {
  public:
@@ -66,10 +83,12 @@ class Carver {
 }  // namespace
 
 uint32_t amx_min_tokens(std::span<const Product> products) {
+  uint32_t min = 16;
   for (const Product& p : products) {
-    if (precision_for(p.w->type) != AmxPrecision::Single) return 32;
+    if (!fast_dequant(p.w->type)) return 192;
+    if (precision_for(p.w->type) != AmxPrecision::Single) min = 32;
   }
-  return 16;
+  return min;
 }
 
 void amx_matmul(std::span<const Product> products, const float* x, uint64_t x_stride, uint32_t n,

@@ -16,7 +16,9 @@ namespace vkllm::cpu::detail {
 // dequant and split of every weight row cost more than the AVX-512 kernels' time. Measured with
 // bench_cpu_matmul (2048 x 2048, one thread): AMX costs ~1.1 ms per call for quantized weights,
 // ~1.5 ms for F16 (two halves to pack), and takes over at 16 tokens (Q8_0 1.05x faster, Q4_K
-// 0.96x; 1.3x and 2x at 24 and 32 tokens) and at 32 for F16 (1.26x; even at 24).
+// 0.96x; 1.3x and 2x at 24 and 32 tokens) and at 32 for F16 (1.26x; even at 24). Types without
+// an AVX-512 dequant kernel here (engine/gguf's scalar one, ~15 ms per call) wait until ~192
+// tokens (Q5_K before its kernel: 0.76x at 128 tokens, 2.3x at 512).
 uint32_t amx_min_tokens(std::span<const Product> products);
 
 // matmul's contract (quant_matmul.h) for products the caller has validated; needs Isa::Amx.
