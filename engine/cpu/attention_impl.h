@@ -150,6 +150,35 @@ inline void axpy_block(float* o, const float* p, const float* v, uint32_t nk, ui
   for (uint32_t i = 0; i < NV; ++i) storev(o + i * W, acc[i]);
 }
 
+// The same for NR rows at once (o rows D floats apart, p rows kAttentionKeys apart, one alpha
+// each): every V vector loaded feeds NR rows.
+template <uint32_t NR, uint32_t NV>
+inline void axpy_rows_block(float* o, const float* p, const float* v, uint32_t nk, uint32_t D,
+                            const float* alpha) {
+  VF acc[NR][NV];
+  for (uint32_t j = 0; j < NR; ++j)
+    for (uint32_t i = 0; i < NV; ++i) acc[j][i] = loadv(o + size_t(j) * D + i * W) * alpha[j];
+  for (uint32_t c = 0; c < nk; ++c) {
+    VF vc[NV];
+    for (uint32_t i = 0; i < NV; ++i) vc[i] = loadv(v + size_t(c) * D + i * W);
+    for (uint32_t j = 0; j < NR; ++j) {
+      const VF pj = splat(p[size_t(j) * kAttentionKeys + c]);
+      for (uint32_t i = 0; i < NV; ++i) acc[j][i] += pj * vc[i];
+    }
+  }
+  for (uint32_t j = 0; j < NR; ++j)
+    for (uint32_t i = 0; i < NV; ++i) storev(o + size_t(j) * D + i * W, acc[j][i]);
+}
+
+// D % W == 0 only.
+template <uint32_t NR>
+void accumulate_rows(float* o, const float* p, const float* v, uint32_t nk, uint32_t D,
+                     const float* alpha) {
+  uint32_t d = 0;
+  for (; d + 4 * W <= D; d += 4 * W) axpy_rows_block<NR, 4>(o + d, p, v + d, nk, D, alpha);
+  for (; d + W <= D; d += W) axpy_rows_block<NR, 1>(o + d, p, v + d, nk, D, alpha);
+}
+
 void accumulate(float* o, const float* p, const float* v, uint32_t nk, uint32_t D, float alpha) {
   if (D % W != 0) {
     for (uint32_t d = 0; d < D; ++d) {
@@ -253,8 +282,12 @@ void attend(const AttentionArgs& a, const AttentionGroup& g, float* scratch) {
           hi = vb[j] > hi ? vb[j] : hi;
         }
       }
+      // Several rows share the passes over the tile's keys and values; one row alone takes the
+      // row kernels. (Vectors of V need D % W == 0.)
+      const bool joint = nr > 1 && lo < hi && D % W == 0;
+      float alphas[kAttentionRowBlock];
       // Scores of every row of the block over the union of their ranges (a row ignores those
-      // outside its own); one row alone takes the row kernel.
+      // outside its own).
       if (nr > 1 && lo < hi) {
         const uint32_t c0 = lo / W * W, c1 = (hi + W - 1) / W * W;
         const float* q0 = qf + size_t(r0) * D;
@@ -297,7 +330,27 @@ void attend(const AttentionArgs& a, const AttentionGroup& g, float* scratch) {
         }
         m[r] = mx;
         l[r] = l[r] * alpha + total;
-        accumulate(of + size_t(r) * D, s, vf + size_t(va[j]) * D, nv, D, alpha);
+        if (!joint) accumulate(of + size_t(r) * D, s, vf + size_t(va[j]) * D, nv, D, alpha);
+        alphas[j] = alpha;
+      }
+      if (joint) {
+        // p * V for the block's rows over the union of their ranges: zero weights outside a
+        // row's own range, and rows with nothing visible here keep their output (alpha 1).
+        for (uint32_t j = 0; j < nr; ++j) {
+          float* row = sc + size_t(j) * kAttentionKeys;
+          if (va[j] >= vb[j]) {
+            alphas[j] = 1.f;
+            for (uint32_t c = lo; c < hi; ++c) row[c] = 0.f;
+            continue;
+          }
+          for (uint32_t c = lo; c < va[j]; ++c) row[c] = 0.f;
+          for (uint32_t c = vb[j]; c < hi; ++c) row[c] = 0.f;
+        }
+        float* o = of + size_t(r0) * D;
+        const float* v = vf + size_t(lo) * D;
+        if (nr == 4) accumulate_rows<4>(o, sc + lo, v, hi - lo, D, alphas);
+        if (nr == 3) accumulate_rows<3>(o, sc + lo, v, hi - lo, D, alphas);
+        if (nr == 2) accumulate_rows<2>(o, sc + lo, v, hi - lo, D, alphas);
       }
     }
   }
