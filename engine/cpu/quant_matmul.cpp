@@ -154,6 +154,11 @@ void generic_rows(const WeightView& w, uint64_t row_bytes, uint64_t r0, uint64_t
 
 void fast_rows(const WeightView& w, const Plan& plan, uint64_t r0, uint64_t r1, const std::byte* x,
                uint64_t x_stride_bytes, uint32_t n, const Product& p) {
+  if (n == 1 && plan.kernel.rows1) {
+    plan.kernel.rows1(w.data + r0 * plan.row_bytes, plan.row_bytes, r1 - r0, w.cols, x, p.y + r0,
+                      p.accumulate, w.data + w.rows * plan.row_bytes, kPrefetchDistance);
+    return;
+  }
   float out[detail::kMaxRowTokens];
   for (uint32_t t0 = 0; t0 < n; t0 += kTokenChunk) {
     const uint32_t t1 = std::min(n, t0 + kTokenChunk);

@@ -14,22 +14,22 @@ FastKernel avx512_kernel(gguf::TensorType type) {
   using gguf::TensorType;
   switch (type) {
     case TensorType::Q4_K:
-      return {by_tokens8<q4_k_512_body>, ActFormat::Q8_K, nullptr, 8};
+      return fast<q4_k_512_body, 8>(ActFormat::Q8_K);
     case TensorType::Q5_K:
-      return {by_tokens8<q5_k_512_body>, ActFormat::Q8_K, nullptr, 8};
+      return fast<q5_k_512_body, 8>(ActFormat::Q8_K);
     case TensorType::Q6_K:
-      return {by_tokens8<q6_k_512_body>, ActFormat::Q8_K, nullptr, 8};
+      return fast<q6_k_512_body, 8>(ActFormat::Q8_K);
     case TensorType::Q8_0:
-      return {by_tokens8<q8_0_512_body>, ActFormat::Q8_0U, nullptr, 8};
+      return fast<q8_0_512_body, 8>(ActFormat::Q8_0U);
     case TensorType::F16:
-      return {by_tokens<f16_512_body>, ActFormat::F32, f16_512_tile};
+      return fast<f16_512_body>(ActFormat::F32, f16_512_tile);
     // The 256-bit bodies, built here with the VNNI dot products.
     case TensorType::Q4_0:
-      return {by_tokens<q4_0_body>, ActFormat::Q8_0};
+      return fast<q4_0_body>(ActFormat::Q8_0);
     case TensorType::BF16:
-      return {by_tokens<bf16_body>, ActFormat::F32};
+      return fast<bf16_body>(ActFormat::F32);
     case TensorType::F32:
-      return {by_tokens<f32_body>, ActFormat::F32};
+      return fast<f32_body>(ActFormat::F32);
     default:
       return {};
   }

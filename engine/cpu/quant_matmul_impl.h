@@ -386,6 +386,39 @@ void by_tokens8(const std::byte* row, uint64_t cols, const std::byte* x, uint64_
   }
 }
 
+template <template <unsigned> class Body>
+void rows_one_token(const std::byte* row, uint64_t row_bytes, uint64_t nrows, uint64_t cols,
+                    const std::byte* x, float* y, bool accumulate, const std::byte* end,
+                    uint64_t prefetch_distance) {
+  for (uint64_t r = 0; r < nrows; ++r, row += row_bytes) {
+    if (row + prefetch_distance < end) {
+      const std::byte* from = row + prefetch_distance;
+      const std::byte* to = end - from > static_cast<ptrdiff_t>(row_bytes) ? from + row_bytes : end;
+      for (const std::byte* a = from; a < to; a += 64) __builtin_prefetch(a);
+    }
+    float out;
+    Body<1>::run(row, cols, x, 0, &out);
+    y[r] = accumulate ? y[r] + out : out;
+  }
+}
+
+// A FastKernel over a body: `fn` for up to max_tokens (4 or 8) tokens, rows1 for one.
+template <template <unsigned> class Body, unsigned MaxTokens = 4>
+FastKernel fast(ActFormat act, TileKernel tile = nullptr) {
+  static_assert(MaxTokens == 4 || MaxTokens == 8);
+  FastKernel k;
+  if constexpr (MaxTokens == 8) {
+    k.fn = by_tokens8<Body>;
+  } else {
+    k.fn = by_tokens<Body>;
+  }
+  k.act = act;
+  k.tile = tile;
+  k.max_tokens = MaxTokens;
+  k.rows1 = rows_one_token<Body>;
+  return k;
+}
+
 #define VKLLM_QMM_BODY(name)                                                                    \
   template <unsigned NT>                                                                        \
   struct name##_body {                                                                          \

@@ -48,6 +48,14 @@ using RowKernel = void (*)(const std::byte* row, uint64_t cols, const std::byte*
 using TileKernel = void (*)(const std::byte* row, uint64_t row_stride, uint64_t cols,
                             const std::byte* x, uint64_t x_stride, unsigned ntok, float* out);
 
+// y[r] = (or +=, with accumulate) row r · x for r < nrows, rows row_bytes apart, for one token:
+// the row kernel's body inlined in a loop over the rows, so narrow rows (a few blocks, as in
+// small models and their output heads) pay no call per row. While a row is computed, the bytes
+// prefetch_distance ahead are asked for, a row's worth (stopping at `end`, the tensor's end).
+using RowsKernel = void (*)(const std::byte* row, uint64_t row_bytes, uint64_t nrows, uint64_t cols,
+                            const std::byte* x, float* y, bool accumulate, const std::byte* end,
+                            uint64_t prefetch_distance);
+
 struct FastKernel {
   RowKernel fn = nullptr;
   ActFormat act = ActFormat::F32;
@@ -55,6 +63,7 @@ struct FastKernel {
   // Tokens fn takes per call (ntok up to this): the 512-bit integer kernels take 8, so a
   // weight block is unpacked once for twice as many tokens (32 zmm registers hold the sums).
   unsigned max_tokens = 4;
+  RowsKernel rows1 = nullptr;  // optional, used for decode (one token)
 };
 
 // The fast kernel of one ISA for a weight type, or {nullptr} where that ISA has none.
