@@ -12,6 +12,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "engine/cpu/quant_matmul_kernels.h"
@@ -391,10 +392,11 @@ void rows_one_token(const std::byte* row, uint64_t row_bytes, uint64_t nrows, ui
                     const std::byte* x, float* y, bool accumulate, const std::byte* end,
                     uint64_t prefetch_distance) {
   for (uint64_t r = 0; r < nrows; ++r, row += row_bytes) {
-    if (row + prefetch_distance < end) {
-      const std::byte* from = row + prefetch_distance;
-      const std::byte* to = end - from > static_cast<ptrdiff_t>(row_bytes) ? from + row_bytes : end;
-      for (const std::byte* a = from; a < to; a += 64) __builtin_prefetch(a);
+    // Offsets, not pointers: the prefetch window may start past the tensor's end.
+    const auto left = static_cast<uint64_t>(end - row);
+    if (prefetch_distance < left) {
+      const uint64_t to = std::min(left, prefetch_distance + row_bytes);
+      for (uint64_t a = prefetch_distance; a < to; a += 64) __builtin_prefetch(row + a);
     }
     float out;
     Body<1>::run(row, cols, x, 0, &out);
