@@ -1,0 +1,168 @@
+#include "engine/runtime/vulkan_step_buffers.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "engine/vulkan/attention.h"
+#include "engine/vulkan/matmul_ops.h"
+
+namespace vkllm::runtime {
+
+VulkanStepBuffers::VulkanStepBuffers(vk::Context& c, const Model& model, RunnerOptions& o)
+    : ctx(c), m(model), spec(model.spec()) {
+  // Activations and logits are bound whole: keep a step's tokens and logits rows within one
+  // storage-buffer binding (lavapipe: 128 MiB; VKLLM_MAX_BINDING_RANGE lowers it).
+  const uint64_t range = ctx.caps().max_storage_buffer_range;
+  const uint64_t token_bytes =
+      4 * std::max<uint64_t>({uint64_t(spec.n_embd_q()) + 2ull * spec.n_embd_k_gqa(),
+                              2ull * spec.n_ff, spec.n_embd});
+  const uint64_t logits_row_bytes = 4ull * spec.n_vocab;
+  if (uint64_t(o.max_seqs) * std::max(token_bytes, logits_row_bytes) > range) {
+    throw std::invalid_argument(std::to_string(o.max_seqs) +
+                                " sequences per step need activations larger than the "
+                                "device's storage-buffer range of " +
+                                std::to_string(range) + " bytes");
+  }
+  o.max_batch_tokens =
+      static_cast<uint32_t>(std::min<uint64_t>(o.max_batch_tokens, range / token_bytes));
+  o.max_logits_rows =
+      static_cast<uint32_t>(std::min<uint64_t>(o.max_logits_rows, range / logits_row_bytes));
+  opt = o;
+  max_rows = o.max_logits_rows;
+  allocate_activations();
+  allocate_kv();
+}
+
+vk::BufferSlice& VulkanStepBuffers::buf(Act a) {
+  switch (a) {
+    case Act::X:
+      return x;
+    case Act::H:
+      return h;
+    case Act::Q:
+      return q;
+    case Act::K:
+      return k;
+    case Act::V:
+      return v;
+    case Act::QKV:
+      return qkv;
+    case Act::Attn:
+      return attn;
+    case Act::Gate:
+      return gate;
+    case Act::Up:
+      return up;
+    case Act::FfnAct:
+      return ffn_act;
+    case Act::XSel:
+      return xsel;
+    case Act::HSel:
+      return hsel;
+    case Act::Logits:
+      return logits;
+  }
+  throw std::logic_error("unknown activation");
+}
+
+void VulkanStepBuffers::allocate_activations() {
+  const uint64_t T = opt.max_batch_tokens, E = spec.n_embd;
+  const uint64_t qd = spec.n_embd_q(), kvd = spec.n_embd_k_gqa();
+  // Encoders pool into Logits and read every token's row of X back.
+  const bool encoder = spec.is_encoder();
+  const uint64_t ff = spec.n_ff, R = max_rows;
+  const uint64_t V = encoder ? std::max(spec.n_vocab, spec.n_embd_out()) : spec.n_vocab;
+  const uint64_t split_bytes = vk::ops::attention_scratch_bytes(
+      kMaxAttentionSplits, kMaxSplitTokens, spec.n_head, spec.head_dim);
+  const uint64_t sizes[] = {T * E,  T * E,      T * qd, T * kvd, T * kvd, T * (qd + 2 * kvd),
+                            T * qd, T * ff * 2, T * ff, T * ff,  R * E,   R * E,
+                            R * V};
+  const uint64_t align = 256;
+  const uint64_t argmax_bytes = std::max<uint64_t>(vk::ops::argmax_scratch_bytes(V, R), 16);
+  const uint64_t xq_bytes = vk::q8_activation_bytes(
+      static_cast<uint32_t>(std::max({E, qd, ff})),
+      static_cast<uint32_t>(std::min<uint64_t>(std::max(T, R), opt.matvec_max_batch)));
+  act_bytes = split_bytes + argmax_bytes + xq_bytes + 3 * align + 4 * (S_words() + align);
+  for (uint64_t s : sizes) act_bytes += (s * 4 + align - 1) / align * align + align;
+  act.emplace(ctx.device(), "activations", act_bytes);
+  auto f32 = [&](uint64_t n) { return act->allocate(n * 4); };
+  x = f32(T * E);
+  h = f32(T * E);
+  q = f32(T * qd);
+  k = f32(T * kvd);
+  v = f32(T * kvd);
+  qkv = f32(T * (qd + 2 * kvd));
+  attn = f32(T * qd);
+  up = f32(T * ff * 2);  // fused gate|up needs twice n_ff
+  gate = f32(T * ff);
+  ffn_act = f32(T * ff);
+  xsel = f32(R * E);
+  hsel = f32(R * E);
+  logits = f32(R * V);
+  greedy = act->allocate(4 * S_words());
+  scratch = act->allocate(split_bytes);
+  argmax_scratch = act->allocate(argmax_bytes);
+  xq = act->allocate(xq_bytes);
+
+  const uint32_t max_blocks = (opt.max_context + opt.block_size - 1) / opt.block_size;
+  max_meta_words = static_cast<uint32_t>(2 * T + 4 * opt.max_seqs + opt.max_seqs * max_blocks);
+  ids_in = vk::Buffer(ctx.device(), 4 * T, vk::MemoryKind::Upload, "step token ids");
+  sel_in = vk::Buffer(ctx.device(), 4 * R, vk::MemoryKind::Upload, "step logits rows");
+  meta_in = vk::Buffer(ctx.device(), 4ull * max_meta_words, vk::MemoryKind::Upload,
+                       "step batch metadata");
+  if (spec.position_embd) {
+    pos_in = vk::Buffer(ctx.device(), 4 * T, vk::MemoryKind::Upload, "step positions");
+  }
+  if (encoder) {
+    row_ids = vk::Buffer(ctx.device(), uint64_t(kRowIdSpacing) * kMaxRowIds, vk::MemoryKind::Upload,
+                         "step row ids");
+  }
+  readback =
+      vk::Buffer(ctx.device(), 4 * (std::max(R * std::max(V, E), encoder ? T * E : 0) + S_words()),
+                 vk::MemoryKind::Readback, "step results");
+}
+
+void VulkanStepBuffers::allocate_kv() {
+  layout.n_kv_heads = spec.n_head_kv;
+  layout.head_dim = spec.head_dim;
+  layout.block_size = opt.block_size;
+  if (opt.kv_scratch_blocks > 0) {  // one K and one V region shared by every layer
+    layout.num_blocks = opt.kv_scratch_blocks;
+    const uint64_t region = layout.region_bytes();
+    kv_arena.emplace(ctx.device(), "scratch k/v", (region + 256) * 2, vk::MemoryKind::DeviceLocal,
+                     region + 256);
+    k_region.assign(spec.n_layer, kv_arena->allocate(region));
+    v_region.assign(spec.n_layer, kv_arena->allocate(region));
+    return;
+  }
+  const uint64_t per_block =
+      2ull * spec.n_layer * spec.n_head_kv * opt.block_size * spec.head_dim * 2;  // K and V, f16
+  uint64_t budget = opt.kv_budget_bytes;
+  if (budget == 0) {
+    // Enough for every sequence at full context, but at most half of what the weights and
+    // activations leave of the device's largest memory heap.
+    const uint64_t heap = ctx.caps().device_local_bytes;
+    const uint64_t used = m.weight_bytes() + act_bytes;
+    const uint64_t share = heap > used ? (heap - used) / 2 : per_block * 64;
+    const uint64_t want =
+        per_block * opt.max_seqs * ((opt.max_context + opt.block_size - 1) / opt.block_size);
+    budget = std::min(share, want);
+  }
+  uint64_t blocks = std::max<uint64_t>(budget / per_block, 1);
+  // One layer's region must fit one arena block and one storage-buffer binding.
+  const uint64_t region_limit =
+      std::min<uint64_t>({uint64_t(1) << 30, ctx.caps().max_storage_buffer_range});
+  const uint64_t per_block_region = per_block / (2ull * spec.n_layer);
+  blocks = std::min(blocks, region_limit / per_block_region);
+  blocks = std::min<uint64_t>(blocks, uint32_t(-1) / 2);
+  layout.num_blocks = static_cast<uint32_t>(blocks);
+  const uint64_t region = layout.region_bytes();
+  kv_arena.emplace(ctx.device(), "kv cache", (region + 256) * 2 * spec.n_layer,
+                   vk::MemoryKind::DeviceLocal, region + 256);
+  for (uint32_t l = 0; l < spec.n_layer; ++l) {
+    k_region.push_back(kv_arena->allocate(region));
+    v_region.push_back(kv_arena->allocate(region));
+  }
+}
+
+}  // namespace vkllm::runtime

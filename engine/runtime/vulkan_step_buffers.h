@@ -1,0 +1,70 @@
+// The device memory of the Vulkan StepBackend (engine/runtime/vulkan_backend.h): the step's
+// activations and scratch in one arena, the host-written step inputs, the readback buffer of the
+// results and the paged KV cache's per-layer K and V regions. Sized once, at construction, for the
+// Runner's limits, which it first lowers to what one storage-buffer binding holds; the backend
+// maps the graph's Act/Rows onto these buffers through buf, slice and head_rows.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "engine/kv/kv_layout.h"
+#include "engine/runtime/model.h"
+#include "engine/runtime/runner.h"
+#include "engine/runtime/step_backend.h"
+#include "engine/vulkan/arena.h"
+#include "engine/vulkan/buffer.h"
+#include "engine/vulkan/ops.h"
+
+namespace vkllm::runtime {
+
+// Split-K attention's limits: the scratch here is sized for them.
+inline constexpr uint32_t kMaxAttentionSplits = 16;
+inline constexpr uint32_t kMaxSplitTokens = 64;  // split-K only for decode-sized steps
+
+struct VulkanStepBuffers {
+  // Lowers o.max_batch_tokens and o.max_logits_rows to one binding's worth (throws
+  // std::invalid_argument when max_seqs rows do not fit), then allocates everything.
+  VulkanStepBuffers(vk::Context& ctx, const Model& model, RunnerOptions& o);
+
+  vk::BufferSlice& buf(Act a);
+  // The activation from the rows' first element on.
+  vk::BufferSlice slice(Rows r) {
+    vk::BufferSlice& b = buf(r.act);
+    return r.off == 0 ? b : b.sub(uint64_t(r.off) * 4, b.size - uint64_t(r.off) * 4);
+  }
+  vk::ops::HeadRows head_rows(Rows r) { return {buf(r.act), r.off, r.stride}; }
+
+  // Where the greedy tokens follow the logits in the readback buffer.
+  uint64_t greedy_at() const { return uint64_t(max_rows) * spec.n_vocab * 4; }
+
+  // embed_row's row ids: each in an upload slot of its own (a step's rows are few).
+  static constexpr uint32_t kMaxRowIds = 16;
+  static constexpr uint32_t kRowIdSpacing = 256;  // any storage-buffer offset alignment
+
+  vk::Context& ctx;
+  const Model& m;
+  const model::ModelSpec& spec;
+  RunnerOptions opt;
+  uint32_t max_rows = 0;  // logits rows per step
+  uint32_t max_meta_words = 0;
+  uint64_t act_bytes = 0;
+  kv::KvLayout layout;
+  std::optional<vk::Arena> kv_arena;
+  std::vector<vk::BufferSlice> k_region, v_region;
+  std::optional<vk::Arena> act;
+  vk::Buffer ids_in, sel_in, meta_in;  // host-written step inputs
+  vk::Buffer pos_in, row_ids;          // encoders: positions, embed_row's row ids
+  vk::Buffer readback;
+  vk::BufferSlice x, h, q, k, v, qkv, attn, gate, up, ffn_act, xsel, hsel, logits, greedy, scratch,
+      argmax_scratch, xq;
+
+ private:
+  uint64_t S_words() const { return std::max<uint32_t>(max_rows, 4); }
+  void allocate_activations();
+  void allocate_kv();
+};
+
+}  // namespace vkllm::runtime
