@@ -23,6 +23,7 @@
 #include "engine/cpu/quant_matmul.h"
 #include "engine/gguf/quants.h"
 #include "tests/unit/cpu/cpu_test_support.h"
+#include "tests/unit/cpu/random_weights.h"
 
 namespace vkllm::cpu {
 namespace {
@@ -30,37 +31,9 @@ namespace {
 using gguf::TensorType;
 using test::SeededRng;
 
-const TensorType kTypes[] = {
-    TensorType::F32,  TensorType::F16,  TensorType::BF16, TensorType::Q4_0,   TensorType::Q4_1,
-    TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0, TensorType::IQ4_NL, TensorType::Q2_K,
-    TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K,   TensorType::IQ4_XS};
-
-struct Weights {
-  std::vector<std::byte> bytes;
-  std::vector<float> values;  // dequantized by engine/gguf, row-major
-  WeightView view;
-};
-
-Weights make_weights(SeededRng& rng, TensorType type, uint64_t rows, uint64_t cols) {
-  Weights w;
-  w.bytes.resize(rows * gguf::row_bytes(type, cols));
-  if (gguf::can_quantize(type)) {
-    const std::vector<float> src = rng.vec(rows * cols);
-    gguf::quantize(type, src.data(), w.bytes.data(), rows * cols);
-  } else {
-    // IQ4_*: random codes and scales, a valid f16 scale at the start of every block.
-    for (auto& b : w.bytes) b = std::byte(rng.below(256));
-    const auto& tr = gguf::traits(type);
-    for (size_t off = 0; off < w.bytes.size(); off += tr.block_bytes) {
-      const uint16_t d = gguf::fp32_to_fp16(rng.uniform(0.001f, 0.02f));
-      std::memcpy(w.bytes.data() + off, &d, 2);
-    }
-  }
-  w.values.resize(rows * cols);
-  gguf::dequantize(type, w.bytes.data(), w.values.data(), rows * cols);
-  w.view = {type, w.bytes.data(), cols, rows};
-  return w;
-}
+using test::make_weights;
+using test::Weights;
+const auto& kTypes = test::kAllWeightTypes;
 
 // Columns past one 1024-column chunk and, for the float types, not a multiple of 32.
 uint64_t cols_for(TensorType type) {
