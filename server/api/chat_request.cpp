@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "server/api/json_request.h"
 #include "server/http/exchange.h"
 
 namespace vkllm::api {
@@ -10,29 +11,6 @@ namespace vkllm::api {
 using http::HttpError;
 
 namespace {
-
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
-// Go's encoding/json: exact key first, then case-insensitive; null counts as absent.
-template <class Json>
-const Json* field(const Json& obj, std::string_view key) {
-  if (!obj.is_object()) return nullptr;
-  auto it = obj.find(std::string(key));
-  if (it == obj.end()) {
-    for (auto i = obj.begin(); i != obj.end(); ++i)
-      if (iequals(i.key(), key)) {
-        it = i;
-        break;
-      }
-  }
-  if (it == obj.end() || it->is_null()) return nullptr;
-  return &*it;
-}
 
 template <class Json>
 const char* json_kind(const Json& j) {
@@ -51,7 +29,7 @@ template <class Json>
 
 template <class Json>
 std::string str(const Json& obj, std::string_view key, const std::string& path) {
-  const Json* v = field(obj, key);
+  const Json* v = find_field(obj, key);
   if (!v) return "";
   if (!v->is_string()) type_error(*v, path + "." + std::string(key), "string");
   return v->template get<std::string>();
@@ -144,14 +122,14 @@ prompt::ToolCall parse_tool_call(const Json& j, int default_index) {
   prompt::ToolCall c;
   c.id = str(j, "id", path);
   c.index = default_index;
-  if (const Json* fn = field(j, "function")) {
+  if (const Json* fn = find_field(j, "function")) {
     if (!fn->is_object()) type_error(*fn, path + ".function", "api.ToolCallFunction");
     c.name = str(*fn, "name", path + ".function");
-    if (const Json* idx = field(*fn, "index")) {
+    if (const Json* idx = find_field(*fn, "index")) {
       if (!idx->is_number_integer()) type_error(*idx, path + ".function.index", "int");
       c.index = idx->template get<int>();
     }
-    if (const Json* args = field(*fn, "arguments")) {
+    if (const Json* args = find_field(*fn, "arguments")) {
       if (!args->is_object())
         type_error(*args, path + ".function.arguments", "api.ToolCallFunctionArguments");
       c.arguments = to_ordered(*args);
@@ -168,8 +146,8 @@ prompt::Message parse_message(const Json& j) {
   m.role = lower(str(j, "role", path));
   m.content = str(j, "content", path);
   m.thinking = str(j, "thinking", path);
-  m.images = images(field(j, "images"), path + ".images");
-  if (const Json* calls = field(j, "tool_calls")) {
+  m.images = images(find_field(j, "images"), path + ".images");
+  if (const Json* calls = find_field(j, "tool_calls")) {
     if (!calls->is_array()) type_error(*calls, path + ".tool_calls", "[]api.ToolCall");
     int i = 0;
     for (const auto& c : *calls) m.tool_calls.push_back(parse_tool_call(c, i++));
@@ -207,13 +185,13 @@ prompt::Think parse_think(const Json* think) {
 template <class Json>
 prompt::ChatInput chat_input(const Json& body) {
   prompt::ChatInput in;
-  if (const Json* m = field(body, "messages")) in.messages = parse_messages(*m);
-  if (const Json* tools = field(body, "tools")) {
+  if (const Json* m = find_field(body, "messages")) in.messages = parse_messages(*m);
+  if (const Json* tools = find_field(body, "tools")) {
     if (!tools->is_array()) type_error(*tools, "ChatRequest.tools", "api.Tools");
     in.tools = to_ordered(*tools);
   }
-  in.think = parse_think(field(body, "think"));
-  if (const Json* t = field(body, "truncate")) {
+  in.think = parse_think(find_field(body, "think"));
+  if (const Json* t = find_field(body, "truncate")) {
     if (!t->is_boolean()) type_error(*t, "ChatRequest.truncate", "bool");
     in.truncate = t->template get<bool>();
   }
@@ -229,13 +207,13 @@ prompt::GenerateInput generate_input(const Json& body) {
   // Go handlers test these for "", so an empty string means absent.
   if (std::string s = str(body, "system", path); !s.empty()) in.system = s;
   if (std::string t = str(body, "template", path); !t.empty()) in.template_override = t;
-  in.images = images(field(body, "images"), path + ".images");
-  in.has_context = field(body, "context") != nullptr;
-  if (const Json* t = field(body, "truncate")) {
+  in.images = images(find_field(body, "images"), path + ".images");
+  in.has_context = find_field(body, "context") != nullptr;
+  if (const Json* t = find_field(body, "truncate")) {
     if (!t->is_boolean()) type_error(*t, path + ".truncate", "bool");
     in.truncate = t->template get<bool>();
   }
-  in.think = parse_think(field(body, "think"));
+  in.think = parse_think(find_field(body, "think"));
   return in;
 }
 

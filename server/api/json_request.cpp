@@ -8,16 +8,6 @@
 #include "server/http/exchange.h"
 
 namespace vkllm::api {
-namespace {
-
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
-}  // namespace
 
 std::string_view go_type_name(const nlohmann::json& v) {
   if (v.is_string()) return "string";
@@ -56,23 +46,6 @@ nlohmann::json parse_json_object(std::string_view body) {
                                    " into Go value of type struct");
   }
   return j;
-}
-
-const nlohmann::json* find_field(const nlohmann::json& object, std::string_view key) {
-  if (!object.is_object()) return nullptr;
-  const nlohmann::json* found = nullptr;
-  if (const auto it = object.find(key); it != object.end()) {
-    found = &*it;
-  } else {
-    for (auto it2 = object.begin(); it2 != object.end(); ++it2) {
-      if (iequals(it2.key(), key)) {
-        found = &it2.value();
-        break;
-      }
-    }
-  }
-  if (found != nullptr && found->is_null()) return nullptr;
-  return found;
 }
 
 std::optional<std::string> string_field(const nlohmann::json& object, std::string_view key) {

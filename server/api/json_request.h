@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include <boost/beast/core/string.hpp>
 #include <nlohmann/json.hpp>
 
 #include "registry/model_name.h"
@@ -17,7 +18,22 @@ namespace vkllm::api {
 nlohmann::json parse_json_object(std::string_view body);
 
 // The member named `key` (exact match first, then case-insensitive); nullptr if absent or null.
-const nlohmann::json* find_field(const nlohmann::json& object, std::string_view key);
+// For nlohmann::json and ordered_json alike.
+template <class Json>
+const Json* find_field(const Json& object, std::string_view key) {
+  if (!object.is_object()) return nullptr;
+  auto it = object.find(std::string(key));
+  if (it == object.end()) {
+    for (auto i = object.begin(); i != object.end(); ++i) {
+      if (boost::beast::iequals(i.key(), key)) {
+        it = i;
+        break;
+      }
+    }
+  }
+  if (it == object.end() || it->is_null()) return nullptr;
+  return &*it;
+}
 
 // Typed optional fields; a present value of the wrong JSON type throws HttpError(400) with a
 // Go-like message, e.g. `json: cannot unmarshal number into Go struct field .stream of type bool`.

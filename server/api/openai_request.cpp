@@ -29,7 +29,7 @@ OpenAiRequest parse_chat_completion_request(const J& body) {
   default_top_p(body, r.options);
   if (auto n = int_of(body, "max_completion_tokens")) r.options["num_predict"] = *n;
   parse_stop(body, out, false);
-  const J* messages = field(body, "messages");
+  const J* messages = find_field(body, "messages");
   if (!messages) throw HttpError(400, "'messages' is a required property");
   if (!messages->is_array()) bad_type("messages", "an array", *messages);
   if (messages->empty()) throw HttpError(400, "[] is too short - 'messages'");
@@ -37,14 +37,14 @@ OpenAiRequest parse_chat_completion_request(const J& body) {
   for (const auto& m : *messages) append_chat_message(m, r.chat.messages, names);
   r.chat.tools = apply_tool_choice(body, tools_of(body));
   parse_think_fields(body, r.chat.think);
-  if (const J* rf = field(body, "response_format")) {
+  if (const J* rf = find_field(body, "response_format")) {
     if (!rf->is_object()) bad_type("response_format", "an object", *rf);
     const std::string type = string_of(*rf, "type").value_or("");
     if (type == "json_object") {
       r.format = "json";
     } else if (type == "json_schema") {
-      const J* js = field(*rf, "json_schema");
-      const J* schema = js ? field(*js, "schema") : nullptr;
+      const J* js = find_field(*rf, "json_schema");
+      const J* schema = js ? find_field(*js, "schema") : nullptr;
       if (schema) {
         if (!schema->is_object())
           bad_type("response_format.json_schema.schema", "an object", *schema);
@@ -56,7 +56,7 @@ OpenAiRequest parse_chat_completion_request(const J& body) {
   }
   if (auto lp = bool_of(body, "logprobs")) r.logprobs = *lp;
   parse_top_logprobs(body, r);
-  if (const J* f = field(body, "format")) r.format = *f;  // Ollama's own field, if sent
+  if (const J* f = find_field(body, "format")) r.format = *f;  // Ollama's own field, if sent
   return out;
 }
 
@@ -66,10 +66,10 @@ OpenAiRequest parse_completion_request(const J& body) {
   r.kind = sched::GenerationRequest::Kind::generate;
   parse_common(body, out, "max_tokens");
   // /v1/completions treats top_p 0 as absent (compat §2.2).
-  if (const J* p = field(body, "top_p"); p && p->get<double>() == 0) r.options["top_p"] = 1.0;
+  if (const J* p = find_field(body, "top_p"); p && p->get<double>() == 0) r.options["top_p"] = 1.0;
   default_top_p(body, r.options);
   parse_stop(body, out, true);
-  if (const J* p = field(body, "prompt")) {
+  if (const J* p = find_field(body, "prompt")) {
     if (p->is_string()) {
       r.generate.prompt = p->get<std::string>();
     } else if (p->is_array() && p->size() == 1 && (*p)[0].is_string()) {

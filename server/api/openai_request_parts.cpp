@@ -14,20 +14,13 @@ using http::HttpError;
 
 namespace {
 
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
   return s;
 }
 
 const J* number_of(const J& obj, std::string_view key) {
-  const J* v = field(obj, key);
+  const J* v = find_field(obj, key);
   if (v && !v->is_number()) bad_type(key, "a number", *v);
   return v;
 }
@@ -75,31 +68,14 @@ prompt::ToolCall chat_tool_call(const J& j, int index) {
   prompt::ToolCall c;
   c.id = string_of(j, "id").value_or("");
   c.index = static_cast<int>(int_of(j, "index").value_or(index));
-  const J* fn = field(j, "function");
+  const J* fn = find_field(j, "function");
   if (!fn || !fn->is_object()) throw HttpError(400, "invalid tool call");
   c.name = string_of(*fn, "name").value_or("");
-  if (const J* a = field(*fn, "arguments")) c.arguments = parse_arguments(*a);
+  if (const J* a = find_field(*fn, "arguments")) c.arguments = parse_arguments(*a);
   return c;
 }
 
 }  // namespace
-
-// Ollama decodes /v1 bodies with Go's encoding/json: exact key first, then case-insensitive; a
-// null value counts as absent.
-const J* field(const J& obj, std::string_view key) {
-  if (!obj.is_object()) return nullptr;
-  auto it = obj.find(std::string(key));
-  if (it == obj.end()) {
-    for (auto i = obj.begin(); i != obj.end(); ++i) {
-      if (iequals(i.key(), key)) {
-        it = i;
-        break;
-      }
-    }
-  }
-  if (it == obj.end() || it->is_null()) return nullptr;
-  return &*it;
-}
 
 // Go's %T of a decoded interface{} value, as Ollama's messages name them.
 std::string go_type(const J& v) {
@@ -117,21 +93,21 @@ std::string go_type(const J& v) {
 }
 
 std::optional<std::string> string_of(const J& obj, std::string_view key) {
-  const J* v = field(obj, key);
+  const J* v = find_field(obj, key);
   if (!v) return std::nullopt;
   if (!v->is_string()) bad_type(key, "a string", *v);
   return v->get<std::string>();
 }
 
 std::optional<bool> bool_of(const J& obj, std::string_view key) {
-  const J* v = field(obj, key);
+  const J* v = find_field(obj, key);
   if (!v) return std::nullopt;
   if (!v->is_boolean()) bad_type(key, "a boolean", *v);
   return v->get<bool>();
 }
 
 std::optional<int64_t> int_of(const J& obj, std::string_view key) {
-  const J* v = field(obj, key);
+  const J* v = find_field(obj, key);
   if (!v) return std::nullopt;
   if (v->is_number_integer()) return v->get<int64_t>();
   // Range first: converting an out-of-range double to an integer is undefined.
@@ -153,15 +129,15 @@ void parse_common(const J& body, OpenAiRequest& out, std::string_view max_tokens
   if (!name) throw HttpError(404, "model '" + r.model + "' not found");
   r.name = *name;
   out.stream = bool_of(body, "stream").value_or(false);
-  if (const J* so = field(body, "stream_options")) {
+  if (const J* so = find_field(body, "stream_options")) {
     if (!so->is_object()) bad_type("stream_options", "an object", *so);
     out.include_usage = bool_of(*so, "include_usage").value_or(false);
   }
-  if (const J* o = field(body, "options")) {
+  if (const J* o = find_field(body, "options")) {
     if (!o->is_object()) bad_type("options", "an object", *o);
     r.options = *o;
   }
-  if (const J* k = field(body, "keep_alive")) {
+  if (const J* k = find_field(body, "keep_alive")) {
     nlohmann::json holder;
     holder["keep_alive"] = plain(*k);
     r.keep_alive = parse_keep_alive(holder);
@@ -182,7 +158,7 @@ void parse_common(const J& body, OpenAiRequest& out, std::string_view max_tokens
 
 // OpenAI's top_p is 1.0 when neither the request nor its `options` sets one.
 void default_top_p(const J& body, J& options) {
-  if (!field(body, "top_p") && (!options.contains("top_p") || options["top_p"].is_null())) {
+  if (!find_field(body, "top_p") && (!options.contains("top_p") || options["top_p"].is_null())) {
     options["top_p"] = 1.0;
   }
 }
@@ -190,7 +166,7 @@ void default_top_p(const J& body, J& options) {
 // stop: a string or an array. /v1/chat/completions drops non-strings; /v1/completions rejects
 // them (both as Ollama does).
 void parse_stop(const J& body, OpenAiRequest& out, bool strict) {
-  const J* s = field(body, "stop");
+  const J* s = find_field(body, "stop");
   if (!s) return;
   J stops = J::array();
   if (s->is_string()) {
@@ -217,11 +193,11 @@ void parse_top_logprobs(const J& body, sched::GenerationRequest& r) {
 }
 
 void parse_think_fields(const J& body, prompt::Think& think) {
-  if (const J* t = field(body, "think")) think = parse_think(t);
-  apply_effort(field(body, "reasoning_effort"), think);
-  if (const J* reasoning = field(body, "reasoning")) {
+  if (const J* t = find_field(body, "think")) think = parse_think(t);
+  apply_effort(find_field(body, "reasoning_effort"), think);
+  if (const J* reasoning = find_field(body, "reasoning")) {
     if (!reasoning->is_object()) bad_type("reasoning", "an object", *reasoning);
-    apply_effort(field(*reasoning, "effort"), think);
+    apply_effort(find_field(*reasoning, "effort"), think);
   }
 }
 
@@ -229,7 +205,7 @@ void parse_think_fields(const J& body, prompt::Think& think) {
 std::string image_of(const J& v) {
   if (v.is_string()) return decode_image_url(v.get<std::string>());
   if (v.is_object()) {
-    if (const J* u = field(v, "url"); u && u->is_string())
+    if (const J* u = find_field(v, "url"); u && u->is_string())
       return decode_image_url(u->get<std::string>());
   }
   throw HttpError(400, "invalid image input");
@@ -257,8 +233,8 @@ std::string role_of(const J& m) {
 void append_chat_message(const J& m, std::vector<prompt::Message>& out, ToolNames& names) {
   if (!m.is_object()) throw HttpError(400, "invalid message format");
   const std::string role = role_of(m);
-  const J* content = field(m, "content");
-  const J* calls = field(m, "tool_calls");
+  const J* content = find_field(m, "content");
+  const J* calls = find_field(m, "tool_calls");
   const size_t first = out.size();
   auto blank = [&role] {
     prompt::Message msg;
@@ -280,11 +256,11 @@ void append_chat_message(const J& m, std::vector<prompt::Message>& out, ToolName
       if (type == "text") {
         msg.content = string_of(part, "text").value_or("");
       } else if (type == "image_url") {
-        const J* img = field(part, "image_url");
+        const J* img = find_field(part, "image_url");
         if (!img) throw HttpError(400, "invalid image input");
         msg.images.push_back(image_of(*img));
       } else if (type == "input_audio") {
-        const J* audio = field(part, "input_audio");
+        const J* audio = find_field(part, "input_audio");
         if (!audio || !audio->is_object()) throw HttpError(400, "invalid message format");
         msg.images.push_back(decode_base64(string_of(*audio, "data").value_or("")));
       } else {
@@ -318,7 +294,7 @@ void append_chat_message(const J& m, std::vector<prompt::Message>& out, ToolName
 }
 
 J tools_of(const J& body) {
-  const J* tools = field(body, "tools");
+  const J* tools = find_field(body, "tools");
   if (!tools) return J();
   if (!tools->is_array()) bad_type("tools", "an array", *tools);
   return *tools;
@@ -327,12 +303,12 @@ J tools_of(const J& body) {
 // tool_choice "none" means the model may not call tools: it never sees them. A named function
 // narrows the tools to that one; "auto" and "required" leave them as they are.
 J apply_tool_choice(const J& body, J tools) {
-  const J* choice = field(body, "tool_choice");
+  const J* choice = find_field(body, "tool_choice");
   if (!choice || !tools.is_array()) return tools;
   if (choice->is_string() && choice->get<std::string>() == "none") return J();
   if (choice->is_object()) {
     std::string wanted;
-    if (const J* fn = field(*choice, "function"); fn && fn->is_object()) {
+    if (const J* fn = find_field(*choice, "function"); fn && fn->is_object()) {
       wanted = string_of(*fn, "name").value_or("");
     } else {
       wanted = string_of(*choice, "name").value_or("");
@@ -340,8 +316,8 @@ J apply_tool_choice(const J& body, J tools) {
     if (wanted.empty()) return tools;
     J kept = J::array();
     for (const auto& t : tools) {
-      const J* fn = field(t, "function");
-      const J* n = fn ? field(*fn, "name") : nullptr;
+      const J* fn = find_field(t, "function");
+      const J* n = fn ? find_field(*fn, "name") : nullptr;
       if (n && n->is_string() && n->get<std::string>() == wanted) kept.push_back(t);
     }
     return kept;

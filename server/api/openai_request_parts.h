@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/api/json_request.h"  // find_field: /v1 bodies decode as Go's encoding/json
 #include "server/api/openai_request.h"
 #include "server/prompt/prompt.h"
 #include "server/scheduler/generation.h"
@@ -32,10 +33,6 @@ struct ToolNames {
     return it == by_id.end() ? "" : it->second;
   }
 };
-
-// Ollama decodes /v1 bodies with Go's encoding/json: exact key first, then case-insensitive; a
-// null value counts as absent.
-const J* field(const J& obj, std::string_view key);
 
 // Go's %T of a decoded interface{} value, as Ollama's messages name them.
 std::string go_type(const J& v);

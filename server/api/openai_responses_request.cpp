@@ -25,7 +25,7 @@ std::string response_text(const J& content, std::vector<std::string>* images) {
     if (type == "input_text" || type == "output_text" || type == "text") {
       text += string_of(part, "text").value_or("");
     } else if (type == "input_image" && images) {
-      const J* img = field(part, "image_url");
+      const J* img = find_field(part, "image_url");
       if (!img) throw HttpError(400, "invalid image input");
       images->push_back(image_of(*img));
     } else if (type == "input_file") {
@@ -47,12 +47,12 @@ void add_response_tool(const J& t, const std::string& prefix, J& out) {
   if (type == "function") {
     J fn;
     fn["name"] = prefix + string_of(t, "name").value_or("");
-    if (const J* d = field(t, "description")) fn["description"] = *d;
-    if (const J* p = field(t, "parameters")) fn["parameters"] = *p;
+    if (const J* d = find_field(t, "description")) fn["description"] = *d;
+    if (const J* p = find_field(t, "parameters")) fn["parameters"] = *p;
     out.push_back(J{{"type", "function"}, {"function", std::move(fn)}});
   } else if (type == "namespace") {
     const std::string name = string_of(t, "name").value_or("");
-    if (const J* inner = field(t, "tools"); inner && inner->is_array()) {
+    if (const J* inner = find_field(t, "tools"); inner && inner->is_array()) {
       for (const auto& i : *inner) add_response_tool(i, prefix + name + ".", out);
     }
   }
@@ -72,26 +72,26 @@ OpenAiRequest parse_responses_request(const J& body) {
   ToolNames names;
   std::string pending_thinking;
   bool last_was_call = false;
-  const J* input = field(body, "input");
+  const J* input = find_field(body, "input");
   if (input && input->is_string()) {
     msgs.push_back({"user", input->get<std::string>(), {}, {}, {}, {}, {}});
   } else if (input && input->is_array()) {
     for (const auto& item : *input) {
       if (!item.is_object()) throw HttpError(400, "invalid input item");
       std::string type = string_of(item, "type").value_or("");
-      if (type.empty() && field(item, "role")) type = "message";
+      if (type.empty() && find_field(item, "role")) type = "message";
       bool call = false;
       if (type == "message") {
         prompt::Message m;
         m.role = role_of(item);
-        if (const J* c = field(item, "content")) m.content = response_text(*c, &m.images);
+        if (const J* c = find_field(item, "content")) m.content = response_text(*c, &m.images);
         if (m.role == "assistant") m.thinking = std::exchange(pending_thinking, "");
         msgs.push_back(std::move(m));
       } else if (type == "function_call") {
         prompt::ToolCall c;
         c.id = string_of(item, "call_id").value_or("");
         c.name = string_of(item, "name").value_or("");
-        if (const J* a = field(item, "arguments")) c.arguments = parse_arguments(*a);
+        if (const J* a = find_field(item, "arguments")) c.arguments = parse_arguments(*a);
         names.remember(c);
         // Consecutive calls (and an assistant message just before them) form one turn.
         if (msgs.empty() || msgs.back().role != "assistant" ||
@@ -109,12 +109,12 @@ OpenAiRequest parse_responses_request(const J& body) {
         m.role = "tool";
         m.tool_call_id = string_of(item, "call_id").value_or("");
         m.tool_name = names.lookup(m.tool_call_id);
-        if (const J* o = field(item, "output")) m.content = response_text(*o, nullptr);
+        if (const J* o = find_field(item, "output")) m.content = response_text(*o, nullptr);
         msgs.push_back(std::move(m));
       } else if (type == "reasoning") {
         if (auto enc = string_of(item, "encrypted_content"); enc && !enc->empty()) {
           pending_thinking = *enc;
-        } else if (const J* s = field(item, "summary"); s && s->is_array()) {
+        } else if (const J* s = find_field(item, "summary"); s && s->is_array()) {
           pending_thinking.clear();
           for (const auto& part : *s) pending_thinking += string_of(part, "text").value_or("");
         }
@@ -129,7 +129,7 @@ OpenAiRequest parse_responses_request(const J& body) {
   if (msgs.empty()) throw HttpError(400, "'input' is required");
 
   J tools = J();
-  if (const J* ts = field(body, "tools")) {
+  if (const J* ts = find_field(body, "tools")) {
     if (!ts->is_array()) bad_type("tools", "an array", *ts);
     tools = J::array();
     for (const auto& t : *ts) add_response_tool(t, "", tools);
@@ -137,14 +137,14 @@ OpenAiRequest parse_responses_request(const J& body) {
   r.chat.tools = apply_tool_choice(body, std::move(tools));
   parse_think_fields(body, r.chat.think);
   J text_format = J{{"type", "text"}};
-  if (const J* text = field(body, "text")) {
+  if (const J* text = find_field(body, "text")) {
     if (!text->is_object()) bad_type("text", "an object", *text);
-    if (const J* f = field(*text, "format")) {
+    if (const J* f = find_field(*text, "format")) {
       if (!f->is_object()) bad_type("text.format", "an object", *f);
       text_format = *f;
       const std::string type = string_of(*f, "type").value_or("");
       if (type == "json_schema") {
-        const J* schema = field(*f, "schema");
+        const J* schema = find_field(*f, "schema");
         r.format = schema ? *schema : J("json");
       } else if (type == "json_object") {
         r.format = "json";
@@ -152,23 +152,25 @@ OpenAiRequest parse_responses_request(const J& body) {
     }
   }
   parse_top_logprobs(body, r);
-  if (const J* inc = field(body, "include"); inc && inc->is_array()) {
+  if (const J* inc = find_field(body, "include"); inc && inc->is_array()) {
     for (const auto& i : *inc) r.logprobs |= i == "message.output_text.logprobs";
   }
   auto& echo = out.echo;
-  echo["instructions"] = field(body, "instructions") ? *field(body, "instructions") : J();
-  echo["tools"] = field(body, "tools") ? *field(body, "tools") : J::array();
-  echo["tool_choice"] = field(body, "tool_choice") ? *field(body, "tool_choice") : J("auto");
-  echo["truncation"] = field(body, "truncation") ? *field(body, "truncation") : J("disabled");
+  echo["instructions"] = find_field(body, "instructions") ? *find_field(body, "instructions") : J();
+  echo["tools"] = find_field(body, "tools") ? *find_field(body, "tools") : J::array();
+  echo["tool_choice"] =
+      find_field(body, "tool_choice") ? *find_field(body, "tool_choice") : J("auto");
+  echo["truncation"] =
+      find_field(body, "truncation") ? *find_field(body, "truncation") : J("disabled");
   echo["parallel_tool_calls"] = bool_of(body, "parallel_tool_calls").value_or(true);
   echo["text"] = J{{"format", text_format}};
   echo["top_p"] = r.options.contains("top_p") ? r.options["top_p"] : J(1.0);
   echo["temperature"] = r.options["temperature"];
   echo["top_logprobs"] = r.top_logprobs;
-  echo["reasoning"] = field(body, "reasoning") ? *field(body, "reasoning") : J();
+  echo["reasoning"] = find_field(body, "reasoning") ? *find_field(body, "reasoning") : J();
   echo["max_output_tokens"] =
-      field(body, "max_output_tokens") ? *field(body, "max_output_tokens") : J();
-  echo["metadata"] = field(body, "metadata") ? *field(body, "metadata") : J::object();
+      find_field(body, "max_output_tokens") ? *find_field(body, "max_output_tokens") : J();
+  echo["metadata"] = find_field(body, "metadata") ? *find_field(body, "metadata") : J::object();
   return out;
 }
 
