@@ -4,11 +4,15 @@
 #include <cctype>
 #include <string>
 
+#include <boost/beast/core/string.hpp>
+
 #include "server/http/exchange.h"
 #include "web/embedded_assets.h"
 
 namespace vkllm::http {
 namespace {
+
+using boost::beast::iequals;
 
 const web::EmbeddedFile* find_asset(std::string_view name) {
   for (const auto& f : web::embedded_files()) {
@@ -21,13 +25,6 @@ std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
 }
 
 // Calls f(token, q) for each element of a comma-separated header list with optional ";q=".
