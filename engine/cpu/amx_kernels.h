@@ -35,7 +35,7 @@ void amx_pack_x(const float* x, uint64_t x_stride, uint32_t ntok, uint64_t cols,
                 uint16_t* hi, uint16_t* lo);
 
 // Dequantizes n elements (whole blocks) of one row to floats with AVX-512 where this file has a
-// kernel for the type (amx_fast_dequant in amx_matmul.cpp lists them); false for the others,
+// kernel for the type (fast_dequant in amx_matmul.cpp lists them); false for the others,
 // which the caller dequantizes with engine/gguf (the same values, ~15x slower).
 bool amx_dequantize(gguf::TensorType type, const std::byte* src, float* dst, uint64_t n);
 
