@@ -337,7 +337,7 @@ TEST_F(ServerTest, WaitingHandlerIsToldWhenTheClientCloses) {
   s.close();
   const double ms = told_after_ms(closed);
   EXPECT_GE(ms, 0) << "the handler was never told";
-  EXPECT_LT(ms, 100);
+  EXPECT_LT(ms, 1000);  // promptly, not at the 5 s timeout (with room for a loaded CI)
 }
 
 TEST_F(ServerTest, StreamingHandlerIsToldWhenTheClientCloses) {
@@ -350,7 +350,7 @@ TEST_F(ServerTest, StreamingHandlerIsToldWhenTheClientCloses) {
   s.close();
   const double ms = told_after_ms(closed);
   EXPECT_GE(ms, 0) << "the handler was never told";
-  EXPECT_LT(ms, 100);
+  EXPECT_LT(ms, 1000);  // promptly, not at the 5 s timeout (with room for a loaded CI)
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
   while (!handler_done_ && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
