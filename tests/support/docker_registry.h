@@ -25,8 +25,8 @@ namespace vkllm::test {
 class DockerRegistry {
  public:
   DockerRegistry() : dir_("vkllm-registry") {
-    // The script sits next to this header (found through __FILE__, so benches can use it too).
-    auto script = std::filesystem::path(__FILE__).parent_path() / "start-registry.sh";
+    // The script sits next to this header; tests and benches are built knowing where that is.
+    auto script = std::filesystem::path(VKLLM_TEST_SUPPORT_DIR) / "start-registry.sh";
     std::string command;
     command.append("'").append(script.string()).append("' '").append(dir_.path().string());
     command.append("' ").append(std::to_string(getpid()));
