@@ -1,5 +1,7 @@
 #include "engine/engine_version.h"
 
 namespace vkllm {
-std::string_view version() { return VKLLM_VERSION; }
+std::string_view version() {
+  return VKLLM_VERSION;
+}
 }  // namespace vkllm
