@@ -28,12 +28,10 @@ std::string format(std::chrono::system_clock::time_point t, bool utc) {
     out += f;
   }
   const long off = utc ? 0 : tm.tm_gmtoff;
-  if (off == 0 && utc) {
-    out += "Z";
-  } else if (off == 0) {
+  if (off == 0) {
     out += "Z";
   } else {
-    char zone[8];
+    char zone[32];  // "+hh:mm"; room for any long, so the compiler can see nothing is cut
     const long a = off < 0 ? -off : off;
     std::snprintf(zone, sizeof zone, "%c%02ld:%02ld", off < 0 ? '-' : '+', a / 3600,
                   (a % 3600) / 60);

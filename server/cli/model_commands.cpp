@@ -6,9 +6,10 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <regex>
+#include <optional>
 #include <sstream>
 
+#include "registry/digest.h"
 #include "registry/model_store.h"
 #include "registry/modelfile.h"
 #include "registry/parameters.h"
@@ -35,16 +36,21 @@ fs::path resolve_local(const std::string& value, const fs::path& base) {
   return p.is_absolute() ? p : base / p;
 }
 
+// The digest a blob store's file name stands for: sha256-<hex>, compressed ones with .zst.
+std::optional<registry::Digest> blob_file_digest(std::string name) {
+  constexpr std::string_view prefix = "sha256-", compressed = ".zst";
+  if (!name.starts_with(prefix)) return std::nullopt;
+  if (name.ends_with(compressed)) name.resize(name.size() - compressed.size());
+  return registry::Digest::try_parse("sha256:" + name.substr(prefix.size()));
+}
+
 // The digest of a local file, uploaded through /api/blobs unless the server has it. A path
 // into a blob store (…/blobs/sha256-<hex>[.zst], what `show --modelfile` prints) is used by
 // name when the server holds that blob, so saved Modelfiles work without re-uploading.
 std::string ensure_blob(ApiClient& client, const fs::path& file, ProgressDisplay& display) {
-  static const std::regex blob_name("sha256-([0-9a-f]{64})(\\.zst)?");
-  std::smatch m;
   const std::string name = file.filename().string();
-  if (std::regex_match(name, m, blob_name)) {
-    const std::string digest = "sha256:" + m[1].str();
-    if (client.request("HEAD", "/api/blobs/" + digest).status == 200) return digest;
+  if (const auto digest = blob_file_digest(name)) {
+    if (client.request("HEAD", "/api/blobs/" + digest->str()).status == 200) return digest->str();
   }
   if (fs::is_directory(file)) {
     throw std::runtime_error(file.string() +

@@ -1,7 +1,11 @@
 #include "schema_validator.h"
 
 #include <cmath>
+// GCC 12 warns inside <regex> (std::function members "maybe uninitialized") wherever it is used.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <regex>
+#pragma GCC diagnostic pop
 
 namespace vkllm::sampling::testing {
 
