@@ -34,10 +34,11 @@ constexpr uint64_t kTaskWeightBytes = 128 * 1024;
 // With one token chunk the weights pass once, so a task is a stretch of one stream from DRAM, and
 // every task start costs a ramp-up of the prefetchers: measured at 2 threads on the 1B forward,
 // 128 KiB tasks reach 27.5 GB/s on the F16 head and 1 MiB tasks 34 GB/s (the machine's stream
-// read is 34-36), which is 10.7 -> 12.2 tok/s F16, 27.0 -> 31 Q4_K_M, 16.1 -> 18 Q8_0. Tasks
-// still come about four to a thread, so many cores keep their balance on the small matrices.
+// read is 34-36), which is 10.7 -> 12.2 tok/s F16, 27.0 -> 31 Q4_K_M, 16.1 -> 18 Q8_0 (the
+// same with four or eight tasks a thread). Tasks still come about eight to a thread, as before,
+// so with many cores (each with less bandwidth to ramp up) the matrices keep their balance.
 constexpr uint64_t kStreamTaskBytes = 1024 * 1024;
-constexpr uint64_t kStreamTasksPerThread = 4;
+constexpr uint64_t kStreamTasksPerThread = 8;
 
 // Round to nearest-even through the float adder (valid for |v| < 2^22; |v| <= 127 here): unlike
 // lrint it vectorizes, and the activations are quantized once per token per call.
@@ -303,7 +304,7 @@ void matmul(std::span<const Product> products, const float* x, uint64_t x_stride
 
   // Rows of every product in one task list. Several token chunks: about eight tasks per thread
   // for balance, each small enough that its weights stay in L2 while the chunks pass over them.
-  // One chunk: long stretches of the weight stream, about four per thread.
+  // One chunk: long stretches of the weight stream, about eight per thread.
   uint64_t rows_per_task;
   if (n <= kTokenChunk) {
     const uint64_t task_bytes =

@@ -40,11 +40,7 @@ class SessionExchange final : public Exchange {
   Method method() const override { return method_; }
   std::string_view target() const override { return target_; }
   std::optional<std::string> header(std::string_view name) const override;
-  std::optional<uint64_t> content_length() const override {
-    const auto n = parser_.content_length();
-    if (n) return *n;
-    return std::nullopt;
-  }
+  std::optional<uint64_t> content_length() const override;
 
   boost::asio::awaitable<std::string> read_body() override;
 
