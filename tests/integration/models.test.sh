@@ -79,6 +79,23 @@ http_status POST "$VKLLM_URL/api/show" -d '{"model":"tiny-saved"}' >/dev/null
 jq -e '.system == "You are a tiny test model."' "$TEST_TMP/body" >/dev/null || fail "saved Modelfile lost SYSTEM"
 pass "create from show --modelfile"
 
+# A FROM naming a blob store's file (sha256-<hex>, or .zst when stored compressed) is taken by
+# its digest when the server holds that blob: these files hold junk, and are never uploaded.
+hex=${gguf_digest#sha256:}
+upper=$(echo "$hex" | tr 'a-f' 'A-F')
+mkdir -p "$TEST_TMP/byname"
+for f in "sha256-$hex" "sha256-$hex.zst" "sha256-$upper"; do echo "not a gguf" >"$TEST_TMP/byname/$f"; done
+for f in "sha256-$hex" "sha256-$hex.zst"; do
+  printf 'FROM %s\n' "$TEST_TMP/byname/$f" >"$TEST_TMP/byname.Modelfile"
+  "$V" create tiny-byname -f "$TEST_TMP/byname.Modelfile" >"$TEST_TMP/byname.out" 2>&1 \
+    || fail "create from blob file name $f: $(cat "$TEST_TMP/byname.out")"
+done
+printf 'FROM %s\n' "$TEST_TMP/byname/sha256-$upper" >"$TEST_TMP/byname.Modelfile"
+"$V" create tiny-upper -f "$TEST_TMP/byname.Modelfile" >"$TEST_TMP/byname.out" 2>&1 \
+  && fail "an upper-case blob name was taken for a digest"
+"$V" rm tiny-byname >/dev/null || fail "rm tiny-byname"
+pass "create from a blob file name (plain and .zst) by digest"
+
 # --- cp and rm ---
 "$V" cp tiny copy-of-tiny | grep -q "copied 'tiny' to 'copy-of-tiny'" || fail "vkllm cp"
 http_status GET "$VKLLM_URL/api/tags" >/dev/null
