@@ -91,15 +91,20 @@ std::optional<BlobInfo> BlobStore::info(const Digest& digest) const {
   return BlobInfo{digest, size, stored, BlobEncoding::zstd_seekable};
 }
 
+std::optional<Digest> BlobStore::digest_of_file_name(std::string_view name) {
+  constexpr std::string_view prefix = "sha256-";
+  if (name.ends_with(kZstdSuffix)) name.remove_suffix(kZstdSuffix.size());
+  if (!name.starts_with(prefix)) return std::nullopt;
+  name.remove_prefix(prefix.size());
+  return Digest::try_parse("sha256:" + std::string(name));
+}
+
 std::vector<BlobInfo> BlobStore::list() const {
   std::vector<BlobInfo> out;
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(root_ / "blobs", error)) {
     if (!entry.is_regular_file()) continue;
-    std::string name = entry.path().filename().string();
-    if (name.ends_with(kZstdSuffix)) name.resize(name.size() - kZstdSuffix.size());
-    if (!name.starts_with("sha256-")) continue;
-    auto digest = Digest::try_parse("sha256:" + name.substr(7));
+    const auto digest = digest_of_file_name(entry.path().filename().string());
     if (!digest) continue;
     if (std::any_of(out.begin(), out.end(), [&](const BlobInfo& b) { return b.digest == *digest; }))
       continue;

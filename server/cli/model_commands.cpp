@@ -6,10 +6,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <optional>
 #include <sstream>
 
-#include "registry/digest.h"
+#include "registry/blob_store.h"
 #include "registry/model_store.h"
 #include "registry/modelfile.h"
 #include "registry/parameters.h"
@@ -36,20 +35,12 @@ fs::path resolve_local(const std::string& value, const fs::path& base) {
   return p.is_absolute() ? p : base / p;
 }
 
-// The digest a blob store's file name stands for: sha256-<hex>, compressed ones with .zst.
-std::optional<registry::Digest> blob_file_digest(std::string name) {
-  constexpr std::string_view prefix = "sha256-", compressed = ".zst";
-  if (!name.starts_with(prefix)) return std::nullopt;
-  if (name.ends_with(compressed)) name.resize(name.size() - compressed.size());
-  return registry::Digest::try_parse("sha256:" + name.substr(prefix.size()));
-}
-
 // The digest of a local file, uploaded through /api/blobs unless the server has it. A path
 // into a blob store (…/blobs/sha256-<hex>[.zst], what `show --modelfile` prints) is used by
 // name when the server holds that blob, so saved Modelfiles work without re-uploading.
 std::string ensure_blob(ApiClient& client, const fs::path& file, ProgressDisplay& display) {
   const std::string name = file.filename().string();
-  if (const auto digest = blob_file_digest(name)) {
+  if (const auto digest = registry::BlobStore::digest_of_file_name(name)) {
     if (client.request("HEAD", "/api/blobs/" + digest->str()).status == 200) return digest->str();
   }
   if (fs::is_directory(file)) {

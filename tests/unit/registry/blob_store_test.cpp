@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -61,6 +62,20 @@ class BlobStoreTest : public ::testing::Test {
   std::mt19937_64 rng_;
   TempDir dir_;
 };
+
+TEST(BlobStoreNames, FileNamesStandForTheirDigestRawOrCompressed) {
+  const Digest d = Digest::of(std::string_view("blob"));
+  EXPECT_EQ(BlobStore::digest_of_file_name(d.file_name()), d);
+  EXPECT_EQ(BlobStore::digest_of_file_name(d.file_name() + ".zst"), d);
+  std::string upper_hex = d.hex();
+  for (char& c : upper_hex) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (const std::string& bad :
+       {"sha256-" + upper_hex, d.file_name() + ".gz", d.file_name().substr(0, 70), d.str(),
+        "sha256-" + d.hex() + "0", std::string(".zst"), std::string("sha256-.zst"),
+        "tmp-" + d.hex()}) {
+    EXPECT_FALSE(BlobStore::digest_of_file_name(bad)) << bad;
+  }
+}
 
 TEST_F(BlobStoreTest, RoundTripsAtChunkBoundaries) {
   SCOPED_TRACE("seed " + std::to_string(seed_));
