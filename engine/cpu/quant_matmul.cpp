@@ -31,14 +31,15 @@ constexpr uint32_t kTokenChunk = 16;
 constexpr uint64_t kPrefetchDistance = 1024;
 // A task's weight rows should stay in L2 across the token chunks of a prefill.
 constexpr uint64_t kTaskWeightBytes = 128 * 1024;
+// Tasks per thread, for balance when threads run at different speeds.
+constexpr uint64_t kTasksPerThread = 8;
 // With one token chunk the weights pass once, so a task is a stretch of one stream from DRAM, and
 // every task start costs a ramp-up of the prefetchers: measured at 2 threads on the 1B forward,
 // 128 KiB tasks reach 27.5 GB/s on the F16 head and 1 MiB tasks 34 GB/s (the machine's stream
 // read is 34-36), which is 10.7 -> 12.2 tok/s F16, 27.0 -> 31 Q4_K_M, 16.1 -> 18 Q8_0 (the
-// same with four or eight tasks a thread). Tasks still come about eight to a thread, as before,
-// so with many cores (each with less bandwidth to ramp up) the matrices keep their balance.
+// same with four or eight tasks a thread). Tasks still come kTasksPerThread to a thread, so with
+// many cores (each with less bandwidth to ramp up) the matrices keep their balance.
 constexpr uint64_t kStreamTaskBytes = 1024 * 1024;
-constexpr uint64_t kStreamTasksPerThread = 8;
 
 // Round to nearest-even through the float adder (valid for |v| < 2^22; |v| <= 127 here): unlike
 // lrint it vectorizes, and the activations are quantized once per token per call.
@@ -302,17 +303,16 @@ void matmul(std::span<const Product> products, const float* x, uint64_t x_stride
     }
   }
 
-  // Rows of every product in one task list. Several token chunks: about eight tasks per thread
-  // for balance, each small enough that its weights stay in L2 while the chunks pass over them.
-  // One chunk: long stretches of the weight stream, about eight per thread.
+  // Rows of every product in one task list, about kTasksPerThread tasks a thread. Several token
+  // chunks: each task small enough that its weights stay in L2 while the chunks pass over them.
+  // One chunk: long stretches of the weight stream.
+  const uint64_t target_tasks = uint64_t{pool.size()} * kTasksPerThread;
   uint64_t rows_per_task;
   if (n <= kTokenChunk) {
     const uint64_t task_bytes =
-        std::clamp(total_bytes / (uint64_t{pool.size()} * kStreamTasksPerThread), kTaskWeightBytes,
-                   kStreamTaskBytes);
+        std::clamp(total_bytes / target_tasks, kTaskWeightBytes, kStreamTaskBytes);
     rows_per_task = std::max<uint64_t>(4, task_bytes / max_row_bytes);
   } else {
-    const uint64_t target_tasks = uint64_t{pool.size()} * 8;
     const uint64_t cache_rows = std::max<uint64_t>(4, kTaskWeightBytes / max_row_bytes);
     rows_per_task = std::max<uint64_t>(1, (total_rows + target_tasks - 1) / target_tasks);
     rows_per_task = std::min(std::max<uint64_t>(rows_per_task, 4), cache_rows);
