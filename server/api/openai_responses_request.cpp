@@ -156,21 +156,23 @@ OpenAiRequest parse_responses_request(const J& body) {
     for (const auto& i : *inc) r.logprobs |= i == "message.output_text.logprobs";
   }
   auto& echo = out.echo;
-  echo["instructions"] = find_field(body, "instructions") ? *find_field(body, "instructions") : J();
-  echo["tools"] = find_field(body, "tools") ? *find_field(body, "tools") : J::array();
-  echo["tool_choice"] =
-      find_field(body, "tool_choice") ? *find_field(body, "tool_choice") : J("auto");
-  echo["truncation"] =
-      find_field(body, "truncation") ? *find_field(body, "truncation") : J("disabled");
+  // The request's own value, as sent, or the default OpenAI echoes when it was left out.
+  auto sent_or = [&body](std::string_view key, J fallback) {
+    const J* v = find_field(body, key);
+    return v ? *v : fallback;
+  };
+  echo["instructions"] = sent_or("instructions", J());
+  echo["tools"] = sent_or("tools", J::array());
+  echo["tool_choice"] = sent_or("tool_choice", J("auto"));
+  echo["truncation"] = sent_or("truncation", J("disabled"));
   echo["parallel_tool_calls"] = bool_of(body, "parallel_tool_calls").value_or(true);
   echo["text"] = J{{"format", text_format}};
   echo["top_p"] = r.options.contains("top_p") ? r.options["top_p"] : J(1.0);
   echo["temperature"] = r.options["temperature"];
   echo["top_logprobs"] = r.top_logprobs;
-  echo["reasoning"] = find_field(body, "reasoning") ? *find_field(body, "reasoning") : J();
-  echo["max_output_tokens"] =
-      find_field(body, "max_output_tokens") ? *find_field(body, "max_output_tokens") : J();
-  echo["metadata"] = find_field(body, "metadata") ? *find_field(body, "metadata") : J::object();
+  echo["reasoning"] = sent_or("reasoning", J());
+  echo["max_output_tokens"] = sent_or("max_output_tokens", J());
+  echo["metadata"] = sent_or("metadata", J::object());
   return out;
 }
 
