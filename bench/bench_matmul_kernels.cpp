@@ -182,11 +182,23 @@ int register_all() {
            512,
            true,
            {.cm_warps_m = c.wm, .cm_warps_n = c.wn, .cm_frags_m = c.fm, .cm_frags_n = c.fn}});
-  // Tensor-core split-K at batched-decode token counts (and prefill) against the int8-dot matvec
-  // on the shapes of an 8B layer: s0 = no split, sN = aim at N workgroups per compute unit.
   struct Shape2 {
     uint32_t rows, cols;
   };
+  // Tensor-core kernel variants on an 8B layer's shapes at prefill and batched-decode token
+  // counts (split by the default rule): loads item by item or batched per slice, activations
+  // converted in the tile or once per product.
+  for (TensorType t : {TensorType::Q4_K, TensorType::Q6_K, TensorType::F16, TensorType::Q8_0})
+    for (Shape2 sh : {Shape2{14336, 4096}, Shape2{4096, 4096}, Shape2{4096, 14336}})
+      for (uint32_t m : {64u, 512u})
+        for (int32_t loads : {0, 1})
+          for (int32_t xf : {0, 1})
+            add("sweep_cmvar/" + type_tag(t) + "/" + std::to_string(sh.rows) + "x" +
+                    std::to_string(sh.cols) + "/m" + std::to_string(m) + "/loads" +
+                    std::to_string(loads) + "_xf" + std::to_string(xf),
+                {t, sh.rows, sh.cols, m, true, {.cm_batched_loads = loads, .cm_x_f16 = xf}});
+  // Tensor-core split-K at batched-decode token counts (and prefill) against the int8-dot matvec
+  // on the shapes of an 8B layer: s0 = no split, sN = aim at N workgroups per compute unit.
   for (TensorType t : {TensorType::Q4_K, TensorType::Q6_K})
     for (Shape2 sh : {Shape2{14336, 4096}, Shape2{4096, 4096}, Shape2{4096, 14336}}) {
       if (t == TensorType::Q6_K && sh.cols == sh.rows) continue;  // Q4_K_M: Q6_K in ffn_down
@@ -221,9 +233,9 @@ int register_all() {
     }
   }
   // Smaller tensor-core tiles at batched-decode token counts, split by the default rule.
-  for (uint32_t m : {16u, 64u})
-    for (CmTile c :
-         {CmTile{1, 4, 0, 2}, CmTile{1, 4, 0, 1}, CmTile{1, 2, 0, 2}, CmTile{1, 8, 0, 1}})
+  for (uint32_t m : {16u, 32u, 64u})
+    for (CmTile c : {CmTile{1, 4, 0, 2}, CmTile{1, 4, 0, 1}, CmTile{1, 2, 0, 2}, CmTile{1, 8, 0, 1},
+                     CmTile{1, 8, 0, 2}})
       for (Shape2 sh : {Shape2{14336, 4096}, Shape2{4096, 4096}})
         add("sweep_cmtile/q4_K/" + std::to_string(sh.rows) + "x" + std::to_string(sh.cols) + "/m" +
                 std::to_string(m) + "/w" + std::to_string(c.wm) + "x" + std::to_string(c.wn) +

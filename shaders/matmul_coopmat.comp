@@ -5,8 +5,8 @@
 //
 // A workgroup of WARPS_M x WARPS_N subgroups owns a BM (tokens) x BN (weight rows) output tile;
 // each subgroup a (WMF x 16) x (WNF x 16) block of it, as WMF x WNF 16x16 f32 accumulators.
-// Per BK = 32 slice of K the workgroup decodes the BN x 32 weight tile to f16 and converts the
-// BM x 32 activation tile to f16, both k-contiguous in shared memory (so the weights are the
+// Per BK = 32 slice of K the workgroup decodes the BN x BK weight tile to f16 and
+// converts the BM x BK activation tile to f16, both k-contiguous in shared memory (so the weights are the
 // column-major B operand and the activations the row-major A operand of one MMA). Two shared
 // buffers alternate: while the subgroups multiply slice t from one, they decode slice t + 1 into
 // the other, so one barrier per slice suffices and the global loads of one subgroup overlap the
@@ -29,21 +29,33 @@
 
 #include "dequant_weights.glsl"
 
-#define BK 32u
-// Tile rows in shared memory, in uvec2 (4 halves): 32 halves plus 8 of padding, 80 bytes, which
-// keeps every fragment row 16-byte aligned (as the cooperative loads require) and spreads the 16
-// rows of a fragment load over the banks.
-#define SROW 10u
-
 layout(local_size_x_id = 0) in;  // WARPS_M * WARPS_N * subgroup size
 layout(constant_id = 1) const uint WARPS_M = 2u;
 layout(constant_id = 2) const uint WARPS_N = 4u;
 layout(constant_id = 3) const uint WMF = 4u;  // 16-token fragments per subgroup
 layout(constant_id = 4) const uint WNF = 2u;  // 16-row fragments per subgroup
+// 1: load_slice issues every global load of a slice before it converts and stores any (one
+// round trip per slice); 0: item by item (a round trip per item unless the driver reorders).
+layout(constant_id = 5) const uint BATCHED_LOADS = 1u;
+// 1: binding 1 holds f16 activations (shaders/to_f16.comp: x_stride and x_off in halves, both
+// multiples of 8, rows zero-padded to a multiple of 8) instead of f32 ones.
+layout(constant_id = 6) const uint X_F16 = 0u;
 const uint BM = WARPS_M * WMF * 16u;
 const uint BN = WARPS_N * WNF * 16u;
+// Tile rows in shared memory, in uvec2 (4 halves): BK halves plus 8 of padding, which keeps every
+// fragment row 16-byte aligned (as the cooperative loads require) and spreads the 16 rows of a
+// fragment load over the banks.
+#define BK 32u
+const uint SROW = BK / 4u + 2u;
+const uint W_UNITS = BN * (BK / uint(UNIT));  // decode units per weight slice
+const uint W_ITEMS = (W_UNITS + gl_WorkGroupSize.x - 1u) / gl_WorkGroupSize.x;
+const uint X4_UNITS = BM * (BK / 4u);  // vec4 loads per f32 activation slice
+const uint X4_ITEMS = (X4_UNITS + gl_WorkGroupSize.x - 1u) / gl_WorkGroupSize.x;
+const uint X8_UNITS = BM * (BK / 8u);  // uvec4 loads per f16 activation slice
+const uint X8_ITEMS = (X8_UNITS + gl_WorkGroupSize.x - 1u) / gl_WorkGroupSize.x;
 
 layout(std430, binding = 1) readonly buffer X { vec4 xv[]; };
+layout(std430, binding = 1) readonly buffer XH { uvec4 xh[]; };
 layout(std430, binding = 2) buffer Y { float y[]; };
 layout(std430, binding = 3) writeonly buffer Part { float part[]; };
 
@@ -75,8 +87,85 @@ uvec2 pack_f16(vec4 v) {
   return uvec2(packHalf2x16(v.xy), packHalf2x16(v.zw));
 }
 
-// Slice [k0, k0 + BK) of the tile into shared buffer `buf`; zeros beyond the matrix.
-void load_slice(uint k0, uint buf) {
+// Slice [k0, k0 + BK) of the tile into shared buffer `buf`; zeros beyond the matrix. Every load
+// comes first, from addresses clamped into the matrix (no branch between them, so all are in
+// flight at once), then the conversions and shared stores.
+void load_slice_batched(uint k0, uint buf) {
+  const uint tid = gl_LocalInvocationID.x;
+  const uint threads = gl_WorkGroupSize.x;
+  const uint m0 = gl_WorkGroupID.y * BM;
+  const uint blocks_per_row = p.k / QK;
+  const uint units = BK / uint(UNIT);
+
+  uvec2 wp[W_ITEMS * uint(UNIT / 4)];
+  [[unroll]] for (uint i = 0u; i < W_ITEMS; ++i) {
+    const uint t = min(tid + i * threads, W_UNITS - 1u);
+    const uint nl = t / units;
+    const uint u = k0 / uint(UNIT) + t % units;
+    const uint kb = u / (QK / uint(UNIT));
+    const uint n = gl_WorkGroupID.x * BN + nl;
+    const bool valid = n < p.n_rows && kb * QK < p.k;
+    const uint at = min(n, p.n_rows - 1u) * blocks_per_row + min(kb, blocks_per_row - 1u);
+    vec4 w[UNIT / 4];
+    dequant_unit(p.w_off + at * QBYTES, u % (QK / uint(UNIT)), w);
+    [[unroll]] for (uint v = 0u; v < uint(UNIT / 4); ++v)
+      wp[i * uint(UNIT / 4) + v] = valid ? pack_f16(w[v]) : uvec2(0u);
+  }
+  uvec2 xp[X_F16 != 0u ? 2u * X8_ITEMS : X4_ITEMS];
+  if (X_F16 != 0u) {
+    const uint k_pad = (p.k + 7u) / 8u * 8u;
+    [[unroll]] for (uint i = 0u; i < X8_ITEMS; ++i) {
+      const uint t = min(tid + i * threads, X8_UNITS - 1u);
+      const uint m = m0 + t / (BK / 8u);
+      const uint kk = k0 + 8u * (t % (BK / 8u));
+      const uint at = p.x_off + min(m, p.n_cols - 1u) * p.x_stride + min(kk, k_pad - 8u);
+      const uvec4 h = m < p.n_cols && kk < p.k ? xh[at >> 3] : uvec4(0u);
+      xp[2u * i] = h.xy;
+      xp[2u * i + 1u] = h.zw;
+    }
+  } else {
+    [[unroll]] for (uint i = 0u; i < X4_ITEMS; ++i) {
+      const uint t = min(tid + i * threads, X4_UNITS - 1u);
+      const uint m = m0 + t / (BK / 4u);
+      const uint kk = k0 + 4u * (t % (BK / 4u));
+      const uint at = p.x_off + min(m, p.n_cols - 1u) * p.x_stride + min(kk, p.k - 4u);
+      const vec4 xs = xv[at >> 2];
+      xp[i] = m < p.n_cols && kk < p.k ? pack_f16(xs) : uvec2(0u);
+    }
+  }
+
+  [[unroll]] for (uint i = 0u; i < W_ITEMS; ++i) {
+    const uint t = tid + i * threads;
+    if (W_UNITS % threads == 0u || t < W_UNITS) {
+      const uint nl = t / units;
+      const uint u = k0 / uint(UNIT) + t % units;
+      const uint kb = u / (QK / uint(UNIT));
+      [[unroll]] for (uint v = 0u; v < uint(UNIT / 4); ++v) {
+        const uint kl = kb * QK + unit_pos(u % (QK / uint(UNIT)), v) - k0;
+        w_sh[buf * BN * SROW + nl * SROW + kl / 4u] = wp[i * uint(UNIT / 4) + v];
+      }
+    }
+  }
+  if (X_F16 != 0u) {
+    [[unroll]] for (uint i = 0u; i < X8_ITEMS; ++i) {
+      const uint t = tid + i * threads;
+      if (X8_UNITS % threads == 0u || t < X8_UNITS) {
+        const uint at = buf * BM * SROW + (t / (BK / 8u)) * SROW + 2u * (t % (BK / 8u));
+        x_sh[at] = xp[2u * i];
+        x_sh[at + 1u] = xp[2u * i + 1u];
+      }
+    }
+  } else {
+    [[unroll]] for (uint i = 0u; i < X4_ITEMS; ++i) {
+      const uint t = tid + i * threads;
+      if (X4_UNITS % threads == 0u || t < X4_UNITS)
+        x_sh[buf * BM * SROW + (t / (BK / 4u)) * SROW + t % (BK / 4u)] = xp[i];
+    }
+  }
+}
+
+// The same slice item by item (BATCHED_LOADS = 0).
+void load_slice_items(uint k0, uint buf) {
   const uint tid = gl_LocalInvocationID.x;
   const uint threads = gl_WorkGroupSize.x;
   const uint n0 = gl_WorkGroupID.x * BN;
@@ -104,7 +193,22 @@ void load_slice(uint k0, uint buf) {
     }
   }
 
-  // Activations: BM tokens x BK, 8 invocations per 128-byte token row.
+  if (X_F16 != 0u) {
+    // Activations already f16: BM tokens x BK, BK / 8 invocations per token row.
+    for (uint t = tid; t < BM * (BK / 8u); t += threads) {
+      const uint ml = t / (BK / 8u);
+      const uint kq = t % (BK / 8u);
+      const uint m = m0 + ml;
+      const uint kk = k0 + 8u * kq;
+      uvec4 h = uvec4(0u);
+      if (m < p.n_cols && kk < p.k) h = xh[(p.x_off + m * p.x_stride + kk) >> 3];
+      const uint at = buf * BM * SROW + ml * SROW + 2u * kq;
+      x_sh[at] = h.xy;
+      x_sh[at + 1u] = h.zw;
+    }
+    return;
+  }
+  // Activations: BM tokens x BK, BK / 4 invocations per token row.
   for (uint t = tid; t < BM * (BK / 4u); t += threads) {
     const uint ml = t / (BK / 4u);
     const uint kq = t % (BK / 4u);
@@ -114,6 +218,13 @@ void load_slice(uint k0, uint buf) {
     if (m < p.n_cols && kk < p.k) xs = xv[(p.x_off + m * p.x_stride + kk) >> 2];
     x_sh[buf * BM * SROW + ml * SROW + kq] = pack_f16(xs);
   }
+}
+
+void load_slice(uint k0, uint buf) {
+  if (BATCHED_LOADS != 0u)
+    load_slice_batched(k0, buf);
+  else
+    load_slice_items(k0, buf);
 }
 
 void main() {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <stdexcept>
@@ -157,6 +158,7 @@ bool has_f16_mma_16(const DeviceCapabilities& caps) {
 
 struct CoopMatTile {
   uint32_t warps_m, warps_n, frags_m, frags_n;
+  uint32_t batched_loads = 1;
   uint32_t tokens() const { return 16 * warps_m * frags_m; }
   uint32_t rows() const { return 16 * warps_n * frags_n; }
 };
@@ -167,17 +169,40 @@ uint64_t coopmat_shared_bytes(const CoopMatTile& t) {
   return 2ull * (t.tokens() + t.rows()) * 80 + uint64_t{t.warps_m} * t.warps_n * 1024;
 }
 
-// Tiles by token count: 128 x 128 (8 subgroups, 4 x 2 fragments each) for prefill; narrower
-// token tiles for batched decode, so 9..64 tokens do not multiply padding.
-CoopMatTile coopmat_tile(const MatmulTuning& t, uint32_t batch) {
-  CoopMatTile tile = batch > 64   ? CoopMatTile{2, 4, 4, 2}
-                     : batch > 32 ? CoopMatTile{1, 4, 4, 2}
-                     : batch > 16 ? CoopMatTile{1, 4, 2, 2}
-                                  : CoopMatTile{1, 4, 1, 2};
+constexpr uint32_t kCoopSliceK = 32;  // BK in matmul_coopmat.comp
+
+uint32_t env_u32(const char* name, uint32_t fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? static_cast<uint32_t>(std::strtoul(v, nullptr, 10)) : fallback;
+}
+
+// Tiles by token count: 128 tokens x 64 rows (8 subgroups, 2 x 2 fragments each) for prefill;
+// narrower token tiles for batched decode, so 9..64 tokens do not multiply padding, each subgroup
+// on one 16-row fragment. On an H100 (bench_matmul_kernels sweep_coopmat/sweep_cmtile, Q4_K
+// 14336 x 4096, bench/RESULTS.md) 128 x 64 took 706 us at 512 tokens against 844 for 128 x 128
+// (whose 172 registers per invocation leave one workgroup per SM), and 64 x 128 on 8 subgroups of
+// one fragment each 136 us at 64 tokens against 177 for 4 subgroups of two.
+CoopMatTile coopmat_tile(const MatmulTuning& t, uint32_t batch, bool x_f16) {
+  CoopMatTile tile = batch > 64   ? CoopMatTile{4, 2, 2, 2}
+                     : batch > 32 ? CoopMatTile{1, 8, 4, 1}
+                     : batch > 16 ? CoopMatTile{1, 8, 2, 1}
+                                  : CoopMatTile{1, 4, 1, 1};
+  // VKLLM_COOPMAT_TILE (prefill, above 64 tokens) / VKLLM_COOPMAT_TILE_DECODE (17..64 tokens):
+  // "warps_m,warps_n,frags_m,frags_n", for whole-model A/B runs of tile shapes.
+  if (const char* v = std::getenv(batch > 64 ? "VKLLM_COOPMAT_TILE" : "VKLLM_COOPMAT_TILE_DECODE");
+      v && batch > 16) {
+    CoopMatTile e = tile;
+    if (std::sscanf(v, "%u,%u,%u,%u", &e.warps_m, &e.warps_n, &e.frags_m, &e.frags_n) == 4)
+      tile = e;
+  }
   if (t.cm_warps_m) tile.warps_m = t.cm_warps_m;
   if (t.cm_warps_n) tile.warps_n = t.cm_warps_n;
   if (t.cm_frags_m) tile.frags_m = t.cm_frags_m;
   if (t.cm_frags_n) tile.frags_n = t.cm_frags_n;
+  // Batched loads only pay with f16 activations: with f32 ones their registers cost more
+  // (Q4_K 14336 x 4096 at 512 tokens: 1489 us against 972 item by item; with f16 843 against 917).
+  tile.batched_loads = t.cm_batched_loads >= 0 ? static_cast<uint32_t>(t.cm_batched_loads)
+                                               : env_u32("VKLLM_COOPMAT_LOADS", x_f16 ? 1 : 0);
   return tile;
 }
 
@@ -186,8 +211,6 @@ struct CoopPush {
   Push base;
   uint32_t k_split, part_ld, part_stride;
 };
-
-constexpr uint32_t kCoopSliceK = 32;  // BK in matmul_coopmat.comp
 
 bool env_off(const char* name) {
   const char* v = std::getenv(name);
@@ -247,9 +270,13 @@ MatmulKernels::MatmulKernels(PipelineCache& pipelines, const MatmulTuning& tunin
   } else if (const char* v = std::getenv("VKLLM_COOPMAT_SPLIT_MIN"); v && *v) {
     split_min_slices_ = std::max(1ul, std::strtoul(v, nullptr, 10));
   }
+  // f16 activations converted once per product: 5-13% faster GEMMs on an H100, and needed by the
+  // batched slice loads (with f32 activations their registers cost more than the batching gains).
+  x_f16_enabled_ =
+      tuning_.cm_x_f16 >= 0 ? tuning_.cm_x_f16 != 0 : env_u32("VKLLM_COOPMAT_XF16", 1) != 0;
   if (coopmat_enabled_) {
     for (uint32_t batch : {1u, 17u, 33u, 65u}) {
-      const CoopMatTile tile = coopmat_tile(tuning_, batch);
+      const CoopMatTile tile = coopmat_tile(tuning_, batch, x_f16_enabled_);
       const uint64_t threads = uint64_t{tile.warps_m} * tile.warps_n * caps.subgroup_size;
       if (!tile.warps_m || !tile.warps_n || !tile.frags_m || !tile.frags_n ||
           threads > caps.max_workgroup_invocations || threads > caps.max_workgroup_size[0])
@@ -299,15 +326,14 @@ uint32_t MatmulKernels::coopmat_splits(uint32_t tiles, uint32_t cols) const {
   return std::max(1u, std::min(div_up(target, tiles), slices / split_min_slices_));
 }
 
-BufferSlice MatmulKernels::split_partials(uint64_t bytes) {
+BufferSlice MatmulKernels::AlternatingScratch::next(Device& device, uint64_t bytes) {
   bytes = (bytes + 255) / 256 * 256;
-  if (bytes > split_half_bytes_) {
-    split_half_bytes_ = std::max(bytes, uint64_t{1} << 20);
-    split_parts_.emplace_back(pipelines_.device(), 2 * split_half_bytes_, MemoryKind::DeviceLocal,
-                              "split-K partials");
+  if (bytes > half_bytes_) {
+    half_bytes_ = std::max(bytes, uint64_t{1} << 20);
+    buffers_.emplace_back(device, 2 * half_bytes_, MemoryKind::DeviceLocal, name_);
   }
-  split_turn_ ^= 1u;
-  return split_parts_.back().slice(split_turn_ * split_half_bytes_, bytes);
+  turn_ ^= 1u;
+  return buffers_.back().slice(turn_ * half_bytes_, bytes);
 }
 
 bool MatmulKernels::int8_dot(TensorType type) const {
@@ -337,6 +363,19 @@ void MatmulKernels::record_quantize_q8(CommandRecorder& rec, BufferSlice x, uint
   const uint32_t groups = div_up(uint64_t{batch} * (cols / 32), 64);
   const uint32_t gx = std::min(groups, caps.max_workgroup_count[0]);
   rec.dispatch(pipeline, {x, xq}, push, Groups{gx, div_up(groups, gx), 1});
+}
+
+void MatmulKernels::record_to_f16(CommandRecorder& rec, const MatmulArgs& args, uint32_t stride,
+                                  BufferSlice out) {
+  const DeviceCapabilities& caps = pipelines_.device().caps();
+  struct {
+    uint32_t k, n_cols, x_stride, x_off, stride;
+  } push{args.cols, args.batch, args.x_stride ? args.x_stride : args.cols, 0, stride};
+  const Pipeline& pipeline = pipelines_.get(
+      {.shader = "to_f16", .num_buffers = 2, .push_constant_bytes = sizeof(push), .spec = {256}});
+  const uint32_t groups = div_up(uint64_t{args.batch} * (stride / 8), 256);
+  const uint32_t gx = std::min(groups, caps.max_workgroup_count[0]);
+  rec.dispatch(pipeline, {args.x, out}, push, Groups{gx, div_up(groups, gx), 1});
 }
 
 void MatmulKernels::record_matvec(CommandRecorder& rec, const MatmulArgs& args) {
@@ -399,19 +438,27 @@ void MatmulKernels::record_matmul(CommandRecorder& rec, const MatmulArgs& args) 
   const KernelType kt = validate("record_matmul", args);
   const DeviceCapabilities& caps = pipelines_.device().caps();
   if (coopmat(args.type)) {
-    const CoopMatTile tile = coopmat_tile(tuning_, args.batch);
-    const Pipeline& pipeline =
-        pipelines_.get({.shader = std::string("matmul_coopmat_") + kt.name,
-                        .num_buffers = 4,
-                        .push_constant_bytes = sizeof(CoopPush),
-                        .spec = {tile.warps_m * tile.warps_n * caps.subgroup_size, tile.warps_m,
-                                 tile.warps_n, tile.frags_m, tile.frags_n}});
+    const CoopMatTile tile = coopmat_tile(tuning_, args.batch, x_f16_enabled_);
+    const Pipeline& pipeline = pipelines_.get(
+        {.shader = std::string("matmul_coopmat_") + kt.name,
+         .num_buffers = 4,
+         .push_constant_bytes = sizeof(CoopPush),
+         .spec = {tile.warps_m * tile.warps_n * caps.subgroup_size, tile.warps_m, tile.warps_n,
+                  tile.frags_m, tile.frags_n, tile.batched_loads, x_f16_enabled_ ? 1u : 0u}});
     const uint32_t gx = div_up(args.rows, tile.rows());
     const uint32_t gy = div_up(args.batch, tile.tokens());
     if (gx > caps.max_workgroup_count[0] || gy > caps.max_workgroup_count[1])
       throw std::invalid_argument("record_matmul: rows=" + std::to_string(args.rows) + " tokens=" +
                                   std::to_string(args.batch) + " exceed the device's grid");
     CoopPush push{make_push(args), 0, 0, 0};
+    BufferSlice x = args.x;
+    if (x_f16_enabled_) {
+      const uint32_t stride = (args.cols + 7) / 8 * 8;
+      x = x_f16_.next(pipelines_.device(), uint64_t{args.batch} * stride * 2);
+      record_to_f16(rec, args, stride, x);
+      rec.barrier();
+      push.base.x_stride = stride;
+    }
     // Whole 16x16 fragments go straight to y when its rows keep the 16-byte alignment the
     // cooperative stores need (the slice offset is at least 16-byte aligned on every device).
     Push& base = push.base;
@@ -419,7 +466,7 @@ void MatmulKernels::record_matmul(CommandRecorder& rec, const MatmulArgs& args) 
     const uint32_t want = coopmat_splits(gx * gy, args.cols);
     if (want <= 1) {
       // Binding 3 (the partials) is unused: y stands in for it.
-      rec.dispatch(pipeline, {args.weights, args.x, args.y, args.y}, push, Groups{gx, gy, 1});
+      rec.dispatch(pipeline, {args.weights, x, args.y, args.y}, push, Groups{gx, gy, 1});
       return;
     }
     const uint32_t slices = div_up(args.cols, kCoopSliceK);
@@ -431,9 +478,10 @@ void MatmulKernels::record_matmul(CommandRecorder& rec, const MatmulArgs& args) 
     // Partials padded to whole tiles, so every fragment is stored whole.
     push.part_ld = gx * tile.rows();
     push.part_stride = gy * tile.tokens() * push.part_ld;
-    const BufferSlice parts = split_partials(uint64_t{splits} * push.part_stride * 4);
+    const BufferSlice parts =
+        split_parts_.next(pipelines_.device(), uint64_t{splits} * push.part_stride * 4);
     base.flags |= 4u;
-    rec.dispatch(pipeline, {args.weights, args.x, args.y, parts}, push, Groups{gx, gy, splits});
+    rec.dispatch(pipeline, {args.weights, x, args.y, parts}, push, Groups{gx, gy, splits});
     rec.barrier();
     struct {
       uint32_t n_rows, n_cols, y_stride, y_off, flags, splits, part_ld, part_stride;

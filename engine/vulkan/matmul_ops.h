@@ -94,6 +94,12 @@ struct MatmulTuning {
   // Tensor-core GEMM: subgroups per workgroup along tokens and rows, and 16x16 fragments per
   // subgroup along each (0: chosen from the token count; tile = 16 * warps * frags each way).
   uint32_t cm_warps_m = 0, cm_warps_n = 0, cm_frags_m = 0, cm_frags_n = 0;
+  // Tensor-core GEMM: all global loads of a K slice issued before any conversion and store (-1:
+  // VKLLM_COOPMAT_LOADS, else on with f16 activations; 0 item by item; 1 batched).
+  int32_t cm_batched_loads = -1;
+  // Tensor-core GEMM: convert the activations to f16 rows once per product (shaders/to_f16.comp)
+  // instead of in every output tile's loads (-1: VKLLM_COOPMAT_XF16 or the default; 0 no; 1 yes).
+  int32_t cm_x_f16 = -1;
   // Tensor-core split-K: where the output tiles number fewer than half of this many workgroups
   // per compute unit, K is split so that the grid reaches about that many. -1: VKLLM_COOPMAT_SPLIT
   // or 4; 0: never (one workgroup walks the whole K of its tile).
@@ -113,9 +119,10 @@ class MatmulKernels {
 
   explicit MatmulKernels(PipelineCache& pipelines, const MatmulTuning& tuning = {});
 
-  // Record the product into `rec` (no barrier is added before or after; a split-K product records
-  // one between its two dispatches, and alternates between two halves of its partials buffer so
-  // that a second product recorded right after it cannot overwrite partials still being summed).
+  // Record the product into `rec` (no barrier is added before or after; a split-K product, and a
+  // tensor-core one that converts its activations to f16 first, record one between their
+  // dispatches, and alternate between two halves of their scratch so that a second product
+  // recorded right after cannot overwrite scratch still being read).
   // Throw
   // std::invalid_argument naming the offending argument for unsupported types, shapes that break
   // the block/alignment rules, or slices too small for the shape.
@@ -145,14 +152,29 @@ class MatmulKernels {
   bool int8_dot_enabled_ = false;
   bool coopmat_enabled_ = false;
   uint32_t split_per_cu_ = 0, split_min_slices_ = 8;
-  // Split-K partials: two halves of split_half_bytes_ in the last buffer; earlier, smaller ones
-  // stay alive because command buffers recorded with them may still be pending.
-  std::vector<Buffer> split_parts_;
-  uint64_t split_half_bytes_ = 0;
-  uint32_t split_turn_ = 0;
+  // Scratch that a product writes and then reads after a barrier: two halves of the last buffer
+  // taken in turn, so that a product recorded right after another (no barrier between them)
+  // cannot overwrite what the first still reads. Earlier, smaller buffers stay alive because
+  // command buffers recorded with them may still be pending.
+  class AlternatingScratch {
+   public:
+    explicit AlternatingScratch(const char* name) : name_(name) {}
+    BufferSlice next(Device& device, uint64_t bytes);
+
+   private:
+    const char* name_;
+    std::vector<Buffer> buffers_;
+    uint64_t half_bytes_ = 0;
+    uint32_t turn_ = 0;
+  };
+  AlternatingScratch split_parts_{"split-K partials"};
+  AlternatingScratch x_f16_{"f16 activations"};
+  bool x_f16_enabled_ = false;
 
   uint32_t coopmat_splits(uint32_t tiles, uint32_t cols) const;
-  BufferSlice split_partials(uint64_t bytes);
+  // args.x as f16 rows of `stride` halves into `out` (shaders/to_f16.comp); no barrier added.
+  void record_to_f16(CommandRecorder& rec, const MatmulArgs& args, uint32_t stride,
+                     BufferSlice out);
 };
 
 }  // namespace vkllm::vk
