@@ -125,6 +125,15 @@ BENCHMARK(BM_PagedAttention)
     ->Args({64, 4096, 1, 0})
     ->Args({1, 512, 512, 1})
     ->Iterations(3);
+// Long-context decode: one sequence at 4k/16k/32k positions, by split count (0: suggested).
+BENCHMARK(BM_PagedAttention)
+    ->Name("BM_PagedAttention/long")
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond)
+    ->ArgsProduct({{1}, {4096, 16384, 32768}, {1}, {0, 16, 64, 128, 256}})
+    ->Args({8, 16384, 1, 0})
+    ->Args({32, 4096, 1, 0})
+    ->Iterations(3);
 
 // RMSNorm of one 4096 row (decode), RoPE of 32+8 heads, argmax over a 128256 vocabulary.
 void BM_SmallKernels(benchmark::State& state) {

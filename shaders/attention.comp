@@ -63,16 +63,16 @@ layout(push_constant) uniform Params {
 } p;
 
 shared vec4 Qs[ROWS * D / 4u];
-shared uint KVs[BC * KS];
+shared uint KVs[2u * BC * KS];  // the tile's K rows, then its V rows
 shared float Ss[ROWS * BC];
 shared float Ms[ROWS], Ls[ROWS], Alpha[ROWS];
 shared uint Pos[BQ];
 
 #define NEG_INF uintBitsToFloat(0xFF800000u)
 
-// Stages BC cache rows (positions kv0.., zeros past kv_hi) of K or V into KVs. The loop has a
-// fixed trip count so it unrolls and every invocation issues all its block-table and cache loads
-// before waiting on any of them.
+// Stages BC cache rows (positions kv0.., zeros past kv_hi) of K or V into KVs (V after K). The
+// loop has a fixed trip count so it unrolls and every invocation issues all its block-table and
+// cache loads before waiting on any of them.
 void load_tile(bool v, uint kv0, uint kv_hi, uint table, uint kvh) {
   if (D % 8u == 0u) {
     [[unroll]] for (uint k = 0u; k < LOAD_ITEMS; ++k) {
@@ -86,7 +86,7 @@ void load_tile(bool v, uint kv0, uint kv_hi, uint table, uint kvh) {
           const uint at = ((blk * p.n_kv_heads + kvh) * BLOCK + kp % BLOCK) * HD8 + j;
           w = v ? vcache[at] : kcache[at];
         }
-        const uint o = c * KS + 4u * j;
+        const uint o = (v ? BC * KS : 0u) + c * KS + 4u * j;
         KVs[o] = w.x;
         KVs[o + 1u] = w.y;
         KVs[o + 2u] = w.z;
@@ -105,7 +105,7 @@ void load_tile(bool v, uint kv0, uint kv_hi, uint table, uint kvh) {
           const uint at = ((blk * p.n_kv_heads + kvh) * BLOCK + kp % BLOCK) * HD2 + j;
           w = v ? vcache_w[at] : kcache_w[at];
         }
-        KVs[c * KS + j] = w;
+        KVs[(v ? BC * KS : 0u) + c * KS + j] = w;
       }
     }
   }
@@ -160,8 +160,10 @@ void main() {
   while (tpr * 2u <= min(min(BC, WG / ROWS), gl_SubgroupSize)) tpr *= 2u;
   for (uint tile = tile_begin; tile < tile_end; ++tile) {
     const uint kv0 = tile * BC;
-    barrier();  // previous tile's V and P fully consumed (and initial state visible)
+    barrier();  // previous tile's K, V and P fully consumed (and initial state visible)
+    // K and V together: one wait on the cache per tile instead of two.
     load_tile(false, kv0, kv_hi, table, kvh);
+    load_tile(true, kv0, kv_hi, table, kvh);
     barrier();
     for (uint i = tid; i < ROWS * BC; i += WG) {
       const uint r = i / BC, c = i % BC;
@@ -188,7 +190,7 @@ void main() {
     }
     barrier();
     // Online softmax: TPR consecutive invocations per row (a power of two within one subgroup),
-    // each over BC / TPR scores, combined with shuffles; meanwhile every invocation stages V.
+    // each over BC / TPR scores, combined with shuffles.
     if (tid < ROWS * tpr) {
       const uint r = tid / tpr, lane = tid % tpr;
       const float m_old = Ms[r];
@@ -211,14 +213,14 @@ void main() {
         Alpha[r] = alpha;
       }
     }
-    load_tile(true, kv0, kv_hi, table, kvh);
     barrier();
     [[unroll]] for (uint k = 0u; k < OUT_ITEMS; ++k) {
       const uint i = tid + k * WG;
       if (i < ROWS * HD2) {
         const uint r = i / HD2, j = i % HD2;
         vec2 o = acc[k] * Alpha[r];
-        for (uint c = 0u; c < BC; ++c) o += Ss[r * BC + c] * unpackHalf2x16(KVs[c * KS + j]);
+        for (uint c = 0u; c < BC; ++c)
+          o += Ss[r * BC + c] * unpackHalf2x16(KVs[(BC + c) * KS + j]);
         acc[k] = o;
       }
     }

@@ -159,8 +159,8 @@ class VulkanBackend final : public StepBackend {
     at.n_splits = 1;
     if (s.causal && batch_.n_tokens <= kMaxSplitTokens) {
       at.n_splits = std::min(
-          kMaxAttentionSplits,
-          vk::ops::attention_suggested_splits(max_kv_len_, batch_.n_seqs, nkv, compute_units_));
+          {kMaxAttentionSplits, kAttentionSplitRows / batch_.n_tokens,
+           vk::ops::attention_suggested_splits(max_kv_len_, batch_.n_seqs, nkv, compute_units_)});
       at.scratch = mem_.scratch;
     }
     if (attention_q8_enabled() && wants_q8(s.feeds, s.n_q_heads * s.head_dim, batch_.n_tokens))

@@ -72,8 +72,8 @@ void VulkanStepBuffers::allocate_activations() {
   const bool encoder = spec.is_encoder();
   const uint64_t ff = spec.n_ff, R = max_rows;
   const uint64_t V = encoder ? std::max(spec.n_vocab, spec.n_embd_out()) : spec.n_vocab;
-  const uint64_t split_bytes = vk::ops::attention_scratch_bytes(
-      kMaxAttentionSplits, kMaxSplitTokens, spec.n_head, spec.head_dim);
+  const uint64_t split_bytes =
+      vk::ops::attention_scratch_bytes(1, kAttentionSplitRows, spec.n_head, spec.head_dim);
   const uint64_t sizes[] = {T * E,  T * E,      T * qd, T * kvd, T * kvd, T * (qd + 2 * kvd),
                             T * qd, T * ff * 2, T * ff, T * ff,  R * E,   R * E,
                             R * V};

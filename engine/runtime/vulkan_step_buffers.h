@@ -20,9 +20,12 @@
 
 namespace vkllm::runtime {
 
-// Split-K attention's limits: the scratch here is sized for them.
-inline constexpr uint32_t kMaxAttentionSplits = 16;
+// Split-K attention's limits: the scratch here holds kAttentionSplitRows (split, token) partial
+// rows, so a step of n tokens splits at most kAttentionSplitRows / n ways (one decode token: up
+// to kMaxAttentionSplits, which long contexts need to keep every compute unit reading).
+inline constexpr uint32_t kMaxAttentionSplits = 256;
 inline constexpr uint32_t kMaxSplitTokens = 64;  // split-K only for decode-sized steps
+inline constexpr uint32_t kAttentionSplitRows = 16 * kMaxSplitTokens;
 
 struct VulkanStepBuffers {
   // Lowers o.max_batch_tokens and o.max_logits_rows to one binding's worth (throws

@@ -119,6 +119,21 @@ TEST(PagedAttention, DecodeWithGqaSoftcapWindowAndSplitK) {
     }
 }
 
+// Long contexts split up to 256 ways: the reduction spreads splits over its invocations (more
+// splits than invocations, empty splits past a short sequence's tiles, head dims below and above
+// the workgroup's width).
+TEST(PagedAttention, DecodeWithManySplits) {
+  SeededRng rng;
+  for (uint32_t head_dim : {64u, 128u, 256u})
+    for (uint32_t splits : {37u, 200u, 256u}) {
+      // The long sequence fills every split (two tiles of up to 32 positions each, the last one
+      // partial); the short one leaves most of its splits empty.
+      const std::vector<SeqSpec> specs = {{1, 64 * splits - 1 - rng.below(16)}, {1, 40}};
+      Config c{.head_dim = head_dim, .gqa = head_dim == 64 ? 4u : 2u, .n_splits = splits};
+      check_attention(rng, c, specs);
+    }
+}
+
 // Prefill: several query tokens per sequence, causal, from position 0 or after a cached prefix,
 // mixed with decoding sequences in the same batch.
 TEST(PagedAttention, PrefillChunksMixedWithDecode) {
