@@ -265,6 +265,7 @@ std::string DeviceCapabilities::summary() const {
   for (auto& c : coopmat_shapes)
     s << " [" << c.m << "x" << c.n << "x" << c.k << " " << c.a_type << "*" << c.b_type << "+"
       << c.c_type << "->" << c.result_type << "]";
+  s << "\n  cooperative matrix 2 (NV)=" << nv_cooperative_matrix2;
   s << "\n  cooperative matrix (NV)=" << nv_cooperative_matrix;
   for (auto& c : nv_coopmat_shapes)
     s << " [" << c.m << "x" << c.n << "x" << c.k << " " << c.a_type << "*" << c.b_type << "+"

@@ -68,6 +68,10 @@ struct DeviceCapabilities {
   // GL_NV_cooperative_matrix. Its subgroup-scope shapes, A/B/C/D component types.
   bool nv_cooperative_matrix = false;
   std::vector<CoopMatShape> nv_coopmat_shapes;
+  bool nv_cooperative_matrix2 = false;  // VK_NV_cooperative_matrix2 offered (not used yet)
+  // VK_KHR_pipeline_executable_properties, enabled only with VKLLM_PIPELINE_STATS=1: each new
+  // pipeline prints the driver's statistics (registers, shared memory, ...) to stderr.
+  bool pipeline_stats = false;
 
   // Limits.
   uint32_t max_shared_memory = 0;  // maxComputeSharedMemorySize, bytes

@@ -198,6 +198,10 @@ DeviceFeatures probe_device_features(VkInstance instance, VkPhysicalDevice physi
       options.push_descriptors && has_extension(ext, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
   d.caps.memory_budget = has_extension(ext, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
   d.caps.cooperative_matrix = has_coop_ext && fcoop.cooperativeMatrix;
+  d.caps.nv_cooperative_matrix2 = has_extension(ext, "VK_NV_cooperative_matrix2");
+  if (const char* v = std::getenv("VKLLM_PIPELINE_STATS"); v && std::string(v) == "1")
+    d.caps.pipeline_stats =
+        has_extension(ext, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
   if (d.caps.cooperative_matrix) {
     auto get = reinterpret_cast<PFN_GetCoopMatProperties>(
         vkGetInstanceProcAddr(instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR"));
@@ -337,6 +341,14 @@ void with_enabled_features(
     extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
     *tail = &ecoop_nv;
     tail = &ecoop_nv.pNext;
+  }
+  auto estats = make<VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR);
+  if (d.caps.pipeline_stats) {
+    estats.pipelineExecutableInfo = VK_TRUE;
+    extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+    *tail = &estats;
+    tail = &estats.pNext;
   }
   if (d.caps.push_descriptors) extensions.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
   if (d.caps.memory_budget) extensions.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);

@@ -89,6 +89,24 @@ double host_copy_bandwidth_gbps() {
   return best;
 }
 
+// GPU time of a step's phases (timestamps; per phase of layer 1 with VKLLM_PROFILE), into `d`.
+void add_gpu_phases(nlohmann::json& d, const std::vector<std::pair<std::string, double>>& t) {
+  if (t.size() < 2) return;
+  nlohmann::json phases = nlohmann::json::array();
+  for (size_t i = 1; i < t.size(); ++i)
+    phases.push_back({t[i].first, t[i].second - t[i - 1].second});
+  d["gpu_ms_per_step"] = t.back().second - t.front().second;
+  d["gpu_phases_ms"] = phases;
+}
+
+void print_gpu_phases(const nlohmann::json& d) {
+  if (!d.contains("gpu_phases_ms")) return;
+  std::printf("  gpu phases (ms):");
+  for (const auto& ph : d["gpu_phases_ms"])
+    std::printf(" %s %.4f", ph[0].get<std::string>().c_str(), ph[1].get<double>());
+  std::printf("\n");
+}
+
 }  // namespace
 
 int run_bench(const BenchArgs& args) {
@@ -138,6 +156,7 @@ int run_bench(const BenchArgs& args) {
       if (rep > 0 || args.depth) best = std::min(best, seconds_since(t0));
     }
     out["prefill"] = {{"tokens", args.prompt_tokens}, {"tok_per_s", args.prompt_tokens / best}};
+    add_gpu_phases(out["prefill"], runner.last_step_timings());
   }
 
   // Decode: B sequences with a short prompt each, then gen_tokens steps of one token each.
@@ -194,15 +213,7 @@ int run_bench(const BenchArgs& args) {
                         {"ms_per_step", 1e3 * wall / args.gen_tokens},
                         {"cpu_ms_per_step", 1e3 * cpu / args.gen_tokens},
                         {"thread_cpu_ms_per_step", 1e3 * thread_cpu / args.gen_tokens}};
-    // GPU time of the last step's phases (timestamps; per phase of layer 1 with VKLLM_PROFILE).
-    const auto timings = runner.last_step_timings();
-    if (timings.size() >= 2) {
-      nlohmann::json phases = nlohmann::json::array();
-      for (size_t i = 1; i < timings.size(); ++i)
-        phases.push_back({timings[i].first, timings[i].second - timings[i - 1].second});
-      d["gpu_ms_per_step"] = timings.back().second - timings.front().second;
-      d["gpu_phases_ms"] = phases;
-    }
+    add_gpu_phases(d, runner.last_step_timings());
     decode.push_back(d);
   }
   out["decode"] = decode;
@@ -222,17 +233,13 @@ int run_bench(const BenchArgs& args) {
                 m.device_name().c_str(), m.weight_bytes() / 1e9, load_s);
     std::printf("prefill %u tokens after %u of context: %.1f tok/s\n", args.prompt_tokens,
                 args.depth, out["prefill"]["tok_per_s"].get<double>());
+    print_gpu_phases(out["prefill"]);
     for (const auto& d : decode) {
       std::printf("decode batch %3u: %9.1f tok/s  %7.2f ms/step  cpu %.3f ms/step  gpu %.3f\n",
                   d["batch"].get<uint32_t>(), d["tok_per_s"].get<double>(),
                   d["ms_per_step"].get<double>(), d["cpu_ms_per_step"].get<double>(),
                   d.value("gpu_ms_per_step", 0.0));
-      if (d.contains("gpu_phases_ms")) {
-        std::printf("  gpu phases (ms):");
-        for (const auto& ph : d["gpu_phases_ms"])
-          std::printf(" %s %.4f", ph[0].get<std::string>().c_str(), ph[1].get<double>());
-        std::printf("\n");
-      }
+      print_gpu_phases(d);
     }
     std::printf(
         "device memory: %.2f GB (KV %.2f GB); copy bandwidth %.0f GB/s; batch-1 roofline "
