@@ -191,7 +191,7 @@ int register_all() {
   for (TensorType t : {TensorType::Q4_K, TensorType::Q6_K, TensorType::F16, TensorType::Q8_0})
     for (Shape2 sh : {Shape2{14336, 4096}, Shape2{4096, 4096}, Shape2{4096, 14336}})
       for (uint32_t m : {64u, 512u})
-        for (int32_t loads : {0, 1})
+        for (int32_t loads : {0, 1, 2})
           for (int32_t xf : {0, 1})
             add("sweep_cmvar/" + type_tag(t) + "/" + std::to_string(sh.rows) + "x" +
                     std::to_string(sh.cols) + "/m" + std::to_string(m) + "/loads" +

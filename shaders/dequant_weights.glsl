@@ -10,6 +10,12 @@
 //   uint unit_pos(uint u, uint v)  element offset in its block of vec4 v of unit u
 //   void dequant_unit(uint off, uint u, out vec4 w[UNIT / 4])
 //           decodes unit u of the block starting at byte offset `off`.
+// The types of the common model files (F16, Q8_0, Q4_K, Q5_K, Q6_K) also split it in two, for
+// kernels that load one K slice while they decode the previous one (HAS_UNIT_RAW):
+//   RAW_WORDS  words a unit's decode reads
+//   void unit_raw(uint off, uint u, out uint r[RAW_WORDS])      only the loads
+//   void unit_decode(uint off, uint u, uint r[RAW_WORDS], out vec4 w[UNIT / 4])  no loads
+// and dequant_unit is the two in a row, so every kernel that decodes these types tests them.
 //
 // Eight weights per call (not a whole block) keep neighbouring invocations on neighbouring bytes
 // of both the weights and the activations, so a subgroup's loads coalesce; the legacy 4-bit
@@ -43,6 +49,18 @@ uvec2 load_u64_a2(uint off) {
   const uvec2 b = uvec2(a.y, wq[i + 2u]);
   return (a >> s) | ((b << 1u) << (31u - s));
 }
+
+// load_u32_a2 / load_u64_a2 / load_f16_a2 from words already loaded (a, b, c: the words at
+// off >> 2 onwards), for the split decoders.
+uint shift_u32_a2(uint off, uint a, uint b) {
+  const uint s = (off & 2u) << 3;
+  return (a >> s) | ((b << 1u) << (31u - s));
+}
+uvec2 shift_u64_a2(uint off, uint a, uint b, uint c) {
+  const uint s = (off & 2u) << 3;
+  return (uvec2(a, b) >> s) | ((uvec2(b, c) << 1u) << (31u - s));
+}
+float shift_f16_a2(uint off, uint a) { return unpackHalf2x16(a >> ((off & 2u) << 3)).x; }
 
 uint load_u16_a2(uint off) { return (wq[off >> 2] >> ((off & 2u) << 3)) & 0xFFFFu; }
 
@@ -84,9 +102,15 @@ uint unit_pos(uint u, uint v) { return 0u; }
 void dequant_unit(uint off, uint u, out vec4 w[UNIT / 4]) { w[0] = wf4[off >> 4]; }
 #elif defined(TYPE_F16)
 #define QBYTES 8u
-void dequant_unit(uint off, uint u, out vec4 w[UNIT / 4]) {
+#define HAS_UNIT_RAW
+#define RAW_WORDS 2
+void unit_raw(uint off, uint u, out uint r[RAW_WORDS]) {
   const uvec2 h = wq2[off >> 3];
-  w[0] = vec4(unpackHalf2x16(h.x), unpackHalf2x16(h.y));
+  r[0] = h.x;
+  r[1] = h.y;
+}
+void unit_decode(uint off, uint u, uint r[RAW_WORDS], out vec4 w[UNIT / 4]) {
+  w[0] = vec4(unpackHalf2x16(r[0]), unpackHalf2x16(r[1]));
 }
 #else
 #define QBYTES 8u
@@ -153,9 +177,18 @@ void dequant_unit(uint off, uint u, out vec4 w[UNIT / 4]) {
 #define QBYTES 34u
 #define UNIT 8
 uint unit_pos(uint u, uint v) { return 8u * u + 4u * v; }
-void dequant_unit(uint off, uint u, out vec4 w[UNIT / 4]) {
-  const float d = load_f16_a2(off);
-  const uvec2 q = load_u64_a2(off + 2u + 8u * u);
+#define HAS_UNIT_RAW
+#define RAW_WORDS 4
+void unit_raw(uint off, uint u, out uint r[RAW_WORDS]) {
+  const uint q = (off + 2u + 8u * u) >> 2;
+  r[0] = wq[off >> 2];
+  r[1] = wq[q];
+  r[2] = wq[q + 1u];
+  r[3] = wq[q + 2u];
+}
+void unit_decode(uint off, uint u, uint r[RAW_WORDS], out vec4 w[UNIT / 4]) {
+  const float d = shift_f16_a2(off, r[0]);
+  const uvec2 q = shift_u64_a2(off + 2u + 8u * u, r[1], r[2], r[3]);
   w[0] = d * bytes_signed_f(q.x);
   w[1] = d * bytes_signed_f(q.y);
 }
@@ -213,28 +246,47 @@ void dequant_unit(uint off, uint u, out vec4 w[UNIT / 4]) {
 #endif
 #define UNIT 8
 uint unit_pos(uint u, uint v) { return 8u * u + 4u * v; }
-void dequant_unit(uint off, uint u, out vec4 w[UNIT / 4]) {
-  const uint g = u >> 2;  // group 0..7: nibble plane g & 1 of qs[32 (g / 2) ..]
+#define HAS_UNIT_RAW
+#if defined(TYPE_Q5_K)
+#define RAW_WORDS 8
+#else
+#define RAW_WORDS 6
+#endif
+void unit_raw(uint off, uint u, out uint r[RAW_WORDS]) {
+  const uint g = u >> 2;
   const uvec4 hd = wq4[off >> 4];  // d|dmin, then the 12 scale bytes
+  const uvec2 q = wq2[(off + QS_OFF + 32u * (g >> 1) + 8u * (u & 3u)) >> 3];
+  r[0] = hd.x;
+  r[1] = hd.y;
+  r[2] = hd.z;
+  r[3] = hd.w;
+  r[4] = q.x;
+  r[5] = q.y;
+#if defined(TYPE_Q5_K)
+  const uvec2 qh = wq2[(off + 16u + 8u * (u & 3u)) >> 3];
+  r[6] = qh.x;
+  r[7] = qh.y;
+#endif
+}
+void unit_decode(uint off, uint u, uint r[RAW_WORDS], out vec4 w[UNIT / 4]) {
+  const uint g = u >> 2;  // group 0..7: nibble plane g & 1 of qs[32 (g / 2) ..]
   const uint k = 8u * (g & 3u);
   uint sc, mn;
   if (g < 4u) {
-    sc = (hd.y >> k) & 63u;
-    mn = (hd.z >> k) & 63u;
+    sc = (r[1] >> k) & 63u;
+    mn = (r[2] >> k) & 63u;
   } else {
-    sc = ((hd.w >> k) & 15u) | ((((hd.y >> k) >> 6) & 3u) << 4);
-    mn = (((hd.w >> k) >> 4) & 15u) | ((((hd.z >> k) >> 6) & 3u) << 4);
+    sc = ((r[3] >> k) & 15u) | ((((r[1] >> k) >> 6) & 3u) << 4);
+    mn = (((r[3] >> k) >> 4) & 15u) | ((((r[2] >> k) >> 6) & 3u) << 4);
   }
-  const vec2 dm = unpackHalf2x16(hd.x);
+  const vec2 dm = unpackHalf2x16(r[0]);
   const float d = dm.x * float(sc), m = dm.y * float(mn);
-  const uvec2 q = wq2[(off + QS_OFF + 32u * (g >> 1) + 8u * (u & 3u)) >> 3];
   const uint shift = 4u * (g & 1u);
-  uint v0 = (q.x >> shift) & 0x0F0F0F0Fu;
-  uint v1 = (q.y >> shift) & 0x0F0F0F0Fu;
+  uint v0 = (r[4] >> shift) & 0x0F0F0F0Fu;
+  uint v1 = (r[5] >> shift) & 0x0F0F0F0Fu;
 #if defined(TYPE_Q5_K)
-  const uvec2 qh = wq2[(off + 16u + 8u * (u & 3u)) >> 3];
-  v0 |= ((qh.x >> g) & 0x01010101u) << 4;
-  v1 |= ((qh.y >> g) & 0x01010101u) << 4;
+  v0 |= ((r[6] >> g) & 0x01010101u) << 4;
+  v1 |= ((r[7] >> g) & 0x01010101u) << 4;
 #endif
   w[0] = d * bytes_f(v0) - m;
   w[1] = d * bytes_f(v1) - m;
@@ -245,13 +297,29 @@ void dequant_unit(uint off, uint u, out vec4 w[UNIT / 4]) {
 #define QBYTES 210u
 #define UNIT 8
 uint unit_pos(uint u, uint v) { return 8u * u + 4u * v; }
-void dequant_unit(uint off, uint u, out vec4 w[UNIT / 4]) {
-  const uint g = u >> 2, l = 8u * (u & 3u);
-  const uint h = g >> 2, qq = g & 3u;
-  const uvec2 ql = load_u64_a2(off + 64u * h + 32u * (qq & 1u) + l);
-  const uvec2 qh = load_u64_a2(off + 128u + 32u * h + l);
-  const uint sc = load_u8(off + 192u + (u >> 1));
-  const float d = load_f16_a2(off + 208u) * float(int(sc << 24) >> 24);
+#define HAS_UNIT_RAW
+#define RAW_WORDS 8
+uint q6k_ql_off(uint off, uint u) {
+  return off + 64u * (u >> 4) + 32u * ((u >> 2) & 1u) + 8u * (u & 3u);
+}
+uint q6k_qh_off(uint off, uint u) { return off + 128u + 32u * (u >> 4) + 8u * (u & 3u); }
+void unit_raw(uint off, uint u, out uint r[RAW_WORDS]) {
+  const uint ql = q6k_ql_off(off, u) >> 2, qh = q6k_qh_off(off, u) >> 2;
+  r[0] = wq[ql];
+  r[1] = wq[ql + 1u];
+  r[2] = wq[ql + 2u];
+  r[3] = wq[qh];
+  r[4] = wq[qh + 1u];
+  r[5] = wq[qh + 2u];
+  r[6] = wq[(off + 192u + (u >> 1)) >> 2];
+  r[7] = wq[(off + 208u) >> 2];
+}
+void unit_decode(uint off, uint u, uint r[RAW_WORDS], out vec4 w[UNIT / 4]) {
+  const uint g = u >> 2, qq = g & 3u;
+  const uvec2 ql = shift_u64_a2(q6k_ql_off(off, u), r[0], r[1], r[2]);
+  const uvec2 qh = shift_u64_a2(q6k_qh_off(off, u), r[3], r[4], r[5]);
+  const uint sc = (r[6] >> (((off + 192u + (u >> 1)) & 3u) << 3)) & 0xFFu;
+  const float d = shift_f16_a2(off + 208u, r[7]) * float(int(sc << 24) >> 24);
   const uint ls = 4u * (qq >> 1), hs = 2u * qq;
   const uint v0 = ((ql.x >> ls) & 0x0F0F0F0Fu) | (((qh.x >> hs) & 0x03030303u) << 4);
   const uint v1 = ((ql.y >> ls) & 0x0F0F0F0Fu) | (((qh.y >> hs) & 0x03030303u) << 4);
@@ -278,4 +346,12 @@ void dequant_unit(uint off, uint u, out vec4 w[UNIT / 4]) {
 
 #else
 #error "dequant_weights.glsl: define one TYPE_* weight type"
+#endif
+
+#ifdef HAS_UNIT_RAW
+void dequant_unit(uint off, uint u, out vec4 w[UNIT / 4]) {
+  uint r[RAW_WORDS];
+  unit_raw(off, u, r);
+  unit_decode(off, u, r, w);
+}
 #endif

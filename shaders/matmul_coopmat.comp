@@ -34,8 +34,12 @@ layout(constant_id = 1) const uint WARPS_M = 2u;
 layout(constant_id = 2) const uint WARPS_N = 4u;
 layout(constant_id = 3) const uint WMF = 4u;  // 16-token fragments per subgroup
 layout(constant_id = 4) const uint WNF = 2u;  // 16-row fragments per subgroup
-// 1: load_slice issues every global load of a slice before it converts and stores any (one
-// round trip per slice); 0: item by item (a round trip per item unless the driver reorders).
+// How a K slice reaches shared memory. 0: item by item (a round trip per item unless the driver
+// reorders); 1: every global load of the slice first, then the conversions and stores (one round
+// trip per slice); 2: software-pipelined, for weight types with split decoders (HAS_UNIT_RAW in
+// dequant_weights.glsl) and f16 activations, else as 1: the raw words of slice s + 2 are loaded
+// into registers while slice s multiplies and decoded one iteration later, so no subgroup waits
+// on a global load.
 layout(constant_id = 5) const uint BATCHED_LOADS = 1u;
 // 1: binding 1 holds f16 activations (shaders/to_f16.comp: x_stride and x_off in halves, both
 // multiples of 8, rows zero-padded to a multiple of 8) instead of f32 ones.
@@ -220,6 +224,84 @@ void load_slice_items(uint k0, uint buf) {
   }
 }
 
+#ifdef HAS_UNIT_RAW
+const bool PIPELINED = BATCHED_LOADS == 2u && X_F16 != 0u;
+uint w_raw[W_ITEMS * uint(RAW_WORDS)];  // the next slice's weight words ...
+uvec4 x_raw[X8_ITEMS];                  // ... and f16 activations, in flight
+
+// Weight unit `t` of the slice at k0: its block's byte offset (clamped into the matrix), the unit
+// within the block, and whether it lies inside the matrix.
+uint slice_unit(uint t, uint k0, out uint ub, out bool valid) {
+  const uint units = BK / uint(UNIT);
+  const uint blocks_per_row = p.k / QK;
+  const uint u = k0 / uint(UNIT) + t % units;
+  const uint kb = u / (QK / uint(UNIT));
+  const uint n = gl_WorkGroupID.x * BN + t / units;
+  ub = u % (QK / uint(UNIT));
+  valid = n < p.n_rows && kb * QK < p.k;
+  return p.w_off +
+         (min(n, p.n_rows - 1u) * blocks_per_row + min(kb, blocks_per_row - 1u)) * QBYTES;
+}
+
+// Only the loads of the slice at k0, into w_raw / x_raw (addresses clamped, nothing checked).
+void fetch_slice(uint k0) {
+  const uint tid = gl_LocalInvocationID.x;
+  [[unroll]] for (uint i = 0u; i < W_ITEMS; ++i) {
+    uint ub;
+    bool valid;
+    const uint off = slice_unit(min(tid + i * gl_WorkGroupSize.x, W_UNITS - 1u), k0, ub, valid);
+    uint r[RAW_WORDS];
+    unit_raw(off, ub, r);
+    [[unroll]] for (uint j = 0u; j < uint(RAW_WORDS); ++j) w_raw[i * uint(RAW_WORDS) + j] = r[j];
+  }
+  const uint k_pad = (p.k + 7u) / 8u * 8u;
+  [[unroll]] for (uint i = 0u; i < X8_ITEMS; ++i) {
+    const uint t = min(tid + i * gl_WorkGroupSize.x, X8_UNITS - 1u);
+    const uint m = gl_WorkGroupID.y * BM + t / (BK / 8u);
+    const uint kk = k0 + 8u * (t % (BK / 8u));
+    x_raw[i] = xh[(p.x_off + min(m, p.n_cols - 1u) * p.x_stride + min(kk, k_pad - 8u)) >> 3];
+  }
+}
+
+// Decodes what fetch_slice(k0) loaded into shared buffer `buf`, zeros beyond the matrix.
+void store_slice(uint k0, uint buf) {
+  const uint tid = gl_LocalInvocationID.x;
+  const uint units = BK / uint(UNIT);
+  [[unroll]] for (uint i = 0u; i < W_ITEMS; ++i) {
+    const uint t = tid + i * gl_WorkGroupSize.x;
+    if (W_UNITS % gl_WorkGroupSize.x == 0u || t < W_UNITS) {
+      uint ub;
+      bool valid;
+      const uint off = slice_unit(t, k0, ub, valid);
+      uint r[RAW_WORDS];
+      [[unroll]] for (uint j = 0u; j < uint(RAW_WORDS); ++j) r[j] = w_raw[i * uint(RAW_WORDS) + j];
+      vec4 w[UNIT / 4];
+      unit_decode(off, ub, r, w);
+      const uint kb = (k0 / uint(UNIT) + t % units) / (QK / uint(UNIT));
+      [[unroll]] for (uint v = 0u; v < uint(UNIT / 4); ++v) {
+        const uint kl = kb * QK + unit_pos(ub, v) - k0;
+        w_sh[buf * BN * SROW + (t / units) * SROW + kl / 4u] = valid ? pack_f16(w[v]) : uvec2(0u);
+      }
+    }
+  }
+  [[unroll]] for (uint i = 0u; i < X8_ITEMS; ++i) {
+    const uint t = tid + i * gl_WorkGroupSize.x;
+    if (X8_UNITS % gl_WorkGroupSize.x == 0u || t < X8_UNITS) {
+      const uint m = gl_WorkGroupID.y * BM + t / (BK / 8u);
+      const uint kk = k0 + 8u * (t % (BK / 8u));
+      const uvec4 h = m < p.n_cols && kk < p.k ? x_raw[i] : uvec4(0u);
+      const uint at = buf * BM * SROW + (t / (BK / 8u)) * SROW + 2u * (t % (BK / 8u));
+      x_sh[at] = h.xy;
+      x_sh[at + 1u] = h.zw;
+    }
+  }
+}
+#else
+const bool PIPELINED = false;
+void fetch_slice(uint k0) {}
+void store_slice(uint k0, uint buf) {}
+#endif
+
 void load_slice(uint k0, uint buf) {
   if (BATCHED_LOADS != 0u)
     load_slice_batched(k0, buf);
@@ -245,11 +327,24 @@ void main() {
     acc[i] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
 
   barrier();  // the decoders' lookup tables
-  load_slice(k_begin, 0u);
+  if (PIPELINED) {
+    fetch_slice(k_begin);
+    store_slice(k_begin, 0u);
+    if (slices > 1u) fetch_slice(k_begin + BK);
+  } else {
+    load_slice(k_begin, 0u);
+  }
   barrier();
   for (uint s = 0u; s < slices; ++s) {
     const uint cur = s & 1u;
-    if (s + 1u < slices) load_slice(k_begin + (s + 1u) * BK, cur ^ 1u);
+    if (PIPELINED) {
+      // Slice s + 1 was fetched during the last iteration; slice s + 2's loads fly during this
+      // one's MMAs.
+      if (s + 1u < slices) store_slice(k_begin + (s + 1u) * BK, cur ^ 1u);
+      if (s + 2u < slices) fetch_slice(k_begin + (s + 2u) * BK);
+    } else if (s + 1u < slices) {
+      load_slice(k_begin + (s + 1u) * BK, cur ^ 1u);
+    }
     [[unroll]] for (uint kk = 0u; kk < BK / 16u; ++kk) {
       fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[WMF];
       fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> b[WNF];

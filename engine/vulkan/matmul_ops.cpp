@@ -199,10 +199,13 @@ CoopMatTile coopmat_tile(const MatmulTuning& t, uint32_t batch, bool x_f16) {
   if (t.cm_warps_n) tile.warps_n = t.cm_warps_n;
   if (t.cm_frags_m) tile.frags_m = t.cm_frags_m;
   if (t.cm_frags_n) tile.frags_n = t.cm_frags_n;
-  // Batched loads only pay with f16 activations: with f32 ones their registers cost more
-  // (Q4_K 14336 x 4096 at 512 tokens: 1489 us against 972 item by item; with f16 843 against 917).
+  // With f16 activations the software pipeline (2; types without split decoders batch their
+  // loads instead): on an H100, Q4_K 14336 x 4096 at 512 tokens 549 us against 710 batched and
+  // 917 item by item, at 64 tokens 117 / 137 / 189; F16 weights 501 against 1071 batched. With
+  // f32 activations item by item: batching them costs more registers than it saves (1489 us
+  // against 972).
   tile.batched_loads = t.cm_batched_loads >= 0 ? static_cast<uint32_t>(t.cm_batched_loads)
-                                               : env_u32("VKLLM_COOPMAT_LOADS", x_f16 ? 1 : 0);
+                                               : env_u32("VKLLM_COOPMAT_LOADS", x_f16 ? 2 : 0);
   return tile;
 }
 

@@ -94,8 +94,10 @@ struct MatmulTuning {
   // Tensor-core GEMM: subgroups per workgroup along tokens and rows, and 16x16 fragments per
   // subgroup along each (0: chosen from the token count; tile = 16 * warps * frags each way).
   uint32_t cm_warps_m = 0, cm_warps_n = 0, cm_frags_m = 0, cm_frags_n = 0;
-  // Tensor-core GEMM: all global loads of a K slice issued before any conversion and store (-1:
-  // VKLLM_COOPMAT_LOADS, else on with f16 activations; 0 item by item; 1 batched).
+  // Tensor-core GEMM: how a K slice is loaded (-1: VKLLM_COOPMAT_LOADS, else the default; 0 item
+  // by item; 1 all global loads before any conversion and store; 2 software-pipelined, the next
+  // slice's raw words loaded while this one multiplies, for F16/Q8_0/Q4_K/Q5_K/Q6_K weights with
+  // f16 activations, else as 1).
   int32_t cm_batched_loads = -1;
   // Tensor-core GEMM: convert the activations to f16 rows once per product (shaders/to_f16.comp)
   // instead of in every output tile's loads (-1: VKLLM_COOPMAT_XF16 or the default; 0 no; 1 yes).

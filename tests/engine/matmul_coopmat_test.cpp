@@ -83,6 +83,8 @@ TEST_P(MatmulCoopMatTiles, TileShapesStridesAndAccumulation) {
       {.cm_batched_loads = 0, .cm_x_f16 = 0},  // the f32 activation paths, item by item
       {.cm_batched_loads = 1, .cm_x_f16 = 0},  // and batched
       {.cm_batched_loads = 0, .cm_x_f16 = 1},
+      {.cm_batched_loads = 2},  // software-pipelined where the type has split decoders
+      {.cm_warps_m = 1, .cm_warps_n = 8, .cm_frags_m = 4, .cm_frags_n = 1, .cm_batched_loads = 2},
       {.cm_warps_m = 2, .cm_warps_n = 2, .cm_frags_m = 2, .cm_frags_n = 4, .cm_x_f16 = 0}};
   for (const vk::MatmulTuning& tile : tiles) {
     vk::MatmulKernels kernels(context().pipelines(), tile);
@@ -115,7 +117,7 @@ TEST_P(MatmulCoopMatSplitK, SplitsMatchReference) {
   const uint32_t k = test_cols(type)[1];
   for (uint32_t splits : {2u, 3u, 7u}) {
     SCOPED_TRACE("splits=" + std::to_string(splits));
-    vk::MatmulKernels kernels(context().pipelines(), {.cm_batched_loads = splits == 3 ? 0 : 1,
+    vk::MatmulKernels kernels(context().pipelines(), {.cm_batched_loads = splits == 3 ? 0 : 2,
                                                       .cm_x_f16 = splits == 7 ? 1 : 0,
                                                       .cm_splits = splits});
     auto record = [&](vk::CommandRecorder& r, const vk::MatmulArgs& a) {
