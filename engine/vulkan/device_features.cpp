@@ -329,27 +329,21 @@ void with_enabled_features(
     }
   }
   void** tail = link_core(enabled, v13, has_size_ext, has_dot_ext);
-  if (d.caps.cooperative_matrix) {
-    extensions.push_back(kCoopMatExtension);
-    *tail = &ecoop;
-    tail = &ecoop.pNext;
-  }
+  // An extension to enable and its feature struct, appended to the creation chain.
+  auto enable = [&](const char* extension, auto& features) {
+    extensions.push_back(extension);
+    *tail = &features;
+    tail = &features.pNext;
+  };
+  if (d.caps.cooperative_matrix) enable(kCoopMatExtension, ecoop);
   auto ecoop_nv = make<VkPhysicalDeviceCooperativeMatrixFeaturesNV>(
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV);
-  if (d.caps.nv_cooperative_matrix) {
-    ecoop_nv.cooperativeMatrix = VK_TRUE;
-    extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
-    *tail = &ecoop_nv;
-    tail = &ecoop_nv.pNext;
-  }
+  ecoop_nv.cooperativeMatrix = VK_TRUE;
+  if (d.caps.nv_cooperative_matrix) enable(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME, ecoop_nv);
   auto estats = make<VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR>(
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR);
-  if (d.caps.pipeline_stats) {
-    estats.pipelineExecutableInfo = VK_TRUE;
-    extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
-    *tail = &estats;
-    tail = &estats.pNext;
-  }
+  estats.pipelineExecutableInfo = VK_TRUE;
+  if (d.caps.pipeline_stats) enable(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME, estats);
   if (d.caps.push_descriptors) extensions.push_back(VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
   if (d.caps.memory_budget) extensions.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
   create(&e2, extensions);

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -13,6 +12,7 @@
 
 #include "engine/vulkan/device.h"
 #include "engine/vulkan/pipeline_cache_file.h"
+#include "engine/vulkan/pipeline_statistics.h"
 #include "engine/vulkan/vk_error.h"
 #include "shaders/embedded_spirv.h"
 
@@ -142,7 +142,7 @@ Pipeline::Pipeline(Device& device, const PipelineDesc& desc, VkPipelineCache cac
     VkResult r = vkCreateComputePipelines(device_, cache, 1, &info, nullptr, &pipeline_);
     if (r != VK_SUCCESS)
       throw VulkanError("vkCreateComputePipelines(" + desc.key() + "): " + result_name(r), r);
-    if (stats) print_statistics();
+    if (stats) print_pipeline_statistics(device_, pipeline_, desc.key());
     if (feedback) {
       feedback->valid = whole.flags & VK_PIPELINE_CREATION_FEEDBACK_VALID_BIT;
       feedback->cache_hit =
@@ -151,56 +151,6 @@ Pipeline::Pipeline(Device& device, const PipelineDesc& desc, VkPipelineCache cac
   } catch (...) {
     destroy();
     throw;
-  }
-}
-
-// The driver's statistics of the pipeline's executables (VKLLM_PIPELINE_STATS=1): a tuning aid
-// for register pressure and occupancy, one line per executable on stderr.
-void Pipeline::print_statistics() const {
-  auto get_props = reinterpret_cast<PFN_vkGetPipelineExecutablePropertiesKHR>(
-      vkGetDeviceProcAddr(device_, "vkGetPipelineExecutablePropertiesKHR"));
-  auto get_stats = reinterpret_cast<PFN_vkGetPipelineExecutableStatisticsKHR>(
-      vkGetDeviceProcAddr(device_, "vkGetPipelineExecutableStatisticsKHR"));
-  if (!get_props || !get_stats) return;
-  auto pinfo = make<VkPipelineInfoKHR>(VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR);
-  pinfo.pipeline = pipeline_;
-  uint32_t n = 0;
-  if (get_props(device_, &pinfo, &n, nullptr) != VK_SUCCESS) return;
-  std::vector<VkPipelineExecutablePropertiesKHR> props(
-      n, make<VkPipelineExecutablePropertiesKHR>(
-             VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR));
-  if (get_props(device_, &pinfo, &n, props.data()) != VK_SUCCESS) return;
-  for (uint32_t e = 0; e < n; ++e) {
-    auto einfo = make<VkPipelineExecutableInfoKHR>(VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR);
-    einfo.pipeline = pipeline_;
-    einfo.executableIndex = e;
-    uint32_t m = 0;
-    if (get_stats(device_, &einfo, &m, nullptr) != VK_SUCCESS) continue;
-    std::vector<VkPipelineExecutableStatisticKHR> st(
-        m, make<VkPipelineExecutableStatisticKHR>(
-               VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR));
-    if (get_stats(device_, &einfo, &m, st.data()) != VK_SUCCESS) continue;
-    std::string line = "vkllm: pipeline stats " + desc_.key() + " [" + props[e].name + "]";
-    for (const auto& x : st) {
-      line += std::string(" ") + x.name + "=";
-      switch (x.format) {
-        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR:
-          line += std::to_string(x.value.b32);
-          break;
-        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR:
-          line += std::to_string(x.value.i64);
-          break;
-        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR:
-          line += std::to_string(x.value.u64);
-          break;
-        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_FLOAT64_KHR:
-          line += std::to_string(x.value.f64);
-          break;
-        default:
-          line += "?";
-      }
-    }
-    std::fprintf(stderr, "%s\n", line.c_str());
   }
 }
 

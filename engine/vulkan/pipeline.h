@@ -68,7 +68,6 @@ class Pipeline {
 
  private:
   void destroy();
-  void print_statistics() const;
   VkDevice device_ = VK_NULL_HANDLE;
   PipelineDesc desc_;
   bool push_descriptors_ = false;
