@@ -20,11 +20,15 @@ uint32_t shared_bytes(uint32_t rows, uint32_t bq, uint32_t bc, uint32_t d) {
   return 4 * (rows * d + 2 * bc * (d / 2 + 1) + rows * bc + 3 * rows + bq) + 64;
 }
 
-// Workgroups per compute unit that split-K aims at (VKLLM_ATTN_SPLIT_TARGET, for sweeps).
+// Workgroups per compute unit that split-K aims at (VKLLM_ATTN_SPLIT_TARGET, for sweeps; read
+// once per process, as this runs every decode step).
 uint32_t split_target() {
-  const char* v = std::getenv("VKLLM_ATTN_SPLIT_TARGET");
-  const unsigned long n = v && *v ? std::strtoul(v, nullptr, 10) : 0;
-  return n ? static_cast<uint32_t>(n) : 4;
+  static const uint32_t target = [] {
+    const char* v = std::getenv("VKLLM_ATTN_SPLIT_TARGET");
+    const unsigned long n = v && *v ? std::strtoul(v, nullptr, 10) : 0;
+    return n ? static_cast<uint32_t>(n) : 4u;
+  }();
+  return target;
 }
 
 }  // namespace

@@ -182,19 +182,40 @@ uint32_t env_u32(const char* name, uint32_t fallback) {
 // 14336 x 4096, bench/RESULTS.md) 128 x 64 took 706 us at 512 tokens against 844 for 128 x 128
 // (whose 172 registers per invocation leave one workgroup per SM), and 64 x 128 on 8 subgroups of
 // one fragment each 136 us at 64 tokens against 177 for 4 subgroups of two.
+// Environment overrides for whole-model A/B runs, read once per process (a product is recorded
+// hundreds of times a step): VKLLM_COOPMAT_TILE (above 64 tokens) / VKLLM_COOPMAT_TILE_DECODE
+// (17..64 tokens) as "warps_m,warps_n,frags_m,frags_n", and VKLLM_COOPMAT_LOADS.
+struct CoopMatEnv {
+  std::optional<CoopMatTile> prefill, decode;
+  std::optional<uint32_t> loads;
+};
+
+std::optional<CoopMatTile> env_tile(const char* name) {
+  CoopMatTile t{};
+  const char* v = std::getenv(name);
+  if (v && std::sscanf(v, "%u,%u,%u,%u", &t.warps_m, &t.warps_n, &t.frags_m, &t.frags_n) == 4)
+    return t;
+  return std::nullopt;
+}
+
+const CoopMatEnv& coopmat_env() {
+  static const CoopMatEnv env = [] {
+    CoopMatEnv e{env_tile("VKLLM_COOPMAT_TILE"), env_tile("VKLLM_COOPMAT_TILE_DECODE"), {}};
+    if (const char* v = std::getenv("VKLLM_COOPMAT_LOADS"); v && *v)
+      e.loads = static_cast<uint32_t>(std::strtoul(v, nullptr, 10));
+    return e;
+  }();
+  return env;
+}
+
 CoopMatTile coopmat_tile(const MatmulTuning& t, uint32_t batch, bool x_f16) {
   CoopMatTile tile = batch > 64   ? CoopMatTile{4, 2, 2, 2}
                      : batch > 32 ? CoopMatTile{1, 8, 4, 1}
                      : batch > 16 ? CoopMatTile{1, 8, 2, 1}
                                   : CoopMatTile{1, 4, 1, 1};
-  // VKLLM_COOPMAT_TILE (prefill, above 64 tokens) / VKLLM_COOPMAT_TILE_DECODE (17..64 tokens):
-  // "warps_m,warps_n,frags_m,frags_n", for whole-model A/B runs of tile shapes.
-  if (const char* v = std::getenv(batch > 64 ? "VKLLM_COOPMAT_TILE" : "VKLLM_COOPMAT_TILE_DECODE");
-      v && batch > 16) {
-    CoopMatTile e = tile;
-    if (std::sscanf(v, "%u,%u,%u,%u", &e.warps_m, &e.warps_n, &e.frags_m, &e.frags_n) == 4)
-      tile = e;
-  }
+  const CoopMatEnv& env = coopmat_env();
+  if (batch > 64 && env.prefill) tile = *env.prefill;
+  if (batch > 16 && batch <= 64 && env.decode) tile = *env.decode;
   if (t.cm_warps_m) tile.warps_m = t.cm_warps_m;
   if (t.cm_warps_n) tile.warps_n = t.cm_warps_n;
   if (t.cm_frags_m) tile.frags_m = t.cm_frags_m;
@@ -205,7 +226,7 @@ CoopMatTile coopmat_tile(const MatmulTuning& t, uint32_t batch, bool x_f16) {
   // f32 activations item by item: batching them costs more registers than it saves (1489 us
   // against 972).
   tile.batched_loads = t.cm_batched_loads >= 0 ? static_cast<uint32_t>(t.cm_batched_loads)
-                                               : env_u32("VKLLM_COOPMAT_LOADS", x_f16 ? 2 : 0);
+                                               : env.loads.value_or(x_f16 ? 2 : 0);
   return tile;
 }
 
