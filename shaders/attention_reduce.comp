@@ -31,7 +31,7 @@ layout(push_constant) uniform Params {
 } p;
 
 const uint WG = gl_WorkGroupSize.x;
-shared float weight[256];  // w_s
+shared float weight[256];  // w_s, for up to kAttentionMaxSplits (engine/vulkan/attention.h)
 shared float red[WG];
 shared float row_out[32];
 
@@ -104,7 +104,8 @@ void main() {
   if (tid == 0u) {
     vec4 v[8];
     [[unroll]] for (uint i = 0u; i < 8u; ++i)
-      v[i] = vec4(row_out[4u * i], row_out[4u * i + 1u], row_out[4u * i + 2u], row_out[4u * i + 3u]);
+      v[i] = vec4(row_out[4u * i], row_out[4u * i + 1u], row_out[4u * i + 2u],
+                  row_out[4u * i + 3u]);
     const uint nb = p.head_dim / 32u;
     q8_store_block(row * nb + gl_WorkGroupID.z, rows * nb, v);
   }

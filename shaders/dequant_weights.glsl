@@ -50,12 +50,8 @@ uvec2 load_u64_a2(uint off) {
   return (a >> s) | ((b << 1u) << (31u - s));
 }
 
-// load_u32_a2 / load_u64_a2 / load_f16_a2 from words already loaded (a, b, c: the words at
-// off >> 2 onwards), for the split decoders.
-uint shift_u32_a2(uint off, uint a, uint b) {
-  const uint s = (off & 2u) << 3;
-  return (a >> s) | ((b << 1u) << (31u - s));
-}
+// load_u64_a2 / load_f16_a2 from words already loaded (a, b, c: the words at off >> 2
+// onwards), for the split decoders.
 uvec2 shift_u64_a2(uint off, uint a, uint b, uint c) {
   const uint s = (off & 2u) << 3;
   return (uvec2(a, b) >> s) | ((uvec2(b, c) << 1u) << (31u - s));

@@ -5,12 +5,12 @@
 //
 // A workgroup of WARPS_M x WARPS_N subgroups owns a BM (tokens) x BN (weight rows) output tile;
 // each subgroup a (WMF x 16) x (WNF x 16) block of it, as WMF x WNF 16x16 f32 accumulators.
-// Per BK = 32 slice of K the workgroup decodes the BN x BK weight tile to f16 and
-// converts the BM x BK activation tile to f16, both k-contiguous in shared memory (so the weights are the
-// column-major B operand and the activations the row-major A operand of one MMA). Two shared
-// buffers alternate: while the subgroups multiply slice t from one, they decode slice t + 1 into
-// the other, so one barrier per slice suffices and the global loads of one subgroup overlap the
-// MMAs of the others.
+// Per BK = 32 slice of K the workgroup decodes the BN x BK weight tile to f16 and converts the
+// BM x BK activation tile to f16 (or copies it, with X_F16), both k-contiguous in shared memory
+// (so the weights are the column-major B operand and the activations the row-major A operand of
+// one MMA). Two shared buffers alternate: while the subgroups multiply slice t from one, they
+// decode slice t + 1 into the other, so one barrier per slice suffices and the global loads of one
+// subgroup overlap the MMAs of the others.
 //
 // Activations are clamped to the f16 range before the conversion (an overflow would turn the
 // whole output row into inf/NaN); the accumulation stays f32.

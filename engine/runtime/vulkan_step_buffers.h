@@ -15,6 +15,7 @@
 #include "engine/runtime/runner.h"
 #include "engine/runtime/step_backend.h"
 #include "engine/vulkan/arena.h"
+#include "engine/vulkan/attention.h"
 #include "engine/vulkan/buffer.h"
 #include "engine/vulkan/ops.h"
 
@@ -22,8 +23,8 @@ namespace vkllm::runtime {
 
 // Split-K attention's limits: the scratch here holds kAttentionSplitRows (split, token) partial
 // rows, so a step of n tokens splits at most kAttentionSplitRows / n ways (one decode token: up
-// to kMaxAttentionSplits, which long contexts need to keep every compute unit reading).
-inline constexpr uint32_t kMaxAttentionSplits = 256;
+// to the reduction's limit, which long contexts need to keep every compute unit reading).
+inline constexpr uint32_t kMaxAttentionSplits = vk::ops::kAttentionMaxSplits;
 inline constexpr uint32_t kMaxSplitTokens = 64;  // split-K only for decode-sized steps
 inline constexpr uint32_t kAttentionSplitRows = 16 * kMaxSplitTokens;
 

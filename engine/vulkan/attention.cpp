@@ -47,7 +47,7 @@ uint32_t attention_suggested_splits(uint32_t max_kv_len, uint32_t n_seqs, uint32
   // at least 64 positions (two tiles) keep the partials small next to the KV they summarise.
   const uint32_t groups = std::max(1u, n_seqs * n_kv_heads);
   const uint32_t want = std::max(1u, split_target() * compute_units / groups);
-  return std::clamp(std::min(want, max_kv_len / 64), 1u, 256u);
+  return std::clamp(std::min(want, max_kv_len / 64), 1u, kAttentionMaxSplits);
 }
 
 void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) {
@@ -59,8 +59,9 @@ void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) 
                                                    std::to_string(n_kv) + " KV heads");
   require(a.v_cache.n_kv_heads == n_kv && a.v_cache.block_size == a.k_cache.block_size,
           "K and V cache regions disagree");
-  require(a.n_splits >= 1 && a.n_splits <= 256,
-          "n_splits " + std::to_string(a.n_splits) + " outside 1..256");
+  require(a.n_splits >= 1 && a.n_splits <= kAttentionMaxSplits,
+          "n_splits " + std::to_string(a.n_splits) + " outside 1.." +
+              std::to_string(kAttentionMaxSplits));
   const uint32_t r = a.n_q_heads / n_kv;
   const auto& caps = pc.device().caps();
 

@@ -24,7 +24,7 @@ struct AttentionArgs {
   float softcap = 0.f;    // 0: off
   uint32_t window = 0;    // 0: off; else keys with q_pos - k_pos < window are visible
   bool causal = true;     // false: every key of the sequence is visible (encoders)
-  uint32_t n_splits = 1;  // split-K factor; > 1 needs `scratch`
+  uint32_t n_splits = 1;  // split-K factor, at most kAttentionMaxSplits; > 1 needs `scratch`
   BufferSlice scratch;    // attention_scratch_bytes(...) bytes when n_splits > 1
   // Optional: the split reduction also writes `out` as q8 blocks here (record_quantize_q8's
   // layout, out's rows as the vectors) for the int8-dot products that read it. Taken only where
@@ -36,12 +36,16 @@ struct AttentionArgs {
 // dense output rows (off 0, stride n_q_heads * head_dim) and head_dim a multiple of 32.
 bool attention_writes_q8(const AttentionArgs& a);
 
+// Most splits the split-K reduction (shaders/attention_reduce.comp) combines.
+inline constexpr uint32_t kAttentionMaxSplits = 256;
+
 // Bytes of scratch the split-K path needs.
 uint64_t attention_scratch_bytes(uint32_t n_splits, uint32_t n_tokens, uint32_t n_q_heads,
                                  uint32_t head_dim);
 
-// A split count that fills the device (about 16 workgroups per compute unit) for decode, capped
-// so each split still covers at least 128 positions (1 = no split).
+// A split count that keeps the device reading for decode (about 4 workgroups per compute unit,
+// VKLLM_ATTN_SPLIT_TARGET), capped so each split still covers at least 64 positions and at
+// kAttentionMaxSplits (1 = no split).
 uint32_t attention_suggested_splits(uint32_t max_kv_len, uint32_t n_seqs, uint32_t n_kv_heads,
                                     uint32_t compute_units);
 

@@ -176,12 +176,6 @@ uint32_t env_u32(const char* name, uint32_t fallback) {
   return v && *v ? static_cast<uint32_t>(std::strtoul(v, nullptr, 10)) : fallback;
 }
 
-// Tiles by token count: 128 tokens x 64 rows (8 subgroups, 2 x 2 fragments each) for prefill;
-// narrower token tiles for batched decode, so 9..64 tokens do not multiply padding, each subgroup
-// on one 16-row fragment. On an H100 (bench_matmul_kernels sweep_coopmat/sweep_cmtile, Q4_K
-// 14336 x 4096, bench/RESULTS.md) 128 x 64 took 706 us at 512 tokens against 844 for 128 x 128
-// (whose 172 registers per invocation leave one workgroup per SM), and 64 x 128 on 8 subgroups of
-// one fragment each 136 us at 64 tokens against 177 for 4 subgroups of two.
 // Environment overrides for whole-model A/B runs, read once per process (a product is recorded
 // hundreds of times a step): VKLLM_COOPMAT_TILE (above 64 tokens) / VKLLM_COOPMAT_TILE_DECODE
 // (17..64 tokens) as "warps_m,warps_n,frags_m,frags_n", and VKLLM_COOPMAT_LOADS.
@@ -208,6 +202,12 @@ const CoopMatEnv& coopmat_env() {
   return env;
 }
 
+// Tiles by token count: 128 tokens x 64 rows (8 subgroups, 2 x 2 fragments each) for prefill;
+// narrower token tiles for batched decode, so 9..64 tokens do not multiply padding, each subgroup
+// on one 16-row fragment. On an H100 (bench_matmul_kernels sweep_coopmat/sweep_cmtile, Q4_K
+// 14336 x 4096, bench/RESULTS.md) 128 x 64 took 706 us at 512 tokens against 844 for 128 x 128
+// (whose 172 registers per invocation leave one workgroup per SM), and 64 x 128 on 8 subgroups of
+// one fragment each 136 us at 64 tokens against 177 for 4 subgroups of two.
 CoopMatTile coopmat_tile(const MatmulTuning& t, uint32_t batch, bool x_f16) {
   CoopMatTile tile = batch > 64   ? CoopMatTile{4, 2, 2, 2}
                      : batch > 32 ? CoopMatTile{1, 8, 4, 1}
