@@ -27,22 +27,12 @@ int sdot4_acc(uint a, uint b, int acc, spirv_literal int packed_format);
 // dot of 4 packed signed bytes, added to acc (packed format 0: PackedVectorFormat4x8Bit).
 int dot4(uint a, uint b, int acc) { return sdot4_acc(a, b, acc, 0); }
 
-// Eight words starting at a 2-byte aligned offset: nine loads and a funnel shift each.
-void load8_a2(uint off, out uint q[8]) {
-  const uint i = off >> 2;
-  const uint s = (off & 2u) << 3;
-  uint prev = wq[i];
-  [[unroll]] for (uint j = 0u; j < 8u; ++j) {
-    const uint next = wq[i + j + 1u];
-    q[j] = (prev >> s) | ((next << 1u) << (31u - s));
-    prev = next;
-  }
-}
-
 #if defined(TYPE_Q8_0)
 void qgroup(uint off, uint g, out uint q[8], out vec3 s) {
-  const float d = load_f16_a2(off);
-  load8_a2(off + 2u, q);
+  const float d = load_f16_a2(repacked_scale_off(off));
+  const uint i = repacked_body(off) >> 4;
+  const uvec4 a = wq4[i], b = wq4[i + 1u];
+  q = uint[8](a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w);
   s = vec3(d, d, 0.0);
 }
 
@@ -109,17 +99,20 @@ void qgroup(uint off, uint g, out uint q[8], out vec3 s) {
   // Elements 128 h + 32 qq + l: low nibble plane qq / 2 of ql[64 h + 32 (qq & 1) + l], high
   // bits 2 qq of qh[32 h + l]; 16-element sub-block scales sc[8 h + 2 qq], sc[8 h + 2 qq + 1].
   const uint h = g >> 2, qq = g & 3u;
-  uint ql[8], qh[8];
-  load8_a2(off + 64u * h + 32u * (qq & 1u), ql);
-  load8_a2(off + 128u + 32u * h, qh);
+  const uint body = repacked_body(off);
+  const uint li = (body + 64u * h + 32u * (qq & 1u)) >> 4, hi = (body + 128u + 32u * h) >> 4;
+  const uvec4 l0 = wq4[li], l1 = wq4[li + 1u], h0 = wq4[hi], h1 = wq4[hi + 1u];
+  const uint ql[8] = uint[8](l0.x, l0.y, l0.z, l0.w, l1.x, l1.y, l1.z, l1.w);
+  const uint qh[8] = uint[8](h0.x, h0.y, h0.z, h0.w, h1.x, h1.y, h1.z, h1.w);
   const uint ls = 4u * (qq >> 1), hs = 2u * qq;
   [[unroll]] for (uint j = 0u; j < 8u; ++j) {
     const uint v = ((ql[j] >> ls) & 0x0F0F0F0Fu) | (((qh[j] >> hs) & 0x03030303u) << 4);
     // v - 32 in each byte without borrows: flip bit 5, and set bits 6-7 where it was clear.
     q[j] = v ^ 0x20202020u ^ ((((~v) >> 5) & 0x01010101u) * 0xC0u);
   }
-  const uint sc = load_u16_a2(off + 192u + 8u * h + 2u * qq);
-  const float d = load_f16_a2(off + 208u);
+  // The two scale bytes at body + 192 + 8 h + 2 qq: the body is 16-byte aligned.
+  const uint sc = (wq[(body + 192u + 8u * h + 2u * qq) >> 2] >> (16u * (qq & 1u))) & 0xFFFFu;
+  const float d = load_f16_a2(repacked_scale_off(off));
   s = vec3(d * float(int(sc << 24) >> 24), d * float(int(sc << 16) >> 24), 0.0);
 }
 

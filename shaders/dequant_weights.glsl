@@ -23,9 +23,10 @@
 // stores them.
 //
 // The weights are bound at binding 0 as raw words. Blocks of several formats are only 2-byte
-// aligned (Q4_0 18 B, Q5_0 22 B, Q8_0 34 B, Q3_K 110 B, Q6_K 210 B); those are read with 32-bit
-// loads plus a funnel shift instead of 16-bit loads, which is why a weight buffer must stay
-// readable for 8 bytes past the end of the tensor.
+// aligned (Q4_0 18 B, Q5_0 22 B, Q3_K 110 B); those are read with 32-bit loads plus a funnel
+// shift instead of 16-bit loads, which is why a weight buffer must stay readable for 8 bytes past
+// the end of the tensor. Q8_0 (34 B) and Q6_K (210 B), the common ones, are repacked on upload
+// so that they need neither (see repacked_body).
 
 #extension GL_EXT_control_flow_attributes : enable
 
@@ -50,12 +51,7 @@ uvec2 load_u64_a2(uint off) {
   return (a >> s) | ((b << 1u) << (31u - s));
 }
 
-// load_u64_a2 / load_f16_a2 from words already loaded (a, b, c: the words at off >> 2
-// onwards), for the split decoders.
-uvec2 shift_u64_a2(uint off, uint a, uint b, uint c) {
-  const uint s = (off & 2u) << 3;
-  return (uvec2(a, b) >> s) | ((uvec2(b, c) << 1u) << (31u - s));
-}
+// load_f16_a2 from the word already loaded at off >> 2, for the split decoders.
 float shift_f16_a2(uint off, uint a) { return unpackHalf2x16(a >> ((off & 2u) << 3)).x; }
 
 uint load_u16_a2(uint off) { return (wq[off >> 2] >> ((off & 2u) << 3)) & 0xFFFFu; }
@@ -63,6 +59,14 @@ uint load_u16_a2(uint off) { return (wq[off >> 2] >> ((off & 2u) << 3)) & 0xFFFF
 uint load_u8(uint off) { return (wq[off >> 2] >> ((off & 3u) << 3)) & 0xFFu; }
 
 float load_f16_a2(uint off) { return unpackHalf2x16(load_u16_a2(off)).x; }
+
+// Q8_0 and Q6_K are repacked on the device (engine/vulkan/weight_layout.h): groups of 8 blocks,
+// the blocks without their 2-byte scale, then the 8 scales. `off` stays the block's byte offset
+// in the file layout (these types define REPACKED_BLOCKS; QBYTES is the file's block size).
+#define repacked_body(off) \
+  ((((off) / QBYTES) >> 3) * (8u * QBYTES) + (((off) / QBYTES) & 7u) * (QBYTES - 2u))
+#define repacked_scale_off(off) \
+  ((((off) / QBYTES) >> 3) * (8u * QBYTES) + 8u * (QBYTES - 2u) + 2u * (((off) / QBYTES) & 7u))
 
 // The four bytes of v (optionally after a shift) masked to `mask` bits, as floats.
 vec4 bytes_f(uint v) { return vec4((uvec4(v) >> uvec4(0u, 8u, 16u, 24u)) & 0xFFu); }
@@ -172,21 +176,20 @@ void dequant_unit(uint off, uint u, out vec4 w[UNIT / 4]) {
 #define QK 32u
 #define QBYTES 34u
 #define UNIT 8
+#define REPACKED_BLOCKS
 uint unit_pos(uint u, uint v) { return 8u * u + 4u * v; }
 #define HAS_UNIT_RAW
-#define RAW_WORDS 4
+#define RAW_WORDS 3
 void unit_raw(uint off, uint u, out uint r[RAW_WORDS]) {
-  const uint q = (off + 2u + 8u * u) >> 2;
-  r[0] = wq[off >> 2];
-  r[1] = wq[q];
-  r[2] = wq[q + 1u];
-  r[3] = wq[q + 2u];
+  r[0] = wq[repacked_scale_off(off) >> 2];
+  const uvec2 q = wq2[(repacked_body(off) + 8u * u) >> 3];
+  r[1] = q.x;
+  r[2] = q.y;
 }
 void unit_decode(uint off, uint u, uint r[RAW_WORDS], out vec4 w[UNIT / 4]) {
-  const float d = shift_f16_a2(off, r[0]);
-  const uvec2 q = shift_u64_a2(off + 2u + 8u * u, r[1], r[2], r[3]);
-  w[0] = d * bytes_signed_f(q.x);
-  w[1] = d * bytes_signed_f(q.y);
+  const float d = shift_f16_a2(repacked_scale_off(off), r[0]);
+  w[0] = d * bytes_signed_f(r[1]);
+  w[1] = d * bytes_signed_f(r[2]);
 }
 
 #elif defined(TYPE_Q2_K)
@@ -292,33 +295,30 @@ void unit_decode(uint off, uint u, uint r[RAW_WORDS], out vec4 w[UNIT / 4]) {
 #define QK 256u
 #define QBYTES 210u
 #define UNIT 8
+#define REPACKED_BLOCKS
 uint unit_pos(uint u, uint v) { return 8u * u + 4u * v; }
 #define HAS_UNIT_RAW
-#define RAW_WORDS 8
-uint q6k_ql_off(uint off, uint u) {
-  return off + 64u * (u >> 4) + 32u * ((u >> 2) & 1u) + 8u * (u & 3u);
-}
-uint q6k_qh_off(uint off, uint u) { return off + 128u + 32u * (u >> 4) + 8u * (u & 3u); }
+#define RAW_WORDS 6
+// Offsets of unit u's low and high bits within the block's body (repacked_body).
+uint q6k_ql_off(uint u) { return 64u * (u >> 4) + 32u * ((u >> 2) & 1u) + 8u * (u & 3u); }
+uint q6k_qh_off(uint u) { return 128u + 32u * (u >> 4) + 8u * (u & 3u); }
 void unit_raw(uint off, uint u, out uint r[RAW_WORDS]) {
-  const uint ql = q6k_ql_off(off, u) >> 2, qh = q6k_qh_off(off, u) >> 2;
-  r[0] = wq[ql];
-  r[1] = wq[ql + 1u];
-  r[2] = wq[ql + 2u];
-  r[3] = wq[qh];
-  r[4] = wq[qh + 1u];
-  r[5] = wq[qh + 2u];
-  r[6] = wq[(off + 192u + (u >> 1)) >> 2];
-  r[7] = wq[(off + 208u) >> 2];
+  const uint body = repacked_body(off);
+  const uvec2 ql = wq2[(body + q6k_ql_off(u)) >> 3], qh = wq2[(body + q6k_qh_off(u)) >> 3];
+  r[0] = ql.x;
+  r[1] = ql.y;
+  r[2] = qh.x;
+  r[3] = qh.y;
+  r[4] = wq[(body + 192u + (u >> 1)) >> 2];
+  r[5] = wq[repacked_scale_off(off) >> 2];
 }
 void unit_decode(uint off, uint u, uint r[RAW_WORDS], out vec4 w[UNIT / 4]) {
   const uint g = u >> 2, qq = g & 3u;
-  const uvec2 ql = shift_u64_a2(q6k_ql_off(off, u), r[0], r[1], r[2]);
-  const uvec2 qh = shift_u64_a2(q6k_qh_off(off, u), r[3], r[4], r[5]);
-  const uint sc = (r[6] >> (((off + 192u + (u >> 1)) & 3u) << 3)) & 0xFFu;
-  const float d = shift_f16_a2(off + 208u, r[7]) * float(int(sc << 24) >> 24);
+  const uint sc = (r[4] >> (((u >> 1) & 3u) << 3)) & 0xFFu;  // the body is 16-byte aligned
+  const float d = shift_f16_a2(repacked_scale_off(off), r[5]) * float(int(sc << 24) >> 24);
   const uint ls = 4u * (qq >> 1), hs = 2u * qq;
-  const uint v0 = ((ql.x >> ls) & 0x0F0F0F0Fu) | (((qh.x >> hs) & 0x03030303u) << 4);
-  const uint v1 = ((ql.y >> ls) & 0x0F0F0F0Fu) | (((qh.y >> hs) & 0x03030303u) << 4);
+  const uint v0 = ((r[0] >> ls) & 0x0F0F0F0Fu) | (((r[2] >> hs) & 0x03030303u) << 4);
+  const uint v1 = ((r[1] >> ls) & 0x0F0F0F0Fu) | (((r[3] >> hs) & 0x03030303u) << 4);
   w[0] = d * (bytes_f(v0) - 32.0);
   w[1] = d * (bytes_f(v1) - 32.0);
 }

@@ -37,7 +37,25 @@ layout(std430, binding = 1) readonly buffer XD { vec2 xds[]; };
 #else
 layout(std430, binding = 1) readonly buffer X { vec4 xv[]; };
 #endif
+#ifdef NORM_EPILOGUE
+// The last workgroup to finish RMS-normalizes the vectors the product wrote (at decode: the
+// residual stream it added into) for the products that read them next: norm_y = y / rms(y) * w,
+// and norm_y's q8 copy. At batch 1 a norm's own dispatch and barrier cost more than its work.
+// Workgroups count themselves in `done_groups` (left at 0 again by the last one); y is coherent
+// so that the last one reads what the others wrote. Needs n_rows a multiple of 32, y_off and
+// y_stride multiples of 4, and all columns in one dispatch.
+layout(std430, binding = 2) coherent buffer Y { float y[]; };
+layout(std430, binding = 2) coherent buffer Y4 { vec4 y4[]; };
+layout(std430, binding = 3) coherent buffer Counter { uint done_groups; };
+layout(std430, binding = 4) readonly buffer NormW { vec4 norm_w[]; };
+layout(std430, binding = 5) writeonly buffer NormY { vec4 norm_y[]; };
+#define Q8_BINDING 6
+#include "q8_block.glsl"
+#include "reduce.glsl"
+shared bool last_group;
+#else
 layout(std430, binding = 2) buffer Y { float y[]; };
+#endif
 
 layout(push_constant) uniform Params {
   uint n_rows;    // N
@@ -50,6 +68,10 @@ layout(push_constant) uniform Params {
                   // first (dx, sx) pair
   uint y_off;     // element offset of y in binding 2
   uint flags;     // bit 0: add into y instead of overwriting it (fused residual add)
+#ifdef NORM_EPILOGUE
+  float eps;
+  uint norm_stride;  // elements between norm_y vectors (a multiple of 4)
+#endif
 } p;
 
 #ifdef REDUCE_SHARED
@@ -178,4 +200,38 @@ void main() {
       y[at] = ((p.flags & 1u) != 0u ? y[at] : 0.0) + sum;
     }
   }
+
+#ifdef NORM_EPILOGUE
+  memoryBarrierBuffer();
+  barrier();
+  if (tid == 0u) {
+    const uint groups = ((p.n_rows + NUM_ROWS - 1u) / NUM_ROWS) * gl_NumWorkGroups.y;
+    last_group = atomicAdd(done_groups, 1u) == groups - 1u;
+  }
+  barrier();
+  if (!last_group) return;
+  memoryBarrierBuffer();
+  if (tid == 0u) done_groups = 0u;
+  const uint nb = p.n_rows / 32u;
+  for (uint c = 0u; c < p.n_cols; ++c) {
+    const uint yb = (p.y_off + c * p.y_stride) >> 2;
+    float ss = 0.0;
+    for (uint b = tid; b < nb; b += gl_WorkGroupSize.x) {
+      [[unroll]] for (uint i = 0u; i < 8u; ++i) {
+        const vec4 v = y4[yb + 8u * b + i];
+        ss += dot(v, v);
+      }
+    }
+    const float inv = inversesqrt(workgroup_sum(ss) / float(p.n_rows) + p.eps);
+    const uint nyb = (c * p.norm_stride) >> 2;
+    for (uint b = tid; b < nb; b += gl_WorkGroupSize.x) {
+      vec4 v[8];
+      [[unroll]] for (uint i = 0u; i < 8u; ++i) {
+        v[i] = y4[yb + 8u * b + i] * inv * norm_w[8u * b + i];
+        norm_y[nyb + 8u * b + i] = v[i];
+      }
+      q8_store_block(c * nb + b, p.n_cols * nb, v);
+    }
+  }
+#endif
 }

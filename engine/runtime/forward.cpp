@@ -6,9 +6,24 @@ namespace vkllm::runtime {
 
 using model::Weight;
 
+Forward::BlockInputs Forward::qkv_inputs(uint32_t l) const {
+  if (spec_.fused_qkv) return {{{Weight::AttnQKV, l}}, 1};
+  return {{{Weight::AttnQ, l}, {Weight::AttnK, l}, {Weight::AttnV, l}}, 3};
+}
+
+Forward::BlockInputs Forward::ffn_inputs(uint32_t l) const {
+  if (spec_.fused_gate_up) return {{{Weight::FfnUp, l}}, 1};  // gate and up stacked
+  return {{{Weight::FfnGate, l}, {Weight::FfnUp, l}}, 2};
+}
+
 void Forward::step(StepBackend& b, const StepShape& s) const {
   b.embed({Weight::TokenEmbd}, {Act::X}, s.n_tokens, spec_.embed_scale);
   b.barrier();
+  if (chained_norms() && spec_.n_layer > 0) {
+    b.rms_norm({Act::X}, {Weight::AttnNorm, 0}, {Act::H}, spec_.n_embd, s.n_tokens,
+               qkv_inputs(0).span());
+    b.barrier();
+  }
   for (uint32_t l = 0; l < spec_.n_layer; ++l) layer(b, l, s.n_tokens);
   b.timestamp("layers");
   output(b, s);
@@ -26,13 +41,11 @@ void Forward::attention_block(StepBackend& b, uint32_t l, uint32_t T) const {
   const uint32_t qd = spec_.n_embd_q(), kvd = spec_.n_embd_k_gqa();
   const bool swa = spec_.layer_is_swa[l];
 
-  const WeightRef qkv[] = {{Weight::AttnQ, l}, {Weight::AttnK, l}, {Weight::AttnV, l}};
-  const WeightRef fused_qkv[] = {{Weight::AttnQKV, l}};
-  const std::span<const WeightRef> qkv_weights =
-      spec_.fused_qkv ? std::span<const WeightRef>(fused_qkv) : std::span<const WeightRef>(qkv);
-  b.rms_norm({Act::X}, {Weight::AttnNorm, l}, {Act::H}, E, T, qkv_weights);
-  b.barrier();
-  b.mark("attn_norm");
+  if (!chained_norms()) {
+    b.rms_norm({Act::X}, {Weight::AttnNorm, l}, {Act::H}, E, T, qkv_inputs(l).span());
+    b.barrier();
+    b.mark("attn_norm");
+  }
   const auto [q, k, v] = project_qkv(b, spec_, l, {Act::H}, T);
   b.barrier();
   b.mark("qkv");
@@ -84,32 +97,31 @@ void Forward::attention_block(StepBackend& b, uint32_t l, uint32_t T) const {
     b.barrier();
     b.add({Act::X}, {Act::H}, {Act::X}, uint64_t(T) * E);
   } else {
-    const ProductOut out[] = {{wo, {Act::X}, /*accumulate=*/true}};
-    b.products({Act::Attn}, T, out);
+    const BlockInputs ffn = ffn_inputs(l);
+    b.products_then_norm({Act::Attn}, T, {wo, {Act::X}, /*accumulate=*/true},
+                         {{Act::X}, {Weight::FfnNorm, l}, {Act::H}, E, ffn.span()});
   }
   b.barrier();
-  b.mark("attn_out");
+  b.mark(chained_norms() ? "attn_out_ffn_norm" : "attn_out");
 }
 
 void Forward::ffn_block(StepBackend& b, uint32_t l, uint32_t T) const {
   const uint32_t E = spec_.n_embd, ff = spec_.n_ff;
 
-  const WeightRef gate_up[] = {{Weight::FfnGate, l}, {Weight::FfnUp, l}};
-  const WeightRef fused_up[] = {{Weight::FfnUp, l}};  // gate and up stacked
-  const std::span<const WeightRef> up_weights = spec_.fused_gate_up
-                                                    ? std::span<const WeightRef>(fused_up)
-                                                    : std::span<const WeightRef>(gate_up);
-  b.rms_norm({Act::X}, {Weight::FfnNorm, l}, {Act::H}, E, T, up_weights);
-  b.barrier();
-  b.mark("ffn_norm");
+  const BlockInputs inputs = ffn_inputs(l);
+  if (!chained_norms()) {
+    b.rms_norm({Act::X}, {Weight::FfnNorm, l}, {Act::H}, E, T, inputs.span());
+    b.barrier();
+    b.mark("ffn_norm");
+  }
   Rows gate{Act::Gate}, up{Act::Up};
   if (spec_.fused_gate_up) {
-    const ProductOut out[] = {{fused_up[0], {Act::Up}}};
+    const ProductOut out[] = {{inputs.w[0], {Act::Up}}};
     b.products({Act::H}, T, out);
     gate = {Act::Up, 0, 2 * ff};
     up = {Act::Up, ff, 2 * ff};
   } else {
-    const ProductOut out[] = {{gate_up[0], {Act::Gate}}, {gate_up[1], {Act::Up}}};
+    const ProductOut out[] = {{inputs.w[0], {Act::Gate}}, {inputs.w[1], {Act::Up}}};
     b.products({Act::H}, T, out);
   }
   b.barrier();
@@ -127,12 +139,17 @@ void Forward::ffn_block(StepBackend& b, uint32_t l, uint32_t T) const {
     b.rms_norm({Act::H}, {Weight::PostFfnNorm, l}, {Act::H}, E, T);
     b.barrier();
     b.add({Act::X}, {Act::H}, {Act::X}, uint64_t(T) * E);
+  } else if (l + 1 < spec_.n_layer) {
+    // The next layer's attention norm; the last layer's sum goes to the output norm instead.
+    const BlockInputs qkv = qkv_inputs(l + 1);
+    b.products_then_norm({Act::FfnAct}, T, {down[0], {Act::X}, /*accumulate=*/true},
+                         {{Act::X}, {Weight::AttnNorm, l + 1}, {Act::H}, E, qkv.span()});
   } else {
     const ProductOut out[] = {{down[0], {Act::X}, /*accumulate=*/true}};
     b.products({Act::FfnAct}, T, out);
   }
   b.barrier();
-  b.mark("down");
+  b.mark(chained_norms() && l + 1 < spec_.n_layer ? "down_attn_norm" : "down");
 }
 
 // Only the rows that produce logits go through the final norm and the LM head.

@@ -23,6 +23,19 @@ class Forward {
   void step(StepBackend& b, const StepShape& shape) const;
 
  private:
+  // The weights that read a block's normed input H (their q8 copy is made with it): Q|K|V or
+  // Q, K, V; gate|up or gate, up.
+  struct BlockInputs {
+    WeightRef w[3];
+    size_t n = 0;
+    std::span<const WeightRef> span() const { return {w, n}; }
+  };
+  BlockInputs qkv_inputs(uint32_t l) const;
+  BlockInputs ffn_inputs(uint32_t l) const;
+
+  // Without post-norms a block ends in a residual product whose sum the next block normalizes
+  // first: the two run as one products_then_norm, and the next block starts from H.
+  bool chained_norms() const { return !spec_.post_norms; }
   void layer(StepBackend& b, uint32_t l, uint32_t T) const;
   void attention_block(StepBackend& b, uint32_t l, uint32_t T) const;
   void ffn_block(StepBackend& b, uint32_t l, uint32_t T) const;

@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "engine/runtime/weight_fusion.h"
+#include "engine/vulkan/command_recorder.h"
 #include "engine/vulkan/matmul_ops.h"
+#include "engine/vulkan/weight_layout.h"
 
 namespace vkllm::runtime {
 
@@ -22,6 +24,8 @@ constexpr size_t kWeights = static_cast<size_t>(model::Weight::ClsOutBias) + 1;
 
 // Kernels read whole 32-bit words of 2-byte-aligned blocks, up to this far past a tensor's end.
 constexpr VkDeviceSize kSlack = vk::kWeightReadSlackBytes;
+// Repacked formats (vulkan/weight_layout.h) round a tensor up to whole groups of blocks.
+constexpr VkDeviceSize kMaxRepackGroup = 8 * 210;
 VkDeviceSize padded(uint64_t n) {
   return (n + kSlack + kAlign - 1) / kAlign * kAlign;
 }
@@ -65,13 +69,14 @@ Model::Model(vk::Context& ctx, const gguf::GgufFile& file, TensorDataSource& sou
   std::unordered_map<const PlannedTensor*, std::pair<size_t, size_t>> pieces_of;  // [first, end)
   for (const auto* t : order) {
     const size_t first = pieces.size();
-    if (padded(t->byte_size) <= part_limit) {
+    if (padded(vk::device_weight_bytes(t->type, t->byte_size)) <= part_limit) {
       const uint32_t rows = t->shape.size() > 1 ? static_cast<uint32_t>(t->shape[1]) : 1;
       pieces.push_back({t, 0, t->byte_size, 0, rows, {}});
     } else {
       const uint64_t row_bytes = t->shape.empty() ? 0 : gguf::row_bytes(t->type, t->shape[0]);
       const uint64_t rows = t->shape.size() == 2 ? t->shape[1] : 0;
-      const uint64_t rows_per_part = row_bytes ? (part_limit - kSlack - kAlign) / row_bytes : 0;
+      const uint64_t rows_per_part =
+          row_bytes ? (part_limit - kSlack - kAlign - kMaxRepackGroup) / row_bytes : 0;
       if (rows == 0 || rows_per_part == 0 || rows > UINT32_MAX) {
         throw std::runtime_error("tensor " + t->name + " (" + std::to_string(t->byte_size) +
                                  " bytes) is larger than one storage-buffer binding (" +
@@ -95,7 +100,7 @@ Model::Model(vk::Context& ctx, const gguf::GgufFile& file, TensorDataSource& sou
   std::vector<VkDeviceSize> group_bytes;
   std::vector<size_t> group_of(pieces.size());
   for (size_t i = 0; i < pieces.size(); ++i) {
-    const VkDeviceSize need = padded(pieces[i].bytes);
+    const VkDeviceSize need = padded(vk::device_weight_bytes(pieces[i].t->type, pieces[i].bytes));
     if (group_bytes.empty() || group_bytes.back() + need > kMaxArena) group_bytes.push_back(0);
     group_bytes.back() += need;
     group_of[i] = group_bytes.size() - 1;
@@ -104,7 +109,8 @@ Model::Model(vk::Context& ctx, const gguf::GgufFile& file, TensorDataSource& sou
     arenas_.emplace_back(ctx.device(), "weights " + std::to_string(g), group_bytes[g]);
   for (size_t i = 0; i < pieces.size(); ++i) {
     Piece& p = pieces[i];
-    p.slice = arenas_[group_of[i]].allocate(p.bytes + kSlack, kAlign);
+    p.slice =
+        arenas_[group_of[i]].allocate(vk::device_weight_bytes(p.t->type, p.bytes) + kSlack, kAlign);
     weight_bytes_ += p.bytes;
     DeviceTensor& dt = tensors_[p.t->name];
     if (dt.parts.empty()) {
@@ -154,6 +160,15 @@ Model::Model(vk::Context& ctx, const gguf::GgufFile& file, TensorDataSource& sou
     }
   }
   uploader.flush();
+  // Each separately bound part is repacked from its own first block, as the kernels read it.
+  if (std::any_of(pieces.begin(), pieces.end(),
+                  [](const Piece& p) { return vk::repacked_on_device(p.t->type); })) {
+    vk::CommandRecorder rec(ctx.device());
+    rec.begin();
+    for (const Piece& p : pieces)
+      vk::record_repack_weights(rec, ctx.pipelines(), p.t->type, p.slice, p.bytes);
+    rec.submit_and_wait();
+  }
 
   const uint32_t layers = std::max<uint32_t>(spec_.n_layer, 1);
   by_weight_.assign(size_t{layers} * kWeights, nullptr);

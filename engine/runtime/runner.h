@@ -42,6 +42,10 @@ struct RunnerOptions {
   // Decode products of quantized weights on activations quantized to int8 blocks, with integer
   // dot products ("auto": where the device accelerates them; "on"; "off").
   vk::Int8Dot int8_dot = vk::Int8Dot::Auto;
+  // Batch-1 decode: each residual product and the RMSNorm after it in one dispatch (the norm in
+  // the product's last workgroup). Off by default until measured on a GPU: checked on lavapipe
+  // only (VKLLM_FUSED_NORM=1 turns it on).
+  bool fused_norm = false;
   // A step is submitted in this many parts, so the device runs the first layers while the host
   // records the rest (1: one submission).
   uint32_t step_parts = 8;
@@ -54,7 +58,7 @@ struct RunnerOptions {
   std::optional<cpu::Isa> cpu_isa;
   // Reads VKLLM_KV_BUDGET (bytes, with optional K/M/G suffix), VKLLM_BLOCK_SIZE,
   // VKLLM_MATVEC_MAX_BATCH, VKLLM_WARM_UP (0: no warm-up), VKLLM_INT8_DOT (auto/on/off),
-  // VKLLM_STEP_PARTS and VKLLM_PROFILE.
+  // VKLLM_FUSED_NORM, VKLLM_STEP_PARTS and VKLLM_PROFILE.
   static RunnerOptions from_env();
 };
 

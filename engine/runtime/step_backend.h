@@ -108,6 +108,22 @@ class StepBackend {
   // Every product reads the same n rows of x (the weights' cols wide): one call so the input
   // is quantized once for all of them (Q/K/V, gate/up).
   virtual void products(Rows x, uint32_t n, std::span<const ProductOut> outs) = 0;
+  // A residual product and the norm of its result: `out` adds W x into norm.x, then
+  // norm.y = rms_norm(norm.x) for the products in norm.feeds, as products(), barrier() and
+  // rms_norm() in a row (what this does). A backend may fuse the two (Vulkan at decode).
+  struct NormAfter {
+    Rows x;
+    WeightRef w;
+    Rows y;
+    uint32_t n = 0;
+    std::span<const WeightRef> feeds{};
+  };
+  virtual void products_then_norm(Rows in, uint32_t n_tokens, const ProductOut& out,
+                                  const NormAfter& norm) {
+    products(in, n_tokens, std::span(&out, 1));
+    barrier();
+    rms_norm(norm.x, norm.w, norm.y, norm.n, n_tokens, norm.feeds);
+  }
   // x[r] += bias over `rows` rows of n (nothing when the bias is absent).
   virtual void add_bias(WeightRef bias, Rows x, uint32_t n, uint32_t rows) = 0;
   // out = a + b over n elements.

@@ -84,15 +84,8 @@ class VulkanBackend final : public StepBackend {
     for (size_t i = 0; i < n_weights; ++i) weights[i] = outs[i].w;
     const uint32_t cols = static_cast<uint32_t>(get(outs.front().w).cols());
     vk::BufferSlice in_q8;
-    if (wants_q8(std::span<const WeightRef>(weights, n_weights), cols, n)) {
-      if (!q8_of_ || q8_of_->act != x.act || q8_of_->rows != n || x.off != 0) {
-        matmul_.record_quantize_q8(rec_, mem_.slice(x), cols, n, 0, mem_.xq);
-        rec_.barrier();
-        mark("quantize_q8");
-        q8_of_ = Q8Copy{x.act, n};
-      }
-      in_q8 = mem_.xq;
-    }
+    if (wants_q8(std::span<const WeightRef>(weights, n_weights), cols, n))
+      in_q8 = q8_input(x, cols, n);
     for (const auto& o : outs) {
       vk::MatmulArgs a;
       a.x = mem_.slice(x);
@@ -106,6 +99,49 @@ class VulkanBackend final : public StepBackend {
       record_product(matmul_, rec_, get(o.w), a, n <= opt_.matvec_max_batch);
       wrote(o.y.act);
     }
+  }
+
+  // With opt.fused_norm, at batch 1 the norm runs in the product's last workgroup
+  // (MatmulKernels::record_matvec_norm): one dispatch and barrier fewer per residual product.
+  // Not at larger batches: the last workgroup normalizes the vectors one after another.
+  void products_then_norm(Rows in, uint32_t n, const ProductOut& out,
+                          const NormAfter& norm) override {
+    const DeviceTensor& w = get(out.w);
+    const uint32_t cols = static_cast<uint32_t>(w.cols()), rows = static_cast<uint32_t>(w.rows());
+    const bool fuse = opt_.fused_norm && n == 1 && out.accumulate && w.parts.size() == 1 &&
+                      out.y.act == norm.x.act && out.y.off == 0 && norm.x.off == 0 &&
+                      out.y.stride == norm.x.stride && norm.n == rows &&
+                      wants_q8(std::span(&out.w, 1), cols, n) && wants_q8(norm.feeds, rows, n) &&
+                      matmul_.can_fuse_norm(w.type, rows, n, 0, out.y.stride);
+    if (!fuse) {
+      StepBackend::products_then_norm(in, n, out, norm);
+      return;
+    }
+    vk::MatmulArgs a;
+    a.type = w.type;
+    a.weights = w.data;
+    a.x = mem_.slice(in);
+    a.x_stride = in.stride;
+    a.y = mem_.buf(out.y.act);
+    a.y_stride = out.y.stride ? out.y.stride : rows;
+    a.rows = rows;
+    a.cols = cols;
+    a.batch = n;
+    a.accumulate = true;
+    a.xq = q8_input(in, cols, n);
+    vk::NormEpilogue e;
+    e.weight = get(norm.w).data;
+    e.y = mem_.slice(norm.y);
+    e.y_stride = norm.y.stride;
+    // The norm's q8 copy overwrites the product's q8 input in place: the last workgroup writes
+    // it only after every workgroup has finished reading.
+    e.q8 = mem_.xq;
+    e.counter = mem_.norm_counter;
+    e.eps = spec_.norm_eps;
+    matmul_.record_matvec_norm(rec_, a, e);
+    wrote(out.y.act);
+    wrote(norm.y.act);
+    q8_of_ = Q8Copy{norm.y.act, n};
   }
 
   void add_bias(WeightRef bias, Rows x, uint32_t n, uint32_t rows) override {
@@ -404,6 +440,18 @@ class VulkanBackend final : public StepBackend {
   }
   const DeviceTensor& get(WeightRef w) const {
     return w.w == Weight::Output ? m_.output() : m_.get(w.w, w.layer);
+  }
+
+  // The q8 copy of x (n rows of cols) for int8-dot products, quantized here unless the kernel
+  // that wrote x made it.
+  vk::BufferSlice q8_input(Rows x, uint32_t cols, uint32_t n) {
+    if (!q8_of_ || q8_of_->act != x.act || q8_of_->rows != n || x.off != 0) {
+      matmul_.record_quantize_q8(rec_, mem_.slice(x), cols, n, 0, mem_.xq);
+      rec_.barrier();
+      mark("quantize_q8");
+      q8_of_ = Q8Copy{x.act, n};
+    }
+    return mem_.xq;
   }
 
   // Whether decode products of these weights read `in` (n rows of cols) as q8 blocks.

@@ -5,6 +5,7 @@
 
 #include "engine/vulkan/attention.h"
 #include "engine/vulkan/matmul_ops.h"
+#include "engine/vulkan/transfer.h"
 
 namespace vkllm::runtime {
 
@@ -82,7 +83,7 @@ void VulkanStepBuffers::allocate_activations() {
   const uint64_t xq_bytes = vk::q8_activation_bytes(
       static_cast<uint32_t>(std::max({E, qd, ff})),
       static_cast<uint32_t>(std::min<uint64_t>(std::max(T, R), opt.matvec_max_batch)));
-  act_bytes = split_bytes + argmax_bytes + xq_bytes + 3 * align + 4 * (S_words() + align);
+  act_bytes = split_bytes + argmax_bytes + xq_bytes + 4 * align + 4 * (S_words() + align) + 16;
   for (uint64_t s : sizes) act_bytes += (s * 4 + align - 1) / align * align + align;
   act.emplace(ctx.device(), "activations", act_bytes);
   auto f32 = [&](uint64_t n) { return act->allocate(n * 4); };
@@ -103,6 +104,9 @@ void VulkanStepBuffers::allocate_activations() {
   scratch = act->allocate(split_bytes);
   argmax_scratch = act->allocate(argmax_bytes);
   xq = act->allocate(xq_bytes);
+  norm_counter = act->allocate(16);
+  const uint32_t zeros[4] = {};
+  vk::upload(ctx.device(), norm_counter, std::span<const uint32_t>(zeros));
 
   const uint32_t max_blocks = (opt.max_context + opt.block_size - 1) / opt.block_size;
   max_meta_words = static_cast<uint32_t>(2 * T + 4 * opt.max_seqs + opt.max_seqs * max_blocks);

@@ -64,6 +64,8 @@ struct VulkanStepBuffers {
   vk::Buffer readback;
   vk::BufferSlice x, h, q, k, v, qkv, attn, gate, up, ffn_act, xsel, hsel, logits, greedy, scratch,
       argmax_scratch, xq;
+  // Zeroed words the products with a fused norm count their finished workgroups in.
+  vk::BufferSlice norm_counter;
 
  private:
   uint64_t S_words() const { return std::max<uint32_t>(max_rows, 4); }

@@ -10,6 +10,7 @@
 #include "engine/vulkan/command_recorder.h"
 #include "engine/vulkan/device.h"
 #include "engine/vulkan/pipeline.h"
+#include "engine/vulkan/weight_layout.h"
 
 namespace vkllm::vk {
 namespace {
@@ -94,11 +95,12 @@ KernelType validate(const char* op, const MatmulArgs& a) {
   if (w_bytes + kWeightReadSlackBytes > (uint64_t{1} << 32))
     throw std::invalid_argument(where + "weights of " + std::to_string(w_bytes) +
                                 " bytes exceed the kernels' 32-bit byte offsets");
-  if (a.weights.size < w_bytes + kWeightReadSlackBytes)
+  const uint64_t device_bytes = device_weight_bytes(a.type, w_bytes);
+  if (a.weights.size < device_bytes + kWeightReadSlackBytes)
     throw std::invalid_argument(where + "weights slice of " + std::to_string(a.weights.size) +
-                                " bytes is smaller than the tensor's " + std::to_string(w_bytes) +
-                                " bytes + " + std::to_string(kWeightReadSlackBytes) +
-                                " bytes of read slack");
+                                " bytes is smaller than the tensor's " +
+                                std::to_string(device_bytes) + " device bytes + " +
+                                std::to_string(kWeightReadSlackBytes) + " bytes of read slack");
   const uint64_t x_elems = (a.batch - 1) * x_stride + a.cols;
   const uint64_t y_elems = a.y_offset + (a.batch - 1) * y_stride + a.rows;
   if (x_elems >= (uint64_t{1} << 32) || y_elems >= (uint64_t{1} << 32))
@@ -402,30 +404,83 @@ void MatmulKernels::record_to_f16(CommandRecorder& rec, const MatmulArgs& args, 
   rec.dispatch(pipeline, {args.x, out}, push, Groups{gx, div_up(groups, gx), 1});
 }
 
+void MatmulKernels::record_matvec_q8(CommandRecorder& rec, const MatmulArgs& args,
+                                     const std::string& type_name, const NormEpilogue* norm) {
+  const DeviceCapabilities& caps = pipelines_.device().caps();
+  const uint32_t ncols = columns_per_pass(args.batch);
+  if (args.xq.size < q8_activation_bytes(args.cols, args.batch))
+    throw std::invalid_argument("record_matvec: xq slice of " + std::to_string(args.xq.size) +
+                                " bytes is below the " +
+                                std::to_string(q8_activation_bytes(args.cols, args.batch)) +
+                                " bytes of q8 activations the shape reads");
+  // One 32-weight group per thread and step. Measured on an H100 (bench_matmul_kernels
+  // sweep_mmvq, 8B shapes): one vector takes one row per workgroup, 64 threads up to 4096 wide
+  // (two groups each) and 128 beyond, 5-12% faster than 4 rows of 128 threads; several vectors
+  // share each weight decode over 2 rows.
+  uint32_t threads = ncols == 1 && args.cols <= 4096 ? 64 : 128;
+  uint32_t rows_per_group = ncols == 1 ? 1 : 2;
+  if (tuning_.q8_threads) threads = tuning_.q8_threads;
+  if (tuning_.q8_rows) rows_per_group = tuning_.q8_rows;
+  Push push = make_push(args);
+  push.x_stride = args.cols;
+  push.x_off = static_cast<uint32_t>(uint64_t{args.batch} * args.cols / 8);
+  const uint32_t row_groups = div_up(args.rows, rows_per_group);
+  const uint32_t gx = std::min(row_groups, caps.max_workgroup_count[0]);
+  const Groups groups{gx, div_up(args.batch, ncols), div_up(row_groups, gx)};
+  const std::string shader = "matvec_" + type_name + "_q8";
+  if (!norm) {
+    const Pipeline& pipeline = pipelines_.get({.shader = shader,
+                                               .num_buffers = 3,
+                                               .push_constant_bytes = sizeof(Push),
+                                               .spec = {threads, rows_per_group, ncols}});
+    rec.dispatch(pipeline, {args.weights, args.xq, args.y}, push, groups);
+    return;
+  }
+  struct {
+    Push base;
+    float eps;
+    uint32_t norm_stride;
+  } norm_push{push, norm->eps, norm->y_stride ? norm->y_stride : args.rows};
+  const Pipeline& pipeline = pipelines_.get({.shader = shader + "_norm",
+                                             .num_buffers = 7,
+                                             .push_constant_bytes = sizeof(norm_push),
+                                             .spec = {threads, rows_per_group, ncols}});
+  rec.dispatch(pipeline,
+               {args.weights, args.xq, args.y, norm->counter, norm->weight, norm->y, norm->q8},
+               norm_push, groups);
+}
+
+bool MatmulKernels::can_fuse_norm(TensorType type, uint32_t rows, uint32_t batch, uint32_t y_offset,
+                                  uint32_t y_stride) const {
+  return int8_dot(type) && batch >= 1 && batch <= kMaxMatvecColumns && rows % 32 == 0 &&
+         y_offset % 4 == 0 && (y_stride ? y_stride : rows) % 4 == 0;
+}
+
+void MatmulKernels::record_matvec_norm(CommandRecorder& rec, const MatmulArgs& args,
+                                       const NormEpilogue& norm) {
+  const KernelType kt = validate("record_matvec_norm", args);
+  if (!args.xq || !can_fuse_norm(args.type, args.rows, args.batch, args.y_offset, args.y_stride))
+    throw std::invalid_argument(
+        "record_matvec_norm: needs q8 activations, an int8-dot type, at most " +
+        std::to_string(kMaxMatvecColumns) + " vectors, rows a multiple of 32 and y offset and " +
+        "stride multiples of 4");
+  const uint32_t stride = norm.y_stride ? norm.y_stride : args.rows;
+  if (stride % 4 || stride < args.rows)
+    throw std::invalid_argument("record_matvec_norm: norm y_stride=" + std::to_string(stride) +
+                                " must be a multiple of 4 and >= rows");
+  if (norm.y.size < (uint64_t{args.batch - 1} * stride + args.rows) * 4 ||
+      norm.weight.size < uint64_t{args.rows} * 4 ||
+      norm.q8.size < q8_activation_bytes(args.rows, args.batch) || norm.counter.size < 4)
+    throw std::invalid_argument("record_matvec_norm: a norm slice is smaller than the shape");
+  record_matvec_q8(rec, args, kt.name, &norm);
+}
+
 void MatmulKernels::record_matvec(CommandRecorder& rec, const MatmulArgs& args) {
   const KernelType kt = validate("record_matvec", args);
   const DeviceCapabilities& caps = pipelines_.device().caps();
   const uint32_t ncols = columns_per_pass(args.batch);
   if (args.xq && int8_dot(args.type)) {
-    if (args.xq.size < q8_activation_bytes(args.cols, args.batch))
-      throw std::invalid_argument("record_matvec: xq slice of " + std::to_string(args.xq.size) +
-                                  " bytes is below the " +
-                                  std::to_string(q8_activation_bytes(args.cols, args.batch)) +
-                                  " bytes of q8 activations the shape reads");
-    // One 32-weight group per thread and step: 128 threads cover a 4096-wide row in one step.
-    uint32_t threads = tuning_.q8_threads ? tuning_.q8_threads : 128;
-    uint32_t rows_per_group = tuning_.q8_rows ? tuning_.q8_rows : (ncols == 1 ? 4 : 2);
-    const Pipeline& pipeline = pipelines_.get({.shader = std::string("matvec_") + kt.name + "_q8",
-                                               .num_buffers = 3,
-                                               .push_constant_bytes = sizeof(Push),
-                                               .spec = {threads, rows_per_group, ncols}});
-    Push push = make_push(args);
-    push.x_stride = args.cols;
-    push.x_off = static_cast<uint32_t>(uint64_t{args.batch} * args.cols / 8);
-    const uint32_t row_groups = div_up(args.rows, rows_per_group);
-    const uint32_t gx = std::min(row_groups, caps.max_workgroup_count[0]);
-    rec.dispatch(pipeline, {args.weights, args.xq, args.y}, push,
-                 Groups{gx, div_up(args.batch, ncols), div_up(row_groups, gx)});
+    record_matvec_q8(rec, args, kt.name, nullptr);
     return;
   }
   // Defaults measured on an H200 (bench_matmul_kernels, 14336 x 4096): 4 rows per workgroup

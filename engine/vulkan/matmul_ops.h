@@ -38,10 +38,11 @@ class Pipeline;
 // True if matvec/matmul kernels exist for weights of `type`.
 bool has_matmul_kernels(gguf::TensorType type);
 
-// Bytes of a [rows x cols] weight tensor of `type` (cols a multiple of the block size).
+// Bytes of a [rows x cols] weight tensor of `type` in the file layout (cols a multiple of the
+// block size); on the device it takes weight_layout.h's device_weight_bytes of that.
 uint64_t weight_tensor_bytes(gguf::TensorType type, uint32_t rows, uint32_t cols);
 
-// Blocks of several formats (Q4_0, Q5_0, Q8_0, Q3_K, Q6_K, IQ4_NL) are only 2-byte aligned and the
+// Blocks of several formats (Q4_0, Q5_0, Q3_K, IQ4_NL) are only 2-byte aligned and the
 // kernels read them with 32-bit loads, touching up to this many bytes past the tensor's end. The
 // weights slice passed to the kernels must include them (allocate tensors with this slack).
 inline constexpr uint64_t kWeightReadSlackBytes = 16;
@@ -54,12 +55,14 @@ inline uint64_t q8_activation_bytes(uint32_t cols, uint32_t batch) {
 
 struct MatmulArgs {
   gguf::TensorType type = gguf::TensorType::F32;
-  BufferSlice weights;  // rows x cols weights, at least weight_tensor_bytes + kWeightReadSlackBytes
-  BufferSlice x;        // `batch` vectors of cols floats, x_stride floats apart
-  BufferSlice y;        // `batch` vectors of rows floats, y_stride floats apart
-  uint32_t rows = 0;    // N: output features
-  uint32_t cols = 0;    // K: input features, a multiple of the type's block size (and of 4)
-  uint32_t batch = 1;   // activation vectors (decode sequences or prefill tokens)
+  // rows x cols weights in the device layout (weight_layout.h), at least device_weight_bytes of
+  // weight_tensor_bytes + kWeightReadSlackBytes
+  BufferSlice weights;
+  BufferSlice x;            // `batch` vectors of cols floats, x_stride floats apart
+  BufferSlice y;            // `batch` vectors of rows floats, y_stride floats apart
+  uint32_t rows = 0;        // N: output features
+  uint32_t cols = 0;        // K: input features, a multiple of the type's block size (and of 4)
+  uint32_t batch = 1;       // activation vectors (decode sequences or prefill tokens)
   uint32_t x_stride = 0;    // 0: cols; must be a multiple of 4
   uint32_t y_stride = 0;    // 0: rows
   uint32_t y_offset = 0;    // floats before vector 0's first row in y (rows of a split weight)
@@ -114,6 +117,17 @@ struct MatmulTuning {
   uint32_t cm_splits = 0;
 };
 
+// The RMSNorm that record_matvec_norm fuses after its product: y_norm = y / rms(y) * weight for
+// each of the product's output vectors, and y_norm's q8 blocks (q8_activation_bytes layout).
+struct NormEpilogue {
+  BufferSlice weight;     // rows floats
+  BufferSlice y;          // batch vectors of rows floats, y_stride apart
+  uint32_t y_stride = 0;  // 0: rows; a multiple of 4
+  BufferSlice q8;         // at least q8_activation_bytes(rows, batch)
+  BufferSlice counter;    // one 32-bit word, zero between uses (the kernel leaves it so)
+  float eps = 1e-6f;
+};
+
 class MatmulKernels {
  public:
   // Largest batch handled by one matvec pass; record() switches to the GEMM above it.
@@ -137,6 +151,15 @@ class MatmulKernels {
       record_matmul(rec, args);
   }
 
+  // The int8-dot matvec followed by the RMSNorm of its output in the same dispatch (the last
+  // workgroup to finish normalizes), for decode's residual products. Needs can_fuse_norm; `args`
+  // as record_matvec's, with xq. Throws std::invalid_argument where it cannot run.
+  void record_matvec_norm(CommandRecorder& rec, const MatmulArgs& args, const NormEpilogue& norm);
+  // True if record_matvec_norm runs this product: int8 dot for `type`, at most kMaxMatvecColumns
+  // vectors, rows a multiple of 32 and y's offset and stride multiples of 4.
+  bool can_fuse_norm(gguf::TensorType type, uint32_t rows, uint32_t batch, uint32_t y_offset,
+                     uint32_t y_stride) const;
+
   // True if record_matmul runs weights of `type` on tensor cores.
   bool coopmat(gguf::TensorType type) const;
   // True if record_matvec runs weights of `type` with int8 dot products when given q8 activations.
@@ -149,6 +172,10 @@ class MatmulKernels {
   const MatmulTuning& tuning() const { return tuning_; }
 
  private:
+  // The int8-dot kernel for validated `args`; `type_name` names the shader variants' type.
+  void record_matvec_q8(CommandRecorder& rec, const MatmulArgs& args, const std::string& type_name,
+                        const NormEpilogue* norm);
+
   PipelineCache& pipelines_;
   MatmulTuning tuning_;
   bool int8_dot_enabled_ = false;

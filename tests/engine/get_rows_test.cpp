@@ -41,7 +41,7 @@ TEST(GetRows, EveryWeightTypeMatchesCpuDequantization) {
     ids[0] = n_rows - 1;  // the last row: reads must stay inside the tensor's padded end
     const float scale = rng.below(2) ? 1.f : std::sqrt(float(k));
     vk::Arena arena(vk_context().device(), "get_rows test", 8 << 20);
-    vk::BufferSlice dw = to_device(arena, q), dids = to_device(arena, ids);
+    vk::BufferSlice dw = weights_to_device(arena, type, q), dids = to_device(arena, ids);
     vk::BufferSlice out = device_filled<float>(arena, size_t(n_tokens) * k);
     run([&](vk::CommandRecorder& rec) {
       vk::ops::get_rows(rec, pc,

@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "engine/vulkan/weight_layout.h"
 #include "tests/engine/vk_test_context.h"
 #include "tests/support/f16.h"
 
@@ -30,6 +31,15 @@ vk::BufferSlice to_device(vk::Arena& arena, std::span<const T> data) {
 template <typename T>
 vk::BufferSlice to_device(vk::Arena& arena, const std::vector<T>& data) {
   return to_device(arena, std::span<const T>(data));
+}
+// Device slice holding a weight tensor given in the file layout, in the device layout
+// (vulkan/weight_layout.h: repacked where its type is), with the same 16 spare bytes.
+inline vk::BufferSlice weights_to_device(vk::Arena& arena, gguf::TensorType type,
+                                         std::span<const uint8_t> file_bytes) {
+  vk::BufferSlice s = arena.allocate(vk::device_weight_bytes(type, file_bytes.size()) + 16);
+  vk::upload(vk_context().device(), s, std::span<const std::byte>(std::vector<std::byte>(s.size)));
+  vk::upload_weights(vk_context().pipelines(), type, s, file_bytes);
+  return s;
 }
 // Device slice of n elements of T filled with a NaN-like pattern (catches unwritten outputs).
 template <typename T>

@@ -157,8 +157,7 @@ TEST(MatmulCoopMatSplitKOrder, BackToBackProductsKeepTheirPartials) {
   std::vector<vk::Buffer> wb, yb;
   for (int i = 0; i < 3; ++i) {
     wq.push_back(random_weights(type, s.rows, s.cols, rng));
-    wb.emplace_back(dev, wq.back().size(), vk::MemoryKind::DeviceLocal, "test weights");
-    vk::upload(dev, wb.back().slice(), std::span<const uint8_t>(wq.back()));
+    wb.push_back(device_weights(type, wq.back()));
     yb.emplace_back(dev, uint64_t{s.batch} * s.rows * 4, vk::MemoryKind::DeviceLocal, "test y");
   }
   vk::CommandRecorder rec(dev);
@@ -193,10 +192,9 @@ TEST(MatmulCoopMatRange, LargeActivationsStayFinite) {
   const std::vector<uint8_t> wq = random_weights(TensorType::Q8_0, s.rows, s.cols, rng);
   std::vector<float> x = random_floats(uint64_t{s.batch} * s.cols, rng);
   x[5] = 1e6f;  // token 0
-  vk::Buffer wb(dev, wq.size(), vk::MemoryKind::DeviceLocal, "test weights");
+  vk::Buffer wb = device_weights(TensorType::Q8_0, wq);
   vk::Buffer xb(dev, x.size() * 4, vk::MemoryKind::DeviceLocal, "test x");
   vk::Buffer yb(dev, uint64_t{s.batch} * s.rows * 4, vk::MemoryKind::DeviceLocal, "test y");
-  vk::upload(dev, wb.slice(), std::span<const uint8_t>(wq));
   vk::upload(dev, xb.slice(), std::span<const float>(x));
   vk::CommandRecorder rec(dev);
   rec.begin();

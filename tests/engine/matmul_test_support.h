@@ -15,6 +15,7 @@
 #include "engine/gguf/tensor_type.h"
 #include "engine/vulkan/context.h"
 #include "engine/vulkan/matmul_ops.h"
+#include "engine/vulkan/weight_layout.h"
 #include "tests/engine/vk_test_context.h"
 
 namespace vkllm::matmul_test {
@@ -105,6 +106,18 @@ inline std::vector<uint8_t> random_weights(TensorType type, uint32_t rows, uint3
   return out;
 }
 
+// A device buffer holding `file` (random_weights' bytes: the tensor, then its read slack) in the
+// device layout of vulkan/weight_layout.h.
+inline vk::Buffer device_weights(TensorType type, const std::vector<uint8_t>& file) {
+  vk::Context& ctx = context();
+  const uint64_t bytes = file.size() - vk::kWeightReadSlackBytes;
+  vk::Buffer b(ctx.device(), vk::device_weight_bytes(type, bytes) + vk::kWeightReadSlackBytes,
+               vk::MemoryKind::DeviceLocal, "test weights");
+  vk::upload_weights(ctx.pipelines(), type, b.slice(),
+                     std::span<const uint8_t>(file.data(), bytes));
+  return b;
+}
+
 inline std::vector<float> random_floats(size_t n, std::mt19937& rng) {
   std::uniform_real_distribution<float> value(-1.0f, 1.0f);
   std::vector<float> v(n);
@@ -183,10 +196,9 @@ void run_and_check(TensorType type, const Shape& s, std::mt19937& rng, Record re
   const std::vector<float> x = random_floats(uint64_t{s.batch} * xs, rng);
   const std::vector<float> y0 = random_floats(uint64_t{s.batch} * ys, rng);
 
-  vk::Buffer wb(dev, wq.size(), vk::MemoryKind::DeviceLocal, "test weights");
+  vk::Buffer wb = device_weights(type, wq);
   vk::Buffer xb(dev, x.size() * 4, vk::MemoryKind::DeviceLocal, "test x");
   vk::Buffer yb(dev, y0.size() * 4, vk::MemoryKind::DeviceLocal, "test y");
-  vk::upload(dev, wb.slice(), std::span<const uint8_t>(wq));
   vk::upload(dev, xb.slice(), std::span<const float>(x));
   vk::upload(dev, yb.slice(), std::span<const float>(y0));
 

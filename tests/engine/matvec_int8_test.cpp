@@ -196,9 +196,8 @@ void check_q8_matvec(vk::MatmulKernels& kernels, TensorType type, const Case& c,
   vk::Buffer xb, xq;
   const Q8Vectors v = quantize_on_gpu(kernels, x, c.cols, c.batch, 0, xb, xq);
 
-  vk::Buffer wb(dev, wq.size(), vk::MemoryKind::DeviceLocal, "test weights");
+  vk::Buffer wb = device_weights(type, wq);
   vk::Buffer yb(dev, y0.size() * 4, vk::MemoryKind::DeviceLocal, "test y");
-  vk::upload(dev, wb.slice(), std::span<const uint8_t>(wq));
   vk::upload(dev, yb.slice(), std::span<const float>(y0));
   Recorder rec(dev);
   rec.begin();
@@ -246,6 +245,100 @@ TEST_P(MatvecInt8, MatchesReferenceOnQuantizedActivations) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Int8Types, MatvecInt8, testing::ValuesIn(q8_types()), type_param_name);
+
+// record_matvec_norm: the residual product, then in its last workgroup the RMSNorm of every
+// output vector and that norm's q8 blocks. Two products in a row share one counter, so the
+// second one only finds its last workgroup if the first left the counter at zero.
+class MatvecInt8Norm : public testing::TestWithParam<TensorType> {};
+
+TEST_P(MatvecInt8Norm, ProductThenNormOfItsSum) {
+  if (!int8_dot_available()) GTEST_SKIP() << "no integer dot product / subgroup arithmetic";
+  const TensorType type = GetParam();
+  test::SeededRng seeded;  // prints its seed with any failure
+  std::mt19937& rng = seeded.gen();
+  vk::Device& dev = context().device();
+  vk::MatmulKernels kernels(context().pipelines(), {.int8_dot = vk::Int8Dot::On});
+  const uint32_t cols = block_elements(type) == 256 ? 512 : 288;
+  const float eps = 1e-5f;
+  for (uint32_t batch : {1u, 3u}) {
+    const uint32_t rows = 160;  // 5 q8 blocks; 160 workgroups of one row at batch 1
+    SCOPED_TRACE("batch=" + std::to_string(batch));
+    ASSERT_TRUE(kernels.can_fuse_norm(type, rows, batch, 0, 0));
+    const std::vector<uint8_t> wq = random_weights(type, rows, cols, rng);
+    const std::vector<float> x = random_floats(size_t{batch} * cols, rng);
+    const std::vector<float> norm_w = random_floats(rows, rng);
+    vk::Buffer xb, xq;
+    const Q8Vectors v = quantize_on_gpu(kernels, x, cols, batch, 0, xb, xq);
+    vk::Buffer wb = device_weights(type, wq);
+    vk::Buffer nwb(dev, rows * 4, vk::MemoryKind::DeviceLocal, "norm weight");
+    vk::upload(dev, nwb.slice(), std::span<const float>(norm_w));
+    vk::Buffer counter(dev, 16, vk::MemoryKind::DeviceLocal, "counter");
+    std::vector<std::vector<float>> y0(2);
+    std::vector<vk::Buffer> yb, nyb, nq;
+    Recorder rec(dev);
+    rec.begin();
+    rec.fill(counter.slice(), 0);
+    for (int run = 0; run < 2; ++run) {
+      y0[run] = random_floats(size_t{batch} * rows, rng);
+      yb.emplace_back(dev, y0[run].size() * 4, vk::MemoryKind::DeviceLocal, "y");
+      nyb.emplace_back(dev, y0[run].size() * 4, vk::MemoryKind::DeviceLocal, "norm y");
+      nq.emplace_back(dev, vk::q8_activation_bytes(rows, batch), vk::MemoryKind::DeviceLocal,
+                      "norm q8");
+      vk::upload(dev, yb.back().slice(), std::span<const float>(y0[run]));
+    }
+    rec.barrier();
+    for (int run = 0; run < 2; ++run) {
+      kernels.record_matvec_norm(rec,
+                                 {.type = type,
+                                  .weights = wb.slice(),
+                                  .x = xb.slice(),
+                                  .y = yb[run].slice(),
+                                  .rows = rows,
+                                  .cols = cols,
+                                  .batch = batch,
+                                  .accumulate = true,
+                                  .xq = xq.slice()},
+                                 {.weight = nwb.slice(),
+                                  .y = nyb[run].slice(),
+                                  .q8 = nq[run].slice(),
+                                  .counter = counter.slice(),
+                                  .eps = eps});
+      rec.barrier();
+    }
+    rec.submit_and_wait();
+    for (int run = 0; run < 2; ++run) {
+      SCOPED_TRACE("run " + std::to_string(run));
+      const auto y = vk::download<float>(dev, yb[run].slice(), y0[run].size());
+      expect_matches_reference(type, {rows, cols, batch, 0, 0, true},
+                               dequantize_rows(type, wq, rows, cols), v.dequantized(), y0[run], y);
+      const auto ny = vk::download<float>(dev, nyb[run].slice(), y0[run].size());
+      const Q8Vectors q = download_q8(dev, nq[run], rows, batch);
+      for (uint32_t c = 0; c < batch; ++c) {
+        double ss = 0;
+        for (uint32_t i = 0; i < rows; ++i) ss += double(y[c * rows + i]) * y[c * rows + i];
+        const double inv = 1.0 / std::sqrt(ss / rows + eps);
+        for (uint32_t i = 0; i < rows; ++i) {
+          const size_t at = size_t{c} * rows + i;
+          const double want = y[at] * inv * norm_w[i];
+          ASSERT_NEAR(ny[at], want, 1e-5 * (1 + std::abs(want))) << "vector " << c << " row " << i;
+          // q8: dx = max |block| / 127 and each value within half a step.
+          const float dx = q.dx[at / 32];
+          ASSERT_NEAR(q.q[at] * dx, ny[at], 0.5001 * dx + 1e-7) << "vector " << c << " row " << i;
+        }
+        for (uint32_t b = 0; b < rows / 32; ++b) {
+          float amax = 0;
+          for (uint32_t i = 0; i < 32; ++i)
+            amax = std::max(amax, std::abs(ny[c * rows + 32 * b + i]));
+          EXPECT_NEAR(q.dx[c * rows / 32 + b], amax / 127, 1e-6 * amax);
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Int8Types, MatvecInt8Norm,
+                         testing::Values(TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K),
+                         type_param_name);
 
 TEST(MatvecInt8Choice, OnlyQuantTypesWithKernelsAndOnlyWhenEnabled) {
   vk::MatmulKernels off(context().pipelines(), {.int8_dot = vk::Int8Dot::Off});

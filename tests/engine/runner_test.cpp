@@ -123,9 +123,13 @@ class RunnerInt8Dot : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(RunnerInt8Dot, QuantizedModelsMatchLlamaCpp) {
   if (!test::vk_context().caps().integer_dot_product) GTEST_SKIP() << "no integer dot product";
-  RunnerOptions opts;
-  opts.int8_dot = vk::Int8Dot::On;
-  check_against_llama_cpp(GetParam(), opts);
+  for (bool fused_norm : {false, true}) {
+    SCOPED_TRACE(fused_norm ? "norms fused into the residual products" : "norms apart");
+    RunnerOptions opts;
+    opts.int8_dot = vk::Int8Dot::On;
+    opts.fused_norm = fused_norm;
+    check_against_llama_cpp(GetParam(), opts);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(QuantizedModels, RunnerInt8Dot,
