@@ -165,6 +165,7 @@ Model::Model(vk::Context& ctx, const gguf::GgufFile& file, TensorDataSource& sou
                   [](const Piece& p) { return vk::repacked_on_device(p.t->type); })) {
     vk::CommandRecorder rec(ctx.device());
     rec.begin();
+    rec.barrier();  // the staging copies before the repack reads
     for (const Piece& p : pieces)
       vk::record_repack_weights(rec, ctx.pipelines(), p.t->type, p.slice, p.bytes);
     rec.submit_and_wait();

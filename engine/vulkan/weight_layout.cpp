@@ -81,6 +81,7 @@ void upload_weights(PipelineCache& pipelines, TensorType type, BufferSlice weigh
   if (!repacked_on_device(type)) return;
   CommandRecorder rec(pipelines.device());
   rec.begin();
+  rec.barrier();  // the upload's copy, when it went through one, before the repack reads
   record_repack_weights(rec, pipelines, type, weights, file_bytes.size());
   rec.submit_and_wait();
 }
