@@ -15,6 +15,10 @@
 // Output: with n_splits == 1 the normalised result, out[out_off + t*out_stride + qh*D + d] (f32);
 // otherwise unnormalised partials for attention_reduce.comp: O at
 // ((split * n_tokens + t) * n_q_heads + qh) * D + d, then (m, l) pairs after all O.
+// Q8_OUT: with n_splits == 1 the result is also written as q8 blocks (binding 5, q8_block.glsl)
+// for the int8-dot output projection, saving its quantize pass (split steps get theirs from
+// attention_reduce.comp); needs dense rows (out_off 0, out_stride n_q_heads * D) and D a
+// multiple of 32.
 
 #extension GL_EXT_control_flow_attributes : enable
 #extension GL_KHR_shader_subgroup_basic : enable
@@ -47,6 +51,10 @@ layout(std430, binding = 2) readonly buffer VCache { uvec4 vcache[]; };
 layout(std430, binding = 1) readonly buffer KCacheWords { uint kcache_w[]; };
 layout(std430, binding = 2) readonly buffer VCacheWords { uint vcache_w[]; };
 layout(std430, binding = 4) writeonly buffer Out { float outv[]; };
+#ifdef Q8_OUT
+#define Q8_BINDING 5
+#include "q8_block.glsl"
+#endif
 
 layout(push_constant) uniform Params {
   uint n_tokens;
@@ -239,9 +247,31 @@ void main() {
           const uint o = p.out_off + (t0 + tl) * p.out_stride + qh * D + 2u * j;
           outv[o] = v.x;
           outv[o + 1u] = v.y;
+#ifdef Q8_OUT
+          // Row r's output gathers in Qs (no longer read) for the q8 blocks below.
+          const uint e = r * D + 2u * j;
+          if ((e & 2u) == 0u)
+            Qs[e >> 2].xy = v;
+          else
+            Qs[e >> 2].zw = v;
+#endif
         }
       }
     }
+#ifdef Q8_OUT
+    barrier();
+    const uint blocks = D / 32u;
+    for (uint b = tid; b < ROWS * blocks; b += WG) {
+      const uint r = b / blocks, m = b % blocks;
+      const uint tl = r / R, qh = kvh * R + r % R;
+      if (tl < nq) {
+        vec4 v[8];
+        [[unroll]] for (uint i = 0u; i < 8u; ++i) v[i] = Qs[(r * D + 32u * m) / 4u + i];
+        q8_store_block(((t0 + tl) * p.n_q_heads + qh) * blocks + m,
+                       p.n_tokens * p.n_q_heads * blocks, v);
+      }
+    }
+#endif
   } else {
     const uint rows_total = p.n_tokens * p.n_q_heads;
     [[unroll]] for (uint k = 0u; k < OUT_ITEMS; ++k) {

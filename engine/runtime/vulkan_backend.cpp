@@ -20,7 +20,8 @@ namespace {
 using model::Weight;
 
 // VKLLM_ATTN_Q8=0: the output projection quantizes the attention output in its own pass instead
-// of taking the q8 copy the split-K reduction writes (for A/B measurements).
+// of taking the q8 copy the attention kernel or its split-K reduction writes (for A/B
+// measurements).
 bool attention_q8_enabled() {
   static const bool on = [] {
     const char* v = std::getenv("VKLLM_ATTN_Q8");

@@ -75,8 +75,9 @@ void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) 
   require(shared_bytes(rows, bq, bc, d) <= caps.max_shared_memory,
           "GQA ratio " + std::to_string(r) + " with head_dim " + std::to_string(d) +
               " needs more shared memory than the device has");
-  const Pipeline& p = pc.get({.shader = "attention",
-                              .num_buffers = 5,
+  const bool q8_here = a.n_splits == 1 && attention_writes_q8(a);
+  const Pipeline& p = pc.get({.shader = q8_here ? "attention_q8" : "attention",
+                              .num_buffers = q8_here ? 6u : 5u,
                               .push_constant_bytes = 13 * 4,
                               .spec = {wg, d, bc, bq, r, a.k_cache.block_size}});
   struct {
@@ -100,8 +101,15 @@ void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) 
   push.non_causal = a.causal ? 0 : 1;
   const Groups groups{div_up(a.max_q_len, bq), a.batch.n_seqs, n_kv * a.n_splits};
   if (a.n_splits == 1) {
-    rec.dispatch(p, {a.q.data, a.k_cache.data, a.v_cache.data, a.batch.meta, a.out.data}, push,
-                 groups);
+    if (q8_here) {
+      require(a.q8.size >= uint64_t{a.batch.n_tokens} * a.n_q_heads * d * 5 / 4,
+              "attention: q8 slice too small");
+      rec.dispatch(p, {a.q.data, a.k_cache.data, a.v_cache.data, a.batch.meta, a.out.data, a.q8},
+                   push, groups);
+    } else {
+      rec.dispatch(p, {a.q.data, a.k_cache.data, a.v_cache.data, a.batch.meta, a.out.data}, push,
+                   groups);
+    }
     return;
   }
   require(a.scratch.size >= attention_scratch_bytes(a.n_splits, a.batch.n_tokens, a.n_q_heads, d),
@@ -129,7 +137,7 @@ void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) 
 }
 
 bool attention_writes_q8(const AttentionArgs& a) {
-  return a.q8 && a.n_splits > 1 && a.head_dim % 32 == 0 && a.out.off == 0 &&
+  return a.q8 && a.head_dim % 32 == 0 && a.out.off == 0 &&
          (a.out.stride == 0 || a.out.stride == a.n_q_heads * a.head_dim);
 }
 

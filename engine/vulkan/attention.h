@@ -26,14 +26,15 @@ struct AttentionArgs {
   bool causal = true;     // false: every key of the sequence is visible (encoders)
   uint32_t n_splits = 1;  // split-K factor, at most kAttentionMaxSplits; > 1 needs `scratch`
   BufferSlice scratch;    // attention_scratch_bytes(...) bytes when n_splits > 1
-  // Optional: the split reduction also writes `out` as q8 blocks here (record_quantize_q8's
-  // layout, out's rows as the vectors) for the int8-dot products that read it. Taken only where
-  // attention_writes_q8() says so; otherwise ignored.
+  // Optional: `out` is also written as q8 blocks here (record_quantize_q8's layout, out's rows as
+  // the vectors; by the split reduction, or by the attention kernel itself without splits) for
+  // the int8-dot products that read it. Taken only where attention_writes_q8() says so; otherwise
+  // ignored.
   BufferSlice q8{};
 };
 
-// Whether attention() with these arguments writes args.q8: a split-K step (n_splits > 1) with
-// dense output rows (off 0, stride n_q_heads * head_dim) and head_dim a multiple of 32.
+// Whether attention() with these arguments writes args.q8: dense output rows (off 0, stride
+// n_q_heads * head_dim) and head_dim a multiple of 32.
 bool attention_writes_q8(const AttentionArgs& a);
 
 // Most splits the split-K reduction (shaders/attention_reduce.comp) combines.
