@@ -248,12 +248,12 @@ void main() {
           outv[o] = v.x;
           outv[o + 1u] = v.y;
 #ifdef Q8_OUT
-          // Row r's output gathers in Qs (no longer read) for the q8 blocks below.
+          // Row r's output gathers in Qs (no longer read) for the q8 blocks below, one float at
+          // a time: a swizzled store (.xy) may load and store the whole vec4, racing with the
+          // invocation that writes its other half.
           const uint e = r * D + 2u * j;
-          if ((e & 2u) == 0u)
-            Qs[e >> 2].xy = v;
-          else
-            Qs[e >> 2].zw = v;
+          Qs[e >> 2][e & 3u] = v.x;
+          Qs[e >> 2][(e & 3u) + 1u] = v.y;
 #endif
         }
       }
