@@ -94,8 +94,13 @@ class ServerTest : public ::testing::Test {
       co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
       co_await ex.respond(200, "text/plain", "waited " + body);
     });
-    // Streams a line every 10 ms for up to 5 s, stopping when told the client left.
+    // Streams a line every 10 ms for up to 5 s, stopping when told the client left. A write that
+    // meets the closed socket first ends it too, by throwing: handler_done_ is set either way.
     r.add(Method::get, "/ticks", [this](Exchange& ex) -> awaitable<void> {
+      struct Done {
+        std::atomic<bool>& flag;
+        ~Done() { flag = true; }
+      } done{handler_done_};
       bool gone = false;
       ex.on_disconnect([this, &gone] {
         told_at_ = std::chrono::steady_clock::now().time_since_epoch().count();
@@ -110,7 +115,6 @@ class ServerTest : public ::testing::Test {
         timer.expires_after(std::chrono::milliseconds(10));
         co_await timer.async_wait(asio::use_awaitable);
       }
-      handler_done_ = true;
       if (!gone) co_await out.finish();
     });
     vkllm::http::ServerConfig config;
