@@ -1,5 +1,6 @@
 // Weight decoding for the matvec/matmul kernels: ggml block layouts read in place (bit for bit as
-// engine/gguf/block_layouts.h), one weight type per compile selected by a TYPE_* define.
+// engine/gguf/block_layouts.h, but for Q8_0 and Q6_K, whose blocks are regrouped on upload: see
+// repacked_body), one weight type per compile selected by a TYPE_* define.
 //
 // Every type exposes the same interface so the kernels stay type-agnostic:
 //   QK      elements per block (4 for the plain float types: a "block" is one vec4 of weights)
