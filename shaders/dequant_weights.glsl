@@ -63,11 +63,12 @@ float load_f16_a2(uint off) { return unpackHalf2x16(load_u16_a2(off)).x; }
 
 // Q8_0 and Q6_K are repacked on the device (engine/vulkan/weight_layout.h): groups of 8 blocks,
 // the blocks without their 2-byte scale, then the 8 scales. `off` stays the block's byte offset
-// in the file layout (these types define REPACKED_BLOCKS; QBYTES is the file's block size).
-#define repacked_body(off) \
-  ((((off) / QBYTES) >> 3) * (8u * QBYTES) + (((off) / QBYTES) & 7u) * (QBYTES - 2u))
+// in the file layout (QBYTES is the file's block size); the group starts where its first block
+// did, and the block is the group's ((off) / QBYTES) & 7-th.
+#define repacked_group(off) ((((off) / QBYTES) >> 3) * (8u * QBYTES))
+#define repacked_body(off) (repacked_group(off) + (((off) / QBYTES) & 7u) * (QBYTES - 2u))
 #define repacked_scale_off(off) \
-  ((((off) / QBYTES) >> 3) * (8u * QBYTES) + 8u * (QBYTES - 2u) + 2u * (((off) / QBYTES) & 7u))
+  (repacked_group(off) + 8u * (QBYTES - 2u) + 2u * (((off) / QBYTES) & 7u))
 
 // The four bytes of v (optionally after a shift) masked to `mask` bits, as floats.
 vec4 bytes_f(uint v) { return vec4((uvec4(v) >> uvec4(0u, 8u, 16u, 24u)) & 0xFFu); }
@@ -177,7 +178,6 @@ void dequant_unit(uint off, uint u, out vec4 w[UNIT / 4]) {
 #define QK 32u
 #define QBYTES 34u
 #define UNIT 8
-#define REPACKED_BLOCKS
 uint unit_pos(uint u, uint v) { return 8u * u + 4u * v; }
 #define HAS_UNIT_RAW
 #define RAW_WORDS 3
@@ -296,7 +296,6 @@ void unit_decode(uint off, uint u, uint r[RAW_WORDS], out vec4 w[UNIT / 4]) {
 #define QK 256u
 #define QBYTES 210u
 #define UNIT 8
-#define REPACKED_BLOCKS
 uint unit_pos(uint u, uint v) { return 8u * u + 4u * v; }
 #define HAS_UNIT_RAW
 #define RAW_WORDS 6

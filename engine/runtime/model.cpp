@@ -24,8 +24,6 @@ constexpr size_t kWeights = static_cast<size_t>(model::Weight::ClsOutBias) + 1;
 
 // Kernels read whole 32-bit words of 2-byte-aligned blocks, up to this far past a tensor's end.
 constexpr VkDeviceSize kSlack = vk::kWeightReadSlackBytes;
-// Repacked formats (vulkan/weight_layout.h) round a tensor up to whole groups of blocks.
-constexpr VkDeviceSize kMaxRepackGroup = 8 * 210;
 VkDeviceSize padded(uint64_t n) {
   return (n + kSlack + kAlign - 1) / kAlign * kAlign;
 }
@@ -76,7 +74,7 @@ Model::Model(vk::Context& ctx, const gguf::GgufFile& file, TensorDataSource& sou
       const uint64_t row_bytes = t->shape.empty() ? 0 : gguf::row_bytes(t->type, t->shape[0]);
       const uint64_t rows = t->shape.size() == 2 ? t->shape[1] : 0;
       const uint64_t rows_per_part =
-          row_bytes ? (part_limit - kSlack - kAlign - kMaxRepackGroup) / row_bytes : 0;
+          row_bytes ? (part_limit - kSlack - kAlign - vk::kMaxRepackPaddingBytes) / row_bytes : 0;
       if (rows == 0 || rows_per_part == 0 || rows > UINT32_MAX) {
         throw std::runtime_error("tensor " + t->name + " (" + std::to_string(t->byte_size) +
                                  " bytes) is larger than one storage-buffer binding (" +

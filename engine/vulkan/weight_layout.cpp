@@ -28,7 +28,7 @@ std::optional<Repack> repack_of(TensorType type) {
     case TensorType::Q8_0:
       return Repack{34, 0};
     case TensorType::Q6_K:
-      return Repack{210, 208};
+      return Repack{210, 208};  // the largest: kMaxRepackPaddingBytes
     default:
       return std::nullopt;
   }
@@ -55,12 +55,12 @@ void record_repack_weights(CommandRecorder& rec, PipelineCache& pipelines, Tenso
     throw std::invalid_argument("record_repack_weights: " + std::to_string(file_bytes) +
                                 " bytes is not a whole number of " +
                                 std::to_string(r->block_bytes) + "-byte blocks");
-  if (weights.size < device_weight_bytes(type, file_bytes))
+  const uint64_t device_bytes = device_weight_bytes(type, file_bytes);
+  if (weights.size < device_bytes)
     throw std::invalid_argument("record_repack_weights: slice of " + std::to_string(weights.size) +
-                                " bytes is below the tensor's " +
-                                std::to_string(device_weight_bytes(type, file_bytes)) +
+                                " bytes is below the tensor's " + std::to_string(device_bytes) +
                                 " device bytes");
-  const uint64_t groups = device_weight_bytes(type, file_bytes) / (kGroupBlocks * r->block_bytes);
+  const uint64_t groups = device_bytes / (kGroupBlocks * r->block_bytes);
   const uint32_t max_x = pipelines.device().caps().max_workgroup_count[0];
   const uint32_t gx = static_cast<uint32_t>(std::min<uint64_t>(groups, max_x));
   const uint64_t gy = (groups + gx - 1) / gx;

@@ -27,6 +27,8 @@ bool repacked_on_device(gguf::TensorType type);
 
 // Device bytes of a tensor of `file_bytes` bytes in the file layout (whole groups when repacked).
 uint64_t device_weight_bytes(gguf::TensorType type, uint64_t file_bytes);
+// At most this much more than the file's bytes (one group of the largest repacked block, Q6_K's).
+inline constexpr uint64_t kMaxRepackPaddingBytes = 8 * 210;
 
 // Records the in-place repack of the tensor in `weights` (file layout, `file_bytes` bytes; the
 // slice holds device_weight_bytes). Nothing for types stored as in the file. The caller puts a
