@@ -1,12 +1,12 @@
 #version 450
 // Gated FFN activation: out[r][i] = act(gate[r][i]) * up[r][i] for rows of n elements, with
-// strides so gate and up can be the two halves of one fused gate|up projection.
-//   act 0: SiLU  x / (1 + e^-x)                        (SwiGLU: llama, qwen, mistral, phi3)
-//   act 1: GELU, tanh approximation as ggml computes it (GeGLU: gemma)
+// strides so gate and up can be the two halves of one fused gate|up projection; act as in
+// glu_activation.glsl.
 // Q8_OUT: out is also written as q8 blocks (binding 3, q8_block.glsl) for the int8-dot matvec;
 // n a multiple of 32, rows dense in the q8 layout, workgroup size a multiple of 32.
 
 layout(local_size_x_id = 0) in;
+#include "glu_activation.glsl"
 #ifdef Q8_OUT
 #extension GL_EXT_control_flow_attributes : enable
 #define Q8_BINDING 3
@@ -27,12 +27,6 @@ layout(push_constant) uniform Params {
   uint out_off, out_stride;
 } p;
 
-float gelu_tanh(float x) {
-  const float k = 0.7978845608028654;  // sqrt(2 / pi)
-  const float u = clamp(k * x * (1.0 + 0.044715 * x * x), -15.0, 15.0);
-  return 0.5 * x * (1.0 + tanh(u));
-}
-
 void main() {
   const uint i = gl_GlobalInvocationID.x;
   const uint r = gl_WorkGroupID.y + gl_WorkGroupID.z * gl_NumWorkGroups.y;
@@ -40,8 +34,7 @@ void main() {
   float o = 0.0;
   if (live) {
     const float g = gate[p.gate_off + r * p.gate_stride + i];
-    const float act = p.act == 0u ? g / (1.0 + exp(-g)) : gelu_tanh(g);
-    o = act * up[p.up_off + r * p.up_stride + i];
+    o = glu_gate(p.act, g) * up[p.up_off + r * p.up_stride + i];
     outv[p.out_off + r * p.out_stride + i] = o;
   }
 #ifdef Q8_OUT

@@ -13,6 +13,11 @@
 // INT_DOT variants ("MMVQ") read x quantized to int8 blocks of 32 (quantize_q8.comp) instead of
 // f32 and take integer dot products of 4 packed bytes (dequant_int8.glsl): a thread handles a
 // 32-weight group per step, so the K-quant unpacking costs a few integer ops per 4 weights.
+//
+// GLU_EPILOGUE (INT_DOT only): decode's gated FFN in the gate|up product. Output row i is
+// act(gate row i . x) * (up row i . x), up row i being p.up_rows weight rows after gate row i
+// (NUM_ROWS = 2: the pair); y gets those values and their q8 blocks (binding 4), which the down
+// product reads. The GLU's own dispatch and barrier cost more than its work at batch 1.
 
 #extension GL_EXT_control_flow_attributes : enable
 #ifndef REDUCE_SHARED
@@ -53,6 +58,16 @@ layout(std430, binding = 5) writeonly buffer NormY { vec4 norm_y[]; };
 #include "q8_block.glsl"
 #include "reduce.glsl"
 shared bool last_group;
+#elif defined(GLU_EPILOGUE)
+// The workgroup that completes a 32-row block of y (counted per block and column group in
+// block_done, left at 0 again by it) writes the block's q8; y is coherent so that it reads what
+// the others wrote. Needs n_rows a multiple of 32, y_off and y_stride multiples of 4.
+layout(std430, binding = 2) coherent buffer Y { float y[]; };
+layout(std430, binding = 2) coherent buffer Y4 { vec4 y4[]; };
+layout(std430, binding = 3) coherent buffer Counters { uint block_done[]; };
+#include "glu_activation.glsl"
+#include "q8_block.glsl"
+shared bool last_group;
 #else
 layout(std430, binding = 2) buffer Y { float y[]; };
 #endif
@@ -72,6 +87,10 @@ layout(push_constant) uniform Params {
   float eps;
   uint norm_stride;  // elements between norm_y vectors (a multiple of 4)
 #endif
+#ifdef GLU_EPILOGUE
+  uint act;      // glu_activation.glsl
+  uint up_rows;  // weight rows from gate row i to up row i
+#endif
 } p;
 
 #ifdef REDUCE_SHARED
@@ -86,7 +105,17 @@ void main() {
   barrier();
 
   const uint row_group = gl_WorkGroupID.x + gl_WorkGroupID.z * gl_NumWorkGroups.x;
+#ifdef GLU_EPILOGUE
+#if !defined(INT_DOT) || defined(REDUCE_SHARED) || defined(NORM_EPILOGUE)
+#error "GLU_EPILOGUE is an INT_DOT, subgroup-reduction variant of its own"
+#endif
+  const uint row0 = row_group;  // the output row; its weight rows are gate and up
+#define WEIGHT_ROW(r) (row0 + (r) * p.up_rows)
+#else
   const uint row0 = row_group * NUM_ROWS;
+  // Tail rows compute a duplicate, unstored.
+#define WEIGHT_ROW(r) min(row0 + (r), p.n_rows - 1u)
+#endif
   if (row0 >= p.n_rows) return;  // whole workgroup: no barrier is skipped by part of it
   const uint col0 = gl_WorkGroupID.y * NUM_COLS;
   const uint tid = gl_LocalInvocationID.x;
@@ -110,7 +139,7 @@ void main() {
     uint wqs[NUM_ROWS * 8u];
     vec3 ws[NUM_ROWS];
     [[unroll]] for (uint r = 0u; r < NUM_ROWS; ++r) {
-      const uint row = min(row0 + r, p.n_rows - 1u);  // tail rows compute a duplicate, unstored
+      const uint row = WEIGHT_ROW(r);
       uint qr[8];
       qgroup(p.w_off + (row * blocks_per_row + kb) * QBYTES, g, qr, ws[r]);
       [[unroll]] for (uint j = 0u; j < 8u; ++j) wqs[r * 8u + j] = qr[j];
@@ -143,7 +172,7 @@ void main() {
     const uint ub = u % units_per_block;
     vec4 w[NUM_ROWS * uint(UNIT / 4)];
     [[unroll]] for (uint r = 0u; r < NUM_ROWS; ++r) {
-      const uint row = min(row0 + r, p.n_rows - 1u);  // tail rows compute a duplicate, unstored
+      const uint row = WEIGHT_ROW(r);
       vec4 wr[UNIT / 4];
       dequant_unit(p.w_off + (row * blocks_per_row + kb) * QBYTES, ub, wr);
       [[unroll]] for (uint v = 0u; v < uint(UNIT / 4); ++v) w[r * uint(UNIT / 4) + v] = wr[v];
@@ -183,6 +212,7 @@ void main() {
     }
     barrier();
   }
+#ifndef GLU_EPILOGUE
   for (uint i = tid; i < NUM_ROWS * NUM_COLS; i += gl_WorkGroupSize.x) {
     float sum = 0.0;
     if (gl_NumSubgroups > 1u) {
@@ -194,12 +224,49 @@ void main() {
         if (j == i) sum = acc[j];
     }
 #endif
+#endif
+#ifdef GLU_EPILOGUE
+  const uint nb = p.n_rows / 32u;
+  const uint block_slot = gl_WorkGroupID.y * nb + row0 / 32u;
+  if (tid < NUM_COLS && col0 + tid < p.n_cols) {
+    float g = 0.0, u = 0.0;
+    if (gl_NumSubgroups > 1u) {
+      for (uint s = 0u; s < gl_NumSubgroups; ++s) {
+        g += partial[tid * gl_NumSubgroups + s];
+        u += partial[(NUM_COLS + tid) * gl_NumSubgroups + s];
+      }
+    } else {
+      [[unroll]] for (uint j = 0u; j < NUM_COLS; ++j) {
+        if (j == tid) {
+          g = acc[j];
+          u = acc[NUM_COLS + j];
+        }
+      }
+    }
+    y[p.y_off + (col0 + tid) * p.y_stride + row0] = glu_gate(p.act, g) * u;
+  }
+  memoryBarrierBuffer();
+  barrier();
+  if (tid == 0u) last_group = atomicAdd(block_done[block_slot], 1u) == 31u;
+  barrier();
+  if (!last_group) return;
+  memoryBarrierBuffer();
+  if (tid == 0u) block_done[block_slot] = 0u;
+  if (tid < NUM_COLS && col0 + tid < p.n_cols) {
+    const uint c = col0 + tid;
+    const uint yb = (p.y_off + c * p.y_stride + (row0 & ~31u)) >> 2;
+    vec4 v[8];
+    [[unroll]] for (uint i = 0u; i < 8u; ++i) v[i] = y4[yb + i];
+    q8_store_block(c * nb + row0 / 32u, p.n_cols * nb, v);
+  }
+#else
     const uint r = i / NUM_COLS, c = i % NUM_COLS;
     if (row0 + r < p.n_rows && col0 + c < p.n_cols) {
       const uint at = p.y_off + (col0 + c) * p.y_stride + row0 + r;
       y[at] = ((p.flags & 1u) != 0u ? y[at] : 0.0) + sum;
     }
   }
+#endif
 
 #ifdef NORM_EPILOGUE
   memoryBarrierBuffer();

@@ -115,23 +115,20 @@ void Forward::ffn_block(StepBackend& b, uint32_t l, uint32_t T) const {
     b.mark("ffn_norm");
   }
   Rows gate{Act::Gate}, up{Act::Up};
+  ProductOut outs[2] = {{inputs.w[0], {Act::Gate}}, {inputs.w[1], {Act::Up}}};
+  size_t n_outs = 2;
   if (spec_.fused_gate_up) {
-    const ProductOut out[] = {{inputs.w[0], {Act::Up}}};
-    b.products({Act::H}, T, out);
+    outs[0] = {inputs.w[0], {Act::Up}};
+    n_outs = 1;
     gate = {Act::Up, 0, 2 * ff};
     up = {Act::Up, ff, 2 * ff};
-  } else {
-    const ProductOut out[] = {{inputs.w[0], {Act::Gate}}, {inputs.w[1], {Act::Up}}};
-    b.products({Act::H}, T, out);
   }
-  b.barrier();
-  b.mark("gate_up");
-
   const WeightRef down[] = {{Weight::FfnDown, l}};
   const GluAct act = spec_.activation == model::Activation::SiLU ? GluAct::Silu : GluAct::GeluTanh;
-  b.glu(act, gate, up, {Act::FfnAct}, ff, T, down);
+  b.products_then_glu({Act::H}, T, std::span(outs, n_outs),
+                      {act, gate, up, {Act::FfnAct}, ff, down});
   b.barrier();
-  b.mark("glu");
+  b.mark("gate_up_glu");
   if (spec_.post_norms) {
     const ProductOut out[] = {{down[0], {Act::H}}};
     b.products({Act::FfnAct}, T, out);

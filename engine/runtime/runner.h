@@ -46,6 +46,9 @@ struct RunnerOptions {
   // the product's last workgroup). Off by default until measured on a GPU: checked on lavapipe
   // only (VKLLM_FUSED_NORM=1 turns it on).
   bool fused_norm = false;
+  // Decode (up to 8 sequences): the gate|up product, the gated activation and its q8 blocks in one
+  // dispatch (VKLLM_FUSED_GLU=1 turns it on).
+  bool fused_glu = false;
   // A step is submitted in this many parts, so the device runs the first layers while the host
   // records the rest (1: one submission).
   uint32_t step_parts = 8;
@@ -58,7 +61,7 @@ struct RunnerOptions {
   std::optional<cpu::Isa> cpu_isa;
   // Reads VKLLM_KV_BUDGET (bytes, with optional K/M/G suffix), VKLLM_BLOCK_SIZE,
   // VKLLM_MATVEC_MAX_BATCH, VKLLM_WARM_UP (0: no warm-up), VKLLM_INT8_DOT (auto/on/off),
-  // VKLLM_FUSED_NORM, VKLLM_STEP_PARTS and VKLLM_PROFILE.
+  // VKLLM_FUSED_NORM, VKLLM_FUSED_GLU, VKLLM_STEP_PARTS and VKLLM_PROFILE.
   static RunnerOptions from_env();
 };
 

@@ -124,6 +124,21 @@ class StepBackend {
     barrier();
     rms_norm(norm.x, norm.w, norm.y, norm.n, n_tokens, norm.feeds);
   }
+  // The FFN's gate and up products of x and the gated activation of their results:
+  // glu.out = act(glu.gate) * glu.up, as products(), barrier() and glu() in a row (what this
+  // does). A backend may fuse the three (Vulkan at decode).
+  struct GluAfter {
+    GluAct act{};
+    Rows gate, up, out;
+    uint32_t n = 0;
+    std::span<const WeightRef> feeds{};
+  };
+  virtual void products_then_glu(Rows x, uint32_t n_tokens, std::span<const ProductOut> outs,
+                                 const GluAfter& glu) {
+    products(x, n_tokens, outs);
+    barrier();
+    this->glu(glu.act, glu.gate, glu.up, glu.out, glu.n, n_tokens, glu.feeds);
+  }
   // x[r] += bias over `rows` rows of n (nothing when the bias is absent).
   virtual void add_bias(WeightRef bias, Rows x, uint32_t n, uint32_t rows) = 0;
   // out = a + b over n elements.

@@ -72,7 +72,7 @@ class VulkanBackend final : public StepBackend {
     a.eps = spec_.norm_eps;
     vk::ops::rms_norm(rec_, ctx_.pipelines(), a);
     wrote(y.act);
-    if (q8) q8_of_ = Q8Copy{y.act, rows};
+    if (q8) q8_of_ = Q8Copy{y.act, rows, mem_.xq};
   }
 
   // The decode kernel (in passes of up to 8 vectors) for small batches, the tiled GEMM above
@@ -142,7 +142,45 @@ class VulkanBackend final : public StepBackend {
     matmul_.record_matvec_norm(rec_, a, e);
     wrote(out.y.act);
     wrote(norm.y.act);
-    q8_of_ = Q8Copy{norm.y.act, n};
+    q8_of_ = Q8Copy{norm.y.act, n, mem_.xq};
+  }
+
+  // With opt.fused_glu, decode's gate|up product writes act(gate) * up and its q8 blocks
+  // itself (MatmulKernels::record_matvec_glu): the GLU's dispatch and barrier go away.
+  void products_then_glu(Rows x, uint32_t n, std::span<const ProductOut> outs,
+                         const GluAfter& glu) override {
+    const DeviceTensor* w = outs.size() == 1 ? &get(outs[0].w) : nullptr;
+    const bool fuse =
+        w && opt_.fused_glu && n <= vk::MatmulKernels::kMaxMatvecColumns && !outs[0].accumulate &&
+        w->parts.size() == 1 && w->rows() == 2 * uint64_t{glu.n} && glu.gate.act == outs[0].y.act &&
+        glu.up.act == outs[0].y.act && glu.gate.off == 0 && glu.up.off == glu.n &&
+        glu.out.off == 0 &&
+        wants_q8(std::span(&outs[0].w, 1), static_cast<uint32_t>(w->cols()), n) &&
+        wants_q8(glu.feeds, glu.n, n) && matmul_.can_fuse_glu(w->type, glu.n, n, 0, glu.out.stride);
+    if (!fuse) {
+      StepBackend::products_then_glu(x, n, outs, glu);
+      return;
+    }
+    const auto cols = static_cast<uint32_t>(w->cols());
+    vk::MatmulArgs a;
+    a.type = w->type;
+    a.weights = w->data;
+    a.x = mem_.slice(x);
+    a.x_stride = x.stride;
+    a.y = mem_.slice(glu.out);
+    a.y_stride = glu.out.stride;
+    a.rows = glu.n;
+    a.cols = cols;
+    a.batch = n;
+    a.xq = q8_input(x, cols, n);
+    vk::GluEpilogue e;
+    e.act = glu.act == GluAct::Silu ? 0 : 1;
+    e.up_rows = glu.n;
+    e.q8 = mem_.xq_ffn;
+    e.counters = mem_.glu_counters;
+    matmul_.record_matvec_glu(rec_, a, e);
+    wrote(glu.out.act);
+    q8_of_ = Q8Copy{glu.out.act, n, mem_.xq_ffn};
   }
 
   void add_bias(WeightRef bias, Rows x, uint32_t n, uint32_t rows) override {
@@ -205,7 +243,7 @@ class VulkanBackend final : public StepBackend {
     const bool q8 = vk::ops::attention_writes_q8(at);
     vk::ops::attention(rec_, ctx_.pipelines(), at);
     wrote(s.out.act);
-    if (q8) q8_of_ = Q8Copy{s.out.act, batch_.n_tokens};
+    if (q8) q8_of_ = Q8Copy{s.out.act, batch_.n_tokens, mem_.xq};
   }
 
   // With a q8 copy for the products that read `out` next (FFN down).
@@ -225,7 +263,7 @@ class VulkanBackend final : public StepBackend {
     g.q8 = q8 ? mem_.xq : vk::BufferSlice{};
     vk::ops::glu(rec_, ctx_.pipelines(), g);
     wrote(out.act);
-    if (q8) q8_of_ = Q8Copy{out.act, rows};
+    if (q8) q8_of_ = Q8Copy{out.act, rows, mem_.xq};
   }
 
   void select_rows(Rows from, Rows to, uint32_t n, uint32_t n_sel) override {
@@ -430,10 +468,12 @@ class VulkanBackend final : public StepBackend {
   }
 
  private:
-  // Which activation the q8 buffer holds a copy of (rows of the width its products read).
+  // Which activation a q8 buffer (xq or xq_ffn) holds a copy of (rows of the width its products
+  // read).
   struct Q8Copy {
     Act act;
     uint32_t rows;
+    vk::BufferSlice q8;
   };
 
   const DeviceTensor* find(WeightRef w) const {
@@ -450,9 +490,9 @@ class VulkanBackend final : public StepBackend {
       matmul_.record_quantize_q8(rec_, mem_.slice(x), cols, n, 0, mem_.xq);
       rec_.barrier();
       mark("quantize_q8");
-      q8_of_ = Q8Copy{x.act, n};
+      q8_of_ = Q8Copy{x.act, n, mem_.xq};
     }
-    return mem_.xq;
+    return q8_of_->q8;
   }
 
   // Whether decode products of these weights read `in` (n rows of cols) as q8 blocks.

@@ -405,7 +405,8 @@ void MatmulKernels::record_to_f16(CommandRecorder& rec, const MatmulArgs& args, 
 }
 
 void MatmulKernels::record_matvec_q8(CommandRecorder& rec, const MatmulArgs& args,
-                                     const std::string& type_name, const NormEpilogue* norm) {
+                                     const std::string& type_name, const NormEpilogue* norm,
+                                     const GluEpilogue* glu) {
   const DeviceCapabilities& caps = pipelines_.device().caps();
   const uint32_t ncols = columns_per_pass(args.batch);
   if (args.xq.size < q8_activation_bytes(args.cols, args.batch))
@@ -421,6 +422,7 @@ void MatmulKernels::record_matvec_q8(CommandRecorder& rec, const MatmulArgs& arg
   uint32_t rows_per_group = ncols == 1 ? 1 : 2;
   if (tuning_.q8_threads) threads = tuning_.q8_threads;
   if (tuning_.q8_rows) rows_per_group = tuning_.q8_rows;
+  if (glu) rows_per_group = 1;  // one output row, from its gate and up weight rows
   Push push = make_push(args);
   push.x_stride = args.cols;
   push.x_off = static_cast<uint32_t>(uint64_t{args.batch} * args.cols / 8);
@@ -428,6 +430,19 @@ void MatmulKernels::record_matvec_q8(CommandRecorder& rec, const MatmulArgs& arg
   const uint32_t gx = std::min(row_groups, caps.max_workgroup_count[0]);
   const Groups groups{gx, div_up(args.batch, ncols), div_up(row_groups, gx)};
   const std::string shader = "matvec_" + type_name + "_q8";
+  if (glu) {
+    struct {
+      Push base;
+      uint32_t act, up_rows;
+    } glu_push{push, glu->act, glu->up_rows};
+    const Pipeline& pipeline = pipelines_.get({.shader = shader + "_glu",
+                                               .num_buffers = 5,
+                                               .push_constant_bytes = sizeof(glu_push),
+                                               .spec = {threads, 2, ncols}});
+    rec.dispatch(pipeline, {args.weights, args.xq, args.y, glu->counters, glu->q8}, glu_push,
+                 groups);
+    return;
+  }
   if (!norm) {
     const Pipeline& pipeline = pipelines_.get({.shader = shader,
                                                .num_buffers = 3,
@@ -472,7 +487,39 @@ void MatmulKernels::record_matvec_norm(CommandRecorder& rec, const MatmulArgs& a
       norm.weight.size < uint64_t{args.rows} * 4 ||
       norm.q8.size < q8_activation_bytes(args.rows, args.batch) || norm.counter.size < 4)
     throw std::invalid_argument("record_matvec_norm: a norm slice is smaller than the shape");
-  record_matvec_q8(rec, args, kt.name, &norm);
+  record_matvec_q8(rec, args, kt.name, &norm, nullptr);
+}
+
+void MatmulKernels::record_matvec_glu(CommandRecorder& rec, const MatmulArgs& args,
+                                      const GluEpilogue& glu) {
+  const KernelType kt = validate("record_matvec_glu", args);
+  if (!args.xq || args.accumulate ||
+      !can_fuse_glu(args.type, args.rows, args.batch, args.y_offset, args.y_stride))
+    throw std::invalid_argument(
+        "record_matvec_glu: needs q8 activations, no accumulate, an int8-dot type, at most " +
+        std::to_string(kMaxMatvecColumns) + " vectors, rows a multiple of 32 and y offset and " +
+        "stride multiples of 4");
+  if (glu.act > 1) throw std::invalid_argument("record_matvec_glu: unknown activation");
+  if (glu.up_rows < args.rows)
+    throw std::invalid_argument("record_matvec_glu: up_rows=" + std::to_string(glu.up_rows) +
+                                " overlaps the " + std::to_string(args.rows) + " gate rows");
+  const uint64_t weight_rows = uint64_t{glu.up_rows} + args.rows;
+  if (weight_rows > UINT32_MAX ||
+      args.weights.size <
+          device_weight_bytes(args.type,
+                              weight_tensor_bytes(args.type, uint32_t(weight_rows), args.cols)) +
+              kWeightReadSlackBytes)
+    throw std::invalid_argument("record_matvec_glu: the weights slice does not hold the " +
+                                std::to_string(weight_rows) + " gate and up rows");
+  if (glu.q8.size < q8_activation_bytes(args.rows, args.batch) ||
+      glu.counters.size < glu_counter_words(args.rows) * 4)
+    throw std::invalid_argument(
+        "record_matvec_glu: a q8 or counters slice is smaller than the "
+        "shape");
+  if (glu.q8.buffer == args.xq.buffer && glu.q8.offset < args.xq.offset + args.xq.size &&
+      args.xq.offset < glu.q8.offset + glu.q8.size)
+    throw std::invalid_argument("record_matvec_glu: the q8 output overlaps the q8 input");
+  record_matvec_q8(rec, args, kt.name, nullptr, &glu);
 }
 
 void MatmulKernels::record_matvec(CommandRecorder& rec, const MatmulArgs& args) {
@@ -480,7 +527,7 @@ void MatmulKernels::record_matvec(CommandRecorder& rec, const MatmulArgs& args) 
   const DeviceCapabilities& caps = pipelines_.device().caps();
   const uint32_t ncols = columns_per_pass(args.batch);
   if (args.xq && int8_dot(args.type)) {
-    record_matvec_q8(rec, args, kt.name, nullptr);
+    record_matvec_q8(rec, args, kt.name, nullptr, nullptr);
     return;
   }
   // Defaults measured on an H200 (bench_matmul_kernels, 14336 x 4096): 4 rows per workgroup

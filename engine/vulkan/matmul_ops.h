@@ -128,6 +128,22 @@ struct NormEpilogue {
   float eps = 1e-6f;
 };
 
+// The gated activation that record_matvec_glu fuses after its gate|up product: output row i is
+// act(gate row i . x) * (up row i . x), written to y (MatmulArgs::rows outputs per vector) and as
+// q8 blocks (q8_activation_bytes layout) for the down product.
+struct GluEpilogue {
+  uint32_t act = 0;      // 0: SiLU, 1: GELU (tanh approximation)
+  uint32_t up_rows = 0;  // weight rows from gate row i to up row i (>= rows: the pairs' offset)
+  BufferSlice q8;        // at least q8_activation_bytes(rows, batch); not the product's xq
+  // glu_counter_words(rows) 32-bit words, zero between uses (the kernel leaves them so)
+  BufferSlice counters;
+};
+
+// 32-bit words of GluEpilogue::counters for products of `rows` outputs.
+inline uint64_t glu_counter_words(uint32_t rows) {
+  return uint64_t{rows / 32} * 8;
+}
+
 class MatmulKernels {
  public:
   // Largest batch handled by one matvec pass; record() switches to the GEMM above it.
@@ -160,6 +176,18 @@ class MatmulKernels {
   bool can_fuse_norm(gguf::TensorType type, uint32_t rows, uint32_t batch, uint32_t y_offset,
                      uint32_t y_stride) const;
 
+  // The int8-dot gate|up product with the gated activation and its q8 blocks in the same
+  // dispatch, for decode's FFN: the weights hold gate rows [0, rows) and up rows
+  // [up_rows, up_rows + rows) of cols each; y gets `rows` outputs per vector. Needs can_fuse_glu;
+  // `args` as record_matvec's, with xq (accumulate is not supported). Throws
+  // std::invalid_argument where it cannot run.
+  void record_matvec_glu(CommandRecorder& rec, const MatmulArgs& args, const GluEpilogue& glu);
+  // True if record_matvec_glu runs this product: the conditions of can_fuse_norm.
+  bool can_fuse_glu(gguf::TensorType type, uint32_t rows, uint32_t batch, uint32_t y_offset,
+                    uint32_t y_stride) const {
+    return can_fuse_norm(type, rows, batch, y_offset, y_stride);
+  }
+
   // True if record_matmul runs weights of `type` on tensor cores.
   bool coopmat(gguf::TensorType type) const;
   // True if record_matvec runs weights of `type` with int8 dot products when given q8 activations.
@@ -174,7 +202,7 @@ class MatmulKernels {
  private:
   // The int8-dot kernel for validated `args`; `type_name` names the shader variants' type.
   void record_matvec_q8(CommandRecorder& rec, const MatmulArgs& args, const std::string& type_name,
-                        const NormEpilogue* norm);
+                        const NormEpilogue* norm, const GluEpilogue* glu);
 
   PipelineCache& pipelines_;
   MatmulTuning tuning_;

@@ -41,6 +41,7 @@ TEST(AttentionQ8, SplitKDecodeWithInt8ProductsMatchesReference) {
   opts.kv_budget_bytes = 8u << 20;
   opts.int8_dot = vk::Int8Dot::On;
   opts.fused_norm = true;  // the split-K reduction's q8 copy feeds a fused product and norm
+  opts.fused_glu = true;
   Runner runner(model, opts);
   Generator gen(runner);
   reference::ReferenceModel ref(file, reference::ReferenceModel::EngineRounding{});

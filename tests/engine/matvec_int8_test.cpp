@@ -340,6 +340,120 @@ INSTANTIATE_TEST_SUITE_P(Int8Types, MatvecInt8Norm,
                          testing::Values(TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K),
                          type_param_name);
 
+// record_matvec_glu: output row i = act(gate row i . x) * (up row i . x), up row i up_rows weight
+// rows after gate row i, and the outputs' q8 blocks, written by the workgroup that completes each
+// block of 32. Two products in a row share the counters, so the second only writes its q8 if the
+// first left them at zero; up_rows = rows + 32 puts a gap between the gate and up rows.
+class MatvecInt8Glu : public testing::TestWithParam<TensorType> {};
+
+double silu(double g) {
+  return g / (1 + std::exp(-g));
+}
+double gelu_tanh(double g) {
+  return 0.5 * g * (1 + std::tanh(0.7978845608028654 * g * (1 + 0.044715 * g * g)));
+}
+
+TEST_P(MatvecInt8Glu, GatedActivationOfTheGateAndUpRows) {
+  if (!int8_dot_available()) GTEST_SKIP() << "no integer dot product / subgroup arithmetic";
+  const TensorType type = GetParam();
+  test::SeededRng seeded;  // prints its seed with any failure
+  std::mt19937& rng = seeded.gen();
+  vk::Device& dev = context().device();
+  vk::MatmulKernels kernels(context().pipelines(), {.int8_dot = vk::Int8Dot::On});
+  const uint32_t cols = block_elements(type) == 256 ? 512 : 288;
+  const uint32_t rows = 160;  // 5 q8 blocks of outputs
+  for (uint32_t batch : {1u, 3u}) {
+    const uint32_t act = batch == 1 ? 0 : 1;  // SiLU, GELU
+    const uint32_t up_rows = batch == 1 ? rows : rows + 32;
+    SCOPED_TRACE("batch=" + std::to_string(batch) + " act=" + std::to_string(act));
+    ASSERT_TRUE(kernels.can_fuse_glu(type, rows, batch, 0, 0));
+    const uint32_t weight_rows = up_rows + rows;
+    const std::vector<uint8_t> wq = random_weights(type, weight_rows, cols, rng);
+    const std::vector<float> w = dequantize_rows(type, wq, weight_rows, cols);
+    // Activations scaled so that the gate values reach both the linear and the flat ends of the
+    // activations.
+    std::vector<float> x = random_floats(size_t{batch} * cols, rng);
+    for (float& f : x) f *= 4.0f;
+    vk::Buffer xb, xq;
+    const Q8Vectors v = quantize_on_gpu(kernels, x, cols, batch, 0, xb, xq);
+    const std::vector<float> xd = v.dequantized();
+    vk::Buffer wb = device_weights(type, wq);
+    vk::Buffer counters(dev, vk::glu_counter_words(rows) * 4, vk::MemoryKind::DeviceLocal,
+                        "counters");
+    std::vector<vk::Buffer> yb, q8b;
+    Recorder rec(dev);
+    rec.begin();
+    rec.fill(counters.slice(), 0);
+    for (int run = 0; run < 2; ++run) {
+      yb.emplace_back(dev, size_t{batch} * rows * 4, vk::MemoryKind::DeviceLocal, "y");
+      q8b.emplace_back(dev, vk::q8_activation_bytes(rows, batch), vk::MemoryKind::DeviceLocal,
+                       "q8");
+      rec.fill(q8b.back().slice(), 0xDEADBEEFu);  // poison: every block must be written
+    }
+    rec.barrier();
+    for (int run = 0; run < 2; ++run) {
+      kernels.record_matvec_glu(
+          rec,
+          {.type = type,
+           .weights = wb.slice(),
+           .x = xb.slice(),
+           .y = yb[run].slice(),
+           .rows = rows,
+           .cols = cols,
+           .batch = batch,
+           .xq = xq.slice()},
+          {.act = act, .up_rows = up_rows, .q8 = q8b[run].slice(), .counters = counters.slice()});
+      rec.barrier();
+    }
+    rec.submit_and_wait();
+    EXPECT_EQ(vk::download<uint32_t>(dev, counters.slice(), vk::glu_counter_words(rows)),
+              std::vector<uint32_t>(vk::glu_counter_words(rows), 0u))
+        << "counters not left at zero";
+    const double tol = tolerance(type);
+    for (int run = 0; run < 2; ++run) {
+      SCOPED_TRACE("run " + std::to_string(run));
+      const auto y = vk::download<float>(dev, yb[run].slice(), size_t{batch} * rows);
+      const Q8Vectors q = download_q8(dev, q8b[run], rows, batch);
+      for (uint32_t c = 0; c < batch; ++c) {
+        for (uint32_t i = 0; i < rows; ++i) {
+          double g = 0, u = 0, g_mag = 0, u_mag = 0;
+          for (uint32_t k = 0; k < cols; ++k) {
+            const double xk = xd[size_t{c} * cols + k];
+            g += w[size_t{i} * cols + k] * xk;
+            g_mag += std::abs(w[size_t{i} * cols + k] * xk);
+            u += w[size_t{up_rows + i} * cols + k] * xk;
+            u_mag += std::abs(w[size_t{up_rows + i} * cols + k] * xk);
+          }
+          const double a = act == 0 ? silu(g) : gelu_tanh(g);
+          const double want = a * u;
+          // Both activations have slopes within 1.13, so an error of tol * g_mag in the gate
+          // moves the output by at most 1.13 * tol * g_mag * |u|.
+          const double bound = tol * (1.13 * g_mag * std::abs(u) + std::abs(a) * u_mag) + 1e-6;
+          const size_t at = size_t{c} * rows + i;
+          ASSERT_NEAR(y[at], want, bound) << "vector " << c << " row " << i;
+          const float dx = q.dx[at / 32];
+          ASSERT_NEAR(q.q[at] * dx, y[at], 0.5001 * dx + 1e-7) << "vector " << c << " row " << i;
+        }
+        for (uint32_t b = 0; b < rows / 32; ++b) {
+          float amax = 0;
+          int64_t sum = 0;
+          for (uint32_t i = 0; i < 32; ++i) {
+            amax = std::max(amax, std::abs(y[c * rows + 32 * b + i]));
+            sum += q.q[c * rows + 32 * b + i];
+          }
+          const size_t blk = c * rows / 32 + b;
+          EXPECT_NEAR(q.dx[blk], amax / 127, 1e-6 * amax);
+          EXPECT_NEAR(q.sx[blk], double(q.dx[blk]) * double(sum), 1e-5 * 32 * amax);
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Int8Types, MatvecInt8Glu,
+                         testing::Values(TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K),
+                         type_param_name);
+
 TEST(MatvecInt8Choice, OnlyQuantTypesWithKernelsAndOnlyWhenEnabled) {
   vk::MatmulKernels off(context().pipelines(), {.int8_dot = vk::Int8Dot::Off});
   vk::MatmulKernels on(context().pipelines(), {.int8_dot = vk::Int8Dot::On});

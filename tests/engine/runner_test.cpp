@@ -123,11 +123,17 @@ class RunnerInt8Dot : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(RunnerInt8Dot, QuantizedModelsMatchLlamaCpp) {
   if (!test::vk_context().caps().integer_dot_product) GTEST_SKIP() << "no integer dot product";
-  for (bool fused_norm : {false, true}) {
-    SCOPED_TRACE(fused_norm ? "norms fused into the residual products" : "norms apart");
+  // Each fused decode epilogue alone and both: the fused GLU's q8 goes to a buffer of its own,
+  // which the down product (with or without its fused norm) must read.
+  for (const auto& [fused_norm, fused_glu] : {std::pair{false, false}, std::pair{true, false},
+                                              std::pair{false, true}, std::pair{true, true}}) {
+    SCOPED_TRACE(
+        std::string(fused_norm ? "norms fused into the residual products" : "norms apart") +
+        (fused_glu ? ", GLU fused into gate|up" : ", GLU apart"));
     RunnerOptions opts;
     opts.int8_dot = vk::Int8Dot::On;
     opts.fused_norm = fused_norm;
+    opts.fused_glu = fused_glu;
     check_against_llama_cpp(GetParam(), opts);
   }
 }

@@ -1,0 +1,12 @@
+// The gate activations of gated FFNs, shared by glu.comp and the matvec that fuses the GLU into
+// its gate|up product:
+//   act 0: SiLU  x / (1 + e^-x)                        (SwiGLU: llama, qwen, mistral, phi3)
+//   act 1: GELU, tanh approximation as ggml computes it (GeGLU: gemma)
+
+float gelu_tanh(float x) {
+  const float k = 0.7978845608028654;  // sqrt(2 / pi)
+  const float u = clamp(k * x * (1.0 + 0.044715 * x * x), -15.0, 15.0);
+  return 0.5 * x * (1.0 + tanh(u));
+}
+
+float glu_gate(uint act, float g) { return act == 0u ? g / (1.0 + exp(-g)) : gelu_tanh(g); }
