@@ -18,6 +18,13 @@
 // act(gate row i . x) * (up row i . x), up row i being p.up_rows weight rows after gate row i
 // (NUM_ROWS = 2: the pair); y gets those values and their q8 blocks (binding 4), which the down
 // product reads. The GLU's own dispatch and barrier cost more than its work at batch 1.
+//
+// ROPE_KV_EPILOGUE (INT_DOT only): decode's stacked Q|K|V product with RoPE and the KV-cache
+// write. A workgroup owns one pair of rows (2i, 2i+1) of a head (NUM_ROWS = 2; "normal" RoPE
+// order, where the pair is what rotates together). The product's rows are rows row_base.. of
+// Q|K|V (all of them, or Q, K or V alone): Q pairs are rotated into y, K pairs rotated
+// and V pairs as they are go to the paged f16 caches at the token's slot (as rope.comp's rope,
+// rope_kv and kv_copy would, with the same angle expression, rope_angle.glsl).
 
 #extension GL_EXT_control_flow_attributes : enable
 #ifndef REDUCE_SHARED
@@ -68,6 +75,14 @@ layout(std430, binding = 3) coherent buffer Counters { uint block_done[]; };
 #include "glu_activation.glsl"
 #include "q8_block.glsl"
 shared bool last_group;
+#elif defined(ROPE_KV_EPILOGUE)
+layout(std430, binding = 2) writeonly buffer Y { float y[]; };  // Q rows
+#define META_BINDING 3
+#include "kv_meta.glsl"
+layout(std430, binding = 4) writeonly buffer KCache { uint k_cache[]; };  // f16 pairs
+layout(std430, binding = 5) writeonly buffer VCache { uint v_cache[]; };
+layout(std430, binding = 6) readonly buffer Factors { float freq_factors[]; };
+#include "rope_angle.glsl"
 #else
 layout(std430, binding = 2) buffer Y { float y[]; };
 #endif
@@ -91,6 +106,18 @@ layout(push_constant) uniform Params {
   uint act;      // glu_activation.glsl
   uint up_rows;  // weight rows from gate row i to up row i
 #endif
+#ifdef ROPE_KV_EPILOGUE
+  uint head_dim;    // even
+  uint n_dims;      // rotated dimensions of a head (even, <= head_dim)
+  uint q_rows;      // Q rows, then kv_rows of K and kv_rows of V (multiples of head_dim)
+  uint kv_rows;
+  uint row_base;    // where this product's rows start among those (a product of Q, K or V alone)
+  uint n_seqs;      // batch metadata (kv_meta.glsl); its tokens are the n_cols vectors
+  uint block_size;  // tokens per cache block
+  uint rope_flags;  // bit 1: divide angles by freq_factors
+  float freq_base;
+  float freq_scale;
+#endif
 } p;
 
 #ifdef REDUCE_SHARED
@@ -111,6 +138,12 @@ void main() {
 #endif
   const uint row0 = row_group;  // the output row; its weight rows are gate and up
 #define WEIGHT_ROW(r) (row0 + (r) * p.up_rows)
+#elif defined(ROPE_KV_EPILOGUE)
+#if !defined(INT_DOT) || defined(REDUCE_SHARED) || defined(NORM_EPILOGUE)
+#error "ROPE_KV_EPILOGUE is an INT_DOT, subgroup-reduction variant of its own"
+#endif
+  const uint row0 = 2u * row_group;  // the pair's first row
+#define WEIGHT_ROW(r) (row0 + (r))
 #else
   const uint row0 = row_group * NUM_ROWS;
   // Tail rows compute a duplicate, unstored.
@@ -212,7 +245,7 @@ void main() {
     }
     barrier();
   }
-#ifndef GLU_EPILOGUE
+#if !defined(GLU_EPILOGUE) && !defined(ROPE_KV_EPILOGUE)
   for (uint i = tid; i < NUM_ROWS * NUM_COLS; i += gl_WorkGroupSize.x) {
     float sum = 0.0;
     if (gl_NumSubgroups > 1u) {
@@ -225,26 +258,65 @@ void main() {
     }
 #endif
 #endif
-#ifdef GLU_EPILOGUE
-  const uint nb = p.n_rows / 32u;
-  const uint block_slot = gl_WorkGroupID.y * nb + row0 / 32u;
-  if (tid < NUM_COLS && col0 + tid < p.n_cols) {
-    float g = 0.0, u = 0.0;
+#if defined(GLU_EPILOGUE) || defined(ROPE_KV_EPILOGUE)
+  // Invocation c < NUM_COLS takes column c's totals of the workgroup's two rows.
+  float pair0 = 0.0, pair1 = 0.0;
+  if (tid < NUM_COLS) {
     if (gl_NumSubgroups > 1u) {
       for (uint s = 0u; s < gl_NumSubgroups; ++s) {
-        g += partial[tid * gl_NumSubgroups + s];
-        u += partial[(NUM_COLS + tid) * gl_NumSubgroups + s];
+        pair0 += partial[tid * gl_NumSubgroups + s];
+        pair1 += partial[(NUM_COLS + tid) * gl_NumSubgroups + s];
       }
     } else {
       [[unroll]] for (uint j = 0u; j < NUM_COLS; ++j) {
         if (j == tid) {
-          g = acc[j];
-          u = acc[NUM_COLS + j];
+          pair0 = acc[j];
+          pair1 = acc[NUM_COLS + j];
         }
       }
     }
-    y[p.y_off + (col0 + tid) * p.y_stride + row0] = glu_gate(p.act, g) * u;
   }
+#endif
+#ifdef ROPE_KV_EPILOGUE
+  if (tid < NUM_COLS && col0 + tid < p.n_cols) {
+    const uint t = col0 + tid;
+    const uint k_start = p.q_rows, v_start = p.q_rows + p.kv_rows;
+    const uint vrow = p.row_base + row0;
+    const uint region = vrow < k_start ? 0u : (vrow < v_start ? 1u : 2u);  // Q, K, V
+    const uint local = vrow - (region == 0u ? 0u : (region == 1u ? k_start : v_start));
+    const uint h = local / p.head_dim, d = local % p.head_dim;
+    float a = pair0, b = pair1;
+    if (region < 2u && d < p.n_dims) {
+      const uint i = d / 2u;
+      float theta =
+          rope_angle(float(meta_token_pos(p.n_cols, t)), i, p.n_dims, p.freq_base, p.freq_scale);
+      if ((p.rope_flags & 2u) != 0u) theta /= freq_factors[i];
+      const float c = cos(theta), s = sin(theta);
+      a = pair0 * c - pair1 * s;
+      b = pair1 * c + pair0 * s;
+    }
+    if (region == 0u) {
+      const uint at = p.y_off + t * p.y_stride + row0;
+      y[at] = a;
+      y[at + 1u] = b;
+    } else {
+      const uint seq = meta_token_seq(p.n_cols, t);
+      const uint ipos = meta_token_pos(p.n_cols, t);
+      const uint block = meta_block(meta_seq_table(p.n_cols, p.n_seqs, seq), ipos, p.block_size);
+      const uint kv_heads = p.kv_rows / p.head_dim;
+      const uint word =
+          (((block * kv_heads + h) * p.block_size + ipos % p.block_size) * p.head_dim + d) / 2u;
+      if (region == 1u)
+        k_cache[word] = packHalf2x16(vec2(a, b));
+      else
+        v_cache[word] = packHalf2x16(vec2(a, b));
+    }
+  }
+#elif defined(GLU_EPILOGUE)
+  const uint nb = p.n_rows / 32u;
+  const uint block_slot = gl_WorkGroupID.y * nb + row0 / 32u;
+  if (tid < NUM_COLS && col0 + tid < p.n_cols)
+    y[p.y_off + (col0 + tid) * p.y_stride + row0] = glu_gate(p.act, pair0) * pair1;
   memoryBarrierBuffer();
   barrier();
   if (tid == 0u) last_group = atomicAdd(block_done[block_slot], 1u) == 31u;

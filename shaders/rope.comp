@@ -12,6 +12,7 @@
 
 #define META_BINDING 2
 #include "kv_meta.glsl"
+#include "rope_angle.glsl"
 
 layout(local_size_x_id = 0) in;
 
@@ -47,7 +48,7 @@ float rotated(uint d, float pos) {
   const uint i = neox ? d % half_dims : d / 2u;
   const bool first = neox ? d < half_dims : (d & 1u) == 0u;
   const uint partner = neox ? (first ? d + half_dims : d - half_dims) : d ^ 1u;
-  float theta = pos * p.freq_scale * pow(p.freq_base, -2.0 * float(i) / float(p.n_dims));
+  float theta = rope_angle(pos, i, p.n_dims, p.freq_base, p.freq_scale);
   if ((p.flags & 2u) != 0u) theta /= freq_factors[i];
   const float c = cos(theta), s = sin(theta);
   return first ? row[d] * c - row[partner] * s : row[partner] * s + row[d] * c;

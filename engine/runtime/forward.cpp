@@ -46,21 +46,6 @@ void Forward::attention_block(StepBackend& b, uint32_t l, uint32_t T) const {
     b.barrier();
     b.mark("attn_norm");
   }
-  const auto [q, k, v] = project_qkv(b, spec_, l, {Act::H}, T);
-  b.barrier();
-  b.mark("qkv");
-  if (spec_.qkv_bias) {
-    b.add_bias({Weight::AttnQBias, l}, {Act::Q}, qd, T);
-    b.add_bias({Weight::AttnKBias, l}, {Act::K}, kvd, T);
-    b.add_bias({Weight::AttnVBias, l}, {Act::V}, kvd, T);
-    b.barrier();
-  }
-  if (spec_.qk_norm) {
-    b.rms_norm({Act::Q}, {Weight::AttnQNorm, l}, {Act::Q}, hd, T * nh);
-    b.rms_norm({Act::K}, {Weight::AttnKNorm, l}, {Act::K}, hd, T * nkv);
-    b.barrier();
-  }
-
   RopeSpec rope;
   rope.head_dim = hd;
   rope.n_dims = spec_.rope_dims;
@@ -68,11 +53,33 @@ void Forward::attention_block(StepBackend& b, uint32_t l, uint32_t T) const {
   rope.freq_base = swa ? spec_.rope_freq_base_swa : spec_.rope_freq_base;
   rope.freq_scale = swa ? spec_.rope_freq_scale_swa : spec_.rope_freq_scale;
   rope.freq_factors = spec_.has_rope_freqs;
-  b.rope(rope, q, nh);
-  b.write_kv(l, /*value=*/false, &rope, k);
-  b.write_kv(l, /*value=*/true, nullptr, v);
-  b.barrier();
-  b.mark("rope_kv_write");
+  const QkvProducts qkv = qkv_products(spec_, l);
+  const auto [q, k, v] = qkv.rows;
+  if (!spec_.qkv_bias && !spec_.qk_norm) {
+    b.products_then_rope_kv({Act::H}, T, qkv.span(), {l, rope, q, k, v, nh});
+    b.barrier();
+    b.mark("qkv_rope_kv_write");
+  } else {
+    b.products({Act::H}, T, qkv.span());
+    b.barrier();
+    b.mark("qkv");
+    if (spec_.qkv_bias) {
+      b.add_bias({Weight::AttnQBias, l}, {Act::Q}, qd, T);
+      b.add_bias({Weight::AttnKBias, l}, {Act::K}, kvd, T);
+      b.add_bias({Weight::AttnVBias, l}, {Act::V}, kvd, T);
+      b.barrier();
+    }
+    if (spec_.qk_norm) {
+      b.rms_norm({Act::Q}, {Weight::AttnQNorm, l}, {Act::Q}, hd, T * nh);
+      b.rms_norm({Act::K}, {Weight::AttnKNorm, l}, {Act::K}, hd, T * nkv);
+      b.barrier();
+    }
+    b.rope(rope, q, nh);
+    b.write_kv(l, /*value=*/false, &rope, k);
+    b.write_kv(l, /*value=*/true, nullptr, v);
+    b.barrier();
+    b.mark("rope_kv_write");
+  }
 
   AttentionSpec at;
   at.layer = l;

@@ -90,6 +90,8 @@ RunnerOptions RunnerOptions::from_env() {
   if (const char* v = std::getenv("VKLLM_FUSED_NORM"); v && *v)
     o.fused_norm = std::string(v) != "0";
   if (const char* v = std::getenv("VKLLM_FUSED_GLU"); v && *v) o.fused_glu = std::string(v) != "0";
+  if (const char* v = std::getenv("VKLLM_FUSED_ROPE_KV"); v && *v)
+    o.fused_rope_kv = std::string(v) != "0";
   if (const char* v = std::getenv("VKLLM_STEP_PARTS"); v && *v)
     o.step_parts = std::max<uint32_t>(1, static_cast<uint32_t>(std::strtoul(v, nullptr, 10)));
   if (const char* v = std::getenv("VKLLM_PROFILE"); v && *v) o.profile = std::string(v) != "0";

@@ -49,6 +49,9 @@ struct RunnerOptions {
   // Decode (up to 8 sequences): the gate|up product, the gated activation and its q8 blocks in one
   // dispatch (VKLLM_FUSED_GLU=1 turns it on).
   bool fused_glu = false;
+  // Decode (matvec-sized steps): the stacked Q|K|V product rotates Q and K and writes K and V into
+  // the cache itself (VKLLM_FUSED_ROPE_KV=1 turns it on).
+  bool fused_rope_kv = false;
   // A step is submitted in this many parts, so the device runs the first layers while the host
   // records the rest (1: one submission).
   uint32_t step_parts = 8;
@@ -61,7 +64,7 @@ struct RunnerOptions {
   std::optional<cpu::Isa> cpu_isa;
   // Reads VKLLM_KV_BUDGET (bytes, with optional K/M/G suffix), VKLLM_BLOCK_SIZE,
   // VKLLM_MATVEC_MAX_BATCH, VKLLM_WARM_UP (0: no warm-up), VKLLM_INT8_DOT (auto/on/off),
-  // VKLLM_FUSED_NORM, VKLLM_FUSED_GLU, VKLLM_STEP_PARTS and VKLLM_PROFILE.
+  // VKLLM_FUSED_NORM, VKLLM_FUSED_GLU, VKLLM_FUSED_ROPE_KV, VKLLM_STEP_PARTS and VKLLM_PROFILE.
   static RunnerOptions from_env();
 };
 

@@ -139,6 +139,23 @@ class StepBackend {
     barrier();
     this->glu(glu.act, glu.gate, glu.up, glu.out, glu.n, n_tokens, glu.feeds);
   }
+  // The Q|K|V products of x, then RoPE of q's n_q_heads heads and the K and V cache writes of
+  // `layer`: products(), barrier(), rope() and write_kv() of K and of V (what this does). A
+  // backend may fuse them (Vulkan at decode).
+  struct RopeKvAfter {
+    uint32_t layer = 0;
+    RopeSpec rope;
+    Rows q, k, v;
+    uint32_t n_q_heads = 0;
+  };
+  virtual void products_then_rope_kv(Rows x, uint32_t n_tokens, std::span<const ProductOut> outs,
+                                     const RopeKvAfter& r) {
+    products(x, n_tokens, outs);
+    barrier();
+    rope(r.rope, r.q, r.n_q_heads);
+    write_kv(r.layer, /*value=*/false, &r.rope, r.k);
+    write_kv(r.layer, /*value=*/true, nullptr, r.v);
+  }
   // x[r] += bias over `rows` rows of n (nothing when the bias is absent).
   virtual void add_bias(WeightRef bias, Rows x, uint32_t n, uint32_t rows) = 0;
   // out = a + b over n elements.

@@ -183,6 +183,62 @@ class VulkanBackend final : public StepBackend {
     q8_of_ = Q8Copy{glu.out.act, n, mem_.xq_ffn};
   }
 
+  // With opt.fused_rope_kv, decode's Q|K|V products (stacked, or Q, K and V apart) rotate Q and K
+  // and write K and V into the cache themselves (MatmulKernels::record_matvec_rope_kv): the
+  // RoPE/KV-write dispatches and their barrier go away.
+  void products_then_rope_kv(Rows x, uint32_t n, std::span<const ProductOut> outs,
+                             const RopeKvAfter& r) override {
+    const vk::ops::RopeParams rope = rope_params(r.rope);
+    const uint32_t hd = spec_.head_dim, q_rows = r.n_q_heads * hd, kv_rows = spec_.n_head_kv * hd;
+    // Where each product's rows start among Q|K|V, and the rows it must have.
+    uint32_t bases[3] = {0, q_rows, q_rows + kv_rows}, rows[3] = {q_rows, kv_rows, kv_rows};
+    const bool stacked = outs.size() == 1;
+    if (stacked) rows[0] = q_rows + 2 * kv_rows;
+    const Rows* ys[3] = {&r.q, &r.k, &r.v};
+    bool fuse = opt_.fused_rope_kv && (stacked || outs.size() == 3) &&
+                wants_q8(std::span(&outs[0].w, 1), static_cast<uint32_t>(get(outs[0].w).cols()), n);
+    if (stacked)
+      fuse = fuse && r.q.off == 0 && r.k.off == q_rows && r.v.off == q_rows + kv_rows &&
+             r.k.act == r.q.act && r.v.act == r.q.act && r.k.stride == r.q.stride &&
+             r.v.stride == r.q.stride;
+    for (size_t i = 0; fuse && i < outs.size(); ++i) {
+      const DeviceTensor& w = get(outs[i].w);
+      fuse = !outs[i].accumulate && w.parts.size() == 1 && w.rows() == rows[i] &&
+             outs[i].y.act == ys[i]->act && (stacked || ys[i]->off == 0) &&
+             matmul_.can_fuse_rope_kv(w.type, rope);
+    }
+    if (!fuse) {
+      StepBackend::products_then_rope_kv(x, n, outs, r);
+      return;
+    }
+    const auto cols = static_cast<uint32_t>(get(outs[0].w).cols());
+    const vk::BufferSlice xq = q8_input(x, cols, n);
+    vk::RopeKvEpilogue e;
+    e.rope = rope;
+    e.batch = batch_;
+    e.k_cache = {mem_.k_region[r.layer], spec_.n_head_kv, opt_.block_size};
+    e.v_cache = {mem_.v_region[r.layer], spec_.n_head_kv, opt_.block_size};
+    e.q_rows = q_rows;
+    e.kv_rows = kv_rows;
+    for (size_t i = 0; i < outs.size(); ++i) {
+      const DeviceTensor& w = get(outs[i].w);
+      vk::MatmulArgs a;
+      a.type = w.type;
+      a.weights = w.data;
+      a.x = mem_.slice(x);
+      a.x_stride = x.stride;
+      a.y = mem_.buf(ys[i]->act);
+      a.y_stride = ys[i]->stride;
+      a.rows = rows[i];
+      a.cols = cols;
+      a.batch = n;
+      a.xq = xq;
+      e.row_base = bases[i];
+      matmul_.record_matvec_rope_kv(rec_, a, e);
+    }
+    wrote(r.q.act);
+  }
+
   void add_bias(WeightRef bias, Rows x, uint32_t n, uint32_t rows) override {
     const DeviceTensor* b = find(bias);
     if (!b) return;

@@ -406,7 +406,7 @@ void MatmulKernels::record_to_f16(CommandRecorder& rec, const MatmulArgs& args, 
 
 void MatmulKernels::record_matvec_q8(CommandRecorder& rec, const MatmulArgs& args,
                                      const std::string& type_name, const NormEpilogue* norm,
-                                     const GluEpilogue* glu) {
+                                     const GluEpilogue* glu, const RopeKvEpilogue* rope_kv) {
   const DeviceCapabilities& caps = pipelines_.device().caps();
   const uint32_t ncols = columns_per_pass(args.batch);
   if (args.xq.size < q8_activation_bytes(args.cols, args.batch))
@@ -422,7 +422,8 @@ void MatmulKernels::record_matvec_q8(CommandRecorder& rec, const MatmulArgs& arg
   uint32_t rows_per_group = ncols == 1 ? 1 : 2;
   if (tuning_.q8_threads) threads = tuning_.q8_threads;
   if (tuning_.q8_rows) rows_per_group = tuning_.q8_rows;
-  if (glu) rows_per_group = 1;  // one output row, from its gate and up weight rows
+  if (glu) rows_per_group = 1;      // one output row, from its gate and up weight rows
+  if (rope_kv) rows_per_group = 2;  // one pair of rows
   Push push = make_push(args);
   push.x_stride = args.cols;
   push.x_off = static_cast<uint32_t>(uint64_t{args.batch} * args.cols / 8);
@@ -430,6 +431,33 @@ void MatmulKernels::record_matvec_q8(CommandRecorder& rec, const MatmulArgs& arg
   const uint32_t gx = std::min(row_groups, caps.max_workgroup_count[0]);
   const Groups groups{gx, div_up(args.batch, ncols), div_up(row_groups, gx)};
   const std::string shader = "matvec_" + type_name + "_q8";
+  if (rope_kv) {
+    const ops::RopeParams& r = rope_kv->rope;
+    struct {
+      Push base;
+      uint32_t head_dim, n_dims, q_rows, kv_rows, row_base, n_seqs, block_size, rope_flags;
+      float freq_base, freq_scale;
+    } rope_push{push,
+                r.head_dim,
+                r.n_dims ? r.n_dims : r.head_dim,
+                rope_kv->q_rows,
+                rope_kv->kv_rows,
+                rope_kv->row_base,
+                rope_kv->batch.n_seqs,
+                rope_kv->k_cache.block_size,
+                r.freq_factors ? 2u : 0u,
+                r.freq_base,
+                r.freq_scale};
+    const Pipeline& pipeline = pipelines_.get({.shader = shader + "_rope_kv",
+                                               .num_buffers = 7,
+                                               .push_constant_bytes = sizeof(rope_push),
+                                               .spec = {threads, 2, ncols}});
+    rec.dispatch(pipeline,
+                 {args.weights, args.xq, args.y, rope_kv->batch.meta, rope_kv->k_cache.data,
+                  rope_kv->v_cache.data, r.freq_factors ? r.freq_factors : rope_kv->batch.meta},
+                 rope_push, groups);
+    return;
+  }
   if (glu) {
     struct {
       Push base;
@@ -520,6 +548,38 @@ void MatmulKernels::record_matvec_glu(CommandRecorder& rec, const MatmulArgs& ar
       args.xq.offset < glu.q8.offset + glu.q8.size)
     throw std::invalid_argument("record_matvec_glu: the q8 output overlaps the q8 input");
   record_matvec_q8(rec, args, kt.name, nullptr, &glu);
+}
+
+void MatmulKernels::record_matvec_rope_kv(CommandRecorder& rec, const MatmulArgs& args,
+                                          const RopeKvEpilogue& e) {
+  const KernelType kt = validate("record_matvec_rope_kv", args);
+  const ops::RopeParams& r = e.rope;
+  const uint32_t n_dims = r.n_dims ? r.n_dims : r.head_dim;
+  const auto fail = [](const std::string& why) {
+    throw std::invalid_argument("record_matvec_rope_kv: " + why);
+  };
+  if (!args.xq || args.accumulate || !can_fuse_rope_kv(args.type, r))
+    fail("needs q8 activations, no accumulate, an int8-dot type and the normal RoPE order");
+  if (r.head_dim == 0 || r.head_dim % 2 || n_dims % 2 || n_dims > r.head_dim)
+    fail("head_dim " + std::to_string(r.head_dim) + " and n_dims " + std::to_string(n_dims) +
+         " must be even, n_dims <= head_dim");
+  if (e.q_rows % r.head_dim || e.kv_rows % r.head_dim || e.kv_rows == 0 ||
+      e.row_base % r.head_dim || args.rows % r.head_dim ||
+      uint64_t{e.row_base} + args.rows > uint64_t{e.q_rows} + 2ull * e.kv_rows)
+    fail("rows " + std::to_string(e.row_base) + ".." + std::to_string(e.row_base + args.rows) +
+         " must be whole heads within q_rows + 2 * kv_rows");
+  if (e.batch.n_tokens != args.batch || !e.batch.meta || e.batch.n_seqs == 0)
+    fail("the batch metadata must describe the product's " + std::to_string(args.batch) +
+         " tokens");
+  const uint32_t kv_heads = e.kv_rows / r.head_dim;
+  if (e.k_cache.n_kv_heads != kv_heads || e.v_cache.n_kv_heads != kv_heads ||
+      e.k_cache.block_size == 0 || e.k_cache.block_size != e.v_cache.block_size ||
+      !e.k_cache.data || !e.v_cache.data)
+    fail("the K and V caches must hold " + std::to_string(kv_heads) +
+         " heads per block, blocks of one positive size");
+  if (r.freq_factors && r.freq_factors.size < uint64_t{n_dims / 2} * 4)
+    fail("freq_factors holds fewer than n_dims / 2 floats");
+  record_matvec_q8(rec, args, kt.name, nullptr, nullptr, &e);
 }
 
 void MatmulKernels::record_matvec(CommandRecorder& rec, const MatmulArgs& args) {

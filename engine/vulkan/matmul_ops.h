@@ -28,6 +28,7 @@
 
 #include "engine/gguf/tensor_type.h"
 #include "engine/vulkan/buffer.h"
+#include "engine/vulkan/ops.h"
 
 namespace vkllm::vk {
 
@@ -144,6 +145,18 @@ inline uint64_t glu_counter_words(uint32_t rows) {
   return uint64_t{rows / 32} * 8;
 }
 
+// What record_matvec_rope_kv does with the rows of its product (one vector per batch token), rows
+// row_base.. row_base + MatmulArgs::rows of Q|K|V (q_rows + 2 * kv_rows: the stacked product, or
+// Q, K or V alone): Q heads rotated into y (at the product's own row index), K heads rotated into
+// the K cache and V heads copied into the V cache, as ops::rope and ops::write_kv would.
+struct RopeKvEpilogue {
+  ops::RopeParams rope;  // "normal" pair order only (neox = false)
+  ops::BatchInfo batch;  // batch.n_tokens = MatmulArgs::batch
+  ops::CacheRegion k_cache, v_cache;
+  uint32_t q_rows = 0, kv_rows = 0;  // multiples of rope.head_dim
+  uint32_t row_base = 0;             // a multiple of rope.head_dim
+};
+
 class MatmulKernels {
  public:
   // Largest batch handled by one matvec pass; record() switches to the GEMM above it.
@@ -188,6 +201,16 @@ class MatmulKernels {
     return can_fuse_norm(type, rows, batch, y_offset, y_stride);
   }
 
+  // The int8-dot Q|K|V product with RoPE and the KV-cache write in the same dispatch, for decode:
+  // one workgroup per pair of rows. Needs can_fuse_rope_kv; `args` as record_matvec's, with xq
+  // (no accumulate). Throws std::invalid_argument where it cannot run.
+  void record_matvec_rope_kv(CommandRecorder& rec, const MatmulArgs& args,
+                             const RopeKvEpilogue& rope_kv);
+  // True if record_matvec_rope_kv runs this product: int8 dot for `type` and "normal" RoPE order.
+  bool can_fuse_rope_kv(gguf::TensorType type, const ops::RopeParams& rope) const {
+    return int8_dot(type) && !rope.neox;
+  }
+
   // True if record_matmul runs weights of `type` on tensor cores.
   bool coopmat(gguf::TensorType type) const;
   // True if record_matvec runs weights of `type` with int8 dot products when given q8 activations.
@@ -202,7 +225,8 @@ class MatmulKernels {
  private:
   // The int8-dot kernel for validated `args`; `type_name` names the shader variants' type.
   void record_matvec_q8(CommandRecorder& rec, const MatmulArgs& args, const std::string& type_name,
-                        const NormEpilogue* norm, const GluEpilogue* glu);
+                        const NormEpilogue* norm, const GluEpilogue* glu,
+                        const RopeKvEpilogue* rope_kv = nullptr);
 
   PipelineCache& pipelines_;
   MatmulTuning tuning_;

@@ -42,6 +42,7 @@ TEST(AttentionQ8, SplitKDecodeWithInt8ProductsMatchesReference) {
   opts.int8_dot = vk::Int8Dot::On;
   opts.fused_norm = true;  // the split-K reduction's q8 copy feeds a fused product and norm
   opts.fused_glu = true;
+  opts.fused_rope_kv = true;
   Runner runner(model, opts);
   Generator gen(runner);
   reference::ReferenceModel ref(file, reference::ReferenceModel::EngineRounding{});
