@@ -43,15 +43,18 @@ struct RunnerOptions {
   // dot products ("auto": where the device accelerates them; "on"; "off").
   vk::Int8Dot int8_dot = vk::Int8Dot::Auto;
   // Batch-1 decode: each residual product and the RMSNorm after it in one dispatch (the norm in
-  // the product's last workgroup). Off by default until measured on a GPU: checked on lavapipe
-  // only (VKLLM_FUSED_NORM=1 turns it on).
+  // the product's last workgroup). Off: on an H100 it made an 8B Q4_K_M step slower (GPU 3.62 ->
+  // 4.07 ms; every workgroup counts itself on one word, and one workgroup normalizes alone).
+  // VKLLM_FUSED_NORM=1 turns it on.
   bool fused_norm = false;
   // Decode (up to 8 sequences): the gate|up product, the gated activation and its q8 blocks in one
-  // dispatch (VKLLM_FUSED_GLU=1 turns it on).
+  // dispatch. Off: on an H100 it cost as much as the GLU dispatch it saves (8B Q4_K_M gate|up+GLU
+  // 35.1 -> 39.5 us a layer, 1B even). VKLLM_FUSED_GLU=1 turns it on.
   bool fused_glu = false;
-  // Decode (matvec-sized steps): the stacked Q|K|V product rotates Q and K and writes K and V into
-  // the cache itself (VKLLM_FUSED_ROPE_KV=1 turns it on).
-  bool fused_rope_kv = false;
+  // Decode (matvec-sized steps, int8-dot products): the Q|K|V products rotate Q and K and write K
+  // and V into the cache themselves. On an H100 it took an 8B Q4_K_M step's GPU time from 3.62 to
+  // 3.41 ms (bench/RESULTS.md, eighth session); VKLLM_FUSED_ROPE_KV=0 turns it off.
+  bool fused_rope_kv = true;
   // A step is submitted in this many parts, so the device runs the first layers while the host
   // records the rest (1: one submission).
   uint32_t step_parts = 8;
