@@ -19,15 +19,6 @@
 // (NUM_ROWS = 2: the pair); y gets those values and their q8 blocks (binding 4), which the down
 // product reads. The GLU's own dispatch and barrier cost more than its work at batch 1.
 //
-// Deferred RMSNorm (INT_DOT, flags bit 1): x's q8 blocks hold x * w of a norm whose 1/rms was not
-// applied (NORM_BLOCKS_EPILOGUE made them), followed by the per-block sums of squares of x; the
-// product scales each vector's totals by 1/rms = inversesqrt(sum / k + norm_eps) instead.
-//
-// NORM_BLOCKS_EPILOGUE (INT_DOT only): decode's residual product, then per 32 rows of its output
-// (the workgroup that completes the block, counted in block_done and left at 0 again) the block's
-// sum of squares and the q8 of y * norm_w, for the products that read the next norm's output: the
-// norm's own dispatch and barrier go away, and no workgroup waits for all the others.
-//
 // ROPE_KV_EPILOGUE (INT_DOT only): decode's stacked Q|K|V product with RoPE and the KV-cache
 // write. A workgroup owns one pair of rows (2i, 2i+1) of a head (NUM_ROWS = 2; "normal" RoPE
 // order, where the pair is what rotates together). The product's rows are rows row_base.. of
@@ -55,7 +46,6 @@ layout(constant_id = 2) const uint NUM_COLS = 1u;   // activation vectors per wo
 // q8 activations: n_cols x k int8 values (packed 16 per uvec4), then per 32-block (dx, sx).
 layout(std430, binding = 1) readonly buffer XQ { uvec4 xq4[]; };
 layout(std430, binding = 1) readonly buffer XD { vec2 xds[]; };
-layout(std430, binding = 1) readonly buffer XP { float x_sumsq[]; };  // deferred norm
 #else
 layout(std430, binding = 1) readonly buffer X { vec4 xv[]; };
 #endif
@@ -74,15 +64,6 @@ layout(std430, binding = 5) writeonly buffer NormY { vec4 norm_y[]; };
 #define Q8_BINDING 6
 #include "q8_block.glsl"
 #include "reduce.glsl"
-shared bool last_group;
-#elif defined(NORM_BLOCKS_EPILOGUE)
-layout(std430, binding = 2) coherent buffer Y { float y[]; };
-layout(std430, binding = 2) coherent buffer Y4 { vec4 y4[]; };
-layout(std430, binding = 3) coherent buffer Counters { uint block_done[]; };
-layout(std430, binding = 4) readonly buffer NormW { vec4 norm_w[]; };
-#define Q8_BINDING 5
-#include "q8_block.glsl"
-layout(std430, binding = 5) writeonly buffer Q8P { float q8_sumsq[]; };
 shared bool last_group;
 #elif defined(GLU_EPILOGUE)
 // The workgroup that completes a 32-row block of y (counted per block and column group in
@@ -116,9 +97,7 @@ layout(push_constant) uniform Params {
   uint x_off;     // element offset of x in binding 1 (a multiple of 4); INT_DOT: index of the
                   // first (dx, sx) pair
   uint y_off;     // element offset of y in binding 2
-  uint flags;     // bit 0: add into y instead of overwriting it (fused residual add); bit 1:
-                  // deferred norm of x (INT_DOT)
-  float norm_eps;  // deferred norm
+  uint flags;     // bit 0: add into y instead of overwriting it (fused residual add)
 #ifdef NORM_EPILOGUE
   float eps;
   uint norm_stride;  // elements between norm_y vectors (a multiple of 4)
@@ -148,41 +127,13 @@ shared float partial[gl_WorkGroupSize.x * NUM_ROWS * NUM_COLS];
 shared float partial[(gl_WorkGroupSize.x / 4u) * NUM_ROWS * NUM_COLS];
 #endif
 
-#ifdef INT_DOT
-shared float col_scale[NUM_COLS];
-
-// 1/rms of each of the workgroup's vectors under a deferred norm, from the sums of squares that
-// follow the q8 blocks (after the n_cols * k int8 values and the (dx, sx) pairs).
-void deferred_norm_scales(uint col0) {
-  const uint nb = p.k / 32u;
-  const uint base = 2u * p.x_off + 2u * p.n_cols * nb;
-  for (uint c = 0u; c < NUM_COLS; ++c) {
-    float ss = 0.0;
-    if (col0 + c < p.n_cols)
-      for (uint b = gl_LocalInvocationID.x; b < nb; b += gl_WorkGroupSize.x)
-        ss += x_sumsq[base + (col0 + c) * nb + b];
-    ss = subgroupAdd(ss);
-    if (gl_NumSubgroups > 1u) {
-      barrier();
-      if (subgroupElect()) partial[gl_SubgroupID] = ss;
-      barrier();
-      ss = 0.0;
-      for (uint s = 0u; s < gl_NumSubgroups; ++s) ss += partial[s];
-    }
-    if (gl_LocalInvocationID.x == 0u) col_scale[c] = inversesqrt(ss / float(p.k) + p.norm_eps);
-  }
-  barrier();  // col_scale written, partial free again
-}
-#endif
-
 void main() {
   dequant_init();
   barrier();
 
   const uint row_group = gl_WorkGroupID.x + gl_WorkGroupID.z * gl_NumWorkGroups.x;
 #ifdef GLU_EPILOGUE
-#if !defined(INT_DOT) || defined(REDUCE_SHARED) || defined(NORM_EPILOGUE) || \
-    defined(NORM_BLOCKS_EPILOGUE)
+#if !defined(INT_DOT) || defined(REDUCE_SHARED) || defined(NORM_EPILOGUE)
 #error "GLU_EPILOGUE is an INT_DOT, subgroup-reduction variant of its own"
 #endif
   const uint row0 = row_group;  // the output row; its weight rows are gate and up
@@ -209,10 +160,6 @@ void main() {
 
   float acc[NUM_ROWS * NUM_COLS];
   [[unroll]] for (uint i = 0u; i < NUM_ROWS * NUM_COLS; ++i) acc[i] = 0.0;
-#ifdef INT_DOT
-  const bool deferred_norm = (p.flags & 2u) != 0u;
-  if (deferred_norm) deferred_norm_scales(col0);
-#endif
 
 #ifdef INT_DOT
   // Neighbouring invocations take neighbouring 32-weight groups; each group's weights are
@@ -328,10 +275,6 @@ void main() {
         }
       }
     }
-    if (deferred_norm) {
-      pair0 *= col_scale[tid];
-      pair1 *= col_scale[tid];
-    }
   }
 #endif
 #ifdef ROPE_KV_EPILOGUE
@@ -390,40 +333,10 @@ void main() {
   }
 #else
     const uint r = i / NUM_COLS, c = i % NUM_COLS;
-#ifdef INT_DOT
-    if (deferred_norm) sum *= col_scale[c];
-#endif
     if (row0 + r < p.n_rows && col0 + c < p.n_cols) {
       const uint at = p.y_off + (col0 + c) * p.y_stride + row0 + r;
       y[at] = ((p.flags & 1u) != 0u ? y[at] : 0.0) + sum;
     }
-  }
-#endif
-
-#ifdef NORM_BLOCKS_EPILOGUE
-  // Needs n_rows a multiple of 32, NUM_ROWS dividing 32, y_off and y_stride multiples of 4.
-  memoryBarrierBuffer();
-  barrier();
-  const uint nb = p.n_rows / 32u, blk = row0 / 32u;
-  const uint block_slot = gl_WorkGroupID.y * nb + blk;
-  if (tid == 0u) last_group = atomicAdd(block_done[block_slot], 1u) == 32u / NUM_ROWS - 1u;
-  barrier();
-  if (!last_group) return;
-  memoryBarrierBuffer();
-  if (tid == 0u) block_done[block_slot] = 0u;
-  if (tid < NUM_COLS && col0 + tid < p.n_cols) {
-    const uint c = col0 + tid;
-    const uint yb = (p.y_off + c * p.y_stride + 32u * blk) >> 2;
-    vec4 v[8];
-    float ss = 0.0;
-    [[unroll]] for (uint i = 0u; i < 8u; ++i) {
-      const vec4 x = y4[yb + i];
-      ss += dot(x, x);
-      v[i] = x * norm_w[8u * blk + i];
-    }
-    const uint b = c * nb + blk, n_blocks = p.n_cols * nb;
-    q8_store_block(b, n_blocks, v);
-    q8_sumsq[10u * n_blocks + b] = ss;  // after 32 int8 (8 words) and a pair (2) per block
   }
 #endif
 

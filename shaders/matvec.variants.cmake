@@ -5,9 +5,7 @@
 # matvec_<type>_q8_norm: the same with the RMSNorm of its output fused in (decode's residual
 # products, see NORM_EPILOGUE); matvec_<type>_q8_glu: the gate|up product with the gated activation
 # and its q8 blocks fused in (see GLU_EPILOGUE); matvec_<type>_q8_rope_kv: the Q|K|V product with
-# RoPE and the KV-cache write fused in (see ROPE_KV_EPILOGUE); matvec_<type>_q8_nblk: the residual
-# product with the next RMSNorm's q8 made per block and its scale left to the products that read
-# it (see NORM_BLOCKS_EPILOGUE).
+# RoPE and the KV-cache write fused in (see ROPE_KV_EPILOGUE).
 foreach(t F32 F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 IQ4_NL Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_XS)
   string(TOLOWER ${t} lt)
   vkllm_shader_variant(matvec_${lt} matvec.comp TYPE_${t})
@@ -17,7 +15,6 @@ foreach(t Q4_0 Q8_0 Q4_K Q5_K Q6_K)
   string(TOLOWER ${t} lt)
   vkllm_shader_variant(matvec_${lt}_q8 matvec.comp TYPE_${t} INT_DOT)
   vkllm_shader_variant(matvec_${lt}_q8_norm matvec.comp TYPE_${t} INT_DOT NORM_EPILOGUE)
-  vkllm_shader_variant(matvec_${lt}_q8_nblk matvec.comp TYPE_${t} INT_DOT NORM_BLOCKS_EPILOGUE)
   vkllm_shader_variant(matvec_${lt}_q8_glu matvec.comp TYPE_${t} INT_DOT GLU_EPILOGUE)
   vkllm_shader_variant(matvec_${lt}_q8_rope_kv matvec.comp TYPE_${t} INT_DOT ROPE_KV_EPILOGUE)
 endforeach()

@@ -89,8 +89,6 @@ RunnerOptions RunnerOptions::from_env() {
   }
   if (const char* v = std::getenv("VKLLM_FUSED_NORM"); v && *v)
     o.fused_norm = std::string(v) != "0";
-  if (const char* v = std::getenv("VKLLM_DEFERRED_NORM"); v && *v)
-    o.deferred_norm = std::string(v) != "0";
   if (const char* v = std::getenv("VKLLM_FUSED_GLU"); v && *v) o.fused_glu = std::string(v) != "0";
   if (const char* v = std::getenv("VKLLM_FUSED_ROPE_KV"); v && *v)
     o.fused_rope_kv = std::string(v) != "0";

@@ -47,10 +47,6 @@ struct RunnerOptions {
   // 4.07 ms; every workgroup counts itself on one word, and one workgroup normalizes alone).
   // VKLLM_FUSED_NORM=1 turns it on.
   bool fused_norm = false;
-  // Decode (up to 8 sequences): each residual product makes the next RMSNorm's q8 per block of 32
-  // rows, and the products that read the norm apply its 1/rms (no norm dispatch, no workgroup
-  // waits for all others). VKLLM_DEFERRED_NORM=1 turns it on.
-  bool deferred_norm = false;
   // Decode (up to 8 sequences): the gate|up product, the gated activation and its q8 blocks in one
   // dispatch. Off: on an H100 it cost as much as the GLU dispatch it saves (8B Q4_K_M gate|up+GLU
   // 35.1 -> 39.5 us a layer, 1B even). VKLLM_FUSED_GLU=1 turns it on.
@@ -71,8 +67,7 @@ struct RunnerOptions {
   std::optional<cpu::Isa> cpu_isa;
   // Reads VKLLM_KV_BUDGET (bytes, with optional K/M/G suffix), VKLLM_BLOCK_SIZE,
   // VKLLM_MATVEC_MAX_BATCH, VKLLM_WARM_UP (0: no warm-up), VKLLM_INT8_DOT (auto/on/off),
-  // VKLLM_FUSED_NORM, VKLLM_DEFERRED_NORM, VKLLM_FUSED_GLU, VKLLM_FUSED_ROPE_KV, VKLLM_STEP_PARTS
-  // and VKLLM_PROFILE.
+  // VKLLM_FUSED_NORM, VKLLM_FUSED_GLU, VKLLM_FUSED_ROPE_KV, VKLLM_STEP_PARTS and VKLLM_PROFILE.
   static RunnerOptions from_env();
 };
 

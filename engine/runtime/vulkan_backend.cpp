@@ -84,7 +84,7 @@ class VulkanBackend final : public StepBackend {
     const size_t n_weights = outs.size();
     for (size_t i = 0; i < n_weights; ++i) weights[i] = outs[i].w;
     const uint32_t cols = static_cast<uint32_t>(get(outs.front().w).cols());
-    std::optional<Q8Copy> in_q8;
+    vk::BufferSlice in_q8;
     if (wants_q8(std::span<const WeightRef>(weights, n_weights), cols, n))
       in_q8 = q8_input(x, cols, n);
     for (const auto& o : outs) {
@@ -96,30 +96,25 @@ class VulkanBackend final : public StepBackend {
       a.y_stride = o.y.stride;
       a.batch = n;
       a.accumulate = o.accumulate;
-      if (in_q8) use_q8(a, *in_q8);
+      a.xq = in_q8;
       record_product(matmul_, rec_, get(o.w), a, n <= opt_.matvec_max_batch);
       wrote(o.y.act);
     }
   }
 
-  // Decode's residual products and the norm after them, in one dispatch where the options allow:
-  //  - opt.deferred_norm (up to 8 vectors; every product that reads the norm takes the int8 dot):
-  //    MatmulKernels::record_matvec_norm_blocks makes the norm's q8 per block of 32 and those
-  //    products apply its 1/rms; the norm's f32 output is never written.
-  //  - opt.fused_norm (batch 1): the norm runs in the product's last workgroup
-  //    (MatmulKernels::record_matvec_norm).
+  // With opt.fused_norm, at batch 1 the norm runs in the product's last workgroup
+  // (MatmulKernels::record_matvec_norm): one dispatch and barrier fewer per residual product.
+  // Not at larger batches: the last workgroup normalizes the vectors one after another.
   void products_then_norm(Rows in, uint32_t n, const ProductOut& out,
                           const NormAfter& norm) override {
     const DeviceTensor& w = get(out.w);
     const uint32_t cols = static_cast<uint32_t>(w.cols()), rows = static_cast<uint32_t>(w.rows());
-    const bool fusable = out.accumulate && w.parts.size() == 1 && out.y.act == norm.x.act &&
-                         out.y.off == 0 && norm.x.off == 0 && out.y.stride == norm.x.stride &&
-                         norm.n == rows && wants_q8(std::span(&out.w, 1), cols, n) &&
-                         matmul_.can_fuse_norm(w.type, rows, n, 0, out.y.stride);
-    const bool deferred = fusable && opt_.deferred_norm && all_int8(norm.feeds, rows, n);
-    const bool fused =
-        fusable && !deferred && opt_.fused_norm && n == 1 && wants_q8(norm.feeds, rows, n);
-    if (!deferred && !fused) {
+    const bool fuse = opt_.fused_norm && n == 1 && out.accumulate && w.parts.size() == 1 &&
+                      out.y.act == norm.x.act && out.y.off == 0 && norm.x.off == 0 &&
+                      out.y.stride == norm.x.stride && norm.n == rows &&
+                      wants_q8(std::span(&out.w, 1), cols, n) && wants_q8(norm.feeds, rows, n) &&
+                      matmul_.can_fuse_norm(w.type, rows, n, 0, out.y.stride);
+    if (!fuse) {
       StepBackend::products_then_norm(in, n, out, norm);
       return;
     }
@@ -134,32 +129,20 @@ class VulkanBackend final : public StepBackend {
     a.cols = cols;
     a.batch = n;
     a.accumulate = true;
-    const Q8Copy in_q8 = q8_input(in, cols, n);
-    use_q8(a, in_q8);
-    if (deferred) {
-      vk::NormBlocksEpilogue e;
-      e.weight = get(norm.w).data;
-      e.q8 = other_q8(in_q8.q8);
-      e.counters = mem_.block_counters;
-      matmul_.record_matvec_norm_blocks(rec_, a, e);
-      wrote(out.y.act);
-      wrote(norm.y.act);
-      q8_of_ = Q8Copy{norm.y.act, n, e.q8, /*deferred=*/true};
-      return;
-    }
+    a.xq = q8_input(in, cols, n);
     vk::NormEpilogue e;
     e.weight = get(norm.w).data;
     e.y = mem_.slice(norm.y);
     e.y_stride = norm.y.stride;
     // The norm's q8 copy overwrites the product's q8 input in place: the last workgroup writes
     // it only after every workgroup has finished reading.
-    e.q8 = in_q8.q8;
+    e.q8 = mem_.xq;
     e.counter = mem_.norm_counter;
     e.eps = spec_.norm_eps;
     matmul_.record_matvec_norm(rec_, a, e);
     wrote(out.y.act);
     wrote(norm.y.act);
-    q8_of_ = Q8Copy{norm.y.act, n, e.q8};
+    q8_of_ = Q8Copy{norm.y.act, n, mem_.xq};
   }
 
   // With opt.fused_glu, decode's gate|up product writes act(gate) * up and its q8 blocks
@@ -189,16 +172,15 @@ class VulkanBackend final : public StepBackend {
     a.rows = glu.n;
     a.cols = cols;
     a.batch = n;
-    const Q8Copy in_q8 = q8_input(x, cols, n);
-    use_q8(a, in_q8);
+    a.xq = q8_input(x, cols, n);
     vk::GluEpilogue e;
     e.act = glu.act == GluAct::Silu ? 0 : 1;
     e.up_rows = glu.n;
-    e.q8 = other_q8(in_q8.q8);
-    e.counters = mem_.block_counters;
+    e.q8 = mem_.xq_ffn;
+    e.counters = mem_.glu_counters;
     matmul_.record_matvec_glu(rec_, a, e);
     wrote(glu.out.act);
-    q8_of_ = Q8Copy{glu.out.act, n, e.q8};
+    q8_of_ = Q8Copy{glu.out.act, n, mem_.xq_ffn};
   }
 
   // With opt.fused_rope_kv, decode's Q|K|V products (stacked, or Q, K and V apart) rotate Q and K
@@ -230,7 +212,7 @@ class VulkanBackend final : public StepBackend {
       return;
     }
     const auto cols = static_cast<uint32_t>(get(outs[0].w).cols());
-    const Q8Copy xq = q8_input(x, cols, n);
+    const vk::BufferSlice xq = q8_input(x, cols, n);
     vk::RopeKvEpilogue e;
     e.rope = rope;
     e.batch = batch_;
@@ -250,7 +232,7 @@ class VulkanBackend final : public StepBackend {
       a.rows = rows[i];
       a.cols = cols;
       a.batch = n;
-      use_q8(a, xq);
+      a.xq = xq;
       e.row_base = bases[i];
       matmul_.record_matvec_rope_kv(rec_, a, e);
     }
@@ -542,25 +524,13 @@ class VulkanBackend final : public StepBackend {
   }
 
  private:
-  // Which activation a q8 buffer (xq or xq_alt) holds a copy of (rows of the width its products
-  // read); `deferred`: the copy of a norm's output whose 1/rms its products apply
-  // (MatmulArgs::xq_deferred_norm), the f32 output itself never written.
+  // Which activation a q8 buffer (xq or xq_ffn) holds a copy of (rows of the width its products
+  // read).
   struct Q8Copy {
     Act act;
     uint32_t rows;
     vk::BufferSlice q8;
-    bool deferred = false;
   };
-
-  void use_q8(vk::MatmulArgs& a, const Q8Copy& c) const {
-    a.xq = c.q8;
-    a.xq_deferred_norm = c.deferred;
-    a.xq_norm_eps = spec_.norm_eps;
-  }
-  // The q8 buffer that `in` is not, for kernels that write q8 while others still read theirs.
-  vk::BufferSlice other_q8(const vk::BufferSlice& in) const {
-    return in.buffer == mem_.xq.buffer && in.offset == mem_.xq.offset ? mem_.xq_alt : mem_.xq;
-  }
 
   const DeviceTensor* find(WeightRef w) const {
     return w.w == Weight::Output ? &m_.output() : m_.find(w.w, w.layer);
@@ -571,24 +541,14 @@ class VulkanBackend final : public StepBackend {
 
   // The q8 copy of x (n rows of cols) for int8-dot products, quantized here unless the kernel
   // that wrote x made it.
-  Q8Copy q8_input(Rows x, uint32_t cols, uint32_t n) {
+  vk::BufferSlice q8_input(Rows x, uint32_t cols, uint32_t n) {
     if (!q8_of_ || q8_of_->act != x.act || q8_of_->rows != n || x.off != 0) {
       matmul_.record_quantize_q8(rec_, mem_.slice(x), cols, n, 0, mem_.xq);
       rec_.barrier();
       mark("quantize_q8");
       q8_of_ = Q8Copy{x.act, n, mem_.xq};
     }
-    return *q8_of_;
-  }
-
-  // Whether every one of these weights exists and its decode products read `in` (n rows of cols)
-  // as q8 blocks: nothing then reads `in` itself.
-  bool all_int8(std::span<const WeightRef> weights, uint32_t cols, uint32_t n) const {
-    return !weights.empty() && wants_q8(weights, cols, n) &&
-           std::all_of(weights.begin(), weights.end(), [&](const WeightRef& w) {
-             const DeviceTensor* t = find(w);
-             return t && matmul_.int8_dot(t->type);
-           });
+    return q8_of_->q8;
   }
 
   // Whether decode products of these weights read `in` (n rows of cols) as q8 blocks.

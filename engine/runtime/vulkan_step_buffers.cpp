@@ -83,12 +83,11 @@ void VulkanStepBuffers::allocate_activations() {
   const uint64_t argmax_bytes = std::max<uint64_t>(vk::ops::argmax_scratch_bytes(V, R), 16);
   const auto q8_rows =
       static_cast<uint32_t>(std::min<uint64_t>(std::max(T, R), opt.matvec_max_batch));
-  // Room for a deferred norm's sums of squares after the blocks (q8_deferred_norm_bytes).
   const uint64_t xq_bytes =
-      vk::q8_deferred_norm_bytes(static_cast<uint32_t>(std::max({E, qd, ff})), q8_rows);
-  const uint64_t block_counter_bytes =
-      4 * vk::block_counter_words(static_cast<uint32_t>(std::max(E, ff)));
-  act_bytes = split_bytes + argmax_bytes + 2 * xq_bytes + block_counter_bytes + 7 * align +
+      vk::q8_activation_bytes(static_cast<uint32_t>(std::max({E, qd, ff})), q8_rows);
+  const uint64_t xq_ffn_bytes = vk::q8_activation_bytes(static_cast<uint32_t>(ff), q8_rows);
+  const uint64_t glu_counter_bytes = 4 * vk::glu_counter_words(static_cast<uint32_t>(ff));
+  act_bytes = split_bytes + argmax_bytes + xq_bytes + xq_ffn_bytes + glu_counter_bytes + 7 * align +
               4 * (S_words() + align) + 16;
   for (uint64_t s : sizes) act_bytes += (s * 4 + align - 1) / align * align + align;
   act.emplace(ctx.device(), "activations", act_bytes);
@@ -110,12 +109,12 @@ void VulkanStepBuffers::allocate_activations() {
   scratch = act->allocate(split_bytes);
   argmax_scratch = act->allocate(argmax_bytes);
   xq = act->allocate(xq_bytes);
-  xq_alt = act->allocate(xq_bytes);
+  xq_ffn = act->allocate(std::max<uint64_t>(xq_ffn_bytes, 16));
   norm_counter = act->allocate(16);
-  block_counters = act->allocate(std::max<uint64_t>(block_counter_bytes, 16));
-  const std::vector<uint32_t> zeros(std::max<uint64_t>(block_counter_bytes, 16) / 4);
+  glu_counters = act->allocate(std::max<uint64_t>(glu_counter_bytes, 16));
+  const std::vector<uint32_t> zeros(std::max<uint64_t>(glu_counter_bytes, 16) / 4);
   vk::upload(ctx.device(), norm_counter, std::span<const uint32_t>(zeros.data(), 4));
-  vk::upload(ctx.device(), block_counters, std::span<const uint32_t>(zeros));
+  vk::upload(ctx.device(), glu_counters, std::span<const uint32_t>(zeros));
 
   const uint32_t max_blocks = (opt.max_context + opt.block_size - 1) / opt.block_size;
   max_meta_words = static_cast<uint32_t>(2 * T + 4 * opt.max_seqs + opt.max_seqs * max_blocks);

@@ -64,12 +64,12 @@ struct VulkanStepBuffers {
   vk::Buffer readback;
   vk::BufferSlice x, h, q, k, v, qkv, attn, gate, up, ffn_act, xsel, hsel, logits, greedy, scratch,
       argmax_scratch, xq;
-  // A second q8 buffer, for the products that write q8 blocks while other workgroups still read
-  // their q8 input (fused GLU, deferred norm): they write into the one their input is not in.
-  vk::BufferSlice xq_alt;
-  // Zeroed words the products with a fused norm (one) or a per-block epilogue (GLU, deferred
-  // norm: one per 32 outputs and column group) count their finished workgroups in.
-  vk::BufferSlice norm_counter, block_counters;
+  // A second q8 buffer, for the fused GLU: it writes its q8 blocks while other workgroups still
+  // read the product's input from xq.
+  vk::BufferSlice xq_ffn;
+  // Zeroed words the products with a fused norm (one) or GLU (per 32 outputs) count their
+  // finished workgroups in.
+  vk::BufferSlice norm_counter, glu_counters;
 
  private:
   uint64_t S_words() const { return std::max<uint32_t>(max_rows, 4); }

@@ -64,7 +64,6 @@ std::optional<KernelType> kernel_type(TensorType type) {
 // Push constants shared by matvec.comp and matmul.comp.
 struct Push {
   uint32_t n_rows, k, n_cols, x_stride, y_stride, w_off, x_off, y_off, flags;
-  float norm_eps;
 };
 
 std::string type_label(TensorType type) {
@@ -126,8 +125,7 @@ Push make_push(const MatmulArgs& a) {
               0,
               0,
               a.y_offset,
-              (a.accumulate ? 1u : 0u) | (a.xq && a.xq_deferred_norm ? 2u : 0u),
-              a.xq_norm_eps};
+              a.accumulate ? 1u : 0u};
 }
 
 bool has_q8_kernel(TensorType type) {
@@ -408,8 +406,7 @@ void MatmulKernels::record_to_f16(CommandRecorder& rec, const MatmulArgs& args, 
 
 void MatmulKernels::record_matvec_q8(CommandRecorder& rec, const MatmulArgs& args,
                                      const std::string& type_name, const NormEpilogue* norm,
-                                     const GluEpilogue* glu, const RopeKvEpilogue* rope_kv,
-                                     const NormBlocksEpilogue* norm_blocks) {
+                                     const GluEpilogue* glu, const RopeKvEpilogue* rope_kv) {
   const DeviceCapabilities& caps = pipelines_.device().caps();
   const uint32_t ncols = columns_per_pass(args.batch);
   if (args.xq.size < q8_activation_bytes(args.cols, args.batch))
@@ -425,10 +422,6 @@ void MatmulKernels::record_matvec_q8(CommandRecorder& rec, const MatmulArgs& arg
   uint32_t rows_per_group = ncols == 1 ? 1 : 2;
   if (tuning_.q8_threads) threads = tuning_.q8_threads;
   if (tuning_.q8_rows) rows_per_group = tuning_.q8_rows;
-  if (args.xq_deferred_norm && args.xq.size < q8_deferred_norm_bytes(args.cols, args.batch))
-    throw std::invalid_argument("record_matvec: xq slice of " + std::to_string(args.xq.size) +
-                                " bytes is below the deferred norm's " +
-                                std::to_string(q8_deferred_norm_bytes(args.cols, args.batch)));
   if (glu) rows_per_group = 1;      // one output row, from its gate and up weight rows
   if (rope_kv) rows_per_group = 2;  // one pair of rows
   Push push = make_push(args);
@@ -438,17 +431,6 @@ void MatmulKernels::record_matvec_q8(CommandRecorder& rec, const MatmulArgs& arg
   const uint32_t gx = std::min(row_groups, caps.max_workgroup_count[0]);
   const Groups groups{gx, div_up(args.batch, ncols), div_up(row_groups, gx)};
   const std::string shader = "matvec_" + type_name + "_q8";
-  if (norm_blocks) {
-    const Pipeline& pipeline = pipelines_.get({.shader = shader + "_nblk",
-                                               .num_buffers = 6,
-                                               .push_constant_bytes = sizeof(Push),
-                                               .spec = {threads, rows_per_group, ncols}});
-    rec.dispatch(pipeline,
-                 {args.weights, args.xq, args.y, norm_blocks->counters, norm_blocks->weight,
-                  norm_blocks->q8},
-                 push, groups);
-    return;
-  }
   if (rope_kv) {
     const ops::RopeParams& r = rope_kv->rope;
     struct {
@@ -536,25 +518,6 @@ void MatmulKernels::record_matvec_norm(CommandRecorder& rec, const MatmulArgs& a
   record_matvec_q8(rec, args, kt.name, &norm, nullptr);
 }
 
-void MatmulKernels::record_matvec_norm_blocks(CommandRecorder& rec, const MatmulArgs& args,
-                                              const NormBlocksEpilogue& norm) {
-  const KernelType kt = validate("record_matvec_norm_blocks", args);
-  if (!args.xq || !can_fuse_norm(args.type, args.rows, args.batch, args.y_offset, args.y_stride))
-    throw std::invalid_argument(
-        "record_matvec_norm_blocks: needs q8 activations, an int8-dot type, at most " +
-        std::to_string(kMaxMatvecColumns) + " vectors, rows a multiple of 32 and y offset and " +
-        "stride multiples of 4");
-  if (norm.weight.size < uint64_t{args.rows} * 4 ||
-      norm.q8.size < q8_deferred_norm_bytes(args.rows, args.batch) ||
-      norm.counters.size < block_counter_words(args.rows) * 4)
-    throw std::invalid_argument(
-        "record_matvec_norm_blocks: a weight, q8 or counters slice is smaller than the shape");
-  if (norm.q8.buffer == args.xq.buffer && norm.q8.offset < args.xq.offset + args.xq.size &&
-      args.xq.offset < norm.q8.offset + norm.q8.size)
-    throw std::invalid_argument("record_matvec_norm_blocks: the q8 output overlaps the q8 input");
-  record_matvec_q8(rec, args, kt.name, nullptr, nullptr, nullptr, &norm);
-}
-
 void MatmulKernels::record_matvec_glu(CommandRecorder& rec, const MatmulArgs& args,
                                       const GluEpilogue& glu) {
   const KernelType kt = validate("record_matvec_glu", args);
@@ -577,7 +540,7 @@ void MatmulKernels::record_matvec_glu(CommandRecorder& rec, const MatmulArgs& ar
     throw std::invalid_argument("record_matvec_glu: the weights slice does not hold the " +
                                 std::to_string(weight_rows) + " gate and up rows");
   if (glu.q8.size < q8_activation_bytes(args.rows, args.batch) ||
-      glu.counters.size < block_counter_words(args.rows) * 4)
+      glu.counters.size < glu_counter_words(args.rows) * 4)
     throw std::invalid_argument(
         "record_matvec_glu: a q8 or counters slice is smaller than the "
         "shape");
@@ -627,8 +590,6 @@ void MatmulKernels::record_matvec(CommandRecorder& rec, const MatmulArgs& args) 
     record_matvec_q8(rec, args, kt.name, nullptr, nullptr);
     return;
   }
-  if (args.xq_deferred_norm)
-    throw std::invalid_argument("record_matvec: a deferred norm needs the int8-dot kernel");
   // Defaults measured on an H200 (bench_matmul_kernels, 14336 x 4096): 4 rows per workgroup
   // reuse each activation load 4 times (Q4_K: 31 us vs 47 us with 1 row); the heavier Q3_K/Q6_K
   // decoders and float weights with 8 columns do better with 2.
@@ -661,8 +622,6 @@ void MatmulKernels::record_matvec(CommandRecorder& rec, const MatmulArgs& args) 
 
 void MatmulKernels::record_matmul(CommandRecorder& rec, const MatmulArgs& args) {
   const KernelType kt = validate("record_matmul", args);
-  if (args.xq_deferred_norm)
-    throw std::invalid_argument("record_matmul: a deferred norm needs the int8-dot matvec");
   const DeviceCapabilities& caps = pipelines_.device().caps();
   if (coopmat(args.type)) {
     const CoopMatTile tile = coopmat_tile(tuning_, args.batch, x_f16_enabled_);

@@ -71,17 +71,7 @@ struct MatmulArgs {
   // Optional: x quantized by record_quantize_q8 (same cols and batch). record_matvec then takes
   // the int8-dot kernel when int8_dot(type) holds; x is still validated and used otherwise.
   BufferSlice xq{};
-  // xq holds what record_matvec_norm_blocks made: the q8 of x * w for an RMSNorm whose 1/rms is
-  // applied by this product (from the sums of squares after the blocks, with xq_norm_eps); x
-  // itself is then not the normalized input, so only the int8-dot kernel may run.
-  bool xq_deferred_norm = false;
-  float xq_norm_eps = 0.0f;
 };
-
-// Bytes of q8 activations with a deferred norm's per-block sums of squares after them.
-inline uint64_t q8_deferred_norm_bytes(uint32_t cols, uint32_t batch) {
-  return q8_activation_bytes(cols, batch) + uint64_t{batch} * (cols / 32) * 4;
-}
 
 // Whether the int8-dot matvec kernels run where they exist: Auto picks them on devices whose
 // 4x8-bit packed signed dot product is hardware-accelerated; On wherever shaderIntegerDotProduct
@@ -146,22 +136,12 @@ struct GluEpilogue {
   uint32_t act = 0;      // 0: SiLU, 1: GELU (tanh approximation)
   uint32_t up_rows = 0;  // weight rows from gate row i to up row i (>= rows: the pairs' offset)
   BufferSlice q8;        // at least q8_activation_bytes(rows, batch); not the product's xq
-  // block_counter_words(rows) 32-bit words, zero between uses (the kernel leaves them so)
+  // glu_counter_words(rows) 32-bit words, zero between uses (the kernel leaves them so)
   BufferSlice counters;
 };
 
-// What record_matvec_norm_blocks makes after its residual product, for the RMSNorm of its output
-// y: per block of 32 rows and vector, the q8 of y * weight and the sum of squares of y
-// (q8_deferred_norm_bytes layout); the products that read them apply 1/rms themselves
-// (MatmulArgs::xq_deferred_norm).
-struct NormBlocksEpilogue {
-  BufferSlice weight;    // rows floats
-  BufferSlice q8;        // at least q8_deferred_norm_bytes(rows, batch); not the product's xq
-  BufferSlice counters;  // block_counter_words(rows) 32-bit words, zero between uses
-};
-
 // 32-bit words of GluEpilogue::counters for products of `rows` outputs.
-inline uint64_t block_counter_words(uint32_t rows) {
+inline uint64_t glu_counter_words(uint32_t rows) {
   return uint64_t{rows / 32} * 8;
 }
 
@@ -231,12 +211,6 @@ class MatmulKernels {
     return int8_dot(type) && !rope.neox;
   }
 
-  // The int8-dot residual product followed, per block of 32 outputs, by what a deferred RMSNorm
-  // of its output needs (NormBlocksEpilogue), for decode. Needs can_fuse_norm; `args` as
-  // record_matvec's, with xq and accumulate. Throws std::invalid_argument where it cannot run.
-  void record_matvec_norm_blocks(CommandRecorder& rec, const MatmulArgs& args,
-                                 const NormBlocksEpilogue& norm);
-
   // True if record_matmul runs weights of `type` on tensor cores.
   bool coopmat(gguf::TensorType type) const;
   // True if record_matvec runs weights of `type` with int8 dot products when given q8 activations.
@@ -252,8 +226,7 @@ class MatmulKernels {
   // The int8-dot kernel for validated `args`; `type_name` names the shader variants' type.
   void record_matvec_q8(CommandRecorder& rec, const MatmulArgs& args, const std::string& type_name,
                         const NormEpilogue* norm, const GluEpilogue* glu,
-                        const RopeKvEpilogue* rope_kv = nullptr,
-                        const NormBlocksEpilogue* norm_blocks = nullptr);
+                        const RopeKvEpilogue* rope_kv = nullptr);
 
   PipelineCache& pipelines_;
   MatmulTuning tuning_;

@@ -331,7 +331,7 @@ TEST_P(MatvecInt8Glu, GatedActivationOfTheGateAndUpRows) {
     const Q8Vectors v = quantize_on_gpu(kernels, x, cols, batch, 0, xb, xq);
     const std::vector<float> xd = v.dequantized();
     vk::Buffer wb = device_weights(type, wq);
-    vk::Buffer counters(dev, vk::block_counter_words(rows) * 4, vk::MemoryKind::DeviceLocal,
+    vk::Buffer counters(dev, vk::glu_counter_words(rows) * 4, vk::MemoryKind::DeviceLocal,
                         "counters");
     std::vector<vk::Buffer> yb, q8b;
     Recorder rec(dev);
@@ -359,8 +359,8 @@ TEST_P(MatvecInt8Glu, GatedActivationOfTheGateAndUpRows) {
       rec.barrier();
     }
     rec.submit_and_wait();
-    EXPECT_EQ(vk::download<uint32_t>(dev, counters.slice(), vk::block_counter_words(rows)),
-              std::vector<uint32_t>(vk::block_counter_words(rows), 0u))
+    EXPECT_EQ(vk::download<uint32_t>(dev, counters.slice(), vk::glu_counter_words(rows)),
+              std::vector<uint32_t>(vk::glu_counter_words(rows), 0u))
         << "counters not left at zero";
     const double tol = tolerance(type);
     for (int run = 0; run < 2; ++run) {

@@ -126,18 +126,16 @@ TEST_P(RunnerInt8Dot, QuantizedModelsMatchLlamaCpp) {
   // Each fused decode epilogue alone and all of them: the fused GLU's q8 goes to a buffer of its
   // own, which the down product (with or without its fused norm) must read.
   struct Fused {
-    bool norm, deferred_norm, glu, rope_kv;
+    bool norm, glu, rope_kv;
   };
-  for (const Fused f : {Fused{false, false, false, false}, Fused{true, false, false, false},
-                        Fused{false, true, false, false}, Fused{false, false, true, false},
-                        Fused{false, false, false, true}, Fused{false, true, true, true}}) {
-    SCOPED_TRACE(std::string("fused:") + (f.norm ? " norm" : "") +
-                 (f.deferred_norm ? " deferred_norm" : "") + (f.glu ? " glu" : "") +
+  for (const Fused f :
+       {Fused{false, false, false}, Fused{true, false, false}, Fused{false, true, false},
+        Fused{false, false, true}, Fused{true, true, true}}) {
+    SCOPED_TRACE(std::string("fused:") + (f.norm ? " norm" : "") + (f.glu ? " glu" : "") +
                  (f.rope_kv ? " rope_kv" : ""));
     RunnerOptions opts;
     opts.int8_dot = vk::Int8Dot::On;
     opts.fused_norm = f.norm;
-    opts.deferred_norm = f.deferred_norm;
     opts.fused_glu = f.glu;
     opts.fused_rope_kv = f.rope_kv;
     check_against_llama_cpp(GetParam(), opts);
