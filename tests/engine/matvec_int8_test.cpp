@@ -202,15 +202,11 @@ INSTANTIATE_TEST_SUITE_P(Int8Types, MatvecInt8, testing::ValuesIn(q8_types()), t
 // record_matvec_norm: the residual product, then in its last workgroup the RMSNorm of every
 // output vector and that norm's q8 blocks. Two products in a row share one counter, so the
 // second one only finds its last workgroup if the first left the counter at zero.
-class MatvecInt8Norm : public testing::TestWithParam<TensorType> {};
+class MatvecInt8Norm : public Int8KernelTest {};
 
 TEST_P(MatvecInt8Norm, ProductThenNormOfItsSum) {
-  if (!int8_dot_available()) GTEST_SKIP() << "no integer dot product / subgroup arithmetic";
   const TensorType type = GetParam();
-  test::SeededRng seeded;  // prints its seed with any failure
-  std::mt19937& rng = seeded.gen();
   vk::Device& dev = context().device();
-  vk::MatmulKernels kernels(context().pipelines(), {.int8_dot = vk::Int8Dot::On});
   const uint32_t cols = block_elements(type) == 256 ? 512 : 288;
   const float eps = 1e-5f;
   for (uint32_t batch : {1u, 3u}) {
@@ -297,7 +293,7 @@ INSTANTIATE_TEST_SUITE_P(Int8Types, MatvecInt8Norm,
 // rows after gate row i, and the outputs' q8 blocks, written by the workgroup that completes each
 // block of 32. Two products in a row share the counters, so the second only writes its q8 if the
 // first left them at zero; up_rows = rows + 32 puts a gap between the gate and up rows.
-class MatvecInt8Glu : public testing::TestWithParam<TensorType> {};
+class MatvecInt8Glu : public Int8KernelTest {};
 
 double silu(double g) {
   return g / (1 + std::exp(-g));
@@ -307,12 +303,8 @@ double gelu_tanh(double g) {
 }
 
 TEST_P(MatvecInt8Glu, GatedActivationOfTheGateAndUpRows) {
-  if (!int8_dot_available()) GTEST_SKIP() << "no integer dot product / subgroup arithmetic";
   const TensorType type = GetParam();
-  test::SeededRng seeded;  // prints its seed with any failure
-  std::mt19937& rng = seeded.gen();
   vk::Device& dev = context().device();
-  vk::MatmulKernels kernels(context().pipelines(), {.int8_dot = vk::Int8Dot::On});
   const uint32_t cols = block_elements(type) == 256 ? 512 : 288;
   const uint32_t rows = 160;  // 5 q8 blocks of outputs
   for (uint32_t batch : {1u, 3u}) {

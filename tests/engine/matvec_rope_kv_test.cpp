@@ -15,15 +15,11 @@
 namespace vkllm::matmul_test {
 namespace {
 
-class MatvecInt8RopeKv : public testing::TestWithParam<TensorType> {};
+class MatvecInt8RopeKv : public Int8KernelTest {};
 
 TEST_P(MatvecInt8RopeKv, RotatesQAndKAndWritesTheCacheSlots) {
-  if (!int8_dot_available()) GTEST_SKIP() << "no integer dot product / subgroup arithmetic";
   const TensorType type = GetParam();
-  test::SeededRng seeded;  // prints its seed with any failure
-  std::mt19937& rng = seeded.gen();
   vk::Device& dev = context().device();
-  vk::MatmulKernels kernels(context().pipelines(), {.int8_dot = vk::Int8Dot::On});
   const uint32_t cols = block_elements(type) == 256 ? 256 : 288;
   struct Case {
     uint32_t head_dim, n_dims;

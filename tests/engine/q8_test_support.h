@@ -2,8 +2,11 @@
 // (MatmulKernels::record_quantize_q8) and read back for the CPU references.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <cstring>
+#include <random>
 #include <vector>
 
 #include "tests/engine/matmul_test_support.h"
@@ -58,5 +61,18 @@ inline Q8Vectors quantize_on_gpu(vk::MatmulKernels& kernels, const std::vector<f
   rec.submit_and_wait();
   return download_q8(dev, xq, cols, batch);
 }
+
+// The int8-dot kernel tests' common ground, per weight type: skipped where the device has no
+// integer dot product or subgroup arithmetic; a generator whose seed is traced with any failure;
+// kernels with the int8 dot forced on.
+class Int8KernelTest : public testing::TestWithParam<TensorType> {
+ protected:
+  void SetUp() override {
+    if (!int8_dot_available()) GTEST_SKIP() << "no integer dot product / subgroup arithmetic";
+  }
+  test::SeededRng seeded;
+  std::mt19937& rng = seeded.gen();
+  vk::MatmulKernels kernels{context().pipelines(), {.int8_dot = vk::Int8Dot::On}};
+};
 
 }  // namespace vkllm::matmul_test
