@@ -19,8 +19,8 @@
 // (NUM_ROWS = 2: the pair); y gets those values and their q8 blocks (binding 4), which the down
 // product reads. The GLU's own dispatch and barrier cost more than its work at batch 1.
 //
-// ROPE_KV_EPILOGUE (INT_DOT only): decode's stacked Q|K|V product with RoPE and the KV-cache
-// write. A workgroup owns one pair of rows (2i, 2i+1) of a head (NUM_ROWS = 2; "normal" RoPE
+// ROPE_KV_EPILOGUE (subgroup reduction; f32 or, with INT_DOT, q8 activations): decode's Q|K|V
+// product with RoPE and the KV-cache write. A workgroup owns one pair of rows (2i, 2i+1) of a head (NUM_ROWS = 2; "normal" RoPE
 // order, where the pair is what rotates together). The product's rows are rows row_base.. of
 // Q|K|V (all of them, or Q, K or V alone): Q pairs are rotated into y, K pairs rotated
 // and V pairs as they are go to the paged f16 caches at the token's slot (as rope.comp's rope,
@@ -139,8 +139,8 @@ void main() {
   const uint row0 = row_group;  // the output row; its weight rows are gate and up
 #define WEIGHT_ROW(r) (row0 + (r) * p.up_rows)
 #elif defined(ROPE_KV_EPILOGUE)
-#if !defined(INT_DOT) || defined(REDUCE_SHARED) || defined(NORM_EPILOGUE)
-#error "ROPE_KV_EPILOGUE is an INT_DOT, subgroup-reduction variant of its own"
+#if defined(REDUCE_SHARED) || defined(NORM_EPILOGUE)
+#error "ROPE_KV_EPILOGUE is a subgroup-reduction variant of its own"
 #endif
   const uint row0 = 2u * row_group;  // the pair's first row
 #define WEIGHT_ROW(r) (row0 + (r))

@@ -1,5 +1,6 @@
 # matvec_<type> (subgroup reduction) and matvec_<type>_shmem (shared-memory reduction, for devices
-# without subgroup arithmetic), one per weight type; see matvec.comp and dequant_weights.glsl.
+# without subgroup arithmetic), one per weight type; see matvec.comp and dequant_weights.glsl;
+# matvec_<type>_rope_kv: the first with RoPE and the KV-cache write fused in (ROPE_KV_EPILOGUE).
 # matvec_<type>_q8: the int8-dot kernels on q8 activations, for the types dequant_int8.glsl
 # decodes (chosen only on devices with shaderIntegerDotProduct and subgroup arithmetic);
 # matvec_<type>_q8_norm: the same with the RMSNorm of its output fused in (decode's residual
@@ -10,6 +11,7 @@ foreach(t F32 F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 IQ4_NL Q2_K Q3_K Q4_K Q5_K Q6_K 
   string(TOLOWER ${t} lt)
   vkllm_shader_variant(matvec_${lt} matvec.comp TYPE_${t})
   vkllm_shader_variant(matvec_${lt}_shmem matvec.comp TYPE_${t} REDUCE_SHARED)
+  vkllm_shader_variant(matvec_${lt}_rope_kv matvec.comp TYPE_${t} ROPE_KV_EPILOGUE)
 endforeach()
 foreach(t Q4_0 Q8_0 Q4_K Q5_K Q6_K)
   string(TOLOWER ${t} lt)

@@ -183,9 +183,10 @@ class VulkanBackend final : public StepBackend {
     q8_of_ = Q8Copy{glu.out.act, n, mem_.xq_ffn};
   }
 
-  // With opt.fused_rope_kv, decode's Q|K|V products (stacked, or Q, K and V apart) rotate Q and K
-  // and write K and V into the cache themselves (MatmulKernels::record_matvec_rope_kv): the
-  // RoPE/KV-write dispatches and their barrier go away.
+  // With opt.fused_rope_kv, decode's Q|K|V products (stacked, or Q, K and V apart; int8-dot or
+  // float-activation matvecs) rotate Q and K and write K and V into the cache themselves
+  // (MatmulKernels::record_matvec_rope_kv): the RoPE/KV-write dispatches and their barrier go
+  // away.
   void products_then_rope_kv(Rows x, uint32_t n, std::span<const ProductOut> outs,
                              const RopeKvAfter& r) override {
     const vk::ops::RopeParams rope = rope_params(r.rope);
@@ -195,8 +196,8 @@ class VulkanBackend final : public StepBackend {
     const bool stacked = outs.size() == 1;
     if (stacked) rows[0] = q_rows + 2 * kv_rows;
     const Rows* ys[3] = {&r.q, &r.k, &r.v};
-    bool fuse = opt_.fused_rope_kv && (stacked || outs.size() == 3) &&
-                wants_q8(std::span(&outs[0].w, 1), static_cast<uint32_t>(get(outs[0].w).cols()), n);
+    const auto cols = static_cast<uint32_t>(get(outs[0].w).cols());
+    bool fuse = opt_.fused_rope_kv && (stacked || outs.size() == 3) && n <= opt_.matvec_max_batch;
     if (stacked)
       fuse = fuse && r.q.off == 0 && r.k.off == q_rows && r.v.off == q_rows + kv_rows &&
              r.k.act == r.q.act && r.v.act == r.q.act && r.k.stride == r.q.stride &&
@@ -211,8 +212,12 @@ class VulkanBackend final : public StepBackend {
       StepBackend::products_then_rope_kv(x, n, outs, r);
       return;
     }
-    const auto cols = static_cast<uint32_t>(get(outs[0].w).cols());
-    const vk::BufferSlice xq = q8_input(x, cols, n);
+    // The int8-dot products read x's q8 copy, the others x itself.
+    WeightRef weights[3];
+    for (size_t i = 0; i < outs.size(); ++i) weights[i] = outs[i].w;
+    vk::BufferSlice xq;
+    if (wants_q8(std::span<const WeightRef>(weights, outs.size()), cols, n))
+      xq = q8_input(x, cols, n);
     vk::RopeKvEpilogue e;
     e.rope = rope;
     e.batch = batch_;

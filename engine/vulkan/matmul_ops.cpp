@@ -249,6 +249,36 @@ uint32_t columns_per_pass(uint32_t batch) {
   return batch <= 1 ? 1 : MatmulKernels::kMaxMatvecColumns;
 }
 
+// The RoPE/KV variant `shader` of a matvec (push: the product's), x its activations (q8 or f32).
+void dispatch_rope_kv(PipelineCache& pipelines, CommandRecorder& rec, const MatmulArgs& args,
+                      const std::string& shader, const Push& push, const RopeKvEpilogue& e,
+                      BufferSlice x, std::vector<uint32_t> spec, Groups groups) {
+  const ops::RopeParams& r = e.rope;
+  struct {
+    Push base;
+    uint32_t head_dim, n_dims, q_rows, kv_rows, row_base, n_seqs, block_size, rope_flags;
+    float freq_base, freq_scale;
+  } rope_push{push,
+              r.head_dim,
+              r.n_dims ? r.n_dims : r.head_dim,
+              e.q_rows,
+              e.kv_rows,
+              e.row_base,
+              e.batch.n_seqs,
+              e.k_cache.block_size,
+              r.freq_factors ? 2u : 0u,
+              r.freq_base,
+              r.freq_scale};
+  const Pipeline& pipeline = pipelines.get({.shader = shader,
+                                            .num_buffers = 7,
+                                            .push_constant_bytes = sizeof(rope_push),
+                                            .spec = std::move(spec)});
+  rec.dispatch(pipeline,
+               {args.weights, x, args.y, e.batch.meta, e.k_cache.data, e.v_cache.data,
+                r.freq_factors ? r.freq_factors : e.batch.meta},
+               rope_push, groups);
+}
+
 }  // namespace
 
 bool has_matmul_kernels(TensorType type) {
@@ -432,30 +462,8 @@ void MatmulKernels::record_matvec_q8(CommandRecorder& rec, const MatmulArgs& arg
   const Groups groups{gx, div_up(args.batch, ncols), div_up(row_groups, gx)};
   const std::string shader = "matvec_" + type_name + "_q8";
   if (rope_kv) {
-    const ops::RopeParams& r = rope_kv->rope;
-    struct {
-      Push base;
-      uint32_t head_dim, n_dims, q_rows, kv_rows, row_base, n_seqs, block_size, rope_flags;
-      float freq_base, freq_scale;
-    } rope_push{push,
-                r.head_dim,
-                r.n_dims ? r.n_dims : r.head_dim,
-                rope_kv->q_rows,
-                rope_kv->kv_rows,
-                rope_kv->row_base,
-                rope_kv->batch.n_seqs,
-                rope_kv->k_cache.block_size,
-                r.freq_factors ? 2u : 0u,
-                r.freq_base,
-                r.freq_scale};
-    const Pipeline& pipeline = pipelines_.get({.shader = shader + "_rope_kv",
-                                               .num_buffers = 7,
-                                               .push_constant_bytes = sizeof(rope_push),
-                                               .spec = {threads, 2, ncols}});
-    rec.dispatch(pipeline,
-                 {args.weights, args.xq, args.y, rope_kv->batch.meta, rope_kv->k_cache.data,
-                  rope_kv->v_cache.data, r.freq_factors ? r.freq_factors : rope_kv->batch.meta},
-                 rope_push, groups);
+    dispatch_rope_kv(pipelines_, rec, args, shader + "_rope_kv", push, *rope_kv, args.xq,
+                     {threads, 2, ncols}, groups);
     return;
   }
   if (glu) {
@@ -550,6 +558,12 @@ void MatmulKernels::record_matvec_glu(CommandRecorder& rec, const MatmulArgs& ar
   record_matvec_q8(rec, args, kt.name, nullptr, &glu);
 }
 
+bool MatmulKernels::can_fuse_rope_kv(TensorType type, const ops::RopeParams& rope) const {
+  return !rope.neox && has_matmul_kernels(type) &&
+         (int8_dot(type) ||
+          (pipelines_.device().caps().subgroup_arithmetic() && !tuning_.shared_reduction));
+}
+
 void MatmulKernels::record_matvec_rope_kv(CommandRecorder& rec, const MatmulArgs& args,
                                           const RopeKvEpilogue& e) {
   const KernelType kt = validate("record_matvec_rope_kv", args);
@@ -558,8 +572,8 @@ void MatmulKernels::record_matvec_rope_kv(CommandRecorder& rec, const MatmulArgs
   const auto fail = [](const std::string& why) {
     throw std::invalid_argument("record_matvec_rope_kv: " + why);
   };
-  if (!args.xq || args.accumulate || !can_fuse_rope_kv(args.type, r))
-    fail("needs q8 activations, no accumulate, an int8-dot type and the normal RoPE order");
+  if (args.accumulate || !can_fuse_rope_kv(args.type, r))
+    fail("needs no accumulate, the normal RoPE order and subgroup arithmetic (or the int8 dot)");
   if (r.head_dim == 0 || r.head_dim % 2 || n_dims % 2 || n_dims > r.head_dim)
     fail("head_dim " + std::to_string(r.head_dim) + " and n_dims " + std::to_string(n_dims) +
          " must be even, n_dims <= head_dim");
@@ -579,21 +593,29 @@ void MatmulKernels::record_matvec_rope_kv(CommandRecorder& rec, const MatmulArgs
          " heads per block, blocks of one positive size");
   if (r.freq_factors && r.freq_factors.size < uint64_t{n_dims / 2} * 4)
     fail("freq_factors holds fewer than n_dims / 2 floats");
-  record_matvec_q8(rec, args, kt.name, nullptr, nullptr, &e);
+  if (args.xq && int8_dot(args.type))
+    record_matvec_q8(rec, args, kt.name, nullptr, nullptr, &e);
+  else
+    record_matvec_float(rec, args, kt.name, kt.unit == 4, &e);
 }
 
 void MatmulKernels::record_matvec(CommandRecorder& rec, const MatmulArgs& args) {
   const KernelType kt = validate("record_matvec", args);
-  const DeviceCapabilities& caps = pipelines_.device().caps();
-  const uint32_t ncols = columns_per_pass(args.batch);
   if (args.xq && int8_dot(args.type)) {
     record_matvec_q8(rec, args, kt.name, nullptr, nullptr);
     return;
   }
+  record_matvec_float(rec, args, kt.name, kt.unit == 4, nullptr);
+}
+
+void MatmulKernels::record_matvec_float(CommandRecorder& rec, const MatmulArgs& args,
+                                        const std::string& type_name, bool float_weights,
+                                        const RopeKvEpilogue* rope_kv) {
+  const DeviceCapabilities& caps = pipelines_.device().caps();
+  const uint32_t ncols = columns_per_pass(args.batch);
   // Defaults measured on an H200 (bench_matmul_kernels, 14336 x 4096): 4 rows per workgroup
   // reuse each activation load 4 times (Q4_K: 31 us vs 47 us with 1 row); the heavier Q3_K/Q6_K
   // decoders and float weights with 8 columns do better with 2.
-  const bool float_weights = kt.unit == 4;
   const bool heavy_decode = args.type == TensorType::Q6_K || args.type == TensorType::Q3_K;
   uint32_t threads = 128, rows_per_group = 4;
   if (float_weights) {
@@ -604,12 +626,9 @@ void MatmulKernels::record_matvec(CommandRecorder& rec, const MatmulArgs& args) 
   }
   if (tuning_.matvec_threads) threads = tuning_.matvec_threads;
   if (tuning_.matvec_rows) rows_per_group = tuning_.matvec_rows;
+  if (rope_kv) rows_per_group = 2;  // one pair of rows
   const std::string shader =
-      std::string("matvec_") + kt.name + (tuning_.shared_reduction ? "_shmem" : "");
-  const Pipeline& pipeline = pipelines_.get({.shader = shader,
-                                             .num_buffers = 3,
-                                             .push_constant_bytes = sizeof(Push),
-                                             .spec = {threads, rows_per_group, ncols}});
+      std::string("matvec_") + type_name + (tuning_.shared_reduction ? "_shmem" : "");
   const uint32_t row_groups = div_up(args.rows, rows_per_group);
   const uint32_t gx = std::min(row_groups, caps.max_workgroup_count[0]);
   const uint32_t gz = div_up(row_groups, gx);
@@ -617,6 +636,15 @@ void MatmulKernels::record_matvec(CommandRecorder& rec, const MatmulArgs& args) 
   if (gz > caps.max_workgroup_count[2] || gy > caps.max_workgroup_count[1])
     throw std::invalid_argument("record_matvec: rows=" + std::to_string(args.rows) + " batch=" +
                                 std::to_string(args.batch) + " exceed the device's grid");
+  if (rope_kv) {
+    dispatch_rope_kv(pipelines_, rec, args, shader + "_rope_kv", make_push(args), *rope_kv, args.x,
+                     {threads, rows_per_group, ncols}, Groups{gx, gy, gz});
+    return;
+  }
+  const Pipeline& pipeline = pipelines_.get({.shader = shader,
+                                             .num_buffers = 3,
+                                             .push_constant_bytes = sizeof(Push),
+                                             .spec = {threads, rows_per_group, ncols}});
   rec.dispatch(pipeline, {args.weights, args.x, args.y}, make_push(args), Groups{gx, gy, gz});
 }
 

@@ -201,15 +201,15 @@ class MatmulKernels {
     return can_fuse_norm(type, rows, batch, y_offset, y_stride);
   }
 
-  // The int8-dot Q|K|V product with RoPE and the KV-cache write in the same dispatch, for decode:
-  // one workgroup per pair of rows. Needs can_fuse_rope_kv; `args` as record_matvec's, with xq
-  // (no accumulate). Throws std::invalid_argument where it cannot run.
+  // The decode Q|K|V product (int8 dot when given xq and the type has it, else the float-
+  // activation kernel) with RoPE and the KV-cache write in the same dispatch: one workgroup per
+  // pair of rows. Needs can_fuse_rope_kv; `args` as record_matvec's (no accumulate). Throws
+  // std::invalid_argument where it cannot run.
   void record_matvec_rope_kv(CommandRecorder& rec, const MatmulArgs& args,
                              const RopeKvEpilogue& rope_kv);
-  // True if record_matvec_rope_kv runs this product: int8 dot for `type` and "normal" RoPE order.
-  bool can_fuse_rope_kv(gguf::TensorType type, const ops::RopeParams& rope) const {
-    return int8_dot(type) && !rope.neox;
-  }
+  // True if record_matvec_rope_kv runs this product: "normal" RoPE order, and the int8 dot for
+  // `type` or subgroup arithmetic (the kernels' pair epilogue needs the subgroup reduction).
+  bool can_fuse_rope_kv(gguf::TensorType type, const ops::RopeParams& rope) const;
 
   // True if record_matmul runs weights of `type` on tensor cores.
   bool coopmat(gguf::TensorType type) const;
@@ -224,6 +224,11 @@ class MatmulKernels {
 
  private:
   // The int8-dot kernel for validated `args`; `type_name` names the shader variants' type.
+  // The float-activation kernel for validated `args` (`type_name` names the shader variants'
+  // type; float_weights: F32/F16/BF16), with the RoPE/KV epilogue if given.
+  void record_matvec_float(CommandRecorder& rec, const MatmulArgs& args,
+                           const std::string& type_name, bool float_weights,
+                           const RopeKvEpilogue* rope_kv);
   void record_matvec_q8(CommandRecorder& rec, const MatmulArgs& args, const std::string& type_name,
                         const NormEpilogue* norm, const GluEpilogue* glu,
                         const RopeKvEpilogue* rope_kv = nullptr);

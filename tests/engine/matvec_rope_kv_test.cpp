@@ -1,7 +1,8 @@
-// record_matvec_rope_kv: decode's stacked Q|K|V int8-dot product with RoPE and the paged KV-cache
-// write in its epilogue, against a double-precision reference (the CPU-dequantized weights times
-// the GPU's q8 activations, rotated as ggml's rope_ext) on fresh random inputs: Q rotated into y,
-// K rotated and V copied into their f16 caches at each token's slot, and nothing else written.
+// record_matvec_rope_kv: decode's Q|K|V product with RoPE and the paged KV-cache write in its
+// epilogue, on q8 activations (the int8-dot kernels) and on f32 ones (the float-activation
+// kernels), against a double-precision reference (the CPU-dequantized weights times the
+// activations the kernel sees, rotated as ggml's rope_ext) on fresh random inputs: Q rotated into
+// y, K rotated and V copied into their f16 caches at each token's slot, and nothing else written.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,10 +16,8 @@
 namespace vkllm::matmul_test {
 namespace {
 
-class MatvecInt8RopeKv : public Int8KernelTest {};
-
-TEST_P(MatvecInt8RopeKv, RotatesQAndKAndWritesTheCacheSlots) {
-  const TensorType type = GetParam();
+// Runs record_matvec_rope_kv on q8 activations (the int8-dot kernels) or f32 ones and checks it.
+void check_rope_kv(vk::MatmulKernels& kernels, TensorType type, std::mt19937& rng, bool q8) {
   vk::Device& dev = context().device();
   const uint32_t cols = block_elements(type) == 256 ? 256 : 288;
   struct Case {
@@ -48,8 +47,6 @@ TEST_P(MatvecInt8RopeKv, RotatesQAndKAndWritesTheCacheSlots) {
     const std::vector<float> x = random_floats(size_t{T} * cols, rng);
     std::vector<float> factors(c.n_dims / 2);
     for (float& f : factors) f = 1.0f + 7.0f * (rng() % 1000) / 1000.0f;
-    vk::Buffer xb, xq;
-    const std::vector<float> xd = quantize_on_gpu(kernels, x, cols, T, 0, xb, xq).dequantized();
     auto upload = [&](const auto& v, const char* name) {
       using T0 = typename std::decay_t<decltype(v)>::value_type;
       vk::Buffer b(dev, std::max<size_t>(v.size() * sizeof(T0), 16), vk::MemoryKind::DeviceLocal,
@@ -58,6 +55,12 @@ TEST_P(MatvecInt8RopeKv, RotatesQAndKAndWritesTheCacheSlots) {
       return b;
     };
     const float sentinel = 12345.0f;  // K and V rows of y must stay untouched
+    vk::Buffer xb, xq;
+    std::vector<float> xd = x;  // the activations the products see
+    if (q8)
+      xd = quantize_on_gpu(kernels, x, cols, T, 0, xb, xq).dequantized();
+    else
+      xb = upload(x, "x");
     vk::Buffer mb = upload(meta.words, "meta");
     vk::Buffer fb = upload(factors, "factors");
     vk::RopeKvEpilogue e;
@@ -103,7 +106,7 @@ TEST_P(MatvecInt8RopeKv, RotatesQAndKAndWritesTheCacheSlots) {
                                        .rows = part.rows,
                                        .cols = cols,
                                        .batch = T,
-                                       .xq = xq.slice()},
+                                       .xq = q8 ? xq.slice() : vk::BufferSlice{}},
                                       e);
       }
       rec.submit_and_wait();
@@ -172,8 +175,30 @@ TEST_P(MatvecInt8RopeKv, RotatesQAndKAndWritesTheCacheSlots) {
   }
 }
 
+class MatvecInt8RopeKv : public Int8KernelTest {};
+
+TEST_P(MatvecInt8RopeKv, RotatesQAndKAndWritesTheCacheSlots) {
+  check_rope_kv(kernels, GetParam(), rng, /*q8=*/true);
+}
+
 INSTANTIATE_TEST_SUITE_P(Int8Types, MatvecInt8RopeKv,
                          testing::Values(TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K),
+                         type_param_name);
+
+// The float-activation kernels' variant, what devices without the int8 dot (and float weights
+// everywhere) run.
+class MatvecRopeKv : public testing::TestWithParam<TensorType> {};
+
+TEST_P(MatvecRopeKv, RotatesQAndKAndWritesTheCacheSlots) {
+  if (!context().caps().subgroup_arithmetic()) GTEST_SKIP() << "no subgroup arithmetic";
+  test::SeededRng seeded;  // prints its seed with any failure
+  vk::MatmulKernels kernels(context().pipelines(), {.int8_dot = vk::Int8Dot::Off});
+  check_rope_kv(kernels, GetParam(), seeded.gen(), /*q8=*/false);
+}
+
+INSTANTIATE_TEST_SUITE_P(FloatActivations, MatvecRopeKv,
+                         testing::Values(TensorType::F32, TensorType::F16, TensorType::BF16,
+                                         TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K),
                          type_param_name);
 
 TEST(MatvecInt8RopeKvArgs, RejectsNeoxOrderAndMismatchedShapes) {
@@ -181,7 +206,7 @@ TEST(MatvecInt8RopeKvArgs, RejectsNeoxOrderAndMismatchedShapes) {
   vk::MatmulKernels kernels(context().pipelines(), {.int8_dot = vk::Int8Dot::On});
   vk::ops::RopeParams rope;
   rope.head_dim = rope.n_dims = 64;
-  EXPECT_FALSE(kernels.can_fuse_rope_kv(TensorType::F16, rope));
+  EXPECT_TRUE(kernels.can_fuse_rope_kv(TensorType::F16, rope));  // the float-activation kernel
   rope.neox = true;
   EXPECT_FALSE(kernels.can_fuse_rope_kv(TensorType::Q4_K, rope));
   vk::Device& dev = context().device();
@@ -214,9 +239,9 @@ TEST(MatvecInt8RopeKvArgs, RejectsNeoxOrderAndMismatchedShapes) {
   bad = e;
   bad.batch.n_tokens = 2;
   EXPECT_THROW(kernels.record_matvec_rope_kv(rec, args, bad), std::invalid_argument);
-  auto no_xq = args;
-  no_xq.xq = {};
-  EXPECT_THROW(kernels.record_matvec_rope_kv(rec, no_xq, e), std::invalid_argument);
+  auto accumulate = args;
+  accumulate.accumulate = true;
+  EXPECT_THROW(kernels.record_matvec_rope_kv(rec, accumulate, e), std::invalid_argument);
   EXPECT_NO_THROW(kernels.record_matvec_rope_kv(rec, args, e));
 }
 
