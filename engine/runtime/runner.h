@@ -51,9 +51,10 @@ struct RunnerOptions {
   // dispatch. Off: on an H100 it cost as much as the GLU dispatch it saves (8B Q4_K_M gate|up+GLU
   // 35.1 -> 39.5 us a layer, 1B even). VKLLM_FUSED_GLU=1 turns it on.
   bool fused_glu = false;
-  // Decode (matvec-sized steps, int8-dot products): the Q|K|V products rotate Q and K and write K
-  // and V into the cache themselves. On an H100 it took an 8B Q4_K_M step's GPU time from 3.62 to
-  // 3.41 ms (bench/RESULTS.md, eighth session); VKLLM_FUSED_ROPE_KV=0 turns it off.
+  // Decode (matvec-sized steps, normal RoPE order): the Q|K|V products rotate Q and K and write K
+  // and V into the cache themselves. On an H100 it took the layers of an 8B Q4_K_M step from 3.62
+  // to 3.41 ms of GPU time, 1B F16 from 1.63 to 1.54 (bench/RESULTS.md, eighth session);
+  // VKLLM_FUSED_ROPE_KV=0 turns it off.
   bool fused_rope_kv = true;
   // A step is submitted in this many parts, so the device runs the first layers while the host
   // records the rest (1: one submission).
