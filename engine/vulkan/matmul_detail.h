@@ -1,0 +1,44 @@
+// What the matmul kernels' two source files share (matmul_ops.cpp records the products,
+// matvec_epilogues.cpp the decode products with fused epilogues): each weight type's kernel
+// description, the argument checks and the push constants. Not part of the module's interface.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/gguf/tensor_type.h"
+#include "engine/vulkan/command_recorder.h"
+#include "engine/vulkan/matmul_ops.h"
+
+namespace vkllm::vk::detail {
+
+struct KernelType {
+  const char* name;         // variant suffix
+  uint32_t block_elements;  // GGUF block size: cols must be a multiple
+  uint32_t block_bytes;
+  uint32_t unit;  // weights one thread decodes at a time (UNIT in dequant_weights.glsl)
+};
+
+// The kernels for weights of `type`, if any.
+std::optional<KernelType> kernel_type(gguf::TensorType type);
+std::string type_label(gguf::TensorType type);
+
+// Checks the arguments against the kernels' rules and returns the type's kernel description;
+// throws std::invalid_argument naming `op` and the offending argument.
+KernelType validate(const char* op, const MatmulArgs& a);
+
+// Push constants shared by matvec.comp and matmul.comp.
+struct Push {
+  uint32_t n_rows, k, n_cols, x_stride, y_stride, w_off, x_off, y_off, flags;
+};
+
+Push make_push(const MatmulArgs& a);
+
+// The RoPE/KV variant `shader` of a matvec (push: the product's), x its activations (q8 or f32).
+void dispatch_rope_kv(PipelineCache& pipelines, CommandRecorder& rec, const MatmulArgs& args,
+                      const std::string& shader, const Push& push, const RopeKvEpilogue& e,
+                      BufferSlice x, std::vector<uint32_t> spec, Groups groups);
+
+}  // namespace vkllm::vk::detail
