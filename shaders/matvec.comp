@@ -17,14 +17,16 @@
 // GLU_EPILOGUE (INT_DOT only): decode's gated FFN in the gate|up product. Output row i is
 // act(gate row i . x) * (up row i . x), up row i being p.up_rows weight rows after gate row i
 // (NUM_ROWS = 2: the pair); y gets those values and their q8 blocks (binding 4), which the down
-// product reads. The GLU's own dispatch and barrier cost more than its work at batch 1.
+// product reads. Opt-in: on an H100 the per-block counting cost as much as the GLU dispatch it
+// saves (bench/RESULTS.md, eighth session).
 //
 // ROPE_KV_EPILOGUE (subgroup reduction; f32 or, with INT_DOT, q8 activations): decode's Q|K|V
-// product with RoPE and the KV-cache write. A workgroup owns one pair of rows (2i, 2i+1) of a head (NUM_ROWS = 2; "normal" RoPE
-// order, where the pair is what rotates together). The product's rows are rows row_base.. of
-// Q|K|V (all of them, or Q, K or V alone): Q pairs are rotated into y, K pairs rotated
-// and V pairs as they are go to the paged f16 caches at the token's slot (as rope.comp's rope,
-// rope_kv and kv_copy would, with the same angle expression, rope_angle.glsl).
+// product with RoPE and the KV-cache write. A workgroup owns one pair of rows (2i, 2i+1) of a
+// head (NUM_ROWS = 2; "normal" RoPE order, where the pair is what rotates together). The
+// product's rows are rows row_base.. of Q|K|V (all of them, or Q, K or V alone): Q pairs are
+// rotated into y, K pairs rotated and V pairs as they are go to the paged f16 caches at the
+// token's slot (as rope.comp's rope, rope_kv and kv_copy would, with the same angle expression,
+// rope_angle.glsl).
 
 #extension GL_EXT_control_flow_attributes : enable
 #ifndef REDUCE_SHARED

@@ -85,8 +85,11 @@ void VulkanStepBuffers::allocate_activations() {
       static_cast<uint32_t>(std::min<uint64_t>(std::max(T, R), opt.matvec_max_batch));
   const uint64_t xq_bytes =
       vk::q8_activation_bytes(static_cast<uint32_t>(std::max({E, qd, ff})), q8_rows);
-  const uint64_t xq_ffn_bytes = vk::q8_activation_bytes(static_cast<uint32_t>(ff), q8_rows);
-  const uint64_t glu_counter_bytes = 4 * vk::glu_counter_words(static_cast<uint32_t>(ff));
+  // The fused GLU's second q8 buffer and counters, only when it may run.
+  const uint64_t xq_ffn_bytes =
+      opt.fused_glu ? vk::q8_activation_bytes(static_cast<uint32_t>(ff), q8_rows) : 0;
+  const uint64_t glu_counter_bytes =
+      opt.fused_glu ? 4 * vk::glu_counter_words(static_cast<uint32_t>(ff)) : 0;
   act_bytes = split_bytes + argmax_bytes + xq_bytes + xq_ffn_bytes + glu_counter_bytes + 7 * align +
               4 * (S_words() + align) + 16;
   for (uint64_t s : sizes) act_bytes += (s * 4 + align - 1) / align * align + align;
@@ -109,12 +112,14 @@ void VulkanStepBuffers::allocate_activations() {
   scratch = act->allocate(split_bytes);
   argmax_scratch = act->allocate(argmax_bytes);
   xq = act->allocate(xq_bytes);
-  xq_ffn = act->allocate(std::max<uint64_t>(xq_ffn_bytes, 16));
   norm_counter = act->allocate(16);
-  glu_counters = act->allocate(std::max<uint64_t>(glu_counter_bytes, 16));
   const std::vector<uint32_t> zeros(std::max<uint64_t>(glu_counter_bytes, 16) / 4);
   vk::upload(ctx.device(), norm_counter, std::span<const uint32_t>(zeros.data(), 4));
-  vk::upload(ctx.device(), glu_counters, std::span<const uint32_t>(zeros));
+  if (opt.fused_glu) {
+    xq_ffn = act->allocate(std::max<uint64_t>(xq_ffn_bytes, 16));
+    glu_counters = act->allocate(std::max<uint64_t>(glu_counter_bytes, 16));
+    vk::upload(ctx.device(), glu_counters, std::span<const uint32_t>(zeros));
+  }
 
   const uint32_t max_blocks = (opt.max_context + opt.block_size - 1) / opt.block_size;
   max_meta_words = static_cast<uint32_t>(2 * T + 4 * opt.max_seqs + opt.max_seqs * max_blocks);

@@ -223,12 +223,12 @@ class MatmulKernels {
   const MatmulTuning& tuning() const { return tuning_; }
 
  private:
-  // The int8-dot kernel for validated `args`; `type_name` names the shader variants' type.
   // The float-activation kernel for validated `args` (`type_name` names the shader variants'
   // type; float_weights: F32/F16/BF16), with the RoPE/KV epilogue if given.
   void record_matvec_float(CommandRecorder& rec, const MatmulArgs& args,
                            const std::string& type_name, bool float_weights,
                            const RopeKvEpilogue* rope_kv);
+  // The int8-dot kernel for validated `args`, with at most one of the epilogues.
   void record_matvec_q8(CommandRecorder& rec, const MatmulArgs& args, const std::string& type_name,
                         const NormEpilogue* norm, const GluEpilogue* glu,
                         const RopeKvEpilogue* rope_kv = nullptr);

@@ -93,8 +93,7 @@ void MatmulKernels::record_matvec_glu(CommandRecorder& rec, const MatmulArgs& ar
   if (glu.q8.size < q8_activation_bytes(args.rows, args.batch) ||
       glu.counters.size < glu_counter_words(args.rows) * 4)
     throw std::invalid_argument(
-        "record_matvec_glu: a q8 or counters slice is smaller than the "
-        "shape");
+        "record_matvec_glu: a q8 or counters slice is smaller than the shape");
   if (glu.q8.buffer == args.xq.buffer && glu.q8.offset < args.xq.offset + args.xq.size &&
       args.xq.offset < glu.q8.offset + glu.q8.size)
     throw std::invalid_argument("record_matvec_glu: the q8 output overlaps the q8 input");
