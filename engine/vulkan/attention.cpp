@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <span>
 #include <stdexcept>
 #include <string>
 
@@ -31,7 +32,41 @@ uint32_t split_target() {
   return target;
 }
 
+bool env_disables(const char* name) {
+  const char* v = std::getenv(name);
+  return v && std::string(v) == "0";
+}
+
+// Prefill on tensor cores: four subgroups, 64 (token, head) rows a workgroup.
+void attention_tensor_cores(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a,
+                            std::span<const std::byte> push, bool q8) {
+  const auto& caps = pc.device().caps();
+  const uint32_t n_kv = a.k_cache.n_kv_heads;
+  const uint32_t r = a.n_q_heads / n_kv;
+  const Pipeline& p =
+      pc.get({.shader = q8 ? "attention_coopmat_q8" : "attention_coopmat",
+              .num_buffers = q8 ? 6u : 5u,
+              .push_constant_bytes = static_cast<uint32_t>(push.size()),
+              .spec = {4 * caps.subgroup_size, a.head_dim, r, a.k_cache.block_size}});
+  const Groups groups{div_up(a.max_q_len, 64 / r), a.batch.n_seqs, n_kv};
+  const BufferSlice with_q8[] = {a.q.data,     a.k_cache.data, a.v_cache.data,
+                                 a.batch.meta, a.out.data,     a.q8};
+  rec.dispatch(p, std::span<const BufferSlice>(with_q8, q8 ? 6 : 5), push, groups);
+}
+
 }  // namespace
+
+bool attention_on_tensor_cores(const AttentionArgs& a, const DeviceCapabilities& caps) {
+  static const bool disabled = env_disables("VKLLM_ATTN_COOPMAT");
+  const uint32_t n_kv = a.k_cache.n_kv_heads;
+  if (!a.tensor_cores || disabled || !caps.nv_f16_mma_16() || caps.subgroup_size != 32)
+    return false;
+  if (a.n_splits != 1 || a.max_q_len < 8 || n_kv == 0 || a.n_q_heads % n_kv != 0) return false;
+  const uint32_t r = a.n_q_heads / n_kv;
+  const uint32_t d = a.head_dim;
+  const uint32_t q_stride = a.q.stride ? a.q.stride : a.n_q_heads * d;
+  return d % 16 == 0 && d <= 128 && 64 % r == 0 && a.q.off % 4 == 0 && q_stride % 4 == 0;
+}
 
 uint64_t attention_scratch_bytes(uint32_t n_splits, uint32_t n_tokens, uint32_t n_q_heads,
                                  uint32_t head_dim) {
@@ -65,21 +100,7 @@ void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) 
   const uint32_t r = a.n_q_heads / n_kv;
   const auto& caps = pc.device().caps();
 
-  // Rows per workgroup: the R heads of one KV head for BQ tokens; about 16 rows for prefill.
-  const uint32_t bq = a.max_q_len <= 1 ? 1 : std::max(1u, std::min(a.max_q_len, 16 / r));
-  const uint32_t rows = bq * r;
-  constexpr uint32_t wg = 128;
-  require(rows <= wg, "GQA ratio " + std::to_string(r) + " above " + std::to_string(wg));
-  uint32_t bc = 32;
-  while (bc > 8 && shared_bytes(rows, bq, bc, d) > caps.max_shared_memory) bc /= 2;
-  require(shared_bytes(rows, bq, bc, d) <= caps.max_shared_memory,
-          "GQA ratio " + std::to_string(r) + " with head_dim " + std::to_string(d) +
-              " needs more shared memory than the device has");
   const bool q8_here = a.n_splits == 1 && attention_writes_q8(a);
-  const Pipeline& p = pc.get({.shader = q8_here ? "attention_q8" : "attention",
-                              .num_buffers = q8_here ? 6u : 5u,
-                              .push_constant_bytes = 13 * 4,
-                              .spec = {wg, d, bc, bq, r, a.k_cache.block_size}});
   struct {
     uint32_t n_tokens, n_seqs, n_q_heads, n_kv_heads, q_off, q_stride, out_off, out_stride;
     float scale, softcap;
@@ -99,11 +120,30 @@ void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) 
          a.n_splits,
          0};
   push.non_causal = a.causal ? 0 : 1;
+  if (q8_here)
+    require(a.q8.size >= uint64_t{a.batch.n_tokens} * a.n_q_heads * d * 5 / 4,
+            "attention: q8 slice too small");
+  if (attention_on_tensor_cores(a, caps)) {
+    attention_tensor_cores(rec, pc, a, std::as_bytes(std::span(&push, 1)), q8_here);
+    return;
+  }
+  // Rows per workgroup: the R heads of one KV head for BQ tokens; about 16 rows for prefill.
+  const uint32_t bq = a.max_q_len <= 1 ? 1 : std::max(1u, std::min(a.max_q_len, 16 / r));
+  const uint32_t rows = bq * r;
+  constexpr uint32_t wg = 128;
+  require(rows <= wg, "GQA ratio " + std::to_string(r) + " above " + std::to_string(wg));
+  uint32_t bc = 32;
+  while (bc > 8 && shared_bytes(rows, bq, bc, d) > caps.max_shared_memory) bc /= 2;
+  require(shared_bytes(rows, bq, bc, d) <= caps.max_shared_memory,
+          "GQA ratio " + std::to_string(r) + " with head_dim " + std::to_string(d) +
+              " needs more shared memory than the device has");
+  const Pipeline& p = pc.get({.shader = q8_here ? "attention_q8" : "attention",
+                              .num_buffers = q8_here ? 6u : 5u,
+                              .push_constant_bytes = 13 * 4,
+                              .spec = {wg, d, bc, bq, r, a.k_cache.block_size}});
   const Groups groups{div_up(a.max_q_len, bq), a.batch.n_seqs, n_kv * a.n_splits};
   if (a.n_splits == 1) {
     if (q8_here) {
-      require(a.q8.size >= uint64_t{a.batch.n_tokens} * a.n_q_heads * d * 5 / 4,
-              "attention: q8 slice too small");
       rec.dispatch(p, {a.q.data, a.k_cache.data, a.v_cache.data, a.batch.meta, a.out.data, a.q8},
                    push, groups);
     } else {

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "engine/vulkan/buffer.h"
+#include "engine/vulkan/device.h"
 #include "engine/vulkan/ops.h"
 
 namespace vkllm::vk::ops {
@@ -31,7 +32,17 @@ struct AttentionArgs {
   // the int8-dot products that read it. Taken only where attention_writes_q8() says so; otherwise
   // ignored.
   BufferSlice q8{};
+  // Prefill on tensor cores where attention_on_tensor_cores() allows it; false keeps the scalar
+  // kernel (tests compare the two).
+  bool tensor_cores = true;
 };
+
+// Whether attention() runs these arguments on the tensor-core kernel (attention_coopmat.comp):
+// the device has VK_NV_cooperative_matrix's f16 16x16x16 shape, the step has at least 8 query
+// tokens in some sequence, no split-K, head_dim a multiple of 16 up to 128, a GQA ratio that
+// divides 64, q rows 16-byte aligned, and VKLLM_ATTN_COOPMAT is not 0. Its results differ from
+// the scalar kernel's by the f16 rounding of Q and of the softmax weights.
+bool attention_on_tensor_cores(const AttentionArgs& a, const DeviceCapabilities& caps);
 
 // Whether attention() with these arguments writes args.q8: dense output rows (off 0, stride
 // n_q_heads * head_dim) and head_dim a multiple of 32.

@@ -236,6 +236,14 @@ const char* physical_device_type_name(VkPhysicalDeviceType type) {
   return type_name(type);
 }
 
+bool DeviceCapabilities::nv_f16_mma_16() const {
+  return nv_cooperative_matrix &&
+         std::any_of(nv_coopmat_shapes.begin(), nv_coopmat_shapes.end(), [](const auto& s) {
+           return s.m == 16 && s.n == 16 && s.k == 16 && s.a_type == "f16" && s.b_type == "f16" &&
+                  s.c_type == "f32" && s.result_type == "f32";
+         });
+}
+
 std::string DeviceCapabilities::summary() const {
   std::ostringstream s;
   s << "vkllm: Vulkan device \"" << name << "\" (" << type_name(type) << ", Vulkan "

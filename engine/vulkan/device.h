@@ -69,6 +69,9 @@ struct DeviceCapabilities {
   bool nv_cooperative_matrix = false;
   std::vector<CoopMatShape> nv_coopmat_shapes;
   bool nv_cooperative_matrix2 = false;  // VK_NV_cooperative_matrix2 offered (not used yet)
+  // The one shape the tensor-core kernels (GEMM, prefill attention) use: 16x16x16,
+  // f16 x f16 + f32 -> f32, subgroup scope, through VK_NV_cooperative_matrix.
+  bool nv_f16_mma_16() const;
   // VK_KHR_pipeline_executable_properties, enabled only with VKLLM_PIPELINE_STATS=1: each new
   // pipeline prints the driver's statistics (registers, shared memory, ...) to stderr.
   bool pipeline_stats = false;

@@ -145,15 +145,6 @@ bool has_coopmat_kernel(TensorType type) {
          type == TensorType::Q2_K || type == TensorType::Q3_K || type == TensorType::IQ4_XS;
 }
 
-// The tensor-core kernel's one MMA shape: 16x16x16, f16 x f16 + f32 -> f32, subgroup scope.
-bool has_f16_mma_16(const DeviceCapabilities& caps) {
-  return caps.nv_cooperative_matrix &&
-         std::any_of(caps.nv_coopmat_shapes.begin(), caps.nv_coopmat_shapes.end(), [](auto& s) {
-           return s.m == 16 && s.n == 16 && s.k == 16 && s.a_type == "f16" && s.b_type == "f16" &&
-                  s.c_type == "f32" && s.result_type == "f32";
-         });
-}
-
 struct CoopMatTile {
   uint32_t warps_m, warps_n, frags_m, frags_n;
   uint32_t batched_loads = 1;
@@ -279,7 +270,7 @@ MatmulKernels::MatmulKernels(PipelineCache& pipelines, const MatmulTuning& tunin
                       : tuning_.int8_dot == Int8Dot::Auto ? can_int8 && caps.int8_dot_accelerated
                                                           : false;
   coopmat_enabled_ =
-      tuning_.coopmat == CoopMat::Auto && has_f16_mma_16(caps) && !env_off("VKLLM_COOPMAT");
+      tuning_.coopmat == CoopMat::Auto && caps.nv_f16_mma_16() && !env_off("VKLLM_COOPMAT");
   if (tuning_.cm_split_per_cu >= 0) {
     split_per_cu_ = static_cast<uint32_t>(tuning_.cm_split_per_cu);
   } else if (const char* v = std::getenv("VKLLM_COOPMAT_SPLIT"); v && *v) {

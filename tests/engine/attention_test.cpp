@@ -26,14 +26,18 @@ struct Config {
   float softcap = 0.f;
   uint32_t window = 0;
   uint32_t n_splits = 1;
+  bool causal = true;
+  bool tensor_cores = true;  // false: the scalar kernel even where tensor cores would run
   std::string describe() const {
     return "head_dim=" + std::to_string(head_dim) + " gqa=" + std::to_string(gqa) +
            " block=" + std::to_string(block_size) + " softcap=" + std::to_string(softcap) +
-           " window=" + std::to_string(window) + " splits=" + std::to_string(n_splits);
+           " window=" + std::to_string(window) + " splits=" + std::to_string(n_splits) +
+           (causal ? "" : " non-causal") + (tensor_cores ? "" : " scalar");
   }
 };
 
-void check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>& specs) {
+// Returns whether the tensor-core kernel ran.
+bool check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>& specs) {
   SCOPED_TRACE(c.describe());
   auto& pc = vk_context().pipelines();
   vk::Arena arena(vk_context().device(), "attention test", 64 << 20);
@@ -54,7 +58,7 @@ void check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>
   const uint64_t q8_bytes = vk::q8_activation_bytes(n_q * D, T);
   BufferSlice q8 = arena.allocate(q8_bytes), q8_want = arena.allocate(q8_bytes);
   const float scale = 1.f / std::sqrt(float(D));
-  bool wrote_q8 = false;
+  bool wrote_q8 = false, tensor_cores = false;
   run([&](vk::CommandRecorder& rec) {
     rec.fill(q8, 0xDEADBEEFu);
     rec.barrier();
@@ -69,10 +73,13 @@ void check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>
                                   .scale = scale,
                                   .softcap = c.softcap,
                                   .window = c.window,
+                                  .causal = c.causal,
                                   .n_splits = c.n_splits,
                                   .scratch = scratch,
-                                  .q8 = q8};
+                                  .q8 = q8,
+                                  .tensor_cores = c.tensor_cores};
     wrote_q8 = ops::attention_writes_q8(args);
+    tensor_cores = ops::attention_on_tensor_cores(args, vk_context().device().caps());
     ops::attention(rec, pc, args);
   });
   auto got = from_device<float>(out, q.size());
@@ -94,9 +101,20 @@ void check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>
                                                        .head_dim = D,
                                                        .scale = scale,
                                                        .softcap = c.softcap,
-                                                       .window = c.window});
+                                                       .window = c.window,
+                                                       .causal = c.causal});
   const std::vector<float> want(ref.begin(), ref.end());
-  EXPECT_TRUE(near_all(got, want, 2e-5, 1e-4));
+  // The tensor-core kernel rounds Q and the softmax weights to f16 (relative 2^-11 each; the
+  // outputs are weighted means of values in [-1, 1]).
+  if (tensor_cores)
+    EXPECT_TRUE(near_all(got, want, 2e-3, 2e-3));
+  else
+    EXPECT_TRUE(near_all(got, want, 2e-5, 1e-4));
+  return tensor_cores;
+}
+
+bool device_has_tensor_cores() {
+  return vk_context().device().caps().nv_f16_mma_16();
 }
 
 // Decode: one query token per sequence at the end of its context.
@@ -155,6 +173,35 @@ TEST(PagedAttention, PrefillChunksMixedWithDecode) {
   // A head dim that is not a multiple of 8 (tiny test models): word-sized cache loads.
   Config narrow{.head_dim = 20, .gqa = 2};
   check_attention(rng, narrow, specs);
+}
+
+// Prefill steps long enough for the tensor-core kernel (on devices with cooperative matrices;
+// elsewhere the scalar one runs the same cases): query tiles cut by sequence ends, prefixes
+// already cached, decoding sequences in the same step, every GQA ratio that divides 64, head dims
+// with and without q8 output, windows, soft-capping and non-causal encoders; then the scalar
+// kernel on the same inputs.
+TEST(PagedAttention, PrefillOnTensorCores) {
+  SeededRng rng;
+  const uint32_t whole = 70 + rng.below(10);  // a whole prompt, 2 or 3 query tiles of 64 rows
+  const std::vector<SeqSpec> specs = {
+      {whole, whole}, {1, 40}, {33, 33 + 64 + rng.below(40)}, {130, 130}, {8, 8}};
+  int i = 0;
+  for (uint32_t head_dim : {64u, 80u, 128u})
+    for (uint32_t gqa : {1u, 4u, 8u}) {
+      Config c{.head_dim = head_dim, .n_kv_heads = gqa == 8 ? 1u : 2u, .gqa = gqa};
+      c.softcap = (i % 2) ? 25.f : 0.f;
+      c.window = (i % 3 == 1) ? 40 : 0;
+      EXPECT_EQ(check_attention(rng, c, specs), device_has_tensor_cores()) << c.describe();
+      c.tensor_cores = false;
+      EXPECT_FALSE(check_attention(rng, c, specs));
+      ++i;
+    }
+  Config encoder{.head_dim = 64, .gqa = 2, .causal = false};
+  std::vector<SeqSpec> inputs = {{45, 45}, {9, 9}, {120, 120}};
+  EXPECT_EQ(check_attention(rng, encoder, inputs), device_has_tensor_cores());
+  // GQA 3 does not divide the 64 rows of a workgroup: the scalar kernel.
+  Config odd{.head_dim = 64, .n_kv_heads = 2, .gqa = 3};
+  EXPECT_FALSE(check_attention(rng, odd, specs));
 }
 
 TEST(PagedAttention, LargerBlockSizes) {

@@ -1,0 +1,269 @@
+#version 450
+// Prefill attention on tensor cores (GL_NV_cooperative_matrix, 16x16x16 f16 x f16 + f32): the
+// same contract, masks, grid and push constants as attention.comp without split-K, for steps
+// with many query tokens, where that kernel's scalar Q.K and P.V products dominate (at 32k of
+// context they were 90% of an 8B prefill).
+//
+// A workgroup of four subgroups owns ROWS = 64 rows: BQ = 64 / R query tokens of one sequence
+// times the R query heads that share one KV head (row r: token r / R, head r % R), so each K/V
+// tile is staged once for all of them; subgroup w owns rows 16w .. 16w + 15 (its Q fragments
+// stay in registers, its O accumulators too).
+//
+// The softmax runs in two passes over the KV tiles instead of rescaling online: pass 1 computes
+// S = Q.K^T and keeps each row's running maximum; pass 2 recomputes S, turns it into
+// P = exp(S - max) (summing each row's l) and accumulates O += P.V. Cooperative matrices cannot
+// scale their rows by a per-row factor, which the online form needs after every tile; the second
+// Q.K^T costs a third more tensor work and no accumulator round trip through shared memory.
+// Q is rounded to f16 (the cache already is), P too; the sums stay f32.
+//
+// Q8_OUT: the result is also written as q8 blocks (binding 5, q8_block.glsl) for the int8-dot
+// output projection, as attention.comp does; needs dense rows and D a multiple of 32.
+
+#extension GL_EXT_control_flow_attributes : enable
+#extension GL_KHR_shader_subgroup_basic : enable
+#extension GL_KHR_shader_subgroup_shuffle : enable
+#extension GL_KHR_memory_scope_semantics : enable
+#extension GL_NV_cooperative_matrix : enable
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : enable
+
+#define META_BINDING 3
+#include "kv_meta.glsl"
+
+layout(local_size_x_id = 0) in;  // 4 * subgroup size
+layout(constant_id = 1) const uint D = 128u;     // head dim: a multiple of 16, at most 128
+layout(constant_id = 2) const uint R = 1u;       // query heads per KV head: a divisor of 64
+layout(constant_id = 3) const uint BLOCK = 16u;  // KV cache block size (tokens)
+
+const uint ROWS = 64u;
+const uint BC = 32u;  // KV positions per tile
+const uint BQ = ROWS / R;
+const uint DF = D / 16u;    // 16-wide fragments along the head dim
+const uint CF = BC / 16u;   // 16-wide fragments along a tile's positions
+const uint HROW = D / 4u + 2u;   // f16 rows of Q, K and V in uvec2 (4 halves), 16-byte padded
+const uint PROW = BC / 4u + 2u;  // f16 rows of P, the same way
+const uint SROW = BC + 4u;       // f32 rows of S (and of the output staging), in floats
+const uint HD8 = D / 8u;         // uvec4 per cache row
+const uint WG = gl_WorkGroupSize.x;
+#ifdef Q8_OUT
+const uint OUT_COLS = 32u;  // output columns staged at a time: one q8 block per row
+#else
+const uint OUT_COLS = 16u;
+#endif
+
+layout(std430, binding = 0) readonly buffer Q { vec4 q4[]; };
+layout(std430, binding = 1) readonly buffer KCache { uvec4 kcache[]; };
+layout(std430, binding = 2) readonly buffer VCache { uvec4 vcache[]; };
+layout(std430, binding = 4) writeonly buffer Out { float outv[]; };
+#ifdef Q8_OUT
+#define Q8_BINDING 5
+#include "q8_block.glsl"
+#endif
+
+layout(push_constant) uniform Params {
+  uint n_tokens;
+  uint n_seqs;
+  uint n_q_heads;
+  uint n_kv_heads;
+  uint q_off, q_stride;  // elements; head h of token t at q_off + t*q_stride + h*D (multiples of 4)
+  uint out_off, out_stride;
+  float scale;
+  float softcap;
+  uint window;
+  uint n_splits;  // always 1 here
+  uint non_causal;
+} p;
+
+// Q is staged here before each subgroup takes its fragments into registers; afterwards the
+// region holds a tile's K rows then its V rows (ROWS >= 2 * BC, so Q's staging fits).
+shared uvec2 HS[ROWS * HROW];
+shared float Ssh[ROWS * SROW];  // each subgroup's S rows; at the end, its output staging
+shared uvec2 Psh[ROWS * PROW];
+shared float Lsh[ROWS];
+shared uint Pos[BQ];
+
+#define NEG_INF uintBitsToFloat(0xFF800000u)
+
+uvec2 pack_f16(vec4 v) {
+  v = clamp(v, vec4(-65504.0), vec4(65504.0));
+  return uvec2(packHalf2x16(v.xy), packHalf2x16(v.zw));
+}
+
+// K (v false) or V rows of positions kv0 .. kv0 + BC into HS (V after K); zeros past kv_hi.
+void load_tile(bool v, uint kv0, uint kv_hi, uint table, uint kvh) {
+  for (uint i = gl_LocalInvocationIndex; i < BC * HD8; i += WG) {
+    const uint c = i / HD8, j = i % HD8;
+    const uint kp = kv0 + c;
+    uvec4 w = uvec4(0u);
+    if (kp < kv_hi) {
+      const uint blk = meta_block(table, kp, BLOCK);
+      const uint at = ((blk * p.n_kv_heads + kvh) * BLOCK + kp % BLOCK) * HD8 + j;
+      w = v ? vcache[at] : kcache[at];
+    }
+    const uint o = (v ? BC * HROW : 0u) + c * HROW + 2u * j;
+    HS[o] = w.xy;
+    HS[o + 1u] = w.zw;
+  }
+}
+
+// This subgroup's S = Q.K^T for the staged K tile, into its rows of Ssh.
+void scores(const fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> qf[DF], uint warp) {
+  [[unroll]] for (uint j = 0u; j < CF; ++j) {
+    fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> s = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+    [[unroll]] for (uint kk = 0u; kk < DF; ++kk) {
+      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> kf;
+      coopMatLoadNV(kf, HS, j * 16u * HROW + kk * 4u, HROW, true);
+      s = coopMatMulAddNV(qf[kk], kf, s);
+    }
+    coopMatStoreNV(s, Ssh, warp * 16u * SROW + j * 16u, SROW, false);
+  }
+  subgroupMemoryBarrierShared();
+  subgroupBarrier();
+}
+
+// Score of row `row`, position kv0 + c, masked (NEG_INF) and soft-capped.
+float masked_score(uint row, uint c, uint kv0, uint kv_hi, uint qp, bool row_valid) {
+  const uint kp = kv0 + c;
+  const bool visible = row_valid && kp < kv_hi && (kp <= qp || p.non_causal != 0u) &&
+                       (p.window == 0u || qp - kp < p.window);
+  if (!visible) return NEG_INF;
+  const float s = Ssh[row * SROW + c];
+  return p.softcap > 0.0 ? p.softcap * tanh(clamp(s / p.softcap, -15.0, 15.0)) : s;
+}
+
+void main() {
+  const uint tid = gl_LocalInvocationIndex;
+  const uint warp = gl_SubgroupID;
+  const uint lane = gl_SubgroupInvocationID;
+  const uint seq = gl_WorkGroupID.y;
+  const uint kvh = gl_WorkGroupID.z;
+  const uint q_len = meta_seq_q_len(p.n_tokens, p.n_seqs, seq);
+  const uint tile_q = gl_WorkGroupID.x * BQ;
+  if (tile_q >= q_len) return;  // uniform
+  const uint nq = min(BQ, q_len - tile_q);
+  const uint t0 = meta_seq_q_start(p.n_tokens, p.n_seqs, seq) + tile_q;
+  const uint kv_len = meta_seq_kv_len(p.n_tokens, p.n_seqs, seq);
+  const uint table = meta_seq_table(p.n_tokens, p.n_seqs, seq);
+
+  uint min_pos = 0xFFFFFFFFu, max_pos = 0u;
+  for (uint i = 0u; i < nq; ++i) {
+    const uint ps = meta_token_pos(p.n_tokens, t0 + i);
+    min_pos = min(min_pos, ps);
+    max_pos = max(max_pos, ps);
+  }
+  const uint kv_hi = p.non_causal != 0u ? kv_len : min(kv_len, max_pos + 1u);
+  const uint kv_lo = (p.window > 0u && min_pos + 1u > p.window) ? min_pos + 1u - p.window : 0u;
+  const uint first_tile = kv_lo / BC;
+  const uint end_tile = kv_hi > kv_lo ? (kv_hi + BC - 1u) / BC : first_tile;
+
+  // Q rows, scaled, as f16 (rows of tokens past nq are zeros).
+  for (uint i = tid; i < ROWS * (D / 4u); i += WG) {
+    const uint r = i / (D / 4u), d4 = i % (D / 4u);
+    const uint tl = r / R, qh = kvh * R + r % R;
+    vec4 v = vec4(0.0);
+    if (tl < nq) v = q4[(p.q_off + (t0 + tl) * p.q_stride + qh * D) / 4u + d4] * p.scale;
+    HS[r * HROW + d4] = pack_f16(v);
+  }
+  for (uint i = tid; i < BQ; i += WG) Pos[i] = i < nq ? meta_token_pos(p.n_tokens, t0 + i) : 0u;
+  barrier();
+  fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> qf[DF];
+  [[unroll]] for (uint kk = 0u; kk < DF; ++kk)
+    coopMatLoadNV(qf[kk], HS, warp * 16u * HROW + kk * 4u, HROW, false);
+
+  // Each row of this subgroup's 16 belongs to two lanes, each over half of a tile's positions.
+  const uint my_row = warp * 16u + lane / 2u;
+  const uint half_c = lane % 2u;
+  const uint my_tl = my_row / R;
+  const bool row_valid = my_tl < nq;
+  const uint qp = Pos[min(my_tl, BQ - 1u)];
+
+  // Pass 1: each row's maximum score.
+  float mx = NEG_INF;
+  for (uint tile = first_tile; tile < end_tile; ++tile) {
+    const uint kv0 = tile * BC;
+    barrier();  // Q's staging, or the previous tile's K, fully read
+    load_tile(false, kv0, kv_hi, table, kvh);
+    barrier();
+    scores(qf, warp);
+    for (uint c = half_c * (BC / 2u); c < (half_c + 1u) * (BC / 2u); ++c)
+      mx = max(mx, masked_score(my_row, c, kv0, kv_hi, qp, row_valid));
+  }
+  mx = max(mx, subgroupShuffleXor(mx, 1u));
+
+  // Pass 2: P = exp(S - max), l = sum P, O = sum P.V.
+  fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> o[DF];
+  [[unroll]] for (uint dj = 0u; dj < DF; ++dj)
+    o[dj] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+  float l = 0.0;
+  for (uint tile = first_tile; tile < end_tile; ++tile) {
+    const uint kv0 = tile * BC;
+    barrier();
+    load_tile(false, kv0, kv_hi, table, kvh);
+    load_tile(true, kv0, kv_hi, table, kvh);
+    barrier();
+    scores(qf, warp);
+    [[unroll]] for (uint c4 = 0u; c4 < BC / 8u; ++c4) {
+      const uint c = half_c * (BC / 2u) + 4u * c4;
+      vec4 e;
+      [[unroll]] for (uint k = 0u; k < 4u; ++k) {
+        const float s = masked_score(my_row, c + k, kv0, kv_hi, qp, row_valid);
+        e[k] = s == NEG_INF ? 0.0 : exp(s - mx);
+      }
+      l += (e.x + e.y) + (e.z + e.w);
+      Psh[my_row * PROW + c / 4u] = pack_f16(e);
+    }
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();
+    [[unroll]] for (uint kc = 0u; kc < CF; ++kc) {
+      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> pf;
+      coopMatLoadNV(pf, Psh, warp * 16u * PROW + kc * 4u, PROW, false);
+      [[unroll]] for (uint dj = 0u; dj < DF; ++dj) {
+        fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> vf;
+        coopMatLoadNV(vf, HS, BC * HROW + kc * 16u * HROW + dj * 4u, HROW, false);
+        o[dj] = coopMatMulAddNV(pf, vf, o[dj]);
+      }
+    }
+  }
+  l += subgroupShuffleXor(l, 1u);
+  if (half_c == 0u) Lsh[my_row] = l;
+  subgroupMemoryBarrierShared();
+  subgroupBarrier();
+
+  // Out: this subgroup's rows, 16 (32 with Q8_OUT) columns at a time through its Ssh rows.
+  const uint stage = warp * 16u * SROW;
+  const uint cols = OUT_COLS;
+  [[unroll]] for (uint dj = 0u; dj < DF; dj += cols / 16u) {
+    [[unroll]] for (uint h = 0u; h < cols / 16u; ++h)
+      coopMatStoreNV(o[dj + h], Ssh, stage + h * 16u, SROW, false);
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();
+    for (uint e = lane; e < 16u * cols; e += gl_SubgroupSize) {
+      const uint i = e / cols, c = e % cols;
+      const uint r = warp * 16u + i;
+      const uint tl = r / R, qh = kvh * R + r % R;
+      const float lr = Lsh[r];
+      const float v = lr > 0.0 ? Ssh[stage + i * SROW + c] / lr : 0.0;
+      Ssh[stage + i * SROW + c] = v;
+      if (tl < nq) outv[p.out_off + (t0 + tl) * p.out_stride + qh * D + dj * 16u + c] = v;
+    }
+#ifdef Q8_OUT
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();
+    if (lane < 16u) {
+      const uint r = warp * 16u + lane;
+      const uint tl = r / R, qh = kvh * R + r % R;
+      if (tl < nq) {
+        vec4 v[8];
+        [[unroll]] for (uint i = 0u; i < 8u; ++i)
+          v[i] = vec4(Ssh[stage + lane * SROW + 4u * i], Ssh[stage + lane * SROW + 4u * i + 1u],
+                      Ssh[stage + lane * SROW + 4u * i + 2u],
+                      Ssh[stage + lane * SROW + 4u * i + 3u]);
+        const uint blocks = D / 32u;
+        q8_store_block(((t0 + tl) * p.n_q_heads + qh) * blocks + dj / 2u,
+                       p.n_tokens * p.n_q_heads * blocks, v);
+      }
+    }
+#endif
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();
+  }
+}
