@@ -1,8 +1,9 @@
 #version 450
 // Prefill attention on tensor cores (GL_NV_cooperative_matrix, 16x16x16 f16 x f16 + f32): the
-// same contract, masks, grid and push constants as attention.comp without split-K, for steps
+// same contract, masks, grid, push constants and split-K partials as attention.comp, for steps
 // with many query tokens, where that kernel's scalar Q.K and P.V products dominate (at 32k of
-// context they were 90% of an 8B prefill).
+// context they were 90% of an 8B prefill). With n_splits > 1 each split's max, sum and
+// unnormalised O go to the partials that attention_reduce.comp combines.
 //
 // A workgroup of four subgroups owns ROWS = 64 rows: BQ = 64 / R query tokens of one sequence
 // times the R query heads that share one KV head (row r: token r / R, head r % R), so each K/V
@@ -69,7 +70,7 @@ layout(push_constant) uniform Params {
   float scale;
   float softcap;
   uint window;
-  uint n_splits;  // always 1 here
+  uint n_splits;
   uint non_causal;
 } p;
 
@@ -78,7 +79,7 @@ layout(push_constant) uniform Params {
 shared uvec2 HS[ROWS * HROW];
 shared float Ssh[ROWS * SROW];  // each subgroup's S rows; at the end, its output staging
 shared uvec2 Psh[ROWS * PROW];
-shared float Lsh[ROWS];
+shared float Msh[ROWS], Lsh[ROWS];
 shared uint Pos[BQ];
 
 #define NEG_INF uintBitsToFloat(0xFF800000u)
@@ -135,7 +136,8 @@ void main() {
   const uint warp = gl_SubgroupID;
   const uint lane = gl_SubgroupInvocationID;
   const uint seq = gl_WorkGroupID.y;
-  const uint kvh = gl_WorkGroupID.z;
+  const uint kvh = gl_WorkGroupID.z / p.n_splits;
+  const uint split = gl_WorkGroupID.z % p.n_splits;
   const uint q_len = meta_seq_q_len(p.n_tokens, p.n_seqs, seq);
   const uint tile_q = gl_WorkGroupID.x * BQ;
   if (tile_q >= q_len) return;  // uniform
@@ -152,8 +154,11 @@ void main() {
   }
   const uint kv_hi = p.non_causal != 0u ? kv_len : min(kv_len, max_pos + 1u);
   const uint kv_lo = (p.window > 0u && min_pos + 1u > p.window) ? min_pos + 1u - p.window : 0u;
-  const uint first_tile = kv_lo / BC;
-  const uint end_tile = kv_hi > kv_lo ? (kv_hi + BC - 1u) / BC : first_tile;
+  const uint lo_tile = kv_lo / BC;
+  const uint n_tiles = kv_hi > kv_lo ? (kv_hi + BC - 1u) / BC - lo_tile : 0u;
+  const uint per_split = (n_tiles + p.n_splits - 1u) / p.n_splits;
+  const uint first_tile = lo_tile + min(n_tiles, split * per_split);
+  const uint end_tile = lo_tile + min(n_tiles, (split + 1u) * per_split);
 
   // Q rows, scaled, as f16 (rows of tokens past nq are zeros).
   for (uint i = tid; i < ROWS * (D / 4u); i += WG) {
@@ -224,7 +229,10 @@ void main() {
     }
   }
   l += subgroupShuffleXor(l, 1u);
-  if (half_c == 0u) Lsh[my_row] = l;
+  if (half_c == 0u) {
+    Msh[my_row] = mx;
+    Lsh[my_row] = l;
+  }
   subgroupMemoryBarrierShared();
   subgroupBarrier();
 
@@ -240,6 +248,12 @@ void main() {
       const uint i = e / cols, c = e % cols;
       const uint r = warp * 16u + i;
       const uint tl = r / R, qh = kvh * R + r % R;
+      if (p.n_splits > 1u) {  // the partial: unnormalised
+        if (tl < nq)
+          outv[((split * p.n_tokens + t0 + tl) * p.n_q_heads + qh) * D + dj * 16u + c] =
+              Ssh[stage + i * SROW + c];
+        continue;
+      }
       const float lr = Lsh[r];
       const float v = lr > 0.0 ? Ssh[stage + i * SROW + c] / lr : 0.0;
       Ssh[stage + i * SROW + c] = v;
@@ -248,7 +262,7 @@ void main() {
 #ifdef Q8_OUT
     subgroupMemoryBarrierShared();
     subgroupBarrier();
-    if (lane < 16u) {
+    if (lane < 16u && p.n_splits == 1u) {
       const uint r = warp * 16u + lane;
       const uint tl = r / R, qh = kvh * R + r % R;
       if (tl < nq) {
@@ -265,5 +279,15 @@ void main() {
 #endif
     subgroupMemoryBarrierShared();
     subgroupBarrier();
+  }
+  if (p.n_splits > 1u && lane < 16u) {
+    const uint r = warp * 16u + lane;
+    const uint tl = r / R, qh = kvh * R + r % R;
+    if (tl < nq) {
+      const uint o = p.n_splits * p.n_tokens * p.n_q_heads * D +
+                     ((split * p.n_tokens + t0 + tl) * p.n_q_heads + qh) * 2u;
+      outv[o] = Msh[r];
+      outv[o + 1u] = Lsh[r];
+    }
   }
 }

@@ -298,6 +298,13 @@ class VulkanBackend final : public StepBackend {
           {kMaxAttentionSplits, kAttentionSplitRows / batch_.n_tokens,
            vk::ops::attention_suggested_splits(max_kv_len_, batch_.n_seqs, nkv, compute_units_)});
       at.scratch = mem_.scratch;
+    } else if (s.causal && batch_.n_tokens <= kAttentionSplitRows / 2) {
+      // Prefill after a long context: few query tiles, each walking the whole context.
+      at.n_splits =
+          std::min(kAttentionSplitRows / batch_.n_tokens,
+                   vk::ops::attention_prefill_splits(max_kv_len_, max_q_len_, batch_.n_seqs, nkv,
+                                                     s.n_q_heads / nkv, compute_units_));
+      at.scratch = mem_.scratch;
     }
     if (attention_q8_enabled() && wants_q8(s.feeds, s.n_q_heads * s.head_dim, batch_.n_tokens))
       at.q8 = mem_.xq;

@@ -23,10 +23,11 @@ namespace vkllm::runtime {
 
 // Split-K attention's limits: the scratch here holds kAttentionSplitRows (split, token) partial
 // rows, so a step of n tokens splits at most kAttentionSplitRows / n ways (one decode token: up
-// to the reduction's limit, which long contexts need to keep every compute unit reading).
+// to the reduction's limit, which long contexts need to keep every compute unit reading; a
+// 512-token prefill after a long context: 8, attention_prefill_splits).
 inline constexpr uint32_t kMaxAttentionSplits = vk::ops::kAttentionMaxSplits;
-inline constexpr uint32_t kMaxSplitTokens = 64;  // split-K only for decode-sized steps
-inline constexpr uint32_t kAttentionSplitRows = 16 * kMaxSplitTokens;
+inline constexpr uint32_t kMaxSplitTokens = 64;  // decode-sized steps: attention_suggested_splits
+inline constexpr uint32_t kAttentionSplitRows = 4096;
 
 struct VulkanStepBuffers {
   // Lowers o.max_batch_tokens and o.max_logits_rows to one binding's worth (throws

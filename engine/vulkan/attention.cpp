@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <span>
 #include <stdexcept>
 #include <string>
 
@@ -37,23 +36,6 @@ bool env_disables(const char* name) {
   return v && std::string(v) == "0";
 }
 
-// Prefill on tensor cores: four subgroups, 64 (token, head) rows a workgroup.
-void attention_tensor_cores(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a,
-                            std::span<const std::byte> push, bool q8) {
-  const auto& caps = pc.device().caps();
-  const uint32_t n_kv = a.k_cache.n_kv_heads;
-  const uint32_t r = a.n_q_heads / n_kv;
-  const Pipeline& p =
-      pc.get({.shader = q8 ? "attention_coopmat_q8" : "attention_coopmat",
-              .num_buffers = q8 ? 6u : 5u,
-              .push_constant_bytes = static_cast<uint32_t>(push.size()),
-              .spec = {4 * caps.subgroup_size, a.head_dim, r, a.k_cache.block_size}});
-  const Groups groups{div_up(a.max_q_len, 64 / r), a.batch.n_seqs, n_kv};
-  const BufferSlice with_q8[] = {a.q.data,     a.k_cache.data, a.v_cache.data,
-                                 a.batch.meta, a.out.data,     a.q8};
-  rec.dispatch(p, std::span<const BufferSlice>(with_q8, q8 ? 6 : 5), push, groups);
-}
-
 }  // namespace
 
 bool attention_on_tensor_cores(const AttentionArgs& a, const DeviceCapabilities& caps) {
@@ -61,7 +43,7 @@ bool attention_on_tensor_cores(const AttentionArgs& a, const DeviceCapabilities&
   const uint32_t n_kv = a.k_cache.n_kv_heads;
   if (!a.tensor_cores || disabled || !caps.nv_f16_mma_16() || caps.subgroup_size != 32)
     return false;
-  if (a.n_splits != 1 || a.max_q_len < 8 || n_kv == 0 || a.n_q_heads % n_kv != 0) return false;
+  if (a.max_q_len < 8 || n_kv == 0 || a.n_q_heads % n_kv != 0) return false;
   const uint32_t r = a.n_q_heads / n_kv;
   const uint32_t d = a.head_dim;
   const uint32_t q_stride = a.q.stride ? a.q.stride : a.n_q_heads * d;
@@ -83,6 +65,16 @@ uint32_t attention_suggested_splits(uint32_t max_kv_len, uint32_t n_seqs, uint32
   const uint32_t groups = std::max(1u, n_seqs * n_kv_heads);
   const uint32_t want = std::max(1u, split_target() * compute_units / groups);
   return std::clamp(std::min(want, max_kv_len / 64), 1u, kAttentionMaxSplits);
+}
+
+uint32_t attention_prefill_splits(uint32_t max_kv_len, uint32_t max_q_len, uint32_t n_seqs,
+                                  uint32_t n_kv_heads, uint32_t gqa, uint32_t compute_units) {
+  const uint32_t tokens_per_group = gqa && 64 % gqa == 0 ? 64 / gqa : 16;
+  const uint32_t groups = std::max(1u, div_up(max_q_len, tokens_per_group) * n_seqs * n_kv_heads);
+  // Four times decode's target: a prefill workgroup is four subgroups, so several fit an SM. On
+  // an H100, 8B prefill 512 after 32k: 1759 tok/s unsplit, 1590 / 1973 / 2071 at 2 / 4 / 8 splits.
+  const uint32_t want = std::max(1u, 4 * split_target() * compute_units / groups);
+  return std::clamp(std::min(want, max_kv_len / 1024), 1u, kAttentionMaxSplits);
 }
 
 void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) {
@@ -123,39 +115,47 @@ void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) 
   if (q8_here)
     require(a.q8.size >= uint64_t{a.batch.n_tokens} * a.n_q_heads * d * 5 / 4,
             "attention: q8 slice too small");
+  const Pipeline* pipeline = nullptr;
+  Groups groups{};
   if (attention_on_tensor_cores(a, caps)) {
-    attention_tensor_cores(rec, pc, a, std::as_bytes(std::span(&push, 1)), q8_here);
-    return;
+    // Four subgroups, 64 (token, head) rows a workgroup.
+    pipeline = &pc.get({.shader = q8_here ? "attention_coopmat_q8" : "attention_coopmat",
+                        .num_buffers = q8_here ? 6u : 5u,
+                        .push_constant_bytes = sizeof(push),
+                        .spec = {4 * caps.subgroup_size, d, r, a.k_cache.block_size}});
+    groups = {div_up(a.max_q_len, 64 / r), a.batch.n_seqs, n_kv * a.n_splits};
+  } else {
+    // Rows per workgroup: the R heads of one KV head for BQ tokens; about 16 rows for prefill.
+    const uint32_t bq = a.max_q_len <= 1 ? 1 : std::max(1u, std::min(a.max_q_len, 16 / r));
+    const uint32_t rows = bq * r;
+    constexpr uint32_t wg = 128;
+    require(rows <= wg, "GQA ratio " + std::to_string(r) + " above " + std::to_string(wg));
+    uint32_t bc = 32;
+    while (bc > 8 && shared_bytes(rows, bq, bc, d) > caps.max_shared_memory) bc /= 2;
+    require(shared_bytes(rows, bq, bc, d) <= caps.max_shared_memory,
+            "GQA ratio " + std::to_string(r) + " with head_dim " + std::to_string(d) +
+                " needs more shared memory than the device has");
+    pipeline = &pc.get({.shader = q8_here ? "attention_q8" : "attention",
+                        .num_buffers = q8_here ? 6u : 5u,
+                        .push_constant_bytes = sizeof(push),
+                        .spec = {wg, d, bc, bq, r, a.k_cache.block_size}});
+    groups = {div_up(a.max_q_len, bq), a.batch.n_seqs, n_kv * a.n_splits};
   }
-  // Rows per workgroup: the R heads of one KV head for BQ tokens; about 16 rows for prefill.
-  const uint32_t bq = a.max_q_len <= 1 ? 1 : std::max(1u, std::min(a.max_q_len, 16 / r));
-  const uint32_t rows = bq * r;
-  constexpr uint32_t wg = 128;
-  require(rows <= wg, "GQA ratio " + std::to_string(r) + " above " + std::to_string(wg));
-  uint32_t bc = 32;
-  while (bc > 8 && shared_bytes(rows, bq, bc, d) > caps.max_shared_memory) bc /= 2;
-  require(shared_bytes(rows, bq, bc, d) <= caps.max_shared_memory,
-          "GQA ratio " + std::to_string(r) + " with head_dim " + std::to_string(d) +
-              " needs more shared memory than the device has");
-  const Pipeline& p = pc.get({.shader = q8_here ? "attention_q8" : "attention",
-                              .num_buffers = q8_here ? 6u : 5u,
-                              .push_constant_bytes = 13 * 4,
-                              .spec = {wg, d, bc, bq, r, a.k_cache.block_size}});
-  const Groups groups{div_up(a.max_q_len, bq), a.batch.n_seqs, n_kv * a.n_splits};
   if (a.n_splits == 1) {
     if (q8_here) {
-      rec.dispatch(p, {a.q.data, a.k_cache.data, a.v_cache.data, a.batch.meta, a.out.data, a.q8},
-                   push, groups);
-    } else {
-      rec.dispatch(p, {a.q.data, a.k_cache.data, a.v_cache.data, a.batch.meta, a.out.data}, push,
+      rec.dispatch(*pipeline,
+                   {a.q.data, a.k_cache.data, a.v_cache.data, a.batch.meta, a.out.data, a.q8}, push,
                    groups);
+    } else {
+      rec.dispatch(*pipeline, {a.q.data, a.k_cache.data, a.v_cache.data, a.batch.meta, a.out.data},
+                   push, groups);
     }
     return;
   }
   require(a.scratch.size >= attention_scratch_bytes(a.n_splits, a.batch.n_tokens, a.n_q_heads, d),
           "scratch of " + std::to_string(a.scratch.size) + " bytes is too small for " +
               std::to_string(a.n_splits) + " splits");
-  rec.dispatch(p, {a.q.data, a.k_cache.data, a.v_cache.data, a.batch.meta, a.scratch}, push,
+  rec.dispatch(*pipeline, {a.q.data, a.k_cache.data, a.v_cache.data, a.batch.meta, a.scratch}, push,
                groups);
   rec.barrier();
   struct {

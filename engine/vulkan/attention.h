@@ -39,7 +39,7 @@ struct AttentionArgs {
 
 // Whether attention() runs these arguments on the tensor-core kernel (attention_coopmat.comp):
 // the device has VK_NV_cooperative_matrix's f16 16x16x16 shape, the step has at least 8 query
-// tokens in some sequence, no split-K, head_dim a multiple of 16 up to 128, a GQA ratio that
+// tokens in some sequence, head_dim a multiple of 16 up to 128, a GQA ratio that
 // divides 64, q rows 16-byte aligned, and VKLLM_ATTN_COOPMAT is not 0. Its results differ from
 // the scalar kernel's by the f16 rounding of Q and of the softmax weights.
 bool attention_on_tensor_cores(const AttentionArgs& a, const DeviceCapabilities& caps);
@@ -60,6 +60,13 @@ uint64_t attention_scratch_bytes(uint32_t n_splits, uint32_t n_tokens, uint32_t 
 // kAttentionMaxSplits (1 = no split).
 uint32_t attention_suggested_splits(uint32_t max_kv_len, uint32_t n_seqs, uint32_t n_kv_heads,
                                     uint32_t compute_units);
+
+// Splits for a prefill step (query tiles of 64 (token, head) rows): a long context's prefill has
+// few workgroups, each walking the whole context; splitting aims at about 16 per compute unit
+// (four times attention_suggested_splits' target), each split covering at least 1024 positions
+// (1 = no split).
+uint32_t attention_prefill_splits(uint32_t max_kv_len, uint32_t max_q_len, uint32_t n_seqs,
+                                  uint32_t n_kv_heads, uint32_t gqa, uint32_t compute_units);
 
 // Records the attention dispatch (and, with splits, a barrier and the reduction dispatch).
 void attention(CommandRecorder& rec, PipelineCache& pipelines, const AttentionArgs& a);

@@ -199,9 +199,25 @@ TEST(PagedAttention, PrefillOnTensorCores) {
   Config encoder{.head_dim = 64, .gqa = 2, .causal = false};
   std::vector<SeqSpec> inputs = {{45, 45}, {9, 9}, {120, 120}};
   EXPECT_EQ(check_attention(rng, encoder, inputs), device_has_tensor_cores());
+  // Split-K over a long prefix (the partials and their reduction), q8 output from the reduction.
+  const std::vector<SeqSpec> long_prefix = {{40, 900 + rng.below(100)}, {20, 300}};
+  for (uint32_t splits : {2u, 5u}) {
+    Config split{.head_dim = 128, .gqa = 4, .n_splits = splits};
+    EXPECT_EQ(check_attention(rng, split, long_prefix), device_has_tensor_cores());
+  }
   // GQA 3 does not divide the 64 rows of a workgroup: the scalar kernel.
   Config odd{.head_dim = 64, .n_kv_heads = 2, .gqa = 3};
   EXPECT_FALSE(check_attention(rng, odd, specs));
+}
+
+// Prefill splits: about 16 workgroups per compute unit, each split at least 1024 positions.
+TEST(PagedAttention, PrefillSplitsFollowTheGridAndTheContext) {
+  // 8B-shaped: 512 tokens after 32k of context, 8 KV heads, GQA 4, 132 SMs: 256 workgroups.
+  EXPECT_EQ(ops::attention_prefill_splits(33280, 512, 1, 8, 4, 132), 8u);
+  EXPECT_EQ(ops::attention_prefill_splits(4096, 512, 1, 8, 4, 132), 4u);   // 1024 positions each
+  EXPECT_EQ(ops::attention_prefill_splits(2047, 512, 1, 8, 4, 132), 1u);   // short context
+  EXPECT_EQ(ops::attention_prefill_splits(33280, 512, 8, 8, 4, 132), 1u);  // a full grid
+  EXPECT_EQ(ops::attention_prefill_splits(1u << 20, 16, 1, 1, 1, 132), ops::kAttentionMaxSplits);
 }
 
 TEST(PagedAttention, LargerBlockSizes) {
