@@ -70,6 +70,8 @@ layout(push_constant) uniform Params {
   uint non_causal;  // 1: keys after the query are visible too
 } p;
 
+#include "attention_range.glsl"
+
 shared vec4 Qs[ROWS * D / 4u];
 shared uint KVs[2u * BC * KS];  // the tile's K rows, then its V rows
 shared float Ss[ROWS * BC];
@@ -132,21 +134,8 @@ void main() {
   const uint kv_len = meta_seq_kv_len(p.n_tokens, p.n_seqs, seq);
   const uint table = meta_seq_table(p.n_tokens, p.n_seqs, seq);
 
-  // KV range this workgroup may need: up to the last query's position, from the first query's
-  // window start; then this split's share of it, in whole tiles.
-  uint min_pos = 0xFFFFFFFFu, max_pos = 0u;
-  for (uint i = 0u; i < nq; ++i) {
-    const uint ps = meta_token_pos(p.n_tokens, t0 + i);
-    min_pos = min(min_pos, ps);
-    max_pos = max(max_pos, ps);
-  }
-  const uint kv_hi = p.non_causal != 0u ? kv_len : min(kv_len, max_pos + 1u);
-  const uint kv_lo = (p.window > 0u && min_pos + 1u > p.window) ? min_pos + 1u - p.window : 0u;
-  const uint first_tile = kv_lo / BC;
-  const uint n_tiles = kv_hi > kv_lo ? (kv_hi + BC - 1u) / BC - first_tile : 0u;
-  const uint per_split = (n_tiles + p.n_splits - 1u) / p.n_splits;
-  const uint tile_begin = first_tile + min(n_tiles, split * per_split);
-  const uint tile_end = first_tile + min(n_tiles, (split + 1u) * per_split);
+  uint kv_hi, tile_begin, tile_end;
+  kv_tile_range(nq, t0, kv_len, split, kv_hi, tile_begin, tile_end);
 
   // Q rows (pre-scaled), positions, softmax state.
   for (uint i = tid; i < ROWS * (D / 4u); i += WG) {
@@ -180,9 +169,7 @@ void main() {
       float s = NEG_INF;
       if (tl < nq) {
         const uint qp = Pos[tl];
-        const bool visible = kp < kv_hi && (kp <= qp || p.non_causal != 0u) &&
-                             (p.window == 0u || qp - kp < p.window);
-        if (visible) {
+        if (key_visible(kp, qp, kv_hi)) {
           // Four independent partial sums: the FMA chain, not the loads, bounds this loop.
           vec4 acc4 = vec4(0.0);
           const uint qb = r * (D / 4u), kb = c * KS;

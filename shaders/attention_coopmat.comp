@@ -74,6 +74,8 @@ layout(push_constant) uniform Params {
   uint non_causal;
 } p;
 
+#include "attention_range.glsl"
+
 // Q is staged here before each subgroup takes its fragments into registers; afterwards the
 // region holds a tile's K rows then its V rows (ROWS >= 2 * BC, so Q's staging fits).
 shared uvec2 HS[ROWS * HROW];
@@ -123,10 +125,7 @@ void scores(const fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> qf[DF], uint warp) {
 
 // Score of row `row`, position kv0 + c, masked (NEG_INF) and soft-capped.
 float masked_score(uint row, uint c, uint kv0, uint kv_hi, uint qp, bool row_valid) {
-  const uint kp = kv0 + c;
-  const bool visible = row_valid && kp < kv_hi && (kp <= qp || p.non_causal != 0u) &&
-                       (p.window == 0u || qp - kp < p.window);
-  if (!visible) return NEG_INF;
+  if (!row_valid || !key_visible(kv0 + c, qp, kv_hi)) return NEG_INF;
   const float s = Ssh[row * SROW + c];
   return p.softcap > 0.0 ? p.softcap * tanh(clamp(s / p.softcap, -15.0, 15.0)) : s;
 }
@@ -146,19 +145,8 @@ void main() {
   const uint kv_len = meta_seq_kv_len(p.n_tokens, p.n_seqs, seq);
   const uint table = meta_seq_table(p.n_tokens, p.n_seqs, seq);
 
-  uint min_pos = 0xFFFFFFFFu, max_pos = 0u;
-  for (uint i = 0u; i < nq; ++i) {
-    const uint ps = meta_token_pos(p.n_tokens, t0 + i);
-    min_pos = min(min_pos, ps);
-    max_pos = max(max_pos, ps);
-  }
-  const uint kv_hi = p.non_causal != 0u ? kv_len : min(kv_len, max_pos + 1u);
-  const uint kv_lo = (p.window > 0u && min_pos + 1u > p.window) ? min_pos + 1u - p.window : 0u;
-  const uint lo_tile = kv_lo / BC;
-  const uint n_tiles = kv_hi > kv_lo ? (kv_hi + BC - 1u) / BC - lo_tile : 0u;
-  const uint per_split = (n_tiles + p.n_splits - 1u) / p.n_splits;
-  const uint first_tile = lo_tile + min(n_tiles, split * per_split);
-  const uint end_tile = lo_tile + min(n_tiles, (split + 1u) * per_split);
+  uint kv_hi, first_tile, end_tile;
+  kv_tile_range(nq, t0, kv_len, split, kv_hi, first_tile, end_tile);
 
   // Q rows, scaled, as f16 (rows of tokens past nq are zeros).
   for (uint i = tid; i < ROWS * (D / 4u); i += WG) {

@@ -7,6 +7,7 @@
 
 #include "engine/vulkan/command_recorder.h"
 #include "engine/vulkan/device.h"
+#include "engine/vulkan/env_switch.h"
 #include "engine/vulkan/pipeline.h"
 
 namespace vkllm::vk::ops {
@@ -31,15 +32,13 @@ uint32_t split_target() {
   return target;
 }
 
-bool env_disables(const char* name) {
-  const char* v = std::getenv(name);
-  return v && std::string(v) == "0";
-}
+// (token, head) rows of a tensor-core workgroup: four subgroups of 16.
+constexpr uint32_t kCoopMatRows = 64;
 
 }  // namespace
 
 bool attention_on_tensor_cores(const AttentionArgs& a, const DeviceCapabilities& caps) {
-  static const bool disabled = env_disables("VKLLM_ATTN_COOPMAT");
+  static const bool disabled = env_off("VKLLM_ATTN_COOPMAT");
   const uint32_t n_kv = a.k_cache.n_kv_heads;
   if (!a.tensor_cores || disabled || !caps.nv_f16_mma_16() || caps.subgroup_size != 32)
     return false;
@@ -47,7 +46,7 @@ bool attention_on_tensor_cores(const AttentionArgs& a, const DeviceCapabilities&
   const uint32_t r = a.n_q_heads / n_kv;
   const uint32_t d = a.head_dim;
   const uint32_t q_stride = a.q.stride ? a.q.stride : a.n_q_heads * d;
-  return d % 16 == 0 && d <= 128 && 64 % r == 0 && a.q.off % 4 == 0 && q_stride % 4 == 0;
+  return d % 16 == 0 && d <= 128 && kCoopMatRows % r == 0 && a.q.off % 4 == 0 && q_stride % 4 == 0;
 }
 
 uint64_t attention_scratch_bytes(uint32_t n_splits, uint32_t n_tokens, uint32_t n_q_heads,
@@ -69,7 +68,7 @@ uint32_t attention_suggested_splits(uint32_t max_kv_len, uint32_t n_seqs, uint32
 
 uint32_t attention_prefill_splits(uint32_t max_kv_len, uint32_t max_q_len, uint32_t n_seqs,
                                   uint32_t n_kv_heads, uint32_t gqa, uint32_t compute_units) {
-  const uint32_t tokens_per_group = gqa && 64 % gqa == 0 ? 64 / gqa : 16;
+  const uint32_t tokens_per_group = gqa && kCoopMatRows % gqa == 0 ? kCoopMatRows / gqa : 16;
   const uint32_t groups = std::max(1u, div_up(max_q_len, tokens_per_group) * n_seqs * n_kv_heads);
   // Four times decode's target: a prefill workgroup is four subgroups, so several fit an SM. On
   // an H100, 8B prefill 512 after 32k: 1759 tok/s unsplit, 1590 / 1973 / 2071 at 2 / 4 / 8 splits.
@@ -118,12 +117,11 @@ void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) 
   const Pipeline* pipeline = nullptr;
   Groups groups{};
   if (attention_on_tensor_cores(a, caps)) {
-    // Four subgroups, 64 (token, head) rows a workgroup.
     pipeline = &pc.get({.shader = q8_here ? "attention_coopmat_q8" : "attention_coopmat",
                         .num_buffers = q8_here ? 6u : 5u,
                         .push_constant_bytes = sizeof(push),
                         .spec = {4 * caps.subgroup_size, d, r, a.k_cache.block_size}});
-    groups = {div_up(a.max_q_len, 64 / r), a.batch.n_seqs, n_kv * a.n_splits};
+    groups = {div_up(a.max_q_len, kCoopMatRows / r), a.batch.n_seqs, n_kv * a.n_splits};
   } else {
     // Rows per workgroup: the R heads of one KV head for BQ tokens; about 16 rows for prefill.
     const uint32_t bq = a.max_q_len <= 1 ? 1 : std::max(1u, std::min(a.max_q_len, 16 / r));

@@ -9,6 +9,7 @@
 
 #include "engine/vulkan/command_recorder.h"
 #include "engine/vulkan/device.h"
+#include "engine/vulkan/env_switch.h"
 #include "engine/vulkan/matmul_detail.h"
 #include "engine/vulkan/pipeline.h"
 #include "engine/vulkan/weight_layout.h"
@@ -224,11 +225,6 @@ struct CoopPush {
   Push base;
   uint32_t k_split, part_ld, part_stride;
 };
-
-bool env_off(const char* name) {
-  const char* v = std::getenv(name);
-  return v && (std::string(v) == "0" || std::string(v) == "off");
-}
 
 // Two pipelines per type, not one per batch size: columns beyond the batch are skipped by a
 // uniform branch, which costs far less than compiling (and, on lavapipe, JIT-ing) more variants.

@@ -231,10 +231,13 @@ TEST_P(RunnerPaging, BatchedSequencesOfDifferentLengthsMatchEachAlone) {
   // On GPUs with tensor cores the two runs take different roundings: alone, a 15-token prefill
   // multiplies in the f32 matvec and the 5-token one attends in the scalar kernel; together, the
   // 149-token step multiplies with f16 activations and attends with f16 Q and P. On an H100 the
-  // F16 model's logits then differ by up to 0.0108 (each rounding alone: under 0.01).
+  // F16 model's logits then differed by 0.0104 (each rounding alone: under 0.01). Elsewhere both
+  // runs stay f32.
+  const bool f16_paths = GetParam() == Backend::Vulkan && test::vk_context().caps().nv_f16_mma_16();
+  const double max_diff = f16_paths ? 2e-2 : 1e-2;
   for (size_t i = 0; i < lengths.size(); ++i) {
     EXPECT_GE(cosine(together.logits[i], alone[i]), 0.99999) << "sequence of " << lengths[i];
-    EXPECT_LT(max_abs_diff(together.logits[i], alone[i]), 2e-2) << "sequence of " << lengths[i];
+    EXPECT_LT(max_abs_diff(together.logits[i], alone[i]), max_diff) << "sequence of " << lengths[i];
     EXPECT_EQ(together.greedy[i], argmax(alone[i]));
   }
 }

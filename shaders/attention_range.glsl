@@ -1,0 +1,30 @@
+// The KV positions an attention workgroup reads and which of them each query sees, shared by
+// attention.comp and attention_coopmat.comp. Included after kv_meta.glsl and the push constants
+// (n_tokens, window, n_splits, non_causal) and BC, the positions per KV tile.
+
+// Whether the key at position kp is visible to the query at position qp (kv_hi: the end of the
+// workgroup's KV range): causal unless non_causal, within the sliding window if there is one.
+bool key_visible(uint kp, uint qp, uint kv_hi) {
+  return kp < kv_hi && (kp <= qp || p.non_causal != 0u) && (p.window == 0u || qp - kp < p.window);
+}
+
+// The tiles [tile_begin, tile_end) of BC positions that split `split` of this workgroup walks for
+// its nq query tokens from t0 (kv_len: the sequence's cached length): up to the last query's
+// position (or the whole sequence without the causal mask), from the first query's window start,
+// then this split's share, in whole tiles.
+void kv_tile_range(uint nq, uint t0, uint kv_len, uint split, out uint kv_hi, out uint tile_begin,
+                   out uint tile_end) {
+  uint min_pos = 0xFFFFFFFFu, max_pos = 0u;
+  for (uint i = 0u; i < nq; ++i) {
+    const uint ps = meta_token_pos(p.n_tokens, t0 + i);
+    min_pos = min(min_pos, ps);
+    max_pos = max(max_pos, ps);
+  }
+  kv_hi = p.non_causal != 0u ? kv_len : min(kv_len, max_pos + 1u);
+  const uint kv_lo = (p.window > 0u && min_pos + 1u > p.window) ? min_pos + 1u - p.window : 0u;
+  const uint first_tile = kv_lo / BC;
+  const uint n_tiles = kv_hi > kv_lo ? (kv_hi + BC - 1u) / BC - first_tile : 0u;
+  const uint per_split = (n_tiles + p.n_splits - 1u) / p.n_splits;
+  tile_begin = first_tile + min(n_tiles, split * per_split);
+  tile_end = first_tile + min(n_tiles, (split + 1u) * per_split);
+}
