@@ -187,12 +187,18 @@ void store_slice(uint k0, uint buf) {
       const uint off = slice_unit(t, k0, ub, valid);
       uint r[RAW_WORDS];
       [[unroll]] for (uint j = 0u; j < uint(RAW_WORDS); ++j) r[j] = w_raw[i * uint(RAW_WORDS) + j];
-      vec4 w[UNIT / 4];
-      unit_decode(off, ub, r, w);
+      uvec2 h[UNIT / 4];
+      if (DECODE_F16) {
+        unit_decode_f16(off, ub, r, h);
+      } else {
+        vec4 w[UNIT / 4];
+        unit_decode(off, ub, r, w);
+        [[unroll]] for (uint v = 0u; v < uint(UNIT / 4); ++v) h[v] = pack_f16(w[v]);
+      }
       const uint kb = (k0 / uint(UNIT) + t % units) / (QK / uint(UNIT));
       [[unroll]] for (uint v = 0u; v < uint(UNIT / 4); ++v) {
         const uint kl = kb * QK + unit_pos(ub, v) - k0;
-        w_sh[buf * BN * SROW + (t / units) * SROW + kl / 4u] = valid ? pack_f16(w[v]) : uvec2(0u);
+        w_sh[buf * BN * SROW + (t / units) * SROW + kl / 4u] = valid ? h[v] : uvec2(0u);
       }
     }
   }

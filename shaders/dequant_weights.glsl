@@ -17,6 +17,12 @@
 //   void unit_raw(uint off, uint u, out uint r[RAW_WORDS])      only the loads
 //   void unit_decode(uint off, uint u, uint r[RAW_WORDS], out vec4 w[UNIT / 4])  no loads
 // and dequant_unit is the two in a row, so every kernel that decodes these types tests them.
+// With DEQUANT_F16 defined (kernels that feed f16 tensor-core fragments; needs the float16
+// arithmetic extension) they also offer
+//   void unit_decode_f16(uint off, uint u, uint r[RAW_WORDS], out uvec2 h[UNIT / 4])
+// the same unit as packed f16 pairs, computed in f16 from the integer codes: about half the
+// instructions of decoding to f32 and converting (the codes become halves by an OR with the bit
+// pattern of 1024.0 and one subtraction, both exact; then one f16 FMA per pair rounds once).
 //
 // Eight weights per call (not a whole block) keep neighbouring invocations on neighbouring bytes
 // of both the weights and the activations, so a subgroup's loads coalesce; the legacy 4-bit
@@ -70,6 +76,18 @@ float load_f16_a2(uint off) { return unpackHalf2x16(load_u16_a2(off)).x; }
 #define repacked_scale_off(off) \
   (repacked_group(off) + 8u * (QBYTES - 2u) + 2u * (((off) / QBYTES) & 7u))
 
+#ifdef DEQUANT_F16
+// The four bytes of v (each < 1024 as an unsigned value) as 1024 + byte in f16 (0x6400 is 1024.0
+// and f16 has 10 mantissa bits), in order: (b0, b1, b2, b3).
+f16vec4 bytes_biased_f16(uint v) {
+  const uint lo = (v & 0xFFu) | ((v & 0xFF00u) << 8);
+  const uint hi = ((v >> 16) & 0xFFu) | ((v >> 8) & 0xFF0000u);
+  return f16vec4(unpackFloat2x16(lo | 0x64006400u), unpackFloat2x16(hi | 0x64006400u));
+}
+uvec2 pack_f16vec4(f16vec4 v) { return uvec2(packFloat2x16(v.xy), packFloat2x16(v.zw)); }
+float16_t to_f16_clamped(float v) { return float16_t(clamp(v, -65504.0, 65504.0)); }
+#endif
+
 // The four bytes of v (optionally after a shift) masked to `mask` bits, as floats.
 vec4 bytes_f(uint v) { return vec4((uvec4(v) >> uvec4(0u, 8u, 16u, 24u)) & 0xFFu); }
 vec4 nibbles_lo(uint v) { return bytes_f(v & 0x0F0F0F0Fu); }
@@ -114,6 +132,11 @@ void unit_raw(uint off, uint u, out uint r[RAW_WORDS]) {
 void unit_decode(uint off, uint u, uint r[RAW_WORDS], out vec4 w[UNIT / 4]) {
   w[0] = vec4(unpackHalf2x16(r[0]), unpackHalf2x16(r[1]));
 }
+#ifdef DEQUANT_F16
+void unit_decode_f16(uint off, uint u, uint r[RAW_WORDS], out uvec2 h[UNIT / 4]) {
+  h[0] = uvec2(r[0], r[1]);
+}
+#endif
 #else
 #define QBYTES 8u
 void dequant_unit(uint off, uint u, out vec4 w[UNIT / 4]) {
@@ -192,6 +215,14 @@ void unit_decode(uint off, uint u, uint r[RAW_WORDS], out vec4 w[UNIT / 4]) {
   w[0] = d * bytes_signed_f(r[1]);
   w[1] = d * bytes_signed_f(r[2]);
 }
+#ifdef DEQUANT_F16
+void unit_decode_f16(uint off, uint u, uint r[RAW_WORDS], out uvec2 h[UNIT / 4]) {
+  const f16vec4 d = f16vec4(float16_t(shift_f16_a2(repacked_scale_off(off), r[0])));
+  const f16vec4 bias = f16vec4(float16_t(1152.0));  // 1024 + the 128 that the XOR adds
+  h[0] = pack_f16vec4((bytes_biased_f16(r[1] ^ 0x80808080u) - bias) * d);
+  h[1] = pack_f16vec4((bytes_biased_f16(r[2] ^ 0x80808080u) - bias) * d);
+}
+#endif
 
 #elif defined(TYPE_Q2_K)
 #define QK 256u
@@ -291,6 +322,33 @@ void unit_decode(uint off, uint u, uint r[RAW_WORDS], out vec4 w[UNIT / 4]) {
   w[0] = d * bytes_f(v0) - m;
   w[1] = d * bytes_f(v1) - m;
 }
+#ifdef DEQUANT_F16
+void unit_decode_f16(uint off, uint u, uint r[RAW_WORDS], out uvec2 h[UNIT / 4]) {
+  const uint g = u >> 2;
+  const uint k = 8u * (g & 3u);
+  uint sc, mn;
+  if (g < 4u) {
+    sc = (r[1] >> k) & 63u;
+    mn = (r[2] >> k) & 63u;
+  } else {
+    sc = ((r[3] >> k) & 15u) | ((((r[1] >> k) >> 6) & 3u) << 4);
+    mn = (((r[3] >> k) >> 4) & 15u) | ((((r[2] >> k) >> 6) & 3u) << 4);
+  }
+  const vec2 dm = unpackHalf2x16(r[0]);
+  const f16vec4 d = f16vec4(to_f16_clamped(dm.x * float(sc)));
+  const f16vec4 m = f16vec4(-to_f16_clamped(dm.y * float(mn)));
+  const f16vec4 bias = f16vec4(float16_t(1024.0));
+  const uint shift = 4u * (g & 1u);
+  uint v0 = (r[4] >> shift) & 0x0F0F0F0Fu;
+  uint v1 = (r[5] >> shift) & 0x0F0F0F0Fu;
+#if defined(TYPE_Q5_K)
+  v0 |= ((r[6] >> g) & 0x01010101u) << 4;
+  v1 |= ((r[7] >> g) & 0x01010101u) << 4;
+#endif
+  h[0] = pack_f16vec4(fma(bytes_biased_f16(v0) - bias, d, m));
+  h[1] = pack_f16vec4(fma(bytes_biased_f16(v1) - bias, d, m));
+}
+#endif
 
 #elif defined(TYPE_Q6_K)
 #define QK 256u
@@ -322,6 +380,20 @@ void unit_decode(uint off, uint u, uint r[RAW_WORDS], out vec4 w[UNIT / 4]) {
   w[0] = d * (bytes_f(v0) - 32.0);
   w[1] = d * (bytes_f(v1) - 32.0);
 }
+#ifdef DEQUANT_F16
+void unit_decode_f16(uint off, uint u, uint r[RAW_WORDS], out uvec2 h[UNIT / 4]) {
+  const uint g = u >> 2, qq = g & 3u;
+  const uint sc = (r[4] >> (((u >> 1) & 3u) << 3)) & 0xFFu;
+  const f16vec4 d = f16vec4(
+      to_f16_clamped(shift_f16_a2(repacked_scale_off(off), r[5]) * float(int(sc << 24) >> 24)));
+  const f16vec4 bias = f16vec4(float16_t(1056.0));  // 1024 + the codes' offset of 32
+  const uint ls = 4u * (qq >> 1), hs = 2u * qq;
+  const uint v0 = ((r[0] >> ls) & 0x0F0F0F0Fu) | (((r[2] >> hs) & 0x03030303u) << 4);
+  const uint v1 = ((r[1] >> ls) & 0x0F0F0F0Fu) | (((r[3] >> hs) & 0x03030303u) << 4);
+  h[0] = pack_f16vec4((bytes_biased_f16(v0) - bias) * d);
+  h[1] = pack_f16vec4((bytes_biased_f16(v1) - bias) * d);
+}
+#endif
 
 #elif defined(TYPE_IQ4_XS)
 #define QK 256u

@@ -27,6 +27,7 @@
 #extension GL_NV_cooperative_matrix : enable
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : enable
 
+#define DEQUANT_F16  // unit_decode_f16 for the pipelined loads
 #include "dequant_weights.glsl"
 
 layout(local_size_x_id = 0) in;  // WARPS_M * WARPS_N * subgroup size
@@ -44,6 +45,8 @@ layout(constant_id = 5) const uint BATCHED_LOADS = 1u;
 // 1: binding 1 holds f16 activations (shaders/to_f16.comp: x_stride and x_off in halves, both
 // multiples of 8, rows zero-padded to a multiple of 8) instead of f32 ones.
 layout(constant_id = 6) const uint X_F16 = 0u;
+// The pipelined loads decode weights in f16 (unit_decode_f16) rather than in f32 and convert.
+layout(constant_id = 7) const bool DECODE_F16 = true;
 const uint BM = WARPS_M * WMF * 16u;
 const uint BN = WARPS_N * WNF * 16u;
 #define BK 32u  // K per slice

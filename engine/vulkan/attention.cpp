@@ -68,7 +68,10 @@ uint32_t attention_suggested_splits(uint32_t max_kv_len, uint32_t n_seqs, uint32
 
 uint32_t attention_prefill_splits(uint32_t max_kv_len, uint32_t max_q_len, uint32_t n_seqs,
                                   uint32_t n_kv_heads, uint32_t gqa, uint32_t compute_units) {
-  const uint32_t tokens_per_group = gqa && kCoopMatRows % gqa == 0 ? kCoopMatRows / gqa : 16;
+  // The tensor-core kernel's tile where the GQA ratio divides it, else the scalar kernel's ~16
+  // rows (16 / gqa tokens; attention() picks the same).
+  const uint32_t tokens_per_group =
+      gqa && kCoopMatRows % gqa == 0 ? kCoopMatRows / gqa : std::max(1u, 16 / gqa);
   const uint32_t groups = std::max(1u, div_up(max_q_len, tokens_per_group) * n_seqs * n_kv_heads);
   // Four times decode's target: a prefill workgroup is four subgroups, so several fit an SM. On
   // an H100, 8B prefill 512 after 32k: 1759 tok/s unsplit, 1590 / 1973 / 2071 at 2 / 4 / 8 splits.

@@ -193,15 +193,17 @@ const CoopMatEnv& coopmat_env() {
 }
 
 // Tiles by token count: 128 tokens x 64 rows (8 subgroups, 2 x 2 fragments each) for prefill;
-// narrower token tiles for batched decode, so 9..64 tokens do not multiply padding, each subgroup
-// on one 16-row fragment. On an H100 (bench_matmul_kernels sweep_coopmat/sweep_cmtile, Q4_K
-// 14336 x 4096, bench/RESULTS.md) 128 x 64 took 706 us at 512 tokens against 844 for 128 x 128
-// (whose 172 registers per invocation leave one workgroup per SM), and 64 x 128 on 8 subgroups of
-// one fragment each 136 us at 64 tokens against 177 for 4 subgroups of two.
+// narrower token tiles for batched decode, so 9..64 tokens do not multiply padding: 64 rows on
+// four subgroups of one 16-row fragment each. On an H100 (bench_matmul_kernels
+// sweep_coopmat/sweep_cmtile, Q4_K 14336 x 4096, bench/RESULTS.md) 128 x 64 took 706 us at 512
+// tokens against 844 for 128 x 128 (whose 172 registers per invocation leave one workgroup per
+// SM). With the pipelined loads, 64-row decode tiles beat 128-row ones of eight subgroups end to
+// end (tenth session: 8B Q4_K_M at 32 sequences +5%, at 64 +4%; 1B at 64 +10%); 32-row tiles
+// and two-subgroup workgroups lost.
 CoopMatTile coopmat_tile(const MatmulTuning& t, uint32_t batch, bool x_f16) {
   CoopMatTile tile = batch > 64   ? CoopMatTile{4, 2, 2, 2}
-                     : batch > 32 ? CoopMatTile{1, 8, 4, 1}
-                     : batch > 16 ? CoopMatTile{1, 8, 2, 1}
+                     : batch > 32 ? CoopMatTile{1, 4, 4, 1}
+                     : batch > 16 ? CoopMatTile{1, 4, 2, 1}
                                   : CoopMatTile{1, 4, 1, 1};
   const CoopMatEnv& env = coopmat_env();
   if (batch > 64 && env.prefill) tile = *env.prefill;
@@ -268,11 +270,12 @@ MatmulKernels::MatmulKernels(PipelineCache& pipelines, const MatmulTuning& tunin
   coopmat_enabled_ =
       tuning_.coopmat == CoopMat::Auto && caps.nv_f16_mma_16() && !env_off("VKLLM_COOPMAT");
   if (tuning_.cm_split_per_cu >= 0) {
-    split_per_cu_ = static_cast<uint32_t>(tuning_.cm_split_per_cu);
+    split_per_cu_ = split_per_cu_prefill_ = static_cast<uint32_t>(tuning_.cm_split_per_cu);
   } else if (const char* v = std::getenv("VKLLM_COOPMAT_SPLIT"); v && *v) {
-    split_per_cu_ = static_cast<uint32_t>(std::strtoul(v, nullptr, 10));
+    split_per_cu_ = split_per_cu_prefill_ = static_cast<uint32_t>(std::strtoul(v, nullptr, 10));
   } else {
-    split_per_cu_ = 4;
+    split_per_cu_ = 8;
+    split_per_cu_prefill_ = 4;
   }
   if (tuning_.cm_split_min_slices) {
     split_min_slices_ = tuning_.cm_split_min_slices;
@@ -283,6 +286,10 @@ MatmulKernels::MatmulKernels(PipelineCache& pipelines, const MatmulTuning& tunin
   // batched slice loads (with f32 activations their registers cost more than the batching gains).
   x_f16_enabled_ =
       tuning_.cm_x_f16 >= 0 ? tuning_.cm_x_f16 != 0 : env_u32("VKLLM_COOPMAT_XF16", 1) != 0;
+  // Weights decoded in f16 arithmetic by the pipelined loads (VKLLM_COOPMAT_DECODE_F16=0: in f32,
+  // then converted).
+  decode_f16_ = tuning_.cm_decode_f16 >= 0 ? tuning_.cm_decode_f16 != 0
+                                           : !env_off("VKLLM_COOPMAT_DECODE_F16");
   if (coopmat_enabled_) {
     for (uint32_t batch : {1u, 17u, 33u, 65u}) {
       const CoopMatTile tile = coopmat_tile(tuning_, batch, x_f16_enabled_);
@@ -324,13 +331,16 @@ bool MatmulKernels::coopmat(TensorType type) const {
 
 // Splits of K for an output of `tiles` workgroups. A workgroup's walk along K is bound by the
 // latency of its slice loads, so at 16..64 tokens, where a 14336-row product has 112 tiles and a
-// 4096-row one 32, the GPU idled: on an H100 splitting to ~4 workgroups per SM halves an 8B
-// Q4_K_M decode step at 64 sequences (bench/RESULTS.md; 8 per SM is within 6% either way).
-uint32_t MatmulKernels::coopmat_splits(uint32_t tiles, uint32_t cols) const {
+// 4096-row one 32, the GPU idled: on an H100 splitting to ~4 workgroups per SM halved an 8B
+// Q4_K_M decode step at 64 sequences (bench/RESULTS.md). With the 64-row decode tiles of four
+// subgroups, 8 per SM did better than 4 at 32 sequences (8B Q4_K_M +2-7%; 64: within noise) and
+// worse in prefill's small products (8B prefill 512 -3%), which keep 4.
+uint32_t MatmulKernels::coopmat_splits(uint32_t tiles, uint32_t cols, uint32_t batch) const {
   const uint32_t slices = div_up(cols, kCoopSliceK);
   if (tuning_.cm_splits) return std::min(tuning_.cm_splits, slices);
   const DeviceCapabilities& caps = pipelines_.device().caps();
-  const uint32_t target = split_per_cu_ * (caps.compute_units ? caps.compute_units : 16);
+  const uint32_t per_cu = batch > 64 ? split_per_cu_prefill_ : split_per_cu_;
+  const uint32_t target = per_cu * (caps.compute_units ? caps.compute_units : 16);
   if (uint64_t{tiles} * 2 > target) return 1;
   return std::max(1u, std::min(div_up(target, tiles), slices / split_min_slices_));
 }
@@ -508,12 +518,13 @@ void MatmulKernels::record_matmul(CommandRecorder& rec, const MatmulArgs& args) 
   const DeviceCapabilities& caps = pipelines_.device().caps();
   if (coopmat(args.type)) {
     const CoopMatTile tile = coopmat_tile(tuning_, args.batch, x_f16_enabled_);
-    const Pipeline& pipeline = pipelines_.get(
-        {.shader = std::string("matmul_coopmat_") + kt.name,
-         .num_buffers = 4,
-         .push_constant_bytes = sizeof(CoopPush),
-         .spec = {tile.warps_m * tile.warps_n * caps.subgroup_size, tile.warps_m, tile.warps_n,
-                  tile.frags_m, tile.frags_n, tile.batched_loads, x_f16_enabled_ ? 1u : 0u}});
+    const Pipeline& pipeline =
+        pipelines_.get({.shader = std::string("matmul_coopmat_") + kt.name,
+                        .num_buffers = 4,
+                        .push_constant_bytes = sizeof(CoopPush),
+                        .spec = {tile.warps_m * tile.warps_n * caps.subgroup_size, tile.warps_m,
+                                 tile.warps_n, tile.frags_m, tile.frags_n, tile.batched_loads,
+                                 x_f16_enabled_ ? 1u : 0u, decode_f16_ ? 1u : 0u}});
     const uint32_t gx = div_up(args.rows, tile.rows());
     const uint32_t gy = div_up(args.batch, tile.tokens());
     if (gx > caps.max_workgroup_count[0] || gy > caps.max_workgroup_count[1])
@@ -532,7 +543,7 @@ void MatmulKernels::record_matmul(CommandRecorder& rec, const MatmulArgs& args) 
     // cooperative stores need (the slice offset is at least 16-byte aligned on every device).
     Push& base = push.base;
     if (base.y_stride % 4 == 0 && base.y_off % 4 == 0 && args.y.offset % 16 == 0) base.flags |= 2u;
-    const uint32_t want = coopmat_splits(gx * gy, args.cols);
+    const uint32_t want = coopmat_splits(gx * gy, args.cols, args.batch);
     if (want <= 1) {
       // Binding 3 (the partials) is unused: y stands in for it.
       rec.dispatch(pipeline, {args.weights, x, args.y, args.y}, push, Groups{gx, gy, 1});

@@ -108,11 +108,14 @@ struct MatmulTuning {
   int32_t cm_x_f16 = -1;
   // Tensor-core split-K: where the output tiles number fewer than half of this many workgroups
   // per compute unit, K is split so that the grid reaches about that many. -1: VKLLM_COOPMAT_SPLIT
-  // or 4; 0: never (one workgroup walks the whole K of its tile).
+  // or 8 up to 64 tokens and 4 above; 0: never (one workgroup walks the whole K of its tile).
   int32_t cm_split_per_cu = -1;
   // Fewest 32-wide K slices a split walks (0: VKLLM_COOPMAT_SPLIT_MIN or 8): shorter splits
   // spend more on writing and summing partials than they gain in parallelism.
   uint32_t cm_split_min_slices = 0;
+  // Tensor-core GEMM with pipelined loads: decode the weights in f16 arithmetic straight into the
+  // f16 tiles (-1: unless VKLLM_COOPMAT_DECODE_F16=0|off; 0 no: in f32, then converted; 1 yes).
+  int32_t cm_decode_f16 = -1;
   // Exactly this many K splits (at most one per 32-wide K slice) whatever the grid; 0: the rule
   // above.
   uint32_t cm_splits = 0;
@@ -237,7 +240,8 @@ class MatmulKernels {
   MatmulTuning tuning_;
   bool int8_dot_enabled_ = false;
   bool coopmat_enabled_ = false;
-  uint32_t split_per_cu_ = 0, split_min_slices_ = 8;
+  // Split-K targets in workgroups per compute unit: up to 64 tokens (batched decode), and above.
+  uint32_t split_per_cu_ = 0, split_per_cu_prefill_ = 0, split_min_slices_ = 8;
   // Scratch that a product writes and then reads after a barrier: two halves of the last buffer
   // taken in turn, so that a product recorded right after another (no barrier between them)
   // cannot overwrite what the first still reads. Earlier, smaller buffers stay alive because
@@ -256,8 +260,9 @@ class MatmulKernels {
   AlternatingScratch split_parts_{"split-K partials"};
   AlternatingScratch x_f16_{"f16 activations"};
   bool x_f16_enabled_ = false;
+  bool decode_f16_ = true;
 
-  uint32_t coopmat_splits(uint32_t tiles, uint32_t cols) const;
+  uint32_t coopmat_splits(uint32_t tiles, uint32_t cols, uint32_t batch) const;
   // args.x as f16 rows of `stride` halves into `out` (shaders/to_f16.comp); no barrier added.
   void record_to_f16(CommandRecorder& rec, const MatmulArgs& args, uint32_t stride,
                      BufferSlice out);

@@ -218,6 +218,9 @@ TEST(PagedAttention, PrefillSplitsFollowTheGridAndTheContext) {
   EXPECT_EQ(ops::attention_prefill_splits(2047, 512, 1, 8, 4, 132), 1u);   // short context
   EXPECT_EQ(ops::attention_prefill_splits(33280, 512, 8, 8, 4, 132), 1u);  // a full grid
   EXPECT_EQ(ops::attention_prefill_splits(1u << 20, 16, 1, 1, 1, 132), ops::kAttentionMaxSplits);
+  // GQA 3 does not divide the tensor-core tile: the scalar kernel's 5 tokens a workgroup, so 824
+  // workgroups already and 2 splits (16 tokens a workgroup would have made it 8).
+  EXPECT_EQ(ops::attention_prefill_splits(33280, 512, 1, 8, 3, 132), 2u);
 }
 
 TEST(PagedAttention, LargerBlockSizes) {

@@ -50,7 +50,7 @@ TEST_P(MatmulCoopMat, MatchesReferenceForTokenCounts) {
   std::mt19937& rng = seeded.gen();
   const std::vector<uint32_t> cols = test_cols(type);
   // Token counts reach every tile choice (<= 16, <= 32, <= 64, > 64 tokens) with partial token
-  // tiles and fragments; rows 96/200/130 leave partial 128-row tiles and 16-row fragments, 256
+  // tiles and fragments; rows 96/200/130 leave partial 64-row tiles and 16-row fragments, 256
   // whole ones (the direct fragment stores).
   const Shape shapes[] = {{96, cols[0], 1},   {200, cols[1], 9},  {256, cols[0], 16},
                           {130, cols[1], 33}, {256, cols[1], 64}, {200, cols[0], 130},
@@ -84,6 +84,7 @@ TEST_P(MatmulCoopMatTiles, TileShapesStridesAndAccumulation) {
       {.cm_batched_loads = 1, .cm_x_f16 = 0},  // and batched
       {.cm_batched_loads = 0, .cm_x_f16 = 1},
       {.cm_batched_loads = 2},  // software-pipelined where the type has split decoders
+      {.cm_batched_loads = 2, .cm_decode_f16 = 0},  // ... decoding in f32, then converting
       {.cm_warps_m = 1, .cm_warps_n = 8, .cm_frags_m = 4, .cm_frags_n = 1, .cm_batched_loads = 2},
       {.cm_warps_m = 2, .cm_warps_n = 2, .cm_frags_m = 2, .cm_frags_n = 4, .cm_x_f16 = 0}};
   for (const vk::MatmulTuning& tile : tiles) {
