@@ -168,6 +168,21 @@ int register_all() {
                    false,
                    {.q8_threads = threads, .q8_rows = rows},
                    true});
+  // The float-activation matvec on a Llama-3.2-1B F16 model's shapes (gate|up, down, LM head):
+  // threads x rows per workgroup, at one and eight vectors.
+  for (Shape sh : {Shape{16384, 2048}, Shape{2048, 8192}, Shape{128256, 2048}})
+    for (uint32_t batch : {1u, 8u})
+      for (uint32_t threads : {32u, 64u, 128u, 256u})
+        for (uint32_t rows : {1u, 2u, 4u, 8u})
+          add("sweep_matvec_f16/" + std::to_string(sh.rows) + "x" + std::to_string(sh.cols) + "/b" +
+                  std::to_string(batch) + "/t" + std::to_string(threads) + "_r" +
+                  std::to_string(rows),
+              {TensorType::F16,
+               sh.rows,
+               sh.cols,
+               batch,
+               false,
+               {.matvec_threads = threads, .matvec_rows = rows}});
   // The tensor-core GEMM (default where the device has it; "matmul/" above) against the portable
   // one, at prefill and at batched-decode token counts, and its tile shapes.
   for (TensorType t : {TensorType::Q4_K, TensorType::Q6_K, TensorType::Q8_0, TensorType::F16}) {

@@ -484,8 +484,16 @@ void MatmulKernels::record_matvec_float(CommandRecorder& rec, const MatmulArgs& 
   const bool heavy_decode = args.type == TensorType::Q6_K || args.type == TensorType::Q3_K;
   uint32_t threads = 128, rows_per_group = 4;
   if (float_weights) {
-    threads = ncols == 1 ? 64 : 32;
+    // About 256k invocations in flight: on an H100 (bench_matmul_kernels sweep_matvec_f16, 1B
+    // F16 shapes) a 2048 x 8192 product read 1539 GB/s with 64 threads a workgroup and 2181 with
+    // 256 (8 vectors: 568 -> 1286), while 16384 x 2048 and the 128256-row LM head stay best at
+    // 32-64 threads. CPU devices (lavapipe) keep 64 / 32.
     rows_per_group = ncols == 1 ? 4 : 2;
+    threads =
+        caps.is_cpu()
+            ? (ncols == 1 ? 64u : 32u)
+            : std::clamp(std::bit_floor(std::max(1u, (1u << 18) * rows_per_group / args.rows)), 32u,
+                         256u);
   } else if (heavy_decode) {
     rows_per_group = 2;
   }
