@@ -408,12 +408,13 @@ void MatmulKernels::record_matvec_q8(CommandRecorder& rec, const MatmulArgs& arg
                                 std::to_string(q8_activation_bytes(args.cols, args.batch)) +
                                 " bytes of q8 activations the shape reads");
   // One 32-weight group per thread and step. Measured on an H100 (bench_matmul_kernels
-  // sweep_mmvq, 8B shapes): one vector takes one row per workgroup, 64 threads up to 4096 wide
-  // (two groups each) and 128 beyond, 5-12% faster than 4 rows of 128 threads; several vectors
-  // share each weight decode over 2 rows. Rows only 2048 wide (1B: 64 groups) take two rows a
-  // workgroup at one vector (Q4_K/Q6_K 6-11% faster) and never more threads than groups (8
-  // vectors: 128 -> 64 threads, 27-31% faster).
-  uint32_t threads = ncols == 1 && args.cols <= 4096 ? 64 : 128;
+  // sweep_mmvq): one vector takes one row per workgroup on 8B shapes, 64 threads up to 4096 wide
+  // (two groups each) and 128 beyond, 5-12% faster than 4 rows of 128 threads, and two rows on
+  // 2048-wide ones (1B: Q4_K/Q6_K 6-11% faster). Several vectors share each weight decode over 2
+  // rows, with 64 threads up to 8192 wide (against 128: 3-9% faster at 4096, 10% at 8192, 27-31%
+  // at 2048, where 128 left half of them idle) and 128 beyond (14336: 128 best). Never more
+  // threads than 32-weight groups.
+  uint32_t threads = args.cols <= (ncols == 1 ? 4096u : 8192u) ? 64 : 128;
   uint32_t rows_per_group = ncols == 1 ? (args.cols <= 2048 ? 2 : 1) : 2;
   threads = std::max(32u, std::min(threads, std::bit_floor(args.cols / 32)));
   if (tuning_.q8_threads) threads = tuning_.q8_threads;
