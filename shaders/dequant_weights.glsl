@@ -299,7 +299,8 @@ void unit_raw(uint off, uint u, out uint r[RAW_WORDS]) {
   r[7] = qh.y;
 #endif
 }
-void unit_decode(uint off, uint u, uint r[RAW_WORDS], out vec4 w[UNIT / 4]) {
+// Unit u's scale and min (d * sc, dmin * mn) and its 8 codes, as the bytes of q[0] and q[1].
+vec2 kquant_unit(uint u, uint r[RAW_WORDS], out uint q[2]) {
   const uint g = u >> 2;  // group 0..7: nibble plane g & 1 of qs[32 (g / 2) ..]
   const uint k = 8u * (g & 3u);
   uint sc, mn;
@@ -310,43 +311,31 @@ void unit_decode(uint off, uint u, uint r[RAW_WORDS], out vec4 w[UNIT / 4]) {
     sc = ((r[3] >> k) & 15u) | ((((r[1] >> k) >> 6) & 3u) << 4);
     mn = (((r[3] >> k) >> 4) & 15u) | ((((r[2] >> k) >> 6) & 3u) << 4);
   }
-  const vec2 dm = unpackHalf2x16(r[0]);
-  const float d = dm.x * float(sc), m = dm.y * float(mn);
   const uint shift = 4u * (g & 1u);
-  uint v0 = (r[4] >> shift) & 0x0F0F0F0Fu;
-  uint v1 = (r[5] >> shift) & 0x0F0F0F0Fu;
+  q[0] = (r[4] >> shift) & 0x0F0F0F0Fu;
+  q[1] = (r[5] >> shift) & 0x0F0F0F0Fu;
 #if defined(TYPE_Q5_K)
-  v0 |= ((r[6] >> g) & 0x01010101u) << 4;
-  v1 |= ((r[7] >> g) & 0x01010101u) << 4;
+  q[0] |= ((r[6] >> g) & 0x01010101u) << 4;
+  q[1] |= ((r[7] >> g) & 0x01010101u) << 4;
 #endif
-  w[0] = d * bytes_f(v0) - m;
-  w[1] = d * bytes_f(v1) - m;
+  const vec2 dm = unpackHalf2x16(r[0]);
+  return vec2(dm.x * float(sc), dm.y * float(mn));
+}
+void unit_decode(uint off, uint u, uint r[RAW_WORDS], out vec4 w[UNIT / 4]) {
+  uint q[2];
+  const vec2 dm = kquant_unit(u, r, q);
+  w[0] = dm.x * bytes_f(q[0]) - dm.y;
+  w[1] = dm.x * bytes_f(q[1]) - dm.y;
 }
 #ifdef DEQUANT_F16
 void unit_decode_f16(uint off, uint u, uint r[RAW_WORDS], out uvec2 h[UNIT / 4]) {
-  const uint g = u >> 2;
-  const uint k = 8u * (g & 3u);
-  uint sc, mn;
-  if (g < 4u) {
-    sc = (r[1] >> k) & 63u;
-    mn = (r[2] >> k) & 63u;
-  } else {
-    sc = ((r[3] >> k) & 15u) | ((((r[1] >> k) >> 6) & 3u) << 4);
-    mn = (((r[3] >> k) >> 4) & 15u) | ((((r[2] >> k) >> 6) & 3u) << 4);
-  }
-  const vec2 dm = unpackHalf2x16(r[0]);
-  const f16vec4 d = f16vec4(to_f16_clamped(dm.x * float(sc)));
-  const f16vec4 m = f16vec4(-to_f16_clamped(dm.y * float(mn)));
+  uint q[2];
+  const vec2 dm = kquant_unit(u, r, q);
+  const f16vec4 d = f16vec4(to_f16_clamped(dm.x));
+  const f16vec4 m = f16vec4(-to_f16_clamped(dm.y));
   const f16vec4 bias = f16vec4(float16_t(1024.0));
-  const uint shift = 4u * (g & 1u);
-  uint v0 = (r[4] >> shift) & 0x0F0F0F0Fu;
-  uint v1 = (r[5] >> shift) & 0x0F0F0F0Fu;
-#if defined(TYPE_Q5_K)
-  v0 |= ((r[6] >> g) & 0x01010101u) << 4;
-  v1 |= ((r[7] >> g) & 0x01010101u) << 4;
-#endif
-  h[0] = pack_f16vec4(fma(bytes_biased_f16(v0) - bias, d, m));
-  h[1] = pack_f16vec4(fma(bytes_biased_f16(v1) - bias, d, m));
+  h[0] = pack_f16vec4(fma(bytes_biased_f16(q[0]) - bias, d, m));
+  h[1] = pack_f16vec4(fma(bytes_biased_f16(q[1]) - bias, d, m));
 }
 #endif
 
