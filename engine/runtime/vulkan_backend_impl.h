@@ -1,0 +1,175 @@
+// The Vulkan StepBackend (make_vulkan_backend in vulkan_backend.h is its interface), declared
+// here for the files that define it: vulkan_backend.cpp (graph and encoder operations, the
+// Runner's side) and vulkan_backend_products.cpp (the weight products, the q8 copies of their
+// inputs and their fused decode epilogues). Internal to engine/runtime.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/runtime/model.h"
+#include "engine/runtime/runner.h"
+#include "engine/runtime/step_backend.h"
+#include "engine/runtime/vulkan_step_buffers.h"
+#include "engine/vulkan/matmul_ops.h"
+#include "engine/vulkan/ops.h"
+
+namespace vkllm::runtime::detail {
+
+class VulkanBackend final : public StepBackend {
+ public:
+  VulkanBackend(const Model& model, RunnerOptions& o);
+
+  // ---- Graph operations.
+
+  void embed(WeightRef table, Rows out, uint32_t n_tokens, float scale) override;
+
+  // The norms feeding decode products write their q8 copy too (no quantize dispatch).
+  void rms_norm(Rows x, WeightRef w, Rows y, uint32_t n, uint32_t rows,
+                std::span<const WeightRef> feeds) override;
+
+  // The decode kernel (in passes of up to 8 vectors) for small batches, the tiled GEMM above
+  // opt.matvec_max_batch tokens; int8-dot decode kernels read x's q8 copy, made here unless the
+  // norm or activation that wrote x made it.
+  void products(Rows x, uint32_t n, std::span<const ProductOut> outs) override;
+
+  // With opt.fused_norm, at batch 1 the norm runs in the product's last workgroup
+  // (MatmulKernels::record_matvec_norm): one dispatch and barrier fewer per residual product.
+  // Not at larger batches: the last workgroup normalizes the vectors one after another.
+  void products_then_norm(Rows in, uint32_t n, const ProductOut& out,
+                          const NormAfter& norm) override;
+
+  // With opt.fused_glu, decode's gate|up product writes act(gate) * up and its q8 blocks
+  // itself (MatmulKernels::record_matvec_glu): the GLU's dispatch and barrier go away.
+  void products_then_glu(Rows x, uint32_t n, std::span<const ProductOut> outs,
+                         const GluAfter& glu) override;
+
+  // With opt.fused_rope_kv, decode's Q|K|V products (stacked, or Q, K and V apart; int8-dot or
+  // float-activation matvecs) rotate Q and K and write K and V into the cache themselves
+  // (MatmulKernels::record_matvec_rope_kv): the RoPE/KV-write dispatches and their barrier go
+  // away.
+  void products_then_rope_kv(Rows x, uint32_t n, std::span<const ProductOut> outs,
+                             const RopeKvAfter& r) override;
+
+  void add_bias(WeightRef bias, Rows x, uint32_t n, uint32_t rows) override;
+  void add(Rows a, Rows b, Rows out, uint64_t n) override;
+  void rope(const RopeSpec& rope, Rows x, uint32_t n_heads) override;
+  void write_kv(uint32_t layer, bool value, const RopeSpec* rope, Rows src) override;
+  void attention(const AttentionSpec& s) override;
+
+  // With a q8 copy for the products that read `out` next (FFN down).
+  void glu(GluAct act, Rows gate, Rows up, Rows out, uint32_t n, uint32_t rows,
+           std::span<const WeightRef> feeds) override;
+
+  void select_rows(Rows from, Rows to, uint32_t n, uint32_t n_sel) override;
+  void softcap(Rows x, uint64_t n, float cap) override;
+  void argmax(Rows logits, uint32_t n, uint32_t rows) override;
+
+  void barrier() override { rec_.barrier(); }
+
+  void begin_layer(uint32_t layer) override;
+
+  // The device starts on the first layers while the host records the rest, in about step_parts
+  // parts.
+  void end_layer(uint32_t layer) override;
+
+  void mark(const char* phase) override {
+    if (marking_) rec_.timestamp(phase);
+  }
+  void timestamp(const char* phase) override { rec_.timestamp(phase); }
+
+  // ---- Encoder operations.
+
+  bool has(WeightRef w) const override { return find(w) != nullptr; }
+
+  void embed_positions(WeightRef table, Rows out, uint32_t n_tokens) override;
+
+  // The row id goes into an upload buffer slot of its own (the step's rows are few).
+  void embed_row(WeightRef table, uint32_t row, Rows out) override;
+  void add_row(Rows row, Rows x, uint32_t n, uint32_t rows) override;
+  void layer_norm(Rows x, WeightRef w, WeightRef b, Rows y, uint32_t n, uint32_t rows) override;
+  void gelu(Rows x, Rows out, uint64_t n) override;
+  void tanh(Rows x, Rows out, uint64_t n) override;
+  void pool(PoolMode mode, Rows x, uint32_t n, Rows out) override;
+  void copy(Rows from, Rows to, uint64_t n) override;
+
+  // ---- The Runner's side.
+
+  uint32_t max_batch_tokens() const override { return opt_.max_batch_tokens; }
+  uint32_t max_logits_rows() const override { return mem_.max_rows; }
+  const kv::KvLayout& kv_layout() const override { return mem_.layout; }
+  uint64_t kv_bytes() const override { return mem_.kv_arena->capacity(); }
+  uint64_t activation_bytes() const override { return mem_.act_bytes; }
+  uint32_t* token_ids() override { return reinterpret_cast<uint32_t*>(mem_.ids_in.mapped()); }
+  uint32_t* selected_rows() override { return reinterpret_cast<uint32_t*>(mem_.sel_in.mapped()); }
+
+  void begin_step(const kv::BatchMeta& meta) override;
+  void end_step(const StepOutputs& out, uint32_t R) override;
+
+  const float* logits() const override {
+    return reinterpret_cast<const float*>(mem_.readback.mapped());
+  }
+  const uint32_t* greedy() const override {
+    return reinterpret_cast<const uint32_t*>(mem_.readback.mapped() + mem_.greedy_at());
+  }
+  const float* hidden() const override {
+    return reinterpret_cast<const float*>(mem_.readback.mapped());
+  }
+
+  // Walks the dry steps with a dry CommandRecorder, collecting the pipelines they ask for, then
+  // builds them on worker threads and saves the device's pipeline cache.
+  size_t warm_up(const std::function<void()>& dry_steps) override;
+  std::vector<std::pair<std::string, double>> timings() const override;
+
+ private:
+  // Which activation a q8 buffer (xq or xq_ffn) holds a copy of (rows of the width its products
+  // read).
+  struct Q8Copy {
+    Act act;
+    uint32_t rows;
+    vk::BufferSlice q8;
+  };
+
+  const DeviceTensor* find(WeightRef w) const {
+    return w.w == model::Weight::Output ? &m_.output() : m_.find(w.w, w.layer);
+  }
+  const DeviceTensor& get(WeightRef w) const {
+    return w.w == model::Weight::Output ? m_.output() : m_.get(w.w, w.layer);
+  }
+
+  // The q8 copy of x (n rows of cols) for int8-dot products, quantized here unless the kernel
+  // that wrote x made it.
+  vk::BufferSlice q8_input(Rows x, uint32_t cols, uint32_t n);
+
+  // Whether decode products of these weights read `in` (n rows of cols) as q8 blocks.
+  bool wants_q8(std::span<const WeightRef> weights, uint32_t cols, uint32_t n) const;
+  vk::ops::RopeParams rope_params(const RopeSpec& r) const;
+
+  // An activation was overwritten: a q8 copy of it is stale.
+  void wrote(Act a) {
+    if (q8_of_ && q8_of_->act == a) q8_of_.reset();
+  }
+
+  vk::Context& ctx_;
+  const Model& m_;
+  const model::ModelSpec& spec_;
+  // First in, last out: the step's memory outlives the recorder whose commands use it.
+  VulkanStepBuffers mem_;
+  const RunnerOptions& opt_;  // with the limits mem_ lowered
+  vk::MatmulKernels matmul_;
+  vk::CommandRecorder rec_;
+  uint32_t compute_units_ = 8;
+  bool marking_ = false;    // recording the profiled layer
+  uint32_t n_row_ids_ = 0;  // embed_row's ids in this step
+  // The step's batch.
+  vk::ops::BatchInfo batch_;
+  uint32_t max_q_len_ = 0, max_kv_len_ = 0;
+  std::optional<Q8Copy> q8_of_;
+};
+
+}  // namespace vkllm::runtime::detail

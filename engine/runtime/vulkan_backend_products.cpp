@@ -1,0 +1,223 @@
+// The Vulkan backend's weight products: the decode kernel or the GEMM per product, the q8 copies
+// of their inputs (written by the norm or activation before them where it can, else quantized
+// here), and the decode epilogues fused into them (norm, GLU, RoPE with the KV write).
+#include <algorithm>
+#include <stdexcept>
+
+#include "engine/runtime/vulkan_backend_impl.h"
+#include "engine/runtime/weight_ops.h"
+
+namespace vkllm::runtime::detail {
+
+void VulkanBackend::rms_norm(Rows x, WeightRef w, Rows y, uint32_t n, uint32_t rows,
+                             std::span<const WeightRef> feeds) {
+  const bool q8 = wants_q8(feeds, n, rows);
+  vk::ops::RmsNormArgs a;
+  a.q8 = q8 ? mem_.xq : vk::BufferSlice{};
+  a.x = mem_.slice(x);
+  a.weight = get(w).data;
+  a.y = mem_.slice(y);
+  a.n = n;
+  a.n_rows = rows;
+  a.x_stride = x.stride;
+  a.y_stride = y.stride;
+  a.eps = spec_.norm_eps;
+  vk::ops::rms_norm(rec_, ctx_.pipelines(), a);
+  wrote(y.act);
+  if (q8) q8_of_ = Q8Copy{y.act, rows, mem_.xq};
+}
+
+void VulkanBackend::products(Rows x, uint32_t n, std::span<const ProductOut> outs) {
+  WeightRef weights[4];
+  if (outs.empty() || outs.size() > 4) throw std::logic_error("products: 1 to 4 outputs");
+  const size_t n_weights = outs.size();
+  for (size_t i = 0; i < n_weights; ++i) weights[i] = outs[i].w;
+  const uint32_t cols = static_cast<uint32_t>(get(outs.front().w).cols());
+  vk::BufferSlice in_q8;
+  if (wants_q8(std::span<const WeightRef>(weights, n_weights), cols, n))
+    in_q8 = q8_input(x, cols, n);
+  for (const auto& o : outs) {
+    vk::MatmulArgs a;
+    a.x = mem_.slice(x);
+    a.x_stride = x.stride;
+    a.y = mem_.buf(o.y.act);
+    a.y_offset = o.y.off;
+    a.y_stride = o.y.stride;
+    a.batch = n;
+    a.accumulate = o.accumulate;
+    a.xq = in_q8;
+    record_product(matmul_, rec_, get(o.w), a, n <= opt_.matvec_max_batch);
+    wrote(o.y.act);
+  }
+}
+
+void VulkanBackend::products_then_norm(Rows in, uint32_t n, const ProductOut& out,
+                                       const NormAfter& norm) {
+  const DeviceTensor& w = get(out.w);
+  const uint32_t cols = static_cast<uint32_t>(w.cols()), rows = static_cast<uint32_t>(w.rows());
+  const bool fuse = opt_.fused_norm && n == 1 && out.accumulate && w.parts.size() == 1 &&
+                    out.y.act == norm.x.act && out.y.off == 0 && norm.x.off == 0 &&
+                    out.y.stride == norm.x.stride && norm.n == rows &&
+                    wants_q8(std::span(&out.w, 1), cols, n) && wants_q8(norm.feeds, rows, n) &&
+                    matmul_.can_fuse_norm(w.type, rows, n, 0, out.y.stride);
+  if (!fuse) {
+    StepBackend::products_then_norm(in, n, out, norm);
+    return;
+  }
+  vk::MatmulArgs a;
+  a.type = w.type;
+  a.weights = w.data;
+  a.x = mem_.slice(in);
+  a.x_stride = in.stride;
+  a.y = mem_.buf(out.y.act);
+  a.y_stride = out.y.stride ? out.y.stride : rows;
+  a.rows = rows;
+  a.cols = cols;
+  a.batch = n;
+  a.accumulate = true;
+  a.xq = q8_input(in, cols, n);
+  vk::NormEpilogue e;
+  e.weight = get(norm.w).data;
+  e.y = mem_.slice(norm.y);
+  e.y_stride = norm.y.stride;
+  // The norm's q8 copy overwrites the product's q8 input in place: the last workgroup writes
+  // it only after every workgroup has finished reading.
+  e.q8 = mem_.xq;
+  e.counter = mem_.norm_counter;
+  e.eps = spec_.norm_eps;
+  matmul_.record_matvec_norm(rec_, a, e);
+  wrote(out.y.act);
+  wrote(norm.y.act);
+  q8_of_ = Q8Copy{norm.y.act, n, mem_.xq};
+}
+
+void VulkanBackend::products_then_glu(Rows x, uint32_t n, std::span<const ProductOut> outs,
+                                      const GluAfter& glu) {
+  const DeviceTensor* w = outs.size() == 1 ? &get(outs[0].w) : nullptr;
+  const bool fuse =
+      w && opt_.fused_glu && n <= vk::MatmulKernels::kMaxMatvecColumns && !outs[0].accumulate &&
+      w->parts.size() == 1 && w->rows() == 2 * uint64_t{glu.n} && glu.gate.act == outs[0].y.act &&
+      glu.up.act == outs[0].y.act && glu.gate.off == 0 && glu.up.off == glu.n && glu.out.off == 0 &&
+      wants_q8(std::span(&outs[0].w, 1), static_cast<uint32_t>(w->cols()), n) &&
+      wants_q8(glu.feeds, glu.n, n) && matmul_.can_fuse_glu(w->type, glu.n, n, 0, glu.out.stride);
+  if (!fuse) {
+    StepBackend::products_then_glu(x, n, outs, glu);
+    return;
+  }
+  const auto cols = static_cast<uint32_t>(w->cols());
+  vk::MatmulArgs a;
+  a.type = w->type;
+  a.weights = w->data;
+  a.x = mem_.slice(x);
+  a.x_stride = x.stride;
+  a.y = mem_.slice(glu.out);
+  a.y_stride = glu.out.stride;
+  a.rows = glu.n;
+  a.cols = cols;
+  a.batch = n;
+  a.xq = q8_input(x, cols, n);
+  vk::GluEpilogue e;
+  e.act = glu.act == GluAct::Silu ? 0 : 1;
+  e.up_rows = glu.n;
+  e.q8 = mem_.xq_ffn;
+  e.counters = mem_.glu_counters;
+  matmul_.record_matvec_glu(rec_, a, e);
+  wrote(glu.out.act);
+  q8_of_ = Q8Copy{glu.out.act, n, mem_.xq_ffn};
+}
+
+void VulkanBackend::products_then_rope_kv(Rows x, uint32_t n, std::span<const ProductOut> outs,
+                                          const RopeKvAfter& r) {
+  const vk::ops::RopeParams rope = rope_params(r.rope);
+  const uint32_t hd = spec_.head_dim, q_rows = r.n_q_heads * hd, kv_rows = spec_.n_head_kv * hd;
+  // Where each product's rows start among Q|K|V, and the rows it must have.
+  uint32_t bases[3] = {0, q_rows, q_rows + kv_rows}, rows[3] = {q_rows, kv_rows, kv_rows};
+  const bool stacked = outs.size() == 1;
+  if (stacked) rows[0] = q_rows + 2 * kv_rows;
+  const Rows* ys[3] = {&r.q, &r.k, &r.v};
+  const auto cols = static_cast<uint32_t>(get(outs[0].w).cols());
+  bool fuse = opt_.fused_rope_kv && (stacked || outs.size() == 3) && n <= opt_.matvec_max_batch;
+  if (stacked)
+    fuse = fuse && r.q.off == 0 && r.k.off == q_rows && r.v.off == q_rows + kv_rows &&
+           r.k.act == r.q.act && r.v.act == r.q.act && r.k.stride == r.q.stride &&
+           r.v.stride == r.q.stride;
+  for (size_t i = 0; fuse && i < outs.size(); ++i) {
+    const DeviceTensor& w = get(outs[i].w);
+    fuse = !outs[i].accumulate && w.parts.size() == 1 && w.rows() == rows[i] &&
+           outs[i].y.act == ys[i]->act && (stacked || ys[i]->off == 0) &&
+           matmul_.can_fuse_rope_kv(w.type, rope);
+  }
+  if (!fuse) {
+    StepBackend::products_then_rope_kv(x, n, outs, r);
+    return;
+  }
+  // The int8-dot products read x's q8 copy, the others x itself.
+  WeightRef weights[3];
+  for (size_t i = 0; i < outs.size(); ++i) weights[i] = outs[i].w;
+  vk::BufferSlice xq;
+  if (wants_q8(std::span<const WeightRef>(weights, outs.size()), cols, n))
+    xq = q8_input(x, cols, n);
+  vk::RopeKvEpilogue e;
+  e.rope = rope;
+  e.batch = batch_;
+  e.k_cache = {mem_.k_region[r.layer], spec_.n_head_kv, opt_.block_size};
+  e.v_cache = {mem_.v_region[r.layer], spec_.n_head_kv, opt_.block_size};
+  e.q_rows = q_rows;
+  e.kv_rows = kv_rows;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const DeviceTensor& w = get(outs[i].w);
+    vk::MatmulArgs a;
+    a.type = w.type;
+    a.weights = w.data;
+    a.x = mem_.slice(x);
+    a.x_stride = x.stride;
+    a.y = mem_.buf(ys[i]->act);
+    a.y_stride = ys[i]->stride;
+    a.rows = rows[i];
+    a.cols = cols;
+    a.batch = n;
+    a.xq = xq;
+    e.row_base = bases[i];
+    matmul_.record_matvec_rope_kv(rec_, a, e);
+  }
+  wrote(r.q.act);
+}
+
+void VulkanBackend::glu(GluAct act, Rows gate, Rows up, Rows out, uint32_t n, uint32_t rows,
+                        std::span<const WeightRef> feeds) {
+  const bool q8 = wants_q8(feeds, n, rows);
+  vk::ops::GluArgs g;
+  g.n = n;
+  g.n_rows = rows;
+  g.act = act == GluAct::Silu ? vk::ops::GluActivation::Silu : vk::ops::GluActivation::GeluTanh;
+  g.gate = mem_.slice(gate);
+  g.up = mem_.slice(up);
+  g.out = mem_.slice(out);
+  g.gate_stride = gate.stride;
+  g.up_stride = up.stride;
+  g.out_stride = out.stride;
+  g.q8 = q8 ? mem_.xq : vk::BufferSlice{};
+  vk::ops::glu(rec_, ctx_.pipelines(), g);
+  wrote(out.act);
+  if (q8) q8_of_ = Q8Copy{out.act, rows, mem_.xq};
+}
+
+vk::BufferSlice VulkanBackend::q8_input(Rows x, uint32_t cols, uint32_t n) {
+  if (!q8_of_ || q8_of_->act != x.act || q8_of_->rows != n || x.off != 0) {
+    matmul_.record_quantize_q8(rec_, mem_.slice(x), cols, n, 0, mem_.xq);
+    rec_.barrier();
+    mark("quantize_q8");
+    q8_of_ = Q8Copy{x.act, n, mem_.xq};
+  }
+  return q8_of_->q8;
+}
+
+bool VulkanBackend::wants_q8(std::span<const WeightRef> weights, uint32_t cols, uint32_t n) const {
+  return n <= opt_.matvec_max_batch && cols % 32 == 0 &&
+         std::any_of(weights.begin(), weights.end(), [&](const WeightRef& w) {
+           const DeviceTensor* t = find(w);
+           return t && matmul_.int8_dot(t->type);
+         });
+}
+
+}  // namespace vkllm::runtime::detail
