@@ -92,11 +92,8 @@ std::optional<BlobInfo> BlobStore::info(const Digest& digest) const {
 }
 
 std::optional<Digest> BlobStore::digest_of_file_name(std::string_view name) {
-  constexpr std::string_view prefix = "sha256-";
   if (name.ends_with(kZstdSuffix)) name.remove_suffix(kZstdSuffix.size());
-  if (!name.starts_with(prefix)) return std::nullopt;
-  name.remove_prefix(prefix.size());
-  return Digest::try_parse("sha256:" + std::string(name));
+  return Digest::try_parse_file_name(name);
 }
 
 std::vector<BlobInfo> BlobStore::list() const {

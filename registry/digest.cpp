@@ -74,6 +74,14 @@ std::optional<Digest> Digest::try_parse(std::string_view text) noexcept {
   }
 }
 
+std::optional<Digest> Digest::try_parse_file_name(std::string_view name) noexcept {
+  try {
+    return parse_with_separator(name, "sha256-", nullptr);
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
 Digest Digest::parse_file_name(std::string_view name) {
   std::string why;
   auto digest =

@@ -23,6 +23,8 @@ class Digest {
 
   // Ollama's on-disk blob file name "sha256-<64 lowercase hex>" (also accepts the wire form).
   static Digest parse_file_name(std::string_view name);
+  // Only the file-name form, nullopt for anything else (a directory's other files).
+  static std::optional<Digest> try_parse_file_name(std::string_view name) noexcept;
 
   // From 64 lowercase hex characters without prefix (what /api/tags prints).
   static Digest from_hex(std::string_view hex);

@@ -156,5 +156,15 @@ TEST(Digest, FileNameFormIsOnlyForImports) {
   EXPECT_NO_THROW(Digest::parse_file_name("sha256:" + hex));
 }
 
+// What a blob directory's listing takes for a blob: the file-name form only.
+TEST(Digest, TryParseFileNameTakesOnlyTheFileNameForm) {
+  const std::string hex(64, 'c');
+  EXPECT_EQ(Digest::try_parse_file_name("sha256-" + hex), Digest::from_hex(hex));
+  for (const std::string& bad :
+       {"sha256:" + hex, hex, "sha256-" + hex.substr(1), "sha256-" + hex + "x",
+        "sha256-" + std::string(64, 'C'), std::string("sha256-"), std::string()})
+    EXPECT_FALSE(Digest::try_parse_file_name(bad).has_value()) << bad;
+}
+
 }  // namespace
 }  // namespace vkllm::registry
