@@ -77,8 +77,8 @@ float load_f16_a2(uint off) { return unpackHalf2x16(load_u16_a2(off)).x; }
   (repacked_group(off) + 8u * (QBYTES - 2u) + 2u * (((off) / QBYTES) & 7u))
 
 #ifdef DEQUANT_F16
-// The four bytes of v (each < 1024 as an unsigned value) as 1024 + byte in f16 (0x6400 is 1024.0
-// and f16 has 10 mantissa bits), in order: (b0, b1, b2, b3).
+// The four bytes of v as 1024 + byte in f16, in order (b0, b1, b2, b3): 0x6400 is 1024.0 and its
+// 10 mantissa bits hold any byte exactly.
 f16vec4 bytes_biased_f16(uint v) {
   const uint lo = (v & 0xFFu) | ((v & 0xFF00u) << 8);
   const uint hi = ((v >> 16) & 0xFFu) | ((v >> 8) & 0xFF0000u);
@@ -359,28 +359,29 @@ void unit_raw(uint off, uint u, out uint r[RAW_WORDS]) {
   r[4] = wq[(body + 192u + (u >> 1)) >> 2];
   r[5] = wq[repacked_scale_off(off) >> 2];
 }
-void unit_decode(uint off, uint u, uint r[RAW_WORDS], out vec4 w[UNIT / 4]) {
+// Unit u's scale (d * the sub-block's signed scale) and its 8 six-bit codes (0..63, the offset of
+// 32 not yet taken), as the bytes of q[0] and q[1].
+float q6k_unit(uint off, uint u, uint r[RAW_WORDS], out uint q[2]) {
   const uint g = u >> 2, qq = g & 3u;
   const uint sc = (r[4] >> (((u >> 1) & 3u) << 3)) & 0xFFu;  // the body is 16-byte aligned
-  const float d = shift_f16_a2(repacked_scale_off(off), r[5]) * float(int(sc << 24) >> 24);
   const uint ls = 4u * (qq >> 1), hs = 2u * qq;
-  const uint v0 = ((r[0] >> ls) & 0x0F0F0F0Fu) | (((r[2] >> hs) & 0x03030303u) << 4);
-  const uint v1 = ((r[1] >> ls) & 0x0F0F0F0Fu) | (((r[3] >> hs) & 0x03030303u) << 4);
-  w[0] = d * (bytes_f(v0) - 32.0);
-  w[1] = d * (bytes_f(v1) - 32.0);
+  q[0] = ((r[0] >> ls) & 0x0F0F0F0Fu) | (((r[2] >> hs) & 0x03030303u) << 4);
+  q[1] = ((r[1] >> ls) & 0x0F0F0F0Fu) | (((r[3] >> hs) & 0x03030303u) << 4);
+  return shift_f16_a2(repacked_scale_off(off), r[5]) * float(int(sc << 24) >> 24);
+}
+void unit_decode(uint off, uint u, uint r[RAW_WORDS], out vec4 w[UNIT / 4]) {
+  uint q[2];
+  const float d = q6k_unit(off, u, r, q);
+  w[0] = d * (bytes_f(q[0]) - 32.0);
+  w[1] = d * (bytes_f(q[1]) - 32.0);
 }
 #ifdef DEQUANT_F16
 void unit_decode_f16(uint off, uint u, uint r[RAW_WORDS], out uvec2 h[UNIT / 4]) {
-  const uint g = u >> 2, qq = g & 3u;
-  const uint sc = (r[4] >> (((u >> 1) & 3u) << 3)) & 0xFFu;
-  const f16vec4 d = f16vec4(
-      to_f16_clamped(shift_f16_a2(repacked_scale_off(off), r[5]) * float(int(sc << 24) >> 24)));
+  uint q[2];
+  const f16vec4 d = f16vec4(to_f16_clamped(q6k_unit(off, u, r, q)));
   const f16vec4 bias = f16vec4(float16_t(1056.0));  // 1024 + the codes' offset of 32
-  const uint ls = 4u * (qq >> 1), hs = 2u * qq;
-  const uint v0 = ((r[0] >> ls) & 0x0F0F0F0Fu) | (((r[2] >> hs) & 0x03030303u) << 4);
-  const uint v1 = ((r[1] >> ls) & 0x0F0F0F0Fu) | (((r[3] >> hs) & 0x03030303u) << 4);
-  h[0] = pack_f16vec4((bytes_biased_f16(v0) - bias) * d);
-  h[1] = pack_f16vec4((bytes_biased_f16(v1) - bias) * d);
+  h[0] = pack_f16vec4((bytes_biased_f16(q[0]) - bias) * d);
+  h[1] = pack_f16vec4((bytes_biased_f16(q[1]) - bias) * d);
 }
 #endif
 

@@ -160,6 +160,9 @@ uint64_t coopmat_shared_bytes(const CoopMatTile& t) {
 }
 
 constexpr uint32_t kCoopSliceK = 32;  // BK in matmul_coopmat.comp
+// Token counts up to which a product is batched decode for the tensor-core GEMM (narrow tiles, the
+// decode split-K target); above it, prefill.
+constexpr uint32_t kCoopDecodeTokens = 64;
 
 uint32_t env_u32(const char* name, uint32_t fallback) {
   const char* v = std::getenv(name);
@@ -201,13 +204,13 @@ const CoopMatEnv& coopmat_env() {
 // end (tenth session: 8B Q4_K_M at 32 sequences +5%, at 64 +4%; 1B at 64 +10%); 32-row tiles
 // and two-subgroup workgroups lost.
 CoopMatTile coopmat_tile(const MatmulTuning& t, uint32_t batch, bool x_f16) {
-  CoopMatTile tile = batch > 64   ? CoopMatTile{4, 2, 2, 2}
-                     : batch > 32 ? CoopMatTile{1, 4, 4, 1}
-                     : batch > 16 ? CoopMatTile{1, 4, 2, 1}
-                                  : CoopMatTile{1, 4, 1, 1};
+  CoopMatTile tile = batch > kCoopDecodeTokens ? CoopMatTile{4, 2, 2, 2}
+                     : batch > 32              ? CoopMatTile{1, 4, 4, 1}
+                     : batch > 16              ? CoopMatTile{1, 4, 2, 1}
+                                               : CoopMatTile{1, 4, 1, 1};
   const CoopMatEnv& env = coopmat_env();
-  if (batch > 64 && env.prefill) tile = *env.prefill;
-  if (batch > 16 && batch <= 64 && env.decode) tile = *env.decode;
+  if (batch > kCoopDecodeTokens && env.prefill) tile = *env.prefill;
+  if (batch > 16 && batch <= kCoopDecodeTokens && env.decode) tile = *env.decode;
   if (t.cm_warps_m) tile.warps_m = t.cm_warps_m;
   if (t.cm_warps_n) tile.warps_n = t.cm_warps_n;
   if (t.cm_frags_m) tile.frags_m = t.cm_frags_m;
@@ -339,7 +342,7 @@ uint32_t MatmulKernels::coopmat_splits(uint32_t tiles, uint32_t cols, uint32_t b
   const uint32_t slices = div_up(cols, kCoopSliceK);
   if (tuning_.cm_splits) return std::min(tuning_.cm_splits, slices);
   const DeviceCapabilities& caps = pipelines_.device().caps();
-  const uint32_t per_cu = batch > 64 ? split_per_cu_prefill_ : split_per_cu_;
+  const uint32_t per_cu = batch > kCoopDecodeTokens ? split_per_cu_prefill_ : split_per_cu_;
   const uint32_t target = per_cu * (caps.compute_units ? caps.compute_units : 16);
   if (uint64_t{tiles} * 2 > target) return 1;
   return std::max(1u, std::min(div_up(target, tiles), slices / split_min_slices_));
