@@ -226,3 +226,14 @@ void load_slice(uint k0, uint buf) {
   else
     load_slice_items(k0, buf);
 }
+
+// In iteration s of the walk over `slices` slices from k_begin: slice s + 1 into buffer `buf`;
+// pipelined, from the words fetched one iteration earlier, and slice s + 2's loads issued.
+void next_slice(uint k_begin, uint s, uint slices, uint buf) {
+  if (PIPELINED) {
+    if (s + 1u < slices) store_slice(k_begin + (s + 1u) * BK, buf);
+    if (s + 2u < slices) fetch_slice(k_begin + (s + 2u) * BK);
+  } else if (s + 1u < slices) {
+    load_slice(k_begin + (s + 1u) * BK, buf);
+  }
+}

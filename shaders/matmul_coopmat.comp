@@ -5,12 +5,16 @@
 //
 // A workgroup of WARPS_M x WARPS_N subgroups owns a BM (tokens) x BN (weight rows) output tile;
 // each subgroup a (WMF x 16) x (WNF x 16) block of it, as WMF x WNF 16x16 f32 accumulators.
-// Per BK = 32 slice of K the workgroup decodes the BN x BK weight tile to f16 and converts the
-// BM x BK activation tile to f16 (or copies it, with X_F16), both k-contiguous in shared memory
-// (so the weights are the column-major B operand and the activations the row-major A operand of
-// one MMA). Two shared buffers alternate: while the subgroups multiply slice t from one, they
-// decode slice t + 1 into the other, so one barrier per slice suffices and the global loads of one
-// subgroup overlap the MMAs of the others.
+// Per BK slice of K the workgroup decodes the BN x BK weight tile to f16 and converts the BM x BK
+// activation tile to f16 (or copies it, with X_F16), both k-contiguous in shared memory (so the
+// weights are the column-major B operand and the activations the row-major A operand of one MMA).
+// With two shared buffers (STAGES = 2) they alternate: while the subgroups multiply slice t from
+// one, they decode slice t + 1 into the other, so one barrier per slice suffices and the global
+// loads of one subgroup overlap the MMAs of the others. With one (STAGES = 1, half the shared
+// memory, so a wider BK fits) a slice is decoded after the last one's MMAs, between two barriers.
+//
+// BK: a walk along K is bound by the round trips of its slice loads (on an H100 the loads alone
+// took ~75% of the whole kernel's time), so a wider slice puts more bytes in flight per trip.
 //
 // Activations are clamped to the f16 range before the conversion (an overflow would turn the
 // whole output row into inf/NaN); the accumulation stays f32.
@@ -47,9 +51,10 @@ layout(constant_id = 5) const uint BATCHED_LOADS = 1u;
 layout(constant_id = 6) const uint X_F16 = 0u;
 // The pipelined loads decode weights in f16 (unit_decode_f16) rather than in f32 and convert.
 layout(constant_id = 7) const bool DECODE_F16 = true;
+layout(constant_id = 8) const uint BK = 32u;  // K per slice: 32, 64 or 128
+layout(constant_id = 9) const uint STAGES = 2u;  // shared buffers: 1 or 2
 const uint BM = WARPS_M * WMF * 16u;
 const uint BN = WARPS_N * WNF * 16u;
-#define BK 32u  // K per slice
 // Tile rows in shared memory, in uvec2 (4 halves): BK halves plus 8 of padding, which keeps every
 // fragment row 16-byte aligned (as the cooperative loads require) and spreads the 16 rows of a
 // fragment load over the banks.
@@ -84,8 +89,8 @@ layout(push_constant) uniform Params {
   uint part_stride;  // elements between the partials of consecutive splits
 } p;
 
-shared uvec2 x_sh[2u * BM * SROW];
-shared uvec2 w_sh[2u * BN * SROW];
+shared uvec2 x_sh[STAGES * BM * SROW];
+shared uvec2 w_sh[STAGES * BN * SROW];
 // One 16x16 f32 fragment per subgroup, for the output fragments that cross the matrix's edge.
 shared float c_sh[WARPS_M * WARPS_N * 256u];
 
@@ -123,15 +128,8 @@ void main() {
   }
   barrier();
   for (uint s = 0u; s < slices; ++s) {
-    const uint cur = s & 1u;
-    if (PIPELINED) {
-      // Slice s + 1 was fetched during the last iteration; slice s + 2's loads fly during this
-      // one's MMAs.
-      if (s + 1u < slices) store_slice(k_begin + (s + 1u) * BK, cur ^ 1u);
-      if (s + 2u < slices) fetch_slice(k_begin + (s + 2u) * BK);
-    } else if (s + 1u < slices) {
-      load_slice(k_begin + (s + 1u) * BK, cur ^ 1u);
-    }
+    const uint cur = STAGES == 2u ? s & 1u : 0u;
+    if (STAGES == 2u) next_slice(k_begin, s, slices, cur ^ 1u);
     [[unroll]] for (uint kk = 0u; kk < BK / 16u; ++kk) {
       fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[WMF];
       fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> b[WNF];
@@ -146,6 +144,10 @@ void main() {
           acc[i * WNF + j] = coopMatMulAddNV(a[i], b[j], acc[i * WNF + j]);
     }
     barrier();
+    if (STAGES == 1u && s + 1u < slices) {
+      next_slice(k_begin, s, slices, 0u);
+      barrier();
+    }
   }
 
   if (split) {

@@ -149,17 +149,20 @@ bool has_coopmat_kernel(TensorType type) {
 struct CoopMatTile {
   uint32_t warps_m, warps_n, frags_m, frags_n;
   uint32_t batched_loads = 1;
+  uint32_t slice_k = 32, stages = 2;  // BK and STAGES in matmul_coopmat.comp
   uint32_t tokens() const { return 16 * warps_m * frags_m; }
   uint32_t rows() const { return 16 * warps_n * frags_n; }
 };
 
-// Shared memory of matmul_coopmat.comp: two f16 slices of 32 (+8 padding) per tile row, and one
-// f32 16x16 staging fragment per subgroup.
+// Shared memory of matmul_coopmat.comp: `stages` f16 slices of slice_k (+8 padding) per tile row,
+// and one f32 16x16 staging fragment per subgroup.
 uint64_t coopmat_shared_bytes(const CoopMatTile& t) {
-  return 2ull * (t.tokens() + t.rows()) * 80 + uint64_t{t.warps_m} * t.warps_n * 1024;
+  return uint64_t{t.stages} * (t.tokens() + t.rows()) * (t.slice_k + 8) * 2 +
+         uint64_t{t.warps_m} * t.warps_n * 1024;
 }
 
-constexpr uint32_t kCoopSliceK = 32;  // BK in matmul_coopmat.comp
+// The unit in which split-K minimum lengths are counted (the kernel's original slice width).
+constexpr uint32_t kCoopSplitUnitK = 32;
 // Token counts up to which a product is batched decode for the tensor-core GEMM (narrow tiles, the
 // decode split-K target); above it, prefill.
 constexpr uint32_t kCoopDecodeTokens = 64;
@@ -172,10 +175,22 @@ uint32_t env_u32(const char* name, uint32_t fallback) {
 // Environment overrides for whole-model A/B runs, read once per process (a product is recorded
 // hundreds of times a step): VKLLM_COOPMAT_TILE (above 64 tokens) / VKLLM_COOPMAT_TILE_DECODE
 // (17..64 tokens) as "warps_m,warps_n,frags_m,frags_n", and VKLLM_COOPMAT_LOADS.
+struct CoopMatSlice {
+  uint32_t slice_k, stages;
+};
 struct CoopMatEnv {
   std::optional<CoopMatTile> prefill, decode;
   std::optional<uint32_t> loads;
+  std::optional<CoopMatSlice> prefill_slice, decode_slice;
 };
+
+// VKLLM_COOPMAT_SLICE / VKLLM_COOPMAT_SLICE_DECODE: "slice_k,stages".
+std::optional<CoopMatSlice> env_slice(const char* name) {
+  CoopMatSlice s{};
+  const char* v = std::getenv(name);
+  if (v && std::sscanf(v, "%u,%u", &s.slice_k, &s.stages) == 2) return s;
+  return std::nullopt;
+}
 
 std::optional<CoopMatTile> env_tile(const char* name) {
   CoopMatTile t{};
@@ -187,7 +202,11 @@ std::optional<CoopMatTile> env_tile(const char* name) {
 
 const CoopMatEnv& coopmat_env() {
   static const CoopMatEnv env = [] {
-    CoopMatEnv e{env_tile("VKLLM_COOPMAT_TILE"), env_tile("VKLLM_COOPMAT_TILE_DECODE"), {}};
+    CoopMatEnv e{env_tile("VKLLM_COOPMAT_TILE"),
+                 env_tile("VKLLM_COOPMAT_TILE_DECODE"),
+                 {},
+                 env_slice("VKLLM_COOPMAT_SLICE"),
+                 env_slice("VKLLM_COOPMAT_SLICE_DECODE")};
     if (const char* v = std::getenv("VKLLM_COOPMAT_LOADS"); v && *v)
       e.loads = static_cast<uint32_t>(std::strtoul(v, nullptr, 10));
     return e;
@@ -203,11 +222,19 @@ const CoopMatEnv& coopmat_env() {
 // SM). With the pipelined loads, 64-row decode tiles beat 128-row ones of eight subgroups end to
 // end (tenth session: 8B Q4_K_M at 32 sequences +5%, at 64 +4%; 1B at 64 +10%); 32-row tiles
 // and two-subgroup workgroups lost.
-CoopMatTile coopmat_tile(const MatmulTuning& t, uint32_t batch, bool x_f16) {
-  CoopMatTile tile = batch > kCoopDecodeTokens ? CoopMatTile{4, 2, 2, 2}
-                     : batch > 32              ? CoopMatTile{1, 4, 4, 1}
-                     : batch > 16              ? CoopMatTile{1, 4, 2, 1}
-                                               : CoopMatTile{1, 4, 1, 1};
+// K slices (eleventh session, H100, end to end): 64 wide in one shared buffer at 17..32 tokens
+// (32 sequences: 8B Q4_K_M +2-9%, Q8_0 +12-15%, 1B Q4_K_M +9-18%, F16 +2-20%) and, for quantized
+// weights, at 33..64 (64 sequences: 8B Q4_K_M +2-7%, Q8_0 0-4%, 1B Q4_K_M 0-9%; F16 lost 4-15%
+// and keeps 32 wide in two); Q8_0 prefill on 128 x 128 tiles of four 64 x 64 subgroups with
+// 64-wide slices (8B Q8_0 prefill 512 6970 -> 7384 tok/s; the same tile cost 8B Q4_K_M 10%).
+CoopMatTile coopmat_tile(const MatmulTuning& t, uint32_t batch, bool x_f16, TensorType type) {
+  CoopMatTile tile =
+      batch > kCoopDecodeTokens
+          ? (type == TensorType::Q8_0 ? CoopMatTile{2, 2, 4, 4, 1, 64, 1} : CoopMatTile{4, 2, 2, 2})
+      : batch > 32
+          ? (type == TensorType::F16 ? CoopMatTile{1, 4, 4, 1} : CoopMatTile{1, 4, 4, 1, 1, 64, 1})
+      : batch > 16 ? CoopMatTile{1, 4, 2, 1, 1, 64, 1}
+                   : CoopMatTile{1, 4, 1, 1};
   const CoopMatEnv& env = coopmat_env();
   if (batch > kCoopDecodeTokens && env.prefill) tile = *env.prefill;
   if (batch > 16 && batch <= kCoopDecodeTokens && env.decode) tile = *env.decode;
@@ -222,6 +249,14 @@ CoopMatTile coopmat_tile(const MatmulTuning& t, uint32_t batch, bool x_f16) {
   // against 972).
   tile.batched_loads = t.cm_batched_loads >= 0 ? static_cast<uint32_t>(t.cm_batched_loads)
                                                : env.loads.value_or(x_f16 ? 2 : 0);
+  const std::optional<CoopMatSlice>& slice =
+      batch > kCoopDecodeTokens ? env.prefill_slice : env.decode_slice;
+  if (slice) {
+    tile.slice_k = slice->slice_k;
+    tile.stages = slice->stages;
+  }
+  if (t.cm_slice_k) tile.slice_k = t.cm_slice_k;
+  if (t.cm_stages) tile.stages = t.cm_stages;
   return tile;
 }
 
@@ -294,18 +329,24 @@ MatmulKernels::MatmulKernels(PipelineCache& pipelines, const MatmulTuning& tunin
   decode_f16_ = tuning_.cm_decode_f16 >= 0 ? tuning_.cm_decode_f16 != 0
                                            : !env_off("VKLLM_COOPMAT_DECODE_F16");
   if (coopmat_enabled_) {
-    for (uint32_t batch : {1u, 17u, 33u, 65u}) {
-      const CoopMatTile tile = coopmat_tile(tuning_, batch, x_f16_enabled_);
-      const uint64_t threads = uint64_t{tile.warps_m} * tile.warps_n * caps.subgroup_size;
-      if (!tile.warps_m || !tile.warps_n || !tile.frags_m || !tile.frags_n ||
-          threads > caps.max_workgroup_invocations || threads > caps.max_workgroup_size[0])
-        throw std::invalid_argument("MatmulTuning: tensor-core tile of " + std::to_string(threads) +
-                                    " threads is empty or too large");
-      if (coopmat_shared_bytes(tile) > caps.max_shared_memory)
-        throw std::invalid_argument(
-            "MatmulTuning: tensor-core tile needs " + std::to_string(coopmat_shared_bytes(tile)) +
-            " bytes of shared memory, the device has " + std::to_string(caps.max_shared_memory));
-    }
+    for (uint32_t batch : {1u, 17u, 33u, 65u})
+      for (TensorType type : {TensorType::F16, TensorType::Q4_K, TensorType::Q8_0}) {
+        const CoopMatTile tile = coopmat_tile(tuning_, batch, x_f16_enabled_, type);
+        const uint64_t threads = uint64_t{tile.warps_m} * tile.warps_n * caps.subgroup_size;
+        if (!tile.warps_m || !tile.warps_n || !tile.frags_m || !tile.frags_n ||
+            threads > caps.max_workgroup_invocations || threads > caps.max_workgroup_size[0])
+          throw std::invalid_argument("MatmulTuning: tensor-core tile of " +
+                                      std::to_string(threads) + " threads is empty or too large");
+        if ((tile.slice_k != 32 && tile.slice_k != 64 && tile.slice_k != 128) ||
+            (tile.stages != 1 && tile.stages != 2))
+          throw std::invalid_argument(
+              "MatmulTuning: tensor-core slices of " + std::to_string(tile.slice_k) + " in " +
+              std::to_string(tile.stages) + " buffers (32, 64 or 128 in 1 or 2)");
+        if (coopmat_shared_bytes(tile) > caps.max_shared_memory)
+          throw std::invalid_argument(
+              "MatmulTuning: tensor-core tile needs " + std::to_string(coopmat_shared_bytes(tile)) +
+              " bytes of shared memory, the device has " + std::to_string(caps.max_shared_memory));
+      }
   }
   if (tuning_.q8_threads != 0 && !std::has_single_bit(tuning_.q8_threads))
     throw std::invalid_argument("MatmulTuning: q8_threads=" + std::to_string(tuning_.q8_threads) +
@@ -338,14 +379,16 @@ bool MatmulKernels::coopmat(TensorType type) const {
 // Q4_K_M decode step at 64 sequences (bench/RESULTS.md). With the 64-row decode tiles of four
 // subgroups, 8 per SM did better than 4 at 32 sequences (8B Q4_K_M +2-7%; 64: within noise) and
 // worse in prefill's small products (8B prefill 512 -3%), which keep 4.
-uint32_t MatmulKernels::coopmat_splits(uint32_t tiles, uint32_t cols, uint32_t batch) const {
-  const uint32_t slices = div_up(cols, kCoopSliceK);
+uint32_t MatmulKernels::coopmat_splits(uint32_t tiles, uint32_t cols, uint32_t batch,
+                                       uint32_t slice_k) const {
+  const uint32_t slices = div_up(cols, slice_k);
   if (tuning_.cm_splits) return std::min(tuning_.cm_splits, slices);
   const DeviceCapabilities& caps = pipelines_.device().caps();
   const uint32_t per_cu = batch > kCoopDecodeTokens ? split_per_cu_prefill_ : split_per_cu_;
   const uint32_t target = per_cu * (caps.compute_units ? caps.compute_units : 16);
   if (uint64_t{tiles} * 2 > target) return 1;
-  return std::max(1u, std::min(div_up(target, tiles), slices / split_min_slices_));
+  const uint32_t longest = std::min(slices, div_up(cols, kCoopSplitUnitK) / split_min_slices_);
+  return std::max(1u, std::min(div_up(target, tiles), longest));
 }
 
 BufferSlice MatmulKernels::AlternatingScratch::next(Device& device, uint64_t bytes) {
@@ -532,14 +575,14 @@ void MatmulKernels::record_matmul(CommandRecorder& rec, const MatmulArgs& args) 
   const KernelType kt = validate("record_matmul", args);
   const DeviceCapabilities& caps = pipelines_.device().caps();
   if (coopmat(args.type)) {
-    const CoopMatTile tile = coopmat_tile(tuning_, args.batch, x_f16_enabled_);
-    const Pipeline& pipeline =
-        pipelines_.get({.shader = std::string("matmul_coopmat_") + kt.name,
-                        .num_buffers = 4,
-                        .push_constant_bytes = sizeof(CoopPush),
-                        .spec = {tile.warps_m * tile.warps_n * caps.subgroup_size, tile.warps_m,
-                                 tile.warps_n, tile.frags_m, tile.frags_n, tile.batched_loads,
-                                 x_f16_enabled_ ? 1u : 0u, decode_f16_ ? 1u : 0u}});
+    const CoopMatTile tile = coopmat_tile(tuning_, args.batch, x_f16_enabled_, args.type);
+    const Pipeline& pipeline = pipelines_.get(
+        {.shader = std::string("matmul_coopmat_") + kt.name,
+         .num_buffers = 4,
+         .push_constant_bytes = sizeof(CoopPush),
+         .spec = {tile.warps_m * tile.warps_n * caps.subgroup_size, tile.warps_m, tile.warps_n,
+                  tile.frags_m, tile.frags_n, tile.batched_loads, x_f16_enabled_ ? 1u : 0u,
+                  decode_f16_ ? 1u : 0u, tile.slice_k, tile.stages}});
     const uint32_t gx = div_up(args.rows, tile.rows());
     const uint32_t gy = div_up(args.batch, tile.tokens());
     if (gx > caps.max_workgroup_count[0] || gy > caps.max_workgroup_count[1])
@@ -558,14 +601,14 @@ void MatmulKernels::record_matmul(CommandRecorder& rec, const MatmulArgs& args) 
     // cooperative stores need (the slice offset is at least 16-byte aligned on every device).
     Push& base = push.base;
     if (base.y_stride % 4 == 0 && base.y_off % 4 == 0 && args.y.offset % 16 == 0) base.flags |= 2u;
-    const uint32_t want = coopmat_splits(gx * gy, args.cols, args.batch);
+    const uint32_t want = coopmat_splits(gx * gy, args.cols, args.batch, tile.slice_k);
     if (want <= 1) {
       // Binding 3 (the partials) is unused: y stands in for it.
       rec.dispatch(pipeline, {args.weights, x, args.y, args.y}, push, Groups{gx, gy, 1});
       return;
     }
-    const uint32_t slices = div_up(args.cols, kCoopSliceK);
-    push.k_split = div_up(slices, want) * kCoopSliceK;
+    const uint32_t slices = div_up(args.cols, tile.slice_k);
+    push.k_split = div_up(slices, want) * tile.slice_k;
     const uint32_t splits = div_up(args.cols, push.k_split);
     if (splits > caps.max_workgroup_count[2])
       throw std::invalid_argument("record_matmul: " + std::to_string(splits) +

@@ -116,9 +116,11 @@ struct MatmulTuning {
   // Tensor-core GEMM with pipelined loads: decode the weights in f16 arithmetic straight into the
   // f16 tiles (-1: unless VKLLM_COOPMAT_DECODE_F16=0|off; 0 no: in f32, then converted; 1 yes).
   int32_t cm_decode_f16 = -1;
-  // Exactly this many K splits (at most one per 32-wide K slice) whatever the grid; 0: the rule
-  // above.
+  // Exactly this many K splits (at most one per K slice) whatever the grid; 0: the rule above.
   uint32_t cm_splits = 0;
+  // Tensor-core GEMM: K per slice (32, 64 or 128) and shared buffers per tile (1 or 2); 0:
+  // VKLLM_COOPMAT_BK / VKLLM_COOPMAT_STAGES or the defaults.
+  uint32_t cm_slice_k = 0, cm_stages = 0;
 };
 
 // The RMSNorm that record_matvec_norm fuses after its product: y_norm = y / rms(y) * weight for
@@ -262,7 +264,7 @@ class MatmulKernels {
   bool x_f16_enabled_ = false;
   bool decode_f16_ = true;
 
-  uint32_t coopmat_splits(uint32_t tiles, uint32_t cols, uint32_t batch) const;
+  uint32_t coopmat_splits(uint32_t tiles, uint32_t cols, uint32_t batch, uint32_t slice_k) const;
   // args.x as f16 rows of `stride` halves into `out` (shaders/to_f16.comp); no barrier added.
   void record_to_f16(CommandRecorder& rec, const MatmulArgs& args, uint32_t stride,
                      BufferSlice out);

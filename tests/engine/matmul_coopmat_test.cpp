@@ -49,12 +49,12 @@ TEST_P(MatmulCoopMat, MatchesReferenceForTokenCounts) {
   test::SeededRng seeded;  // prints its seed with any failure
   std::mt19937& rng = seeded.gen();
   const std::vector<uint32_t> cols = test_cols(type);
-  // Token counts reach every tile choice (<= 16, <= 32, <= 64, > 64 tokens) with partial token
-  // tiles and fragments; rows 96/200/130 leave partial 64-row tiles and 16-row fragments, 256
-  // whole ones (the direct fragment stores).
-  const Shape shapes[] = {{96, cols[0], 1},   {200, cols[1], 9},  {256, cols[0], 16},
-                          {130, cols[1], 33}, {256, cols[1], 64}, {200, cols[0], 130},
-                          {256, cols[1], 256}};
+  // Token counts reach every tile choice (<= 16, <= 32, <= 64, > 64 tokens; Q8_0's own prefill
+  // tile) and slice width with partial token tiles and fragments; rows 96/200/130 leave partial
+  // 64-row tiles and 16-row fragments, 256 whole ones (the direct fragment stores).
+  const Shape shapes[] = {{96, cols[0], 1},    {200, cols[1], 9},  {256, cols[0], 16},
+                          {200, cols[0], 24},  {130, cols[1], 33}, {256, cols[1], 64},
+                          {200, cols[0], 130}, {256, cols[1], 256}};
   for (const Shape& s : shapes)
     run_and_check(
         type, s, rng,
@@ -86,7 +86,31 @@ TEST_P(MatmulCoopMatTiles, TileShapesStridesAndAccumulation) {
       {.cm_batched_loads = 2},  // software-pipelined where the type has split decoders
       {.cm_batched_loads = 2, .cm_decode_f16 = 0},  // ... decoding in f32, then converting
       {.cm_warps_m = 1, .cm_warps_n = 8, .cm_frags_m = 4, .cm_frags_n = 1, .cm_batched_loads = 2},
-      {.cm_warps_m = 2, .cm_warps_n = 2, .cm_frags_m = 2, .cm_frags_n = 4, .cm_x_f16 = 0}};
+      {.cm_warps_m = 2, .cm_warps_n = 2, .cm_frags_m = 2, .cm_frags_n = 4, .cm_x_f16 = 0},
+      // wider K slices, double- and single-buffered (a partial last slice for F16 and Q4_0),
+      // on tiles whose buffers fit 48 KiB of shared memory
+      {.cm_warps_m = 2,
+       .cm_warps_n = 2,
+       .cm_frags_m = 2,
+       .cm_frags_n = 2,
+       .cm_batched_loads = 2,
+       .cm_slice_k = 64},
+      {.cm_batched_loads = 2, .cm_slice_k = 64, .cm_stages = 1},
+      {.cm_warps_m = 2,
+       .cm_warps_n = 2,
+       .cm_frags_m = 2,
+       .cm_frags_n = 2,
+       .cm_batched_loads = 0,
+       .cm_x_f16 = 0,
+       .cm_slice_k = 128,
+       .cm_stages = 1},
+      {.cm_warps_m = 2,
+       .cm_warps_n = 2,
+       .cm_frags_m = 2,
+       .cm_frags_n = 4,
+       .cm_batched_loads = 1,
+       .cm_slice_k = 64,
+       .cm_stages = 1}};
   for (const vk::MatmulTuning& tile : tiles) {
     vk::MatmulKernels kernels(context().pipelines(), tile);
     auto record = [&](vk::CommandRecorder& r, const vk::MatmulArgs& a) {
@@ -103,7 +127,7 @@ INSTANTIATE_TEST_SUITE_P(SomeWeightTypes, MatmulCoopMatTiles,
                          testing::Values(TensorType::F16, TensorType::Q4_0, TensorType::Q6_K),
                          type_param_name);
 
-// Split-K: K cut into 2, 3 or 7 ranges (uneven last ranges included) at batched-decode token
+// Split-K: K cut into 2, 3, 5 or 7 ranges (uneven last ranges included) at batched-decode token
 // counts, rows that leave partial tiles, strided and accumulating outputs; the partials and
 // their reduction must give the unsplit product. (Shapes of the tests above split too where their
 // grid is small, by the occupancy rule.)
@@ -116,11 +140,14 @@ TEST_P(MatmulCoopMatSplitK, SplitsMatchReference) {
   test::SeededRng seeded;
   std::mt19937& rng = seeded.gen();
   const uint32_t k = test_cols(type)[1];
-  for (uint32_t splits : {2u, 3u, 7u}) {
+  for (uint32_t splits : {2u, 3u, 7u, 5u}) {
     SCOPED_TRACE("splits=" + std::to_string(splits));
+    // The last: splits of whole 64-wide slices, single-buffered.
     vk::MatmulKernels kernels(context().pipelines(), {.cm_batched_loads = splits == 3 ? 0 : 2,
-                                                      .cm_x_f16 = splits == 7 ? 1 : 0,
-                                                      .cm_splits = splits});
+                                                      .cm_x_f16 = splits == 7 || splits == 5,
+                                                      .cm_splits = splits,
+                                                      .cm_slice_k = splits == 5 ? 64u : 0u,
+                                                      .cm_stages = splits == 5 ? 1u : 0u});
     auto record = [&](vk::CommandRecorder& r, const vk::MatmulArgs& a) {
       kernels.record_matmul(r, a);
     };
