@@ -148,7 +148,8 @@ bool has_coopmat_kernel(TensorType type) {
 
 struct CoopMatTile {
   uint32_t warps_m, warps_n, frags_m, frags_n;
-  uint32_t batched_loads = 1;
+  // BATCHED_LOADS with f16 activations (f32 ones load item by item): 2 pipelined, 1 batched.
+  uint32_t batched_loads = 2;
   uint32_t slice_k = 32, stages = 2;  // BK and STAGES in matmul_coopmat.comp
   uint32_t tokens() const { return 16 * warps_m * frags_m; }
   uint32_t rows() const { return 16 * warps_n * frags_n; }
@@ -222,19 +223,30 @@ const CoopMatEnv& coopmat_env() {
 // SM). With the pipelined loads, 64-row decode tiles beat 128-row ones of eight subgroups end to
 // end (tenth session: 8B Q4_K_M at 32 sequences +5%, at 64 +4%; 1B at 64 +10%); 32-row tiles
 // and two-subgroup workgroups lost.
-// K slices (eleventh session, H100, end to end): 64 wide in one shared buffer at 17..32 tokens
-// (32 sequences: 8B Q4_K_M +2-9%, Q8_0 +12-15%, 1B Q4_K_M +9-18%, F16 +2-20%) and, for quantized
-// weights, at 33..64 (64 sequences: 8B Q4_K_M +2-7%, Q8_0 0-4%, 1B Q4_K_M 0-9%; F16 lost 4-15%
-// and keeps 32 wide in two); Q8_0 prefill on 128 x 128 tiles of four 64 x 64 subgroups with
-// 64-wide slices (8B Q8_0 prefill 512 6970 -> 7384 tok/s; the same tile cost 8B Q4_K_M 10%).
+// K slices and weight types (eleventh session, H100, end to end, A/B in one call each):
+// - 17..32 tokens: 64 wide in one shared buffer (32 sequences: 8B Q4_K_M +2-9%, Q8_0 +12-15%,
+//   1B Q4_K_M +9-18%, F16 +2-20%);
+// - 33..64 tokens: the same for quantized weights (64 sequences: 8B Q4_K_M +2-7%, Q8_0 0-4%, 1B
+//   Q4_K_M 0-9%); F16 lost 4-15% and keeps 32 wide in two buffers;
+// - prefill, Q8_0: 128 x 128 tiles of four 64 x 64 subgroups, 64-wide slices (8B Q8_0 prefill
+//   512 6970 -> 7384 tok/s; the same tile cost 8B Q4_K_M 10%);
+// - prefill, Q4_K / Q6_K: 64-wide slices in one buffer, loaded batched rather than pipelined
+//   (fewer registers: 8B Q4_K_M prefill 512 +3.5%, 1B +4%; the same lost 26% on F16, 9% on Q8_0).
+CoopMatTile default_coopmat_tile(uint32_t batch, TensorType type) {
+  const bool quantized = type != TensorType::F16;
+  if (batch > kCoopDecodeTokens) {
+    if (type == TensorType::Q8_0) return {2, 2, 4, 4, 2, 64, 1};
+    if (type == TensorType::Q4_K || type == TensorType::Q6_K) return {4, 2, 2, 2, 1, 64, 1};
+    return {4, 2, 2, 2};
+  }
+  if (batch > 32) return quantized ? CoopMatTile{1, 4, 4, 1, 2, 64, 1} : CoopMatTile{1, 4, 4, 1};
+  if (batch > 16) return {1, 4, 2, 1, 2, 64, 1};
+  return {1, 4, 1, 1};
+}
+
+// The default tile with the tuning's and the environment's overrides.
 CoopMatTile coopmat_tile(const MatmulTuning& t, uint32_t batch, bool x_f16, TensorType type) {
-  CoopMatTile tile =
-      batch > kCoopDecodeTokens
-          ? (type == TensorType::Q8_0 ? CoopMatTile{2, 2, 4, 4, 1, 64, 1} : CoopMatTile{4, 2, 2, 2})
-      : batch > 32
-          ? (type == TensorType::F16 ? CoopMatTile{1, 4, 4, 1} : CoopMatTile{1, 4, 4, 1, 1, 64, 1})
-      : batch > 16 ? CoopMatTile{1, 4, 2, 1, 1, 64, 1}
-                   : CoopMatTile{1, 4, 1, 1};
+  CoopMatTile tile = default_coopmat_tile(batch, type);
   const CoopMatEnv& env = coopmat_env();
   if (batch > kCoopDecodeTokens && env.prefill) tile = *env.prefill;
   if (batch > 16 && batch <= kCoopDecodeTokens && env.decode) tile = *env.decode;
@@ -242,13 +254,13 @@ CoopMatTile coopmat_tile(const MatmulTuning& t, uint32_t batch, bool x_f16, Tens
   if (t.cm_warps_n) tile.warps_n = t.cm_warps_n;
   if (t.cm_frags_m) tile.frags_m = t.cm_frags_m;
   if (t.cm_frags_n) tile.frags_n = t.cm_frags_n;
-  // With f16 activations the software pipeline (2; types without split decoders batch their
-  // loads instead): on an H100, Q4_K 14336 x 4096 at 512 tokens 549 us against 710 batched and
-  // 917 item by item, at 64 tokens 117 / 137 / 189; F16 weights 501 against 1071 batched. With
-  // f32 activations item by item: batching them costs more registers than it saves (1489 us
-  // against 972).
+  // With f16 activations the software pipeline (2, unless the tile says 1; types without split
+  // decoders batch their loads instead): on an H100, Q4_K 14336 x 4096 at 512 tokens 549 us against
+  // 710 batched and 917 item by item, at 64 tokens 117 / 137 / 189; F16 weights 501 against 1071
+  // batched. With f32 activations item by item: batching them costs more registers than it saves
+  // (1489 us against 972).
   tile.batched_loads = t.cm_batched_loads >= 0 ? static_cast<uint32_t>(t.cm_batched_loads)
-                                               : env.loads.value_or(x_f16 ? 2 : 0);
+                                               : env.loads.value_or(x_f16 ? tile.batched_loads : 0);
   const std::optional<CoopMatSlice>& slice =
       batch > kCoopDecodeTokens ? env.prefill_slice : env.decode_slice;
   if (slice) {
@@ -330,7 +342,8 @@ MatmulKernels::MatmulKernels(PipelineCache& pipelines, const MatmulTuning& tunin
                                            : !env_off("VKLLM_COOPMAT_DECODE_F16");
   if (coopmat_enabled_) {
     for (uint32_t batch : {1u, 17u, 33u, 65u})
-      for (TensorType type : {TensorType::F16, TensorType::Q4_K, TensorType::Q8_0}) {
+      for (TensorType type :
+           {TensorType::F16, TensorType::Q4_K, TensorType::Q6_K, TensorType::Q8_0}) {
         const CoopMatTile tile = coopmat_tile(tuning_, batch, x_f16_enabled_, type);
         const uint64_t threads = uint64_t{tile.warps_m} * tile.warps_n * caps.subgroup_size;
         if (!tile.warps_m || !tile.warps_n || !tile.frags_m || !tile.frags_n ||
