@@ -57,9 +57,13 @@ def load_jsonl(path):
 
 
 def llama_bench(path, n_prompt, n_gen, depth=0):
+    # The median of llama-bench's repetitions, not their mean: its first repetition can carry
+    # one-time costs (a cold driver shader cache for the Vulkan backend, CUDA's first launches)
+    # that its warm-up run does not absorb, while `vkllm bench` reports its best warm repetition.
     for r in load_json(path) or []:
         if r.get("n_prompt") == n_prompt and r.get("n_gen") == n_gen and r.get("n_depth", 0) == depth:
-            return r.get("avg_ts")
+            samples = sorted(r.get("samples_ts") or [])
+            return samples[len(samples) // 2] if samples else r.get("avg_ts")
     return None
 
 
