@@ -140,10 +140,13 @@ bool has_q8_kernel(TensorType type) {
 
 // Weight types the tensor-core GEMM decodes: every one whose values f16 holds (F32 and BF16
 // weights keep the f32 kernel).
+constexpr TensorType kCoopMatTypes[] = {
+    TensorType::F16,  TensorType::Q4_0,   TensorType::Q4_1,  TensorType::Q5_0, TensorType::Q5_1,
+    TensorType::Q8_0, TensorType::IQ4_NL, TensorType::Q2_K,  TensorType::Q3_K, TensorType::Q4_K,
+    TensorType::Q5_K, TensorType::Q6_K,   TensorType::IQ4_XS};
+
 bool has_coopmat_kernel(TensorType type) {
-  return has_q8_kernel(type) || type == TensorType::F16 || type == TensorType::Q4_1 ||
-         type == TensorType::Q5_0 || type == TensorType::Q5_1 || type == TensorType::IQ4_NL ||
-         type == TensorType::Q2_K || type == TensorType::Q3_K || type == TensorType::IQ4_XS;
+  return std::ranges::find(kCoopMatTypes, type) != std::end(kCoopMatTypes);
 }
 
 uint32_t env_u32(const char* name, uint32_t fallback) {
@@ -220,11 +223,10 @@ MatmulKernels::MatmulKernels(PipelineCache& pipelines, const MatmulTuning& tunin
   decode_f16_ = tuning_.cm_decode_f16 >= 0 ? tuning_.cm_decode_f16 != 0
                                            : !env_off("VKLLM_COOPMAT_DECODE_F16");
   if (coopmat_enabled_) {
+    // Every type's tile in every token-count class, so a per-type default cannot go unchecked.
     for (uint32_t batch : {1u, 17u, 33u, 65u})
-      for (TensorType type :
-           {TensorType::F16, TensorType::Q4_K, TensorType::Q6_K, TensorType::Q8_0}) {
+      for (TensorType type : kCoopMatTypes)
         check_coopmat_tile(coopmat_tile(tuning_, batch, x_f16_enabled_, type), caps);
-      }
   }
   if (tuning_.q8_threads != 0 && !std::has_single_bit(tuning_.q8_threads))
     throw std::invalid_argument("MatmulTuning: q8_threads=" + std::to_string(tuning_.q8_threads) +

@@ -119,7 +119,7 @@ struct MatmulTuning {
   // Exactly this many K splits (at most one per K slice) whatever the grid; 0: the rule above.
   uint32_t cm_splits = 0;
   // Tensor-core GEMM: K per slice (32, 64 or 128) and shared buffers per tile (1 or 2); 0:
-  // VKLLM_COOPMAT_BK / VKLLM_COOPMAT_STAGES or the defaults.
+  // VKLLM_COOPMAT_SLICE / _SLICE_DECODE ("k,buffers") or the defaults.
   uint32_t cm_slice_k = 0, cm_stages = 0;
 };
 
