@@ -274,6 +274,9 @@ std::string DeviceCapabilities::summary() const {
     s << " [" << c.m << "x" << c.n << "x" << c.k << " " << c.a_type << "*" << c.b_type << "+"
       << c.c_type << "->" << c.result_type << "]";
   s << "\n  cooperative matrix 2 (NV)=" << nv_cooperative_matrix2;
+  if (coopmat2_gemm())
+    s << " [workgroup f16*f16+f32->f32, 128 invocations, granularity " << coopmat2_granularity_m
+      << "x" << coopmat2_granularity_n << "x" << coopmat2_granularity_k << "]";
   s << "\n  cooperative matrix (NV)=" << nv_cooperative_matrix;
   for (auto& c : nv_coopmat_shapes)
     s << " [" << c.m << "x" << c.n << "x" << c.k << " " << c.a_type << "*" << c.b_type << "+"

@@ -68,7 +68,12 @@ struct DeviceCapabilities {
   // GL_NV_cooperative_matrix. Its subgroup-scope shapes, A/B/C/D component types.
   bool nv_cooperative_matrix = false;
   std::vector<CoopMatShape> nv_coopmat_shapes;
-  bool nv_cooperative_matrix2 = false;  // VK_NV_cooperative_matrix2 offered (not used yet)
+  bool nv_cooperative_matrix2 = false;  // VK_NV_cooperative_matrix2 offered
+  // VK_NV_cooperative_matrix2's workgroup-scope matrices with tensor-addressed loads, for the
+  // prefill GEMM (shaders/matmul_cm2.comp): f16 x f16 + f32 -> f32 on 128-invocation workgroups
+  // in sizes that are multiples of the granularity below (0 where not offered). Enabled with it.
+  uint32_t coopmat2_granularity_m = 0, coopmat2_granularity_n = 0, coopmat2_granularity_k = 0;
+  bool coopmat2_gemm() const { return coopmat2_granularity_m != 0; }
   // The one shape the tensor-core kernels (GEMM, prefill attention) use: 16x16x16,
   // f16 x f16 + f32 -> f32, subgroup scope, through VK_NV_cooperative_matrix.
   bool nv_f16_mma_16() const;

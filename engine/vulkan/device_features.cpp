@@ -32,6 +32,31 @@ struct CoopMatPropertiesKHR {
 using PFN_GetCoopMatProperties = VkResult(VKAPI_PTR*)(VkPhysicalDevice, uint32_t*,
                                                       CoopMatPropertiesKHR*);
 
+// VK_NV_cooperative_matrix2 (also newer than the headers): workgroup-scope matrices of flexible
+// sizes and tensor-addressed loads, what matmul_cm2.comp needs.
+constexpr const char* kCoopMat2Extension = "VK_NV_cooperative_matrix2";
+constexpr auto kCoopMat2FeaturesType = static_cast<VkStructureType>(1000593000);
+constexpr auto kCoopMatFlexibleType = static_cast<VkStructureType>(1000593001);
+struct CoopMat2FeaturesNV {
+  VkStructureType sType;
+  void* pNext;
+  VkBool32 workgroupScope, flexibleDimensions, reductions, conversions, perElementOperations,
+      tensorAddressing, blockLoads;
+};
+struct CoopMatFlexibleDimensionsNV {
+  VkStructureType sType;
+  void* pNext;
+  uint32_t MGranularity, NGranularity, KGranularity;
+  uint32_t AType, BType, CType, ResultType;  // VkComponentTypeKHR: 0 f16, 1 f32
+  VkBool32 saturatingAccumulation;
+  uint32_t scope;  // VkScopeKHR; 2 = workgroup
+  uint32_t workgroupInvocations;
+};
+using PFN_GetCoopMatFlexibleDimensions = VkResult(VKAPI_PTR*)(VkPhysicalDevice, uint32_t*,
+                                                              CoopMatFlexibleDimensionsNV*);
+// matmul_cm2.comp's workgroup size.
+constexpr uint32_t kCoopMat2Invocations = 128;
+
 std::string component_name(uint32_t t) {
   static const char* names[] = {"f16", "f32", "f64", "s8",  "s16", "s32",
                                 "s64", "u8",  "u16", "u32", "u64"};
@@ -114,6 +139,13 @@ DeviceFeatures probe_device_features(VkInstance instance, VkPhysicalDevice physi
   if (has_coop_ext) {
     *tail = &fcoop;
     tail = &fcoop.pNext;
+  }
+  CoopMat2FeaturesNV fcoop2{};
+  fcoop2.sType = kCoopMat2FeaturesType;
+  const bool has_coop2_ext = has_coop_ext && has_extension(ext, kCoopMat2Extension);
+  if (has_coop2_ext) {
+    *tail = &fcoop2;
+    tail = &fcoop2.pNext;
   }
   // VK_NV_cooperative_matrix: what GL_NV_cooperative_matrix shaders (the tensor-core GEMM) need;
   // the installed glslang compiles that extension but not the KHR one.
@@ -215,6 +247,25 @@ DeviceFeatures probe_device_features(VkInstance instance, VkPhysicalDevice physi
           d.caps.coopmat_shapes.push_back({s.MSize, s.NSize, s.KSize, component_name(s.AType),
                                            component_name(s.BType), component_name(s.CType),
                                            component_name(s.ResultType)});
+    }
+  }
+  if (d.caps.cooperative_matrix && has_coop2_ext && fcoop2.workgroupScope &&
+      fcoop2.flexibleDimensions && fcoop2.tensorAddressing && f12.shaderFloat16 && v13) {
+    auto get = reinterpret_cast<PFN_GetCoopMatFlexibleDimensions>(vkGetInstanceProcAddr(
+        instance, "vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV"));
+    uint32_t n = 0;
+    if (get && get(physical, &n, nullptr) == VK_SUCCESS) {
+      std::vector<CoopMatFlexibleDimensionsNV> sizes(n);
+      for (auto& s : sizes) s.sType = kCoopMatFlexibleType;
+      get(physical, &n, sizes.data());
+      for (const auto& s : sizes)
+        if (s.scope == 2 && s.workgroupInvocations == kCoopMat2Invocations && s.AType == 0 &&
+            s.BType == 0 && s.CType == 1 && s.ResultType == 1 && !s.saturatingAccumulation) {
+          d.caps.coopmat2_granularity_m = s.MGranularity;
+          d.caps.coopmat2_granularity_n = s.NGranularity;
+          d.caps.coopmat2_granularity_k = s.KGranularity;
+          break;
+        }
     }
   }
   d.caps.nv_cooperative_matrix = has_coop_nv_ext && fcoop_nv.cooperativeMatrix && f12.shaderFloat16;
@@ -336,6 +387,10 @@ void with_enabled_features(
     tail = &features.pNext;
   };
   if (d.caps.cooperative_matrix) enable(kCoopMatExtension, ecoop);
+  CoopMat2FeaturesNV ecoop2{};
+  ecoop2.sType = kCoopMat2FeaturesType;
+  ecoop2.workgroupScope = ecoop2.flexibleDimensions = ecoop2.tensorAddressing = VK_TRUE;
+  if (d.caps.coopmat2_gemm()) enable(kCoopMat2Extension, ecoop2);
   auto ecoop_nv = make<VkPhysicalDeviceCooperativeMatrixFeaturesNV>(
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV);
   ecoop_nv.cooperativeMatrix = VK_TRUE;

@@ -222,6 +222,13 @@ MatmulKernels::MatmulKernels(PipelineCache& pipelines, const MatmulTuning& tunin
   // then converted).
   decode_f16_ = tuning_.cm_decode_f16 >= 0 ? tuning_.cm_decode_f16 != 0
                                            : !env_off("VKLLM_COOPMAT_DECODE_F16");
+  const uint32_t gm = caps.coopmat2_granularity_m, gn = caps.coopmat2_granularity_n,
+                 gk = caps.coopmat2_granularity_k;
+  coopmat2_enabled_ = tuning_.coopmat2 == CoopMat::Auto && caps.coopmat2_gemm() &&
+                      kCoopMat2Rows % gm == 0 && kCoopMat2NarrowTokens % gn == 0 &&
+                      kCoopMat2SliceK % gk == 0 && !env_off("VKLLM_COOPMAT2");
+  cm2_min_tokens_ = tuning_.cm2_min_tokens ? tuning_.cm2_min_tokens
+                                           : env_u32("VKLLM_COOPMAT2_MIN", kCoopMat2MinTokens);
   if (coopmat_enabled_) {
     // Every type's tile in every token-count class, so a per-type default cannot go unchecked.
     for (uint32_t batch : {1u, 17u, 33u, 65u})
@@ -253,6 +260,13 @@ bool MatmulKernels::coopmat(TensorType type) const {
   return coopmat_enabled_ && has_coopmat_kernel(type);
 }
 
+bool MatmulKernels::coopmat2(const MatmulArgs& args) const {
+  // Rows of 8 halves keep the tensor loads 16-byte aligned; outputs in whole 4-float groups.
+  const uint32_t y_stride = args.y_stride ? args.y_stride : args.rows;
+  return coopmat2_enabled_ && has_coopmat_kernel(args.type) && args.batch >= cm2_min_tokens_ &&
+         args.cols % 8 == 0 && y_stride % 4 == 0 && args.y_offset % 4 == 0;
+}
+
 // Splits of K for an output of `tiles` workgroups. A workgroup's walk along K is bound by the
 // latency of its slice loads, so at 16..64 tokens, where a 14336-row product has 112 tiles and a
 // 4096-row one 32, the GPU idled: on an H100 splitting to ~4 workgroups per SM halved an 8B
@@ -279,6 +293,20 @@ BufferSlice MatmulKernels::AlternatingScratch::next(Device& device, uint64_t byt
   }
   turn_ ^= 1u;
   return buffers_.back().slice(turn_ * half_bytes_, bytes);
+}
+
+void MatmulKernels::record_splitk_reduce(CommandRecorder& rec, BufferSlice parts, BufferSlice y,
+                                         uint32_t rows, uint32_t batch, uint32_t y_stride,
+                                         uint32_t y_off, uint32_t flags, uint32_t splits,
+                                         uint32_t part_ld, uint32_t part_stride) {
+  const struct {
+    uint32_t n_rows, n_cols, y_stride, y_off, flags, splits, part_ld, part_stride;
+  } reduce{rows, batch, y_stride, y_off, flags, splits, part_ld, part_stride};
+  const Pipeline& sum = pipelines_.get({.shader = "matmul_splitk_reduce",
+                                        .num_buffers = 2,
+                                        .push_constant_bytes = sizeof(reduce),
+                                        .spec = {256}});
+  rec.dispatch(sum, {parts, y}, reduce, Groups{div_up(rows, 256), batch, 1});
 }
 
 bool MatmulKernels::int8_dot(TensorType type) const {
@@ -454,6 +482,10 @@ void MatmulKernels::record_matvec_float(CommandRecorder& rec, const MatmulArgs& 
 void MatmulKernels::record_matmul(CommandRecorder& rec, const MatmulArgs& args) {
   const KernelType kt = validate("record_matmul", args);
   const DeviceCapabilities& caps = pipelines_.device().caps();
+  if (coopmat2(args)) {
+    record_matmul_cm2(rec, args);
+    return;
+  }
   if (coopmat(args.type)) {
     const CoopMatTile tile = coopmat_tile(tuning_, args.batch, x_f16_enabled_, args.type);
     const Pipeline& pipeline = pipelines_.get(
@@ -501,15 +533,8 @@ void MatmulKernels::record_matmul(CommandRecorder& rec, const MatmulArgs& args) 
     base.flags |= 4u;
     rec.dispatch(pipeline, {args.weights, x, args.y, parts}, push, Groups{gx, gy, splits});
     rec.barrier();
-    struct {
-      uint32_t n_rows, n_cols, y_stride, y_off, flags, splits, part_ld, part_stride;
-    } reduce{args.rows,       args.batch, base.y_stride, base.y_off,
-             base.flags & 1u, splits,     push.part_ld,  push.part_stride};
-    const Pipeline& sum = pipelines_.get({.shader = "matmul_splitk_reduce",
-                                          .num_buffers = 2,
-                                          .push_constant_bytes = sizeof(reduce),
-                                          .spec = {256}});
-    rec.dispatch(sum, {parts, args.y}, reduce, Groups{div_up(args.rows, 256), args.batch, 1});
+    record_splitk_reduce(rec, parts, args.y, args.rows, args.batch, base.y_stride, base.y_off,
+                         base.flags & 1u, splits, push.part_ld, push.part_stride);
     return;
   }
   const MatmulTuning& t = tuning_;

@@ -4,7 +4,11 @@
 //
 //   record_matvec  decode: 1..8 activation vectors per pass over the weights (more are split
 //                  into passes of 8), shaders/matvec.comp
-//   record_matmul  prefill: tiled GEMM over any number of tokens; on tensor cores
+//   record_matmul  prefill: tiled GEMM over any number of tokens; from kCoopMat2MinTokens on
+//                  devices with VK_NV_cooperative_matrix2, on workgroup-scope tensor-core
+//                  matrices (shaders/matmul_cm2.comp; weights of other types than f16 decoded
+//                  to f16 rows first, a chunk at a time, by shaders/dequant_f16.comp); else on
+//                  tensor cores
 //                  (shaders/matmul_coopmat.comp, GL_NV_cooperative_matrix) where the device
 //                  offers a 16x16x16 f16 shape, else the portable shared-memory kernel
 //                  (shaders/matmul.comp, what lavapipe runs). When the output has too few tiles
@@ -121,7 +125,19 @@ struct MatmulTuning {
   // Tensor-core GEMM: K per slice (32, 64 or 128) and shared buffers per tile (1 or 2); 0:
   // VKLLM_COOPMAT_SLICE / _SLICE_DECODE ("k,buffers") or the defaults.
   uint32_t cm_slice_k = 0, cm_stages = 0;
+  // Workgroup-scope tensor-core GEMM (VK_NV_cooperative_matrix2, shaders/matmul_cm2.comp;
+  // other weight types decoded to f16 first): Auto uses it where the device offers it unless
+  // VKLLM_COOPMAT2=0, for products of at least cm2_min_tokens tokens (0: VKLLM_COOPMAT2_MIN or
+  // kCoopMat2MinTokens).
+  CoopMat coopmat2 = CoopMat::Auto;
+  uint32_t cm2_min_tokens = 0;
+  // Weight rows decoded to f16 per chunk (a multiple of 128; 0: 64 MiB of f16 rows).
+  uint32_t cm2_chunk_rows = 0;
 };
+
+// Fewest tokens the workgroup-scope GEMM takes by default: below, its 128-row tiles leave too
+// few workgroups for the GPU, where the subgroup-scope GEMM splits K.
+inline constexpr uint32_t kCoopMat2MinTokens = 128;
 
 // The RMSNorm that record_matvec_norm fuses after its product: y_norm = y / rms(y) * weight for
 // each of the product's output vectors, and y_norm's q8 blocks (q8_activation_bytes layout).
@@ -218,6 +234,8 @@ class MatmulKernels {
 
   // True if record_matmul runs weights of `type` on tensor cores.
   bool coopmat(gguf::TensorType type) const;
+  // True if record_matmul runs this product on the workgroup-scope GEMM.
+  bool coopmat2(const MatmulArgs& args) const;
   // True if record_matvec runs weights of `type` with int8 dot products when given q8 activations.
   bool int8_dot(gguf::TensorType type) const;
   // x (batch vectors of cols floats, x_stride apart; cols a multiple of 32) to q8 blocks in xq
@@ -263,6 +281,19 @@ class MatmulKernels {
   AlternatingScratch x_f16_{"f16 activations"};
   bool x_f16_enabled_ = false;
   bool decode_f16_ = true;
+
+  bool coopmat2_enabled_ = false;
+  uint32_t cm2_min_tokens_ = kCoopMat2MinTokens;
+  AlternatingScratch w_f16_{"f16 weights"};
+  // The workgroup-scope GEMM (matmul_cm2.cpp) for a product coopmat2() accepts.
+  void record_matmul_cm2(CommandRecorder& rec, const MatmulArgs& args);
+  // K splits for a workgroup-scope GEMM of `tiles` output tiles.
+  uint32_t cm2_splits(uint32_t tiles, uint32_t cols) const;
+  // y (+)= the sum of `splits` partial outputs in `parts` (shaders/matmul_splitk_reduce.comp);
+  // flags bit 0: accumulate. No barrier added.
+  void record_splitk_reduce(CommandRecorder& rec, BufferSlice parts, BufferSlice y, uint32_t rows,
+                            uint32_t batch, uint32_t y_stride, uint32_t y_off, uint32_t flags,
+                            uint32_t splits, uint32_t part_ld, uint32_t part_stride);
 
   uint32_t coopmat_splits(uint32_t tiles, uint32_t cols, uint32_t batch, uint32_t slice_k) const;
   // args.x as f16 rows of `stride` halves into `out` (shaders/to_f16.comp); no barrier added.

@@ -1,0 +1,146 @@
+// MatmulKernels::record_matmul_cm2: the workgroup-scope tensor-core GEMM (shaders/matmul_cm2.comp)
+// with its two preparations, the activations as f16 rows and, for weights other than f16, the
+// weights decoded to f16 rows (shaders/dequant_f16.comp) a chunk of rows at a time.
+#include <algorithm>
+#include <string>
+
+#include "engine/vulkan/command_recorder.h"
+#include "engine/vulkan/device.h"
+#include "engine/vulkan/matmul_detail.h"
+#include "engine/vulkan/matmul_ops.h"
+#include "engine/vulkan/pipeline.h"
+
+namespace vkllm::vk {
+
+using gguf::TensorType;
+using namespace detail;
+
+namespace {
+
+// Decoded weights per chunk: two chunks (the scratch alternates halves) bound the extra memory,
+// and at this size a chunk's GEMM still fills the GPU many times over.
+constexpr uint64_t kChunkBytes = uint64_t{64} << 20;
+
+struct Cm2Push {
+  uint32_t rows, cols, batch, x_stride, y_stride, y_off, flags, w_rows, x_rows, k_split,
+      part_stride;
+};
+
+// Workgroups a product should reach: with its 128 x 128 tiles a 2048-row product at 512 tokens
+// has 64, half of an H100's compute units, and walks K 8192 deep for the 1B down projection.
+// Splitting K until the grid covers the GPU twice took the 1B F16 prefill layer's down phase
+// from 0.236 to 0.130 ms (the subgroup-scope GEMM: 0.174).
+constexpr uint32_t kSplitTargetPerCu = 2;
+// Fewest K elements a split walks (two unrolled steps): shorter ones spend more on the
+// partials than they gain.
+constexpr uint32_t kMinSplitK = 512;
+
+uint32_t round_up(uint32_t n, uint32_t m) {
+  return (n + m - 1) / m * m;
+}
+
+}  // namespace
+
+void MatmulKernels::record_matmul_cm2(CommandRecorder& rec, const MatmulArgs& args) {
+  const KernelType kt = validate("record_matmul", args);
+  const DeviceCapabilities& caps = pipelines_.device().caps();
+  const uint32_t tokens =
+      args.batch <= kCoopMat2NarrowTokens ? kCoopMat2NarrowTokens : kCoopMat2WideTokens;
+  const uint32_t gy = div_up(args.batch, tokens);
+  if (div_up(args.rows, kCoopMat2Rows) > caps.max_workgroup_count[0] ||
+      gy > caps.max_workgroup_count[1])
+    throw std::invalid_argument("record_matmul: rows=" + std::to_string(args.rows) + " tokens=" +
+                                std::to_string(args.batch) + " exceed the device's grid");
+  // Activations as f16 rows, padded to whole token tiles so that every tile but the last row
+  // tile loads unchecked (the padding rows hold stale values, which reach only outputs that are
+  // never stored: each output column reads its own token's row).
+  const uint32_t x_stride = args.cols;
+  const uint32_t x_rows = round_up(args.batch, tokens);
+  const BufferSlice x = x_f16_.next(pipelines_.device(), uint64_t{x_rows} * x_stride * 2);
+  record_to_f16(rec, args, x_stride, x);
+  const Pipeline& gemm =
+      pipelines_.get({.shader = "matmul_cm2",
+                      .num_buffers = 3,
+                      .push_constant_bytes = sizeof(Cm2Push),
+                      .spec = {kCoopMat2Invocations, kCoopMat2Rows, tokens, kCoopMat2SliceK}});
+  Cm2Push push{args.rows,
+               args.cols,
+               args.batch,
+               x_stride,
+               args.y_stride ? args.y_stride : args.rows,
+               args.y_offset,
+               args.accumulate ? 1u : 0u,
+               args.rows,
+               x_rows,
+               0,
+               0};
+  // One GEMM over weights `w` (rows row0.. of the product, w_rows of them readable), split
+  // along K where the grid is small; recorded after a barrier that its inputs need.
+  auto multiply = [&](BufferSlice w, uint32_t row0, uint32_t n, uint32_t w_rows) {
+    const uint32_t gx = div_up(n, kCoopMat2Rows);
+    const uint32_t splits = cm2_splits(gx * gy, args.cols);
+    push.rows = n;
+    push.w_rows = w_rows;
+    if (splits <= 1) {
+      push.y_off = args.y_offset + row0;
+      rec.dispatch(gemm, {w, x, args.y}, push, Groups{gx, gy, 1});
+      return;
+    }
+    // Partials in whole 4-float groups, as the tile stores want.
+    const uint32_t part_ld = round_up(n, 4);
+    Cm2Push split = push;
+    split.k_split = round_up(div_up(args.cols, splits), 256);
+    const uint32_t used = div_up(args.cols, split.k_split);
+    split.y_stride = part_ld;
+    split.y_off = 0;
+    split.flags = 0;
+    split.part_stride = args.batch * part_ld;
+    const BufferSlice parts =
+        split_parts_.next(pipelines_.device(), uint64_t{used} * split.part_stride * 4);
+    rec.dispatch(gemm, {w, x, parts}, split, Groups{gx, gy, used});
+    rec.barrier();
+    record_splitk_reduce(rec, parts, args.y, n, args.batch, push.y_stride, args.y_offset + row0,
+                         push.flags, used, part_ld, split.part_stride);
+  };
+  if (args.type == TensorType::F16) {
+    rec.barrier();
+    multiply(args.weights, 0, args.rows, args.rows);
+    return;
+  }
+  const Pipeline& decode = pipelines_.get({.shader = std::string("dequant_f16_") + kt.name,
+                                           .num_buffers = 2,
+                                           .push_constant_bytes = 12,
+                                           .spec = {256}});
+  const uint64_t row_bytes = uint64_t{args.cols} * 2;
+  const uint32_t chunk_rows =
+      tuning_.cm2_chunk_rows ? round_up(tuning_.cm2_chunk_rows, kCoopMat2Rows)
+                             : std::max<uint32_t>(kCoopMat2Rows, kChunkBytes / row_bytes /
+                                                                     kCoopMat2Rows * kCoopMat2Rows);
+  constexpr uint32_t kUnit = 8;  // weights per decode invocation (UNIT of the block formats)
+  for (uint32_t row0 = 0; row0 < args.rows; row0 += chunk_rows) {
+    const uint32_t n = std::min(chunk_rows, args.rows - row0);
+    // Whole row tiles: the padding rows are read (stale) but never stored.
+    const uint32_t padded = round_up(n, kCoopMat2Rows);
+    const BufferSlice w = w_f16_.next(pipelines_.device(), padded * row_bytes);
+    struct {
+      uint32_t n_rows, k, row0;
+    } dq{n, args.cols, row0};
+    const uint32_t groups = div_up(uint64_t{n} * (args.cols / kUnit), 256);
+    const uint32_t gx = std::min(groups, caps.max_workgroup_count[0]);
+    rec.dispatch(decode, {args.weights, w}, dq, Groups{gx, div_up(groups, gx), 1});
+    // Orders this chunk's decode (and, the first time, the activations) before its GEMM, and the
+    // GEMM two chunks back before this decode overwrites its half of the scratch.
+    rec.barrier();
+    multiply(w, row0, n, padded);
+  }
+}
+
+uint32_t MatmulKernels::cm2_splits(uint32_t tiles, uint32_t cols) const {
+  if (tuning_.cm_splits) return tuning_.cm_splits;
+  const DeviceCapabilities& caps = pipelines_.device().caps();
+  const uint32_t target = kSplitTargetPerCu * (caps.compute_units ? caps.compute_units : 16);
+  if (tiles >= target) return 1;
+  return std::max(1u, std::min(div_up(target, tiles), cols / kMinSplitK));
+}
+
+}  // namespace vkllm::vk
