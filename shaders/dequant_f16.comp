@@ -14,6 +14,7 @@
 layout(local_size_x_id = 0) in;
 
 layout(std430, binding = 1) writeonly buffer H { uvec2 h[]; };
+layout(std430, binding = 1) writeonly buffer H4 { uvec4 h4[]; };
 
 layout(push_constant) uniform Params {
   uint n_rows;  // rows decoded
@@ -34,9 +35,19 @@ void main() {
   const uint off = ((p.row0 + row) * (p.k / QK) + block) * QBYTES;
   vec4 w[UNIT / 4];
   dequant_unit(off, u, w);
+  uvec2 packed[UNIT / 4];
   [[unroll]] for (uint v = 0; v < UNIT / 4; ++v) {
-    const uint e = row * p.k + block * QK + unit_pos(u, v);
     const vec4 c = clamp(w[v], vec4(-65504.0), vec4(65504.0));
-    h[e >> 2] = uvec2(packHalf2x16(c.xy), packHalf2x16(c.zw));
+    packed[v] = uvec2(packHalf2x16(c.xy), packHalf2x16(c.zw));
   }
+  const uint e = row * p.k + block * QK + unit_pos(u, 0);
+#if UNIT == 8
+  // Units of 8 consecutive weights (the K-quants, Q8_0) go out as one 16-byte store.
+  if (unit_pos(u, 1) == unit_pos(u, 0) + 4u && (e & 7u) == 0) {
+    h4[e >> 3] = uvec4(packed[0], packed[1]);
+    return;
+  }
+#endif
+  [[unroll]] for (uint v = 0; v < UNIT / 4; ++v)
+    h[(row * p.k + block * QK + unit_pos(u, v)) >> 2] = packed[v];
 }

@@ -227,8 +227,8 @@ MatmulKernels::MatmulKernels(PipelineCache& pipelines, const MatmulTuning& tunin
   coopmat2_enabled_ = tuning_.coopmat2 == CoopMat::Auto && caps.coopmat2_gemm() &&
                       kCoopMat2Rows % gm == 0 && kCoopMat2NarrowTokens % gn == 0 &&
                       kCoopMat2SliceK % gk == 0 && !env_off("VKLLM_COOPMAT2");
-  cm2_min_tokens_ = tuning_.cm2_min_tokens ? tuning_.cm2_min_tokens
-                                           : env_u32("VKLLM_COOPMAT2_MIN", kCoopMat2MinTokens);
+  cm2_min_tokens_ =
+      tuning_.cm2_min_tokens ? tuning_.cm2_min_tokens : env_u32("VKLLM_COOPMAT2_MIN", 0);
   if (coopmat_enabled_) {
     // Every type's tile in every token-count class, so a per-type default cannot go unchecked.
     for (uint32_t batch : {1u, 17u, 33u, 65u})
@@ -263,7 +263,10 @@ bool MatmulKernels::coopmat(TensorType type) const {
 bool MatmulKernels::coopmat2(const MatmulArgs& args) const {
   // Rows of 8 halves keep the tensor loads 16-byte aligned; outputs in whole 4-float groups.
   const uint32_t y_stride = args.y_stride ? args.y_stride : args.rows;
-  return coopmat2_enabled_ && has_coopmat_kernel(args.type) && args.batch >= cm2_min_tokens_ &&
+  const uint32_t min_tokens = cm2_min_tokens_                ? cm2_min_tokens_
+                              : args.type == TensorType::F16 ? kCoopMat2MinTokensF16
+                                                             : kCoopMat2MinTokens;
+  return coopmat2_enabled_ && has_coopmat_kernel(args.type) && args.batch >= min_tokens &&
          args.cols % 8 == 0 && y_stride % 4 == 0 && args.y_offset % 4 == 0;
 }
 

@@ -4,7 +4,8 @@
 //
 //   record_matvec  decode: 1..8 activation vectors per pass over the weights (more are split
 //                  into passes of 8), shaders/matvec.comp
-//   record_matmul  prefill: tiled GEMM over any number of tokens; from kCoopMat2MinTokens on
+//   record_matmul  prefill: tiled GEMM over any number of tokens; from kCoopMat2MinTokens (f16:
+//                  kCoopMat2MinTokensF16) on
 //                  devices with VK_NV_cooperative_matrix2, on workgroup-scope tensor-core
 //                  matrices (shaders/matmul_cm2.comp; weights of other types than f16 decoded
 //                  to f16 rows first, a chunk at a time, by shaders/dequant_f16.comp); else on
@@ -128,16 +129,19 @@ struct MatmulTuning {
   // Workgroup-scope tensor-core GEMM (VK_NV_cooperative_matrix2, shaders/matmul_cm2.comp;
   // other weight types decoded to f16 first): Auto uses it where the device offers it unless
   // VKLLM_COOPMAT2=0, for products of at least cm2_min_tokens tokens (0: VKLLM_COOPMAT2_MIN or
-  // kCoopMat2MinTokens).
+  // kCoopMat2MinTokens, kCoopMat2MinTokensF16 for f16 weights).
   CoopMat coopmat2 = CoopMat::Auto;
   uint32_t cm2_min_tokens = 0;
   // Weight rows decoded to f16 per chunk (a multiple of 128; 0: 64 MiB of f16 rows).
   uint32_t cm2_chunk_rows = 0;
 };
 
-// Fewest tokens the workgroup-scope GEMM takes by default: below, its 128-row tiles leave too
-// few workgroups for the GPU, where the subgroup-scope GEMM splits K.
+// Fewest tokens the workgroup-scope GEMM takes by default. Weights it must first decode to f16
+// rows pay that pass per product, which batched decode steps (<= 64 tokens) do not earn back
+// (8B Q4_K_M at 64 sequences: 2925 tok/s against 4295 on the subgroup-scope GEMM, H100); f16
+// weights need no pass (1B F16 at 64 sequences: 19490 against 16968; at 32 even).
 inline constexpr uint32_t kCoopMat2MinTokens = 128;
+inline constexpr uint32_t kCoopMat2MinTokensF16 = 33;
 
 // The RMSNorm that record_matvec_norm fuses after its product: y_norm = y / rms(y) * weight for
 // each of the product's output vectors, and y_norm's q8 blocks (q8_activation_bytes layout).
@@ -283,7 +287,7 @@ class MatmulKernels {
   bool decode_f16_ = true;
 
   bool coopmat2_enabled_ = false;
-  uint32_t cm2_min_tokens_ = kCoopMat2MinTokens;
+  uint32_t cm2_min_tokens_ = 0;  // 0: the per-type defaults
   AlternatingScratch w_f16_{"f16 weights"};
   // The workgroup-scope GEMM (matmul_cm2.cpp) for a product coopmat2() accepts.
   void record_matmul_cm2(CommandRecorder& rec, const MatmulArgs& args);

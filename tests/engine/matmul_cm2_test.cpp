@@ -8,6 +8,8 @@
 // Tolerance as matmul_coopmat_test's: f16 weights and activations, f32 accumulation.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "tests/engine/matmul_test_support.h"
 
 namespace vkllm::matmul_test {
@@ -133,6 +135,14 @@ TEST(MatmulCoopMat2Choice, ThresholdAndOffSelectOtherKernels) {
   args.cols = 256;
   args.y_offset = 2;
   EXPECT_FALSE(on.coopmat2(args));
+  // The defaults: f16 weights from 33 tokens (batched decode steps), others from 128.
+  vk::MatmulKernels defaults(context().pipelines(), {.cm2_min_tokens = 0});
+  if (!std::getenv("VKLLM_COOPMAT2_MIN")) {
+    EXPECT_TRUE(defaults.coopmat2(shape_of(TensorType::F16, 256, 256, 33)));
+    EXPECT_FALSE(defaults.coopmat2(shape_of(TensorType::F16, 256, 256, 32)));
+    EXPECT_TRUE(defaults.coopmat2(shape_of(TensorType::Q4_K, 256, 256, 128)));
+    EXPECT_FALSE(defaults.coopmat2(shape_of(TensorType::Q4_K, 256, 256, 127)));
+  }
   vk::MatmulKernels off(context().pipelines(), {.coopmat2 = vk::CoopMat::Off, .cm2_min_tokens = 1});
   args.y_offset = 0;
   EXPECT_FALSE(off.coopmat2(args));
