@@ -229,6 +229,7 @@ MatmulKernels::MatmulKernels(PipelineCache& pipelines, const MatmulTuning& tunin
                       kCoopMat2SliceK % gk == 0 && !env_off("VKLLM_COOPMAT2");
   cm2_min_tokens_ =
       tuning_.cm2_min_tokens ? tuning_.cm2_min_tokens : env_u32("VKLLM_COOPMAT2_MIN", 0);
+  cm2_chunk_mb_ = env_u32("VKLLM_COOPMAT2_CHUNK_MB", 0);
   if (coopmat_enabled_) {
     // Every type's tile in every token-count class, so a per-type default cannot go unchecked.
     for (uint32_t batch : {1u, 17u, 33u, 65u})

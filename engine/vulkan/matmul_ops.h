@@ -132,7 +132,8 @@ struct MatmulTuning {
   // kCoopMat2MinTokens, kCoopMat2MinTokensF16 for f16 weights).
   CoopMat coopmat2 = CoopMat::Auto;
   uint32_t cm2_min_tokens = 0;
-  // Weight rows decoded to f16 per chunk (a multiple of 128; 0: 64 MiB of f16 rows).
+  // Weight rows decoded to f16 per chunk (a multiple of 128; 0: VKLLM_COOPMAT2_CHUNK_MB or 128
+  // MiB of f16 rows).
   uint32_t cm2_chunk_rows = 0;
 };
 
@@ -288,6 +289,7 @@ class MatmulKernels {
 
   bool coopmat2_enabled_ = false;
   uint32_t cm2_min_tokens_ = 0;  // 0: the per-type defaults
+  uint32_t cm2_chunk_mb_ = 0;    // VKLLM_COOPMAT2_CHUNK_MB (0: 128)
   AlternatingScratch w_f16_{"f16 weights"};
   // The workgroup-scope GEMM (matmul_cm2.cpp) for a product coopmat2() accepts.
   void record_matmul_cm2(CommandRecorder& rec, const MatmulArgs& args);
