@@ -114,7 +114,11 @@ void MatmulKernels::record_matmul_cm2(CommandRecorder& rec, const MatmulArgs& ar
                                            .push_constant_bytes = 12,
                                            .spec = {256}});
   const uint64_t row_bytes = uint64_t{args.cols} * 2;
-  const uint64_t chunk_bytes = cm2_chunk_mb_ ? uint64_t{cm2_chunk_mb_} << 20 : kChunkBytes;
+  // Smaller chunks on GPUs of little memory (under 16 GiB), never under 16 MiB.
+  const uint64_t chunk_bytes =
+      cm2_chunk_mb_
+          ? uint64_t{cm2_chunk_mb_} << 20
+          : std::clamp<uint64_t>(caps.device_local_bytes / 128, uint64_t{16} << 20, kChunkBytes);
   const uint32_t chunk_rows =
       tuning_.cm2_chunk_rows ? round_up(tuning_.cm2_chunk_rows, kCoopMat2Rows)
                              : std::max<uint32_t>(kCoopMat2Rows, chunk_bytes / row_bytes /
