@@ -60,11 +60,7 @@ void MatmulKernels::record_matmul_cm2(CommandRecorder& rec, const MatmulArgs& ar
   const uint32_t x_rows = round_up(args.batch, tokens);
   const BufferSlice x = x_f16_.next(pipelines_.device(), uint64_t{x_rows} * x_stride * 2);
   record_to_f16(rec, args, x_stride, x);
-  const Pipeline& gemm =
-      pipelines_.get({.shader = "matmul_cm2",
-                      .num_buffers = 3,
-                      .push_constant_bytes = sizeof(Cm2Push),
-                      .spec = {kCoopMat2Invocations, kCoopMat2Rows, tokens, kCoopMat2SliceK}});
+  const Pipeline& gemm = cm2_gemm(tokens);
   Cm2Push push{args.rows,
                args.cols,
                args.batch,
@@ -140,6 +136,13 @@ void MatmulKernels::record_matmul_cm2(CommandRecorder& rec, const MatmulArgs& ar
     rec.barrier();
     multiply(w, row0, n, padded);
   }
+}
+
+const Pipeline& MatmulKernels::cm2_gemm(uint32_t tokens) {
+  return pipelines_.get({.shader = "matmul_cm2",
+                         .num_buffers = 3,
+                         .push_constant_bytes = sizeof(Cm2Push),
+                         .spec = {kCoopMat2Invocations, kCoopMat2Rows, tokens, kCoopMat2SliceK}});
 }
 
 uint32_t MatmulKernels::cm2_splits(uint32_t tiles, uint32_t cols) const {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <stdexcept>
@@ -230,6 +231,20 @@ MatmulKernels::MatmulKernels(PipelineCache& pipelines, const MatmulTuning& tunin
   cm2_min_tokens_ =
       tuning_.cm2_min_tokens ? tuning_.cm2_min_tokens : env_u32("VKLLM_COOPMAT2_MIN", 0);
   cm2_chunk_mb_ = env_u32("VKLLM_COOPMAT2_CHUNK_MB", 0);
+  if (coopmat2_enabled_) {
+    // A driver that advertises the matrices but rejects the rewritten module must not fail every
+    // prefill: the GEMM's pipelines are built now, and the subgroup-scope GEMM takes over if
+    // either fails.
+    try {
+      for (uint32_t tokens : {kCoopMat2NarrowTokens, kCoopMat2WideTokens}) cm2_gemm(tokens);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr,
+                   "vkllm: workgroup-scope GEMM unavailable (%s); prefill stays on the "
+                   "subgroup-scope one\n",
+                   e.what());
+      coopmat2_enabled_ = false;
+    }
+  }
   if (coopmat_enabled_) {
     // Every type's tile in every token-count class, so a per-type default cannot go unchecked.
     for (uint32_t batch : {1u, 17u, 33u, 65u})

@@ -293,6 +293,8 @@ class MatmulKernels {
   AlternatingScratch w_f16_{"f16 weights"};
   // The workgroup-scope GEMM (matmul_cm2.cpp) for a product coopmat2() accepts.
   void record_matmul_cm2(CommandRecorder& rec, const MatmulArgs& args);
+  // The workgroup-scope GEMM's pipeline for tiles of `tokens` tokens.
+  const Pipeline& cm2_gemm(uint32_t tokens);
   // K splits for a workgroup-scope GEMM of `tiles` output tiles.
   uint32_t cm2_splits(uint32_t tiles, uint32_t cols) const;
   // y (+)= the sum of `splits` partial outputs in `parts` (shaders/matmul_splitk_reduce.comp);
