@@ -29,6 +29,10 @@ struct CoopMatShape {
   std::string a_type, b_type, c_type, result_type;  // "f16", "f32", "s8", "s32", ...
 };
 
+// The workgroup size of the workgroup-scope GEMM (shaders/matmul_cm2.comp): the device probe
+// reads VK_NV_cooperative_matrix2's granularity for it, and the GEMM runs with it.
+inline constexpr uint32_t kCoopMat2Invocations = 128;
+
 struct DeviceCapabilities {
   std::string name;
   std::string driver;  // driver name + info
@@ -70,8 +74,9 @@ struct DeviceCapabilities {
   std::vector<CoopMatShape> nv_coopmat_shapes;
   bool nv_cooperative_matrix2 = false;  // VK_NV_cooperative_matrix2 offered
   // VK_NV_cooperative_matrix2's workgroup-scope matrices with tensor-addressed loads, for the
-  // prefill GEMM (shaders/matmul_cm2.comp): f16 x f16 + f32 -> f32 on 128-invocation workgroups
-  // in sizes that are multiples of the granularity below (0 where not offered). Enabled with it.
+  // prefill GEMM (shaders/matmul_cm2.comp): f16 x f16 + f32 -> f32 on workgroups of
+  // kCoopMat2Invocations in sizes that are multiples of the granularity below (0 where not
+  // offered). Enabled with it.
   uint32_t coopmat2_granularity_m = 0, coopmat2_granularity_n = 0, coopmat2_granularity_k = 0;
   bool coopmat2_gemm() const { return coopmat2_granularity_m != 0; }
   // The one shape the tensor-core kernels (GEMM, prefill attention) use: 16x16x16,

@@ -54,8 +54,6 @@ struct CoopMatFlexibleDimensionsNV {
 };
 using PFN_GetCoopMatFlexibleDimensions = VkResult(VKAPI_PTR*)(VkPhysicalDevice, uint32_t*,
                                                               CoopMatFlexibleDimensionsNV*);
-// matmul_cm2.comp's workgroup size.
-constexpr uint32_t kCoopMat2Invocations = 128;
 
 std::string component_name(uint32_t t) {
   static const char* names[] = {"f16", "f32", "f64", "s8",  "s16", "s32",

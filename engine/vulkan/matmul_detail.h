@@ -37,10 +37,9 @@ struct Push {
 Push make_push(const MatmulArgs& a);
 
 // The workgroup-scope GEMM's tile (matmul_cm2.comp): weight rows, tokens (narrow up to that many
-// tokens, else wide) and K per slice; 128 invocations.
+// tokens, else wide) and K per slice, on kCoopMat2Invocations (device.h) invocations.
 inline constexpr uint32_t kCoopMat2Rows = 128, kCoopMat2NarrowTokens = 64,
-                          kCoopMat2WideTokens = 128, kCoopMat2SliceK = 32,
-                          kCoopMat2Invocations = 128;
+                          kCoopMat2WideTokens = 128, kCoopMat2SliceK = 32;
 
 // The RoPE/KV variant `shader` of a matvec (push: the product's), x its activations (q8 or f32).
 void dispatch_rope_kv(PipelineCache& pipelines, CommandRecorder& rec, const MatmulArgs& args,
