@@ -22,7 +22,7 @@
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint BM = 128;  // weight rows per tile
 layout(constant_id = 2) const uint BN = 256;  // tokens per tile
-layout(constant_id = 3) const uint BK = 32;   // K per slice; divides 256
+layout(constant_id = 3) const uint BK = 64;   // K per slice; divides 256
 
 layout(std430, binding = 0) readonly buffer W { float16_t w[]; };
 layout(std430, binding = 1) readonly buffer X { float16_t x[]; };

@@ -37,9 +37,13 @@ struct Push {
 Push make_push(const MatmulArgs& a);
 
 // The workgroup-scope GEMM's tile (matmul_cm2.comp): weight rows, tokens (narrow up to that many
-// tokens, else wide) and K per slice, on kCoopMat2Invocations (device.h) invocations.
+// tokens, else wide) and K per slice, on kCoopMat2Invocations (device.h) invocations. 64-wide
+// slices against 32 on an H100, prefill 512: 8B Q4_K_M 9815-9849 -> 11581-11620 tok/s, 8B Q8_0
+// 9631-9711 -> 11482-11486, 1B F16 55910-56551 -> 63936-64050, 1B Q4_K_M 49567-49600 ->
+// 53299-55963; 1B F16 at 64 sequences 19087-19342 -> 22076-22164. 128-wide slices ran at half
+// speed or less, as did 256 invocations or 256-row / 256-token tiles with either slice.
 inline constexpr uint32_t kCoopMat2Rows = 128, kCoopMat2NarrowTokens = 64,
-                          kCoopMat2WideTokens = 128, kCoopMat2SliceK = 32;
+                          kCoopMat2WideTokens = 128, kCoopMat2SliceK = 64;
 
 // The RoPE/KV variant `shader` of a matvec (push: the product's), x its activations (q8 or f32).
 void dispatch_rope_kv(PipelineCache& pipelines, CommandRecorder& rec, const MatmulArgs& args,

@@ -23,16 +23,17 @@ constexpr double kF16Tolerance = 2e-3;
                << "\" has no VK_NV_cooperative_matrix2 workgroup-scope f16 GEMM (lavapipe " \
                   "has none)"
 
-// K per type: whole 256-wide unrolled steps plus a tail of 32-wide slices, and for f16 a K that
-// is no multiple of the slice (every tile then takes the bounds-checked path).
+// K per type: whole 256-wide unrolled steps plus a tail of 64-wide slices (576), and a K that is
+// no multiple of the slice (96, 264: every tile then takes the bounds-checked path); types of
+// 256-weight blocks take whole steps (768, 512).
 std::vector<uint32_t> test_cols(TensorType type) {
   switch (block_elements(type)) {
     case 256:
       return {768, 512};
     case 32:
-      return {544, 96};
+      return {576, 96};
     default:
-      return {544, 264};
+      return {576, 264};
   }
 }
 
