@@ -30,9 +30,11 @@ struct Cm2Push {
 
 // Workgroups a product should reach: with its 128 x 128 tiles a 2048-row product at 512 tokens
 // has 64, half of an H100's compute units, and walks K 8192 deep for the 1B down projection.
-// Splitting K until the grid covers the GPU twice took the 1B F16 prefill layer's down phase
-// from 0.236 to 0.130 ms (the subgroup-scope GEMM: 0.174).
-constexpr uint32_t kSplitTargetPerCu = 2;
+// Splitting K until the grid covered the GPU twice took the 1B F16 prefill layer's down phase
+// from 0.236 to 0.130 ms (the subgroup-scope GEMM: 0.174). With 64-wide K slices once is better
+// (H100, prefill 512, once / twice / never: 8B Q4_K_M 12148-12402 / 11546-11607 / 10419-10460,
+// 1B F16 64047-64136 / 63241-63502 / 53971-54554, 1B Q4_K_M 56042-56197 / 55199-55959).
+constexpr uint32_t kSplitTargetPerCu = 1;
 // Fewest K elements a split walks (two unrolled steps): shorter ones spend more on the
 // partials than they gain.
 constexpr uint32_t kMinSplitK = 512;

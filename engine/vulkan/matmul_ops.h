@@ -139,10 +139,11 @@ struct MatmulTuning {
 
 // Fewest tokens the workgroup-scope GEMM takes by default. Weights it must first decode to f16
 // rows pay that pass per product, which batched decode steps (<= 64 tokens) do not earn back
-// (8B Q4_K_M at 64 sequences: 2925 tok/s against 4295 on the subgroup-scope GEMM, H100); f16
-// weights need no pass (1B F16 at 64 sequences: 19490 against 16968; at 32 even).
+// (8B Q4_K_M at 64 sequences: 3374-3412 tok/s against 4143-4226 on the subgroup-scope GEMM,
+// H100); f16 weights need no pass (1B F16 at 32 sequences: 11664-11865 against 10358-10583; at
+// 16 even, so the matvec-sized steps up to 16 tokens stay where they were).
 inline constexpr uint32_t kCoopMat2MinTokens = 128;
-inline constexpr uint32_t kCoopMat2MinTokensF16 = 33;
+inline constexpr uint32_t kCoopMat2MinTokensF16 = 17;
 
 // The RMSNorm that record_matvec_norm fuses after its product: y_norm = y / rms(y) * weight for
 // each of the product's output vectors, and y_norm's q8 blocks (q8_activation_bytes layout).
