@@ -20,7 +20,8 @@ namespace {
 // Decoded weights per chunk; the scratch holds two (it alternates halves), 256 MiB in all. On an
 // H100, 8B prefill (its 235 MiB gate|up in two chunks, its 117 MiB down in one, the second
 // chunk's decode overlapping the first's GEMM): Q4_K_M 9758-9795 tok/s at 128 MiB against
-// 8988-9079 at 64, 8028 at 32, 9478-9498 at 256 and more (VKLLM_COOPMAT2_CHUNK_MB).
+// 8988-9079 at 64, 8028 at 32, 9478-9498 at 256 and more (VKLLM_COOPMAT2_CHUNK_MB); with 64-wide
+// K slices 11560 against 10685 at 64 and 11316 at 256.
 constexpr uint64_t kChunkBytes = uint64_t{128} << 20;
 
 struct Cm2Push {

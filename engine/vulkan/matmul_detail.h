@@ -41,7 +41,7 @@ Push make_push(const MatmulArgs& a);
 // slices against 32 on an H100, prefill 512: 8B Q4_K_M 9815-9849 -> 11581-11620 tok/s, 8B Q8_0
 // 9631-9711 -> 11482-11486, 1B F16 55910-56551 -> 63936-64050, 1B Q4_K_M 49567-49600 ->
 // 53299-55963; 1B F16 at 64 sequences 19087-19342 -> 22076-22164. 128-wide slices ran at half
-// speed or less, as did 256 invocations or 256-row / 256-token tiles with either slice.
+// speed or less, as did 256-row or 256-token tiles; 256 invocations lost 11% (8B Q4_K_M 10257).
 inline constexpr uint32_t kCoopMat2Rows = 128, kCoopMat2NarrowTokens = 64,
                           kCoopMat2WideTokens = 128, kCoopMat2SliceK = 64;
 

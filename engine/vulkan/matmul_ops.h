@@ -141,7 +141,7 @@ struct MatmulTuning {
 // rows pay that pass per product, which batched decode steps (<= 64 tokens) do not earn back
 // (8B Q4_K_M at 64 sequences: 3374-3412 tok/s against 4143-4226 on the subgroup-scope GEMM,
 // H100); f16 weights need no pass (1B F16 at 32 sequences: 11664-11865 against 10358-10583; at
-// 16 even, so the matvec-sized steps up to 16 tokens stay where they were).
+// 16 even with a threshold of 9, so steps of up to 16 tokens stay on the subgroup-scope GEMM).
 inline constexpr uint32_t kCoopMat2MinTokens = 128;
 inline constexpr uint32_t kCoopMat2MinTokensF16 = 17;
 
