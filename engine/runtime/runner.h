@@ -30,9 +30,9 @@ struct RunnerOptions {
   uint32_t max_context = 0;         // per sequence; 0: the model's training context (<= 8192)
   uint32_t max_logits_rows = 0;     // logits rows per step; 0: max_seqs (perplexity needs more)
   // Steps of at most this many tokens multiply weights with the decode (matvec) kernel in passes
-  // of 8 vectors, larger ones with the tiled GEMM. On an H100 with the split-K tensor-core GEMM
-  // (bench/RESULTS.md, batched decode): matvec wins at 16 sequences (8B Q4_K_M 1105 vs 942
-  // tok/s, 1B 4058 vs 3722), the GEMM from 32 (8B 1703 vs 1212, 1B 6933 vs 4870).
+  // of 8 vectors, larger ones with the tiled GEMM. Where the GEMM runs on tensor cores the
+  // backend switches earlier (VulkanBackend::matvec_limit). Without them, on an H100 the matvec
+  // won at 16 sequences (8B Q4_K_M 1105 vs 942 tok/s, 1B 4058 vs 3722), the GEMM from 32.
   uint32_t matvec_max_batch = 16;
   // Encoders: K/V live only for the layer that writes them, so the backend makes one K and one V
   // region of this many blocks that every layer reuses (kv_budget_bytes is then unused).

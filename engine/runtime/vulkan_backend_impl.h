@@ -34,8 +34,8 @@ class VulkanBackend final : public StepBackend {
                 std::span<const WeightRef> feeds) override;
 
   // The decode kernel (in passes of up to 8 vectors) for small batches, the tiled GEMM above
-  // opt.matvec_max_batch tokens; int8-dot decode kernels read x's q8 copy, made here unless the
-  // norm or activation that wrote x made it.
+  // matvec_limit() tokens; int8-dot decode kernels read x's q8 copy, made here unless the norm or
+  // activation that wrote x made it.
   void products(Rows x, uint32_t n, std::span<const ProductOut> outs) override;
 
   // With opt.fused_norm, at batch 1 the norm runs in the product's last workgroup
@@ -148,6 +148,9 @@ class VulkanBackend final : public StepBackend {
 
   // Whether decode products of these weights read `in` (n rows of cols) as q8 blocks.
   bool wants_q8(std::span<const WeightRef> weights, uint32_t cols, uint32_t n) const;
+  // Most tokens a product of weights of `type` takes on the decode kernel: RunnerOptions::
+  // matvec_max_batch, or fewer where the GEMM runs those weights on tensor cores.
+  uint32_t matvec_limit(gguf::TensorType type) const;
   vk::ops::RopeParams rope_params(const RopeSpec& r) const;
 
   // An activation was overwritten: a q8 copy of it is stale.

@@ -46,7 +46,8 @@ void VulkanBackend::products(Rows x, uint32_t n, std::span<const ProductOut> out
     a.batch = n;
     a.accumulate = o.accumulate;
     a.xq = in_q8;
-    record_product(matmul_, rec_, get(o.w), a, n <= opt_.matvec_max_batch);
+    const DeviceTensor& w = get(o.w);
+    record_product(matmul_, rec_, w, a, n <= matvec_limit(w.type));
     wrote(o.y.act);
   }
 }
@@ -136,15 +137,15 @@ void VulkanBackend::products_then_rope_kv(Rows x, uint32_t n, std::span<const Pr
   if (stacked) rows[0] = q_rows + 2 * kv_rows;
   const Rows* ys[3] = {&r.q, &r.k, &r.v};
   const auto cols = static_cast<uint32_t>(get(outs[0].w).cols());
-  bool fuse = opt_.fused_rope_kv && (stacked || outs.size() == 3) && n <= opt_.matvec_max_batch;
+  bool fuse = opt_.fused_rope_kv && (stacked || outs.size() == 3);
   if (stacked)
     fuse = fuse && r.q.off == 0 && r.k.off == q_rows && r.v.off == q_rows + kv_rows &&
            r.k.act == r.q.act && r.v.act == r.q.act && r.k.stride == r.q.stride &&
            r.v.stride == r.q.stride;
   for (size_t i = 0; fuse && i < outs.size(); ++i) {
     const DeviceTensor& w = get(outs[i].w);
-    fuse = !outs[i].accumulate && w.parts.size() == 1 && w.rows() == rows[i] &&
-           outs[i].y.act == ys[i]->act && (stacked || ys[i]->off == 0) &&
+    fuse = n <= matvec_limit(w.type) && !outs[i].accumulate && w.parts.size() == 1 &&
+           w.rows() == rows[i] && outs[i].y.act == ys[i]->act && (stacked || ys[i]->off == 0) &&
            matmul_.can_fuse_rope_kv(w.type, rope);
   }
   if (!fuse) {
@@ -213,11 +214,27 @@ vk::BufferSlice VulkanBackend::q8_input(Rows x, uint32_t cols, uint32_t n) {
 }
 
 bool VulkanBackend::wants_q8(std::span<const WeightRef> weights, uint32_t cols, uint32_t n) const {
-  return n <= opt_.matvec_max_batch && cols % 32 == 0 &&
-         std::any_of(weights.begin(), weights.end(), [&](const WeightRef& w) {
+  return cols % 32 == 0 && std::any_of(weights.begin(), weights.end(), [&](const WeightRef& w) {
            const DeviceTensor* t = find(w);
-           return t && matmul_.int8_dot(t->type);
+           return t && n <= matvec_limit(t->type) && matmul_.int8_dot(t->type);
          });
+}
+
+// With the tensor-core GEMMs, K-quant weights leave the matvec after 12 tokens and the other types
+// after one pass of 8 vectors. On an H100 (bench/RESULTS.md, fourteenth session), at 9 / 12 / 16
+// sequences on the GEMMs instead of two matvec passes: 1B F16 +41% / +42% / +47%, 8B Q8_0 +4% /
+// +15% / +35%, but 8B Q4_K_M -11% / even / +17% and 1B Q4_K_M -14% / -10% / -1% (their int8-dot
+// decode is cheap, the GEMM's is not); switching K-quants above 12, 8B Q4_K_M at 13 / 16
+// sequences +3% / +18%, 1B Q4_K_M at 16 -1%.
+uint32_t VulkanBackend::matvec_limit(gguf::TensorType type) const {
+  using gguf::TensorType;
+  if (!matmul_.coopmat(type)) return opt_.matvec_max_batch;
+  const bool k_quant = type == TensorType::Q2_K || type == TensorType::Q3_K ||
+                       type == TensorType::Q4_K || type == TensorType::Q5_K ||
+                       type == TensorType::Q6_K;
+  constexpr uint32_t kKQuantLimit = 12;
+  return std::min(opt_.matvec_max_batch,
+                  k_quant ? kKQuantLimit : vk::MatmulKernels::kMaxMatvecColumns);
 }
 
 }  // namespace vkllm::runtime::detail

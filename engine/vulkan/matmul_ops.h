@@ -141,9 +141,10 @@ struct MatmulTuning {
 // rows pay that pass per product, which batched decode steps (<= 64 tokens) do not earn back
 // (8B Q4_K_M at 64 sequences: 3374-3412 tok/s against 4143-4226 on the subgroup-scope GEMM,
 // H100); f16 weights need no pass (1B F16 at 32 sequences: 11664-11865 against 10358-10583; at
-// 16 even with a threshold of 9, so steps of up to 16 tokens stay on the subgroup-scope GEMM).
+// 12 / 16 sequences 4000-4713 / 5749-6253 against 3946-4326 / 5533-5686), so they take it from
+// the first step above one matvec pass.
 inline constexpr uint32_t kCoopMat2MinTokens = 128;
-inline constexpr uint32_t kCoopMat2MinTokensF16 = 17;
+inline constexpr uint32_t kCoopMat2MinTokensF16 = 9;
 
 // The RMSNorm that record_matvec_norm fuses after its product: y_norm = y / rms(y) * weight for
 // each of the product's output vectors, and y_norm's q8 blocks (q8_activation_bytes layout).

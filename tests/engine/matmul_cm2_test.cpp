@@ -136,11 +136,11 @@ TEST(MatmulCoopMat2Choice, ThresholdAndOffSelectOtherKernels) {
   args.cols = 256;
   args.y_offset = 2;
   EXPECT_FALSE(on.coopmat2(args));
-  // The defaults: f16 weights from 17 tokens (batched decode steps), others from 128.
+  // The defaults: f16 weights from 9 tokens (batched decode steps), others from 128.
   vk::MatmulKernels defaults(context().pipelines(), {.cm2_min_tokens = 0});
   if (!std::getenv("VKLLM_COOPMAT2_MIN")) {
-    EXPECT_TRUE(defaults.coopmat2(shape_of(TensorType::F16, 256, 256, 17)));
-    EXPECT_FALSE(defaults.coopmat2(shape_of(TensorType::F16, 256, 256, 16)));
+    EXPECT_TRUE(defaults.coopmat2(shape_of(TensorType::F16, 256, 256, 9)));
+    EXPECT_FALSE(defaults.coopmat2(shape_of(TensorType::F16, 256, 256, 8)));
     EXPECT_TRUE(defaults.coopmat2(shape_of(TensorType::Q4_K, 256, 256, 128)));
     EXPECT_FALSE(defaults.coopmat2(shape_of(TensorType::Q4_K, 256, 256, 127)));
   }
