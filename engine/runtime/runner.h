@@ -22,6 +22,12 @@
 
 namespace vkllm::runtime {
 
+// Where the GEMM runs a weight type on tensor cores, the most tokens a product of it stays on the
+// decode (matvec) kernel (VulkanBackend::matvec_limit): K-quants, whose int8-dot decode is cheap,
+// and the other types, one pass of 8 vectors.
+inline constexpr uint32_t kTensorCoreMatvecMaxBatchKQuant = 12;
+inline constexpr uint32_t kTensorCoreMatvecMaxBatch = 8;
+
 struct RunnerOptions {
   uint32_t block_size = 16;         // tokens per KV block
   uint64_t kv_budget_bytes = 0;     // 0: VKLLM_KV_BUDGET, else a share of device memory

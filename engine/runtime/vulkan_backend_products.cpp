@@ -221,20 +221,20 @@ bool VulkanBackend::wants_q8(std::span<const WeightRef> weights, uint32_t cols, 
 }
 
 // With the tensor-core GEMMs, K-quant weights leave the matvec after 12 tokens and the other types
-// after one pass of 8 vectors. On an H100 (bench/RESULTS.md, fourteenth session), at 9 / 12 / 16
-// sequences on the GEMMs instead of two matvec passes: 1B F16 +41% / +42% / +47%, 8B Q8_0 +4% /
-// +15% / +35%, but 8B Q4_K_M -11% / even / +17% and 1B Q4_K_M -14% / -10% / -1% (their int8-dot
-// decode is cheap, the GEMM's is not); switching K-quants above 12, 8B Q4_K_M at 13 / 16
-// sequences +3% / +18%, 1B Q4_K_M at 16 -1%.
+// after one pass of 8 vectors (runner.h's constants). On an H100 (bench/RESULTS.md, fourteenth
+// session), at 9 / 12 / 16 sequences on the GEMMs instead of two matvec passes: 1B F16 +41% / +42%
+// / +47%, 8B Q8_0 +4% / +15% / +35%, but 8B Q4_K_M -11% / even / +17% and 1B Q4_K_M -14% / -10% /
+// -1% (their int8-dot decode is cheap, the GEMM's is not); switching K-quants above 12, 8B Q4_K_M
+// at 13 / 16 sequences +3% / +18%, 1B Q4_K_M at 16 -1%.
 uint32_t VulkanBackend::matvec_limit(gguf::TensorType type) const {
   using gguf::TensorType;
   if (!matmul_.coopmat(type)) return opt_.matvec_max_batch;
   const bool k_quant = type == TensorType::Q2_K || type == TensorType::Q3_K ||
                        type == TensorType::Q4_K || type == TensorType::Q5_K ||
                        type == TensorType::Q6_K;
-  constexpr uint32_t kKQuantLimit = 12;
+  static_assert(kTensorCoreMatvecMaxBatch == vk::MatmulKernels::kMaxMatvecColumns);
   return std::min(opt_.matvec_max_batch,
-                  k_quant ? kKQuantLimit : vk::MatmulKernels::kMaxMatvecColumns);
+                  k_quant ? kTensorCoreMatvecMaxBatchKQuant : kTensorCoreMatvecMaxBatch);
 }
 
 }  // namespace vkllm::runtime::detail
