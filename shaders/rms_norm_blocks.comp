@@ -5,11 +5,16 @@
 // stores, instead of loops that go back to memory for every pass. A decode step's norms are a
 // single row on one workgroup, so their time is latency, not bandwidth.
 // Needs n a multiple of 32, n / 32 <= the workgroup size, and the strides multiples of 4.
+// F16_OUT: y is also written as f16 rows of n halves (binding 4), the tensor-core GEMM's input
+// (to_f16.comp's values).
 
 #extension GL_EXT_control_flow_attributes : enable
 #include "reduce.glsl"
 #ifdef Q8_OUT
 #include "q8_block.glsl"
+#endif
+#ifdef F16_OUT
+layout(std430, binding = 4) writeonly buffer Y16 { uvec4 y16[]; };
 #endif
 
 layout(local_size_x_id = 0) in;
@@ -63,5 +68,14 @@ void main() {
   }
 #ifdef Q8_OUT
   q8_store_block(row * nb + b, p.n_rows * nb, v);
+#endif
+#ifdef F16_OUT
+  const uint hb = (row * p.n + 32u * b) / 8u;
+  [[unroll]] for (uint i = 0u; i < 4u; ++i) {
+    const vec4 a = clamp(v[2u * i], vec4(-65504.0), vec4(65504.0));
+    const vec4 c = clamp(v[2u * i + 1u], vec4(-65504.0), vec4(65504.0));
+    y16[hb + i] = uvec4(packHalf2x16(a.xy), packHalf2x16(a.zw), packHalf2x16(c.xy),
+                        packHalf2x16(c.zw));
+  }
 #endif
 }

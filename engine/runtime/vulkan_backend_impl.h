@@ -29,7 +29,8 @@ class VulkanBackend final : public StepBackend {
 
   void embed(WeightRef table, Rows out, uint32_t n_tokens, float scale) override;
 
-  // The norms feeding decode products write their q8 copy too (no quantize dispatch).
+  // The norms feeding decode products write their q8 copy too (no quantize dispatch), those
+  // feeding the subgroup-scope tensor-core GEMM their f16 copy (no conversion dispatch).
   void rms_norm(Rows x, WeightRef w, Rows y, uint32_t n, uint32_t rows,
                 std::span<const WeightRef> feeds) override;
 
@@ -40,12 +41,16 @@ class VulkanBackend final : public StepBackend {
 
   // With opt.fused_norm, at batch 1 the norm runs in the product's last workgroup
   // (MatmulKernels::record_matvec_norm): one dispatch and barrier fewer per residual product.
-  // Not at larger batches: the last workgroup normalizes the vectors one after another.
+  // Not at larger batches: the last workgroup normalizes the vectors one after another. (Nor
+  // does the norm sum a split-K product's partials there: one workgroup a row reading the ~16
+  // partials of a 4096-row product took longer than the reduction pass it saved, bench/RESULTS.md
+  // fifteenth session.)
   void products_then_norm(Rows in, uint32_t n, const ProductOut& out,
                           const NormAfter& norm) override;
 
   // With opt.fused_glu, decode's gate|up product writes act(gate) * up and its q8 blocks
-  // itself (MatmulKernels::record_matvec_glu): the GLU's dispatch and barrier go away.
+  // itself (MatmulKernels::record_matvec_glu): the GLU's dispatch and barrier go away. On the
+  // GEMMs a split-K gate|up product leaves its partials to the GLU, which sums them.
   void products_then_glu(Rows x, uint32_t n, std::span<const ProductOut> outs,
                          const GluAfter& glu) override;
 
@@ -62,7 +67,7 @@ class VulkanBackend final : public StepBackend {
   void write_kv(uint32_t layer, bool value, const RopeSpec* rope, Rows src) override;
   void attention(const AttentionSpec& s) override;
 
-  // With a q8 copy for the products that read `out` next (FFN down).
+  // With a q8 or f16 copy for the products that read `out` next (FFN down).
   void glu(GluAct act, Rows gate, Rows up, Rows out, uint32_t n, uint32_t rows,
            std::span<const WeightRef> feeds) override;
 
@@ -142,20 +147,38 @@ class VulkanBackend final : public StepBackend {
     return w.w == model::Weight::Output ? m_.output() : m_.get(w.w, w.layer);
   }
 
+  // Which activation mem_.x_f16 holds as f16 rows (n rows of its width).
+  struct F16Copy {
+    Act act;
+    uint32_t rows;
+  };
+
   // The q8 copy of x (n rows of cols) for int8-dot products, quantized here unless the kernel
   // that wrote x made it.
   vk::BufferSlice q8_input(Rows x, uint32_t cols, uint32_t n);
 
   // Whether decode products of these weights read `in` (n rows of cols) as q8 blocks.
   bool wants_q8(std::span<const WeightRef> weights, uint32_t cols, uint32_t n) const;
+  // Whether products of these weights read `in` (n dense rows of cols) as f16 rows, and no q8
+  // copy is wanted: the kernel writing `in` then writes them too.
+  bool wants_f16(std::span<const WeightRef> weights, uint32_t cols, uint32_t n) const;
+  // One product on the GEMM whose split-K partials, if it splits, are left for the kernel after
+  // the next barrier to sum (o.accumulate then not applied); splits 0: y was written. Nullopt
+  // where the product cannot be deferred (matvec, or weights stored in parts): nothing recorded.
+  std::optional<vk::SplitParts> deferred_product(Rows x, uint32_t n, const ProductOut& o);
+  // glu(), gate and up read from a deferred product's partials when given (their offsets then
+  // rows of that product).
+  void glu_rows(GluAct act, Rows gate, Rows up, const vk::SplitParts* parts, Rows out, uint32_t n,
+                uint32_t rows, std::span<const WeightRef> feeds);
   // Most tokens a product of weights of `type` takes on the decode kernel: RunnerOptions::
   // matvec_max_batch, or fewer where the GEMM runs those weights on tensor cores.
   uint32_t matvec_limit(gguf::TensorType type) const;
   vk::ops::RopeParams rope_params(const RopeSpec& r) const;
 
-  // An activation was overwritten: a q8 copy of it is stale.
+  // An activation was overwritten: a q8 or f16 copy of it is stale.
   void wrote(Act a) {
     if (q8_of_ && q8_of_->act == a) q8_of_.reset();
+    if (f16_of_ && f16_of_->act == a) f16_of_.reset();
   }
 
   vk::Context& ctx_;
@@ -173,6 +196,7 @@ class VulkanBackend final : public StepBackend {
   vk::ops::BatchInfo batch_;
   uint32_t max_q_len_ = 0, max_kv_len_ = 0;
   std::optional<Q8Copy> q8_of_;
+  std::optional<F16Copy> f16_of_;
 };
 
 }  // namespace vkllm::runtime::detail

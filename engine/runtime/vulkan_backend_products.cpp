@@ -12,8 +12,11 @@ namespace vkllm::runtime::detail {
 void VulkanBackend::rms_norm(Rows x, WeightRef w, Rows y, uint32_t n, uint32_t rows,
                              std::span<const WeightRef> feeds) {
   const bool q8 = wants_q8(feeds, n, rows);
+  const bool f16 =
+      !q8 && (y.stride == 0 || y.stride == n) && y.off == 0 && wants_f16(feeds, n, rows);
   vk::ops::RmsNormArgs a;
   a.q8 = q8 ? mem_.xq : vk::BufferSlice{};
+  a.f16 = f16 ? mem_.x_f16 : vk::BufferSlice{};
   a.x = mem_.slice(x);
   a.weight = get(w).data;
   a.y = mem_.slice(y);
@@ -25,6 +28,7 @@ void VulkanBackend::rms_norm(Rows x, WeightRef w, Rows y, uint32_t n, uint32_t r
   vk::ops::rms_norm(rec_, ctx_.pipelines(), a);
   wrote(y.act);
   if (q8) q8_of_ = Q8Copy{y.act, rows, mem_.xq};
+  if (f16) f16_of_ = F16Copy{y.act, rows};
 }
 
 void VulkanBackend::products(Rows x, uint32_t n, std::span<const ProductOut> outs) {
@@ -46,6 +50,7 @@ void VulkanBackend::products(Rows x, uint32_t n, std::span<const ProductOut> out
     a.batch = n;
     a.accumulate = o.accumulate;
     a.xq = in_q8;
+    if (f16_of_ && f16_of_->act == x.act && f16_of_->rows == n && x.off == 0) a.x_f16 = mem_.x_f16;
     const DeviceTensor& w = get(o.w);
     record_product(matmul_, rec_, w, a, n <= matvec_limit(w.type));
     wrote(o.y.act);
@@ -102,7 +107,18 @@ void VulkanBackend::products_then_glu(Rows x, uint32_t n, std::span<const Produc
       wants_q8(std::span(&outs[0].w, 1), static_cast<uint32_t>(w->cols()), n) &&
       wants_q8(glu.feeds, glu.n, n) && matmul_.can_fuse_glu(w->type, glu.n, n, 0, glu.out.stride);
   if (!fuse) {
-    StepBackend::products_then_glu(x, n, outs, glu);
+    // One product holding both halves: its split-K partials go to the GLU unsummed.
+    const bool stacked = w && !outs[0].accumulate && outs[0].y.off == 0 &&
+                         glu.gate.act == outs[0].y.act && glu.up.act == outs[0].y.act;
+    const std::optional<vk::SplitParts> parts =
+        stacked ? deferred_product(x, n, outs[0]) : std::nullopt;
+    if (!parts) {
+      StepBackend::products_then_glu(x, n, outs, glu);
+      return;
+    }
+    barrier();
+    glu_rows(glu.act, glu.gate, glu.up, parts->splits ? &*parts : nullptr, glu.out, glu.n, n,
+             glu.feeds);
     return;
   }
   const auto cols = static_cast<uint32_t>(w->cols());
@@ -186,21 +202,62 @@ void VulkanBackend::products_then_rope_kv(Rows x, uint32_t n, std::span<const Pr
 
 void VulkanBackend::glu(GluAct act, Rows gate, Rows up, Rows out, uint32_t n, uint32_t rows,
                         std::span<const WeightRef> feeds) {
+  glu_rows(act, gate, up, nullptr, out, n, rows, feeds);
+}
+
+void VulkanBackend::glu_rows(GluAct act, Rows gate, Rows up, const vk::SplitParts* parts, Rows out,
+                             uint32_t n, uint32_t rows, std::span<const WeightRef> feeds) {
   const bool q8 = wants_q8(feeds, n, rows);
+  const bool f16 =
+      !q8 && (out.stride == 0 || out.stride == n) && out.off == 0 && wants_f16(feeds, n, rows);
   vk::ops::GluArgs g;
   g.n = n;
   g.n_rows = rows;
   g.act = act == GluAct::Silu ? vk::ops::GluActivation::Silu : vk::ops::GluActivation::GeluTanh;
-  g.gate = mem_.slice(gate);
-  g.up = mem_.slice(up);
+  if (parts) {
+    g.gate = g.up = parts->parts;
+    g.gate_off = gate.off;
+    g.up_off = up.off;
+    g.gate_stride = g.up_stride = parts->ld;
+    g.splits = parts->splits;
+    g.split_stride = parts->stride;
+  } else {
+    g.gate = mem_.slice(gate);
+    g.up = mem_.slice(up);
+    g.gate_stride = gate.stride;
+    g.up_stride = up.stride;
+  }
   g.out = mem_.slice(out);
-  g.gate_stride = gate.stride;
-  g.up_stride = up.stride;
   g.out_stride = out.stride;
   g.q8 = q8 ? mem_.xq : vk::BufferSlice{};
+  g.f16 = f16 ? mem_.x_f16 : vk::BufferSlice{};
   vk::ops::glu(rec_, ctx_.pipelines(), g);
   wrote(out.act);
   if (q8) q8_of_ = Q8Copy{out.act, rows, mem_.xq};
+  if (f16) f16_of_ = F16Copy{out.act, rows};
+}
+
+std::optional<vk::SplitParts> VulkanBackend::deferred_product(Rows x, uint32_t n,
+                                                              const ProductOut& o) {
+  const DeviceTensor& w = get(o.w);
+  if (n <= matvec_limit(w.type) || w.parts.size() != 1) return std::nullopt;
+  vk::MatmulArgs a;
+  a.type = w.type;
+  a.weights = w.data;
+  a.x = mem_.slice(x);
+  a.x_stride = x.stride;
+  a.y = mem_.buf(o.y.act);
+  a.y_offset = o.y.off;
+  a.rows = static_cast<uint32_t>(w.rows());
+  a.cols = static_cast<uint32_t>(w.cols());
+  a.y_stride = o.y.stride ? o.y.stride : a.rows;
+  a.batch = n;
+  a.accumulate = o.accumulate;
+  if (f16_of_ && f16_of_->act == x.act && f16_of_->rows == n && x.off == 0) a.x_f16 = mem_.x_f16;
+  vk::SplitParts parts;
+  matmul_.record_matmul(rec_, a, &parts);
+  wrote(o.y.act);
+  return parts;
 }
 
 vk::BufferSlice VulkanBackend::q8_input(Rows x, uint32_t cols, uint32_t n) {
@@ -217,6 +274,14 @@ bool VulkanBackend::wants_q8(std::span<const WeightRef> weights, uint32_t cols, 
   return cols % 32 == 0 && std::any_of(weights.begin(), weights.end(), [&](const WeightRef& w) {
            const DeviceTensor* t = find(w);
            return t && n <= matvec_limit(t->type) && matmul_.int8_dot(t->type);
+         });
+}
+
+bool VulkanBackend::wants_f16(std::span<const WeightRef> weights, uint32_t cols, uint32_t n) const {
+  return n <= mem_.f16_rows && cols % 32 == 0 && cols / 32 <= 512 &&
+         std::any_of(weights.begin(), weights.end(), [&](const WeightRef& w) {
+           const DeviceTensor* t = find(w);
+           return t && n > matvec_limit(t->type) && matmul_.reads_f16_rows(t->type, n);
          });
 }
 

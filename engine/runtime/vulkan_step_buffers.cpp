@@ -90,8 +90,12 @@ void VulkanStepBuffers::allocate_activations() {
       opt.fused_glu ? vk::q8_activation_bytes(static_cast<uint32_t>(ff), q8_rows) : 0;
   const uint64_t glu_counter_bytes =
       opt.fused_glu ? 4 * vk::glu_counter_words(static_cast<uint32_t>(ff)) : 0;
-  act_bytes = split_bytes + argmax_bytes + xq_bytes + xq_ffn_bytes + glu_counter_bytes + 7 * align +
-              4 * (S_words() + align) + 16;
+  // f16 copies serve the subgroup-scope tensor-core GEMM, which runs below 128 tokens (larger
+  // products take the workgroup-scope one, which converts its input itself).
+  f16_rows = static_cast<uint32_t>(std::min<uint64_t>(std::max(T, R), 128));
+  const uint64_t x_f16_bytes = uint64_t{f16_rows} * std::max({E, qd, ff}) * 2;
+  act_bytes = split_bytes + argmax_bytes + xq_bytes + xq_ffn_bytes + glu_counter_bytes +
+              x_f16_bytes + 8 * align + 4 * (S_words() + align) + 16;
   for (uint64_t s : sizes) act_bytes += (s * 4 + align - 1) / align * align + align;
   act.emplace(ctx.device(), "activations", act_bytes);
   auto f32 = [&](uint64_t n) { return act->allocate(n * 4); };
@@ -112,6 +116,7 @@ void VulkanStepBuffers::allocate_activations() {
   scratch = act->allocate(split_bytes);
   argmax_scratch = act->allocate(argmax_bytes);
   xq = act->allocate(xq_bytes);
+  x_f16 = act->allocate(x_f16_bytes);
   norm_counter = act->allocate(16);
   const std::vector<uint32_t> zeros(std::max<uint64_t>(glu_counter_bytes, 16) / 4);
   vk::upload(ctx.device(), norm_counter, std::span<const uint32_t>(zeros.data(), 4));

@@ -71,6 +71,10 @@ struct VulkanStepBuffers {
   // Zeroed words the products with a fused norm (one) or GLU (per 32 outputs) count their
   // finished workgroups in.
   vk::BufferSlice norm_counter, glu_counters;
+  // An activation as f16 rows (up to f16_rows of them), written by the norm or GLU before a
+  // tensor-core product so that it does not convert its input itself.
+  vk::BufferSlice x_f16;
+  uint32_t f16_rows = 0;
 
  private:
   uint64_t S_words() const { return std::max<uint32_t>(max_rows, 4); }

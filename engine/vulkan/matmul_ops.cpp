@@ -279,11 +279,9 @@ bool MatmulKernels::coopmat(TensorType type) const {
 bool MatmulKernels::coopmat2(const MatmulArgs& args) const {
   // Rows of 8 halves keep the tensor loads 16-byte aligned; outputs in whole 4-float groups.
   const uint32_t y_stride = args.y_stride ? args.y_stride : args.rows;
-  const uint32_t min_tokens = cm2_min_tokens_                ? cm2_min_tokens_
-                              : args.type == TensorType::F16 ? kCoopMat2MinTokensF16
-                                                             : kCoopMat2MinTokens;
-  return coopmat2_enabled_ && has_coopmat_kernel(args.type) && args.batch >= min_tokens &&
-         args.cols % 8 == 0 && y_stride % 4 == 0 && args.y_offset % 4 == 0;
+  return coopmat2_enabled_ && has_coopmat_kernel(args.type) &&
+         args.batch >= cm2_min_tokens(args.type) && args.cols % 8 == 0 && y_stride % 4 == 0 &&
+         args.y_offset % 4 == 0;
 }
 
 // Splits of K for an output of `tiles` workgroups. A workgroup's walk along K is bound by the
@@ -326,6 +324,17 @@ void MatmulKernels::record_splitk_reduce(CommandRecorder& rec, BufferSlice parts
                                         .push_constant_bytes = sizeof(reduce),
                                         .spec = {256}});
   rec.dispatch(sum, {parts, y}, reduce, Groups{div_up(rows, 256), batch, 1});
+}
+
+bool MatmulKernels::reads_f16_rows(TensorType type, uint32_t batch) const {
+  if (!coopmat(type) || !x_f16_enabled_) return false;
+  return !(coopmat2_enabled_ && batch >= cm2_min_tokens(type));
+}
+
+uint32_t MatmulKernels::cm2_min_tokens(TensorType type) const {
+  return cm2_min_tokens_           ? cm2_min_tokens_
+         : type == TensorType::F16 ? kCoopMat2MinTokensF16
+                                   : kCoopMat2MinTokens;
 }
 
 bool MatmulKernels::int8_dot(TensorType type) const {
@@ -498,9 +507,11 @@ void MatmulKernels::record_matvec_float(CommandRecorder& rec, const MatmulArgs& 
   rec.dispatch(pipeline, {args.weights, args.x, args.y}, make_push(args), Groups{gx, gy, gz});
 }
 
-void MatmulKernels::record_matmul(CommandRecorder& rec, const MatmulArgs& args) {
+void MatmulKernels::record_matmul(CommandRecorder& rec, const MatmulArgs& args,
+                                  SplitParts* deferred) {
   const KernelType kt = validate("record_matmul", args);
   const DeviceCapabilities& caps = pipelines_.device().caps();
+  if (deferred) *deferred = {};
   if (coopmat2(args)) {
     record_matmul_cm2(rec, args);
     return;
@@ -523,9 +534,17 @@ void MatmulKernels::record_matmul(CommandRecorder& rec, const MatmulArgs& args) 
     BufferSlice x = args.x;
     if (x_f16_enabled_) {
       const uint32_t stride = (args.cols + 7) / 8 * 8;
-      x = x_f16_.next(pipelines_.device(), uint64_t{args.batch} * stride * 2);
-      record_to_f16(rec, args, stride, x);
-      rec.barrier();
+      if (args.x_f16 && args.cols % 8 == 0) {
+        if (args.x_f16.size < uint64_t{args.batch} * stride * 2)
+          throw std::invalid_argument("record_matmul: x_f16 slice of " +
+                                      std::to_string(args.x_f16.size) +
+                                      " bytes is too small for the shape");
+        x = args.x_f16;
+      } else {
+        x = x_f16_.next(pipelines_.device(), uint64_t{args.batch} * stride * 2);
+        record_to_f16(rec, args, stride, x);
+        rec.barrier();
+      }
       push.base.x_stride = stride;
     }
     // Whole 16x16 fragments go straight to y when its rows keep the 16-byte alignment the
@@ -551,6 +570,10 @@ void MatmulKernels::record_matmul(CommandRecorder& rec, const MatmulArgs& args) 
         split_parts_.next(pipelines_.device(), uint64_t{splits} * push.part_stride * 4);
     base.flags |= 4u;
     rec.dispatch(pipeline, {args.weights, x, args.y, parts}, push, Groups{gx, gy, splits});
+    if (deferred) {
+      *deferred = {parts, splits, push.part_ld, push.part_stride};
+      return;
+    }
     rec.barrier();
     record_splitk_reduce(rec, parts, args.y, args.rows, args.batch, base.y_stride, base.y_off,
                          base.flags & 1u, splits, push.part_ld, push.part_stride);

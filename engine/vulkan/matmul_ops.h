@@ -76,6 +76,19 @@ struct MatmulArgs {
   // Optional: x quantized by record_quantize_q8 (same cols and batch). record_matvec then takes
   // the int8-dot kernel when int8_dot(type) holds; x is still validated and used otherwise.
   BufferSlice xq{};
+  // Optional: x as f16 rows of cols halves (cols a multiple of 8), the values record_to_f16 makes
+  // (written by the norm or activation before the product). The subgroup-scope tensor-core GEMM
+  // then reads them instead of converting x itself (reads_f16_rows); x is still validated.
+  BufferSlice x_f16{};
+};
+
+// Where a split-K product recorded with record_matmul's `deferred` left its partial outputs for
+// the kernel after it to sum: output row r of token t is the sum over s < splits of
+// parts[s * stride + t * ld + r] (floats, in that order of s; the product's accumulate is not
+// applied). splits 0: the product wrote y itself (accumulate applied), nothing is deferred.
+struct SplitParts {
+  BufferSlice parts;
+  uint32_t splits = 0, ld = 0, stride = 0;
 };
 
 // Whether the int8-dot matvec kernels run where they exist: Auto picks them on devices whose
@@ -200,7 +213,10 @@ class MatmulKernels {
   // std::invalid_argument naming the offending argument for unsupported types, shapes that break
   // the block/alignment rules, or slices too small for the shape.
   void record_matvec(CommandRecorder& rec, const MatmulArgs& args);
-  void record_matmul(CommandRecorder& rec, const MatmulArgs& args);
+  // With `deferred`, a product that splits K records no reduction pass: its partials stay in
+  // scratch (valid until the product after next), described in *deferred, for the consumer
+  // recorded after the next barrier to sum.
+  void record_matmul(CommandRecorder& rec, const MatmulArgs& args, SplitParts* deferred = nullptr);
   void record(CommandRecorder& rec, const MatmulArgs& args) {
     if (args.batch <= kMaxMatvecColumns)
       record_matvec(rec, args);
@@ -243,6 +259,9 @@ class MatmulKernels {
   bool coopmat(gguf::TensorType type) const;
   // True if record_matmul runs this product on the workgroup-scope GEMM.
   bool coopmat2(const MatmulArgs& args) const;
+  // True if record_matmul of `batch` tokens of `type` weights takes the subgroup-scope tensor-
+  // core GEMM on f16 activation rows, so that MatmulArgs::x_f16 saves it a conversion.
+  bool reads_f16_rows(gguf::TensorType type, uint32_t batch) const;
   // True if record_matvec runs weights of `type` with int8 dot products when given q8 activations.
   bool int8_dot(gguf::TensorType type) const;
   // x (batch vectors of cols floats, x_stride apart; cols a multiple of 32) to q8 blocks in xq
@@ -295,6 +314,8 @@ class MatmulKernels {
   AlternatingScratch w_f16_{"f16 weights"};
   // The workgroup-scope GEMM (matmul_cm2.cpp) for a product coopmat2() accepts.
   void record_matmul_cm2(CommandRecorder& rec, const MatmulArgs& args);
+  // Fewest tokens of `type` weights the workgroup-scope GEMM takes.
+  uint32_t cm2_min_tokens(gguf::TensorType type) const;
   // The workgroup-scope GEMM's pipeline for tiles of `tokens` tokens.
   const Pipeline& cm2_gemm(uint32_t tokens);
   // K splits for a workgroup-scope GEMM of `tiles` output tiles.

@@ -115,19 +115,27 @@ void rms_norm(CommandRecorder& rec, PipelineCache& pc, const RmsNormArgs& a) {
             "rms_norm: a q8 output needs subgroup arithmetic, n a multiple of 32 and dense rows");
     require(a.q8.size >= uint64_t{a.n_rows} * a.n * 5 / 4, "rms_norm: q8 slice too small");
   }
-  const std::array<BufferSlice, 5> buffers{a.x, a.residual ? a.residual : a.x,
-                                           a.weight ? a.weight : a.x, a.y, a.q8};
-  const uint32_t n_buffers = a.q8 ? 5 : 4;
   // Rows of up to 512 blocks of 32 (the subgroup reduction's bound at subgroup size 8), with
   // vec4-aligned rows: one block per invocation, held in registers.
   constexpr uint32_t kMaxBlocks = 512;
-  if (norm_blocks_enabled() && a.n % 32 == 0 && a.n / 32 <= kMaxBlocks && push.x_stride % 4 == 0 &&
-      push.y_stride % 4 == 0) {
+  const bool blocks_fit =
+      a.n % 32 == 0 && a.n / 32 <= kMaxBlocks && push.x_stride % 4 == 0 && push.y_stride % 4 == 0;
+  if (a.f16) {
+    require(!a.q8 && sg && blocks_fit,
+            "rms_norm: an f16 output needs subgroup arithmetic, no q8 output, n a multiple of 32 "
+            "of at most 16384 and strides multiples of 4");
+    require(a.f16.size >= uint64_t{a.n_rows} * a.n * 2, "rms_norm: f16 slice too small");
+  }
+  const std::array<BufferSlice, 5> buffers{a.x, a.residual ? a.residual : a.x,
+                                           a.weight ? a.weight : a.x, a.y, a.q8 ? a.q8 : a.f16};
+  const uint32_t n_buffers = a.q8 || a.f16 ? 5 : 4;
+  if ((norm_blocks_enabled() || a.f16) && blocks_fit) {
     uint32_t wg = 32;
     while (wg < a.n / 32) wg *= 2;
-    const char* shader = a.q8 ? "rms_norm_blocks_q8"
-                         : sg ? "rms_norm_blocks"
-                              : "rms_norm_blocks_shmem";
+    const char* shader = a.q8    ? "rms_norm_blocks_q8"
+                         : a.f16 ? "rms_norm_blocks_f16"
+                         : sg    ? "rms_norm_blocks"
+                                 : "rms_norm_blocks_shmem";
     const Pipeline& p = pipeline(pc, shader, n_buffers, sizeof(push), wg);
     rec.dispatch(p, std::span(buffers.data(), n_buffers), std::as_bytes(std::span(&push, 1)),
                  groups_1d(a.n_rows));
@@ -218,22 +226,33 @@ void tanh(CommandRecorder& rec, PipelineCache& pc, BufferSlice a, BufferSlice ou
 
 void glu(CommandRecorder& rec, PipelineCache& pc, const GluArgs& a) {
   struct {
-    uint32_t n, n_rows, act, gate_off, gate_stride, up_off, up_stride, out_off, out_stride;
+    uint32_t n, n_rows, act, gate_off, gate_stride, up_off, up_stride, out_off, out_stride, splits,
+        split_stride;
   } push{a.n,
          a.n_rows,
          static_cast<uint32_t>(a.act),
-         0,
+         a.gate_off,
          a.gate_stride ? a.gate_stride : a.n,
-         0,
+         a.up_off,
          a.up_stride ? a.up_stride : a.n,
          0,
-         a.out_stride ? a.out_stride : a.n};
+         a.out_stride ? a.out_stride : a.n,
+         std::max(a.splits, 1u),
+         a.split_stride};
   constexpr uint32_t wg = 256;
   Groups g{div_up(a.n, wg), std::min<uint32_t>(a.n_rows, 65535), div_up(a.n_rows, 65535)};
   if (a.q8) {
+    require(!a.f16, "glu: a q8 and an f16 output at once");
     require(a.n % 32 == 0, "glu: a q8 output needs n a multiple of 32");
     require(a.q8.size >= uint64_t{a.n_rows} * a.n * 5 / 4, "glu: q8 slice too small");
     rec.dispatch(pipeline(pc, "glu_q8", 4, sizeof(push), wg), {a.gate, a.up, a.out, a.q8}, push, g);
+    return;
+  }
+  if (a.f16) {
+    require(a.n % 2 == 0, "glu: an f16 output needs n even");
+    require(a.f16.size >= uint64_t{a.n_rows} * a.n * 2, "glu: f16 slice too small");
+    rec.dispatch(pipeline(pc, "glu_f16", 4, sizeof(push), wg), {a.gate, a.up, a.out, a.f16}, push,
+                 g);
     return;
   }
   const Pipeline& p = pipeline(pc, "glu", 3, sizeof(push), wg);

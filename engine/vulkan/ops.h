@@ -52,6 +52,9 @@ struct RmsNormArgs {
   // Optional: y also as q8 blocks (MatmulKernels::record_quantize_q8's layout) for the int8-dot
   // matvec; needs subgroup arithmetic, n a multiple of 32 and y_stride = n.
   BufferSlice q8{};
+  // Optional (not with q8): y also as f16 rows of n halves, as the tensor-core GEMM reads them
+  // (MatmulArgs::x_f16); needs subgroup arithmetic, n a multiple of 32 of at most 16384.
+  BufferSlice f16{};
 };
 void rms_norm(CommandRecorder& rec, PipelineCache& pipelines, const RmsNormArgs& a);
 
@@ -92,8 +95,15 @@ struct GluArgs {
   uint32_t n_rows = 1;
   GluActivation act = GluActivation::Silu;
   uint32_t gate_stride = 0, up_stride = 0, out_stride = 0;  // 0: n
+  uint32_t gate_off = 0, up_off = 0;  // elements into gate and up before their first row
   // Optional: out also as q8 blocks (record_quantize_q8's layout); n a multiple of 32.
   BufferSlice q8{};
+  // gate and up as a split-K product's unsummed partials (MatmulKernels::SplitParts): each the sum
+  // of `splits` partials split_stride floats apart.
+  uint32_t splits = 1, split_stride = 0;
+  // Optional (not with q8): out also as f16 rows of n halves, as the tensor-core GEMM reads them
+  // (MatmulArgs::x_f16); n even.
+  BufferSlice f16{};
 };
 void glu(CommandRecorder& rec, PipelineCache& pipelines, const GluArgs& a);
 

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/engine/matmul_test_support.h"
+#include "tests/support/f16.h"
 
 namespace vkllm::matmul_test {
 namespace {
@@ -206,6 +207,80 @@ TEST(MatmulCoopMatSplitKOrder, BackToBackProductsKeepTheirPartials) {
     expect_matches_reference(type, s, dequantize_rows(type, wq[i], s.rows, s.cols), x, {}, y,
                              kF16Tolerance);
   }
+}
+
+// A deferred split-K product (record_matmul's SplitParts) reading x from f16 rows it was given:
+// its partials, added in order, are bit for bit the output of the same product reduced by the
+// second pass and converting x itself (x holds values f16 represents exactly, so either
+// conversion gives the same rows); y is left alone. Unsplit, the deferred product writes y.
+TEST(MatmulCoopMatDeferred, PartialsFromGivenF16RowsEqualTheReducedProduct) {
+  constexpr TensorType type = TensorType::Q4_K;
+  vk::MatmulKernels kernels(context().pipelines(), {.cm_x_f16 = 1, .cm_splits = 3});
+  SKIP_WITHOUT_COOPMAT(kernels, type);
+  test::SeededRng seeded;
+  std::mt19937& rng = seeded.gen();
+  vk::Device& dev = context().device();
+  const Shape s{200, 1024, 40};
+  std::uniform_int_distribution<int> step(-256, 256);
+  std::vector<float> x(uint64_t{s.batch} * s.cols);
+  std::vector<uint16_t> x16(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    x[i] = float(step(rng)) / 128.f;
+    x16[i] = test::f16_bits(x[i]);
+  }
+  vk::Buffer xb(dev, x.size() * 4, vk::MemoryKind::DeviceLocal, "test x");
+  vk::Buffer x16b(dev, x16.size() * 2, vk::MemoryKind::DeviceLocal, "test x f16");
+  vk::upload(dev, xb.slice(), std::span<const float>(x));
+  vk::upload(dev, x16b.slice(), std::span<const uint16_t>(x16));
+  const std::vector<uint8_t> wq = random_weights(type, s.rows, s.cols, rng);
+  const vk::Buffer wb = device_weights(type, wq);
+  const uint64_t y_floats = uint64_t{s.batch} * s.rows;
+  vk::Buffer reduced(dev, y_floats * 4, vk::MemoryKind::DeviceLocal, "test y reduced");
+  vk::Buffer untouched(dev, y_floats * 4, vk::MemoryKind::DeviceLocal, "test y deferred");
+  const std::vector<float> sentinel(y_floats, 1234.5f);
+  vk::upload(dev, untouched.slice(), std::span<const float>(sentinel));
+  const vk::MatmulArgs args{.type = type,
+                            .weights = wb.slice(),
+                            .x = xb.slice(),
+                            .y = reduced.slice(),
+                            .rows = s.rows,
+                            .cols = s.cols,
+                            .batch = s.batch};
+  vk::MatmulArgs given = args;
+  given.y = untouched.slice();
+  given.x_f16 = x16b.slice();
+  vk::SplitParts parts;
+  vk::CommandRecorder rec(dev);
+  rec.begin();
+  kernels.record_matmul(rec, args);
+  kernels.record_matmul(rec, given, &parts);
+  rec.submit_and_wait();
+  ASSERT_EQ(parts.splits, 3u);
+  ASSERT_GE(parts.ld, s.rows);
+  const std::vector<float> want = vk::download<float>(dev, reduced.slice(), y_floats);
+  expect_matches_reference(type, s, dequantize_rows(type, wq, s.rows, s.cols), x, {}, want,
+                           kF16Tolerance);
+  const std::vector<float> partials =
+      vk::download<float>(dev, parts.parts, uint64_t{parts.splits} * parts.stride);
+  size_t mismatches = 0;
+  for (uint32_t t = 0; t < s.batch; ++t)
+    for (uint32_t r = 0; r < s.rows; ++r) {
+      float sum = 0.f;
+      for (uint32_t k = 0; k < parts.splits; ++k)
+        sum += partials[uint64_t{k} * parts.stride + uint64_t{t} * parts.ld + r];
+      mismatches += sum != want[uint64_t{t} * s.rows + r];
+    }
+  EXPECT_EQ(mismatches, 0u);
+  EXPECT_EQ(vk::download<float>(dev, untouched.slice(), y_floats), sentinel);
+
+  vk::MatmulKernels unsplit(context().pipelines(), {.cm_x_f16 = 1, .cm_splits = 1});
+  vk::CommandRecorder again(dev);
+  again.begin();
+  unsplit.record_matmul(again, given, &parts);
+  again.submit_and_wait();
+  EXPECT_EQ(parts.splits, 0u);
+  expect_matches_reference(type, s, dequantize_rows(type, wq, s.rows, s.cols), x, {},
+                           vk::download<float>(dev, untouched.slice(), y_floats), kF16Tolerance);
 }
 
 // Activations beyond f16's range are clamped, not turned into inf/NaN that would poison the
