@@ -162,6 +162,9 @@ class VulkanBackend final : public StepBackend {
   // Whether products of these weights read `in` (n dense rows of cols) as f16 rows, and no q8
   // copy is wanted: the kernel writing `in` then writes them too.
   bool wants_f16(std::span<const WeightRef> weights, uint32_t cols, uint32_t n) const;
+  // The arguments of product `o` of x (n rows) but the weights': x, y, batch, accumulate, and
+  // x's f16 copy where one was written.
+  vk::MatmulArgs product_args(Rows x, uint32_t n, const ProductOut& o);
   // One product on the GEMM whose split-K partials, if it splits, are left for the kernel after
   // the next barrier to sum (o.accumulate then not applied); splits 0: y was written. Nullopt
   // where the product cannot be deferred (matvec, or weights stored in parts): nothing recorded.

@@ -41,16 +41,8 @@ void VulkanBackend::products(Rows x, uint32_t n, std::span<const ProductOut> out
   if (wants_q8(std::span<const WeightRef>(weights, n_weights), cols, n))
     in_q8 = q8_input(x, cols, n);
   for (const auto& o : outs) {
-    vk::MatmulArgs a;
-    a.x = mem_.slice(x);
-    a.x_stride = x.stride;
-    a.y = mem_.buf(o.y.act);
-    a.y_offset = o.y.off;
-    a.y_stride = o.y.stride;
-    a.batch = n;
-    a.accumulate = o.accumulate;
+    vk::MatmulArgs a = product_args(x, n, o);
     a.xq = in_q8;
-    if (f16_of_ && f16_of_->act == x.act && f16_of_->rows == n && x.off == 0) a.x_f16 = mem_.x_f16;
     const DeviceTensor& w = get(o.w);
     record_product(matmul_, rec_, w, a, n <= matvec_limit(w.type));
     wrote(o.y.act);
@@ -237,23 +229,29 @@ void VulkanBackend::glu_rows(GluAct act, Rows gate, Rows up, const vk::SplitPart
   if (f16) f16_of_ = F16Copy{out.act, rows};
 }
 
-std::optional<vk::SplitParts> VulkanBackend::deferred_product(Rows x, uint32_t n,
-                                                              const ProductOut& o) {
-  const DeviceTensor& w = get(o.w);
-  if (n <= matvec_limit(w.type) || w.parts.size() != 1) return std::nullopt;
+vk::MatmulArgs VulkanBackend::product_args(Rows x, uint32_t n, const ProductOut& o) {
   vk::MatmulArgs a;
-  a.type = w.type;
-  a.weights = w.data;
   a.x = mem_.slice(x);
   a.x_stride = x.stride;
   a.y = mem_.buf(o.y.act);
   a.y_offset = o.y.off;
-  a.rows = static_cast<uint32_t>(w.rows());
-  a.cols = static_cast<uint32_t>(w.cols());
-  a.y_stride = o.y.stride ? o.y.stride : a.rows;
+  a.y_stride = o.y.stride;
   a.batch = n;
   a.accumulate = o.accumulate;
   if (f16_of_ && f16_of_->act == x.act && f16_of_->rows == n && x.off == 0) a.x_f16 = mem_.x_f16;
+  return a;
+}
+
+std::optional<vk::SplitParts> VulkanBackend::deferred_product(Rows x, uint32_t n,
+                                                              const ProductOut& o) {
+  const DeviceTensor& w = get(o.w);
+  if (n <= matvec_limit(w.type) || w.parts.size() != 1) return std::nullopt;
+  vk::MatmulArgs a = product_args(x, n, o);
+  a.type = w.type;
+  a.weights = w.data;
+  a.rows = static_cast<uint32_t>(w.rows());
+  a.cols = static_cast<uint32_t>(w.cols());
+  if (a.y_stride == 0) a.y_stride = a.rows;
   vk::SplitParts parts;
   matmul_.record_matmul(rec_, a, &parts);
   wrote(o.y.act);
