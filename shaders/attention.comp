@@ -15,6 +15,8 @@
 // Output: with n_splits == 1 the normalised result, out[out_off + t*out_stride + qh*D + d] (f32);
 // otherwise unnormalised partials for attention_reduce.comp: O at
 // ((split * n_tokens + t) * n_q_heads + qh) * D + d, then (m, l) pairs after all O.
+// F16_OUT: with n_splits == 1 the result is also written as f16 rows (binding 5) for the
+// tensor-core output projection, saving its conversion pass; needs dense rows as Q8_OUT does.
 // Q8_OUT: with n_splits == 1 the result is also written as q8 blocks (binding 5, q8_block.glsl)
 // for the int8-dot output projection, saving its quantize pass (split steps get theirs from
 // attention_reduce.comp); needs dense rows (out_off 0, out_stride n_q_heads * D) and D a
@@ -54,6 +56,9 @@ layout(std430, binding = 4) writeonly buffer Out { float outv[]; };
 #ifdef Q8_OUT
 #define Q8_BINDING 5
 #include "q8_block.glsl"
+#endif
+#ifdef F16_OUT
+layout(std430, binding = 5) writeonly buffer Out16 { uint out16[]; };
 #endif
 
 layout(push_constant) uniform Params {
@@ -234,6 +239,9 @@ void main() {
           const uint o = p.out_off + (t0 + tl) * p.out_stride + qh * D + 2u * j;
           outv[o] = v.x;
           outv[o + 1u] = v.y;
+#ifdef F16_OUT
+          out16[o >> 1] = packHalf2x16(clamp(v, vec2(-65504.0), vec2(65504.0)));
+#endif
 #ifdef Q8_OUT
           // Row r's output gathers in Qs (no longer read) for the q8 blocks below, one float at
           // a time: a swizzled store (.xy) may load and store the whole vec4, racing with the

@@ -10,6 +10,8 @@
 // Q8_OUT: the output is also written as q8 blocks (binding 2, q8_block.glsl) for the int8-dot
 // matvec of the output projection, saving its quantize pass; needs dense rows (out_off 0,
 // out_stride n_q_heads * head_dim) and head_dim a multiple of 32.
+// F16_OUT: the output is also written as f16 rows (binding 2) for the tensor-core output
+// projection, saving its conversion pass; the same conditions.
 
 #extension GL_EXT_control_flow_attributes : enable
 
@@ -17,6 +19,9 @@ layout(local_size_x_id = 0) in;  // a power of two, at least 32
 #ifdef Q8_OUT
 #define Q8_BINDING 2
 #include "q8_block.glsl"
+#endif
+#ifdef F16_OUT
+layout(std430, binding = 2) writeonly buffer Out16 { uint out16[]; };
 #endif
 
 layout(std430, binding = 0) readonly buffer Partials { float part[]; };
@@ -98,6 +103,14 @@ void main() {
           v;
     row_out[tid] = v;
   }
+#ifdef F16_OUT
+  barrier();
+  if (tid < 16u) {
+    const vec2 v = clamp(vec2(row_out[2u * tid], row_out[2u * tid + 1u]), vec2(-65504.0),
+                         vec2(65504.0));
+    out16[(row * p.head_dim + 32u * gl_WorkGroupID.z) / 2u + tid] = packHalf2x16(v);
+  }
+#endif
 #ifdef Q8_OUT
   // This chunk is one q8 block of the row (head_dim is a multiple of 32 here).
   barrier();

@@ -116,12 +116,17 @@ void VulkanBackend::attention(const AttentionSpec& s) {
                                                    s.n_q_heads / nkv, compute_units_));
     at.scratch = mem_.scratch;
   }
-  if (attention_q8_enabled() && wants_q8(s.feeds, s.n_q_heads * s.head_dim, batch_.n_tokens))
+  const uint32_t width = s.n_q_heads * s.head_dim;
+  if (attention_q8_enabled() && wants_q8(s.feeds, width, batch_.n_tokens))
     at.q8 = mem_.xq;
+  else if (wants_f16(s.feeds, width, batch_.n_tokens))
+    at.f16 = mem_.x_f16;
   const bool q8 = vk::ops::attention_writes_q8(at);
+  const bool f16 = vk::ops::attention_writes_f16(at, ctx_.caps());
   vk::ops::attention(rec_, ctx_.pipelines(), at);
   wrote(s.out.act);
   if (q8) q8_of_ = Q8Copy{s.out.act, batch_.n_tokens, mem_.xq};
+  if (f16) f16_of_ = F16Copy{s.out.act, batch_.n_tokens};
 }
 
 void VulkanBackend::select_rows(Rows from, Rows to, uint32_t n, uint32_t n_sel) {

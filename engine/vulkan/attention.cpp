@@ -95,6 +95,8 @@ void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) 
   const auto& caps = pc.device().caps();
 
   const bool q8_here = a.n_splits == 1 && attention_writes_q8(a);
+  const bool f16 = attention_writes_f16(a, caps);
+  const bool f16_here = a.n_splits == 1 && f16;
   struct {
     uint32_t n_tokens, n_seqs, n_q_heads, n_kv_heads, q_off, q_stride, out_off, out_stride;
     float scale, softcap;
@@ -117,6 +119,9 @@ void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) 
   if (q8_here)
     require(a.q8.size >= uint64_t{a.batch.n_tokens} * a.n_q_heads * d * 5 / 4,
             "attention: q8 slice too small");
+  if (f16)
+    require(a.f16.size >= uint64_t{a.batch.n_tokens} * a.n_q_heads * d * 2,
+            "attention: f16 slice too small");
   const Pipeline* pipeline = nullptr;
   Groups groups{};
   if (attention_on_tensor_cores(a, caps)) {
@@ -136,17 +141,20 @@ void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) 
     require(shared_bytes(rows, bq, bc, d) <= caps.max_shared_memory,
             "GQA ratio " + std::to_string(r) + " with head_dim " + std::to_string(d) +
                 " needs more shared memory than the device has");
-    pipeline = &pc.get({.shader = q8_here ? "attention_q8" : "attention",
-                        .num_buffers = q8_here ? 6u : 5u,
+    pipeline = &pc.get({.shader = q8_here    ? "attention_q8"
+                                  : f16_here ? "attention_f16"
+                                             : "attention",
+                        .num_buffers = q8_here || f16_here ? 6u : 5u,
                         .push_constant_bytes = sizeof(push),
                         .spec = {wg, d, bc, bq, r, a.k_cache.block_size}});
     groups = {div_up(a.max_q_len, bq), a.batch.n_seqs, n_kv * a.n_splits};
   }
   if (a.n_splits == 1) {
-    if (q8_here) {
+    if (q8_here || f16_here) {
       rec.dispatch(*pipeline,
-                   {a.q.data, a.k_cache.data, a.v_cache.data, a.batch.meta, a.out.data, a.q8}, push,
-                   groups);
+                   {a.q.data, a.k_cache.data, a.v_cache.data, a.batch.meta, a.out.data,
+                    q8_here ? a.q8 : a.f16},
+                   push, groups);
     } else {
       rec.dispatch(*pipeline, {a.q.data, a.k_cache.data, a.v_cache.data, a.batch.meta, a.out.data},
                    push, groups);
@@ -163,8 +171,10 @@ void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) 
     uint32_t n_tokens, n_q_heads, head_dim, n_splits, out_off, out_stride;
   } rpush{a.batch.n_tokens, a.n_q_heads, d, a.n_splits, a.out.off, push.out_stride};
   const bool q8 = attention_writes_q8(a);
-  const Pipeline& reduce = pc.get({.shader = q8 ? "attention_reduce_q8" : "attention_reduce",
-                                   .num_buffers = q8 ? 3u : 2u,
+  const Pipeline& reduce = pc.get({.shader = q8    ? "attention_reduce_q8"
+                                             : f16 ? "attention_reduce_f16"
+                                                   : "attention_reduce",
+                                   .num_buffers = q8 || f16 ? 3u : 2u,
                                    .push_constant_bytes = sizeof(rpush),
                                    .spec = {128}});
   const uint32_t rows_total = a.batch.n_tokens * a.n_q_heads;
@@ -172,6 +182,8 @@ void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) 
   if (q8) {
     require(a.q8.size >= uint64_t{rows_total} * d * 5 / 4, "attention: q8 slice too small");
     rec.dispatch(reduce, {a.scratch, a.out.data, a.q8}, rpush, rgroups);
+  } else if (f16) {
+    rec.dispatch(reduce, {a.scratch, a.out.data, a.f16}, rpush, rgroups);
   } else {
     rec.dispatch(reduce, {a.scratch, a.out.data}, rpush, rgroups);
   }
@@ -180,6 +192,12 @@ void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) 
 bool attention_writes_q8(const AttentionArgs& a) {
   return a.q8 && a.head_dim % 32 == 0 && a.out.off == 0 &&
          (a.out.stride == 0 || a.out.stride == a.n_q_heads * a.head_dim);
+}
+
+bool attention_writes_f16(const AttentionArgs& a, const DeviceCapabilities& caps) {
+  return a.f16 && !attention_writes_q8(a) && a.head_dim % 32 == 0 && a.out.off == 0 &&
+         (a.out.stride == 0 || a.out.stride == a.n_q_heads * a.head_dim) &&
+         !attention_on_tensor_cores(a, caps);
 }
 
 }  // namespace vkllm::vk::ops

@@ -32,6 +32,10 @@ struct AttentionArgs {
   // the int8-dot products that read it. Taken only where attention_writes_q8() says so; otherwise
   // ignored.
   BufferSlice q8{};
+  // Optional: `out` also as f16 rows (n_q_heads * head_dim halves a token) for the tensor-core
+  // GEMM of the output projection (MatmulArgs::x_f16). Taken only where attention_writes_f16()
+  // says so; otherwise ignored.
+  BufferSlice f16{};
   // Prefill on tensor cores where attention_on_tensor_cores() allows it; false keeps the scalar
   // kernel (tests compare the two).
   bool tensor_cores = true;
@@ -47,6 +51,10 @@ bool attention_on_tensor_cores(const AttentionArgs& a, const DeviceCapabilities&
 // Whether attention() with these arguments writes args.q8: dense output rows (off 0, stride
 // n_q_heads * head_dim) and head_dim a multiple of 32.
 bool attention_writes_q8(const AttentionArgs& a);
+
+// Whether attention() with these arguments writes args.f16: no q8 output, the same row
+// conditions, and the scalar kernel (not the tensor-core one, attention_on_tensor_cores).
+bool attention_writes_f16(const AttentionArgs& a, const DeviceCapabilities& caps);
 
 // Most splits the split-K reduction (shaders/attention_reduce.comp) combines.
 inline constexpr uint32_t kAttentionMaxSplits = 256;

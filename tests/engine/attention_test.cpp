@@ -28,11 +28,12 @@ struct Config {
   uint32_t n_splits = 1;
   bool causal = true;
   bool tensor_cores = true;  // false: the scalar kernel even where tensor cores would run
+  bool f16 = false;          // ask for the f16 copy of the output instead of the q8 one
   std::string describe() const {
     return "head_dim=" + std::to_string(head_dim) + " gqa=" + std::to_string(gqa) +
            " block=" + std::to_string(block_size) + " softcap=" + std::to_string(softcap) +
            " window=" + std::to_string(window) + " splits=" + std::to_string(n_splits) +
-           (causal ? "" : " non-causal") + (tensor_cores ? "" : " scalar");
+           (causal ? "" : " non-causal") + (tensor_cores ? "" : " scalar") + (f16 ? " f16" : "");
   }
 };
 
@@ -57,10 +58,12 @@ bool check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>
   // poisoned first: every byte must be written.
   const uint64_t q8_bytes = vk::q8_activation_bytes(n_q * D, T);
   BufferSlice q8 = arena.allocate(q8_bytes), q8_want = arena.allocate(q8_bytes);
+  BufferSlice f16 = arena.allocate(q.size() * 2 + 16);
   const float scale = 1.f / std::sqrt(float(D));
-  bool wrote_q8 = false, tensor_cores = false;
+  bool wrote_q8 = false, wrote_f16 = false, tensor_cores = false;
   run([&](vk::CommandRecorder& rec) {
     rec.fill(q8, 0xDEADBEEFu);
+    rec.fill(f16, 0xFFFFFFFFu);  // NaN halves: every one must be written
     rec.barrier();
     const ops::AttentionArgs args{.q = {dq, 0, 0},
                                   .k_cache = {dk, n_kv, B},
@@ -76,14 +79,27 @@ bool check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>
                                   .causal = c.causal,
                                   .n_splits = c.n_splits,
                                   .scratch = scratch,
-                                  .q8 = q8,
+                                  .q8 = c.f16 ? BufferSlice{} : q8,
+                                  .f16 = c.f16 ? f16 : BufferSlice{},
                                   .tensor_cores = c.tensor_cores};
     wrote_q8 = ops::attention_writes_q8(args);
+    wrote_f16 = ops::attention_writes_f16(args, vk_context().device().caps());
     tensor_cores = ops::attention_on_tensor_cores(args, vk_context().device().caps());
     ops::attention(rec, pc, args);
   });
   auto got = from_device<float>(out, q.size());
-  EXPECT_EQ(wrote_q8, D % 32 == 0);
+  EXPECT_EQ(wrote_q8, !c.f16 && D % 32 == 0);
+  EXPECT_EQ(wrote_f16, c.f16 && D % 32 == 0 && !tensor_cores);
+  if (wrote_f16) {
+    // The f32 output rounded (to within one f16 step: the GPU picks the rounding).
+    const std::vector<uint16_t> bits = from_device<uint16_t>(f16, got.size());
+    std::vector<float> halves(got.size()), rounded(got.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      halves[i] = float(f16_value(bits[i]));
+      rounded[i] = round_f16(got[i]);
+    }
+    EXPECT_TRUE(near_all(halves, rounded, 1e-7, 1e-3));
+  }
   if (wrote_q8) {
     // Exactly what quantizing the f32 output in its own pass gives.
     vk::MatmulKernels kernels(pc);
@@ -130,6 +146,7 @@ TEST(PagedAttention, DecodeWithGqaSoftcapWindowAndSplitK) {
       Config c{.head_dim = head_dim, .gqa = gqa};
       c.softcap = (i % 2) ? 20.f : 0.f;
       c.window = (i % 3 == 1) ? 24 : 0;
+      c.f16 = i % 2 == 0;  // the f16 copy instead of the q8 one, from the kernel and the reduction
       c.n_splits = 1;
       check_attention(rng, c, specs);
       c.n_splits = 3 + rng.below(3);  // split-K path, incl. splits with no tiles for short seqs
