@@ -41,10 +41,11 @@ class VulkanBackend final : public StepBackend {
 
   // With opt.fused_norm, at batch 1 the norm runs in the product's last workgroup
   // (MatmulKernels::record_matvec_norm): one dispatch and barrier fewer per residual product.
-  // Not at larger batches: the last workgroup normalizes the vectors one after another. (Nor
-  // does the norm sum a split-K product's partials there: one workgroup a row reading the ~16
-  // partials of a 4096-row product took longer than the reduction pass it saved, bench/RESULTS.md
-  // fifteenth session.)
+  // Not at larger batches: the last workgroup normalizes the vectors one after another. There,
+  // on the GEMMs, a split-K product's reduction pass normalizes the rows it sums instead (the
+  // last of each token's workgroups: one dispatch and barrier fewer). (The norm summing the ~16
+  // partials itself, one workgroup a row, took longer than the pass: bench/RESULTS.md, fifteenth
+  // session.)
   void products_then_norm(Rows in, uint32_t n, const ProductOut& out,
                           const NormAfter& norm) override;
 

@@ -59,7 +59,38 @@ void VulkanBackend::products_then_norm(Rows in, uint32_t n, const ProductOut& ou
                     wants_q8(std::span(&out.w, 1), cols, n) && wants_q8(norm.feeds, rows, n) &&
                     matmul_.can_fuse_norm(w.type, rows, n, 0, out.y.stride);
   if (!fuse) {
-    StepBackend::products_then_norm(in, n, out, norm);
+    // On the GEMMs, a split product's reduction pass normalizes the rows it sums.
+    const bool reduce_norm = out.accumulate && out.y.act == norm.x.act && out.y.off == 0 &&
+                             norm.x.off == 0 && out.y.stride == norm.x.stride && norm.n == rows &&
+                             n <= mem_.f16_rows && matmul_.can_reduce_norm(rows) &&
+                             norm.y.off == 0 && !wants_q8(norm.feeds, rows, n);
+    const std::optional<vk::SplitParts> parts =
+        reduce_norm ? deferred_product(in, n, out) : std::nullopt;
+    if (!parts) {
+      StepBackend::products_then_norm(in, n, out, norm);
+      return;
+    }
+    barrier();
+    if (parts->splits == 0) {
+      rms_norm(norm.x, norm.w, norm.y, norm.n, n, norm.feeds);
+      return;
+    }
+    const bool f16 =
+        (norm.y.stride == 0 || norm.y.stride == rows) && wants_f16(norm.feeds, rows, n);
+    vk::MatmulArgs a = product_args(in, n, out);
+    a.rows = rows;
+    if (a.y_stride == 0) a.y_stride = rows;
+    vk::ReduceNormEpilogue e;
+    e.weight = get(norm.w).data;
+    e.y = mem_.slice(norm.y);
+    e.y_stride = norm.y.stride;
+    e.f16 = f16 ? mem_.x_f16 : vk::BufferSlice{};
+    e.counters = mem_.row_counters;
+    e.eps = spec_.norm_eps;
+    matmul_.record_reduce_norm(rec_, a, *parts, e);
+    wrote(out.y.act);
+    wrote(norm.y.act);
+    if (f16) f16_of_ = F16Copy{norm.y.act, n};
     return;
   }
   vk::MatmulArgs a;

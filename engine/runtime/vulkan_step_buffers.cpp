@@ -95,7 +95,7 @@ void VulkanStepBuffers::allocate_activations() {
   f16_rows = static_cast<uint32_t>(std::min<uint64_t>(std::max(T, R), 128));
   const uint64_t x_f16_bytes = uint64_t{f16_rows} * std::max({E, qd, ff}) * 2;
   act_bytes = split_bytes + argmax_bytes + xq_bytes + xq_ffn_bytes + glu_counter_bytes +
-              x_f16_bytes + 8 * align + 4 * (S_words() + align) + 16;
+              x_f16_bytes + 4ull * f16_rows + 9 * align + 4 * (S_words() + align) + 16;
   for (uint64_t s : sizes) act_bytes += (s * 4 + align - 1) / align * align + align;
   act.emplace(ctx.device(), "activations", act_bytes);
   auto f32 = [&](uint64_t n) { return act->allocate(n * 4); };
@@ -117,9 +117,12 @@ void VulkanStepBuffers::allocate_activations() {
   argmax_scratch = act->allocate(argmax_bytes);
   xq = act->allocate(xq_bytes);
   x_f16 = act->allocate(x_f16_bytes);
+  row_counters = act->allocate(4ull * f16_rows);
   norm_counter = act->allocate(16);
-  const std::vector<uint32_t> zeros(std::max<uint64_t>(glu_counter_bytes, 16) / 4);
+  const std::vector<uint32_t> zeros(std::max<uint64_t>({glu_counter_bytes, 4ull * f16_rows, 16}) /
+                                    4);
   vk::upload(ctx.device(), norm_counter, std::span<const uint32_t>(zeros.data(), 4));
+  vk::upload(ctx.device(), row_counters, std::span<const uint32_t>(zeros.data(), f16_rows));
   if (opt.fused_glu) {
     xq_ffn = act->allocate(std::max<uint64_t>(xq_ffn_bytes, 16));
     glu_counters = act->allocate(std::max<uint64_t>(glu_counter_bytes, 16));

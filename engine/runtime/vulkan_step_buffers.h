@@ -75,6 +75,9 @@ struct VulkanStepBuffers {
   // tensor-core product so that it does not convert its input itself.
   vk::BufferSlice x_f16;
   uint32_t f16_rows = 0;
+  // Zeroed words (f16_rows of them) in which the split-K reduction with a norm counts each
+  // token's finished workgroups.
+  vk::BufferSlice row_counters;
 
  private:
   uint64_t S_words() const { return std::max<uint32_t>(max_rows, 4); }

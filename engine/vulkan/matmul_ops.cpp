@@ -337,6 +337,49 @@ uint32_t MatmulKernels::cm2_min_tokens(TensorType type) const {
                                    : kCoopMat2MinTokens;
 }
 
+bool MatmulKernels::can_reduce_norm(uint32_t rows) const {
+  return rows % 2 == 0 && pipelines_.device().caps().subgroup_arithmetic();
+}
+
+void MatmulKernels::record_reduce_norm(CommandRecorder& rec, const MatmulArgs& args,
+                                       const SplitParts& parts, const ReduceNormEpilogue& norm) {
+  const uint32_t y_stride = args.y_stride ? args.y_stride : args.rows;
+  const uint32_t norm_stride = norm.y_stride ? norm.y_stride : args.rows;
+  if (!can_reduce_norm(args.rows) || parts.splits == 0 || norm_stride % 2 || args.batch == 0)
+    throw std::invalid_argument("record_reduce_norm: rows=" + std::to_string(args.rows) +
+                                " splits=" + std::to_string(parts.splits) +
+                                " norm stride=" + std::to_string(norm_stride) +
+                                " (needs even rows and stride, partials and subgroup arithmetic)");
+  const uint64_t last_y = uint64_t{args.batch - 1} * y_stride + args.y_offset + args.rows;
+  const uint64_t last_norm = uint64_t{args.batch - 1} * norm_stride + args.rows;
+  if (args.y.size < last_y * 4 || norm.y.size < last_norm * 4 ||
+      norm.weight.size < args.rows * 4ull || norm.counters.size < args.batch * 4ull ||
+      (norm.f16 && norm.f16.size < uint64_t{args.batch} * args.rows * 2))
+    throw std::invalid_argument("record_reduce_norm: a slice is too small for the shape");
+  const struct {
+    uint32_t n_rows, n_cols, y_stride, y_off, flags, splits, part_ld, part_stride;
+    float eps;
+    uint32_t norm_stride;
+  } push{args.rows,
+         args.batch,
+         y_stride,
+         args.y_offset,
+         (args.accumulate ? 1u : 0u) | (norm.f16 ? 2u : 0u),
+         parts.splits,
+         parts.ld,
+         parts.stride,
+         norm.eps,
+         norm_stride};
+  const Pipeline& pipeline = pipelines_.get({.shader = "matmul_splitk_reduce_norm",
+                                             .num_buffers = 6,
+                                             .push_constant_bytes = sizeof(push),
+                                             .spec = {256}});
+  rec.dispatch(
+      pipeline,
+      {parts.parts, args.y, norm.weight, norm.y, norm.f16 ? norm.f16 : norm.y, norm.counters}, push,
+      Groups{div_up(args.rows, 256), args.batch, 1});
+}
+
 bool MatmulKernels::int8_dot(TensorType type) const {
   return int8_dot_enabled_ && has_q8_kernel(type);
 }

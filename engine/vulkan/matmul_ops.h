@@ -170,6 +170,17 @@ struct NormEpilogue {
   float eps = 1e-6f;
 };
 
+// The RMSNorm that record_reduce_norm applies to the rows it sums: y_norm = y / rms(y) * weight
+// for each of the product's output vectors, and optionally y_norm as dense f16 rows.
+struct ReduceNormEpilogue {
+  BufferSlice weight;     // rows floats
+  BufferSlice y;          // batch vectors of rows floats, y_stride apart
+  uint32_t y_stride = 0;  // 0: rows; even
+  BufferSlice f16;        // optional: batch rows of `rows` halves
+  BufferSlice counters;   // batch 32-bit words, zero between uses (the kernel leaves them so)
+  float eps = 1e-6f;
+};
+
 // The gated activation that record_matvec_glu fuses after its gate|up product: output row i is
 // act(gate row i . x) * (up row i . x), written to y (MatmulArgs::rows outputs per vector) and as
 // q8 blocks (q8_activation_bytes layout) for the down product.
@@ -254,6 +265,16 @@ class MatmulKernels {
   // True if record_matvec_rope_kv runs this product: "normal" RoPE order, and the int8 dot for
   // `type` or subgroup arithmetic (the kernels' pair epilogue needs the subgroup reduction).
   bool can_fuse_rope_kv(gguf::TensorType type, const ops::RopeParams& rope) const;
+
+  // The partials a product left in `parts` (record_matmul's `deferred`, splits > 0) summed into
+  // args.y as the reduction pass would (added to it with args.accumulate), then each of y's
+  // vectors RMS-normalized: one dispatch, the last workgroup of each vector normalizing it.
+  // `args`: the product's (y, y_offset, y_stride, rows, batch, accumulate). Needs
+  // can_reduce_norm; throws std::invalid_argument where it cannot run.
+  void record_reduce_norm(CommandRecorder& rec, const MatmulArgs& args, const SplitParts& parts,
+                          const ReduceNormEpilogue& norm);
+  // True if record_reduce_norm runs for `rows` outputs: even rows, subgroup arithmetic.
+  bool can_reduce_norm(uint32_t rows) const;
 
   // True if record_matmul runs weights of `type` on tensor cores.
   bool coopmat(gguf::TensorType type) const;

@@ -1,10 +1,13 @@
-// What the kernels before a tensor-core GEMM do for it: the GLU summing a split-K gate|up
-// product's partials unsummed (MatmulKernels::SplitParts), and the f16 rows the GLU and the
-// RMSNorm write as the GEMM's input. Against scalar references on fresh random inputs.
+// What the kernels around a tensor-core GEMM do for it: the GLU summing a split-K gate|up
+// product's partials unsummed (MatmulKernels::SplitParts), the reduction pass normalizing the
+// residual rows it sums, and the f16 rows the GLU, the RMSNorm and that pass write as the next
+// GEMM's input. Against scalar references on fresh random inputs; sums must equal, bit for bit,
+// the reduction pass's (partials added in order, then the residual).
 #include <gtest/gtest.h>
 
 #include <cmath>
 
+#include "engine/vulkan/matmul_ops.h"
 #include "engine/vulkan/ops.h"
 #include "tests/engine/kernel_test_support.h"
 
@@ -139,6 +142,78 @@ TEST(SplitConsumers, GluSumsGateAndUpPartialsAndWritesF16Rows) {
         EXPECT_TRUE(near_all(got, want, 1e-5, 1e-5));
         if (f16) {
           EXPECT_TRUE(near_all(f16_rows(dh, got.size()), rounded_f16(got), 1e-7, 1e-3));
+        }
+      }
+    }
+  }
+}
+
+TEST(SplitConsumers, ReductionPassNormalizesTheResidualRowsItSums) {
+  if (!vk_context().device().caps().subgroup_arithmetic())
+    GTEST_SKIP() << "the normalizing reduction needs subgroup arithmetic";
+  SeededRng rng;
+  vk::MatmulKernels kernels(vk_context().pipelines());
+  // 4096 and 2 rows: the grid's x spans many workgroups, and one; 600 + 2k: a partial workgroup.
+  for (uint32_t rows : {2u, 600u + 2u * rng.below(50), 4096u}) {
+    for (uint32_t splits : {1u, 2u, 5u + rng.below(12)}) {
+      for (bool f16 : {false, true}) {
+        vk::Arena arena = make_arena();
+        const uint32_t batch = 1 + rng.below(7), y_stride = rows + 4, norm_stride = rows + 2;
+        const uint32_t y_off = 4;
+        const Partials parts(rng, splits, batch, rows, 1.f);
+        auto y = random_vector(rng, size_t(y_off) + size_t(batch) * y_stride, -2.f, 2.f);
+        auto w = random_vector(rng, rows, 0.5f, 1.5f);
+        const float eps = 1e-5f;
+        BufferSlice dp = to_device(arena, parts.data), dy = to_device(arena, y),
+                    dw = to_device(arena, w);
+        BufferSlice dn = device_filled<float>(arena, size_t(batch) * norm_stride);
+        BufferSlice dh = device_filled<uint16_t>(arena, size_t(batch) * rows);
+        BufferSlice counters = to_device(arena, std::vector<uint32_t>(batch, 0u));
+        vk::MatmulArgs product;  // what the deferred product wrote to: y += its sum
+        product.y = dy;
+        product.rows = rows;
+        product.batch = batch;
+        product.y_stride = y_stride;
+        product.y_offset = y_off;
+        product.accumulate = true;
+        // Twice: the counters must be back at zero after the first.
+        for (int round = 0; round < 2; ++round) {
+          run([&](vk::CommandRecorder& rec) {
+            kernels.record_reduce_norm(rec, product, {dp, splits, parts.ld, parts.stride},
+                                       {.weight = dw,
+                                        .y = dn,
+                                        .y_stride = norm_stride,
+                                        .f16 = f16 ? dh : BufferSlice{},
+                                        .counters = counters,
+                                        .eps = eps});
+          });
+        }
+        std::vector<float> want_y = y;
+        const std::vector<float> got_all = from_device<float>(dn, size_t(batch) * norm_stride);
+        const std::vector<float> got_y = from_device<float>(dy, y.size());
+        std::vector<float> norm_rows, want_rows;
+        for (uint32_t t = 0; t < batch; ++t) {
+          double ss = 0;
+          for (uint32_t r = 0; r < rows; ++r) {
+            float& v = want_y[y_off + size_t(t) * y_stride + r];
+            for (int round = 0; round < 2; ++round) v = parts.sum(t, r) + v;
+            ss += double(v) * v;
+          }
+          const double inv = 1.0 / std::sqrt(ss / rows + eps);
+          for (uint32_t r = 0; r < rows; ++r) {
+            want_rows.push_back(float(want_y[y_off + size_t(t) * y_stride + r] * inv * w[r]));
+            norm_rows.push_back(got_all[size_t(t) * norm_stride + r]);
+          }
+        }
+        SCOPED_TRACE("rows=" + std::to_string(rows) + " batch=" + std::to_string(batch) +
+                     " splits=" + std::to_string(splits) + " f16=" + std::to_string(f16));
+        EXPECT_TRUE(near_all(got_y, want_y, 0, 0));
+        EXPECT_TRUE(near_all(norm_rows, want_rows, 1e-5, 1e-4));
+        EXPECT_EQ(from_device<uint32_t>(counters, batch), std::vector<uint32_t>(batch, 0u));
+        if (f16) {
+          std::vector<float> rounded(norm_rows.size());
+          for (size_t i = 0; i < rounded.size(); ++i) rounded[i] = round_f16(norm_rows[i]);
+          EXPECT_TRUE(near_all(f16_rows(dh, norm_rows.size()), rounded, 1e-7, 1e-3));
         }
       }
     }

@@ -1,0 +1,3 @@
+# matmul_splitk_reduce, and matmul_splitk_reduce_norm that also RMS-normalizes the summed rows.
+vkllm_shader_variant(matmul_splitk_reduce matmul_splitk_reduce.comp)
+vkllm_shader_variant(matmul_splitk_reduce_norm matmul_splitk_reduce.comp NORM_EPILOGUE)
