@@ -3,8 +3,10 @@
 //   (none)      rope:     f32 rows -> f32 rows (dst may alias src: the row is staged in shared)
 //   PAGED       rope_kv:  f32 K rows -> rotated, written as f16 into the paged K cache
 //   PAGED NO_ROPE kv_copy: f32 V rows -> f16 paged V cache, unrotated
-// Rows: token t, head h at src[src_off + t * src_stride + h * head_dim]. Positions come from the
-// batch metadata (kv_meta.glsl), so RoPE always uses absolute positions.
+// Rows: token t, head h at src[src_off + t * src_stride + h * head_dim]; or, from a split-K
+// product's unsummed partials (MatmulKernels::SplitParts), the sum of src_splits such rows
+// src_split_stride elements apart, added in the order the reduction pass adds them. Positions come
+// from the batch metadata (kv_meta.glsl), so RoPE always uses absolute positions.
 // Rotation (ggml's rope_ext without YaRN): pair i < n_dims / 2 turns by
 //   theta = pos * freq_scale * freq_base^(-2i / n_dims) / freq_factor[i]
 // on elements (2i, 2i+1) ("normal", llama GGUF order) or (i, i + n_dims/2) ("neox"); elements
@@ -37,6 +39,8 @@ layout(push_constant) uniform Params {
   uint flags;  // bit 0: neox ordering; bit 1: use freq_factors
   uint cache_heads;  // paged: KV heads per block in the cache
   uint block_size;   // paged: tokens per block
+  uint src_splits;        // partials summed into each source row (1: plain rows)
+  uint src_split_stride;  // elements between consecutive partials
 } p;
 
 shared float row[512];
@@ -60,7 +64,11 @@ void main() {
   if (h >= p.n_heads || t >= p.n_tokens) return;
   const uint nt = gl_WorkGroupSize.x;
   const uint sb = p.src_off + t * p.src_stride + h * p.head_dim;
-  for (uint d = gl_LocalInvocationIndex; d < p.head_dim; d += nt) row[d] = src[sb + d];
+  for (uint d = gl_LocalInvocationIndex; d < p.head_dim; d += nt) {
+    float v = src[sb + d];
+    for (uint s = 1u; s < p.src_splits; ++s) v += src[sb + d + s * p.src_split_stride];
+    row[d] = v;
+  }
   barrier();
   const float pos = float(meta_token_pos(p.n_tokens, t));
 #ifdef PAGED

@@ -58,7 +58,8 @@ class VulkanBackend final : public StepBackend {
   // With opt.fused_rope_kv, decode's Q|K|V products (stacked, or Q, K and V apart; int8-dot or
   // float-activation matvecs) rotate Q and K and write K and V into the cache themselves
   // (MatmulKernels::record_matvec_rope_kv): the RoPE/KV-write dispatches and their barrier go
-  // away.
+  // away. On the GEMMs a stacked Q|K|V product's split-K partials go to RoPE and the cache
+  // writes unsummed (no reduction dispatch and barrier).
   void products_then_rope_kv(Rows x, uint32_t n, std::span<const ProductOut> outs,
                              const RopeKvAfter& r) override;
 
@@ -163,6 +164,8 @@ class VulkanBackend final : public StepBackend {
   // Whether products of these weights read `in` (n dense rows of cols) as f16 rows, and no q8
   // copy is wanted: the kernel writing `in` then writes them too.
   bool wants_f16(std::span<const WeightRef> weights, uint32_t cols, uint32_t n) const;
+  // Whether one stacked Q|K|V product `out` writes r.q, r.k and r.v as its rows in order.
+  bool stacked_rows(const ProductOut& out, const RopeKvAfter& r) const;
   // The arguments of product `o` of x (n rows) but the weights': x, y, batch, accumulate, and
   // x's f16 copy where one was written.
   vk::MatmulArgs product_args(Rows x, uint32_t n, const ProductOut& o);

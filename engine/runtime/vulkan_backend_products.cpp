@@ -177,10 +177,7 @@ void VulkanBackend::products_then_rope_kv(Rows x, uint32_t n, std::span<const Pr
   const Rows* ys[3] = {&r.q, &r.k, &r.v};
   const auto cols = static_cast<uint32_t>(get(outs[0].w).cols());
   bool fuse = opt_.fused_rope_kv && (stacked || outs.size() == 3);
-  if (stacked)
-    fuse = fuse && r.q.off == 0 && r.k.off == q_rows && r.v.off == q_rows + kv_rows &&
-           r.k.act == r.q.act && r.v.act == r.q.act && r.k.stride == r.q.stride &&
-           r.v.stride == r.q.stride;
+  if (stacked) fuse = fuse && stacked_rows(outs[0], r);
   for (size_t i = 0; fuse && i < outs.size(); ++i) {
     const DeviceTensor& w = get(outs[i].w);
     fuse = n <= matvec_limit(w.type) && !outs[i].accumulate && w.parts.size() == 1 &&
@@ -188,7 +185,31 @@ void VulkanBackend::products_then_rope_kv(Rows x, uint32_t n, std::span<const Pr
            matmul_.can_fuse_rope_kv(w.type, rope);
   }
   if (!fuse) {
-    StepBackend::products_then_rope_kv(x, n, outs, r);
+    const std::optional<vk::SplitParts> parts =
+        stacked && stacked_rows(outs[0], r) ? deferred_product(x, n, outs[0]) : std::nullopt;
+    if (!parts) {
+      StepBackend::products_then_rope_kv(x, n, outs, r);
+      return;
+    }
+    barrier();
+    if (parts->splits == 0) {
+      this->rope(r.rope, r.q, r.n_q_heads);
+      write_kv(r.layer, /*value=*/false, &r.rope, r.k);
+      write_kv(r.layer, /*value=*/true, nullptr, r.v);
+      return;
+    }
+    // RoPE and the cache writes sum the split-K partials of Q, K and V themselves.
+    auto from_parts = [&](uint32_t first_row) {
+      return vk::ops::HeadRows{parts->parts, first_row, parts->ld, parts->splits, parts->stride};
+    };
+    const vk::ops::CacheRegion k_cache{mem_.k_region[r.layer], spec_.n_head_kv, opt_.block_size};
+    const vk::ops::CacheRegion v_cache{mem_.v_region[r.layer], spec_.n_head_kv, opt_.block_size};
+    vk::ops::rope(rec_, ctx_.pipelines(), rope, batch_, from_parts(0), mem_.head_rows(r.q),
+                  r.n_q_heads);
+    vk::ops::write_kv(rec_, ctx_.pipelines(), &rope, batch_, from_parts(q_rows), hd, k_cache);
+    vk::ops::write_kv(rec_, ctx_.pipelines(), nullptr, batch_, from_parts(q_rows + kv_rows), hd,
+                      v_cache);
+    wrote(r.q.act);
     return;
   }
   // The int8-dot products read x's q8 copy, the others x itself.
@@ -258,6 +279,13 @@ void VulkanBackend::glu_rows(GluAct act, Rows gate, Rows up, const vk::SplitPart
   wrote(out.act);
   if (q8) q8_of_ = Q8Copy{out.act, rows, mem_.xq};
   if (f16) f16_of_ = F16Copy{out.act, rows};
+}
+
+bool VulkanBackend::stacked_rows(const ProductOut& out, const RopeKvAfter& r) const {
+  const uint32_t q_rows = r.n_q_heads * spec_.head_dim, kv_rows = spec_.n_head_kv * spec_.head_dim;
+  return !out.accumulate && out.y.act == r.q.act && out.y.off == 0 && r.q.off == 0 &&
+         r.k.off == q_rows && r.v.off == q_rows + kv_rows && r.k.act == r.q.act &&
+         r.v.act == r.q.act && r.k.stride == r.q.stride && r.v.stride == r.q.stride;
 }
 
 vk::MatmulArgs VulkanBackend::product_args(Rows x, uint32_t n, const ProductOut& o) {

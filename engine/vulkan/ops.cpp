@@ -263,7 +263,7 @@ namespace {
 struct RopePush {
   uint32_t head_dim, n_dims, n_heads, n_tokens, n_seqs, src_off, src_stride, dst_off, dst_stride;
   float freq_base, freq_scale;
-  uint32_t flags, cache_heads, block_size;
+  uint32_t flags, cache_heads, block_size, src_splits, src_split_stride;
 };
 
 RopePush rope_push(const RopeParams* r, const BatchInfo& b, const HeadRows& src, uint32_t head_dim,
@@ -276,6 +276,8 @@ RopePush rope_push(const RopeParams* r, const BatchInfo& b, const HeadRows& src,
   p.n_seqs = b.n_seqs;
   p.src_off = src.off;
   p.src_stride = src.stride ? src.stride : n_heads * head_dim;
+  p.src_splits = std::max(src.splits, 1u);
+  p.src_split_stride = src.split_stride;
   p.freq_base = r ? r->freq_base : 0.f;
   p.freq_scale = r ? r->freq_scale : 0.f;
   p.flags = r ? (r->neox ? 1u : 0u) | (r->freq_factors ? 2u : 0u) : 0u;

@@ -120,6 +120,9 @@ struct HeadRows {
   BufferSlice data;  // f32; head h of token t at off + t*stride + h*head_dim
   uint32_t off = 0;
   uint32_t stride = 0;  // 0: n_heads * head_dim
+  // As a source of rope() and write_kv(): each row the sum of `splits` partials (a split-K
+  // product's, MatmulKernels::SplitParts) split_stride elements apart.
+  uint32_t splits = 1, split_stride = 0;
 };
 struct BatchInfo {
   BufferSlice meta;  // kv::BatchMeta::words on the device

@@ -1,12 +1,16 @@
 // What the kernels around a tensor-core GEMM do for it: the GLU summing a split-K gate|up
-// product's partials unsummed (MatmulKernels::SplitParts), the reduction pass normalizing the
-// residual rows it sums, and the f16 rows the GLU, the RMSNorm and that pass write as the next
-// GEMM's input. Against scalar references on fresh random inputs; sums must equal, bit for bit,
-// the reduction pass's (partials added in order, then the residual).
+// product's partials unsummed (MatmulKernels::SplitParts), RoPE and the KV-cache writes summing a
+// Q|K|V product's, the reduction pass normalizing the residual rows it sums, and the f16 rows the
+// GLU, the RMSNorm and that pass write as the next GEMM's input. Against scalar references on fresh
+// random inputs; sums must equal, bit for bit, the reduction pass's (partials added in order, then
+// the residual).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 
+#include "engine/kv/kv_layout.h"
 #include "engine/vulkan/matmul_ops.h"
 #include "engine/vulkan/ops.h"
 #include "tests/engine/kernel_test_support.h"
@@ -216,6 +220,68 @@ TEST(SplitConsumers, ReductionPassNormalizesTheResidualRowsItSums) {
           EXPECT_TRUE(near_all(f16_rows(dh, norm_rows.size()), rounded, 1e-7, 1e-3));
         }
       }
+    }
+  }
+}
+
+// RoPE of Q and the K / V cache writes reading a stacked Q|K|V product's partials give, bit for
+// bit, what they give from the summed rows (rope_kv and kv_copy are checked against references in
+// small_kernels_test).
+TEST(SplitConsumers, RopeAndKvWritesSumQkvPartials) {
+  SeededRng rng;
+  auto& pc = vk_context().pipelines();
+  const uint32_t head_dim = 64, n_q = 4, n_kv = 2, block_size = 16, num_blocks = 12;
+  const uint32_t q_rows = n_q * head_dim, kv_rows = n_kv * head_dim, width = q_rows + 2 * kv_rows;
+  std::vector<uint32_t> ids(num_blocks);
+  std::iota(ids.begin(), ids.end(), 0);
+  std::shuffle(ids.begin(), ids.end(), rng.gen());
+  std::vector<uint32_t> tab0(ids.begin(), ids.begin() + 4), tab1(ids.begin() + 4, ids.begin() + 8);
+  std::vector<kv::BatchSequence> seqs = {{tab0, 13, 13}, {tab1, 1, 40 + rng.below(20)}};
+  const kv::BatchMeta meta = kv::build_batch_meta(seqs, block_size);
+  const uint32_t T = meta.n_tokens;
+  const kv::KvLayout layout{num_blocks, n_kv, block_size, head_dim};
+  for (uint32_t splits : {2u, 3u + rng.below(8)}) {
+    vk::Arena arena = make_arena();
+    const Partials parts(rng, splits, T, width, 1.f);
+    std::vector<float> summed(size_t(T) * width);
+    for (uint32_t t = 0; t < T; ++t)
+      for (uint32_t r = 0; r < width; ++r) summed[size_t(t) * width + r] = parts.sum(t, r);
+    BufferSlice dp = to_device(arena, parts.data), ds = to_device(arena, summed);
+    BufferSlice dmeta = to_device(arena, meta.words);
+    BufferSlice q_a = device_filled<float>(arena, size_t(T) * q_rows);
+    BufferSlice q_b = device_filled<float>(arena, size_t(T) * q_rows);
+    BufferSlice caches[4];
+    for (auto& c : caches) c = device_filled<uint16_t>(arena, layout.region_elements(), 0);
+    const ops::RopeParams rp{.head_dim = head_dim,
+                             .n_dims = head_dim,
+                             .neox = false,
+                             .freq_base = 500000.f,
+                             .freq_scale = 1.f,
+                             .freq_factors = {}};
+    const ops::BatchInfo batch{dmeta, T, meta.n_seqs};
+    const auto from_parts = [&](uint32_t first) {
+      return ops::HeadRows{dp, first, parts.ld, splits, parts.stride};
+    };
+    const auto from_sums = [&](uint32_t first) { return ops::HeadRows{ds, first, width}; };
+    run([&](vk::CommandRecorder& rec) {
+      ops::rope(rec, pc, rp, batch, from_parts(0), {q_a, 0, 0}, n_q);
+      ops::rope(rec, pc, rp, batch, from_sums(0), {q_b, 0, 0}, n_q);
+      ops::write_kv(rec, pc, &rp, batch, from_parts(q_rows), head_dim,
+                    {caches[0], n_kv, block_size});
+      ops::write_kv(rec, pc, &rp, batch, from_sums(q_rows), head_dim,
+                    {caches[1], n_kv, block_size});
+      ops::write_kv(rec, pc, nullptr, batch, from_parts(q_rows + kv_rows), head_dim,
+                    {caches[2], n_kv, block_size});
+      ops::write_kv(rec, pc, nullptr, batch, from_sums(q_rows + kv_rows), head_dim,
+                    {caches[3], n_kv, block_size});
+    });
+    SCOPED_TRACE("splits=" + std::to_string(splits));
+    EXPECT_EQ(from_device<float>(q_a, size_t(T) * q_rows),
+              from_device<float>(q_b, size_t(T) * q_rows));
+    for (int c = 0; c < 4; c += 2) {
+      const auto got = from_device<uint16_t>(caches[c], layout.region_elements());
+      EXPECT_EQ(got, from_device<uint16_t>(caches[c + 1], layout.region_elements()));
+      EXPECT_GT(std::count_if(got.begin(), got.end(), [](uint16_t h) { return h != 0; }), 0);
     }
   }
 }
