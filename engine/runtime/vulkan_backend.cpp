@@ -79,12 +79,16 @@ void VulkanBackend::rope(const RopeSpec& rope, Rows x, uint32_t n_heads) {
 }
 
 void VulkanBackend::write_kv(uint32_t layer, bool value, const RopeSpec* rope, Rows src) {
-  const vk::ops::CacheRegion region{(value ? mem_.v_region : mem_.k_region)[layer], spec_.n_head_kv,
-                                    opt_.block_size};
   std::optional<vk::ops::RopeParams> p;
   if (rope) p = rope_params(*rope);
-  vk::ops::write_kv(rec_, ctx_.pipelines(), p ? &*p : nullptr, batch_, mem_.head_rows(src),
-                    spec_.head_dim, region);
+  write_kv_rows(layer, value, p ? &*p : nullptr, mem_.head_rows(src));
+}
+
+void VulkanBackend::write_kv_rows(uint32_t layer, bool value, const vk::ops::RopeParams* rope,
+                                  const vk::ops::HeadRows& src) {
+  const vk::ops::CacheRegion region{(value ? mem_.v_region : mem_.k_region)[layer], spec_.n_head_kv,
+                                    opt_.block_size};
+  vk::ops::write_kv(rec_, ctx_.pipelines(), rope, batch_, src, spec_.head_dim, region);
 }
 
 void VulkanBackend::attention(const AttentionSpec& s) {

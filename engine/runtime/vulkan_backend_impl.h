@@ -161,8 +161,8 @@ class VulkanBackend final : public StepBackend {
 
   // Whether decode products of these weights read `in` (n rows of cols) as q8 blocks.
   bool wants_q8(std::span<const WeightRef> weights, uint32_t cols, uint32_t n) const;
-  // Whether products of these weights read `in` (n dense rows of cols) as f16 rows, and no q8
-  // copy is wanted: the kernel writing `in` then writes them too.
+  // Whether products of these weights read `in` (n dense rows of cols) as f16 rows: the kernel
+  // writing `in` then writes them too where it can (and no q8 copy is wanted).
   bool wants_f16(std::span<const WeightRef> weights, uint32_t cols, uint32_t n) const;
   // Whether one stacked Q|K|V product `out` writes r.q, r.k and r.v as its rows in order.
   bool stacked_rows(const ProductOut& out, const RopeKvAfter& r) const;
@@ -181,6 +181,9 @@ class VulkanBackend final : public StepBackend {
   // matvec_max_batch, or fewer where the GEMM runs those weights on tensor cores.
   uint32_t matvec_limit(gguf::TensorType type) const;
   vk::ops::RopeParams rope_params(const RopeSpec& r) const;
+  // write_kv() from any head rows (a split-K product's partials among them).
+  void write_kv_rows(uint32_t layer, bool value, const vk::ops::RopeParams* rope,
+                     const vk::ops::HeadRows& src);
 
   // An activation was overwritten: a q8 or f16 copy of it is stale.
   void wrote(Act a) {

@@ -12,8 +12,8 @@ namespace vkllm::runtime::detail {
 void VulkanBackend::rms_norm(Rows x, WeightRef w, Rows y, uint32_t n, uint32_t rows,
                              std::span<const WeightRef> feeds) {
   const bool q8 = wants_q8(feeds, n, rows);
-  const bool f16 =
-      !q8 && (y.stride == 0 || y.stride == n) && y.off == 0 && wants_f16(feeds, n, rows);
+  const bool f16 = !q8 && (y.stride == 0 || y.stride == n) && y.off == 0 &&
+                   vk::ops::rms_norm_writes_f16(n, ctx_.caps()) && wants_f16(feeds, n, rows);
   vk::ops::RmsNormArgs a;
   a.q8 = q8 ? mem_.xq : vk::BufferSlice{};
   a.f16 = f16 ? mem_.x_f16 : vk::BufferSlice{};
@@ -192,23 +192,15 @@ void VulkanBackend::products_then_rope_kv(Rows x, uint32_t n, std::span<const Pr
       return;
     }
     barrier();
-    if (parts->splits == 0) {
-      this->rope(r.rope, r.q, r.n_q_heads);
-      write_kv(r.layer, /*value=*/false, &r.rope, r.k);
-      write_kv(r.layer, /*value=*/true, nullptr, r.v);
-      return;
-    }
-    // RoPE and the cache writes sum the split-K partials of Q, K and V themselves.
-    auto from_parts = [&](uint32_t first_row) {
-      return vk::ops::HeadRows{parts->parts, first_row, parts->ld, parts->splits, parts->stride};
+    // RoPE and the cache writes read the product's rows, or sum its split-K partials themselves.
+    const auto source = [&](Rows rows) {
+      if (parts->splits == 0) return mem_.head_rows(rows);
+      return vk::ops::HeadRows{parts->parts, rows.off, parts->ld, parts->splits, parts->stride};
     };
-    const vk::ops::CacheRegion k_cache{mem_.k_region[r.layer], spec_.n_head_kv, opt_.block_size};
-    const vk::ops::CacheRegion v_cache{mem_.v_region[r.layer], spec_.n_head_kv, opt_.block_size};
-    vk::ops::rope(rec_, ctx_.pipelines(), rope, batch_, from_parts(0), mem_.head_rows(r.q),
+    vk::ops::rope(rec_, ctx_.pipelines(), rope, batch_, source(r.q), mem_.head_rows(r.q),
                   r.n_q_heads);
-    vk::ops::write_kv(rec_, ctx_.pipelines(), &rope, batch_, from_parts(q_rows), hd, k_cache);
-    vk::ops::write_kv(rec_, ctx_.pipelines(), nullptr, batch_, from_parts(q_rows + kv_rows), hd,
-                      v_cache);
+    write_kv_rows(r.layer, /*value=*/false, &rope, source(r.k));
+    write_kv_rows(r.layer, /*value=*/true, nullptr, source(r.v));
     wrote(r.q.act);
     return;
   }
@@ -335,7 +327,7 @@ bool VulkanBackend::wants_q8(std::span<const WeightRef> weights, uint32_t cols, 
 }
 
 bool VulkanBackend::wants_f16(std::span<const WeightRef> weights, uint32_t cols, uint32_t n) const {
-  return n <= mem_.f16_rows && cols % 32 == 0 && cols / 32 <= 512 &&
+  return n <= mem_.f16_rows && cols % 8 == 0 &&
          std::any_of(weights.begin(), weights.end(), [&](const WeightRef& w) {
            const DeviceTensor* t = find(w);
            return t && n > matvec_limit(t->type) && matmul_.reads_f16_rows(t->type, n);

@@ -95,7 +95,19 @@ bool norm_blocks_enabled() {
   }();
   return on;
 }
+
+// Rows of up to 512 blocks of 32 (the subgroup reduction's bound at subgroup size 8) fit the
+// register-blocked kernel: one block per invocation, held in registers.
+constexpr uint32_t kMaxNormBlocks = 512;
+
+bool fits_norm_blocks(uint32_t n) {
+  return n % 32 == 0 && n / 32 <= kMaxNormBlocks;
+}
 }  // namespace
+
+bool rms_norm_writes_f16(uint32_t n, const DeviceCapabilities& caps) {
+  return caps.subgroup_arithmetic() && fits_norm_blocks(n);
+}
 
 void rms_norm(CommandRecorder& rec, PipelineCache& pc, const RmsNormArgs& a) {
   require(a.n > 0, "rms_norm: empty rows");
@@ -115,13 +127,10 @@ void rms_norm(CommandRecorder& rec, PipelineCache& pc, const RmsNormArgs& a) {
             "rms_norm: a q8 output needs subgroup arithmetic, n a multiple of 32 and dense rows");
     require(a.q8.size >= uint64_t{a.n_rows} * a.n * 5 / 4, "rms_norm: q8 slice too small");
   }
-  // Rows of up to 512 blocks of 32 (the subgroup reduction's bound at subgroup size 8), with
-  // vec4-aligned rows: one block per invocation, held in registers.
-  constexpr uint32_t kMaxBlocks = 512;
-  const bool blocks_fit =
-      a.n % 32 == 0 && a.n / 32 <= kMaxBlocks && push.x_stride % 4 == 0 && push.y_stride % 4 == 0;
+  // The register-blocked kernel also needs vec4-aligned rows.
+  const bool blocks_fit = fits_norm_blocks(a.n) && push.x_stride % 4 == 0 && push.y_stride % 4 == 0;
   if (a.f16) {
-    require(!a.q8 && sg && blocks_fit,
+    require(!a.q8 && rms_norm_writes_f16(a.n, pc.device().caps()) && blocks_fit,
             "rms_norm: an f16 output needs subgroup arithmetic, no q8 output, n a multiple of 32 "
             "of at most 16384 and strides multiples of 4");
     require(a.f16.size >= uint64_t{a.n_rows} * a.n * 2, "rms_norm: f16 slice too small");

@@ -14,6 +14,7 @@
 namespace vkllm::vk {
 class CommandRecorder;
 class PipelineCache;
+struct DeviceCapabilities;
 }  // namespace vkllm::vk
 
 namespace vkllm::vk::ops {
@@ -57,6 +58,9 @@ struct RmsNormArgs {
   BufferSlice f16{};
 };
 void rms_norm(CommandRecorder& rec, PipelineCache& pipelines, const RmsNormArgs& a);
+// Whether rms_norm() writes RmsNormArgs::f16 for rows of n (with vec4-aligned strides and no q8
+// output): subgroup arithmetic, n a multiple of 32 of at most 16384.
+bool rms_norm_writes_f16(uint32_t n, const DeviceCapabilities& caps);
 
 // ---- LayerNorm with weight and bias (encoders): y = (x - mean) / sqrt(var + eps) * w + b per
 // row of n contiguous elements; y may be x itself.
