@@ -71,6 +71,24 @@ inline ::testing::AssertionResult near_all(std::span<const float> got, std::span
   return ::testing::AssertionSuccess();
 }
 
+// An f16 copy a kernel wrote of the f32 values `f32`: each half within one f16 step of the value
+// rounded (the GPU picks the rounding mode).
+inline ::testing::AssertionResult f16_copy_matches(vk::BufferSlice f16,
+                                                   std::span<const float> f32) {
+  const std::vector<uint16_t> bits = vk::download<uint16_t>(vk_context().device(), f16, f32.size());
+  std::vector<float> halves(f32.size()), rounded(f32.size());
+  for (size_t i = 0; i < f32.size(); ++i) {
+    halves[i] = float(f16_value(bits[i]));
+    rounded[i] = round_f16(f32[i]);
+  }
+  return near_all(halves, rounded, 1e-7, 1e-3);
+}
+
+// The arena a kernel test case allocates its buffers from.
+inline vk::Arena make_arena() {
+  return vk::Arena(vk_context().device(), "kernel test", 64 << 20);
+}
+
 // Runs `record` in a fresh recording and waits.
 template <typename F>
 void run(F&& record) {

@@ -15,10 +15,6 @@ namespace {
 using vk::BufferSlice;
 namespace ops = vk::ops;
 
-vk::Arena make_arena() {
-  return vk::Arena(vk_context().device(), "kernel test", 64 << 20);
-}
-
 TEST(SmallKernels, RmsNormWithOptionalResidualAndWeight) {
   SeededRng rng;
   auto& pc = vk_context().pipelines();

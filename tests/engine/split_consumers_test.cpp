@@ -21,10 +21,6 @@ namespace {
 using vk::BufferSlice;
 namespace ops = vk::ops;
 
-vk::Arena make_arena() {
-  return vk::Arena(vk_context().device(), "split consumers test", 64 << 20);
-}
-
 // Partials laid out as a split-K GEMM leaves them: `splits` blocks of rows x ld floats.
 struct Partials {
   uint32_t splits, rows, ld, stride;
@@ -40,19 +36,6 @@ struct Partials {
     return s;
   }
 };
-
-std::vector<float> f16_rows(BufferSlice s, size_t n) {
-  const std::vector<uint16_t> bits = from_device<uint16_t>(s, n);
-  std::vector<float> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = float(f16_value(bits[i]));
-  return v;
-}
-
-std::vector<float> rounded_f16(const std::vector<float>& v) {
-  std::vector<float> r(v.size());
-  for (size_t i = 0; i < v.size(); ++i) r[i] = round_f16(v[i]);
-  return r;
-}
 
 TEST(SplitConsumers, RmsNormWritesF16Rows) {
   if (!vk_context().device().caps().subgroup_arithmetic())
@@ -98,9 +81,7 @@ TEST(SplitConsumers, RmsNormWritesF16Rows) {
       EXPECT_TRUE(near_all(from_device<float>(dx, x.size()), want_x, 0, 0));
       const std::vector<float> y = from_device<float>(dy, want_y.size());
       EXPECT_TRUE(near_all(y, want_y, 1e-5, 1e-4));
-      // The f16 rows are the f32 output rounded (to within one f16 step: the GPU picks the
-      // rounding).
-      EXPECT_TRUE(near_all(f16_rows(dh, y.size()), rounded_f16(y), 1e-7, 1e-3));
+      EXPECT_TRUE(f16_copy_matches(dh, y));
     }
   }
 }
@@ -145,7 +126,7 @@ TEST(SplitConsumers, GluSumsGateAndUpPartialsAndWritesF16Rows) {
         const std::vector<float> got = from_device<float>(out, want.size());
         EXPECT_TRUE(near_all(got, want, 1e-5, 1e-5));
         if (f16) {
-          EXPECT_TRUE(near_all(f16_rows(dh, got.size()), rounded_f16(got), 1e-7, 1e-3));
+          EXPECT_TRUE(f16_copy_matches(dh, got));
         }
       }
     }
@@ -215,9 +196,7 @@ TEST(SplitConsumers, ReductionPassNormalizesTheResidualRowsItSums) {
         EXPECT_TRUE(near_all(norm_rows, want_rows, 1e-5, 1e-4));
         EXPECT_EQ(from_device<uint32_t>(counters, batch), std::vector<uint32_t>(batch, 0u));
         if (f16) {
-          std::vector<float> rounded(norm_rows.size());
-          for (size_t i = 0; i < rounded.size(); ++i) rounded[i] = round_f16(norm_rows[i]);
-          EXPECT_TRUE(near_all(f16_rows(dh, norm_rows.size()), rounded, 1e-7, 1e-3));
+          EXPECT_TRUE(f16_copy_matches(dh, norm_rows));
         }
       }
     }
