@@ -15,7 +15,7 @@ namespace {
 using vk::BufferSlice;
 namespace ops = vk::ops;
 
-TEST(SmallKernels, RmsNormWithOptionalResidualAndWeight) {
+TEST(SmallKernels, RmsNormWithOptionalResidualWeightAndF16Copy) {
   SeededRng rng;
   auto& pc = vk_context().pipelines();
   // 16384: the register-blocked kernel's widest row (512 blocks of 32); 16416: one block more,
@@ -30,6 +30,11 @@ TEST(SmallKernels, RmsNormWithOptionalResidualAndWeight) {
       const float eps = 1e-6f;
       BufferSlice dx = to_device(arena, x), dr = to_device(arena, r), dw = to_device(arena, w);
       BufferSlice dy = device_filled<float>(arena, size_t(n) * rows);
+      // The f16 copy for the tensor-core GEMM, where the norm can write one: with the residual,
+      // and without it on the narrowest row (the other rows keep the kernel without the copy).
+      const bool f16 = ops::rms_norm_writes_f16(n, vk_context().device().caps()) &&
+                       (mode == 1 || (mode == 0 && n == 64));
+      BufferSlice dh = f16 ? device_filled<uint16_t>(arena, size_t(n) * rows) : BufferSlice{};
       run([&](vk::CommandRecorder& rec) {
         ops::rms_norm(rec, pc,
                       {.x = dx,
@@ -40,7 +45,8 @@ TEST(SmallKernels, RmsNormWithOptionalResidualAndWeight) {
                        .n_rows = rows,
                        .x_stride = 0,
                        .y_stride = 0,
-                       .eps = eps});
+                       .eps = eps,
+                       .f16 = dh});
       });
       std::vector<float> want_y(x.size()), want_x = x;
       for (uint32_t row = 0; row < rows; ++row) {
@@ -54,9 +60,13 @@ TEST(SmallKernels, RmsNormWithOptionalResidualAndWeight) {
           want_y[row * n + i] = float(want_x[row * n + i] * inv * (mode == 2 ? 1.0 : w[i]));
       }
       SCOPED_TRACE("n=" + std::to_string(n) + " rows=" + std::to_string(rows) +
-                   " mode=" + std::to_string(mode));
-      EXPECT_TRUE(near_all(from_device<float>(dy, want_y.size()), want_y, 1e-5, 1e-4));
+                   " mode=" + std::to_string(mode) + " f16=" + std::to_string(f16));
+      const std::vector<float> y = from_device<float>(dy, want_y.size());
+      EXPECT_TRUE(near_all(y, want_y, 1e-5, 1e-4));
       EXPECT_TRUE(near_all(from_device<float>(dx, x.size()), want_x, 0, 0));
+      if (f16) {
+        EXPECT_TRUE(f16_copy_matches(dh, y));
+      }
     }
   }
 }

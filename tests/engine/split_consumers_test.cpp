@@ -1,9 +1,9 @@
 // What the kernels around a tensor-core GEMM do for it: the GLU summing a split-K gate|up
 // product's partials unsummed (MatmulKernels::SplitParts), RoPE and the KV-cache writes summing a
 // Q|K|V product's, the reduction pass normalizing the residual rows it sums, and the f16 rows the
-// GLU, the RMSNorm and that pass write as the next GEMM's input. Against scalar references on fresh
-// random inputs; sums must equal, bit for bit, the reduction pass's (partials added in order, then
-// the residual).
+// GLU and that pass write as the next GEMM's input (the RMSNorm's are checked in
+// small_kernels_test). Against scalar references on fresh random inputs; sums must equal, bit for
+// bit, the reduction pass's (partials added in order, then the residual).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -36,55 +36,6 @@ struct Partials {
     return s;
   }
 };
-
-TEST(SplitConsumers, RmsNormWritesF16Rows) {
-  if (!vk_context().device().caps().subgroup_arithmetic())
-    GTEST_SKIP() << "the f16 output needs subgroup arithmetic";
-  SeededRng rng;
-  auto& pc = vk_context().pipelines();
-  for (uint32_t n : {64u, 2048u + 32u * rng.below(8), 4096u}) {
-    for (bool residual : {false, true}) {
-      vk::Arena arena = make_arena();
-      const uint32_t rows = 1 + rng.below(5);
-      auto x = random_vector(rng, size_t(n) * rows, -2.f, 2.f);
-      auto r = random_vector(rng, size_t(n) * rows);
-      auto w = random_vector(rng, n, 0.5f, 1.5f);
-      const float eps = 1e-5f;
-      BufferSlice dx = to_device(arena, x), dr = to_device(arena, r), dw = to_device(arena, w);
-      BufferSlice dy = device_filled<float>(arena, size_t(n) * rows);
-      BufferSlice dh = device_filled<uint16_t>(arena, size_t(n) * rows);
-      run([&](vk::CommandRecorder& rec) {
-        ops::rms_norm(rec, pc,
-                      {.x = dx,
-                       .residual = residual ? dr : BufferSlice{},
-                       .weight = dw,
-                       .y = dy,
-                       .n = n,
-                       .n_rows = rows,
-                       .eps = eps,
-                       .f16 = dh});
-      });
-      std::vector<float> want_x = x, want_y(x.size());
-      for (uint32_t row = 0; row < rows; ++row) {
-        double ss = 0;
-        for (uint32_t i = 0; i < n; ++i) {
-          float& v = want_x[size_t(row) * n + i];
-          if (residual) v += r[size_t(row) * n + i];
-          ss += double(v) * v;
-        }
-        const double inv = 1.0 / std::sqrt(ss / n + eps);
-        for (uint32_t i = 0; i < n; ++i)
-          want_y[size_t(row) * n + i] = float(want_x[size_t(row) * n + i] * inv * w[i]);
-      }
-      SCOPED_TRACE("n=" + std::to_string(n) + " rows=" + std::to_string(rows) +
-                   " residual=" + std::to_string(residual));
-      EXPECT_TRUE(near_all(from_device<float>(dx, x.size()), want_x, 0, 0));
-      const std::vector<float> y = from_device<float>(dy, want_y.size());
-      EXPECT_TRUE(near_all(y, want_y, 1e-5, 1e-4));
-      EXPECT_TRUE(f16_copy_matches(dh, y));
-    }
-  }
-}
 
 TEST(SplitConsumers, GluSumsGateAndUpPartialsAndWritesF16Rows) {
   SeededRng rng;
