@@ -117,6 +117,10 @@ void BM_PagedAttention(benchmark::State& state) {
 BENCHMARK(BM_PagedAttention)
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond)
+    ->Args({1, 64, 1, 0})
+    ->Args({1, 128, 1, 0})
+    ->Args({1, 128, 1, 1})
+    ->Args({1, 256, 1, 0})
     ->Args({1, 512, 1, 0})
     ->Args({1, 4096, 1, 1})
     ->Args({1, 4096, 1, 0})
@@ -124,6 +128,13 @@ BENCHMARK(BM_PagedAttention)
     ->Args({64, 1024, 1, 0})
     ->Args({64, 4096, 1, 0})
     ->Args({1, 512, 512, 1})
+    ->Iterations(3);
+// Short-context decode: one sequence, by split count (0: suggested).
+BENCHMARK(BM_PagedAttention)
+    ->Name("BM_PagedAttention/short")
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond)
+    ->ArgsProduct({{1}, {64, 128, 256, 512, 1024, 2048}, {1}, {1, 2, 4, 8, 16}})
     ->Iterations(3);
 // Long-context decode: one sequence at 4k/16k/32k positions, by split count (0: suggested).
 BENCHMARK(BM_PagedAttention)
@@ -175,9 +186,13 @@ void BM_SmallKernels(benchmark::State& state) {
                              .freq_factors = {}};
       vk::ops::rope(rec, pc, rp, {dmeta, meta.n_tokens, 1}, {x, 0, 0}, {y, 0, 0}, 40);
       bytes = 2.0 * 40 * 128 * 4 * rows;
-    } else {
+    } else if (which == 2) {
       vk::ops::argmax(rec, pc, x, y, 128256, rows, 0, scratch);
       bytes = 128256.0 * 4 * rows;
+    } else {
+      // The floor of a dependent phase: one small dispatch and its barrier.
+      vk::ops::scale(rec, pc, x, y, 64 * rows, 2.f);
+      bytes = 2.0 * 64 * 4 * rows;
     }
   };
   double sec = 0;
@@ -191,13 +206,15 @@ void BM_SmallKernels(benchmark::State& state) {
 BENCHMARK(BM_SmallKernels)
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond)
-    ->ArgNames({"kernel(0 norm,1 rope,2 argmax)", "rows"})
+    ->ArgNames({"kernel(0 norm,1 rope,2 argmax,3 tiny)", "rows"})
     ->Args({0, 1})
     ->Args({0, 64})
     ->Args({1, 1})
     ->Args({1, 64})
     ->Args({2, 1})
     ->Args({2, 64})
+    ->Args({3, 1})
+    ->Args({3, 64})
     ->Iterations(3);
 
 }  // namespace

@@ -3,3 +3,8 @@
 vkllm_shader_variant(attention attention.comp)
 vkllm_shader_variant(attention_q8 attention.comp Q8_OUT)
 vkllm_shader_variant(attention_f16 attention.comp F16_OUT)
+# attention_decode (one query token per sequence: a chunk of positions per round trip), with the
+# same q8 / f16 output variants.
+vkllm_shader_variant(attention_decode attention_decode.comp)
+vkllm_shader_variant(attention_decode_q8 attention_decode.comp Q8_OUT)
+vkllm_shader_variant(attention_decode_f16 attention_decode.comp F16_OUT)

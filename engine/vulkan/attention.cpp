@@ -35,6 +35,49 @@ uint32_t split_target() {
 // (token, head) rows of a tensor-core workgroup: four subgroups of 16.
 constexpr uint32_t kCoopMatRows = 64;
 
+// attention_decode.comp's shared memory for chunks of `p` positions and `wg` invocations: Q rows,
+// the chunk's V rows (padded), scores, softmax state; 0 where its output sums would not fit the V
+// rows' space they reuse.
+uint32_t decode_shared_bytes(uint32_t p, uint32_t wg, uint32_t r, uint32_t d) {
+  const uint32_t hd2 = d / 2, ns = wg >= hd2 ? wg / hd2 : 1;
+  if (2 * r * ns * hd2 > p * (hd2 + 1)) return 0;
+  return 4 * (r * d + p * (hd2 + 1) + r * p + 3 * r) + 64;
+}
+
+struct DecodeShape {
+  uint32_t positions = 0, tpp = 1;  // positions 0: the tiled kernel instead
+};
+
+// attention_decode.comp's shape for a decode step, or none (the tiled kernel). Auto takes it for
+// unsplit steps whose grid leaves compute units idle (at most two workgroups per unit); where
+// the grid fills the device the tiled kernel's leaner per-position work won on an H100 (8B
+// Q4_K_M at 64 sequences 4509-4529 against 4443-4457 tok/s), and split steps (long contexts) ran
+// faster on it with 64-position splits than here with a chunk per split (8B Q4_K_M after 4096
+// positions: 3.91-3.95 against 4.08-4.10 ms a step). GQA ratios above 16 never run here (their
+// scores and sums outgrow registers and shared memory). A chunk is 128 positions where its
+// shared memory fits, else 64, two invocations a position (1B Q4_K_M at batch 1: 1.109-1.118 ms a
+// step against 1.122-1.126 with one and 1.121-1.124 with four).
+DecodeShape decode_shape(const AttentionArgs& a, uint32_t r, const DeviceCapabilities& caps) {
+  const uint32_t groups = a.batch.n_seqs * a.k_cache.n_kv_heads;
+  const uint32_t units = caps.compute_units ? caps.compute_units : 16;
+  if (a.max_q_len > 1 || a.decode_kernel == DecodeKernel::Tiled || r > 16 ||
+      (a.decode_kernel == DecodeKernel::Auto && (a.n_splits > 1 || groups > 2 * units)))
+    return {};
+  const uint32_t d = a.head_dim;
+  for (uint32_t positions : {128u, 64u}) {
+    uint32_t tpp = std::min(2u, std::max(1u, caps.subgroup_size));
+    while (tpp > 1 &&
+           positions * tpp > std::min(caps.max_workgroup_size[0], caps.max_workgroup_invocations))
+      tpp /= 2;
+    const uint32_t wg = positions * tpp;
+    const uint32_t bytes = decode_shared_bytes(positions, wg, r, d);
+    if (bytes && bytes <= caps.max_shared_memory && positions >= r &&
+        wg <= caps.max_workgroup_size[0] && wg <= caps.max_workgroup_invocations)
+      return {positions, tpp};
+  }
+  return {};
+}
+
 }  // namespace
 
 bool attention_on_tensor_cores(const AttentionArgs& a, const DeviceCapabilities& caps) {
@@ -61,6 +104,10 @@ uint32_t attention_suggested_splits(uint32_t max_kv_len, uint32_t n_seqs, uint32
   // more than it saves: on an H100, 8B decode at 16k/32k of context was fastest aiming at 4
   // workgroups per SM (attention 47/79 us per layer, against 52/85 at 8 and 57 at 16). Splits of
   // at least 64 positions (two tiles) keep the partials small next to the KV they summarise.
+  // Up to 256 positions, one workgroup reads them on the chunked kernel in one or two round trips,
+  // less than the reduction's own pass costs (on an H100, 1B Q4_K_M at batch 1 and 16-144
+  // positions: 806-818 tok/s splitting from 128 positions, 813-855 not).
+  if (max_kv_len <= 256) return 1;
   const uint32_t groups = std::max(1u, n_seqs * n_kv_heads);
   const uint32_t want = std::max(1u, split_target() * compute_units / groups);
   return std::clamp(std::min(want, max_kv_len / 64), 1u, kAttentionMaxSplits);
@@ -130,6 +177,14 @@ void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) 
                         .push_constant_bytes = sizeof(push),
                         .spec = {4 * caps.subgroup_size, d, r, a.k_cache.block_size}});
     groups = {div_up(a.max_q_len, kCoopMatRows / r), a.batch.n_seqs, n_kv * a.n_splits};
+  } else if (const DecodeShape ds = decode_shape(a, r, caps); ds.positions) {
+    pipeline = &pc.get({.shader = q8_here    ? "attention_decode_q8"
+                                  : f16_here ? "attention_decode_f16"
+                                             : "attention_decode",
+                        .num_buffers = q8_here || f16_here ? 6u : 5u,
+                        .push_constant_bytes = sizeof(push),
+                        .spec = {ds.positions * ds.tpp, d, r, a.k_cache.block_size, ds.tpp}});
+    groups = {1, a.batch.n_seqs, n_kv * a.n_splits};
   } else {
     // Rows per workgroup: the R heads of one KV head for BQ tokens; about 16 rows for prefill.
     const uint32_t bq = a.max_q_len <= 1 ? 1 : std::max(1u, std::min(a.max_q_len, 16 / r));

@@ -1,8 +1,10 @@
-// Attention over the paged f16 KV cache (layout: engine/kv/kv_layout.h), for prefill and decode
-// in one kernel: flash-attention style tiles, online softmax, GQA packing (the query heads that
-// share a KV head are processed together), causal and sliding-window masks computed from
-// positions, optional logit soft-capping, and split-K over the KV length with a reduction pass
-// for long contexts. Non-causal attention (encoders) is the same kernel with the causal mask off.
+// Attention over the paged f16 KV cache (layout: engine/kv/kv_layout.h), for prefill and decode:
+// flash-attention style tiles, online softmax, GQA packing (the query heads that share a KV head
+// are processed together), causal and sliding-window masks computed from positions, optional
+// logit soft-capping, and split-K over the KV length with a reduction pass for long contexts.
+// Non-causal attention (encoders) is the same kernel with the causal mask off. Prefill runs on
+// tensor cores where the device has them; decode steps with few workgroups on a kernel of their
+// own (attention_decode.comp: latency over reuse).
 #pragma once
 
 #include <cstdint>
@@ -12,6 +14,11 @@
 #include "engine/vulkan/ops.h"
 
 namespace vkllm::vk::ops {
+
+// Which kernel runs a decode step (one query token per sequence): attention_decode.comp, which
+// reads a chunk of positions per round trip to memory, or the tiled attention.comp. Auto: the
+// chunked one for unsplit steps whose grid leaves compute units idle (see attention.cpp).
+enum class DecodeKernel { Auto, Chunked, Tiled };
 
 struct AttentionArgs {
   HeadRows q;                    // f32 queries: head h of token t at off + t*stride + h*head_dim
@@ -39,6 +46,8 @@ struct AttentionArgs {
   // Prefill on tensor cores where attention_on_tensor_cores() allows it; false keeps the scalar
   // kernel (tests compare the two).
   bool tensor_cores = true;
+  // Decode steps: Chunked where the kernel can (GQA ratios up to 16), Tiled, or by the grid.
+  DecodeKernel decode_kernel = DecodeKernel::Auto;
 };
 
 // Whether attention() runs these arguments on the tensor-core kernel (attention_coopmat.comp):
@@ -65,7 +74,8 @@ uint64_t attention_scratch_bytes(uint32_t n_splits, uint32_t n_tokens, uint32_t 
 
 // A split count that keeps the device reading for decode (about 4 workgroups per compute unit,
 // VKLLM_ATTN_SPLIT_TARGET), capped so each split still covers at least 64 positions and at
-// kAttentionMaxSplits (1 = no split).
+// kAttentionMaxSplits; contexts of up to 256 positions are not split (the chunked decode kernel
+// reads them faster than the reduction's own pass costs) (1 = no split).
 uint32_t attention_suggested_splits(uint32_t max_kv_len, uint32_t n_seqs, uint32_t n_kv_heads,
                                     uint32_t compute_units);
 

@@ -29,11 +29,14 @@ struct Config {
   bool causal = true;
   bool tensor_cores = true;  // false: the scalar kernel even where tensor cores would run
   bool f16 = false;          // ask for the f16 copy of the output instead of the q8 one
+  ops::DecodeKernel decode = ops::DecodeKernel::Auto;
   std::string describe() const {
+    const char* kernels[] = {"", " chunked", " tiled"};
     return "head_dim=" + std::to_string(head_dim) + " gqa=" + std::to_string(gqa) +
            " block=" + std::to_string(block_size) + " softcap=" + std::to_string(softcap) +
            " window=" + std::to_string(window) + " splits=" + std::to_string(n_splits) +
-           (causal ? "" : " non-causal") + (tensor_cores ? "" : " scalar") + (f16 ? " f16" : "");
+           (causal ? "" : " non-causal") + (tensor_cores ? "" : " scalar") + (f16 ? " f16" : "") +
+           kernels[static_cast<int>(decode)];
   }
 };
 
@@ -81,7 +84,8 @@ bool check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>
                                   .scratch = scratch,
                                   .q8 = c.f16 ? BufferSlice{} : q8,
                                   .f16 = c.f16 ? f16 : BufferSlice{},
-                                  .tensor_cores = c.tensor_cores};
+                                  .tensor_cores = c.tensor_cores,
+                                  .decode_kernel = c.decode};
     wrote_q8 = ops::attention_writes_q8(args);
     wrote_f16 = ops::attention_writes_f16(args, vk_context().device().caps());
     tensor_cores = ops::attention_on_tensor_cores(args, vk_context().device().caps());
@@ -140,11 +144,40 @@ TEST(PagedAttention, DecodeWithGqaSoftcapWindowAndSplitK) {
       c.softcap = (i % 2) ? 20.f : 0.f;
       c.window = (i % 3 == 1) ? 24 : 0;
       c.f16 = i % 2 == 0;  // the f16 copy instead of the q8 one, from the kernel and the reduction
-      c.n_splits = 1;
-      check_attention(rng, c, specs);
-      c.n_splits = 3 + rng.below(3);  // split-K path, incl. splits with no tiles for short seqs
-      check_attention(rng, c, specs);
+      for (auto kernel : {ops::DecodeKernel::Chunked, ops::DecodeKernel::Tiled}) {
+        c.decode = kernel;
+        c.n_splits = 1;
+        check_attention(rng, c, specs);
+        c.n_splits = 3 + rng.below(3);  // split-K path, incl. splits with no tiles for short seqs
+        check_attention(rng, c, specs);
+      }
       ++i;
+    }
+}
+
+// The chunked decode kernel's shapes: head dims that are not a multiple of 8 (word loads) or
+// whose chunk shrinks to 64 positions (256), GQA ratios up to its limit of 16 and past it (the
+// tiled kernel takes over), larger cache blocks, contexts of several chunks with a window that
+// crosses chunk boundaries, split and unsplit.
+TEST(PagedAttention, DecodeChunkedKernelShapes) {
+  SeededRng rng;
+  std::vector<SeqSpec> specs = {{1, 1}, {1, 127}, {1, 128}, {1, 129}, {1, 600 + rng.below(200)}};
+  std::shuffle(specs.begin(), specs.end(), rng.gen());
+  const struct {
+    uint32_t head_dim, gqa, block, window;
+  } shapes[] = {{20, 2, 16, 0}, {80, 3, 16, 150},   {256, 2, 16, 0},
+                {64, 8, 32, 0}, {128, 16, 64, 200}, {64, 32, 16, 0}};
+  for (const auto& sh : shapes)
+    for (uint32_t splits : {1u, 4u}) {
+      Config c{.head_dim = sh.head_dim,
+               .n_kv_heads = sh.gqa >= 16 ? 1u : 2u,
+               .gqa = sh.gqa,
+               .block_size = sh.block,
+               .window = sh.window,
+               .n_splits = splits};
+      c.softcap = splits == 4 ? 25.f : 0.f;
+      c.decode = ops::DecodeKernel::Chunked;
+      check_attention(rng, c, specs);
     }
 }
 
