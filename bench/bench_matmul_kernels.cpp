@@ -153,8 +153,9 @@ int register_all() {
     uint32_t rows, cols;
   };
   for (TensorType t : {TensorType::Q4_K, TensorType::Q6_K, TensorType::Q8_0})
-    for (Shape sh : {Shape{14336, 4096}, Shape{4096, 14336}, Shape{4096, 4096}, Shape{2048, 8192},
-                     Shape{16384, 2048}, Shape{3072, 2048}})
+    for (Shape sh :
+         {Shape{14336, 4096}, Shape{4096, 14336}, Shape{4096, 4096}, Shape{2048, 8192},
+          Shape{16384, 2048}, Shape{3072, 2048}, Shape{128256, 2048}, Shape{128256, 4096}})
       for (uint32_t batch : {1u, 8u})
         for (uint32_t threads : {32u, 64u, 128u, 256u})
           for (uint32_t rows : {1u, 2u, 4u, 8u, 16u})

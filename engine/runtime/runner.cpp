@@ -95,6 +95,8 @@ RunnerOptions RunnerOptions::from_env() {
   if (const char* v = std::getenv("VKLLM_STEP_PARTS"); v && *v)
     o.step_parts = std::max<uint32_t>(1, static_cast<uint32_t>(std::strtoul(v, nullptr, 10)));
   if (const char* v = std::getenv("VKLLM_PROFILE"); v && *v) o.profile = std::string(v) != "0";
+  if (const char* v = std::getenv("VKLLM_RECORD_AHEAD"); v && *v)
+    o.record_ahead = std::string(v) != "0";
   if (const char* bs = std::getenv("VKLLM_BLOCK_SIZE"); bs && *bs) {
     o.block_size = static_cast<uint32_t>(std::strtoul(bs, nullptr, 10));
     if (o.block_size == 0 || o.block_size > 256) {
@@ -212,13 +214,22 @@ StepResult Runner::run_step(std::span<SequenceStep> batch, bool greedy_only, boo
     t += n;
   }
 
-  B.begin_step(kv::build_batch_meta(seqs, options_.block_size));
-  forward_->step(B, {.n_tokens = T, .n_rows = R, .hidden = hidden});
+  const kv::BatchMeta meta = kv::build_batch_meta(seqs, options_.block_size);
   StepOutputs out;
   out.hidden = R > 0 && hidden;
   out.logits = R > 0 && !hidden && !greedy_only;
   out.greedy = R > 0 && !hidden;
-  B.end_step(out, R);
+  const StepKey key{T, meta.n_seqs, meta.max_q_len, meta.max_kv_len, R, out};
+  if (B.take_ahead(meta, key)) {
+    ++steps_ahead_;
+  } else {
+    B.begin_step(meta);
+    forward_->step(B, {.n_tokens = T, .n_rows = R, .hidden = hidden});
+  }
+  if (!warming_up_) ++steps_;
+  B.submit_step(out, R);
+  record_next_ahead(batch, key);
+  B.wait_step();
 
   StepResult result;
   result.logits.resize(batch.size());
@@ -253,7 +264,34 @@ StepResult Runner::run_step(std::span<SequenceStep> batch, bool greedy_only, boo
   return result;
 }
 
+void Runner::record_next_ahead(std::span<const SequenceStep> batch, const StepKey& key) {
+  if (warming_up_ || !backend_->records_ahead() || key.n_rows == 0) return;
+  // Sequences that deliver logits are generating: next, each decodes one token (a sequence in
+  // the middle of its prompt makes the next step something else).
+  uint32_t max_kv_len = 0;
+  for (const auto& s : batch) {
+    const uint64_t kv_len = s.table->num_tokens() + s.tokens.size() + 1;
+    if (s.logits == LogitsWanted::None || kv_len > options_.max_context) return;
+    max_kv_len = std::max(max_kv_len, static_cast<uint32_t>(kv_len));
+  }
+  const auto n = static_cast<uint32_t>(batch.size());
+  const StepKey next{n, n, 1, max_kv_len, n, key.out};
+  try {
+    backend_->begin_ahead(next);
+    forward_->step(*backend_, {.n_tokens = n, .n_rows = n, .hidden = key.out.hidden});
+    backend_->end_ahead();
+  } catch (...) {
+    // Only a head start is lost: the next step records itself.
+    backend_->drop_ahead();
+  }
+}
+
 size_t Runner::warm_up() {
+  warming_up_ = true;
+  struct Done {
+    bool& flag;
+    ~Done() { flag = false; }
+  } done{warming_up_};
   return backend_->warm_up([&] {
     // Dry steps on throwaway tables: their blocks never reach the real pool's prefix cache.
     const uint32_t bs = options_.block_size;

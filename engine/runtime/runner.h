@@ -65,6 +65,10 @@ struct RunnerOptions {
   // A step is submitted in this many parts, so the device runs the first layers while the host
   // records the rest (1: one submission).
   uint32_t step_parts = 8;
+  // While a step runs, record the step expected next (each sequence decoding one more token), so
+  // that step starts as soon as its inputs are written. Unset: where the device is a GPU (on a
+  // CPU device the recording would take the cores its kernels run on).
+  std::optional<bool> record_ahead;
   // GPU timestamps around every phase of layer 1 (last_step_timings), for profiles.
   bool profile = false;
   // CPU backend: threads of a pool of the Runner's own (0: the process's shared pool of
@@ -74,7 +78,8 @@ struct RunnerOptions {
   std::optional<cpu::Isa> cpu_isa;
   // Reads VKLLM_KV_BUDGET (bytes, with optional K/M/G suffix), VKLLM_BLOCK_SIZE,
   // VKLLM_MATVEC_MAX_BATCH, VKLLM_WARM_UP (0: no warm-up), VKLLM_INT8_DOT (auto/on/off),
-  // VKLLM_FUSED_NORM, VKLLM_FUSED_GLU, VKLLM_FUSED_ROPE_KV, VKLLM_STEP_PARTS and VKLLM_PROFILE.
+  // VKLLM_FUSED_NORM, VKLLM_FUSED_GLU, VKLLM_FUSED_ROPE_KV, VKLLM_STEP_PARTS, VKLLM_RECORD_AHEAD
+  // and VKLLM_PROFILE.
   static RunnerOptions from_env();
 };
 
@@ -99,6 +104,7 @@ struct StepResult {
 class Forward;
 class HostModel;
 class StepBackend;
+struct StepKey;
 
 class Runner {
  public:
@@ -133,11 +139,18 @@ class Runner {
   // cache. Returns how many pipelines were created.
   size_t warm_up();
 
+  // Steps that ran the recording made ahead for them (RunnerOptions::record_ahead), of all steps.
+  uint64_t steps_recorded_ahead() const { return steps_ahead_; }
+  uint64_t steps() const { return steps_; }
+
   // Time of the last step's phases (GPU timestamps; empty if unsupported).
   std::vector<std::pair<std::string, double>> last_step_timings() const;
 
  private:
   StepResult run_step(std::span<SequenceStep> batch, bool greedy_only, bool hidden);
+  // While `batch` runs (key: its recording's), records the step where each of its sequences
+  // decodes one more token, if the backend records ahead.
+  void record_next_ahead(std::span<const SequenceStep> batch, const StepKey& key);
   void start();
 
   const model::ModelSpec* spec_;
@@ -146,6 +159,8 @@ class Runner {
   std::unique_ptr<StepBackend> backend_;
   std::unique_ptr<Forward> forward_;
   std::unique_ptr<kv::BlockPool> pool_;
+  bool warming_up_ = false;  // dry steps: nothing is recorded ahead
+  uint64_t steps_ahead_ = 0, steps_ = 0;
 };
 
 }  // namespace vkllm::runtime

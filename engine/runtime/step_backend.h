@@ -90,6 +90,16 @@ struct StepOutputs {
   // token's row of X (R = the step's tokens, n_embd each). Read through hidden().
   bool pooled = false;
   bool token_states = false;
+  bool operator==(const StepOutputs&) const = default;
+};
+
+// What a step's recording depends on besides the model (everything else it reads, token ids,
+// positions, block tables, which rows give logits, is an input the Runner writes): its tokens
+// and sequences, the longest query and context, the rows it delivers and what of them.
+struct StepKey {
+  uint32_t n_tokens = 0, n_seqs = 0, max_q_len = 0, max_kv_len = 0, n_rows = 0;
+  StepOutputs out;
+  bool operator==(const StepKey&) const = default;
 };
 
 class StepBackend {
@@ -232,6 +242,21 @@ class StepBackend {
   virtual void begin_step(const kv::BatchMeta& meta) = 0;
   // Delivers what the step asked for and waits for it.
   virtual void end_step(const StepOutputs& out, uint32_t n_rows) = 0;
+
+  // Steps recorded ahead (a backend whose steps run asynchronously; the others keep these
+  // defaults): end_step() in two halves, submit_step() and wait_step(), and between them the
+  // Runner may record the step it expects next, from begin_ahead(key) through the forward pass
+  // to end_ahead(), while the device runs the current one. The next step then calls
+  // take_ahead(meta, key) instead of begin_step(): if the recording made ahead has its key, it
+  // writes the inputs and that recording is the step's (no forward pass to record).
+  virtual bool records_ahead() const { return false; }
+  virtual void submit_step(const StepOutputs& out, uint32_t n_rows) { end_step(out, n_rows); }
+  virtual void wait_step() {}
+  virtual void begin_ahead(const StepKey&) {}
+  virtual void end_ahead() {}
+  // A recording ahead that failed part way: forget it.
+  virtual void drop_ahead() {}
+  virtual bool take_ahead(const kv::BatchMeta&, const StepKey&) { return false; }
   // After end_step: R rows of n_vocab logits, R greedy tokens, R rows of n_embd hidden states.
   virtual const float* logits() const = 0;
   virtual const uint32_t* greedy() const = 0;

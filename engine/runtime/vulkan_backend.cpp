@@ -39,7 +39,9 @@ VulkanBackend::VulkanBackend(const Model& model, RunnerOptions& o)
       mem_(ctx_, model, o),
       opt_(mem_.opt),
       matmul_(ctx_.pipelines(), {.int8_dot = o.int8_dot}),
-      rec_(ctx_.device()) {
+      recs_{std::make_unique<vk::CommandRecorder>(ctx_.device()),
+            std::make_unique<vk::CommandRecorder>(ctx_.device())},
+      rec_(recs_[0].get()) {
   // Devices that do not report their compute units get a middling guess for split-K.
   compute_units_ = ctx_.caps().compute_units ? ctx_.caps().compute_units : 16;
 }
@@ -50,7 +52,7 @@ void VulkanBackend::embed(WeightRef table, Rows out, uint32_t n_tokens, float sc
   g.n_tokens = n_tokens;
   g.out = mem_.slice(out);
   g.scale = scale;
-  record_get_rows(rec_, ctx_.pipelines(), get(table), g);
+  record_get_rows(*rec_, ctx_.pipelines(), get(table), g);
   wrote(out.act);
 }
 
@@ -62,19 +64,19 @@ void VulkanBackend::add_bias(WeightRef bias, Rows x, uint32_t n, uint32_t rows) 
   } push{n, rows, x.stride ? x.stride : n, x.off};
   const auto& p = ctx_.pipelines().get(
       {.shader = "add_bias", .num_buffers = 2, .push_constant_bytes = 16, .spec = {64}});
-  rec_.dispatch(p, {mem_.buf(x.act), b->data}, push, {vk::div_up(n, 64), rows, 1});
+  rec_->dispatch(p, {mem_.buf(x.act), b->data}, push, {vk::div_up(n, 64), rows, 1});
   wrote(x.act);
 }
 
 void VulkanBackend::add(Rows a, Rows b, Rows out, uint64_t n) {
-  vk::ops::add(rec_, ctx_.pipelines(), mem_.slice(a), mem_.slice(b), mem_.slice(out),
+  vk::ops::add(*rec_, ctx_.pipelines(), mem_.slice(a), mem_.slice(b), mem_.slice(out),
                static_cast<uint32_t>(n));
   wrote(out.act);
 }
 
 void VulkanBackend::rope(const RopeSpec& rope, Rows x, uint32_t n_heads) {
   const vk::ops::RopeParams p = rope_params(rope);
-  vk::ops::rope(rec_, ctx_.pipelines(), p, batch_, mem_.head_rows(x), mem_.head_rows(x), n_heads);
+  vk::ops::rope(*rec_, ctx_.pipelines(), p, batch_, mem_.head_rows(x), mem_.head_rows(x), n_heads);
   wrote(x.act);
 }
 
@@ -88,7 +90,7 @@ void VulkanBackend::write_kv_rows(uint32_t layer, bool value, const vk::ops::Rop
                                   const vk::ops::HeadRows& src) {
   const vk::ops::CacheRegion region{(value ? mem_.v_region : mem_.k_region)[layer], spec_.n_head_kv,
                                     opt_.block_size};
-  vk::ops::write_kv(rec_, ctx_.pipelines(), rope, batch_, src, spec_.head_dim, region);
+  vk::ops::write_kv(*rec_, ctx_.pipelines(), rope, batch_, src, spec_.head_dim, region);
 }
 
 void VulkanBackend::attention(const AttentionSpec& s) {
@@ -127,7 +129,7 @@ void VulkanBackend::attention(const AttentionSpec& s) {
     at.f16 = mem_.x_f16;
   const bool q8 = vk::ops::attention_writes_q8(at);
   const bool f16 = vk::ops::attention_writes_f16(at, ctx_.caps());
-  vk::ops::attention(rec_, ctx_.pipelines(), at);
+  vk::ops::attention(*rec_, ctx_.pipelines(), at);
   wrote(s.out.act);
   if (q8) q8_of_ = Q8Copy{s.out.act, batch_.n_tokens, mem_.xq};
   if (f16) f16_of_ = F16Copy{s.out.act, batch_.n_tokens};
@@ -143,18 +145,18 @@ void VulkanBackend::select_rows(Rows from, Rows to, uint32_t n, uint32_t n_sel) 
   g.ids = mem_.sel_in.slice();
   g.n_tokens = n_sel;
   g.out = mem_.slice(to);
-  vk::ops::get_rows(rec_, ctx_.pipelines(), g);
+  vk::ops::get_rows(*rec_, ctx_.pipelines(), g);
   wrote(to.act);
 }
 
 void VulkanBackend::softcap(Rows x, uint64_t n, float cap) {
-  vk::ops::softcap(rec_, ctx_.pipelines(), mem_.slice(x), mem_.slice(x), static_cast<uint32_t>(n),
+  vk::ops::softcap(*rec_, ctx_.pipelines(), mem_.slice(x), mem_.slice(x), static_cast<uint32_t>(n),
                    cap);
   wrote(x.act);
 }
 
 void VulkanBackend::argmax(Rows logits, uint32_t n, uint32_t rows) {
-  vk::ops::argmax(rec_, ctx_.pipelines(), mem_.slice(logits), mem_.greedy, n, rows, logits.stride,
+  vk::ops::argmax(*rec_, ctx_.pipelines(), mem_.slice(logits), mem_.greedy, n, rows, logits.stride,
                   mem_.argmax_scratch);
 }
 
@@ -168,7 +170,7 @@ void VulkanBackend::end_layer(uint32_t layer) {
   const uint32_t layers_per_part =
       std::max<uint32_t>(1, spec_.n_layer / std::max<uint32_t>(1, opt_.step_parts));
   const bool boundary = layer == 0 || (layer + 1) % layers_per_part == 0;
-  if (opt_.step_parts > 1 && boundary && layer + 1 < spec_.n_layer) rec_.flush();
+  if (opt_.step_parts > 1 && boundary && layer + 1 < spec_.n_layer) rec_->flush();
 }
 
 void VulkanBackend::embed_positions(WeightRef table, Rows out, uint32_t n_tokens) {
@@ -176,7 +178,7 @@ void VulkanBackend::embed_positions(WeightRef table, Rows out, uint32_t n_tokens
   g.ids = mem_.pos_in.slice();
   g.n_tokens = n_tokens;
   g.out = mem_.slice(out);
-  record_get_rows(rec_, ctx_.pipelines(), get(table), g);
+  record_get_rows(*rec_, ctx_.pipelines(), get(table), g);
   wrote(out.act);
 }
 
@@ -184,17 +186,22 @@ void VulkanBackend::embed_row(WeightRef table, uint32_t row, Rows out) {
   if (n_row_ids_ == VulkanStepBuffers::kMaxRowIds)
     throw std::logic_error("embed_row: too many rows in one step");
   const uint64_t at = uint64_t(VulkanStepBuffers::kRowIdSpacing) * n_row_ids_++;
-  std::memcpy(mem_.row_ids.mapped() + at, &row, 4);
+  // The id is written as the step is recorded: ahead of its turn, the running step may still
+  // read it, so such a recording is never taken.
+  if (recording_ahead_)
+    ahead_broken_ = true;
+  else
+    std::memcpy(mem_.row_ids.mapped() + at, &row, 4);
   vk::ops::GetRowsArgs g;
   g.ids = mem_.row_ids.slice(at, 4);
   g.n_tokens = 1;
   g.out = mem_.slice(out);
-  record_get_rows(rec_, ctx_.pipelines(), get(table), g);
+  record_get_rows(*rec_, ctx_.pipelines(), get(table), g);
   wrote(out.act);
 }
 
 void VulkanBackend::add_row(Rows row, Rows x, uint32_t n, uint32_t rows) {
-  vk::ops::add_bias(rec_, ctx_.pipelines(), mem_.slice(x), mem_.slice(row), n, rows);
+  vk::ops::add_bias(*rec_, ctx_.pipelines(), mem_.slice(x), mem_.slice(row), n, rows);
   wrote(x.act);
 }
 
@@ -208,17 +215,17 @@ void VulkanBackend::layer_norm(Rows x, WeightRef w, WeightRef b, Rows y, uint32_
   a.n = n;
   a.n_rows = rows;
   a.eps = spec_.norm_eps;
-  vk::ops::layer_norm(rec_, ctx_.pipelines(), a);
+  vk::ops::layer_norm(*rec_, ctx_.pipelines(), a);
   wrote(y.act);
 }
 
 void VulkanBackend::gelu(Rows x, Rows out, uint64_t n) {
-  vk::ops::gelu(rec_, ctx_.pipelines(), mem_.slice(x), mem_.slice(out), static_cast<uint32_t>(n));
+  vk::ops::gelu(*rec_, ctx_.pipelines(), mem_.slice(x), mem_.slice(out), static_cast<uint32_t>(n));
   wrote(out.act);
 }
 
 void VulkanBackend::tanh(Rows x, Rows out, uint64_t n) {
-  vk::ops::tanh(rec_, ctx_.pipelines(), mem_.slice(x), mem_.slice(out), static_cast<uint32_t>(n));
+  vk::ops::tanh(*rec_, ctx_.pipelines(), mem_.slice(x), mem_.slice(out), static_cast<uint32_t>(n));
   wrote(out.act);
 }
 
@@ -226,51 +233,110 @@ void VulkanBackend::pool(PoolMode mode, Rows x, uint32_t n, Rows out) {
   const vk::ops::PoolMode m = mode == PoolMode::Mean    ? vk::ops::PoolMode::Mean
                               : mode == PoolMode::First ? vk::ops::PoolMode::First
                                                         : vk::ops::PoolMode::Last;
-  vk::ops::pool_rows(rec_, ctx_.pipelines(), m, batch_, mem_.slice(x), n, mem_.slice(out));
+  vk::ops::pool_rows(*rec_, ctx_.pipelines(), m, batch_, mem_.slice(x), n, mem_.slice(out));
   wrote(out.act);
 }
 
 void VulkanBackend::copy(Rows from, Rows to, uint64_t n) {
-  rec_.copy(mem_.slice(from).sub(0, n * 4), mem_.slice(to));
+  rec_->copy(mem_.slice(from).sub(0, n * 4), mem_.slice(to));
   wrote(to.act);
 }
 
-void VulkanBackend::begin_step(const kv::BatchMeta& meta) {
+void VulkanBackend::write_inputs(const kv::BatchMeta& meta) {
   if (meta.words.size() > mem_.max_meta_words) throw std::logic_error("batch metadata overflow");
   std::memcpy(mem_.meta_in.mapped(), meta.words.data(), meta.words.size() * 4);
-  batch_ = {mem_.meta_in.slice(), meta.n_tokens, meta.n_seqs};
-  max_q_len_ = meta.max_q_len;
-  max_kv_len_ = meta.max_kv_len;
-  q8_of_.reset();
-  n_row_ids_ = 0;
   if (spec_.position_embd) {  // the positions, as ids of learned position rows
     std::memcpy(mem_.pos_in.mapped(), meta.words.data() + meta.n_tokens, meta.n_tokens * 4ull);
   }
-  rec_.begin();
-  rec_.timestamp("start");
 }
 
-void VulkanBackend::end_step(const StepOutputs& out, uint32_t R) {
+void VulkanBackend::start_recording(uint32_t n_tokens, uint32_t n_seqs, uint32_t max_q_len,
+                                    uint32_t max_kv_len, bool ahead) {
+  rec_ = &other(submitted_);
+  batch_ = {mem_.meta_in.slice(), n_tokens, n_seqs};
+  max_q_len_ = max_q_len;
+  max_kv_len_ = max_kv_len;
+  q8_of_.reset();
+  f16_of_.reset();
+  n_row_ids_ = 0;
+  rec_->begin(ahead);
+  rec_->timestamp("start");
+}
+
+void VulkanBackend::begin_step(const kv::BatchMeta& meta) {
+  ahead_.reset();  // its recorder is recorded into now
+  write_inputs(meta);
+  start_recording(meta.n_tokens, meta.n_seqs, meta.max_q_len, meta.max_kv_len, false);
+}
+
+void VulkanBackend::record_outputs(const StepOutputs& out, uint32_t R) {
   if (out.hidden) {
     const uint64_t bytes = uint64_t(R) * spec_.n_embd * 4;
-    rec_.copy(mem_.hsel.sub(0, bytes), mem_.readback.slice(0, bytes));
+    rec_->copy(mem_.hsel.sub(0, bytes), mem_.readback.slice(0, bytes));
   }
   if (out.logits) {
     const uint64_t bytes = uint64_t(R) * spec_.n_vocab * 4;
-    rec_.copy(mem_.logits.sub(0, bytes), mem_.readback.slice(0, bytes));
+    rec_->copy(mem_.logits.sub(0, bytes), mem_.readback.slice(0, bytes));
   }
   if (out.pooled) {
     const uint64_t bytes = uint64_t(R) * spec_.n_embd_out() * 4;
-    rec_.copy(mem_.logits.sub(0, bytes), mem_.readback.slice(0, bytes));
+    rec_->copy(mem_.logits.sub(0, bytes), mem_.readback.slice(0, bytes));
   }
   if (out.token_states) {
     const uint64_t bytes = uint64_t(R) * spec_.n_embd * 4;
-    rec_.copy(mem_.x.sub(0, bytes), mem_.readback.slice(0, bytes));
+    rec_->copy(mem_.x.sub(0, bytes), mem_.readback.slice(0, bytes));
   }
   if (out.greedy)
-    rec_.copy(mem_.greedy.sub(0, 4ull * R), mem_.readback.slice(mem_.greedy_at(), 4ull * R));
-  rec_.timestamp("output");
-  rec_.submit_and_wait();
+    rec_->copy(mem_.greedy.sub(0, 4ull * R), mem_.readback.slice(mem_.greedy_at(), 4ull * R));
+  rec_->timestamp("output");
+}
+
+void VulkanBackend::submit_step(const StepOutputs& out, uint32_t R) {
+  if (!taken_) record_outputs(out, R);
+  taken_ = false;
+  rec_->submit();
+  submitted_ = rec_;
+}
+
+void VulkanBackend::wait_step() {
+  if (submitted_) submitted_->wait();
+}
+
+void VulkanBackend::end_step(const StepOutputs& out, uint32_t R) {
+  submit_step(out, R);
+  wait_step();
+}
+
+void VulkanBackend::begin_ahead(const StepKey& key) {
+  ahead_.reset();
+  recording_ahead_ = true;
+  ahead_broken_ = false;
+  start_recording(key.n_tokens, key.n_seqs, key.max_q_len, key.max_kv_len, true);
+  ahead_ = key;
+}
+
+void VulkanBackend::end_ahead() {
+  record_outputs(ahead_->out, ahead_->n_rows);
+  rec_->finish();
+  recording_ahead_ = false;
+  if (ahead_broken_) ahead_.reset();
+}
+
+void VulkanBackend::drop_ahead() {
+  recording_ahead_ = false;
+  ahead_.reset();
+}
+
+bool VulkanBackend::take_ahead(const kv::BatchMeta& meta, const StepKey& key) {
+  if (!ahead_ || !(*ahead_ == key)) {
+    ahead_.reset();
+    return false;
+  }
+  ahead_.reset();
+  write_inputs(meta);
+  rec_ = &other(submitted_);
+  taken_ = true;
+  return true;
 }
 
 size_t VulkanBackend::warm_up(const std::function<void()>& dry_steps) {
@@ -279,11 +345,13 @@ size_t VulkanBackend::warm_up(const std::function<void()>& dry_steps) {
   std::vector<vk::PipelineDesc> descs;
   {
     vk::PipelineCache::Collector collect(P);
-    rec_.set_dry(true);
+    for (auto& r : recs_) r->set_dry(true);
     struct Wet {
-      vk::CommandRecorder& rec;
-      ~Wet() { rec.set_dry(false); }
-    } wet{rec_};
+      std::array<std::unique_ptr<vk::CommandRecorder>, 2>& recs;
+      ~Wet() {
+        for (auto& r : recs) r->set_dry(false);
+      }
+    } wet{recs_};
     dry_steps();
     descs = collect.descs();
   }
@@ -295,7 +363,8 @@ size_t VulkanBackend::warm_up(const std::function<void()>& dry_steps) {
 
 std::vector<std::pair<std::string, double>> VulkanBackend::timings() const {
   std::vector<std::pair<std::string, double>> out;
-  for (const auto& t : rec_.timings()) out.emplace_back(t.label, t.ms);
+  if (submitted_)
+    for (const auto& t : submitted_->timings()) out.emplace_back(t.label, t.ms);
   return out;
 }
 

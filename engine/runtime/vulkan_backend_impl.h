@@ -4,8 +4,10 @@
 // inputs and their fused decode epilogues). Internal to engine/runtime.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -77,7 +79,7 @@ class VulkanBackend final : public StepBackend {
   void softcap(Rows x, uint64_t n, float cap) override;
   void argmax(Rows logits, uint32_t n, uint32_t rows) override;
 
-  void barrier() override { rec_.barrier(); }
+  void barrier() override { rec_->barrier(); }
 
   void begin_layer(uint32_t layer) override;
 
@@ -86,9 +88,9 @@ class VulkanBackend final : public StepBackend {
   void end_layer(uint32_t layer) override;
 
   void mark(const char* phase) override {
-    if (marking_) rec_.timestamp(phase);
+    if (marking_) rec_->timestamp(phase);
   }
-  void timestamp(const char* phase) override { rec_.timestamp(phase); }
+  void timestamp(const char* phase) override { rec_->timestamp(phase); }
 
   // ---- Encoder operations.
 
@@ -117,6 +119,14 @@ class VulkanBackend final : public StepBackend {
 
   void begin_step(const kv::BatchMeta& meta) override;
   void end_step(const StepOutputs& out, uint32_t R) override;
+  // Two recorders take turns: while one's step runs, the other records the next step ahead.
+  bool records_ahead() const override { return opt_.record_ahead.value_or(!ctx_.caps().is_cpu()); }
+  void submit_step(const StepOutputs& out, uint32_t R) override;
+  void wait_step() override;
+  void begin_ahead(const StepKey& key) override;
+  void end_ahead() override;
+  void drop_ahead() override;
+  bool take_ahead(const kv::BatchMeta& meta, const StepKey& key) override;
 
   const float* logits() const override {
     return reinterpret_cast<const float*>(mem_.readback.mapped());
@@ -185,6 +195,17 @@ class VulkanBackend final : public StepBackend {
   void write_kv_rows(uint32_t layer, bool value, const vk::ops::RopeParams* rope,
                      const vk::ops::HeadRows& src);
 
+  // Starts recording a step of this shape into the recorder the last submitted step is not in.
+  void start_recording(uint32_t n_tokens, uint32_t n_seqs, uint32_t max_q_len, uint32_t max_kv_len,
+                       bool ahead);
+  // The step's inputs that begin_step() writes (the batch metadata, learned positions).
+  void write_inputs(const kv::BatchMeta& meta);
+  // The copies that deliver a step's outputs to the host.
+  void record_outputs(const StepOutputs& out, uint32_t R);
+  vk::CommandRecorder& other(const vk::CommandRecorder* r) {
+    return r == recs_[0].get() ? *recs_[1] : *recs_[0];
+  }
+
   // An activation was overwritten: a q8 or f16 copy of it is stale.
   void wrote(Act a) {
     if (q8_of_ && q8_of_->act == a) q8_of_.reset();
@@ -198,7 +219,13 @@ class VulkanBackend final : public StepBackend {
   VulkanStepBuffers mem_;
   const RunnerOptions& opt_;  // with the limits mem_ lowered
   vk::MatmulKernels matmul_;
-  vk::CommandRecorder rec_;
+  std::array<std::unique_ptr<vk::CommandRecorder>, 2> recs_;
+  vk::CommandRecorder* rec_ = nullptr;        // the one being recorded into
+  vk::CommandRecorder* submitted_ = nullptr;  // the one holding the last submitted step
+  // A step recorded ahead (in the recorder that is not submitted_), its key, and whether the
+  // current step is that recording (taken: its outputs are recorded already).
+  std::optional<StepKey> ahead_;
+  bool recording_ahead_ = false, ahead_broken_ = false, taken_ = false;
   uint32_t compute_units_ = 8;
   bool marking_ = false;    // recording the profiled layer
   uint32_t n_row_ids_ = 0;  // embed_row's ids in this step

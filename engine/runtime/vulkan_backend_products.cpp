@@ -25,7 +25,7 @@ void VulkanBackend::rms_norm(Rows x, WeightRef w, Rows y, uint32_t n, uint32_t r
   a.x_stride = x.stride;
   a.y_stride = y.stride;
   a.eps = spec_.norm_eps;
-  vk::ops::rms_norm(rec_, ctx_.pipelines(), a);
+  vk::ops::rms_norm(*rec_, ctx_.pipelines(), a);
   wrote(y.act);
   if (q8) q8_of_ = Q8Copy{y.act, rows, mem_.xq};
   if (f16) f16_of_ = F16Copy{y.act, rows};
@@ -44,7 +44,7 @@ void VulkanBackend::products(Rows x, uint32_t n, std::span<const ProductOut> out
     vk::MatmulArgs a = product_args(x, n, o);
     a.xq = in_q8;
     const DeviceTensor& w = get(o.w);
-    record_product(matmul_, rec_, w, a, n <= matvec_limit(w.type));
+    record_product(matmul_, *rec_, w, a, n <= matvec_limit(w.type));
     wrote(o.y.act);
   }
 }
@@ -87,7 +87,7 @@ void VulkanBackend::products_then_norm(Rows in, uint32_t n, const ProductOut& ou
     e.f16 = f16 ? mem_.x_f16 : vk::BufferSlice{};
     e.counters = mem_.row_counters;
     e.eps = spec_.norm_eps;
-    matmul_.record_reduce_norm(rec_, a, *parts, e);
+    matmul_.record_reduce_norm(*rec_, a, *parts, e);
     wrote(out.y.act);
     wrote(norm.y.act);
     if (f16) f16_of_ = F16Copy{norm.y.act, n};
@@ -114,7 +114,7 @@ void VulkanBackend::products_then_norm(Rows in, uint32_t n, const ProductOut& ou
   e.q8 = mem_.xq;
   e.counter = mem_.norm_counter;
   e.eps = spec_.norm_eps;
-  matmul_.record_matvec_norm(rec_, a, e);
+  matmul_.record_matvec_norm(*rec_, a, e);
   wrote(out.y.act);
   wrote(norm.y.act);
   q8_of_ = Q8Copy{norm.y.act, n, mem_.xq};
@@ -161,7 +161,7 @@ void VulkanBackend::products_then_glu(Rows x, uint32_t n, std::span<const Produc
   e.up_rows = glu.n;
   e.q8 = mem_.xq_ffn;
   e.counters = mem_.glu_counters;
-  matmul_.record_matvec_glu(rec_, a, e);
+  matmul_.record_matvec_glu(*rec_, a, e);
   wrote(glu.out.act);
   q8_of_ = Q8Copy{glu.out.act, n, mem_.xq_ffn};
 }
@@ -197,7 +197,7 @@ void VulkanBackend::products_then_rope_kv(Rows x, uint32_t n, std::span<const Pr
       if (parts->splits == 0) return mem_.head_rows(rows);
       return vk::ops::HeadRows{parts->parts, rows.off, parts->ld, parts->splits, parts->stride};
     };
-    vk::ops::rope(rec_, ctx_.pipelines(), rope, batch_, source(r.q), mem_.head_rows(r.q),
+    vk::ops::rope(*rec_, ctx_.pipelines(), rope, batch_, source(r.q), mem_.head_rows(r.q),
                   r.n_q_heads);
     write_kv_rows(r.layer, /*value=*/false, &rope, source(r.k));
     write_kv_rows(r.layer, /*value=*/true, nullptr, source(r.v));
@@ -231,7 +231,7 @@ void VulkanBackend::products_then_rope_kv(Rows x, uint32_t n, std::span<const Pr
     a.batch = n;
     a.xq = xq;
     e.row_base = bases[i];
-    matmul_.record_matvec_rope_kv(rec_, a, e);
+    matmul_.record_matvec_rope_kv(*rec_, a, e);
   }
   wrote(r.q.act);
 }
@@ -267,7 +267,7 @@ void VulkanBackend::glu_rows(GluAct act, Rows gate, Rows up, const vk::SplitPart
   g.out_stride = out.stride;
   g.q8 = q8 ? mem_.xq : vk::BufferSlice{};
   g.f16 = f16 ? mem_.x_f16 : vk::BufferSlice{};
-  vk::ops::glu(rec_, ctx_.pipelines(), g);
+  vk::ops::glu(*rec_, ctx_.pipelines(), g);
   wrote(out.act);
   if (q8) q8_of_ = Q8Copy{out.act, rows, mem_.xq};
   if (f16) f16_of_ = F16Copy{out.act, rows};
@@ -304,15 +304,15 @@ std::optional<vk::SplitParts> VulkanBackend::deferred_product(Rows x, uint32_t n
   a.cols = static_cast<uint32_t>(w.cols());
   if (a.y_stride == 0) a.y_stride = a.rows;
   vk::SplitParts parts;
-  matmul_.record_matmul(rec_, a, &parts);
+  matmul_.record_matmul(*rec_, a, &parts);
   wrote(o.y.act);
   return parts;
 }
 
 vk::BufferSlice VulkanBackend::q8_input(Rows x, uint32_t cols, uint32_t n) {
   if (!q8_of_ || q8_of_->act != x.act || q8_of_->rows != n || x.off != 0) {
-    matmul_.record_quantize_q8(rec_, mem_.slice(x), cols, n, 0, mem_.xq);
-    rec_.barrier();
+    matmul_.record_quantize_q8(*rec_, mem_.slice(x), cols, n, 0, mem_.xq);
+    rec_->barrier();
     mark("quantize_q8");
     q8_of_ = Q8Copy{x.act, n, mem_.xq};
   }

@@ -82,9 +82,11 @@ void CommandRecorder::fence_flushed_parts() {
   in_flight_ = true;
 }
 
-void CommandRecorder::begin() {
+void CommandRecorder::begin(bool deferred) {
   fence_flushed_parts();
   if (in_flight_) wait();
+  deferred_ = deferred;
+  finished_ = false;
   if (dry_) {
     labels_.clear();
     bound_ = VK_NULL_HANDLE;
@@ -248,12 +250,14 @@ void CommandRecorder::flush() {
   if (!recording_) throw std::logic_error("CommandRecorder::flush before begin()");
   if (dry_) return;
   check(vkEndCommandBuffer(cmd_), "vkEndCommandBuffer");
-  auto info = make<VkSubmitInfo>(VK_STRUCTURE_TYPE_SUBMIT_INFO);
-  info.commandBufferCount = 1;
-  info.pCommandBuffers = &cmd_;
-  // No fence: the one submit() attaches signals after all earlier submissions of the queue.
-  device_.submit(info, VK_NULL_HANDLE);
-  unfenced_ = true;
+  if (!deferred_) {
+    auto info = make<VkSubmitInfo>(VK_STRUCTURE_TYPE_SUBMIT_INFO);
+    info.commandBufferCount = 1;
+    info.pCommandBuffers = &cmd_;
+    // No fence: the one submit() attaches signals after all earlier submissions of the queue.
+    device_.submit(info, VK_NULL_HANDLE);
+    unfenced_ = true;
+  }
   if (++part_ == parts_.size()) {
     auto alloc = make<VkCommandBufferAllocateInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO);
     alloc.commandPool = pool_;
@@ -273,13 +277,8 @@ void CommandRecorder::flush() {
   barrier();
 }
 
-void CommandRecorder::submit() {
-  if (!recording_) throw std::logic_error("CommandRecorder::submit before begin()");
-  if (dry_) {
-    recording_ = false;
-    return;
-  }
-  // Results are read by the host after wait(): make device writes visible to host reads.
+// Results are read by the host after wait(): make device writes visible to host reads.
+void CommandRecorder::end_recording() {
   auto to_host = make<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
   to_host.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
   to_host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
@@ -287,10 +286,36 @@ void CommandRecorder::submit() {
                        VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &to_host, 0, nullptr, 0, nullptr);
   check(vkEndCommandBuffer(cmd_), "vkEndCommandBuffer");
   recording_ = false;
+}
+
+void CommandRecorder::finish() {
+  if (!recording_ || !deferred_)
+    throw std::logic_error("CommandRecorder::finish outside a deferred recording");
+  if (!dry_) end_recording();
+  recording_ = false;
+  finished_ = true;
+}
+
+void CommandRecorder::submit() {
+  if (!recording_ && !finished_) throw std::logic_error("CommandRecorder::submit before begin()");
+  if (dry_) {
+    recording_ = finished_ = deferred_ = false;
+    return;
+  }
+  if (recording_) {
+    if (deferred_)
+      finish();
+    else
+      end_recording();
+  }
   check(vkResetFences(device_.handle(), 1, &fence_), "vkResetFences");
   auto info = make<VkSubmitInfo>(VK_STRUCTURE_TYPE_SUBMIT_INFO);
-  info.commandBufferCount = 1;
-  info.pCommandBuffers = &cmd_;
+  // A deferred recording's parts go in one submission; otherwise the earlier parts are already
+  // on the queue and only the last is left.
+  info.commandBufferCount = deferred_ ? static_cast<uint32_t>(part_ + 1) : 1;
+  info.pCommandBuffers = deferred_ ? parts_.data() : &cmd_;
+  finished_ = false;
+  deferred_ = false;
   device_.submit(info, fence_);
   submitted_ = Clock::now();
   unfenced_ = false;

@@ -47,8 +47,10 @@ class CommandRecorder {
   CommandRecorder(const CommandRecorder&) = delete;
   CommandRecorder& operator=(const CommandRecorder&) = delete;
 
-  // Starts a new recording (waits for the previous submission if still in flight).
-  void begin();
+  // Starts a new recording (waits for the previous submission if still in flight). A deferred
+  // recording submits nothing until submit(): flush() only ends a part, finish() ends the
+  // recording, and submit() then sends every part at once (a step recorded ahead of its turn).
+  void begin(bool deferred = false);
 
   // Dry mode: every call checks its arguments as usual but nothing reaches Vulkan and submit()
   // runs nothing. Lets a caller walk its recording code to learn which pipelines it uses
@@ -88,7 +90,10 @@ class CommandRecorder {
   // same recording, so the device starts on the first part while the host records the rest.
   // Ordering is kept (a barrier opens the new part); submit()/wait() cover every part.
   void flush();
-  // Ends and submits the recording without waiting.
+  // Ends a deferred recording without submitting it; submit() sends it later.
+  void finish();
+  bool finished() const { return finished_; }
+  // Ends and submits the recording (or a finished deferred one) without waiting.
   void submit();
   // Waits for the last submit(); then timings() and host reads of results are valid.
   void wait();
@@ -104,6 +109,7 @@ class CommandRecorder {
 
  private:
   void destroy();
+  void end_recording();
   VkDescriptorSet allocate_set(VkDescriptorSetLayout layout);
 
   Device& device_;
@@ -122,6 +128,8 @@ class CommandRecorder {
   bool in_flight_ = false;
   bool dry_ = false;
   bool unfenced_ = false;  // parts were flushed but the recording was never submitted
+  bool deferred_ = false;  // this recording's parts wait for submit()
+  bool finished_ = false;  // a deferred recording ended by finish(), not yet submitted
   void fence_flushed_parts();
   uint32_t dispatches_ = 0;
   // When the last submit() went to the queue and how long until wait() saw it done.

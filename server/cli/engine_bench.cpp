@@ -202,6 +202,7 @@ int run_bench(const BenchArgs& args) {
     run_steps(4);  // warm-up
     const double cpu0 = process_cpu_seconds();
     const double thread_cpu0 = thread_cpu_seconds();
+    const uint64_t ahead0 = runner.steps_recorded_ahead();
     auto t0 = Clock::now();
     run_steps(args.gen_tokens);
     const double wall = seconds_since(t0);
@@ -212,7 +213,8 @@ int run_bench(const BenchArgs& args) {
                         {"tok_per_s", batch * args.gen_tokens / wall},
                         {"ms_per_step", 1e3 * wall / args.gen_tokens},
                         {"cpu_ms_per_step", 1e3 * cpu / args.gen_tokens},
-                        {"thread_cpu_ms_per_step", 1e3 * thread_cpu / args.gen_tokens}};
+                        {"thread_cpu_ms_per_step", 1e3 * thread_cpu / args.gen_tokens},
+                        {"steps_recorded_ahead", runner.steps_recorded_ahead() - ahead0}};
     add_gpu_phases(d, runner.last_step_timings());
     decode.push_back(d);
   }
@@ -235,10 +237,13 @@ int run_bench(const BenchArgs& args) {
                 args.depth, out["prefill"]["tok_per_s"].get<double>());
     print_gpu_phases(out["prefill"]);
     for (const auto& d : decode) {
-      std::printf("decode batch %3u: %9.1f tok/s  %7.2f ms/step  cpu %.3f ms/step  gpu %.3f\n",
-                  d["batch"].get<uint32_t>(), d["tok_per_s"].get<double>(),
-                  d["ms_per_step"].get<double>(), d["cpu_ms_per_step"].get<double>(),
-                  d.value("gpu_ms_per_step", 0.0));
+      std::printf(
+          "decode batch %3u: %9.1f tok/s  %7.2f ms/step  cpu %.3f ms/step  gpu %.3f  recorded "
+          "ahead %llu of %u\n",
+          d["batch"].get<uint32_t>(), d["tok_per_s"].get<double>(), d["ms_per_step"].get<double>(),
+          d["cpu_ms_per_step"].get<double>(), d.value("gpu_ms_per_step", 0.0),
+          static_cast<unsigned long long>(d["steps_recorded_ahead"].get<uint64_t>()),
+          args.gen_tokens);
       print_gpu_phases(d);
     }
     std::printf(

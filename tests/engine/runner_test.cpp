@@ -270,8 +270,12 @@ TEST_P(RunnerPaging, PrefixCacheReuseGivesTheSameLogitsAsRecomputing) {
   EXPECT_EQ(runner.pool().stats().prefix_hits, hits_before + 3);
   SequenceStep st{&reuse, std::span(prompt).subspan(cached), LogitsWanted::Last};
   auto reused = runner.step(std::span(&st, 1)).logits[0];
+  // As in BatchedSequencesOfDifferentLengthsMatchEachAlone: on GPUs with tensor cores the fresh
+  // 49-token step multiplies with f16 activations and attends with f16 Q and P, the reused
+  // 1-token step stays f32 (on an H100 the F16 model's logits then differed by 0.0121).
+  const bool f16_paths = GetParam() == Backend::Vulkan && test::vk_context().caps().nv_f16_mma_16();
   EXPECT_GE(cosine(reused, fresh), 0.99999);
-  EXPECT_LT(max_abs_diff(reused, fresh), 1e-2);
+  EXPECT_LT(max_abs_diff(reused, fresh), f16_paths ? 2e-2 : 1e-2);
 }
 
 TEST_P(RunnerPaging, EvictionUnderPressureNeverCorruptsALiveSequence) {
