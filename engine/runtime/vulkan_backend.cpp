@@ -170,7 +170,10 @@ void VulkanBackend::end_layer(uint32_t layer) {
   const uint32_t layers_per_part =
       std::max<uint32_t>(1, spec_.n_layer / std::max<uint32_t>(1, opt_.step_parts));
   const bool boundary = layer == 0 || (layer + 1) % layers_per_part == 0;
-  if (opt_.step_parts > 1 && boundary && layer + 1 < spec_.n_layer) rec_->flush();
+  // A step recorded ahead is submitted whole: parts would only add their boundaries (on an H100
+  // a 1B Q4_K_M step in one part took 1.152 ms of GPU time against 1.185 in eight).
+  if (opt_.step_parts > 1 && boundary && layer + 1 < spec_.n_layer && !recording_ahead_)
+    rec_->flush();
 }
 
 void VulkanBackend::embed_positions(WeightRef table, Rows out, uint32_t n_tokens) {
