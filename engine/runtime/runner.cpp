@@ -265,7 +265,8 @@ StepResult Runner::run_step(std::span<SequenceStep> batch, bool greedy_only, boo
 }
 
 void Runner::record_next_ahead(std::span<const SequenceStep> batch, const StepKey& key) {
-  if (warming_up_ || !backend_->records_ahead() || key.n_rows == 0) return;
+  // Hidden states are for embedders, which never decode: nothing to expect.
+  if (warming_up_ || !backend_->records_ahead() || key.n_rows == 0 || key.out.hidden) return;
   // Sequences that deliver logits are generating: next, each decodes one token (a sequence in
   // the middle of its prompt makes the next step something else).
   uint32_t max_kv_len = 0;
@@ -278,7 +279,7 @@ void Runner::record_next_ahead(std::span<const SequenceStep> batch, const StepKe
   const StepKey next{n, n, 1, max_kv_len, n, key.out};
   try {
     backend_->begin_ahead(next);
-    forward_->step(*backend_, {.n_tokens = n, .n_rows = n, .hidden = key.out.hidden});
+    forward_->step(*backend_, {.n_tokens = n, .n_rows = n, .hidden = false});
     backend_->end_ahead();
   } catch (...) {
     // Only a head start is lost: the next step records itself.

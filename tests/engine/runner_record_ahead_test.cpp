@@ -1,8 +1,8 @@
 // Steps recorded ahead (RunnerOptions::record_ahead): while a step runs, the Runner records the
 // step where each sequence decodes one more token; a step with that shape runs the recording, any
 // other records itself. Either way its logits must be exactly those of a Runner that records every
-// step in its turn, through sequences joining and leaving, greedy-only steps, block boundaries and
-// the context length where decode attention starts to split.
+// step in its turn, through sequences joining and leaving, greedy-only steps, block boundaries,
+// the context length where decode attention starts to split, and hidden-state steps.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -92,6 +92,14 @@ TEST(RunnerRecordAhead, StepsRecordedAheadGiveTheLogitsOfStepsRecordedInTurn) {
   r.add_sequence();
   r.step({3}, {random_tokens(s.rng, 250)});
   decode({3}, 12);
+  // Hidden states (embedders) are not followed by a step recorded ahead, and agree too.
+  for (int k = 0; k < 2; ++k) {
+    const auto t = random_tokens(s.rng, 1);
+    SequenceStep a{&r.ahead_tables[3], t, LogitsWanted::Last};
+    SequenceStep p{&r.plain_tables[3], t, LogitsWanted::Last};
+    EXPECT_TRUE(r.ahead->step_hidden(std::span(&a, 1)).hidden ==
+                r.plain->step_hidden(std::span(&p, 1)).hidden);
+  }
   EXPECT_EQ(r.ahead->steps(), r.plain->steps());
   EXPECT_EQ(r.plain->steps_recorded_ahead(), 0u);
   // Taken: every decode step but the first after a change of sequences or outputs (5 + 3 + 1 + 1
