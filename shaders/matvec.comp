@@ -28,6 +28,11 @@
 // token's slot (as rope.comp's rope, rope_kv and kv_copy would, with the same angle expression,
 // rope_angle.glsl).
 
+// NORM_IN (float activations, subgroup reduction): x is RMS-normalized as it is read, x * w /
+// rms(x) with the norm weight w (binding NORM_W_BINDING), so the RMSNorm between a residual
+// product and this one needs no dispatch of its own: each workgroup reads the whole of x anyway,
+// sums its squares in the same loop and scales its dot products by 1 / rms(x) at the end.
+
 #extension GL_EXT_control_flow_attributes : enable
 #ifndef REDUCE_SHARED
 #extension GL_KHR_shader_subgroup_basic : enable
@@ -89,6 +94,18 @@ layout(std430, binding = 6) readonly buffer Factors { float freq_factors[]; };
 layout(std430, binding = 2) buffer Y { float y[]; };
 #endif
 
+#ifdef NORM_IN
+#if defined(INT_DOT) || defined(REDUCE_SHARED) || defined(NORM_EPILOGUE) || defined(GLU_EPILOGUE)
+#error "NORM_IN is a float-activation, subgroup-reduction variant"
+#endif
+#ifdef ROPE_KV_EPILOGUE
+#define NORM_W_BINDING 7
+#else
+#define NORM_W_BINDING 3
+#endif
+layout(std430, binding = NORM_W_BINDING) readonly buffer NormInW { vec4 norm_in_w[]; };
+#endif
+
 layout(push_constant) uniform Params {
   uint n_rows;    // N
   uint k;         // K: a multiple of QK
@@ -120,8 +137,14 @@ layout(push_constant) uniform Params {
   float freq_base;
   float freq_scale;
 #endif
+#ifdef NORM_IN
+  float norm_eps;  // x's RMSNorm: x * w / sqrt(mean(x^2) + norm_eps)
+#endif
 } p;
 
+#ifdef NORM_IN
+shared float norm_partial[(gl_WorkGroupSize.x / 4u) * NUM_COLS];
+#endif
 #ifdef REDUCE_SHARED
 shared float partial[gl_WorkGroupSize.x * NUM_ROWS * NUM_COLS];
 #else
@@ -202,6 +225,10 @@ void main() {
 #else
   // Neighbouring invocations take neighbouring decode units, so a subgroup reads contiguous
   // weight bytes and activations; each activation vec4 is loaded once for all NUM_ROWS rows.
+#ifdef NORM_IN
+  float sumsq[NUM_COLS];
+  [[unroll]] for (uint c = 0u; c < NUM_COLS; ++c) sumsq[c] = 0.0;
+#endif
   for (uint u = tid; u < units; u += gl_WorkGroupSize.x) {
     const uint kb = u / units_per_block;
     const uint ub = u % units_per_block;
@@ -216,12 +243,34 @@ void main() {
       if (col0 + c < p.n_cols) {
         const uint xb = ((p.x_off + kb * QK) >> 2) + (col0 + c) * x_col_stride;
         [[unroll]] for (uint v = 0u; v < uint(UNIT / 4); ++v) {
+#ifdef NORM_IN
+          const vec4 x_raw = xv[xb + (unit_pos(ub, v) >> 2)];
+          sumsq[c] += dot(x_raw, x_raw);
+          const vec4 xs = x_raw * norm_in_w[(kb * QK + unit_pos(ub, v)) >> 2];
+#else
           const vec4 xs = xv[xb + (unit_pos(ub, v) >> 2)];
+#endif
           [[unroll]] for (uint r = 0u; r < NUM_ROWS; ++r)
             acc[r * NUM_COLS + c] += dot(w[r * uint(UNIT / 4) + v], xs);
         }
       }
     }
+  }
+#endif
+#ifdef NORM_IN
+  // The whole workgroup saw all of x: its sum of squares scales the partial dot products (the
+  // same factor for every invocation, so before their reduction).
+  [[unroll]] for (uint c = 0u; c < NUM_COLS; ++c) sumsq[c] = subgroupAdd(sumsq[c]);
+  if (subgroupElect()) {
+    [[unroll]] for (uint c = 0u; c < NUM_COLS; ++c)
+      norm_partial[c * gl_NumSubgroups + gl_SubgroupID] = sumsq[c];
+  }
+  barrier();
+  [[unroll]] for (uint c = 0u; c < NUM_COLS; ++c) {
+    float total = 0.0;
+    for (uint s = 0u; s < gl_NumSubgroups; ++s) total += norm_partial[c * gl_NumSubgroups + s];
+    const float inv = inversesqrt(total / float(p.k) + p.norm_eps);
+    [[unroll]] for (uint r = 0u; r < NUM_ROWS; ++r) acc[r * NUM_COLS + c] *= inv;
   }
 #endif
 

@@ -13,6 +13,12 @@ foreach(t F32 F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 IQ4_NL Q2_K Q3_K Q4_K Q5_K Q6_K 
   vkllm_shader_variant(matvec_${lt}_shmem matvec.comp TYPE_${t} REDUCE_SHARED)
   vkllm_shader_variant(matvec_${lt}_rope_kv matvec.comp TYPE_${t} ROPE_KV_EPILOGUE)
 endforeach()
+# matvec_<type>_norm_in / _rope_kv_norm_in: float weights reading x through its RMSNorm (NORM_IN).
+foreach(t F32 F16 BF16)
+  string(TOLOWER ${t} lt)
+  vkllm_shader_variant(matvec_${lt}_norm_in matvec.comp TYPE_${t} NORM_IN)
+  vkllm_shader_variant(matvec_${lt}_rope_kv_norm_in matvec.comp TYPE_${t} ROPE_KV_EPILOGUE NORM_IN)
+endforeach()
 foreach(t Q4_0 Q8_0 Q4_K Q5_K Q6_K)
   string(TOLOWER ${t} lt)
   vkllm_shader_variant(matvec_${lt}_q8 matvec.comp TYPE_${t} INT_DOT)

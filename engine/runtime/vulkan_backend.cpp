@@ -261,6 +261,7 @@ void VulkanBackend::start_recording(uint32_t n_tokens, uint32_t n_seqs, uint32_t
   max_kv_len_ = max_kv_len;
   q8_of_.reset();
   f16_of_.reset();
+  normalized_.reset();
   n_row_ids_ = 0;
   rec_->begin(ahead);
   rec_->timestamp("start");

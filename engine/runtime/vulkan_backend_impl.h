@@ -206,11 +206,18 @@ class VulkanBackend final : public StepBackend {
     return r == recs_[0].get() ? *recs_[1] : *recs_[0];
   }
 
-  // An activation was overwritten: a q8 or f16 copy of it is stale.
+  // An activation was overwritten: a q8 or f16 copy of it is stale, and so is a norm left to
+  // the products that read it, if it is the norm's output or input.
   void wrote(Act a) {
     if (q8_of_ && q8_of_->act == a) q8_of_.reset();
     if (f16_of_ && f16_of_->act == a) f16_of_.reset();
+    if (normalized_ && (normalized_->act == a || normalized_->src.act == a)) normalized_.reset();
   }
+  // Whether products_then_norm can leave its norm to the products that read the output (float
+  // weights on the decode kernel, MatmulKernels::can_read_normalized).
+  bool can_leave_norm(const ProductOut& out, const NormAfter& norm, uint32_t n) const;
+  // Where x is an RMSNorm left to its readers: a reads its source through the norm instead.
+  void read_normalized(Rows x, uint32_t n, vk::MatmulArgs& a);
 
   vk::Context& ctx_;
   const Model& m_;
@@ -234,6 +241,15 @@ class VulkanBackend final : public StepBackend {
   uint32_t max_q_len_ = 0, max_kv_len_ = 0;
   std::optional<Q8Copy> q8_of_;
   std::optional<F16Copy> f16_of_;
+  // An RMSNorm not dispatched: `act` (rows of n) is norm(src) with weight w, for the products
+  // that read it to compute as they read src.
+  struct Normalized {
+    Act act;
+    Rows src;
+    vk::BufferSlice w;
+    uint32_t rows;
+  };
+  std::optional<Normalized> normalized_;
 };
 
 }  // namespace vkllm::runtime::detail

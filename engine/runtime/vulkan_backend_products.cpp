@@ -6,6 +6,7 @@
 
 #include "engine/runtime/vulkan_backend_impl.h"
 #include "engine/runtime/weight_ops.h"
+#include "engine/vulkan/env_switch.h"
 
 namespace vkllm::runtime::detail {
 
@@ -58,6 +59,11 @@ void VulkanBackend::products_then_norm(Rows in, uint32_t n, const ProductOut& ou
                     out.y.stride == norm.x.stride && norm.n == rows &&
                     wants_q8(std::span(&out.w, 1), cols, n) && wants_q8(norm.feeds, rows, n) &&
                     matmul_.can_fuse_norm(w.type, rows, n, 0, out.y.stride);
+  if (!fuse && can_leave_norm(out, norm, n)) {
+    products(in, n, std::span(&out, 1));
+    normalized_ = Normalized{norm.y.act, norm.x, get(norm.w).data, n};
+    return;
+  }
   if (!fuse) {
     // On the GEMMs, a split product's reduction pass normalizes the rows it sums.
     const bool reduce_norm = out.accumulate && out.y.act == norm.x.act && out.y.off == 0 &&
@@ -224,6 +230,7 @@ void VulkanBackend::products_then_rope_kv(Rows x, uint32_t n, std::span<const Pr
     a.weights = w.data;
     a.x = mem_.slice(x);
     a.x_stride = x.stride;
+    read_normalized(x, n, a);
     a.y = mem_.buf(ys[i]->act);
     a.y_stride = ys[i]->stride;
     a.rows = rows[i];
@@ -280,10 +287,36 @@ bool VulkanBackend::stacked_rows(const ProductOut& out, const RopeKvAfter& r) co
          r.v.act == r.q.act && r.k.stride == r.q.stride && r.v.stride == r.q.stride;
 }
 
+// Batch 1 with float weights: the norm's own dispatch and barrier cost more than its readers'
+// extra work of summing squares and scaling (on an H100, 1B F16 1.357-1.362 ms a step against
+// 1.476-1.479 with the norms dispatched). At 8 vectors that extra work is eight times as much in
+// every workgroup of products that are already compute-heavy: 3.09-3.11 ms against 2.26-2.28.
+// VKLLM_NORM_IN=0 dispatches the norm (A/B runs).
+bool VulkanBackend::can_leave_norm(const ProductOut& out, const NormAfter& norm, uint32_t n) const {
+  static const bool off = vk::env_off("VKLLM_NORM_IN");
+  if (off || n != 1 || norm.feeds.empty() || norm.y.off != 0 || norm.x.off != 0 || norm.n == 0 ||
+      (norm.y.stride != 0 && norm.y.stride != norm.n) || out.y.act == norm.y.act)
+    return false;
+  return std::all_of(norm.feeds.begin(), norm.feeds.end(), [&](const WeightRef& w) {
+    const DeviceTensor* t = find(w);
+    return t && t->parts.size() == 1 && t->cols() == norm.n && n <= matvec_limit(t->type) &&
+           matmul_.can_read_normalized(t->type, n);
+  });
+}
+
+void VulkanBackend::read_normalized(Rows x, uint32_t n, vk::MatmulArgs& a) {
+  if (!normalized_ || normalized_->act != x.act || normalized_->rows != n || x.off != 0) return;
+  a.x = mem_.slice(normalized_->src);
+  a.x_stride = normalized_->src.stride;
+  a.norm_weight = normalized_->w;
+  a.norm_eps = spec_.norm_eps;
+}
+
 vk::MatmulArgs VulkanBackend::product_args(Rows x, uint32_t n, const ProductOut& o) {
   vk::MatmulArgs a;
   a.x = mem_.slice(x);
   a.x_stride = x.stride;
+  read_normalized(x, n, a);
   a.y = mem_.buf(o.y.act);
   a.y_offset = o.y.off;
   a.y_stride = o.y.stride;

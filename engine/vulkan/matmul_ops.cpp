@@ -105,6 +105,10 @@ KernelType validate(const char* op, const MatmulArgs& a) {
     throw std::invalid_argument(where + "y slice of " + std::to_string(a.y.size) +
                                 " bytes is smaller than the " + std::to_string(y_elems * 4) +
                                 " bytes the shape writes");
+  if (a.norm_weight && a.norm_weight.size < uint64_t{a.cols} * sizeof(float))
+    throw std::invalid_argument(where + "norm_weight slice of " +
+                                std::to_string(a.norm_weight.size) + " bytes holds fewer than " +
+                                std::to_string(a.cols) + " floats");
   return *kt;
 }
 
@@ -427,6 +431,8 @@ void MatmulKernels::record_matvec_q8(CommandRecorder& rec, const MatmulArgs& arg
                                      const GluEpilogue* glu, const RopeKvEpilogue* rope_kv) {
   const DeviceCapabilities& caps = pipelines_.device().caps();
   const uint32_t ncols = columns_per_pass(args.batch);
+  if (args.norm_weight)
+    throw std::invalid_argument("record_matvec: q8 activations cannot be read through a norm");
   if (args.xq.size < q8_activation_bytes(args.cols, args.batch))
     throw std::invalid_argument("record_matvec: xq slice of " + std::to_string(args.xq.size) +
                                 " bytes is below the " +
@@ -493,8 +499,22 @@ void MatmulKernels::record_matvec_q8(CommandRecorder& rec, const MatmulArgs& arg
                norm_push, groups);
 }
 
+bool MatmulKernels::can_read_normalized(TensorType type, uint32_t batch) const {
+  return (type == TensorType::F16 || type == TensorType::F32 || type == TensorType::BF16) &&
+         batch >= 1 && batch <= kMaxMatvecColumns &&
+         pipelines_.device().caps().subgroup_arithmetic() && !tuning_.shared_reduction;
+}
+
 void MatmulKernels::record_matvec(CommandRecorder& rec, const MatmulArgs& args) {
   const KernelType kt = validate("record_matvec", args);
+  if (args.norm_weight && !can_read_normalized(args.type, args.batch))
+    throw std::invalid_argument(
+        "record_matvec: reading x through its RMSNorm needs float weights, at most " +
+        std::to_string(kMaxMatvecColumns) + " vectors and subgroup arithmetic");
+  if (args.norm_weight) {
+    record_matvec_float(rec, args, kt.name, kt.unit == 4, nullptr);
+    return;
+  }
   if (args.xq && int8_dot(args.type)) {
     record_matvec_q8(rec, args, kt.name, nullptr, nullptr);
     return;
@@ -543,6 +563,19 @@ void MatmulKernels::record_matvec_float(CommandRecorder& rec, const MatmulArgs& 
                      {threads, rows_per_group, ncols}, Groups{gx, gy, gz});
     return;
   }
+  if (args.norm_weight) {
+    const struct {
+      Push base;
+      float eps;
+    } push{make_push(args), args.norm_eps};
+    const Pipeline& pipeline = pipelines_.get({.shader = shader + "_norm_in",
+                                               .num_buffers = 4,
+                                               .push_constant_bytes = sizeof(push),
+                                               .spec = {threads, rows_per_group, ncols}});
+    rec.dispatch(pipeline, {args.weights, args.x, args.y, args.norm_weight}, push,
+                 Groups{gx, gy, gz});
+    return;
+  }
   const Pipeline& pipeline = pipelines_.get({.shader = shader,
                                              .num_buffers = 3,
                                              .push_constant_bytes = sizeof(Push),
@@ -553,6 +586,8 @@ void MatmulKernels::record_matvec_float(CommandRecorder& rec, const MatmulArgs& 
 void MatmulKernels::record_matmul(CommandRecorder& rec, const MatmulArgs& args,
                                   SplitParts* deferred) {
   const KernelType kt = validate("record_matmul", args);
+  if (args.norm_weight)
+    throw std::invalid_argument("record_matmul: x cannot be read through its RMSNorm here");
   const DeviceCapabilities& caps = pipelines_.device().caps();
   if (deferred) *deferred = {};
   if (coopmat2(args)) {

@@ -80,6 +80,11 @@ struct MatmulArgs {
   // (written by the norm or activation before the product). The subgroup-scope tensor-core GEMM
   // then reads them instead of converting x itself (reads_f16_rows); x is still validated.
   BufferSlice x_f16{};
+  // Optional (record_matvec and record_matvec_rope_kv of float weights: can_read_normalized):
+  // the product reads x through its RMSNorm, x * norm_weight / sqrt(mean(x^2) + norm_eps), with
+  // norm_weight `cols` floats, so the norm needs no dispatch of its own.
+  BufferSlice norm_weight{};
+  float norm_eps = 0.f;
 };
 
 // Where a split-K product recorded with record_matmul's `deferred` left its partial outputs for
@@ -264,6 +269,10 @@ class MatmulKernels {
                              const RopeKvEpilogue& rope_kv);
   // True if record_matvec_rope_kv runs this product: "normal" RoPE order, and the int8 dot for
   // `type` or subgroup arithmetic (the kernels' pair epilogue needs the subgroup reduction).
+  // Whether record_matvec reads x of `type` weights, `batch` vectors, through its RMSNorm
+  // (MatmulArgs::norm_weight): float weights on the float-activation kernel with subgroup
+  // arithmetic, at most kMaxMatvecColumns vectors.
+  bool can_read_normalized(gguf::TensorType type, uint32_t batch) const;
   bool can_fuse_rope_kv(gguf::TensorType type, const ops::RopeParams& rope) const;
 
   // The partials a product left in `parts` (record_matmul's `deferred`, splits > 0) summed into

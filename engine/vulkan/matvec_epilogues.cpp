@@ -34,13 +34,28 @@ void detail::dispatch_rope_kv(PipelineCache& pipelines, CommandRecorder& rec,
               r.freq_factors ? 2u : 0u,
               r.freq_base,
               r.freq_scale};
+  const BufferSlice factors = r.freq_factors ? r.freq_factors : e.batch.meta;
+  if (args.norm_weight) {
+    const struct {
+      decltype(rope_push) rope;
+      float eps;
+    } norm_push{rope_push, args.norm_eps};
+    const Pipeline& pipeline = pipelines.get({.shader = shader + "_norm_in",
+                                              .num_buffers = 8,
+                                              .push_constant_bytes = sizeof(norm_push),
+                                              .spec = std::move(spec)});
+    rec.dispatch(pipeline,
+                 {args.weights, x, args.y, e.batch.meta, e.k_cache.data, e.v_cache.data, factors,
+                  args.norm_weight},
+                 norm_push, groups);
+    return;
+  }
   const Pipeline& pipeline = pipelines.get({.shader = shader,
                                             .num_buffers = 7,
                                             .push_constant_bytes = sizeof(rope_push),
                                             .spec = std::move(spec)});
   rec.dispatch(pipeline,
-               {args.weights, x, args.y, e.batch.meta, e.k_cache.data, e.v_cache.data,
-                r.freq_factors ? r.freq_factors : e.batch.meta},
+               {args.weights, x, args.y, e.batch.meta, e.k_cache.data, e.v_cache.data, factors},
                rope_push, groups);
 }
 
@@ -135,7 +150,10 @@ void MatmulKernels::record_matvec_rope_kv(CommandRecorder& rec, const MatmulArgs
          " heads per block, blocks of one positive size");
   if (r.freq_factors && r.freq_factors.size < uint64_t{n_dims / 2} * 4)
     fail("freq_factors holds fewer than n_dims / 2 floats");
-  if (args.xq && int8_dot(args.type))
+  if (args.norm_weight && !can_read_normalized(args.type, args.batch))
+    fail("reading x through its RMSNorm needs float weights and at most " +
+         std::to_string(kMaxMatvecColumns) + " vectors");
+  if (args.xq && int8_dot(args.type) && !args.norm_weight)
     record_matvec_q8(rec, args, kt.name, nullptr, nullptr, &e);
   else
     record_matvec_float(rec, args, kt.name, kt.unit == 4, &e);

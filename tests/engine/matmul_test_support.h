@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -182,10 +183,17 @@ inline void expect_matches_reference(TensorType type, const Shape& s, const std:
       ASSERT_EQ(y[uint64_t{b} * ys + n], y0[uint64_t{b} * ys + n]) << "padding overwritten";
 }
 
+// Optional for run_and_check: x read through its RMSNorm with a random weight
+// (MatmulArgs::norm_weight); the reference multiplies the normalized rows, made in double.
+struct NormIn {
+  float eps = 1e-5f;
+  float x_scale = 3.f;  // activations scaled so that their RMS is away from 1
+};
+
 // Uploads weights and activations, runs `record` (matvec or matmul) once, and checks the result.
 template <typename Record>
 void run_and_check(TensorType type, const Shape& s, std::mt19937& rng, Record record,
-                   double tol = 0) {
+                   double tol = 0, std::optional<NormIn> norm = std::nullopt) {
   vk::Context& ctx = context();
   vk::Device& dev = ctx.device();
   SCOPED_TRACE("rows=" + std::to_string(s.rows) + " cols=" + std::to_string(s.cols) +
@@ -193,14 +201,29 @@ void run_and_check(TensorType type, const Shape& s, std::mt19937& rng, Record re
   const uint32_t xs = s.x_stride ? s.x_stride : s.cols;
   const uint32_t ys = s.y_stride ? s.y_stride : s.rows;
   const std::vector<uint8_t> wq = random_weights(type, s.rows, s.cols, rng);
-  const std::vector<float> x = random_floats(uint64_t{s.batch} * xs, rng);
+  std::vector<float> x = random_floats(uint64_t{s.batch} * xs, rng);
   const std::vector<float> y0 = random_floats(uint64_t{s.batch} * ys, rng);
+  std::vector<float> gamma, x_ref = x;
+  if (norm) {
+    for (auto& v : x) v *= norm->x_scale;
+    gamma = random_floats(s.cols, rng);
+    for (uint32_t b = 0; b < s.batch; ++b) {
+      double ss = 0;
+      for (uint32_t k = 0; k < s.cols; ++k) ss += double(x[b * xs + k]) * x[b * xs + k];
+      const double inv = 1.0 / std::sqrt(ss / s.cols + norm->eps);
+      for (uint32_t k = 0; k < s.cols; ++k)
+        x_ref[b * xs + k] = static_cast<float>(x[b * xs + k] * inv * gamma[k]);
+    }
+  }
 
   vk::Buffer wb = device_weights(type, wq);
   vk::Buffer xb(dev, x.size() * 4, vk::MemoryKind::DeviceLocal, "test x");
   vk::Buffer yb(dev, y0.size() * 4, vk::MemoryKind::DeviceLocal, "test y");
+  vk::Buffer gb(dev, std::max<size_t>(gamma.size(), 1) * 4, vk::MemoryKind::DeviceLocal,
+                "test norm weight");
   vk::upload(dev, xb.slice(), std::span<const float>(x));
   vk::upload(dev, yb.slice(), std::span<const float>(y0));
+  if (norm) vk::upload(dev, gb.slice(), std::span<const float>(gamma));
 
   vk::MatmulArgs args{.type = type,
                       .weights = wb.slice(),
@@ -211,13 +234,15 @@ void run_and_check(TensorType type, const Shape& s, std::mt19937& rng, Record re
                       .batch = s.batch,
                       .x_stride = s.x_stride,
                       .y_stride = s.y_stride,
-                      .accumulate = s.accumulate};
+                      .accumulate = s.accumulate,
+                      .norm_weight = norm ? gb.slice() : vk::BufferSlice{},
+                      .norm_eps = norm ? norm->eps : 0.f};
   vk::CommandRecorder rec(dev);
   rec.begin();
   record(rec, args);
   rec.submit_and_wait();
   const std::vector<float> y = vk::download<float>(dev, yb.slice(), y0.size());
-  expect_matches_reference(type, s, dequantize_rows(type, wq, s.rows, s.cols), x, y0, y, tol);
+  expect_matches_reference(type, s, dequantize_rows(type, wq, s.rows, s.cols), x_ref, y0, y, tol);
 }
 
 }  // namespace vkllm::matmul_test

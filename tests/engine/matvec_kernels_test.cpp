@@ -77,6 +77,26 @@ TEST_P(MatvecReductions, SharedMemoryReductionAndOtherRowCounts) {
 INSTANTIATE_TEST_SUITE_P(SomeWeightTypes, MatvecReductions,
                          testing::ValuesIn(layout_sample_types()), type_param_name);
 
+// Float weights reading x through its RMSNorm (MatmulArgs::norm_weight): against the product of
+// the normalized rows computed in double on the CPU, for 1-8 vectors, strides and y += W x.
+class MatvecNormIn : public testing::TestWithParam<TensorType> {};
+
+TEST_P(MatvecNormIn, ReadsXThroughItsRmsNorm) {
+  const TensorType type = GetParam();
+  test::SeededRng seeded;  // prints its seed with any failure
+  std::mt19937& rng = seeded.gen();
+  vk::MatmulKernels kernels(context().pipelines());
+  if (!kernels.can_read_normalized(type, 1)) GTEST_SKIP() << "no subgroup arithmetic";
+  for (const Shape s : {Shape{97, 516, 1}, Shape{64, 100, 3, 104, 70, true}, Shape{33, 516, 8}})
+    run_and_check(
+        type, s, rng, [&](Recorder& r, const Args& a) { kernels.record_matvec(r, a); }, 0,
+        NormIn{});
+}
+
+INSTANTIATE_TEST_SUITE_P(FloatWeightTypes, MatvecNormIn,
+                         testing::Values(TensorType::F32, TensorType::F16, TensorType::BF16),
+                         type_param_name);
+
 TEST(MatvecKernelsArgs, RejectsShapesTheKernelsCannotRun) {
   vk::MatmulKernels kernels(context().pipelines());
   vk::Device& dev = context().device();
@@ -98,6 +118,10 @@ TEST(MatvecKernelsArgs, RejectsShapesTheKernelsCannotRun) {
   a.weights = b.slice(0, 4 * 144);  // the tensor fits but not the read slack
   EXPECT_THROW(kernels.record_matvec(rec, a), std::invalid_argument);
   a.weights = b.slice();
+  a.norm_weight = b.slice();  // x through its RMSNorm: float weights only
+  EXPECT_THROW(kernels.record_matvec(rec, a), std::invalid_argument);
+  EXPECT_THROW(kernels.record_matmul(rec, a), std::invalid_argument);
+  a.norm_weight = {};
   a.x_stride = 258;  // not a multiple of 4
   EXPECT_THROW(kernels.record_matmul(rec, a), std::invalid_argument);
   a.x_stride = 0;
