@@ -296,8 +296,8 @@ void VulkanBackend::record_outputs(const StepOutputs& out, uint32_t R) {
 }
 
 void VulkanBackend::submit_step(const StepOutputs& out, uint32_t R) {
-  if (!taken_) record_outputs(out, R);
-  taken_ = false;
+  // A recording taken from ahead is finished, its outputs recorded already.
+  if (!rec_->finished()) record_outputs(out, R);
   rec_->submit();
   submitted_ = rec_;
 }
@@ -332,14 +332,11 @@ void VulkanBackend::drop_ahead() {
 }
 
 bool VulkanBackend::take_ahead(const kv::BatchMeta& meta, const StepKey& key) {
-  if (!ahead_ || !(*ahead_ == key)) {
-    ahead_.reset();
-    return false;
-  }
+  const bool match = ahead_ && *ahead_ == key;
   ahead_.reset();
+  if (!match) return false;
   write_inputs(meta);
   rec_ = &other(submitted_);
-  taken_ = true;
   return true;
 }
 

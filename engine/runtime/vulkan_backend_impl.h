@@ -229,10 +229,10 @@ class VulkanBackend final : public StepBackend {
   std::array<std::unique_ptr<vk::CommandRecorder>, 2> recs_;
   vk::CommandRecorder* rec_ = nullptr;        // the one being recorded into
   vk::CommandRecorder* submitted_ = nullptr;  // the one holding the last submitted step
-  // A step recorded ahead (in the recorder that is not submitted_), its key, and whether the
-  // current step is that recording (taken: its outputs are recorded already).
+  // A step recorded ahead (in the recorder that is not submitted_) and its key; whether one is
+  // being recorded, and whether it wrote an input while recording (so it is never taken).
   std::optional<StepKey> ahead_;
-  bool recording_ahead_ = false, ahead_broken_ = false, taken_ = false;
+  bool recording_ahead_ = false, ahead_broken_ = false;
   uint32_t compute_units_ = 8;
   bool marking_ = false;    // recording the profiled layer
   uint32_t n_row_ids_ = 0;  // embed_row's ids in this step

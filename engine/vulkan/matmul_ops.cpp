@@ -507,15 +507,7 @@ bool MatmulKernels::can_read_normalized(TensorType type, uint32_t batch) const {
 
 void MatmulKernels::record_matvec(CommandRecorder& rec, const MatmulArgs& args) {
   const KernelType kt = validate("record_matvec", args);
-  if (args.norm_weight && !can_read_normalized(args.type, args.batch))
-    throw std::invalid_argument(
-        "record_matvec: reading x through its RMSNorm needs float weights, at most " +
-        std::to_string(kMaxMatvecColumns) + " vectors and subgroup arithmetic");
-  if (args.norm_weight) {
-    record_matvec_float(rec, args, kt.name, kt.unit == 4, nullptr);
-    return;
-  }
-  if (args.xq && int8_dot(args.type)) {
+  if (args.xq && int8_dot(args.type) && !args.norm_weight) {
     record_matvec_q8(rec, args, kt.name, nullptr, nullptr);
     return;
   }
@@ -525,6 +517,10 @@ void MatmulKernels::record_matvec(CommandRecorder& rec, const MatmulArgs& args) 
 void MatmulKernels::record_matvec_float(CommandRecorder& rec, const MatmulArgs& args,
                                         const std::string& type_name, bool float_weights,
                                         const RopeKvEpilogue* rope_kv) {
+  if (args.norm_weight && !can_read_normalized(args.type, args.batch))
+    throw std::invalid_argument(
+        "record_matvec: reading x through its RMSNorm needs float weights, at most " +
+        std::to_string(kMaxMatvecColumns) + " vectors and subgroup arithmetic");
   const DeviceCapabilities& caps = pipelines_.device().caps();
   const uint32_t ncols = columns_per_pass(args.batch);
   // Defaults measured on an H200 (bench_matmul_kernels, 14336 x 4096): 4 rows per workgroup

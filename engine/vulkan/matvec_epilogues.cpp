@@ -150,9 +150,6 @@ void MatmulKernels::record_matvec_rope_kv(CommandRecorder& rec, const MatmulArgs
          " heads per block, blocks of one positive size");
   if (r.freq_factors && r.freq_factors.size < uint64_t{n_dims / 2} * 4)
     fail("freq_factors holds fewer than n_dims / 2 floats");
-  if (args.norm_weight && !can_read_normalized(args.type, args.batch))
-    fail("reading x through its RMSNorm needs float weights and at most " +
-         std::to_string(kMaxMatvecColumns) + " vectors");
   if (args.xq && int8_dot(args.type) && !args.norm_weight)
     record_matvec_q8(rec, args, kt.name, nullptr, nullptr, &e);
   else
