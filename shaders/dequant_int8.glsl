@@ -7,6 +7,9 @@
 //
 // s.x/s.y are the scales of the group's two halves (equal except for Q6_K's 16-weight
 // sub-blocks); s.z carries the constant offset of the weights (Q4_0's -8, K-quants' minimum).
+// QGROUP_ONE_SCALE (s.x == s.y) and QGROUP_OFFSET (s.z != 0) tell the kernels which terms the
+// type has, so that a group's product costs fewer float ops: at several activation vectors a
+// step is bound by this arithmetic, not by the weights' bytes.
 //
 //   void qgroup(uint off, uint g, out uint q[8], out vec3 s)
 //           group g (of QK / 32) of the block at byte offset `off`.
@@ -26,6 +29,13 @@ int sdot4_acc(uint a, uint b, int acc, spirv_literal int packed_format);
 
 // dot of 4 packed signed bytes, added to acc (packed format 0: PackedVectorFormat4x8Bit).
 int dot4(uint a, uint b, int acc) { return sdot4_acc(a, b, acc, 0); }
+
+#if !defined(TYPE_Q6_K)
+#define QGROUP_ONE_SCALE
+#endif
+#if defined(TYPE_Q4_0) || defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
+#define QGROUP_OFFSET
+#endif
 
 #if defined(TYPE_Q8_0)
 void qgroup(uint off, uint g, out uint q[8], out vec3 s) {

@@ -216,8 +216,15 @@ void main() {
           hi = dot4(wqs[r * 8u + 5u], xc.y, hi);
           hi = dot4(wqs[r * 8u + 6u], xc.z, hi);
           hi = dot4(wqs[r * 8u + 7u], xc.w, hi);
-          acc[r * NUM_COLS + c] +=
-              ds.x * (ws[r].x * float(lo) + ws[r].y * float(hi)) + ws[r].z * ds.y;
+#ifdef QGROUP_ONE_SCALE
+          float v = (ds.x * ws[r].x) * float(lo + hi);
+#else
+          float v = ds.x * (ws[r].x * float(lo) + ws[r].y * float(hi));
+#endif
+#ifdef QGROUP_OFFSET
+          v += ws[r].z * ds.y;
+#endif
+          acc[r * NUM_COLS + c] += v;
         }
       }
     }
