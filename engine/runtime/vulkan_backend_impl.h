@@ -179,6 +179,8 @@ class VulkanBackend final : public StepBackend {
   // The arguments of product `o` of x (n rows) but the weights': x, y, batch, accumulate, and
   // x's f16 copy where one was written.
   vk::MatmulArgs product_args(Rows x, uint32_t n, const ProductOut& o);
+  // Whether deferred_product records product `o` of n rows.
+  bool defers(const ProductOut& o, uint32_t n) const;
   // One product on the GEMM whose split-K partials, if it splits, are left for the kernel after
   // the next barrier to sum (o.accumulate then not applied); splits 0: y was written. Nullopt
   // where the product cannot be deferred (matvec, or weights stored in parts): nothing recorded.

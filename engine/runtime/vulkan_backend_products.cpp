@@ -191,22 +191,32 @@ void VulkanBackend::products_then_rope_kv(Rows x, uint32_t n, std::span<const Pr
            matmul_.can_fuse_rope_kv(w.type, rope);
   }
   if (!fuse) {
-    const std::optional<vk::SplitParts> parts =
-        stacked && stacked_rows(outs[0], r) ? deferred_product(x, n, outs[0]) : std::nullopt;
-    if (!parts) {
+    // On the GEMMs, RoPE and the cache writes read each product's rows or sum its split-K
+    // partials themselves: Q, K and V (three products where their weight types differ, as in
+    // Q4_K_M's Q6_K layers) then run side by side with one barrier after them, instead of a
+    // reduction pass and a barrier after each.
+    bool defer = stacked ? stacked_rows(outs[0], r) : outs.size() == 3;
+    for (size_t i = 0; defer && i < outs.size(); ++i) {
+      defer = defers(outs[i], n) &&
+              (stacked || (get(outs[i].w).rows() == rows[i] && outs[i].y.act == ys[i]->act &&
+                           outs[i].y.off == 0 && ys[i]->off == 0));
+    }
+    if (!defer) {
       StepBackend::products_then_rope_kv(x, n, outs, r);
       return;
     }
+    vk::SplitParts parts[3];
+    for (size_t i = 0; i < outs.size(); ++i) parts[i] = *deferred_product(x, n, outs[i]);
     barrier();
-    // RoPE and the cache writes read the product's rows, or sum its split-K partials themselves.
-    const auto source = [&](Rows rows) {
-      if (parts->splits == 0) return mem_.head_rows(rows);
-      return vk::ops::HeadRows{parts->parts, rows.off, parts->ld, parts->splits, parts->stride};
+    const auto source = [&](size_t i, Rows rows) {
+      const vk::SplitParts& p = parts[stacked ? 0 : i];
+      if (p.splits == 0) return mem_.head_rows(rows);
+      return vk::ops::HeadRows{p.parts, rows.off, p.ld, p.splits, p.stride};
     };
-    vk::ops::rope(*rec_, ctx_.pipelines(), rope, batch_, source(r.q), mem_.head_rows(r.q),
+    vk::ops::rope(*rec_, ctx_.pipelines(), rope, batch_, source(0, r.q), mem_.head_rows(r.q),
                   r.n_q_heads);
-    write_kv_rows(r.layer, /*value=*/false, &rope, source(r.k));
-    write_kv_rows(r.layer, /*value=*/true, nullptr, source(r.v));
+    write_kv_rows(r.layer, /*value=*/false, &rope, source(1, r.k));
+    write_kv_rows(r.layer, /*value=*/true, nullptr, source(2, r.v));
     wrote(r.q.act);
     return;
   }
@@ -326,10 +336,15 @@ vk::MatmulArgs VulkanBackend::product_args(Rows x, uint32_t n, const ProductOut&
   return a;
 }
 
+bool VulkanBackend::defers(const ProductOut& o, uint32_t n) const {
+  const DeviceTensor& w = get(o.w);
+  return n > matvec_limit(w.type) && w.parts.size() == 1;
+}
+
 std::optional<vk::SplitParts> VulkanBackend::deferred_product(Rows x, uint32_t n,
                                                               const ProductOut& o) {
+  if (!defers(o, n)) return std::nullopt;
   const DeviceTensor& w = get(o.w);
-  if (n <= matvec_limit(w.type) || w.parts.size() != 1) return std::nullopt;
   vk::MatmulArgs a = product_args(x, n, o);
   a.type = w.type;
   a.weights = w.data;

@@ -7,7 +7,10 @@
 // Q4_K_M (its own code paths: biases, Q/K norms, post norms, softcaps, fused QKV and gate/up,
 // NeoX RoPE, sliding windows, tied embeddings). Two shapes: 256-wide with head_dim 64 and an n_ff
 // of 320 (ffn_down rows are no multiple of 256, so the K-quant mix falls back to Q5_0/Q5_1/Q8_0
-// there), and 128-wide with head_dim 32 (every K-quant tensor falls back).
+// there), and 128-wide with head_dim 32 (every K-quant tensor falls back). One 1024-wide llama
+// (head_dim 64, n_ff 2816) at Q4_K_M: wide enough that a GPU splits its GEMMs' K, so RoPE, the
+// cache writes and the GLU sum the partials of Q, K and V products that stay apart (layer 1's V is
+// Q6_K) and of the stacked gate|up.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -39,19 +42,22 @@ constexpr uint32_t kSmallWindow = 8;  // so 24 tokens cross the sliding window
 struct ArchCase {
   std::string arch;
   FileType type;
-  bool wide;  // 256x?x4x2, head_dim 64, n_ff 320; else 128x?x4x2, head_dim 32, n_ff 512
+  uint32_t width;  // 256: 256x?x4x2, head_dim 64, n_ff 320; 128: 128x?x4x2, head_dim 32, n_ff
+                   // 512; 1024: 1024x?x16x4, head_dim 64, n_ff 2816
 };
 
 std::string label(const ::testing::TestParamInfo<ArchCase>& info) {
-  return info.param.arch + "_" + std::string(model::file_type_name(info.param.type)) +
-         (info.param.wide ? "_w256" : "_w128");
+  return info.param.arch + "_" + std::string(model::file_type_name(info.param.type)) + "_w" +
+         std::to_string(info.param.width);
 }
 
 model::ModelShape shape_of(const ArchCase& c) {
   // Seven layers for gemma3: five local, its first global, one local again.
   const std::string layers = c.arch == "gemma3" ? "7" : "2";
-  model::ModelShape s = model::parse_model_shape((c.wide ? "256x" : "128x") + layers + "x4x2");
-  if (c.wide) s.n_ff = 320;
+  const std::string heads = c.width == 1024 ? "x16x4" : "x4x2";
+  model::ModelShape s = model::parse_model_shape(std::to_string(c.width) + "x" + layers + heads);
+  if (c.width == 256) s.n_ff = 320;
+  if (c.width == 1024) s.n_ff = 2816;
   return s;
 }
 
@@ -147,12 +153,13 @@ std::vector<ArchCase> cases() {
   std::vector<ArchCase> v;
   for (FileType t : {FileType::F32, FileType::F16, FileType::BF16, FileType::Q8_0, FileType::Q4_0,
                      FileType::Q4_K_M, FileType::Q5_K_M, FileType::Q6_K}) {
-    v.push_back({"llama", t, true});
+    v.push_back({"llama", t, 256});
   }
-  v.push_back({"llama", FileType::Q4_K_M, false});
+  v.push_back({"llama", FileType::Q4_K_M, 128});
+  v.push_back({"llama", FileType::Q4_K_M, 1024});
   for (const char* arch : {"qwen2", "qwen3", "gemma2", "gemma3", "phi3"}) {
-    v.push_back({arch, FileType::F16, false});
-    v.push_back({arch, FileType::Q4_K_M, true});
+    v.push_back({arch, FileType::F16, 128});
+    v.push_back({arch, FileType::Q4_K_M, 256});
   }
   return v;
 }
