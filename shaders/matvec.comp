@@ -37,6 +37,7 @@
 #ifndef REDUCE_SHARED
 #extension GL_KHR_shader_subgroup_basic : enable
 #extension GL_KHR_shader_subgroup_arithmetic : enable
+#extension GL_KHR_shader_subgroup_shuffle : enable
 #endif
 
 #ifdef INT_DOT
@@ -48,6 +49,9 @@
 layout(local_size_x_id = 0) in;                     // threads; a power of two
 layout(constant_id = 1) const uint NUM_ROWS = 2u;   // weight rows per workgroup
 layout(constant_id = 2) const uint NUM_COLS = 1u;   // activation vectors per workgroup (<= 8)
+// Subgroup reduction of several sums by halving exchanges (see the reduction below); 0: one
+// subgroupAdd per sum.
+layout(constant_id = 3) const uint SCATTER = 1u;
 
 #ifdef INT_DOT
 // q8 activations: n_cols x k int8 values (packed 16 per uvec4), then per 32-block (dx, sx).
@@ -295,18 +299,54 @@ void main() {
   for (uint i = tid; i < NUM_ROWS * NUM_COLS; i += gl_WorkGroupSize.x) {
     const float sum = partial[i * gl_WorkGroupSize.x];
 #else
-  [[unroll]] for (uint i = 0u; i < NUM_ROWS * NUM_COLS; ++i) acc[i] = subgroupAdd(acc[i]);
-  if (gl_NumSubgroups > 1u) {
-    if (subgroupElect()) {
-      [[unroll]] for (uint i = 0u; i < NUM_ROWS * NUM_COLS; ++i)
-        partial[i * gl_NumSubgroups + gl_SubgroupID] = acc[i];
-    }
+  // With several sums per invocation (NUM_ROWS x NUM_COLS, 16 for 8 vectors), one subgroupAdd
+  // each costs log2(subgroup) exchanges per sum, about as much as the dot products of a short
+  // row. Halving exchanges instead: each step a lane keeps half of its sums and adds its
+  // partner's other half, so after log2(N) steps each lane holds one sum (index idx) over
+  // subgroup / N lanes, and a few plain exchanges finish it: N - 1 + log2(subgroup / N)
+  // exchanges in all instead of N log2(subgroup). The sums then go through shared memory.
+  const uint N = NUM_ROWS * NUM_COLS;
+  const bool scatter = SCATTER != 0u && N >= 4u && N <= 32u && (N & (N - 1u)) == 0u &&
+                       gl_SubgroupSize >= 2u * N;
+  const bool via_shared = scatter || gl_NumSubgroups > 1u;
+  if (scatter) {
+    const uint lane = gl_SubgroupInvocationID;
+    uint off = gl_SubgroupSize / 2u, idx = 0u;
+#define SCATTER_STEP(H)                                                \
+  if (N >= 2u * (H)) {                                                 \
+    const bool upper = (lane & off) != 0u;                             \
+    [[unroll]] for (uint j = 0u; j < (H); ++j) {                       \
+      const float send = upper ? acc[j] : acc[j + (H)];                \
+      const float keep = upper ? acc[j + (H)] : acc[j];                \
+      acc[j] = keep + subgroupShuffleXor(send, off);                   \
+    }                                                                  \
+    if (upper) idx += (H);                                             \
+    off /= 2u;                                                         \
+  }
+    SCATTER_STEP(16u)
+    SCATTER_STEP(8u)
+    SCATTER_STEP(4u)
+    SCATTER_STEP(2u)
+    SCATTER_STEP(1u)
+#undef SCATTER_STEP
+    for (; off > 0u; off /= 2u) acc[0] += subgroupShuffleXor(acc[0], off);
+    if ((lane & (gl_SubgroupSize / N - 1u)) == 0u)
+      partial[idx * gl_NumSubgroups + gl_SubgroupID] = acc[0];
     barrier();
+  } else {
+    [[unroll]] for (uint i = 0u; i < NUM_ROWS * NUM_COLS; ++i) acc[i] = subgroupAdd(acc[i]);
+    if (gl_NumSubgroups > 1u) {
+      if (subgroupElect()) {
+        [[unroll]] for (uint i = 0u; i < NUM_ROWS * NUM_COLS; ++i)
+          partial[i * gl_NumSubgroups + gl_SubgroupID] = acc[i];
+      }
+      barrier();
+    }
   }
 #if !defined(GLU_EPILOGUE) && !defined(ROPE_KV_EPILOGUE)
   for (uint i = tid; i < NUM_ROWS * NUM_COLS; i += gl_WorkGroupSize.x) {
     float sum = 0.0;
-    if (gl_NumSubgroups > 1u) {
+    if (via_shared) {
       for (uint s = 0u; s < gl_NumSubgroups; ++s) sum += partial[i * gl_NumSubgroups + s];
     } else {
       // Lane i holds every total after subgroupAdd; pick the one for slot i without indexing
@@ -320,7 +360,7 @@ void main() {
   // Invocation c < NUM_COLS takes column c's totals of the workgroup's two rows.
   float pair0 = 0.0, pair1 = 0.0;
   if (tid < NUM_COLS) {
-    if (gl_NumSubgroups > 1u) {
+    if (via_shared) {
       for (uint s = 0u; s < gl_NumSubgroups; ++s) {
         pair0 += partial[tid * gl_NumSubgroups + s];
         pair1 += partial[(NUM_COLS + tid) * gl_NumSubgroups + s];

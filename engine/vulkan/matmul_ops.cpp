@@ -186,7 +186,9 @@ uint64_t weight_tensor_bytes(TensorType type, uint32_t rows, uint32_t cols) {
 MatmulKernels::MatmulKernels(PipelineCache& pipelines, const MatmulTuning& tuning)
     : pipelines_(pipelines), tuning_(tuning) {
   const DeviceCapabilities& caps = pipelines_.device().caps();
-  if (!caps.subgroup_arithmetic()) tuning_.shared_reduction = true;
+  // The subgroup-reduction matvecs exchange sums with subgroupShuffleXor as well.
+  if (!caps.subgroup_arithmetic() || !caps.subgroup_shuffle()) tuning_.shared_reduction = true;
+  scatter_ = env_off("VKLLM_MATVEC_SCATTER") ? 0 : 1;
   if (tuning_.matvec_threads != 0 && !std::has_single_bit(tuning_.matvec_threads))
     throw std::invalid_argument("MatmulTuning: matvec_threads=" +
                                 std::to_string(tuning_.matvec_threads) + " is not a power of two");
@@ -461,7 +463,7 @@ void MatmulKernels::record_matvec_q8(CommandRecorder& rec, const MatmulArgs& arg
   const std::string shader = "matvec_" + type_name + "_q8";
   if (rope_kv) {
     dispatch_rope_kv(pipelines_, rec, args, shader + "_rope_kv", push, *rope_kv, args.xq,
-                     {threads, 2, ncols}, groups);
+                     {threads, 2, ncols, scatter_}, groups);
     return;
   }
   if (glu) {
@@ -472,7 +474,7 @@ void MatmulKernels::record_matvec_q8(CommandRecorder& rec, const MatmulArgs& arg
     const Pipeline& pipeline = pipelines_.get({.shader = shader + "_glu",
                                                .num_buffers = 5,
                                                .push_constant_bytes = sizeof(glu_push),
-                                               .spec = {threads, 2, ncols}});
+                                               .spec = {threads, 2, ncols, scatter_}});
     rec.dispatch(pipeline, {args.weights, args.xq, args.y, glu->counters, glu->q8}, glu_push,
                  groups);
     return;
@@ -481,7 +483,7 @@ void MatmulKernels::record_matvec_q8(CommandRecorder& rec, const MatmulArgs& arg
     const Pipeline& pipeline = pipelines_.get({.shader = shader,
                                                .num_buffers = 3,
                                                .push_constant_bytes = sizeof(Push),
-                                               .spec = {threads, rows_per_group, ncols}});
+                                               .spec = {threads, rows_per_group, ncols, scatter_}});
     rec.dispatch(pipeline, {args.weights, args.xq, args.y}, push, groups);
     return;
   }
@@ -493,7 +495,7 @@ void MatmulKernels::record_matvec_q8(CommandRecorder& rec, const MatmulArgs& arg
   const Pipeline& pipeline = pipelines_.get({.shader = shader + "_norm",
                                              .num_buffers = 7,
                                              .push_constant_bytes = sizeof(norm_push),
-                                             .spec = {threads, rows_per_group, ncols}});
+                                             .spec = {threads, rows_per_group, ncols, scatter_}});
   rec.dispatch(pipeline,
                {args.weights, args.xq, args.y, norm->counter, norm->weight, norm->y, norm->q8},
                norm_push, groups);
@@ -556,7 +558,7 @@ void MatmulKernels::record_matvec_float(CommandRecorder& rec, const MatmulArgs& 
                                 std::to_string(args.batch) + " exceed the device's grid");
   if (rope_kv) {
     dispatch_rope_kv(pipelines_, rec, args, shader + "_rope_kv", make_push(args), *rope_kv, args.x,
-                     {threads, rows_per_group, ncols}, Groups{gx, gy, gz});
+                     {threads, rows_per_group, ncols, scatter_}, Groups{gx, gy, gz});
     return;
   }
   if (args.norm_weight) {
@@ -567,7 +569,7 @@ void MatmulKernels::record_matvec_float(CommandRecorder& rec, const MatmulArgs& 
     const Pipeline& pipeline = pipelines_.get({.shader = shader + "_norm_in",
                                                .num_buffers = 4,
                                                .push_constant_bytes = sizeof(push),
-                                               .spec = {threads, rows_per_group, ncols}});
+                                               .spec = {threads, rows_per_group, ncols, scatter_}});
     rec.dispatch(pipeline, {args.weights, args.x, args.y, args.norm_weight}, push,
                  Groups{gx, gy, gz});
     return;
@@ -575,7 +577,7 @@ void MatmulKernels::record_matvec_float(CommandRecorder& rec, const MatmulArgs& 
   const Pipeline& pipeline = pipelines_.get({.shader = shader,
                                              .num_buffers = 3,
                                              .push_constant_bytes = sizeof(Push),
-                                             .spec = {threads, rows_per_group, ncols}});
+                                             .spec = {threads, rows_per_group, ncols, scatter_}});
   rec.dispatch(pipeline, {args.weights, args.x, args.y}, make_push(args), Groups{gx, gy, gz});
 }
 

@@ -337,6 +337,9 @@ class MatmulKernels {
   AlternatingScratch x_f16_{"f16 activations"};
   bool x_f16_enabled_ = false;
   bool decode_f16_ = true;
+  // matvec.comp's SCATTER: halving exchanges reduce several sums (VKLLM_MATVEC_SCATTER=0: one
+  // subgroupAdd each, for A/B runs).
+  uint32_t scatter_ = 1;
 
   bool coopmat2_enabled_ = false;
   uint32_t cm2_min_tokens_ = 0;  // 0: the per-type defaults
