@@ -7,8 +7,9 @@
 // One workgroup owns NUM_ROWS consecutive rows and NUM_COLS columns (grid: x+z over row groups,
 // y over column groups). Its threads stride over the row's decode units (8 weights of a quant
 // block, 4 of a float type); each thread keeps NUM_ROWS x NUM_COLS partial sums in registers.
-// Partial sums are reduced with subgroupAdd and one shared-memory step across subgroups, or, in
-// the REDUCE_SHARED variants (no subgroup arithmetic), with a shared-memory tree.
+// Partial sums are reduced within a subgroup (halving exchanges where a thread holds several,
+// else subgroupAdd) and by one shared-memory step across subgroups, or, in the REDUCE_SHARED
+// variants (no subgroup arithmetic or shuffles), with a shared-memory tree.
 //
 // INT_DOT variants ("MMVQ") read x quantized to int8 blocks of 32 (quantize_q8.comp) instead of
 // f32 and take integer dot products of 4 packed bytes (dequant_int8.glsl): a thread handles a
