@@ -307,8 +307,10 @@ void main() {
   // subgroup / N lanes, and a few plain exchanges finish it: N - 1 + log2(subgroup / N)
   // exchanges in all instead of N log2(subgroup). The sums then go through shared memory.
   const uint N = NUM_ROWS * NUM_COLS;
+  // Only with every lane active (a workgroup smaller than a subgroup leaves some idle, and a
+  // shuffle from an idle lane is undefined).
   const bool scatter = SCATTER != 0u && N >= 4u && N <= 32u && (N & (N - 1u)) == 0u &&
-                       gl_SubgroupSize >= 2u * N;
+                       gl_SubgroupSize >= 2u * N && gl_WorkGroupSize.x % gl_SubgroupSize == 0u;
   const bool via_shared = scatter || gl_NumSubgroups > 1u;
   if (scatter) {
     const uint lane = gl_SubgroupInvocationID;
