@@ -308,14 +308,14 @@ uint32_t MatmulKernels::coopmat_splits(uint32_t tiles, uint32_t cols, uint32_t b
   return std::max(1u, std::min(div_up(target, tiles), longest));
 }
 
-BufferSlice MatmulKernels::AlternatingScratch::next(Device& device, uint64_t bytes) {
+BufferSlice MatmulKernels::RingScratch::next(Device& device, uint64_t bytes) {
   bytes = (bytes + 255) / 256 * 256;
-  if (bytes > half_bytes_) {
-    half_bytes_ = std::max(bytes, uint64_t{1} << 20);
-    buffers_.emplace_back(device, 2 * half_bytes_, MemoryKind::DeviceLocal, name_);
+  if (bytes > slot_bytes_) {
+    slot_bytes_ = std::max(bytes, uint64_t{1} << 20);
+    buffers_.emplace_back(device, slots_ * slot_bytes_, MemoryKind::DeviceLocal, name_);
   }
-  turn_ ^= 1u;
-  return buffers_.back().slice(turn_ * half_bytes_, bytes);
+  turn_ = (turn_ + 1u) % slots_;
+  return buffers_.back().slice(turn_ * slot_bytes_, bytes);
 }
 
 void MatmulKernels::record_splitk_reduce(CommandRecorder& rec, BufferSlice parts, BufferSlice y,

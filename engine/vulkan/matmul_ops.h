@@ -318,23 +318,28 @@ class MatmulKernels {
   bool coopmat_enabled_ = false;
   // Split-K targets in workgroups per compute unit: up to 64 tokens (batched decode), and above.
   uint32_t split_per_cu_ = 0, split_per_cu_prefill_ = 0, split_min_slices_ = 8;
-  // Scratch that a product writes and then reads after a barrier: two halves of the last buffer
-  // taken in turn, so that a product recorded right after another (no barrier between them)
-  // cannot overwrite what the first still reads. Earlier, smaller buffers stay alive because
-  // command buffers recorded with them may still be pending.
-  class AlternatingScratch {
+  // Scratch that a product writes and a kernel reads after a barrier: `slots` equal parts of the
+  // last buffer taken in turn, so that products recorded one after another with no barrier
+  // between them (up to `slots` - 1 besides the one read) cannot overwrite what an earlier one
+  // left to be read. Earlier, smaller buffers stay alive because command buffers recorded with
+  // them may still be pending.
+  class RingScratch {
    public:
-    explicit AlternatingScratch(const char* name) : name_(name) {}
+    RingScratch(const char* name, uint32_t slots) : name_(name), slots_(slots) {}
     BufferSlice next(Device& device, uint64_t bytes);
 
    private:
     const char* name_;
+    uint32_t slots_;
     std::vector<Buffer> buffers_;
-    uint64_t half_bytes_ = 0;
+    uint64_t slot_bytes_ = 0;
     uint32_t turn_ = 0;
   };
-  AlternatingScratch split_parts_{"split-K partials"};
-  AlternatingScratch x_f16_{"f16 activations"};
+  // Split-K partials: Q, K and V kept apart leave three products' partials for RoPE and the cache
+  // writes at once (VulkanBackend::products_then_rope_kv), and the next product may be recorded
+  // before they are read.
+  RingScratch split_parts_{"split-K partials", 4};
+  RingScratch x_f16_{"f16 activations", 2};
   bool x_f16_enabled_ = false;
   bool decode_f16_ = true;
   // matvec.comp's SCATTER: halving exchanges reduce several sums (VKLLM_MATVEC_SCATTER=0: one
@@ -344,7 +349,7 @@ class MatmulKernels {
   bool coopmat2_enabled_ = false;
   uint32_t cm2_min_tokens_ = 0;  // 0: the per-type defaults
   uint32_t cm2_chunk_mb_ = 0;    // VKLLM_COOPMAT2_CHUNK_MB (0: 128)
-  AlternatingScratch w_f16_{"f16 weights"};
+  RingScratch w_f16_{"f16 weights", 2};
   // The workgroup-scope GEMM (matmul_cm2.cpp) for a product coopmat2() accepts.
   void record_matmul_cm2(CommandRecorder& rec, const MatmulArgs& args);
   // Fewest tokens of `type` weights the workgroup-scope GEMM takes.
