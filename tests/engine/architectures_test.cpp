@@ -9,9 +9,10 @@
 // of 320 (ffn_down rows are no multiple of 256, so the K-quant mix falls back to Q5_0/Q5_1/Q8_0
 // there), and 128-wide with head_dim 32 (every K-quant tensor falls back). One 1024-wide llama
 // (head_dim 64, n_ff 2816) at Q4_K_M, prefilled 17 tokens first so that its products run on the
-// GEMMs, with Q, K and V apart (layer 1's V is Q6_K); a GPU splits their K. (At random weights
-// attention is nearly uniform, so these bounds miss a wrong Q or K: runner_split_k_test checks
-// the split sums against unsplit GEMMs.)
+// GEMMs (lavapipe's from 17 tokens, a GPU's K-quant ones from 13), with Q, K and V apart (layer
+// 1's V is Q6_K); a GPU splits their K. Every chunk is one step (max_logits_rows): with the
+// default of max_seqs rows, Generator::feed split each chunk into steps of 2 tokens, and no
+// case ever reached a GEMM (Q left unrotated on the GEMM path then passed).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -99,6 +100,7 @@ TEST_P(Architectures, RunnerMatchesReferenceOnPrefillChunksAndDecode) {
   Model model(test::vk_context(), file);
   RunnerOptions opts;
   opts.max_batch_tokens = 24;
+  opts.max_logits_rows = 24;  // every row of a chunk in one step (Generator::feed's chunks)
   opts.max_seqs = 2;
   opts.max_context = 64;
   opts.kv_budget_bytes = 8u << 20;
