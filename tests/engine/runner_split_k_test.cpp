@@ -2,9 +2,8 @@
 // GLU, the normalizing reduction) instead of summing them in a pass of their own; with Q, K and V
 // kept apart (their weight types differ), three products' partials are live at once. A Runner
 // whose GEMMs split K must give the logits of one whose GEMMs never do (VKLLM_COOPMAT_SPLIT=0),
-// up to the order of f32 sums. The reference-model tests cannot stand in for this: at random
-// weights attention is nearly uniform, so a wrong Q or K moves logits less than their bounds.
-// Only tensor-core GPUs split; elsewhere the test is skipped.
+// up to the order of f32 sums: a tighter check of the split sums than the reference-model bounds
+// give. Only tensor-core GPUs split; elsewhere the test is skipped.
 #include <gtest/gtest.h>
 
 #include <algorithm>
