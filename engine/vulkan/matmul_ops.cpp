@@ -186,7 +186,8 @@ uint64_t weight_tensor_bytes(TensorType type, uint32_t rows, uint32_t cols) {
 MatmulKernels::MatmulKernels(PipelineCache& pipelines, const MatmulTuning& tuning)
     : pipelines_(pipelines), tuning_(tuning) {
   const DeviceCapabilities& caps = pipelines_.device().caps();
-  // The subgroup-reduction matvecs exchange sums with subgroupShuffleXor as well.
+  // The subgroup-reduction matvecs exchange sums with subgroupShuffleXor as well. Whatever
+  // needs the subgroup reduction asks !shared_reduction, which this settles for the device.
   if (!caps.subgroup_arithmetic() || !caps.subgroup_shuffle()) tuning_.shared_reduction = true;
   scatter_ = env_off("VKLLM_MATVEC_SCATTER") ? 0 : 1;
   if (tuning_.matvec_threads != 0 && !std::has_single_bit(tuning_.matvec_threads))
@@ -503,8 +504,7 @@ void MatmulKernels::record_matvec_q8(CommandRecorder& rec, const MatmulArgs& arg
 
 bool MatmulKernels::can_read_normalized(TensorType type, uint32_t batch) const {
   return (type == TensorType::F16 || type == TensorType::F32 || type == TensorType::BF16) &&
-         batch >= 1 && batch <= kMaxMatvecColumns &&
-         pipelines_.device().caps().subgroup_arithmetic() && !tuning_.shared_reduction;
+         batch >= 1 && batch <= kMaxMatvecColumns && !tuning_.shared_reduction;
 }
 
 void MatmulKernels::record_matvec(CommandRecorder& rec, const MatmulArgs& args) {

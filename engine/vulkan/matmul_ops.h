@@ -268,12 +268,12 @@ class MatmulKernels {
   void record_matvec_rope_kv(CommandRecorder& rec, const MatmulArgs& args,
                              const RopeKvEpilogue& rope_kv);
   // True if record_matvec_rope_kv runs this product: "normal" RoPE order, and the int8 dot for
-  // `type` or subgroup arithmetic (the kernels' pair epilogue needs the subgroup reduction).
-  // Whether record_matvec reads x of `type` weights, `batch` vectors, through its RMSNorm
-  // (MatmulArgs::norm_weight): float weights on the float-activation kernel with subgroup
-  // arithmetic, at most kMaxMatvecColumns vectors.
-  bool can_read_normalized(gguf::TensorType type, uint32_t batch) const;
+  // `type` or the subgroup reduction (the kernels' pair epilogue needs it).
   bool can_fuse_rope_kv(gguf::TensorType type, const ops::RopeParams& rope) const;
+  // Whether record_matvec reads x of `type` weights, `batch` vectors, through its RMSNorm
+  // (MatmulArgs::norm_weight): float weights on the float-activation kernel with the subgroup
+  // reduction, at most kMaxMatvecColumns vectors.
+  bool can_read_normalized(gguf::TensorType type, uint32_t batch) const;
 
   // The partials a product left in `parts` (record_matmul's `deferred`, splits > 0) summed into
   // args.y as the reduction pass would (added to it with args.accumulate), then each of y's

@@ -116,9 +116,7 @@ void MatmulKernels::record_matvec_glu(CommandRecorder& rec, const MatmulArgs& ar
 }
 
 bool MatmulKernels::can_fuse_rope_kv(TensorType type, const ops::RopeParams& rope) const {
-  return !rope.neox && has_matmul_kernels(type) &&
-         (int8_dot(type) ||
-          (pipelines_.device().caps().subgroup_arithmetic() && !tuning_.shared_reduction));
+  return !rope.neox && has_matmul_kernels(type) && (int8_dot(type) || !tuning_.shared_reduction);
 }
 
 void MatmulKernels::record_matvec_rope_kv(CommandRecorder& rec, const MatmulArgs& args,
