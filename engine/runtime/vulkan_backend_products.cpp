@@ -182,25 +182,26 @@ void VulkanBackend::products_then_rope_kv(Rows x, uint32_t n, std::span<const Pr
   if (stacked) rows[0] = q_rows + 2 * kv_rows;
   const Rows* ys[3] = {&r.q, &r.k, &r.v};
   const auto cols = static_cast<uint32_t>(get(outs[0].w).cols());
-  bool fuse = opt_.fused_rope_kv && (stacked || outs.size() == 3);
-  if (stacked) fuse = fuse && stacked_rows(outs[0], r);
-  for (size_t i = 0; fuse && i < outs.size(); ++i) {
+  // Whether the products write Q, K and V where RoPE and the cache writes (fused or after them)
+  // expect them: all stacked in one product, or each alone at offset 0, none accumulated.
+  bool laid_out = stacked ? stacked_rows(outs[0], r) : outs.size() == 3;
+  for (size_t i = 0; laid_out && i < outs.size(); ++i) {
     const DeviceTensor& w = get(outs[i].w);
-    fuse = n <= matvec_limit(w.type) && !outs[i].accumulate && w.parts.size() == 1 &&
-           w.rows() == rows[i] && outs[i].y.act == ys[i]->act && (stacked || ys[i]->off == 0) &&
-           matmul_.can_fuse_rope_kv(w.type, rope);
+    laid_out = !outs[i].accumulate && w.parts.size() == 1 && w.rows() == rows[i] &&
+               outs[i].y.act == ys[i]->act && (stacked || (outs[i].y.off == 0 && ys[i]->off == 0));
+  }
+  bool fuse = opt_.fused_rope_kv && laid_out;
+  for (size_t i = 0; fuse && i < outs.size(); ++i) {
+    const gguf::TensorType type = get(outs[i].w).type;
+    fuse = n <= matvec_limit(type) && matmul_.can_fuse_rope_kv(type, rope);
   }
   if (!fuse) {
     // On the GEMMs, RoPE and the cache writes read each product's rows or sum its split-K
     // partials themselves: Q, K and V (three products where their weight types differ, as in
     // Q4_K_M's Q6_K layers) then run side by side with one barrier after them, instead of a
     // reduction pass and a barrier after each.
-    bool defer = stacked ? stacked_rows(outs[0], r) : outs.size() == 3;
-    for (size_t i = 0; defer && i < outs.size(); ++i) {
-      defer = defers(outs[i], n) &&
-              (stacked || (get(outs[i].w).rows() == rows[i] && outs[i].y.act == ys[i]->act &&
-                           outs[i].y.off == 0 && ys[i]->off == 0));
-    }
+    bool defer = laid_out;
+    for (size_t i = 0; defer && i < outs.size(); ++i) defer = defers(outs[i], n);
     if (!defer) {
       StepBackend::products_then_rope_kv(x, n, outs, r);
       return;
