@@ -223,8 +223,8 @@ class MatmulKernels {
 
   // Record the product into `rec` (no barrier is added before or after; a split-K product, and a
   // tensor-core one that converts its activations to f16 first, record one between their
-  // dispatches, and alternate between two halves of their scratch so that a second product
-  // recorded right after cannot overwrite scratch still being read).
+  // dispatches, and take their scratch in turn from rings of slots (RingScratch below) so that
+  // products recorded right after cannot overwrite scratch still being read).
   // Throw
   // std::invalid_argument naming the offending argument for unsupported types, shapes that break
   // the block/alignment rules, or slices too small for the shape.
