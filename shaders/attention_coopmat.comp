@@ -10,11 +10,14 @@
 // tile is staged once for all of them; subgroup w owns rows 16w .. 16w + 15 (its Q fragments
 // stay in registers, its O accumulators too).
 //
-// The softmax runs in two passes over the KV tiles instead of rescaling online: pass 1 computes
-// S = Q.K^T and keeps each row's running maximum; pass 2 recomputes S, turns it into
-// P = exp(S - max) (summing each row's l) and accumulates O += P.V. Cooperative matrices cannot
-// scale their rows by a per-row factor, which the online form needs after every tile; the second
-// Q.K^T costs a third more tensor work and no accumulator round trip through shared memory.
+// The softmax runs in one pass over the KV tiles with a lazily moved reference: each row keeps a
+// reference maximum m and takes P = exp(S - m), which only needs m to be near the true maximum,
+// not equal to it. m moves only when a tile's score passes it by more than REBASE; then l and the
+// row's O accumulators are scaled by exp(m_old - m_new). Cooperative matrices cannot scale their
+// rows by a per-row factor, so that goes through shared memory, but after the first tiles it
+// rarely happens: the online form's rescale after every tile (or a second pass that recomputes
+// Q.K^T to find the exact maximum first, as this kernel did before: a third more tensor work and
+// every K tile loaded twice) is avoided. P <= e^REBASE stays far inside f16's range.
 // Q is rounded to f16 (the cache already is), P too; the sums stay f32.
 //
 // Q8_OUT: the result is also written as q8 blocks (binding 5, q8_block.glsl) for the int8-dot
@@ -23,6 +26,7 @@
 #extension GL_EXT_control_flow_attributes : enable
 #extension GL_KHR_shader_subgroup_basic : enable
 #extension GL_KHR_shader_subgroup_shuffle : enable
+#extension GL_KHR_shader_subgroup_vote : enable
 #extension GL_KHR_memory_scope_semantics : enable
 #extension GL_NV_cooperative_matrix : enable
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : enable
@@ -45,6 +49,7 @@ const uint PROW = BC / 4u + 2u;  // f16 rows of P, the same way
 const uint SROW = BC + 4u;       // f32 rows of S (and of the output staging), in floats
 const uint HD8 = D / 8u;         // uvec4 per cache row
 const uint WG = gl_WorkGroupSize.x;
+const float REBASE = 8.0;  // how far a score may pass a row's reference maximum (e^8 ~ 3000)
 #ifdef Q8_OUT
 const uint OUT_COLS = 32u;  // output columns staged at a time: one q8 block per row
 #else
@@ -169,40 +174,61 @@ void main() {
   const bool row_valid = my_tl < nq;
   const uint qp = Pos[min(my_tl, BQ - 1u)];
 
-  // Pass 1: each row's maximum score.
-  float mx = NEG_INF;
-  for (uint tile = first_tile; tile < end_tile; ++tile) {
-    const uint kv0 = tile * BC;
-    barrier();  // Q's staging, or the previous tile's K, fully read
-    load_tile(false, kv0, kv_hi, table, kvh);
-    barrier();
-    scores(qf, warp);
-    for (uint c = half_c * (BC / 2u); c < (half_c + 1u) * (BC / 2u); ++c)
-      mx = max(mx, masked_score(my_row, c, kv0, kv_hi, qp, row_valid));
-  }
-  mx = max(mx, subgroupShuffleXor(mx, 1u));
-
-  // Pass 2: P = exp(S - max), l = sum P, O = sum P.V.
   fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> o[DF];
   [[unroll]] for (uint dj = 0u; dj < DF; ++dj)
     o[dj] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
-  float l = 0.0;
+  float m = NEG_INF;  // the row's reference maximum (the same in both of its lanes)
+  float l = 0.0;      // this lane's half of the row's sum of P
+  const uint stage = warp * 16u * SROW;
   for (uint tile = first_tile; tile < end_tile; ++tile) {
     const uint kv0 = tile * BC;
-    barrier();
+    barrier();  // Q's staging, or the previous tile's K and V, fully read
     load_tile(false, kv0, kv_hi, table, kvh);
     load_tile(true, kv0, kv_hi, table, kvh);
     barrier();
     scores(qf, warp);
+    float sc[BC / 2u];
+    float tile_max = NEG_INF;
+    [[unroll]] for (uint k = 0u; k < BC / 2u; ++k) {
+      sc[k] = masked_score(my_row, half_c * (BC / 2u) + k, kv0, kv_hi, qp, row_valid);
+      tile_max = max(tile_max, sc[k]);
+    }
+    tile_max = max(tile_max, subgroupShuffleXor(tile_max, 1u));
+    const bool rebase = tile_max > m + REBASE;  // also the first tile with a visible key
+    // O and l are still zero until the row's first rebase: nothing to scale then.
+    const bool rescale = rebase && m != NEG_INF;
+    const float alpha = rescale ? exp(m - tile_max) : 1.0;
+    if (rebase) m = tile_max;
+    l *= alpha;
     [[unroll]] for (uint c4 = 0u; c4 < BC / 8u; ++c4) {
-      const uint c = half_c * (BC / 2u) + 4u * c4;
       vec4 e;
       [[unroll]] for (uint k = 0u; k < 4u; ++k) {
-        const float s = masked_score(my_row, c + k, kv0, kv_hi, qp, row_valid);
-        e[k] = s == NEG_INF ? 0.0 : exp(s - mx);
+        const float s = sc[4u * c4 + k];
+        e[k] = s == NEG_INF ? 0.0 : exp(s - m);
       }
       l += (e.x + e.y) + (e.z + e.w);
-      Psh[my_row * PROW + c / 4u] = pack_f16(e);
+      Psh[my_row * PROW + (half_c * (BC / 2u) + 4u * c4) / 4u] = pack_f16(e);
+    }
+    if (subgroupAny(rescale)) {
+      // Scale this subgroup's O rows by their alpha, two fragments at a time through its rows
+      // of Ssh (the scores are in P by now).
+      if (half_c == 0u) Msh[my_row] = alpha;
+      [[unroll]] for (uint dj = 0u; dj < DF; dj += 2u) {
+        subgroupMemoryBarrierShared();
+        subgroupBarrier();
+        coopMatStoreNV(o[dj], Ssh, stage, SROW, false);
+        if (dj + 1u < DF) coopMatStoreNV(o[dj + 1u], Ssh, stage + 16u, SROW, false);
+        subgroupMemoryBarrierShared();
+        subgroupBarrier();
+        for (uint e = lane; e < 16u * 32u; e += gl_SubgroupSize) {
+          const uint i = e / 32u;
+          Ssh[stage + i * SROW + e % 32u] *= Msh[warp * 16u + i];
+        }
+        subgroupMemoryBarrierShared();
+        subgroupBarrier();
+        coopMatLoadNV(o[dj], Ssh, stage, SROW, false);
+        if (dj + 1u < DF) coopMatLoadNV(o[dj + 1u], Ssh, stage + 16u, SROW, false);
+      }
     }
     subgroupMemoryBarrierShared();
     subgroupBarrier();
@@ -218,14 +244,13 @@ void main() {
   }
   l += subgroupShuffleXor(l, 1u);
   if (half_c == 0u) {
-    Msh[my_row] = mx;
+    Msh[my_row] = m;
     Lsh[my_row] = l;
   }
   subgroupMemoryBarrierShared();
   subgroupBarrier();
 
   // Out: this subgroup's rows, 16 (32 with Q8_OUT) columns at a time through its Ssh rows.
-  const uint stage = warp * 16u * SROW;
   const uint cols = OUT_COLS;
   [[unroll]] for (uint dj = 0u; dj < DF; dj += cols / 16u) {
     [[unroll]] for (uint h = 0u; h < cols / 16u; ++h)

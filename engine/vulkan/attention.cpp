@@ -83,7 +83,8 @@ DecodeShape decode_shape(const AttentionArgs& a, uint32_t r, const DeviceCapabil
 bool attention_on_tensor_cores(const AttentionArgs& a, const DeviceCapabilities& caps) {
   static const bool disabled = env_off("VKLLM_ATTN_COOPMAT");
   const uint32_t n_kv = a.k_cache.n_kv_heads;
-  if (!a.tensor_cores || disabled || !caps.nv_f16_mma_16() || caps.subgroup_size != 32)
+  if (!a.tensor_cores || disabled || !caps.nv_f16_mma_16() || caps.subgroup_size != 32 ||
+      !caps.subgroup_shuffle() || !caps.subgroup_vote())
     return false;
   if (a.max_q_len < 8 || n_kv == 0 || a.n_q_heads % n_kv != 0) return false;
   const uint32_t r = a.n_q_heads / n_kv;

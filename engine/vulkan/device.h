@@ -60,6 +60,7 @@ struct DeviceCapabilities {
   bool compute_full_subgroups = false;
   bool subgroup_arithmetic() const { return subgroup_ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT; }
   bool subgroup_shuffle() const { return subgroup_ops & VK_SUBGROUP_FEATURE_SHUFFLE_BIT; }
+  bool subgroup_vote() const { return subgroup_ops & VK_SUBGROUP_FEATURE_VOTE_BIT; }
 
   // Fast paths.
   bool push_descriptors = false;      // VK_KHR_push_descriptor

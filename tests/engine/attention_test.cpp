@@ -29,6 +29,9 @@ struct Config {
   bool causal = true;
   bool tensor_cores = true;  // false: the scalar kernel even where tensor cores would run
   bool f16 = false;          // ask for the f16 copy of the output instead of the q8 one
+  // Scores that rise along the context (by ~22 over 1000 positions), so that a row's maximum
+  // keeps moving as the tiles go by: the tensor-core kernel's softmax must rescale what it summed.
+  bool rising_scores = false;
   ops::DecodeKernel decode = ops::DecodeKernel::Auto;
   std::string describe() const {
     const char* kernels[] = {"", " chunked", " tiled"};
@@ -36,7 +39,7 @@ struct Config {
            " block=" + std::to_string(block_size) + " softcap=" + std::to_string(softcap) +
            " window=" + std::to_string(window) + " splits=" + std::to_string(n_splits) +
            (causal ? "" : " non-causal") + (tensor_cores ? "" : " scalar") + (f16 ? " f16" : "") +
-           kernels[static_cast<int>(decode)];
+           (rising_scores ? " rising" : "") + kernels[static_cast<int>(decode)];
   }
 };
 
@@ -48,10 +51,20 @@ bool check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>
   const uint32_t D = c.head_dim, B = c.block_size, n_kv = c.n_kv_heads, n_q = n_kv * c.gqa;
 
   // Random f16 cache contents everywhere (unused slots too: they must not leak into results).
-  const PagedBatch batch = random_paged_batch(rng.gen(), specs, n_kv, B, D);
+  PagedBatch batch = random_paged_batch(rng.gen(), specs, n_kv, B, D);
   const kv::BatchMeta& meta = batch.meta;
   const uint32_t T = meta.n_tokens;
   auto q = random_vector(rng, size_t(T) * n_q * D);
+  if (c.rising_scores) {
+    // Dimension 0 of every query is 1 and of the key at position kp is kp / 4 (both exact in
+    // f16), the rest stays random.
+    for (size_t s = 0; s < specs.size(); ++s)
+      for (uint32_t kp = 0; kp < specs[s].kv_len; ++kp)
+        for (uint32_t g = 0; g < n_kv; ++g)
+          batch.k_cache[batch.layout.element(batch.tables[s][kp / B], g, kp % B, 0)] =
+              f16_bits(float(kp) / 4.f);
+    for (size_t i = 0; i < q.size(); i += D) q[i] = 1.f;
+  }
   BufferSlice dq = to_device(arena, q), dk = to_device(arena, batch.k_cache),
               dv = to_device(arena, batch.v_cache);
   BufferSlice dmeta = to_device(arena, meta.words);
@@ -247,6 +260,14 @@ TEST(PagedAttention, PrefillOnTensorCores) {
   for (uint32_t splits : {2u, 5u}) {
     Config split{.head_dim = 128, .gqa = 4, .n_splits = splits};
     EXPECT_EQ(check_attention(rng, split, long_prefix), device_has_tensor_cores());
+  }
+  // Each row's maximum moves over the context (rescaling what the tensor-core kernel summed),
+  // with and without splits.
+  for (uint32_t splits : {1u, 3u}) {
+    Config rising{.head_dim = 128, .gqa = 4, .n_splits = splits, .rising_scores = true};
+    EXPECT_EQ(check_attention(rng, rising, long_prefix), device_has_tensor_cores());
+    rising.tensor_cores = false;
+    EXPECT_FALSE(check_attention(rng, rising, long_prefix));
   }
   // GQA 3 does not divide the 64 rows of a workgroup: the scalar kernel.
   Config odd{.head_dim = 64, .n_kv_heads = 2, .gqa = 3};
