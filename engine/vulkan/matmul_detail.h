@@ -1,6 +1,7 @@
-// What the matmul kernels' two source files share (matmul_ops.cpp records the products,
-// matvec_epilogues.cpp the decode products with fused epilogues): each weight type's kernel
-// description, the argument checks and the push constants. Not part of the module's interface.
+// What the matmul kernels' source files share (matmul_ops.cpp records the products and the GEMMs,
+// matvec_ops.cpp the decode products, matvec_epilogues.cpp those with fused epilogues,
+// matmul_cm2.cpp the workgroup-scope GEMM): each weight type's kernel description, the argument
+// checks and the push constants. Not part of the module's interface.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +29,13 @@ std::string type_label(gguf::TensorType type);
 // Checks the arguments against the kernels' rules and returns the type's kernel description;
 // throws std::invalid_argument naming `op` and the offending argument.
 KernelType validate(const char* op, const MatmulArgs& a);
+
+// Vectors per matvec dispatch: two pipelines per type, not one per batch size; columns beyond the
+// batch are skipped by a uniform branch, which costs far less than compiling (and, on lavapipe,
+// JIT-ing) more variants.
+inline uint32_t columns_per_pass(uint32_t batch) {
+  return batch <= 1 ? 1 : MatmulKernels::kMaxMatvecColumns;
+}
 
 // Push constants shared by matvec.comp and matmul.comp.
 struct Push {
