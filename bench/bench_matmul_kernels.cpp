@@ -172,8 +172,12 @@ int register_all() {
                    true});
   // The float-activation matvec on a Llama-3.2-1B F16 model's shapes (gate|up, down, LM head):
   // threads x rows per workgroup, at one and eight vectors.
-  for (Shape sh : {Shape{16384, 2048}, Shape{2048, 8192}, Shape{128256, 2048}})
-    for (uint32_t batch : {1u, 8u})
+  for (Shape sh : {Shape{16384, 2048}, Shape{2048, 8192}, Shape{128256, 2048}, Shape{3072, 2048},
+                   Shape{2048, 2048}})
+    for (uint32_t batch : {1u, 8u}) {
+      add("sweep_matvec_f16/" + std::to_string(sh.rows) + "x" + std::to_string(sh.cols) + "/b" +
+              std::to_string(batch) + "/default",
+          {TensorType::F16, sh.rows, sh.cols, batch, false, {}});
       for (uint32_t threads : {32u, 64u, 128u, 256u})
         for (uint32_t rows : {1u, 2u, 4u, 8u})
           add("sweep_matvec_f16/" + std::to_string(sh.rows) + "x" + std::to_string(sh.cols) + "/b" +
@@ -185,6 +189,7 @@ int register_all() {
                batch,
                false,
                {.matvec_threads = threads, .matvec_rows = rows}});
+    }
   // The tensor-core GEMM (default where the device has it; "matmul/" above) against the portable
   // one, at prefill and at batched-decode token counts, and its tile shapes.
   for (TensorType t : {TensorType::Q4_K, TensorType::Q6_K, TensorType::Q8_0, TensorType::F16}) {
@@ -305,6 +310,44 @@ int register_all() {
             .thread_tokens = tile.tm,
             .thread_rows = tile.tn}});
   }
+  // Llama-3-8B F16 decode shapes (Q|K|V, output, gate|up, down, LM head): the float matvec with
+  // 8-byte and 16-byte weight loads, threads x rows per workgroup, at one and eight vectors.
+  for (Shape2 sh : {Shape2{6144, 4096}, Shape2{4096, 4096}, Shape2{28672, 4096},
+                    Shape2{4096, 14336}, Shape2{128256, 4096}})
+    for (uint32_t batch : {1u, 8u})
+      for (int32_t wide : {0, 1}) {
+        const std::string name = "sweep_f16_8b/" + std::to_string(sh.rows) + "x" +
+                                 std::to_string(sh.cols) + "/b" + std::to_string(batch) + "/w" +
+                                 std::to_string(wide);
+        add(name + "/default",
+            {TensorType::F16, sh.rows, sh.cols, batch, false, {.matvec_f16_wide = wide}});
+        for (uint32_t threads : {32u, 64u, 128u, 256u})
+          for (uint32_t rows : {1u, 2u, 4u, 8u})
+            add(name + "/t" + std::to_string(threads) + "_r" + std::to_string(rows),
+                {TensorType::F16,
+                 sh.rows,
+                 sh.cols,
+                 batch,
+                 false,
+                 {.matvec_threads = threads, .matvec_rows = rows, .matvec_f16_wide = wide}});
+      }
+  // The same products at 8-32 tokens on the tensor cores: workgroup-scope (from one token) with
+  // K split N ways, and subgroup-scope.
+  for (Shape2 sh :
+       {Shape2{6144, 4096}, Shape2{4096, 4096}, Shape2{28672, 4096}, Shape2{4096, 14336}})
+    for (uint32_t m : {8u, 16u, 32u}) {
+      const std::string name = "sweep_f16_gemm/" + std::to_string(sh.rows) + "x" +
+                               std::to_string(sh.cols) + "/m" + std::to_string(m);
+      for (uint32_t splits : {0u, 1u, 2u, 4u, 8u})
+        add(name + "/cm2_s" + std::to_string(splits), {TensorType::F16,
+                                                       sh.rows,
+                                                       sh.cols,
+                                                       m,
+                                                       true,
+                                                       {.cm_splits = splits, .cm2_min_tokens = 1}});
+      add(name + "/coop",
+          {TensorType::F16, sh.rows, sh.cols, m, true, {.coopmat2 = vk::CoopMat::Off}});
+    }
   return 0;
 }
 

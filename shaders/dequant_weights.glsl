@@ -113,7 +113,20 @@ vec4 iq4nl_f(uint nibbles) {
 void dequant_init() {}
 #endif
 
-#if defined(TYPE_F32) || defined(TYPE_F16) || defined(TYPE_BF16)
+#if defined(TYPE_F16) && defined(F16_WIDE)
+// F16 rows of a multiple of 8 in units of 8 halves: one 16-byte load a unit where the units of 4
+// take 8-byte ones (the matvec_f16w kernels; the host picks them for such rows).
+#define QK 8u
+#define UNIT 8
+#define QBYTES 16u
+uint unit_pos(uint u, uint v) { return 4u * v; }
+void dequant_unit(uint off, uint u, out vec4 w[UNIT / 4]) {
+  const uvec4 h = wq4[off >> 4];
+  w[0] = vec4(unpackHalf2x16(h.x), unpackHalf2x16(h.y));
+  w[1] = vec4(unpackHalf2x16(h.z), unpackHalf2x16(h.w));
+}
+
+#elif defined(TYPE_F32) || defined(TYPE_F16) || defined(TYPE_BF16)
 #define QK 4u
 #define UNIT 4
 uint unit_pos(uint u, uint v) { return 0u; }

@@ -308,9 +308,10 @@ void main() {
   // exchanges in all instead of N log2(subgroup). The sums then go through shared memory.
   const uint N = NUM_ROWS * NUM_COLS;
   // Only with every lane active (a workgroup smaller than a subgroup leaves some idle, and a
-  // shuffle from an idle lane is undefined).
+  // shuffle from an idle lane is undefined). N as large as the subgroup takes log2(N) halving
+  // steps from the subgroup's half and no plain exchange.
   const bool scatter = SCATTER != 0u && N >= 4u && N <= 32u && (N & (N - 1u)) == 0u &&
-                       gl_SubgroupSize >= 2u * N && gl_WorkGroupSize.x % gl_SubgroupSize == 0u;
+                       gl_SubgroupSize >= N && gl_WorkGroupSize.x % gl_SubgroupSize == 0u;
   const bool via_shared = scatter || gl_NumSubgroups > 1u;
   if (scatter) {
     const uint lane = gl_SubgroupInvocationID;

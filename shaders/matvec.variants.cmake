@@ -19,6 +19,12 @@ foreach(t F32 F16 BF16)
   vkllm_shader_variant(matvec_${lt}_norm_in matvec.comp TYPE_${t} NORM_IN)
   vkllm_shader_variant(matvec_${lt}_rope_kv_norm_in matvec.comp TYPE_${t} ROPE_KV_EPILOGUE NORM_IN)
 endforeach()
+# matvec_f16w*: F16 rows of a multiple of 8 read 16 bytes a load (F16_WIDE in dequant_weights.glsl),
+# subgroup-reduction variants only.
+vkllm_shader_variant(matvec_f16w matvec.comp TYPE_F16 F16_WIDE)
+vkllm_shader_variant(matvec_f16w_norm_in matvec.comp TYPE_F16 F16_WIDE NORM_IN)
+vkllm_shader_variant(matvec_f16w_rope_kv matvec.comp TYPE_F16 F16_WIDE ROPE_KV_EPILOGUE)
+vkllm_shader_variant(matvec_f16w_rope_kv_norm_in matvec.comp TYPE_F16 F16_WIDE ROPE_KV_EPILOGUE NORM_IN)
 foreach(t Q4_0 Q8_0 Q4_K Q5_K Q6_K)
   string(TOLOWER ${t} lt)
   vkllm_shader_variant(matvec_${lt}_q8 matvec.comp TYPE_${t} INT_DOT)

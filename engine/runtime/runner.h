@@ -27,6 +27,14 @@ namespace vkllm::runtime {
 // and the other types, one pass of 8 vectors.
 inline constexpr uint32_t kTensorCoreMatvecMaxBatchKQuant = 12;
 inline constexpr uint32_t kTensorCoreMatvecMaxBatch = 8;
+// F16 weights of long rows leave the matvec after 5 tokens where the workgroup-scope GEMM runs
+// them: each matvec workgroup of 2 rows reads all of its vectors (8 x 14336 floats for the 8B
+// down projection, past the L1 cache), the GEMM reads each once per 128 rows. On an H100 (bench/
+// RESULTS.md, nineteenth session) 8B F16 at 8 sequences 838-844 -> 895-900 tok/s, at 5 and 6
+// even; 1B F16's 8192-wide down projection gained nothing (5 sequences 2446-2600 against
+// 2718-2721 on the matvec), hence the threshold above it.
+inline constexpr uint32_t kF16LongRowCols = 12288;
+inline constexpr uint32_t kF16LongRowMatvecMaxBatch = 5;
 
 struct RunnerOptions {
   uint32_t block_size = 16;         // tokens per KV block

@@ -191,7 +191,7 @@ class VulkanBackend final : public StepBackend {
                 uint32_t rows, std::span<const WeightRef> feeds);
   // Most tokens a product of weights of `type` takes on the decode kernel: RunnerOptions::
   // matvec_max_batch, or fewer where the GEMM runs those weights on tensor cores.
-  uint32_t matvec_limit(gguf::TensorType type) const;
+  uint32_t matvec_limit(const DeviceTensor& w) const;
   vk::ops::RopeParams rope_params(const RopeSpec& r) const;
   // write_kv() from any head rows (a split-K product's partials among them).
   void write_kv_rows(uint32_t layer, bool value, const vk::ops::RopeParams* rope,

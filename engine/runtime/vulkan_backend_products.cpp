@@ -45,7 +45,7 @@ void VulkanBackend::products(Rows x, uint32_t n, std::span<const ProductOut> out
     vk::MatmulArgs a = product_args(x, n, o);
     a.xq = in_q8;
     const DeviceTensor& w = get(o.w);
-    record_product(matmul_, *rec_, w, a, n <= matvec_limit(w.type));
+    record_product(matmul_, *rec_, w, a, n <= matvec_limit(w));
     wrote(o.y.act);
   }
 }
@@ -193,7 +193,7 @@ void VulkanBackend::products_then_rope_kv(Rows x, uint32_t n, std::span<const Pr
   bool fuse = opt_.fused_rope_kv && laid_out;
   for (size_t i = 0; fuse && i < outs.size(); ++i) {
     const gguf::TensorType type = get(outs[i].w).type;
-    fuse = n <= matvec_limit(type) && matmul_.can_fuse_rope_kv(type, rope);
+    fuse = n <= matvec_limit(get(outs[i].w)) && matmul_.can_fuse_rope_kv(type, rope);
   }
   if (!fuse) {
     // On the GEMMs, RoPE and the cache writes read each product's rows or sum its split-K
@@ -310,7 +310,7 @@ bool VulkanBackend::can_leave_norm(const ProductOut& out, const NormAfter& norm,
     return false;
   return std::all_of(norm.feeds.begin(), norm.feeds.end(), [&](const WeightRef& w) {
     const DeviceTensor* t = find(w);
-    return t && t->parts.size() == 1 && t->cols() == norm.n && n <= matvec_limit(t->type) &&
+    return t && t->parts.size() == 1 && t->cols() == norm.n && n <= matvec_limit(*t) &&
            matmul_.can_read_normalized(t->type, n);
   });
 }
@@ -339,7 +339,7 @@ vk::MatmulArgs VulkanBackend::product_args(Rows x, uint32_t n, const ProductOut&
 
 bool VulkanBackend::defers(const ProductOut& o, uint32_t n) const {
   const DeviceTensor& w = get(o.w);
-  return n > matvec_limit(w.type) && w.parts.size() == 1;
+  return n > matvec_limit(w) && w.parts.size() == 1;
 }
 
 std::optional<vk::SplitParts> VulkanBackend::deferred_product(Rows x, uint32_t n,
@@ -371,7 +371,7 @@ vk::BufferSlice VulkanBackend::q8_input(Rows x, uint32_t cols, uint32_t n) {
 bool VulkanBackend::wants_q8(std::span<const WeightRef> weights, uint32_t cols, uint32_t n) const {
   return cols % 32 == 0 && std::any_of(weights.begin(), weights.end(), [&](const WeightRef& w) {
            const DeviceTensor* t = find(w);
-           return t && n <= matvec_limit(t->type) && matmul_.int8_dot(t->type);
+           return t && n <= matvec_limit(*t) && matmul_.int8_dot(t->type);
          });
 }
 
@@ -379,7 +379,7 @@ bool VulkanBackend::wants_f16(std::span<const WeightRef> weights, uint32_t cols,
   return n <= mem_.f16_rows && cols % 8 == 0 &&
          std::any_of(weights.begin(), weights.end(), [&](const WeightRef& w) {
            const DeviceTensor* t = find(w);
-           return t && n > matvec_limit(t->type) && matmul_.reads_f16_rows(t->type, n);
+           return t && n > matvec_limit(*t) && matmul_.reads_f16_rows(t->type, n);
          });
 }
 
@@ -389,15 +389,19 @@ bool VulkanBackend::wants_f16(std::span<const WeightRef> weights, uint32_t cols,
 // / +47%, 8B Q8_0 +4% / +15% / +35%, but 8B Q4_K_M -11% / even / +17% and 1B Q4_K_M -14% / -10% /
 // -1% (their int8-dot decode is cheap, the GEMM's is not); switching K-quants above 12, 8B Q4_K_M
 // at 13 / 16 sequences +3% / +18%, 1B Q4_K_M at 16 -1%.
-uint32_t VulkanBackend::matvec_limit(gguf::TensorType type) const {
+uint32_t VulkanBackend::matvec_limit(const DeviceTensor& w) const {
   using gguf::TensorType;
+  const TensorType type = w.type;
   if (!matmul_.coopmat(type)) return opt_.matvec_max_batch;
   const bool k_quant = type == TensorType::Q2_K || type == TensorType::Q3_K ||
                        type == TensorType::Q4_K || type == TensorType::Q5_K ||
                        type == TensorType::Q6_K;
   static_assert(kTensorCoreMatvecMaxBatch == vk::MatmulKernels::kMaxMatvecColumns);
-  return std::min(opt_.matvec_max_batch,
-                  k_quant ? kTensorCoreMatvecMaxBatchKQuant : kTensorCoreMatvecMaxBatch);
+  uint32_t limit = k_quant ? kTensorCoreMatvecMaxBatchKQuant : kTensorCoreMatvecMaxBatch;
+  if (type == TensorType::F16 && w.cols() >= kF16LongRowCols &&
+      matmul_.coopmat2(type, kF16LongRowMatvecMaxBatch + 1))
+    limit = std::min(limit, kF16LongRowMatvecMaxBatch);
+  return std::min(opt_.matvec_max_batch, limit);
 }
 
 }  // namespace vkllm::runtime::detail

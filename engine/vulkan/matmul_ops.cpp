@@ -183,6 +183,10 @@ MatmulKernels::MatmulKernels(PipelineCache& pipelines, const MatmulTuning& tunin
   // needs the subgroup reduction asks !shared_reduction, which this settles for the device.
   if (!caps.subgroup_arithmetic() || !caps.subgroup_shuffle()) tuning_.shared_reduction = true;
   scatter_ = env_off("VKLLM_MATVEC_SCATTER") ? 0 : 1;
+  if (tuning_.matvec_threads == 0) tuning_.matvec_threads = env_u32("VKLLM_MATVEC_THREADS", 0);
+  if (tuning_.matvec_rows == 0) tuning_.matvec_rows = env_u32("VKLLM_MATVEC_ROWS", 0);
+  f16_wide_ = tuning_.matvec_f16_wide >= 0 ? tuning_.matvec_f16_wide != 0
+                                           : !env_off("VKLLM_MATVEC_F16_WIDE");
   if (tuning_.matvec_threads != 0 && !std::has_single_bit(tuning_.matvec_threads))
     throw std::invalid_argument("MatmulTuning: matvec_threads=" +
                                 std::to_string(tuning_.matvec_threads) + " is not a power of two");
@@ -274,6 +278,10 @@ MatmulKernels::MatmulKernels(PipelineCache& pipelines, const MatmulTuning& tunin
 
 bool MatmulKernels::coopmat(TensorType type) const {
   return coopmat_enabled_ && has_coopmat_kernel(type);
+}
+
+bool MatmulKernels::coopmat2(TensorType type, uint32_t batch) const {
+  return coopmat2_enabled_ && has_coopmat_kernel(type) && batch >= cm2_min_tokens(type);
 }
 
 bool MatmulKernels::coopmat2(const MatmulArgs& args) const {

@@ -106,10 +106,13 @@ enum class Int8Dot { Auto, Off, On };
 enum class CoopMat { Auto, Off };
 
 struct MatmulTuning {
-  // matvec: threads per workgroup (a power of two) and weight rows per workgroup; 0: per-type
-  // defaults.
+  // matvec: threads per workgroup (a power of two) and weight rows per workgroup; 0:
+  // VKLLM_MATVEC_THREADS / VKLLM_MATVEC_ROWS (A/B runs), else per-type defaults.
   uint32_t matvec_threads = 0;
   uint32_t matvec_rows = 0;
+  // F16 matvec on rows of a multiple of 8: 8 halves (16 bytes) a load instead of 4 (-1:
+  // unless VKLLM_MATVEC_F16_WIDE=0|off; 0 no; 1 yes).
+  int32_t matvec_f16_wide = -1;
   // Use the shared-memory reduction even when subgroup arithmetic is available (tests, fallback).
   bool shared_reduction = false;
   // matmul output tile: tokens x rows per workgroup and per thread (0: chosen from the device).
@@ -160,9 +163,10 @@ struct MatmulTuning {
 // (8B Q4_K_M at 64 sequences: 3374-3412 tok/s against 4143-4226 on the subgroup-scope GEMM,
 // H100); f16 weights need no pass (1B F16 at 32 sequences: 11664-11865 against 10358-10583; at
 // 12 / 16 sequences 4000-4713 / 5749-6253 against 3946-4326 / 5533-5686), so they take it from
-// the first step above one matvec pass.
+// two tokens: whatever the backend does not keep on the matvec (runtime/runner.h: long F16 rows
+// leave it after 5 tokens, the others after one pass of 8 vectors).
 inline constexpr uint32_t kCoopMat2MinTokens = 128;
-inline constexpr uint32_t kCoopMat2MinTokensF16 = 9;
+inline constexpr uint32_t kCoopMat2MinTokensF16 = 2;
 
 // The RMSNorm that record_matvec_norm fuses after its product: y_norm = y / rms(y) * weight for
 // each of the product's output vectors, and y_norm's q8 blocks (q8_activation_bytes layout).
@@ -289,6 +293,9 @@ class MatmulKernels {
   bool coopmat(gguf::TensorType type) const;
   // True if record_matmul runs this product on the workgroup-scope GEMM.
   bool coopmat2(const MatmulArgs& args) const;
+  // True if record_matmul runs `batch` tokens of `type` weights on the workgroup-scope GEMM where
+  // the shape allows it (coopmat2's alignment rules).
+  bool coopmat2(gguf::TensorType type, uint32_t batch) const;
   // True if record_matmul of `batch` tokens of `type` weights takes the subgroup-scope tensor-
   // core GEMM on f16 activation rows, so that MatmulArgs::x_f16 saves it a conversion.
   bool reads_f16_rows(gguf::TensorType type, uint32_t batch) const;
@@ -345,6 +352,8 @@ class MatmulKernels {
   // matvec.comp's SCATTER: halving exchanges reduce several sums (VKLLM_MATVEC_SCATTER=0: one
   // subgroupAdd each, for A/B runs).
   uint32_t scatter_ = 1;
+  // F16 matvecs on rows of a multiple of 8 read 16 bytes a load (matvec_f16w).
+  bool f16_wide_ = true;
 
   bool coopmat2_enabled_ = false;
   uint32_t cm2_min_tokens_ = 0;  // 0: the per-type defaults
@@ -357,7 +366,7 @@ class MatmulKernels {
   // The workgroup-scope GEMM's pipeline for tiles of `tokens` tokens.
   const Pipeline& cm2_gemm(uint32_t tokens);
   // K splits for a workgroup-scope GEMM of `tiles` output tiles.
-  uint32_t cm2_splits(uint32_t tiles, uint32_t cols) const;
+  uint32_t cm2_splits(uint32_t tiles, uint32_t cols, uint32_t batch) const;
   // y (+)= the sum of `splits` partial outputs in `parts` (shaders/matmul_splitk_reduce.comp);
   // flags bit 0: accumulate. No barrier added.
   void record_splitk_reduce(CommandRecorder& rec, BufferSlice parts, BufferSlice y, uint32_t rows,

@@ -118,7 +118,16 @@ void MatmulKernels::record_matvec_float(CommandRecorder& rec, const MatmulArgs& 
   // decoders and float weights with 8 columns do better with 2.
   const bool heavy_decode = args.type == TensorType::Q6_K || args.type == TensorType::Q3_K;
   uint32_t threads = 128, rows_per_group = 4;
-  if (float_weights) {
+  if (args.type == TensorType::F16 && !caps.is_cpu()) {
+    // Llama 8B and 1B shapes on an H100 (bench_matmul_kernels sweep_f16_8b / sweep_matvec_f16,
+    // bench/RESULTS.md nineteenth session): 2 rows a workgroup, threads from the row length. One
+    // vector: K / 16 threads (256 from K = 4096): 6144 x 4096 20 us, 28672 x 4096 78 us; 8
+    // vectors: K / 32, at least 128 (28672 x 4096 109 us against 150 with the earlier 32 threads,
+    // the 8B LM head 453 us against 807).
+    rows_per_group = 2;
+    threads = ncols == 1 ? std::clamp(std::bit_floor(std::max(1u, args.cols / 16)), 64u, 256u)
+                         : std::clamp(std::bit_floor(std::max(1u, args.cols / 32)), 128u, 256u);
+  } else if (float_weights) {
     // About 256k invocations in flight: on an H100 (bench_matmul_kernels sweep_matvec_f16, 1B
     // F16 shapes) a 2048 x 8192 product read 1539 GB/s with 64 threads a workgroup and 2181 with
     // 256 (8 vectors: 568 -> 1286), while 16384 x 2048 and the 128256-row LM head stay best at
@@ -135,8 +144,12 @@ void MatmulKernels::record_matvec_float(CommandRecorder& rec, const MatmulArgs& 
   if (tuning_.matvec_threads) threads = tuning_.matvec_threads;
   if (tuning_.matvec_rows) rows_per_group = tuning_.matvec_rows;
   if (rope_kv) rows_per_group = 2;  // one pair of rows
-  const std::string shader =
-      std::string("matvec_") + type_name + (tuning_.shared_reduction ? "_shmem" : "");
+  // 16-byte weight loads for one vector (8B F16 decode 151.7 -> 160.5 tok/s with the rule above);
+  // with 8 vectors their registers cost more than they gain (28672 x 4096: 148 us against 109).
+  const bool wide = f16_wide_ && args.type == TensorType::F16 && args.cols % 8 == 0 &&
+                    !tuning_.shared_reduction && ncols == 1;
+  const std::string shader = std::string("matvec_") + (wide ? std::string("f16w") : type_name) +
+                             (tuning_.shared_reduction ? "_shmem" : "");
   const uint32_t row_groups = div_up(args.rows, rows_per_group);
   const uint32_t gx = std::min(row_groups, caps.max_workgroup_count[0]);
   const uint32_t gz = div_up(row_groups, gx);

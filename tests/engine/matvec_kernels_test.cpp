@@ -97,6 +97,28 @@ INSTANTIATE_TEST_SUITE_P(FloatWeightTypes, MatvecNormIn,
                          testing::Values(TensorType::F32, TensorType::F16, TensorType::BF16),
                          type_param_name);
 
+// F16 rows of a multiple of 8 take 16-byte loads (matvec_f16w) unless told not to; both against
+// the reference, plain and through the RMSNorm, for 1-8 vectors.
+TEST(MatvecF16Wide, RowsOfWholeEightsMatchTheReferenceWideAndNarrow) {
+  test::SeededRng seeded;  // prints its seed with any failure
+  std::mt19937& rng = seeded.gen();
+  for (int32_t wide : {1, 0}) {
+    SCOPED_TRACE(wide ? "16-byte loads" : "8-byte loads");
+    vk::MatmulKernels kernels(context().pipelines(), {.matvec_f16_wide = wide});
+    // 520 and 1032: a partial round of the workgroup's threads at 8 halves each.
+    for (uint32_t batch = 1; batch <= 8; ++batch)
+      run_and_check(TensorType::F16, {97, batch % 2 ? 520u : 1032u, batch}, rng,
+                    [&](Recorder& r, const Args& a) { kernels.record_matvec(r, a); });
+    run_and_check(TensorType::F16, {64, 520, 3, 528, 70, true}, rng,
+                  [&](Recorder& r, const Args& a) { kernels.record_matvec(r, a); });
+    if (!kernels.can_read_normalized(TensorType::F16, 1)) continue;
+    for (const Shape s : {Shape{97, 520, 1}, Shape{33, 1032, 8}})
+      run_and_check(
+          TensorType::F16, s, rng, [&](Recorder& r, const Args& a) { kernels.record_matvec(r, a); },
+          0, NormIn{});
+  }
+}
+
 TEST(MatvecKernelsArgs, RejectsShapesTheKernelsCannotRun) {
   vk::MatmulKernels kernels(context().pipelines());
   vk::Device& dev = context().device();
