@@ -23,6 +23,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// How long the GPU is kept busy before a measurement (see the prefill below), and the most
+// decode steps that warm-up may take.
+constexpr double kWarmUpSeconds = 0.5;
+constexpr uint32_t kMaxWarmUpSteps = 256;
+
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
@@ -114,8 +119,8 @@ int run_bench(const BenchArgs& args) {
   uint32_t max_batch = 1;
   for (uint32_t b : args.batches) max_batch = std::max(max_batch, b);
   opts.max_seqs = std::max(opts.max_seqs, max_batch);
-  opts.max_context =
-      std::max(opts.max_context, args.depth + args.prompt_tokens + args.gen_tokens + 16);
+  opts.max_context = std::max(
+      opts.max_context, args.depth + args.prompt_tokens + args.gen_tokens + kMaxWarmUpSteps + 16);
   EngineModel m(args.model, args.device, opts);
   runtime::Runner& runner = *m.runner;
   const double load_s = m.load_seconds;
@@ -141,19 +146,26 @@ int run_bench(const BenchArgs& args) {
   out["depth"] = args.depth;
 
   // Prefill: one sequence, the whole prompt after `depth` tokens of context; best of three after
-  // a warm-up (at depth the context is built once and the prompt timed once: building it again
-  // would cost more than the measurement).
+  // warm-up prompts (at depth the context is built once and the prompt timed once: building it
+  // again would cost more than the measurement). The warm-up lasts at least kWarmUpSeconds: a GPU
+  // that idled while the model loaded runs at a fraction of its clock until it has been busy for
+  // a while (an H100 read 1B prefill at 14917 tok/s right after idling, 62000-63000 after one
+  // run; bench/RESULTS.md, nineteenth session), and one 1B prompt is a few milliseconds.
   {
     auto prompt = random_tokens(args.prompt_tokens);
     double best = 1e30;
-    const int reps = args.depth ? 1 : 4;
-    for (int rep = 0; rep < reps; ++rep) {
+    const auto warm_up_start = Clock::now();
+    for (int rep = 0, timed = 0; timed < (args.depth ? 1 : 3); ++rep) {
       runtime::Generator gen(runner);
       // Building the context compiles the pipelines, so the one timed prompt needs no warm-up.
       if (args.depth) gen.feed(random_tokens(args.depth));
       auto t0 = Clock::now();
       gen.feed(prompt);
-      if (rep > 0 || args.depth) best = std::min(best, seconds_since(t0));
+      const double seconds = seconds_since(t0);
+      if (args.depth || (rep > 0 && seconds_since(warm_up_start) >= kWarmUpSeconds)) {
+        best = std::min(best, seconds);
+        ++timed;
+      }
     }
     out["prefill"] = {{"tokens", args.prompt_tokens}, {"tok_per_s", args.prompt_tokens / best}};
     add_gpu_phases(out["prefill"], runner.last_step_timings());
@@ -199,7 +211,12 @@ int run_bench(const BenchArgs& args) {
         runner.step(steps, true);
       }
     };
-    run_steps(4);  // warm-up
+    // Warm-up: at least 4 steps and kWarmUpSeconds / 2 (the clocks, as for prefill), at most
+    // kMaxWarmUpSteps (each adds a token to every sequence's context).
+    const auto warm_up_start = Clock::now();
+    for (uint32_t i = 0;
+         i < kMaxWarmUpSteps && (i < 4 || seconds_since(warm_up_start) < kWarmUpSeconds / 2); ++i)
+      run_steps(1);
     const double cpu0 = process_cpu_seconds();
     const double thread_cpu0 = thread_cpu_seconds();
     const uint64_t ahead0 = runner.steps_recorded_ahead();
