@@ -192,8 +192,8 @@ void VulkanBackend::products_then_rope_kv(Rows x, uint32_t n, std::span<const Pr
   }
   bool fuse = opt_.fused_rope_kv && laid_out;
   for (size_t i = 0; fuse && i < outs.size(); ++i) {
-    const gguf::TensorType type = get(outs[i].w).type;
-    fuse = n <= matvec_limit(get(outs[i].w)) && matmul_.can_fuse_rope_kv(type, rope);
+    const DeviceTensor& w = get(outs[i].w);
+    fuse = n <= matvec_limit(w) && matmul_.can_fuse_rope_kv(w.type, rope);
   }
   if (!fuse) {
     // On the GEMMs, RoPE and the cache writes read each product's rows or sum its split-K

@@ -158,13 +158,13 @@ const Pipeline& MatmulKernels::cm2_gemm(uint32_t tokens) {
 uint32_t MatmulKernels::cm2_splits(uint32_t tiles, uint32_t cols, uint32_t batch) const {
   if (tuning_.cm_splits) return tuning_.cm_splits;
   const DeviceCapabilities& caps = pipelines_.device().caps();
+  const uint32_t units = caps.compute_units ? caps.compute_units : 16;
   if (batch <= kCoopMat2NarrowTokens) {
-    const uint32_t target =
-        kDecodeSplitTargetPerCu * (caps.compute_units ? caps.compute_units : 16);
+    const uint32_t target = kDecodeSplitTargetPerCu * units;
     const uint32_t nearest = (target + tiles / 2) / tiles;
     return std::max(1u, std::min(nearest, cols / kMinSplitK));
   }
-  const uint32_t target = kSplitTargetPerCu * (caps.compute_units ? caps.compute_units : 16);
+  const uint32_t target = kSplitTargetPerCu * units;
   if (tiles >= target) return 1;
   return std::max(1u, std::min(div_up(target, tiles), cols / kMinSplitK));
 }
