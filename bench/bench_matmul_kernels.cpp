@@ -348,6 +348,15 @@ int register_all() {
       add(name + "/coop",
           {TensorType::F16, sh.rows, sh.cols, m, true, {.coopmat2 = vk::CoopMat::Off}});
     }
+  // Prefill's products at 512 tokens on the workgroup-scope GEMM, Llama 8B and 1B F16 shapes, K
+  // split N ways (0: the default rule).
+  for (Shape2 sh :
+       {Shape2{6144, 4096}, Shape2{4096, 4096}, Shape2{28672, 4096}, Shape2{4096, 14336},
+        Shape2{3072, 2048}, Shape2{2048, 2048}, Shape2{16384, 2048}, Shape2{2048, 8192}})
+    for (uint32_t splits : {0u, 1u, 2u, 3u, 4u, 6u})
+      add("sweep_prefill_f16/" + std::to_string(sh.rows) + "x" + std::to_string(sh.cols) +
+              "/m512/s" + std::to_string(splits),
+          {TensorType::F16, sh.rows, sh.cols, 512, true, {.cm_splits = splits}});
   return 0;
 }
 

@@ -31,11 +31,14 @@ struct Cm2Push {
 
 // Workgroups a product should reach: with its 128 x 128 tiles a 2048-row product at 512 tokens
 // has 64, half of an H100's compute units, and walks K 8192 deep for the 1B down projection.
-// Splitting K until the grid covered the GPU twice took the 1B F16 prefill layer's down phase
-// from 0.236 to 0.130 ms (the subgroup-scope GEMM: 0.174). With 64-wide K slices once is better
-// (H100, prefill 512, once / twice / never: 8B Q4_K_M 12148-12402 / 11546-11607 / 10419-10460,
-// 1B F16 64047-64136 / 63241-63502 / 53971-54554, 1B Q4_K_M 56042-56197 / 55199-55959).
-constexpr uint32_t kSplitTargetPerCu = 1;
+// Splitting K so that the grid covered the GPU once took the 1B F16 prefill layer's down phase
+// from 0.236 to 0.130 ms (twice: 8B Q4_K_M prefill 512 12148-12402 -> 11546-11607 tok/s, 1B F16
+// 64047-64136 -> 63241-63502). Two of these workgroups run on a compute unit at once, so a grid
+// short of one per unit is split into as many parts as fit two per unit without a second wave:
+// on an H100 (bench_matmul_kernels sweep_prefill_f16, 512 tokens, 64 tiles) 2048 x 8192 took
+// 78.8 us in 4 splits against 89.9 in 3 (one per unit, rounded up), 2048 x 2048 34.1 against
+// 34.8; products of 96-128 tiles keep their 2.
+constexpr uint32_t kPrefillSplitSlotsPerCu = 2;
 // Batched decode (up to the narrow token tile) is bound by the weights' bytes, and its few
 // workgroups by their loads' latency: K is split so that the grid comes nearest to two workgroups
 // per compute unit. On an H100 (bench_matmul_kernels sweep_f16_gemm, 8 tokens), 4096 x 14336 took
@@ -164,9 +167,8 @@ uint32_t MatmulKernels::cm2_splits(uint32_t tiles, uint32_t cols, uint32_t batch
     const uint32_t nearest = (target + tiles / 2) / tiles;
     return std::max(1u, std::min(nearest, cols / kMinSplitK));
   }
-  const uint32_t target = kSplitTargetPerCu * units;
-  if (tiles >= target) return 1;
-  return std::max(1u, std::min(div_up(target, tiles), cols / kMinSplitK));
+  if (tiles >= units) return 1;
+  return std::max(1u, std::min(kPrefillSplitSlotsPerCu * units / tiles, cols / kMinSplitK));
 }
 
 }  // namespace vkllm::vk
