@@ -126,7 +126,7 @@ void VulkanBackend::attention(const AttentionSpec& s) {
   if (attention_q8_enabled() && wants_q8(s.feeds, width, batch_.n_tokens))
     at.q8 = mem_.xq;
   else if (wants_f16(s.feeds, width, batch_.n_tokens))
-    at.f16 = mem_.x_f16;
+    at.f16 = f16_rows(batch_.n_tokens, width);
   const bool q8 = vk::ops::attention_writes_q8(at);
   const bool f16 = vk::ops::attention_writes_f16(at, ctx_.caps());
   vk::ops::attention(*rec_, ctx_.pipelines(), at);

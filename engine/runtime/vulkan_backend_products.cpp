@@ -17,7 +17,7 @@ void VulkanBackend::rms_norm(Rows x, WeightRef w, Rows y, uint32_t n, uint32_t r
                    vk::ops::rms_norm_writes_f16(n, ctx_.caps()) && wants_f16(feeds, n, rows);
   vk::ops::RmsNormArgs a;
   a.q8 = q8 ? mem_.xq : vk::BufferSlice{};
-  a.f16 = f16 ? mem_.x_f16 : vk::BufferSlice{};
+  a.f16 = f16 ? f16_rows(rows, n) : vk::BufferSlice{};
   a.x = mem_.slice(x);
   a.weight = get(w).data;
   a.y = mem_.slice(y);
@@ -90,7 +90,7 @@ void VulkanBackend::products_then_norm(Rows in, uint32_t n, const ProductOut& ou
     e.weight = get(norm.w).data;
     e.y = mem_.slice(norm.y);
     e.y_stride = norm.y.stride;
-    e.f16 = f16 ? mem_.x_f16 : vk::BufferSlice{};
+    e.f16 = f16 ? f16_rows(n, rows) : vk::BufferSlice{};
     e.counters = mem_.row_counters;
     e.eps = spec_.norm_eps;
     matmul_.record_reduce_norm(*rec_, a, *parts, e);
@@ -284,7 +284,7 @@ void VulkanBackend::glu_rows(GluAct act, Rows gate, Rows up, const vk::SplitPart
   g.out = mem_.slice(out);
   g.out_stride = out.stride;
   g.q8 = q8 ? mem_.xq : vk::BufferSlice{};
-  g.f16 = f16 ? mem_.x_f16 : vk::BufferSlice{};
+  g.f16 = f16 ? f16_rows(rows, n) : vk::BufferSlice{};
   vk::ops::glu(*rec_, ctx_.pipelines(), g);
   wrote(out.act);
   if (q8) q8_of_ = Q8Copy{out.act, rows, mem_.xq};
@@ -333,8 +333,17 @@ vk::MatmulArgs VulkanBackend::product_args(Rows x, uint32_t n, const ProductOut&
   a.y_stride = o.y.stride;
   a.batch = n;
   a.accumulate = o.accumulate;
-  if (f16_of_ && f16_of_->act == x.act && f16_of_->rows == n && x.off == 0) a.x_f16 = mem_.x_f16;
+  if (f16_of_ && f16_of_->act == x.act && f16_of_->rows == n && x.off == 0)
+    a.x_f16 = f16_rows(n, static_cast<uint32_t>(get(o.w).cols()));
   return a;
+}
+
+vk::BufferSlice VulkanBackend::f16_rows(uint32_t rows, uint32_t cols) const {
+  const uint64_t row_bytes = uint64_t{cols} * 2;
+  const uint64_t padded = uint64_t{(rows + 127) / 128 * 128} * row_bytes;
+  const uint64_t limit = std::min<uint64_t>(mem_.x_f16.size, ctx_.caps().max_storage_buffer_range) /
+                         row_bytes * row_bytes;
+  return mem_.x_f16.sub(0, std::max(std::min(padded, limit), uint64_t{rows} * row_bytes));
 }
 
 bool VulkanBackend::defers(const ProductOut& o, uint32_t n) const {

@@ -90,9 +90,9 @@ void VulkanStepBuffers::allocate_activations() {
       opt.fused_glu ? vk::q8_activation_bytes(static_cast<uint32_t>(ff), q8_rows) : 0;
   const uint64_t glu_counter_bytes =
       opt.fused_glu ? 4 * vk::glu_counter_words(static_cast<uint32_t>(ff)) : 0;
-  // f16 copies serve the subgroup-scope tensor-core GEMM, which runs below 128 tokens (larger
-  // products take the workgroup-scope one, which converts its input itself).
-  f16_rows = static_cast<uint32_t>(std::min<uint64_t>(std::max(T, R), 128));
+  // f16 copies serve the tensor-core GEMMs, with rows up to a multiple of 128 tokens (the
+  // workgroup-scope GEMM's widest token tile, which it then loads unchecked).
+  f16_rows = static_cast<uint32_t>((std::max(T, R) + 127) / 128 * 128);
   const uint64_t x_f16_bytes = uint64_t{f16_rows} * std::max({E, qd, ff}) * 2;
   act_bytes = split_bytes + argmax_bytes + xq_bytes + xq_ffn_bytes + glu_counter_bytes +
               x_f16_bytes + 4ull * f16_rows + 9 * align + 4 * (S_words() + align) + 16;
@@ -126,7 +126,9 @@ void VulkanStepBuffers::allocate_activations() {
   if (opt.fused_glu) {
     xq_ffn = act->allocate(std::max<uint64_t>(xq_ffn_bytes, 16));
     glu_counters = act->allocate(std::max<uint64_t>(glu_counter_bytes, 16));
-    vk::upload(ctx.device(), glu_counters, std::span<const uint32_t>(zeros));
+    vk::upload(
+        ctx.device(), glu_counters,
+        std::span<const uint32_t>(zeros.data(), std::max<uint64_t>(glu_counter_bytes, 16) / 4));
   }
 
   const uint32_t max_blocks = (opt.max_context + opt.block_size - 1) / opt.block_size;

@@ -68,11 +68,21 @@ void MatmulKernels::record_matmul_cm2(CommandRecorder& rec, const MatmulArgs& ar
                                 std::to_string(args.batch) + " exceed the device's grid");
   // Activations as f16 rows, padded to whole token tiles so that every tile but the last row
   // tile loads unchecked (the padding rows hold stale values, which reach only outputs that are
-  // never stored: each output column reads its own token's row).
+  // never stored: each output column reads its own token's row). Rows the norm or activation
+  // before wrote need no conversion (8B F16 prefill: one dispatch and barrier fewer for three of
+  // a layer's four products); their slice may end before the padding, and the last token tile
+  // then loads checked.
   const uint32_t x_stride = args.cols;
-  const uint32_t x_rows = round_up(args.batch, tokens);
-  const BufferSlice x = x_f16_.next(pipelines_.device(), uint64_t{x_rows} * x_stride * 2);
-  record_to_f16(rec, args, x_stride, x);
+  const uint64_t row_bytes_f16 = uint64_t{x_stride} * 2;
+  const bool given = args.x_f16 && args.x_f16.size >= args.batch * row_bytes_f16 &&
+                     caps.max_storage_buffer_range >= args.batch * row_bytes_f16;
+  const uint64_t readable = std::min<uint64_t>(args.x_f16.size, caps.max_storage_buffer_range);
+  const uint32_t x_rows = given ? static_cast<uint32_t>(std::min<uint64_t>(
+                                      round_up(args.batch, tokens), readable / row_bytes_f16))
+                                : round_up(args.batch, tokens);
+  const BufferSlice x = given ? args.x_f16.sub(0, x_rows * row_bytes_f16)
+                              : x_f16_.next(pipelines_.device(), x_rows * row_bytes_f16);
+  if (!given) record_to_f16(rec, args, x_stride, x);
   const Pipeline& gemm = cm2_gemm(tokens);
   Cm2Push push{args.rows,
                args.cols,
@@ -114,7 +124,7 @@ void MatmulKernels::record_matmul_cm2(CommandRecorder& rec, const MatmulArgs& ar
                          push.flags, used, part_ld, split.part_stride);
   };
   if (args.type == TensorType::F16) {
-    rec.barrier();
+    if (!given) rec.barrier();
     multiply(args.weights, 0, args.rows, args.rows);
     return;
   }

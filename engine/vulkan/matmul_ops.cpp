@@ -335,8 +335,8 @@ void MatmulKernels::record_splitk_reduce(CommandRecorder& rec, BufferSlice parts
 }
 
 bool MatmulKernels::reads_f16_rows(TensorType type, uint32_t batch) const {
-  if (!coopmat(type) || !x_f16_enabled_) return false;
-  return !(coopmat2_enabled_ && batch >= cm2_min_tokens(type));
+  if (!coopmat(type)) return false;
+  return (coopmat2_enabled_ && batch >= cm2_min_tokens(type)) || x_f16_enabled_;
 }
 
 uint32_t MatmulKernels::cm2_min_tokens(TensorType type) const {

@@ -77,8 +77,10 @@ struct MatmulArgs {
   // the int8-dot kernel when int8_dot(type) holds; x is still validated and used otherwise.
   BufferSlice xq{};
   // Optional: x as f16 rows of cols halves (cols a multiple of 8), the values record_to_f16 makes
-  // (written by the norm or activation before the product). The subgroup-scope tensor-core GEMM
-  // then reads them instead of converting x itself (reads_f16_rows); x is still validated.
+  // (written by the norm or activation before the product). The tensor-core GEMMs then read
+  // them instead of converting x themselves (reads_f16_rows); x is still validated. The
+  // workgroup-scope GEMM also reads (never stores from) rows past the batch up to its token tile
+  // where the slice holds them.
   BufferSlice x_f16{};
   // Optional (record_matvec and record_matvec_rope_kv of float weights: can_read_normalized):
   // the product reads x through its RMSNorm, x * norm_weight / sqrt(mean(x^2) + norm_eps), with
@@ -296,8 +298,8 @@ class MatmulKernels {
   // True if record_matmul runs `batch` tokens of `type` weights on the workgroup-scope GEMM where
   // the shape allows it (coopmat2's alignment rules).
   bool coopmat2(gguf::TensorType type, uint32_t batch) const;
-  // True if record_matmul of `batch` tokens of `type` weights takes the subgroup-scope tensor-
-  // core GEMM on f16 activation rows, so that MatmulArgs::x_f16 saves it a conversion.
+  // True if record_matmul of `batch` tokens of `type` weights takes a tensor-core GEMM on f16
+  // activation rows, so that MatmulArgs::x_f16 saves it a conversion.
   bool reads_f16_rows(gguf::TensorType type, uint32_t batch) const;
   // True if record_matvec runs weights of `type` with int8 dot products when given q8 activations.
   bool int8_dot(gguf::TensorType type) const;

@@ -11,6 +11,7 @@
 #include <cstdlib>
 
 #include "tests/engine/matmul_test_support.h"
+#include "tests/support/f16.h"
 
 namespace vkllm::matmul_test {
 namespace {
@@ -122,6 +123,59 @@ TEST(MatmulCoopMat2SplitK, SplitsMatchReference) {
   }
 }
 
+// Activations given as f16 rows (MatmulArgs::x_f16, written by the norm or GLU before a prefill
+// product) are what the GEMM multiplies: x itself holds other values, so a product converting x
+// would miss the reference. The slice holds the batch's rows only (200 tokens: the last token
+// tile loads checked) or whole 128-token tiles (130: padding rows of stale values, never
+// stored); f16 weights, and Q4_K decoded to f16 first.
+TEST(MatmulCoopMat2GivenF16, MultipliesTheGivenRowsNotX) {
+  vk::MatmulKernels kernels(context().pipelines(), {.cm2_min_tokens = 1});
+  SKIP_WITHOUT_COOPMAT2(kernels, shape_of(TensorType::F16, 256, 512, 130));
+  EXPECT_TRUE(kernels.reads_f16_rows(TensorType::F16, 130));
+  test::SeededRng seeded;
+  std::mt19937& rng = seeded.gen();
+  vk::Device& dev = context().device();
+  std::uniform_int_distribution<int> step(-256, 256);
+  for (TensorType type : {TensorType::F16, TensorType::Q4_K}) {
+    for (uint32_t batch : {200u, 130u}) {
+      SCOPED_TRACE(std::string(gguf::type_name(type)) + " batch=" + std::to_string(batch));
+      const Shape s{256, 512, batch};
+      const uint32_t slice_rows = batch == 130 ? 256 : batch;
+      const std::vector<float> x = random_floats(uint64_t{batch} * s.cols, rng);
+      std::vector<float> given(uint64_t{slice_rows} * s.cols);
+      std::vector<uint16_t> given16(given.size());
+      for (size_t i = 0; i < given.size(); ++i) {
+        given[i] = float(step(rng)) / 128.f;  // exact in f16
+        given16[i] = test::f16_bits(given[i]);
+      }
+      vk::Buffer xb(dev, x.size() * 4, vk::MemoryKind::DeviceLocal, "test x");
+      vk::Buffer x16b(dev, given16.size() * 2, vk::MemoryKind::DeviceLocal, "test x f16");
+      vk::upload(dev, xb.slice(), std::span<const float>(x));
+      vk::upload(dev, x16b.slice(), std::span<const uint16_t>(given16));
+      const std::vector<uint8_t> wq = random_weights(type, s.rows, s.cols, rng);
+      const vk::Buffer wb = device_weights(type, wq);
+      vk::Buffer yb(dev, uint64_t{batch} * s.rows * 4, vk::MemoryKind::DeviceLocal, "test y");
+      const vk::MatmulArgs args{.type = type,
+                                .weights = wb.slice(),
+                                .x = xb.slice(),
+                                .y = yb.slice(),
+                                .rows = s.rows,
+                                .cols = s.cols,
+                                .batch = batch,
+                                .x_f16 = x16b.slice()};
+      ASSERT_TRUE(kernels.coopmat2(args));
+      vk::CommandRecorder rec(dev);
+      rec.begin();
+      kernels.record_matmul(rec, args);
+      rec.submit_and_wait();
+      const std::vector<float> y = vk::download<float>(dev, yb.slice(), uint64_t{batch} * s.rows);
+      given.resize(uint64_t{batch} * s.cols);
+      expect_matches_reference(type, s, dequantize_rows(type, wq, s.rows, s.cols), given, {}, y,
+                               kF16Tolerance);
+    }
+  }
+}
+
 // Below the token threshold, and with the workgroup-scope GEMM off, products take the other
 // kernels.
 TEST(MatmulCoopMat2Choice, ThresholdAndOffSelectOtherKernels) {
@@ -136,11 +190,12 @@ TEST(MatmulCoopMat2Choice, ThresholdAndOffSelectOtherKernels) {
   args.cols = 256;
   args.y_offset = 2;
   EXPECT_FALSE(on.coopmat2(args));
-  // The defaults: f16 weights from 9 tokens (batched decode steps), others from 128.
+  // The defaults: f16 weights from 2 tokens (which of their decode steps leave the matvec is the
+  // backend's matvec_limit), others from 128.
   vk::MatmulKernels defaults(context().pipelines(), {.cm2_min_tokens = 0});
   if (!std::getenv("VKLLM_COOPMAT2_MIN")) {
-    EXPECT_TRUE(defaults.coopmat2(shape_of(TensorType::F16, 256, 256, 9)));
-    EXPECT_FALSE(defaults.coopmat2(shape_of(TensorType::F16, 256, 256, 8)));
+    EXPECT_TRUE(defaults.coopmat2(shape_of(TensorType::F16, 256, 256, 2)));
+    EXPECT_FALSE(defaults.coopmat2(shape_of(TensorType::F16, 256, 256, 1)));
     EXPECT_TRUE(defaults.coopmat2(shape_of(TensorType::Q4_K, 256, 256, 128)));
     EXPECT_FALSE(defaults.coopmat2(shape_of(TensorType::Q4_K, 256, 256, 127)));
   }
