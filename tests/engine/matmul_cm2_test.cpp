@@ -11,7 +11,6 @@
 #include <cstdlib>
 
 #include "tests/engine/matmul_test_support.h"
-#include "tests/support/f16.h"
 
 namespace vkllm::matmul_test {
 namespace {
@@ -135,23 +134,17 @@ TEST(MatmulCoopMat2GivenF16, MultipliesTheGivenRowsNotX) {
   test::SeededRng seeded;
   std::mt19937& rng = seeded.gen();
   vk::Device& dev = context().device();
-  std::uniform_int_distribution<int> step(-256, 256);
   for (TensorType type : {TensorType::F16, TensorType::Q4_K}) {
     for (uint32_t batch : {200u, 130u}) {
       SCOPED_TRACE(std::string(gguf::type_name(type)) + " batch=" + std::to_string(batch));
       const Shape s{256, 512, batch};
       const uint32_t slice_rows = batch == 130 ? 256 : batch;
       const std::vector<float> x = random_floats(uint64_t{batch} * s.cols, rng);
-      std::vector<float> given(uint64_t{slice_rows} * s.cols);
-      std::vector<uint16_t> given16(given.size());
-      for (size_t i = 0; i < given.size(); ++i) {
-        given[i] = float(step(rng)) / 128.f;  // exact in f16
-        given16[i] = test::f16_bits(given[i]);
-      }
+      ExactF16 given = exact_f16_floats(uint64_t{slice_rows} * s.cols, rng);
       vk::Buffer xb(dev, x.size() * 4, vk::MemoryKind::DeviceLocal, "test x");
-      vk::Buffer x16b(dev, given16.size() * 2, vk::MemoryKind::DeviceLocal, "test x f16");
+      vk::Buffer x16b(dev, given.bits.size() * 2, vk::MemoryKind::DeviceLocal, "test x f16");
       vk::upload(dev, xb.slice(), std::span<const float>(x));
-      vk::upload(dev, x16b.slice(), std::span<const uint16_t>(given16));
+      vk::upload(dev, x16b.slice(), std::span<const uint16_t>(given.bits));
       const std::vector<uint8_t> wq = random_weights(type, s.rows, s.cols, rng);
       const vk::Buffer wb = device_weights(type, wq);
       vk::Buffer yb(dev, uint64_t{batch} * s.rows * 4, vk::MemoryKind::DeviceLocal, "test y");
@@ -169,9 +162,9 @@ TEST(MatmulCoopMat2GivenF16, MultipliesTheGivenRowsNotX) {
       kernels.record_matmul(rec, args);
       rec.submit_and_wait();
       const std::vector<float> y = vk::download<float>(dev, yb.slice(), uint64_t{batch} * s.rows);
-      given.resize(uint64_t{batch} * s.cols);
-      expect_matches_reference(type, s, dequantize_rows(type, wq, s.rows, s.cols), given, {}, y,
-                               kF16Tolerance);
+      given.values.resize(uint64_t{batch} * s.cols);
+      expect_matches_reference(type, s, dequantize_rows(type, wq, s.rows, s.cols), given.values, {},
+                               y, kF16Tolerance);
     }
   }
 }

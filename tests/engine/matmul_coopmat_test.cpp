@@ -9,7 +9,6 @@
 #include <gtest/gtest.h>
 
 #include "tests/engine/matmul_test_support.h"
-#include "tests/support/f16.h"
 
 namespace vkllm::matmul_test {
 namespace {
@@ -221,17 +220,12 @@ TEST(MatmulCoopMatDeferred, PartialsFromGivenF16RowsEqualTheReducedProduct) {
   std::mt19937& rng = seeded.gen();
   vk::Device& dev = context().device();
   const Shape s{200, 1024, 40};
-  std::uniform_int_distribution<int> step(-256, 256);
-  std::vector<float> x(uint64_t{s.batch} * s.cols);
-  std::vector<uint16_t> x16(x.size());
-  for (size_t i = 0; i < x.size(); ++i) {
-    x[i] = float(step(rng)) / 128.f;
-    x16[i] = test::f16_bits(x[i]);
-  }
+  const ExactF16 exact = exact_f16_floats(uint64_t{s.batch} * s.cols, rng);
+  const std::vector<float>& x = exact.values;
   vk::Buffer xb(dev, x.size() * 4, vk::MemoryKind::DeviceLocal, "test x");
-  vk::Buffer x16b(dev, x16.size() * 2, vk::MemoryKind::DeviceLocal, "test x f16");
+  vk::Buffer x16b(dev, exact.bits.size() * 2, vk::MemoryKind::DeviceLocal, "test x f16");
   vk::upload(dev, xb.slice(), std::span<const float>(x));
-  vk::upload(dev, x16b.slice(), std::span<const uint16_t>(x16));
+  vk::upload(dev, x16b.slice(), std::span<const uint16_t>(exact.bits));
   const std::vector<uint8_t> wq = random_weights(type, s.rows, s.cols, rng);
   const vk::Buffer wb = device_weights(type, wq);
   const uint64_t y_floats = uint64_t{s.batch} * s.rows;

@@ -18,6 +18,7 @@
 #include "engine/vulkan/matmul_ops.h"
 #include "engine/vulkan/weight_layout.h"
 #include "tests/engine/vk_test_context.h"
+#include "tests/support/f16.h"
 
 namespace vkllm::matmul_test {
 
@@ -124,6 +125,22 @@ inline std::vector<float> random_floats(size_t n, std::mt19937& rng) {
   std::vector<float> v(n);
   for (auto& f : v) f = value(rng);
   return v;
+}
+
+// n random values that f16 holds exactly (multiples of 1/128 in [-2, 2]) and their f16 bits: a
+// GEMM given them as f16 rows multiplies what converting the floats would give.
+struct ExactF16 {
+  std::vector<float> values;
+  std::vector<uint16_t> bits;
+};
+inline ExactF16 exact_f16_floats(size_t n, std::mt19937& rng) {
+  std::uniform_int_distribution<int> step(-256, 256);
+  ExactF16 r{std::vector<float>(n), std::vector<uint16_t>(n)};
+  for (size_t i = 0; i < n; ++i) {
+    r.values[i] = float(step(rng)) / 128.f;
+    r.bits[i] = test::f16_bits(r.values[i]);
+  }
+  return r;
 }
 
 // Row-major rows x cols floats from the CPU dequantizer (the reference decoder).
