@@ -35,6 +35,12 @@ inline constexpr uint32_t kTensorCoreMatvecMaxBatch = 8;
 // 2718-2721 on the matvec), hence the threshold above it.
 inline constexpr uint32_t kF16LongRowCols = 12288;
 inline constexpr uint32_t kF16LongRowMatvecMaxBatch = 5;
+// So do F16 products of many rows (gate|up, the LM head): there the GEMM streams the weights
+// faster than the matvec's 2-row workgroups (8B gate|up 28672 x 4096 at 8 vectors: 2.31 against
+// 2.15 TB/s). On an H100 (bench/RESULTS.md, twenty-first session), GPU ms a step at 8 sequences:
+// 8B F16 8.686-8.687 -> 8.535-8.538, 1B F16 2.025-2.035 -> 1.951-1.960; at 6 even / -3%. Q|K|V
+// and the output projection (at most 6144 rows on these models) stay: on the GEMM they lost.
+inline constexpr uint32_t kF16WideRows = 16384;
 
 struct RunnerOptions {
   uint32_t block_size = 16;         // tokens per KV block

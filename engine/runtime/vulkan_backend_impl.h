@@ -179,10 +179,9 @@ class VulkanBackend final : public StepBackend {
   // The arguments of product `o` of x (n rows) but the weights': x, y, batch, accumulate, and
   // x's f16 copy where one was written.
   vk::MatmulArgs product_args(Rows x, uint32_t n, const ProductOut& o);
-  // The f16 copy's buffer as `rows` rows of `cols` halves, for the kernel writing them (which
-  // writes `rows`) and the GEMM reading them: padded to whole 128-token tiles where the buffer
-  // and the device's binding range hold them, so that the workgroup-scope GEMM loads its last
-  // token tile unchecked.
+  // The f16 copy's buffer as rows of `cols` halves, for the kernel writing `rows` of them and the
+  // GEMM reading them: as many whole rows as the buffer and the device's binding range hold (at
+  // least `rows`), so that the workgroup-scope GEMM can load its last token tile unchecked.
   vk::BufferSlice f16_rows(uint32_t rows, uint32_t cols) const;
   // Whether deferred_product records product `o` of n rows.
   bool defers(const ProductOut& o, uint32_t n) const;

@@ -340,10 +340,9 @@ vk::MatmulArgs VulkanBackend::product_args(Rows x, uint32_t n, const ProductOut&
 
 vk::BufferSlice VulkanBackend::f16_rows(uint32_t rows, uint32_t cols) const {
   const uint64_t row_bytes = uint64_t{cols} * 2;
-  const uint64_t padded = uint64_t{(rows + 127) / 128 * 128} * row_bytes;
-  const uint64_t limit = std::min<uint64_t>(mem_.x_f16.size, ctx_.caps().max_storage_buffer_range) /
-                         row_bytes * row_bytes;
-  return mem_.x_f16.sub(0, std::max(std::min(padded, limit), uint64_t{rows} * row_bytes));
+  const uint64_t whole_rows =
+      std::min<uint64_t>(mem_.x_f16.size, ctx_.caps().max_storage_buffer_range) / row_bytes;
+  return mem_.x_f16.sub(0, std::max<uint64_t>(whole_rows, rows) * row_bytes);
 }
 
 bool VulkanBackend::defers(const ProductOut& o, uint32_t n) const {
@@ -407,7 +406,7 @@ uint32_t VulkanBackend::matvec_limit(const DeviceTensor& w) const {
                        type == TensorType::Q6_K;
   static_assert(kTensorCoreMatvecMaxBatch == vk::MatmulKernels::kMaxMatvecColumns);
   uint32_t limit = k_quant ? kTensorCoreMatvecMaxBatchKQuant : kTensorCoreMatvecMaxBatch;
-  if (type == TensorType::F16 && w.cols() >= kF16LongRowCols &&
+  if (type == TensorType::F16 && (w.cols() >= kF16LongRowCols || w.rows() >= kF16WideRows) &&
       matmul_.coopmat2(type, kF16LongRowMatvecMaxBatch + 1))
     limit = std::min(limit, kF16LongRowMatvecMaxBatch);
   return std::min(opt_.matvec_max_batch, limit);

@@ -74,9 +74,8 @@ void MatmulKernels::record_matmul_cm2(CommandRecorder& rec, const MatmulArgs& ar
   // then loads checked.
   const uint32_t x_stride = args.cols;
   const uint64_t row_bytes_f16 = uint64_t{x_stride} * 2;
-  const bool given = args.x_f16 && args.x_f16.size >= args.batch * row_bytes_f16 &&
-                     caps.max_storage_buffer_range >= args.batch * row_bytes_f16;
   const uint64_t readable = std::min<uint64_t>(args.x_f16.size, caps.max_storage_buffer_range);
+  const bool given = args.x_f16 && readable >= args.batch * row_bytes_f16;
   const uint32_t x_rows = given ? static_cast<uint32_t>(std::min<uint64_t>(
                                       round_up(args.batch, tokens), readable / row_bytes_f16))
                                 : round_up(args.batch, tokens);

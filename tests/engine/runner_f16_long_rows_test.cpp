@@ -1,7 +1,8 @@
-// F16 products of long rows (K >= kF16LongRowCols) leave the matvec after
-// kF16LongRowMatvecMaxBatch tokens where the workgroup-scope GEMM runs them (runtime/runner.h):
-// a decode step of several sequences must give each the logits it gets decoded alone (every
-// product on the matvec), up to the GEMM's f16 activations. On lavapipe both run the matvec.
+// F16 products of long rows (K >= kF16LongRowCols) or many rows (>= kF16WideRows) leave the matvec
+// after kF16LongRowMatvecMaxBatch tokens where the workgroup-scope GEMM runs them
+// (runtime/runner.h): a decode step of several sequences must give each the logits it gets decoded
+// alone (every product on the matvec), up to the GEMM's f16 activations. On lavapipe both run the
+// matvec.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -33,11 +34,12 @@ TEST(RunnerF16LongRows, BatchedDecodeGivesEachSequenceItsOwnLogits) {
   const uint64_t seed = std::random_device{}();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937 rng(static_cast<uint32_t>(seed));
-  // The down projection's rows are n_ff = kF16LongRowCols wide.
+  // The down projection's rows are n_ff wide, and gate and up have n_ff rows each: past both
+  // thresholds.
   model::MakeModelOptions o;
   o.arch = "llama";
   o.shape = model::parse_model_shape("256x2x4x2");
-  o.shape.n_ff = kF16LongRowCols;
+  o.shape.n_ff = std::max(kF16LongRowCols, kF16WideRows);
   o.file_type = model::FileType::F16;
   o.seed = seed;
   const std::vector<uint8_t> bytes = test::random_model_bytes(o);
