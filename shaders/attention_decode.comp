@@ -12,7 +12,7 @@
 // output's dimension pairs are spread over invocations (NS position subsets each, summed at the
 // end).
 //
-// Grid: x = 1, y = sequence, z = kv_head * n_splits + split; splits walk whole chunks
+// Grid: x = 1, y = sequence, z = (kv_head * HEAD_GROUPS + group) * n_splits + split; splits walk whole chunks
 // (attention_range.glsl with BC = the workgroup size). Output as attention.comp: with one split
 // the normalised rows (and with F16_OUT / Q8_OUT their f16 / q8 copy, dense rows only), otherwise
 // unnormalised partials and (m, l) pairs for attention_reduce.comp.
@@ -29,6 +29,11 @@ layout(constant_id = 1) const uint D = 128u;     // head dim (a multiple of 4, a
 layout(constant_id = 2) const uint R = 1u;       // query heads per KV head (GQA ratio)
 layout(constant_id = 3) const uint BLOCK = 16u;  // KV cache block size (tokens)
 layout(constant_id = 4) const uint TPP = 1u;     // invocations per position (a power of two)
+// Workgroups per KV head, each with R of its query heads: at short contexts a step's few
+// (sequence, KV head) workgroups leave most compute units idle, and a chunk's scores, softmax and
+// products for R heads are one workgroup's serial work; split over HEAD_GROUPS workgroups they
+// run side by side (each loads the KV rows, from L2 after the first).
+layout(constant_id = 5) const uint HEAD_GROUPS = 1u;
 
 const uint WG = gl_WorkGroupSize.x;
 const uint P = WG / TPP;  // positions per chunk
@@ -87,7 +92,9 @@ float score(float dot) {
 void main() {
   const uint tid = gl_LocalInvocationIndex;
   const uint seq = gl_WorkGroupID.y;
-  const uint kvh = gl_WorkGroupID.z / p.n_splits;
+  const uint unit = gl_WorkGroupID.z / p.n_splits;  // (KV head, query-head group)
+  const uint kvh = unit / HEAD_GROUPS;
+  const uint q0 = unit * R;  // the workgroup's first query head
   const uint split = gl_WorkGroupID.z % p.n_splits;
   if (meta_seq_q_len(p.n_tokens, p.n_seqs, seq) == 0u) return;  // uniform
   const uint t0 = meta_seq_q_start(p.n_tokens, p.n_seqs, seq);
@@ -100,7 +107,7 @@ void main() {
 
   for (uint i = tid; i < R * (D / 4u); i += WG) {
     const uint r = i / (D / 4u), d = 4u * (i % (D / 4u));
-    const uint qi = p.q_off + t0 * p.q_stride + (kvh * R + r) * D + d;
+    const uint qi = p.q_off + t0 * p.q_stride + (q0 + r) * D + d;
     Qs[i] = vec4(q[qi], q[qi + 1u], q[qi + 2u], q[qi + 3u]) * p.scale;
   }
   for (uint r = tid; r < R; r += WG) {
@@ -236,7 +243,7 @@ void main() {
       const uint i = tid + k * WG;
       if (i < R * HD2) {
         const uint r = i / HD2, j = i % HD2;
-        const uint qh = kvh * R + r;
+        const uint qh = q0 + r;
         const float l = Ls[r];
         const vec2 v = l > 0.0 ? total[k] / l : vec2(0.0);
         const uint o = p.out_off + t0 * p.out_stride + qh * D + 2u * j;
@@ -259,7 +266,7 @@ void main() {
     const uint blocks = D / 32u;
     for (uint b = tid; b < R * blocks; b += WG) {
       const uint r = b / blocks, m = b % blocks;
-      const uint qh = kvh * R + r;
+      const uint qh = q0 + r;
       vec4 v[8];
       [[unroll]] for (uint i = 0u; i < 8u; ++i) v[i] = Qs[(r * D + 32u * m) / 4u + i];
       q8_store_block((t0 * p.n_q_heads + qh) * blocks + m, p.n_tokens * p.n_q_heads * blocks, v);
@@ -271,14 +278,14 @@ void main() {
       const uint i = tid + k * WG;
       if (i < R * HD2) {
         const uint r = i / HD2, j = i % HD2;
-        const uint o = ((split * p.n_tokens + t0) * p.n_q_heads + kvh * R + r) * D + 2u * j;
+        const uint o = ((split * p.n_tokens + t0) * p.n_q_heads + q0 + r) * D + 2u * j;
         outv[o] = total[k].x;
         outv[o + 1u] = total[k].y;
       }
     }
     for (uint r = tid; r < R; r += WG) {
       const uint o =
-          p.n_splits * rows_total * D + ((split * p.n_tokens + t0) * p.n_q_heads + kvh * R + r) * 2u;
+          p.n_splits * rows_total * D + ((split * p.n_tokens + t0) * p.n_q_heads + q0 + r) * 2u;
       outv[o] = Ms[r];
       outv[o + 1u] = Ls[r];
     }

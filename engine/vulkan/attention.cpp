@@ -46,7 +46,31 @@ uint32_t decode_shared_bytes(uint32_t p, uint32_t wg, uint32_t r, uint32_t d) {
 
 struct DecodeShape {
   uint32_t positions = 0, tpp = 1;  // positions 0: the tiled kernel instead
+  uint32_t head_groups = 1;         // workgroups per KV head
 };
+
+// The chunked kernel's workgroups per KV head: the largest divisor of the GQA ratio `r` that keeps
+// the grid within one workgroup per compute unit. On an H100 (bench/RESULTS.md, twenty-first
+// session) one sequence of an 8B model (8 KV heads, 4 query heads each) at 128 / 512 positions:
+// 9.2 -> 7.9 / 26.4 -> 21.4 us; batch-1 decode GPU time a step 8B Q4_K_M 3.51-3.54 -> 3.47 ms,
+// Q8_0 4.29-4.30 -> 4.20-4.24, F16 6.30-6.31 -> 6.23; 8 sequences 0.6-0.9% faster; 1B even.
+uint32_t decode_head_groups(const AttentionArgs& a, uint32_t r, uint32_t units) {
+  static const uint32_t forced = [] {
+    const char* v = std::getenv("VKLLM_ATTN_HEAD_GROUPS");
+    return v && *v ? static_cast<uint32_t>(std::strtoul(v, nullptr, 10)) : 0u;
+  }();
+  if (a.head_groups) {
+    require(r % a.head_groups == 0, "head_groups " + std::to_string(a.head_groups) +
+                                        " does not divide the GQA ratio " + std::to_string(r));
+    return a.head_groups;
+  }
+  if (forced && r % forced == 0) return forced;
+  const uint64_t groups = uint64_t{a.batch.n_seqs} * a.k_cache.n_kv_heads * a.n_splits;
+  uint32_t best = 1;
+  for (uint32_t g = 1; g <= r; ++g)
+    if (r % g == 0 && groups * g <= units) best = g;
+  return best;
+}
 
 // attention_decode.comp's shape for a decode step, or none (the tiled kernel). Auto takes it for
 // unsplit steps whose grid leaves compute units idle (at most two workgroups per unit); where
@@ -64,16 +88,17 @@ DecodeShape decode_shape(const AttentionArgs& a, uint32_t r, const DeviceCapabil
       (a.decode_kernel == DecodeKernel::Auto && (a.n_splits > 1 || groups > 2 * units)))
     return {};
   const uint32_t d = a.head_dim;
+  const uint32_t hg = decode_head_groups(a, r, units);
   for (uint32_t positions : {128u, 64u}) {
     uint32_t tpp = std::min(2u, std::max(1u, caps.subgroup_size));
     while (tpp > 1 &&
            positions * tpp > std::min(caps.max_workgroup_size[0], caps.max_workgroup_invocations))
       tpp /= 2;
     const uint32_t wg = positions * tpp;
-    const uint32_t bytes = decode_shared_bytes(positions, wg, r, d);
-    if (bytes && bytes <= caps.max_shared_memory && positions >= r &&
+    const uint32_t bytes = decode_shared_bytes(positions, wg, r / hg, d);
+    if (bytes && bytes <= caps.max_shared_memory && positions >= r / hg &&
         wg <= caps.max_workgroup_size[0] && wg <= caps.max_workgroup_invocations)
-      return {positions, tpp};
+      return {positions, tpp, hg};
   }
   return {};
 }
@@ -184,8 +209,9 @@ void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) 
                                              : "attention_decode",
                         .num_buffers = q8_here || f16_here ? 6u : 5u,
                         .push_constant_bytes = sizeof(push),
-                        .spec = {ds.positions * ds.tpp, d, r, a.k_cache.block_size, ds.tpp}});
-    groups = {1, a.batch.n_seqs, n_kv * a.n_splits};
+                        .spec = {ds.positions * ds.tpp, d, r / ds.head_groups, a.k_cache.block_size,
+                                 ds.tpp, ds.head_groups}});
+    groups = {1, a.batch.n_seqs, n_kv * ds.head_groups * a.n_splits};
   } else {
     // Rows per workgroup: the R heads of one KV head for BQ tokens; about 16 rows for prefill.
     const uint32_t bq = a.max_q_len <= 1 ? 1 : std::max(1u, std::min(a.max_q_len, 16 / r));

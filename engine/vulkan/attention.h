@@ -48,6 +48,10 @@ struct AttentionArgs {
   bool tensor_cores = true;
   // Decode steps: Chunked where the kernel can (GQA ratios up to 16), Tiled, or by the grid.
   DecodeKernel decode_kernel = DecodeKernel::Auto;
+  // Chunked decode kernel: workgroups per KV head, each with its share of the query heads (a
+  // divisor of the GQA ratio); 0: as many as keep the grid within one workgroup per compute unit
+  // (VKLLM_ATTN_HEAD_GROUPS=1: one, for A/B runs).
+  uint32_t head_groups = 0;
 };
 
 // Whether attention() runs these arguments on the tensor-core kernel (attention_coopmat.comp):

@@ -33,13 +33,15 @@ struct Config {
   // keeps moving as the tiles go by: the tensor-core kernel's softmax must rescale what it summed.
   bool rising_scores = false;
   ops::DecodeKernel decode = ops::DecodeKernel::Auto;
+  uint32_t head_groups = 0;  // chunked decode kernel: workgroups per KV head (0: from the grid)
   std::string describe() const {
     const char* kernels[] = {"", " chunked", " tiled"};
     return "head_dim=" + std::to_string(head_dim) + " gqa=" + std::to_string(gqa) +
            " block=" + std::to_string(block_size) + " softcap=" + std::to_string(softcap) +
            " window=" + std::to_string(window) + " splits=" + std::to_string(n_splits) +
            (causal ? "" : " non-causal") + (tensor_cores ? "" : " scalar") + (f16 ? " f16" : "") +
-           (rising_scores ? " rising" : "") + kernels[static_cast<int>(decode)];
+           (rising_scores ? " rising" : "") + kernels[static_cast<int>(decode)] +
+           (head_groups ? " head_groups=" + std::to_string(head_groups) : "");
   }
 };
 
@@ -98,7 +100,8 @@ bool check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>
                                   .q8 = c.f16 ? BufferSlice{} : q8,
                                   .f16 = c.f16 ? f16 : BufferSlice{},
                                   .tensor_cores = c.tensor_cores,
-                                  .decode_kernel = c.decode};
+                                  .decode_kernel = c.decode,
+                                  .head_groups = c.head_groups};
     wrote_q8 = ops::attention_writes_q8(args);
     wrote_f16 = ops::attention_writes_f16(args, vk_context().device().caps());
     tensor_cores = ops::attention_on_tensor_cores(args, vk_context().device().caps());
@@ -159,10 +162,16 @@ TEST(PagedAttention, DecodeWithGqaSoftcapWindowAndSplitK) {
       c.f16 = i % 2 == 0;  // the f16 copy instead of the q8 one, from the kernel and the reduction
       for (auto kernel : {ops::DecodeKernel::Chunked, ops::DecodeKernel::Tiled}) {
         c.decode = kernel;
-        c.n_splits = 1;
-        check_attention(rng, c, specs);
-        c.n_splits = 3 + rng.below(3);  // split-K path, incl. splits with no tiles for short seqs
-        check_attention(rng, c, specs);
+        // The chunked kernel with each KV head's query heads in one workgroup, and one apiece.
+        for (uint32_t groups : {1u, gqa}) {
+          if (kernel == ops::DecodeKernel::Tiled && groups > 1) continue;
+          c.head_groups = groups;
+          c.n_splits = 1;
+          check_attention(rng, c, specs);
+          c.n_splits = 3 + rng.below(3);  // split-K path, incl. splits with no tiles for short seqs
+          check_attention(rng, c, specs);
+        }
+        c.head_groups = 0;
       }
       ++i;
     }
@@ -191,6 +200,12 @@ TEST(PagedAttention, DecodeChunkedKernelShapes) {
       c.softcap = splits == 4 ? 25.f : 0.f;
       c.decode = ops::DecodeKernel::Chunked;
       check_attention(rng, c, specs);
+      // Query heads split over two workgroups per KV head, where the ratio allows.
+      if (sh.gqa % 2 == 0 && sh.gqa <= 16) {
+        c.head_groups = 2;
+        check_attention(rng, c, specs);
+        c.head_groups = 0;
+      }
     }
 }
 
