@@ -12,10 +12,10 @@
 // output's dimension pairs are spread over invocations (NS position subsets each, summed at the
 // end).
 //
-// Grid: x = 1, y = sequence, z = (kv_head * HEAD_GROUPS + group) * n_splits + split; splits walk whole chunks
-// (attention_range.glsl with BC = the workgroup size). Output as attention.comp: with one split
-// the normalised rows (and with F16_OUT / Q8_OUT their f16 / q8 copy, dense rows only), otherwise
-// unnormalised partials and (m, l) pairs for attention_reduce.comp.
+// Grid: x = 1, y = sequence, z = (kv_head * HEAD_GROUPS + group) * n_splits + split; splits walk
+// whole chunks (attention_range.glsl with BC = the workgroup size). Output as attention.comp: with
+// one split the normalised rows (and with F16_OUT / Q8_OUT their f16 / q8 copy, dense rows only),
+// otherwise unnormalised partials and (m, l) pairs for attention_reduce.comp.
 
 #extension GL_EXT_control_flow_attributes : enable
 #extension GL_KHR_shader_subgroup_basic : enable
@@ -26,13 +26,14 @@
 
 layout(local_size_x_id = 0) in;                  // invocations: P * TPP
 layout(constant_id = 1) const uint D = 128u;     // head dim (a multiple of 4, at most 256)
-layout(constant_id = 2) const uint R = 1u;       // query heads per KV head (GQA ratio)
+layout(constant_id = 2) const uint R = 1u;       // query heads per workgroup (GQA ratio / groups)
 layout(constant_id = 3) const uint BLOCK = 16u;  // KV cache block size (tokens)
 layout(constant_id = 4) const uint TPP = 1u;     // invocations per position (a power of two)
-// Workgroups per KV head, each with R of its query heads: at short contexts a step's few
-// (sequence, KV head) workgroups leave most compute units idle, and a chunk's scores, softmax and
-// products for R heads are one workgroup's serial work; split over HEAD_GROUPS workgroups they
-// run side by side (each loads the KV rows, from L2 after the first).
+// Workgroups per KV head (HEAD_GROUPS * R = the GQA ratio), each with R of its query heads: at
+// short contexts a step's few (sequence, KV head) workgroups leave most compute units idle, and a
+// chunk's scores, softmax and products for all of a KV head's query heads are one workgroup's
+// serial work; split over HEAD_GROUPS workgroups they run side by side (each loads the KV rows,
+// from L2 after the first).
 layout(constant_id = 5) const uint HEAD_GROUPS = 1u;
 
 const uint WG = gl_WorkGroupSize.x;
