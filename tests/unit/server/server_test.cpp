@@ -99,8 +99,12 @@ class ServerTest : public ::testing::Test {
     r.add(Method::get, "/ticks", [this](Exchange& ex) -> awaitable<void> {
       struct Done {
         std::atomic<bool>& flag;
-        ~Done() { flag = true; }
-      } done{handler_done_};
+        std::atomic<std::chrono::steady_clock::rep>& at;
+        ~Done() {
+          at = std::chrono::steady_clock::now().time_since_epoch().count();
+          flag = true;
+        }
+      } done{handler_done_, done_at_};
       bool gone = false;
       ex.on_disconnect([this, &gone] {
         told_at_ = std::chrono::steady_clock::now().time_since_epoch().count();
@@ -196,7 +200,22 @@ class ServerTest : public ::testing::Test {
     return std::chrono::duration<double, std::milli>(told - since).count();
   }
 
+  // Milliseconds from `since` until the streaming handler stopped, told or ended by a write that
+  // met the closed socket (whichever came first; both stop the stream); -1 if neither within 2 s.
+  double stopped_after_ms(std::chrono::steady_clock::time_point since) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (told_at_ == 0 && done_at_ == 0 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    const auto told = told_at_.load(), done = done_at_.load();
+    if (told == 0 && done == 0) return -1;
+    const auto first = told == 0 ? done : done == 0 ? told : std::min(told, done);
+    const std::chrono::steady_clock::time_point at{std::chrono::steady_clock::duration(first)};
+    return std::chrono::duration<double, std::milli>(at - since).count();
+  }
+
   std::atomic<std::chrono::steady_clock::rep> told_at_{0};
+  std::atomic<std::chrono::steady_clock::rep> done_at_{0};
   std::atomic<bool> handler_done_{false};
   asio::io_context client_ioc_;
   beast::flat_buffer buffer_;
@@ -344,7 +363,7 @@ TEST_F(ServerTest, WaitingHandlerIsToldWhenTheClientCloses) {
   EXPECT_LT(ms, 1000);  // promptly, not at the 5 s timeout (with room for a loaded CI)
 }
 
-TEST_F(ServerTest, StreamingHandlerIsToldWhenTheClientCloses) {
+TEST_F(ServerTest, StreamingHandlerStopsWhenTheClientCloses) {
   auto s = connect();
   asio::write(s, asio::buffer(std::string("GET /ticks HTTP/1.1\r\nHost: localhost\r\n\r\n")));
   char buf[256];
@@ -352,9 +371,11 @@ TEST_F(ServerTest, StreamingHandlerIsToldWhenTheClientCloses) {
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   const auto closed = std::chrono::steady_clock::now();
   s.close();
-  const double ms = told_after_ms(closed);
-  EXPECT_GE(ms, 0) << "the handler was never told";
-  EXPECT_LT(ms, 1000);  // promptly, not at the 5 s timeout (with room for a loaded CI)
+  // Told, or (on a loaded machine, where its next write can meet the closed socket before the
+  // disconnect watch sees the close) ended by that write: either stops the stream.
+  const double ms = stopped_after_ms(closed);
+  EXPECT_GE(ms, 0) << "the handler was neither told nor stopped";
+  EXPECT_LT(ms, 1000);  // promptly, not after its 500 ticks (with room for a loaded CI)
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
   while (!handler_done_ && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
