@@ -25,9 +25,8 @@ uint32_t shared_bytes(uint32_t rows, uint32_t bq, uint32_t bc, uint32_t d) {
 // once per process, as this runs every decode step).
 uint32_t split_target() {
   static const uint32_t target = [] {
-    const char* v = std::getenv("VKLLM_ATTN_SPLIT_TARGET");
-    const unsigned long n = v && *v ? std::strtoul(v, nullptr, 10) : 0;
-    return n ? static_cast<uint32_t>(n) : 4u;
+    const uint32_t n = env_u32("VKLLM_ATTN_SPLIT_TARGET", 0);
+    return n ? n : 4u;
   }();
   return target;
 }
@@ -55,10 +54,7 @@ struct DecodeShape {
 // 9.2 -> 7.9 / 26.4 -> 21.4 us; batch-1 decode GPU time a step 8B Q4_K_M 3.51-3.54 -> 3.47 ms,
 // Q8_0 4.29-4.30 -> 4.20-4.24, F16 6.30-6.31 -> 6.23; 8 sequences 0.6-0.9% faster; 1B even.
 uint32_t decode_head_groups(const AttentionArgs& a, uint32_t r, uint32_t units) {
-  static const uint32_t forced = [] {
-    const char* v = std::getenv("VKLLM_ATTN_HEAD_GROUPS");
-    return v && *v ? static_cast<uint32_t>(std::strtoul(v, nullptr, 10)) : 0u;
-  }();
+  static const uint32_t forced = env_u32("VKLLM_ATTN_HEAD_GROUPS", 0);
   if (a.head_groups) {
     require(r % a.head_groups == 0, "head_groups " + std::to_string(a.head_groups) +
                                         " does not divide the GQA ratio " + std::to_string(r));

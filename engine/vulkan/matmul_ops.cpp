@@ -153,11 +153,6 @@ bool has_coopmat_kernel(TensorType type) {
   return std::ranges::find(kCoopMatTypes, type) != std::end(kCoopMatTypes);
 }
 
-uint32_t env_u32(const char* name, uint32_t fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? static_cast<uint32_t>(std::strtoul(v, nullptr, 10)) : fallback;
-}
-
 // The tensor-core GEMM's push constants: matmul.comp's, then the split-K layout.
 struct CoopPush {
   Push base;
