@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <initializer_list>
 #include <thread>
 
 #include <boost/asio/connect.hpp>
@@ -189,29 +190,30 @@ class ServerTest : public ::testing::Test {
     return roundtrip(s, std::move(req));
   }
 
-  // Milliseconds from `since` until the handler was told the client left; -1 if not within 2 s.
-  double told_after_ms(std::chrono::steady_clock::time_point since) {
+  // Milliseconds from `since` until the first of `stamps` was set (whichever came first); -1 if
+  // none within 2 s.
+  double first_stamp_after_ms(
+      std::chrono::steady_clock::time_point since,
+      std::initializer_list<const std::atomic<std::chrono::steady_clock::rep>*> stamps) {
+    const auto first = [&] {
+      std::chrono::steady_clock::rep at = 0;
+      for (const auto* s : stamps)
+        if (const auto v = s->load(); v != 0 && (at == 0 || v < at)) at = v;
+      return at;
+    };
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-    while (told_at_ == 0 && std::chrono::steady_clock::now() < deadline) {
+    while (first() == 0 && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    if (told_at_ == 0) return -1;
-    const std::chrono::steady_clock::time_point told{std::chrono::steady_clock::duration(told_at_)};
-    return std::chrono::duration<double, std::milli>(told - since).count();
+    const auto at = first();
+    if (at == 0) return -1;
+    const std::chrono::steady_clock::time_point t{std::chrono::steady_clock::duration(at)};
+    return std::chrono::duration<double, std::milli>(t - since).count();
   }
 
-  // Milliseconds from `since` until the streaming handler stopped, told or ended by a write that
-  // met the closed socket (whichever came first; both stop the stream); -1 if neither within 2 s.
-  double stopped_after_ms(std::chrono::steady_clock::time_point since) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-    while (told_at_ == 0 && done_at_ == 0 && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    const auto told = told_at_.load(), done = done_at_.load();
-    if (told == 0 && done == 0) return -1;
-    const auto first = told == 0 ? done : done == 0 ? told : std::min(told, done);
-    const std::chrono::steady_clock::time_point at{std::chrono::steady_clock::duration(first)};
-    return std::chrono::duration<double, std::milli>(at - since).count();
+  // Milliseconds from `since` until the handler was told the client left; -1 if not within 2 s.
+  double told_after_ms(std::chrono::steady_clock::time_point since) {
+    return first_stamp_after_ms(since, {&told_at_});
   }
 
   std::atomic<std::chrono::steady_clock::rep> told_at_{0};
@@ -373,7 +375,7 @@ TEST_F(ServerTest, StreamingHandlerStopsWhenTheClientCloses) {
   s.close();
   // Told, or (on a loaded machine, where its next write can meet the closed socket before the
   // disconnect watch sees the close) ended by that write: either stops the stream.
-  const double ms = stopped_after_ms(closed);
+  const double ms = first_stamp_after_ms(closed, {&told_at_, &done_at_});
   EXPECT_GE(ms, 0) << "the handler was neither told nor stopped";
   EXPECT_LT(ms, 1000);  // promptly, not after its 500 ticks (with room for a loaded CI)
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
