@@ -5,6 +5,7 @@
 #include "registry/env_value.h"
 #include "registry/errors.h"
 #include "registry/file_io.h"
+#include "registry/raw_blob_check.h"
 #include "registry/seekable_format.h"
 #include "registry/thread_pool.h"
 #include "registry/zstd_frame.h"
@@ -31,6 +32,7 @@ BlobStore::BlobStore(fs::path root, BlobStoreOptions options)
   unsigned threads = options_.threads;
   if (threads == 0) threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
   pool_ = std::make_unique<ThreadPool>(threads);
+  raw_check_ = std::make_unique<RawBlobCheck>(*this);
   std::error_code error;
   for (const fs::path& dir : {root_ / "blobs", temp_dir(), partial_dir()}) {
     fs::create_directories(dir, error);
@@ -46,6 +48,10 @@ fs::path BlobStore::default_root() {
   if (!models.empty()) return fs::path(models);
   const std::string home = env_value("HOME");
   return (home.empty() ? fs::path(".") : fs::path(home)) / ".vkllm" / "models";
+}
+
+void BlobStore::verify(const Digest& digest) const {
+  raw_check_->verify(digest);
 }
 
 ThreadPool& BlobStore::pool() const {

@@ -56,6 +56,7 @@ struct BlobStoreOptions {
 enum class BlobHashing { by_writer, by_caller };
 
 class BlobStore;
+class RawBlobCheck;
 class ThreadPool;
 
 // Streams one blob into the store. Nothing is visible under the blob's name until commit()
@@ -162,6 +163,11 @@ class BlobStore {
 
   // Throws RegistryError(not_found) when absent.
   BlobReader open(const Digest& digest) const;
+  // Checks the whole blob against its digest before a use that must not see wrong bytes (a
+  // model load, serving it to another registry): a raw file is hashed once per process (see
+  // raw_blob_check.h); a zstd blob's frames are checked as they are read, so it passes at once.
+  // Throws RegistryError(corrupt) naming the blob on a mismatch.
+  void verify(const Digest& digest) const;
   // Random access without keeping a reader; short only at the end of the blob.
   std::vector<std::byte> read(const Digest& digest, uint64_t offset, uint64_t length) const;
   // Whole blob as text (for small layers: template, system, params, config, manifests).
@@ -189,6 +195,7 @@ class BlobStore {
   std::filesystem::path root_;
   BlobStoreOptions options_;
   std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<RawBlobCheck> raw_check_;
 };
 
 }  // namespace vkllm::registry

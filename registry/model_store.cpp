@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -94,6 +95,8 @@ class StoreLock {
     exclusive_ = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
   }
   bool exclusive() const { return exclusive_; }
+  bool writable() const { return static_cast<bool>(fd_); }
+  int fd() const { return fd_.get(); }
   void share() {
     if (fd_) ::flock(fd_.get(), LOCK_SH);
   }
@@ -122,6 +125,31 @@ ModelStore::ModelStore(fs::path root, BlobStoreOptions options) : root_(std::mov
 }
 
 ModelStore::~ModelStore() = default;
+
+void ModelStore::claim_sole_writer() {
+  if (writer_lock_) return;
+  const fs::path file = root_ / "writer.lock";
+  auto lock = std::make_shared<ModelStoreLock>(ModelStoreLock{StoreLock(file)});
+  if (!lock->lock.writable()) {
+    throw RegistryError(ErrorKind::io, "cannot open " + file.string() + " to lock the model store");
+  }
+  if (!lock->lock.exclusive()) {
+    char pid[32] = {};
+    const ssize_t n = ::pread(lock->lock.fd(), pid, sizeof pid - 1, 0);
+    std::string holder = n > 0 ? std::string(pid, static_cast<size_t>(n)) : std::string();
+    while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+    throw RegistryError(ErrorKind::io,
+                        "the model store " + root_.string() + " is in use by another vkllm" +
+                            (holder.empty() ? std::string() : " process (pid " + holder + ")") +
+                            "; stop it, or set OLLAMA_MODELS to another folder");
+  }
+  // Who holds it, for the message above (the lock itself is the flock, not this text).
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(lock->lock.fd(), 0) == 0) {
+    [[maybe_unused]] const ssize_t written = ::pwrite(lock->lock.fd(), pid.data(), pid.size(), 0);
+  }
+  writer_lock_ = std::move(lock);
+}
 
 fs::path ModelStore::default_ollama_root() {
   std::string home = env_value("HOME");
@@ -342,6 +370,10 @@ Digest ModelStore::create(const CreateRequest& request, const DetailsProvider& d
   };
   if (!request.from && request.files.empty())
     throw RegistryError(ErrorKind::invalid_input, "neither 'from' or 'files' was specified");
+  // From reading the source model to the manifest write, no prune may run: it would delete a
+  // layer this create reuses or has just written (a system prompt shared with a model being
+  // deleted), which nothing references until the manifest is committed.
+  std::lock_guard gc_lock(gc_mutex_);
 
   std::vector<Layer> layers;
   ordered_json base_config = ordered_json::object();
@@ -445,11 +477,7 @@ Digest ModelStore::create(const CreateRequest& request, const DetailsProvider& d
   manifest.config =
       Layer{std::string(media_type::kConfig), config_blob.digest, config_blob.size, "", ""};
   manifest.layers = layers;
-  Digest digest;
-  {
-    std::lock_guard lock(gc_mutex_);
-    digest = commit_model_locked(request.name, manifest.to_json(), std::nullopt, true);
-  }
+  const Digest digest = commit_model_locked(request.name, manifest.to_json(), std::nullopt, true);
   say("success");
   return digest;
 }

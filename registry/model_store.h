@@ -123,6 +123,11 @@ class ModelStore {
   explicit ModelStore(std::filesystem::path root, BlobStoreOptions options = {});
   ~ModelStore();
 
+  // Makes this process the store's only writer for the store's lifetime (`vkllm serve`,
+  // `import-ollama`): two writers would race each other's prunes and commits. Throws
+  // RegistryError(io) naming the store and the other process's pid when one already holds it.
+  void claim_sole_writer();
+
   BlobStore& blobs() { return *blobs_; }
   Catalog& catalog() { return *catalog_; }
   const std::filesystem::path& root() const { return root_; }
@@ -205,6 +210,7 @@ class ModelStore {
   // commit's check and its manifest write.
   mutable std::mutex gc_mutex_;
   std::shared_ptr<struct ModelStoreLock> lock_;
+  std::shared_ptr<struct ModelStoreLock> writer_lock_;  // claim_sole_writer()
 };
 
 }  // namespace vkllm::registry

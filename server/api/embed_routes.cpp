@@ -78,6 +78,42 @@ std::string json_string(std::string_view s) {
   return http::json_text(json(s));
 }
 
+// A JSON answer written as it is built: pieces go out as chunks once they add up to a few
+// hundred KB, so a large answer's text never sits whole in memory; a small one is sent with a
+// Content-Length as before.
+class PiecewiseBody {
+ public:
+  PiecewiseBody(Exchange& ex, std::string_view content_type)
+      : ex_(ex), content_type_(content_type) {}
+  std::string& text() { return text_; }
+  awaitable<void> flush_if_large() {
+    if (text_.size() >= kPiece) co_await flush();
+  }
+  awaitable<void> finish() {
+    if (!started_) {
+      co_await ex_.respond(200, content_type_, std::move(text_));
+      co_return;
+    }
+    co_await flush();
+    co_await ex_.finish_chunked();
+  }
+
+ private:
+  static constexpr size_t kPiece = 256 * 1024;
+  awaitable<void> flush() {
+    if (!started_) {
+      started_ = true;
+      co_await ex_.start_chunked(200, content_type_);
+    }
+    if (!text_.empty()) co_await ex_.write_chunk(text_);
+    text_.clear();
+  }
+  Exchange& ex_;
+  std::string content_type_;
+  std::string text_;
+  bool started_ = false;
+};
+
 // Runs an OpenAI-shaped handler: its HttpError / RequestError become OpenAI error objects.
 template <class F>
 awaitable<void> openai_handler(Exchange& ex, F body) {
@@ -143,10 +179,13 @@ awaitable<void> api_embed(EmbedApi& api, Exchange& ex) {
   auto task = api.service.embed(std::move(req), cancel);
   const sched::EmbedResult r = co_await std::move(task);
 
-  std::string out = "{\"model\":" + json_string(model) + ",\"embeddings\":[";
+  PiecewiseBody body_out(ex, http::kJsonContentType);
+  std::string& out = body_out.text();
+  out = "{\"model\":" + json_string(model) + ",\"embeddings\":[";
   for (size_t i = 0; i < r.embeddings.size(); ++i) {
     if (i) out += ',';
     append_vector(out, r.embeddings[i]);
+    co_await body_out.flush_if_large();
   }
   out += ']';
   if (!r.embeddings.empty()) {
@@ -155,7 +194,7 @@ awaitable<void> api_embed(EmbedApi& api, Exchange& ex) {
     out += ",\"prompt_eval_count\":" + std::to_string(r.prompt_tokens);
   }
   out += '}';
-  co_await ex.respond(200, http::kJsonContentType, std::move(out));
+  co_await body_out.finish();
 }
 
 // ---- /api/embeddings (legacy: one prompt, raw vector of float64s)
@@ -221,7 +260,9 @@ awaitable<void> v1_embeddings(EmbedApi& api, Exchange& ex) {
   auto task = api.service.embed(std::move(req), cancel);
   const sched::EmbedResult r = co_await std::move(task);
 
-  std::string out = "{\"object\":\"list\",\"data\":[";
+  PiecewiseBody body_out(ex, "application/json");
+  std::string& out = body_out.text();
+  out = "{\"object\":\"list\",\"data\":[";
   for (size_t i = 0; i < r.embeddings.size(); ++i) {
     if (i) out += ',';
     out += "{\"object\":\"embedding\",\"embedding\":";
@@ -231,11 +272,12 @@ awaitable<void> v1_embeddings(EmbedApi& api, Exchange& ex) {
       append_vector(out, r.embeddings[i]);
     }
     out += ",\"index\":" + std::to_string(i) + '}';
+    co_await body_out.flush_if_large();
   }
   out += "],\"model\":" + json_string(model) +
          ",\"usage\":{\"prompt_tokens\":" + std::to_string(r.prompt_tokens) +
          ",\"total_tokens\":" + std::to_string(r.prompt_tokens) + "}}\n";
-  co_await ex.respond(200, "application/json", std::move(out));
+  co_await body_out.finish();
 }
 
 // ---- /api/rerank and /v1/rerank

@@ -161,6 +161,17 @@ awaitable<void> serve_blob(Exchange& ex, ModelApi& api, const Target& t) {
   }
   const uint64_t first = range ? range->first : 0;
   const uint64_t length = range ? range->last - range->first + 1 : size;
+  if (ex.method() != Method::head && length > 0) {
+    // Never serve bytes that do not match their digest (a raw file changed on disk).
+    try {
+      co_await run_blocking(api.workers, [&] { api.store.blobs().verify(*digest); });
+    } catch (const registry::RegistryError& e) {
+      if (e.kind() == registry::ErrorKind::not_found) {
+        throw OciError(404, "BLOB_UNKNOWN", "blob unknown: " + digest->str());
+      }
+      throw OciError(500, "UNKNOWN", e.message());
+    }
+  }
   ex.add_header("Docker-Content-Digest", digest->str());
   ex.add_header("Accept-Ranges", "bytes");
   if (range) {

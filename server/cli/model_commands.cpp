@@ -337,6 +337,7 @@ void add_model_commands(CLI::App& app) {
                                    "manifests/ inside)");
         }
         registry::ModelStore store(registry::BlobStore::default_root());
+        store.claim_sole_writer();  // not beside a server writing the same store
         const auto report = store.import_ollama_store(
             from, [](const std::string& status) { std::cerr << status << "\n"; });
         for (const auto& m : report.models) std::cout << "imported " << m << "\n";

@@ -1,7 +1,10 @@
 // `vkllm serve`: the HTTP server on OLLAMA_HOST (default 127.0.0.1:11434) over the model store
 // at OLLAMA_MODELS.
+#include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <stdexcept>
+#include <string>
 
 #include <boost/asio/thread_pool.hpp>
 
@@ -25,6 +28,23 @@
 
 namespace vkllm::cli {
 
+namespace {
+
+// A whole number of seconds, 0 to one hour; anything else is refused at start-up.
+long parse_grace_seconds(const std::string& text) {
+  char* end = nullptr;
+  const long v = std::strtol(text.c_str(), &end, 10);
+  if (end == text.c_str() || *end != '\0' || v < 0 || v > 3600) {
+    throw std::invalid_argument(
+        "VKLLM_SHUTDOWN_GRACE must be a whole number of seconds (0-3600), "
+        "not \"" +
+        text + "\"");
+  }
+  return v;
+}
+
+}  // namespace
+
 void add_serve_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "serve",
@@ -34,6 +54,7 @@ void add_serve_command(CLI::App& app) {
       "OLLAMA_KEEP_ALIVE, OLLAMA_NUM_PARALLEL, "
       "OLLAMA_MAX_LOADED_MODELS, OLLAMA_MAX_QUEUE, OLLAMA_CONTEXT_LENGTH, VKLLM_API_KEY (require "
       "'Authorization: Bearer KEY'; a key or @FILE with one per line), VKLLM_KV_BUDGET, "
+      "VKLLM_SHUTDOWN_GRACE (seconds requests may finish after SIGTERM, default 10), "
       "VKLLM_DEVICE (auto: a GPU, else the CPU backend; cpu; vulkan; vulkan:<index>).\n"
       "The web UI is at /ui/; the store is also served read-only as an OCI registry at /v2/.");
   cmd->alias("start");
@@ -45,7 +66,13 @@ void add_serve_command(CLI::App& app) {
                                 {},
                                 4,
                                 true};
+      // VKLLM_SHUTDOWN_GRACE: seconds running requests get to finish after SIGTERM (default
+      // 10); keep it below an orchestrator's own grace (Kubernetes: 30 s).
+      if (const std::string grace = http::env_value("VKLLM_SHUTDOWN_GRACE"); !grace.empty()) {
+        config.limits.shutdown_grace = std::chrono::seconds(parse_grace_seconds(grace));
+      }
       registry::ModelStore store(registry::BlobStore::default_root());
+      store.claim_sole_writer();  // a second server on the same store refuses to start
       // Compiled pipelines are kept beside the store, so a restart skips shader compilation.
       if (!std::getenv("VKLLM_PIPELINE_CACHE")) {
         ::setenv("VKLLM_PIPELINE_CACHE", (store.root() / "pipeline-cache").c_str(), 0);
@@ -70,18 +97,28 @@ void add_serve_command(CLI::App& app) {
       api::add_openai_routes(router, openai);
       api::add_oci_view_routes(router, models);
       http::add_static_routes(router, "/ui");
+      // Shutdown (SIGTERM): requests get the grace to finish; then the engines stop and the
+      // requests still on them end with a final error line or a 503. The engines must stop
+      // before the server's io_context goes, since their threads wake requests on it.
+      const std::string stopping = "server is shutting down";
+      config.on_shutdown.grace_expired = [&manager, &stopping] {
+        manager.shutdown_engines(stopping);
+        api::cancel_progress_operations();
+      };
       http::Server server(std::move(config), std::move(router));
       server.listen();
       std::cerr << "vkllm: models in " << store.root().string() << std::endl;
       std::cerr << "vkllm: Listening on " << server.bound_address() << " (version "
                 << vkllm::version() << ")" << std::endl;
       server.run(true);
+      manager.shutdown_engines(stopping);
       api::cancel_progress_operations();
-      manager.unload_all();
       workers.stop();
       transfers.stop();
       workers.join();
       transfers.join();
+      service.join_loaders();
+      manager.unload_all();
       std::cerr << "vkllm: server stopped" << std::endl;
       return 0;
     });

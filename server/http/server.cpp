@@ -332,6 +332,7 @@ struct Server::Impl {
   void begin_stop() {
     if (stopping.exchange(true)) return;
     asio::post(ioc, [this] {
+      if (config.on_shutdown.draining) config.on_shutdown.draining();
       for (auto& a : acceptors) {
         beast::error_code ec;
         a.close(ec);
@@ -340,12 +341,26 @@ struct Server::Impl {
     });
   }
 
-  awaitable<void> wait_for_requests() {
+  // Waits up to `limit` for the running requests to end; true if they did.
+  awaitable<bool> requests_ended_within(std::chrono::steady_clock::duration limit) {
     asio::steady_timer timer(ioc);
-    const auto deadline = std::chrono::steady_clock::now() + config.limits.shutdown_grace;
+    const auto deadline = std::chrono::steady_clock::now() + limit;
     while (active_requests > 0 && std::chrono::steady_clock::now() < deadline) {
-      timer.expires_after(std::chrono::milliseconds(50));
+      timer.expires_after(std::chrono::milliseconds(20));
       co_await timer.async_wait(use_awaitable);
+    }
+    co_return active_requests == 0;
+  }
+
+  awaitable<void> wait_for_requests() {
+    const bool ended = co_await requests_ended_within(config.limits.shutdown_grace);
+    if (!ended && config.on_shutdown.grace_expired) {
+      if (config.log_requests) {
+        log_line("[vkllm] " + std::to_string(active_requests.load()) +
+                 " request(s) still running after the shutdown grace: ending them");
+      }
+      config.on_shutdown.grace_expired();
+      co_await requests_ended_within(config.limits.shutdown_finish);
     }
     ioc.stop();
   }
@@ -432,6 +447,10 @@ void Server::run(bool handle_signals) {
 
 void Server::stop() {
   impl_->begin_stop();
+}
+
+bool Server::stopping() const {
+  return impl_->stopping.load();
 }
 
 }  // namespace vkllm::http

@@ -35,9 +35,21 @@ struct ServerLimits {
   std::chrono::seconds read_timeout{30};    // no progress while streaming a request body
   std::chrono::seconds write_timeout{300};  // no progress while writing a response
   std::chrono::seconds shutdown_grace{10};  // how long running requests may finish on stop
+  // After the grace: how long requests whose work was ended may take to tell their clients.
+  std::chrono::seconds shutdown_finish{3};
   // Open connections; at the cap the server stops accepting until one closes (the kernel
   // queues the rest), so idle or slow clients cannot exhaust file descriptors.
   size_t max_connections = max_connections_from_env();
+};
+
+// What the application does while the server stops (SIGINT/SIGTERM or stop()).
+struct ShutdownHooks {
+  // At once, before the listeners close (e.g. readiness turns false). On an I/O thread.
+  std::function<void()> draining;
+  // When the grace ends with requests still running: end their work so that each finishes with
+  // an error its client can read (a final error line mid-stream, else a 503). On an I/O thread;
+  // it may block briefly (joining engine threads).
+  std::function<void()> grace_expired;
 };
 
 struct ServerConfig {
@@ -47,6 +59,7 @@ struct ServerConfig {
   ServerLimits limits;
   unsigned threads = 4;
   bool log_requests = true;  // one line per request on stderr
+  ShutdownHooks on_shutdown = {};
 };
 
 class Server {
@@ -62,8 +75,12 @@ class Server {
   std::string bound_address() const;  // "127.0.0.1:11434"
   // Serves until stop() or, when `handle_signals`, SIGINT/SIGTERM. Blocks.
   void run(bool handle_signals = true);
-  // Thread-safe; begins the graceful stop.
+  // Thread-safe; begins the graceful stop: stop accepting, let running requests finish within
+  // the grace, then have the application end the rest (ShutdownHooks::grace_expired) and give
+  // them shutdown_finish to say so, then return from run().
   void stop();
+  // True once the stop has begun.
+  bool stopping() const;
 
  private:
   struct Impl;

@@ -197,27 +197,45 @@ struct PromptBuilder::Impl {
       r.text = execute(prepared, Values{{}, tools, think, "", ""});
       return r;
     }
-    std::vector<Message> system;
-    size_t n = msgs.size() - 1;
-    if (truncate && count) {
-      for (size_t i = n; i-- > 0;) {
-        system.clear();
-        for (size_t j = 0; j < i; ++j)
-          if (msgs[j].role == "system") system.push_back(msgs[j]);
-        std::vector<Message> part = system;
-        part.insert(part.end(), msgs.begin() + i, msgs.end());
-        size_t tokens = count(execute(prepared, Values{part, tools, think, "", ""}));
-        if (model.has_projector)
-          for (size_t k = i; k < msgs.size(); ++k) tokens += kImageTokens * msgs[k].images.size();
-        if (tokens <= num_ctx) {
-          n = i;
+    // Ollama drops the oldest messages until the rest fits num_ctx, keeping every system
+    // message and the last message: it scans i = last-1 .. 0, rendering msgs[i..] each time,
+    // and stops at the first i that does not fit. Rendering more messages never yields fewer
+    // tokens, so the same i is found with O(log n) renders instead of O(n) (20,000 messages took
+    // 44 s that way): try everything first (the usual case), then bisect.
+    const size_t last = msgs.size() - 1;
+    auto with_system_before = [&msgs](size_t i) {
+      std::vector<Message> part;
+      for (size_t j = 0; j < i; ++j)
+        if (msgs[j].role == "system") part.push_back(msgs[j]);
+      part.insert(part.end(), msgs.begin() + static_cast<ptrdiff_t>(i), msgs.end());
+      return part;
+    };
+    auto fits = [&](size_t i) {
+      size_t tokens = count(execute(prepared, Values{with_system_before(i), tools, think, "", ""}));
+      if (model.has_projector)
+        for (size_t k = i; k < msgs.size(); ++k) tokens += kImageTokens * msgs[k].images.size();
+      return tokens <= num_ctx;
+    };
+    size_t n = 0;
+    if (truncate && count && last > 0 && !fits(0)) {
+      // fits(last) is taken as true (the last message always stays): find the smallest i in
+      // (lo, last] that fits, with fits(lo) false.
+      size_t lo = 0, hi = last;
+      while (hi - lo > 1) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (fits(mid)) {
+          hi = mid;
         } else {
-          break;
+          lo = mid;
         }
       }
-    } else {
-      n = 0;
+      n = hi;
     }
+    // As Ollama: the system messages kept are those before the first message that did not fit
+    // (msgs[n - 1]), so a system message that is itself that message goes with it.
+    std::vector<Message> system;
+    for (size_t j = 0; j + 1 < n; ++j)
+      if (msgs[j].role == "system") system.push_back(msgs[j]);
     tag_images(msgs, n, r.images);
     std::vector<Message> part = system;
     part.insert(part.end(), msgs.begin() + n, msgs.end());

@@ -17,6 +17,11 @@ EmbeddingOutcome failed(std::string error) {
   o.error = std::move(error);
   return o;
 }
+EmbeddingOutcome unavailable(std::string error) {
+  EmbeddingOutcome o = failed(std::move(error));
+  o.unavailable = true;
+  return o;
+}
 EmbeddingOutcome cancelled() {
   EmbeddingOutcome o;
   o.cancelled = true;
@@ -83,12 +88,19 @@ EmbeddingQueue::EmbeddingQueue(const runtime::HostModel& model, runtime::Embedde
 }
 
 EmbeddingQueue::~EmbeddingQueue() {
+  shutdown("the model was unloaded");
+}
+
+void EmbeddingQueue::shutdown(const std::string& reason) {
   {
     std::lock_guard lock(mutex_);
-    stopping_ = true;
+    if (!stopping_) {
+      stopping_ = true;
+      stop_reason_ = reason;
+    }
   }
   cv_.notify_all();
-  thread_.join();
+  if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
 }
 
 EmbeddingTicket EmbeddingQueue::submit(std::vector<std::vector<int32_t>> inputs,
@@ -102,6 +114,10 @@ EmbeddingTicket EmbeddingQueue::submit(std::vector<std::vector<int32_t>> inputs,
   }
   {
     std::lock_guard lock(mutex_);
+    if (stopping_) {
+      state->finish(unavailable(stop_reason_));
+      return EmbeddingTicket(state);
+    }
     queue_.push_back(state);
     ++waiting_;
   }
@@ -173,9 +189,9 @@ void EmbeddingQueue::run() {
       return true;
     });
   }
-  for (auto& s : active) s->finish(failed("the model was unloaded"));
   std::lock_guard lock(mutex_);
-  for (auto& s : queue_) s->finish(failed("the model was unloaded"));
+  for (auto& s : active) s->finish(unavailable(stop_reason_));
+  for (auto& s : queue_) s->finish(unavailable(stop_reason_));
   queue_.clear();
 }
 

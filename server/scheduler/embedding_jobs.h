@@ -28,6 +28,7 @@ namespace vkllm::sched {
 struct EmbeddingOutcome {
   std::vector<std::vector<float>> vectors;  // one per input, in order (unnormalised)
   std::string error;                        // non-empty: the job failed
+  bool unavailable = false;                 // it failed because the model went away (503)
   bool cancelled = false;
   std::chrono::nanoseconds compute{0};  // from the first step with its inputs to the last
 };
@@ -59,7 +60,10 @@ class EmbeddingQueue {
   EmbeddingQueue(runtime::Model& model, runtime::EmbedderOptions options = {});
   // The same on the CPU backend; `model` must outlive the queue.
   EmbeddingQueue(const runtime::HostModel& model, runtime::EmbedderOptions options = {});
-  ~EmbeddingQueue();  // stops the thread; jobs still queued finish with an error
+  ~EmbeddingQueue();  // shutdown("the model was unloaded")
+  // Stops the engine thread and waits for it; jobs still queued finish as unavailable with
+  // `reason`, and later submits do too. Idempotent.
+  void shutdown(const std::string& reason);
   EmbeddingQueue(const EmbeddingQueue&) = delete;
   EmbeddingQueue& operator=(const EmbeddingQueue&) = delete;
 
@@ -84,6 +88,7 @@ class EmbeddingQueue {
   std::condition_variable cv_;
   std::deque<std::shared_ptr<EmbeddingTicket::State>> queue_;
   bool stopping_ = false;
+  std::string stop_reason_;
   std::atomic<bool> healthy_{true};
   std::atomic<uint32_t> waiting_{0};
   std::thread thread_;

@@ -111,7 +111,9 @@ struct EmbeddingService::Impl {
     auto wait = ticket.result();
     EmbeddingOutcome outcome = co_await std::move(wait);
     if (outcome.cancelled) throw RequestError(499, "request cancelled");
-    if (!outcome.error.empty()) throw RequestError(failure_status, outcome.error);
+    if (!outcome.error.empty()) {
+      throw RequestError(outcome.unavailable ? 503 : failure_status, outcome.error);
+    }
     co_return std::move(outcome.vectors);
   }
 };
@@ -125,6 +127,11 @@ EmbeddingService::~EmbeddingService() = default;
 asio::awaitable<EmbedResult> EmbeddingService::embed(EmbedRequest req,
                                                      std::shared_ptr<CancelSignal> cancel) {
   const auto t0 = steady_clock::now();
+  if (req.inputs.size() > kMaxEmbedInputs) {
+    throw RequestError(400, "too many inputs: " + std::to_string(req.inputs.size()) + ", at most " +
+                                std::to_string(kMaxEmbedInputs) +
+                                " per request; split them over several requests");
+  }
   // /api/embeddings answers every failure after the model is found with a 500.
   const unsigned failure_status = req.normalize ? 400 : 500;
   auto resolving = impl_->resolve(req.name, req.model);
@@ -144,6 +151,15 @@ asio::awaitable<EmbedResult> EmbeddingService::embed(EmbedRequest req,
   if (queue.spec().pooling == model::Pooling::Rank) {
     // A cross-encoder's output is a relevance score, not a vector (llama.cpp refuses it too).
     throw RequestError(400, "\"" + req.model + "\" is a reranking model: use /api/rerank");
+  }
+  const uint64_t dims = req.dimensions > 0 && req.dimensions < queue.dimensions()
+                            ? req.dimensions
+                            : queue.dimensions();
+  if (dims * req.inputs.size() > kMaxEmbedValues) {
+    throw RequestError(400, "the answer would hold " + std::to_string(req.inputs.size()) + " x " +
+                                std::to_string(dims) + " values, more than " +
+                                std::to_string(kMaxEmbedValues) +
+                                "; send fewer inputs per request or ask for fewer dimensions");
   }
   const RequestOptions opts = resolve_options({&show.parameters, &req.options});
   uint32_t ctx_len = queue.max_input_tokens();
@@ -190,6 +206,11 @@ asio::awaitable<EmbedResult> EmbeddingService::embed(EmbedRequest req,
 
 asio::awaitable<RerankResult> EmbeddingService::rerank(RerankRequest req,
                                                        std::shared_ptr<CancelSignal> cancel) {
+  if (req.documents.size() > kMaxEmbedInputs) {
+    throw RequestError(400, "too many documents: " + std::to_string(req.documents.size()) +
+                                ", at most " + std::to_string(kMaxEmbedInputs) +
+                                " per request; split them over several requests");
+  }
   auto resolving = impl_->resolve(req.name, req.model);
   const registry::ModelShow show = co_await std::move(resolving);
   auto acquiring = impl_->acquire(show, req.keep_alive);

@@ -25,6 +25,13 @@
 
 namespace vkllm::sched {
 
+// At most this many inputs (or rerank documents) in one request, as OpenAI limits them: more
+// would hold the model's queue, and the answer's memory, for everyone else.
+inline constexpr size_t kMaxEmbedInputs = 2048;
+// At most this many numbers in one answer (inputs x dimensions, 2048 x 4096): its text is
+// about 12 bytes a number.
+inline constexpr uint64_t kMaxEmbedValues = uint64_t{2048} * 4096;
+
 struct EmbedRequest {
   std::string model;  // as the client sent it (echoed back, used in messages)
   registry::ModelName name;

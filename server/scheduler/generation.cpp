@@ -77,6 +77,10 @@ GenerationService::GenerationService(registry::ModelStore& store, ModelManager& 
       impl_(std::make_unique<Impl>()) {}
 
 GenerationService::~GenerationService() {
+  join_loaders();
+}
+
+void GenerationService::join_loaders() {
   impl_->loaders.join();
 }
 
@@ -295,27 +299,49 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
 
   // Prompt and tokens, off the I/O thread (tokenizing long prompts and truncation take time).
   const tokenizer::Tokenizer& tok = *model.tokenizer;
+  for (const int32_t id : req.context) {  // as /api/detokenize checks them
+    if (id < 0 || id >= tok.vocab_size()) {
+      throw RequestError(400, "token id " + std::to_string(id) +
+                                  " in context is outside the vocabulary of " +
+                                  std::to_string(tok.vocab_size()));
+    }
+  }
   struct Built {
     prompt::Rendered rendered;
     std::vector<int32_t> tokens;
   };
   auto builder = facts->builder;
+  const auto prompt_deadline = steady_clock::now() + options_.prompt_budget;
+  const auto budget_ms = options_.prompt_budget.count();
+  // Between the renders of truncation: stop when the client left or the budget is spent.
+  auto check_prompt_work = [cancel, prompt_deadline, budget_ms] {
+    if (cancel->cancelled) throw RequestError(499, "request cancelled");
+    if (steady_clock::now() > prompt_deadline) {
+      throw RequestError(400, "building the prompt took longer than " + std::to_string(budget_ms) +
+                                  " ms; send fewer or shorter messages");
+    }
+  };
   auto build_prompt = [&, builder, num_ctx]() -> Built {
     Built b;
+    auto count = [&tok, &check_prompt_work](std::string_view text) {
+      check_prompt_work();
+      const size_t n = tok.encode(text, true, true).size();
+      check_prompt_work();
+      return n;
+    };
     try {
       if (chat) {
-        auto count = [&tok](std::string_view text) { return tok.encode(text, true, true).size(); };
         b.rendered = builder->render_chat(req.chat, num_ctx, count);
       } else if (req.raw) {
         b.rendered.text = req.generate.prompt;
         b.rendered.images = req.generate.images;
       } else {
-        auto count = [&tok](std::string_view text) { return tok.encode(text, true, true).size(); };
         b.rendered = builder->render_generate(req.generate, num_ctx, count);
       }
     } catch (const prompt::TemplateError& e) {
       throw RequestError(500, e.what());
     }
+    check_prompt_work();
     if (!req.debug_render_only) {
       std::string text = b.rendered.text;
       if (!req.context.empty()) text = tok.decode(req.context) + text;
@@ -324,6 +350,7 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
     return b;
   };
   Built built = co_await async::run_blocking(workers_, std::move(build_prompt));
+  if (cancel->cancelled) co_return;
   if (req.debug_render_only) {
     GenerationChunk done;
     done.done = true;
@@ -394,6 +421,8 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
   SequenceHandle handle;
   try {
     handle = model.scheduler->submit(std::move(sr));
+  } catch (const SchedulerStopped& e) {
+    throw RequestError(503, e.what());
   } catch (const std::exception& e) {
     throw RequestError(500, e.what());
   }
@@ -460,6 +489,7 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
         }
       }
       if (ev.finish == FinishReason::error) throw RequestError(500, ev.error);
+      if (ev.finish == FinishReason::unavailable) throw RequestError(503, ev.error);
       if (ev.finish != FinishReason::none) {
         finished = true;
         if (done_reason.empty()) {

@@ -6,6 +6,7 @@
 // GenerationChunk back to JSON.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -72,7 +73,8 @@ using ChunkSink = std::function<boost::asio::awaitable<void>(GenerationChunk&)>;
 // Set by the route when the client goes away; run() stops at once (no more chunks).
 struct CancelSignal {
   std::function<void()> on_cancel;  // set by run() while a sequence is in flight
-  bool cancelled = false;
+  // Set on the request's executor; also read by prompt work on a worker thread.
+  std::atomic<bool> cancelled{false};
   void cancel() {
     cancelled = true;
     if (on_cancel) on_cancel();
@@ -81,6 +83,9 @@ struct CancelSignal {
 
 struct ServiceOptions {
   uint32_t max_queue = 512;  // OLLAMA_MAX_QUEUE
+  // Wall time a request's prompt work (template rendering, truncation, tokenizing) may take
+  // before it is refused: one hostile request must not hold a worker for long.
+  std::chrono::milliseconds prompt_budget{20000};
   static ServiceOptions from_env();
 };
 
@@ -88,7 +93,9 @@ class GenerationService {
  public:
   GenerationService(registry::ModelStore& store, ModelManager& models,
                     boost::asio::thread_pool& workers, ServiceOptions options = {});
-  ~GenerationService();
+  ~GenerationService();  // join_loaders()
+  // Waits for model loads in flight (shutdown, before the requests' executor goes).
+  void join_loaders();
 
   // Runs a request; every chunk goes through `sink`, the last with done = true. Throws
   // RequestError before the first chunk (status + message) or after it (the route writes an

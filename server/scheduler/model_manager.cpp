@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <future>
 #include <iostream>
 
 #include "engine/model/model_spec.h"
@@ -171,10 +172,18 @@ ModelLease ModelManager::acquire(const registry::ModelShow& show,
     }
   }
   auto m = load(show);
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
+  if (stopping_) {  // shutdown_engines() ran during the load: this instance never serves
+    lock.unlock();
+    if (m->scheduler) m->scheduler->shutdown("server is shutting down");
+    if (m->embeddings) m->embeddings->shutdown("server is shutting down");
+    throw ModelLoadError(503, "server is shutting down");
+  }
   m->keep_alive = options_.default_keep_alive;
   take(*m, keep_alive);
   loaded_[key] = m;
+  std::erase_if(instances_, [](const auto& w) { return w.expired(); });
+  instances_.push_back(m);
   changed_.notify_all();
   return ModelLease(this, m, true);
 }
@@ -263,6 +272,11 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
                     : static_cast<uint32_t>(std::clamp<uint64_t>(kv_tokens / 256, 4, 64));
   ro.max_batch_tokens = std::max<uint32_t>(ro.max_batch_tokens, ro.max_seqs);
 
+  // A raw blob is hashed against its digest beside the upload (once per process), so a file
+  // changed on disk fails the load instead of answering with wrong weights.
+  auto& blobs = store_.blobs();
+  const registry::Digest blob = *show.model_blob;
+  auto verified = std::async(std::launch::async, [&blobs, blob] { blobs.verify(blob); });
   try {
     BlobTensorSource source(store_.blobs().open(*show.model_blob), m->header->data_offset());
     if (host) {
@@ -287,6 +301,11 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
       throw ModelLoadError(500, "out of device memory loading " + name + ": " + e.what());
     }
     throw ModelLoadError(500, "cannot load " + name + ": " + e.what());
+  } catch (const std::exception& e) {
+    throw ModelLoadError(500, "cannot load " + name + ": " + e.what());
+  }
+  try {
+    verified.get();
   } catch (const std::exception& e) {
     throw ModelLoadError(500, "cannot load " + name + ": " + e.what());
   }
@@ -441,6 +460,23 @@ std::vector<RunningModel> ModelManager::running() const {
   std::sort(out.begin(), out.end(),
             [](const auto& a, const auto& b) { return a.expires_at > b.expires_at; });
   return out;
+}
+
+void ModelManager::shutdown_engines(const std::string& reason) {
+  std::vector<std::shared_ptr<LoadedModel>> alive;
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;  // loads and acquires from now on answer 503
+    for (const auto& w : instances_) {
+      if (auto m = w.lock()) alive.push_back(std::move(m));
+    }
+  }
+  changed_.notify_all();
+  // Outside the mutex: a stopping engine thread finishes sequences, which never calls back in.
+  for (const auto& m : alive) {
+    if (m->scheduler) m->scheduler->shutdown(reason);
+    if (m->embeddings) m->embeddings->shutdown(reason);
+  }
 }
 
 void ModelManager::unload_all() {

@@ -148,6 +148,11 @@ class ModelManager {
   const DeviceChoice& device() const { return device_; }
   // Unloads every model (shutdown); waits for none: leases still out keep theirs alive.
   void unload_all();
+  // Server shutdown: stops the engine thread of every instance still alive (loaded, or unloaded
+  // and still held by a lease) and waits for it. Their sequences and embedding jobs end as
+  // unavailable with `reason` (the requests answer 503), and no engine thread touches a request's
+  // executor afterwards, so the I/O threads' io_context can go safely. Later requests get 503.
+  void shutdown_engines(const std::string& reason);
 
  private:
   friend class ModelLease;
@@ -174,6 +179,8 @@ class ModelManager {
   mutable std::mutex mutex_;
   std::condition_variable changed_;  // a model became idle, was unloaded, or a load finished
   std::map<std::string, std::shared_ptr<LoadedModel>> loaded_;
+  // Every instance made, to reach those unloaded while leases still hold them (shutdown).
+  std::vector<std::weak_ptr<LoadedModel>> instances_;
   std::mutex load_mutex_;  // one load at a time, as Ollama
   bool stopping_ = false;
   std::thread reaper_;

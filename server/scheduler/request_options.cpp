@@ -10,7 +10,7 @@ namespace vkllm::sched {
 namespace {
 
 [[noreturn]] void wrong_type(const std::string& key, const char* type) {
-  throw RequestError(500, "option \"" + key + "\" must be of type " + type);
+  throw RequestError(400, "option \"" + key + "\" must be of type " + type);
 }
 
 int64_t as_int(const std::string& key, const nlohmann::ordered_json& v) {

@@ -85,6 +85,8 @@ const char* reason_name(FinishReason r) {
       return "cancelled";
     case FinishReason::error:
       return "error";
+    case FinishReason::unavailable:
+      return "unavailable";
     default:
       return "none";
   }
@@ -152,12 +154,19 @@ Scheduler::Scheduler(runtime::Runner& runner, const tokenizer::Tokenizer& tokeni
 }
 
 Scheduler::~Scheduler() {
+  shutdown("the model was unloaded");
+}
+
+void Scheduler::shutdown(const std::string& reason) {
   {
     std::lock_guard lock(mutex_);
-    stopping_ = true;
+    if (!stopping_) {
+      stopping_ = true;
+      stop_reason_ = reason;
+    }
   }
   cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
 }
 
 SequenceHandle Scheduler::submit(SequenceRequest request) {
@@ -180,7 +189,7 @@ SequenceHandle Scheduler::submit(SequenceRequest request) {
   metrics().add("vkllm_prompt_tokens_total", labels, double(seq->tokens.size()));
   {
     std::lock_guard lock(mutex_);
-    if (stopping_) throw std::runtime_error("the model is being unloaded");
+    if (stopping_) throw SchedulerStopped(stop_reason_);
     seq->id = next_id_++;
     incoming_.push_back(std::move(seq));
     ++active_;
@@ -258,13 +267,22 @@ void Scheduler::run() {
     }
     publish_stats();
   }
-  for (auto& s : waiting_) finish(*s, FinishReason::cancelled);
-  for (auto& s : running_) finish(*s, FinishReason::cancelled);
+  std::string reason;
   {
     std::lock_guard lock(mutex_);
-    for (auto& s : incoming_) finish(*s, FinishReason::cancelled);
+    reason = stop_reason_;
+    for (auto& s : incoming_) waiting_.push_back(std::move(s));
     incoming_.clear();
   }
+  auto leave = [&](Sequence& s) {
+    if (s.cancelled->load()) {
+      finish(s, FinishReason::cancelled);
+    } else {
+      finish(s, FinishReason::unavailable, reason);
+    }
+  };
+  for (auto& s : waiting_) leave(*s);
+  for (auto& s : running_) leave(*s);
   waiting_.clear();
   running_.clear();
 }
@@ -495,8 +513,11 @@ void Scheduler::step() {
       s.tokens.push_back(tok);
       ev.tokens.push_back(tok);
       if (lps[i]) ev.logprobs.push_back(std::move(*lps[i]));
+      // Unbounded or huge num_predict stops at 10 x num_ctx, as Ollama caps it: a runaway
+      // request must not hold its slot forever.
+      const int64_t cap = int64_t(10) * s.options.num_ctx;
       const int64_t limit =
-          s.options.num_predict >= 0 ? s.options.num_predict : int64_t(10) * s.options.num_ctx;
+          s.options.num_predict >= 0 ? std::min<int64_t>(s.options.num_predict, cap) : cap;
       if (s.constraint && s.constraint->finished()) {
         ev.finish = FinishReason::stop;
       } else if (s.generated >= limit) {

@@ -14,6 +14,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -28,7 +29,7 @@ namespace vkllm::sched {
 
 struct SequenceOptions {
   sampling::SamplingParams sampling;
-  int32_t num_predict = -1;  // < 0: until a stop, bounded at 10 x num_ctx as Ollama does
+  int32_t num_predict = -1;  // < 0: until a stop; either way at most 10 x num_ctx, as Ollama
   uint32_t num_ctx = 2048;   // the sequence's context window (<= the scheduler's max_context)
   int32_t num_keep = 4;      // tokens kept at the start on a context shift; -1: all of the prompt
   bool shift = true;         // shift the context when it fills, else finish with `length`
@@ -57,6 +58,12 @@ struct SchedulerStats {
 
 class Scheduler;
 
+// submit() after shutdown(): the model is going away (a request answers 503).
+class SchedulerStopped : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // A submitted sequence. Destroying it (or cancel()) cancels the sequence if still running.
 class SequenceHandle {
  public:
@@ -84,9 +91,15 @@ class Scheduler {
  public:
   Scheduler(runtime::Runner& runner, const tokenizer::Tokenizer& tokenizer,
             SchedulerOptions options = {});
-  ~Scheduler();  // stops the engine thread; sequences still there finish as cancelled
+  ~Scheduler();  // shutdown("the model was unloaded")
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
+
+  // Stops the engine thread and waits for it: sequences still there finish as `unavailable`
+  // with `reason` (as `cancelled` if their request already went away), and later submits
+  // throw. Idempotent. Called before the I/O threads' executor goes away, so no stream is
+  // pushed to after its executor is destroyed.
+  void shutdown(const std::string& reason);
 
   // Thread-safe. The stream receives the tokens and, last, an event with a finish reason.
   SequenceHandle submit(SequenceRequest request);
@@ -125,6 +138,7 @@ class Scheduler {
   std::condition_variable cv_;
   std::vector<std::unique_ptr<Sequence>> incoming_;
   bool stopping_ = false;
+  std::string stop_reason_;  // why sequences left when stopping_ was set
   bool nudged_ = false;
   std::atomic<bool> healthy_{true};
   std::atomic<uint32_t> active_{0};

@@ -24,6 +24,9 @@ enum class FinishReason {
   length,     // num_predict, or the context is full and shifting is off
   cancelled,  // the request went away
   error,      // the engine failed; TokenEvent::error says why
+  // The model is going away under the sequence (the server is shutting down): the request
+  // should fail with 503, as a client may retry it elsewhere. TokenEvent::error says why.
+  unavailable,
 };
 
 struct TopLogprob {

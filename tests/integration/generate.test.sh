@@ -59,7 +59,7 @@ expect_eq "$(jq -r .error "$TEST_TMP/body")" "model 'nope' not found" "unknown m
 expect_eq "$(http_status POST "$VKLLM_URL/api/chat" -d '{"messages":[]}')" 400 "chat without model"
 expect_eq "$(jq -r .error "$TEST_TMP/body")" "model is required" "chat without model text"
 expect_eq "$(http_status POST "$VKLLM_URL/api/generate" -d '{"model":"","prompt":"x"}')" 404 "generate without model"
-expect_eq "$(http_status POST "$VKLLM_URL/api/generate" -d '{"model":"tiny","prompt":"x","options":{"temperature":"hot"}}')" 500 "option type"
+expect_eq "$(http_status POST "$VKLLM_URL/api/generate" -d '{"model":"tiny","prompt":"x","options":{"temperature":"hot"}}')" 400 "option type"
 expect_eq "$(jq -r .error "$TEST_TMP/body")" 'option "temperature" must be of type float32' "option type text"
 expect_eq "$(http_status POST "$VKLLM_URL/api/generate" -d '{"model":"tiny","prompt":"x","top_logprobs":21}')" 400 "top_logprobs range"
 expect_eq "$(http_status POST "$VKLLM_URL/api/generate" -d '{"model":"tiny","prompt":"x","raw":true,"system":"s"}')" 400 "raw with system"

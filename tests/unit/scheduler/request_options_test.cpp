@@ -38,12 +38,13 @@ TEST(RequestOptions, UnknownKeysAndNullsAreIgnored) {
   EXPECT_NO_THROW(resolve_options({&request}));
 }
 
-TEST(RequestOptions, WrongTypesAre500sWithOllamasText) {
+// A wrong option type is the client's mistake: 400 (Ollama answers 500), with Ollama's text.
+TEST(RequestOptions, WrongTypesAre400sWithOllamasText) {
   auto message = [](const oj& request) {
     try {
       resolve_options({&request});
     } catch (const RequestError& e) {
-      EXPECT_EQ(e.status(), 500u);
+      EXPECT_EQ(e.status(), 400u);
       return std::string(e.what());
     }
     return std::string("no error");
@@ -54,6 +55,7 @@ TEST(RequestOptions, WrongTypesAre500sWithOllamasText) {
   EXPECT_EQ(message({{"stop", {1, 2}}}), "option \"stop\" must be of type an array of strings");
   EXPECT_EQ(message({{"use_mmap", 1}}), "option \"use_mmap\" must be of type boolean");
   EXPECT_EQ(message({{"num_predict", 1e300}}), "option \"num_predict\" must be of type integer");
+  EXPECT_EQ(message({{"num_ctx", 1e19}}), "option \"num_ctx\" must be of type integer");
 }
 
 }  // namespace
