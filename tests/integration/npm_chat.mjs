@@ -76,6 +76,6 @@ await assert.rejects(ollama.chat({ model: "no-such-model", messages }), (e) => {
 });
 await assert.rejects(
   ollama.chat({ model, messages, options: { temperature: "hot" } }),
-  (e) => e.status_code === 500 && /must be of type float32/.test(e.error),
+  (e) => e.status_code === 400 && /must be of type float32/.test(e.error),
 );
 console.log("ok: errors raised with status and text");

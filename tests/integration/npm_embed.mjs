@@ -77,7 +77,7 @@ console.log("ok: empty input, bad input, unknown and generative models");
 
 await assert.rejects(
   ollama.embed({ model: "nomic", input: "x", options: { num_ctx: "big" } }),
-  (e) => e.status_code === 500 && /option "num_ctx" must be of type integer/.test(e.message),
+  (e) => e.status_code === 400 && /option "num_ctx" must be of type integer/.test(e.message),
 );
 // A client that goes away mid-request: its inputs are dropped, the server keeps serving.
 const ac = new AbortController();

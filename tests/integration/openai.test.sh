@@ -134,8 +134,8 @@ expect_eq "$(post /v1/chat/completions '{"model":"tiny","messages":[{"role":"use
 expect_openai_error 400 invalid_request_error '"tiny" does not support thinking'
 expect_eq "$(post /v1/chat/completions '{"model":"tiny"')" 400 "malformed JSON"
 jq -e '.error.type == "invalid_request_error"' "$TEST_TMP/body" >/dev/null || fail "malformed JSON envelope: $(body)"
-expect_eq "$(post /v1/chat/completions '{"model":"tiny","messages":[{"role":"user","content":"x"}],"options":{"temperature":"hot"}}')" 500 "option type"
-expect_openai_error 500 api_error 'option "temperature" must be of type float32'
+expect_eq "$(post /v1/chat/completions '{"model":"tiny","messages":[{"role":"user","content":"x"}],"options":{"temperature":"hot"}}')" 400 "option type"
+expect_openai_error 400 invalid_request_error 'option "temperature" must be of type float32'
 expect_eq "$(post /v1/completions '{"model":"tiny","prompt":"x","stop":["a",1]}')" 400 "completions stop type"
 expect_openai_error 400 invalid_request_error "invalid type for 'stop' field: float64"
 expect_eq "$(post /v1/responses '{"model":"tiny","input":[{"type":"input_file"}]}')" 400 "responses unknown item"

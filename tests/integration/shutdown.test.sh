@@ -20,12 +20,13 @@ for i in $(seq 1 50); do
   curl -s -o "$TEST_TMP/single.$i" -w '%{http_code}' "$VKLLM_URL/api/generate" \
     -d "$(jq -c '.stream=false' <<<"$long")" >"$TEST_TMP/single_status.$i" &
   single_pid=$!
-  # Wait until the stream is generating, then stop the server under it.
-  for _ in $(seq 1 200); do
-    [ "$(wc -l <"$TEST_TMP/stream.$i")" -ge 3 ] && break
+  # Wait until both requests are generating, then stop the server under them.
+  for _ in $(seq 1 500); do
+    [ "$(wc -l <"$TEST_TMP/stream.$i")" -ge 3 ] && [ "$(metric vkllm_running_sequences)" -ge 2 ] && break
     sleep 0.02
   done
   [ "$(wc -l <"$TEST_TMP/stream.$i")" -ge 3 ] || fail "iteration $i: the stream did not start"
+  [ "$(metric vkllm_running_sequences)" -ge 2 ] || fail "iteration $i: the stream:false request did not start"
   kill -TERM "$VKLLM_PID"
   rc=0
   wait "$VKLLM_PID" || rc=$?
