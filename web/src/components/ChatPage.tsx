@@ -1,12 +1,17 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Options } from '../api/types';
+import { addVersion, forkForNewVersion, switchVersion } from '../lib/branches';
 import { optionKeys } from '../lib/chat';
+import { contextWindow, usedTokens } from '../lib/context';
 import { newId, type Conversation, type StoredMessage } from '../lib/storage';
 import { useStore } from '../lib/store';
 import { chats, chatsLoaded, createChat, runReply, saveChat, stopReply, streaming } from '../state/chats';
-import { capabilitiesOf, models, modelsError } from '../state/models';
-import { href, navigate } from '../state/route';
+import { loadShow, refreshRunning, running, runningModel, shown } from '../state/model_info';
+import { capabilitiesOf, models, modelsError, modelsLoaded } from '../state/models';
+import { navigate } from '../state/route';
+import { Composer, ContextMeter, pendingTokens, useAttachments } from './Composer';
 import { MessageView } from './MessageView';
+import { PullBox } from './PullBox';
 import { Sidebar } from './Sidebar';
 
 const optionLabels: Record<keyof Options, string> = {
@@ -21,14 +26,8 @@ const optionLabels: Record<keyof Options, string> = {
 };
 const integerOptions = new Set<keyof Options>(['top_k', 'num_ctx', 'num_predict', 'seed']);
 
-function readImage(file: File): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const r = new FileReader();
-    r.onload = () => resolve(String(r.result).replace(/^data:[^,]*,/, ''));
-    r.onerror = () => reject(r.error ?? new Error('cannot read the file'));
-    r.readAsDataURL(file);
-  });
-}
+// Small models to start with (Ollama library names), offered when nothing is installed.
+const suggestedModels = ['llama3.2:1b', 'qwen3:0.6b', 'gemma3:1b'];
 
 function ConversationSettings(props: { c: Conversation; onChange: (c: Conversation) => void }) {
   const { c } = props;
@@ -75,24 +74,46 @@ function ConversationSettings(props: { c: Conversation; onChange: (c: Conversati
   );
 }
 
+function FirstRun() {
+  return (
+    <section class="first-run" aria-labelledby="first-run-h">
+      <h2 id="first-run-h">No models installed yet</h2>
+      <p>
+        Pull one to start chatting: pick a suggestion (edit it if you like) or type any name from a registry. Small
+        models answer fastest.
+      </p>
+      <PullBox suggestions={suggestedModels} />
+    </section>
+  );
+}
+
 function ChatView(props: { c: Conversation }) {
   const { c } = props;
   const modelList = useStore(models);
   const modelsErr = useStore(modelsError);
+  const modelsReady = useStore(modelsLoaded);
   const live = useStore(streaming).has(c.id);
+  const show = useStore(shown)[c.model];
+  const instance = runningModel(useStore(running), c.model);
   const [text, setText] = useState('');
-  const [images, setImages] = useState<string[]>([]);
   const [showSettings, setShowSettings] = useState(false);
+  const [dropping, setDropping] = useState(false);
   const listRef = useRef<HTMLDivElement>(null);
   const inputRef = useRef<HTMLTextAreaElement>(null);
   const stick = useRef(true);
-  const caps = capabilitiesOf(c.model);
+  const caps = show?.capabilities ?? capabilitiesOf(c.model);
+  const vision = caps.includes('vision');
+  const att = useAttachments(c.model, vision);
+  const window = contextWindow(c.options.num_ctx, show, instance);
+  const used = usedTokens(c.messages);
   const update = (next: Conversation) => void saveChat({ ...next, updatedAt: c.updatedAt });
 
   // A conversation without a model takes the first installed one.
   useEffect(() => {
     if (!c.model && modelList[0]) update({ ...c, model: modelList[0].name });
   }, [c.id, c.model, modelList]);
+  useEffect(() => loadShow(c.model), [c.model, modelList]);
+  useEffect(() => void refreshRunning(), [c.id]);
   // Follow the stream unless the user scrolled up to read.
   useEffect(() => {
     const el = listRef.current;
@@ -102,18 +123,36 @@ function ChatView(props: { c: Conversation }) {
 
   const send = () => {
     const t = text.trim();
-    if ((!t && !images.length) || live || !c.model) return;
     const msg: StoredMessage = { id: newId(), role: 'user', content: t };
-    if (images.length) msg.images = images;
+    if (att.files.length) msg.files = att.files;
+    if (att.images.length) msg.images = att.images.map((i) => i.base64);
     setText('');
-    setImages([]);
+    att.clear();
     stick.current = true;
     void runReply(c, [...c.messages, msg]);
   };
-  const lastAssistant = c.messages.map((m) => m.role).lastIndexOf('assistant');
+  const hasFiles = (e: DragEvent) => !!e.dataTransfer?.types.includes('Files');
 
   return (
-    <main id="main" class="chat" tabIndex={-1}>
+    <main
+      id="main"
+      class={`chat ${dropping ? 'dropping' : ''}`}
+      tabIndex={-1}
+      onDragOver={(e) => {
+        if (!hasFiles(e)) return;
+        e.preventDefault();
+        setDropping(true);
+      }}
+      onDragLeave={(e) => {
+        if (e.relatedTarget === null || !e.currentTarget.contains(e.relatedTarget as Node)) setDropping(false);
+      }}
+      onDrop={(e) => {
+        if (!hasFiles(e)) return;
+        e.preventDefault();
+        setDropping(false);
+        att.add([...(e.dataTransfer?.files ?? [])]);
+      }}
+    >
       <h1 class="sr-only">{c.title}</h1>
       <div class="chat-head">
         <label class="inline">
@@ -150,6 +189,7 @@ function ChatView(props: { c: Conversation }) {
         >
           Parameters
         </button>
+        <ContextMeter used={used} pending={pendingTokens(text, att.files)} window={window} />
       </div>
       {showSettings && (
         <div id="conv-settings">
@@ -170,26 +210,25 @@ function ChatView(props: { c: Conversation }) {
           stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
         }}
       >
-        {c.messages.length === 0 && (
-          <div class="empty">
-            {modelList.length === 0 ? (
-              <p>
-                No models installed yet. <a href={href({ page: 'models' })}>Pull or create one</a>.
-              </p>
-            ) : (
+        {c.messages.length === 0 &&
+          (modelsReady && modelList.length === 0 && !modelsErr ? (
+            <FirstRun />
+          ) : (
+            <div class="empty">
               <p>Send a message to start. Enter sends, Shift+Enter adds a line, Esc stops.</p>
-            )}
-          </div>
-        )}
+              <p>Attach, paste or drop text, source and PDF files{vision ? ' or images' : ''} to ask about them.</p>
+            </div>
+          ))}
         {c.messages.map((m, i) => (
           <MessageView
             key={m.id}
             m={m}
             live={live && i === c.messages.length - 1}
             busy={live}
-            canRegenerate={i === lastAssistant && i === c.messages.length - 1}
-            onRegenerate={() => void runReply(c, c.messages.slice(0, i))}
-            onEdit={(t) => void runReply(c, [...c.messages.slice(0, i), { ...m, id: newId(), content: t }])}
+            canRegenerate={m.role === 'assistant'}
+            onRegenerate={() => void runReply(c, c.messages.slice(0, i), forkForNewVersion(c.messages, i))}
+            onEdit={(t) => void runReply(c, addVersion(c.messages, i, { ...m, id: newId(), content: t }))}
+            onSwitch={(k) => update({ ...c, messages: switchVersion(c.messages, i, k) })}
           />
         ))}
       </div>
@@ -198,63 +237,24 @@ function ChatView(props: { c: Conversation }) {
       <div class="sr-only" role="status">
         {live ? 'Replying…' : c.messages.at(-1)?.role === 'assistant' ? 'Reply complete.' : ''}
       </div>
-      <form
-        class="composer"
-        onSubmit={(e) => {
-          e.preventDefault();
-          send();
-        }}
-      >
-        {images.length > 0 && (
-          <div class="row">
-            <span class="muted">{images.length} image(s) attached</span>
-            <button type="button" class="small" onClick={() => setImages([])}>
-              Remove
-            </button>
-          </div>
-        )}
-        <div class="composer-row">
-          <textarea
-            ref={inputRef}
-            id="composer"
-            aria-label="Message"
-            placeholder={c.model ? `Message ${c.model}` : 'Choose a model first'}
-            rows={2}
-            value={text}
-            onInput={(e) => setText(e.currentTarget.value)}
-            onKeyDown={(e) => {
-              if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
-                e.preventDefault();
-                send();
-              }
-            }}
-          />
-          {caps.includes('vision') && (
-            <label class="button small" title="Attach images">
-              Attach<span class="sr-only"> images</span>
-              <input
-                type="file"
-                accept="image/*"
-                multiple
-                hidden
-                onChange={async (e) => {
-                  const files = [...(e.currentTarget.files ?? [])];
-                  setImages([...images, ...(await Promise.all(files.map(readImage)))]);
-                }}
-              />
-            </label>
-          )}
-          {live ? (
-            <button type="button" class="danger" onClick={() => stopReply(c.id)} title="Stop (Esc)">
-              Stop
-            </button>
-          ) : (
-            <button type="submit" class="primary" disabled={!c.model || (!text.trim() && !images.length)}>
-              Send
-            </button>
-          )}
+      {dropping && (
+        <div class="drop-hint" aria-hidden="true">
+          Drop files to attach them
         </div>
-      </form>
+      )}
+      <Composer
+        model={c.model}
+        vision={vision}
+        live={live}
+        att={att}
+        text={text}
+        setText={setText}
+        used={used}
+        window={window}
+        onSend={send}
+        onStop={() => stopReply(c.id)}
+        inputRef={inputRef}
+      />
     </main>
   );
 }

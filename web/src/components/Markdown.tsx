@@ -1,5 +1,6 @@
 import { useLayoutEffect, useMemo, useRef } from 'preact/hooks';
 import { renderMarkdown } from '../lib/markdown';
+import { typesetMath } from '../lib/math_loader';
 
 async function copyText(text: string): Promise<void> {
   try {
@@ -16,7 +17,7 @@ async function copyText(text: string): Promise<void> {
 }
 
 // Sanitised markdown; every code block gets a Copy button (added after sanitising, so the
-// sanitiser never has to allow buttons in model output).
+// sanitiser never has to allow buttons in model output), and LaTeX is typeset by KaTeX.
 export function Markdown(props: { text: string }) {
   const html = useMemo(() => renderMarkdown(props.text), [props.text]);
   const ref = useRef<HTMLDivElement>(null);
@@ -38,6 +39,7 @@ export function Markdown(props: { text: string }) {
         });
       wrap.append(b, pre);
     }
+    if (ref.current) typesetMath(ref.current);
   }, [html]);
   return <div ref={ref} class="md" dangerouslySetInnerHTML={{ __html: html }} />;
 }

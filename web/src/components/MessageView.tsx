@@ -1,8 +1,34 @@
 import { useState } from 'preact/hooks';
+import { versionCount } from '../lib/branches';
 import { tokensPerSecond } from '../lib/chat';
 import { formatNumber } from '../lib/format';
 import type { StoredMessage } from '../lib/storage';
+import { FileChips } from './Attachments';
 import { copyText, Markdown } from './Markdown';
+
+// ‹ 2 / 3 ›: which version of this message (and what followed it) is shown.
+function Versions(props: { m: StoredMessage; busy: boolean; onSwitch: (k: number) => void }) {
+  const n = versionCount(props.m);
+  if (n < 2) return null;
+  const k = props.m.fork!.active;
+  return (
+    <div class="versions" role="group" aria-label="Versions">
+      <button class="icon small" aria-label="Previous version" disabled={props.busy || k === 0} onClick={() => props.onSwitch(k - 1)}>
+        ‹
+      </button>
+      <span class="version-pos">
+        <span class="sr-only">Version </span>
+        {k + 1}
+        <span aria-hidden="true"> / </span>
+        <span class="sr-only"> of </span>
+        {n}
+      </span>
+      <button class="icon small" aria-label="Next version" disabled={props.busy || k === n - 1} onClick={() => props.onSwitch(k + 1)}>
+        ›
+      </button>
+    </div>
+  );
+}
 
 function Stats(props: { m: StoredMessage }) {
   const s = props.m.stats;
@@ -24,6 +50,7 @@ export function MessageView(props: {
   canRegenerate: boolean;
   onRegenerate: () => void;
   onEdit: (text: string) => void;
+  onSwitch: (version: number) => void;
   busy: boolean;
 }) {
   const { m } = props;
@@ -47,7 +74,7 @@ export function MessageView(props: {
           class="edit"
           onSubmit={(e) => {
             e.preventDefault();
-            if (!draft.trim()) return;
+            if (!draft.trim() && !m.files?.length && !m.images?.length) return;
             setEditing(false);
             props.onEdit(draft);
           }}
@@ -78,8 +105,9 @@ export function MessageView(props: {
       ) : m.role === 'assistant' ? (
         <Markdown text={m.content} />
       ) : (
-        <div class="plain">{m.content}</div>
+        m.content && <div class="plain">{m.content}</div>
       )}
+      {m.files?.length ? <FileChips files={m.files} /> : null}
       {m.images?.length ? (
         <div class="images">
           {m.images.map((b64, i) => (
@@ -131,6 +159,7 @@ export function MessageView(props: {
               Regenerate
             </button>
           )}
+          <Versions m={m} busy={props.busy} onSwitch={props.onSwitch} />
         </div>
       )}
     </article>

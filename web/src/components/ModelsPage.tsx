@@ -1,108 +1,16 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError } from '../api/client';
 import type { ShowResponse, TagModel } from '../api/types';
 import { formatBytes } from '../lib/format';
 import { modelfileToRequest } from '../lib/modelfile';
-import { foldProgress, type Layer } from '../lib/progress';
 import { useStore } from '../lib/store';
 import { createChat } from '../state/chats';
 import { confirmDialog } from '../state/dialog';
 import { models, modelsError, modelsLoaded, refreshModels } from '../state/models';
 import { navigate } from '../state/route';
+import { PullBox } from './PullBox';
 
 const describe = (e: unknown) => (e instanceof ApiError || e instanceof Error ? e.message : String(e));
-
-function Progress(props: { status: string; layers: Layer[] }) {
-  return (
-    <div class="progress" aria-live="polite">
-      <div class="status">{props.status}</div>
-      {props.layers.map((l) => {
-        const pct = l.total ? Math.floor((l.completed / l.total) * 100) : 0;
-        return (
-          <div class="layer" key={l.digest}>
-            <span class="mono">{l.digest.replace('sha256:', '').slice(0, 12)}</span>
-            <progress max={l.total} value={l.completed} aria-label={`layer ${l.digest.slice(7, 19)}`} />
-            <span class="pct">
-              {pct}% · {formatBytes(l.completed)} / {formatBytes(l.total)}
-            </span>
-          </div>
-        );
-      })}
-    </div>
-  );
-}
-
-function PullForm() {
-  const [name, setName] = useState('');
-  const [insecure, setInsecure] = useState(false);
-  const [state, setState] = useState<{ status: string; layers: Layer[] }>({ status: '', layers: [] });
-  const [error, setError] = useState('');
-  const [busy, setBusy] = useState(false);
-  const ctrl = useRef<AbortController | null>(null);
-
-  const pull = async () => {
-    const model = name.trim();
-    if (!model) return;
-    setBusy(true);
-    setError('');
-    let s = { status: 'starting…', layers: [] as Layer[] };
-    setState(s);
-    ctrl.current = new AbortController();
-    try {
-      for await (const line of api.pull(model, insecure, ctrl.current.signal)) {
-        s = foldProgress(s, line);
-        setState(s);
-      }
-      await refreshModels();
-    } catch (e) {
-      if (ctrl.current.signal.aborted) setState({ ...s, status: 'Cancelled.' });
-      else setError(describe(e));
-    } finally {
-      setBusy(false);
-      ctrl.current = null;
-    }
-  };
-
-  return (
-    <section aria-labelledby="pull-h">
-      <h2 id="pull-h">Pull a model</h2>
-      <form
-        class="row wrap"
-        onSubmit={(e) => {
-          e.preventDefault();
-          void pull();
-        }}
-      >
-        <input
-          class="grow min12"
-          aria-label="Model to pull"
-          placeholder="e.g. llama3.2:1b or host:port/namespace/model:tag"
-          value={name}
-          onInput={(e) => setName(e.currentTarget.value)}
-        />
-        <label class="check">
-          <input type="checkbox" checked={insecure} onChange={(e) => setInsecure(e.currentTarget.checked)} />
-          Insecure (http)
-        </label>
-        {busy ? (
-          <button type="button" class="danger" onClick={() => ctrl.current?.abort()}>
-            Cancel
-          </button>
-        ) : (
-          <button class="primary" type="submit" disabled={!name.trim()}>
-            Pull
-          </button>
-        )}
-      </form>
-      {(busy || state.status) && <Progress {...state} />}
-      {error && (
-        <p class="error" role="alert">
-          Pull failed: {error}
-        </p>
-      )}
-    </section>
-  );
-}
 
 function CreateForm() {
   const [name, setName] = useState('');
@@ -334,7 +242,10 @@ export function ModelsPage() {
   return (
     <div class="stack gap">
       <h1>Models</h1>
-      <PullForm />
+      <section aria-labelledby="pull-h">
+        <h2 id="pull-h">Pull a model</h2>
+        <PullBox />
+      </section>
       <CreateForm />
       <section aria-labelledby="installed-h">
         <div class="row">

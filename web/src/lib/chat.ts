@@ -1,5 +1,6 @@
 // Turning a conversation into an /api/chat request, and the streamed chunks back into a reply.
 import type { ChatChunk, ChatMessage, ChatRequest, Options } from '../api/types';
+import { contentWithFiles } from './attachments';
 import type { Conversation, ReplyStats, StoredMessage } from './storage';
 
 export const optionKeys: (keyof Options)[] = [
@@ -24,7 +25,7 @@ export function cleanOptions(o: Options): Options | undefined {
 }
 
 export function toWire(m: StoredMessage): ChatMessage {
-  const w: ChatMessage = { role: m.role, content: m.content };
+  const w: ChatMessage = { role: m.role, content: contentWithFiles(m) };
   if (m.images?.length) w.images = m.images;
   if (m.tool_calls?.length) w.tool_calls = m.tool_calls;
   return w;

@@ -62,4 +62,23 @@ describe('renderMarkdown', () => {
     const d = dom(renderMarkdown('Here:\n```js\nconst a = 1;'));
     expect(d.querySelector('pre code')?.textContent).toContain('const a = 1;');
   });
+
+  it('marks $…$, $$…$$, \\(…\\) and \\[…\\] as maths, keeping the TeX away from markdown', () => {
+    const d = dom(renderMarkdown('Euler: $e^{i\\pi} + 1 = 0$ and \\(a_1 * b_2 * c\\).\n\n$$\n\\sum_{k=1}^n k\n$$\n\n\\[ x_1 \\]\n\nIt costs $5 or $10.'));
+    const inline = [...d.querySelectorAll('span.math.math-inline')].map((e) => e.textContent);
+    const display = [...d.querySelectorAll('div.math.math-display')].map((e) => e.textContent);
+    expect(inline).toEqual(['e^{i\\pi} + 1 = 0', 'a_1 * b_2 * c']);
+    expect(display).toEqual(['\\sum_{k=1}^n k', 'x_1']);
+    expect(d.querySelector('em')).toBeNull(); // the * and _ stayed TeX
+    expect(d.textContent).toContain('It costs $5 or $10.'); // prices are not maths
+    const code = dom(renderMarkdown('`$x$` and\n\n```\n$$y$$\n```'));
+    expect(code.querySelector('.math')).toBeNull();
+  });
+
+  it('never lets HTML through inside maths either', () => {
+    const d = dom(renderMarkdown('$<img src=x onerror="window.pwned=1">$ $$<script>alert(1)</script>$$'));
+    expect(d.querySelector('img, script')).toBeNull();
+    expect(d.querySelector('.math')?.textContent).toBe('<img src=x onerror="window.pwned=1">');
+  });
 });
+

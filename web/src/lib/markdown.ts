@@ -1,6 +1,10 @@
 // Model output → safe HTML. markdown-it never passes raw HTML through (html: false) and
 // DOMPurify sanitises what it produces anyway, so neither a prompt-injected <script> nor a
 // javascript: link can reach the page. Code blocks are highlighted with a few common languages.
+// LaTeX ($…$, $$…$$, \(…\), \[…\]) is found here, at parse time, so markdown never mangles it
+// (`_` and `*` stay TeX), and left as its source text in a .math element; lib/math.ts typesets
+// those with KaTeX once that chunk has loaded.
+import { tex } from '@mdit/plugin-tex';
 import DOMPurify from 'dompurify';
 import hljs from 'highlight.js/lib/core';
 import bash from 'highlight.js/lib/languages/bash';
@@ -46,6 +50,14 @@ const md = new MarkdownIt({
     const cls = name ? ` class="hljs language-${escapeHtml(name)}"` : ' class="hljs"';
     return `<pre><code${cls}>${body}</code></pre>`;
   },
+});
+
+md.use(tex, {
+  delimiters: 'all',
+  render: (content: string, display: boolean) =>
+    display
+      ? `<div class="math math-display">${escapeHtml(content.trim())}</div>`
+      : `<span class="math math-inline">${escapeHtml(content)}</span>`,
 });
 
 let hooked = false;

@@ -1,6 +1,6 @@
 import { IDBFactory } from 'fake-indexeddb';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { ConversationStore, newConversation, parseExport, type Conversation } from './storage';
+import { ConversationStore, filterConversations, newConversation, parseExport, type Conversation } from './storage';
 
 let store: ConversationStore;
 beforeEach(() => {
@@ -96,4 +96,81 @@ describe('parseExport', () => {
     expect(c?.options).toEqual({});
     expect(c?.messages[0]?.id).toMatch(/[0-9a-f-]{36}/);
   });
+
+  it('imports an old (version 1) export unchanged', () => {
+    const v1 = JSON.stringify({
+      format: 'vkllm-conversations',
+      version: 1,
+      conversations: [
+        {
+          id: 'old',
+          title: 'Old chat',
+          model: 'tiny',
+          system: '',
+          options: { temperature: 0.5 },
+          messages: [
+            { id: 'u', role: 'user', content: 'hi', images: ['aGk='] },
+            { id: 'a', role: 'assistant', content: 'hello', stats: { evalCount: 2 } },
+          ],
+          createdAt: 1,
+          updatedAt: 2,
+        },
+      ],
+    });
+    const [c] = parseExport(v1);
+    expect(c?.messages).toEqual([
+      { id: 'u', role: 'user', content: 'hi', images: ['aGk='] },
+      { id: 'a', role: 'assistant', content: 'hello', stats: { evalCount: 2 } },
+    ]);
+    expect(c?.options).toEqual({ temperature: 0.5 });
+  });
+
+  it('round-trips versions and attached files, and rejects broken versions', async () => {
+    const c: Conversation = {
+      ...conv('branched', 3),
+      messages: [
+        {
+          id: 'q2',
+          role: 'user',
+          content: 'edited',
+          files: [{ name: 'a.pdf', kind: 'pdf', size: 900, text: 'PDF text', pages: 2 }],
+          fork: {
+            active: 1,
+            versions: [
+              [
+                { id: 'q1', role: 'user', content: 'first' },
+                {
+                  id: 'a1',
+                  role: 'assistant',
+                  content: 'reply 1b',
+                  fork: { active: 1, versions: [[{ id: 'a0', role: 'assistant', content: 'reply 1a' }], []] },
+                },
+              ],
+              [],
+            ],
+          },
+        },
+      ],
+    };
+    await store.put(c);
+    const json = await store.exportJson();
+    expect(JSON.parse(json).version).toBe(2);
+    const other = new ConversationStore('other2', new IDBFactory());
+    await other.importJson(json);
+    expect(await other.get(c.id)).toEqual(c);
+    // Search reaches text in versions not shown.
+    expect(filterConversations([c], 'reply 1a')).toHaveLength(1);
+
+    const bad = (fork: unknown) =>
+      JSON.stringify({ format: 'vkllm-conversations', version: 2, conversations: [{ id: 'x', messages: [{ role: 'user', content: 'a', fork }] }] });
+    expect(() => parseExport(bad({ active: 2, versions: [[], []] }))).toThrow('conversation 1, message 1: versions need');
+    expect(() => parseExport(bad({ active: 0, versions: [[], []] }))).toThrow('conversation 1, message 1, version 2: needs its messages');
+    expect(() => parseExport(bad({ active: 0, versions: [[], [{ role: 'x', content: '' }]] }))).toThrow(
+      'conversation 1, message 1, version 2, message 1: needs a role',
+    );
+    expect(() =>
+      parseExport(JSON.stringify({ format: 'vkllm-conversations', version: 9, conversations: [] })),
+    ).toThrow('export version 9 is newer');
+  });
 });
+

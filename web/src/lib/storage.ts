@@ -1,6 +1,7 @@
 // Conversations live in the browser's IndexedDB (one object store keyed by id), so they survive
 // reloads and never leave the machine unless exported.
 import type { ChatMessage, Options } from '../api/types';
+import { allMessages } from './branches';
 
 export interface ReplyStats {
   evalCount?: number;
@@ -13,12 +14,29 @@ export interface ReplyStats {
   doneReason?: string;
 }
 
+// A text or PDF file attached to a user message: its text goes to the model as context.
+export interface FileAttachment {
+  name: string;
+  kind: 'text' | 'pdf';
+  size: number; // bytes of the file
+  text: string;
+  pages?: number; // PDFs
+}
+
+// Other versions of a message and what followed it (lib/branches.ts).
+export interface Fork {
+  versions: StoredMessage[][];
+  active: number; // versions[active] is [] (the shown version is the conversation's path)
+}
+
 export interface StoredMessage extends ChatMessage {
   id: string;
   model?: string;
   stats?: ReplyStats;
   error?: string;
   stopped?: boolean;
+  files?: FileAttachment[];
+  fork?: Fork;
 }
 
 export interface Conversation {
@@ -35,6 +53,8 @@ export interface Conversation {
 }
 
 export const EXPORT_FORMAT = 'vkllm-conversations';
+// 1: messages only; 2: messages may carry files and forks (versions). Both import.
+export const EXPORT_VERSION = 2;
 
 export function newId(): string {
   return crypto.randomUUID();
@@ -114,7 +134,7 @@ export class ConversationStore {
   }
 
   async exportJson(): Promise<string> {
-    return JSON.stringify({ format: EXPORT_FORMAT, version: 1, conversations: await this.list() }, null, 2);
+    return JSON.stringify({ format: EXPORT_FORMAT, version: EXPORT_VERSION, conversations: await this.list() }, null, 2);
   }
 
   // Adds (or replaces, by id) the conversations in an export; returns how many. Throws with a
@@ -135,11 +155,54 @@ export function filterConversations(list: Conversation[], query: string): Conver
   return list.filter(
     (c) =>
       c.title.toLowerCase().includes(q) ||
-      c.messages.some((m) => m.content.toLowerCase().includes(q)),
+      [...allMessages(c.messages)].some((m) => m.content.toLowerCase().includes(q)),
   );
 }
 
 const roles = new Set(['system', 'user', 'assistant', 'tool']);
+
+function parseFiles(raw: unknown, where: string): FileAttachment[] {
+  if (!Array.isArray(raw)) throw new Error(`${where}: files must be a list`);
+  return raw.map((f: Partial<FileAttachment>, k) => {
+    if (!f || typeof f.name !== 'string' || typeof f.text !== 'string' || (f.kind !== 'text' && f.kind !== 'pdf'))
+      throw new Error(`${where}, file ${k + 1}: needs a name, a kind (text or pdf) and its text`);
+    return {
+      name: f.name,
+      kind: f.kind,
+      size: typeof f.size === 'number' ? f.size : f.text.length,
+      text: f.text,
+      ...(typeof f.pages === 'number' ? { pages: f.pages } : {}),
+    };
+  });
+}
+
+// Messages of one path; `where` names the place for error messages ("conversation 2, message 3").
+function parseMessages(raw: unknown[], where: string, depth: number): StoredMessage[] {
+  if (depth > 256) throw new Error(`${where}: versions nested too deeply`);
+  return raw.map((x, j) => {
+    const m = x as Partial<StoredMessage> & { fork?: unknown; files?: unknown };
+    const here = `${where}message ${j + 1}`;
+    if (!m || !roles.has(m.role as string) || typeof m.content !== 'string')
+      throw new Error(`${here}: needs a role and text content`);
+    const out: StoredMessage = { ...(m as StoredMessage), id: typeof m.id === 'string' && m.id ? m.id : newId() };
+    if (m.files !== undefined) out.files = parseFiles(m.files, here);
+    if (m.fork !== undefined) {
+      const f = m.fork as Partial<Fork>;
+      if (!f || !Array.isArray(f.versions) || typeof f.active !== 'number' || !Number.isInteger(f.active) ||
+          f.active < 0 || f.active >= f.versions.length)
+        throw new Error(`${here}: versions need a list and the index of the one shown`);
+      out.fork = {
+        active: f.active,
+        versions: f.versions.map((v, k) => {
+          if (!Array.isArray(v) || (k !== f.active && v.length === 0))
+            throw new Error(`${here}, version ${k + 1}: needs its messages`);
+          return k === f.active ? [] : parseMessages(v, `${here}, version ${k + 1}, `, depth + 1);
+        }),
+      };
+    }
+    return out;
+  });
+}
 
 export function parseExport(text: string): Conversation[] {
   let data: unknown;
@@ -148,19 +211,17 @@ export function parseExport(text: string): Conversation[] {
   } catch {
     throw new Error('not a JSON file');
   }
-  const obj = data as { format?: unknown; conversations?: unknown };
+  const obj = data as { format?: unknown; version?: unknown; conversations?: unknown };
   if (!obj || obj.format !== EXPORT_FORMAT || !Array.isArray(obj.conversations))
     throw new Error(`not a ${EXPORT_FORMAT} export`);
+  if (typeof obj.version === 'number' && obj.version > EXPORT_VERSION)
+    throw new Error(`export version ${obj.version} is newer than this UI reads (${EXPORT_VERSION})`);
   return obj.conversations.map((raw, i) => {
     const c = raw as Partial<Conversation>;
     const where = `conversation ${i + 1}`;
     if (typeof c.id !== 'string' || !c.id) throw new Error(`${where}: missing id`);
     if (!Array.isArray(c.messages)) throw new Error(`${where}: missing messages`);
-    const messages = c.messages.map((m, j) => {
-      if (!m || !roles.has(m.role) || typeof m.content !== 'string')
-        throw new Error(`${where}, message ${j + 1}: needs a role and text content`);
-      return { ...m, id: typeof m.id === 'string' && m.id ? m.id : newId() };
-    });
+    const messages = parseMessages(c.messages, `${where}, `, 0);
     const now = Date.now();
     return {
       id: c.id,

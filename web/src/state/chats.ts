@@ -3,8 +3,9 @@
 // makes the server cancel generation.
 import { api, ApiError } from '../api/client';
 import { applyChunk, buildChatRequest, titleFrom } from '../lib/chat';
-import { ConversationStore, newConversation, newId, type Conversation, type StoredMessage } from '../lib/storage';
+import { ConversationStore, newConversation, newId, type Conversation, type Fork, type StoredMessage } from '../lib/storage';
 import { Store } from '../lib/store';
+import { refreshRunning } from './model_info';
 
 export const db = new ConversationStore();
 export const chats = new Store<Conversation[]>([]);
@@ -76,10 +77,12 @@ function setStreaming(id: string, on: boolean): void {
 }
 
 // Streams the assistant's reply to `history` (which ends with a user message) into conversation
-// `base`, replacing whatever followed `history` before.
-export async function runReply(base: Conversation, history: StoredMessage[]): Promise<void> {
+// `base`, replacing whatever followed `history` before (the caller keeps it as another version,
+// lib/branches.ts, when `fork` is given: the reply is then a new version of its position).
+export async function runReply(base: Conversation, history: StoredMessage[], fork?: Fork): Promise<void> {
   if (controllers.has(base.id)) return;
   let reply: StoredMessage = { id: newId(), role: 'assistant', content: '', model: base.model };
+  if (fork) reply.fork = fork;
   // A title the UI made from the first message follows that message when it is edited; a
   // title the user chose stays.
   const firstUser = history.find((m) => m.role === 'user');
@@ -120,5 +123,6 @@ export async function runReply(base: Conversation, history: StoredMessage[]): Pr
     conv = { ...latest, messages: [...history, reply], updatedAt: Date.now() };
     setStreaming(conv.id, false);
     if (getChat(conv.id)) await saveChat(conv);
+    void refreshRunning(); // the model is loaded now: its context window may be known
   }
 }
