@@ -1,9 +1,11 @@
 // Browser half of web_e2e.test.sh: drives the UI in headless Chromium like a person would
-// (roles and labels, keyboard), checks what the server then holds, and saves screenshots.
+// (roles and labels, keyboard), checks what the server then holds, and saves screenshots. The
+// chat's attachments, versions, maths and context meter are in web_e2e_chat.mjs.
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import assert from 'node:assert/strict';
+import { chatFeatures } from './web_e2e_chat.mjs';
 
 const src = process.env.VKLLM_SOURCE_DIR;
 const base = process.env.VKLLM_URL;
@@ -26,6 +28,8 @@ const browser = await chromium.launch({
 const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
 const page = await context.newPage();
 const consoleErrors = [];
+const requests = []; // every URL the page asked for: none may leave the server's origin
+context.on('request', (r) => requests.push(r.url())); // pages and their workers
 page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
 page.on('pageerror', (e) => consoleErrors.push(String(e)));
 page.setDefaultTimeout(15000);
@@ -51,10 +55,25 @@ try {
   assert.equal((await api('/')).text, 'Ollama is running');
   step('GET / redirects a browser to /ui/, API clients get "Ollama is running"');
 
-  // --- Models: pull with per-layer progress to 100% ---
-  await nav('Models').click();
-  await page.getByText('No models installed.').waitFor();
-  await page.getByLabel('Model to pull').fill(`${reg}/test/tiny:v1`);
+  // --- First run: no models; the chat page says so and pulls one right there ---
+  await page.getByRole('heading', { name: 'No models installed yet' }).waitFor();
+  assert.ok(
+    !requests.some((u) => /\/assets\/(math|pdf_text|pdf\.worker)/.test(u)),
+    `lazy chunks loaded with the first page: ${requests.join(' ')}`,
+  );
+  await shot('first-run');
+  await checkA11y('the chat page with no models');
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await page.setViewportSize({ width: 375, height: 740 });
+  await page.waitForTimeout(300); // the sidebar slides out of view
+  await shot('first-run-375px-dark');
+  await checkA11y('the chat page with no models (dark, 375 px)');
+  await page.emulateMedia({ colorScheme: 'light' });
+  await page.setViewportSize({ width: 1280, height: 800 });
+  const pullName = page.getByLabel('Model to pull');
+  await page.getByRole('button', { name: 'qwen3:0.6b' }).click();
+  assert.equal(await pullName.inputValue(), 'qwen3:0.6b', 'a suggestion did not fill the name in');
+  await pullName.fill(`${reg}/test/tiny:v1`); // suggestions are editable
   await page.getByRole('button', { name: 'Pull', exact: true }).click();
   await page.locator('.progress .status', { hasText: 'success' }).waitFor({ timeout: 30000 });
   const bars = page.locator('.progress progress');
@@ -64,11 +83,19 @@ try {
     assert.ok(max > 0 && value === max, `a layer bar ended at ${value}/${max}`);
   }
   await page.locator('.progress .pct', { hasText: '100%' }).first().waitFor();
+  await shot('first-run-pulling');
   const pulled = `${reg}/test/tiny:v1`;
+  // Once the model is in, the conversation takes it and the pull box gives way to the chat.
+  await page.getByRole('heading', { name: 'No models installed yet' }).waitFor({ state: 'detached' });
+  await page.waitForFunction((m) => document.querySelector('select[aria-label="Model"]')?.value === m, pulled);
+  step('first run: no models, pulled from the chat page (suggestion, edited name, every layer bar at 100%)');
+
+  // --- Models: the pulled model is listed ---
+  await nav('Models').click();
   await page.getByRole('listitem', { name: pulled }).waitFor();
   await shot('models-pulled');
   await checkA11y('the models page');
-  step('pull from docker-registry: every layer bar at 100%, model listed');
+  step('models page lists the pulled model');
 
   // Details from /api/show.
   const row = page.getByRole('listitem', { name: pulled });
@@ -232,6 +259,9 @@ try {
     await page.getByRole('link', { name: 'An edited question' }).waitFor();
     step('conversation survives a reload');
 
+    // Attachments, versions, maths and the context meter (web_e2e_chat.mjs).
+    await chatFeatures({ page, context, base, shots, step, shot, checkA11y, nav, pulled, requests, src });
+
     // Engine view: a long reply streams in the background while the charts update.
     {
       if (!(await page.getByLabel('Max tokens (num_predict)').isVisible()))
@@ -305,6 +335,10 @@ try {
   await nav('Models').click();
   await page.getByRole('listitem', { name: pulled }).waitFor();
   step('lost connection shown, recovered by itself when the server came back');
+
+  const foreign = requests.filter((u) => !u.startsWith(`${base}/`) && !/^(data|blob):/.test(u));
+  assert.deepEqual(foreign, [], 'requests left the server\'s origin');
+  step(`${requests.length} requests, all to the server's origin`);
 
   // A lost connection is reported by the page itself, not as errors in the console.
   const unexpected = consoleErrors.filter((e) => !/Failed to load resource|ERR_CONNECTION_REFUSED/.test(e));

@@ -2,9 +2,11 @@
 # The web UI end to end in real headless Chromium (Debian's chromium, driven by npm
 # playwright-core from web/node_modules) against the real server: a seed server creates the
 # fixture model through /api/blobs + /api/create and pushes it to a local docker-registry; the UI
-# server starts empty and the browser pulls it (progress to 100%), copies and deletes a model,
-# chats (stream, stop, regenerate, edit+resend, reload), unloads the running model, watches
-# the engine view, and sees the server go away and come back. Screenshots go to $VKLLM_WEB_ARTIFACTS (default build/test-artifacts/web).
+# server starts empty and the browser pulls it from the chat page's first-run box (progress to
+# 100%), copies and deletes a model, chats (stream, stop, regenerate, edit+resend, reload),
+# attaches text, source, PDF and image files, switches versions of edited and regenerated
+# messages, reads maths, watches the context meter, unloads the running model, watches the
+# engine view, and sees the server go away and come back. Screenshots go to $VKLLM_WEB_ARTIFACTS (default build/test-artifacts/web).
 source "$(dirname "$0")/lib.sh"
 
 chromium=${VKLLM_CHROMIUM:-/usr/bin/chromium}
@@ -37,11 +39,27 @@ code=$(http_status POST "$VKLLM_URL/api/create" --data-binary @"$TEST_TMP/create
 "$VKLLM_BIN" push "$REG/test/tiny:v1" >"$TEST_TMP/push.out" 2>&1 || fail "push: $(cat "$TEST_TMP/push.out")"
 vkllm_stop "$VKLLM_PID"
 
+# A vision projector for the vision-model part of the browser test: a GGUF that says it is one
+# (general.type mmproj), so a model created with it reports the vision capability.
+python3 - "$TEST_TMP/mmproj.gguf" <<'PY'
+import struct, sys
+def text(s):
+    b = s.encode()
+    return struct.pack("<Q", len(b)) + b
+kv = [("general.architecture", "clip"), ("general.type", "mmproj"), ("general.alignment", None)]
+out = b"GGUF" + struct.pack("<IQQ", 3, 0, len(kv))
+for k, v in kv:
+    out += text(k) + (struct.pack("<II", 4, 32) if v is None else struct.pack("<I", 8) + text(v))
+out += b"\0" * (-len(out) % 32)
+open(sys.argv[1], "wb").write(out)
+PY
+
 # The UI's server starts with an empty store.
 vkllm_start ui
 export VKLLM_URL REG VKLLM_PID VKLLM_PORT VKLLM_BIN
 export VKLLM_UI_MODELS=$TEST_TMP/ui/models VKLLM_UI_HOME=$TEST_TMP/ui
 export VKLLM_WEB_ARTIFACTS=$artifacts VKLLM_CHROMIUM=$chromium
+export VKLLM_GGUF=$gguf VKLLM_MMPROJ=$TEST_TMP/mmproj.gguf
 start=$(date +%s)
 node "$VKLLM_SOURCE_DIR/tests/integration/web_e2e.mjs" || fail "browser test"
 echo "browser part took $(($(date +%s) - start)) s; screenshots in $artifacts"

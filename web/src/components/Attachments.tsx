@@ -6,9 +6,8 @@ const fmt = new Intl.NumberFormat('en');
 export const tokensText = (n: number) => `≈${fmt.format(n)} tokens`;
 
 function describeFile(f: FileAttachment): string {
-  const parts = [f.kind === 'pdf' ? `PDF${f.pages ? `, ${f.pages} page${f.pages === 1 ? '' : 's'}` : ''}` : 'text'];
-  parts.push(formatBytes(f.size), tokensText(fileTokens(f)));
-  return parts.join(' · ');
+  const kind = f.kind === 'pdf' ? `PDF${f.pages ? `, ${f.pages} page${f.pages === 1 ? '' : 's'}` : ''}` : 'text';
+  return `${kind} · ${formatBytes(f.size)} ·`;
 }
 
 // Attached files as chips: on a sent message (read-only) or in the composer (removable).
@@ -29,6 +28,7 @@ export function FileChips(props: {
           </span>
           <span class="chip-name">{f.name}</span>
           <span class="chip-meta">{describeFile(f)}</span>
+          <span class="chip-tokens">{tokensText(fileTokens(f))}</span>
           {props.onRemoveFile && (
             <button type="button" class="icon small" aria-label={`Remove ${f.name}`} onClick={() => props.onRemoveFile!(i)}>
               ×

@@ -104,7 +104,7 @@ function ChatView(props: { c: Conversation }) {
   const caps = show?.capabilities ?? capabilitiesOf(c.model);
   const vision = caps.includes('vision');
   const att = useAttachments(c.model, vision);
-  const window = contextWindow(c.options.num_ctx, show, instance);
+  const ctxWindow = contextWindow(c.options.num_ctx, show, instance);
   const used = usedTokens(c.messages);
   const update = (next: Conversation) => void saveChat({ ...next, updatedAt: c.updatedAt });
 
@@ -189,7 +189,7 @@ function ChatView(props: { c: Conversation }) {
         >
           Parameters
         </button>
-        <ContextMeter used={used} pending={pendingTokens(text, att.files)} window={window} />
+        <ContextMeter used={used} pending={pendingTokens(text, att.files)} ctxWindow={ctxWindow} />
       </div>
       {showSettings && (
         <div id="conv-settings">
@@ -250,7 +250,7 @@ function ChatView(props: { c: Conversation }) {
         text={text}
         setText={setText}
         used={used}
-        window={window}
+        ctxWindow={ctxWindow}
         onSend={send}
         onStop={() => stopReply(c.id)}
         inputRef={inputRef}

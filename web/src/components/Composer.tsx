@@ -59,14 +59,17 @@ export function pendingTokens(text: string, files: FileAttachment[]): number {
   return (text.trim() ? estimateTokens(text) : 0) + files.reduce((s, f) => s + fileTokens(f), 0);
 }
 
-export function ContextMeter(props: { used?: number; pending: number; window?: ContextWindow }) {
-  const w = props.window;
+export function ContextMeter(props: { used?: number; pending: number; ctxWindow?: ContextWindow }) {
+  const w = props.ctxWindow;
   if (!w) return null;
   const used = props.used ?? 0;
   const total = used + props.pending;
   const title = `Context window ${fmt.format(w.tokens)} tokens (${w.source}); in use: the last reply's prompt and output`;
   return (
     <div class="ctx-meter" title={title}>
+      <span class="ctx-label" aria-hidden="true">
+        Context
+      </span>
       <meter
         aria-label="Context used"
         min={0}
@@ -93,12 +96,12 @@ export function Composer(props: {
   text: string;
   setText: (t: string) => void;
   used?: number;
-  window?: ContextWindow;
+  ctxWindow?: ContextWindow;
   onSend: () => void;
   onStop: () => void;
   inputRef: { current: HTMLTextAreaElement | null };
 }) {
-  const { att, text, window: w } = props;
+  const { att, text, ctxWindow: w } = props;
   const fileRef = useRef<HTMLInputElement>(null);
   const pending = pendingTokens(text, att.files);
   const tooBig = !!w && pending > w.tokens;

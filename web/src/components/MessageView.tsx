@@ -17,11 +17,12 @@ function Versions(props: { m: StoredMessage; busy: boolean; onSwitch: (k: number
         ‹
       </button>
       <span class="version-pos">
-        <span class="sr-only">Version </span>
-        {k + 1}
-        <span aria-hidden="true"> / </span>
-        <span class="sr-only"> of </span>
-        {n}
+        <span aria-hidden="true">
+          {k + 1} / {n}
+        </span>
+        <span class="sr-only">
+          Version {k + 1} of {n}
+        </span>
       </span>
       <button class="icon small" aria-label="Next version" disabled={props.busy || k === n - 1} onClick={() => props.onSwitch(k + 1)}>
         ›
