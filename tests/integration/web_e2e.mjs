@@ -83,10 +83,10 @@ try {
     assert.ok(max > 0 && value === max, `a layer bar ended at ${value}/${max}`);
   }
   await page.locator('.progress .pct', { hasText: '100%' }).first().waitFor();
-  await shot('first-run-pulling');
+  await shot('first-run-pulled');
   const pulled = `${reg}/test/tiny:v1`;
-  // Once the model is in, the conversation takes it and the pull box gives way to the chat.
-  await page.getByRole('heading', { name: 'No models installed yet' }).waitFor({ state: 'detached' });
+  // Once the model is in, the conversation takes it; the box says so until the first message.
+  await page.getByRole('heading', { name: `${pulled} is ready` }).waitFor();
   await page.waitForFunction((m) => document.querySelector('select[aria-label="Model"]')?.value === m, pulled);
   step('first run: no models, pulled from the chat page (suggestion, edited name, every layer bar at 100%)');
 

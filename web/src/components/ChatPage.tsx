@@ -74,15 +74,18 @@ function ConversationSettings(props: { c: Conversation; onChange: (c: Conversati
   );
 }
 
-function FirstRun() {
+// Nothing installed: say so and pull one right here. After the pull the box stays (with its
+// finished progress) until the first message, saying the model is ready.
+function FirstRun(props: { pulled: string; onPulled: (model: string) => void }) {
   return (
     <section class="first-run" aria-labelledby="first-run-h">
-      <h2 id="first-run-h">No models installed yet</h2>
+      <h2 id="first-run-h">{props.pulled ? `${props.pulled} is ready` : 'No models installed yet'}</h2>
       <p>
-        Pull one to start chatting: pick a suggestion (edit it if you like) or type any name from a registry. Small
-        models answer fastest.
+        {props.pulled
+          ? 'Send a message below to start chatting with it.'
+          : 'Pull one to start chatting: pick a suggestion (edit it if you like) or type any name from a registry. Small models answer fastest.'}
       </p>
-      <PullBox suggestions={suggestedModels} />
+      <PullBox suggestions={suggestedModels} onPulled={props.onPulled} />
     </section>
   );
 }
@@ -98,6 +101,7 @@ function ChatView(props: { c: Conversation }) {
   const [text, setText] = useState('');
   const [showSettings, setShowSettings] = useState(false);
   const [dropping, setDropping] = useState(false);
+  const [pulledHere, setPulledHere] = useState('');
   const listRef = useRef<HTMLDivElement>(null);
   const inputRef = useRef<HTMLTextAreaElement>(null);
   const stick = useRef(true);
@@ -211,8 +215,14 @@ function ChatView(props: { c: Conversation }) {
         }}
       >
         {c.messages.length === 0 &&
-          (modelsReady && modelList.length === 0 && !modelsErr ? (
-            <FirstRun />
+          ((modelsReady && modelList.length === 0 && !modelsErr) || pulledHere ? (
+            <FirstRun
+              pulled={pulledHere}
+              onPulled={(m) => {
+                setPulledHere(m);
+                inputRef.current?.focus();
+              }}
+            />
           ) : (
             <div class="empty">
               <p>Send a message to start. Enter sends, Shift+Enter adds a line, Esc stops.</p>

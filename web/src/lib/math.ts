@@ -14,7 +14,8 @@ export function renderTex(source: string, display: boolean): string {
   if (html === undefined) {
     const raw = katex.renderToString(source, {
       displayMode: display,
-      throwOnError: false, // a typo shows as red source text, not an exception
+      throwOnError: false, // a typo shows as source text in the theme's error colour, not an exception
+      errorColor: 'var(--danger)',
       trust: false,
       strict: 'ignore',
       maxExpand: 500,
