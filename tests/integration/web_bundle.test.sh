@@ -23,7 +23,8 @@ pass "committed web/dist equals a fresh build of web/src"
 # show the UI): index.html, what it links, and what those scripts import statically. Everything
 # else is a lazy chunk (PDF text, maths) fetched only when used; each is reported, none may leave
 # the origin (no absolute URLs to other hosts in the built code's imports).
-gz_size() { if [ -f "$1.gz" ]; then stat -c %s "$1.gz"; else gzip -9c "$1" | wc -c; fi; }
+# What the server sends: the .gz twin when there is one, else the file itself (woff2 fonts).
+gz_size() { if [ -f "$1.gz" ]; then stat -c %s "$1.gz"; else stat -c %s "$1"; fi; }
 declare -A first=([index.html]=1)
 queue=(index.html)
 while [ ${#queue[@]} -gt 0 ]; do
@@ -65,8 +66,8 @@ while IFS= read -r -d '' f; do
     *) echo "lazy chunk: $rel $size bytes gzipped" ;;
   esac
 done < <(find "$web/dist" -type f ! -name '*.gz' -print0 | sort -z)
-echo "lazy chunk: KaTeX fonts (woff2, fetched per font used) $fonts bytes"
-echo "web UI lazy chunks: $lazy bytes gzipped in all"
+echo "lazy chunk: KaTeX fonts (woff2, only those a formula uses are fetched) $fonts bytes"
+echo "web UI lazy chunks: $lazy bytes in all (as sent)"
 grep -q 'pdf.worker' <(ls "$web/dist/assets") || fail "the PDF.js worker is not an asset of the bundle"
 if grep -lE '(import\(|from)"https?://' "$web"/dist/assets/*.js "$web"/dist/assets/*.mjs >/dev/null 2>&1; then
   fail "a chunk imports from another origin"
