@@ -259,6 +259,16 @@ std::vector<uint8_t> GgufWriter::serialize() const {
   return out;
 }
 
+std::vector<uint8_t> GgufWriter::serialize_header() const {
+  return serialize_head(metadata_, tensors_, alignment_);
+}
+
+uint64_t GgufWriter::file_size() const {
+  uint64_t size = serialize_head(metadata_, tensors_, alignment_).size();
+  for (const auto& t : tensors_) size = ByteSink::align_up(size + t.byte_size, alignment_);
+  return size;
+}
+
 void GgufWriter::write(const std::filesystem::path& path) const {
   const std::filesystem::path tmp = path.string() + ".tmp." + std::to_string(::getpid());
   UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));

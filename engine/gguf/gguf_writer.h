@@ -47,6 +47,11 @@ class GgufWriter {
 
   // The whole file image; write() puts it on disk via a temp file and rename.
   std::vector<uint8_t> serialize() const;
+  // Only the header (metadata and tensor table, padded to the data section), and the size the
+  // whole file would have: what GgufFile::parse_header needs to describe a file never written
+  // (a model whose tensor data another TensorDataSource produces). Fills nothing.
+  std::vector<uint8_t> serialize_header() const;
+  uint64_t file_size() const;
   void write(const std::filesystem::path& path) const;
 
  private:
