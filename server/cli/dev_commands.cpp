@@ -1,6 +1,8 @@
 // `vkllm dev ...`: developer tools. `dev make-model` writes random-weight models with real
-// architecture layouts for tests and benchmarks; `dev make-vocab` writes the Llama 3 tokenizer
-// as a vocab-only GGUF for them.
+// architecture layouts for tests and benchmarks, `dev make-lora` a random LoRA adapter for one of
+// them (llama.cpp's adapter format); `dev make-vocab` writes the Llama 3 tokenizer as a
+// vocab-only GGUF for them.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -9,6 +11,7 @@
 
 #include "engine/gguf/gguf_file.h"
 #include "engine/gguf/gguf_writer.h"
+#include "engine/model/lora_maker.h"
 #include "engine/model/model_maker.h"
 #include "engine/tokenizer/llama3_vocab.h"
 #include "server/cli/commands.h"
@@ -50,6 +53,40 @@ int make_model(const MakeModelArgs& args) {
   std::printf("wrote %s: %s %s %s, %.1f MiB in %.1f s\n", args.output.c_str(), args.arch.c_str(),
               args.shape.c_str(), args.type.c_str(),
               static_cast<double>(std::filesystem::file_size(args.output)) / (1 << 20), seconds);
+  return 0;
+}
+
+struct MakeLoraArgs {
+  std::string base;
+  uint32_t rank = 8;
+  float alpha = 16.0f;
+  std::string targets = "attn_q,attn_k,attn_v,attn_output,ffn_gate,ffn_up,ffn_down";
+  std::string type = "F16";
+  uint64_t seed = 0;
+  std::string output;
+};
+
+int make_lora(const MakeLoraArgs& args) {
+  model::MakeLoraOptions options;
+  options.rank = args.rank;
+  options.alpha = args.alpha;
+  options.seed = args.seed;
+  options.targets.clear();
+  for (size_t start = 0; start <= args.targets.size();) {
+    const size_t comma = std::min(args.targets.find(',', start), args.targets.size());
+    if (comma > start) options.targets.push_back(args.targets.substr(start, comma - start));
+    start = comma + 1;
+  }
+  const auto type = gguf::type_from_name(args.type);
+  if (!type) throw std::invalid_argument("unknown --type '" + args.type + "' (F32, F16, BF16)");
+  options.type = *type;
+  const gguf::GgufFile base = gguf::GgufFile::open(args.base);
+  gguf::GgufWriter writer;
+  model::build_random_lora(options, base, writer);
+  writer.write(args.output);
+  std::printf("wrote %s: LoRA rank %u alpha %g over %zu weights of %s\n", args.output.c_str(),
+              args.rank, static_cast<double>(args.alpha), options.targets.size(),
+              args.base.c_str());
   return 0;
 }
 
@@ -97,6 +134,25 @@ void add_dev_commands(CLI::App& app) {
       ->capture_default_str();
   make->add_option("-o,--output", args->output, "Output GGUF path")->required();
   make->callback([args] { run_command([args] { return make_model(*args); }); });
+
+  auto lora_args = std::make_shared<MakeLoraArgs>();
+  CLI::App* lora = dev->add_subcommand(
+      "make-lora", "Write a random LoRA adapter GGUF (llama.cpp's format) for a base model");
+  lora->add_option("--base", lora_args->base, "The base model GGUF the adapter is for")
+      ->required()
+      ->check(CLI::ExistingFile);
+  lora->add_option("--rank", lora_args->rank, "Rank r of the update")->capture_default_str();
+  lora->add_option("--alpha", lora_args->alpha, "adapter.lora.alpha (scale = alpha / rank)")
+      ->capture_default_str();
+  lora->add_option("--targets", lora_args->targets,
+                   "Comma-separated per-layer weights to adapt (blk.N.<target>.weight)")
+      ->capture_default_str();
+  lora->add_option("--type", lora_args->type, "Type of lora_a/lora_b: F32, F16 or BF16")
+      ->capture_default_str();
+  lora->add_option("--seed", lora_args->seed, "Random seed; the same seed gives identical files")
+      ->capture_default_str();
+  lora->add_option("-o,--output", lora_args->output, "Output GGUF path")->required();
+  lora->callback([lora_args] { run_command([lora_args] { return make_lora(*lora_args); }); });
 
   auto vocab_args = std::make_shared<MakeVocabArgs>();
   CLI::App* vocab = dev->add_subcommand(
