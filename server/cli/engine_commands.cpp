@@ -34,8 +34,9 @@ struct LoadedModel : EngineModel {
   std::unique_ptr<tokenizer::Tokenizer> tok;
 
   LoadedModel(const std::string& path, const std::string& device,
-              const runtime::RunnerOptions& options = runtime::RunnerOptions::from_env())
-      : EngineModel(path, device, options), tok(tokenizer::Tokenizer::from_gguf(file)) {}
+              const runtime::RunnerOptions& options = runtime::RunnerOptions::from_env(),
+              const std::string& lora = {})
+      : EngineModel(path, device, options, lora), tok(tokenizer::Tokenizer::from_gguf(file)) {}
 };
 
 int32_t argmax(const std::vector<float>& v) {
@@ -44,7 +45,7 @@ int32_t argmax(const std::vector<float>& v) {
 
 void add_generate(CLI::App& app) {
   struct Args {
-    std::string model, prompt, device;
+    std::string model, prompt, device, lora;
     int num_predict = 128;
     float temperature = 0.8f;
     int64_t seed = -1;
@@ -58,10 +59,11 @@ void add_generate(CLI::App& app) {
   cmd->add_option("--temperature", args->temperature, "Sampling temperature (0: greedy)");
   cmd->add_option("--seed", args->seed, "Random seed (-1: random)");
   cmd->add_flag("--no-bos", args->no_bos, "Do not add the BOS token");
+  cmd->add_option("--lora", args->lora, "LoRA adapter GGUF to merge into the model");
   add_device_option(cmd, args->device);
   cmd->callback([args] {
     run_command([&] {
-      LoadedModel m(args->model, args->device);
+      LoadedModel m(args->model, args->device, runtime::RunnerOptions::from_env(), args->lora);
       auto prompt = m.tok->encode(args->prompt, !args->no_bos, true);
       if (args->no_bos && !prompt.empty() && prompt.front() == m.tok->bos())
         prompt.erase(prompt.begin());
@@ -100,7 +102,7 @@ void add_generate(CLI::App& app) {
 
 void add_debug_logits(CLI::App& app) {
   struct Args {
-    std::string model, prompt, device;
+    std::string model, prompt, device, lora;
     bool no_bos = false;
     int greedy = 0;
   };
@@ -112,10 +114,11 @@ void add_debug_logits(CLI::App& app) {
   cmd->add_option("--prompt", args->prompt, "Prompt text")->required();
   cmd->add_flag("--no-bos", args->no_bos, "Do not add the BOS token");
   cmd->add_option("--greedy", args->greedy, "Tokens of greedy continuation");
+  cmd->add_option("--lora", args->lora, "LoRA adapter GGUF to merge into the model");
   add_device_option(cmd, args->device);
   cmd->callback([args] {
     run_command([&] {
-      LoadedModel m(args->model, args->device);
+      LoadedModel m(args->model, args->device, runtime::RunnerOptions::from_env(), args->lora);
       auto tokens = m.tok->encode(args->prompt, !args->no_bos, true);
       if (args->no_bos && !tokens.empty() && tokens.front() == m.tok->bos())
         tokens.erase(tokens.begin());

@@ -5,6 +5,9 @@
 #include <iostream>
 #include <thread>
 
+#include "engine/model/lora_adapter.h"
+#include "engine/runtime/lora_merge.h"
+
 namespace vkllm::cli {
 
 void add_device_option(CLI::App* cmd, std::string& device) {
@@ -14,14 +17,24 @@ void add_device_option(CLI::App* cmd, std::string& device) {
 }
 
 EngineModel::EngineModel(const std::string& path, const std::string& device,
-                         const runtime::RunnerOptions& options)
+                         const runtime::RunnerOptions& options, const std::string& lora)
     : file(gguf::GgufFile::open(path)),
       choice(sched::choose_device(device.empty() ? vk::DeviceRequest::from_env()
                                                  : vk::DeviceRequest::parse(device))) {
   if (!std::getenv("VKLLM_QUIET")) std::cerr << "vkllm: running on " << choice.describe() << "\n";
   if (!on_cpu()) ctx = std::make_unique<vk::Context>(choice.vulkan_options());
   const auto t0 = std::chrono::steady_clock::now();
-  if (on_cpu()) {
+  if (!lora.empty()) {
+    const auto adapter = model::LoraAdapter::open(lora);
+    merged_header = std::make_unique<gguf::GgufFile>(runtime::lora_merged_header(file, adapter));
+    runtime::GgufFileSource base(file);
+    runtime::LoraMergedSource merged(file, *merged_header, base, adapter);
+    if (on_cpu()) {
+      host = std::make_unique<runtime::HostModel>(*merged_header, merged);
+    } else {
+      model = std::make_unique<runtime::Model>(*ctx, *merged_header, merged);
+    }
+  } else if (on_cpu()) {
     host = std::make_unique<runtime::HostModel>(file);
   } else {
     model = std::make_unique<runtime::Model>(*ctx, file);

@@ -1,6 +1,7 @@
 // A GGUF file loaded for an in-process engine command (generate, debug logits, perplexity,
 // bench) on the backend the server would pick (device_choice.h): --device, else VKLLM_DEVICE,
-// else a GPU when there is one and the CPU backend otherwise.
+// else a GPU when there is one and the CPU backend otherwise; optionally with a LoRA adapter
+// merged into its weights (engine/runtime/lora_merge.h).
 #pragma once
 
 #include <memory>
@@ -22,8 +23,10 @@ void add_device_option(CLI::App* cmd, std::string& device);
 
 struct EngineModel {
   // Throws for an unreadable file, an unsupported model, or a device that cannot be opened.
+  // `lora`: an adapter GGUF to merge (empty: none).
   EngineModel(const std::string& path, const std::string& device,
-              const runtime::RunnerOptions& options = runtime::RunnerOptions::from_env());
+              const runtime::RunnerOptions& options = runtime::RunnerOptions::from_env(),
+              const std::string& lora = {});
 
   bool on_cpu() const { return choice.backend == sched::Backend::Cpu; }
   const model::ModelSpec& spec() const { return on_cpu() ? host->spec() : model->spec(); }
@@ -31,6 +34,7 @@ struct EngineModel {
   std::string device_name() const;
 
   gguf::GgufFile file;
+  std::unique_ptr<gguf::GgufFile> merged_header;  // with --lora: the header the model loaded
   sched::DeviceChoice choice;
   std::unique_ptr<vk::Context> ctx;          // Vulkan
   std::unique_ptr<runtime::Model> model;     // Vulkan
