@@ -1,11 +1,13 @@
 #include "server/models/model_create.h"
 
+#include "engine/model/lora_adapter.h"
 #include "registry/errors.h"
 #include "registry/modelfile.h"
 #include "registry/parameters.h"
 #include "server/models/gguf_summary.h"
 #include "server/models/model_reference.h"
 #include "server/prompt/prompt.h"
+#include "server/scheduler/blob_model_source.h"
 
 namespace vkllm::models {
 
@@ -28,6 +30,27 @@ void autodetect_template(registry::CreateRequest& request, const std::string& ch
   }
   request.parameters = registry::merge_parameters(
       registry::normalize_parameters(prompt::named_template_parameters(*name)), request.parameters);
+}
+
+// An adapter must be a LoRA GGUF that fits the weights it will be merged into (the same
+// architecture, every adapted tensor present with matching shape): refused here with a 400
+// rather than at the first request's load.
+void check_adapter(registry::ModelStore& store, const Digest& adapter,
+                   const std::optional<Digest>& base) {
+  auto reader = store.blobs().open(adapter);
+  std::vector<uint8_t> bytes(reader.size());
+  if (reader.read_at(0, std::as_writable_bytes(std::span(bytes))) != bytes.size()) {
+    throw RegistryError(ErrorKind::invalid_input, "adapter blob " + adapter.str() + " ends early");
+  }
+  try {
+    const auto lora = model::LoraAdapter::from_bytes(std::move(bytes));
+    if (base) lora.check_base(sched::read_gguf_header(store.blobs(), *base));
+  } catch (const gguf::GgufError& e) {
+    throw RegistryError(ErrorKind::invalid_input,
+                        std::string("supplied adapter was not in GGUF format: ") + e.what());
+  } catch (const model::LoraError& e) {
+    throw RegistryError(ErrorKind::invalid_input, std::string("invalid adapter: ") + e.what());
+  }
 }
 
 }  // namespace
@@ -117,10 +140,20 @@ void create_model(registry::ModelStore& store, CreatePlan plan, const PullFn& pu
                                           : registry::media_type::kModel)});
     if (!g->is_projector()) autodetect_template(plan.request, g->chat_template);
   }
+  // The weights an adapter applies to: this request's model file, else the FROM model's.
+  std::optional<Digest> base;
+  for (const auto& f : plan.request.files) {
+    if (f.media_type == registry::media_type::kModel) base = f.digest;
+  }
+  if (!base && plan.request.from) {
+    if (store.find(*plan.request.from)) base = store.show(*plan.request.from).model_blob;
+  }
   for (const auto& d : plan.adapters) {
     if (!store.has_blob(d)) {
       throw RegistryError(ErrorKind::invalid_input, "blob " + d.str() + " not found");
     }
+    status("parsing adapter");
+    check_adapter(store, d, base);
     plan.request.files.push_back({d, std::string(registry::media_type::kAdapter)});
   }
   std::string last;

@@ -5,7 +5,9 @@
 #include <future>
 #include <iostream>
 
+#include "engine/model/lora_adapter.h"
 #include "engine/model/model_spec.h"
+#include "engine/runtime/lora_merge.h"
 #include "engine/vulkan/vk_error.h"
 #include "server/scheduler/blob_model_source.h"
 #include "server/scheduler/go_duration.h"
@@ -110,10 +112,26 @@ system_clock::time_point ModelManager::expiry(nanoseconds keep_alive) const {
   return system_clock::now() + duration_cast<system_clock::duration>(keep_alive);
 }
 
+// One instance per weights and adapter: a model with an adapter never shares its base's.
+std::string ModelManager::instance_key(const registry::ModelShow& show) {
+  std::string key = show.model_blob->str();
+  for (const auto& adapter : show.adapters) key += "+" + adapter.str();
+  return key;
+}
+
+model::LoraAdapter ModelManager::read_lora_adapter(const registry::Digest& digest) const {
+  auto reader = store_.blobs().open(digest);
+  std::vector<uint8_t> bytes(reader.size());
+  if (reader.read_at(0, std::as_writable_bytes(std::span(bytes))) != bytes.size()) {
+    throw std::runtime_error("adapter blob " + digest.str() + " ends early");
+  }
+  return model::LoraAdapter::from_bytes(std::move(bytes));
+}
+
 std::shared_ptr<LoadedModel> ModelManager::find_loaded(const registry::ModelShow& show) const {
   if (!show.model_blob) return nullptr;
   std::lock_guard lock(mutex_);
-  auto it = loaded_.find(show.model_blob->str());
+  auto it = loaded_.find(instance_key(show));
   return it == loaded_.end() ? nullptr : it->second;
 }
 
@@ -145,7 +163,7 @@ std::optional<ModelLease> ModelManager::try_acquire(const registry::ModelShow& s
   if (!show.model_blob) return std::nullopt;
   std::lock_guard lock(mutex_);
   if (stopping_) return std::nullopt;
-  auto m = usable(show.model_blob->str());
+  auto m = usable(instance_key(show));
   if (!m) return std::nullopt;
   take(*m, keep_alive);
   return ModelLease(this, m, false);
@@ -154,7 +172,7 @@ std::optional<ModelLease> ModelManager::try_acquire(const registry::ModelShow& s
 ModelLease ModelManager::acquire(const registry::ModelShow& show,
                                  std::optional<nanoseconds> keep_alive) {
   if (!show.model_blob) throw ModelLoadError(400, "model has no weights layer");
-  const std::string key = show.model_blob->str();
+  const std::string key = instance_key(show);
   {
     std::lock_guard lock(mutex_);
     if (stopping_) throw ModelLoadError(503, "server is shutting down");
@@ -191,7 +209,7 @@ ModelLease ModelManager::acquire(const registry::ModelShow& show,
 std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show) {
   const auto t0 = steady_clock::now();
   auto m = std::make_shared<LoadedModel>();
-  m->key = show.model_blob->str();
+  m->key = instance_key(show);
   m->show = show;
   const std::string name = show.name.display();
   try {
@@ -199,6 +217,20 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
         std::make_unique<gguf::GgufFile>(read_gguf_header(store_.blobs(), *show.model_blob));
   } catch (const std::exception& e) {
     throw ModelLoadError(500, "cannot read the model file: " + std::string(e.what()));
+  }
+  // A LoRA adapter is merged into the weights as they load (engine/runtime/lora_merge.h): the
+  // model then loads with the merged header, whose adapted quantized weights are F16.
+  std::optional<model::LoraAdapter> adapter;
+  std::unique_ptr<gguf::GgufFile> base_header;
+  if (!show.adapters.empty()) {
+    try {
+      adapter.emplace(read_lora_adapter(show.adapters.front()));
+      base_header = std::move(m->header);
+      m->header =
+          std::make_unique<gguf::GgufFile>(runtime::lora_merged_header(*base_header, *adapter, {}));
+    } catch (const std::exception& e) {
+      throw ModelLoadError(500, "cannot apply the adapter of " + name + ": " + e.what());
+    }
   }
   model::ModelSpec spec;
   try {
@@ -278,7 +310,12 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
   const registry::Digest blob = *show.model_blob;
   auto verified = std::async(std::launch::async, [&blobs, blob] { blobs.verify(blob); });
   try {
-    BlobTensorSource source(store_.blobs().open(*show.model_blob), m->header->data_offset());
+    const gguf::GgufFile& stored = base_header ? *base_header : *m->header;
+    BlobTensorSource blob_source(store_.blobs().open(*show.model_blob), stored.data_offset());
+    std::optional<runtime::LoraMergedSource> merged;
+    if (adapter) merged.emplace(stored, *m->header, blob_source, *adapter);
+    runtime::TensorDataSource& source =
+        merged ? static_cast<runtime::TensorDataSource&>(*merged) : blob_source;
     if (host) {
       m->host_model = std::make_unique<runtime::HostModel>(*m->header, source);
       if (spec.has_pooling_type) {
@@ -408,7 +445,7 @@ bool ModelManager::request_unload(const registry::ModelShow& show) {
   if (!show.model_blob) return false;
   {
     std::lock_guard lock(mutex_);
-    auto it = loaded_.find(show.model_blob->str());
+    auto it = loaded_.find(instance_key(show));
     if (it == loaded_.end()) return false;
     it->second->unload_when_idle = true;
     it->second->keep_alive = nanoseconds(0);

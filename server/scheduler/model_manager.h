@@ -1,7 +1,8 @@
 // Models in memory. A request acquires a lease on the model its name resolves to; the first
 // acquire loads it from the blob store (header parsed from the blob, tensor data streamed from
 // the blob's zstd frames into device upload), later ones reuse it. Instances are keyed by the
-// model blob, so two names for the same weights share one. keep_alive works as Ollama's: each
+// model blob (and its LoRA adapter's, merged into the weights at load), so two names for the
+// same weights share one. keep_alive works as Ollama's: each
 // request may set the instance's duration (sticky); when the last lease ends, the instance
 // expires after that duration (0: at once, negative: never). Models generate on the backend
 // device_choice.h picks at construction (a GPU through Vulkan, else the CPU backend). Memory is
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "engine/gguf/gguf_file.h"
+#include "engine/model/lora_adapter.h"
 #include "engine/runtime/host_model.h"
 #include "engine/runtime/model.h"
 #include "engine/runtime/runner.h"
@@ -66,7 +68,7 @@ std::chrono::nanoseconds parse_keep_alive_env(std::string_view text);
 
 struct LoadedModel {
   std::shared_ptr<vk::Context> context;  // first: outlives everything built on it
-  std::string key;                       // the model blob digest
+  std::string key;                       // the model blob digest (+ the adapter's)
   registry::ModelShow show;              // of the name that loaded it
   std::unique_ptr<gguf::GgufFile> header;
   std::unique_ptr<tokenizer::Tokenizer> tokenizer;
@@ -159,6 +161,8 @@ class ModelManager {
   void release(const std::shared_ptr<LoadedModel>& model);
   void take(LoadedModel& m, std::optional<std::chrono::nanoseconds> keep_alive);
   std::shared_ptr<LoadedModel> usable(const std::string& key);
+  static std::string instance_key(const registry::ModelShow& show);
+  model::LoraAdapter read_lora_adapter(const registry::Digest& digest) const;
   std::shared_ptr<LoadedModel> load(const registry::ModelShow& show);
   void make_room(uint64_t need_bytes, bool host, std::unique_lock<std::mutex>& lock);
   // Memory a new model may take now: the device's (VK_EXT_memory_budget where present), or with
