@@ -120,6 +120,7 @@ std::string ModelManager::instance_key(const registry::ModelShow& show) {
 }
 
 model::LoraAdapter ModelManager::read_lora_adapter(const registry::Digest& digest) const {
+  store_.blobs().verify(digest);  // a raw blob changed on disk fails here, as the weights do
   auto reader = store_.blobs().open(digest);
   std::vector<uint8_t> bytes(reader.size());
   if (reader.read_at(0, std::as_writable_bytes(std::span(bytes))) != bytes.size()) {
