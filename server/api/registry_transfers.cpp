@@ -18,10 +18,12 @@ nlohmann::json progress_json(const registry::TransferStatus& s) {
 
 }  // namespace
 
-TransferFn registry_pull(registry::ModelStore& store, registry::RecompressQueue* recompress) {
-  return [&store, recompress](const TransferRequest& t, const Emit& emit, std::stop_token stop) {
+TransferFn registry_pull(registry::ModelStore& store, registry::RecompressQueue* recompress,
+                         registry::InsecureRegistries insecure) {
+  return [&store, recompress, insecure = std::move(insecure)](
+             const TransferRequest& t, const Emit& emit, std::stop_token stop) {
     registry::PullOptions options;
-    options.insecure = t.insecure;
+    options.insecure = t.insecure || insecure.allows(t.name);
     options.prune = registry::ModelStore::prune_enabled();
     if (recompress)
       options.compress_later = [recompress](const auto& d) { recompress->enqueue(d); };
@@ -31,10 +33,11 @@ TransferFn registry_pull(registry::ModelStore& store, registry::RecompressQueue*
   };
 }
 
-TransferFn registry_push(registry::ModelStore& store) {
-  return [&store](const TransferRequest& t, const Emit& emit, std::stop_token stop) {
+TransferFn registry_push(registry::ModelStore& store, registry::InsecureRegistries insecure) {
+  return [&store, insecure = std::move(insecure)](const TransferRequest& t, const Emit& emit,
+                                                  std::stop_token stop) {
     registry::PushOptions options;
-    options.insecure = t.insecure;
+    options.insecure = t.insecure || insecure.allows(t.name);
     registry::push(
         t.name, store.blobs(), store.catalog(), options,
         [&](const registry::TransferStatus& s) { emit(progress_json(s)); }, stop);
