@@ -65,9 +65,13 @@ bool ApiKeyPolicy::allows(std::string_view method, std::string_view path,
                           const std::optional<std::string>& x_api_key) const {
   if (!enabled()) return true;
   const bool read = method == "GET" || method == "HEAD";
-  // Liveness, and the web UI's static files (they hold no data; the UI asks for the key when
-  // the API answers 401).
-  if (read && (path == "/" || path == "/ui" || path.rfind("/ui/", 0) == 0)) return true;
+  // Liveness, the orchestrator's probes (they carry no key and their answers name no model),
+  // and the web UI's static files (they hold no data; the UI asks for the key when the API
+  // answers 401).
+  if (read && (path == "/" || path == "/livez" || path == "/readyz" || path == "/ui" ||
+               path.rfind("/ui/", 0) == 0)) {
+    return true;
+  }
   if (authorization) {
     std::string_view a = *authorization;
     constexpr std::string_view kBearer = "Bearer ";

@@ -1,8 +1,8 @@
 // Optional API keys (Ollama refuses to build them in): with VKLLM_API_KEY set to a key, or to
-// @FILE naming a file with one key per line, every request but the liveness check and the web
-// UI's static files must carry `Authorization: Bearer KEY` (or `x-api-key: KEY`). Keys are
-// compared in constant time (SHA-256 of both sides, then CRYPTO_memcmp), so timing reveals
-// nothing about a key. Unset, nothing changes.
+// @FILE naming a file with one key per line, every request but the liveness check, the probes
+// (/livez, /readyz) and the web UI's static files must carry `Authorization: Bearer KEY` (or
+// `x-api-key: KEY`). Keys are compared in constant time (SHA-256 of both sides, then
+// CRYPTO_memcmp), so timing reveals nothing about a key. Unset, nothing changes.
 #pragma once
 
 #include <array>
