@@ -8,7 +8,8 @@
       balancer adds it), ok or the error.
   scaleout_clients.py chats URL MODEL --chats 32 --turns 6 --parallel 8 --out chats.json
       32 multi-turn conversations (each turn resends the whole history, as chat clients do),
-      `parallel` at a time; records each turn's time to first token.
+      `parallel` at a time, each user turn lengthened by --turn-words words; records each
+      turn's time to first token.
 
 --key adds `Authorization: Bearer KEY`; --no-session leaves X-Session-Id out.
 """
@@ -26,10 +27,18 @@ TOPICS = ["the river", "a lighthouse", "winter roads", "the old mill", "a letter
           "the harvest", "a storm at sea", "the village fair", "a quiet library", "mountain paths"]
 
 
-def user_turn(conversation, turn):
+WORDS = ("quiet morning light fell across the fields while travellers spoke of distant towns "
+         "and old stories passed from one generation to the next").split()
+
+
+def user_turn(conversation, turn, extra_words=0):
     topic = TOPICS[(conversation + turn) % len(TOPICS)]
-    return (f"Conversation {conversation}, turn {turn}: tell me more about {topic}, "
+    text = (f"Conversation {conversation}, turn {turn}: tell me more about {topic}, "
             f"what people there remember of it and why it still matters to them today.")
+    if extra_words:  # a longer turn, distinct per conversation and turn
+        start = (conversation * 7 + turn * 3) % len(WORDS)
+        text += " " + " ".join(WORDS[(start + k) % len(WORDS)] for k in range(extra_words))
+    return text
 
 
 class Client:
@@ -132,7 +141,7 @@ def run_chats(a):
                 c = queue.pop()
             messages = []
             for turn in range(a.turns):
-                messages.append({"role": "user", "content": user_turn(c, turn)})
+                messages.append({"role": "user", "content": user_turn(c, turn, a.turn_words)})
                 ok, err, upstream, ttft, reply = client.chat(a.model, messages, f"chat-{c}",
                                                              a.num_predict)
                 with lock:
@@ -168,6 +177,7 @@ def main():
     p.add_argument("--seconds", type=float, default=15)
     p.add_argument("--chats", type=int, default=32)
     p.add_argument("--parallel", type=int, default=8)
+    p.add_argument("--turn-words", type=int, default=0, help="chats: words added to each turn")
     a = p.parse_args()
     run_load(a) if a.mode == "load" else run_chats(a)
 
