@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <array>
-#include <deque>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 
 #include "engine/sampling/token_constraint.h"
 
@@ -119,18 +119,86 @@ Frag call(int32_t rule) {
   };
 }
 
+GrammarBuilder::GrammarBuilder(std::string error_prefix, uint64_t work_budget)
+    : error_prefix_(std::move(error_prefix)), work_budget_(work_budget) {}
+
 int32_t GrammarBuilder::declare(std::string name) {
   names_.push_back(std::move(name));
   rules_.emplace_back();
   return static_cast<int32_t>(rules_.size() - 1);
 }
 
-void GrammarBuilder::define(int32_t rule, const Frag& body) {
-  NfaBuilder nfa;
-  const int32_t start = nfa.node();
-  const int32_t end = body(nfa, start);
+namespace {
 
-  std::vector<char> mark(nfa.nodes.size(), 0);
+struct NodeSetHash {
+  size_t operator()(const std::vector<int32_t>& v) const {
+    uint64_t h = 1469598103934665603ull;
+    for (int32_t x : v) h = (h ^ static_cast<uint32_t>(x)) * 1099511628211ull;
+    return static_cast<size_t>(h);
+  }
+};
+
+// The coarsest partition of the bytes that no byte set of the NFA splits: bytes of one class go
+// to the same places from every NFA node, so the subset construction follows classes, not bytes
+// (a "." is one class, not a hundred bytes).
+struct ByteClasses {
+  std::array<uint16_t, 256> of{};         // byte -> class
+  std::vector<uint8_t> representative;    // class -> one of its bytes
+  std::vector<std::vector<uint16_t>> in;  // distinct set -> the classes it holds
+  std::vector<std::vector<std::pair<int32_t, int32_t>>> edges;  // node -> (distinct set, target)
+
+  explicit ByteClasses(const NfaBuilder& nfa) {
+    std::unordered_map<ByteSet, int32_t> ids;
+    std::vector<const ByteSet*> distinct;
+    edges.resize(nfa.nodes.size());
+    for (size_t n = 0; n < nfa.nodes.size(); ++n) {
+      for (const auto& [set, to] : nfa.nodes[n].bytes) {
+        auto [it, inserted] = ids.emplace(set, static_cast<int32_t>(distinct.size()));
+        if (inserted) distinct.push_back(&it->first);
+        edges[n].emplace_back(it->second, to);
+      }
+    }
+    size_t count = 1;
+    std::vector<int32_t> split;
+    for (const ByteSet* set : distinct) {
+      split.assign(count * 2, -1);
+      size_t next = 0;
+      for (size_t b = 0; b < 256; ++b) {
+        int32_t& id = split[of[b] * 2 + (set->test(b) ? 1 : 0)];
+        if (id < 0) id = static_cast<int32_t>(next++);
+        of[b] = static_cast<uint16_t>(id);
+      }
+      count = next;
+    }
+    representative.assign(count, 0);
+    for (int b = 255; b >= 0; --b) representative[of[static_cast<size_t>(b)]] = uint8_t(b);
+    in.resize(distinct.size());
+    for (size_t i = 0; i < distinct.size(); ++i) {
+      for (size_t k = 0; k < count; ++k) {
+        if (distinct[i]->test(representative[k])) in[i].push_back(static_cast<uint16_t>(k));
+      }
+    }
+  }
+};
+
+}  // namespace
+
+void GrammarBuilder::define(int32_t rule, const Frag& body, const std::string& what,
+                            bool strip_empty) {
+  auto spend = [&](uint64_t units) {
+    work_done_ += units;
+    if (work_done_ <= work_budget_) return;
+    const std::string name =
+        what.empty() ? "rule \"" + names_[static_cast<size_t>(rule)] + "\"" : what;
+    throw FormatError(error_prefix_ + name +
+                      " is too complex to compile (it exceeds the grammar compiler's work budget)");
+  };
+  NfaBuilder nfa;
+  int32_t start = nfa.node();
+  const int32_t end = body(nfa, start);
+  spend(nfa.nodes.size());
+
+  std::vector<char> mark(nfa.nodes.size() + 1, 0);
   auto closure = [&](std::vector<int32_t> set) {
     std::vector<int32_t> todo = set;
     for (int32_t n : set) mark[static_cast<size_t>(n)] = 1;
@@ -148,50 +216,76 @@ void GrammarBuilder::define(int32_t rule, const Frag& body) {
     for (int32_t n : set) mark[static_cast<size_t>(n)] = 0;
     std::sort(set.begin(), set.end());
     set.erase(std::unique(set.begin(), set.end()), set.end());
+    spend(2 * set.size());  // visited, sorted, hashed and stored
     return set;
   };
 
-  std::map<std::vector<int32_t>, int32_t> ids;
-  std::deque<std::vector<int32_t>> sets;
+  if (strip_empty) {
+    // A start that reads whatever the body's start reads but is never the end: the body's
+    // strings less the empty one (calls always read a byte, as their rules are never empty).
+    const std::vector<int32_t> first = closure({start});
+    const int32_t fresh = nfa.node();
+    for (int32_t n : first) {
+      const auto bytes = nfa.nodes[static_cast<size_t>(n)].bytes;
+      const auto calls = nfa.nodes[static_cast<size_t>(n)].calls;
+      for (const auto& [set, to] : bytes) nfa.bytes(fresh, set, to);
+      for (const CallEdge& c : calls) nfa.call(fresh, c.rule, c.ret);
+    }
+    start = fresh;
+  }
+  const ByteClasses classes(nfa);
+  const size_t n_classes = classes.representative.size();
+
+  // DFA states: sets of NFA nodes, each stored once (as the map's key; its nodes stay put).
+  std::unordered_map<std::vector<int32_t>, int32_t, NodeSetHash> ids;
+  std::vector<const std::vector<int32_t>*> sets;
   Dfa& dfa = rules_[static_cast<size_t>(rule)];
   dfa.nodes.clear();
   auto intern = [&](std::vector<int32_t> set) {
-    set = closure(std::move(set));
-    auto [it, inserted] = ids.emplace(set, static_cast<int32_t>(sets.size()));
+    auto [it, inserted] = ids.emplace(closure(std::move(set)), static_cast<int32_t>(sets.size()));
     if (inserted) {
       if (sets.size() >= kMaxRuleStates || total_states_ + sets.size() >= kMaxTotalStates) {
         too_large();
       }
-      sets.push_back(std::move(set));
+      sets.push_back(&it->first);
     }
     return it->second;
   };
   intern({start});
+  std::vector<std::vector<int32_t>> targets(n_classes);
+  std::vector<int32_t> class_target(n_classes);
   for (size_t i = 0; i < sets.size(); ++i) {
-    const std::vector<int32_t> set = sets[i];
+    const std::vector<int32_t>& set = *sets[i];
     Node node;
     node.rule = rule;
     node.final = std::binary_search(set.begin(), set.end(), end);
-    std::array<std::vector<int32_t>, 256> targets;
+    for (auto& t : targets) t.clear();
     std::map<int32_t, std::vector<int32_t>> calls;
+    // A state costs a few microseconds besides its set (its edges, calls, maps): ~200 units.
+    uint64_t steps = set.size() + 200;
     for (int32_t n : set) {
-      const auto& nn = nfa.nodes[static_cast<size_t>(n)];
-      for (const auto& [bs, to] : nn.bytes) {
-        for (size_t c = bs._Find_first(); c < 256; c = bs._Find_next(c)) targets[c].push_back(to);
+      for (const auto& [distinct, to] : classes.edges[static_cast<size_t>(n)]) {
+        const auto& in = classes.in[static_cast<size_t>(distinct)];
+        for (uint16_t k : in) targets[k].push_back(to);
+        steps += in.size() + 1;
       }
-      for (const CallEdge& c : nn.calls) calls[c.rule].push_back(c.ret);
+      for (const CallEdge& c : nfa.nodes[static_cast<size_t>(n)].calls)
+        calls[c.rule].push_back(c.ret);
     }
-    std::map<std::vector<int32_t>, int32_t> local;
+    spend(steps);
+    std::unordered_map<std::vector<int32_t>, int32_t, NodeSetHash> local;
+    for (size_t k = 0; k < n_classes; ++k) {
+      auto& t = targets[k];
+      class_target[k] = -1;
+      if (t.empty()) continue;
+      std::sort(t.begin(), t.end());
+      t.erase(std::unique(t.begin(), t.end()), t.end());
+      auto it = local.find(t);
+      class_target[k] = it != local.end() ? it->second : (local[t] = intern(t));
+    }
     int32_t prev = -1;
     for (int c = 0; c < 256; ++c) {
-      int32_t id = -1;
-      if (!targets[static_cast<size_t>(c)].empty()) {
-        auto& t = targets[static_cast<size_t>(c)];
-        std::sort(t.begin(), t.end());
-        t.erase(std::unique(t.begin(), t.end()), t.end());
-        auto it = local.find(t);
-        id = it != local.end() ? it->second : (local[t] = intern(t));
-      }
+      const int32_t id = class_target[classes.of[static_cast<size_t>(c)]];
       if (id >= 0) {
         if (id == prev && node.bytes.back().hi == c - 1) {
           node.bytes.back().hi = static_cast<uint8_t>(c);
@@ -208,7 +302,8 @@ void GrammarBuilder::define(int32_t rule, const Frag& body) {
   dfa.defined = true;
 }
 
-Grammar GrammarBuilder::finish(int32_t root) {
+Grammar GrammarBuilder::finish(int32_t root, const std::string& recursion_error,
+                               const std::string& no_string_error) {
   const size_t n_rules = rules_.size();
   for (const Dfa& d : rules_) {
     if (!d.defined) throw FormatError("internal error: a grammar rule was never defined");
@@ -239,7 +334,8 @@ Grammar GrammarBuilder::finish(int32_t root) {
     }
   }
   if (!productive[static_cast<size_t>(root)]) {
-    throw FormatError("the schema allows no value (its constraints contradict each other)");
+    throw FormatError(no_string_error.empty() ? error_prefix_ + "the grammar allows no output"
+                                              : no_string_error);
   }
 
   // Keep the nodes that are reachable from the start and can still reach an end.
@@ -338,7 +434,9 @@ Grammar GrammarBuilder::finish(int32_t root) {
     for (const CallEdge& c : g.nodes[static_cast<size_t>(g.rule_start[r])].calls) {
       const auto callee = static_cast<size_t>(c.rule);
       if (state[callee] == 1) {
-        throw FormatError("the schema refers to itself (\"$ref\") without any value in between");
+        if (!recursion_error.empty()) throw FormatError(recursion_error);
+        throw FormatError(error_prefix_ + "rule \"" + names_[callee] +
+                          "\" refers to itself before reading anything (left recursion)");
       }
       if (state[callee] == 0) visit(callee);
     }

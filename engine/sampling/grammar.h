@@ -1,8 +1,11 @@
 // A byte-level grammar for constrained decoding: a set of rules, each a deterministic automaton
 // over bytes whose edges may also call another rule (so the whole is a pushdown automaton, which
-// nesting needs). The JSON-Schema compiler writes rule bodies as NFA fragments; finish()
-// determinizes them, drops states that cannot reach an end and checks that every rule makes
-// progress before it recurses.
+// nesting needs). The JSON-Schema, GBNF and regex compilers write rule bodies as NFA fragments;
+// define() determinizes each, finish() drops states that cannot reach an end and checks that
+// every rule makes progress before it recurses. Compiling is bounded twice over: by the number of
+// states (memory) and by a work budget (time: a short pattern such as `.{0,100}.{0,100}` can
+// need millions of steps for few states), and going past either is a FormatError that names the
+// construct being compiled.
 #pragma once
 
 #include <bitset>
@@ -82,16 +85,34 @@ Frag opt(Frag f);
 Frag repeat(Frag f, int min, int max);
 Frag call(int32_t rule);
 
+// Work units one compile may spend (NFA nodes visited and byte-class edges followed while
+// determinizing, 200 per DFA state; a unit is ~40 ns): a few tenths of a second of one core. A
+// large real schema (a dozen properties, strings of up to 1000 characters, arrays of 100 items)
+// needs about a third of it.
+inline constexpr uint64_t kDefaultWorkBudget = 10'000'000;
+
 class GrammarBuilder {
  public:
+  // `error_prefix` starts every error message ("invalid JSON schema in format: ").
+  explicit GrammarBuilder(std::string error_prefix = "invalid grammar: ",
+                          uint64_t work_budget = kDefaultWorkBudget);
+
   // Rules are declared first so bodies can call rules defined later (recursion).
   int32_t declare(std::string name);
-  // Throws FormatError when the rule grows past the size limits.
-  void define(int32_t rule, const Frag& body);
-  // Throws FormatError if the root allows no string or a rule can recurse without progress.
-  Grammar finish(int32_t root);
+  // Throws FormatError when the rule grows past the size limits or the work budget runs out;
+  // `what` names the construct for that message (e.g. "\"pattern\" \"a{0,99}\""), the rule's
+  // name when empty. With `strip_empty`, the rule matches its body's strings except the empty
+  // one (callers make their calls of it optional; rules must not match the empty string).
+  void define(int32_t rule, const Frag& body, const std::string& what = {},
+              bool strip_empty = false);
+  // Throws FormatError if the root allows no string or a rule can recurse without progress (the
+  // messages given, or ones naming the rule).
+  Grammar finish(int32_t root, const std::string& recursion_error = {},
+                 const std::string& no_string_error = {});
 
   size_t total_states() const { return total_states_; }
+  uint64_t work_done() const { return work_done_; }
+  const std::string& error_prefix() const { return error_prefix_; }
 
  private:
   struct Dfa {
@@ -101,6 +122,9 @@ class GrammarBuilder {
   std::vector<std::string> names_;
   std::vector<Dfa> rules_;
   size_t total_states_ = 0;
+  std::string error_prefix_;
+  uint64_t work_budget_;
+  uint64_t work_done_ = 0;
 };
 
 }  // namespace vkllm::sampling::grammar

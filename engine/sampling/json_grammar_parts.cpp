@@ -180,8 +180,12 @@ Frag magnitude_in(uint64_t h, std::optional<uint64_t> l) {
 
 }  // namespace
 
+// As llama.cpp's generated JSON grammars bound it (its `space` rule): nothing, one space, or one
+// or two newlines and an indent of up to 20 spaces or tabs. A model cannot spend its tokens on
+// whitespace, and indented output still fits.
 Frag ws() {
-  return opt(alt({literal(" "), seq({literal("\n"), repeat(cls(bytes_of(" \t")), 0, 20)})}));
+  return opt(
+      alt({literal(" "), seq({repeat(literal("\n"), 1, 2), repeat(cls(bytes_of(" \t")), 0, 20)})}));
 }
 
 Frag multibyte_char(bool except_line_separators) {

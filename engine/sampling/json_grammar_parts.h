@@ -15,6 +15,7 @@ namespace vkllm::sampling::json_parts {
 // Up to this many digits in an integer part (as llama.cpp's converter) or a fraction.
 inline constexpr int kMaxDigits = 16;
 
+// Whitespace between tokens: none, " ", or "\n"{1,2} then [ \t]{0,20}.
 grammar::Frag ws();
 // One character of a JSON string's content (one code point, possibly escaped).
 grammar::Frag string_char();

@@ -102,18 +102,32 @@ bool matches_type(const json& v, const std::string& type) {
 
 class Compiler {
  public:
-  explicit Compiler(const json& root) : root_(root) {}
+  Compiler(const json& root, grammar::GrammarBuilder& gb) : root_(root), gb_(gb) {}
+
+  // The schema as one rule of gb_ (its value, without a root around it).
+  int32_t rule() {
+    if (root_.is_object() || root_.is_boolean()) {
+      return memo(
+          "value-of-root:", [&] { return value(root_, 0); }, "the schema");
+    }
+    fail("a schema must be an object or a boolean");
+  }
 
   grammar::Grammar json_object() {
     const int32_t root = gb_.declare("root");
-    gb_.define(root, seq({jp::ws(), grammar::call(any_object())}));
-    return gb_.finish(root);
+    gb_.define(root, grammar::call(any_object()));
+    return finish(root);
   }
 
   grammar::Grammar schema() {
     const int32_t root = gb_.declare("root");
-    gb_.define(root, seq({jp::ws(), value(root_, 0)}));
-    return gb_.finish(root);
+    gb_.define(root, value(root_, 0), "the schema");
+    return finish(root);
+  }
+
+  grammar::Grammar finish(int32_t root) {
+    return gb_.finish(root, "the schema refers to itself (\"$ref\") without any value in between",
+                      "the schema allows no value (its constraints contradict each other)");
   }
 
  private:
@@ -273,9 +287,12 @@ class Compiler {
       if (!s["pattern"].is_string()) fail("\"pattern\" must be a string");
       if (lengths) fail("\"pattern\" with \"minLength\" or \"maxLength\" is not supported");
       const std::string p = s["pattern"].get<std::string>();
-      return memo("pattern:" + p, [&] {
-        return seq({literal("\""), compile_pattern(p), literal("\"")});
-      });
+      return memo(
+          "pattern:" + p,
+          [&] {
+            return seq({literal("\""), compile_pattern(p), literal("\"")});
+          },
+          "\"pattern\" " + json(p).dump());
     }
     if (has(s, "format") && !lengths) {
       const std::string name = s["format"].get<std::string>();
@@ -411,12 +428,21 @@ class Compiler {
   }
 
   // The rule for `key`, defined by `body` the first time it is asked for.
+  // A memo key ("object:{...}", "ref:#/$defs/x") as a construct's name in an error.
+  static std::string describe(const std::string& key) {
+    const size_t colon = key.find(':');
+    std::string rest = key.substr(colon + 1);
+    if (rest.size() > 80) rest = rest.substr(0, 77) + "...";
+    return "the " + key.substr(0, colon) + " " + rest;
+  }
+
+  // `what` names the construct in a work-budget error.
   template <typename Body>
-  int32_t memo(const std::string& key, Body&& body) {
+  int32_t memo(const std::string& key, Body&& body, const std::string& what = {}) {
     if (auto it = rules_.find(key); it != rules_.end()) return it->second;
     const int32_t id = gb_.declare(key.substr(0, key.find(':')));
     rules_[key] = id;
-    gb_.define(id, body());
+    gb_.define(id, body(), what.empty() ? describe(key) : what);
     return id;
   }
 
@@ -452,7 +478,7 @@ class Compiler {
   }
 
   const json& root_;
-  grammar::GrammarBuilder gb_;
+  grammar::GrammarBuilder& gb_;
   std::map<std::string, int32_t> rules_;
   int32_t any_value_ = -1;
   int32_t any_object_ = -1;
@@ -461,15 +487,24 @@ class Compiler {
 }  // namespace
 
 grammar::Grammar compile_json_grammar(const nlohmann::ordered_json& format) {
+  grammar::GrammarBuilder gb("invalid JSON schema in format: ");
   try {
     if (format.is_string() && format.get<std::string>() == "json")
-      return Compiler(format).json_object();
-    if (format.is_object()) return Compiler(format).schema();
+      return Compiler(format, gb).json_object();
+    if (format.is_object()) return Compiler(format, gb).schema();
   } catch (const nlohmann::json::exception& e) {
     throw FormatError(std::string("invalid JSON schema in format: ") + e.what());
   }
   throw FormatError("invalid format: " + format.dump() +
                     "; expected \"json\" or a valid JSON Schema object");
+}
+
+int32_t json_schema_rule(grammar::GrammarBuilder& gb, const nlohmann::ordered_json& schema) {
+  try {
+    return Compiler(schema, gb).rule();
+  } catch (const nlohmann::json::exception& e) {
+    throw FormatError(gb.error_prefix() + e.what());
+  }
 }
 
 }  // namespace vkllm::sampling

@@ -18,10 +18,7 @@ using grammar::repeat;
 using grammar::seq;
 
 constexpr int kMaxRepeat = 100;
-
-[[noreturn]] void fail(const std::string& what) {
-  throw FormatError("invalid JSON schema in format: \"pattern\": " + what);
-}
+constexpr int kMaxNesting = 100;  // groups in groups: the parser recurses once per level
 
 // A set of characters: ASCII members bit by bit, non-ASCII ones all or none.
 struct CharSet {
@@ -80,12 +77,13 @@ std::string json_escape(unsigned char c) {
   }
 }
 
-Frag emit(const CharSet& s) {
+// The characters of `s` as output: JSON-escaped inside a string, or as they are (`raw`).
+Frag emit(const CharSet& s, bool raw) {
   std::vector<Frag> choices;
   ByteSet plain;
   for (size_t c = 0; c < 128; ++c) {
     if (!s.ascii[c]) continue;
-    if (c >= 0x20 && c != '"' && c != '\\') {
+    if (raw || (c >= 0x20 && c != '"' && c != '\\')) {
       plain.set(c);
     } else {
       choices.push_back(literal(json_escape(static_cast<unsigned char>(c))));
@@ -118,7 +116,18 @@ std::string utf8(uint32_t cp) {
 
 class Parser {
  public:
-  explicit Parser(const std::string& p) : p_(p) {}
+  Parser(const std::string& p, bool raw) : p_(p), raw_(raw) {}
+
+  // The whole output matches (raw): anchors at the ends are redundant.
+  Frag parse_whole() {
+    size_t stop = p_.size();
+    if (!p_.empty() && p_[0] == '^') pos_ = 1;
+    if (stop > pos_ && p_[stop - 1] == '$' && !escaped_at(stop - 1)) --stop;
+    stop_ = stop;
+    Frag body = alternation(nullptr);
+    if (pos_ != stop_) fail("unexpected ')'");
+    return body;
+  }
 
   Frag parse() {
     bool start = false, end = false;
@@ -126,16 +135,35 @@ class Parser {
     if (!p_.empty() && p_[0] == '^') start = true, pos_ = 1;
     if (stop > pos_ && p_[stop - 1] == '$' && !escaped_at(stop - 1)) end = true, --stop;
     stop_ = stop;
-    bool top_alternation = false;
-    Frag body = alternation(&top_alternation);
-    if (pos_ != stop_) fail("unexpected ')'");
-    if (top_alternation && (start || end))
-      fail("anchors next to a top-level '|' are not supported");
     const Frag any = repeat(json_parts::string_char(), 0, -1);
-    return seq({start ? grammar::empty() : any, body, end ? grammar::empty() : any});
+    std::vector<Piece> first = pieces();
+    if (!more()) {
+      // No top-level '|'. A search finds a match anywhere: next to the "anything" around an
+      // unanchored end, an optional piece changes nothing and a piece repeated m..n times is
+      // the same as m times (.{0,100} at either end of a search matches every string; kept, its
+      // automaton would cost seconds to build).
+      if (!start) trim(first, true);
+      if (!end) trim(first, false);
+      return seq({start ? grammar::empty() : any, concat_of(first), end ? grammar::empty() : any});
+    }
+    if (peek() == ')') fail("unexpected ')'");
+    if (start || end) fail("anchors next to a top-level '|' are not supported");
+    std::vector<Frag> choices{concat_of(first)};
+    while (more() && peek() == '|') {
+      ++pos_;
+      choices.push_back(concat());
+    }
+    if (pos_ != stop_) fail("unexpected ')'");
+    return seq({any, alt(std::move(choices)), any});
   }
 
  private:
+  [[noreturn]] void fail(const std::string& what) const {
+    throw FormatError((raw_ ? "invalid regex: " : "invalid JSON schema in format: \"pattern\": ") +
+                      what);
+  }
+  Frag emit(const CharSet& s) const { return vkllm::sampling::emit(s, raw_); }
+
   bool escaped_at(size_t i) const {
     size_t n = 0;
     while (i > n && p_[i - n - 1] == '\\') ++n;
@@ -143,6 +171,31 @@ class Parser {
   }
   bool more() const { return pos_ < stop_; }
   char peek() const { return p_[pos_]; }
+
+  // An atom with its repetition (min = max = 1 when it has none).
+  struct Piece {
+    Frag atom;
+    int min = 1, max = 1;
+    Frag frag() const { return min == 1 && max == 1 ? atom : repeat(atom, min, max); }
+  };
+
+  // Drops the optional pieces at the front (or back) and cuts the first remaining one's
+  // repetition to its minimum.
+  static void trim(std::vector<Piece>& ps, bool front) {
+    while (!ps.empty() && (front ? ps.front() : ps.back()).min == 0) {
+      ps.erase(front ? ps.begin() : ps.end() - 1);
+    }
+    if (!ps.empty()) {
+      Piece& p = front ? ps.front() : ps.back();
+      p.max = p.min;
+    }
+  }
+
+  static Frag concat_of(const std::vector<Piece>& ps) {
+    std::vector<Frag> parts;
+    for (const Piece& p : ps) parts.push_back(p.frag());
+    return seq(std::move(parts));
+  }
 
   Frag alternation(bool* had_bar) {
     std::vector<Frag> choices{concat()};
@@ -154,11 +207,13 @@ class Parser {
     return choices.size() == 1 ? choices[0] : alt(std::move(choices));
   }
 
-  Frag concat() {
-    std::vector<Frag> parts;
-    while (more() && peek() != '|' && peek() != ')') parts.push_back(quantified());
-    return seq(std::move(parts));
+  std::vector<Piece> pieces() {
+    std::vector<Piece> ps;
+    while (more() && peek() != '|' && peek() != ')') ps.push_back(quantified());
+    return ps;
   }
+
+  Frag concat() { return concat_of(pieces()); }
 
   int number() {
     int n = 0;
@@ -173,35 +228,36 @@ class Parser {
     return n;
   }
 
-  Frag quantified() {
-    Frag a = atom();
-    while (more()) {
-      int min, max;
-      const char c = peek();
-      if (c == '*') {
-        min = 0, max = -1, ++pos_;
-      } else if (c == '+') {
-        min = 1, max = -1, ++pos_;
-      } else if (c == '?') {
-        min = 0, max = 1, ++pos_;
-      } else if (c == '{') {
+  Piece quantified() {
+    Piece p{atom()};
+    if (!more()) return p;
+    const char c = peek();
+    if (c == '*') {
+      p.min = 0, p.max = -1, ++pos_;
+    } else if (c == '+') {
+      p.min = 1, p.max = -1, ++pos_;
+    } else if (c == '?') {
+      p.min = 0, p.max = 1, ++pos_;
+    } else if (c == '{') {
+      ++pos_;
+      p.min = number();
+      p.max = p.min;
+      if (more() && peek() == ',') {
         ++pos_;
-        min = number();
-        max = min;
-        if (more() && peek() == ',') {
-          ++pos_;
-          max = more() && peek() == '}' ? -1 : number();
-        }
-        if (!more() || peek() != '}') fail("malformed {n,m}");
-        ++pos_;
-        if (max >= 0 && max < min) fail("{n,m} with m < n");
-      } else {
-        break;
+        p.max = more() && peek() == '}' ? -1 : number();
       }
-      if (more() && peek() == '?') ++pos_;  // lazy: the same strings
-      a = repeat(a, min, max);
+      if (!more() || peek() != '}') fail("malformed {n,m}");
+      ++pos_;
+      if (p.max >= 0 && p.max < p.min) fail("{n,m} with m < n");
+    } else {
+      return p;
     }
-    return a;
+    if (more() && peek() == '?') ++pos_;  // lazy: the same strings
+    // ECMA-262 has no repetition of a repetition (and a chain of them would nest deeply).
+    if (more() && (peek() == '*' || peek() == '+' || peek() == '?' || peek() == '{')) {
+      fail(std::string("nothing to repeat before '") + peek() + "'");
+    }
+    return p;
   }
 
   uint32_t hex(int digits) {
@@ -291,7 +347,7 @@ class Parser {
   }
 
   Frag single(uint32_t cp) {
-    if (cp < 0x80) {
+    if (cp < 0x80 && !raw_) {
       CharSet s;
       s.ascii.set(cp);
       return emit(s);
@@ -341,6 +397,7 @@ class Parser {
     const char c = peek();
     if (c == '(') {
       ++pos_;
+      if (++depth_ > kMaxNesting) fail("groups nested more than 100 deep are not supported");
       if (more() && peek() == '?') {
         ++pos_;
         if (more() && peek() == ':') {
@@ -357,6 +414,7 @@ class Parser {
       Frag inner = alternation(nullptr);
       if (!more() || peek() != ')') fail("missing ')'");
       ++pos_;
+      --depth_;
       return inner;
     }
     if (c == '[') {
@@ -382,14 +440,20 @@ class Parser {
   }
 
   const std::string& p_;
+  bool raw_;
   size_t pos_ = 0;
   size_t stop_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace
 
 Frag compile_pattern(const std::string& pattern) {
-  return Parser(pattern).parse();
+  return Parser(pattern, false).parse();
+}
+
+Frag compile_regex(const std::string& pattern) {
+  return Parser(pattern, true).parse_whole();
 }
 
 }  // namespace vkllm::sampling

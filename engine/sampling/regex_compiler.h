@@ -6,6 +6,10 @@
 // and . allow any non-ASCII character), groups ( ) (?: ) (?<name> ), alternation, and the
 // quantifiers * + ? {n} {n,} {n,m} (lazy forms too: they match the same strings). Lookaround,
 // backreferences, \b, \p{..} and anchors elsewhere than the ends are a FormatError.
+//
+// compile_regex is the same language for a whole output (vLLM's structured_outputs "regex"): the
+// text is written as it is (no JSON escaping) and the whole output must match (^ and $ at the
+// ends change nothing).
 #pragma once
 
 #include <string>
@@ -15,5 +19,6 @@
 namespace vkllm::sampling {
 
 grammar::Frag compile_pattern(const std::string& pattern);
+grammar::Frag compile_regex(const std::string& pattern);
 
 }  // namespace vkllm::sampling

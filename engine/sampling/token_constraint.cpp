@@ -2,14 +2,21 @@
 
 #include <algorithm>
 #include <bit>
+#include <future>
 #include <limits>
 #include <list>
 #include <mutex>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "engine/sampling/compiled_format.h"
+#include "engine/sampling/gbnf_compiler.h"
 #include "engine/sampling/grammar_matcher.h"
 #include "engine/sampling/json_schema_compiler.h"
+#include "engine/sampling/regex_compiler.h"
 #include "engine/sampling/token_mask_cache.h"
+#include "engine/sampling/tool_call_grammar.h"
 #include "engine/sampling/vocabulary_index.h"
 
 namespace vkllm::sampling {
@@ -26,27 +33,87 @@ std::shared_ptr<TokenMaskCache> CompiledFormat::cache_for(
   return cache;
 }
 
-std::shared_ptr<const CompiledFormat> compile_format_ordered(const nlohmann::ordered_json& format) {
+namespace {
+
+grammar::Grammar compile_grammar(const FormatSpec& spec) {
+  switch (spec.kind) {
+    case FormatSpec::Kind::json:
+      return compile_json_grammar(spec.json);
+    case FormatSpec::Kind::gbnf:
+      return compile_gbnf(spec.text);
+    case FormatSpec::Kind::regex: {
+      grammar::GrammarBuilder gb("invalid regex: ");
+      const int32_t root = gb.declare("root");
+      gb.define(root, compile_regex(spec.text),
+                "the regex " + nlohmann::json(spec.text).dump(
+                                   -1, ' ', false, nlohmann::json::error_handler_t::replace),
+                true);
+      return gb.finish(root, {}, "invalid regex: it matches no non-empty output");
+    }
+    case FormatSpec::Kind::choice: {
+      grammar::GrammarBuilder gb("invalid choice: ");
+      const int32_t root = gb.declare("root");
+      std::vector<grammar::Frag> choices;
+      for (const std::string& c : spec.choices) choices.push_back(grammar::literal(c));
+      gb.define(root, grammar::alt(std::move(choices)), "the choice", true);
+      return gb.finish(root, {}, "invalid choice: it needs at least one non-empty string");
+    }
+    case FormatSpec::Kind::tool_calls:
+      return compile_tool_calls(spec.tool_calls);
+  }
+  throw FormatError("unknown format kind");
+}
+
+}  // namespace
+
+std::shared_ptr<const CompiledFormat> compile_format_spec(const FormatSpec& spec) {
   // Requests repeat their formats; handing back the same CompiledFormat keeps its token mask
-  // caches warm (a first use walks the vocabulary trie: tens of ms on 128k vocabularies).
-  constexpr size_t kRecent = 16;
+  // caches warm (a first use walks the vocabulary trie: tens of ms on 128k vocabularies). A
+  // format that fails is remembered too: its 400 comes at once the next time.
+  constexpr size_t kRecent = 32;
+  using Result = std::shared_future<std::shared_ptr<const CompiledFormat>>;
   static std::mutex mu;
-  static std::list<std::pair<std::string, std::shared_ptr<const CompiledFormat>>> recent;
-  std::string key = format.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  static std::list<std::pair<std::string, Result>> recent;
+  const std::string key = spec.cache_key();
+  std::promise<std::shared_ptr<const CompiledFormat>> promise;
+  Result result;
+  bool mine = false;  // this call compiles; the others wait for its result
   {
     std::lock_guard lock(mu);
-    for (auto it = recent.begin(); it != recent.end(); ++it) {
-      if (it->first == key) {
-        recent.splice(recent.begin(), recent, it);
-        return it->second;
-      }
+    auto it =
+        std::find_if(recent.begin(), recent.end(), [&](const auto& e) { return e.first == key; });
+    if (it != recent.end()) {
+      recent.splice(recent.begin(), recent, it);
+      result = it->second;
+    } else {
+      result = promise.get_future().share();
+      recent.emplace_front(key, result);
+      if (recent.size() > kRecent) recent.pop_back();
+      mine = true;
     }
   }
-  auto compiled = std::make_shared<const CompiledFormat>(compile_json_grammar(format));
-  std::lock_guard lock(mu);
-  recent.emplace_front(std::move(key), compiled);
-  if (recent.size() > kRecent) recent.pop_back();
-  return compiled;
+  if (mine) {
+    try {
+      promise.set_value(std::make_shared<const CompiledFormat>(compile_grammar(spec)));
+    } catch (const FormatError&) {
+      promise.set_exception(std::current_exception());
+    } catch (...) {
+      // Not the format's fault (memory): answer this time, try again next time.
+      promise.set_exception(std::current_exception());
+      std::lock_guard lock(mu);
+      std::erase_if(recent, [&](const auto& e) { return e.first == key; });
+    }
+#if defined(__GLIBC__)
+    // A compile allocates and frees up to a few hundred MB; glibc keeps freed memory in its
+    // arenas, so the server would stay at the compile's peak RSS for good. Give it back.
+    malloc_trim(0);
+#endif
+  }
+  return result.get();
+}
+
+std::shared_ptr<const CompiledFormat> compile_format_ordered(const nlohmann::ordered_json& format) {
+  return compile_format_spec(FormatSpec::of_json(format));
 }
 
 std::shared_ptr<const CompiledFormat> compile_format(const nlohmann::json& format) {

@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/sampling/format_spec.h"
+
 namespace vkllm::tokenizer {
 class Tokenizer;
 }
@@ -28,9 +30,14 @@ class FormatError : public std::invalid_argument {
 class CompiledFormat;   // a grammar: immutable, shareable across threads
 class VocabularyIndex;  // a model's tokens as byte strings in a trie: immutable, shareable
 
+// Compiles `spec` (blocking: up to the compiler's work budget, a fraction of a second; call off
+// the I/O threads). Throws FormatError. Compiles are cached by spec.cache_key(): the same spec
+// again gives the same CompiledFormat (whose token masks, per vocabulary, are then warm) or the
+// same FormatError, and a request that asks while another compiles the same spec waits for that
+// compile instead of doing it again.
+std::shared_ptr<const CompiledFormat> compile_format_spec(const FormatSpec& spec);
+
 // `format` is the string "json" or a JSON Schema object (OpenAI json_schema's `schema`).
-// Throws FormatError. The last few formats compiled are kept: the same format again gives the
-// same CompiledFormat, whose token masks are then already cached.
 std::shared_ptr<const CompiledFormat> compile_format(const nlohmann::json& format);
 // The same for a format parsed as ordered_json: nlohmann::json sorts object keys, and the
 // properties of a schema are written in the order the schema gives them.

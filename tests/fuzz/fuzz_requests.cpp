@@ -22,6 +22,8 @@ size_t touch(const sched::GenerationRequest& r) {
     n += m.role.size() + m.content.size() + m.images.size();
     for (const auto& c : m.tool_calls) n += c.arguments.dump().size();
   }
+  if (r.constraint) n += r.constraint->cache_key().size();
+  n += r.tool_choice.name.size();
   return n + r.generate.prompt.size() + r.name.display().size();
 }
 
