@@ -36,6 +36,7 @@ OpenAiRequest parse_chat_completion_request(const J& body) {
   ToolNames names;
   for (const auto& m : *messages) append_chat_message(m, r.chat.messages, names);
   r.chat.tools = apply_tool_choice(body, tools_of(body));
+  r.tool_choice = tool_choice_of(body, r.chat.tools);
   parse_think_fields(body, r.chat.think);
   if (const J* rf = find_field(body, "response_format")) {
     if (!rf->is_object()) bad_type("response_format", "an object", *rf);
@@ -57,6 +58,7 @@ OpenAiRequest parse_chat_completion_request(const J& body) {
   if (auto lp = bool_of(body, "logprobs")) r.logprobs = *lp;
   parse_top_logprobs(body, r);
   if (const J* f = find_field(body, "format")) r.format = *f;  // Ollama's own field, if sent
+  parse_constraints(body, r);
   return out;
 }
 
@@ -85,6 +87,7 @@ OpenAiRequest parse_completion_request(const J& body) {
     r.logprobs = true;
     r.top_logprobs = static_cast<int>(*n);
   }
+  parse_constraints(body, r);
   return out;
 }
 

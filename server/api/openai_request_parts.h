@@ -78,4 +78,17 @@ J tools_of(const J& body);
 // narrows the tools to that one; "auto" and "required" leave them as they are.
 J apply_tool_choice(const J& body, J tools);
 
+// tool_choice "required" or a named function ({"type":"function","function":{"name"}}, or the
+// Responses API's flat {"type":"function","name"}) forces a call; parallel_tool_calls false
+// allows one call at most. `tools` are the tools left after apply_tool_choice ("required"
+// without tools forces nothing; a name that matches no tool is left for the 400).
+sched::ToolChoice tool_choice_of(const J& body, const J& tools);
+
+// The constraints beyond `format` (openai_constraints.cpp): llama.cpp's `grammar` (GBNF) and
+// vLLM's `structured_outputs` ({"json"|"regex"|"choice"|"grammar"|"json_object"}) and its older
+// top-level guided_json/guided_regex/guided_choice/guided_grammar. A JSON schema goes to
+// r.format, the others to r.constraint. At most one may be given; what is not supported is a
+// 400 naming it.
+void parse_constraints(const J& body, sched::GenerationRequest& r);
+
 }  // namespace vkllm::api::openai

@@ -135,6 +135,7 @@ OpenAiRequest parse_responses_request(const J& body) {
     for (const auto& t : *ts) add_response_tool(t, "", tools);
   }
   r.chat.tools = apply_tool_choice(body, std::move(tools));
+  r.tool_choice = tool_choice_of(body, r.chat.tools);
   parse_think_fields(body, r.chat.think);
   J text_format = J{{"type", "text"}};
   if (const J* text = find_field(body, "text")) {
@@ -152,6 +153,7 @@ OpenAiRequest parse_responses_request(const J& body) {
     }
   }
   parse_top_logprobs(body, r);
+  parse_constraints(body, r);
   if (const J* inc = find_field(body, "include"); inc && inc->is_array()) {
     for (const auto& i : *inc) r.logprobs |= i == "message.output_text.logprobs";
   }

@@ -98,7 +98,8 @@ struct ParserConfig {
   bool thinking = false;                // split thinking out (capable model, think not false)
   bool starts_in_thinking = false;      // the rendered prompt ends with think_open
   std::string tool_tag;                 // e.g. "<tool_call>", "[TOOL_CALLS]"; "{" by default
-  std::vector<std::string> tool_names;  // only these names are tool calls; empty: no tools
+  std::string tool_arguments_key = "arguments";  // "parameters" where the template writes that
+  std::vector<std::string> tool_names;           // only these names are tool calls; empty: no tools
 };
 
 // One model's prompt builder: resolves and parses the template once; render() is const and

@@ -18,7 +18,7 @@ struct Prepared {
   GoTemplate tmpl;
   GoTemplate legacy_final;  // tmpl cut after the first .Response
   bool messages_mode = false;
-  std::string think_open, think_close, tool_tag;
+  std::string think_open, think_close, tool_tag, tool_arguments_key;
   TemplateCapabilities caps;
 };
 
@@ -26,9 +26,10 @@ Prepared prepare(std::string_view text) {
   GoTemplate t = GoTemplate::parse(text);
   bool messages = t.references("messages");
   if (!messages && !t.references("response")) t = t.with_response_appended();
-  Prepared p{t, t.cut_after_response(), messages, "", "", "", {}};
+  Prepared p{t, t.cut_after_response(), messages, "", "", "", "", {}};
   infer_thinking_tags(t, p.think_open, p.think_close);
   p.tool_tag = tool_call_tag(t);
+  p.tool_arguments_key = tool_call_arguments_key(t);
   p.caps.tools = t.references("tools");
   p.caps.insert = t.references("suffix");
   p.caps.thinking = !p.think_open.empty() && !p.think_close.empty();
@@ -319,6 +320,7 @@ ParserConfig PromptBuilder::parser_config(const nlohmann::ordered_json& tools, c
     c.starts_in_thinking = t.ends_with(c.think_open);
   }
   c.tool_tag = p.tool_tag;
+  c.tool_arguments_key = p.tool_arguments_key;
   if (tools.is_array())
     for (const auto& t : tools)
       if (t.is_object() && t.contains("function") && t["function"].is_object() &&

@@ -147,6 +147,27 @@ void infer_thinking_tags(const GoTemplate& t, std::string& open, std::string& cl
   close = w.close;
 }
 
+namespace {
+
+void append_texts(const std::vector<NodePtr>& nodes, std::string& out) {
+  for (const auto& n : nodes) {
+    if (n->type == NodeType::Text) out += n->text;
+    if (n->list) append_texts(n->list->nodes, out);
+    if (n->else_list) append_texts(n->else_list->nodes, out);
+    if (n->type == NodeType::List) append_texts(n->nodes, out);
+  }
+}
+
+}  // namespace
+
+std::string tool_call_arguments_key(const GoTemplate& t) {
+  const Node* tc = find_tool_call_if(t.root().nodes);
+  if (!tc) return "arguments";
+  std::string text;
+  append_texts(tc->list->nodes, text);
+  return text.find("\"parameters\"") != std::string::npos ? "parameters" : "arguments";
+}
+
 std::string tool_call_tag(const GoTemplate& t) {
   const Node* tc = find_tool_call_if(t.root().nodes);
   if (!tc) return "{";

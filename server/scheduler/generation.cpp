@@ -387,10 +387,20 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
   so.shift = shift;
   so.logprobs = req.logprobs;
   so.top_logprobs = req.top_logprobs;
-  const bool constrained = !req.format.is_null() && !(req.format.is_string() && req.format == "");
-  if (constrained) {
+  const nlohmann::ordered_json tools = has_tools ? req.chat.tools : nlohmann::ordered_json();
+  prompt::ParserConfig parser_config = builder->parser_config(tools, think, built.rendered.text);
+  // What the output must match: forced tool calls, else a grammar/regex/choice, else `format`.
+  std::optional<sampling::FormatSpec> spec;
+  if (chat) spec = forced_tool_calls(tools, req.tool_choice, parser_config);
+  if (!spec && req.constraint) spec = *req.constraint;
+  const bool json_format = !req.format.is_null() && !(req.format.is_string() && req.format == "");
+  if (!spec && json_format) spec = sampling::FormatSpec::of_json(req.format);
+  if (spec) {
+    // Compiling may take a good part of a second (the compiler's work budget): never on an I/O
+    // thread. Repeated specs come from the compile cache.
+    auto compile = [spec = std::move(*spec)] { return sampling::compile_format_spec(spec); };
     try {
-      so.format = sampling::compile_format_ordered(req.format);
+      so.format = co_await async::run_blocking(workers_, std::move(compile));
     } catch (const sampling::FormatError& e) {
       throw RequestError(400, e.what());
     }
@@ -411,8 +421,7 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
     }
   }
 
-  const nlohmann::ordered_json tools = has_tools ? req.chat.tools : nlohmann::ordered_json();
-  prompt::OutputParser parser(builder->parser_config(tools, think, built.rendered.text));
+  prompt::OutputParser parser(std::move(parser_config));
   StopMatcher stops(opts.stop);
   tokenizer::IncrementalDecoder decoder(tok, false);
 
@@ -441,6 +450,7 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
   std::string last_piece;
   int repeats = 0;
   std::string done_reason;
+  size_t calls_seen = 0;  // tool calls handed out so far
   for (;;) {
     std::vector<TokenEvent> events = co_await stream->next();
     if (cancel->cancelled) co_return;
@@ -476,7 +486,14 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
         chunk.content += d.content;
         chunk.thinking += d.thinking;
         for (auto& c : d.tool_calls) chunk.tool_calls.push_back(std::move(c));
-        if (r.stopped || repeats >= 30) {
+        calls_seen += d.tool_calls.size();
+        const bool one_call_done = !req.tool_choice.parallel && calls_seen > 0;
+        if (one_call_done) {
+          // parallel_tool_calls false: the first call is the answer.
+          chunk.tool_calls.resize(chunk.tool_calls.size() - (calls_seen - 1));
+          calls_seen = 1;
+        }
+        if (r.stopped || repeats >= 30 || one_call_done) {
           done_reason = "stop";
           handle.cancel();
         }
@@ -507,8 +524,12 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
       auto tail = parser.finish();
       chunk.content += d.content + tail.content;
       chunk.thinking += d.thinking + tail.thinking;
-      for (auto& c : d.tool_calls) chunk.tool_calls.push_back(std::move(c));
-      for (auto& c : tail.tool_calls) chunk.tool_calls.push_back(std::move(c));
+      for (auto* calls : {&d.tool_calls, &tail.tool_calls}) {
+        for (auto& c : *calls) {
+          if (req.tool_choice.parallel || calls_seen == 0) chunk.tool_calls.push_back(std::move(c));
+          ++calls_seen;
+        }
+      }
     }
     if (has_output(chunk)) {
       co_await sink(chunk);

@@ -19,9 +19,11 @@
 #include <boost/asio/thread_pool.hpp>
 #include <nlohmann/json.hpp>
 
+#include "engine/sampling/format_spec.h"
 #include "registry/model_store.h"
 #include "server/prompt/prompt.h"
 #include "server/scheduler/model_manager.h"
+#include "server/scheduler/tool_choice.h"
 
 namespace vkllm::sched {
 
@@ -35,6 +37,11 @@ struct GenerationRequest {
   bool raw = false;                // generate: the prompt verbatim
   std::vector<int32_t> context;    // generate: legacy context tokens
   nlohmann::ordered_json format;   // null, "json" or a JSON Schema (property order kept)
+  // A GBNF grammar, regex or choice (llama.cpp's `grammar`, vLLM's structured_outputs); wins
+  // over `format`.
+  std::optional<sampling::FormatSpec> constraint;
+  ToolChoice tool_choice;  // chat: a forced choice wins over both
+
   nlohmann::ordered_json options = nlohmann::ordered_json::object();
   std::optional<std::chrono::nanoseconds> keep_alive;
   bool logprobs = false;
