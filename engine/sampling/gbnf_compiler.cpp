@@ -371,7 +371,7 @@ Frag frag(const Expr& e, const std::vector<char>& nullable_rules) {
 
 }  // namespace
 
-grammar::Grammar compile_gbnf(std::string_view text) {
+grammar::Grammar compile_gbnf(std::string_view text, uint64_t work_budget) {
   Parser p(text);
   p.parse();
   size_t root = p.names.size();
@@ -388,7 +388,7 @@ grammar::Grammar compile_gbnf(std::string_view text) {
       if (!empty[r] && nullable(*p.bodies[r], empty)) empty[r] = 1, changed = true;
     }
   }
-  grammar::GrammarBuilder gb(kPrefix);
+  grammar::GrammarBuilder gb(kPrefix, work_budget);
   for (const std::string& name : p.names) gb.declare(name);
   for (size_t r = 0; r < p.names.size(); ++r) {
     gb.define(static_cast<int32_t>(r), frag(*p.bodies[r], empty), "rule \"" + p.names[r] + "\"",

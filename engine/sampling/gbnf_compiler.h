@@ -16,7 +16,9 @@
 
 namespace vkllm::sampling {
 
-// Throws FormatError with the text of the client's 400 ("invalid grammar: ...").
-grammar::Grammar compile_gbnf(std::string_view text);
+// Throws FormatError with the text of the client's 400 ("invalid grammar: ..."). `work_budget`
+// as in grammar.h (the fuzzer lowers it: sanitizers make each unit tens of times slower).
+grammar::Grammar compile_gbnf(std::string_view text,
+                              uint64_t work_budget = grammar::kDefaultWorkBudget);
 
 }  // namespace vkllm::sampling
