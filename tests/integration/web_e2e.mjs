@@ -262,7 +262,10 @@ try {
     // Attachments, versions, maths and the context meter (web_e2e_chat.mjs).
     await chatFeatures({ page, context, base, shots, step, shot, checkA11y, nav, pulled, requests, src });
 
-    // Engine view: a long reply streams in the background while the charts update.
+    // Engine view: a long reply streams in the background while the charts update. Back in the
+    // chat the reply is long (tens of KB at this model's speed) and still growing, and Stop
+    // must still answer: each update renders the whole reply again, so the UI paces them
+    // (lib/pace.ts) instead of keeping the page busy until the stream ends.
     {
       if (!(await page.getByLabel('Max tokens (num_predict)').isVisible()))
         await page.getByRole('button', { name: 'Parameters' }).click();

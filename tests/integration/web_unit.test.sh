@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The web UI's own logic (NDJSON stream parsing, markdown and maths sanitising, KaTeX output,
 # IndexedDB storage and exports, versions of messages, attachments and token estimates, the
-# context window, metrics and Modelfile parsing) under vitest, the toolchain's test runner (tests
-# in web/src/**/*.test.ts).
+# context window, metrics, Modelfile parsing and the pacing of a streamed reply's updates) under
+# vitest, the toolchain's test runner (tests in web/src/**/*.test.ts).
 source "$(dirname "$0")/lib.sh"
 
 web=$VKLLM_SOURCE_DIR/web

@@ -3,6 +3,7 @@
 // makes the server cancel generation.
 import { api, ApiError } from '../api/client';
 import { applyChunk, buildChatRequest, titleFrom } from '../lib/chat';
+import { pacer } from '../lib/pace';
 import { ConversationStore, newConversation, newId, type Conversation, type Fork, type StoredMessage } from '../lib/storage';
 import { Store } from '../lib/store';
 import { refreshRunning } from './model_info';
@@ -100,23 +101,22 @@ export async function runReply(base: Conversation, history: StoredMessage[], for
   setStreaming(conv.id, true);
   await saveChat(conv);
   const t0 = performance.now();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const flush = () => {
-    timer = undefined;
+  // Re-rendering markdown per token is wasteful; ~25 updates a second look continuous, and a
+  // long reply (slow to render again) is shown less often, so the page still answers Stop.
+  const updates = pacer(() => {
     conv = { ...conv, messages: [...history, reply] };
     replaceInMemory(conv);
-  };
+  });
   try {
     for await (const chunk of api.chat(buildChatRequest(conv, history), ctrl.signal)) {
       reply = applyChunk(reply, chunk, performance.now() - t0);
-      // Re-rendering markdown per token is wasteful; ~25 updates a second look continuous.
-      timer ??= setTimeout(flush, 40);
+      updates.request();
     }
   } catch (e) {
     if (ctrl.signal.aborted) reply = { ...reply, stopped: true };
     else reply = { ...reply, error: describe(e) };
   } finally {
-    if (timer !== undefined) clearTimeout(timer);
+    updates.cancel();
     controllers.delete(conv.id);
     // The conversation may have been edited (renamed, options) while streaming: keep that.
     const latest = getChat(conv.id) ?? conv;
