@@ -269,6 +269,17 @@ uint64_t GgufWriter::file_size() const {
   return size;
 }
 
+void GgufWriter::write_to(const BytesOut& sink) const {
+  sink(serialize_head(metadata_, tensors_, alignment_));
+  const std::vector<uint8_t> zeros(alignment_, 0);
+  for (const auto& t : tensors_) {
+    const std::vector<uint8_t> data = materialize(t);
+    sink(data);
+    const uint64_t pad = (alignment_ - data.size() % alignment_) % alignment_;
+    sink(std::span(zeros.data(), pad));
+  }
+}
+
 void GgufWriter::write(const std::filesystem::path& path) const {
   const std::filesystem::path tmp = path.string() + ".tmp." + std::to_string(::getpid());
   UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
@@ -277,15 +288,7 @@ void GgufWriter::write(const std::filesystem::path& path) const {
   }
   try {
     // Stream the tensor data instead of building the whole image, so big models need no copy.
-    const std::vector<uint8_t> head = serialize_head(metadata_, tensors_, alignment_);
-    write_all(fd.get(), head.data(), head.size(), tmp);
-    const std::vector<uint8_t> zeros(alignment_, 0);
-    for (const auto& t : tensors_) {
-      const std::vector<uint8_t> data = materialize(t);
-      write_all(fd.get(), data.data(), data.size(), tmp);
-      const uint64_t pad = (alignment_ - data.size() % alignment_) % alignment_;
-      write_all(fd.get(), zeros.data(), pad, tmp);
-    }
+    write_to([&](std::span<const uint8_t> b) { write_all(fd.get(), b.data(), b.size(), tmp); });
     if (::fsync(fd.get()) != 0) {
       throw std::system_error(errno, std::generic_category(),
                               "cannot fsync '" + tmp.string() + "'");

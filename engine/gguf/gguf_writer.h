@@ -53,6 +53,10 @@ class GgufWriter {
   std::vector<uint8_t> serialize_header() const;
   uint64_t file_size() const;
   void write(const std::filesystem::path& path) const;
+  // The file image in pieces (header, then each tensor's data and padding), one tensor in memory
+  // at a time, for a destination that is not a plain file (a blob store's writer).
+  using BytesOut = std::function<void(std::span<const uint8_t> bytes)>;
+  void write_to(const BytesOut& sink) const;
 
  private:
   struct PendingTensor {

@@ -13,9 +13,9 @@ struct FileTypeName {
   std::string_view name;
 };
 constexpr FileTypeName kFileTypes[] = {
-    {FileType::F32, "F32"},       {FileType::F16, "F16"},   {FileType::BF16, "BF16"},
-    {FileType::Q4_0, "Q4_0"},     {FileType::Q8_0, "Q8_0"}, {FileType::Q4_K_M, "Q4_K_M"},
-    {FileType::Q5_K_M, "Q5_K_M"}, {FileType::Q6_K, "Q6_K"},
+    {FileType::F32, "F32"},       {FileType::F16, "F16"},       {FileType::BF16, "BF16"},
+    {FileType::Q4_0, "Q4_0"},     {FileType::Q8_0, "Q8_0"},     {FileType::Q4_K_S, "Q4_K_S"},
+    {FileType::Q4_K_M, "Q4_K_M"}, {FileType::Q5_K_M, "Q5_K_M"}, {FileType::Q6_K, "Q6_K"},
 };
 
 bool iequals(std::string_view a, std::string_view b) {
@@ -43,6 +43,7 @@ TensorType base_type(FileType t) {
       return TensorType::Q4_0;
     case FileType::Q8_0:
       return TensorType::Q8_0;
+    case FileType::Q4_K_S:
     case FileType::Q4_K_M:
       return TensorType::Q4_K;
     case FileType::Q5_K_M:
@@ -105,6 +106,10 @@ TensorType choose_tensor_type(FileType file_type, const TensorSlot& slot) {
     }
   } else if (contains(name, "attn_v.weight") || contains(name, "ffn_down")) {
     if (k_mix && use_more_bits(slot.layer, slot.n_layer)) type = TensorType::Q6_K;
+    if (file_type == FileType::Q4_K_S) {
+      const bool v = contains(name, "attn_v.weight");
+      if ((v && slot.layer < 4) || (!v && slot.layer < slot.n_layer / 8)) type = TensorType::Q5_K;
+    }
   } else if (contains(name, "attn_qkv.weight")) {
     if (file_type == FileType::Q4_K_M) type = TensorType::Q5_K;
     if (file_type == FileType::Q5_K_M) type = TensorType::Q6_K;

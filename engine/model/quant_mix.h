@@ -17,6 +17,7 @@ enum class FileType : uint32_t {
   F16 = 1,
   Q4_0 = 2,
   Q8_0 = 7,
+  Q4_K_S = 14,
   Q4_K_M = 15,
   Q5_K_M = 17,
   Q6_K = 18,
@@ -38,8 +39,10 @@ struct TensorSlot {
 
 // llama.cpp's choice: 1-D tensors, norms and rope factors stay F32; the output projection gets
 // Q6_K (Q8_0 files keep Q8_0); Q4_K_M / Q5_K_M give attn_v and ffn_down Q6_K on the layers
-// llama.cpp's use_more_bits picks and fused attn_qkv one step more; rows that do not fit a
-// K-quant's 256-element blocks fall back to Q5_0 / Q5_1 / Q8_0, and to F16 if even that fails.
+// llama.cpp's use_more_bits picks and fused attn_qkv one step more; Q4_K_S gives attn_v of the
+// first 4 layers and ffn_down of the first eighth Q5_K (imatrix-free, non-Falcon); rows that do not
+// fit a K-quant's 256-element blocks fall back to Q5_0 / Q5_1 / Q8_0, and to F16 if even that
+// fails.
 gguf::TensorType choose_tensor_type(FileType file_type, const TensorSlot& slot);
 
 }  // namespace vkllm::model

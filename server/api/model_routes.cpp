@@ -180,10 +180,7 @@ CreatePlan plan_create(const json& req) {
   if (const auto r = string_field(req, "requires")) plan.request.requires_version = *r;
   std::string quantize = string_field(req, "quantize").value_or("");
   if (quantize.empty()) quantize = string_field(req, "quantization").value_or("");
-  if (!quantize.empty()) {
-    throw HttpError(400, "quantization on create is not supported by vkllm (requested " + quantize +
-                             "); quantize the GGUF beforehand");
-  }
+  if (!quantize.empty()) plan.quantize = models::parse_quantize_type(quantize);
   if (const auto mf = string_field(req, "modelfile"); mf && !mf->empty()) {
     models::apply_modelfile(plan, *mf);
   }
@@ -344,8 +341,19 @@ void add_model_routes(http::Router& outer_router, ModelApi& api) {
           api.pull(from, emit, stop);
         };
       }
+      // Ollama's quantization lines carry a placeholder digest (19+ characters: the CLI keys its
+      // progress bars by digest) and byte counts.
+      models::QuantizeProgress quantizing = [&](const std::string& line, uint64_t done,
+                                                uint64_t total) {
+        json j = status_line(line);
+        j["digest"] = "0000000000000000000";
+        j["total"] = total;
+        j["completed"] = done;
+        emit(j);
+      };
       models::create_model(
-          api.store, *plan, pull, [&](const std::string& line) { emit(status_line(line)); }, stop);
+          api.store, *plan, pull, [&](const std::string& line) { emit(status_line(line)); },
+          quantizing, stop);
       list->remember(plan->request.name);  // computed now, not by the next listing
     };
     co_await run_with_progress(ex, api.transfers, stream, std::move(work));

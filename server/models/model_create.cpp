@@ -1,5 +1,7 @@
 #include "server/models/model_create.h"
 
+#include <algorithm>
+
 #include "engine/model/lora_adapter.h"
 #include "registry/errors.h"
 #include "registry/modelfile.h"
@@ -115,7 +117,8 @@ void check_create_plan(const CreatePlan& plan) {
 }
 
 void create_model(registry::ModelStore& store, CreatePlan plan, const PullFn& pull,
-                  const registry::StatusCallback& status, std::stop_token stop) {
+                  const registry::StatusCallback& status, const QuantizeProgress& quantizing,
+                  std::stop_token stop) {
   if (plan.request.from && !store.find(*plan.request.from)) {
     if (!pull) {
       throw RegistryError(ErrorKind::not_found,
@@ -139,6 +142,29 @@ void create_model(registry::ModelStore& store, CreatePlan plan, const PullFn& pu
         {d, std::string(g->is_projector() ? registry::media_type::kProjector
                                           : registry::media_type::kModel)});
     if (!g->is_projector()) autodetect_template(plan.request, g->chat_template);
+  }
+  if (plan.quantize) {
+    // The request's weights, else the FROM model's, are replaced by their quantized copy.
+    auto& files = plan.request.files;
+    auto weights = std::find_if(files.begin(), files.end(), [](const auto& f) {
+      return f.media_type == registry::media_type::kModel;
+    });
+    std::optional<Digest> source;
+    if (weights != files.end()) {
+      source = weights->digest;
+    } else if (plan.request.from) {
+      source = store.show(*plan.request.from).model_blob;
+    }
+    if (!source) throw RegistryError(ErrorKind::invalid_input, "no model weights to quantize");
+    const auto quantized = quantize_blob(store, *source, *plan.quantize, quantizing, stop);
+    if (!quantized) return;
+    status("verifying conversion");
+    read_gguf_summary(store.blobs(), *quantized);  // throws for a blob that does not parse
+    if (weights != files.end()) {
+      weights->digest = *quantized;
+    } else {
+      files.insert(files.begin(), {*quantized, std::string(registry::media_type::kModel)});
+    }
   }
   // The weights an adapter applies to: this request's model file, else the FROM model's.
   std::optional<Digest> base;

@@ -1,7 +1,8 @@
 // Creating a model (/api/create, `vkllm create`): what a request asks for once its JSON is read
 // (CreatePlan), the legacy Modelfile form of it, and the run that pulls a missing FROM model,
 // classifies GGUF blobs into weights and projectors, adopts the template a GGUF's
-// chat_template names, and has the ModelStore write layers, config and manifest. Errors are
+// chat_template names, quantizes the weights when asked, and has the ModelStore write layers,
+// config and manifest. Errors are
 // RegistryErrors (invalid input: 400, not found: 404).
 #pragma once
 
@@ -11,7 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "engine/model/quant_mix.h"
 #include "registry/model_store.h"
+#include "server/models/model_quantize.h"
 
 namespace vkllm::models {
 
@@ -20,6 +23,7 @@ struct CreatePlan {
   std::vector<registry::Digest> gguf_files;  // classified into model/projector by create_model
   std::vector<registry::Digest> adapters;
   std::vector<std::filesystem::path> server_files;  // legacy modelfile FROM <server path>
+  std::optional<model::FileType> quantize;          // the weights' new file type
 };
 
 // Legacy /api/create {"modelfile": "..."}: FROM may name a model, a blob (@sha256:... or
@@ -33,9 +37,11 @@ void check_create_plan(const CreatePlan& plan);
 // Pulls a model the plan builds FROM (reporting its own progress); empty when pulling is off.
 using PullFn = std::function<void(const registry::ModelName&)>;
 
-// Runs the plan; `status` gets Ollama's progress lines, "success" last. Returns early, creating
-// nothing, when `stop` fires during the pull.
+// Runs the plan; `status` gets Ollama's progress lines, "success" last, and `quantizing` the
+// byte counts of a quantization. Returns early, creating nothing, when `stop` fires during the
+// pull or the quantization.
 void create_model(registry::ModelStore& store, CreatePlan plan, const PullFn& pull,
-                  const registry::StatusCallback& status, std::stop_token stop);
+                  const registry::StatusCallback& status, const QuantizeProgress& quantizing,
+                  std::stop_token stop);
 
 }  // namespace vkllm::models

@@ -229,6 +229,22 @@ TEST(MakeModel, QuantMixFollowsLlamaCpp) {
   }
 }
 
+TEST(MakeModel, QuantMixQ4KSFollowsLlamaCpp) {
+  // llama.cpp's imatrix-free Q4_K_S: Q5_K for attn_v of the first 4 layers and ffn_down of the
+  // first eighth (16 layers: 2), Q6_K output, Q4_K elsewhere.
+  const auto m = make("llama", parse_model_shape("256x16x4x2"), FileType::Q4_K_S);
+  EXPECT_EQ(m->file.get<uint32_t>("general.file_type"), 14u);
+  EXPECT_EQ(m->type_of("output.weight"), TensorType::Q6_K);
+  EXPECT_EQ(m->type_of("token_embd.weight"), TensorType::Q4_K);
+  for (uint32_t l = 0; l < 16; ++l) {
+    const std::string b = "blk." + std::to_string(l) + ".";
+    EXPECT_EQ(m->type_of(b + "attn_v.weight"), l < 4 ? TensorType::Q5_K : TensorType::Q4_K) << l;
+    EXPECT_EQ(m->type_of(b + "ffn_down.weight"), l < 2 ? TensorType::Q5_K : TensorType::Q4_K) << l;
+    EXPECT_EQ(m->type_of(b + "attn_q.weight"), TensorType::Q4_K) << l;
+  }
+  EXPECT_EQ(file_type_from_name("q4_k_s"), FileType::Q4_K_S);
+}
+
 TEST(MakeModel, FusedTiedAndOddRowSizesFollowLlamaCpp) {
   // phi3's fused QKV gets one step more than the base type.
   const auto phi_m = make("phi3", parse_model_shape("256x2x4x2"), FileType::Q4_K_M);
