@@ -2,7 +2,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/engine_version.h"
 #include "server/http/exchange.h"
 #include "server/http/json_text.h"
 #include "server/http/static_files.h"
@@ -14,11 +13,15 @@ using http::Exchange;
 using http::Method;
 
 namespace {
+constexpr std::string_view kOllamaApiVersion = "0.33.0";
 // (GCC 12 miscompiles braced JSON initialisers inside co_await expressions, so bodies are
 // built in plain functions.)
 std::string version_body() {
   nlohmann::json j;
-  j["version"] = std::string(vkllm::version());
+  // The Ollama API version vkllm implements (the baseline of ../shared/docs/ollama-compat.md:
+  // Ollama main of late Aug 2026, tag v0.33); clients gate features on it. vkllm's own version is
+  // `vkllm --version` and every response's X-Vkllm-Version header.
+  j["version"] = std::string(kOllamaApiVersion);
   return http::json_text(j);
 }
 std::string status_body() {

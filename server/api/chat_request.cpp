@@ -175,9 +175,16 @@ prompt::Think parse_think(const Json* think) {
     t.enabled = think->template get<bool>();
     t.level = t.enabled ? "medium" : "";
   } else if (think->is_string()) {
+    const auto& level = think->template get_ref<const std::string&>();
+    if (level != "high" && level != "medium" && level != "low" && level != "max") {
+      throw HttpError(400, "invalid think value: " + nlohmann::json(level).dump() +
+                               " (must be \"high\", \"medium\", \"low\", \"max\", true, or false)");
+    }
     t.set = true;
     t.enabled = true;
-    t.level = think->template get<std::string>();
+    t.level = level;
+  } else {
+    throw HttpError(400, "think must be a boolean or string");
   }
   return t;
 }

@@ -20,7 +20,8 @@ template <class Json>
 std::vector<prompt::Message> parse_messages(const Json& array);  // null/absent → empty
 template <class Json>
 prompt::ToolCall parse_tool_call(const Json& j, int default_index);
-// `think`: true/false or a level string; absent or null → not set; other types ignored.
+// `think`: true/false or a level ("high", "medium", "low", "max"); absent or null → not set.
+// Any other level or type is HttpError(400) with Ollama's text.
 template <class Json>
 prompt::Think parse_think(const Json* think);
 

@@ -120,6 +120,8 @@ void accumulate(sched::GenerationChunk& total, sched::GenerationChunk&& part) {
     total.prompt_eval_duration = part.prompt_eval_duration;
     total.eval_duration = part.eval_duration;
     total.prompt_eval_count = part.prompt_eval_count;
+    total.prompt_cached_count = part.prompt_cached_count;
+    total.stop_sequence = std::move(part.stop_sequence);
     total.eval_count = part.eval_count;
     total.context = std::move(part.context);
     total.rendered_template = std::move(part.rendered_template);

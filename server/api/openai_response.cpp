@@ -70,6 +70,10 @@ std::string openai_call_id() {
   return "call_" + random_alnum(8);
 }
 
+std::string random_id(std::string_view prefix, size_t n) {
+  return std::string(prefix) + random_alnum(n);
+}
+
 std::string openai_error_type(unsigned status) {
   if (status == 400) return "invalid_request_error";
   if (status == 404) return "not_found_error";
@@ -99,9 +103,12 @@ std::string openai_finish_reason(const sched::GenerationChunk& done, bool had_to
 }
 
 J openai_usage_json(const sched::GenerationChunk& done) {
-  return J{{"prompt_tokens", done.prompt_eval_count},
+  // The whole prompt, prefix-cache hits included (Ollama's prompt_eval_count leaves them out).
+  const uint32_t prompt = done.prompt_eval_count + done.prompt_cached_count;
+  return J{{"prompt_tokens", prompt},
            {"completion_tokens", done.eval_count},
-           {"total_tokens", done.prompt_eval_count + done.eval_count}};
+           {"total_tokens", prompt + done.eval_count},
+           {"prompt_tokens_details", {{"cached_tokens", done.prompt_cached_count}}}};
 }
 
 J openai_tool_calls_json(std::vector<prompt::ToolCall>& calls) {

@@ -24,6 +24,8 @@ struct OpenAiMeta {
 OpenAiMeta openai_meta(std::string_view id_prefix, std::string model);
 // "call_" + 8 of [a-z0-9], the id shape OpenAI clients expect on tool calls.
 std::string openai_call_id();
+// `prefix` + n random characters of [a-z0-9] (response and tool-call ids).
+std::string random_id(std::string_view prefix, size_t n);
 
 // {"error":{"message","type","param":null,"code":null}}: invalid_request_error for 400,
 // not_found_error for 404, api_error otherwise (compat §0.3).

@@ -230,11 +230,12 @@ std::vector<ResponsesStream::Event> ResponsesStream::finish(const sched::Generat
   close_message(out);
   completed_ = true;
   completed_at_ = unix_now();
-  usage_ = J{{"input_tokens", done.prompt_eval_count},
-             {"input_tokens_details", {{"cached_tokens", 0}}},
+  const uint32_t input = done.prompt_eval_count + done.prompt_cached_count;
+  usage_ = J{{"input_tokens", input},
+             {"input_tokens_details", {{"cached_tokens", done.prompt_cached_count}}},
              {"output_tokens", done.eval_count},
              {"output_tokens_details", {{"reasoning_tokens", 0}}},
-             {"total_tokens", done.prompt_eval_count + done.eval_count}};
+             {"total_tokens", input + done.eval_count}};
   out.push_back(event("response.completed", J{{"response", response()}}));
   return out;
 }

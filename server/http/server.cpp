@@ -27,6 +27,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "engine/engine_version.h"
 #include "server/http/exchange.h"
 #include "server/http/json_text.h"
 #include "server/http/private_paths.h"
@@ -118,6 +119,8 @@ struct Server::Impl {
 
   // Answers before routing: CORS and Host checks. Returns true when it already responded.
   awaitable<bool> gatekeep(SessionExchange& ex) {
+    // /api/version answers the Ollama API version vkllm implements; this says which vkllm it is.
+    ex.add_header("X-Vkllm-Version", vkllm::version());
     const std::string origin = ex.header("Origin").value_or("");
     const std::string host = ex.header("Host").value_or("");
     if (is_cross_origin(origin, host)) {

@@ -21,11 +21,6 @@
 
 namespace vkllm::sched {
 
-namespace {
-
-using namespace std::chrono;
-namespace asio = boost::asio;
-
 // What a request needs to know about a model before (and without) loading it.
 struct ModelFacts {
   std::shared_ptr<const prompt::PromptBuilder> builder;
@@ -35,6 +30,11 @@ struct ModelFacts {
   prompt::TemplateCapabilities caps;
   nlohmann::ordered_json template_defaults = nlohmann::ordered_json::object();
 };
+
+namespace {
+
+using namespace std::chrono;
+namespace asio = boost::asio;
 
 std::string chat_template_of(const gguf::GgufFile& h) {
   if (auto t = h.get_optional<std::string>("tokenizer.chat_template")) return *t;
@@ -162,6 +162,23 @@ std::shared_ptr<const ModelFacts> compute_facts(registry::ModelStore& store,
   return f;
 }
 
+// The request's think against the model's capability: thinking models think unless told not to
+// (Ollama sets the absent value to true: the template sees Think, ThinkLevel "medium" and
+// IsThinkSet); others refuse it, or drop it when the route says so.
+void resolve_think(const GenerationRequest& req, const ModelFacts& facts, prompt::Think& think) {
+  if (think.set && think.enabled && !facts.caps.thinking) {
+    if (!req.think_if_capable) {
+      throw RequestError(400, "\"" + req.model + "\" does not support thinking");
+    }
+    think = {};
+  }
+  if (!think.set && facts.caps.thinking) {
+    think.set = true;
+    think.enabled = true;
+    think.level = "medium";
+  }
+}
+
 bool has_output(const GenerationChunk& c) {
   return !c.content.empty() || !c.thinking.empty() || !c.tool_calls.empty() || !c.logprobs.empty();
 }
@@ -188,26 +205,49 @@ std::vector<std::string> GenerationService::capabilities(const registry::ModelSh
   return caps;
 }
 
+asio::awaitable<std::shared_ptr<const ModelFacts>> GenerationService::facts_for(
+    const registry::ModelShow& show) {
+  {
+    std::lock_guard lock(impl_->mutex);
+    if (auto it = impl_->facts.find(show.digest.str()); it != impl_->facts.end()) {
+      co_return it->second;
+    }
+  }
+  auto& store = store_;
+  auto compute = [&store, show] { return compute_facts(store, show); };
+  std::shared_ptr<const ModelFacts> facts =
+      co_await async::run_blocking(workers_, std::move(compute));
+  std::lock_guard lock(impl_->mutex);
+  impl_->facts[show.digest.str()] = facts;
+  co_return facts;
+}
+
+asio::awaitable<uint32_t> GenerationService::count_prompt_tokens(GenerationRequest req) {
+  registry::ModelShow show = co_await resolve(req.name, req.model);
+  const std::shared_ptr<const ModelFacts> facts = co_await facts_for(show);
+  if (!facts->completion) throw RequestError(400, "\"" + req.model + "\" does not support chat");
+  if (!facts->builder) throw RequestError(500, facts->builder_error);
+  std::shared_ptr<const tokenizer::Tokenizer> tok = co_await tokenizer_for(show);
+  resolve_think(req, *facts, req.chat.think);
+  req.chat.truncate = false;
+  auto count = [&req, &facts, &tok]() -> uint32_t {
+    try {
+      const auto rendered = facts->builder->render_chat(req.chat, UINT32_MAX, {});
+      return static_cast<uint32_t>(tok->encode(rendered.text, true, true).size());
+    } catch (const prompt::TemplateError& e) {
+      throw RequestError(500, e.what());
+    }
+  };
+  const uint32_t n = co_await async::run_blocking(workers_, std::move(count));
+  co_return n;
+}
+
 asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink sink,
                                              std::shared_ptr<CancelSignal> cancel) {
   const auto t0 = steady_clock::now();
   const bool chat = req.kind == GenerationRequest::Kind::chat;
   registry::ModelShow show = co_await resolve(req.name, req.model);
-
-  std::shared_ptr<const ModelFacts> facts;
-  {
-    std::lock_guard lock(impl_->mutex);
-    if (auto it = impl_->facts.find(show.digest.str()); it != impl_->facts.end()) {
-      facts = it->second;
-    }
-  }
-  if (!facts) {
-    auto& store = store_;
-    auto compute = [&store, show] { return compute_facts(store, show); };
-    facts = co_await async::run_blocking(workers_, std::move(compute));
-    std::lock_guard lock(impl_->mutex);
-    impl_->facts[show.digest.str()] = facts;
-  }
+  const std::shared_ptr<const ModelFacts> facts = co_await facts_for(show);
 
   // Capabilities (compat §1.5, §1.6, §1.15).
   if (!facts->completion) {
@@ -215,13 +255,7 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
         400, "\"" + req.model + "\" does not support " + std::string(chat ? "chat" : "generate"));
   }
   prompt::Think& think = chat ? req.chat.think : req.generate.think;
-  if (think.set && think.enabled && !facts->caps.thinking) {
-    throw RequestError(400, "\"" + req.model + "\" does not support thinking");
-  }
-  if (!think.set && facts->caps.thinking) {
-    think.enabled = true;  // thinking models think unless told not to
-    think.level = "medium";
-  }
+  resolve_think(req, *facts, think);
   const bool has_tools = chat && req.chat.tools.is_array() && !req.chat.tools.empty();
   if (has_tools && !facts->caps.tools) {
     throw RequestError(400, show.name.full() + " does not support tools");
@@ -362,6 +396,18 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
   std::vector<int32_t>& tokens = built.tokens;
   if (tokens.empty()) tokens.push_back(tok.bos() >= 0 ? tok.bos() : 0);
   if (tokens.size() > num_ctx - 1) {
+    if (!(chat ? req.chat.truncate : req.generate.truncate)) {
+      // truncate:false: Ollama (v0.30+) passes on its llama-server's refusal as the message.
+      nlohmann::ordered_json e;
+      e["code"] = 400;
+      e["message"] = "request (" + std::to_string(tokens.size()) +
+                     " tokens) exceeds the available context size (" + std::to_string(num_ctx) +
+                     " tokens), try increasing it";
+      e["type"] = "exceed_context_size_error";
+      e["n_prompt_tokens"] = tokens.size();
+      e["n_ctx"] = num_ctx;
+      throw RequestError(400, nlohmann::ordered_json{{"error", e}}.dump());
+    }
     if (!shift) {
       throw RequestError(400,
                          "the prompt is longer than the context length currently available to "
@@ -443,6 +489,8 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
   if (cancel->cancelled) co_return;
 
   uint32_t prompt_count = static_cast<uint32_t>(tokens.size());
+  uint32_t cached_count = 0;
+  std::string stop_sequence;
   nanoseconds prompt_eval{0};
   steady_clock::time_point t_first{};
   uint32_t generated = 0;
@@ -459,6 +507,7 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
     for (auto& ev : events) {
       if (ev.prompt_tokens > 0 && t_first == steady_clock::time_point{}) {
         t_first = steady_clock::now();
+        cached_count = ev.cached_tokens;
         prompt_eval = ev.prompt_eval;
         dequeue();
       }
@@ -493,6 +542,7 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
           chunk.tool_calls.resize(chunk.tool_calls.size() - (calls_seen - 1));
           calls_seen = 1;
         }
+        if (r.stopped) stop_sequence = r.matched;
         if (r.stopped || repeats >= 30 || one_call_done) {
           done_reason = "stop";
           handle.cancel();
@@ -512,7 +562,10 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
         if (done_reason.empty()) {
           done_reason = ev.finish == FinishReason::length ? "length" : "stop";
         }
-        if (ev.prompt_tokens) prompt_count = ev.prompt_tokens;
+        if (ev.prompt_tokens) {
+          prompt_count = ev.prompt_tokens;
+          cached_count = ev.cached_tokens;
+        }
         break;
       }
     }
@@ -544,7 +597,11 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
   done.done_reason = done_reason;
   done.total_duration = duration_cast<nanoseconds>(t_end - t0);
   done.load_duration = duration_cast<nanoseconds>(t_loaded - t0);
-  done.prompt_eval_count = prompt_count;
+  // Ollama counts the prompt tokens it evaluated: applications read a drop as a cache hit.
+  cached_count = std::min(cached_count, prompt_count);
+  done.prompt_eval_count = prompt_count - cached_count;
+  done.prompt_cached_count = cached_count;
+  done.stop_sequence = stop_sequence;
   done.prompt_eval_duration = prompt_eval;
   done.eval_count = generated;
   if (t_first != steady_clock::time_point{}) {

@@ -48,6 +48,9 @@ struct GenerationRequest {
   int top_logprobs = 0;
   std::optional<bool> shift;
   bool debug_render_only = false;
+  // Thinking asked of a model without the capability is dropped instead of refused (Anthropic's
+  // `thinking`, as Ollama's /v1/messages treats it: Claude Code asks it of every model).
+  bool think_if_capable = false;
 };
 
 struct TokenLogprobText {
@@ -66,8 +69,10 @@ struct GenerationChunk {
   // Final chunk only (nanoseconds; zero ones are left out by the routes).
   std::chrono::nanoseconds total_duration{0}, load_duration{0}, prompt_eval_duration{0},
       eval_duration{0};
-  uint32_t prompt_eval_count = 0;
+  uint32_t prompt_eval_count = 0;    // prompt tokens evaluated (prefix-cache hits excluded)
+  uint32_t prompt_cached_count = 0;  // prompt tokens served from the prefix cache
   uint32_t eval_count = 0;
+  std::string stop_sequence;     // final chunk: the stop string that ended generation, if one did
   std::vector<int32_t> context;  // generate, non-raw
   // _debug_render_only
   std::optional<std::string> rendered_template;
@@ -96,6 +101,8 @@ struct ServiceOptions {
   static ServiceOptions from_env();
 };
 
+struct ModelFacts;  // what a request needs to know about a model before loading it
+
 class GenerationService {
  public:
   GenerationService(registry::ModelStore& store, ModelManager& models,
@@ -109,6 +116,10 @@ class GenerationService {
   // error line). Returns without a final chunk when `cancel` fired.
   boost::asio::awaitable<void> run(GenerationRequest request, ChunkSink sink,
                                    std::shared_ptr<CancelSignal> cancel);
+
+  // The tokens the prompt of a chat `request` takes, rendered with the model's template without
+  // truncation, from its GGUF header alone (no weights loaded): Anthropic's count_tokens.
+  boost::asio::awaitable<uint32_t> count_prompt_tokens(GenerationRequest request);
 
   // Resolves a name to the installed model (RequestError 404 "model 'X' not found" with `as_sent`).
   boost::asio::awaitable<registry::ModelShow> resolve(const registry::ModelName& name,
@@ -126,6 +137,9 @@ class GenerationService {
 
  private:
   struct Impl;
+  // The model's prompt builder and capabilities, computed once per manifest.
+  boost::asio::awaitable<std::shared_ptr<const ModelFacts>> facts_for(
+      const registry::ModelShow& show);
   registry::ModelStore& store_;
   ModelManager& models_;
   boost::asio::thread_pool& workers_;

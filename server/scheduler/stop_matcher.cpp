@@ -13,7 +13,12 @@ StopMatcher::Result StopMatcher::feed(std::string_view text) {
   if (stopped_) return r;
   held_ += text;
   size_t first = std::string::npos;
-  for (const auto& s : stops_) first = std::min(first, held_.find(s));
+  for (const auto& s : stops_) {
+    if (const size_t at = held_.find(s); at < first) {
+      first = at;
+      r.matched = s;
+    }
+  }
   if (first != std::string::npos) {
     r.text = held_.substr(0, first);
     r.stopped = stopped_ = true;

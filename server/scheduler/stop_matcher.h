@@ -16,6 +16,7 @@ class StopMatcher {
   struct Result {
     std::string text;      // safe to emit
     bool stopped = false;  // a stop string was found; nothing after it is emitted
+    std::string matched;   // which one (the earliest in the text)
   };
   Result feed(std::string_view text);
   // End of generation: whatever was held back.

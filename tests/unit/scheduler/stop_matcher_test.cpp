@@ -38,6 +38,15 @@ TEST(StopMatcher, EarliestOfSeveralStopsWins) {
   EXPECT_TRUE(stopped);
 }
 
+TEST(StopMatcher, ReportsWhichStopMatched) {
+  StopMatcher m({"world", "lo w", "zzz"});
+  auto r = m.feed("hello world");
+  EXPECT_TRUE(r.stopped);
+  EXPECT_EQ(r.matched, "lo w");  // the earliest in the text, not in the list
+  StopMatcher none({"x"});
+  EXPECT_EQ(none.feed("abc").matched, "");
+}
+
 TEST(StopMatcher, FlushReturnsAHeldPrefixAtTheEnd) {
   auto [out, stopped] = run(StopMatcher({"</s>"}), {"answer </"});
   EXPECT_EQ(out, "answer </");

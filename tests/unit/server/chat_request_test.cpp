@@ -82,6 +82,25 @@ TEST(ChatRequest, ThinkChatAndGenerateInputs) {
   EXPECT_EQ(api::parse_think(&yes).level, "medium");
   EXPECT_TRUE(api::parse_think(&no).set);
   EXPECT_FALSE(api::parse_think(&no).enabled);
+  json max = "max";
+  EXPECT_EQ(api::parse_think(&max).level, "max");
+  // Any other level, or a value neither bool nor string, is a 400 with Ollama's text.
+  json odd = "extreme", number = 1;
+  try {
+    api::parse_think(&odd);
+    ADD_FAILURE() << "an unknown level was accepted";
+  } catch (const http::HttpError& e) {
+    EXPECT_EQ(e.status(), 400u);
+    EXPECT_EQ(
+        e.message(),
+        R"(invalid think value: "extreme" (must be "high", "medium", "low", "max", true, or false))");
+  }
+  try {
+    api::parse_think(&number);
+    ADD_FAILURE() << "a number was accepted";
+  } catch (const http::HttpError& e) {
+    EXPECT_EQ(e.message(), "think must be a boolean or string");
+  }
 
   auto g = api::generate_input(json::parse(
       R"({"prompt":"p","suffix":"s","system":"","template":"T","images":["aGk="],"context":[1,2],"think":true,"truncate":false})"));
