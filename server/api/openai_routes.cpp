@@ -8,6 +8,7 @@
 #include "server/api/openai_request.h"
 #include "server/api/openai_response.h"
 #include "server/api/openai_responses.h"
+#include "server/api/sse_route.h"
 #include "server/async/run_blocking.h"
 #include "server/http/exchange.h"
 #include "server/scheduler/request_error.h"
@@ -26,59 +27,10 @@ std::string text_of(const J& j) {
   return j.dump(-1, ' ', false, J::error_handler_t::replace);
 }
 
-// The SSE side of one response: the stream starts with the first write; `finished` tells a
-// failure whether it can still be reported in the stream, and `error_text` how (chat and
-// completions send a data-only envelope, responses a named `error` event).
-struct SseWriter {
-  Exchange& ex;
-  bool finished = false;
-  std::function<std::string(unsigned, std::string_view)> error_text = openai_sse_error;
+using RouteBody = SseRouteBody<OpenAiApi>;
 
-  awaitable<void> write(const std::string& text) {
-    if (!ex.response_started()) {
-      ex.add_header("Cache-Control", "no-cache");
-      co_await ex.start_chunked(200, "text/event-stream");
-    }
-    co_await ex.write_chunk(text);
-  }
-  awaitable<void> end() {
-    finished = true;
-    co_await ex.finish_chunked();
-  }
-};
-
-using RouteBody = awaitable<void> (*)(OpenAiApi&, Exchange&, SseWriter&);
-
-// Runs a route and answers any failure in OpenAI's envelope: with its status before the
-// response started, as a final SSE event (and the end of the stream) after.
-awaitable<void> guarded(OpenAiApi& api, Exchange& ex, RouteBody body) {
-  SseWriter sse{ex};
-  unsigned status = 500;
-  std::string message;
-  bool failed = false;
-  try {
-    auto task = body(api, ex, sse);
-    co_await std::move(task);
-  } catch (const HttpError& e) {
-    failed = true;
-    status = e.status();
-    message = e.what();
-  } catch (const sched::RequestError& e) {
-    failed = true;
-    status = e.status();
-    message = e.what();
-  } catch (const std::exception& e) {
-    failed = true;
-    message = e.what();
-  }
-  if (!failed) co_return;
-  if (!ex.response_started()) {
-    co_await ex.respond(status, http::kJsonContentType,
-                        text_of(openai_error_json(status, message)));
-  } else if (!sse.finished) {
-    co_await ex.write_chunk(sse.error_text(status, message));
-    co_await sse.end();
-  }
+std::string openai_error_text(unsigned status, std::string_view message) {
+  return text_of(openai_error_json(status, message));
 }
 
 awaitable<void> respond_json(Exchange& ex, const J& j) {
@@ -90,24 +42,13 @@ awaitable<void> respond_json(Exchange& ex, const J& j) {
 template <class Events, class Body>
 awaitable<void> run_completion(OpenAiApi& api, Exchange& ex, SseWriter& sse, OpenAiRequest& req,
                                std::string_view id_prefix, Body body_json) {
-  auto cancel = cancel_on_disconnect(ex);
   const OpenAiMeta meta = openai_meta(id_prefix, req.request.model);
-  const bool stream = req.stream;
   Events events(meta, req.include_usage);
   sched::GenerationChunk total;
-  sched::ChunkSink sink = [&](sched::GenerationChunk& c) -> awaitable<void> {
-    if (!stream) {
-      accumulate(total, std::move(c));
-      co_return;
-    }
-    const std::string text = events.next(c);
-    if (!text.empty()) co_await sse.write(text);
-    if (c.done) co_await sse.end();
-  };
-  // Arguments built outside the co_await expression (GCC 12 coroutine temporaries).
-  auto task = api.service.run(std::move(req.request), sink, cancel);
-  co_await std::move(task);
-  if (cancel->cancelled || stream) co_return;
+  auto task = generate_sse_or_whole(api.service, ex, sse, std::move(req.request), req.stream,
+                                    events, total);
+  const bool answer = co_await std::move(task);
+  if (!answer) co_return;
   const J out = body_json(meta, total);
   co_await respond_json(ex, out);
 }
@@ -198,7 +139,9 @@ awaitable<void> retrieve_model(OpenAiApi& api, Exchange& ex, SseWriter&) {
 
 void add_openai_routes(http::Router& router, OpenAiApi& api) {
   auto add = [&](http::Method method, std::string_view pattern, RouteBody body) {
-    router.add(method, pattern, [&api, body](Exchange& ex) { return guarded(api, ex, body); });
+    router.add(method, pattern, [&api, body](Exchange& ex) {
+      return guarded_sse_route(api, ex, body, openai_error_text, openai_sse_error);
+    });
   };
   add(http::Method::post, "/v1/chat/completions", chat_completions);
   add(http::Method::post, "/v1/completions", completions);

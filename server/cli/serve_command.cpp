@@ -17,6 +17,7 @@
 #include "registry/insecure_registries.h"
 #include "registry/model_store.h"
 #include "registry/recompress_queue.h"
+#include "server/api/anthropic_routes.h"
 #include "server/api/basic_routes.h"
 #include "server/api/embed_routes.h"
 #include "server/api/health_routes.h"
@@ -97,12 +98,13 @@ long parse_grace_seconds(const std::string& text) {
 void add_serve_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "serve",
-      "Start the server (Ollama- and OpenAI-compatible HTTP API).\n"
+      "Start the server (Ollama-, OpenAI- and Anthropic-compatible HTTP API).\n"
       "Environment: OLLAMA_HOST (bind address, default 127.0.0.1:11434), OLLAMA_ORIGINS (extra "
       "CORS origins, comma-separated), OLLAMA_MODELS (model store), OLLAMA_NOPRUNE, "
       "OLLAMA_KEEP_ALIVE, OLLAMA_NUM_PARALLEL, "
       "OLLAMA_MAX_LOADED_MODELS, OLLAMA_MAX_QUEUE, OLLAMA_CONTEXT_LENGTH, VKLLM_API_KEY (require "
-      "'Authorization: Bearer KEY'; a key or @FILE with one per line), VKLLM_KV_BUDGET, "
+      "'Authorization: Bearer KEY' or 'x-api-key: KEY'; a key or @FILE with one per line), "
+      "VKLLM_KV_BUDGET, "
       "VKLLM_SHUTDOWN_GRACE (seconds requests may finish after SIGTERM, default 10), "
       "VKLLM_DEVICE (auto: a GPU, else the CPU backend; cpu; vulkan; vulkan:<index>), "
       "VKLLM_PRELOAD (models to pull if missing, load and keep loaded; comma-separated), "
@@ -156,6 +158,7 @@ void add_serve_command(CLI::App& app) {
             api::TransferRequest{name, false}, [](const nlohmann::json&) {}, stop);
       };
       sched::Preloader preloader(store, manager, preload, pull_preload, log_line);
+      api::AnthropicApi anthropic{service};
       http::Router router;
       api::add_basic_routes(router);
       api::add_health_routes(router, {preloader, [&service] { return service.queued(); },
@@ -164,6 +167,7 @@ void add_serve_command(CLI::App& app) {
       api::add_inference_routes(router, inference);
       api::add_embed_routes(router, embed);
       api::add_openai_routes(router, openai);
+      api::add_anthropic_routes(router, anthropic);
       api::add_oci_view_routes(router, models);
       http::add_static_routes(router, "/ui");
       // Shutdown (SIGTERM): requests get the grace to finish; then the engines stop and the

@@ -31,13 +31,15 @@ class OriginPolicy {
   bool allow_all_ = false;
 };
 
-// The CORS headers Ollama sends on a preflight (OPTIONS) answer.
+// The CORS headers Ollama sends on a preflight (OPTIONS) answer, and the Anthropic SDK's.
 inline constexpr std::string_view kCorsAllowMethods = "GET,POST,PUT,PATCH,DELETE,HEAD";
 inline constexpr std::string_view kCorsAllowHeaders =
     "Authorization,Content-Type,User-Agent,Accept,X-Requested-With,Openai-Beta,X-Stainless-Arch,"
     "X-Stainless-Async,X-Stainless-Custom-Poll-Interval,X-Stainless-Helper-Method,"
     "X-Stainless-Lang,X-Stainless-Os,X-Stainless-Package-Version,X-Stainless-Poll-Helper,"
-    "X-Stainless-Retry-Count,X-Stainless-Runtime,X-Stainless-Runtime-Version,X-Stainless-Timeout";
+    "X-Stainless-Retry-Count,X-Stainless-Runtime,X-Stainless-Runtime-Version,X-Stainless-Timeout,"
+    // The Anthropic SDK's (vkllm's /v1/messages; not in Ollama's list).
+    "X-Api-Key,Anthropic-Version,Anthropic-Beta,Anthropic-Dangerous-Direct-Browser-Access";
 inline constexpr std::string_view kCorsMaxAge = "43200";
 
 // A request is cross-origin only when it carries an Origin that is not http(s)://<Host>.

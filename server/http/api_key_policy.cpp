@@ -86,7 +86,13 @@ bool ApiKeyPolicy::allows(std::string_view method, std::string_view path,
 
 std::string ApiKeyPolicy::unauthorized_body(std::string_view path) {
   nlohmann::json j;
-  if (path.rfind("/v1/", 0) == 0) {
+  if (path == "/v1/messages" || path.rfind("/v1/messages/", 0) == 0) {  // Anthropic's shape
+    j["type"] = "error";
+    j["error"] = {{"type", "authentication_error"},
+                  {"message",
+                   "invalid x-api-key: send the server's VKLLM_API_KEY as 'x-api-key: KEY' or "
+                   "'Authorization: Bearer KEY'"}};
+  } else if (path.rfind("/v1/", 0) == 0) {
     j["error"] = {{"message",
                    "Incorrect or missing API key. Send it as 'Authorization: Bearer "
                    "KEY' (the server's VKLLM_API_KEY)."},

@@ -25,7 +25,8 @@ class ApiKeyPolicy {
   bool allows(std::string_view method, std::string_view path,
               const std::optional<std::string>& authorization,
               const std::optional<std::string>& x_api_key) const;
-  // The 401 body in the shape the route's clients expect (OpenAI's under /v1/, else Ollama's).
+  // The 401 body in the shape the route's clients expect (Anthropic's under /v1/messages,
+  // OpenAI's elsewhere under /v1/, else Ollama's).
   static std::string unauthorized_body(std::string_view path);
 
  private:
