@@ -24,7 +24,7 @@ export function SettingsPage() {
     setUrl(serverUrl);
     try {
       const v = await api.version();
-      setNote(`Connected: vkllm ${v.version}`);
+      setNote(`Connected (Ollama API ${v.version})`);
     } catch (e) {
       setError(e instanceof Error ? e.message : String(e));
     }
