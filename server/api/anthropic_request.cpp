@@ -185,11 +185,13 @@ J apply_anthropic_tool_choice(const J& body, J tools, AnthropicRequest& out) {
   if (!choice) return tools;
   if (!choice->is_object()) bad_type("tool_choice", "an object", *choice);
   const std::string type = string_of(*choice, "type").value_or("");
-  bool_of(*choice, "disable_parallel_tool_use");  // type-checked; parallel calls are the model's
+  auto& forced = out.request.tool_choice;  // enforced by constrained decoding (tool_choice.h)
+  forced.parallel = !bool_of(*choice, "disable_parallel_tool_use").value_or(false);
   if (type == "auto") return tools;
   if (type == "none") return J();
   if (type == "any") {
     out.tool_required = tools.is_array() && !tools.empty();
+    if (out.tool_required) forced.mode = sched::ToolChoice::Mode::required;
     return tools;
   }
   if (type != "tool") {
@@ -205,6 +207,8 @@ J apply_anthropic_tool_choice(const J& body, J tools, AnthropicRequest& out) {
   }
   if (kept.empty()) throw HttpError(400, "tool_choice.name: no tool named '" + name + "'");
   out.tool_required = true;
+  forced.mode = sched::ToolChoice::Mode::named;
+  forced.name = name;
   return kept;
 }
 

@@ -21,9 +21,8 @@ struct AnthropicRequest {
   sched::GenerationRequest request;
   bool stream = false;
   std::vector<std::string> stop_sequences;  // the client's, to tell them from template stops
-  // tool_choice any / tool: a tool call must come out. Recorded for the constrained decoding
-  // that enforces it (the `grammar` work of issue 40); until then the model is only offered
-  // the tools (tool: just the named one).
+  // tool_choice any / tool: a tool call must come out (request.tool_choice carries it to the
+  // constrained decoding that forces it; tool: only the named one is offered).
   bool tool_required = false;
 };
 

@@ -127,6 +127,25 @@ assert.equal(answer.content[0].type, "text");
 assert.equal(answer.stop_reason, "max_tokens");
 console.log("ok: tool loop: tool_use (input_json_delta) → tool_result → answer");
 
+// tool_choice any / tool force a call with no `format`: decoding is constrained to the model's
+// own tool-call syntax and the tool's input_schema, so even a random-weight model calls the tool
+// (an enum keeps its arguments short; a free string could run to max_tokens).
+const enumTools = [{
+  name: "get_weather", description: "Current weather in a city",
+  input_schema: { type: "object", properties: { city: { enum: ["Paris", "Rome"] } }, required: ["city"] },
+}];
+for (const tool_choice of [{ type: "any" }, { type: "tool", name: "get_weather" }]) {
+  const forced = await client.messages.create({
+    model: "thinker", max_tokens: 200, temperature: 1, tools: enumTools, messages: ask,
+    thinking: { type: "disabled" }, tool_choice,
+  });
+  assert.equal(forced.stop_reason, "tool_use", JSON.stringify(forced));
+  const block = forced.content.find((b) => b.type === "tool_use");
+  assert.ok(block && block.name === "get_weather", JSON.stringify(forced.content));
+  assert.equal(typeof block.input, "object", JSON.stringify(block));
+}
+console.log("ok: tool_choice any / tool force a tool_use block");
+
 // Errors are the SDK's typed errors with Anthropic's error types.
 await assert.rejects(
   client.messages.create({ model: "nope", max_tokens: 4, messages }),

@@ -40,6 +40,7 @@ vkllm_start() {
   shift || true
   mkdir -p "$TEST_TMP/$name/models"
   VKLLM_LOG=$TEST_TMP/$name.log
+  : >"$VKLLM_LOG"  # a restart under the same name must not read the last run's port
   env OLLAMA_MODELS="$TEST_TMP/$name/models" OLLAMA_HOST=127.0.0.1:0 HOME="$TEST_TMP/$name" "$@" \
     "$VKLLM_BIN" serve >"$VKLLM_LOG" 2>&1 &
   VKLLM_PID=$!

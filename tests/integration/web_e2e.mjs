@@ -285,7 +285,10 @@ try {
       await shot('engine');
       await checkA11y('the engine page');
       await nav('Chat').click();
-      await page.getByRole('button', { name: 'Stop' }).click();
+      // Back on the chat the whole long reply renders again first; on a loaded 2-core CI machine
+      // that alone has taken over 15 s, so the click gets a minute (pacing keeps Stop reachable
+      // while the reply streams, see lib/pace.ts).
+      await page.getByRole('button', { name: 'Stop' }).click({ timeout: 60000 });
       await waitDone(2);
       step('engine view shows non-zero generated tok/s while a reply streams');
     }
