@@ -285,11 +285,16 @@ try {
       await shot('engine');
       await checkA11y('the engine page');
       await nav('Chat').click();
-      // Back on the chat the whole long reply renders again first; on a loaded 2-core CI machine
-      // that alone has taken over 15 s, so the click gets a minute (pacing keeps Stop reachable
-      // while the reply streams, see lib/pace.ts).
-      await page.getByRole('button', { name: 'Stop' }).click({ timeout: 60000 });
-      await waitDone(2);
+      // Back on the chat the whole long reply renders again first. On a loaded 2-core machine
+      // that has outlasted the reply itself (the server caps it at 10 x num_ctx tokens), so Stop
+      // is clicked if the reply is still live and otherwise the reply is let finish: this step is
+      // about the engine view; Stop during a reply is checked above (Esc).
+      const stopped = await page
+        .getByRole('button', { name: 'Stop' })
+        .click({ timeout: 20000 })
+        .then(() => true, () => false);
+      await waitDone(2, 120000);
+      console.log(`engine view: the long reply was ${stopped ? 'stopped' : 'left to finish'}`);
       step('engine view shows non-zero generated tok/s while a reply streams');
     }
 
