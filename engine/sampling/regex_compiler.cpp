@@ -448,11 +448,49 @@ class Parser {
 
 }  // namespace
 
+namespace {
+
+// A pattern arrives as JSON text, so it is UTF-8; bytes that are not (a fuzzer's 0xff) would
+// become literal bytes no valid output can contain, leaving the matcher at dead ends.
+void require_utf8(const std::string& pattern, bool raw) {
+  size_t i = 0;
+  while (i < pattern.size()) {
+    const auto c = static_cast<unsigned char>(pattern[i]);
+    const size_t n = c < 0x80           ? 1
+                     : (c >> 5) == 0x6  ? 2
+                     : (c >> 4) == 0xe  ? 3
+                     : (c >> 3) == 0x1e ? 4
+                                        : 0;
+    bool ok = n > 0 && i + n <= pattern.size() && !(n == 2 && c < 0xc2) && !(c > 0xf4);
+    for (size_t k = 1; ok && k < n; ++k) {
+      ok = (static_cast<unsigned char>(pattern[i + k]) & 0xc0) == 0x80;
+    }
+    if (ok && n == 3) {
+      const auto d = static_cast<unsigned char>(pattern[i + 1]);
+      ok = !(c == 0xe0 && d < 0xa0) && !(c == 0xed && d >= 0xa0);  // overlong, surrogates
+    }
+    if (ok && n == 4) {
+      const auto d = static_cast<unsigned char>(pattern[i + 1]);
+      ok = !(c == 0xf0 && d < 0x90) && !(c == 0xf4 && d >= 0x90);
+    }
+    if (!ok) {
+      throw FormatError((raw ? "invalid regex: " : "invalid JSON schema in format: \"pattern\": ") +
+                        std::string("the pattern is not valid UTF-8 (byte ") + std::to_string(i) +
+                        ")");
+    }
+    i += n;
+  }
+}
+
+}  // namespace
+
 Frag compile_pattern(const std::string& pattern) {
+  require_utf8(pattern, false);
   return Parser(pattern, false).parse();
 }
 
 Frag compile_regex(const std::string& pattern) {
+  require_utf8(pattern, true);
   return Parser(pattern, true).parse_whole();
 }
 

@@ -40,6 +40,16 @@ TEST(FormatSpec, RegexMatchesTheWholeOutputUnescaped) {
             "invalid regex: lookahead and lookbehind are not supported");
 }
 
+// Found by fuzz_regex: bytes that are not UTF-8 became literals no output could match, and the
+// matcher met a dead end. They are refused at compile time; UTF-8 text still compiles.
+TEST(FormatSpec, PatternsThatAreNotUtf8AreRefused) {
+  EXPECT_EQ(error_of(FormatSpec::of_regex("^\xff\xff$")),
+            "invalid regex: the pattern is not valid UTF-8 (byte 1)");
+  EXPECT_EQ(error_of(FormatSpec::of_regex("a\xc3")),
+            "invalid regex: the pattern is not valid UTF-8 (byte 1)");
+  EXPECT_TRUE(accepts(FormatSpec::of_regex("^caf\xc3\xa9$"), "caf\xc3\xa9"));
+}
+
 TEST(FormatSpec, ChoiceIsExactlyOneOfTheStrings) {
   const auto spec = FormatSpec::of_choice({"positive", "negative", "neutral"});
   for (const char* ok : {"positive", "negative", "neutral"}) EXPECT_TRUE(accepts(spec, ok));
