@@ -5,6 +5,7 @@
 
 #include "engine/sampling/json_grammar_parts.h"
 #include "engine/sampling/token_constraint.h"
+#include "engine/sampling/utf8_ranges.h"
 
 namespace vkllm::sampling {
 
@@ -92,26 +93,6 @@ Frag emit(const CharSet& s, bool raw) {
   if (plain.any()) choices.push_back(grammar::cls(plain));
   if (s.multibyte) choices.push_back(json_parts::multibyte_char(s.except_line_separators));
   return alt(std::move(choices));
-}
-
-std::string utf8(uint32_t cp) {
-  std::string out;
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xc0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3f));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xe0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-    out += static_cast<char>(0x80 | (cp & 0x3f));
-  } else {
-    out += static_cast<char>(0xf0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-    out += static_cast<char>(0x80 | (cp & 0x3f));
-  }
-  return out;
 }
 
 class Parser {
@@ -353,7 +334,7 @@ class Parser {
       return emit(s);
     }
     if (cp >= 0xd800 && cp <= 0xdfff) fail("surrogate code points are not supported");
-    return literal(utf8(cp));
+    return literal(utf8_encode(cp));
   }
 
   Frag klass() {
