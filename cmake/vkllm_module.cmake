@@ -39,6 +39,9 @@ function(vkllm_gtest)
     return()
   endif()
   add_executable(${T_NAME} ${srcs})
+  # CI builds the libraries in unity batches (scripts/test); test files keep their own helper
+  # names in anonymous namespaces, so each compiles alone.
+  set_target_properties(${T_NAME} PROPERTIES UNITY_BUILD OFF)
   target_link_libraries(${T_NAME} PRIVATE ${T_DEPS} GTest::gtest GTest::gtest_main GTest::gmock)
   target_compile_definitions(${T_NAME} PRIVATE
     VKLLM_SOURCE_DIR="${PROJECT_SOURCE_DIR}"

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "registry/env_value.h"
 #include "registry/errors.h"
 #include "registry/file_io.h"
 #include "registry/raw_blob_check.h"
@@ -42,13 +41,6 @@ BlobStore::BlobStore(fs::path root, BlobStoreOptions options)
 }
 
 BlobStore::~BlobStore() = default;
-
-fs::path BlobStore::default_root() {
-  std::string models = env_value("OLLAMA_MODELS");
-  if (!models.empty()) return fs::path(models);
-  const std::string home = env_value("HOME");
-  return (home.empty() ? fs::path(".") : fs::path(home)) / ".vkllm" / "models";
-}
 
 void BlobStore::verify(const Digest& digest) const {
   raw_check_->verify(digest);

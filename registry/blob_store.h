@@ -129,8 +129,6 @@ class BlobStore {
   BlobStore(const BlobStore&) = delete;
   BlobStore& operator=(const BlobStore&) = delete;
 
-  // $OLLAMA_MODELS if set, else ~/.vkllm/models.
-  static std::filesystem::path default_root();
   // The digest a blob file's name stands for ("sha256-<hex>", or "sha256-<hex>.zst" for a
   // compressed one); nullopt for any other name.
   static std::optional<Digest> digest_of_file_name(std::string_view name);

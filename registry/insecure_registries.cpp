@@ -1,4 +1,5 @@
 #include "registry/insecure_registries.h"
+#include "registry/ascii_lower.h"
 
 #include <algorithm>
 #include <cctype>
@@ -7,13 +8,6 @@
 
 namespace vkllm::registry {
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -87,7 +81,7 @@ InsecureRegistries InsecureRegistries::parse(std::string_view list) {
         throw std::invalid_argument("insecure registry '" + std::string(entry) +
                                     "' is not host[:port]");
       }
-      e.host = lower(e.host);
+      e.host = ascii_lower(e.host);
       out.entries_.push_back(std::move(e));
     }
     if (comma == std::string_view::npos) break;
@@ -99,7 +93,7 @@ InsecureRegistries InsecureRegistries::parse(std::string_view list) {
 bool InsecureRegistries::allows(const ModelName& name) const {
   std::string host, port;
   split_name_host(name.host, host, port);
-  host = lower(host);
+  host = ascii_lower(host);
   return std::any_of(entries_.begin(), entries_.end(), [&](const Entry& e) {
     return e.host == host && (e.port.empty() || e.port == port);
   });

@@ -2,6 +2,7 @@
 
 #include <cctype>
 
+#include "registry/ascii_lower.h"
 #include "registry/errors.h"
 
 namespace vkllm::registry {
@@ -65,12 +66,6 @@ void check_part(Part part, std::string_view value, std::string_view whole) {
   }
 }
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 }  // namespace
 
 ModelName ModelName::parse(std::string_view text) {
@@ -109,7 +104,7 @@ ModelName ModelName::parse(std::string_view text) {
       host = rest.substr(0, slash);
       has_host = true;
       if (size_t sep = host.find("://"); sep != std::string_view::npos) {
-        std::string scheme = lower(host.substr(0, sep));
+        std::string scheme = ascii_lower(host.substr(0, sep));
         if (scheme != "http" && scheme != "https")
           invalid("scheme \"" + printable(scheme) + "\" is not http or https");
         name.scheme = scheme;
@@ -141,11 +136,11 @@ std::optional<ModelName> ModelName::try_parse(std::string_view text) noexcept {
 }
 
 std::string ModelName::display() const {
-  bool default_host = lower(host) == kDefaultHost;
+  bool default_host = ascii_lower(host) == kDefaultHost;
   std::string out;
   if (!default_host)
     out = host + "/" + ns + "/";
-  else if (lower(ns) != kDefaultNamespace)
+  else if (ascii_lower(ns) != kDefaultNamespace)
     out = ns + "/";
   return out + model + ":" + tag;
 }
@@ -159,7 +154,7 @@ std::string ModelName::repository() const {
 }
 
 std::string ModelName::key() const {
-  return lower(full());
+  return ascii_lower(full());
 }
 
 }  // namespace vkllm::registry

@@ -9,7 +9,6 @@
 #include <cstdlib>
 
 #include "registry/bounded_json.h"
-#include "registry/env_value.h"
 #include "registry/errors.h"
 #include "registry/file_io.h"
 #include "registry/go_json.h"
@@ -149,19 +148,6 @@ void ModelStore::claim_sole_writer() {
     [[maybe_unused]] const ssize_t written = ::pwrite(lock->lock.fd(), pid.data(), pid.size(), 0);
   }
   writer_lock_ = std::move(lock);
-}
-
-fs::path ModelStore::default_ollama_root() {
-  std::string home = env_value("HOME");
-  return fs::path(home.empty() ? "." : home) / ".ollama" / "models";
-}
-
-bool ModelStore::prune_enabled() {
-  std::string value = env_value("OLLAMA_NOPRUNE");
-  if (value.empty()) return true;
-  static constexpr std::string_view kFalse[] = {"0", "f", "F", "FALSE", "false", "False"};
-  // Ollama's rule: anything that is not a recognised false value counts as true.
-  return std::find(std::begin(kFalse), std::end(kFalse), value) != std::end(kFalse);
 }
 
 // --- blobs -----------------------------------------------------------------------------------

@@ -191,13 +191,13 @@ class ModelStore {
   // are skipped. Bad manifests or blobs are reported, not fatal.
   ImportReport import_ollama_store(const std::filesystem::path& ollama_root,
                                    const StatusCallback& status = {});
-  // ~/.ollama/models (Ollama's default; OLLAMA_MODELS is ours).
-  static std::filesystem::path default_ollama_root();
-
-  // True unless OLLAMA_NOPRUNE is set to a true value (Ollama's boolean rules).
-  static bool prune_enabled();
+  // Whether replacing or removing a model deletes the blobs nothing uses any more (Ollama's
+  // OLLAMA_NOPRUNE turns it off; on by default).
+  bool prune_enabled() const { return prune_; }
+  void set_prune(bool enabled) { prune_ = enabled; }
 
  private:
+  bool prune_ = true;
   // Both expect gc_mutex_ held.
   std::vector<Digest> remove_unused_locked(const std::vector<Digest>& candidates);
   Digest commit_model_locked(const ModelName& name, std::string_view manifest_json,

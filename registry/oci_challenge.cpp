@@ -1,4 +1,5 @@
 #include "registry/oci_challenge.h"
+#include "registry/ascii_lower.h"
 
 namespace vkllm::registry {
 namespace {
@@ -6,14 +7,6 @@ namespace {
 bool is_token_char(char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
          std::string_view("!#$%&'*+-.^_`|~/").find(c) != std::string_view::npos;
-}
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
 }
 
 struct Cursor {
@@ -66,7 +59,7 @@ std::vector<OciChallenge> parse_www_authenticate(std::string_view header) {
     if (cur.done()) break;
     auto scheme = cur.token();
     if (scheme.empty()) break;
-    OciChallenge challenge{lower(scheme), {}};
+    OciChallenge challenge{ascii_lower(scheme), {}};
     // Parameters: name=value pairs separated by commas, until the next scheme token.
     while (true) {
       cur.skip_space();
@@ -84,7 +77,7 @@ std::vector<OciChallenge> parse_www_authenticate(std::string_view header) {
         challenges.push_back(std::move(challenge));
         return challenges;
       }
-      challenge.params[lower(name)] = std::move(value);
+      challenge.params[ascii_lower(name)] = std::move(value);
       cur.skip_space();
       if (!cur.done() && cur.peek() == ',') ++cur.pos;
     }

@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "registry/ascii_lower.h"
 #include "registry/oci_error.h"
 
 namespace vkllm::registry {
@@ -13,14 +14,6 @@ namespace {
 
 uint16_t default_port(std::string_view scheme) {
   return scheme == "https" ? 443 : 80;
-}
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
 }
 
 // Splits "host[:port]" / "[v6][:port]" into its parts.
@@ -68,7 +61,7 @@ OciUrl OciUrl::parse(std::string_view text) {
   auto sep = text.find("://");
   if (sep == std::string_view::npos) bad_url(text, "no scheme");
   OciUrl url;
-  url.scheme = lower(text.substr(0, sep));
+  url.scheme = ascii_lower(text.substr(0, sep));
   if (url.scheme != "http" && url.scheme != "https") {
     bad_url(text, "scheme must be http or https");
   }
@@ -78,7 +71,7 @@ OciUrl OciUrl::parse(std::string_view text) {
   if (authority.find('@') != std::string_view::npos) bad_url(text, "user info is not supported");
   std::optional<uint16_t> port;
   split_authority(text, authority, url.host, port);
-  url.host = lower(url.host);
+  url.host = ascii_lower(url.host);
   url.port = port.value_or(default_port(url.scheme));
   std::string_view target = path_start == std::string_view::npos ? "" : rest.substr(path_start);
   if (auto hash = target.find('#'); hash != std::string_view::npos) target = target.substr(0, hash);
@@ -159,7 +152,7 @@ bool is_loopback_host(std::string_view host_and_port) {
   } catch (const OciError&) {
     return false;
   }
-  host = lower(host);
+  host = ascii_lower(host);
   if (host == "localhost" || host == "::1") return true;
   if (host.starts_with("127.")) {
     int dots = 0;

@@ -1,6 +1,6 @@
 #include "engine/cpu/isa.h"
 
-#include <cstdlib>
+#include <atomic>
 
 #if defined(__x86_64__) && defined(__linux__)
 #include <cpuid.h>
@@ -77,17 +77,16 @@ bool parse_isa(std::string_view name, Isa& out) {
   return true;
 }
 
+namespace {
+std::atomic<Isa> isa_cap{Isa::Amx};
+}  // namespace
+
+void set_isa_cap(Isa cap) {
+  isa_cap = cap;
+}
+
 Isa selected_isa() {
-  static const Isa isa = [] {
-    const char* env = std::getenv("VKLLM_CPU_ISA");
-    if (env == nullptr || *env == '\0') return supported_isa();
-    Isa wanted;
-    if (!parse_isa(env, wanted))
-      throw std::invalid_argument(std::string("VKLLM_CPU_ISA=") + env +
-                                  ": expected scalar, avx2, avx512 or amx");
-    return min_isa(wanted, supported_isa());
-  }();
-  return isa;
+  return min_isa(isa_cap.load(), supported_isa());
 }
 
 Isa usable_isa(Isa wanted) {

@@ -1,8 +1,8 @@
 // The instruction sets the CPU kernels have code paths for, and which one a process uses: the
 // best the CPU (and OS) supports, capped by VKLLM_CPU_ISA ("scalar" or "portable", "avx2",
-// "avx512", "amx") so the portable path can be forced on any machine. Kernels built for an ISA live
-// in files named *_avx2.cpp / *_avx512.cpp (CMake compiles those with the matching -m flags); they
-// are called only after this check.
+// "avx512", "amx"; set_isa_cap) so the portable path can be forced on any machine. Kernels built
+// for an ISA live in files named *_avx2.cpp / *_avx512.cpp (CMake compiles those with the matching
+// -m flags); they are called only after this check.
 #pragma once
 
 #include <cstdint>
@@ -23,9 +23,9 @@ enum class Isa : uint8_t {
 
 // What this CPU and OS can run (cpuid and xgetbv, checked once).
 Isa supported_isa();
-// supported_isa() capped by VKLLM_CPU_ISA (read once per process). Throws std::invalid_argument
-// for an unknown value.
+// supported_isa() capped by set_isa_cap() (VKLLM_CPU_ISA, through the configuration module).
 Isa selected_isa();
+void set_isa_cap(Isa cap);  // before the first model loads
 // `wanted` lowered to what the CPU supports (so tests and callers may ask for any path).
 Isa usable_isa(Isa wanted);
 std::string_view isa_name(Isa isa);

@@ -65,17 +65,20 @@ bool read_int(const std::string& path, long& out) {
 
 }  // namespace
 
+namespace {
+std::atomic<unsigned> configured_threads{0};
+}  // namespace
+
+void ThreadPool::set_default_threads(unsigned threads) {
+  configured_threads = threads;
+}
+
 unsigned ThreadPool::default_threads() {
-  if (const char* env = std::getenv("VKLLM_THREADS"); env && *env) {
-    char* end = nullptr;
-    errno = 0;
-    const long v = std::strtol(env, &end, 10);
-    if (*end != '\0' || errno != 0 || v < 1 || v > 4096 || !std::isdigit(uint8_t(env[0]))) {
-      throw std::invalid_argument(std::string("VKLLM_THREADS=") + env +
-                                  ": expected a thread count from 1 to 4096");
-    }
-    return static_cast<unsigned>(v);
-  }
+  if (const unsigned n = configured_threads.load()) return n;
+  return physical_cores();
+}
+
+unsigned ThreadPool::physical_cores() {
   cpu_set_t set;
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof(set), &set) != 0) {

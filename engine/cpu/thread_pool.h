@@ -42,9 +42,12 @@ class ThreadPool {
   // loop serially on that thread; calls from several outside threads take turns.
   void parallel_for(uint32_t n_tasks, const Task& fn);
 
-  // VKLLM_THREADS when set (a positive integer), else the physical cores this process may run on.
-  // Throws std::invalid_argument when VKLLM_THREADS is set to anything else.
+  // The size of pools made without a count (the process's shared pool among them): what
+  // set_default_threads() gave (VKLLM_THREADS, through the configuration module), else the
+  // physical cores this process may run on.
   static unsigned default_threads();
+  static void set_default_threads(unsigned threads);  // 0: back to the physical cores
+  static unsigned physical_cores();
 
   // Loops run so far on the caller alone because the workers were found to slow it down (not
   // counting loops with one task or called from inside a task).

@@ -16,7 +16,6 @@ namespace vkllm::gguf {
 
 namespace {
 
-constexpr uint32_t kMagic = 0x46554747;  // "GGUF" read as a little-endian u32
 constexpr uint64_t kDefaultAlignment = 32;
 constexpr uint32_t kMaxDims = 4;
 constexpr size_t kMaxTensorNameBytes = 64;  // the GGUF spec's limit
@@ -255,7 +254,7 @@ struct GgufFile::Impl {
 void GgufFile::Impl::parse() {
   Cursor c(bytes);
   uint32_t magic = c.read<uint32_t>("magic");
-  if (magic != kMagic) {
+  if (magic != kGgufMagic) {
     char shown[5] = {};
     std::memcpy(shown, &magic, 4);
     for (char& ch : shown) {

@@ -19,6 +19,9 @@
 
 namespace vkllm::gguf {
 
+// "GGUF" read as a little-endian u32: a file's first four bytes.
+inline constexpr uint32_t kGgufMagic = 0x46554747;
+
 class GgufError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;

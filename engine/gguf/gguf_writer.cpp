@@ -15,7 +15,6 @@ namespace vkllm::gguf {
 
 namespace {
 
-constexpr uint32_t kMagic = 0x46554747;  // "GGUF"
 constexpr uint32_t kVersion = 3;
 constexpr std::string_view kAlignmentKey = "general.alignment";
 
@@ -218,7 +217,7 @@ std::vector<uint8_t> serialize_head(const std::vector<std::pair<std::string, Val
                                     const auto& tensors, uint64_t alignment) {
   std::vector<uint8_t> out;
   ByteSink s(out);
-  s.put<uint32_t>(kMagic);
+  s.put<uint32_t>(kGgufMagic);
   s.put<uint32_t>(kVersion);
   s.put<uint64_t>(tensors.size());
   s.put<uint64_t>(metadata.size());

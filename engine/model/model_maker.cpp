@@ -72,7 +72,7 @@ struct ArchTraits {
   uint32_t sliding_window = 0;  // written as <arch>.attention.sliding_window when > 0
 };
 
-const ArchTraits kArchs[] = {
+const ArchTraits kMakerArchs[] = {
     {"llama", 10000.0f, 1e-5f, false, false, false, false, false, false, false, true, 0},
     {"qwen2", 1000000.0f, 1e-6f, true, false, false, false, false, false, false, false, 0},
     {"qwen3", 1000000.0f, 1e-6f, false, true, false, false, false, false, true, false, 0},
@@ -85,7 +85,7 @@ const ArchTraits kArchs[] = {
 };
 
 const ArchTraits& arch_traits(std::string_view name) {
-  for (const auto& a : kArchs) {
+  for (const auto& a : kMakerArchs) {
     if (a.name == name) return a;
   }
   throw std::invalid_argument("make-model: unsupported architecture '" + std::string(name) +

@@ -13,24 +13,13 @@
 #include "engine/cpu/ops.h"
 #include "engine/cpu/quant_matmul.h"
 #include "engine/cpu/thread_pool.h"
+#include "engine/runtime/system_memory.h"
 
 namespace vkllm::runtime {
 
 namespace {
 
 using model::Weight;
-
-// MemAvailable from /proc/meminfo in bytes; 0 when unknown.
-uint64_t memory_available() {
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  uint64_t kb = 0;
-  std::string unit;
-  while (in >> key >> kb >> unit) {
-    if (key == "MemAvailable:") return kb * 1024;
-  }
-  return 0;
-}
 
 // The process's default pool (VKLLM_THREADS, else the physical cores): every CPU Runner without
 // its own thread count shares it, so several loaded models never run more threads than cores
@@ -436,7 +425,7 @@ class CpuBackend final : public StepBackend {
       // Every sequence at full context, but at most half of what the system has available.
       const uint64_t want =
           per_block * opt_.max_seqs * ((opt_.max_context + opt_.block_size - 1) / opt_.block_size);
-      const uint64_t available = memory_available();
+      const uint64_t available = system_memory_available();
       budget = available ? std::min(want, available / 2) : std::min<uint64_t>(want, 1ull << 30);
     }
     uint64_t blocks = std::max<uint64_t>(budget / per_block, 1);

@@ -13,7 +13,7 @@
 namespace vkllm::runtime {
 
 // `opt` comes with the Runner's limits filled in. The KV cache holds kv_budget_bytes, else
-// VKLLM_KV_BUDGET (read into the options by RunnerOptions::from_env), else enough for max_seqs
+// VKLLM_KV_BUDGET (RunnerOptions::kv_budget_bytes), else enough for max_seqs
 // sequences of max_context tokens, capped at half of the memory the system has available.
 std::unique_ptr<StepBackend> make_cpu_backend(const HostModel& model, RunnerOptions& opt);
 

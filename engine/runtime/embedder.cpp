@@ -18,7 +18,7 @@ EncoderOptions encoder_options(const EmbedderOptions& o) {
   EncoderOptions e;
   e.max_batch_tokens = o.max_batch_tokens;
   e.max_inputs = o.max_inputs;
-  e.matvec_max_batch = RunnerOptions::from_env().matvec_max_batch;
+  e.matvec_max_batch = o.matvec_max_batch;
   return e;
 }
 

@@ -25,6 +25,7 @@ namespace vkllm::runtime {
 struct EmbedderOptions {
   uint32_t max_batch_tokens = 2048;  // tokens per step
   uint32_t max_inputs = 64;          // inputs per step
+  uint32_t matvec_max_batch = 16;    // RunnerOptions::matvec_max_batch, for the encoder's products
 };
 
 class Embedder {

@@ -1,4 +1,5 @@
 #include "engine/runtime/host_model.h"
+#include "engine/runtime/system_memory.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -35,21 +36,10 @@ HostTensor describe(const gguf::TensorInfo& t, const std::byte* data) {
   return HostTensor{t.name, t.type, t.shape, data, t.byte_size};
 }
 
-// MemAvailable from /proc/meminfo in bytes; 0 when unknown.
-uint64_t memory_available() {
-  std::ifstream in("/proc/meminfo");
-  std::string key, unit;
-  uint64_t kb = 0;
-  while (in >> key >> kb >> unit) {
-    if (key == "MemAvailable:") return kb * 1024;
-  }
-  return 0;
-}
-
 bool worth_copying(const gguf::GgufFile& file) {
   uint64_t bytes = 0;
   for (const auto& t : file.tensors()) bytes += t.byte_size;
-  const uint64_t available = memory_available();
+  const uint64_t available = system_memory_available();
   return bytes >= kCopyMinBytes && available > 0 && bytes <= available / 2;
 }
 }  // namespace

@@ -29,13 +29,6 @@ VkDeviceSize padded(uint64_t n) {
 }
 }  // namespace
 
-ModelOptions ModelOptions::from_env() {
-  ModelOptions o;
-  if (const char* v = std::getenv("VKLLM_FUSE_WEIGHTS"); v && *v)
-    o.fuse_weights = std::string(v) != "0";
-  return o;
-}
-
 Model::Model(vk::Context& ctx, const gguf::GgufFile& file, const ModelOptions& options)
     // The temporary source lives until the delegated constructor returns (a full-expression).
     : Model(ctx, file, *std::make_unique<GgufFileSource>(file), options) {}

@@ -38,18 +38,15 @@ struct DeviceTensor {
 struct ModelOptions {
   // Stack Q|K|V and gate|up into one tensor each where they fit (engine/runtime/weight_fusion.h).
   bool fuse_weights = true;
-  // VKLLM_FUSE_WEIGHTS=0 turns fusion off.
-  static ModelOptions from_env();
 };
 
 class Model {
  public:
   // Uploads the weights of `file` (metadata and tensor table) read through `source`.
   Model(vk::Context& ctx, const gguf::GgufFile& file, TensorDataSource& source,
-        const ModelOptions& options = ModelOptions::from_env());
+        const ModelOptions& options = {});
   // Convenience: everything from the mmap'd file itself.
-  Model(vk::Context& ctx, const gguf::GgufFile& file,
-        const ModelOptions& options = ModelOptions::from_env());
+  Model(vk::Context& ctx, const gguf::GgufFile& file, const ModelOptions& options = {});
   Model(const Model&) = delete;
   Model& operator=(const Model&) = delete;
 

@@ -18,34 +18,6 @@ namespace vkllm::runtime {
 
 namespace {
 
-// "512M", "2G", "1048576" -> bytes; nullopt if unset or unparsable.
-std::optional<uint64_t> env_bytes(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return std::nullopt;
-  char* end = nullptr;
-  double x = std::strtod(v, &end);
-  if (end == v || x <= 0) throw std::invalid_argument(std::string(name) + ": not a size: " + v);
-  switch (*end) {
-    case 'k':
-    case 'K':
-      x *= 1024.0;
-      break;
-    case 'm':
-    case 'M':
-      x *= 1024.0 * 1024;
-      break;
-    case 'g':
-    case 'G':
-      x *= 1024.0 * 1024 * 1024;
-      break;
-    case '\0':
-      break;
-    default:
-      throw std::invalid_argument(std::string(name) + ": not a size: " + v);
-  }
-  return static_cast<uint64_t>(x);
-}
-
 // Limits every backend shares: a context within the model's, at least one sequence, a step
 // that holds one token of each, logits rows for every sequence.
 RunnerOptions with_limits(const model::ModelSpec& spec, RunnerOptions opt) {
@@ -67,44 +39,6 @@ uint32_t rows_wanted(const SequenceStep& s) {
 }
 
 }  // namespace
-
-RunnerOptions RunnerOptions::from_env() {
-  RunnerOptions o;
-  if (auto b = env_bytes("VKLLM_KV_BUDGET")) o.kv_budget_bytes = *b;
-  if (const char* mv = std::getenv("VKLLM_MATVEC_MAX_BATCH"); mv && *mv) {
-    o.matvec_max_batch = static_cast<uint32_t>(std::strtoul(mv, nullptr, 10));
-  }
-  if (const char* w = std::getenv("VKLLM_WARM_UP"); w && *w) o.warm_up = std::string(w) != "0";
-  if (const char* v = std::getenv("VKLLM_INT8_DOT"); v && *v) {
-    const std::string mode = v;
-    if (mode == "auto") {
-      o.int8_dot = vk::Int8Dot::Auto;
-    } else if (mode == "on" || mode == "1") {
-      o.int8_dot = vk::Int8Dot::On;
-    } else if (mode == "off" || mode == "0") {
-      o.int8_dot = vk::Int8Dot::Off;
-    } else {
-      throw std::invalid_argument("VKLLM_INT8_DOT must be auto, on or off");
-    }
-  }
-  if (const char* v = std::getenv("VKLLM_FUSED_NORM"); v && *v)
-    o.fused_norm = std::string(v) != "0";
-  if (const char* v = std::getenv("VKLLM_FUSED_GLU"); v && *v) o.fused_glu = std::string(v) != "0";
-  if (const char* v = std::getenv("VKLLM_FUSED_ROPE_KV"); v && *v)
-    o.fused_rope_kv = std::string(v) != "0";
-  if (const char* v = std::getenv("VKLLM_STEP_PARTS"); v && *v)
-    o.step_parts = std::max<uint32_t>(1, static_cast<uint32_t>(std::strtoul(v, nullptr, 10)));
-  if (const char* v = std::getenv("VKLLM_PROFILE"); v && *v) o.profile = std::string(v) != "0";
-  if (const char* v = std::getenv("VKLLM_RECORD_AHEAD"); v && *v)
-    o.record_ahead = std::string(v) != "0";
-  if (const char* bs = std::getenv("VKLLM_BLOCK_SIZE"); bs && *bs) {
-    o.block_size = static_cast<uint32_t>(std::strtoul(bs, nullptr, 10));
-    if (o.block_size == 0 || o.block_size > 256) {
-      throw std::invalid_argument("VKLLM_BLOCK_SIZE must be between 1 and 256");
-    }
-  }
-  return o;
-}
 
 Runner::Runner(Model& model, const RunnerOptions& options)
     : spec_(&model.spec()),

@@ -90,11 +90,6 @@ struct RunnerOptions {
   // has, capped by VKLLM_CPU_ISA).
   uint32_t cpu_threads = 0;
   std::optional<cpu::Isa> cpu_isa;
-  // Reads VKLLM_KV_BUDGET (bytes, with optional K/M/G suffix), VKLLM_BLOCK_SIZE,
-  // VKLLM_MATVEC_MAX_BATCH, VKLLM_WARM_UP (0: no warm-up), VKLLM_INT8_DOT (auto/on/off),
-  // VKLLM_FUSED_NORM, VKLLM_FUSED_GLU, VKLLM_FUSED_ROPE_KV, VKLLM_STEP_PARTS, VKLLM_RECORD_AHEAD
-  // and VKLLM_PROFILE.
-  static RunnerOptions from_env();
 };
 
 enum class LogitsWanted { None, Last, All };
@@ -123,9 +118,9 @@ struct StepKey;
 class Runner {
  public:
   // On the model's Vulkan device.
-  Runner(Model& model, const RunnerOptions& options = RunnerOptions::from_env());
+  Runner(Model& model, const RunnerOptions& options = {});
   // On the CPU; `model` must outlive the Runner.
-  Runner(const HostModel& model, const RunnerOptions& options = RunnerOptions::from_env());
+  Runner(const HostModel& model, const RunnerOptions& options = {});
   ~Runner();
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;

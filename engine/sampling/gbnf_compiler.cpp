@@ -14,8 +14,8 @@ namespace {
 
 using grammar::Frag;
 
-constexpr int kMaxNesting = 100;  // parentheses in parentheses: the parser recurses per level
-constexpr int kMaxRepeat = 1000;  // {m,n} bounds (each copy is states of its own)
+constexpr int kGbnfMaxNesting = 100;  // parentheses in parentheses: the parser recurses per level
+constexpr int kGbnfMaxRepeat = 1000;  // {m,n} bounds (each copy is states of its own)
 constexpr char kPrefix[] = "invalid grammar: ";
 
 struct Expr {
@@ -33,9 +33,9 @@ bool is_word(char c) {
          c == '_';
 }
 
-class Parser {
+class GbnfParser {
  public:
-  explicit Parser(std::string_view t) : t_(t) {}
+  explicit GbnfParser(std::string_view t) : t_(t) {}
 
   void parse() {
     skip_space(true);
@@ -149,7 +149,7 @@ class Parser {
         repeated = false;
       } else if (c == '(') {
         ++pos_;
-        if (depth + 1 > kMaxNesting) fail("parentheses nested more than 100 deep", at);
+        if (depth + 1 > kGbnfMaxNesting) fail("parentheses nested more than 100 deep", at);
         skip_space(true);
         Expr inner = alternates(true, depth + 1);
         if (at_end() || peek() != ')') fail("expected ')'", pos_);
@@ -194,8 +194,9 @@ class Parser {
     const size_t start = pos_;
     while (!at_end() && peek() >= '0' && peek() <= '9') {
       n = n * 10 + (peek() - '0');
-      if (n > kMaxRepeat) {
-        fail("repetition counts above " + std::to_string(kMaxRepeat) + " are not supported", at);
+      if (n > kGbnfMaxRepeat) {
+        fail("repetition counts above " + std::to_string(kGbnfMaxRepeat) + " are not supported",
+             at);
       }
       ++pos_;
     }
@@ -372,7 +373,7 @@ Frag frag(const Expr& e, const std::vector<char>& nullable_rules) {
 }  // namespace
 
 grammar::Grammar compile_gbnf(std::string_view text, uint64_t work_budget) {
-  Parser p(text);
+  GbnfParser p(text);
   p.parse();
   size_t root = p.names.size();
   for (size_t r = 0; r < p.names.size(); ++r) {

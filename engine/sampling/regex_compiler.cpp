@@ -18,8 +18,8 @@ using grammar::literal;
 using grammar::repeat;
 using grammar::seq;
 
-constexpr int kMaxRepeat = 100;
-constexpr int kMaxNesting = 100;  // groups in groups: the parser recurses once per level
+constexpr int kRegexMaxRepeat = 100;
+constexpr int kRegexMaxNesting = 100;  // groups in groups: the parser recurses once per level
 
 // A set of characters: ASCII members bit by bit, non-ASCII ones all or none.
 struct CharSet {
@@ -95,9 +95,9 @@ Frag emit(const CharSet& s, bool raw) {
   return alt(std::move(choices));
 }
 
-class Parser {
+class RegexParser {
  public:
-  Parser(const std::string& p, bool raw) : p_(p), raw_(raw) {}
+  RegexParser(const std::string& p, bool raw) : p_(p), raw_(raw) {}
 
   // The whole output matches (raw): anchors at the ends are redundant.
   Frag parse_whole() {
@@ -201,8 +201,8 @@ class Parser {
     const size_t start = pos_;
     while (more() && peek() >= '0' && peek() <= '9') {
       n = n * 10 + (peek() - '0');
-      if (n > kMaxRepeat)
-        fail("repetition counts above " + std::to_string(kMaxRepeat) + " are not supported");
+      if (n > kRegexMaxRepeat)
+        fail("repetition counts above " + std::to_string(kRegexMaxRepeat) + " are not supported");
       ++pos_;
     }
     if (pos_ == start) fail("malformed {n,m}");
@@ -378,7 +378,7 @@ class Parser {
     const char c = peek();
     if (c == '(') {
       ++pos_;
-      if (++depth_ > kMaxNesting) fail("groups nested more than 100 deep are not supported");
+      if (++depth_ > kRegexMaxNesting) fail("groups nested more than 100 deep are not supported");
       if (more() && peek() == '?') {
         ++pos_;
         if (more() && peek() == ':') {
@@ -467,12 +467,12 @@ void require_utf8(const std::string& pattern, bool raw) {
 
 Frag compile_pattern(const std::string& pattern) {
   require_utf8(pattern, false);
-  return Parser(pattern, false).parse();
+  return RegexParser(pattern, false).parse();
 }
 
 Frag compile_regex(const std::string& pattern) {
   require_utf8(pattern, true);
-  return Parser(pattern, true).parse_whole();
+  return RegexParser(pattern, true).parse_whole();
 }
 
 }  // namespace vkllm::sampling

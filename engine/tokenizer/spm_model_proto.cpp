@@ -55,6 +55,8 @@ constexpr uint32_t kName = 1, kAddDummyPrefix = 3, kRemoveExtraWhitespaces = 4,
                    kEscapeWhitespaces = 5;
 }
 
+}  // namespace
+
 int byte_of_piece(const std::string& t) {
   if (t.size() != 6 || t.compare(0, 3, "<0x") != 0 || t[5] != '>') return -1;
   int v = 0;
@@ -70,8 +72,6 @@ int byte_of_piece(const std::string& t) {
   }
   return v;
 }
-
-}  // namespace
 
 std::string build_sentencepiece_model(const Vocab& vocab) {
   if (!vocab.valid(vocab.unk)) {

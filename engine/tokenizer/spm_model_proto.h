@@ -16,4 +16,8 @@ namespace vkllm::tokenizer {
 // ids stay aligned with the vocabulary.
 std::string build_sentencepiece_model(const Vocab& vocab);
 
+// The byte a "<0xXX>" piece stands for (upper-case hex, as SentencePiece writes them); -1 for any
+// other text.
+int byte_of_piece(const std::string& text);
+
 }  // namespace vkllm::tokenizer

@@ -34,15 +34,6 @@ uint32_t text_codepoint(std::string_view text, size_t& pos) {
   return cp == 0x2581 ? uint32_t{' '} : cp;
 }
 
-int byte_of_piece(const std::string& t) {
-  if (t.size() != 6 || t.compare(0, 3, "<0x") != 0 || t[5] != '>') return -1;
-  try {
-    return std::stoi(t.substr(3, 2), nullptr, 16);
-  } catch (const std::exception&) {
-    return -1;
-  }
-}
-
 }  // namespace
 
 SpmTokenizer::SpmTokenizer(Vocab vocab)

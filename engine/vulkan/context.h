@@ -48,8 +48,8 @@ namespace vkllm::vk {
 
 class Context {
  public:
-  explicit Context(const DeviceOptions& options = DeviceOptions::from_env(),
-                   const PipelineCacheOptions& pipeline_cache = PipelineCacheOptions::from_env())
+  explicit Context(const DeviceOptions& options = {},
+                   const PipelineCacheOptions& pipeline_cache = {})
       : device_(options), pipelines_(device_, pipeline_cache) {}
   Device& device() { return device_; }
   PipelineCache& pipelines() { return pipelines_; }

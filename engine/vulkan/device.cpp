@@ -19,11 +19,6 @@ std::string lower(std::string s) {
   return s;
 }
 
-bool env_flag(const char* name) {
-  const char* v = std::getenv(name);
-  return v && *v && std::string(v) != "0";
-}
-
 UniqueHandle<VkInstance> create_instance(bool validation) {
   uint32_t loader_version = VK_API_VERSION_1_0;
   vkEnumerateInstanceVersion(&loader_version);
@@ -162,11 +157,6 @@ DeviceRequest DeviceRequest::parse(std::string_view text) {
   return r;
 }
 
-DeviceRequest DeviceRequest::from_env() {
-  const char* s = std::getenv("VKLLM_DEVICE");
-  return parse(s ? s : "");
-}
-
 std::string DeviceRequest::str() const {
   switch (kind) {
     case Kind::Auto:
@@ -177,28 +167,6 @@ std::string DeviceRequest::str() const {
       return selector.empty() ? "vulkan" : "vulkan:" + selector;
   }
   return "auto";
-}
-
-DeviceOptions DeviceOptions::from_env() {
-  DeviceOptions o;
-  o.selector = DeviceRequest::from_env().selector;
-  o.validation = env_flag("VKLLM_VULKAN_VALIDATION");
-  o.log_summary = !env_flag("VKLLM_QUIET");
-  o.push_descriptors = !env_flag("VKLLM_NO_PUSH_DESCRIPTORS");
-  if (const char* r = std::getenv("VKLLM_MAX_BINDING_RANGE"); r && *r) {
-    char* end = nullptr;
-    const unsigned long long n = std::strtoull(r, &end, 10);
-    const std::string suffix = end;
-    const uint64_t scale = suffix.empty()                   ? 1
-                           : suffix == "K" || suffix == "k" ? uint64_t(1) << 10
-                           : suffix == "M" || suffix == "m" ? uint64_t(1) << 20
-                           : suffix == "G" || suffix == "g" ? uint64_t(1) << 30
-                                                            : 0;
-    if (end == r || n == 0 || scale == 0)
-      throw std::invalid_argument(std::string("VKLLM_MAX_BINDING_RANGE: not a size: ") + r);
-    o.max_binding_range = n * scale;
-  }
-  return o;
 }
 
 std::vector<std::string> list_physical_devices() {

@@ -116,7 +116,6 @@ struct DeviceRequest {
   std::string selector;  // Vulkan: index or name substring; empty = the best device
   // Throws std::invalid_argument for "vulkan:" with nothing after it.
   static DeviceRequest parse(std::string_view text);
-  static DeviceRequest from_env();
   std::string str() const;  // "auto", "cpu", "vulkan", "vulkan:1"
 };
 
@@ -128,10 +127,6 @@ struct DeviceOptions {
   // Caps the storage-buffer range the engine assumes (0: the device's maxStorageBufferRange), so
   // the split paths for tensors larger than one binding can be exercised on any device.
   uint64_t max_binding_range = 0;
-  // Reads VKLLM_DEVICE (its Vulkan selector; "cpu" and "auto" leave the choice automatic),
-  // VKLLM_VULKAN_VALIDATION=1, VKLLM_NO_PUSH_DESCRIPTORS=1, VKLLM_QUIET=1 and
-  // VKLLM_MAX_BINDING_RANGE (bytes, with an optional K/M/G suffix).
-  static DeviceOptions from_env();
 };
 
 // Names of the physical devices visible through the loader, in enumeration order (for
@@ -160,7 +155,7 @@ const char* physical_device_type_name(VkPhysicalDeviceType type);
 
 class Device {
  public:
-  explicit Device(const DeviceOptions& options = DeviceOptions::from_env());
+  explicit Device(const DeviceOptions& options = {});
   ~Device();
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;

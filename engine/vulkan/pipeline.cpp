@@ -174,12 +174,6 @@ namespace {
 thread_local PipelineCache::Collector* t_collector = nullptr;
 }
 
-PipelineCacheOptions PipelineCacheOptions::from_env() {
-  PipelineCacheOptions o;
-  if (const char* dir = std::getenv("VKLLM_PIPELINE_CACHE"); dir && *dir) o.dir = dir;
-  return o;
-}
-
 PipelineCache::PipelineCache(Device& device, const PipelineCacheOptions& options)
     : device_(device), options_(options) {
   uint32_t instance_version = VK_API_VERSION_1_0;

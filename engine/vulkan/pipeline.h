@@ -82,8 +82,6 @@ bool has_shader(const std::string& name);
 
 struct PipelineCacheOptions {
   std::filesystem::path dir;  // where the on-disk cache lives; empty: none
-  // VKLLM_PIPELINE_CACHE: a directory (the server points it beside the store); unset: none.
-  static PipelineCacheOptions from_env();
 };
 
 struct PipelineCacheStats {
@@ -102,8 +100,7 @@ struct PipelineCacheStats {
 // returned by get() stay valid until the cache is destroyed.
 class PipelineCache {
  public:
-  explicit PipelineCache(Device& device,
-                         const PipelineCacheOptions& options = PipelineCacheOptions::from_env());
+  explicit PipelineCache(Device& device, const PipelineCacheOptions& options = {});
   ~PipelineCache();  // saves the disk cache when pipelines were created since the last save()
   PipelineCache(const PipelineCache&) = delete;
   PipelineCache& operator=(const PipelineCache&) = delete;

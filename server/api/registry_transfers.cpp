@@ -24,7 +24,7 @@ TransferFn registry_pull(registry::ModelStore& store, registry::RecompressQueue*
              const TransferRequest& t, const Emit& emit, std::stop_token stop) {
     registry::PullOptions options;
     options.insecure = t.insecure || insecure.allows(t.name);
-    options.prune = registry::ModelStore::prune_enabled();
+    options.prune = store.prune_enabled();
     if (recompress)
       options.compress_later = [recompress](const auto& d) { recompress->enqueue(d); };
     registry::pull(

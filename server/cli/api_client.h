@@ -32,7 +32,7 @@ struct ApiResponse {
 
 class ApiClient {
  public:
-  explicit ApiClient(http::HostAddress host = http::ollama_host_from_env());
+  explicit ApiClient(http::HostAddress host);
 
   // HEAD / ; throws ApiError(0, "could not connect to vkllm server at ..., run 'vkllm serve'
   // to start it") when nothing answers.

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "server/cli/progress_display.h"
+#include "server/config/settings.h"
 
 namespace vkllm::cli {
 
@@ -34,7 +35,7 @@ std::optional<std::time_t> parse_rfc3339(const std::string& s) {
 }  // namespace
 
 ApiClient connected_client() {
-  ApiClient client;
+  ApiClient client(config::read_client_host(config::Environment::from_process()));
   client.heartbeat();
   return client;
 }

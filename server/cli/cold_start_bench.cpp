@@ -15,21 +15,20 @@
 #include "engine/runtime/runner.h"
 #include "engine/vulkan/context.h"
 #include "server/cli/engine_bench.h"
+#include "server/cli/engine_model.h"
+#include "server/cli/stopwatch.h"
 #include "server/scheduler/device_choice.h"
 
 namespace vkllm::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
 }  // namespace
 
 int run_cold_start_bench(const BenchArgs& args) {
+  const sched::ManagerOptions engine = engine_settings();
   const auto choice = sched::choose_device(
-      args.device.empty() ? vk::DeviceRequest::from_env() : vk::DeviceRequest::parse(args.device));
+      args.device.empty() ? engine.device : vk::DeviceRequest::parse(args.device));
   if (choice.backend != sched::Backend::Vulkan) {
     throw std::runtime_error(
         "bench --cold measures Vulkan start-up (pipeline creation), which the CPU backend does "
@@ -37,12 +36,12 @@ int run_cold_start_bench(const BenchArgs& args) {
   }
   const auto t_start = Clock::now();
   auto file = gguf::GgufFile::open(args.model);
-  vk::Context ctx(choice.vulkan_options());
+  vk::Context ctx(choice.vulkan_options(engine.vulkan), engine.pipeline_cache);
   const double device_s = seconds_since(t_start);
   auto t = Clock::now();
-  runtime::Model model(ctx, file);
+  runtime::Model model(ctx, file, engine.model);
   const double weights_s = seconds_since(t);
-  auto opts = runtime::RunnerOptions::from_env();
+  runtime::RunnerOptions opts = engine.runner;
   opts.max_context = std::max(opts.max_context, args.prompt_tokens + 16);
   t = Clock::now();
   runtime::Runner runner(model, opts);

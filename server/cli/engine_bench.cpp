@@ -16,6 +16,7 @@
 #include "engine/runtime/runner.h"
 #include "engine/vulkan/context.h"
 #include "server/cli/engine_model.h"
+#include "server/cli/stopwatch.h"
 
 namespace vkllm::cli {
 
@@ -27,10 +28,6 @@ using Clock = std::chrono::steady_clock;
 // decode steps that warm-up may take.
 constexpr double kWarmUpSeconds = 0.5;
 constexpr uint32_t kMaxWarmUpSteps = 256;
-
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
 
 double process_cpu_seconds() {
   rusage u{};
@@ -115,13 +112,14 @@ void print_gpu_phases(const nlohmann::json& d) {
 }  // namespace
 
 int run_bench(const BenchArgs& args) {
-  auto opts = runtime::RunnerOptions::from_env();
+  sched::ManagerOptions engine = engine_settings();
+  runtime::RunnerOptions& opts = engine.runner;
   uint32_t max_batch = 1;
   for (uint32_t b : args.batches) max_batch = std::max(max_batch, b);
   opts.max_seqs = std::max(opts.max_seqs, max_batch);
   opts.max_context = std::max(
       opts.max_context, args.depth + args.prompt_tokens + args.gen_tokens + kMaxWarmUpSteps + 16);
-  EngineModel m(args.model, args.device, opts);
+  EngineModel m(args.model, args.device, engine);
   runtime::Runner& runner = *m.runner;
   const double load_s = m.load_seconds;
   const auto& spec = m.spec();

@@ -19,24 +19,20 @@
 #include "server/cli/commands.h"
 #include "server/cli/engine_bench.h"
 #include "server/cli/engine_model.h"
+#include "server/cli/stopwatch.h"
 
 namespace vkllm::cli {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
 // Everything a command needs to run a model file.
 struct LoadedModel : EngineModel {
   std::unique_ptr<tokenizer::Tokenizer> tok;
 
   LoadedModel(const std::string& path, const std::string& device,
-              const runtime::RunnerOptions& options = runtime::RunnerOptions::from_env(),
-              const std::string& lora = {})
-      : EngineModel(path, device, options, lora), tok(tokenizer::Tokenizer::from_gguf(file)) {}
+              const sched::ManagerOptions& engine, const std::string& lora = {})
+      : EngineModel(path, device, engine, lora), tok(tokenizer::Tokenizer::from_gguf(file)) {}
 };
 
 int32_t argmax(const std::vector<float>& v) {
@@ -63,7 +59,7 @@ void add_generate(CLI::App& app) {
   add_device_option(cmd, args->device);
   cmd->callback([args] {
     run_command([&] {
-      LoadedModel m(args->model, args->device, runtime::RunnerOptions::from_env(), args->lora);
+      LoadedModel m(args->model, args->device, engine_settings(), args->lora);
       auto prompt = m.tok->encode(args->prompt, !args->no_bos, true);
       if (args->no_bos && !prompt.empty() && prompt.front() == m.tok->bos())
         prompt.erase(prompt.begin());
@@ -118,7 +114,7 @@ void add_debug_logits(CLI::App& app) {
   add_device_option(cmd, args->device);
   cmd->callback([args] {
     run_command([&] {
-      LoadedModel m(args->model, args->device, runtime::RunnerOptions::from_env(), args->lora);
+      LoadedModel m(args->model, args->device, engine_settings(), args->lora);
       auto tokens = m.tok->encode(args->prompt, !args->no_bos, true);
       if (args->no_bos && !tokens.empty() && tokens.front() == m.tok->bos())
         tokens.erase(tokens.begin());
@@ -153,10 +149,11 @@ void add_perplexity(CLI::App& app) {
   add_device_option(cmd, args->device);
   cmd->callback([args] {
     run_command([&] {
-      auto opts = runtime::RunnerOptions::from_env();
+      sched::ManagerOptions engine = engine_settings();
+      runtime::RunnerOptions& opts = engine.runner;
       opts.max_context = std::max(opts.max_context, args->ctx);
       opts.max_logits_rows = opts.max_batch_tokens;
-      LoadedModel m(args->model, args->device, opts);
+      LoadedModel m(args->model, args->device, engine);
       std::ifstream in(args->file, std::ios::binary);
       if (!in) throw std::runtime_error("cannot read " + args->file);
       std::stringstream ss;

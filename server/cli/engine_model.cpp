@@ -7,6 +7,7 @@
 
 #include "engine/model/lora_adapter.h"
 #include "engine/runtime/lora_merge.h"
+#include "server/config/settings.h"
 
 namespace vkllm::cli {
 
@@ -16,13 +17,23 @@ void add_device_option(CLI::App* cmd, std::string& device) {
                   "(default: VKLLM_DEVICE, else auto)");
 }
 
+sched::ManagerOptions engine_settings() {
+  const config::Environment env = config::Environment::from_process();
+  config::apply_process_settings(config::read_cpu_settings(env));
+  return config::read_model_options(env);
+}
+
 EngineModel::EngineModel(const std::string& path, const std::string& device,
-                         const runtime::RunnerOptions& options, const std::string& lora)
+                         const sched::ManagerOptions& engine, const std::string& lora)
     : file(gguf::GgufFile::open(path)),
-      choice(sched::choose_device(device.empty() ? vk::DeviceRequest::from_env()
-                                                 : vk::DeviceRequest::parse(device))) {
-  if (!std::getenv("VKLLM_QUIET")) std::cerr << "vkllm: running on " << choice.describe() << "\n";
-  if (!on_cpu()) ctx = std::make_unique<vk::Context>(choice.vulkan_options());
+      choice(
+          sched::choose_device(device.empty() ? engine.device : vk::DeviceRequest::parse(device))) {
+  const runtime::RunnerOptions& options = engine.runner;
+  if (engine.vulkan.log_summary) std::cerr << "vkllm: running on " << choice.describe() << "\n";
+  if (!on_cpu()) {
+    ctx =
+        std::make_unique<vk::Context>(choice.vulkan_options(engine.vulkan), engine.pipeline_cache);
+  }
   const auto t0 = std::chrono::steady_clock::now();
   if (!lora.empty()) {
     const auto adapter = model::LoraAdapter::open(lora);
@@ -32,12 +43,12 @@ EngineModel::EngineModel(const std::string& path, const std::string& device,
     if (on_cpu()) {
       host = std::make_unique<runtime::HostModel>(*merged_header, merged);
     } else {
-      model = std::make_unique<runtime::Model>(*ctx, *merged_header, merged);
+      model = std::make_unique<runtime::Model>(*ctx, *merged_header, merged, engine.model);
     }
   } else if (on_cpu()) {
     host = std::make_unique<runtime::HostModel>(file);
   } else {
-    model = std::make_unique<runtime::Model>(*ctx, file);
+    model = std::make_unique<runtime::Model>(*ctx, file, engine.model);
   }
   load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   runner = on_cpu() ? std::make_unique<runtime::Runner>(*host, options)

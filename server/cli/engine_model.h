@@ -15,18 +15,23 @@
 #include "engine/runtime/runner.h"
 #include "engine/vulkan/context.h"
 #include "server/scheduler/device_choice.h"
+#include "server/scheduler/manager_options.h"
 
 namespace vkllm::cli {
 
 // Adds --device (auto, cpu, vulkan, vulkan:N) to an engine command; empty: VKLLM_DEVICE.
 void add_device_option(CLI::App* cmd, std::string& device);
 
+// The engine settings of this process's environment (server/config), with the process-wide CPU
+// settings applied: what every engine command starts from.
+sched::ManagerOptions engine_settings();
+
 struct EngineModel {
   // Throws for an unreadable file, an unsupported model, or a device that cannot be opened.
+  // Runs with engine.runner's options; `device` overrides engine.device when not empty.
   // `lora`: an adapter GGUF to merge (empty: none).
   EngineModel(const std::string& path, const std::string& device,
-              const runtime::RunnerOptions& options = runtime::RunnerOptions::from_env(),
-              const std::string& lora = {});
+              const sched::ManagerOptions& engine, const std::string& lora = {});
 
   bool on_cpu() const { return choice.backend == sched::Backend::Cpu; }
   const model::ModelSpec& spec() const { return on_cpu() ? host->spec() : model->spec(); }

@@ -17,6 +17,7 @@
 #include "server/cli/cli_output.h"
 #include "server/cli/commands.h"
 #include "server/cli/progress_display.h"
+#include "server/config/settings.h"
 
 namespace vkllm::cli {
 
@@ -28,8 +29,8 @@ namespace {
 // ~ and relative paths (relative to the Modelfile's folder) as `ollama create` resolves them.
 fs::path resolve_local(const std::string& value, const fs::path& base) {
   if (value == "~" || value.rfind("~/", 0) == 0) {
-    const char* home = std::getenv("HOME");
-    return fs::path(home ? home : "") / value.substr(value.size() > 1 ? 2 : 1);
+    const fs::path home = config::read_store_settings(config::Environment::from_process()).home;
+    return home / value.substr(value.size() > 1 ? 2 : 1);
   }
   const fs::path p(value);
   return p.is_absolute() ? p : base / p;
@@ -329,14 +330,16 @@ void add_model_commands(CLI::App& app) {
     cmd->add_option("dir", *dir, "Ollama models folder (holding manifests/ and blobs/)");
     cmd->callback([dir] {
       run_command([&] {
-        const fs::path from =
-            dir->empty() ? registry::ModelStore::default_ollama_root() : fs::path(*dir);
+        const config::StoreSettings where =
+            config::read_store_settings(config::Environment::from_process());
+        const fs::path from = dir->empty() ? where.ollama_root : fs::path(*dir);
         if (!fs::is_directory(from / "manifests")) {
           throw std::runtime_error(from.string() +
                                    " is not an Ollama models folder (no "
                                    "manifests/ inside)");
         }
-        registry::ModelStore store(registry::BlobStore::default_root());
+        registry::ModelStore store(where.root);
+        store.set_prune(where.prune);
         store.claim_sole_writer();  // not beside a server writing the same store
         const auto report = store.import_ollama_store(
             from, [](const std::string& status) { std::cerr << status << "\n"; });

@@ -9,6 +9,7 @@
 #include "registry/model_store.h"
 #include "server/api/chat_request.h"
 #include "server/cli/commands.h"
+#include "server/config/settings.h"
 #include "server/models/gguf_summary.h"
 #include "server/prompt/prompt.h"
 
@@ -29,7 +30,7 @@ std::string read_file(const std::string& path) {
 prompt::ModelPrompt installed_model(const std::string& name) {
   const auto parsed = registry::ModelName::try_parse(name);
   if (!parsed) throw std::runtime_error("invalid model name: " + name);
-  registry::ModelStore store(registry::BlobStore::default_root());
+  registry::ModelStore store(config::read_store_settings(config::Environment::from_process()).root);
   if (!store.find(*parsed)) throw std::runtime_error("model '" + name + "' not found");
   const auto shown = store.show(*parsed);
   prompt::ModelPrompt m;

@@ -139,20 +139,6 @@ OriginPolicy::OriginPolicy(const std::vector<std::string>& extra) {
   }
 }
 
-OriginPolicy OriginPolicy::from_env() {
-  std::vector<std::string> extra;
-  const std::string v = env_value("OLLAMA_ORIGINS");
-  size_t start = 0;
-  while (!v.empty() && start <= v.size()) {
-    const auto comma = v.find(',', start);
-    extra.push_back(
-        v.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return OriginPolicy(extra);
-}
-
 bool OriginPolicy::allows(std::string_view origin_in) const {
   if (allow_all_) return true;
   const std::string origin = lower(origin_in);

@@ -16,8 +16,6 @@ class OriginPolicy {
   // Throws std::invalid_argument for an entry Ollama would refuse to start with: more than one
   // '*', or no '*' and no http(s)/browser-extension scheme.
   explicit OriginPolicy(const std::vector<std::string>& extra = {});
-  // From OLLAMA_ORIGINS (comma-separated).
-  static OriginPolicy from_env();
 
   bool allows_all() const { return allow_all_; }
   bool allows(std::string_view origin) const;  // case-insensitive

@@ -33,26 +33,6 @@ ApiKeyPolicy::ApiKeyPolicy(const std::vector<std::string>& keys) {
   }
 }
 
-ApiKeyPolicy ApiKeyPolicy::from_env() {
-  const char* v = std::getenv("VKLLM_API_KEY");
-  if (!v || !*v) return {};
-  std::vector<std::string> keys;
-  const std::string value = trim(v);
-  if (!value.empty() && value[0] == '@') {
-    std::ifstream in(value.substr(1));
-    if (!in) throw std::runtime_error("VKLLM_API_KEY: cannot read " + value.substr(1));
-    for (std::string line; std::getline(in, line);) {
-      line = trim(line);
-      if (!line.empty() && line[0] != '#') keys.push_back(line);
-    }
-  } else {
-    keys.push_back(value);
-  }
-  ApiKeyPolicy p(keys);
-  if (!p.enabled()) throw std::runtime_error("VKLLM_API_KEY is set but holds no key");
-  return p;
-}
-
 bool ApiKeyPolicy::matches(std::string_view key) const {
   const auto d = digest(key);
   bool ok = false;

@@ -17,8 +17,6 @@ class ApiKeyPolicy {
  public:
   ApiKeyPolicy() = default;
   explicit ApiKeyPolicy(const std::vector<std::string>& keys);
-  // Reads VKLLM_API_KEY; throws std::runtime_error for an unreadable @FILE or an empty key set.
-  static ApiKeyPolicy from_env();
 
   bool enabled() const { return !digests_.empty(); }
   // Whether a request to `path` with these headers may proceed.

@@ -103,14 +103,4 @@ HostAddress parse_ollama_host(std::string_view value) {
   return out;
 }
 
-std::string env_value(const char* name) {
-  const char* v = std::getenv(name);
-  if (v == nullptr) return {};
-  return std::string(trim(trim(v, " \t\r\n\v\f"), "\"'"));
-}
-
-HostAddress ollama_host_from_env() {
-  return parse_ollama_host(env_value("OLLAMA_HOST"));
-}
-
 }  // namespace vkllm::http

@@ -26,11 +26,4 @@ struct HostAddress {
 // "[v6]:port"; a missing or invalid port → the scheme's default; empty → 127.0.0.1:11434.
 HostAddress parse_ollama_host(std::string_view value);
 
-// An environment variable as Ollama reads it: whitespace and surrounding quotes trimmed;
-// "" when unset.
-std::string env_value(const char* name);
-
-// OLLAMA_HOST from the environment.
-HostAddress ollama_host_from_env();
-
 }  // namespace vkllm::http

@@ -398,15 +398,6 @@ size_t usable_connection_slots() {
 
 }  // namespace
 
-size_t max_connections_from_env() {
-  constexpr size_t kDefault = 2048;
-  const std::string v = env_value("VKLLM_MAX_CONNECTIONS");
-  size_t n = 0;
-  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-  if (v.empty() || ec != std::errc{} || end != v.data() + v.size() || n == 0) return kDefault;
-  return n;
-}
-
 void Server::listen() {
   auto& limits = impl_->config.limits;
   limits.max_connections =

@@ -17,9 +17,6 @@
 
 namespace vkllm::http {
 
-// VKLLM_MAX_CONNECTIONS, or 2048 when unset or not a positive number.
-size_t max_connections_from_env();
-
 struct ServerLimits {
   // Request line + headers. Kept under Beast's 64 KiB per-field ceiling so that no header or
   // trailer can reach it (Beast throws there instead of reporting an error).
@@ -39,7 +36,7 @@ struct ServerLimits {
   std::chrono::seconds shutdown_finish{3};
   // Open connections; at the cap the server stops accepting until one closes (the kernel
   // queues the rest), so idle or slow clients cannot exhaust file descriptors.
-  size_t max_connections = max_connections_from_env();
+  size_t max_connections = 2048;  // VKLLM_MAX_CONNECTIONS
 };
 
 // What the application does while the server stops (SIGINT/SIGTERM or stop()).

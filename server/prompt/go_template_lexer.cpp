@@ -6,7 +6,7 @@ namespace vkllm::prompt {
 
 namespace {
 
-bool is_space(char c) {
+bool is_template_space(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 bool is_alnum(char c) {
@@ -42,11 +42,12 @@ class Lexer {
   char at(size_t i) const { return i < in_.size() ? in_[i] : '\0'; }
 
   bool left_trim_marker(size_t after_delim) const {
-    return at(after_delim) == '-' && after_delim + 1 < in_.size() && is_space(in_[after_delim + 1]);
+    return at(after_delim) == '-' && after_delim + 1 < in_.size() &&
+           is_template_space(in_[after_delim + 1]);
   }
   // At " -}}" (trim) or "}}".
   bool at_right_delim(bool& trim) const {
-    if (pos_ + 1 < in_.size() && is_space(in_[pos_]) && in_[pos_ + 1] == '-' &&
+    if (pos_ + 1 < in_.size() && is_template_space(in_[pos_]) && in_[pos_ + 1] == '-' &&
         starts(pos_ + 2, "}}")) {
       trim = true;
       return true;
@@ -55,7 +56,7 @@ class Lexer {
     return starts(pos_, "}}");
   }
   void skip_leading_space() {
-    while (pos_ < in_.size() && is_space(in_[pos_])) ++pos_;
+    while (pos_ < in_.size() && is_template_space(in_[pos_])) ++pos_;
   }
 
   void lex_text() {
@@ -69,7 +70,7 @@ class Lexer {
     size_t end = x;
     bool trim = left_trim_marker(x + 2);
     if (trim)
-      while (end > pos_ && is_space(in_[end - 1])) --end;
+      while (end > pos_ && is_template_space(in_[end - 1])) --end;
     if (end > pos_) emit(Tok::Text, pos_, end);
     pos_ = x;
     lex_left_delim(trim);
@@ -132,9 +133,9 @@ class Lexer {
       }
       char c = in_[pos_];
       size_t start = pos_;
-      if (is_space(c)) {
+      if (is_template_space(c)) {
         size_t n = 0;
-        while (pos_ < in_.size() && is_space(in_[pos_])) {
+        while (pos_ < in_.size() && is_template_space(in_[pos_])) {
           ++pos_;
           ++n;
         }
@@ -222,8 +223,8 @@ class Lexer {
   bool at_terminator() const {
     if (pos_ >= in_.size()) return true;
     char c = in_[pos_];
-    return is_space(c) || c == '.' || c == ',' || c == '|' || c == ':' || c == ')' || c == '(' ||
-           c == '}';
+    return is_template_space(c) || c == '.' || c == ',' || c == '|' || c == ':' || c == ')' ||
+           c == '(' || c == '}';
   }
 
   void lex_identifier() {

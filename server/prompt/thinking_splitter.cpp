@@ -1,4 +1,5 @@
 #include "server/prompt/thinking_splitter.h"
+#include "server/prompt/ascii_space.h"
 
 #include <algorithm>
 #include <utility>
@@ -7,13 +8,9 @@ namespace vkllm::prompt {
 
 namespace {
 
-bool is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
-
 size_t skip_space(std::string_view s) {
   size_t i = 0;
-  while (i < s.size() && is_space(s[i])) ++i;
+  while (i < s.size() && is_ascii_space(s[i])) ++i;
   return i;
 }
 

@@ -1,4 +1,5 @@
 #include "server/prompt/tool_call_scanner.h"
+#include "server/prompt/ascii_space.h"
 
 #include <algorithm>
 #include <utility>
@@ -20,10 +21,6 @@ constexpr std::string_view kClosers[] = {"</tool_call>", "<|/tool_call|>", "[/TO
 constexpr std::string_view kArgsMarker = "[ARGS]";
 constexpr std::string_view kCallIdMarker = "[CALL_ID]";
 
-bool is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
-
 bool is_id_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
          c == '-';
@@ -32,8 +29,8 @@ bool is_id_char(char c) {
 // The template's tag, trimmed; "{" when it has none.
 std::string tag_or_default(std::string_view s) {
   size_t b = 0, e = s.size();
-  while (b < e && is_space(s[b])) ++b;
-  while (e > b && is_space(s[e - 1])) --e;
+  while (b < e && is_ascii_space(s[b])) ++b;
+  while (e > b && is_ascii_space(s[e - 1])) --e;
   return std::string(b == e ? std::string_view("{") : s.substr(b, e - b));
 }
 
@@ -126,7 +123,7 @@ void ToolCallScanner::look_for_tag(std::string& content) {
       break;
     }
     if (tag_length > 0) break;
-    if (!is_space(buf_[p])) json_allowed_ = false;
+    if (!is_ascii_space(buf_[p])) json_allowed_ = false;
   }
   content.append(buf_, 0, p);
   buf_.erase(0, p);
@@ -157,7 +154,7 @@ bool ToolCallScanner::read_calls(std::vector<ToolCall>& calls) {
       continue;
     }
     char c = buf_[cursor_];
-    if (is_space(c) || c == ',' || c == ';' || c == '[' || c == ']') {
+    if (is_ascii_space(c) || c == ',' || c == ';' || c == '[' || c == ']') {
       ++cursor_;
       continue;
     }
@@ -174,7 +171,7 @@ bool ToolCallScanner::read_calls(std::vector<ToolCall>& calls) {
       size_t j = cursor_ + length;
       for (;;) {
         if (j >= buf_.size()) return true;
-        if (is_space(buf_[j])) {
+        if (is_ascii_space(buf_[j])) {
           ++j;
           continue;
         }
@@ -220,7 +217,7 @@ void ToolCallScanner::give_up_region(std::string& content) {
   if (region_calls_ == 0) {
     // The tag did not open a call: it is content, and the search resumes right after it.
     for (size_t i = 0; i < region_tag_; ++i) {
-      if (!is_space(buf_[i])) json_allowed_ = false;
+      if (!is_ascii_space(buf_[i])) json_allowed_ = false;
     }
     content.append(buf_, 0, region_tag_);
     buf_.erase(0, region_tag_);
@@ -264,9 +261,9 @@ ToolCallScanner::Match ToolCallScanner::match_tag(size_t pos, std::string_view t
                                                   size_t& length) const {
   size_t i = pos, j = 0;
   while (j < tag.size()) {
-    if (is_space(tag[j])) {
-      while (j < tag.size() && is_space(tag[j])) ++j;
-      while (i < buf_.size() && is_space(buf_[i])) ++i;
+    if (is_ascii_space(tag[j])) {
+      while (j < tag.size() && is_ascii_space(tag[j])) ++j;
+      while (i < buf_.size() && is_ascii_space(buf_[i])) ++i;
       if (j < tag.size() && i >= buf_.size()) return finishing_ ? Match::kNo : Match::kPartial;
       continue;
     }

@@ -29,10 +29,9 @@ std::string device_list(std::span<const vk::PhysicalDeviceInfo> devices) {
 
 }  // namespace
 
-vk::DeviceOptions DeviceChoice::vulkan_options() const {
-  vk::DeviceOptions o = vk::DeviceOptions::from_env();
-  o.selector = vulkan_selector;
-  return o;
+vk::DeviceOptions DeviceChoice::vulkan_options(vk::DeviceOptions base) const {
+  base.selector = vulkan_selector;
+  return base;
 }
 
 std::string DeviceChoice::describe() const {

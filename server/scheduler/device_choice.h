@@ -18,8 +18,8 @@ struct DeviceChoice {
   // Backend::Vulkan: the device to open (an index or name; empty: the best device).
   std::string vulkan_selector;
   std::string reason;  // why, for the startup log
-  // Options for the Vulkan device that serves this choice (Backend::Vulkan).
-  vk::DeviceOptions vulkan_options() const;
+  // `base` with this choice's device selected (Backend::Vulkan).
+  vk::DeviceOptions vulkan_options(vk::DeviceOptions base) const;
   std::string describe() const;  // one line: "CPU backend (no GPU; ...)"
 };
 

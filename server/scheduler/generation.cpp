@@ -51,15 +51,6 @@ struct Finally {
 
 }  // namespace
 
-ServiceOptions ServiceOptions::from_env() {
-  ServiceOptions o;
-  if (const char* q = std::getenv("OLLAMA_MAX_QUEUE"); q && *q) {
-    const long v = std::strtol(q, nullptr, 10);
-    if (v > 0) o.max_queue = static_cast<uint32_t>(v);
-  }
-  return o;
-}
-
 struct GenerationService::Impl {
   std::mutex mutex;
   std::map<std::string, std::shared_ptr<const ModelFacts>> facts;  // by manifest digest

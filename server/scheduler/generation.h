@@ -23,6 +23,7 @@
 #include "registry/model_store.h"
 #include "server/prompt/prompt.h"
 #include "server/scheduler/model_manager.h"
+#include "server/scheduler/service_options.h"
 #include "server/scheduler/tool_choice.h"
 
 namespace vkllm::sched {
@@ -91,14 +92,6 @@ struct CancelSignal {
     cancelled = true;
     if (on_cancel) on_cancel();
   }
-};
-
-struct ServiceOptions {
-  uint32_t max_queue = 512;  // OLLAMA_MAX_QUEUE
-  // Wall time a request's prompt work (template rendering, truncation, tokenizing) may take
-  // before it is refused: one hostile request must not hold a worker for long.
-  std::chrono::milliseconds prompt_budget{20000};
-  static ServiceOptions from_env();
 };
 
 struct ModelFacts;  // what a request needs to know about a model before loading it

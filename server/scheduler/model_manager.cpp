@@ -21,34 +21,6 @@ namespace {
 using namespace std::chrono;
 constexpr uint64_t kGiB = uint64_t{1} << 30;
 
-// Ollama trims whitespace and surrounding quotes from every variable.
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  std::string s = v ? v : "";
-  auto trim = [&] {
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.erase(0, 1);
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  };
-  trim();
-  if (s.size() >= 2 && (s.front() == '"' || s.front() == '\'') && s.back() == s.front()) {
-    s = s.substr(1, s.size() - 2);
-    trim();
-  }
-  return s;
-}
-
-uint32_t env_uint(const char* name, uint32_t fallback) {
-  const std::string v = env(name);
-  if (v.empty()) return fallback;
-  char* end = nullptr;
-  const unsigned long long x = std::strtoull(v.c_str(), &end, 10);
-  if (*end != '\0' || v[0] == '-') {
-    std::cerr << "vkllm: ignoring invalid " << name << "=" << v << "\n";
-    return fallback;
-  }
-  return static_cast<uint32_t>(std::min<unsigned long long>(x, UINT32_MAX));
-}
-
 std::string gib(uint64_t bytes) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2f GiB", double(bytes) / double(kGiB));
@@ -64,25 +36,6 @@ std::chrono::nanoseconds parse_keep_alive_env(std::string_view text) {
   const long long secs = std::strtoll(s.c_str(), &end, 10);
   if (!s.empty() && *end == '\0') return seconds(secs);
   return parse_go_duration(text);
-}
-
-ManagerOptions ManagerOptions::from_env() {
-  ManagerOptions o;
-  if (const std::string ka = env("OLLAMA_KEEP_ALIVE"); !ka.empty()) {
-    try {
-      o.default_keep_alive = parse_keep_alive_env(ka);
-    } catch (const std::exception& e) {
-      std::cerr << "vkllm: ignoring OLLAMA_KEEP_ALIVE: " << e.what() << "\n";
-    }
-  }
-  o.max_loaded = env_uint("OLLAMA_MAX_LOADED_MODELS", 0);
-  if (o.max_loaded == 0) o.max_loaded = 3;
-  o.num_parallel = env_uint("OLLAMA_NUM_PARALLEL", 0);
-  o.default_num_ctx = env_uint("OLLAMA_CONTEXT_LENGTH", 0);
-  const std::string overhead = env("OLLAMA_GPU_OVERHEAD");
-  if (!overhead.empty()) o.gpu_overhead = std::strtoull(overhead.c_str(), nullptr, 10);
-  o.device = vk::DeviceRequest::parse(env("VKLLM_DEVICE"));
-  return o;
 }
 
 ModelLease::~ModelLease() {
@@ -264,7 +217,7 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
   ctx_default = std::clamp<uint32_t>(ctx_default, 4, trained);
   m->default_num_ctx = ctx_default;
 
-  runtime::RunnerOptions ro = runtime::RunnerOptions::from_env();
+  runtime::RunnerOptions ro = options_.runner;
   ro.max_context = std::min<uint32_t>(std::max(trained, ctx_default), 262144);
   const uint32_t parallel_hint = std::max<uint32_t>(options_.num_parallel, 4);
   const uint64_t act_estimate = 4ull * (512ull * (8ull * spec.n_embd + 4ull * spec.n_ff) +
@@ -320,14 +273,14 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
     if (host) {
       m->host_model = std::make_unique<runtime::HostModel>(*m->header, source);
       if (spec.has_pooling_type) {
-        m->embeddings = std::make_unique<EmbeddingQueue>(*m->host_model);
+        m->embeddings = std::make_unique<EmbeddingQueue>(*m->host_model, embedder_options());
       } else {
         m->runner = std::make_unique<runtime::Runner>(*m->host_model, ro);
       }
     } else {
-      m->model = std::make_unique<runtime::Model>(*m->context, *m->header, source);
+      m->model = std::make_unique<runtime::Model>(*m->context, *m->header, source, options_.model);
       if (spec.has_pooling_type) {
-        m->embeddings = std::make_unique<EmbeddingQueue>(*m->model);
+        m->embeddings = std::make_unique<EmbeddingQueue>(*m->model, embedder_options());
       } else {
         m->runner = std::make_unique<runtime::Runner>(*m->model, ro);
       }
@@ -349,8 +302,8 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
   }
   m->device_bytes = m->embeddings ? m->embeddings->device_bytes() : m->runner->device_bytes();
   if (m->runner) {
-    m->scheduler =
-        std::make_unique<Scheduler>(*m->runner, *m->tokenizer, SchedulerOptions{0, 0, name});
+    m->scheduler = std::make_unique<Scheduler>(
+        *m->runner, *m->tokenizer, SchedulerOptions{0, 0, name, options_.fault_inject_step});
   }
   m->load_duration = duration_cast<nanoseconds>(steady_clock::now() - t0);
   const double secs = duration<double>(m->load_duration).count();
@@ -364,11 +317,18 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
   return m;
 }
 
+runtime::EmbedderOptions ModelManager::embedder_options() const {
+  runtime::EmbedderOptions o;
+  o.matvec_max_batch = options_.runner.matvec_max_batch;
+  return o;
+}
+
 std::shared_ptr<vk::Context> ModelManager::vulkan_context() {
   std::lock_guard lock(mutex_);
   if (!context_) {
     try {
-      context_ = std::make_shared<vk::Context>(device_.vulkan_options());
+      context_ = std::make_shared<vk::Context>(device_.vulkan_options(options_.vulkan),
+                                               options_.pipeline_cache);
     } catch (const std::exception& e) {
       throw ModelLoadError(500, std::string("no usable Vulkan device: ") + e.what());
     }

@@ -34,6 +34,7 @@
 #include "registry/model_store.h"
 #include "server/scheduler/device_choice.h"
 #include "server/scheduler/embedding_jobs.h"
+#include "server/scheduler/manager_options.h"
 #include "server/scheduler/scheduler.h"
 
 namespace vkllm::sched {
@@ -49,22 +50,6 @@ class ModelLoadError : public std::runtime_error {
  private:
   unsigned status_;
 };
-
-struct ManagerOptions {
-  std::chrono::nanoseconds default_keep_alive = std::chrono::minutes(5);  // OLLAMA_KEEP_ALIVE
-  uint32_t max_loaded = 3;       // OLLAMA_MAX_LOADED_MODELS (0: 3)
-  uint32_t num_parallel = 0;     // OLLAMA_NUM_PARALLEL (0: what memory allows, >= 4)
-  uint32_t default_num_ctx = 0;  // OLLAMA_CONTEXT_LENGTH (0: by device memory, as Ollama)
-  uint64_t gpu_overhead = 0;     // OLLAMA_GPU_OVERHEAD bytes kept free
-  vk::DeviceRequest device;      // VKLLM_DEVICE: auto, cpu, vulkan[:N]
-  // Reads the OLLAMA_* variables above (Ollama's parsing: durations or seconds, etc.) and
-  // VKLLM_DEVICE (throws std::invalid_argument when it names no device).
-  static ManagerOptions from_env();
-};
-
-// Parses a keep_alive as OLLAMA_KEEP_ALIVE is parsed: a Go duration ("5m", "1h30m", "-1s") or a
-// bare number of seconds. Throws std::invalid_argument with Go's message.
-std::chrono::nanoseconds parse_keep_alive_env(std::string_view text);
 
 struct LoadedModel {
   std::shared_ptr<vk::Context> context;  // first: outlives everything built on it
@@ -127,7 +112,7 @@ struct RunningModel {  // one /api/ps entry
 
 class ModelManager {
  public:
-  ModelManager(registry::ModelStore& store, ManagerOptions options = ManagerOptions::from_env());
+  ModelManager(registry::ModelStore& store, ManagerOptions options);
   ~ModelManager();  // unloads everything
   ModelManager(const ModelManager&) = delete;
   ModelManager& operator=(const ModelManager&) = delete;
@@ -171,6 +156,7 @@ class ModelManager {
   uint64_t free_bytes(bool host) const;
   // The Vulkan context (created on first use). mutex_ not held.
   std::shared_ptr<vk::Context> vulkan_context();
+  runtime::EmbedderOptions embedder_options() const;
   void reaper();
   void unload_locked(const std::string& key);
   std::chrono::system_clock::time_point expiry(std::chrono::nanoseconds keep_alive) const;

@@ -114,15 +114,8 @@ void parallel_for(size_t n, F&& fn) {
   done.wait();
 }
 
-// VKLLM_FAULT_INJECT=device_lost@N: the N-th engine step of the process fails as a lost device
-// would, once. Only for testing that a failure stays with its model and the model reloads.
-void maybe_inject_fault() {
-  static const long at_step = [] {
-    const char* v = std::getenv("VKLLM_FAULT_INJECT");
-    const std::string_view prefix = "device_lost@";
-    if (!v || std::string_view(v).rfind(prefix, 0) != 0) return -1L;
-    return std::strtol(v + prefix.size(), nullptr, 10);
-  }();
+// The process's engine steps, counted for SchedulerOptions::fault_inject_step.
+void maybe_inject_fault(long at_step) {
   static std::atomic<long> steps{0};
   if (at_step > 0 && ++steps == at_step) {
     throw vk::VulkanError("vkQueueSubmit (injected by VKLLM_FAULT_INJECT)", VK_ERROR_DEVICE_LOST);
@@ -440,7 +433,7 @@ void Scheduler::step() {
     if (last && !s.greedy_on_device()) greedy_only = false;
     total += p.n;
   }
-  maybe_inject_fault();
+  maybe_inject_fault(options_.fault_inject_step);
   const runtime::StepResult result = runner_.step(batch, greedy_only);
   const auto now = Clock::now();
   const MetricLabels labels{{"model", options_.model_label}};

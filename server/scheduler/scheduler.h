@@ -48,6 +48,10 @@ struct SchedulerOptions {
   uint32_t max_running = 0;  // 0: the runner's max_seqs
   uint32_t step_tokens = 0;  // 0: the runner's max_batch_tokens
   std::string model_label;   // the `model` label of this scheduler's metrics
+  // VKLLM_FAULT_INJECT=device_lost@N: the N-th engine step of the process fails as a lost
+  // device would, once (0: never). Only for testing that a failure stays with its model and the
+  // model reloads.
+  long fault_inject_step = 0;
 };
 
 struct SchedulerStats {

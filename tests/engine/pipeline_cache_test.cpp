@@ -70,7 +70,7 @@ struct Engine {
   Model model;
   Runner runner;
   explicit Engine(const fs::path& dir)
-      : ctx(vk::DeviceOptions::from_env(), vk::PipelineCacheOptions{dir}),
+      : ctx(vk::DeviceOptions{}, vk::PipelineCacheOptions{dir}),
         model(ctx, model_file()),
         runner(model, small_options()) {}
 

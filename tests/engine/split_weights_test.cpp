@@ -97,16 +97,5 @@ INSTANTIATE_TEST_SUITE_P(Types, SplitWeights, ::testing::Values(FileType::F16, F
                            return std::string(model::file_type_name(info.param));
                          });
 
-TEST(SplitWeights, MaxBindingRangeComesFromTheEnvironment) {
-  ::setenv("VKLLM_MAX_BINDING_RANGE", "40K", 1);
-  EXPECT_EQ(vk::DeviceOptions::from_env().max_binding_range, 40u << 10);
-  ::setenv("VKLLM_MAX_BINDING_RANGE", "2G", 1);
-  EXPECT_EQ(vk::DeviceOptions::from_env().max_binding_range, uint64_t(2) << 30);
-  ::setenv("VKLLM_MAX_BINDING_RANGE", "lots", 1);
-  EXPECT_THROW(vk::DeviceOptions::from_env(), std::invalid_argument);
-  ::unsetenv("VKLLM_MAX_BINDING_RANGE");
-  EXPECT_EQ(vk::DeviceOptions::from_env().max_binding_range, 0u);
-}
-
 }  // namespace
 }  // namespace vkllm::runtime

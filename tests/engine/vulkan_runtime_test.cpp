@@ -260,7 +260,7 @@ TEST(VulkanRuntime, ManyDispatchesWithDefaultDescriptors) {
 }
 
 TEST(VulkanRuntime, ManyDispatchesWithDescriptorPools) {
-  DeviceOptions o = DeviceOptions::from_env();
+  DeviceOptions o;
   o.push_descriptors = false;
   Context ctx(o);
   EXPECT_FALSE(ctx.caps().push_descriptors);

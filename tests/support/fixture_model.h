@@ -59,7 +59,7 @@ inline model::MakeModelOptions wide_llama_options(model::FileType type, uint64_t
 // One per test process, like vk_context(), but assuming bindings of kCappedBindingRange at most.
 inline vk::Context& capped_context() {
   static vk::Context context([] {
-    vk::DeviceOptions o = vk::DeviceOptions::from_env();
+    vk::DeviceOptions o;
     o.max_binding_range = kCappedBindingRange;
     o.log_summary = false;
     return o;

@@ -427,40 +427,17 @@ TEST(CpuOps, IsaSelection) {
   EXPECT_EQ(usable_isa(Isa::Portable), Isa::Portable);
 }
 
-// VKLLM_CPU_ISA is read once per process: each case runs in a freshly started copy of the test
-// binary ("threadsafe" death tests re-execute it) that sets the variable first.
-TEST(CpuIsaDeathTest, EnvironmentForcesThePortablePathAndRejectsUnknownNames) {
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_EXIT(
-      {
-        setenv("VKLLM_CPU_ISA", "scalar", 1);
-        std::exit(selected_isa() == Isa::Portable ? 0 : 1);
-      },
-      ::testing::ExitedWithCode(0), "");
-  EXPECT_EXIT(
-      {
-        setenv("VKLLM_CPU_ISA", "avx2", 1);
-        std::exit(selected_isa() == usable_isa(Isa::Avx2) ? 0 : 1);
-      },
-      ::testing::ExitedWithCode(0), "");
-  // avx512 turns AMX off where the CPU has it.
-  EXPECT_EXIT(
-      {
-        setenv("VKLLM_CPU_ISA", "avx512", 1);
-        std::exit(selected_isa() == usable_isa(Isa::Avx512) ? 0 : 1);
-      },
-      ::testing::ExitedWithCode(0), "");
-  EXPECT_EXIT(
-      {
-        setenv("VKLLM_CPU_ISA", "sse9", 1);
-        try {
-          selected_isa();
-        } catch (const std::invalid_argument&) {
-          std::exit(3);
-        }
-        std::exit(0);
-      },
-      ::testing::ExitedWithCode(3), "");
+// The cap VKLLM_CPU_ISA sets (through the configuration module) forces a lower path and never
+// raises one above what the CPU has.
+TEST(CpuIsa, TheCapForcesThePortablePath) {
+  set_isa_cap(Isa::Portable);
+  EXPECT_EQ(selected_isa(), Isa::Portable);
+  set_isa_cap(Isa::Avx2);
+  EXPECT_EQ(selected_isa(), usable_isa(Isa::Avx2));
+  set_isa_cap(Isa::Avx512);  // turns AMX off where the CPU has it
+  EXPECT_EQ(selected_isa(), usable_isa(Isa::Avx512));
+  set_isa_cap(Isa::Amx);
+  EXPECT_EQ(selected_isa(), supported_isa());
 }
 
 }  // namespace

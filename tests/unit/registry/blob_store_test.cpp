@@ -322,16 +322,5 @@ TEST(SeekTable, EncodesZstdSeekableLayout) {
   EXPECT_EQ(le32(29), 0x8F92EAB1u);
 }
 
-TEST(BlobStoreRoot, FollowsOllamaModels) {
-  const char* old = std::getenv("OLLAMA_MODELS");
-  std::string saved = old ? old : "";
-  setenv("OLLAMA_MODELS", " \"/srv/models\" ", 1);
-  EXPECT_EQ(BlobStore::default_root(), fs::path("/srv/models"));
-  unsetenv("OLLAMA_MODELS");
-  EXPECT_EQ(BlobStore::default_root().filename(), "models");
-  EXPECT_EQ(BlobStore::default_root().parent_path().filename(), ".vkllm");
-  if (old) setenv("OLLAMA_MODELS", saved.c_str(), 1);
-}
-
 }  // namespace
 }  // namespace vkllm::registry

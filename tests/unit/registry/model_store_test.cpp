@@ -279,10 +279,10 @@ TEST_F(ModelStoreTest, ReplacingAModelPrunesUnlessNoPrune) {
   EXPECT_FALSE(store.has_blob(Digest::of(first)));
   EXPECT_FALSE(store.blobs().contains(Digest::of(first)));
 
-  setenv("OLLAMA_NOPRUNE", "1", 1);
+  store.set_prune(false);  // OLLAMA_NOPRUNE
   std::string third = random_weights(50000, rng_);
   create_basic(store, "m", third);
-  unsetenv("OLLAMA_NOPRUNE");
+  store.set_prune(true);
   EXPECT_TRUE(store.has_blob(Digest::of(second)));
   // The second model's weights and its config (which names them in rootfs) are unused now.
   auto pruned = store.prune();
@@ -297,27 +297,13 @@ TEST_F(ModelStoreTest, DeleteKeepsBlobsUnderNoPruneUntilAPrune) {
   ModelStore store(dir_.path(), small_chunks());
   std::string weights = random_weights(50000, rng_);
   create_basic(store, "m", weights);
-  setenv("OLLAMA_NOPRUNE", "1", 1);
+  store.set_prune(false);  // OLLAMA_NOPRUNE
   EXPECT_TRUE(store.remove(ModelName::parse("m")));
-  unsetenv("OLLAMA_NOPRUNE");
+  store.set_prune(true);
   EXPECT_TRUE(store.list().empty());
   EXPECT_TRUE(store.blobs().contains(Digest::of(weights)));
   EXPECT_FALSE(store.prune().empty());
   EXPECT_FALSE(store.blobs().contains(Digest::of(weights)));
-}
-
-TEST_F(ModelStoreTest, NoPruneFollowsOllamaBooleans) {
-  unsetenv("OLLAMA_NOPRUNE");
-  EXPECT_TRUE(ModelStore::prune_enabled());
-  for (const char* v : {"1", "true", "yes", "anything"}) {
-    setenv("OLLAMA_NOPRUNE", v, 1);
-    EXPECT_FALSE(ModelStore::prune_enabled()) << v;
-  }
-  for (const char* v : {"0", "false", "F", " \"false\" "}) {
-    setenv("OLLAMA_NOPRUNE", v, 1);
-    EXPECT_TRUE(ModelStore::prune_enabled()) << v;
-  }
-  unsetenv("OLLAMA_NOPRUNE");
 }
 
 // Crash simulation: each step of a write leaves what a kill at that point would leave, then a

@@ -49,7 +49,7 @@ TEST(DeviceChoice, AGpuServesWhenThereIsOne) {
   EXPECT_EQ(c.backend, Backend::Vulkan);
   EXPECT_EQ(c.vulkan_selector, "2");
   EXPECT_NE(c.describe().find("NVIDIA H100"), std::string::npos) << c.describe();
-  EXPECT_EQ(c.vulkan_options().selector, "2");
+  EXPECT_EQ(c.vulkan_options({}).selector, "2");
 
   // Integrated and virtual GPUs count; an unusable one does not.
   const std::vector<vk::PhysicalDeviceInfo> laptop{

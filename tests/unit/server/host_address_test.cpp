@@ -61,11 +61,4 @@ TEST(OllamaHost, ClientUrlReplacesUnspecifiedHostWithLoopback) {
   EXPECT_EQ(parse_ollama_host("").host_port(), "127.0.0.1:11434");
 }
 
-TEST(OllamaHost, EnvValueTrimsSpacesAndQuotes) {
-  setenv("VKLLM_TEST_ENV_VALUE", "  \"1.2.3.4:99\"  ", 1);
-  EXPECT_EQ(vkllm::http::env_value("VKLLM_TEST_ENV_VALUE"), "1.2.3.4:99");
-  unsetenv("VKLLM_TEST_ENV_VALUE");
-  EXPECT_EQ(vkllm::http::env_value("VKLLM_TEST_ENV_VALUE"), "");
-}
-
 }  // namespace

@@ -549,18 +549,6 @@ TEST_F(ServerTest, BodiesInFlightAreBoundedAcrossConnections) {
 
 namespace {
 
-TEST(ServerLimits, MaxConnectionsComesFromTheEnvironment) {
-  ::setenv("VKLLM_MAX_CONNECTIONS", "17", 1);
-  EXPECT_EQ(vkllm::http::max_connections_from_env(), 17u);
-  for (const char* bad : {"0", "-3", "many", ""}) {
-    ::setenv("VKLLM_MAX_CONNECTIONS", bad, 1);
-    EXPECT_EQ(vkllm::http::max_connections_from_env(), 2048u) << bad;
-  }
-  ::unsetenv("VKLLM_MAX_CONNECTIONS");
-  EXPECT_EQ(vkllm::http::max_connections_from_env(), 2048u);
-  EXPECT_EQ(vkllm::http::ServerLimits{}.max_connections, 2048u);
-}
-
 TEST(PrivatePaths, ErrorTextsLoseTheServersDirectories) {
   vkllm::http::hide_path("/srv/vkllm-test/models/");
   EXPECT_EQ(vkllm::http::without_private_paths(

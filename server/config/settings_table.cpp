@@ -1,0 +1,85 @@
+#include "server/config/settings_table.h"
+
+namespace vkllm::config {
+
+namespace {
+
+constexpr SettingInfo kSettings[] = {
+    // server
+    {"OLLAMA_HOST", "server", "127.0.0.1:11434",
+     "Address the server binds to and the client commands connect to ([scheme://]host[:port])."},
+    {"OLLAMA_ORIGINS", "server", "",
+     "Extra origins allowed by CORS, comma-separated (wildcards as Ollama allows)."},
+    {"VKLLM_API_KEY", "server", "",
+     "Require 'Authorization: Bearer KEY' or 'x-api-key: KEY': a key, or @FILE with one per "
+     "line."},
+    {"VKLLM_MAX_CONNECTIONS", "server", "2048",
+     "Open connections at most (kept under the process's file limit)."},
+    {"VKLLM_SHUTDOWN_GRACE", "server", "10",
+     "Seconds running requests may finish after SIGTERM (0-3600)."},
+    {"VKLLM_PRELOAD", "server", "",
+     "Models to pull if missing, load and keep loaded, comma-separated (readiness waits)."},
+    {"VKLLM_INSECURE_REGISTRIES", "server", "",
+     "Registries (host[:port], comma-separated) reached over plain HTTP."},
+    // scheduling
+    {"OLLAMA_KEEP_ALIVE", "scheduling", "5m",
+     "How long an idle model stays loaded (Go duration or seconds; negative: forever)."},
+    {"OLLAMA_NUM_PARALLEL", "scheduling", "",
+     "Sequences each model serves at once (default: what the KV cache allows, 4 to 64)."},
+    {"OLLAMA_MAX_LOADED_MODELS", "scheduling", "3", "Models loaded at once."},
+    {"OLLAMA_MAX_QUEUE", "scheduling", "512",
+     "Requests waiting for a model before new ones get 503."},
+    {"OLLAMA_CONTEXT_LENGTH", "scheduling", "",
+     "Default num_ctx (default: 4096 on a CPU or below 23 GiB of device memory, 32768 below 47 "
+     "GiB, else 262144; at most the model's trained context)."},
+    {"OLLAMA_GPU_OVERHEAD", "scheduling", "0", "Bytes of device memory kept free."},
+    // store
+    {"OLLAMA_MODELS", "store", "~/.vkllm/models", "The model store."},
+    {"OLLAMA_NOPRUNE", "store", "", "Keep blobs no model uses (any value but false/0)."},
+    // engine
+    {"VKLLM_DEVICE", "engine", "auto",
+     "auto (a GPU, else the CPU backend), cpu, vulkan, or vulkan:<index or name>."},
+    {"VKLLM_THREADS", "engine", "", "CPU backend threads (default: the physical cores)."},
+    {"VKLLM_CPU_ISA", "engine", "",
+     "Caps the CPU kernels' instruction set: scalar, avx2, avx512 or amx."},
+    {"VKLLM_KV_BUDGET", "engine", "", "Bytes of KV cache per model (K/M/G suffixes)."},
+    {"VKLLM_BLOCK_SIZE", "engine", "16", "Tokens per paged KV cache block (1-256)."},
+    {"VKLLM_PIPELINE_CACHE", "engine", "$OLLAMA_MODELS/pipeline-cache",
+     "Directory of compiled Vulkan pipelines, so a restart compiles nothing."},
+    {"VKLLM_WARM_UP", "engine", "1", "0: create pipelines at the first request, not at load."},
+    {"VKLLM_MAX_BINDING_RANGE", "engine", "",
+     "Caps the storage-buffer range the engine assumes (bytes, K/M/G), to test split tensors."},
+    {"VKLLM_VULKAN_VALIDATION", "engine", "", "1: enable the Khronos validation layer."},
+    {"VKLLM_NO_PUSH_DESCRIPTORS", "engine", "",
+     "1: descriptor pools even where push "
+     "descriptors exist."},
+    {"VKLLM_QUIET", "engine", "", "1: no device summary or device choice on stderr."},
+    // tuning: A/B switches of the engine's measurements (bench/RESULTS.md says which won)
+    {"VKLLM_MATVEC_MAX_BATCH", "tuning", "16",
+     "Steps of at most this many tokens use the decode (matvec) kernels, larger ones the GEMM."},
+    {"VKLLM_INT8_DOT", "tuning", "auto",
+     "Decode products on int8-quantized activations: auto (where accelerated), on, off."},
+    {"VKLLM_FUSED_ROPE_KV", "tuning", "1",
+     "0: rotate Q/K and write the KV cache in their own dispatches, not in the Q|K|V product."},
+    {"VKLLM_FUSED_NORM", "tuning", "0",
+     "1: batch-1 residual products also RMS-normalize (measured slower on an H100)."},
+    {"VKLLM_FUSED_GLU", "tuning", "0",
+     "1: the gate|up product also applies the gated activation (measured slower on an H100)."},
+    {"VKLLM_FUSE_WEIGHTS", "tuning", "1", "0: keep Q, K, V and gate, up as separate weights."},
+    {"VKLLM_STEP_PARTS", "tuning", "8",
+     "A step is submitted in this many parts so the GPU starts before recording ends."},
+    {"VKLLM_RECORD_AHEAD", "tuning", "",
+     "Record the next decode step while one runs (default: on GPUs); 0 turns it off."},
+    {"VKLLM_PROFILE", "tuning", "", "1: GPU timestamps around each phase of layer 1."},
+    // testing
+    {"VKLLM_FAULT_INJECT", "testing", "",
+     "device_lost@N: the N-th engine step fails as a lost device would (tests only)."},
+};
+
+}  // namespace
+
+std::span<const SettingInfo> settings_table() {
+  return kSettings;
+}
+
+}  // namespace vkllm::config
