@@ -65,6 +65,7 @@ class CpuBackend final : public StepBackend {
         own_pool_(o.cpu_threads ? std::make_unique<cpu::ThreadPool>(o.cpu_threads) : nullptr),
         pool_(own_pool_ ? *own_pool_ : shared_pool()) {
     ws_.reserve_threads(pool_.size());
+    if (spec_.is_moe()) check_cpu_moe_weights(model);
     allocate_activations();
     allocate_kv();
   }

@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <stdexcept>
+#include <string>
 
 #include "engine/cpu/moe_route.h"
 #include "engine/cpu/ops.h"
@@ -27,6 +28,20 @@ T* grown(std::vector<T>& v, uint64_t n) {
 }
 
 }  // namespace
+
+void check_cpu_moe_weights(const HostModel& model) {
+  const model::ModelSpec& spec = model.spec();
+  for (uint32_t l = 0; l < spec.n_layer; ++l) {
+    for (model::Weight w :
+         {model::Weight::FfnGateExps, model::Weight::FfnUpExps, model::Weight::FfnDownExps}) {
+      const HostTensor& t = model.get(w, l);
+      if (!cpu::matmul_supports(t.type) || t.shape.size() != 3) {
+        throw std::runtime_error(t.name + ": the CPU backend has no expert kernel for it (" +
+                                 std::string(gguf::type_name(t.type)) + ")");
+      }
+    }
+  }
+}
 
 void cpu_moe_ffn(const MoeSpec& m, uint32_t T, const CpuMoeWeights& w, const float* x,
                  uint32_t x_stride, float* out, uint32_t out_stride, CpuMoeScratch& s,

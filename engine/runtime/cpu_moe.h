@@ -29,6 +29,10 @@ struct CpuMoeScratch {
   std::vector<uint32_t> ids, pairs;
 };
 
+// A MoE model whose expert tensors the CPU matmuls cannot take (type, layout) fails to load:
+// throws std::runtime_error naming the tensor.
+void check_cpu_moe_weights(const HostModel& model);
+
 // x: n_tokens rows of n_embd (x_stride apart, 0: packed); out (the residual) gets the FFN added.
 void cpu_moe_ffn(const MoeSpec& m, uint32_t n_tokens, const CpuMoeWeights& w, const float* x,
                  uint32_t x_stride, float* out, uint32_t out_stride, CpuMoeScratch& s,

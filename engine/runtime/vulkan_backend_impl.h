@@ -82,6 +82,10 @@ class VulkanBackend final : public StepBackend {
   // the prefill path reads each selected expert once per (token, rank) pair (grouped GEMMs are
   // left for later), never an unselected one.
   void moe_ffn(const MoeSpec& m, uint32_t n_tokens) override;
+  // At construction: a MoE model this backend cannot run (too many experts for the routing
+  // kernel, an expert type without a kernel, an expert tensor past one binding) fails to load
+  // with a std::runtime_error naming the reason, not at its first step.
+  void check_moe_weights() const;
 
   void select_rows(Rows from, Rows to, uint32_t n, uint32_t n_sel) override;
   void softcap(Rows x, uint64_t n, float cap) override;

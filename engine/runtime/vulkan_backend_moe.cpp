@@ -1,5 +1,6 @@
 // VulkanBackend::moe_ffn (declared in vulkan_backend_impl.h).
 #include <stdexcept>
+#include <string>
 
 #include "engine/runtime/vulkan_backend_impl.h"
 #include "engine/vulkan/moe_ops.h"
@@ -8,17 +9,32 @@ namespace vkllm::runtime::detail {
 
 using model::Weight;
 
+void VulkanBackend::check_moe_weights() const {
+  if (spec_.n_expert > vk::ops::kMoeMaxExperts) {
+    throw std::runtime_error("the Vulkan backend routes at most " +
+                             std::to_string(vk::ops::kMoeMaxExperts) + " experts; this model has " +
+                             std::to_string(spec_.n_expert));
+  }
+  for (uint32_t l = 0; l < spec_.n_layer; ++l) {
+    for (Weight w : {Weight::FfnGateExps, Weight::FfnUpExps, Weight::FfnDownExps}) {
+      const DeviceTensor& t = get({w, l});
+      if (!vk::ops::moe_matvec_supports(t.type)) {
+        throw std::runtime_error(t.name + ": no Vulkan expert kernel for weights of type " +
+                                 std::string(gguf::type_name(t.type)));
+      }
+      if (t.parts.size() != 1) {
+        throw std::runtime_error(t.name + " is larger than one storage-buffer binding");
+      }
+    }
+  }
+}
+
 void VulkanBackend::moe_ffn(const MoeSpec& m, uint32_t T) {
   if (T == 0) return;
   const uint32_t K = m.n_used, F = m.n_ff, E = m.n_embd;
   const DeviceTensor& gate = get({Weight::FfnGateExps, m.layer});
   const DeviceTensor& up = get({Weight::FfnUpExps, m.layer});
   const DeviceTensor& down = get({Weight::FfnDownExps, m.layer});
-  for (const DeviceTensor* t : {&gate, &up, &down}) {
-    if (t->parts.size() != 1) {
-      throw std::runtime_error(t->name + " is larger than one storage-buffer binding");
-    }
-  }
 
   // Router logits into Up (n_expert per token; free until the up products).
   const ProductOut router[] = {{{Weight::FfnGateInp, m.layer}, {Act::Up, 0, m.n_expert}}};

@@ -2,16 +2,24 @@
 // softmax/top-k/renormalisation (engine/cpu/moe_route.h and shaders/moe_route.comp) on logits
 // with deliberate ties, and the indirect expert matvec (shaders/moe_matvec.comp) for several
 // weight types, with an expert no token selects filled with NaN bytes (it must never be read).
+// Also: expert weights no kernel takes fail the model's load on both backends.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <vector>
 
 #include "engine/cpu/moe_route.h"
+#include "engine/gguf/gguf_writer.h"
 #include "engine/gguf/quants.h"
+#include "engine/model/model_maker.h"
+#include "engine/runtime/host_model.h"
+#include "engine/runtime/model.h"
+#include "engine/runtime/runner.h"
 #include "engine/vulkan/moe_ops.h"
 #include "tests/engine/kernel_test_support.h"
 #include "tests/reference/reference_forward.h"
+#include "tests/support/fixture_model.h"
 
 namespace vkllm::test {
 namespace {
@@ -154,6 +162,53 @@ TEST(MoeMatvec, SelectedExpertsMatchScalarProductsAndUnselectedAreNeverRead) {
     }
     EXPECT_TRUE(near_all(from_device<float>(pairs_out, want_pairs.size()), want_pairs, 1e-4, 1e-4));
     EXPECT_TRUE(near_all(from_device<float>(summed, want_sum.size()), want_sum, 1e-4, 1e-4));
+  }
+}
+
+// An expert tensor of a type no expert kernel takes (I32 here) fails the model's load on both
+// backends, naming the tensor, instead of its first step.
+TEST(MoeLoad, ExpertsWithoutAKernelFailAtLoadNamingTheTensor) {
+  model::MakeModelOptions o;
+  o.arch = "qwen3moe";
+  o.shape = model::parse_model_shape("128x1x4x2");
+  o.shape.n_expert = 4;
+  o.shape.n_expert_used = 2;
+  o.shape.n_ff_exp = 64;
+  o.file_type = model::FileType::F32;
+  const std::vector<uint8_t> made = random_model_bytes(o);
+  const auto src = gguf::GgufFile::parse(made);
+  gguf::GgufWriter w;
+  w.copy_metadata(src, "");
+  for (const auto& t : src.tensors()) {
+    const auto data = src.tensor_data(t);
+    const bool bad = t.name == "blk.0.ffn_up_exps.weight";  // same bytes, I32 instead of F32
+    w.add_tensor(t.name, bad ? TensorType::I32 : t.type, t.shape,
+                 std::vector<uint8_t>(data.begin(), data.end()));
+  }
+  const std::vector<uint8_t> bytes = w.serialize();
+  const auto file = gguf::GgufFile::parse(bytes);
+  runtime::RunnerOptions opts;
+  opts.max_batch_tokens = 8;
+  opts.max_seqs = 1;
+  opts.max_context = 32;
+  opts.kv_budget_bytes = 1u << 20;
+  for (const bool cpu : {false, true}) {
+    SCOPED_TRACE(cpu ? "cpu" : "vulkan");
+    try {
+      if (cpu) {
+        runtime::GgufFileSource source(file);
+        runtime::HostModel host(file, source);
+        runtime::Runner runner(host, opts);
+      } else {
+        runtime::Model device(vk_context(), file);
+        runtime::Runner runner(device, opts);
+      }
+      ADD_FAILURE() << "a model with I32 experts loaded";
+    } catch (const std::runtime_error& e) {
+      std::printf("%s\n", e.what());
+      EXPECT_NE(std::string(e.what()).find("blk.0.ffn_up_exps.weight"), std::string::npos)
+          << e.what();
+    }
   }
 }
 
