@@ -30,9 +30,11 @@ struct NamedShape {
 // The published configurations of these models (vocabulary sizes come from the vocab file).
 const NamedShape kNamedShapes[] = {
     {"tiny", {256, 2, 4, 2, 64, 768, 2048, false, 0.0f, 0.0f}},
+    {"test", {256, 2, 4, 2, 64, 768, 2048, false, 0.0f, 0.0f, 8, 2, 256}},
     {"llama3.2-1b", {2048, 16, 32, 8, 64, 8192, 131072, true, 500000.0f, 32.0f}},
     {"llama3.1-8b", {4096, 32, 32, 8, 128, 14336, 131072, false, 500000.0f, 8.0f}},
     {"qwen2.5-0.5b", {896, 24, 14, 2, 64, 4864, 32768, true, 1000000.0f, 0.0f}},
+    {"qwen3-30b-a3b", {2048, 48, 32, 4, 128, 6144, 40960, false, 1000000.0f, 0.0f, 128, 8, 768}},
 };
 
 uint32_t parse_dimension(std::string_view text, std::string_view what, std::string_view whole) {
@@ -70,12 +72,14 @@ struct ArchTraits {
   bool writes_head_sizes = false;  // attention.key_length / value_length
   bool writes_rope_dims = false;
   uint32_t sliding_window = 0;  // written as <arch>.attention.sliding_window when > 0
+  bool moe = false;             // router and stacked experts instead of the dense FFN
 };
 
 const ArchTraits kMakerArchs[] = {
     {"llama", 10000.0f, 1e-5f, false, false, false, false, false, false, false, true, 0},
     {"qwen2", 1000000.0f, 1e-6f, true, false, false, false, false, false, false, false, 0},
     {"qwen3", 1000000.0f, 1e-6f, false, true, false, false, false, false, true, false, 0},
+    {"qwen3moe", 1000000.0f, 1e-6f, false, true, false, false, false, false, true, false, 0, true},
     {"gemma2", 10000.0f, 1e-6f, false, false, true, false, true, false, true, false, 4096},
     // Gemma 3 (1B's values): Q/K norms, post norms, five local (window 512, rope base 10000,
     // fixed in llama.cpp) per global layer (base 1e6); no softcaps.
@@ -89,8 +93,8 @@ const ArchTraits& arch_traits(std::string_view name) {
     if (a.name == name) return a;
   }
   throw std::invalid_argument("make-model: unsupported architecture '" + std::string(name) +
-                              "' (supported: llama, qwen2, qwen3, qwen3-embedding, gemma2, "
-                              "gemma3, phi3, bert, nomic-bert, bert-rerank)");
+                              "' (supported: llama, qwen2, qwen3, qwen3moe, qwen3-embedding, "
+                              "gemma2, gemma3, phi3, bert, nomic-bert, bert-rerank)");
 }
 
 // Qwen3-Embedding: qwen3 whose last token's hidden state is the embedding.
@@ -133,13 +137,19 @@ std::vector<PlannedTensor> plan_tensors(const ArchTraits& a, const ModelShape& s
     add(Weight::AttnOut, l, {q, e}, Init::Matrix);
     if (a.post_norms) add(Weight::PostAttnNorm, l, {e}, Init::Norm);
     add(Weight::FfnNorm, l, {e}, Init::Norm);
-    if (a.fused) {
+    if (a.moe) {
+      const uint64_t n = s.n_expert, ffe = s.n_ff_exp;
+      add(Weight::FfnGateInp, l, {e, n}, Init::Matrix);
+      add(Weight::FfnGateExps, l, {e, ffe, n}, Init::Matrix);
+      add(Weight::FfnUpExps, l, {e, ffe, n}, Init::Matrix);
+      add(Weight::FfnDownExps, l, {ffe, e, n}, Init::Matrix);
+    } else if (a.fused) {
       add(Weight::FfnUp, l, {e, 2 * ff}, Init::Matrix);
     } else {
       add(Weight::FfnGate, l, {e, ff}, Init::Matrix);
       add(Weight::FfnUp, l, {e, ff}, Init::Matrix);
     }
-    add(Weight::FfnDown, l, {ff, e}, Init::Matrix);
+    if (!a.moe) add(Weight::FfnDown, l, {ff, e}, Init::Matrix);
     if (a.post_norms) add(Weight::PostFfnNorm, l, {e}, Init::Norm);
   }
   add(Weight::OutputNorm, 0, {e}, Init::Norm);
@@ -409,7 +419,15 @@ void build_random_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
   }
   const bool qwen3_embedding = o.arch == kQwen3Embedding;
   const ArchTraits& a = arch_traits(qwen3_embedding ? "qwen3" : o.arch);
-  const ModelShape& s = o.shape;
+  ModelShape s = o.shape;
+  if (a.moe) {
+    if (s.n_expert == 0) s.n_expert = 8;
+    if (s.n_expert_used == 0) s.n_expert_used = std::min(2u, s.n_expert);
+    if (s.n_ff_exp == 0) s.n_ff_exp = std::max(32u, s.n_ff / 2 / 32 * 32);
+    if (s.n_expert_used > s.n_expert) {
+      throw std::invalid_argument("make-model: more experts per token than experts");
+    }
+  }
   if (s.n_embd == 0 || s.n_layer == 0 || s.n_head == 0 || s.n_head_kv == 0 || s.head_dim == 0 ||
       s.n_ff == 0 || s.n_head % s.n_head_kv != 0) {
     throw std::invalid_argument("make-model: inconsistent model shape");
@@ -441,13 +459,18 @@ void build_random_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
     w.set_f32(p + "final_logit_softcapping", 30.0f);
   }
   if (a.sliding_window > 0) w.set_u32(p + "attention.sliding_window", a.sliding_window);
+  if (a.moe) {
+    w.set_u32(p + "expert_count", s.n_expert);
+    w.set_u32(p + "expert_used_count", s.n_expert_used);
+    w.set_u32(p + "expert_feed_forward_length", s.n_ff_exp);
+  }
   w.set_u32(p + "vocab_size", static_cast<uint32_t>(n_vocab));
   if (qwen3_embedding) w.set_u32(p + "pooling_type", 3);  // last token
   w.copy_metadata(vocab, "tokenizer.");
 
   const bool has_output = !tied(a, s);
   for (PlannedTensor& t : plan_tensors(a, s, n_vocab)) {
-    TensorSlot slot{t.name, t.shape, t.layer, s.n_layer, has_output};
+    TensorSlot slot{t.name, t.shape, t.layer, s.n_layer, has_output, a.moe ? s.n_expert : 0};
     TensorRecipe r{
         t, choose_tensor_type(o.file_type, slot), hash_name(t.name, o.seed), o.threads, {}};
     if (t.init == Init::RopeFactors) {

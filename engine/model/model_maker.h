@@ -25,16 +25,22 @@ struct ModelShape {
   bool tied_embeddings = false;     // architectures that always tie (gemma) override this
   float rope_freq_base = 0.0f;      // 0: the architecture's usual base
   float llama3_rope_factor = 0.0f;  // > 0: Llama 3.1-style rope_freqs factors (llama only)
+  // Mixture-of-experts architectures (qwen3moe): experts, experts per token, expert FFN width;
+  // 0: 8 experts, 2 per token, n_ff / 2 wide. Other architectures ignore them.
+  uint32_t n_expert = 0;
+  uint32_t n_expert_used = 0;
+  uint32_t n_ff_exp = 0;
 };
 
-// "tiny", "llama3.2-1b", "llama3.1-8b", "qwen2.5-0.5b", or "WxLxHxKV" (n_embd x n_layer x
-// n_head x n_head_kv, head_dim = W / H, n_ff = 8/3 W rounded up to a multiple of 256).
-// Throws std::invalid_argument naming what is wrong.
+// "tiny", "test" (tiny's attention with 8 experts of width 256, 2 per token, for MoE
+// architectures), "llama3.2-1b", "llama3.1-8b", "qwen2.5-0.5b", "qwen3-30b-a3b", or "WxLxHxKV"
+// (n_embd x n_layer x n_head x n_head_kv, head_dim = W / H, n_ff = 8/3 W rounded up to a multiple
+// of 256). Throws std::invalid_argument naming what is wrong.
 ModelShape parse_model_shape(std::string_view text);
 
 struct MakeModelOptions {
-  // llama, qwen2, qwen3, qwen3-embedding (qwen3 with last-token pooling), gemma2, gemma3, phi3,
-  // and the encoders bert, nomic-bert and bert-rerank (bert with a cross-encoder head, rank
+  // llama, qwen2, qwen3, qwen3moe, qwen3-embedding (qwen3 with last-token pooling), gemma2, gemma3,
+  // phi3, and the encoders bert, nomic-bert and bert-rerank (bert with a cross-encoder head, rank
   // pooling). Encoders use n_head K/V heads whatever the shape says.
   std::string arch;
   ModelShape shape;

@@ -17,9 +17,9 @@ struct ArchEntry {
   Arch arch;
 };
 constexpr ArchEntry kArchs[] = {
-    {"llama", Arch::Llama},   {"qwen2", Arch::Qwen2},          {"qwen3", Arch::Qwen3},
-    {"gemma2", Arch::Gemma2}, {"gemma3", Arch::Gemma3},        {"phi3", Arch::Phi3},
-    {"bert", Arch::Bert},     {"nomic-bert", Arch::NomicBert},
+    {"llama", Arch::Llama},       {"qwen2", Arch::Qwen2},   {"qwen3", Arch::Qwen3},
+    {"qwen3moe", Arch::Qwen3Moe}, {"gemma2", Arch::Gemma2}, {"gemma3", Arch::Gemma3},
+    {"phi3", Arch::Phi3},         {"bert", Arch::Bert},     {"nomic-bert", Arch::NomicBert},
 };
 
 // Reads "<arch>.<key>" with a default, failing clearly when a required key is missing.
@@ -89,6 +89,42 @@ void read_encoder(const gguf::GgufFile& f, const Keys& k, ModelSpec& s) {
   }
 }
 
+// qwen3moe, as llama.cpp reads it: expert_count and expert_used_count are required,
+// expert_feed_forward_length defaults to n_ff / n_expert_used, the router is a softmax and the
+// selected weights are always renormalised (its graph passes norm_w = true); no dense FFN.
+void read_moe(const gguf::GgufFile& f, const Keys& k, ModelSpec& s) {
+  s.n_expert = k.u32("expert_count", 0);
+  s.n_expert_used = k.u32("expert_used_count", 0);
+  if (s.n_expert == 0 || s.n_expert_used == 0 || s.n_expert_used > s.n_expert) {
+    throw std::runtime_error(s.arch_name + " model metadata needs expert_count > 0 and 0 < " +
+                             "expert_used_count <= expert_count (got " +
+                             std::to_string(s.n_expert) + " and " +
+                             std::to_string(s.n_expert_used) + ")");
+  }
+  s.n_ff_exp = k.u32("expert_feed_forward_length", s.n_ff / s.n_expert_used);
+  s.moe_norm_weights = true;
+  s.fused_gate_up = false;
+  const Weight stacked[] = {Weight::FfnGateExps, Weight::FfnUpExps, Weight::FfnDownExps};
+  for (uint32_t l = 0; l < s.n_layer; ++l) {
+    const auto* router = f.find_tensor(weight_name(Weight::FfnGateInp, l));
+    if (!router || router->shape.size() != 2 || router->shape[0] != s.n_embd ||
+        router->shape[1] != s.n_expert) {
+      throw std::runtime_error("model has no [" + std::to_string(s.n_embd) + ", " +
+                               std::to_string(s.n_expert) + "] tensor " +
+                               weight_name(Weight::FfnGateInp, l));
+    }
+    for (Weight w : stacked) {
+      const bool down = w == Weight::FfnDownExps;
+      const auto* t = f.find_tensor(weight_name(w, l));
+      if (!t || t->shape.size() != 3 || t->shape[0] != (down ? s.n_ff_exp : s.n_embd) ||
+          t->shape[1] != (down ? s.n_embd : s.n_ff_exp) || t->shape[2] != s.n_expert) {
+        throw std::runtime_error("model has no expert tensor " + weight_name(w, l) +
+                                 " of the shape its metadata gives");
+      }
+    }
+  }
+}
+
 }  // namespace
 
 const char* arch_name(Arch arch) {
@@ -110,7 +146,7 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
   if (!known) {
     throw std::runtime_error(
         "unsupported model architecture '" + s.arch_name +
-        "' (supported: llama, qwen2, qwen3, gemma2, gemma3, phi3, bert, nomic-bert)");
+        "' (supported: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, bert, nomic-bert)");
   }
   const Keys k(f, s.arch_name);
   s.n_layer = k.u32("block_count");
@@ -166,6 +202,10 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
     case Arch::Qwen2:
     case Arch::Qwen3:
       s.rope_ordering = RopeOrdering::NeoX;
+      break;
+    case Arch::Qwen3Moe:
+      s.rope_ordering = RopeOrdering::NeoX;
+      read_moe(f, k, s);
       break;
     case Arch::Phi3:
       s.rope_ordering = RopeOrdering::NeoX;

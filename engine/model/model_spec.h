@@ -4,6 +4,7 @@
 // load, with a clear message.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -12,7 +13,7 @@
 
 namespace vkllm::model {
 
-enum class Arch { Llama, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, Bert, NomicBert };
+enum class Arch { Llama, Qwen2, Qwen3, Qwen3Moe, Gemma2, Gemma3, Phi3, Bert, NomicBert };
 enum class RopeOrdering { Normal, NeoX };  // rotate pairs (2i, 2i+1) vs (i, i + dims/2)
 enum class Activation { SiLU, GeluTanh };
 // How an embedding is made of the hidden states of an input's tokens (llama.cpp's
@@ -73,6 +74,23 @@ struct ModelSpec {
   bool is_encoder() const { return arch == Arch::Bert || arch == Arch::NomicBert; }
   // Length of one pooled output: the classification head's for rank pooling, else n_embd.
   uint32_t n_embd_out() const { return pooling == Pooling::Rank ? n_cls_out : n_embd; }
+
+  // Mixture-of-experts feed-forward (n_expert > 0; qwen3moe): each token's router logits
+  // (ffn_gate_inp) go through a softmax, the n_expert_used most probable experts run (ties: the
+  // lower expert index first, as ggml's top-k MoE kernels), their weights renormalised to sum 1
+  // when moe_norm_weights, and the token's output is the weighted sum of those experts' SwiGLU
+  // FFNs of width n_ff_exp (ffn_gate_exps / ffn_up_exps / ffn_down_exps).
+  uint32_t n_expert = 0;
+  uint32_t n_expert_used = 0;
+  uint32_t n_ff_exp = 0;
+  bool moe_norm_weights = false;
+  bool is_moe() const { return n_expert > 0; }
+  // Floats per token of the FFN activation buffers (Gate, Up, FfnAct): n_ff, or for a MoE model
+  // where wider n_expert_used rows of n_ff_exp (one per selected expert) or the router's logits.
+  uint32_t ffn_act_width() const {
+    if (!is_moe()) return n_ff;
+    return std::max({n_ff, n_expert_used * n_ff_exp, n_expert});
+  }
 
   uint32_t n_embd_k_gqa() const { return head_dim * n_head_kv; }
   uint32_t n_embd_v_gqa() const { return head_dim_v * n_head_kv; }

@@ -87,8 +87,9 @@ bool is_quantized(FileType type) {
 TensorType choose_tensor_type(FileType file_type, const TensorSlot& slot) {
   const std::string_view name = slot.name;
   const bool matrix = slot.shape.size() >= 2;
+  // The MoE router stays F32 (convert_hf_to_gguf.py writes it so, llama-quantize skips it).
   if (!matrix || !name.ends_with("weight") || contains(name, "_norm.weight") ||
-      name == "rope_freqs.weight") {
+      name == "rope_freqs.weight" || contains(name, "ffn_gate_inp.weight")) {
     return TensorType::F32;
   }
   TensorType type = base_type(file_type);
@@ -110,6 +111,12 @@ TensorType choose_tensor_type(FileType file_type, const TensorSlot& slot) {
       const bool v = contains(name, "attn_v.weight");
       if ((v && slot.layer < 4) || (!v && slot.layer < slot.n_layer / 8)) type = TensorType::Q5_K;
     }
+    if (slot.n_expert == 8 && contains(name, "attn_v.weight")) type = TensorType::Q8_0;
+  } else if (contains(name, "attn_k.weight") && slot.n_expert == 8) {
+    type = TensorType::Q8_0;
+  } else if (contains(name, "attn_output.weight") && slot.n_expert == 8 &&
+             (file_type == FileType::Q4_K_S || file_type == FileType::Q4_K_M)) {
+    type = TensorType::Q5_K;
   } else if (contains(name, "attn_qkv.weight")) {
     if (file_type == FileType::Q4_K_M) type = TensorType::Q5_K;
     if (file_type == FileType::Q5_K_M) type = TensorType::Q6_K;

@@ -35,6 +35,7 @@ struct TensorSlot {
   uint32_t layer = 0;           // for per-layer tensors
   uint32_t n_layer = 1;
   bool model_has_output = true;  // false when token_embd doubles as the output projection
+  uint32_t n_expert = 0;         // <arch>.expert_count of a mixture-of-experts model
 };
 
 // llama.cpp's choice: 1-D tensors, norms and rope factors stay F32; the output projection gets
@@ -42,7 +43,8 @@ struct TensorSlot {
 // llama.cpp's use_more_bits picks and fused attn_qkv one step more; Q4_K_S gives attn_v of the
 // first 4 layers and ffn_down of the first eighth Q5_K (imatrix-free, non-Falcon); rows that do not
 // fit a K-quant's 256-element blocks fall back to Q5_0 / Q5_1 / Q8_0, and to F16 if even that
-// fails.
+// fails. Models of exactly 8 experts get attn_k and attn_v Q8_0 and (Q4_K_S/M) attn_output Q5_K;
+// the MoE router (ffn_gate_inp) stays F32.
 gguf::TensorType choose_tensor_type(FileType file_type, const TensorSlot& slot);
 
 }  // namespace vkllm::model

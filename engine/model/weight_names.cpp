@@ -77,6 +77,14 @@ const char* suffix(Weight w) {
       return "cls.output.weight";
     case Weight::ClsOutBias:
       return "cls.output.bias";
+    case Weight::FfnGateInp:
+      return "ffn_gate_inp.weight";
+    case Weight::FfnGateExps:
+      return "ffn_gate_exps.weight";
+    case Weight::FfnUpExps:
+      return "ffn_up_exps.weight";
+    case Weight::FfnDownExps:
+      return "ffn_down_exps.weight";
   }
   return "";
 }

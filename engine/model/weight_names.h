@@ -45,6 +45,13 @@ enum class Weight {
   ClsBias,
   ClsOut,
   ClsOutBias,
+  // Mixture-of-experts feed-forward (qwen3moe): the router (ffn_gate_inp, [n_embd, n_expert],
+  // F32 in llama.cpp's files) and the experts' weights stacked along a third dimension
+  // ([cols, rows, n_expert]: expert e's rows follow expert e-1's).
+  FfnGateInp,
+  FfnGateExps,
+  FfnUpExps,
+  FfnDownExps,
 };
 
 // Name of a global weight (layer ignored) or of layer `layer`'s weight, e.g. "blk.3.attn_q.weight".

@@ -13,6 +13,7 @@
 #include "engine/cpu/ops.h"
 #include "engine/cpu/quant_matmul.h"
 #include "engine/cpu/thread_pool.h"
+#include "engine/runtime/cpu_moe.h"
 #include "engine/runtime/system_memory.h"
 
 namespace vkllm::runtime {
@@ -53,6 +54,7 @@ class CpuBackend final : public StepBackend {
         own_pool_(o.cpu_threads ? std::make_unique<cpu::ThreadPool>(o.cpu_threads) : nullptr),
         pool_(own_pool_ ? *own_pool_ : shared_pool()) {
     ws_.reserve_threads(pool_.size());
+    if (spec_.is_moe()) check_cpu_moe_weights(model);
     allocate_activations();
     allocate_kv();
   }
@@ -167,6 +169,13 @@ class CpuBackend final : public StepBackend {
     g.up_stride = up.stride;
     g.out_stride = out.stride;
     split(rows, rows_per_task(n), [&](uint32_t b, uint32_t e) { cpu::glu(g, b, e, isa_); });
+  }
+
+  void moe_ffn(const MoeSpec& m, uint32_t n_tokens) override {
+    const CpuMoeWeights w{&get({Weight::FfnGateInp, m.layer}), &get({Weight::FfnGateExps, m.layer}),
+                          &get({Weight::FfnUpExps, m.layer}), &get({Weight::FfnDownExps, m.layer})};
+    cpu_moe_ffn(m, n_tokens, w, ptr(m.x), m.x.stride, ptr(m.out), m.out.stride, moe_, pool_, ws_,
+                isa_);
   }
 
   void select_rows(Rows from, Rows to, uint32_t n, uint32_t n_sel) override {
@@ -385,7 +394,7 @@ class CpuBackend final : public StepBackend {
   void allocate_activations() {
     const uint64_t T = opt_.max_batch_tokens, E = spec_.n_embd;
     const uint64_t qd = spec_.n_embd_q(), kvd = spec_.n_embd_k_gqa();
-    const uint64_t ff = spec_.n_ff, R = opt_.max_logits_rows;
+    const uint64_t ff = spec_.ffn_act_width(), R = opt_.max_logits_rows;
     // Encoders pool into Logits (n_embd_out per row).
     const uint64_t V =
         spec_.is_encoder() ? std::max(spec_.n_vocab, spec_.n_embd_out()) : spec_.n_vocab;
@@ -444,6 +453,7 @@ class CpuBackend final : public StepBackend {
   std::unique_ptr<cpu::ThreadPool> own_pool_;  // RunnerOptions::cpu_threads set
   cpu::ThreadPool& pool_;
   cpu::MatmulWorkspace ws_;
+  CpuMoeScratch moe_;  // the MoE FFN's buffers, grown to the largest step
   kv::KvLayout layout_;
   std::unique_ptr<uint16_t[], FreeBytes> kv_;
   std::unique_ptr<float[], FreeBytes> storage_;

@@ -1,5 +1,7 @@
 #include "engine/runtime/forward.h"
 
+#include <stdexcept>
+
 #include "engine/runtime/qkv_projection.h"
 
 namespace vkllm::runtime {
@@ -12,6 +14,7 @@ Forward::BlockInputs Forward::qkv_inputs(uint32_t l) const {
 }
 
 Forward::BlockInputs Forward::ffn_inputs(uint32_t l) const {
+  if (spec_.is_moe()) return {{{Weight::FfnGateInp, l}}, 1};  // the router reads H first
   if (spec_.fused_gate_up) return {{{Weight::FfnUp, l}}, 1};  // gate and up stacked
   return {{{Weight::FfnGate, l}, {Weight::FfnUp, l}}, 2};
 }
@@ -121,6 +124,10 @@ void Forward::ffn_block(StepBackend& b, uint32_t l, uint32_t T) const {
     b.barrier();
     b.mark("ffn_norm");
   }
+  if (spec_.is_moe()) {
+    moe_block(b, l, T);
+    return;
+  }
   Rows gate{Act::Gate}, up{Act::Up};
   ProductOut outs[2] = {{inputs.w[0], {Act::Gate}}, {inputs.w[1], {Act::Up}}};
   size_t n_outs = 2;
@@ -154,6 +161,31 @@ void Forward::ffn_block(StepBackend& b, uint32_t l, uint32_t T) const {
   }
   b.barrier();
   b.mark(chained_norms() && l + 1 < spec_.n_layer ? "down_attn_norm" : "down");
+}
+
+// The experts add their weighted sum into the residual stream; the next layer's attention norm
+// (chained) follows as its own operation.
+void Forward::moe_block(StepBackend& b, uint32_t l, uint32_t T) const {
+  if (spec_.post_norms) throw std::logic_error("mixture-of-experts with post norms");
+  MoeSpec m;
+  m.layer = l;
+  m.x = {Act::H};
+  m.out = {Act::X};
+  m.n_embd = spec_.n_embd;
+  m.n_ff = spec_.n_ff_exp;
+  m.n_expert = spec_.n_expert;
+  m.n_used = spec_.n_expert_used;
+  m.norm_weights = spec_.moe_norm_weights;
+  m.act = spec_.activation == model::Activation::SiLU ? GluAct::Silu : GluAct::GeluTanh;
+  b.moe_ffn(m, T);
+  b.barrier();
+  b.mark("moe");
+  if (chained_norms() && l + 1 < spec_.n_layer) {
+    b.rms_norm({Act::X}, {Weight::AttnNorm, l + 1}, {Act::H}, spec_.n_embd, T,
+               qkv_inputs(l + 1).span());
+    b.barrier();
+    b.mark("attn_norm");
+  }
 }
 
 // Only the rows that produce logits go through the final norm and the LM head.

@@ -39,6 +39,7 @@ class Forward {
   void layer(StepBackend& b, uint32_t l, uint32_t T) const;
   void attention_block(StepBackend& b, uint32_t l, uint32_t T) const;
   void ffn_block(StepBackend& b, uint32_t l, uint32_t T) const;
+  void moe_block(StepBackend& b, uint32_t l, uint32_t T) const;
   void output(StepBackend& b, const StepShape& shape) const;
 
   const model::ModelSpec& spec_;

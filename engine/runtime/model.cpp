@@ -20,7 +20,7 @@ constexpr VkDeviceSize kMaxArena = VkDeviceSize(1) << 30;  // the runtime's larg
 constexpr size_t kChunk = size_t(8) << 20;
 // Weights up to the enum's last one at the time of writing get a table slot; any added later
 // fall back to the name lookup.
-constexpr size_t kWeights = static_cast<size_t>(model::Weight::ClsOutBias) + 1;
+constexpr size_t kWeights = static_cast<size_t>(model::Weight::FfnDownExps) + 1;
 
 // Kernels read whole 32-bit words of 2-byte-aligned blocks, up to this far past a tensor's end.
 constexpr VkDeviceSize kSlack = vk::kWeightReadSlackBytes;

@@ -78,6 +78,22 @@ struct AttentionSpec {
 
 enum class GluAct : uint8_t { Silu, GeluTanh };
 
+// A mixture-of-experts feed-forward of layer `layer` (model::ModelSpec::is_moe): for every step
+// token t, router logits Weight::FfnGateInp x[t], softmax, the n_used most probable of n_expert
+// experts (ties: the lower index), their probabilities renormalised to sum 1 when
+// `norm_weights`, and out[t] += sum over the selected experts e, in rank order, of
+// weight_e * down_e(act(gate_e x[t]) * up_e x[t]) with the stacked expert weights
+// (Weight::FfnGateExps / FfnUpExps / FfnDownExps). Only selected experts are computed.
+struct MoeSpec {
+  uint32_t layer = 0;
+  Rows x, out;
+  uint32_t n_embd = 0;
+  uint32_t n_ff = 0;  // one expert's FFN width
+  uint32_t n_expert = 0, n_used = 0;
+  bool norm_weights = true;
+  GluAct act = GluAct::Silu;
+};
+
 // Rows pooled per sequence (embedding models).
 enum class PoolMode : uint8_t { Mean, First, Last };
 
@@ -180,6 +196,9 @@ class StepBackend {
   // out = act(gate) * up over `rows` rows of n; `feeds` as for rms_norm.
   virtual void glu(GluAct act, Rows gate, Rows up, Rows out, uint32_t n, uint32_t rows,
                    std::span<const WeightRef> feeds = {}) = 0;
+  // The mixture-of-experts FFN (MoeSpec) of the step's n_tokens tokens. A backend may use the
+  // Gate, Up and FfnAct activations (ModelSpec::ffn_act_width floats per token) as scratch.
+  virtual void moe_ffn(const MoeSpec& /*moe*/, uint32_t /*n_tokens*/) { unsupported("moe_ffn"); }
   // to[r] = from[selected row r] for the step's n_sel selected rows, rows of n elements.
   virtual void select_rows(Rows from, Rows to, uint32_t n, uint32_t n_sel) = 0;
   // x = cap * tanh(x / cap) over n elements.
@@ -271,7 +290,7 @@ class StepBackend {
 
  private:
   [[noreturn]] static void unsupported(const char* op) {
-    throw std::logic_error(std::string("this backend has no encoder operation ") + op);
+    throw std::logic_error(std::string("this backend has no operation ") + op);
   }
 };
 

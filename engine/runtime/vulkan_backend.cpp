@@ -44,6 +44,7 @@ VulkanBackend::VulkanBackend(const Model& model, RunnerOptions& o)
       rec_(recs_[0].get()) {
   // Devices that do not report their compute units get a middling guess for split-K.
   compute_units_ = ctx_.caps().compute_units ? ctx_.caps().compute_units : 16;
+  if (spec_.is_moe()) check_moe_weights();
 }
 
 void VulkanBackend::embed(WeightRef table, Rows out, uint32_t n_tokens, float scale) {

@@ -75,6 +75,18 @@ class VulkanBackend final : public StepBackend {
   void glu(GluAct act, Rows gate, Rows up, Rows out, uint32_t n, uint32_t rows,
            std::span<const WeightRef> feeds) override;
 
+  // The router's product into Up, routing on the device (shaders/moe_route.comp), then the
+  // selected experts' gate and up products (indirect matvecs, shaders/moe_matvec.comp) into Gate
+  // and Up as n_tokens * n_used rows, the GLU into FfnAct, and the down products summed with
+  // the router's weights into the residual, each output by one workgroup. At every batch size:
+  // the prefill path reads each selected expert once per (token, rank) pair (grouped GEMMs are
+  // left for later), never an unselected one.
+  void moe_ffn(const MoeSpec& m, uint32_t n_tokens) override;
+  // At construction: a MoE model this backend cannot run (too many experts for the routing
+  // kernel, an expert type without a kernel, an expert tensor past one binding) fails to load
+  // with a std::runtime_error naming the reason, not at its first step.
+  void check_moe_weights() const;
+
   void select_rows(Rows from, Rows to, uint32_t n, uint32_t n_sel) override;
   void softcap(Rows x, uint64_t n, float cap) override;
   void argmax(Rows logits, uint32_t n, uint32_t rows) override;

@@ -308,7 +308,9 @@ bool VulkanBackend::can_leave_norm(const ProductOut& out, const NormAfter& norm,
   if (off || n != 1 || norm.feeds.empty() || norm.y.off != 0 || norm.x.off != 0 || norm.n == 0 ||
       (norm.y.stride != 0 && norm.y.stride != norm.n) || out.y.act == norm.y.act)
     return false;
+  // A MoE router's input is read by the expert kernels too, which cannot normalize as they read.
   return std::all_of(norm.feeds.begin(), norm.feeds.end(), [&](const WeightRef& w) {
+    if (w.w == model::Weight::FfnGateInp) return false;
     const DeviceTensor* t = find(w);
     return t && t->parts.size() == 1 && t->cols() == norm.n && n <= matvec_limit(*t) &&
            matmul_.can_read_normalized(t->type, n);

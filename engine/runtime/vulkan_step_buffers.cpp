@@ -72,7 +72,7 @@ void VulkanStepBuffers::allocate_activations() {
   const uint64_t qd = spec.n_embd_q(), kvd = spec.n_embd_k_gqa();
   // Encoders pool into Logits and read every token's row of X back.
   const bool encoder = spec.is_encoder();
-  const uint64_t ff = spec.n_ff, R = max_rows;
+  const uint64_t ff = spec.ffn_act_width(), R = max_rows;
   const uint64_t V = encoder ? std::max(spec.n_vocab, spec.n_embd_out()) : spec.n_vocab;
   const uint64_t split_bytes =
       vk::ops::attention_scratch_bytes(1, kAttentionSplitRows, spec.n_head, spec.head_dim);
@@ -94,8 +94,10 @@ void VulkanStepBuffers::allocate_activations() {
   // workgroup-scope GEMM's widest token tile, which it then loads unchecked).
   f16_rows = static_cast<uint32_t>((std::max(T, R) + 127) / 128 * 128);
   const uint64_t x_f16_bytes = uint64_t{f16_rows} * std::max({E, qd, ff}) * 2;
+  const uint64_t moe_bytes = spec.is_moe() ? 4ull * T * spec.n_expert_used : 0;
   act_bytes = split_bytes + argmax_bytes + xq_bytes + xq_ffn_bytes + glu_counter_bytes +
-              x_f16_bytes + 4ull * f16_rows + 9 * align + 4 * (S_words() + align) + 16;
+              x_f16_bytes + 4ull * f16_rows + 9 * align + 4 * (S_words() + align) + 16 +
+              2 * (moe_bytes + align);
   for (uint64_t s : sizes) act_bytes += (s * 4 + align - 1) / align * align + align;
   act.emplace(ctx.device(), "activations", act_bytes);
   auto f32 = [&](uint64_t n) { return act->allocate(n * 4); };
@@ -119,6 +121,10 @@ void VulkanStepBuffers::allocate_activations() {
   x_f16 = act->allocate(x_f16_bytes);
   row_counters = act->allocate(4ull * f16_rows);
   norm_counter = act->allocate(16);
+  if (moe_bytes) {
+    moe_ids = act->allocate(moe_bytes);
+    moe_weights = act->allocate(moe_bytes);
+  }
   const std::vector<uint32_t> zeros(std::max<uint64_t>({glu_counter_bytes, 4ull * f16_rows, 16}) /
                                     4);
   vk::upload(ctx.device(), norm_counter, std::span<const uint32_t>(zeros.data(), 4));

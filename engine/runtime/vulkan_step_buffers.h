@@ -78,6 +78,9 @@ struct VulkanStepBuffers {
   // Zeroed words (f16_rows of them) in which the split-K reduction with a norm counts each
   // token's finished workgroups.
   vk::BufferSlice row_counters;
+  // Mixture-of-experts models: each token's selected experts (uint32) and their weights, in rank
+  // order (n_expert_used per token).
+  vk::BufferSlice moe_ids, moe_weights;
 
  private:
   uint64_t S_words() const { return std::max<uint32_t>(max_rows, 4); }

@@ -93,6 +93,7 @@ std::optional<registry::Digest> quantize_blob(registry::ModelStore& store,
   const std::string arch = header.get_optional<std::string>("general.architecture").value_or("");
   const uint32_t n_layer = header.get_optional<uint32_t>(arch + ".block_count").value_or(1);
   const bool has_output = header.find_tensor("output.weight") != nullptr;
+  const uint32_t n_expert = header.get_optional<uint32_t>(arch + ".expert_count").value_or(0);
 
   gguf::GgufWriter writer;
   writer.copy_metadata(header, "");
@@ -104,7 +105,7 @@ std::optional<registry::Digest> quantize_blob(registry::ModelStore& store,
   uint64_t completed = 0;
   progress(status, 0, total);
   for (const auto& t : header.tensors()) {
-    const model::TensorSlot slot{t.name, t.shape, layer_of(t.name), n_layer, has_output};
+    const model::TensorSlot slot{t.name, t.shape, layer_of(t.name), n_layer, has_output, n_expert};
     const TensorType to = choose_tensor_type(target, slot);
     // The tensor's infos outlive the writer's fill calls: `header` is alive until write_to ends.
     writer.add_lazy_tensor(t.name, to, t.shape, [&, to, info = &t](std::span<uint8_t> out) {

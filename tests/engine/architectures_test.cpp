@@ -5,7 +5,8 @@
 // The cases are a representative subset of arch x type, to keep lavapipe under about a minute:
 // every weight type on llama (the shared kernels), and every other architecture with F16 and
 // Q4_K_M (its own code paths: biases, Q/K norms, post norms, softcaps, fused QKV and gate/up,
-// NeoX RoPE, sliding windows, tied embeddings). Two shapes: 256-wide with head_dim 64 and an n_ff
+// NeoX RoPE, sliding windows, tied embeddings, qwen3moe's mixture of experts, which also runs
+// on the CPU backend here). Two shapes: 256-wide with head_dim 64 and an n_ff
 // of 320 (ffn_down rows are no multiple of 256, so the K-quant mix falls back to Q5_0/Q5_1/Q8_0
 // there), and 128-wide with head_dim 32 (every K-quant tensor falls back). One 1024-wide llama
 // (head_dim 64, n_ff 2816) at Q4_K_M, prefilled 17 tokens first so that its products run on the
@@ -17,6 +18,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -24,6 +27,7 @@
 #include "engine/gguf/gguf_writer.h"
 #include "engine/model/model_maker.h"
 #include "engine/runtime/generator.h"
+#include "engine/runtime/host_model.h"
 #include "engine/runtime/model.h"
 #include "engine/runtime/runner.h"
 #include "tests/engine/vk_test_context.h"
@@ -44,13 +48,14 @@ constexpr uint32_t kSmallWindow = 8;  // so 24 tokens cross the sliding window
 struct ArchCase {
   std::string arch;
   FileType type;
-  uint32_t width;  // 256: 256x?x4x2, head_dim 64, n_ff 320; 128: 128x?x4x2, head_dim 32, n_ff
-                   // 512; 1024: 1024x?x16x4, head_dim 64, n_ff 2816
+  uint32_t width;    // 256: 256x?x4x2, head_dim 64, n_ff 320; 128: 128x?x4x2, head_dim 32, n_ff
+                     // 512; 1024: 1024x?x16x4, head_dim 64, n_ff 2816
+  bool cpu = false;  // the CPU backend instead of Vulkan
 };
 
 std::string label(const ::testing::TestParamInfo<ArchCase>& info) {
   return info.param.arch + "_" + std::string(model::file_type_name(info.param.type)) + "_w" +
-         std::to_string(info.param.width);
+         std::to_string(info.param.width) + (info.param.cpu ? "_cpu" : "");
 }
 
 model::ModelShape shape_of(const ArchCase& c) {
@@ -60,6 +65,10 @@ model::ModelShape shape_of(const ArchCase& c) {
   model::ModelShape s = model::parse_model_shape(std::to_string(c.width) + "x" + layers + heads);
   if (c.width == 256) s.n_ff = 320;
   if (c.width == 1024) s.n_ff = 2816;
+  // qwen3moe: 8 experts of width 256 (K-quant rows) at w256, 64 at w128, 2 per token.
+  s.n_expert = 8;
+  s.n_expert_used = 2;
+  s.n_ff_exp = c.width == 256 ? 256 : 64;
   return s;
 }
 
@@ -97,16 +106,29 @@ TEST_P(Architectures, RunnerMatchesReferenceOnPrefillChunksAndDecode) {
   });
   const auto file = gguf::GgufFile::parse(bytes);
 
-  Model model(test::vk_context(), file);
+  std::optional<Model> model;
+  std::optional<HostModel> host;
+  if (c.cpu) {
+    GgufFileSource source(file);
+    host.emplace(file, source);
+  } else {
+    model.emplace(test::vk_context(), file);
+  }
   RunnerOptions opts;
   opts.max_batch_tokens = 24;
   opts.max_logits_rows = 24;  // every row of a chunk in one step (Generator::feed's chunks)
   opts.max_seqs = 2;
   opts.max_context = 64;
   opts.kv_budget_bytes = 8u << 20;
-  Runner runner(model, opts);
-  Generator gen(runner);
-  reference::ReferenceModel ref(file, reference::ReferenceModel::EngineRounding{});
+  auto runner =
+      c.cpu ? std::make_unique<Runner>(*host, opts) : std::make_unique<Runner>(*model, opts);
+  Generator gen(*runner);
+  // The CPU backend rounds activations to 8-bit blocks before quantized products, as llama.cpp's
+  // CPU backend does; the reference then rounds them alike. (Against the f32 reference a router
+  // with two nearly equal experts may pick the other one, and that token's output moves far.)
+  reference::ReferenceModel ref =
+      c.cpu ? reference::ReferenceModel(file)
+            : reference::ReferenceModel(file, reference::ReferenceModel::EngineRounding{});
   if (c.arch == "gemma2" || c.arch == "gemma3" || c.arch == "phi3") {
     ASSERT_EQ(ref.spec().sliding_window, kSmallWindow);
   }
@@ -124,12 +146,33 @@ TEST_P(Architectures, RunnerMatchesReferenceOnPrefillChunksAndDecode) {
                                              std::span(prompt).subspan(first)};
   std::vector<float> last_want;
   size_t row_index = 0;
+  // Mixture of experts: a token whose router had its last selected and best unselected expert
+  // within kRouteTie logits may go the other way on a backend that rounds differently, and its
+  // output then moves far: such rows are routing near-ties, not compared (measured on the CPU
+  // backend's Q4_K_M case: about one decision in 70 flipped, every one at a gap of 0.002-0.005).
+  // A near-tie before the last layer also changes that token's K/V for the rows after it, so
+  // comparison stops there.
+  constexpr float kRouteTie = 0.05f;
+  bool routes_diverged = false;
+  int route_ties = 0;
+  auto compare_row = [&](size_t r) {
+    if (routes_diverged) return false;
+    const std::vector<float>& gaps = ref.route_gaps()[r];
+    for (size_t l = 0; l < gaps.size(); ++l) {
+      if (gaps[l] >= kRouteTie) continue;
+      ++route_ties;
+      if (l + 1 < gaps.size()) routes_diverged = true;
+      return false;
+    }
+    return true;
+  };
   for (const auto chunk : chunks) {
     const std::vector<float> got = gen.feed(chunk, /*all_rows=*/true);
     const auto want = ref.forward(chunk, /*all_rows=*/true);
     ASSERT_EQ(got.size(), want.size() * kVocab);
     for (size_t r = 0; r < want.size(); ++r, ++row_index) {
       const std::span<const float> g(got.data() + r * kVocab, kVocab);
+      if (!compare_row(r)) continue;
       EXPECT_GE(cosine(g, want[r]), min_cos)
           << "prefill row " << row_index << ", max abs diff " << max_abs_diff(g, want[r]);
     }
@@ -144,15 +187,17 @@ TEST_P(Architectures, RunnerMatchesReferenceOnPrefillChunksAndDecode) {
     const std::vector<int32_t> one{next};
     const std::vector<float> got = gen.feed(one);
     const auto want = ref.forward(one, /*all_rows=*/false).back();
+    last_want = want;
+    if (!compare_row(0)) continue;
     EXPECT_GE(cosine(got, want), min_cos)
         << "decode step " << step << ", max abs diff " << max_abs_diff(got, want);
     if (relative_margin(want) > 0.02) {
       EXPECT_EQ(argmax(got), argmax(want)) << "decode step " << step;
       ++checked;
     }
-    last_want = want;
   }
   RecordProperty("greedy_checked", checked);
+  RecordProperty("route_near_ties", route_ties);
 }
 
 std::vector<ArchCase> cases() {
@@ -163,10 +208,14 @@ std::vector<ArchCase> cases() {
   }
   v.push_back({"llama", FileType::Q4_K_M, 128});
   v.push_back({"llama", FileType::Q4_K_M, 1024});
-  for (const char* arch : {"qwen2", "qwen3", "gemma2", "gemma3", "phi3"}) {
+  for (const char* arch : {"qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3"}) {
     v.push_back({arch, FileType::F16, 128});
     v.push_back({arch, FileType::Q4_K_M, 256});
   }
+  // The mixture of experts on the CPU backend too (the other architectures' CPU coverage is
+  // tests/unit and cpu_vulkan_crosscheck_test).
+  v.push_back({"qwen3moe", FileType::F16, 128, true});
+  v.push_back({"qwen3moe", FileType::Q4_K_M, 256, true});
   return v;
 }
 

@@ -39,9 +39,13 @@ ReferenceModel::ReferenceModel(const gguf::GgufFile& f, bool llama_cpp_rounding)
     L.k_norm = get(Weight::AttnKNorm, false);
     L.post_attn_norm = get(Weight::PostAttnNorm, spec_.post_norms);
     L.ffn_norm = get(Weight::FfnNorm);
-    if (!spec_.fused_gate_up) L.gate = get(Weight::FfnGate);
-    L.up = get(Weight::FfnUp);
-    L.down = get(Weight::FfnDown);
+    if (spec_.is_moe()) {
+      load_moe(f, l, L);
+    } else {
+      if (!spec_.fused_gate_up) L.gate = get(Weight::FfnGate);
+      L.up = get(Weight::FfnUp);
+      L.down = get(Weight::FfnDown);
+    }
     L.post_ffn_norm = get(Weight::PostFfnNorm, spec_.post_norms);
   }
   reset();
@@ -227,21 +231,7 @@ std::vector<float> ReferenceModel::forward_one(int32_t token, uint32_t pos, bool
     for (size_t i = 0; i < x.size(); ++i) x[i] += o[i];
 
     h = rms_norm(x, L.ffn_norm);
-    std::vector<float> g, u;
-    if (s.fused_gate_up) {
-      auto gu = matvec(L.up, h);
-      g.assign(gu.begin(), gu.begin() + s.n_ff);
-      u.assign(gu.begin() + s.n_ff, gu.end());
-    } else {
-      g = matvec(L.gate, h);
-      u = matvec(L.up, h);
-    }
-    for (size_t i = 0; i < g.size(); ++i) {
-      const double a = s.activation == model::Activation::SiLU ? g[i] / (1.0 + std::exp(-g[i]))
-                                                               : gelu_tanh(g[i]);
-      g[i] = static_cast<float>(a * u[i]);
-    }
-    auto d = matvec(L.down, g);
+    auto d = ffn(L, h);
     if (s.post_norms) d = rms_norm(d, L.post_ffn_norm);
     for (size_t i = 0; i < x.size(); ++i) x[i] += d[i];
   }
@@ -254,10 +244,32 @@ std::vector<float> ReferenceModel::forward_one(int32_t token, uint32_t pos, bool
   return logits;
 }
 
+std::vector<float> ReferenceModel::ffn(const Layer& L, const std::vector<float>& h) const {
+  if (spec_.is_moe()) return moe(L, h);
+  const auto& s = spec_;
+  std::vector<float> g, u;
+  if (s.fused_gate_up) {
+    auto gu = matvec(L.up, h);
+    g.assign(gu.begin(), gu.begin() + s.n_ff);
+    u.assign(gu.begin() + s.n_ff, gu.end());
+  } else {
+    g = matvec(L.gate, h);
+    u = matvec(L.up, h);
+  }
+  for (size_t i = 0; i < g.size(); ++i) {
+    const double a =
+        s.activation == model::Activation::SiLU ? g[i] / (1.0 + std::exp(-g[i])) : gelu_tanh(g[i]);
+    g[i] = static_cast<float>(a * u[i]);
+  }
+  return matvec(L.down, g);
+}
+
 std::vector<std::vector<float>> ReferenceModel::forward(std::span<const int32_t> tokens,
                                                         bool all_rows) {
   std::vector<std::vector<float>> out;
+  route_gaps_.clear();
   for (size_t i = 0; i < tokens.size(); ++i) {
+    route_gaps_.emplace_back();
     const bool last = i + 1 == tokens.size();
     auto row = forward_one(tokens[i], n_past_++, all_rows || last);
     if (all_rows || last) out.push_back(std::move(row));

@@ -13,6 +13,15 @@
 
 namespace vkllm::reference {
 
+// The mixture-of-experts routing of one token, written plainly (a stable sort of the softmax
+// probabilities, larger first): the experts in rank order and their weights, renormalised when
+// `norm`. The scalar reference of cpu::moe_route and shaders/moe_route.comp.
+struct MoeRoute {
+  std::vector<uint32_t> ids;
+  std::vector<float> weights;
+};
+MoeRoute reference_moe_route(std::span<const float> logits, uint32_t n_used, bool norm);
+
 class ReferenceModel {
  public:
   // With llama_cpp_rounding, activations are rounded the way llama.cpp's CPU backend rounds them
@@ -37,12 +46,18 @@ class ReferenceModel {
     n_past_ = 0;
   }
   uint32_t n_past() const { return n_past_; }
+  // Mixture-of-experts models: for each token of the last forward() (every row, kept or not),
+  // per layer, how far the last selected expert's router logit is above the best unselected
+  // one. A backend that rounds differently may pick the other expert where this is small.
+  const std::vector<std::vector<float>>& route_gaps() const { return route_gaps_; }
 
  private:
   using Matrix = ReferenceMatrix;
   struct Layer {
     Matrix attn_norm, wq, wk, wv, wqkv, wo, bq, bk, bv, q_norm, k_norm, post_attn_norm;
     Matrix ffn_norm, gate, up, down, post_ffn_norm;
+    Matrix router;                             // MoE: [n_embd -> n_expert]
+    std::vector<Matrix> gate_e, up_e, down_e;  // MoE: each expert's own
   };
   struct Cache {
     std::vector<std::vector<float>> k, v;  // per position: n_head_kv * head_dim
@@ -53,6 +68,10 @@ class ReferenceModel {
                               size_t n = 0) const;
   void rope(std::vector<float>& v, uint32_t n_heads, uint32_t pos, bool swa) const;
   std::vector<float> forward_one(int32_t token, uint32_t pos, bool logits);
+  // The dense FFN or the mixture of experts of layer L on the normed input h.
+  std::vector<float> ffn(const Layer& L, const std::vector<float>& h) const;
+  std::vector<float> moe(const Layer& L, const std::vector<float>& h) const;
+  void load_moe(const gguf::GgufFile& f, uint32_t layer, Layer& L) const;
 
   model::ModelSpec spec_;
   bool llama_cpp_rounding_;
@@ -62,6 +81,7 @@ class ReferenceModel {
   std::vector<Cache> layers_cache_;
   uint32_t n_past_ = 0;
   bool hidden_out_ = false;
+  mutable std::vector<std::vector<float>> route_gaps_;
 };
 
 }  // namespace vkllm::reference

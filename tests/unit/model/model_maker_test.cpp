@@ -389,3 +389,76 @@ TEST(MakeModel, ShapesParseAndBadInputIsAClearError) {
 
 }  // namespace
 }  // namespace vkllm::model
+
+namespace vkllm::model {
+namespace {
+
+// qwen3moe's test shape as llama.cpp lays it out: an F32 router and stacked [cols, rows, 8]
+// experts instead of the dense FFN, the expert keys, and the 8-expert quantization rules (attn_k
+// and attn_v Q8_0, attn_output Q5_K at Q4_K_M); ModelSpec reads it back.
+TEST(MakeModel, Qwen3MoeHasRouterStackedExpertsAndExpertKeys) {
+  const ModelShape shape = parse_model_shape("test");
+  const auto m = make("qwen3moe", shape, FileType::Q4_K_M);
+  for (uint32_t l = 0; l < 2; ++l) {
+    const std::string b = "blk." + std::to_string(l) + ".";
+    EXPECT_EQ(m->by_name.count(b + "ffn_gate.weight"), 0u);
+    EXPECT_EQ(m->by_name.count(b + "ffn_down.weight"), 0u);
+    EXPECT_EQ(m->by_name.at(b + "ffn_gate_inp.weight")->shape, (std::vector<uint64_t>{256, 8}));
+    EXPECT_EQ(m->type_of(b + "ffn_gate_inp.weight"), TensorType::F32);
+    EXPECT_EQ(m->by_name.at(b + "ffn_gate_exps.weight")->shape,
+              (std::vector<uint64_t>{256, 256, 8}));
+    EXPECT_EQ(m->by_name.at(b + "ffn_up_exps.weight")->shape, (std::vector<uint64_t>{256, 256, 8}));
+    EXPECT_EQ(m->by_name.at(b + "ffn_down_exps.weight")->shape,
+              (std::vector<uint64_t>{256, 256, 8}));
+    EXPECT_EQ(m->type_of(b + "ffn_gate_exps.weight"), TensorType::Q4_K);
+    // use_more_bits of 2 layers: the last one.
+    EXPECT_EQ(m->type_of(b + "ffn_down_exps.weight"), l == 1 ? TensorType::Q6_K : TensorType::Q4_K);
+    EXPECT_EQ(m->type_of(b + "attn_k.weight"), TensorType::Q8_0);
+    EXPECT_EQ(m->type_of(b + "attn_v.weight"), TensorType::Q8_0);
+    EXPECT_EQ(m->type_of(b + "attn_output.weight"), TensorType::Q5_K);
+    EXPECT_EQ(m->type_of(b + "attn_q_norm.weight"), TensorType::F32);
+  }
+  EXPECT_EQ(m->file.get<uint32_t>("qwen3moe.expert_count"), 8u);
+  EXPECT_EQ(m->file.get<uint32_t>("qwen3moe.expert_used_count"), 2u);
+  EXPECT_EQ(m->file.get<uint32_t>("qwen3moe.expert_feed_forward_length"), 256u);
+  const ModelSpec spec = ModelSpec::from_gguf(m->file);
+  EXPECT_EQ(spec.arch, Arch::Qwen3Moe);
+  EXPECT_TRUE(spec.is_moe());
+  EXPECT_EQ(spec.n_expert, 8u);
+  EXPECT_EQ(spec.n_expert_used, 2u);
+  EXPECT_EQ(spec.n_ff_exp, 256u);
+  EXPECT_TRUE(spec.moe_norm_weights);
+  EXPECT_TRUE(spec.qk_norm);
+  EXPECT_FALSE(spec.fused_gate_up);
+  EXPECT_EQ(spec.rope_ordering, RopeOrdering::NeoX);
+}
+
+TEST(ModelSpecMoe, MissingExpertKeysOrTensorsAreClearErrors) {
+  const auto m = make("qwen3moe", parse_model_shape("test"), FileType::F32);
+  gguf::GgufWriter w;
+  w.copy_metadata(m->file, "");
+  w.set_u32("qwen3moe.expert_used_count", 9);
+  w.add_tensor("token_embd.weight", TensorType::F32, {256, 300},
+               std::vector<uint8_t>(256 * 300 * 4));
+  const auto bytes = w.serialize();
+  try {
+    ModelSpec::from_gguf(gguf::GgufFile::parse(bytes));
+    FAIL() << "9 of 8 experts accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("expert_used_count"), std::string::npos) << e.what();
+  }
+  gguf::GgufWriter w2;
+  w2.copy_metadata(m->file, "");
+  w2.add_tensor("token_embd.weight", TensorType::F32, {256, 300},
+                std::vector<uint8_t>(256 * 300 * 4));
+  const auto bytes2 = w2.serialize();
+  try {
+    ModelSpec::from_gguf(gguf::GgufFile::parse(bytes2));
+    FAIL() << "a qwen3moe model without experts loaded";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("ffn_gate_inp"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace vkllm::model

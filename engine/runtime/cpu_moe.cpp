@@ -1,0 +1,108 @@
+#include "engine/runtime/cpu_moe.h"
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "engine/cpu/moe_route.h"
+#include "engine/cpu/ops.h"
+#include "engine/gguf/quants.h"
+
+namespace vkllm::runtime {
+
+namespace {
+
+// Expert e's rows of a stacked [cols, rows, n_expert] tensor.
+cpu::WeightView expert_view(const HostTensor& t, uint32_t e) {
+  if (t.shape.size() != 3 || e >= t.shape[2]) {
+    throw std::logic_error(t.name + " is not a stacked expert tensor");
+  }
+  const uint64_t bytes = gguf::row_bytes(t.type, t.shape[0]) * t.shape[1];
+  return {t.type, t.data + e * bytes, t.shape[0], t.shape[1]};
+}
+
+template <class T>
+T* grown(std::vector<T>& v, uint64_t n) {
+  if (v.size() < n) v.resize(n);
+  return v.data();
+}
+
+}  // namespace
+
+void check_cpu_moe_weights(const HostModel& model) {
+  const model::ModelSpec& spec = model.spec();
+  for (uint32_t l = 0; l < spec.n_layer; ++l) {
+    for (model::Weight w :
+         {model::Weight::FfnGateExps, model::Weight::FfnUpExps, model::Weight::FfnDownExps}) {
+      const HostTensor& t = model.get(w, l);
+      if (!cpu::matmul_supports(t.type) || t.shape.size() != 3) {
+        throw std::runtime_error(t.name + ": the CPU backend has no expert kernel for it (" +
+                                 std::string(gguf::type_name(t.type)) + ")");
+      }
+    }
+  }
+}
+
+void cpu_moe_ffn(const MoeSpec& m, uint32_t T, const CpuMoeWeights& w, const float* x,
+                 uint32_t x_stride, float* out, uint32_t out_stride, CpuMoeScratch& s,
+                 cpu::ThreadPool& pool, cpu::MatmulWorkspace& ws, cpu::Isa isa) {
+  if (T == 0) return;
+  const uint32_t E = m.n_embd, F = m.n_ff, K = m.n_used;
+  if (x_stride == 0) x_stride = E;
+  if (out_stride == 0) out_stride = E;
+
+  // Router logits, then each token's experts and weights.
+  const cpu::WeightView router{w.router->type, w.router->data, w.router->cols(), w.router->rows()};
+  const cpu::Product logits{&router, grown(s.logits, uint64_t(T) * m.n_expert), m.n_expert, false};
+  cpu::matmul(std::span(&logits, 1), x, x_stride, T, pool, ws, isa);
+  cpu::MoeRouteArgs r;
+  r.logits = s.logits.data();
+  r.n_expert = m.n_expert;
+  r.n_used = K;
+  r.norm_weights = m.norm_weights;
+  r.ids = grown(s.ids, uint64_t(T) * K);
+  r.weights = grown(s.weights, uint64_t(T) * K);
+  cpu::moe_route(r, 0, T);
+
+  // Expert by expert: its (token, rank) pairs' rows through gate/up, GLU and down.
+  float* pair_out = grown(s.pair_out, uint64_t(T) * K * E);
+  grown(s.pairs, uint64_t(T) * K);
+  for (uint32_t e = 0; e < m.n_expert; ++e) {
+    uint32_t n = 0;
+    for (uint32_t p = 0; p < T * K; ++p)
+      if (s.ids[p] == e) s.pairs[n++] = p;
+    if (n == 0) continue;
+    float* xg = grown(s.x, uint64_t(n) * E);
+    for (uint32_t i = 0; i < n; ++i)
+      std::memcpy(xg + uint64_t(i) * E, x + uint64_t(s.pairs[i] / K) * x_stride, 4ull * E);
+    const cpu::WeightView gate = expert_view(*w.gate, e), up = expert_view(*w.up, e),
+                          down = expert_view(*w.down, e);
+    const cpu::Product gate_up[] = {{&gate, grown(s.gate, uint64_t(n) * F), F, false},
+                                    {&up, grown(s.up, uint64_t(n) * F), F, false}};
+    cpu::matmul(gate_up, xg, E, n, pool, ws, isa);
+    cpu::GluArgs g;
+    g.gate = s.gate.data();
+    g.up = s.up.data();
+    g.out = grown(s.act, uint64_t(n) * F);
+    g.n = F;
+    g.act = m.act == GluAct::Silu ? cpu::GluActivation::Silu : cpu::GluActivation::GeluTanh;
+    cpu::glu(g, 0, n, isa);
+    const cpu::Product d{&down, grown(s.down, uint64_t(n) * E), E, false};
+    cpu::matmul(std::span(&d, 1), s.act.data(), F, n, pool, ws, isa);
+    for (uint32_t i = 0; i < n; ++i)
+      std::memcpy(pair_out + uint64_t(s.pairs[i]) * E, s.down.data() + uint64_t(i) * E, 4ull * E);
+  }
+
+  // Each token's weighted sum over its experts in rank order, then into the residual.
+  pool.parallel_for(T, [&](uint32_t t, unsigned) {
+    float* o = out + uint64_t(t) * out_stride;
+    for (uint32_t i = 0; i < E; ++i) {
+      float acc = 0;
+      for (uint32_t k = 0; k < K; ++k)
+        acc += s.weights[uint64_t(t) * K + k] * pair_out[(uint64_t(t) * K + k) * E + i];
+      o[i] += acc;
+    }
+  });
+}
+
+}  // namespace vkllm::runtime

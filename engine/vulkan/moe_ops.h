@@ -1,0 +1,45 @@
+// Recording the mixture-of-experts kernels (shaders/moe_route.comp, shaders/moe_matvec.comp):
+// routing on the device, and products over the selected experts whose ids the kernels read from
+// the device (no host round trip). One dispatch each, no barrier.
+#pragma once
+
+#include <cstdint>
+
+#include "engine/gguf/tensor_type.h"
+#include "engine/vulkan/buffer.h"
+
+namespace vkllm::vk {
+class CommandRecorder;
+class PipelineCache;
+}  // namespace vkllm::vk
+
+namespace vkllm::vk::ops {
+
+// Most experts moe_route handles.
+inline constexpr uint32_t kMoeMaxExperts = 256;
+
+// ids[t * n_used + k], weights[..]: token t's k-th most probable expert (softmax of its
+// n_expert logits; ties: the lower index) and its probability, renormalised when `norm`.
+struct MoeRouteArgs {
+  BufferSlice logits, ids, weights;
+  uint32_t n_expert = 0, n_used = 0, n_tokens = 0;
+  bool norm = true;
+};
+void moe_route(CommandRecorder& rec, PipelineCache& pipelines, const MoeRouteArgs& a);
+
+// Products of the experts `ids` selects from a stacked [cols, rows, n_expert] weight tensor
+// (file layout, repacked where weight_layout.h says; readable 16 bytes past its end):
+//   combine false: y[q][row] = W[ids[q]][row] . x[x_per_pair ? q : q / n_used]  (q < n_items pairs)
+//   combine true:  y[t][row] += sum_k weights[t * n_used + k] * W[ids[..]][row] . x[t * n_used + k]
+//                  (t < n_items tokens; `weights` as moe_route writes them)
+struct MoeMatvecArgs {
+  gguf::TensorType type = gguf::TensorType::F32;
+  BufferSlice w, x, y, ids, weights;
+  uint32_t cols = 0, rows = 0, n_expert = 0, n_used = 0, n_items = 0;
+  uint32_t x_stride = 0, y_stride = 0;  // 0: cols / rows
+  bool x_per_pair = false, combine = false;
+};
+bool moe_matvec_supports(gguf::TensorType type);
+void moe_matvec(CommandRecorder& rec, PipelineCache& pipelines, const MoeMatvecArgs& a);
+
+}  // namespace vkllm::vk::ops

@@ -1,0 +1,113 @@
+// Qwen3-MoE fixtures (`vkllm dev make-model --arch qwen3moe --shape test`, F16, Q8_0 and Q4_K_M)
+// on both backends (Vulkan: lavapipe here; the CPU backend) against llama.cpp's CPU backend on
+// the same files (tests/reference/moe: make-model regenerates them from the recorded seeds):
+// prompt tokens, last logits and the greedy continuation, by the shared references' rules.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+
+#include "engine/runtime/generator.h"
+#include "engine/runtime/host_model.h"
+#include "engine/runtime/model.h"
+#include "engine/runtime/runner.h"
+#include "engine/tokenizer/tokenizer.h"
+#include "tests/engine/vk_test_context.h"
+#include "tests/reference/model_reference.h"
+#include "tests/support/fixture_model.h"
+#include "tests/support/param_name.h"
+
+namespace vkllm::runtime {
+namespace {
+
+using reference::cosine;
+using reference::max_abs_diff;
+
+std::filesystem::path moe_dir() {
+  return std::filesystem::path(VKLLM_SOURCE_DIR) / "tests" / "reference" / "moe";
+}
+
+// A case's fixture, made once per test process (quantizing takes a moment).
+struct Fixture {
+  reference::ModelCase c;
+  std::vector<uint8_t> bytes;
+  std::optional<gguf::GgufFile> file;
+};
+
+const Fixture& fixture(const std::string& name) {
+  static std::map<std::string, std::unique_ptr<Fixture>> made;
+  auto& f = made[name];
+  if (!f) {
+    f = std::make_unique<Fixture>();
+    f->c = reference::load_model_case(moe_dir(), name);
+    f->bytes = reference::model_case_bytes(f->c);
+    f->file.emplace(gguf::GgufFile::parse(f->bytes));
+  }
+  return *f;
+}
+
+class MoeVsLlamaCpp : public ::testing::TestWithParam<std::tuple<bool, std::string>> {};
+
+TEST_P(MoeVsLlamaCpp, LogitsAndGreedyContinuationMatchLlamaCpp) {
+  const auto [cpu, name] = GetParam();
+  const Fixture& f = fixture(name);
+  const reference::LlamaCppCase& ref = f.c.expected;
+  auto tok = tokenizer::Tokenizer::from_gguf(*f.file);
+  EXPECT_EQ(tok->encode(ref.prompt_text, true, true), ref.prompt_tokens) << "prompt tokens";
+
+  std::optional<HostModel> host;
+  std::optional<Model> device;
+  RunnerOptions opts;
+  opts.max_batch_tokens = 64;
+  opts.max_seqs = 2;
+  opts.max_context = 128;
+  opts.kv_budget_bytes = 8u << 20;
+  std::unique_ptr<Runner> runner;
+  if (cpu) {
+    GgufFileSource source(*f.file);
+    host.emplace(*f.file, source);
+    runner = std::make_unique<Runner>(*host, opts);
+  } else {
+    device.emplace(test::vk_context(), *f.file);
+    runner = std::make_unique<Runner>(*device, opts);
+  }
+  Generator gen(*runner);
+  const std::vector<float> logits = gen.feed(ref.prompt_tokens);
+  ASSERT_EQ(logits.size(), ref.last_logits.size());
+  const double diff = max_abs_diff(logits, ref.last_logits);
+  const double cos = cosine(logits, ref.last_logits);
+  std::printf("%s on %s: cosine %.7f, max abs diff %.4f\n", name.c_str(), cpu ? "cpu" : "vulkan",
+              cos, diff);
+  EXPECT_GE(cos, ref.min_cosine) << "max abs diff " << diff;
+
+  int32_t next = test::argmax(logits);
+  const float tie = reference::near_tie_margin(ref, diff);
+  size_t matched = 0;
+  for (size_t i = 0; i < ref.greedy_tokens.size(); ++i) {
+    if (ref.greedy_margins[i] < tie) break;
+    ASSERT_EQ(next, ref.greedy_tokens[i]) << "greedy step " << i;
+    next = gen.feed_greedy(next);
+    ++matched;
+  }
+  std::printf("%s on %s: %zu of %zu greedy tokens compared (up to the first near-tie)\n",
+              name.c_str(), cpu ? "cpu" : "vulkan", matched, ref.greedy_tokens.size());
+}
+
+std::string case_label(const ::testing::TestParamInfo<std::tuple<bool, std::string>>& info) {
+  return std::string(std::get<0>(info.param) ? "Cpu_" : "Vulkan_") +
+         test::param_name(std::get<1>(info.param));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Fixtures, MoeVsLlamaCpp,
+    ::testing::Combine(::testing::Values(false, true),
+                       ::testing::ValuesIn(reference::model_case_names(moe_dir()))),
+    case_label);
+
+}  // namespace
+}  // namespace vkllm::runtime
