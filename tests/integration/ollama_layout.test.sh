@@ -92,4 +92,7 @@ req=$(jq -nc --arg d "$digest" --rawfile t "$TEST_TMP/template" --slurpfile p "$
 expect_eq "$(http_status POST "$VKLLM_URL/api/create" -d "$req")" 200 "create twin: $(body)"
 node_client "$(dirname "$0")/ollama_layout.mjs" "$VKLLM_URL" twin "$REG/test/gemma3-olayout:v1" \
   gemma3-olayout || fail "npm client chats"
+grep -q "loaded $REG/test/gemma3-olayout:v1 in .*; ollama-gemma3 layout read as llama.cpp's$" \
+  "$VKLLM_LOG" || fail "the load log does not name the translation"
+grep -q "loaded twin:latest in .*)$" "$VKLLM_LOG" || fail "the twin's load log names a translation"
 pass "Ollama-layout gemma3 chats like its llama.cpp-layout twin"
