@@ -4,10 +4,13 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
 #include "engine/gguf/gguf_file.h"
+#include "engine/gguf/ollama_layout.h"
 #include "registry/go_json.h"
 #include "server/cli/commands.h"
 
@@ -178,8 +181,14 @@ struct InfoOptions {
 };
 
 int gguf_info(const InfoOptions& opts) {
-  const GgufFile f =
-      GgufFile::open(opts.path, opts.raw ? gguf::ReadLayout::Raw : gguf::ReadLayout::Translated);
+  std::optional<GgufFile> opened;
+  try {
+    opened.emplace(
+        GgufFile::open(opts.path, opts.raw ? gguf::ReadLayout::Raw : gguf::ReadLayout::Translated));
+  } catch (const gguf::LayoutError& e) {
+    throw std::runtime_error(std::string(e.what()) + " (--raw shows the file as stored)");
+  }
+  const GgufFile& f = *opened;
   if (opts.json) {
     print_json(opts.path, f);
   } else {

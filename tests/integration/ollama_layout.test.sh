@@ -23,7 +23,14 @@ jq -e '.translation == null and any(.tensors[]; .name == "v.patch_embedding.weig
   || fail "gguf-info --raw"
 "$VKLLM_BIN" gguf-info "$TEST_TMP/llama.cpp.gguf" | grep -q '^layout: *as stored (no translation)$' \
   || fail "a llama.cpp-layout file is translated"
-pass "gguf-info names the translation; --raw shows the file as stored"
+# A file with an Ollama marker but not what the translation needs (fuzz seed: a Llama 3 chat
+# template and no pre-tokenizer over a 3-token vocabulary): refused naming it; --raw reads it.
+half=$VKLLM_SOURCE_DIR/tests/fuzz/corpus/gguf/ollama-llama3.gguf
+if "$VKLLM_BIN" gguf-info "$half" >/dev/null 2>"$TEST_TMP/half.err"; then fail "half match accepted"; fi
+grep -q "looks like Ollama's llama3 layout .*no <|eot_id|> at 128009.*(--raw shows the file as stored)" \
+  "$TEST_TMP/half.err" || fail "half-match message: $(cat "$TEST_TMP/half.err")"
+"$VKLLM_BIN" gguf-info --raw "$half" >/dev/null || fail "gguf-info --raw of the half match"
+pass "gguf-info names the translation; --raw shows the file as stored; a half match is refused"
 
 # The blobs and the manifest as Ollama's library serves them.
 hex=$(sha256sum "$gguf" | cut -d' ' -f1)
