@@ -9,14 +9,15 @@
 #include <unordered_map>
 #include <utility>
 
+#include "engine/gguf/gguf_file_impl.h"
 #include "engine/gguf/gguf_mapped_file.h"
 #include "engine/gguf/gguf_value_convert.h"
+#include "engine/gguf/ollama_layout.h"
 
 namespace vkllm::gguf {
 
 namespace {
 
-constexpr uint64_t kDefaultAlignment = 32;
 constexpr uint32_t kMaxDims = 4;
 constexpr size_t kMaxTensorNameBytes = 64;  // the GGUF spec's limit
 // Arrays of arrays are legal GGUF; nobody needs them deeper than this, and a limit keeps
@@ -88,6 +89,10 @@ uint64_t min_encoded_size(ValueType t) {
   }
   return 1;
 }
+
+}  // namespace
+
+namespace detail {
 
 // Where in the file a value sits, described lazily so the happy path builds no strings.
 struct Where {
@@ -225,31 +230,17 @@ Value read_value(Cursor& c, ValueType type, const Where& w, int depth) {
   c.fail(w.describe(), c.pos(), "unknown value type");
 }
 
-}  // namespace
+}  // namespace detail
+
+using detail::Cursor;
+using detail::read_value;
+using detail::Where;
 
 uint64_t TensorInfo::element_count() const {
   uint64_t n = 1;
   for (uint64_t d : shape) n *= d;  // validated not to overflow when parsed
   return n;
 }
-
-struct GgufFile::Impl {
-  std::optional<MappedFile> mapping;
-  std::vector<uint8_t> owned;  // parse_header's copy of the prefix
-  std::span<const uint8_t> bytes;
-  uint64_t file_size = 0;  // the whole file's size (bytes.size() unless header-only)
-  uint32_t version = 0;
-  uint64_t alignment = kDefaultAlignment;
-  uint64_t data_offset = 0;
-  std::map<std::string, Value, std::less<>> metadata;
-  std::vector<const std::string*> key_order;  // map keys in file order (map nodes are stable)
-  std::vector<TensorInfo> tensors;
-  std::unordered_map<std::string_view, size_t> tensor_index;  // views into tensors[i].name
-
-  void parse();
-  void parse_tensor_infos(Cursor& c, uint64_t count);
-  void validate_tensor_layout(const Cursor& c, const std::vector<uint64_t>& info_offsets);
-};
 
 void GgufFile::Impl::parse() {
   Cursor c(bytes);
@@ -435,7 +426,7 @@ GgufFile::GgufFile(GgufFile&&) noexcept = default;
 GgufFile& GgufFile::operator=(GgufFile&&) noexcept = default;
 GgufFile::~GgufFile() = default;
 
-GgufFile GgufFile::open(const std::filesystem::path& path) {
+GgufFile GgufFile::open(const std::filesystem::path& path, ReadLayout layout) {
   auto impl = std::make_unique<Impl>();
   try {
     impl->mapping.emplace(path);
@@ -449,18 +440,23 @@ GgufFile GgufFile::open(const std::filesystem::path& path) {
   } catch (const GgufError& e) {
     throw GgufError(path.string() + ": " + e.what());
   }
-  return GgufFile(std::move(impl));
+  GgufFile file(std::move(impl));
+  if (layout == ReadLayout::Translated) translate_known_layouts(file);
+  return file;
 }
 
-GgufFile GgufFile::parse(std::span<const uint8_t> bytes) {
+GgufFile GgufFile::parse(std::span<const uint8_t> bytes, ReadLayout layout) {
   auto impl = std::make_unique<Impl>();
   impl->bytes = bytes;
   impl->file_size = bytes.size();
   impl->parse();
-  return GgufFile(std::move(impl));
+  GgufFile file(std::move(impl));
+  if (layout == ReadLayout::Translated) translate_known_layouts(file);
+  return file;
 }
 
-GgufFile GgufFile::parse_header(std::span<const uint8_t> prefix, uint64_t file_size) {
+GgufFile GgufFile::parse_header(std::span<const uint8_t> prefix, uint64_t file_size,
+                                ReadLayout layout) {
   if (prefix.size() > file_size) throw GgufError("GGUF: header prefix longer than the file");
   auto impl = std::make_unique<Impl>();
   impl->owned.assign(prefix.begin(), prefix.end());
@@ -472,7 +468,9 @@ GgufFile GgufFile::parse_header(std::span<const uint8_t> prefix, uint64_t file_s
   impl->owned.resize(keep);
   impl->owned.shrink_to_fit();
   impl->bytes = impl->owned;
-  return GgufFile(std::move(impl));
+  GgufFile file(std::move(impl));
+  if (layout == ReadLayout::Translated) translate_known_layouts(file);
+  return file;
 }
 
 bool GgufFile::header_only() const {

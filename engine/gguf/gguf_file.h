@@ -70,18 +70,34 @@ struct TensorInfo {
   uint64_t element_count() const;
 };
 
+// What a load-time layout translation (engine/gguf/ollama_layout.h) did to a file's view: the
+// layout it recognised ("ollama-gemma3", ...; empty: none, the view is the file as stored) and
+// one line per change, for `vkllm gguf-info` and logs.
+struct LayoutTranslation {
+  std::string name;
+  std::vector<std::string> changes;
+  bool applied() const { return !name.empty(); }
+};
+
+// Translated: files written by another converter whose layout a translation recognises are seen
+// in llama.cpp's layout (the file itself is never changed); Raw: the file exactly as stored.
+enum class ReadLayout { Translated, Raw };
+
 class GgufFile {
  public:
-  // Maps and validates the file. Throws GgufError.
-  static GgufFile open(const std::filesystem::path& path);
+  // Maps and validates the file. Throws GgufError; LayoutError (ollama_layout.h) when the file
+  // half-matches a known converter's layout.
+  static GgufFile open(const std::filesystem::path& path,
+                       ReadLayout layout = ReadLayout::Translated);
   // Parses an in-memory image (used by the fuzzer and tests); the bytes must outlive the object.
-  static GgufFile parse(std::span<const uint8_t> bytes);
+  static GgufFile parse(std::span<const uint8_t> bytes, ReadLayout layout = ReadLayout::Translated);
   // Parses only the header (metadata and tensor table) from the first bytes of a file of
   // `file_size` bytes, copying what it needs, so a model can be read from a compressed blob
   // without an uncompressed copy. Tensor extents are checked against file_size; tensor_data()
   // and bytes() are not available. Throws GgufError, also when `prefix` ends inside the header
   // (header_truncated() then tells the caller to retry with more bytes).
-  static GgufFile parse_header(std::span<const uint8_t> prefix, uint64_t file_size);
+  static GgufFile parse_header(std::span<const uint8_t> prefix, uint64_t file_size,
+                               ReadLayout layout = ReadLayout::Translated);
   bool header_only() const;
 
   GgufFile(GgufFile&&) noexcept;
@@ -111,6 +127,17 @@ class GgufFile {
   const TensorInfo* find_tensor(std::string_view name) const;
   std::span<const uint8_t> tensor_data(const TensorInfo& t) const;
   std::span<const uint8_t> bytes() const;  // the whole file image
+
+  // What the load-time translation changed (nothing for a Raw read or an unrecognised file).
+  const LayoutTranslation& translation() const;
+
+  // Edits of this in-memory view, for load-time layout translations only: the file is never
+  // written. Renamed and hidden tensors keep their data where the file has it.
+  void set_value(std::string key, Value value);  // adds (at the end of the key order) or replaces
+  void erase_key(std::string_view key);
+  void rename_tensor(std::string_view from, std::string to);  // throws GgufError on a clash
+  void hide_tensor(std::string_view name);
+  LayoutTranslation& mutable_translation();
 
  private:
   struct Impl;

@@ -160,6 +160,17 @@ void GgufWriter::copy_metadata(const GgufFile& src, std::string_view prefix) {
   }
 }
 
+const Value* GgufWriter::find(std::string_view key) const {
+  for (const auto& [k, v] : metadata_) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
+
+void GgufWriter::erase(std::string_view key) {
+  std::erase_if(metadata_, [&](const auto& kv) { return kv.first == key; });
+}
+
 void GgufWriter::set_alignment(uint64_t a) {
   if (a == 0 || (a & (a - 1)) != 0 || a > UINT32_MAX) {
     throw std::invalid_argument("GGUF writer: alignment " + std::to_string(a) +

@@ -30,6 +30,9 @@ class GgufWriter {
   void set_i32s(std::string key, const std::vector<int32_t>& v);
   // Copies every metadata key of `src` whose name starts with `prefix` (e.g. "tokenizer.").
   void copy_metadata(const GgufFile& src, std::string_view prefix);
+  // The value set under `key` (nullptr if none); erase() drops a key, if set.
+  const Value* find(std::string_view key) const;
+  void erase(std::string_view key);
 
   // shape in ggml order (shape[0] contiguous). data must hold exactly the tensor's byte size.
   void add_tensor(std::string name, TensorType type, std::vector<uint64_t> shape,

@@ -119,7 +119,8 @@ LoraAdapter::~LoraAdapter() = default;
 
 LoraAdapter LoraAdapter::open(const std::filesystem::path& path, float user_scale) {
   auto impl = std::make_unique<Impl>();
-  impl->file.emplace(gguf::GgufFile::open(path));
+  // An adapter is read as stored: layout translations are for whole models.
+  impl->file.emplace(gguf::GgufFile::open(path, gguf::ReadLayout::Raw));
   impl->load(user_scale);
   // Everything is in floats now: the mapping is no longer needed.
   impl->file.reset();
@@ -129,7 +130,7 @@ LoraAdapter LoraAdapter::open(const std::filesystem::path& path, float user_scal
 LoraAdapter LoraAdapter::from_bytes(std::vector<uint8_t> bytes, float user_scale) {
   auto impl = std::make_unique<Impl>();
   impl->bytes = std::move(bytes);
-  impl->file.emplace(gguf::GgufFile::parse(impl->bytes));
+  impl->file.emplace(gguf::GgufFile::parse(impl->bytes, gguf::ReadLayout::Raw));
   impl->load(user_scale);
   impl->file.reset();
   impl->bytes = {};

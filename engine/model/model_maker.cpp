@@ -415,6 +415,7 @@ void build_random_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
                         gguf::GgufWriter& w) {
   if (const EncoderTraits* e = encoder_traits(o.arch)) {
     build_encoder(*e, o, vocab, w);
+    if (o.layout == FileLayout::Ollama) rewrite_as_ollama_layout(o, w);
     return;
   }
   const bool qwen3_embedding = o.arch == kQwen3Embedding;
@@ -464,6 +465,11 @@ void build_random_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
     w.set_u32(p + "expert_used_count", s.n_expert_used);
     w.set_u32(p + "expert_feed_forward_length", s.n_ff_exp);
   }
+  // Gemma 3's 128k-context sizes stretch their 16k training context linearly (HF config).
+  if (a.name == "gemma3" && s.n_ctx >= 131072) {
+    w.set_string(p + "rope.scaling.type", "linear");
+    w.set_f32(p + "rope.scaling.factor", 8.0f);
+  }
   w.set_u32(p + "vocab_size", static_cast<uint32_t>(n_vocab));
   if (qwen3_embedding) w.set_u32(p + "pooling_type", 3);  // last token
   w.copy_metadata(vocab, "tokenizer.");
@@ -480,6 +486,7 @@ void build_random_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
     w.add_lazy_tensor(std::move(t.name), type, t.shape,
                       [r = std::move(r)](std::span<uint8_t> out) { fill_tensor(r, out); });
   }
+  if (o.layout == FileLayout::Ollama) rewrite_as_ollama_layout(o, w);
 }
 
 }  // namespace vkllm::model

@@ -10,6 +10,7 @@
 
 #include "engine/gguf/gguf_file.h"
 #include "engine/gguf/gguf_writer.h"
+#include "engine/model/ollama_layout_maker.h"
 #include "engine/model/quant_mix.h"
 
 namespace vkllm::model {
@@ -47,6 +48,8 @@ struct MakeModelOptions {
   FileType file_type = FileType::F16;
   uint64_t seed = 0;
   unsigned threads = 0;  // 0: one per hardware thread; never changes the output
+  // Ollama: the file Ollama's converter writes for this model (ollama_layout_maker.h).
+  FileLayout layout = FileLayout::LlamaCpp;
 };
 
 // Declares the model's metadata (tokenizer.* copied from `vocab`, whose token count sets

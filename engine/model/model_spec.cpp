@@ -235,7 +235,7 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
         s.attn_softcap = k.f32("attn_logit_softcapping", 50.0f);
         s.final_softcap = k.f32("final_logit_softcapping", 30.0f);
       } else {
-        s.rope_freq_base_swa = 10000.0f;
+        s.rope_freq_base_swa = k.f32("rope.freq_base_swa", 10000.0f);  // local layers
         s.rope_freq_scale_swa = 1.0f;
       }
       break;

@@ -25,6 +25,7 @@ struct MakeModelArgs {
   std::string shape = "tiny";
   std::string type = "F16";
   std::string vocab;
+  std::string layout = "llama.cpp";
   uint64_t seed = 0;
   unsigned threads = 0;
   std::string output;
@@ -40,6 +41,10 @@ int make_model(const MakeModelArgs& args) {
                                 "' (F32, F16, BF16, Q8_0, Q4_0, Q4_K_M, Q5_K_M, Q6_K)");
   }
   options.file_type = *file_type;
+  const auto layout = model::file_layout_from_name(args.layout);
+  if (!layout)
+    throw std::invalid_argument("unknown --layout '" + args.layout + "' (llama.cpp, ollama)");
+  options.layout = *layout;
   options.seed = args.seed;
   options.threads = args.threads;
 
@@ -50,8 +55,8 @@ int make_model(const MakeModelArgs& args) {
   writer.write(args.output);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("wrote %s: %s %s %s, %.1f MiB in %.1f s\n", args.output.c_str(), args.arch.c_str(),
-              args.shape.c_str(), args.type.c_str(),
+  std::printf("wrote %s: %s %s %s (%s layout), %.1f MiB in %.1f s\n", args.output.c_str(),
+              args.arch.c_str(), args.shape.c_str(), args.type.c_str(), args.layout.c_str(),
               static_cast<double>(std::filesystem::file_size(args.output)) / (1 << 20), seconds);
   return 0;
 }
@@ -129,6 +134,10 @@ void add_dev_commands(CLI::App& app) {
   make->add_option("--vocab", args->vocab, "GGUF whose tokenizer (and vocabulary size) to use")
       ->required()
       ->check(CLI::ExistingFile);
+  make->add_option("--layout", args->layout,
+                   "llama.cpp, or ollama: the file Ollama's converter writes for the same "
+                   "weights (llama with the Llama 3 vocab, gemma3)")
+      ->capture_default_str();
   make->add_option("--seed", args->seed, "Random seed; the same seed gives identical files")
       ->capture_default_str();
   make->add_option("--threads", args->threads, "Worker threads (0: all cores)")

@@ -1,12 +1,16 @@
-// `vkllm gguf-info FILE [--json]`: a GGUF file's header, metadata and tensor table.
+// `vkllm gguf-info FILE [--json] [--raw]`: a GGUF file's header, metadata and tensor table, as
+// the loaders see it (after a load-time layout translation, which it names), or --raw as stored.
 #include <cstdio>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
 #include "engine/gguf/gguf_file.h"
+#include "engine/gguf/ollama_layout.h"
 #include "registry/go_json.h"
 #include "server/cli/commands.h"
 
@@ -101,6 +105,9 @@ void print_json(const std::string& path, const GgufFile& f) {
   out["alignment"] = f.alignment();
   out["data_offset"] = f.data_offset();
   out["file_size"] = f.bytes().size();
+  const auto& layout = f.translation();
+  out["translation"] =
+      layout.applied() ? Json{{"name", layout.name}, {"changes", layout.changes}} : Json(nullptr);
   Json metadata = Json::object();
   Json types = Json::object();
   for (std::string_view key : f.metadata_keys()) {
@@ -130,8 +137,14 @@ void print_text(const std::string& path, const GgufFile& f) {
             << "version:     " << f.version() << "\n"
             << "size:        " << f.bytes().size() << " bytes\n"
             << "alignment:   " << f.alignment() << "\n"
-            << "data offset: " << f.data_offset() << "\n\n"
-            << "metadata (" << f.metadata().size() << " keys):\n";
+            << "data offset: " << f.data_offset() << "\n";
+  const auto& layout = f.translation();
+  std::cout << "layout:      "
+            << (layout.applied() ? layout.name + ", translated to llama.cpp's at load"
+                                 : std::string("as stored (no translation)"))
+            << "\n";
+  for (const auto& change : layout.changes) std::cout << "  " << change << "\n";
+  std::cout << "\nmetadata (" << f.metadata().size() << " keys):\n";
   for (std::string_view key : f.metadata_keys()) {
     const Value& v = *f.find(key);
     std::cout << "  " << key << " (" << type_label(v) << ") = " << text_value(v) << "\n";
@@ -164,10 +177,18 @@ void print_text(const std::string& path, const GgufFile& f) {
 struct InfoOptions {
   std::string path;
   bool json = false;
+  bool raw = false;
 };
 
 int gguf_info(const InfoOptions& opts) {
-  const GgufFile f = GgufFile::open(opts.path);
+  std::optional<GgufFile> opened;
+  try {
+    opened.emplace(
+        GgufFile::open(opts.path, opts.raw ? gguf::ReadLayout::Raw : gguf::ReadLayout::Translated));
+  } catch (const gguf::LayoutError& e) {
+    throw std::runtime_error(std::string(e.what()) + " (--raw shows the file as stored)");
+  }
+  const GgufFile& f = *opened;
   if (opts.json) {
     print_json(opts.path, f);
   } else {
@@ -183,6 +204,9 @@ void add_gguf_commands(CLI::App& app) {
   CLI::App* info = app.add_subcommand("gguf-info", "Show a GGUF file's metadata and tensor table");
   info->add_option("file", opts->path, "GGUF file")->required();
   info->add_flag("--json", opts->json, "Print everything as JSON (arrays in full)");
+  info->add_flag("--raw", opts->raw,
+                 "Show the file as stored, without the load-time translation of another "
+                 "converter's layout (e.g. Ollama's)");
   info->callback([opts] { run_command([opts] { return gguf_info(*opts); }); });
 }
 

@@ -14,6 +14,7 @@
 #include <random>
 
 #include "engine/gguf/gguf_file.h"
+#include "engine/gguf/ollama_layout.h"
 #include "registry/errors.h"
 
 namespace vkllm::models {
@@ -102,7 +103,8 @@ gguf::GgufFile open_sparse(const fs::path& dir, std::span<const std::byte> prefi
   if (::ftruncate(fd, static_cast<off_t>(size)) != 0) {
     throw std::runtime_error("cannot size " + path.string());
   }
-  return gguf::GgufFile::open(path);
+  // Raw: past a short prefix the header reads as zeros; only a whole header is translated.
+  return gguf::GgufFile::open(path, gguf::ReadLayout::Raw);
 }
 
 gguf::GgufFile open_gguf_header(const registry::BlobStore& blobs, const registry::Digest& digest) {
@@ -129,7 +131,10 @@ gguf::GgufFile open_gguf_header(const registry::BlobStore& blobs, const registry
     } catch (const gguf::GgufError& e) {
       error = e.what();
     }
-    if (file && file->data_offset() <= prefix.size()) return std::move(*file);
+    if (file && file->data_offset() <= prefix.size()) {
+      gguf::translate_known_layouts(*file);
+      return std::move(*file);
+    }
     if (prefix.size() >= info->size) throw gguf::GgufError(error.empty() ? "bad header" : error);
     want = std::min<uint64_t>(info->size, want * 4);
   }
@@ -239,6 +244,8 @@ std::shared_ptr<const GgufSummary> read_gguf_summary(const registry::BlobStore& 
   } catch (const gguf::GgufError& e) {
     throw registry::RegistryError(registry::ErrorKind::invalid_input,
                                   std::string("supplied file was not in GGUF format: ") + e.what());
+  } catch (const gguf::LayoutError& e) {
+    throw registry::RegistryError(registry::ErrorKind::invalid_input, e.what());
   }
   auto shared = std::make_shared<const GgufSummary>(std::move(s));
   std::lock_guard lock(cache_mutex);

@@ -310,7 +310,11 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
   std::cerr << "vkllm: loaded " << name << " in " << secs << " s ("
             << double(weight_bytes) / secs / 1e9 << " GB/s of weights; " << gib(m->device_bytes)
             << " on " << device_name << ", KV " << kv_tokens << " tokens, " << ro.max_seqs
-            << " parallel, num_ctx " << ctx_default << ")\n";
+            << " parallel, num_ctx " << ctx_default << ")";
+  if (const auto& layout = m->header->translation(); layout.applied()) {
+    std::cerr << "; " << layout.name << " layout read as llama.cpp's";
+  }
+  std::cerr << "\n";
   metrics().add("vkllm_model_loads_total", {{"model", name}});
   metrics().observe("vkllm_model_load_seconds", {{"model", name}}, secs);
   metrics().set("vkllm_model_device_bytes", {{"model", name}}, double(m->device_bytes));

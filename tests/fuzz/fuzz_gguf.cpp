@@ -1,11 +1,13 @@
-// libFuzzer target: GgufFile::parse must reject malformed input with GgufError and never read
-// out of bounds; whatever it accepts must be safe to query through every accessor.
+// libFuzzer target: GgufFile::parse must reject malformed input with GgufError (or LayoutError,
+// for a well-formed file that half-matches an Ollama-converter layout) and never read out of
+// bounds; whatever it accepts, translated or not, must be safe to query through every accessor.
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
 
 #include "engine/gguf/gguf_file.h"
+#include "engine/gguf/ollama_layout.h"
 
 namespace {
 
@@ -65,6 +67,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!bytes.empty()) g_sink = g_sink + bytes.front() + bytes.back();
     }
   } catch (const GgufError&) {
+  } catch (const vkllm::gguf::LayoutError&) {
   }
   return 0;
 }

@@ -6,6 +6,8 @@
 #include <random>
 
 #include "engine/gguf/gguf_file.h"
+#include "engine/gguf/gguf_writer.h"
+#include "engine/model/model_maker.h"
 #include "registry/blob_store.h"
 #include "server/api/error_status.h"
 #include "server/api/oci_view.h"
@@ -131,6 +133,51 @@ TEST_F(GgufSummaryTest, NonGgufIs400) {
   } catch (const std::exception& e) {
     EXPECT_EQ(api::error_status(e), 400u);  // what an HTTP client is answered
     EXPECT_NE(std::string(e.what()).find("not in GGUF format"), std::string::npos);
+  }
+}
+
+// A gemma3 in Ollama's converter layout, compressed so the summary reads it through a sparse
+// header image: /api/show sees the translated view (the global rope base filled in, no vision
+// capability the text path cannot serve); one that half-matches is a 400 naming what is missing.
+std::string ollama_gemma3(bool half_matching) {
+  gguf::GgufWriter vocab;
+  vocab.set_string("tokenizer.ggml.model", "llama");
+  std::vector<std::string> tokens;
+  for (int i = 0; i < 64; ++i) tokens.push_back("t" + std::to_string(i));
+  vocab.set_strings("tokenizer.ggml.tokens", tokens);
+  const auto vocab_bytes = vocab.serialize();
+  model::MakeModelOptions o;
+  o.arch = "gemma3";
+  o.shape = model::parse_model_shape("32x1x2x1");
+  o.layout = model::FileLayout::Ollama;
+  gguf::GgufWriter w;
+  model::build_random_model(o, gguf::GgufFile::parse(vocab_bytes), w);
+  if (half_matching) w.set_strings("tokenizer.ggml.tokens", {"t0"});
+  const auto bytes = w.serialize();
+  return std::string(bytes.begin(), bytes.end());
+}
+
+TEST_F(GgufSummaryTest, OllamaLayoutIsSummarisedTranslatedAndAHalfMatchIs400) {
+  registry::BlobStoreOptions zstd;
+  zstd.min_saving = -1.0;  // always compressed
+  registry::BlobStore store(root_, zstd);
+  const auto good = store.put(ollama_gemma3(false));
+  ASSERT_EQ(good.encoding, registry::BlobEncoding::zstd_seekable);
+  const auto s = *models::read_gguf_summary(store, good.digest);
+  EXPECT_EQ(s.model_info["gemma3.rope.freq_base"], 1000000.0);
+  EXPECT_FALSE(s.model_info.contains("gemma3.vision.block_count"));
+  EXPECT_EQ(s.capabilities, std::vector<std::string>{"completion"});
+
+  const auto bad = store.put(ollama_gemma3(true));
+  try {
+    models::read_gguf_summary(store, bad.digest);
+    FAIL() << "no error";
+  } catch (const std::exception& e) {
+    EXPECT_EQ(api::error_status(e), 400u);
+    EXPECT_NE(std::string(e.what()).find("tokenizer.ggml.tokens has 1 entries, fewer than the 64 "
+                                         "rows of token_embd.weight"),
+              std::string::npos)
+        << e.what();
   }
 }
 

@@ -1,0 +1,33 @@
+// Load-time translation of GGUF files written by Ollama's own converter (many files in Ollama's
+// library) into the layout llama.cpp's converter writes, which is the only one vkllm's loaders
+// know. Ollama carries the same kind of layer (llama/compat in ollama/ollama); the markers here
+// follow its handlers and its converter (convert/convert_*.go).
+//
+// A file is recognised by markers only Ollama's converter leaves; its view (GgufFile's metadata
+// and tensor table) is then edited in memory: keys renamed or filled with the architecture's
+// defaults, embedded tensors the text model does not use hidden, tokenizer arrays cut to the
+// embedding rows. The file's bytes are never changed or copied. A file with no marker is left
+// exactly as it is; one that carries a marker but lacks what the translation needs is refused
+// with a LayoutError naming what is missing, rather than loaded with wrong settings.
+//
+// Handled today: llama (Llama 3 tokenizer metadata), gemma3 (text). Refused with a clear error:
+// gemma3 with EmbeddingGemma's dense tensors (not translated yet).
+#pragma once
+
+#include <stdexcept>
+
+#include "engine/gguf/gguf_file.h"
+
+namespace vkllm::gguf {
+
+// Not a GgufError: the file is a well-formed GGUF, reading more of it changes nothing.
+class LayoutError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Recognises an Ollama-converter layout and translates the view; records what it did in
+// file.translation(). Adapters (general.type "adapter") are never translated. Throws LayoutError.
+void translate_known_layouts(GgufFile& file);
+
+}  // namespace vkllm::gguf

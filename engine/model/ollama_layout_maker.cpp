@@ -1,0 +1,137 @@
+#include "engine/model/ollama_layout_maker.h"
+
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "engine/model/fast_normal.h"
+#include "engine/model/model_maker.h"
+
+namespace vkllm::model {
+
+namespace {
+
+constexpr uint32_t kLlama3EndOfText = 128001, kLlama3EndOfTurn = 128009;
+
+// Llama 3 Instruct's turn format (header, blank line, content, <|eot_id|>), as a Jinja template.
+constexpr const char* kLlama3ChatTemplate =
+    "{{ bos_token }}{% for m in messages %}<|start_header_id|>{{ m['role'] }}<|end_header_id|>"
+    "\n\n{{ m['content'] | trim }}<|eot_id|>{% endfor %}{% if add_generation_prompt %}"
+    "<|start_header_id|>assistant<|end_header_id|>\n\n{% endif %}";
+
+const gguf::Array* array_of(const gguf::GgufWriter& w, std::string_view key) {
+  const gguf::Value* v = w.find(key);
+  const auto* a = v ? std::get_if<std::shared_ptr<gguf::Array>>(&v->v) : nullptr;
+  return a ? a->get() : nullptr;
+}
+
+void rewrite_llama(gguf::GgufWriter& w) {
+  const gguf::Array* tokens = array_of(w, "tokenizer.ggml.tokens");
+  const auto* eot = tokens && tokens->items.size() > kLlama3EndOfTurn
+                        ? std::get_if<std::string>(&tokens->items[kLlama3EndOfTurn].v)
+                        : nullptr;
+  if (!eot || *eot != "<|eot_id|>") {
+    throw std::invalid_argument(
+        "make-model --layout ollama: llama needs the Llama 3 vocabulary (<|eot_id|> at 128009; "
+        "vkllm dev make-vocab writes it)");
+  }
+  w.erase("tokenizer.ggml.pre");
+  w.erase("tokenizer.ggml.add_bos_token");
+  w.erase("tokenizer.ggml.eot_token_id");
+  w.set_u32("tokenizer.ggml.eos_token_id", kLlama3EndOfText);
+  if (!w.find("tokenizer.chat_template")) {
+    w.set_string("tokenizer.chat_template", kLlama3ChatTemplate);
+  }
+}
+
+// Appends `extra` control tokens to the tokenizer's per-token arrays that the file has.
+void append_multimodal_tokens(gguf::GgufWriter& w, const std::vector<std::string>& extra) {
+  const gguf::Array* tokens = array_of(w, "tokenizer.ggml.tokens");
+  if (!tokens) throw std::invalid_argument("make-model: the vocab has no tokenizer.ggml.tokens");
+  auto grow = [&](const char* key, const gguf::Value& fill) {
+    const gguf::Array* a = array_of(w, key);
+    if (!a) return;
+    auto longer = std::make_shared<gguf::Array>(*a);
+    for (const auto& t : extra) {
+      longer->items.push_back(key == std::string_view("tokenizer.ggml.tokens") ? gguf::Value{t}
+                                                                               : fill);
+    }
+    w.set(key, gguf::Value{std::move(longer)});
+  };
+  grow("tokenizer.ggml.scores", gguf::Value{0.0f});
+  grow("tokenizer.ggml.token_type", gguf::Value{int32_t{3}});  // control
+  grow("tokenizer.ggml.tokens", gguf::Value{std::string()});
+}
+
+// A small F32 tensor of random values, seeded by its name.
+void add_random_tensor(gguf::GgufWriter& w, const std::string& name, std::vector<uint64_t> shape,
+                       uint64_t seed) {
+  uint64_t n = 1;
+  for (uint64_t d : shape) n *= d;
+  std::vector<float> values(n);
+  FastNormal rng(hash_name(name, seed));
+  for (float& v : values) v = 0.02f * rng.next();
+  std::vector<uint8_t> bytes(n * sizeof(float));
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  w.add_tensor(name, gguf::TensorType::F32, std::move(shape), std::move(bytes));
+}
+
+void rewrite_gemma3(const MakeModelOptions& o, gguf::GgufWriter& w) {
+  if (o.shape.rope_freq_base > 0 && o.shape.rope_freq_base != 1000000.0f) {
+    throw std::invalid_argument(
+        "make-model --layout ollama: Ollama's gemma3 layout stores no rope base, so the model "
+        "must use gemma3's 1e6");
+  }
+  for (const char* key :
+       {"gemma3.attention.layer_norm_rms_epsilon", "gemma3.rope.freq_base", "gemma3.vocab_size",
+        "gemma3.rope.scaling.type", "gemma3.rope.scaling.factor", "tokenizer.chat_template"}) {
+    w.erase(key);
+  }
+  constexpr uint32_t kVisionWidth = 32, kPatch = 14, kImage = 28;
+  w.set_u32("gemma3.mm.tokens_per_image", 256);
+  w.set_u32("gemma3.vision.block_count", 1);
+  w.set_u32("gemma3.vision.embedding_length", kVisionWidth);
+  w.set_u32("gemma3.vision.feed_forward_length", 2 * kVisionWidth);
+  w.set_u32("gemma3.vision.image_size", kImage);
+  w.set_u32("gemma3.vision.patch_size", kPatch);
+  w.set_u32("gemma3.vision.num_channels", 3);
+  w.set_u32("gemma3.vision.attention.head_count", 2);
+  w.set_f32("gemma3.vision.attention.layer_norm_epsilon", 1e-6f);
+  w.set_bool("tokenizer.ggml.add_padding_token", false);
+  w.set_bool("tokenizer.ggml.add_unknown_token", false);
+  std::vector<std::string> extra{"<image_soft_token>"};
+  for (int i = 1; i < 8; ++i) extra.push_back("<mm_reserved_" + std::to_string(i) + ">");
+  append_multimodal_tokens(w, extra);
+
+  const uint64_t patches = (kImage / kPatch) * (kImage / kPatch);
+  add_random_tensor(w, "v.patch_embedding.weight", {kPatch, kPatch, 3, kVisionWidth}, o.seed);
+  add_random_tensor(w, "v.position_embedding.weight", {kVisionWidth, patches}, o.seed);
+  add_random_tensor(w, "v.blk.0.attn_q.weight", {kVisionWidth, kVisionWidth}, o.seed);
+  add_random_tensor(w, "v.post_layernorm.weight", {kVisionWidth}, o.seed);
+  add_random_tensor(w, "mm.mm_input_projection.weight", {o.shape.n_embd, kVisionWidth}, o.seed);
+  add_random_tensor(w, "mm.mm_soft_emb_norm.weight", {kVisionWidth}, o.seed);
+}
+
+}  // namespace
+
+std::optional<FileLayout> file_layout_from_name(std::string_view name) {
+  if (name == "llama.cpp") return FileLayout::LlamaCpp;
+  if (name == "ollama") return FileLayout::Ollama;
+  return std::nullopt;
+}
+
+void rewrite_as_ollama_layout(const MakeModelOptions& o, gguf::GgufWriter& w) {
+  if (o.arch == "llama") {
+    rewrite_llama(w);
+  } else if (o.arch == "gemma3") {
+    rewrite_gemma3(o, w);
+  } else {
+    throw std::invalid_argument("make-model --layout ollama: no Ollama layout for '" + o.arch +
+                                "' yet (llama, gemma3)");
+  }
+}
+
+}  // namespace vkllm::model

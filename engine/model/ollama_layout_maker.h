@@ -1,0 +1,34 @@
+// `vkllm dev make-model --layout ollama`: the file Ollama's own converter (ollama/ollama
+// convert/) writes for the same model, from the same random weights as the llama.cpp-layout
+// fixture, so tests can check that the load-time translation (engine/gguf/ollama_layout.h) gives
+// the same model.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "engine/gguf/gguf_writer.h"
+
+namespace vkllm::model {
+
+struct MakeModelOptions;
+
+enum class FileLayout { LlamaCpp, Ollama };
+
+// "llama.cpp" or "ollama"; nullopt for anything else.
+std::optional<FileLayout> file_layout_from_name(std::string_view name);
+
+// Rewrites the llama.cpp-layout model that build_random_model declared in `w` (with the same
+// options) into Ollama's layout:
+//   llama  - a Llama 3 file as published before the pre-tokenizer key: no tokenizer.ggml.pre
+//            nor add_bos_token, EOS on <|end_of_text|>, no EOT id, the instruct chat template.
+//            Needs the Llama 3 vocabulary (`vkllm dev make-vocab`).
+//   gemma3 - a multimodal size as Ollama's converter writes it: no RMS epsilon and no rope keys
+//            (nor the 128k sizes' linear scaling), gemma3.vision.* / gemma3.mm.* keys, a small
+//            random vision tower and projector (v.*, mm.* tensors), multimodal tokens past the
+//            embedding rows, padding/unknown add flags, no chat template.
+// The text weights keep their names, types and bytes. Throws std::invalid_argument for other
+// architectures or options the layout cannot express.
+void rewrite_as_ollama_layout(const MakeModelOptions& options, gguf::GgufWriter& w);
+
+}  // namespace vkllm::model

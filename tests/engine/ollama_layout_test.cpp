@@ -1,0 +1,279 @@
+// Ollama-converter layouts (engine/gguf/ollama_layout.h) against their llama.cpp-layout twins made
+// from the same random weights (`make-model --layout ollama`): the translated view has every key,
+// value and tensor of the twin, the same tokenizer and the same logits on the CPU backend and on
+// Vulkan; the file as stored differs where the translation matters; a llama.cpp-layout file is
+// left untouched; a file that half-matches is refused naming what is missing.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <set>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "engine/gguf/gguf_writer.h"
+#include "engine/gguf/ollama_layout.h"
+#include "engine/model/model_maker.h"
+#include "engine/model/model_spec.h"
+#include "engine/runtime/generator.h"
+#include "engine/runtime/host_model.h"
+#include "engine/runtime/model.h"
+#include "engine/runtime/runner.h"
+#include "engine/tokenizer/llama3_vocab.h"
+#include "engine/tokenizer/tokenizer.h"
+#include "tests/engine/vk_test_context.h"
+#include "tests/reference/llama_cpp_reference.h"
+#include "tests/support/fixture_model.h"
+
+namespace vkllm::runtime {
+namespace {
+
+using gguf::GgufFile;
+using gguf::ReadLayout;
+using model::FileLayout;
+using ::testing::HasSubstr;
+
+bool same_value(const gguf::Value& a, const gguf::Value& b) {
+  if (a.v.index() != b.v.index()) return false;
+  if (const auto* arr = std::get_if<std::shared_ptr<gguf::Array>>(&a.v)) {
+    const auto& other = std::get<std::shared_ptr<gguf::Array>>(b.v);
+    if ((*arr)->element_type != other->element_type) return false;
+    if ((*arr)->items.size() != other->items.size()) return false;
+    for (size_t i = 0; i < (*arr)->items.size(); ++i) {
+      if (!same_value((*arr)->items[i], other->items[i])) return false;
+    }
+    return true;
+  }
+  return a.v == b.v;
+}
+
+// The translated view holds every key and tensor (bytes included) of the llama.cpp twin; keys
+// it has beyond those are returned. make-model writes <arch>.vocab_size, which Ollama's gemma3
+// converter does not (the loaders take the embedding rows).
+std::set<std::string> compare_views(const GgufFile& twin, const GgufFile& view) {
+  for (const auto& [key, value] : twin.metadata()) {
+    const gguf::Value* got = view.find(key);
+    if (!got && key == "gemma3.vocab_size") {
+      EXPECT_EQ(
+          value.v,
+          gguf::Value{static_cast<uint32_t>(view.find_tensor("token_embd.weight")->shape[1])}.v);
+    } else if (!got) {
+      ADD_FAILURE() << "the translated view lacks " << key;
+    } else {
+      EXPECT_TRUE(same_value(value, *got)) << key << " differs";
+    }
+  }
+  std::set<std::string> extra;
+  for (const auto& [key, value] : view.metadata()) {
+    if (!twin.has(key)) extra.insert(key);
+  }
+  EXPECT_EQ(view.tensors().size(), twin.tensors().size());
+  for (const auto& t : twin.tensors()) {
+    const gguf::TensorInfo* got = view.find_tensor(t.name);
+    if (!got) {
+      ADD_FAILURE() << "the translated view lacks tensor " << t.name;
+      continue;
+    }
+    EXPECT_EQ(got->type, t.type) << t.name;
+    EXPECT_EQ(got->shape, t.shape) << t.name;
+    const auto a = twin.tensor_data(t), b = view.tensor_data(*got);
+    EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin(), b.end())) << t.name << " bytes";
+  }
+  return extra;
+}
+
+// The last position's logits after `tokens`, on the CPU backend or Vulkan (lavapipe in CI).
+std::vector<float> last_logits(const GgufFile& file, std::span<const int32_t> tokens, bool cpu) {
+  RunnerOptions opts;
+  opts.max_batch_tokens = 16;
+  opts.max_seqs = 1;
+  opts.max_context = 32;
+  opts.kv_budget_bytes = 4u << 20;
+  if (cpu) {
+    const HostModel host(file);
+    Runner runner(host, opts);
+    return Generator(runner).feed(tokens);
+  }
+  Model device(test::vk_context(), file);
+  Runner runner(device, opts);
+  return Generator(runner).feed(tokens);
+}
+
+struct Twins {
+  std::vector<uint8_t> llama_cpp, ollama;
+};
+
+Twins make_twins(model::MakeModelOptions o, const GgufFile& vocab) {
+  Twins t;
+  gguf::GgufWriter a;
+  model::build_random_model(o, vocab, a);
+  t.llama_cpp = a.serialize();
+  o.layout = FileLayout::Ollama;
+  gguf::GgufWriter b;
+  model::build_random_model(o, vocab, b);
+  t.ollama = b.serialize();
+  return t;
+}
+
+// gemma3 as published at 4B and up: 128k context (linear rope scaling 8 in llama.cpp's layout),
+// no rope keys or RMS epsilon, an embedded vision tower, multimodal tokens past the embeddings.
+TEST(OllamaLayout, Gemma3ViewTokenizerAndLogitsMatchTheLlamaCppTwin) {
+  model::MakeModelOptions o;
+  o.arch = "gemma3";
+  o.shape = model::parse_model_shape("128x7x4x2");
+  o.shape.n_ctx = 131072;
+  o.file_type = model::FileType::F16;
+  o.seed = 47;
+  const std::vector<uint8_t> vocab_bytes = test::fixture_vocab_bytes();
+  const Twins files = make_twins(o, GgufFile::parse(vocab_bytes));
+
+  const GgufFile twin = GgufFile::parse(files.llama_cpp);
+  EXPECT_FALSE(twin.translation().applied()) << "a llama.cpp-layout file is left as it is";
+  EXPECT_EQ(twin.metadata().size(),
+            GgufFile::parse(files.llama_cpp, ReadLayout::Raw).metadata().size());
+  const GgufFile view = GgufFile::parse(files.ollama);
+  const GgufFile raw = GgufFile::parse(files.ollama, ReadLayout::Raw);
+  ASSERT_EQ(view.translation().name, "ollama-gemma3");
+  EXPECT_TRUE(raw.find_tensor("v.patch_embedding.weight"));
+  EXPECT_FALSE(view.find_tensor("v.patch_embedding.weight"));
+  EXPECT_EQ(compare_views(twin, view), (std::set<std::string>{"tokenizer.ggml.add_padding_token",
+                                                              "tokenizer.ggml.add_unknown_token"}));
+
+  const auto spec = model::ModelSpec::from_gguf(view);
+  EXPECT_EQ(spec.rope_freq_base, 1000000.0f);
+  EXPECT_EQ(spec.rope_freq_scale, 1.0f / 8);
+  EXPECT_EQ(spec.rope_freq_base_swa, 10000.0f);
+  // As stored, the loaders would read gemma3's global rope base as 10000, unscaled.
+  EXPECT_NE(model::ModelSpec::from_gguf(raw).rope_freq_base, spec.rope_freq_base);
+
+  const std::vector<int32_t> prompt{2, 17, 250, 99, 4, 123, 7, 280, 31};
+  for (const bool cpu : {true, false}) {
+    SCOPED_TRACE(cpu ? "cpu" : "vulkan");
+    const auto want = last_logits(twin, prompt, cpu);
+    EXPECT_EQ(last_logits(view, prompt, cpu), want);
+    EXPECT_NE(last_logits(raw, prompt, cpu), want);
+  }
+}
+
+// Llama 3 as published before llama.cpp's pre-tokenizer key: without the translation the text
+// is split by the default pre-tokenizer, without BOS, and turns end on <|end_of_text|> only.
+TEST(OllamaLayout, Llama3TokenizerMetadataMatchesTheLlamaCppTwin) {
+  const auto dir = reference::shared_testdata_dir() / "vocab/llama3.2";
+  const std::vector<uint8_t> vocab_bytes =
+      tokenizer::build_llama3_vocab_gguf(dir / "encoder.json", dir / "vocab.bpe");
+  model::MakeModelOptions o;
+  o.arch = "llama";
+  o.shape = model::parse_model_shape("32x2x2x1");
+  o.shape.tied_embeddings = true;
+  o.file_type = model::FileType::F16;
+  o.seed = 3;
+  const Twins files = make_twins(o, GgufFile::parse(vocab_bytes));
+
+  const GgufFile twin = GgufFile::parse(files.llama_cpp);
+  EXPECT_FALSE(twin.translation().applied());
+  const GgufFile view = GgufFile::parse(files.ollama);
+  const GgufFile raw = GgufFile::parse(files.ollama, ReadLayout::Raw);
+  ASSERT_EQ(view.translation().name, "ollama-llama3");
+  EXPECT_FALSE(raw.has("tokenizer.ggml.pre") || raw.has("tokenizer.ggml.add_bos_token"));
+  EXPECT_EQ(compare_views(twin, view), std::set<std::string>{"tokenizer.chat_template"});
+
+  const std::string text = "Hello  world: x.append(12345) apples!";
+  const auto view_tok = tokenizer::Tokenizer::from_gguf(view);
+  const auto want = tokenizer::Tokenizer::from_gguf(twin)->encode(text, true, true);
+  const auto got = view_tok->encode(text, true, true);
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(view_tok->vocab().eos, 128009);
+  const auto raw_tokens = tokenizer::Tokenizer::from_gguf(raw)->encode(text, true, true);
+  EXPECT_NE(raw_tokens, want);
+
+  for (const bool cpu : {true, false}) {
+    SCOPED_TRACE(cpu ? "cpu" : "vulkan");
+    const auto expected = last_logits(twin, want, cpu);
+    EXPECT_EQ(last_logits(view, got, cpu), expected);
+    if (cpu) {  // the tokens differ, whatever the backend
+      EXPECT_NE(last_logits(raw, raw_tokens, cpu), expected);
+    }
+  }
+}
+
+std::string layout_error(const std::vector<uint8_t>& bytes) {
+  try {
+    GgufFile::parse(bytes);
+  } catch (const gguf::LayoutError& e) {
+    EXPECT_NO_THROW(GgufFile::parse(bytes, ReadLayout::Raw)) << "gguf-info --raw still reads it";
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+// Files with an Ollama marker but not what the translation needs are refused, naming it.
+TEST(OllamaLayout, HalfMatchingFilesAreRefusedNamingWhatIsMissing) {
+  model::MakeModelOptions o;
+  o.arch = "gemma3";
+  o.shape = model::parse_model_shape("64x1x2x1");
+  o.layout = FileLayout::Ollama;
+  const std::vector<uint8_t> short_vocab = test::random_model_bytes(o, [](gguf::GgufWriter& w) {
+    std::vector<std::string> tokens{"<unk>", "<s>", "</s>"};
+    w.set_strings("tokenizer.ggml.tokens", tokens);
+    w.erase("tokenizer.ggml.scores");
+  });
+  EXPECT_THAT(layout_error(short_vocab),
+              HasSubstr("tokenizer.ggml.tokens has 3 entries, fewer than the 300 rows of "
+                        "token_embd.weight"));
+  EXPECT_THAT(layout_error(short_vocab), HasSubstr("Ollama's gemma3 layout (gemma3.mm."));
+
+  // The 1B's nested rope keys move to llama.cpp's names (and are what the loaders read).
+  const auto nested_1b = test::random_model_bytes(o, [](gguf::GgufWriter& w) {
+    w.set_f32("gemma3.rope.global.freq_base", 500000.0f);
+    w.set_f32("gemma3.rope.local.freq_base", 20000.0f);
+  });
+  const GgufFile moved = GgufFile::parse(nested_1b);
+  EXPECT_FALSE(moved.has("gemma3.rope.global.freq_base"));
+  EXPECT_THAT(moved.translation().changes,
+              ::testing::Contains("gemma3.rope.freq_base = 500000 (from "
+                                  "gemma3.rope.global.freq_base)"));
+  const auto moved_spec = model::ModelSpec::from_gguf(moved);
+  EXPECT_EQ(moved_spec.rope_freq_base, 500000.0f);
+  EXPECT_EQ(moved_spec.rope_freq_base_swa, 20000.0f);
+
+  const auto nested = test::random_model_bytes(o, [](gguf::GgufWriter& w) {
+    w.set_f32("gemma3.rope.global.freq_base", 500000.0f);
+    w.set_f32("gemma3.rope.freq_base", 1000000.0f);
+  });
+  EXPECT_THAT(layout_error(nested),
+              HasSubstr("gemma3.rope.global.freq_base (500000) and gemma3.rope.freq_base "
+                        "(1000000) disagree"));
+
+  const auto embedding_gemma = test::random_model_bytes(o, [](gguf::GgufWriter& w) {
+    w.add_tensor("dense.0.weight", gguf::TensorType::F32, {4}, std::vector<uint8_t>(16));
+  });
+  EXPECT_THAT(layout_error(embedding_gemma), HasSubstr("EmbeddingGemma"));
+
+  // A Llama 3 chat template without a pre-tokenizer over a vocabulary that is not Llama 3's.
+  o.arch = "llama";
+  o.layout = FileLayout::LlamaCpp;
+  const auto not_llama3 = test::random_model_bytes(o, [](gguf::GgufWriter& w) {
+    w.set_string("tokenizer.ggml.model", "gpt2");
+    w.set_string("tokenizer.chat_template", "<|start_header_id|>{{ m }}<|eot_id|>");
+  });
+  EXPECT_THAT(
+      layout_error(not_llama3),
+      HasSubstr("Ollama's llama3 layout (no tokenizer.ggml.pre, Llama 3 chat template) "
+                "but cannot be translated to llama.cpp's: the vocabulary has 300 tokens, no "
+                "<|eot_id|> at 128009"));
+
+  // Adapters are never translated; a missing RMS epsilon alone is no marker.
+  o.arch = "gemma3";
+  o.layout = FileLayout::Ollama;
+  const auto adapter = test::random_model_bytes(
+      o, [](gguf::GgufWriter& w) { w.set_string("general.type", "adapter"); });
+  EXPECT_FALSE(GgufFile::parse(adapter).translation().applied());
+  o.layout = FileLayout::LlamaCpp;
+  const auto no_eps = test::random_model_bytes(
+      o, [](gguf::GgufWriter& w) { w.erase("gemma3.attention.layer_norm_rms_epsilon"); });
+  EXPECT_FALSE(GgufFile::parse(no_eps).translation().applied());
+}
+
+}  // namespace
+}  // namespace vkllm::runtime

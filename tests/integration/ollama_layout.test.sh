@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# A model in Ollama's converter layout (gemma3 with its vision tower embedded, no rope keys, no
+# RMS epsilon, extra multimodal tokens: `vkllm dev make-model --layout ollama`) reaches vkllm the
+# ways Ollama's library models do: pushed to a real docker-registry under an Ollama-style manifest
+# and pulled through /api/pull, and copied from an Ollama store by `vkllm import-ollama`. Both keep
+# the file byte for byte, and both chat through the npm client exactly like the llama.cpp-layout
+# twin made from the same weights (the translation happens at load).
+source "$(dirname "$0")/lib.sh"
+
+vocab=$VKLLM_SHARED_DIR/testdata/vocab/ggml-vocab-llama-spm.gguf
+for layout in llama.cpp ollama; do
+  "$VKLLM_BIN" dev make-model --arch gemma3 --shape 64x2x2x1 --vocab "$vocab" --seed 47 \
+    --layout "$layout" -o "$TEST_TMP/$layout.gguf" >/dev/null || fail "make-model --layout $layout"
+done
+gguf=$TEST_TMP/ollama.gguf
+"$VKLLM_BIN" gguf-info --json "$gguf" >"$TEST_TMP/info.json"
+jq -e '.translation.name == "ollama-gemma3" and all(.tensors[]; (.name | startswith("v.")) | not)
+       and (.translation.changes | any(startswith("gemma3.rope.freq_base = 1000000")))' \
+  "$TEST_TMP/info.json" >/dev/null || fail "gguf-info translation: $(jq -c .translation "$TEST_TMP/info.json")"
+"$VKLLM_BIN" gguf-info --json --raw "$gguf" >"$TEST_TMP/raw.json"
+jq -e '.translation == null and any(.tensors[]; .name == "v.patch_embedding.weight")
+       and (.metadata | has("gemma3.rope.freq_base") | not)' "$TEST_TMP/raw.json" >/dev/null \
+  || fail "gguf-info --raw"
+"$VKLLM_BIN" gguf-info "$TEST_TMP/llama.cpp.gguf" | grep -q '^layout: *as stored (no translation)$' \
+  || fail "a llama.cpp-layout file is translated"
+# A file with an Ollama marker but not what the translation needs (fuzz seed: a Llama 3 chat
+# template and no pre-tokenizer over a 3-token vocabulary): refused naming it; --raw reads it.
+half=$VKLLM_SOURCE_DIR/tests/fuzz/corpus/gguf/ollama-llama3.gguf
+if "$VKLLM_BIN" gguf-info "$half" >/dev/null 2>"$TEST_TMP/half.err"; then fail "half match accepted"; fi
+grep -q "looks like Ollama's llama3 layout .*no <|eot_id|> at 128009.*(--raw shows the file as stored)" \
+  "$TEST_TMP/half.err" || fail "half-match message: $(cat "$TEST_TMP/half.err")"
+"$VKLLM_BIN" gguf-info --raw "$half" >/dev/null || fail "gguf-info --raw of the half match"
+pass "gguf-info names the translation; --raw shows the file as stored; a half match is refused"
+
+# The blobs and the manifest as Ollama's library serves them.
+hex=$(sha256sum "$gguf" | cut -d' ' -f1)
+printf '{{ range .Messages }}<start_of_turn>{{ .Role }}\n{{ .Content }}<end_of_turn>\n{{ end }}<start_of_turn>model\n' \
+  >"$TEST_TMP/template"
+printf '{"stop":["<end_of_turn>"]}' >"$TEST_TMP/params"
+jq -nc --arg d "sha256:$hex" '{model_format:"gguf", model_family:"gemma3",
+  model_families:["gemma3"], model_type:"tiny", file_type:"F16", architecture:"amd64", os:"linux",
+  rootfs:{type:"layers", diff_ids:[$d]}}' >"$TEST_TMP/config"
+layer() {  # FILE MEDIA-TYPE
+  jq -nc --arg t "$2" --arg d "sha256:$(sha256sum "$1" | cut -d' ' -f1)" --argjson s "$(stat -c %s "$1")" \
+    '{mediaType:$t, digest:$d, size:$s}'
+}
+jq -nc --argjson c "$(layer "$TEST_TMP/config" application/vnd.docker.container.image.v1+json)" \
+  --argjson m "$(layer "$gguf" application/vnd.ollama.image.model)" \
+  --argjson t "$(layer "$TEST_TMP/template" application/vnd.ollama.image.template)" \
+  --argjson p "$(layer "$TEST_TMP/params" application/vnd.ollama.image.params)" \
+  '{schemaVersion:2, mediaType:"application/vnd.docker.distribution.manifest.v2+json",
+    config:$c, layers:[$m, $t, $p]}' >"$TEST_TMP/manifest"
+
+# An Ollama store holding it, imported before the server starts.
+store=$TEST_TMP/ollama-store
+mkdir -p "$store/manifests/registry.ollama.ai/library/gemma3-olayout" "$store/blobs"
+cp "$TEST_TMP/manifest" "$store/manifests/registry.ollama.ai/library/gemma3-olayout/latest"
+for f in config "$(basename "$gguf")" template params; do
+  cp "$TEST_TMP/$f" "$store/blobs/sha256-$(sha256sum "$TEST_TMP/$f" | cut -d' ' -f1)"
+done
+mkdir -p "$TEST_TMP/server/models"
+OLLAMA_MODELS=$TEST_TMP/server/models HOME=$TEST_TMP/server "$VKLLM_BIN" import-ollama "$store" \
+  >"$TEST_TMP/import.out" 2>&1 || fail "import-ollama: $(cat "$TEST_TMP/import.out")"
+grep -q '^1 models imported' "$TEST_TMP/import.out" || fail "import-ollama: $(cat "$TEST_TMP/import.out")"
+
+# Push the same to a docker-registry.
+command -v docker-registry >/dev/null || fail "docker-registry missing (scripts/setup installs it)"
+read -r reg_port _ < <(bash "$VKLLM_SOURCE_DIR/tests/support/start-registry.sh" "$TEST_TMP/registry" $$)
+[ -n "$reg_port" ] || fail "docker-registry did not start"
+trap 'bash "$VKLLM_SOURCE_DIR/tests/support/stop-registry.sh" "$TEST_TMP/registry" >/dev/null 2>&1 || true; _vkllm_cleanup' EXIT
+REG=127.0.0.1:$reg_port
+for f in config "$(basename "$gguf")" template params; do
+  loc=$(curl -s -D - -o /dev/null -X POST "http://$REG/v2/test/gemma3-olayout/blobs/uploads/" \
+    | tr -d '\r' | sed -n 's/^[Ll]ocation: //p')
+  [[ $loc == http* ]] || loc=http://$REG$loc
+  [[ $loc == *\?* ]] && sep='&' || sep='?'
+  curl -sf -X PUT -H 'Content-Type: application/octet-stream' --data-binary "@$TEST_TMP/$f" \
+    "$loc${sep}digest=sha256:$(sha256sum "$TEST_TMP/$f" | cut -d' ' -f1)" >/dev/null || fail "upload $f"
+done
+curl -sf -X PUT -H 'Content-Type: application/vnd.docker.distribution.manifest.v2+json' \
+  --data-binary "@$TEST_TMP/manifest" "http://$REG/v2/test/gemma3-olayout/manifests/v1" >/dev/null \
+  || fail "manifest upload"
+
+vkllm_start
+curl -s "$VKLLM_URL/api/pull" -d "{\"model\":\"$REG/test/gemma3-olayout:v1\",\"stream\":false}" \
+  | jq -e '.status == "success"' >/dev/null || fail "pull from docker-registry"
+for name in "test/gemma3-olayout" "library/gemma3-olayout"; do
+  curl -s "$VKLLM_URL/v2/$name/blobs/sha256:$hex" | cmp -s - "$gguf" \
+    || fail "$name: the stored model blob is not the file as published"
+done
+pass "pulled and imported Ollama-layout blobs are kept byte for byte"
+
+twin=$TEST_TMP/llama.cpp.gguf
+digest=sha256:$(sha256sum "$twin" | cut -d' ' -f1)
+st=$(http_status POST "$VKLLM_URL/api/blobs/$digest" --data-binary "@$twin")
+[ "$st" = 201 ] || [ "$st" = 200 ] || fail "twin blob upload: $st $(body)"
+req=$(jq -nc --arg d "$digest" --rawfile t "$TEST_TMP/template" --slurpfile p "$TEST_TMP/params" \
+  '{model:"twin", files:{"twin.gguf":$d}, template:$t, parameters:$p[0], stream:false}')
+expect_eq "$(http_status POST "$VKLLM_URL/api/create" -d "$req")" 200 "create twin: $(body)"
+node_client "$(dirname "$0")/ollama_layout.mjs" "$VKLLM_URL" twin "$REG/test/gemma3-olayout:v1" \
+  gemma3-olayout || fail "npm client chats"
+grep -q "loaded $REG/test/gemma3-olayout:v1 in .*; ollama-gemma3 layout read as llama.cpp's$" \
+  "$VKLLM_LOG" || fail "the load log does not name the translation"
+grep -q "loaded twin:latest in .*)$" "$VKLLM_LOG" || fail "the twin's load log names a translation"
+pass "Ollama-layout gemma3 chats like its llama.cpp-layout twin"

@@ -1,0 +1,75 @@
+// GgufFile's in-memory view edits (used by load-time layout translations) and the rule that
+// files llama.cpp's converters wrote are never translated.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "engine/gguf/gguf_file.h"
+#include "engine/gguf/gguf_writer.h"
+
+namespace vkllm::gguf {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kShared = VKLLM_SHARED_DIR "/testdata";
+
+std::vector<uint8_t> small_file() {
+  GgufWriter w;
+  w.set_string("general.architecture", "test");
+  w.set_u32("a", 1);
+  w.set_u32("b", 2);
+  w.add_tensor("x.weight", TensorType::F32, {2}, std::vector<uint8_t>(8, 1));
+  w.add_tensor("y.weight", TensorType::F32, {3}, std::vector<uint8_t>(12, 2));
+  w.add_tensor("z.weight", TensorType::F32, {1}, std::vector<uint8_t>(4, 3));
+  return w.serialize();
+}
+
+TEST(GgufViewEdit, KeysAndTensorsChangeInTheViewOnly) {
+  const auto bytes = small_file();
+  GgufFile f = GgufFile::parse(bytes);
+  f.set_value("c", Value{3.5f});
+  f.set_value("a", Value{uint32_t{10}});  // replaced in place
+  f.erase_key("b");
+  f.erase_key("missing");
+  EXPECT_EQ(f.metadata_keys(), (std::vector<std::string_view>{"general.architecture", "a", "c"}));
+  EXPECT_EQ(f.get<uint32_t>("a"), 10u);
+  EXPECT_EQ(f.get<float>("c"), 3.5f);
+
+  const auto y_bytes = f.tensor_data(*f.find_tensor("y.weight"));
+  f.hide_tensor("x.weight");
+  f.rename_tensor("y.weight", "renamed.weight");
+  ASSERT_EQ(f.tensors().size(), 2u);
+  EXPECT_FALSE(f.find_tensor("x.weight"));
+  EXPECT_FALSE(f.find_tensor("y.weight"));
+  const TensorInfo* renamed = f.find_tensor("renamed.weight");
+  ASSERT_TRUE(renamed);
+  EXPECT_EQ(f.tensor_data(*renamed).data(), y_bytes.data()) << "the data stays where it is";
+  EXPECT_EQ(f.find_tensor("z.weight")->shape, std::vector<uint64_t>{1});
+  EXPECT_THROW(f.rename_tensor("renamed.weight", "z.weight"), GgufError);
+  EXPECT_FALSE(f.translation().applied());
+  // The bytes were never touched: a fresh read sees the file as written.
+  EXPECT_EQ(GgufFile::parse(bytes).tensors().size(), 3u);
+}
+
+// The markers must not fire on what llama.cpp's converters wrote: every shared model and vocab.
+TEST(GgufViewEdit, LlamaCppConverterFilesAreNotTranslated) {
+  int count = 0;
+  for (const auto* dir : {"models", "vocab"}) {
+    for (const auto& entry : fs::directory_iterator(kShared / dir)) {
+      if (entry.path().extension() != ".gguf") continue;
+      SCOPED_TRACE(entry.path().string());
+      const GgufFile f = GgufFile::open(entry.path());
+      EXPECT_FALSE(f.translation().applied()) << f.translation().name;
+      EXPECT_EQ(f.metadata().size(),
+                GgufFile::open(entry.path(), ReadLayout::Raw).metadata().size());
+      ++count;
+    }
+  }
+  EXPECT_GE(count, 15);
+}
+
+}  // namespace
+}  // namespace vkllm::gguf
