@@ -21,6 +21,9 @@ void check(const AttentionArgs& a) {
     throw std::invalid_argument("attention: head_dim " + std::to_string(a.head_dim) +
                                 " (1 to 512)");
   if (a.block_size == 0) throw std::invalid_argument("attention: block_size 0");
+  if (!kv::cache_type_fits(a.cache_type, a.head_dim))
+    throw std::invalid_argument("attention: a " + std::string(kv::cache_type_name(a.cache_type)) +
+                                " cache needs head_dim a multiple of 32");
   if (a.kv_splits == 0 || (a.kv_splits > 1 && a.partials == nullptr))
     throw std::invalid_argument("attention: kv_splits " + std::to_string(a.kv_splits) +
                                 " needs partials when above 1");

@@ -27,8 +27,9 @@ namespace vkllm::cpu {
 
 struct AttentionArgs {
   ConstHeadRows q{};                  // f32: head h of token t at data + t*stride + h*head_dim
-  const uint16_t* k_cache = nullptr;  // this layer's K region (f16 bits)
+  const uint16_t* k_cache = nullptr;  // this layer's K region (rows as in CacheRegion)
   const uint16_t* v_cache = nullptr;  // this layer's V region
+  kv::CacheType cache_type = kv::CacheType::F16;
   uint32_t n_kv_heads = 0;
   uint32_t block_size = 16;
   BatchView batch{};

@@ -16,6 +16,7 @@
 
 #include "engine/cpu/attention_kernels.h"
 #include "engine/cpu/fast_math_impl.h"
+#include "engine/cpu/kv_rows.h"
 #include "engine/gguf/quants.h"
 
 #if defined(__F16C__) || defined(__AVX512F__)
@@ -248,9 +249,17 @@ void attend(const AttentionArgs& a, const AttentionGroup& g, float* scratch) {
     const uint32_t nk = kv_hi - k0 < kAttentionKeys ? kv_hi - k0 : kAttentionKeys;
     for (uint32_t c = 0; c < nk; ++c) {
       const uint32_t kp = k0 + c;
-      const size_t at = ((size_t(table[kp / B]) * n_kv + g.kv_head) * B + kp % B) * D;
-      f16_to_f32(a.k_cache + at, kf + size_t(c) * D, D);
-      f16_to_f32(a.v_cache + at, vf + size_t(c) * D, D);
+      const size_t row = (size_t(table[kp / B]) * n_kv + g.kv_head) * B + kp % B;
+      if (a.cache_type == kv::CacheType::F16) {
+        f16_to_f32(a.k_cache + row * D, kf + size_t(c) * D, D);
+        f16_to_f32(a.v_cache + row * D, vf + size_t(c) * D, D);
+      } else {
+        const size_t at = row * 2 * kv::row_words(a.cache_type, D);
+        dequantize_kv_row(a.cache_type, reinterpret_cast<const uint32_t*>(a.k_cache + at), D,
+                          kf + size_t(c) * D);
+        dequantize_kv_row(a.cache_type, reinterpret_cast<const uint32_t*>(a.v_cache + at), D,
+                          vf + size_t(c) * D);
+      }
     }
     // Keys in whole vectors for dots_rows: the tile's last block padded with zero keys.
     const uint32_t nk_padded = (nk + W - 1) / W * W;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/cpu/kv_rows.h"
 #include "engine/cpu/row_kernels.h"
 #include "engine/gguf/quants.h"
 
@@ -138,8 +139,10 @@ void write_kv(const RopeParams* rope, const BatchView& batch, ConstHeadRows src,
   const uint32_t n_kv = cache.n_kv_heads, B = cache.block_size, D = head_dim;
   if (rope != nullptr && rope->head_dim != head_dim)
     throw std::invalid_argument("write_kv: rope head_dim differs from the cache's");
-  if (B == 0 || n_kv == 0 || D == 0 || D > detail::kMaxHeadDim)
+  if (B == 0 || n_kv == 0 || D == 0 || D > detail::kMaxHeadDim ||
+      !kv::cache_type_fits(cache.type, D))
     throw std::invalid_argument("write_kv: bad cache shape");
+  const uint32_t row_halves = 2 * kv::row_words(cache.type, D);
   const auto& k = row_kernels(isa);
   const uint32_t n_dims = rope ? rotated_dims(*rope) : 0;
   const std::vector<double> inv_freq =
@@ -152,12 +155,15 @@ void write_kv(const RopeParams* rope, const BatchView& batch, ConstHeadRows src,
     if (rope != nullptr) angles(inv_freq, pos, cs);
     for (uint32_t h = 0; h < n_kv; ++h) {
       const float* s = src.data + uint64_t(t) * ss + h * D;
-      uint16_t* dst = cache.data + ((block * n_kv + h) * B + pos % B) * D;
+      uint16_t* dst = cache.data + ((block * n_kv + h) * B + pos % B) * row_halves;
       if (rope != nullptr) {
         k.rope_row(s, row, cs, D, n_dims, rope->neox);
         s = row;
       }
-      k.to_f16(s, dst, D);
+      if (cache.type == kv::CacheType::F16)
+        k.to_f16(s, dst, D);
+      else
+        quantize_kv_row(cache.type, s, D, reinterpret_cast<uint32_t*>(dst));
     }
   }
 }

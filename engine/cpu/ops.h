@@ -14,6 +14,7 @@
 #include "engine/cpu/batch_view.h"
 #include "engine/cpu/isa.h"
 #include "engine/gguf/tensor_type.h"
+#include "engine/kv/kv_cache_type.h"
 
 namespace vkllm::cpu {
 
@@ -109,19 +110,22 @@ struct ConstHeadRows {
   ConstHeadRows(const float* d, uint32_t s) : data(d), stride(s) {}
   ConstHeadRows(HeadRows r) : data(r.data), stride(r.stride) {}  // NOLINT: a view narrows
 };
-// One layer's K or V region: [num_blocks][n_kv_heads][block_size][head_dim] f16 (as bits).
+// One layer's K or V region: [num_blocks][n_kv_heads][block_size] rows of head_dim values, f16
+// (as bits) or quantized (engine/kv/kv_cache_type.h: kv::row_words(type, head_dim) words a row).
 struct CacheRegion {
   uint16_t* data = nullptr;
   uint32_t n_kv_heads = 0;
   uint32_t block_size = 16;
+  kv::CacheType type = kv::CacheType::F16;
 };
 // Unit: a batch token (all n_heads heads of it). dst = rope(src); dst may alias src. The angle
 // of pair i at position p is p * freq_scale * freq_base^(-2i / n_dims) / freq_factor[i].
 void rope(const RopeParams& rope, const BatchView& batch, ConstHeadRows src, HeadRows dst,
           uint32_t n_heads, uint32_t token_begin, uint32_t token_end, Isa isa = selected_isa());
-// Unit: a batch token. Writes the token's n_kv_heads rows of src (f32) as f16 into its cache slot
+// Unit: a batch token. Writes the token's n_kv_heads rows of src (f32) into its cache slot
 // (block from the sequence's table, slot pos % block_size), rotated first when `rope` is given
-// (K) and copied otherwise (V). Round to nearest even, as the Vulkan kernel's packHalf2x16.
+// (K) and copied otherwise (V). f16: round to nearest even, as the Vulkan kernel's packHalf2x16;
+// q8_0 / q4_0: quantize_kv_row (engine/cpu/kv_rows.h).
 void write_kv(const RopeParams* rope, const BatchView& batch, ConstHeadRows src, uint32_t head_dim,
               const CacheRegion& cache, uint32_t token_begin, uint32_t token_end,
               Isa isa = selected_isa());

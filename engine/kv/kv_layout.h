@@ -2,9 +2,10 @@
 // (shaders/rope.comp, shaders/attention.comp, shaders/kv_meta.glsl) read them. Fixed: the
 // runtime, the KV manager and the kernels all rely on it.
 //
-// Cache: element type f16. For each layer, one K region and one V region (separate buffers or
-// slices of the KV arena), each laid out [num_blocks][n_kv_heads][block_size][head_dim]: one
-// (block, head) slab of block_size * head_dim halves is contiguous. A sequence's block table is a
+// Cache: element type f16, q8_0 or q4_0 (kv_cache_type.h, which lays out one row of head_dim
+// values). For each layer, one K region and one V region (separate buffers or slices of the KV
+// arena), each laid out [num_blocks][n_kv_heads][block_size] rows: one (block, head) slab of
+// block_size rows is contiguous. A sequence's block table is a
 // uint32 array of block ids; the token at position p lives in block table[p / block_size], slot
 // p % block_size. block_size is a kernel parameter (default 16), not hard-wired.
 //
@@ -26,6 +27,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/kv/kv_cache_type.h"
+
 namespace vkllm::kv {
 
 inline constexpr uint32_t kDefaultBlockSize = 16;
@@ -35,15 +38,27 @@ struct KvLayout {
   uint32_t n_kv_heads = 0;
   uint32_t block_size = kDefaultBlockSize;
   uint32_t head_dim = 0;
+  CacheType type = CacheType::F16;
 
-  // f16 elements and bytes of one layer's K (or V) region.
-  uint64_t region_elements() const {
-    return uint64_t(num_blocks) * n_kv_heads * block_size * head_dim;
+  // uint32 words of one row, and of one layer's K (or V) region.
+  uint32_t row_words() const { return kv::row_words(type, head_dim); }
+  uint64_t region_words() const {
+    return uint64_t(num_blocks) * n_kv_heads * block_size * row_words();
   }
-  uint64_t region_bytes() const { return region_elements() * 2; }
-  // Element index of (block, head, slot, d) within a region.
+  uint64_t region_bytes() const { return region_words() * 4; }
+  // 16-bit units of a region (its f16 elements when the type is f16).
+  uint64_t region_elements() const { return region_words() * 2; }
+  // Bytes of one block's K and V over n_layer layers (what one more block of context costs).
+  uint64_t block_bytes(uint32_t n_layer) const {
+    return 2ull * n_layer * n_kv_heads * block_size * row_words() * 4;
+  }
+  // Row index of (block, head, slot) within a region (times row_words(): its first word).
+  uint64_t row(uint32_t block, uint32_t head, uint32_t slot) const {
+    return (uint64_t(block) * n_kv_heads + head) * block_size + slot;
+  }
+  // f16 element index of (block, head, slot, d) within an f16 region.
   uint64_t element(uint32_t block, uint32_t head, uint32_t slot, uint32_t d) const {
-    return ((uint64_t(block) * n_kv_heads + head) * block_size + slot) * head_dim + d;
+    return row(block, head, slot) * head_dim + d;
   }
 };
 

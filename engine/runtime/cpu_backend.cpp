@@ -123,7 +123,8 @@ class CpuBackend final : public StepBackend {
   void write_kv(uint32_t layer, bool value, const RopeSpec* rope, Rows src) override {
     cpu::RopeParams p;
     if (rope) p = rope_params(*rope);
-    const cpu::CacheRegion region{region_data(layer, value), spec_.n_head_kv, layout_.block_size};
+    const cpu::CacheRegion region{region_data(layer, value), spec_.n_head_kv, layout_.block_size,
+                                  layout_.type};
     const cpu::ConstHeadRows rows(ptr(src), src.stride);
     split(batch_.n_tokens, 1, [&](uint32_t b, uint32_t e) {
       cpu::write_kv(rope ? &p : nullptr, batch_, rows, spec_.head_dim, region, b, e, isa_);
@@ -137,6 +138,7 @@ class CpuBackend final : public StepBackend {
     a.v_cache = region_data(s.layer, true);
     a.n_kv_heads = spec_.n_head_kv;
     a.block_size = layout_.block_size;
+    a.cache_type = layout_.type;
     a.batch = batch_;
     a.out = {ptr(s.out), s.out.stride};
     a.n_q_heads = s.n_q_heads;
@@ -420,8 +422,8 @@ class CpuBackend final : public StepBackend {
     layout_.n_kv_heads = spec_.n_head_kv;
     layout_.head_dim = spec_.head_dim;
     layout_.block_size = opt_.block_size;
-    const uint64_t per_block = 2ull * spec_.n_layer * spec_.n_head_kv * opt_.block_size *
-                               spec_.head_dim * 2;  // K and V, f16
+    layout_.type = opt_.kv_cache_type;
+    const uint64_t per_block = layout_.block_bytes(spec_.n_layer);  // K and V
     uint64_t budget = opt_.kv_budget_bytes;
     if (opt_.kv_scratch_blocks > 0) {  // one K and one V region shared by every layer
       layout_.num_blocks = opt_.kv_scratch_blocks;

@@ -24,6 +24,12 @@ RunnerOptions with_limits(const model::ModelSpec& spec, RunnerOptions opt) {
   if (spec.is_encoder()) {
     throw std::invalid_argument(spec.arch_name + " is an encoder model: run it with an Encoder");
   }
+  if (!kv::cache_type_fits(opt.kv_cache_type, spec.head_dim) ||
+      !kv::cache_type_fits(opt.kv_cache_type, spec.head_dim_v)) {
+    throw std::invalid_argument("a " + std::string(kv::cache_type_name(opt.kv_cache_type)) +
+                                " KV cache needs head dimensions that are multiples of 32; " +
+                                spec.arch_name + " has " + std::to_string(spec.head_dim));
+  }
   if (opt.max_context == 0) opt.max_context = std::min<uint32_t>(spec.n_ctx_train, 8192);
   if (opt.max_context == 0) opt.max_context = 2048;
   opt.max_seqs = std::max<uint32_t>(opt.max_seqs, 1);

@@ -16,6 +16,7 @@
 #include "engine/cpu/isa.h"
 #include "engine/kv/block_pool.h"
 #include "engine/kv/block_table.h"
+#include "engine/kv/kv_cache_type.h"
 #include "engine/model/model_spec.h"
 #include "engine/runtime/model.h"
 #include "engine/vulkan/matmul_ops.h"
@@ -76,6 +77,9 @@ struct RunnerOptions {
   // to 3.41 ms of GPU time, 1B F16 from 1.63 to 1.54 (bench/RESULTS.md, eighth session);
   // VKLLM_FUSED_ROPE_KV=0 turns it off.
   bool fused_rope_kv = true;
+  // The KV cache's element type (OLLAMA_KV_CACHE_TYPE, read by the server and the CLI: not by
+  // from_env): q8_0 / q4_0 need a head dimension that is a multiple of 32.
+  kv::CacheType kv_cache_type = kv::CacheType::F16;
   // A step is submitted in this many parts, so the device runs the first layers while the host
   // records the rest (1: one submission).
   uint32_t step_parts = 8;

@@ -26,10 +26,12 @@ struct Config {
   float softcap = 0.f;
   uint32_t window = 0;
   bool causal = true;
+  kv::CacheType cache = kv::CacheType::F16;
   std::string describe() const {
     return "head_dim=" + std::to_string(head_dim) + " gqa=" + std::to_string(gqa) +
            " block=" + std::to_string(block_size) + " softcap=" + std::to_string(softcap) +
-           " window=" + std::to_string(window) + " causal=" + std::to_string(causal);
+           " window=" + std::to_string(window) + " causal=" + std::to_string(causal) + " cache " +
+           std::string(kv::cache_type_name(cache));
   }
 };
 
@@ -39,7 +41,7 @@ void check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>
 
   // Random f16 contents everywhere, unused slots too (they must not leak into results).
   const vkllm::test::PagedBatch batch =
-      vkllm::test::random_paged_batch(rng.gen(), specs, n_kv, B, D);
+      vkllm::test::random_paged_batch(rng.gen(), specs, n_kv, B, D, c.cache);
   const kv::BatchMeta& meta = batch.meta;
   const uint32_t T = meta.n_tokens;
   const uint32_t q_stride = n_q * D + 4;  // padded rows
@@ -63,6 +65,7 @@ void check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>
     AttentionArgs a{.q = {q.data(), q_stride},
                     .k_cache = batch.k_cache.data(),
                     .v_cache = batch.v_cache.data(),
+                    .cache_type = c.cache,
                     .n_kv_heads = n_kv,
                     .block_size = B,
                     .batch = {meta.words, T, meta.n_seqs},
@@ -149,6 +152,16 @@ TEST(CpuAttention, NonCausalSeesTheWholeSequence) {
   check_attention(rng, {.head_dim = 64, .gqa = 2, .window = 7, .causal = false}, specs);
 }
 
+// q8_0 / q4_0 caches: rows dequantized as they are loaded (one, three and four blocks of 32 a
+// row), decode and prefill, with splits.
+TEST(CpuAttention, QuantizedCache) {
+  SeededRng rng;
+  const std::vector<SeqSpec> specs = {{1, 90 + rng.below(40)}, {20, 20}, {6, 50}, {1, 17}};
+  for (kv::CacheType type : {kv::CacheType::Q8_0, kv::CacheType::Q4_0})
+    for (uint32_t head_dim : {32u, 96u, 128u})
+      check_attention(rng, {.head_dim = head_dim, .gqa = 2, .softcap = 20.f, .cache = type}, specs);
+}
+
 TEST(CpuAttention, RejectsInconsistentArguments) {
   AttentionArgs a{.n_kv_heads = 2, .n_q_heads = 3, .head_dim = 64};
   EXPECT_THROW(attention_work_units(a), std::invalid_argument);
@@ -159,6 +172,11 @@ TEST(CpuAttention, RejectsInconsistentArguments) {
   a.block_size = 0;
   EXPECT_THROW(attention_work_units(a), std::invalid_argument);
   a.block_size = 16;
+  a.cache_type = kv::CacheType::Q4_0;
+  a.head_dim = 48;  // not whole blocks of 32
+  EXPECT_THROW(attention_work_units(a), std::invalid_argument);
+  a.cache_type = kv::CacheType::F16;
+  a.head_dim = 64;
   a.kv_splits = 3;  // without partials
   EXPECT_THROW(attention_work_units(a), std::invalid_argument);
 }
