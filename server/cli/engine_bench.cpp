@@ -140,6 +140,8 @@ int run_bench(const BenchArgs& args) {
   out["n_layer"] = spec.n_layer;
   out["n_embd"] = spec.n_embd;
   out["weight_bytes"] = m.weight_bytes();
+  out["kv_cache_type"] = std::string(kv::cache_type_name(opts.kv_cache_type));
+  out["kv_blocks"] = runner.pool().num_blocks();
   out["load_seconds"] = load_s;
   out["depth"] = args.depth;
 
@@ -246,8 +248,10 @@ int run_bench(const BenchArgs& args) {
   if (args.json) {
     std::cout << out.dump(2) << "\n";
   } else {
-    std::printf("%s on %s: %.2f GB of weights, loaded in %.1f s\n", args.model.c_str(),
-                m.device_name().c_str(), m.weight_bytes() / 1e9, load_s);
+    std::printf("%s on %s: %.2f GB of weights, loaded in %.1f s; %s KV cache of %u blocks\n",
+                args.model.c_str(), m.device_name().c_str(), m.weight_bytes() / 1e9, load_s,
+                std::string(kv::cache_type_name(opts.kv_cache_type)).c_str(),
+                static_cast<unsigned>(runner.pool().num_blocks()));
     std::printf("prefill %u tokens after %u of context: %.1f tok/s\n", args.prompt_tokens,
                 args.depth, out["prefill"]["tok_per_s"].get<double>());
     print_gpu_phases(out["prefill"]);

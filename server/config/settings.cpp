@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "engine/cpu/thread_pool.h"
+#include "engine/kv/kv_cache_type.h"
 #include "server/models/model_reference.h"
 
 namespace vkllm::config {
@@ -232,6 +233,13 @@ sched::ManagerOptions read_model_options(const Environment& env,
     o.vulkan.max_binding_range = *range;
   }
   if (const auto budget = byte_size(env, "VKLLM_KV_BUDGET")) o.runner.kv_budget_bytes = *budget;
+  if (const std::string v = env.value("OLLAMA_KV_CACHE_TYPE"); !v.empty()) {
+    try {
+      o.runner.kv_cache_type = kv::parse_cache_type(v);
+    } catch (const std::invalid_argument&) {
+      refuse("OLLAMA_KV_CACHE_TYPE", v, "expected f16, q8_0 or q4_0");
+    }
+  }
   if (const auto n = whole_number(env, "VKLLM_BLOCK_SIZE", 1, 256, "must be between 1 and 256")) {
     o.runner.block_size = static_cast<uint32_t>(*n);
   }

@@ -43,6 +43,9 @@ constexpr SettingInfo kSettings[] = {
     {"VKLLM_CPU_ISA", "engine", "",
      "Caps the CPU kernels' instruction set: scalar, avx2, avx512 or amx."},
     {"VKLLM_KV_BUDGET", "engine", "", "Bytes of KV cache per model (K/M/G suffixes)."},
+    {"OLLAMA_KV_CACHE_TYPE", "engine", "f16",
+     "KV cache element type: f16, q8_0 or q4_0 (GGML's blocks of 32 with an f16 scale: about "
+     "0.53x / 0.28x the memory; models whose head dimension is not a multiple of 32 keep f16)."},
     {"VKLLM_BLOCK_SIZE", "engine", "16", "Tokens per paged KV cache block (1-256)."},
     {"VKLLM_PIPELINE_CACHE", "engine", "$OLLAMA_MODELS/pipeline-cache",
      "Directory of compiled Vulkan pipelines, so a restart compiles nothing."},

@@ -5,6 +5,7 @@
 #include <future>
 #include <iostream>
 
+#include "engine/kv/kv_cache_type.h"
 #include "engine/model/lora_adapter.h"
 #include "engine/model/model_spec.h"
 #include "engine/runtime/lora_merge.h"
@@ -205,7 +206,19 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
   uint64_t weight_bytes = 0;
   for (const auto& t : m->header->tensors()) weight_bytes += t.byte_size;
   m->weight_bytes = weight_bytes;
-  const uint64_t per_token_kv = 4ull * spec.n_layer * spec.n_head_kv * spec.head_dim;  // K+V f16
+  // OLLAMA_KV_CACHE_TYPE where the model's head rows fit its blocks of 32, else f16 (as Ollama
+  // falls back for models that cannot use a quantized cache).
+  kv::CacheType kv_type = options_.runner.kv_cache_type;
+  if (!kv::cache_type_fits(kv_type, spec.head_dim) ||
+      !kv::cache_type_fits(kv_type, spec.head_dim_v)) {
+    std::cerr << "vkllm: " << name << ": head dimension " << spec.head_dim
+              << " is not a multiple of 32, using an f16 KV cache instead of "
+              << kv::cache_type_name(kv_type) << "\n";
+    kv_type = kv::CacheType::F16;
+  }
+  // K and V bytes of one token of context in every layer.
+  const uint64_t per_token_kv =
+      2ull * spec.n_layer * spec.n_head_kv * kv::row_bytes(kv_type, spec.head_dim);
   const uint32_t trained = spec.n_ctx_train ? spec.n_ctx_train : 2048;
   uint32_t ctx_default = options_.default_num_ctx;
   if (ctx_default == 0) {
@@ -218,6 +231,7 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
   m->default_num_ctx = ctx_default;
 
   runtime::RunnerOptions ro = options_.runner;
+  ro.kv_cache_type = kv_type;
   ro.max_context = std::min<uint32_t>(std::max(trained, ctx_default), 262144);
   const uint32_t parallel_hint = std::max<uint32_t>(options_.num_parallel, 4);
   const uint64_t act_estimate = 4ull * (512ull * (8ull * spec.n_embd + 4ull * spec.n_ff) +
