@@ -35,6 +35,7 @@ layout(constant_id = 2) const uint BC = 32u;   // KV positions per tile
 layout(constant_id = 3) const uint BQ = 1u;    // query tokens per workgroup
 layout(constant_id = 4) const uint R = 1u;     // query heads per KV head (GQA ratio)
 layout(constant_id = 5) const uint BLOCK = 16u;  // KV cache block size (tokens)
+layout(constant_id = 6) const uint KV_TYPE = 0u;  // cache element type (kv_quant.glsl)
 
 const uint ROWS = BQ * R;
 const uint HD2 = D / 2u;
@@ -52,6 +53,9 @@ layout(std430, binding = 1) readonly buffer KCache { uvec4 kcache[]; };
 layout(std430, binding = 2) readonly buffer VCache { uvec4 vcache[]; };
 layout(std430, binding = 1) readonly buffer KCacheWords { uint kcache_w[]; };
 layout(std430, binding = 2) readonly buffer VCacheWords { uint vcache_w[]; };
+#include "kv_quant.glsl"
+KV_LOADERS(k, kcache, kcache_w)
+KV_LOADERS(v, vcache, vcache_w)
 layout(std430, binding = 4) writeonly buffer Out { float outv[]; };
 #ifdef Q8_OUT
 #define Q8_BINDING 5
@@ -98,8 +102,8 @@ void load_tile(bool v, uint kv0, uint kv_hi, uint table, uint kvh) {
         uvec4 w = uvec4(0u);
         if (kp < kv_hi) {
           const uint blk = meta_block(table, kp, BLOCK);
-          const uint at = ((blk * p.n_kv_heads + kvh) * BLOCK + kp % BLOCK) * HD8 + j;
-          w = v ? vcache[at] : kcache[at];
+          const uint row = (blk * p.n_kv_heads + kvh) * BLOCK + kp % BLOCK;
+          w = v ? v_load8(row, j) : k_load8(row, j);
         }
         const uint o = (v ? BC * KS : 0u) + c * KS + 4u * j;
         KVs[o] = w.x;
@@ -117,8 +121,8 @@ void load_tile(bool v, uint kv0, uint kv_hi, uint table, uint kvh) {
         uint w = 0u;
         if (kp < kv_hi) {
           const uint blk = meta_block(table, kp, BLOCK);
-          const uint at = ((blk * p.n_kv_heads + kvh) * BLOCK + kp % BLOCK) * HD2 + j;
-          w = v ? vcache_w[at] : kcache_w[at];
+          const uint row = (blk * p.n_kv_heads + kvh) * BLOCK + kp % BLOCK;
+          w = v ? v_pair(row, j) : k_pair(row, j);
         }
         KVs[(v ? BC * KS : 0u) + c * KS + j] = w;
       }

@@ -38,6 +38,7 @@ layout(local_size_x_id = 0) in;  // 4 * subgroup size
 layout(constant_id = 1) const uint D = 128u;     // head dim: a multiple of 16, at most 128
 layout(constant_id = 2) const uint R = 1u;       // query heads per KV head: a divisor of 64
 layout(constant_id = 3) const uint BLOCK = 16u;  // KV cache block size (tokens)
+layout(constant_id = 4) const uint KV_TYPE = 0u;  // cache element type (kv_quant.glsl)
 
 const uint ROWS = 64u;
 const uint BC = 32u;  // KV positions per tile
@@ -59,6 +60,11 @@ const uint OUT_COLS = 16u;
 layout(std430, binding = 0) readonly buffer Q { vec4 q4[]; };
 layout(std430, binding = 1) readonly buffer KCache { uvec4 kcache[]; };
 layout(std430, binding = 2) readonly buffer VCache { uvec4 vcache[]; };
+layout(std430, binding = 1) readonly buffer KCacheWords { uint kcache_w[]; };
+layout(std430, binding = 2) readonly buffer VCacheWords { uint vcache_w[]; };
+#include "kv_quant.glsl"
+KV_LOADERS(k, kcache, kcache_w)
+KV_LOADERS(v, vcache, vcache_w)
 layout(std430, binding = 4) writeonly buffer Out { float outv[]; };
 #ifdef Q8_OUT
 #define Q8_BINDING 5
@@ -104,8 +110,8 @@ void load_tile(bool v, uint kv0, uint kv_hi, uint table, uint kvh) {
     uvec4 w = uvec4(0u);
     if (kp < kv_hi) {
       const uint blk = meta_block(table, kp, BLOCK);
-      const uint at = ((blk * p.n_kv_heads + kvh) * BLOCK + kp % BLOCK) * HD8 + j;
-      w = v ? vcache[at] : kcache[at];
+      const uint row = (blk * p.n_kv_heads + kvh) * BLOCK + kp % BLOCK;
+      w = v ? v_load8(row, j) : k_load8(row, j);
     }
     const uint o = (v ? BC * HROW : 0u) + c * HROW + 2u * j;
     HS[o] = w.xy;

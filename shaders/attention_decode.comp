@@ -1,5 +1,6 @@
 #version 450
-// Decode attention (one query token per sequence) over the paged f16 KV cache: attention.comp's
+// Decode attention (one query token per sequence) over the paged KV cache (f16, or q8_0 / q4_0
+// expanded to f16 as loaded: kv_quant.glsl): attention.comp's
 // inputs, outputs and split-K partials, laid out for latency instead of reuse.
 //
 // attention.comp walks a workgroup's KV range in tiles of 32 positions, each tile a round trip to
@@ -35,6 +36,7 @@ layout(constant_id = 4) const uint TPP = 1u;     // invocations per position (a 
 // serial work; split over HEAD_GROUPS workgroups they run side by side (each loads the KV rows,
 // from L2 after the first).
 layout(constant_id = 5) const uint HEAD_GROUPS = 1u;
+layout(constant_id = 6) const uint KV_TYPE = 0u;  // cache element type (kv_quant.glsl)
 
 const uint WG = gl_WorkGroupSize.x;
 const uint P = WG / TPP;  // positions per chunk
@@ -53,6 +55,9 @@ layout(std430, binding = 1) readonly buffer KCache { uvec4 kcache[]; };
 layout(std430, binding = 2) readonly buffer VCache { uvec4 vcache[]; };
 layout(std430, binding = 1) readonly buffer KCacheWords { uint kcache_w[]; };
 layout(std430, binding = 2) readonly buffer VCacheWords { uint vcache_w[]; };
+#include "kv_quant.glsl"
+KV_LOADERS(k, kcache, kcache_w)
+KV_LOADERS(v, vcache, vcache_w)
 layout(std430, binding = 4) writeonly buffer Out { float outv[]; };
 #ifdef Q8_OUT
 #define Q8_BINDING 5
@@ -137,8 +142,8 @@ void main() {
       if (D % (8u * TPP) == 0u) {
         [[unroll]] for (uint jj = 0u; jj < HD8 / TPP; ++jj) {
           const uint j = part * (HD8 / TPP) + jj;
-          const uvec4 k = kcache[row * HD8 + j];
-          const uvec4 v = vcache[row * HD8 + j];
+          const uvec4 k = k_load8(row, j);
+          const uvec4 v = v_load8(row, j);
           const vec4 k0 = vec4(unpackHalf2x16(k.x), unpackHalf2x16(k.y));
           const vec4 k1 = vec4(unpackHalf2x16(k.z), unpackHalf2x16(k.w));
           [[unroll]] for (uint r = 0u; r < R; ++r)
@@ -150,11 +155,11 @@ void main() {
         }
       } else if (part == 0u) {
         [[unroll]] for (uint j = 0u; j < HD2 / 2u; ++j) {
-          const vec4 k = vec4(unpackHalf2x16(kcache_w[row * HD2 + 2u * j]),
-                              unpackHalf2x16(kcache_w[row * HD2 + 2u * j + 1u]));
+          const vec4 k = vec4(unpackHalf2x16(k_pair(row, 2u * j)),
+                              unpackHalf2x16(k_pair(row, 2u * j + 1u)));
           [[unroll]] for (uint r = 0u; r < R; ++r) dots[r] += Qs[r * (D / 4u) + j] * k;
-          Vs[pos * VS + 2u * j] = vcache_w[row * HD2 + 2u * j];
-          Vs[pos * VS + 2u * j + 1u] = vcache_w[row * HD2 + 2u * j + 1u];
+          Vs[pos * VS + 2u * j] = v_pair(row, 2u * j);
+          Vs[pos * VS + 2u * j + 1u] = v_pair(row, 2u * j + 1u);
         }
       }
     } else {

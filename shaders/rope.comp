@@ -1,8 +1,10 @@
 #version 450
 // Rotary position embedding of head rows, in three variants (defines):
 //   (none)      rope:     f32 rows -> f32 rows (dst may alias src: the row is staged in shared)
-//   PAGED       rope_kv:  f32 K rows -> rotated, written as f16 into the paged K cache
-//   PAGED NO_ROPE kv_copy: f32 V rows -> f16 paged V cache, unrotated
+//   PAGED       rope_kv:  f32 K rows -> rotated, written into the paged K cache
+//   PAGED NO_ROPE kv_copy: f32 V rows -> paged V cache, unrotated
+// The cache rows are f16, or q8_0 / q4_0 (specialization constant KV_TYPE; row layout in
+// engine/kv/kv_cache_type.h): a row's blocks of 32 are quantized with GGML's rounding.
 // Rows: token t, head h at src[src_off + t * src_stride + h * head_dim]; or, from a split-K
 // product's unsummed partials (MatmulKernels::SplitParts), the sum of src_splits such rows
 // src_split_stride elements apart, added in the order the reduction pass adds them. Positions come
@@ -17,6 +19,7 @@
 #include "rope_angle.glsl"
 
 layout(local_size_x_id = 0) in;
+layout(constant_id = 1) const uint KV_TYPE = 0u;  // paged: 0 f16, 1 q8_0, 2 q4_0
 
 layout(std430, binding = 0) readonly buffer Src { float src[]; };
 #ifdef PAGED
@@ -44,6 +47,10 @@ layout(push_constant) uniform Params {
 } p;
 
 shared float row[512];
+#ifdef PAGED
+shared float vals[512];  // a quantized row's values, then
+shared float scales[16];  // its blocks' scales
+#endif
 
 float rotated(uint d, float pos) {
   if (d >= p.n_dims) return row[d];
@@ -76,14 +83,63 @@ void main() {
   const uint ipos = meta_token_pos(p.n_tokens, t);
   const uint block = meta_block(meta_seq_table(p.n_tokens, p.n_seqs, seq), ipos, p.block_size);
   const uint slot = ipos % p.block_size;
-  const uint base = (((block * p.cache_heads + h) * p.block_size + slot) * p.head_dim) / 2u;
-  for (uint j = gl_LocalInvocationIndex; j < p.head_dim / 2u; j += nt) {
+  const uint row_id = (block * p.cache_heads + h) * p.block_size + slot;
+  if (KV_TYPE == 0u) {
+    const uint base = row_id * (p.head_dim / 2u);
+    for (uint j = gl_LocalInvocationIndex; j < p.head_dim / 2u; j += nt) {
 #ifdef NO_ROPE
-    const vec2 v = vec2(row[2u * j], row[2u * j + 1u]);
+      const vec2 v = vec2(row[2u * j], row[2u * j + 1u]);
 #else
-    const vec2 v = vec2(rotated(2u * j, pos), rotated(2u * j + 1u, pos));
+      const vec2 v = vec2(rotated(2u * j, pos), rotated(2u * j + 1u, pos));
 #endif
-    cache[base + j] = packHalf2x16(v);
+      cache[base + j] = packHalf2x16(v);
+    }
+    return;
+  }
+  for (uint d = gl_LocalInvocationIndex; d < p.head_dim; d += nt) {
+#ifdef NO_ROPE
+    vals[d] = row[d];
+#else
+    vals[d] = rotated(d, pos);
+#endif
+  }
+  barrier();
+  // Scales: q8_0 d = max|x| / 127; q4_0 d = (the value of largest magnitude) / -8.
+  const uint blocks = p.head_dim / 32u;
+  for (uint b = gl_LocalInvocationIndex; b < blocks; b += nt) {
+    float amax = 0.0, mx = 0.0;
+    for (uint i = 0u; i < 32u; ++i) {
+      const float x = vals[32u * b + i];
+      if (abs(x) > amax) {
+        amax = abs(x);
+        mx = x;
+      }
+    }
+    scales[b] = KV_TYPE == 1u ? amax / 127.0 : mx / -8.0;
+  }
+  barrier();
+  const uint per_word = KV_TYPE == 1u ? 4u : 8u;  // quants per word
+  const uint quant_words = p.head_dim / per_word;
+  const uint base = row_id * (quant_words + (blocks + 1u) / 2u);
+  for (uint w = gl_LocalInvocationIndex; w < quant_words; w += nt) {
+    const float d = scales[w * per_word / 32u];
+    const float id = d != 0.0 ? 1.0 / d : 0.0;
+    uint word = 0u;
+    for (uint i = 0u; i < per_word; ++i) {
+      const float x = vals[w * per_word + i] * id;
+      if (KV_TYPE == 1u) {
+        // roundf: halves away from zero
+        const int q = int(sign(x) * floor(abs(x) + 0.5));
+        word |= (uint(q) & 0xFFu) << (8u * i);
+      } else {
+        word |= min(15u, uint(x + 8.5)) << (4u * i);
+      }
+    }
+    cache[base + w] = word;
+  }
+  for (uint w = gl_LocalInvocationIndex; w < (blocks + 1u) / 2u; w += nt) {
+    const float hi = 2u * w + 1u < blocks ? scales[2u * w + 1u] : 0.0;
+    cache[base + quant_words + w] = packHalf2x16(vec2(scales[2u * w], hi));
   }
 #else
   const uint db = p.dst_off + t * p.dst_stride + h * p.head_dim;

@@ -90,7 +90,7 @@ void VulkanBackend::write_kv(uint32_t layer, bool value, const RopeSpec* rope, R
 void VulkanBackend::write_kv_rows(uint32_t layer, bool value, const vk::ops::RopeParams* rope,
                                   const vk::ops::HeadRows& src) {
   const vk::ops::CacheRegion region{(value ? mem_.v_region : mem_.k_region)[layer], spec_.n_head_kv,
-                                    opt_.block_size};
+                                    opt_.block_size, opt_.kv_cache_type};
   vk::ops::write_kv(*rec_, ctx_.pipelines(), rope, batch_, src, spec_.head_dim, region);
 }
 
@@ -98,8 +98,8 @@ void VulkanBackend::attention(const AttentionSpec& s) {
   const uint32_t nkv = spec_.n_head_kv;
   vk::ops::AttentionArgs at;
   at.q = mem_.head_rows(s.q);
-  at.k_cache = {mem_.k_region[s.layer], nkv, opt_.block_size};
-  at.v_cache = {mem_.v_region[s.layer], nkv, opt_.block_size};
+  at.k_cache = {mem_.k_region[s.layer], nkv, opt_.block_size, opt_.kv_cache_type};
+  at.v_cache = {mem_.v_region[s.layer], nkv, opt_.block_size, opt_.kv_cache_type};
   at.batch = batch_;
   at.max_q_len = max_q_len_;
   at.out = mem_.head_rows(s.out);

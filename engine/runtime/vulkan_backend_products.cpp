@@ -190,7 +190,8 @@ void VulkanBackend::products_then_rope_kv(Rows x, uint32_t n, std::span<const Pr
     laid_out = !outs[i].accumulate && w.parts.size() == 1 && w.rows() == rows[i] &&
                outs[i].y.act == ys[i]->act && (stacked || (outs[i].y.off == 0 && ys[i]->off == 0));
   }
-  bool fuse = opt_.fused_rope_kv && laid_out;
+  // The fused epilogue writes f16 rows (a workgroup owns a pair of rows, not a block of 32).
+  bool fuse = opt_.fused_rope_kv && laid_out && opt_.kv_cache_type == kv::CacheType::F16;
   for (size_t i = 0; fuse && i < outs.size(); ++i) {
     const DeviceTensor& w = get(outs[i].w);
     fuse = n <= matvec_limit(w) && matmul_.can_fuse_rope_kv(w.type, rope);

@@ -159,6 +159,7 @@ void VulkanStepBuffers::allocate_kv() {
   layout.n_kv_heads = spec.n_head_kv;
   layout.head_dim = spec.head_dim;
   layout.block_size = opt.block_size;
+  layout.type = opt.kv_cache_type;
   if (opt.kv_scratch_blocks > 0) {  // one K and one V region shared by every layer
     layout.num_blocks = opt.kv_scratch_blocks;
     const uint64_t region = layout.region_bytes();
@@ -168,8 +169,7 @@ void VulkanStepBuffers::allocate_kv() {
     v_region.assign(spec.n_layer, kv_arena->allocate(region));
     return;
   }
-  const uint64_t per_block =
-      2ull * spec.n_layer * spec.n_head_kv * opt.block_size * spec.head_dim * 2;  // K and V, f16
+  const uint64_t per_block = layout.block_bytes(spec.n_layer);  // K and V
   uint64_t budget = opt.kv_budget_bytes;
   if (budget == 0) {
     // Enough for every sequence at full context, but at most half of what the weights and

@@ -155,8 +155,13 @@ void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) 
   require(n_kv > 0 && a.n_q_heads % n_kv == 0, std::to_string(a.n_q_heads) +
                                                    " query heads are not a multiple of " +
                                                    std::to_string(n_kv) + " KV heads");
-  require(a.v_cache.n_kv_heads == n_kv && a.v_cache.block_size == a.k_cache.block_size,
+  require(a.v_cache.n_kv_heads == n_kv && a.v_cache.block_size == a.k_cache.block_size &&
+              a.v_cache.type == a.k_cache.type,
           "K and V cache regions disagree");
+  const auto kv_type = static_cast<uint32_t>(a.k_cache.type);
+  require(kv::cache_type_fits(a.k_cache.type, d),
+          "a " + std::string(kv::cache_type_name(a.k_cache.type)) +
+              " KV cache needs head_dim a multiple of 32, not " + std::to_string(d));
   require(a.n_splits >= 1 && a.n_splits <= kAttentionMaxSplits,
           "n_splits " + std::to_string(a.n_splits) + " outside 1.." +
               std::to_string(kAttentionMaxSplits));
@@ -197,7 +202,7 @@ void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) 
     pipeline = &pc.get({.shader = q8_here ? "attention_coopmat_q8" : "attention_coopmat",
                         .num_buffers = q8_here ? 6u : 5u,
                         .push_constant_bytes = sizeof(push),
-                        .spec = {4 * caps.subgroup_size, d, r, a.k_cache.block_size}});
+                        .spec = {4 * caps.subgroup_size, d, r, a.k_cache.block_size, kv_type}});
     groups = {div_up(a.max_q_len, kCoopMatRows / r), a.batch.n_seqs, n_kv * a.n_splits};
   } else if (const DecodeShape ds = decode_shape(a, r, caps); ds.positions) {
     pipeline = &pc.get({.shader = q8_here    ? "attention_decode_q8"
@@ -206,7 +211,7 @@ void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) 
                         .num_buffers = q8_here || f16_here ? 6u : 5u,
                         .push_constant_bytes = sizeof(push),
                         .spec = {ds.positions * ds.tpp, d, r / ds.head_groups, a.k_cache.block_size,
-                                 ds.tpp, ds.head_groups}});
+                                 ds.tpp, ds.head_groups, kv_type}});
     groups = {1, a.batch.n_seqs, n_kv * ds.head_groups * a.n_splits};
   } else {
     // Rows per workgroup: the R heads of one KV head for BQ tokens; about 16 rows for prefill.
@@ -224,7 +229,7 @@ void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) 
                                              : "attention",
                         .num_buffers = q8_here || f16_here ? 6u : 5u,
                         .push_constant_bytes = sizeof(push),
-                        .spec = {wg, d, bc, bq, r, a.k_cache.block_size}});
+                        .spec = {wg, d, bc, bq, r, a.k_cache.block_size, kv_type}});
     groups = {div_up(a.max_q_len, bq), a.batch.n_seqs, n_kv * a.n_splits};
   }
   if (a.n_splits == 1) {

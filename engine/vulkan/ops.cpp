@@ -314,7 +314,13 @@ void write_kv(CommandRecorder& rec, PipelineCache& pc, const RopeParams* r, cons
   push.cache_heads = cache.n_kv_heads;
   push.block_size = cache.block_size;
   require(cache.block_size > 0, "write_kv: block size must be positive");
-  const Pipeline& p = pipeline(pc, r ? "rope_kv" : "kv_copy", 4, sizeof(push), 64);
+  require(kv::cache_type_fits(cache.type, head_dim),
+          "write_kv: a " + std::string(kv::cache_type_name(cache.type)) +
+              " cache needs head_dim a multiple of 32, not " + std::to_string(head_dim));
+  const Pipeline& p = pc.get({.shader = r ? "rope_kv" : "kv_copy",
+                              .num_buffers = 4,
+                              .push_constant_bytes = sizeof(push),
+                              .spec = {64, static_cast<uint32_t>(cache.type)}});
   BufferSlice factors = r && r->freq_factors ? r->freq_factors : b.meta;
   rec.dispatch(p, {src.data, cache.data, b.meta, factors}, push, {cache.n_kv_heads, b.n_tokens, 1});
 }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "engine/kv/kv_cache_type.h"
 #include "engine/vulkan/buffer.h"
 
 namespace vkllm::vk {
@@ -136,12 +137,14 @@ struct BatchInfo {
 // dst = rope(src) for n_heads heads of every batch token; dst may alias src.
 void rope(CommandRecorder& rec, PipelineCache& pipelines, const RopeParams& rope,
           const BatchInfo& batch, const HeadRows& src, const HeadRows& dst, uint32_t n_heads);
-// Writes every batch token's n_kv_heads rows of src into the layer's cache region (f16) at its
-// block slot; rotated first when `rope` is given (K), copied otherwise (V).
+// Writes every batch token's n_kv_heads rows of src into the layer's cache region (f16, or
+// quantized: engine/kv/kv_cache_type.h) at its block slot; rotated first when `rope` is given
+// (K), copied otherwise (V).
 struct CacheRegion {
   BufferSlice data;  // one layer's K or V region
   uint32_t n_kv_heads = 0;
   uint32_t block_size = 16;
+  kv::CacheType type = kv::CacheType::F16;
 };
 void write_kv(CommandRecorder& rec, PipelineCache& pipelines, const RopeParams* rope,
               const BatchInfo& batch, const HeadRows& src, uint32_t head_dim,

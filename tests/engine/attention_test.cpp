@@ -34,6 +34,7 @@ struct Config {
   bool rising_scores = false;
   ops::DecodeKernel decode = ops::DecodeKernel::Auto;
   uint32_t head_groups = 0;  // chunked decode kernel: workgroups per KV head (0: from the grid)
+  kv::CacheType cache = kv::CacheType::F16;
   std::string describe() const {
     const char* kernels[] = {"", " chunked", " tiled"};
     return "head_dim=" + std::to_string(head_dim) + " gqa=" + std::to_string(gqa) +
@@ -41,7 +42,8 @@ struct Config {
            " window=" + std::to_string(window) + " splits=" + std::to_string(n_splits) +
            (causal ? "" : " non-causal") + (tensor_cores ? "" : " scalar") + (f16 ? " f16" : "") +
            (rising_scores ? " rising" : "") + kernels[static_cast<int>(decode)] +
-           (head_groups ? " head_groups=" + std::to_string(head_groups) : "");
+           (head_groups ? " head_groups=" + std::to_string(head_groups) : "") + " cache " +
+           std::string(kv::cache_type_name(cache));
   }
 };
 
@@ -53,7 +55,7 @@ bool check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>
   const uint32_t D = c.head_dim, B = c.block_size, n_kv = c.n_kv_heads, n_q = n_kv * c.gqa;
 
   // Random f16 cache contents everywhere (unused slots too: they must not leak into results).
-  PagedBatch batch = random_paged_batch(rng.gen(), specs, n_kv, B, D);
+  PagedBatch batch = random_paged_batch(rng.gen(), specs, n_kv, B, D, c.cache);
   const kv::BatchMeta& meta = batch.meta;
   const uint32_t T = meta.n_tokens;
   auto q = random_vector(rng, size_t(T) * n_q * D);
@@ -84,8 +86,8 @@ bool check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>
     rec.fill(f16, 0xFFFFFFFFu);  // NaN halves: every one must be written
     rec.barrier();
     const ops::AttentionArgs args{.q = {dq, 0, 0},
-                                  .k_cache = {dk, n_kv, B},
-                                  .v_cache = {dv, n_kv, B},
+                                  .k_cache = {dk, n_kv, B, c.cache},
+                                  .v_cache = {dv, n_kv, B, c.cache},
                                   .batch = {dmeta, T, meta.n_seqs},
                                   .max_q_len = meta.max_q_len,
                                   .out = {out, 0, 0},
@@ -135,7 +137,9 @@ bool check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>
   const std::vector<float> want(ref.begin(), ref.end());
   // The tensor-core kernel rounds Q and the softmax weights to f16 (relative 2^-11 each; the
   // outputs are weighted means of values in [-1, 1]).
-  if (tensor_cores)
+  // A quantized cache's values are expanded to f16 as the kernels load them (relative 2^-11 on
+  // top of the reference's exact dequantized values).
+  if (tensor_cores || c.cache != kv::CacheType::F16)
     EXPECT_TRUE(near_all(got, want, 2e-3, 2e-3));
   else
     EXPECT_TRUE(near_all(got, want, 2e-5, 1e-4));
@@ -314,6 +318,29 @@ TEST(PagedAttention, LargerBlockSizes) {
   }
 }
 
+// q8_0 and q4_0 caches (blocks of 32 with an f16 scale each; rows of four blocks, and of three
+// with a padding half) through every kernel: decode (chunked and tiled, with splits), mixed
+// prefill on tensor cores (where the device has them) and on the scalar kernel.
+TEST(PagedAttention, QuantizedCacheInEveryKernel) {
+  SeededRng rng;
+  const std::vector<SeqSpec> decode = {{1, 70 + rng.below(40)}, {1, 17}};
+  const std::vector<SeqSpec> prefill = {{40, 40}, {1, 30}, {12, 50 + rng.below(20)}};
+  for (auto [type, head_dim] : {std::pair{kv::CacheType::Q8_0, 128u}, {kv::CacheType::Q4_0, 96u}}) {
+    Config c{.head_dim = head_dim, .gqa = 4, .cache = type};
+    c.decode = ops::DecodeKernel::Chunked;
+    c.n_splits = 2;
+    check_attention(rng, c, decode);
+    c.decode = ops::DecodeKernel::Tiled;
+    c.n_splits = 1;
+    check_attention(rng, c, decode);
+    c.decode = ops::DecodeKernel::Auto;
+    c.softcap = 20.f;
+    EXPECT_EQ(check_attention(rng, c, prefill), device_has_tensor_cores());
+    c.tensor_cores = false;
+    EXPECT_FALSE(check_attention(rng, c, prefill));
+  }
+}
+
 TEST(PagedAttention, RejectsInconsistentArguments) {
   auto& pc = vk_context().pipelines();
   vk::Arena arena(vk_context().device(), "attention args", 1 << 20);
@@ -339,6 +366,12 @@ TEST(PagedAttention, RejectsInconsistentArguments) {
   EXPECT_THROW(ops::attention(rec, pc, a), std::invalid_argument);  // no scratch
   a.n_splits = 1;
   a.head_dim = 62;
+  EXPECT_THROW(ops::attention(rec, pc, a), std::invalid_argument);
+  a.head_dim = 48;  // a quantized cache needs whole blocks of 32
+  a.k_cache.type = a.v_cache.type = kv::CacheType::Q8_0;
+  EXPECT_THROW(ops::attention(rec, pc, a), std::invalid_argument);
+  a.head_dim = 64;
+  a.v_cache.type = kv::CacheType::Q4_0;  // K and V of different types
   EXPECT_THROW(ops::attention(rec, pc, a), std::invalid_argument);
   rec.submit_and_wait();
 }
