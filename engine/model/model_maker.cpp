@@ -31,6 +31,9 @@ struct NamedShape {
 const NamedShape kNamedShapes[] = {
     {"tiny", {256, 2, 4, 2, 64, 768, 2048, false, 0.0f, 0.0f}},
     {"test", {256, 2, 4, 2, 64, 768, 2048, false, 0.0f, 0.0f, 8, 2, 256, 16}},
+    // test with 7 layers: Gemma's five local layers, a global one, a local one again (llama.cpp
+    // refuses a gemma-embedding whose layers are all local).
+    {"test-swa", {256, 7, 4, 2, 64, 768, 2048, false, 0.0f, 0.0f, 8, 2, 256, 16}},
     {"llama3.2-1b", {2048, 16, 32, 8, 64, 8192, 131072, true, 500000.0f, 32.0f}},
     {"llama3.1-8b", {4096, 32, 32, 8, 128, 14336, 131072, false, 500000.0f, 8.0f}},
     {"qwen2.5-0.5b", {896, 24, 14, 2, 64, 4864, 32768, true, 1000000.0f, 0.0f}},

@@ -126,6 +126,7 @@ void add_dev_commands(CLI::App& app) {
       ->capture_default_str();
   make->add_option("--shape", args->shape,
                    "tiny, test (tiny with 8 experts, 2 per token, for qwen3moe; window 16), "
+                   "test-swa (7 layers), "
                    "llama3.2-1b, llama3.1-8b, qwen2.5-0.5b, qwen3-30b-a3b, ministral3-3b, "
                    "ministral3-8b, embeddinggemma-300m or WxLxHxKV (n_embd x n_layer x n_head "
                    "x n_head_kv)")

@@ -61,8 +61,8 @@ RunnerOptions small_runner() {
   RunnerOptions opts;
   opts.max_batch_tokens = 128;
   opts.max_seqs = 2;
-  opts.max_context = 160;
-  opts.kv_budget_bytes = 16u << 20;
+  opts.max_context = 320;
+  opts.kv_budget_bytes = 32u << 20;
   opts.warm_up = false;  // pipelines on first use: one prompt needs few of them
   return opts;
 }

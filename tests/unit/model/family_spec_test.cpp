@@ -49,7 +49,7 @@ TEST(FamilySpec, Mistral3ReadsYarnAndTheAttentionTemperature) {
   EXPECT_FLOAT_EQ(s.yarn_mscale, 1.0f);  // log multiplier 1: mscale(16, 1) / mscale(16, 1)
   EXPECT_FLOAT_EQ(s.attn_scale, 1.0f / std::sqrt(float(s.head_dim)));
   EXPECT_FLOAT_EQ(s.attn_temp_scale, 0.1f);
-  EXPECT_EQ(s.attn_temp_floor, 512u / 16);
+  EXPECT_EQ(s.attn_temp_floor, 2048u / 16);
 
   // Without the log multiplier the magnitude 1 + 0.1 ln 16 multiplies Q and K alike.
   const ModelSpec m = spec_of("mistral3", [](gguf::GgufWriter& w) {
