@@ -8,7 +8,8 @@
 // the R query heads sharing the KV head (GQA packing) for each token, so every K/V tile is loaded
 // once for all of them. Masks come from indices: a key at position kp is visible to a query at
 // position qp iff kp <= qp, kp < kv_len and (no window or qp - kp < window); non-causal passes
-// (encoders: every token sees its whole input) drop the kp <= qp condition.
+// (encoders: every token sees its whole input) drop the kp <= qp condition, and their window is
+// symmetric (|qp - kp| < window).
 // Grid: x = query tile (BQ tokens) within the sequence, y = sequence, z = kv_head * n_splits +
 // split. Tiles past a sequence's query count exit at once.
 //

@@ -3,9 +3,12 @@
 // (n_tokens, window, n_splits, non_causal) and BC, the positions per KV tile.
 
 // Whether the key at position kp is visible to the query at position qp (kv_hi: the end of the
-// workgroup's KV range): causal unless non_causal, within the sliding window if there is one.
+// workgroup's KV range): causal unless non_causal, within the sliding window if there is one
+// (qp - kp < window; without the causal mask a symmetric one, |qp - kp| < window).
 bool key_visible(uint kp, uint qp, uint kv_hi) {
-  return kp < kv_hi && (kp <= qp || p.non_causal != 0u) && (p.window == 0u || qp - kp < p.window);
+  if (kp >= kv_hi) return false;
+  if (kp <= qp) return p.window == 0u || qp - kp < p.window;
+  return p.non_causal != 0u && (p.window == 0u || kp - qp < p.window);
 }
 
 // The tiles [tile_begin, tile_end) of BC positions that split `split` of this workgroup walks for
@@ -20,7 +23,9 @@ void kv_tile_range(uint nq, uint t0, uint kv_len, uint split, out uint kv_hi, ou
     min_pos = min(min_pos, ps);
     max_pos = max(max_pos, ps);
   }
-  kv_hi = p.non_causal != 0u ? kv_len : min(kv_len, max_pos + 1u);
+  kv_hi = p.non_causal == 0u ? min(kv_len, max_pos + 1u)
+          : p.window > 0u     ? min(kv_len, max_pos + p.window)
+                              : kv_len;
   const uint kv_lo = (p.window > 0u && min_pos + 1u > p.window) ? min_pos + 1u - p.window : 0u;
   const uint first_tile = kv_lo / BC;
   const uint n_tiles = kv_hi > kv_lo ? (kv_hi + BC - 1u) / BC - first_tile : 0u;

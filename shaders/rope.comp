@@ -8,7 +8,8 @@
 // Rows: token t, head h at src[src_off + t * src_stride + h * head_dim]; or, from a split-K
 // product's unsummed partials (MatmulKernels::SplitParts), the sum of src_splits such rows
 // src_split_stride elements apart, added in the order the reduction pass adds them. Positions come
-// from the batch metadata (kv_meta.glsl), so RoPE always uses absolute positions.
+// from the batch metadata (kv_meta.glsl), so RoPE always uses absolute positions. The f32
+// variant may scale its rows by the query temperature of the token's position (temp_scale).
 // Rotation (ggml's rope_ext without YaRN): pair i < n_dims / 2 turns by
 //   theta = pos * freq_scale * freq_base^(-2i / n_dims) / freq_factor[i]
 // on elements (2i, 2i+1) ("normal", llama GGUF order) or (i, i + n_dims/2) ("neox"); elements
@@ -44,6 +45,8 @@ layout(push_constant) uniform Params {
   uint block_size;   // paged: tokens per block
   uint src_splits;        // partials summed into each source row (1: plain rows)
   uint src_split_stride;  // elements between consecutive partials
+  float temp_scale;       // f32 output: rows times 1 + temp_scale * ln(floor(pos / temp_floor) + 1)
+  uint temp_floor;        // (attention temperature tuning of queries); temp_scale 0: off
 } p;
 
 shared float row[512];
@@ -143,6 +146,11 @@ void main() {
   }
 #else
   const uint db = p.dst_off + t * p.dst_stride + h * p.head_dim;
-  for (uint d = gl_LocalInvocationIndex; d < p.head_dim; d += nt) dst[db + d] = rotated(d, pos);
+  float temp = 1.0;
+  if (p.temp_scale != 0.0) {
+    temp = log(float(meta_token_pos(p.n_tokens, t) / p.temp_floor) + 1.0) * p.temp_scale + 1.0;
+  }
+  for (uint d = gl_LocalInvocationIndex; d < p.head_dim; d += nt)
+    dst[db + d] = rotated(d, pos) * temp;
 #endif
 }

@@ -2,8 +2,9 @@
 // (engine/vulkan/attention.h; cache and metadata layout: engine/kv/kv_layout.h): for each batch
 // token, each query head attends to its sequence's cached positions kp <= q_pos (causal; every
 // kp < kv_len when not causal), restricted to q_pos - window < kp <= q_pos when a window is set
-// (causal or not, as the Vulkan kernel); scores are scale * q.k, soft-capped when softcap > 0;
-// the output is the softmax-weighted sum of V rows (f32). Prefill and decode are the same call.
+// (not causal: the symmetric |q_pos - kp| < window, as the Vulkan kernel); scores are scale * q.k,
+// soft-capped when softcap > 0; the output is the softmax-weighted sum of V rows (f32). Prefill and
+// decode are the same call.
 //
 // Unit of work: (sequence, query tile, KV head, KV split). A query tile is up to
 // attention_tile_tokens() consecutive tokens of one sequence; with its KV head it is processed as

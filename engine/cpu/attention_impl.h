@@ -233,7 +233,9 @@ void attend(const AttentionArgs& a, const AttentionGroup& g, float* scratch) {
     m[r] = kNegInf;
     l[r] = 0.f;
   }
-  uint32_t kv_hi = !a.causal ? kv_len : (kv_len < max_pos + 1 ? kv_len : max_pos + 1);
+  // Without the causal mask a window is symmetric: keys up to max_pos + window - 1.
+  const uint32_t reach = !a.causal ? (a.window > 0 ? max_pos + a.window : kv_len) : max_pos + 1;
+  uint32_t kv_hi = kv_len < reach ? kv_len : reach;
   uint32_t kv_lo = (a.window > 0 && min_pos + 1 > a.window) ? min_pos + 1 - a.window : 0;
   if (g.n_splits > 1 && kv_hi > kv_lo) {  // this unit's slice of the range
     const uint32_t len = kv_hi - kv_lo, per = (len + g.n_splits - 1) / g.n_splits;
@@ -279,9 +281,9 @@ void attend(const AttentionArgs& a, const AttentionGroup& g, float* scratch) {
         const uint32_t qp = g.pos[(r0 + j) / R];
         va[j] = 0;
         vb[j] = nk;
-        // A window hides later keys even without the causal mask (as the Vulkan kernel does).
-        if (a.causal || a.window > 0)
-          vb[j] = qp + 1 <= k0 ? 0 : (qp + 1 - k0 < nk ? qp + 1 - k0 : nk);
+        // The last visible position + 1: the query's own (causal), or a symmetric window's end.
+        const uint32_t end = a.causal ? qp + 1 : a.window > 0 ? qp + a.window : kv_hi;
+        vb[j] = end <= k0 ? 0 : (end - k0 < nk ? end - k0 : nk);
         if (a.window > 0 && qp + 1 > a.window) {
           const uint32_t first = qp + 1 - a.window;  // first visible position
           va[j] = first <= k0 ? 0 : (first - k0 < nk ? first - k0 : nk);

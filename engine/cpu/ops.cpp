@@ -127,10 +127,17 @@ void rope(const RopeParams& p, const BatchView& batch, ConstHeadRows src, HeadRo
   const uint32_t ss = src.stride ? src.stride : n_heads * D,
                  ds = dst.stride ? dst.stride : n_heads * D;
   for (uint32_t t = token_begin; t < token_end; ++t) {
-    angles(inv_freq, batch.token_pos(t), cs);
+    const uint32_t pos = batch.token_pos(t);
+    angles(inv_freq, pos, cs);
     for (uint32_t h = 0; h < n_heads; ++h)
       k.rope_row(src.data + uint64_t(t) * ss + h * D, dst.data + uint64_t(t) * ds + h * D, cs, D,
                  n_dims, p.neox);
+    if (p.temp_scale != 0.0f && p.temp_floor > 0) {
+      const float temp =
+          float(std::log(std::floor(double(pos) / p.temp_floor) + 1.0) * p.temp_scale + 1.0);
+      float* row = dst.data + uint64_t(t) * ds;
+      for (uint32_t i = 0; i < n_heads * D; ++i) row[i] *= temp;
+    }
   }
 }
 

@@ -30,11 +30,17 @@ struct NamedShape {
 // The published configurations of these models (vocabulary sizes come from the vocab file).
 const NamedShape kNamedShapes[] = {
     {"tiny", {256, 2, 4, 2, 64, 768, 2048, false, 0.0f, 0.0f}},
-    {"test", {256, 2, 4, 2, 64, 768, 2048, false, 0.0f, 0.0f, 8, 2, 256}},
+    {"test", {256, 2, 4, 2, 64, 768, 2048, false, 0.0f, 0.0f, 8, 2, 256, 16}},
+    // test with 7 layers: Gemma's five local layers, a global one, a local one again (llama.cpp
+    // refuses a gemma-embedding whose layers are all local).
+    {"test-swa", {256, 7, 4, 2, 64, 768, 2048, false, 0.0f, 0.0f, 8, 2, 256, 16}},
     {"llama3.2-1b", {2048, 16, 32, 8, 64, 8192, 131072, true, 500000.0f, 32.0f}},
     {"llama3.1-8b", {4096, 32, 32, 8, 128, 14336, 131072, false, 500000.0f, 8.0f}},
     {"qwen2.5-0.5b", {896, 24, 14, 2, 64, 4864, 32768, true, 1000000.0f, 0.0f}},
     {"qwen3-30b-a3b", {2048, 48, 32, 4, 128, 6144, 40960, false, 1000000.0f, 0.0f, 128, 8, 768}},
+    {"ministral3-3b", {3072, 26, 32, 8, 128, 9216, 262144, true, 1000000.0f, 0.0f}},
+    {"ministral3-8b", {4096, 34, 32, 8, 128, 14336, 262144, false, 1000000.0f, 0.0f}},
+    {"embeddinggemma-300m", {768, 24, 3, 1, 256, 1152, 2048, true, 1000000.0f, 0.0f, 0, 0, 0, 512}},
 };
 
 uint32_t parse_dimension(std::string_view text, std::string_view what, std::string_view whole) {
@@ -86,6 +92,11 @@ const ArchTraits kMakerArchs[] = {
     {"gemma3", 1000000.0f, 1e-6f, false, true, true, false, true, false, true, false, 512},
     // Phi-3-mini-4k's window, which convert_hf_to_gguf.py writes.
     {"phi3", 10000.0f, 1e-5f, false, false, false, true, false, true, false, true, 2047},
+    // Ministral 3: llama's layout with YaRN and the attention temperature (build_random_model).
+    {"mistral3", 1000000.0f, 1e-5f, false, false, false, false, false, false, true, true, 0},
+    // EmbeddingGemma: Gemma 3's layers (window 512) run bidirectionally, mean pooling, then
+    // dense_2 / dense_3 (plan_tensors).
+    {"gemma-embedding", 1000000.0f, 1e-6f, false, true, true, false, true, false, true, false, 512},
 };
 
 const ArchTraits& arch_traits(std::string_view name) {
@@ -94,11 +105,17 @@ const ArchTraits& arch_traits(std::string_view name) {
   }
   throw std::invalid_argument("make-model: unsupported architecture '" + std::string(name) +
                               "' (supported: llama, qwen2, qwen3, qwen3moe, qwen3-embedding, "
-                              "gemma2, gemma3, phi3, bert, nomic-bert, bert-rerank)");
+                              "gemma2, gemma3, phi3, mistral3, gemma-embedding, bert, "
+                              "nomic-bert, bert-rerank)");
 }
 
 // Qwen3-Embedding: qwen3 whose last token's hidden state is the embedding.
 constexpr std::string_view kQwen3Embedding = "qwen3-embedding";
+
+// EmbeddingGemma's dense projections: 768 -> 3072 -> 768.
+constexpr uint64_t kDenseWidth = 4;
+// Ministral 3's YaRN: a factor of 16 over the original context.
+constexpr float kYarnFactor = 16.0f;
 
 bool tied(const ArchTraits& a, const ModelShape& s) {
   return a.always_tied || (s.tied_embeddings && !a.always_untied);
@@ -154,6 +171,10 @@ std::vector<PlannedTensor> plan_tensors(const ArchTraits& a, const ModelShape& s
   }
   add(Weight::OutputNorm, 0, {e}, Init::Norm);
   if (!tied(a, s)) add(Weight::Output, 0, {e, n_vocab}, Init::Matrix);
+  if (a.name == "gemma-embedding") {
+    add(Weight::Dense2, 0, {e, kDenseWidth * e}, Init::Matrix);
+    add(Weight::Dense3, 0, {kDenseWidth * e, e}, Init::Matrix);
+  }
   return t;
 }
 
@@ -331,9 +352,11 @@ ModelShape parse_model_shape(std::string_view text) {
     start = x + 1;
   }
   if (parts.size() != 4) {
-    throw std::invalid_argument("model shape '" + std::string(text) +
-                                "' is neither tiny, llama3.2-1b, llama3.1-8b, qwen2.5-0.5b nor "
-                                "WxLxHxKV (n_embd x n_layer x n_head x n_head_kv)");
+    throw std::invalid_argument(
+        "model shape '" + std::string(text) +
+        "' is neither a named shape (tiny, test, llama3.2-1b, "
+        "llama3.1-8b, qwen2.5-0.5b, ministral3-3b, ministral3-8b, "
+        "embeddinggemma-300m) nor WxLxHxKV (n_embd x n_layer x n_head x n_head_kv)");
   }
   ModelShape s;
   s.n_embd = parse_dimension(parts[0], "n_embd", text);
@@ -459,11 +482,34 @@ void build_random_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
     w.set_f32(p + "attn_logit_softcapping", 50.0f);
     w.set_f32(p + "final_logit_softcapping", 30.0f);
   }
-  if (a.sliding_window > 0) w.set_u32(p + "attention.sliding_window", a.sliding_window);
+  if (a.sliding_window > 0) {
+    w.set_u32(p + "attention.sliding_window",
+              s.sliding_window > 0 ? s.sliding_window : a.sliding_window);
+  }
   if (a.moe) {
     w.set_u32(p + "expert_count", s.n_expert);
     w.set_u32(p + "expert_used_count", s.n_expert_used);
     w.set_u32(p + "expert_feed_forward_length", s.n_ff_exp);
+  }
+  if (a.name == "mistral3") {
+    // As convert_hf_to_gguf.py writes Ministral 3's rope_parameters (mscale_all_dim 1,
+    // llama_4_scaling_beta 0.1).
+    w.set_string(p + "rope.scaling.type", "yarn");
+    w.set_f32(p + "rope.scaling.factor", kYarnFactor);
+    w.set_u32(p + "rope.scaling.original_context_length",
+              std::max<uint32_t>(1, static_cast<uint32_t>(s.n_ctx / kYarnFactor)));
+    w.set_f32(p + "rope.scaling.yarn_beta_fast", 32.0f);
+    w.set_f32(p + "rope.scaling.yarn_beta_slow", 1.0f);
+    w.set_f32(p + "rope.scaling.yarn_log_multiplier", 1.0f);
+    w.set_f32(p + "attention.temperature_scale", 0.1f);
+  }
+  if (a.name == "gemma-embedding") {
+    w.set_u32(p + "pooling_type", 1);  // mean
+    const auto dense = static_cast<uint32_t>(kDenseWidth * s.n_embd);
+    w.set_u32(p + "dense_2_feat_in", s.n_embd);
+    w.set_u32(p + "dense_2_feat_out", dense);
+    w.set_u32(p + "dense_3_feat_in", dense);
+    w.set_u32(p + "dense_3_feat_out", s.n_embd);
   }
   // Gemma 3's 128k-context sizes stretch their 16k training context linearly (HF config).
   if (a.name == "gemma3" && s.n_ctx >= 131072) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 #include <optional>
 #include <stdexcept>
 #include <string_view>
@@ -17,9 +18,17 @@ struct ArchEntry {
   Arch arch;
 };
 constexpr ArchEntry kArchs[] = {
-    {"llama", Arch::Llama},       {"qwen2", Arch::Qwen2},   {"qwen3", Arch::Qwen3},
-    {"qwen3moe", Arch::Qwen3Moe}, {"gemma2", Arch::Gemma2}, {"gemma3", Arch::Gemma3},
-    {"phi3", Arch::Phi3},         {"bert", Arch::Bert},     {"nomic-bert", Arch::NomicBert},
+    {"llama", Arch::Llama},
+    {"qwen2", Arch::Qwen2},
+    {"qwen3", Arch::Qwen3},
+    {"qwen3moe", Arch::Qwen3Moe},
+    {"gemma2", Arch::Gemma2},
+    {"gemma3", Arch::Gemma3},
+    {"phi3", Arch::Phi3},
+    {"mistral3", Arch::Mistral3},
+    {"bert", Arch::Bert},
+    {"nomic-bert", Arch::NomicBert},
+    {"gemma-embedding", Arch::GemmaEmbedding},
 };
 
 // Reads "<arch>.<key>" with a default, failing clearly when a required key is missing.
@@ -125,6 +134,64 @@ void read_moe(const gguf::GgufFile& f, const Keys& k, ModelSpec& s) {
   }
 }
 
+// EmbeddingGemma: non-causal whatever the file says (llama.cpp forces it), a symmetric window,
+// and optionally its two dense projections after pooling.
+void read_gemma_embedding(const gguf::GgufFile& f, ModelSpec& s) {
+  s.causal_attn = false;
+  if (s.pooling == Pooling::Rank) {
+    throw std::runtime_error("gemma-embedding has no classification head for rank pooling");
+  }
+  const auto* d2 = f.find_tensor(weight_name(Weight::Dense2));
+  const auto* d3 = f.find_tensor(weight_name(Weight::Dense3));
+  if (!d2 && !d3) return;
+  if (!d2 || !d3 || d2->shape.size() != 2 || d3->shape.size() != 2 || d2->shape[0] != s.n_embd ||
+      d3->shape[1] != s.n_embd || d3->shape[0] != d2->shape[1]) {
+    throw std::runtime_error(
+        "gemma-embedding needs both dense_2 (n_embd -> N) and dense_3 (N -> n_embd) weights");
+  }
+  s.n_dense = static_cast<uint32_t>(d2->shape[1]);
+}
+
+// YaRN as llama.cpp configures ggml's rope for rope.scaling.type "yarn" (ext_factor 1): the
+// correction dimensions from beta_fast / beta_slow over the original context, the per-pair blend
+// of interpolated and original angles as divisors, and the magnitude factor.
+void read_yarn(const Keys& k, float factor, ModelSpec& s) {
+  if (s.rope_dims != s.head_dim) {
+    throw std::runtime_error("YaRN RoPE scaling on part of each head (rope.dimension_count " +
+                             std::to_string(s.rope_dims) + " of " + std::to_string(s.head_dim) +
+                             ") is not supported");
+  }
+  if (s.has_rope_freqs) throw std::runtime_error("YaRN together with rope_freqs is not supported");
+  const float freq_scale = factor > 0 ? 1.0f / factor : 1.0f;
+  const float n_orig =
+      static_cast<float>(k.u32("rope.scaling.original_context_length", s.n_ctx_train));
+  const float beta_fast = k.f32("rope.scaling.yarn_beta_fast", 32.0f);
+  const float beta_slow = k.f32("rope.scaling.yarn_beta_slow", 1.0f);
+  const float n_dims = static_cast<float>(s.rope_dims);
+  // The dimension whose wavelength turns n_rot times over the original context.
+  auto corr_dim = [&](float n_rot) {
+    return n_dims * std::log(n_orig / (n_rot * 2.0f * std::numbers::pi_v<float>)) /
+           (2.0f * std::log(s.rope_freq_base));
+  };
+  const float low = std::max(0.0f, std::floor(corr_dim(beta_fast)));
+  const float high = std::min(n_dims - 1.0f, std::ceil(corr_dim(beta_slow)));
+  s.yarn_freq_factors.resize(s.rope_dims / 2);
+  for (uint32_t i = 0; i < s.rope_dims / 2; ++i) {
+    const float y = (static_cast<float>(i) - low) / std::max(0.001f, high - low);
+    const float ramp = 1.0f - std::clamp(y, 0.0f, 1.0f);  // 1: keep the original frequency
+    s.yarn_freq_factors[i] = 1.0f / (freq_scale * (1.0f - ramp) + ramp);
+  }
+  s.rope_freq_scale = 1.0f;
+  s.has_rope_freqs = true;
+  // ggml multiplies cos and sin by attn_factor * (1 + 0.1 ln(factor)); llama.cpp sets
+  // attn_factor so that the product is mscale(factor, 1) [/ mscale(factor, log_mul)] times
+  // rope.scaling.attn_factor.
+  auto mscale = [&](float m) { return factor <= 1.0f ? 1.0f : 0.1f * m * std::log(factor) + 1.0f; };
+  const float log_mul = k.f32("rope.scaling.yarn_log_multiplier", 0.0f);
+  s.yarn_mscale = (log_mul != 0.0f ? mscale(1.0f) / mscale(log_mul) : mscale(1.0f)) *
+                  k.f32("rope.scaling.attn_factor", 1.0f);
+}
+
 }  // namespace
 
 const char* arch_name(Arch arch) {
@@ -146,7 +213,8 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
   if (!known) {
     throw std::runtime_error(
         "unsupported model architecture '" + s.arch_name +
-        "' (supported: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, bert, nomic-bert)");
+        "' (supported: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, mistral3, bert, "
+        "nomic-bert, gemma-embedding)");
   }
   const Keys k(f, s.arch_name);
   s.n_layer = k.u32("block_count");
@@ -199,6 +267,17 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
     case Arch::Llama:
       s.rope_ordering = RopeOrdering::Normal;
       break;
+    case Arch::Mistral3:
+      s.rope_ordering = RopeOrdering::Normal;
+      // llama.cpp: the temperature's floor is the YaRN original context (n_ctx_train without it).
+      s.attn_temp_scale = k.f32("attention.temperature_scale", 0.0f);
+      if (s.attn_temp_scale != 0.0f) {
+        s.attn_temp_floor = k.u32("rope.scaling.original_context_length", s.n_ctx_train);
+        if (s.attn_temp_floor == 0) {
+          throw std::runtime_error("attention temperature scaling needs an original context");
+        }
+      }
+      break;
     case Arch::Qwen2:
     case Arch::Qwen3:
       s.rope_ordering = RopeOrdering::NeoX;
@@ -217,7 +296,8 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
       read_encoder(f, k, s);
       break;
     case Arch::Gemma2:
-    case Arch::Gemma3: {
+    case Arch::Gemma3:
+    case Arch::GemmaEmbedding: {
       s.rope_ordering = RopeOrdering::NeoX;
       s.activation = Activation::GeluTanh;
       s.post_norms = true;
@@ -225,7 +305,11 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
       s.norm_eps = k.f32("attention.layer_norm_rms_epsilon", 1e-6f);
       s.sliding_window = k.u32("attention.sliding_window", 4096);
       // Gemma 2 alternates local and global layers; Gemma 3 has five local per global one.
-      const uint32_t period = s.arch == Arch::Gemma2 ? 2 : 6;
+      const uint32_t period = s.arch == Arch::Gemma2 ? 2
+                              : s.arch == Arch::GemmaEmbedding
+                                  ? k.u32("attention.sliding_window_pattern", 6)
+                                  : 6;
+      if (period == 0) throw std::runtime_error("sliding_window_pattern 0");
       for (uint32_t l = 0; l < s.n_layer; ++l) s.layer_is_swa[l] = (l % period) < period - 1;
       // The largest models scale queries by the model width per head rather than head size.
       const bool wide_scale = (s.arch == Arch::Gemma2 && s.n_layer == 46) ||
@@ -238,8 +322,16 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
         s.rope_freq_base_swa = k.f32("rope.freq_base_swa", 10000.0f);  // local layers
         s.rope_freq_scale_swa = 1.0f;
       }
+      if (s.arch == Arch::GemmaEmbedding) read_gemma_embedding(f, s);
       break;
     }
+  }
+  if (k.str("rope.scaling.type", "none") == "yarn") {
+    if (std::find(s.layer_is_swa.begin(), s.layer_is_swa.end(), true) != s.layer_is_swa.end()) {
+      throw std::runtime_error("YaRN RoPE scaling with sliding-window layers is not supported");
+    }
+    read_yarn(k, factor, s);
+    s.attn_scale *= s.yarn_mscale * s.yarn_mscale;
   }
   if (s.fused_gate_up && s.arch != Arch::Phi3 && s.gated_ffn) {
     throw std::runtime_error("model has no blk.0.ffn_gate.weight");

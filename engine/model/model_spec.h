@@ -13,7 +13,19 @@
 
 namespace vkllm::model {
 
-enum class Arch { Llama, Qwen2, Qwen3, Qwen3Moe, Gemma2, Gemma3, Phi3, Bert, NomicBert };
+enum class Arch {
+  Llama,
+  Qwen2,
+  Qwen3,
+  Qwen3Moe,
+  Gemma2,
+  Gemma3,
+  Phi3,
+  Mistral3,
+  Bert,
+  NomicBert,
+  GemmaEmbedding,
+};
 enum class RopeOrdering { Normal, NeoX };  // rotate pairs (2i, 2i+1) vs (i, i + dims/2)
 enum class Activation { SiLU, GeluTanh };
 // How an embedding is made of the hidden states of an input's tokens (llama.cpp's
@@ -42,7 +54,20 @@ struct ModelSpec {
   // Layers using a sliding window may use their own base (gemma3: 10000 locally).
   float rope_freq_base_swa = 10000.0f;
   float rope_freq_scale_swa = 1.0f;
-  bool has_rope_freqs = false;  // per-dimension factors tensor (Llama 3.1 scaling)
+  bool has_rope_freqs = false;  // per-dimension factors tensor (Llama 3.1 scaling, or YaRN's)
+  // YaRN (rope.scaling.type yarn), as ggml applies it with ext_factor 1: pair i's angle blends
+  // the interpolated (freq_scale) and the original frequency by a ramp over the pairs between
+  // the beta_fast and beta_slow correction dimensions. That is one divisor per pair, which the
+  // models serve as the rope_freqs weight (rope_freq_scale is then 1), so every RoPE kernel runs
+  // it unchanged. Its magnitude factor (mscale) multiplies the cos and sin of both Q and K, i.e.
+  // their scores by mscale^2: folded into attn_scale (YaRN needs rope_dims == head_dim).
+  std::vector<float> yarn_freq_factors;  // rope_dims / 2 divisors; empty: no YaRN
+  float yarn_mscale = 1.0f;
+  // Attention temperature tuning (mistral3's attention.temperature_scale, Llama 4's): the query
+  // of the token at position p is multiplied by 1 + scale * ln(floor(p / floor) + 1) (llama.cpp:
+  // floor = the YaRN original context), so it is 1 below `floor` tokens. 0: off.
+  float attn_temp_scale = 0.0f;
+  uint32_t attn_temp_floor = 0;
 
   float attn_scale = 0.0f;      // multiplies QK^T; 1/sqrt(head_dim) unless the arch says otherwise
   float attn_softcap = 0.0f;    // 0: none; else logits = c * tanh(logits / c)
@@ -71,7 +96,22 @@ struct ModelSpec {
   uint32_t n_token_types = 0;       // rows of token_types.weight
   bool cls_dense = false;           // rank head: cls.weight/bias then tanh before cls.output
   uint32_t n_cls_out = 0;           // rank head outputs (rows of cls.output.weight)
-  bool is_encoder() const { return arch == Arch::Bert || arch == Arch::NomicBert; }
+  // EmbeddingGemma: the width of its dense projections after pooling (dense_2: n_embd -> n_dense,
+  // dense_3: n_dense -> n_embd); 0: none.
+  uint32_t n_dense = 0;
+  // Whole inputs per step with non-causal attention (encoder.h): bert-family models, and
+  // EmbeddingGemma, whose layers are Gemma 3's (decoder_layers()) with a symmetric window.
+  bool is_encoder() const {
+    return arch == Arch::Bert || arch == Arch::NomicBert || arch == Arch::GemmaEmbedding;
+  }
+  // An encoder built of pre-norm decoder layers (runtime::Forward's) rather than post-norm ones.
+  bool decoder_layers() const { return arch == Arch::GemmaEmbedding; }
+  // Floats per row of an encoder step's Logits: its pooled outputs and what the pooled rows pass
+  // through on the way (the dense projection; bert-family encoders size it for the vocabulary).
+  uint32_t encoder_rows_width() const {
+    const uint32_t w = std::max(n_embd_out(), n_dense);
+    return decoder_layers() ? w : std::max(w, n_vocab);
+  }
   // Length of one pooled output: the classification head's for rank pooling, else n_embd.
   uint32_t n_embd_out() const { return pooling == Pooling::Rank ? n_cls_out : n_embd; }
 

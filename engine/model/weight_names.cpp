@@ -85,6 +85,10 @@ const char* suffix(Weight w) {
       return "ffn_up_exps.weight";
     case Weight::FfnDownExps:
       return "ffn_down_exps.weight";
+    case Weight::Dense2:
+      return "dense_2.weight";
+    case Weight::Dense3:
+      return "dense_3.weight";
   }
   return "";
 }
@@ -104,6 +108,8 @@ bool is_per_layer(Weight w) {
     case Weight::ClsBias:
     case Weight::ClsOut:
     case Weight::ClsOutBias:
+    case Weight::Dense2:
+    case Weight::Dense3:
       return false;
     default:
       return true;

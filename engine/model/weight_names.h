@@ -52,6 +52,10 @@ enum class Weight {
   FfnGateExps,
   FfnUpExps,
   FfnDownExps,
+  // Sentence-transformers dense projections after pooling (EmbeddingGemma): n_embd -> the dense
+  // width -> n_embd.
+  Dense2,
+  Dense3,
 };
 
 // Name of a global weight (layer ignored) or of layer `layer`'s weight, e.g. "blk.3.attn_q.weight".

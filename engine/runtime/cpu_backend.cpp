@@ -388,6 +388,8 @@ class CpuBackend final : public StepBackend {
     p.neox = r.neox;
     p.freq_base = r.freq_base;
     p.freq_scale = r.freq_scale;
+    p.temp_scale = r.temp_scale;
+    p.temp_floor = r.temp_floor;
     if (r.freq_factors && find({Weight::RopeFreqs}))
       p.freq_factors = f32_weight({Weight::RopeFreqs});
     return p;
@@ -398,8 +400,7 @@ class CpuBackend final : public StepBackend {
     const uint64_t qd = spec_.n_embd_q(), kvd = spec_.n_embd_k_gqa();
     const uint64_t ff = spec_.ffn_act_width(), R = opt_.max_logits_rows;
     // Encoders pool into Logits (n_embd_out per row).
-    const uint64_t V =
-        spec_.is_encoder() ? std::max(spec_.n_vocab, spec_.n_embd_out()) : spec_.n_vocab;
+    const uint64_t V = spec_.is_encoder() ? spec_.encoder_rows_width() : spec_.n_vocab;
     // In Act order.
     const uint64_t sizes[kActs] = {T * E,  T * E,  T * qd,     T * kvd, T * kvd, T * (qd + 2 * kvd),
                                    T * qd, T * ff, T * ff * 2, T * ff,  R * E,   R * E,

@@ -19,6 +19,7 @@ EncoderOptions encoder_options(const EmbedderOptions& o) {
   e.max_batch_tokens = o.max_batch_tokens;
   e.max_inputs = o.max_inputs;
   e.matvec_max_batch = o.matvec_max_batch;
+  e.warm_up = o.warm_up;
   return e;
 }
 
@@ -28,6 +29,7 @@ EncoderOptions encoder_options(const EmbedderOptions& o) {
 // logits for them, and some devices bind at most 128 MiB).
 RunnerOptions decoder_runner_options(const model::ModelSpec& spec, const EmbedderOptions& o) {
   RunnerOptions r;
+  r.warm_up = o.warm_up;
   r.max_batch_tokens = o.max_batch_tokens;
   r.max_seqs = std::clamp<uint32_t>(o.max_inputs, 1, 64);
   if (spec.pooling != Pooling::Last) {

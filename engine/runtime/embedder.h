@@ -26,6 +26,8 @@ struct EmbedderOptions {
   uint32_t max_batch_tokens = 2048;  // tokens per step
   uint32_t max_inputs = 64;          // inputs per step
   uint32_t matvec_max_batch = 16;    // RunnerOptions::matvec_max_batch, for the encoder's products
+  // Encoders: create every pipeline a step can use at construction (tests may skip it).
+  bool warm_up = true;
 };
 
 class Embedder {

@@ -1,5 +1,6 @@
 #include "engine/runtime/encoder_forward.h"
 
+#include "engine/runtime/forward.h"
 #include "engine/runtime/qkv_projection.h"
 
 namespace vkllm::runtime {
@@ -8,10 +9,48 @@ using model::Pooling;
 using model::Weight;
 
 void EncoderForward::step(StepBackend& b, const EncoderShape& s) const {
+  if (spec_.decoder_layers()) {
+    decoder_step(b, s);
+    return;
+  }
   embeddings(b, s.n_tokens);
   for (uint32_t l = 0; l < spec_.n_layer; ++l) layer(b, l, s.n_tokens);
   b.timestamp("layers");
   pooling(b, s.n_seqs);
+  b.barrier();
+}
+
+// EmbeddingGemma, as llama.cpp: scaled token embeddings, Gemma 3 layers with bidirectional
+// attention, the final norm on every token, pooling, then the dense projections (n_embd ->
+// n_dense -> n_embd) of the pooled rows.
+void EncoderForward::decoder_step(StepBackend& b, const EncoderShape& s) const {
+  const uint32_t T = s.n_tokens, S = s.n_seqs, E = spec_.n_embd;
+  b.embed({Weight::TokenEmbd}, {Act::X}, T, spec_.embed_scale);
+  b.barrier();
+  Forward(spec_).layers(b, T);
+  b.barrier();
+  b.timestamp("layers");
+  b.rms_norm({Act::X}, {Weight::OutputNorm}, {Act::X}, E, T);
+  b.barrier();
+  if (spec_.pooling == Pooling::None) return;
+  const PoolMode mode = spec_.pooling == Pooling::Mean  ? PoolMode::Mean
+                        : spec_.pooling == Pooling::Cls ? PoolMode::First
+                                                        : PoolMode::Last;
+  if (spec_.n_dense == 0) {
+    b.pool(mode, {Act::X}, E, {Act::Logits});
+    b.barrier();
+    return;
+  }
+  // Logits rows are encoder_rows_width() wide: room for the dense width.
+  b.pool(mode, {Act::X}, E, {Act::XSel});
+  b.barrier();
+  const ProductOut wide[] = {{{Weight::Dense2}, {Act::Logits}}};
+  b.products({Act::XSel}, S, wide);
+  b.barrier();
+  const ProductOut back[] = {{{Weight::Dense3}, {Act::HSel}}};
+  b.products({Act::Logits}, S, back);
+  b.barrier();
+  b.copy({Act::HSel}, {Act::Logits}, uint64_t(S) * E);
   b.barrier();
 }
 

@@ -1,9 +1,9 @@
-// The encoder graph of one step (bert, nomic-bert, the bert cross-encoder), written once for
-// every backend: token + type (+ learned position) embeddings and their LayerNorm, each post-norm
-// layer (non-causal attention over the step's scratch K/V, GELU or gated FFN, biases where the
-// model has them), then pooling per input (mean, first, last; rank: the first token through the
-// classification head). It calls a StepBackend in order; the Encoder prepares the step's inputs
-// before and reads the outputs after.
+// The encoder graph of one step (bert, nomic-bert, the bert cross-encoder; EmbeddingGemma, whose
+// layers are runtime::Forward's run non-causally), written once for every backend: token + type (+
+// learned position) embeddings and their LayerNorm, each post-norm layer (non-causal attention over
+// the step's scratch K/V, GELU or gated FFN, biases where the model has them), then pooling per
+// input (mean, first, last; rank: the first token through the classification head). It calls a
+// StepBackend in order; the Encoder prepares the step's inputs before and reads the outputs after.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +26,7 @@ class EncoderForward {
   void step(StepBackend& b, const EncoderShape& shape) const;
 
  private:
+  void decoder_step(StepBackend& b, const EncoderShape& shape) const;
   void embeddings(StepBackend& b, uint32_t T) const;
   void layer(StepBackend& b, uint32_t l, uint32_t T) const;
   void attention_block(StepBackend& b, uint32_t l, uint32_t T) const;

@@ -22,14 +22,17 @@ Forward::BlockInputs Forward::ffn_inputs(uint32_t l) const {
 void Forward::step(StepBackend& b, const StepShape& s) const {
   b.embed({Weight::TokenEmbd}, {Act::X}, s.n_tokens, spec_.embed_scale);
   b.barrier();
-  if (chained_norms() && spec_.n_layer > 0) {
-    b.rms_norm({Act::X}, {Weight::AttnNorm, 0}, {Act::H}, spec_.n_embd, s.n_tokens,
-               qkv_inputs(0).span());
-    b.barrier();
-  }
-  for (uint32_t l = 0; l < spec_.n_layer; ++l) layer(b, l, s.n_tokens);
+  layers(b, s.n_tokens);
   b.timestamp("layers");
   output(b, s);
+}
+
+void Forward::layers(StepBackend& b, uint32_t T) const {
+  if (chained_norms() && spec_.n_layer > 0) {
+    b.rms_norm({Act::X}, {Weight::AttnNorm, 0}, {Act::H}, spec_.n_embd, T, qkv_inputs(0).span());
+    b.barrier();
+  }
+  for (uint32_t l = 0; l < spec_.n_layer; ++l) layer(b, l, T);
 }
 
 void Forward::layer(StepBackend& b, uint32_t l, uint32_t T) const {
@@ -56,9 +59,13 @@ void Forward::attention_block(StepBackend& b, uint32_t l, uint32_t T) const {
   rope.freq_base = swa ? spec_.rope_freq_base_swa : spec_.rope_freq_base;
   rope.freq_scale = swa ? spec_.rope_freq_scale_swa : spec_.rope_freq_scale;
   rope.freq_factors = spec_.has_rope_freqs;
+  RopeSpec rope_q = rope;
+  rope_q.temp_scale = spec_.attn_temp_scale;
+  rope_q.temp_floor = spec_.attn_temp_floor;
   const QkvProducts qkv = qkv_products(spec_, l);
   const auto [q, k, v] = qkv.rows;
-  if (!spec_.qkv_bias && !spec_.qk_norm) {
+  // The fused path rotates Q and K alike: a query temperature takes the separate rope.
+  if (!spec_.qkv_bias && !spec_.qk_norm && spec_.attn_temp_scale == 0.0f) {
     b.products_then_rope_kv({Act::H}, T, qkv.span(), {l, rope, q, k, v, nh});
     b.barrier();
     b.mark("qkv_rope_kv_write");
@@ -77,7 +84,7 @@ void Forward::attention_block(StepBackend& b, uint32_t l, uint32_t T) const {
       b.rms_norm({Act::K}, {Weight::AttnKNorm, l}, {Act::K}, hd, T * nkv);
       b.barrier();
     }
-    b.rope(rope, q, nh);
+    b.rope(rope_q, q, nh);
     b.write_kv(l, /*value=*/false, &rope, k);
     b.write_kv(l, /*value=*/true, nullptr, v);
     b.barrier();
@@ -92,7 +99,9 @@ void Forward::attention_block(StepBackend& b, uint32_t l, uint32_t T) const {
   at.head_dim = hd;
   at.scale = spec_.attn_scale;
   at.softcap = spec_.attn_softcap;
-  at.window = swa ? spec_.sliding_window : 0;
+  at.causal = spec_.causal_attn;
+  // Non-causal (EmbeddingGemma): llama.cpp's symmetric window sees |qp - kp| <= n_swa / 2.
+  at.window = !swa ? 0 : at.causal ? spec_.sliding_window : spec_.sliding_window / 2 + 1;
   const WeightRef wo{Weight::AttnOut, l};
   at.feeds = std::span(&wo, 1);
   b.attention(at);

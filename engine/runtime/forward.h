@@ -21,6 +21,10 @@ class Forward {
  public:
   explicit Forward(const model::ModelSpec& spec) : spec_(spec) {}
   void step(StepBackend& b, const StepShape& shape) const;
+  // Every layer over the step's T tokens, from the residual stream in X back into X: the
+  // decoder's, or an encoder's made of the same layers (EmbeddingGemma; attention causal or not
+  // as the spec says).
+  void layers(StepBackend& b, uint32_t T) const;
 
  private:
   // The weights that read a block's normed input H (their q8 copy is made with it): Q|K|V or

@@ -47,6 +47,19 @@ bool worth_copying(const gguf::GgufFile& file) {
 HostModel::HostModel(const gguf::GgufFile& header, TensorDataSource& source)
     : spec_(model::ModelSpec::from_gguf(header)) {
   copy_from(header, source);
+  add_derived();
+}
+
+// YaRN's per-pair divisors are served as the rope_freqs weight (model_spec.h), from the spec.
+void HostModel::add_derived() {
+  const auto& f = spec_.yarn_freq_factors;
+  if (f.empty()) return;
+  const std::string name = model::weight_name(model::Weight::RopeFreqs);
+  tensors_[name] = HostTensor{name,
+                              gguf::TensorType::F32,
+                              {f.size()},
+                              reinterpret_cast<const std::byte*>(f.data()),
+                              f.size() * 4};
 }
 
 void HostModel::copy_from(const gguf::GgufFile& header, TensorDataSource& source) {
@@ -85,11 +98,13 @@ void HostModel::copy_from(const gguf::GgufFile& header, TensorDataSource& source
 HostModel::HostModel(const gguf::GgufFile& file, MappedWeights how)
     : spec_(model::ModelSpec::from_gguf(file)) {
   place_mapped(file, how);
+  add_derived();
 }
 
 HostModel::HostModel(gguf::GgufFile&& file, MappedWeights how)
     : owned_file_(std::move(file)), spec_(model::ModelSpec::from_gguf(*owned_file_)) {
   place_mapped(*owned_file_, how);
+  add_derived();
 }
 
 void HostModel::place_mapped(const gguf::GgufFile& file, MappedWeights how) {

@@ -87,6 +87,7 @@ class HostModel {
   void copy_from(const gguf::GgufFile& header, TensorDataSource& source);
   void place_mapped(const gguf::GgufFile& file, MappedWeights how);
   void index_mapped(const gguf::GgufFile& file);
+  void add_derived();
 
   std::optional<gguf::GgufFile> owned_file_;  // first: the tensors may point into it
   std::unique_ptr<std::byte, Free> storage_;

@@ -10,6 +10,7 @@
 #include "engine/runtime/weight_fusion.h"
 #include "engine/vulkan/command_recorder.h"
 #include "engine/vulkan/matmul_ops.h"
+#include "engine/vulkan/transfer.h"
 #include "engine/vulkan/weight_layout.h"
 
 namespace vkllm::runtime {
@@ -20,7 +21,7 @@ constexpr VkDeviceSize kMaxArena = VkDeviceSize(1) << 30;  // the runtime's larg
 constexpr size_t kChunk = size_t(8) << 20;
 // Weights up to the enum's last one at the time of writing get a table slot; any added later
 // fall back to the name lookup.
-constexpr size_t kWeights = static_cast<size_t>(model::Weight::FfnDownExps) + 1;
+constexpr size_t kWeights = static_cast<size_t>(model::Weight::Dense3) + 1;
 
 // Kernels read whole 32-bit words of 2-byte-aligned blocks, up to this far past a tensor's end.
 constexpr VkDeviceSize kSlack = vk::kWeightReadSlackBytes;
@@ -160,6 +161,19 @@ Model::Model(vk::Context& ctx, const gguf::GgufFile& file, TensorDataSource& sou
     for (const Piece& p : pieces)
       vk::record_repack_weights(rec, ctx.pipelines(), p.t->type, p.slice, p.bytes);
     rec.submit_and_wait();
+  }
+
+  // YaRN's per-pair divisors are served as the rope_freqs weight (model_spec.h).
+  if (!spec_.yarn_freq_factors.empty()) {
+    const auto& f = spec_.yarn_freq_factors;
+    arenas_.emplace_back(ctx.device(), "rope factors", padded(f.size() * 4));
+    DeviceTensor& dt = tensors_[model::weight_name(model::Weight::RopeFreqs)];
+    dt.name = model::weight_name(model::Weight::RopeFreqs);
+    dt.type = gguf::TensorType::F32;
+    dt.shape = {f.size()};
+    dt.data = arenas_.back().allocate(f.size() * 4 + kSlack, kAlign);
+    dt.parts = {{dt.data, 0, 1}};
+    vk::upload(ctx.device(), dt.data, std::span<const float>(f));
   }
 
   const uint32_t layers = std::max<uint32_t>(spec_.n_layer, 1);

@@ -60,6 +60,10 @@ struct RopeSpec {
   float freq_base = 10000.0f;
   float freq_scale = 1.0f;
   bool freq_factors = false;  // scale frequencies by Weight::RopeFreqs
+  // Attention temperature tuning (queries only; model_spec.h): the rotated row is multiplied by
+  // 1 + temp_scale * ln(floor(pos / temp_floor) + 1). temp_scale 0: off.
+  float temp_scale = 0.f;
+  uint32_t temp_floor = 0;
 };
 
 struct AttentionSpec {
@@ -69,8 +73,10 @@ struct AttentionSpec {
   uint32_t head_dim = 0;
   float scale = 0.f;
   float softcap = 0.f;  // 0: off
-  uint32_t window = 0;  // 0: off
-  bool causal = true;   // false: every token of the sequence is visible (encoders)
+  // 0: off. Causal: a query at qp sees keys with qp - kp < window. Not causal: a symmetric
+  // window, |qp - kp| < window (EmbeddingGemma's n_swa / 2 + 1).
+  uint32_t window = 0;
+  bool causal = true;  // false: every token of the sequence is visible (encoders)
   // The weights whose products read `out` next, as rms_norm's feeds: a backend may write their
   // quantized input along with the output (Vulkan: q8 from the split-K reduction).
   std::span<const WeightRef> feeds{};

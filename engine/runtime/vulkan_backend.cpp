@@ -377,6 +377,8 @@ vk::ops::RopeParams VulkanBackend::rope_params(const RopeSpec& r) const {
   p.neox = r.neox;
   p.freq_base = r.freq_base;
   p.freq_scale = r.freq_scale;
+  p.temp_scale = r.temp_scale;
+  p.temp_floor = r.temp_floor;
   if (r.freq_factors)
     if (const auto* f = m_.find(Weight::RopeFreqs)) p.freq_factors = f->data;
   return p;

@@ -73,7 +73,9 @@ void VulkanStepBuffers::allocate_activations() {
   // Encoders pool into Logits and read every token's row of X back.
   const bool encoder = spec.is_encoder();
   const uint64_t ff = spec.ffn_act_width(), R = max_rows;
-  const uint64_t V = encoder ? std::max(spec.n_vocab, spec.n_embd_out()) : spec.n_vocab;
+  // The widest input of any product beyond E, qd and ff: EmbeddingGemma's dense_3.
+  const uint64_t widest_in = spec.n_dense;
+  const uint64_t V = encoder ? spec.encoder_rows_width() : spec.n_vocab;
   const uint64_t split_bytes =
       vk::ops::attention_scratch_bytes(1, kAttentionSplitRows, spec.n_head, spec.head_dim);
   const uint64_t sizes[] = {T * E,  T * E,      T * qd, T * kvd, T * kvd, T * (qd + 2 * kvd),
@@ -84,7 +86,7 @@ void VulkanStepBuffers::allocate_activations() {
   const auto q8_rows =
       static_cast<uint32_t>(std::min<uint64_t>(std::max(T, R), opt.matvec_max_batch));
   const uint64_t xq_bytes =
-      vk::q8_activation_bytes(static_cast<uint32_t>(std::max({E, qd, ff})), q8_rows);
+      vk::q8_activation_bytes(static_cast<uint32_t>(std::max({E, qd, ff, widest_in})), q8_rows);
   // The fused GLU's second q8 buffer and counters, only when it may run.
   const uint64_t xq_ffn_bytes =
       opt.fused_glu ? vk::q8_activation_bytes(static_cast<uint32_t>(ff), q8_rows) : 0;
@@ -93,7 +95,7 @@ void VulkanStepBuffers::allocate_activations() {
   // f16 copies serve the tensor-core GEMMs, with rows up to a multiple of 128 tokens (the
   // workgroup-scope GEMM's widest token tile, which it then loads unchecked).
   f16_rows = static_cast<uint32_t>((std::max(T, R) + 127) / 128 * 128);
-  const uint64_t x_f16_bytes = uint64_t{f16_rows} * std::max({E, qd, ff}) * 2;
+  const uint64_t x_f16_bytes = uint64_t{f16_rows} * std::max({E, qd, ff, widest_in}) * 2;
   const uint64_t moe_bytes = spec.is_moe() ? 4ull * T * spec.n_expert_used : 0;
   act_bytes = split_bytes + argmax_bytes + xq_bytes + xq_ffn_bytes + glu_counter_bytes +
               x_f16_bytes + 4ull * f16_rows + 9 * align + 4 * (S_words() + align) + 16 +

@@ -31,6 +31,7 @@ struct AttentionArgs {
   float scale = 0.f;      // usually 1/sqrt(head_dim)
   float softcap = 0.f;    // 0: off
   uint32_t window = 0;    // 0: off; else keys with q_pos - k_pos < window are visible
+                          // (not causal: |q_pos - k_pos| < window, a symmetric window)
   bool causal = true;     // false: every key of the sequence is visible (encoders)
   uint32_t n_splits = 1;  // split-K factor, at most kAttentionMaxSplits; > 1 needs `scratch`
   BufferSlice scratch;    // attention_scratch_bytes(...) bytes when n_splits > 1

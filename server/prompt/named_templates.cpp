@@ -1,5 +1,6 @@
 // Ollama's named templates (compat §5.6): the embedded index, Levenshtein detection over
-// Unicode code points, and each template's text and default parameters.
+// Unicode code points (then vkllm's family markers), and each template's text and default
+// parameters.
 #include <algorithm>
 #include <mutex>
 
@@ -107,6 +108,26 @@ const std::vector<Named>& index() {
   return idx;
 }
 
+// Families recognised by the control tokens their chat templates write, for templates too unlike
+// any index entry: every marker must occur. Mistral 3 (Ministral 3, Mistral Small 3.x,
+// Magistral): a system prompt block, tools, and calls written as name[ARGS]{...}.
+struct FamilyMarkers {
+  std::string_view name;
+  std::string_view markers[4];
+};
+constexpr FamilyMarkers kFamilyMarkers[] = {
+    {"mistral3-instruct", {"[SYSTEM_PROMPT]", "[AVAILABLE_TOOLS]", "[TOOL_CALLS]", "[ARGS]"}},
+};
+
+std::optional<std::string> family_by_markers(std::string_view jinja) {
+  for (const auto& f : kFamilyMarkers) {
+    if (std::all_of(std::begin(f.markers), std::end(f.markers),
+                    [&](std::string_view m) { return jinja.find(m) != std::string_view::npos; }))
+      return std::string(f.name);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<std::string> detect_named_template(std::string_view jinja) {
@@ -122,7 +143,7 @@ std::optional<std::string> detect_named_template(std::string_view jinja) {
       if (d == 0) break;
     }
   }
-  if (!best) return std::nullopt;
+  if (!best) return family_by_markers(jinja);
   return best->name;
 }
 

@@ -142,7 +142,9 @@ class PromptBuilder {
 std::optional<std::string> check_template(std::string_view text);
 
 // The named template (compat §5.6: minimum Levenshtein distance < 100 over the built-in index)
-// for a GGUF tokenizer.chat_template; nullopt when none matches.
+// for a GGUF tokenizer.chat_template; failing that, the family whose control tokens the template
+// writes (kFamilyMarkers: Mistral 3's templates differ by long default system prompts, so no one
+// text is near them all); nullopt when neither matches.
 std::optional<std::string> detect_named_template(std::string_view jinja);
 // A built-in named template's text and default parameters; nullopt for an unknown name.
 std::optional<std::string> named_template_text(std::string_view name);

@@ -1,6 +1,8 @@
 // The Vulkan forward pass on every architecture make-model generates and every weight type,
 // against the scalar reference forward on fresh random fixture models: prefill in two chunks
-// (every row's logits), then decode steps. Also: unsupported architectures fail at load.
+// (every row's logits), then decode steps; the newer families (mistral3, gemma-embedding) on the
+// CPU backend as well, gemma-embedding through the Embedder (whole inputs, batched). Also:
+// unsupported architectures fail at load.
 //
 // The cases are a representative subset of arch x type, to keep lavapipe under about a minute:
 // every weight type on llama (the shared kernels), and every other architecture with F16 and
@@ -26,6 +28,7 @@
 
 #include "engine/gguf/gguf_writer.h"
 #include "engine/model/model_maker.h"
+#include "engine/runtime/embedder.h"
 #include "engine/runtime/generator.h"
 #include "engine/runtime/host_model.h"
 #include "engine/runtime/model.h"
@@ -34,6 +37,7 @@
 #include "tests/reference/llama_cpp_reference.h"
 #include "tests/reference/reference_forward.h"
 #include "tests/support/fixture_model.h"
+#include "tests/support/param_name.h"
 
 namespace vkllm::runtime {
 namespace {
@@ -54,13 +58,15 @@ struct ArchCase {
 };
 
 std::string label(const ::testing::TestParamInfo<ArchCase>& info) {
-  return info.param.arch + "_" + std::string(model::file_type_name(info.param.type)) + "_w" +
-         std::to_string(info.param.width) + (info.param.cpu ? "_cpu" : "");
+  return test::param_name(info.param.arch + "_" +
+                          std::string(model::file_type_name(info.param.type)) + "_w" +
+                          std::to_string(info.param.width) + (info.param.cpu ? "_cpu" : ""));
 }
 
 model::ModelShape shape_of(const ArchCase& c) {
   // Seven layers for gemma3: five local, its first global, one local again.
-  const std::string layers = c.arch == "gemma3" ? "7" : "2";
+  const bool gemma3_layers = c.arch == "gemma3" || c.arch == "gemma-embedding";
+  const std::string layers = gemma3_layers ? "7" : "2";
   const std::string heads = c.width == 1024 ? "x16x4" : "x4x2";
   model::ModelShape s = model::parse_model_shape(std::to_string(c.width) + "x" + layers + heads);
   if (c.width == 256) s.n_ff = 320;
@@ -102,6 +108,12 @@ TEST_P(Architectures, RunnerMatchesReferenceOnPrefillChunksAndDecode) {
   const std::vector<uint8_t> bytes = test::random_model_bytes(o, [&](gguf::GgufWriter& w) {
     if (c.arch == "gemma2" || c.arch == "gemma3" || c.arch == "phi3") {
       w.set_u32(c.arch + ".attention.sliding_window", kSmallWindow);
+    }
+    if (c.arch == "mistral3") {
+      // The temperature from position 8 on, and YaRN's magnitude factor (1 with Ministral's
+      // log multiplier of 1) away from 1.
+      w.set_u32("mistral3.rope.scaling.original_context_length", 8);
+      w.set_f32("mistral3.rope.scaling.yarn_log_multiplier", 0.0f);
     }
   });
   const auto file = gguf::GgufFile::parse(bytes);
@@ -208,18 +220,78 @@ std::vector<ArchCase> cases() {
   }
   v.push_back({"llama", FileType::Q4_K_M, 128});
   v.push_back({"llama", FileType::Q4_K_M, 1024});
-  for (const char* arch : {"qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3"}) {
+  for (const char* arch : {"qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "mistral3"}) {
     v.push_back({arch, FileType::F16, 128});
     v.push_back({arch, FileType::Q4_K_M, 256});
   }
-  // The mixture of experts on the CPU backend too (the other architectures' CPU coverage is
-  // tests/unit and cpu_vulkan_crosscheck_test).
-  v.push_back({"qwen3moe", FileType::F16, 128, true});
-  v.push_back({"qwen3moe", FileType::Q4_K_M, 256, true});
+  // The mixture of experts and mistral3 on the CPU backend too (the other architectures' CPU
+  // coverage is tests/unit and cpu_vulkan_crosscheck_test).
+  for (const char* arch : {"qwen3moe", "mistral3"}) {
+    v.push_back({arch, FileType::F16, 128, true});
+    v.push_back({arch, FileType::Q4_K_M, 256, true});
+  }
   return v;
 }
 
 INSTANTIATE_TEST_SUITE_P(MakeModelFixtures, Architectures, ::testing::ValuesIn(cases()), label);
+
+// Embedding models (gemma-embedding): two inputs of different lengths in one step, each longer
+// than the symmetric window, against the scalar reference's whole-input pass.
+class EmbeddingArchitectures : public ::testing::TestWithParam<ArchCase> {};
+
+TEST_P(EmbeddingArchitectures, EmbedderMatchesReferenceOnBatchedInputs) {
+  const ArchCase& c = GetParam();
+  const uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(static_cast<uint32_t>(seed));
+  model::MakeModelOptions o;
+  o.arch = c.arch;
+  o.shape = shape_of(c);
+  o.file_type = c.type;
+  o.seed = seed;
+  const std::vector<uint8_t> bytes = test::random_model_bytes(o, [&](gguf::GgufWriter& w) {
+    w.set_u32(c.arch + ".attention.sliding_window", kSmallWindow);
+  });
+  const auto file = gguf::GgufFile::parse(bytes);
+  std::optional<Model> device;
+  std::optional<HostModel> host;
+  if (c.cpu) {
+    host.emplace(file);
+  } else {
+    device.emplace(test::vk_context(), file);
+  }
+  EmbedderOptions eo;
+  eo.max_batch_tokens = 48;
+  eo.max_inputs = 4;
+  eo.warm_up = false;
+  std::unique_ptr<Embedder> embedder =
+      host ? std::make_unique<Embedder>(*host, eo) : std::make_unique<Embedder>(*device, eo);
+  reference::ReferenceModel ref(file, reference::ReferenceModel::EngineRounding{});
+  ASSERT_FALSE(ref.spec().causal_attn);
+  ASSERT_GT(ref.spec().n_dense, 0u);
+
+  std::uniform_int_distribution<int32_t> token(3, kVocab - 1);
+  std::vector<std::vector<int32_t>> inputs{std::vector<int32_t>(20), std::vector<int32_t>(13)};
+  for (auto& in : inputs)
+    for (auto& t : in) t = token(rng);
+  const auto got = embedder->embed(inputs);
+  ASSERT_EQ(got.size(), inputs.size());
+  const double min_cos = is_float(c.type) ? 0.9999 : 0.999;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::vector<float> want = ref.embed(inputs[i]);
+    ASSERT_EQ(got[i].size(), want.size());
+    EXPECT_GE(cosine(got[i], want), min_cos)
+        << "input " << i << ", max abs diff " << max_abs_diff(got[i], want);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(MakeModelFixtures, EmbeddingArchitectures,
+                         ::testing::Values(ArchCase{"gemma-embedding", FileType::F16, 128},
+                                           ArchCase{"gemma-embedding", FileType::Q4_K_M, 256},
+                                           ArchCase{"gemma-embedding", FileType::F16, 128, true},
+                                           ArchCase{"gemma-embedding", FileType::Q4_K_M, 256,
+                                                    true}),
+                         label);
 
 TEST(ArchitecturesLoad, UnsupportedArchitectureFailsAtLoadNamingIt) {
   gguf::GgufWriter w;

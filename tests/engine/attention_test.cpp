@@ -274,6 +274,10 @@ TEST(PagedAttention, PrefillOnTensorCores) {
   Config encoder{.head_dim = 64, .gqa = 2, .causal = false};
   std::vector<SeqSpec> inputs = {{45, 45}, {9, 9}, {120, 120}};
   EXPECT_EQ(check_attention(rng, encoder, inputs), device_has_tensor_cores());
+  encoder.window = 7;  // non-causal: a symmetric window, |qp - kp| < 7 (EmbeddingGemma)
+  EXPECT_EQ(check_attention(rng, encoder, inputs), device_has_tensor_cores());
+  encoder.tensor_cores = false;
+  EXPECT_FALSE(check_attention(rng, encoder, inputs));
   // Split-K over a long prefix (the partials and their reduction), q8 output from the reduction.
   const std::vector<SeqSpec> long_prefix = {{40, 900 + rng.below(100)}, {20, 300}};
   for (uint32_t splits : {2u, 5u}) {

@@ -1,14 +1,15 @@
 // Embeddings and rerank through the real npm `ollama` and `openai` clients against vkllm serve,
 // checked against the scalar reference (tests/tools/reference_embed, no engine code).
-// Usage: node npm_embed.mjs URL REFERENCE_BIN EMBED_GGUF RERANK_GGUF DECODER_GGUF
+// Usage: node npm_embed.mjs URL REFERENCE_BIN EMBED_GGUF RERANK_GGUF DECODER_GGUF GEMMA_GGUF
 // (models "nomic" = EMBED_GGUF, "rr" = RERANK_GGUF, "q3" = DECODER_GGUF (qwen3 with last-token
-// pooling) and "tiny" (generative) installed)
+// pooling), "eg" = GEMMA_GGUF (gemma-embedding; GEMMA_GGUF "" skips it) and "tiny" (generative)
+// installed)
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { Ollama } from "ollama";
 import OpenAI from "openai";
 
-const [host, referenceBin, embedGguf, rerankGguf, decoderGguf] = process.argv.slice(2);
+const [host, referenceBin, embedGguf, rerankGguf, decoderGguf, gemmaGguf] = process.argv.slice(2);
 const ollama = new Ollama({ host });
 const openai = new OpenAI({ baseURL: `${host}/v1`, apiKey: "ollama" });
 
@@ -45,6 +46,23 @@ const q3 = await ollama.embed({ model: "q3", input: texts });
 const q3want = reference(decoderGguf, "embed", ...texts);
 q3.embeddings.forEach((v, i) => assert.ok(cosine(v, q3want[i]) >= 0.9999, `q3 input ${i}`));
 console.log("ok: a decoder embedder (qwen3, last token) matches the scalar reference");
+
+// EmbeddingGemma: Matryoshka `dimensions` keeps a prefix of the full vector, re-normalised.
+if (gemmaGguf) {
+  const egWant = reference(gemmaGguf, "embed", ...texts);
+  const eg = await ollama.embed({ model: "eg", input: texts });
+  eg.embeddings.forEach((v, i) => assert.ok(cosine(v, egWant[i]) >= 0.9999, `eg input ${i}`));
+  const egShort = await ollama.embed({ model: "eg", input: texts, dimensions: 32 });
+  egShort.embeddings.forEach((v, i) => {
+    assert.equal(v.length, 32);
+    assert.ok(Math.abs(norm(v) - 1) < 1e-5, "unit norm after truncation");
+    assert.ok(cosine(v, unit(egWant[i].slice(0, 32))) >= 0.9999, `eg input ${i}, 32 dimensions`);
+  });
+  const egOpenai = await openai.embeddings.create({ model: "eg", input: texts[2], dimensions: 64 });
+  assert.equal(egOpenai.data[0].embedding.length, 64);
+  assert.ok(cosine(egOpenai.data[0].embedding, unit(egWant[2].slice(0, 64))) >= 0.9999);
+  console.log("ok: gemma-embedding matches the scalar reference, dimensions 32 (ollama) and 64 (openai)");
+}
 
 const short = await ollama.embed({ model: "nomic", input: texts[1], dimensions: 16 });
 assert.equal(short.embeddings[0].length, 16);

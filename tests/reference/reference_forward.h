@@ -41,6 +41,10 @@ class ReferenceModel {
   // Like forward(), but each row is the hidden state after the final norm (n_embd; no LM head):
   // what a decoder used as an embedder pools.
   std::vector<std::vector<float>> hidden_states(std::span<const int32_t> tokens);
+  // An embedding model's (gemma-embedding) pooled output for one whole input: every layer over
+  // all its tokens with the spec's (non-causal) attention, the final norm, pooling and the dense
+  // projections. Not normalised. Resets the cache first.
+  std::vector<float> embed(std::span<const int32_t> tokens);
   void reset() {
     layers_cache_.assign(spec_.n_layer, {});
     n_past_ = 0;
@@ -67,16 +71,30 @@ class ReferenceModel {
   std::vector<float> rms_norm(const std::vector<float>& x, const Matrix& w, size_t offset = 0,
                               size_t n = 0) const;
   void rope(std::vector<float>& v, uint32_t n_heads, uint32_t pos, bool swa) const;
+  // One layer of one token in three parts: its Q (K and V go to the cache), the attention of
+  // a query at `pos` over the cached positions, then the output projection and the FFN into x.
+  std::vector<float> layer_qkv(uint32_t l, const std::vector<float>& x, uint32_t pos);
+  std::vector<float> attend(uint32_t l, const std::vector<float>& q, uint32_t pos) const;
+  void layer_rest(uint32_t l, std::vector<float>& x, const std::vector<float>& attn) const;
+  std::vector<float> token_embedding(int32_t token) const;
   std::vector<float> forward_one(int32_t token, uint32_t pos, bool logits);
   // The dense FFN or the mixture of experts of layer L on the normed input h.
   std::vector<float> ffn(const Layer& L, const std::vector<float>& h) const;
   std::vector<float> moe(const Layer& L, const std::vector<float>& h) const;
   void load_moe(const gguf::GgufFile& f, uint32_t layer, Layer& L) const;
+  // YaRN as ggml's rope computes it (ext_factor 1), read from the file on its own.
+  struct Yarn {
+    bool on = false;
+    float freq_scale = 1.f, low = 0.f, high = 0.f, mscale = 1.f;
+    float temp_scale = 0.f;  // attention temperature (mistral3), over temp_floor positions
+    uint32_t temp_floor = 1;
+  };
+  Yarn yarn_;
 
   model::ModelSpec spec_;
   bool llama_cpp_rounding_;
   bool f16_kv_;
-  Matrix embd_, out_norm_, out_, rope_freqs_;
+  Matrix embd_, out_norm_, out_, rope_freqs_, dense2_, dense3_;
   std::vector<Layer> layers_;
   std::vector<Cache> layers_cache_;
   uint32_t n_past_ = 0;

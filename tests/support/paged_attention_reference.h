@@ -88,7 +88,9 @@ struct ReferenceAttention {
   uint32_t q_stride;  // floats between tokens
   uint32_t n_q_heads, gqa, head_dim;
   float scale, softcap;  // softcap 0: none
-  uint32_t window;       // 0: none; else keys within `window` positions before the query
+  // 0: none; else keys within `window` positions before the query (not causal: on either side,
+  // |qp - kp| < window)
+  uint32_t window;
   bool causal = true;
 };
 
@@ -106,7 +108,8 @@ inline std::vector<double> reference_attention(const PagedBatch& p,
       std::vector<double> score(kv_len, -INFINITY);
       double mx = -INFINITY;
       for (uint32_t kp = 0; kp < kv_len; ++kp) {
-        if ((a.causal && kp > qp) || (a.window && (kp > qp || qp - kp >= a.window))) continue;
+        const uint32_t dist = kp > qp ? kp - qp : qp - kp;
+        if ((a.causal && kp > qp) || (a.window && dist >= a.window)) continue;
         const uint32_t blk = p.tables[s][kp / B];
         const std::vector<double> k = p.row(p.k_cache, blk, g, kp % B);
         double dot = 0;

@@ -37,13 +37,15 @@ int main(int argc, char** argv) {
     }
     std::optional<reference::ReferenceEncoder> encoder;
     std::optional<reference::ReferenceModel> decoder;
-    if (spec.is_encoder()) {
+    // EmbeddingGemma is an encoder made of decoder layers: the decoder reference's embed().
+    if (spec.is_encoder() && !spec.decoder_layers()) {
       encoder.emplace(file);
     } else {
       decoder.emplace(file, reference::ReferenceModel::EngineRounding{});
     }
     auto embed = [&](const std::vector<int32_t>& tokens) {
       if (encoder) return encoder->embed(tokens);
+      if (spec.decoder_layers()) return decoder->embed(tokens);
       decoder->reset();
       return decoder->hidden_states(tokens).back();
     };

@@ -148,7 +148,7 @@ TEST(CpuAttention, NonCausalSeesTheWholeSequence) {
   SeededRng rng;
   const std::vector<SeqSpec> specs = {{12, 12}, {1, 1}, {30 + rng.below(10), 40}};
   check_attention(rng, {.head_dim = 64, .gqa = 1, .causal = false}, specs);
-  // With a window, as in the Vulkan kernel, only the window before each query is visible.
+  // With a window, as in the Vulkan kernel, a symmetric one: |qp - kp| < window (EmbeddingGemma).
   check_attention(rng, {.head_dim = 64, .gqa = 2, .window = 7, .causal = false}, specs);
 }
 

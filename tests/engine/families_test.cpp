@@ -1,0 +1,142 @@
+// The model families' make-model fixtures (tests/reference/families: mistral3 with YaRN and the
+// attention temperature, gemma-embedding with its symmetric window, mean pooling and dense
+// projections) on both backends (Vulkan: lavapipe here; the CPU backend), against llama.cpp's CPU
+// backend on the same files: prompt tokens exactly, last logits (or the pooled embedding) by
+// cosine (>= 0.9999 F16, >= 0.999 quantized), greedy tokens up to the first near-tie. The prompts
+// are longer than every sliding window and than mistral3's YaRN original context (where its
+// temperature starts).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+
+#include "engine/runtime/embedder.h"
+#include "engine/runtime/generator.h"
+#include "engine/runtime/host_model.h"
+#include "engine/runtime/model.h"
+#include "engine/runtime/runner.h"
+#include "engine/tokenizer/tokenizer.h"
+#include "tests/engine/vk_test_context.h"
+#include "tests/reference/family_reference.h"
+#include "tests/support/fixture_model.h"
+#include "tests/support/param_name.h"
+
+namespace vkllm::runtime {
+namespace {
+
+using reference::cosine;
+using reference::max_abs_diff;
+
+std::filesystem::path families_dir() {
+  return std::filesystem::path(VKLLM_SOURCE_DIR) / "tests" / "reference" / "families";
+}
+
+enum class Backend { Vulkan, Cpu };
+
+// A case's fixture, made once per test process (a quantized one takes a while to quantize).
+struct Fixture {
+  reference::FamilyCase c;
+  std::vector<uint8_t> bytes;
+  std::optional<gguf::GgufFile> file;
+};
+
+const Fixture& fixture(const std::string& name) {
+  static std::map<std::string, std::unique_ptr<Fixture>> made;
+  auto& f = made[name];
+  if (!f) {
+    f = std::make_unique<Fixture>();
+    f->c = reference::load_family_case(families_dir(), name);
+    f->bytes = reference::family_case_model_bytes(f->c);
+    f->file.emplace(gguf::GgufFile::parse(f->bytes));
+  }
+  return *f;
+}
+
+RunnerOptions small_runner() {
+  RunnerOptions opts;
+  opts.max_batch_tokens = 128;
+  opts.max_seqs = 2;
+  opts.max_context = 320;
+  opts.kv_budget_bytes = 32u << 20;
+  opts.warm_up = false;  // pipelines on first use: one prompt needs few of them
+  return opts;
+}
+
+class FamiliesVsLlamaCpp : public ::testing::TestWithParam<std::tuple<Backend, std::string>> {};
+
+TEST_P(FamiliesVsLlamaCpp, MatchesLlamaCpp) {
+  const auto [backend, name] = GetParam();
+  const Fixture& f = fixture(name);
+  const reference::LlamaCppCase& ref = f.c.expected;
+  auto tok = tokenizer::Tokenizer::from_gguf(*f.file);
+  ASSERT_EQ(tok->encode(ref.prompt_text, true, true), ref.prompt_tokens) << "prompt tokens";
+
+  std::optional<HostModel> host;
+  std::optional<Model> device;
+  if (backend == Backend::Cpu) {
+    host.emplace(*f.file);
+  } else {
+    device.emplace(test::vk_context(), *f.file);
+  }
+  const model::ModelSpec& spec = host ? host->spec() : device->spec();
+  EXPECT_GT(ref.prompt_tokens.size(), spec.sliding_window) << "the prompt crosses the window";
+
+  if (f.c.embedding) {
+    EmbedderOptions eo;
+    eo.max_batch_tokens = 128;
+    eo.max_inputs = 4;
+    eo.warm_up = false;
+    std::unique_ptr<Embedder> embedder =
+        host ? std::make_unique<Embedder>(*host, eo) : std::make_unique<Embedder>(*device, eo);
+    const std::vector<std::vector<int32_t>> inputs{ref.prompt_tokens};
+    const auto got = embedder->embed(inputs);
+    ASSERT_EQ(got.size(), 1u);
+    ASSERT_EQ(got[0].size(), f.c.embedding_values.size());
+    const double cos = cosine(got[0], f.c.embedding_values);
+    std::printf("%s: embedding cosine %.7f, max abs diff %.4g\n", name.c_str(), cos,
+                max_abs_diff(got[0], f.c.embedding_values));
+    EXPECT_GE(cos, ref.min_cosine);
+    return;
+  }
+
+  EXPECT_GT(ref.prompt_tokens.size(), spec.attn_temp_floor) << "the temperature is exercised";
+  auto runner = host ? std::make_unique<Runner>(*host, small_runner())
+                     : std::make_unique<Runner>(*device, small_runner());
+  Generator gen(*runner);
+  const std::vector<float> logits = gen.feed(ref.prompt_tokens);
+  ASSERT_EQ(logits.size(), ref.last_logits.size());
+  const double diff = max_abs_diff(logits, ref.last_logits);
+  const double cos = cosine(logits, ref.last_logits);
+  std::printf("%s: cosine %.7f, max abs diff %.4f\n", name.c_str(), cos, diff);
+  EXPECT_GE(cos, ref.min_cosine) << "max abs diff " << diff;
+
+  int32_t next = test::argmax(logits);
+  const float tie = reference::near_tie_margin(ref, diff);
+  size_t matched = 0;
+  for (size_t i = 0; i < ref.greedy_tokens.size(); ++i) {
+    if (ref.greedy_margins[i] < tie) break;
+    ASSERT_EQ(next, ref.greedy_tokens[i]) << "greedy step " << i;
+    next = gen.feed_greedy(next);
+    ++matched;
+  }
+  std::printf("%s: %zu greedy tokens identical before the first near-tie\n", name.c_str(), matched);
+}
+
+std::string case_label(const ::testing::TestParamInfo<std::tuple<Backend, std::string>>& info) {
+  return std::string(std::get<0>(info.param) == Backend::Cpu ? "Cpu_" : "Vulkan_") +
+         test::param_name(std::get<1>(info.param));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Fixtures, FamiliesVsLlamaCpp,
+    ::testing::Combine(::testing::Values(Backend::Vulkan, Backend::Cpu),
+                       ::testing::ValuesIn(reference::family_case_names(families_dir()))),
+    case_label);
+
+}  // namespace
+}  // namespace vkllm::runtime
