@@ -1,5 +1,5 @@
 #include "registry/insecure_registries.h"
-#include "registry/ascii_lower.h"
+#include "registry/ascii_text.h"
 
 #include <algorithm>
 #include <cctype>
@@ -8,12 +8,6 @@
 
 namespace vkllm::registry {
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
 
 bool valid_port(std::string_view p) {
   unsigned v = 0;
@@ -66,7 +60,7 @@ InsecureRegistries InsecureRegistries::parse(std::string_view list) {
   size_t start = 0;
   while (start <= list.size()) {
     const auto comma = list.find(',', start);
-    const auto entry = trim(list.substr(
+    const auto entry = ascii_trim(list.substr(
         start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
     if (!entry.empty()) {
       Entry e;

@@ -2,7 +2,7 @@
 
 #include <cctype>
 
-#include "registry/ascii_lower.h"
+#include "registry/ascii_text.h"
 #include "registry/errors.h"
 
 namespace vkllm::registry {

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <optional>
 
+#include "registry/ascii_text.h"
 #include "registry/errors.h"
 #include "registry/parameters.h"
 
@@ -30,15 +31,6 @@ bool is_alpha(char c) {
 
 [[noreturn]] void fail(int line, const std::string& message) {
   throw RegistryError(ErrorKind::invalid_input, "(line " + std::to_string(line) + "): " + message);
-}
-
-std::string_view trim(std::string_view s) {
-  auto space = [](char c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-  };
-  while (!s.empty() && space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && space(s.back())) s.remove_suffix(1);
-  return s;
 }
 
 // Strips """...""" or "..."; nullopt while the opening quote is not closed yet.
@@ -178,13 +170,13 @@ Modelfile Modelfile::parse(std::string_view raw_text) {
     // The value runs to the end of the line, or on over following lines while a quote that
     // opened it is not yet closed.
     std::string value(line.substr(pos));
-    std::optional<std::string> unquoted = unquote(trim(value));
+    std::optional<std::string> unquoted = unquote(ascii_trim(value));
     while (!unquoted) {
       if (++i >= lines.size())
         fail(line_number, "unexpected EOF: the quoted value that starts here is never closed");
       value += '\n';
       value += lines[i];
-      unquoted = unquote(trim(value));
+      unquoted = unquote(ascii_trim(value));
     }
     command.value = std::move(*unquoted);
     file.commands.push_back(std::move(command));

@@ -1,5 +1,5 @@
 #include "registry/oci_challenge.h"
-#include "registry/ascii_lower.h"
+#include "registry/ascii_text.h"
 
 namespace vkllm::registry {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <charconv>
 
-#include "registry/ascii_lower.h"
+#include "registry/ascii_text.h"
 #include "registry/oci_error.h"
 
 namespace vkllm::registry {

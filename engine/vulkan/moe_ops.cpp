@@ -7,6 +7,7 @@
 
 #include "engine/gguf/quants.h"
 #include "engine/vulkan/command_recorder.h"
+#include "engine/vulkan/op_checks.h"
 #include "engine/vulkan/pipeline.h"
 
 namespace vkllm::vk::ops {
@@ -20,22 +21,12 @@ constexpr std::array kTypes = {
     TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0, TensorType::IQ4_NL, TensorType::Q2_K,
     TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K,   TensorType::IQ4_XS};
 
-void require(bool ok, const std::string& what) {
-  if (!ok) throw std::invalid_argument(what);
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  return out;
-}
-
 }  // namespace
 
 void moe_route(CommandRecorder& rec, PipelineCache& pc, const MoeRouteArgs& a) {
-  require(a.n_expert > 0 && a.n_expert <= kMoeMaxExperts,
-          "moe_route: " + std::to_string(a.n_expert) + " experts (1 to 256 supported)");
-  require(a.n_used > 0 && a.n_used <= a.n_expert, "moe_route: experts per token out of range");
+  require_arg(a.n_expert > 0 && a.n_expert <= kMoeMaxExperts,
+              "moe_route: " + std::to_string(a.n_expert) + " experts (1 to 256 supported)");
+  require_arg(a.n_used > 0 && a.n_used <= a.n_expert, "moe_route: experts per token out of range");
   if (a.n_tokens == 0) return;
   struct {
     uint32_t n_expert, n_used, n_tokens, norm;
@@ -51,16 +42,17 @@ bool moe_matvec_supports(TensorType type) {
 }
 
 void moe_matvec(CommandRecorder& rec, PipelineCache& pc, const MoeMatvecArgs& a) {
-  require(moe_matvec_supports(a.type),
-          "moe_matvec: unsupported weight type " + std::string(gguf::type_name(a.type)));
+  require_arg(moe_matvec_supports(a.type),
+              "moe_matvec: unsupported weight type " + std::string(gguf::type_name(a.type)));
   const uint64_t block = gguf::traits(a.type).block_elements;
-  require(a.cols > 0 && a.cols % block == 0 && a.cols % 4 == 0,
-          "moe_matvec: row length " + std::to_string(a.cols) + " is not a multiple of the block");
+  require_arg(
+      a.cols > 0 && a.cols % block == 0 && a.cols % 4 == 0,
+      "moe_matvec: row length " + std::to_string(a.cols) + " is not a multiple of the block");
   if (a.n_items == 0 || a.rows == 0) return;
   const uint64_t row_bytes = gguf::row_bytes(a.type, a.cols);
   const uint64_t expert_bytes = row_bytes * a.rows;
-  require(expert_bytes * a.n_expert < (uint64_t(1) << 32),
-          "moe_matvec: expert tensor larger than 4 GiB");
+  require_arg(expert_bytes * a.n_expert < (uint64_t(1) << 32),
+              "moe_matvec: expert tensor larger than 4 GiB");
   struct {
     uint32_t cols, rows, row_bytes, expert_bytes, n_used, n_items, x_stride, y_stride, x_per_pair,
         combine;
@@ -75,7 +67,7 @@ void moe_matvec(CommandRecorder& rec, PipelineCache& pc, const MoeMatvecArgs& a)
          a.x_per_pair ? 1u : 0u,
          a.combine ? 1u : 0u};
   constexpr uint32_t wg = 64;
-  const std::string name = "moe_matvec_" + lower(gguf::type_name(a.type));
+  const std::string name = "moe_matvec_" + lower_ascii(gguf::type_name(a.type));
   const Pipeline& p = pc.get({.shader = name.c_str(),
                               .num_buffers = 5,
                               .push_constant_bytes = sizeof(push),

@@ -10,17 +10,11 @@
 
 #include "engine/vulkan/command_recorder.h"
 #include "engine/vulkan/device.h"
+#include "engine/vulkan/op_checks.h"
 #include "engine/vulkan/pipeline.h"
 
 namespace vkllm::vk::ops {
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
 
 // Splits a 1-D workgroup count over x and y (maxComputeWorkGroupCount[0] is only 65535 on some
 // devices); kernels recombine x + y * num_groups.x and drop the excess.
@@ -37,10 +31,6 @@ const Pipeline& pipeline(PipelineCache& pc, const char* shader, uint32_t buffers
                  .spec = {workgroup}});
 }
 
-void require(bool ok, const std::string& what) {
-  if (!ok) throw std::invalid_argument(what);
-}
-
 constexpr std::array kGetRowsTypes = {"f32",  "f16",  "bf16", "q4_0",   "q4_1",
                                       "q5_0", "q5_1", "q8_0", "q2_k",   "q3_k",
                                       "q4_k", "q5_k", "q6_k", "iq4_nl", "iq4_xs"};
@@ -48,23 +38,23 @@ constexpr std::array kGetRowsTypes = {"f32",  "f16",  "bf16", "q4_0",   "q4_1",
 }  // namespace
 
 bool get_rows_supports(std::string_view type) {
-  const std::string t = lower(type);
+  const std::string t = lower_ascii(type);
   return std::find(kGetRowsTypes.begin(), kGetRowsTypes.end(), t) != kGetRowsTypes.end();
 }
 
 void get_rows(CommandRecorder& rec, PipelineCache& pc, const GetRowsArgs& a) {
-  const std::string t = lower(a.type);
-  require(get_rows_supports(t),
-          "get_rows: unsupported weight type \"" + std::string(a.type) + "\"");
+  const std::string t = lower_ascii(a.type);
+  require_arg(get_rows_supports(t),
+              "get_rows: unsupported weight type \"" + std::string(a.type) + "\"");
   const bool plain = t == "f32" || t == "f16" || t == "bf16";
   const uint32_t block =
       plain ? 4
       : (t == "q2_k" || t == "q3_k" || t == "q4_k" || t == "q5_k" || t == "q6_k" || t == "iq4_xs")
           ? 256
           : 32;
-  require(a.row_elems % block == 0 && a.row_elems > 0,
-          "get_rows: row length " + std::to_string(a.row_elems) + " is not a multiple of " +
-              std::to_string(block));
+  require_arg(a.row_elems % block == 0 && a.row_elems > 0,
+              "get_rows: row length " + std::to_string(a.row_elems) + " is not a multiple of " +
+                  std::to_string(block));
   constexpr uint32_t unit = 4;  // the smallest decode unit; the kernel drops surplus invocations
   struct {
     uint32_t k, row_bytes, n_rows, n_tokens, w_off, ids_off, out_off, out_stride;
@@ -110,7 +100,7 @@ bool rms_norm_writes_f16(uint32_t n, const DeviceCapabilities& caps) {
 }
 
 void rms_norm(CommandRecorder& rec, PipelineCache& pc, const RmsNormArgs& a) {
-  require(a.n > 0, "rms_norm: empty rows");
+  require_arg(a.n > 0, "rms_norm: empty rows");
   struct {
     uint32_t n, n_rows, x_stride, y_stride;
     float eps;
@@ -123,17 +113,19 @@ void rms_norm(CommandRecorder& rec, PipelineCache& pc, const RmsNormArgs& a) {
          (a.residual ? 1u : 0u) | (a.weight ? 0u : 2u)};
   const bool sg = pc.device().caps().subgroup_arithmetic();
   if (a.q8) {
-    require(sg && a.n % 32 == 0 && (a.y_stride == 0 || a.y_stride == a.n),
-            "rms_norm: a q8 output needs subgroup arithmetic, n a multiple of 32 and dense rows");
-    require(a.q8.size >= uint64_t{a.n_rows} * a.n * 5 / 4, "rms_norm: q8 slice too small");
+    require_arg(
+        sg && a.n % 32 == 0 && (a.y_stride == 0 || a.y_stride == a.n),
+        "rms_norm: a q8 output needs subgroup arithmetic, n a multiple of 32 and dense rows");
+    require_arg(a.q8.size >= uint64_t{a.n_rows} * a.n * 5 / 4, "rms_norm: q8 slice too small");
   }
   // The register-blocked kernel also needs vec4-aligned rows.
   const bool blocks_fit = fits_norm_blocks(a.n) && push.x_stride % 4 == 0 && push.y_stride % 4 == 0;
   if (a.f16) {
-    require(!a.q8 && rms_norm_writes_f16(a.n, pc.device().caps()) && blocks_fit,
-            "rms_norm: an f16 output needs subgroup arithmetic, no q8 output, n a multiple of 32 "
-            "of at most 16384 and strides multiples of 4");
-    require(a.f16.size >= uint64_t{a.n_rows} * a.n * 2, "rms_norm: f16 slice too small");
+    require_arg(
+        !a.q8 && rms_norm_writes_f16(a.n, pc.device().caps()) && blocks_fit,
+        "rms_norm: an f16 output needs subgroup arithmetic, no q8 output, n a multiple of 32 "
+        "of at most 16384 and strides multiples of 4");
+    require_arg(a.f16.size >= uint64_t{a.n_rows} * a.n * 2, "rms_norm: f16 slice too small");
   }
   const std::array<BufferSlice, 5> buffers{a.x, a.residual ? a.residual : a.x,
                                            a.weight ? a.weight : a.x, a.y, a.q8 ? a.q8 : a.f16};
@@ -160,7 +152,7 @@ void rms_norm(CommandRecorder& rec, PipelineCache& pc, const RmsNormArgs& a) {
 }
 
 void layer_norm(CommandRecorder& rec, PipelineCache& pc, const LayerNormArgs& a) {
-  require(a.n > 0, "layer_norm: empty rows");
+  require_arg(a.n > 0, "layer_norm: empty rows");
   struct {
     uint32_t n, n_rows;
     float eps;
@@ -174,7 +166,7 @@ void layer_norm(CommandRecorder& rec, PipelineCache& pc, const LayerNormArgs& a)
 
 void pool_rows(CommandRecorder& rec, PipelineCache& pc, PoolMode mode, const BatchInfo& b,
                BufferSlice x, uint32_t n, BufferSlice out) {
-  require(n > 0 && b.n_seqs > 0, "pool_rows: empty input");
+  require_arg(n > 0 && b.n_seqs > 0, "pool_rows: empty input");
   struct {
     uint32_t n, n_tokens, n_seqs, mode;
   } push{n, b.n_tokens, b.n_seqs, static_cast<uint32_t>(mode)};
@@ -211,13 +203,13 @@ void scale(CommandRecorder& rec, PipelineCache& pc, BufferSlice a, BufferSlice o
 }
 void softcap(CommandRecorder& rec, PipelineCache& pc, BufferSlice a, BufferSlice out, uint32_t n,
              float cap) {
-  require(cap > 0.f, "softcap: cap must be positive");
+  require_arg(cap > 0.f, "softcap: cap must be positive");
   elementwise(rec, pc, 3, a, a, out, n, cap);
 }
 
 void add_bias(CommandRecorder& rec, PipelineCache& pc, BufferSlice x, BufferSlice bias, uint32_t n,
               uint32_t n_rows) {
-  require(n_rows <= 65535, "add_bias: more than 65535 rows");
+  require_arg(n_rows <= 65535, "add_bias: more than 65535 rows");
   struct {
     uint32_t n, n_rows, stride, off;
   } push{n, n_rows, n, 0};
@@ -251,15 +243,15 @@ void glu(CommandRecorder& rec, PipelineCache& pc, const GluArgs& a) {
   constexpr uint32_t wg = 256;
   Groups g{div_up(a.n, wg), std::min<uint32_t>(a.n_rows, 65535), div_up(a.n_rows, 65535)};
   if (a.q8) {
-    require(!a.f16, "glu: a q8 and an f16 output at once");
-    require(a.n % 32 == 0, "glu: a q8 output needs n a multiple of 32");
-    require(a.q8.size >= uint64_t{a.n_rows} * a.n * 5 / 4, "glu: q8 slice too small");
+    require_arg(!a.f16, "glu: a q8 and an f16 output at once");
+    require_arg(a.n % 32 == 0, "glu: a q8 output needs n a multiple of 32");
+    require_arg(a.q8.size >= uint64_t{a.n_rows} * a.n * 5 / 4, "glu: q8 slice too small");
     rec.dispatch(pipeline(pc, "glu_q8", 4, sizeof(push), wg), {a.gate, a.up, a.out, a.q8}, push, g);
     return;
   }
   if (a.f16) {
-    require(a.n % 2 == 0, "glu: an f16 output needs n even");
-    require(a.f16.size >= uint64_t{a.n_rows} * a.n * 2, "glu: f16 slice too small");
+    require_arg(a.n % 2 == 0, "glu: an f16 output needs n even");
+    require_arg(a.f16.size >= uint64_t{a.n_rows} * a.n * 2, "glu: f16 slice too small");
     rec.dispatch(pipeline(pc, "glu_f16", 4, sizeof(push), wg), {a.gate, a.up, a.out, a.f16}, push,
                  g);
     return;
@@ -294,10 +286,10 @@ RopePush rope_push(const RopeParams* r, const BatchInfo& b, const HeadRows& src,
   p.flags = r ? (r->neox ? 1u : 0u) | (r->freq_factors ? 2u : 0u) : 0u;
   p.temp_scale = r && r->temp_floor > 0 ? r->temp_scale : 0.f;
   p.temp_floor = r ? r->temp_floor : 0u;
-  require(head_dim > 0 && head_dim % 2 == 0 && head_dim <= 512,
-          "rope: head_dim " + std::to_string(head_dim) + " must be even and at most 512");
-  require(p.n_dims % 2 == 0 && p.n_dims <= head_dim,
-          "rope: n_dims " + std::to_string(p.n_dims) + " must be even and <= head_dim");
+  require_arg(head_dim > 0 && head_dim % 2 == 0 && head_dim <= 512,
+              "rope: head_dim " + std::to_string(head_dim) + " must be even and at most 512");
+  require_arg(p.n_dims % 2 == 0 && p.n_dims <= head_dim,
+              "rope: n_dims " + std::to_string(p.n_dims) + " must be even and <= head_dim");
   return p;
 }
 }  // namespace
@@ -317,10 +309,10 @@ void write_kv(CommandRecorder& rec, PipelineCache& pc, const RopeParams* r, cons
   RopePush push = rope_push(r, b, src, head_dim, cache.n_kv_heads);
   push.cache_heads = cache.n_kv_heads;
   push.block_size = cache.block_size;
-  require(cache.block_size > 0, "write_kv: block size must be positive");
-  require(kv::cache_type_fits(cache.type, head_dim),
-          "write_kv: a " + std::string(kv::cache_type_name(cache.type)) +
-              " cache needs head_dim a multiple of 32, not " + std::to_string(head_dim));
+  require_arg(cache.block_size > 0, "write_kv: block size must be positive");
+  require_arg(kv::cache_type_fits(cache.type, head_dim),
+              "write_kv: a " + std::string(kv::cache_type_name(cache.type)) +
+                  " cache needs head_dim a multiple of 32, not " + std::to_string(head_dim));
   const Pipeline& p = pc.get({.shader = r ? "rope_kv" : "kv_copy",
                               .num_buffers = 4,
                               .push_constant_bytes = sizeof(push),
@@ -345,9 +337,9 @@ void argmax(CommandRecorder& rec, PipelineCache& pc, BufferSlice logits, BufferS
     rec.dispatch(p, {logits, out, out}, push, {n_rows, 1, 1});
     return;
   }
-  require(scratch.size >= need, "argmax: rows of " + std::to_string(n) + " need " +
-                                    std::to_string(need) + " bytes of scratch, got " +
-                                    std::to_string(scratch.size));
+  require_arg(scratch.size >= need, "argmax: rows of " + std::to_string(n) + " need " +
+                                        std::to_string(need) + " bytes of scratch, got " +
+                                        std::to_string(scratch.size));
   push.stage = 0;
   rec.dispatch(p, {logits, out, scratch}, push, {push.n_chunks, n_rows, 1});
   rec.barrier();
