@@ -22,7 +22,7 @@
 #include "engine/runtime/runner.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "tests/engine/vk_test_context.h"
-#include "tests/reference/family_reference.h"
+#include "tests/reference/model_reference.h"
 #include "tests/support/fixture_model.h"
 #include "tests/support/param_name.h"
 
@@ -40,7 +40,7 @@ enum class Backend { Vulkan, Cpu };
 
 // A case's fixture, made once per test process (a quantized one takes a while to quantize).
 struct Fixture {
-  reference::FamilyCase c;
+  reference::ModelCase c;
   std::vector<uint8_t> bytes;
   std::optional<gguf::GgufFile> file;
 };
@@ -50,8 +50,8 @@ const Fixture& fixture(const std::string& name) {
   auto& f = made[name];
   if (!f) {
     f = std::make_unique<Fixture>();
-    f->c = reference::load_family_case(families_dir(), name);
-    f->bytes = reference::family_case_model_bytes(f->c);
+    f->c = reference::load_model_case(families_dir(), name);
+    f->bytes = reference::model_case_bytes(f->c);
     f->file.emplace(gguf::GgufFile::parse(f->bytes));
   }
   return *f;
@@ -135,7 +135,7 @@ std::string case_label(const ::testing::TestParamInfo<std::tuple<Backend, std::s
 INSTANTIATE_TEST_SUITE_P(
     Fixtures, FamiliesVsLlamaCpp,
     ::testing::Combine(::testing::Values(Backend::Vulkan, Backend::Cpu),
-                       ::testing::ValuesIn(reference::family_case_names(families_dir()))),
+                       ::testing::ValuesIn(reference::model_case_names(families_dir()))),
     case_label);
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include "engine/tokenizer/tokenizer.h"
 #include "tests/engine/vk_test_context.h"
 #include "tests/reference/lora_reference.h"
+#include "tests/reference/model_reference.h"
 #include "tests/support/fixture_model.h"
 #include "tests/support/param_name.h"
 
@@ -135,7 +136,7 @@ std::string case_label(const ::testing::TestParamInfo<std::tuple<Backend, std::s
 INSTANTIATE_TEST_SUITE_P(
     Fixtures, LoraVsLlamaCpp,
     ::testing::Combine(::testing::Values(Backend::Vulkan, Backend::Cpu),
-                       ::testing::ValuesIn(reference::lora_case_names(lora_dir()))),
+                       ::testing::ValuesIn(reference::model_case_names(lora_dir()))),
     case_label);
 
 // Without the adapter the model is clearly another: a test that the merge happened at all.

@@ -24,8 +24,7 @@ struct LoraCase {
   LlamaCppCase expected;           // prompt, tokens, logits; model_path unused
 };
 
-// The case files in `dir`, sorted.
-std::vector<std::string> lora_case_names(const std::filesystem::path& dir);
+// The case names of `dir`: model_reference.h's model_case_names.
 LoraCase load_lora_case(const std::filesystem::path& dir, const std::string& name);
 
 // The base model's and the adapter's GGUF bytes, as make-model and make-lora write them.

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "engine/gguf/gguf_writer.h"
@@ -20,38 +19,67 @@ std::vector<std::string> model_case_names(const fs::path& dir) {
   return names;
 }
 
+model::MakeModelOptions read_make_model_options(const nlohmann::json& m, const std::string& name,
+                                                const std::string& what, fs::path* vocab) {
+  model::MakeModelOptions o;
+  o.arch = m.at("arch").get<std::string>();
+  o.shape = model::parse_model_shape(m.at("shape").get<std::string>());
+  const auto type = model::file_type_from_name(m.at("type").get<std::string>());
+  if (!type) throw std::runtime_error(name + ": unknown " + what + " type");
+  o.file_type = *type;
+  o.seed = m.at("seed").get<uint64_t>();
+  *vocab = shared_testdata_dir() / m.at("vocab").get<std::string>();
+  return o;
+}
+
+namespace {
+
+void read_prompt(const nlohmann::json& j, const std::string& name, model::FileType type,
+                 LlamaCppCase& e) {
+  e.name = name;
+  e.prompt_text = j.at("prompt").get<std::string>();
+  e.prompt_tokens = j.at("prompt_tokens").get<std::vector<int32_t>>();
+  e.quantized = model::is_quantized(type);
+  e.min_cosine = e.quantized ? 0.999 : 0.9999;
+}
+
+}  // namespace
+
+void read_decoder_expected(const nlohmann::json& j, const std::string& name, model::FileType type,
+                           LlamaCppCase& e) {
+  read_prompt(j, name, type, e);
+  e.greedy_tokens = j.at("greedy_tokens").get<std::vector<int32_t>>();
+  e.greedy_margins = j.at("greedy_margins").get<std::vector<float>>();
+  e.last_logits = j.at("last_logits").get<std::vector<float>>();
+}
+
 ModelCase load_model_case(const fs::path& dir, const std::string& name) {
   std::ifstream in(dir / (name + ".json"));
   if (!in) throw std::runtime_error("no model reference " + name);
   const auto j = nlohmann::json::parse(in);
   ModelCase c;
   c.name = name;
-  const auto& m = j.at("model");
-  c.model.arch = m.at("arch").get<std::string>();
-  c.model.shape = model::parse_model_shape(m.at("shape").get<std::string>());
-  const auto type = model::file_type_from_name(m.at("type").get<std::string>());
-  if (!type) throw std::runtime_error(name + ": unknown model type");
-  c.model.file_type = *type;
-  c.model.seed = m.at("seed").get<uint64_t>();
-  c.vocab = shared_testdata_dir() / m.at("vocab").get<std::string>();
-
-  LlamaCppCase& e = c.expected;
-  e.name = name;
-  e.prompt_text = j.at("prompt").get<std::string>();
-  e.prompt_tokens = j.at("prompt_tokens").get<std::vector<int32_t>>();
-  e.greedy_tokens = j.at("greedy_tokens").get<std::vector<int32_t>>();
-  e.greedy_margins = j.at("greedy_margins").get<std::vector<float>>();
-  e.last_logits = j.at("last_logits").get<std::vector<float>>();
-  e.quantized = model::is_quantized(c.model.file_type);
-  e.min_cosine = e.quantized ? 0.999 : 0.9999;
+  c.model = read_make_model_options(j.at("model"), name, "model", &c.vocab);
+  c.embedding = j.value("kind", std::string("decoder")) == "embedding";
+  if (c.embedding) {
+    read_prompt(j, name, c.model.file_type, c.expected);
+    c.embedding_values = j.at("embedding").get<std::vector<float>>();
+  } else {
+    read_decoder_expected(j, name, c.model.file_type, c.expected);
+  }
   return c;
 }
 
-std::vector<uint8_t> model_case_bytes(const ModelCase& c) {
-  const auto vocab = gguf::GgufFile::open(c.vocab);
+std::vector<uint8_t> make_model_bytes(const model::MakeModelOptions& options,
+                                      const fs::path& vocab_path) {
+  const auto vocab = gguf::GgufFile::open(vocab_path);
   gguf::GgufWriter w;
-  model::build_random_model(c.model, vocab, w);
+  model::build_random_model(options, vocab, w);
   return w.serialize();
+}
+
+std::vector<uint8_t> model_case_bytes(const ModelCase& c) {
+  return make_model_bytes(c.model, c.vocab);
 }
 
 }  // namespace vkllm::reference

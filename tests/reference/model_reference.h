@@ -1,7 +1,9 @@
 // llama.cpp's recorded outputs for make-model fixtures (tests/reference/<topic>/*.json, e.g.
-// moe/): each file holds the `vkllm dev make-model` parameters that regenerate its model bit for
-// bit, the prompt, and what llama.cpp's CPU backend computed (prompt tokens, last logits, greedy
-// continuation and its margins). Compared by llama_cpp_reference.h's rules.
+// moe/ and families/): each file holds the `vkllm dev make-model` parameters that regenerate its
+// model bit for bit, the prompt, and what llama.cpp's CPU backend computed: for a decoder the
+// prompt tokens, last logits and greedy continuation with its margins; for an embedding model
+// ("kind": "embedding") the prompt tokens and its pooled embedding (not normalised). Compared by
+// llama_cpp_reference.h's rules. The pieces are shared with the LoRA references.
 #pragma once
 
 #include <cstdint>
@@ -9,22 +11,37 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/model/model_maker.h"
 #include "tests/reference/llama_cpp_reference.h"
 
 namespace vkllm::reference {
 
 struct ModelCase {
-  std::string name;               // file stem, e.g. "qwen3moe-f16"
-  model::MakeModelOptions model;  // make-model's options (the vocab file separately)
-  std::filesystem::path vocab;
-  LlamaCppCase expected;  // prompt, tokens, logits; model_path unused
+  std::string name;                     // file stem, e.g. "qwen3moe-f16"
+  model::MakeModelOptions model;        // make-model's options (the vocab file separately)
+  std::filesystem::path vocab;          // the vocab GGUF make-model takes
+  bool embedding = false;               // "kind": "embedding" (else a decoder)
+  LlamaCppCase expected;                // prompt, tokens, logits (decoders); model_path unused
+  std::vector<float> embedding_values;  // embedding models: llama.cpp's pooled output
 };
 
-// The case files in `dir`, sorted.
+// The case files (*.json) in `dir`, sorted by name.
 std::vector<std::string> model_case_names(const std::filesystem::path& dir);
 ModelCase load_model_case(const std::filesystem::path& dir, const std::string& name);
 // The model's GGUF bytes, as make-model writes them.
 std::vector<uint8_t> model_case_bytes(const ModelCase& c);
+std::vector<uint8_t> make_model_bytes(const model::MakeModelOptions& options,
+                                      const std::filesystem::path& vocab);
+
+// The parts of a case file other references share: a make-model parameter object (`what` names it
+// in errors; its vocab, relative to ../shared/testdata, goes to *vocab), and the prompt with
+// llama.cpp's decoder outputs for a model of `type`.
+model::MakeModelOptions read_make_model_options(const nlohmann::json& m, const std::string& name,
+                                                const std::string& what,
+                                                std::filesystem::path* vocab);
+void read_decoder_expected(const nlohmann::json& j, const std::string& name, model::FileType type,
+                           LlamaCppCase& e);
 
 }  // namespace vkllm::reference
