@@ -15,12 +15,6 @@
 // f32 and take integer dot products of 4 packed bytes (dequant_int8.glsl): a thread handles a
 // 32-weight group per step, so the K-quant unpacking costs a few integer ops per 4 weights.
 //
-// GLU_EPILOGUE (INT_DOT only): decode's gated FFN in the gate|up product. Output row i is
-// act(gate row i . x) * (up row i . x), up row i being p.up_rows weight rows after gate row i
-// (NUM_ROWS = 2: the pair); y gets those values and their q8 blocks (binding 4), which the down
-// product reads. Opt-in: on an H100 the per-block counting cost as much as the GLU dispatch it
-// saves (bench/RESULTS.md, eighth session).
-//
 // ROPE_KV_EPILOGUE (subgroup reduction; f32 or, with INT_DOT, q8 activations): decode's Q|K|V
 // product with RoPE and the KV-cache write. A workgroup owns one pair of rows (2i, 2i+1) of a
 // head (NUM_ROWS = 2; "normal" RoPE order, where the pair is what rotates together). The
@@ -50,9 +44,6 @@
 layout(local_size_x_id = 0) in;                     // threads; a power of two
 layout(constant_id = 1) const uint NUM_ROWS = 2u;   // weight rows per workgroup
 layout(constant_id = 2) const uint NUM_COLS = 1u;   // activation vectors per workgroup (<= 8)
-// Subgroup reduction of several sums by halving exchanges (see the reduction below); 0: one
-// subgroupAdd per sum.
-layout(constant_id = 3) const uint SCATTER = 1u;
 
 #ifdef INT_DOT
 // q8 activations: n_cols x k int8 values (packed 16 per uvec4), then per 32-block (dx, sx).
@@ -61,33 +52,7 @@ layout(std430, binding = 1) readonly buffer XD { vec2 xds[]; };
 #else
 layout(std430, binding = 1) readonly buffer X { vec4 xv[]; };
 #endif
-#ifdef NORM_EPILOGUE
-// The last workgroup to finish RMS-normalizes the vectors the product wrote (at decode: the
-// residual stream it added into) for the products that read them next: norm_y = y / rms(y) * w,
-// and norm_y's q8 copy. At batch 1 a norm's own dispatch and barrier cost more than its work.
-// Workgroups count themselves in `done_groups` (left at 0 again by the last one); y is coherent
-// so that the last one reads what the others wrote. Needs n_rows a multiple of 32, y_off and
-// y_stride multiples of 4, and all columns in one dispatch.
-layout(std430, binding = 2) coherent buffer Y { float y[]; };
-layout(std430, binding = 2) coherent buffer Y4 { vec4 y4[]; };
-layout(std430, binding = 3) coherent buffer Counter { uint done_groups; };
-layout(std430, binding = 4) readonly buffer NormW { vec4 norm_w[]; };
-layout(std430, binding = 5) writeonly buffer NormY { vec4 norm_y[]; };
-#define Q8_BINDING 6
-#include "q8_block.glsl"
-#include "reduce.glsl"
-shared bool last_group;
-#elif defined(GLU_EPILOGUE)
-// The workgroup that completes a 32-row block of y (counted per block and column group in
-// block_done, left at 0 again by it) writes the block's q8; y is coherent so that it reads what
-// the others wrote. Needs n_rows a multiple of 32, y_off and y_stride multiples of 4.
-layout(std430, binding = 2) coherent buffer Y { float y[]; };
-layout(std430, binding = 2) coherent buffer Y4 { vec4 y4[]; };
-layout(std430, binding = 3) coherent buffer Counters { uint block_done[]; };
-#include "glu_activation.glsl"
-#include "q8_block.glsl"
-shared bool last_group;
-#elif defined(ROPE_KV_EPILOGUE)
+#ifdef ROPE_KV_EPILOGUE
 layout(std430, binding = 2) writeonly buffer Y { float y[]; };  // Q rows
 #define META_BINDING 3
 #include "kv_meta.glsl"
@@ -100,7 +65,7 @@ layout(std430, binding = 2) buffer Y { float y[]; };
 #endif
 
 #ifdef NORM_IN
-#if defined(INT_DOT) || defined(REDUCE_SHARED) || defined(NORM_EPILOGUE) || defined(GLU_EPILOGUE)
+#if defined(INT_DOT) || defined(REDUCE_SHARED)
 #error "NORM_IN is a float-activation, subgroup-reduction variant"
 #endif
 #ifdef ROPE_KV_EPILOGUE
@@ -122,14 +87,6 @@ layout(push_constant) uniform Params {
                   // first (dx, sx) pair
   uint y_off;     // element offset of y in binding 2
   uint flags;     // bit 0: add into y instead of overwriting it (fused residual add)
-#ifdef NORM_EPILOGUE
-  float eps;
-  uint norm_stride;  // elements between norm_y vectors (a multiple of 4)
-#endif
-#ifdef GLU_EPILOGUE
-  uint act;      // glu_activation.glsl
-  uint up_rows;  // weight rows from gate row i to up row i
-#endif
 #ifdef ROPE_KV_EPILOGUE
   uint head_dim;    // even
   uint n_dims;      // rotated dimensions of a head (even, <= head_dim)
@@ -162,14 +119,8 @@ void main() {
   barrier();
 
   const uint row_group = gl_WorkGroupID.x + gl_WorkGroupID.z * gl_NumWorkGroups.x;
-#ifdef GLU_EPILOGUE
-#if !defined(INT_DOT) || defined(REDUCE_SHARED) || defined(NORM_EPILOGUE)
-#error "GLU_EPILOGUE is an INT_DOT, subgroup-reduction variant of its own"
-#endif
-  const uint row0 = row_group;  // the output row; its weight rows are gate and up
-#define WEIGHT_ROW(r) (row0 + (r) * p.up_rows)
-#elif defined(ROPE_KV_EPILOGUE)
-#if defined(REDUCE_SHARED) || defined(NORM_EPILOGUE)
+#ifdef ROPE_KV_EPILOGUE
+#if defined(REDUCE_SHARED)
 #error "ROPE_KV_EPILOGUE is a subgroup-reduction variant of its own"
 #endif
   const uint row0 = 2u * row_group;  // the pair's first row
@@ -310,7 +261,7 @@ void main() {
   // Only with every lane active (a workgroup smaller than a subgroup leaves some idle, and a
   // shuffle from an idle lane is undefined). N as large as the subgroup takes log2(N) halving
   // steps from the subgroup's half and no plain exchange.
-  const bool scatter = SCATTER != 0u && N >= 4u && N <= 32u && (N & (N - 1u)) == 0u &&
+  const bool scatter = N >= 4u && N <= 32u && (N & (N - 1u)) == 0u &&
                        gl_SubgroupSize >= N && gl_WorkGroupSize.x % gl_SubgroupSize == 0u;
   const bool via_shared = scatter || gl_NumSubgroups > 1u;
   if (scatter) {
@@ -347,7 +298,7 @@ void main() {
       barrier();
     }
   }
-#if !defined(GLU_EPILOGUE) && !defined(ROPE_KV_EPILOGUE)
+#ifndef ROPE_KV_EPILOGUE
   for (uint i = tid; i < NUM_ROWS * NUM_COLS; i += gl_WorkGroupSize.x) {
     float sum = 0.0;
     if (via_shared) {
@@ -360,7 +311,7 @@ void main() {
     }
 #endif
 #endif
-#if defined(GLU_EPILOGUE) || defined(ROPE_KV_EPILOGUE)
+#ifdef ROPE_KV_EPILOGUE
   // Invocation c < NUM_COLS takes column c's totals of the workgroup's two rows.
   float pair0 = 0.0, pair1 = 0.0;
   if (tid < NUM_COLS) {
@@ -414,64 +365,11 @@ void main() {
         v_cache[word] = packHalf2x16(vec2(a, b));
     }
   }
-#elif defined(GLU_EPILOGUE)
-  const uint nb = p.n_rows / 32u;
-  const uint block_slot = gl_WorkGroupID.y * nb + row0 / 32u;
-  if (tid < NUM_COLS && col0 + tid < p.n_cols)
-    y[p.y_off + (col0 + tid) * p.y_stride + row0] = glu_gate(p.act, pair0) * pair1;
-  memoryBarrierBuffer();
-  barrier();
-  if (tid == 0u) last_group = atomicAdd(block_done[block_slot], 1u) == 31u;
-  barrier();
-  if (!last_group) return;
-  memoryBarrierBuffer();
-  if (tid == 0u) block_done[block_slot] = 0u;
-  if (tid < NUM_COLS && col0 + tid < p.n_cols) {
-    const uint c = col0 + tid;
-    const uint yb = (p.y_off + c * p.y_stride + (row0 & ~31u)) >> 2;
-    vec4 v[8];
-    [[unroll]] for (uint i = 0u; i < 8u; ++i) v[i] = y4[yb + i];
-    q8_store_block(c * nb + row0 / 32u, p.n_cols * nb, v);
-  }
 #else
     const uint r = i / NUM_COLS, c = i % NUM_COLS;
     if (row0 + r < p.n_rows && col0 + c < p.n_cols) {
       const uint at = p.y_off + (col0 + c) * p.y_stride + row0 + r;
       y[at] = ((p.flags & 1u) != 0u ? y[at] : 0.0) + sum;
-    }
-  }
-#endif
-
-#ifdef NORM_EPILOGUE
-  memoryBarrierBuffer();
-  barrier();
-  if (tid == 0u) {
-    const uint groups = ((p.n_rows + NUM_ROWS - 1u) / NUM_ROWS) * gl_NumWorkGroups.y;
-    last_group = atomicAdd(done_groups, 1u) == groups - 1u;
-  }
-  barrier();
-  if (!last_group) return;
-  memoryBarrierBuffer();
-  if (tid == 0u) done_groups = 0u;
-  const uint nb = p.n_rows / 32u;
-  for (uint c = 0u; c < p.n_cols; ++c) {
-    const uint yb = (p.y_off + c * p.y_stride) >> 2;
-    float ss = 0.0;
-    for (uint b = tid; b < nb; b += gl_WorkGroupSize.x) {
-      [[unroll]] for (uint i = 0u; i < 8u; ++i) {
-        const vec4 v = y4[yb + 8u * b + i];
-        ss += dot(v, v);
-      }
-    }
-    const float inv = inversesqrt(workgroup_sum(ss) / float(p.n_rows) + p.eps);
-    const uint nyb = (c * p.norm_stride) >> 2;
-    for (uint b = tid; b < nb; b += gl_WorkGroupSize.x) {
-      vec4 v[8];
-      [[unroll]] for (uint i = 0u; i < 8u; ++i) {
-        v[i] = y4[yb + 8u * b + i] * inv * norm_w[8u * b + i];
-        norm_y[nyb + 8u * b + i] = v[i];
-      }
-      q8_store_block(c * nb + b, p.n_cols * nb, v);
     }
   }
 #endif

@@ -3,10 +3,8 @@
 # matvec_<type>_rope_kv: the first with RoPE and the KV-cache write fused in (ROPE_KV_EPILOGUE).
 # matvec_<type>_q8: the int8-dot kernels on q8 activations, for the types dequant_int8.glsl
 # decodes (chosen only on devices with shaderIntegerDotProduct and subgroup arithmetic);
-# matvec_<type>_q8_norm: the same with the RMSNorm of its output fused in (decode's residual
-# products, see NORM_EPILOGUE); matvec_<type>_q8_glu: the gate|up product with the gated activation
-# and its q8 blocks fused in (see GLU_EPILOGUE); matvec_<type>_q8_rope_kv: the Q|K|V product with
-# RoPE and the KV-cache write fused in (see ROPE_KV_EPILOGUE).
+# matvec_<type>_q8_rope_kv: the Q|K|V product with RoPE and the KV-cache write fused in (see
+# ROPE_KV_EPILOGUE).
 foreach(t F32 F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 IQ4_NL Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_XS)
   string(TOLOWER ${t} lt)
   vkllm_shader_variant(matvec_${lt} matvec.comp TYPE_${t})
@@ -28,7 +26,5 @@ vkllm_shader_variant(matvec_f16w_rope_kv_norm_in matvec.comp TYPE_F16 F16_WIDE R
 foreach(t Q4_0 Q8_0 Q4_K Q5_K Q6_K)
   string(TOLOWER ${t} lt)
   vkllm_shader_variant(matvec_${lt}_q8 matvec.comp TYPE_${t} INT_DOT)
-  vkllm_shader_variant(matvec_${lt}_q8_norm matvec.comp TYPE_${t} INT_DOT NORM_EPILOGUE)
-  vkllm_shader_variant(matvec_${lt}_q8_glu matvec.comp TYPE_${t} INT_DOT GLU_EPILOGUE)
   vkllm_shader_variant(matvec_${lt}_q8_rope_kv matvec.comp TYPE_${t} INT_DOT ROPE_KV_EPILOGUE)
 endforeach()

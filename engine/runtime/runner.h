@@ -63,19 +63,10 @@ struct RunnerOptions {
   // Decode products of quantized weights on activations quantized to int8 blocks, with integer
   // dot products ("auto": where the device accelerates them; "on"; "off").
   vk::Int8Dot int8_dot = vk::Int8Dot::Auto;
-  // Batch-1 decode: each residual product and the RMSNorm after it in one dispatch (the norm in
-  // the product's last workgroup). Off: on an H100 it made an 8B Q4_K_M step slower (GPU 3.62 ->
-  // 4.07 ms; every workgroup counts itself on one word, and one workgroup normalizes alone).
-  // VKLLM_FUSED_NORM=1 turns it on.
-  bool fused_norm = false;
-  // Decode (up to 8 sequences): the gate|up product, the gated activation and its q8 blocks in one
-  // dispatch. Off: on an H100 it cost as much as the GLU dispatch it saves (8B Q4_K_M gate|up+GLU
-  // 35.1 -> 39.5 us a layer, 1B even). VKLLM_FUSED_GLU=1 turns it on.
-  bool fused_glu = false;
   // Decode (matvec-sized steps, normal RoPE order): the Q|K|V products rotate Q and K and write K
   // and V into the cache themselves. On an H100 it took the layers of an 8B Q4_K_M step from 3.62
   // to 3.41 ms of GPU time, 1B F16 from 1.63 to 1.54 (bench/RESULTS.md, eighth session);
-  // VKLLM_FUSED_ROPE_KV=0 turns it off.
+  // Off only in tests (the separate passes remain for the cases the fused kernel does not take).
   bool fused_rope_kv = true;
   // The KV cache's element type (OLLAMA_KV_CACHE_TYPE, read by the server and the CLI: not by
   // from_env): q8_0 / q4_0 need a head dimension that is a multiple of 32.

@@ -15,15 +15,11 @@ namespace vkllm::runtime {
 
 namespace {
 
-// VKLLM_ATTN_Q8=0: the output projection quantizes the attention output in its own pass instead
-// of taking the q8 copy the attention kernel or its split-K reduction writes (for A/B
-// measurements).
-bool attention_q8_enabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("VKLLM_ATTN_Q8");
-    return !v || std::string(v) != "0";
-  }();
-  return on;
+// The device's matmul tuning with the runner's int8-dot choice (RunnerOptions::int8_dot).
+vk::MatmulTuning matmul_tuning(const vk::KernelTuning& tuning, const RunnerOptions& o) {
+  vk::MatmulTuning t = tuning.matmul;
+  t.int8_dot = o.int8_dot;
+  return t;
 }
 
 }  // namespace
@@ -38,7 +34,7 @@ VulkanBackend::VulkanBackend(const Model& model, RunnerOptions& o)
       spec_(model.spec()),
       mem_(ctx_, model, o),
       opt_(mem_.opt),
-      matmul_(ctx_.pipelines(), {.int8_dot = o.int8_dot}),
+      matmul_(ctx_.pipelines(), matmul_tuning(ctx_.device().tuning(), o)),
       recs_{std::make_unique<vk::CommandRecorder>(ctx_.device()),
             std::make_unique<vk::CommandRecorder>(ctx_.device())},
       rec_(recs_[0].get()) {
@@ -113,18 +109,21 @@ void VulkanBackend::attention(const AttentionSpec& s) {
   if (s.causal && batch_.n_tokens <= kMaxSplitTokens) {
     at.n_splits = std::min(
         {kMaxAttentionSplits, kAttentionSplitRows / batch_.n_tokens,
-         vk::ops::attention_suggested_splits(max_kv_len_, batch_.n_seqs, nkv, compute_units_)});
+         vk::ops::attention_suggested_splits(max_kv_len_, batch_.n_seqs, nkv, compute_units_,
+                                             ctx_.device().tuning().attn_split_target)});
     at.scratch = mem_.scratch;
   } else if (s.causal && batch_.n_tokens <= kAttentionSplitRows / 2) {
     // Prefill after a long context: few query tiles, each walking the whole context.
-    at.n_splits =
-        std::min(kAttentionSplitRows / batch_.n_tokens,
-                 vk::ops::attention_prefill_splits(max_kv_len_, max_q_len_, batch_.n_seqs, nkv,
-                                                   s.n_q_heads / nkv, compute_units_));
+    at.n_splits = std::min(kAttentionSplitRows / batch_.n_tokens,
+                           vk::ops::attention_prefill_splits(
+                               max_kv_len_, max_q_len_, batch_.n_seqs, nkv, s.n_q_heads / nkv,
+                               compute_units_, ctx_.device().tuning().attn_split_target));
     at.scratch = mem_.scratch;
   }
   const uint32_t width = s.n_q_heads * s.head_dim;
-  if (attention_q8_enabled() && wants_q8(s.feeds, width, batch_.n_tokens))
+  // The output projection's int8-dot matvec takes the q8 copy the attention kernel or its
+  // split-K reduction writes (a separate quantize pass lost: bench/RESULTS.md, eighth session).
+  if (wants_q8(s.feeds, width, batch_.n_tokens))
     at.q8 = mem_.xq;
   else if (wants_f16(s.feeds, width, batch_.n_tokens))
     at.f16 = f16_rows(batch_.n_tokens, width);

@@ -41,19 +41,16 @@ class VulkanBackend final : public StepBackend {
   // activation that wrote x made it.
   void products(Rows x, uint32_t n, std::span<const ProductOut> outs) override;
 
-  // With opt.fused_norm, at batch 1 the norm runs in the product's last workgroup
-  // (MatmulKernels::record_matvec_norm): one dispatch and barrier fewer per residual product.
-  // Not at larger batches: the last workgroup normalizes the vectors one after another. There,
-  // on the GEMMs, a split-K product's reduction pass normalizes the rows it sums instead (the
-  // last of each token's workgroups: one dispatch and barrier fewer). (The norm summing the ~16
-  // partials itself, one workgroup a row, took longer than the pass: bench/RESULTS.md, fifteenth
-  // session.)
+  // On the GEMMs, a split-K product's reduction pass normalizes the rows it sums (the last of
+  // each token's workgroups: one dispatch and barrier fewer; the norm summing the ~16 partials
+  // itself, one workgroup a row, took longer than the pass). At decode sizes the norm may be left
+  // to the next product, which reads its input through it (can_leave_norm). The norm fused into
+  // the product's last workgroup lost (bench/RESULTS.md) and is gone.
   void products_then_norm(Rows in, uint32_t n, const ProductOut& out,
                           const NormAfter& norm) override;
 
-  // With opt.fused_glu, decode's gate|up product writes act(gate) * up and its q8 blocks
-  // itself (MatmulKernels::record_matvec_glu): the GLU's dispatch and barrier go away. On the
-  // GEMMs a split-K gate|up product leaves its partials to the GLU, which sums them.
+  // On the GEMMs a split-K gate|up product leaves its partials to the GLU, which sums them. (The
+  // GLU fused into the decode product lost: bench/RESULTS.md.)
   void products_then_glu(Rows x, uint32_t n, std::span<const ProductOut> outs,
                          const GluAfter& glu) override;
 
@@ -156,7 +153,7 @@ class VulkanBackend final : public StepBackend {
   std::vector<std::pair<std::string, double>> timings() const override;
 
  private:
-  // Which activation a q8 buffer (xq or xq_ffn) holds a copy of (rows of the width its products
+  // Which activation the q8 buffer (xq) holds a copy of (rows of the width its products
   // read).
   struct Q8Copy {
     Act act;

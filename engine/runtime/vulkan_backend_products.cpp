@@ -6,7 +6,6 @@
 
 #include "engine/runtime/vulkan_backend_impl.h"
 #include "engine/runtime/weight_ops.h"
-#include "engine/vulkan/env_switch.h"
 
 namespace vkllm::runtime::detail {
 
@@ -53,123 +52,60 @@ void VulkanBackend::products(Rows x, uint32_t n, std::span<const ProductOut> out
 void VulkanBackend::products_then_norm(Rows in, uint32_t n, const ProductOut& out,
                                        const NormAfter& norm) {
   const DeviceTensor& w = get(out.w);
-  const uint32_t cols = static_cast<uint32_t>(w.cols()), rows = static_cast<uint32_t>(w.rows());
-  const bool fuse = opt_.fused_norm && n == 1 && out.accumulate && w.parts.size() == 1 &&
-                    out.y.act == norm.x.act && out.y.off == 0 && norm.x.off == 0 &&
-                    out.y.stride == norm.x.stride && norm.n == rows &&
-                    wants_q8(std::span(&out.w, 1), cols, n) && wants_q8(norm.feeds, rows, n) &&
-                    matmul_.can_fuse_norm(w.type, rows, n, 0, out.y.stride);
-  if (!fuse && can_leave_norm(out, norm, n)) {
+  const auto rows = static_cast<uint32_t>(w.rows());
+  if (can_leave_norm(out, norm, n)) {
     products(in, n, std::span(&out, 1));
     normalized_ = Normalized{norm.y.act, norm.x, get(norm.w).data, n};
     return;
   }
-  if (!fuse) {
-    // On the GEMMs, a split product's reduction pass normalizes the rows it sums.
-    const bool reduce_norm = out.accumulate && out.y.act == norm.x.act && out.y.off == 0 &&
-                             norm.x.off == 0 && out.y.stride == norm.x.stride && norm.n == rows &&
-                             n <= mem_.f16_rows && matmul_.can_reduce_norm(rows) &&
-                             norm.y.off == 0 && !wants_q8(norm.feeds, rows, n);
-    const std::optional<vk::SplitParts> parts =
-        reduce_norm ? deferred_product(in, n, out) : std::nullopt;
-    if (!parts) {
-      StepBackend::products_then_norm(in, n, out, norm);
-      return;
-    }
-    barrier();
-    if (parts->splits == 0) {
-      rms_norm(norm.x, norm.w, norm.y, norm.n, n, norm.feeds);
-      return;
-    }
-    const bool f16 =
-        (norm.y.stride == 0 || norm.y.stride == rows) && wants_f16(norm.feeds, rows, n);
-    vk::MatmulArgs a = product_args(in, n, out);
-    a.rows = rows;
-    if (a.y_stride == 0) a.y_stride = rows;
-    vk::ReduceNormEpilogue e;
-    e.weight = get(norm.w).data;
-    e.y = mem_.slice(norm.y);
-    e.y_stride = norm.y.stride;
-    e.f16 = f16 ? f16_rows(n, rows) : vk::BufferSlice{};
-    e.counters = mem_.row_counters;
-    e.eps = spec_.norm_eps;
-    matmul_.record_reduce_norm(*rec_, a, *parts, e);
-    wrote(out.y.act);
-    wrote(norm.y.act);
-    if (f16) f16_of_ = F16Copy{norm.y.act, n};
+  // On the GEMMs, a split product's reduction pass normalizes the rows it sums.
+  const bool reduce_norm = out.accumulate && out.y.act == norm.x.act && out.y.off == 0 &&
+                           norm.x.off == 0 && out.y.stride == norm.x.stride && norm.n == rows &&
+                           n <= mem_.f16_rows && matmul_.can_reduce_norm(rows) && norm.y.off == 0 &&
+                           !wants_q8(norm.feeds, rows, n);
+  const std::optional<vk::SplitParts> parts =
+      reduce_norm ? deferred_product(in, n, out) : std::nullopt;
+  if (!parts) {
+    StepBackend::products_then_norm(in, n, out, norm);
     return;
   }
-  vk::MatmulArgs a;
-  a.type = w.type;
-  a.weights = w.data;
-  a.x = mem_.slice(in);
-  a.x_stride = in.stride;
-  a.y = mem_.buf(out.y.act);
-  a.y_stride = out.y.stride ? out.y.stride : rows;
+  barrier();
+  if (parts->splits == 0) {
+    rms_norm(norm.x, norm.w, norm.y, norm.n, n, norm.feeds);
+    return;
+  }
+  const bool f16 = (norm.y.stride == 0 || norm.y.stride == rows) && wants_f16(norm.feeds, rows, n);
+  vk::MatmulArgs a = product_args(in, n, out);
   a.rows = rows;
-  a.cols = cols;
-  a.batch = n;
-  a.accumulate = true;
-  a.xq = q8_input(in, cols, n);
-  vk::NormEpilogue e;
+  if (a.y_stride == 0) a.y_stride = rows;
+  vk::ReduceNormEpilogue e;
   e.weight = get(norm.w).data;
   e.y = mem_.slice(norm.y);
   e.y_stride = norm.y.stride;
-  // The norm's q8 copy overwrites the product's q8 input in place: the last workgroup writes
-  // it only after every workgroup has finished reading.
-  e.q8 = mem_.xq;
-  e.counter = mem_.norm_counter;
+  e.f16 = f16 ? f16_rows(n, rows) : vk::BufferSlice{};
+  e.counters = mem_.row_counters;
   e.eps = spec_.norm_eps;
-  matmul_.record_matvec_norm(*rec_, a, e);
+  matmul_.record_reduce_norm(*rec_, a, *parts, e);
   wrote(out.y.act);
   wrote(norm.y.act);
-  q8_of_ = Q8Copy{norm.y.act, n, mem_.xq};
+  if (f16) f16_of_ = F16Copy{norm.y.act, n};
 }
 
 void VulkanBackend::products_then_glu(Rows x, uint32_t n, std::span<const ProductOut> outs,
                                       const GluAfter& glu) {
   const DeviceTensor* w = outs.size() == 1 ? &get(outs[0].w) : nullptr;
-  const bool fuse =
-      w && opt_.fused_glu && n <= vk::MatmulKernels::kMaxMatvecColumns && !outs[0].accumulate &&
-      w->parts.size() == 1 && w->rows() == 2 * uint64_t{glu.n} && glu.gate.act == outs[0].y.act &&
-      glu.up.act == outs[0].y.act && glu.gate.off == 0 && glu.up.off == glu.n && glu.out.off == 0 &&
-      wants_q8(std::span(&outs[0].w, 1), static_cast<uint32_t>(w->cols()), n) &&
-      wants_q8(glu.feeds, glu.n, n) && matmul_.can_fuse_glu(w->type, glu.n, n, 0, glu.out.stride);
-  if (!fuse) {
-    // One product holding both halves: its split-K partials go to the GLU unsummed.
-    const bool stacked = w && !outs[0].accumulate && outs[0].y.off == 0 &&
-                         glu.gate.act == outs[0].y.act && glu.up.act == outs[0].y.act;
-    const std::optional<vk::SplitParts> parts =
-        stacked ? deferred_product(x, n, outs[0]) : std::nullopt;
-    if (!parts) {
-      StepBackend::products_then_glu(x, n, outs, glu);
-      return;
-    }
-    barrier();
-    glu_rows(glu.act, glu.gate, glu.up, parts->splits ? &*parts : nullptr, glu.out, glu.n, n,
-             glu.feeds);
+  // One product holding both halves: its split-K partials go to the GLU unsummed.
+  const bool stacked = w && !outs[0].accumulate && outs[0].y.off == 0 &&
+                       glu.gate.act == outs[0].y.act && glu.up.act == outs[0].y.act;
+  const std::optional<vk::SplitParts> parts =
+      stacked ? deferred_product(x, n, outs[0]) : std::nullopt;
+  if (!parts) {
+    StepBackend::products_then_glu(x, n, outs, glu);
     return;
   }
-  const auto cols = static_cast<uint32_t>(w->cols());
-  vk::MatmulArgs a;
-  a.type = w->type;
-  a.weights = w->data;
-  a.x = mem_.slice(x);
-  a.x_stride = x.stride;
-  a.y = mem_.slice(glu.out);
-  a.y_stride = glu.out.stride;
-  a.rows = glu.n;
-  a.cols = cols;
-  a.batch = n;
-  a.xq = q8_input(x, cols, n);
-  vk::GluEpilogue e;
-  e.act = glu.act == GluAct::Silu ? 0 : 1;
-  e.up_rows = glu.n;
-  e.q8 = mem_.xq_ffn;
-  e.counters = mem_.glu_counters;
-  matmul_.record_matvec_glu(*rec_, a, e);
-  wrote(glu.out.act);
-  q8_of_ = Q8Copy{glu.out.act, n, mem_.xq_ffn};
+  barrier();
+  glu_rows(glu.act, glu.gate, glu.up, parts->splits ? &*parts : nullptr, glu.out, glu.n, n,
+           glu.feeds);
 }
 
 void VulkanBackend::products_then_rope_kv(Rows x, uint32_t n, std::span<const ProductOut> outs,
@@ -303,10 +239,8 @@ bool VulkanBackend::stacked_rows(const ProductOut& out, const RopeKvAfter& r) co
 // extra work of summing squares and scaling (on an H100, 1B F16 1.357-1.362 ms a step against
 // 1.476-1.479 with the norms dispatched). At 8 vectors that extra work is eight times as much in
 // every workgroup of products that are already compute-heavy: 3.09-3.11 ms against 2.26-2.28.
-// VKLLM_NORM_IN=0 dispatches the norm (A/B runs).
 bool VulkanBackend::can_leave_norm(const ProductOut& out, const NormAfter& norm, uint32_t n) const {
-  static const bool off = vk::env_off("VKLLM_NORM_IN");
-  if (off || n != 1 || norm.feeds.empty() || norm.y.off != 0 || norm.x.off != 0 || norm.n == 0 ||
+  if (n != 1 || norm.feeds.empty() || norm.y.off != 0 || norm.x.off != 0 || norm.n == 0 ||
       (norm.y.stride != 0 && norm.y.stride != norm.n) || out.y.act == norm.y.act)
     return false;
   // A MoE router's input is read by the expert kernels too, which cannot normalize as they read.

@@ -87,19 +87,13 @@ void VulkanStepBuffers::allocate_activations() {
       static_cast<uint32_t>(std::min<uint64_t>(std::max(T, R), opt.matvec_max_batch));
   const uint64_t xq_bytes =
       vk::q8_activation_bytes(static_cast<uint32_t>(std::max({E, qd, ff, widest_in})), q8_rows);
-  // The fused GLU's second q8 buffer and counters, only when it may run.
-  const uint64_t xq_ffn_bytes =
-      opt.fused_glu ? vk::q8_activation_bytes(static_cast<uint32_t>(ff), q8_rows) : 0;
-  const uint64_t glu_counter_bytes =
-      opt.fused_glu ? 4 * vk::glu_counter_words(static_cast<uint32_t>(ff)) : 0;
   // f16 copies serve the tensor-core GEMMs, with rows up to a multiple of 128 tokens (the
   // workgroup-scope GEMM's widest token tile, which it then loads unchecked).
   f16_rows = static_cast<uint32_t>((std::max(T, R) + 127) / 128 * 128);
   const uint64_t x_f16_bytes = uint64_t{f16_rows} * std::max({E, qd, ff, widest_in}) * 2;
   const uint64_t moe_bytes = spec.is_moe() ? 4ull * T * spec.n_expert_used : 0;
-  act_bytes = split_bytes + argmax_bytes + xq_bytes + xq_ffn_bytes + glu_counter_bytes +
-              x_f16_bytes + 4ull * f16_rows + 9 * align + 4 * (S_words() + align) + 16 +
-              2 * (moe_bytes + align);
+  act_bytes = split_bytes + argmax_bytes + xq_bytes + x_f16_bytes + 4ull * f16_rows + 6 * align +
+              4 * (S_words() + align) + 2 * (moe_bytes + align);
   for (uint64_t s : sizes) act_bytes += (s * 4 + align - 1) / align * align + align;
   act.emplace(ctx.device(), "activations", act_bytes);
   auto f32 = [&](uint64_t n) { return act->allocate(n * 4); };
@@ -122,22 +116,12 @@ void VulkanStepBuffers::allocate_activations() {
   xq = act->allocate(xq_bytes);
   x_f16 = act->allocate(x_f16_bytes);
   row_counters = act->allocate(4ull * f16_rows);
-  norm_counter = act->allocate(16);
   if (moe_bytes) {
     moe_ids = act->allocate(moe_bytes);
     moe_weights = act->allocate(moe_bytes);
   }
-  const std::vector<uint32_t> zeros(std::max<uint64_t>({glu_counter_bytes, 4ull * f16_rows, 16}) /
-                                    4);
-  vk::upload(ctx.device(), norm_counter, std::span<const uint32_t>(zeros.data(), 4));
-  vk::upload(ctx.device(), row_counters, std::span<const uint32_t>(zeros.data(), f16_rows));
-  if (opt.fused_glu) {
-    xq_ffn = act->allocate(std::max<uint64_t>(xq_ffn_bytes, 16));
-    glu_counters = act->allocate(std::max<uint64_t>(glu_counter_bytes, 16));
-    vk::upload(
-        ctx.device(), glu_counters,
-        std::span<const uint32_t>(zeros.data(), std::max<uint64_t>(glu_counter_bytes, 16) / 4));
-  }
+  const std::vector<uint32_t> zeros(f16_rows);
+  vk::upload(ctx.device(), row_counters, std::span<const uint32_t>(zeros));
 
   const uint32_t max_blocks = (opt.max_context + opt.block_size - 1) / opt.block_size;
   max_meta_words = static_cast<uint32_t>(2 * T + 4 * opt.max_seqs + opt.max_seqs * max_blocks);

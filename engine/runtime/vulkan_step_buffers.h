@@ -65,12 +65,6 @@ struct VulkanStepBuffers {
   vk::Buffer readback;
   vk::BufferSlice x, h, q, k, v, qkv, attn, gate, up, ffn_act, xsel, hsel, logits, greedy, scratch,
       argmax_scratch, xq;
-  // A second q8 buffer, for the fused GLU (only with opt.fused_glu): it writes its q8 blocks while
-  // other workgroups still read the product's input from xq.
-  vk::BufferSlice xq_ffn;
-  // Zeroed words the products with a fused norm (one) or GLU (per 32 outputs) count their
-  // finished workgroups in.
-  vk::BufferSlice norm_counter, glu_counters;
   // An activation as f16 rows (up to f16_rows of them), written by the norm or GLU before a
   // tensor-core product so that it does not convert its input itself.
   vk::BufferSlice x_f16;

@@ -7,7 +7,6 @@
 
 #include "engine/vulkan/command_recorder.h"
 #include "engine/vulkan/device.h"
-#include "engine/vulkan/env_switch.h"
 #include "engine/vulkan/pipeline.h"
 
 namespace vkllm::vk::ops {
@@ -19,16 +18,6 @@ void require(bool ok, const std::string& what) {
 
 uint32_t shared_bytes(uint32_t rows, uint32_t bq, uint32_t bc, uint32_t d) {
   return 4 * (rows * d + 2 * bc * (d / 2 + 1) + rows * bc + 3 * rows + bq) + 64;
-}
-
-// Workgroups per compute unit that split-K aims at (VKLLM_ATTN_SPLIT_TARGET, for sweeps; read
-// once per process, as this runs every decode step).
-uint32_t split_target() {
-  static const uint32_t target = [] {
-    const uint32_t n = env_u32("VKLLM_ATTN_SPLIT_TARGET", 0);
-    return n ? n : 4u;
-  }();
-  return target;
 }
 
 // (token, head) rows of a tensor-core workgroup: four subgroups of 16.
@@ -53,8 +42,7 @@ struct DecodeShape {
 // session) one sequence of an 8B model (8 KV heads, 4 query heads each) at 128 / 512 positions:
 // 9.2 -> 7.9 / 26.4 -> 21.4 us; batch-1 decode GPU time a step 8B Q4_K_M 3.51-3.54 -> 3.47 ms,
 // Q8_0 4.29-4.30 -> 4.20-4.24, F16 6.30-6.31 -> 6.23; 8 sequences 0.6-0.9% faster; 1B even.
-uint32_t decode_head_groups(const AttentionArgs& a, uint32_t r, uint32_t units) {
-  static const uint32_t forced = env_u32("VKLLM_ATTN_HEAD_GROUPS", 0);
+uint32_t decode_head_groups(const AttentionArgs& a, uint32_t r, uint32_t units, uint32_t forced) {
   if (a.head_groups) {
     require(r % a.head_groups == 0, "head_groups " + std::to_string(a.head_groups) +
                                         " does not divide the GQA ratio " + std::to_string(r));
@@ -77,14 +65,15 @@ uint32_t decode_head_groups(const AttentionArgs& a, uint32_t r, uint32_t units) 
 // scores and sums outgrow registers and shared memory). A chunk is 128 positions where its
 // shared memory fits, else 64, two invocations a position (1B Q4_K_M at batch 1: 1.109-1.118 ms a
 // step against 1.122-1.126 with one and 1.121-1.124 with four).
-DecodeShape decode_shape(const AttentionArgs& a, uint32_t r, const DeviceCapabilities& caps) {
+DecodeShape decode_shape(const AttentionArgs& a, uint32_t r, const Device& device) {
+  const DeviceCapabilities& caps = device.caps();
   const uint32_t groups = a.batch.n_seqs * a.k_cache.n_kv_heads;
   const uint32_t units = caps.compute_units ? caps.compute_units : 16;
   if (a.max_q_len > 1 || a.decode_kernel == DecodeKernel::Tiled || r > 16 ||
       (a.decode_kernel == DecodeKernel::Auto && (a.n_splits > 1 || groups > 2 * units)))
     return {};
   const uint32_t d = a.head_dim;
-  const uint32_t hg = decode_head_groups(a, r, units);
+  const uint32_t hg = decode_head_groups(a, r, units, device.tuning().attn_head_groups);
   for (uint32_t positions : {128u, 64u}) {
     uint32_t tpp = std::min(2u, std::max(1u, caps.subgroup_size));
     while (tpp > 1 &&
@@ -102,9 +91,8 @@ DecodeShape decode_shape(const AttentionArgs& a, uint32_t r, const DeviceCapabil
 }  // namespace
 
 bool attention_on_tensor_cores(const AttentionArgs& a, const DeviceCapabilities& caps) {
-  static const bool disabled = env_off("VKLLM_ATTN_COOPMAT");
   const uint32_t n_kv = a.k_cache.n_kv_heads;
-  if (!a.tensor_cores || disabled || !caps.nv_f16_mma_16() || caps.subgroup_size != 32 ||
+  if (!a.tensor_cores || !caps.nv_f16_mma_16() || caps.subgroup_size != 32 ||
       !caps.subgroup_shuffle() || !caps.subgroup_vote())
     return false;
   if (a.max_q_len < 8 || n_kv == 0 || a.n_q_heads % n_kv != 0) return false;
@@ -120,7 +108,7 @@ uint64_t attention_scratch_bytes(uint32_t n_splits, uint32_t n_tokens, uint32_t 
 }
 
 uint32_t attention_suggested_splits(uint32_t max_kv_len, uint32_t n_seqs, uint32_t n_kv_heads,
-                                    uint32_t compute_units) {
+                                    uint32_t compute_units, uint32_t split_target) {
   // Enough workgroups to keep every compute unit reading (a workgroup walks its KV slice serially,
   // one tile's load latency after another), but not so many that the partials' reduction costs
   // more than it saves: on an H100, 8B decode at 16k/32k of context was fastest aiming at 4
@@ -131,12 +119,13 @@ uint32_t attention_suggested_splits(uint32_t max_kv_len, uint32_t n_seqs, uint32
   // positions: 806-818 tok/s splitting from 128 positions, 813-855 not).
   if (max_kv_len <= 256) return 1;
   const uint32_t groups = std::max(1u, n_seqs * n_kv_heads);
-  const uint32_t want = std::max(1u, split_target() * compute_units / groups);
+  const uint32_t want = std::max(1u, split_target * compute_units / groups);
   return std::clamp(std::min(want, max_kv_len / 64), 1u, kAttentionMaxSplits);
 }
 
 uint32_t attention_prefill_splits(uint32_t max_kv_len, uint32_t max_q_len, uint32_t n_seqs,
-                                  uint32_t n_kv_heads, uint32_t gqa, uint32_t compute_units) {
+                                  uint32_t n_kv_heads, uint32_t gqa, uint32_t compute_units,
+                                  uint32_t split_target) {
   // The tensor-core kernel's tile where the GQA ratio divides it, else the scalar kernel's ~16
   // rows (16 / gqa tokens; attention() picks the same).
   const uint32_t tokens_per_group =
@@ -144,7 +133,7 @@ uint32_t attention_prefill_splits(uint32_t max_kv_len, uint32_t max_q_len, uint3
   const uint32_t groups = std::max(1u, div_up(max_q_len, tokens_per_group) * n_seqs * n_kv_heads);
   // Four times decode's target: a prefill workgroup is four subgroups, so several fit an SM. On
   // an H100, 8B prefill 512 after 32k: 1759 tok/s unsplit, 1590 / 1973 / 2071 at 2 / 4 / 8 splits.
-  const uint32_t want = std::max(1u, 4 * split_target() * compute_units / groups);
+  const uint32_t want = std::max(1u, 4 * split_target * compute_units / groups);
   return std::clamp(std::min(want, max_kv_len / 1024), 1u, kAttentionMaxSplits);
 }
 
@@ -204,7 +193,7 @@ void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) 
                         .push_constant_bytes = sizeof(push),
                         .spec = {4 * caps.subgroup_size, d, r, a.k_cache.block_size, kv_type}});
     groups = {div_up(a.max_q_len, kCoopMatRows / r), a.batch.n_seqs, n_kv * a.n_splits};
-  } else if (const DecodeShape ds = decode_shape(a, r, caps); ds.positions) {
+  } else if (const DecodeShape ds = decode_shape(a, r, pc.device()); ds.positions) {
     pipeline = &pc.get({.shader = q8_here    ? "attention_decode_q8"
                                   : f16_here ? "attention_decode_f16"
                                              : "attention_decode",

@@ -11,6 +11,7 @@
 
 #include "engine/vulkan/buffer.h"
 #include "engine/vulkan/device.h"
+#include "engine/vulkan/kernel_tuning.h"
 #include "engine/vulkan/ops.h"
 
 namespace vkllm::vk::ops {
@@ -51,14 +52,14 @@ struct AttentionArgs {
   DecodeKernel decode_kernel = DecodeKernel::Auto;
   // Chunked decode kernel: workgroups per KV head, each with its share of the query heads (a
   // divisor of the GQA ratio); 0: as many as keep the grid within one workgroup per compute unit
-  // (VKLLM_ATTN_HEAD_GROUPS=1: one, for A/B runs).
+  // (KernelTuning::attn_head_groups forces a count where it divides the ratio).
   uint32_t head_groups = 0;
 };
 
 // Whether attention() runs these arguments on the tensor-core kernel (attention_coopmat.comp):
 // the device has VK_NV_cooperative_matrix's f16 16x16x16 shape, the step has at least 8 query
 // tokens in some sequence, head_dim a multiple of 16 up to 128, a GQA ratio that
-// divides 64, q rows 16-byte aligned, and VKLLM_ATTN_COOPMAT is not 0. Its results differ from
+// divides 64, q rows 16-byte aligned, and a.tensor_cores. Its results differ from
 // the scalar kernel's by the f16 rounding of Q and of the softmax weights.
 bool attention_on_tensor_cores(const AttentionArgs& a, const DeviceCapabilities& caps);
 
@@ -77,19 +78,21 @@ inline constexpr uint32_t kAttentionMaxSplits = 256;
 uint64_t attention_scratch_bytes(uint32_t n_splits, uint32_t n_tokens, uint32_t n_q_heads,
                                  uint32_t head_dim);
 
-// A split count that keeps the device reading for decode (about 4 workgroups per compute unit,
-// VKLLM_ATTN_SPLIT_TARGET), capped so each split still covers at least 64 positions and at
-// kAttentionMaxSplits; contexts of up to 256 positions are not split (the chunked decode kernel
-// reads them faster than the reduction's own pass costs) (1 = no split).
+// A split count that keeps the device reading for decode (about split_target workgroups per
+// compute unit, KernelTuning::attn_split_target), capped so each split still covers at least 64
+// positions and at kAttentionMaxSplits; contexts of up to 256 positions are not split (the chunked
+// decode kernel reads them faster than the reduction's own pass costs) (1 = no split).
 uint32_t attention_suggested_splits(uint32_t max_kv_len, uint32_t n_seqs, uint32_t n_kv_heads,
-                                    uint32_t compute_units);
+                                    uint32_t compute_units,
+                                    uint32_t split_target = KernelTuning{}.attn_split_target);
 
 // Splits for a prefill step (query tiles of 64 (token, head) rows): a long context's prefill has
-// few workgroups, each walking the whole context; splitting aims at about 16 per compute unit
-// (four times attention_suggested_splits' target), each split covering at least 1024 positions
-// (1 = no split).
+// few workgroups, each walking the whole context; splitting aims at four times decode's
+// split_target workgroups per compute unit, each split covering at least 1024 positions (1 = no
+// split).
 uint32_t attention_prefill_splits(uint32_t max_kv_len, uint32_t max_q_len, uint32_t n_seqs,
-                                  uint32_t n_kv_heads, uint32_t gqa, uint32_t compute_units);
+                                  uint32_t n_kv_heads, uint32_t gqa, uint32_t compute_units,
+                                  uint32_t split_target = KernelTuning{}.attn_split_target);
 
 // Records the attention dispatch (and, with splits, a barrier and the reduction dispatch).
 void attention(CommandRecorder& rec, PipelineCache& pipelines, const AttentionArgs& a);

@@ -327,14 +327,11 @@ namespace {
 // the GPU is done on NVIDIA (measured on an H100: 1B decode steps of 1.43 ms GPU took 1.6-1.8 ms
 // wall time, 1.47 ms when polling), which is a tenth of a small model's decode step. Polling
 // costs a busy core, so it only covers the end of a wait (see wait()), and not at all on CPU
-// devices (lavapipe), whose workers need the cores. VKLLM_FENCE_SPIN_US=N overrides (0: off).
-std::chrono::microseconds fence_spin(const DeviceCapabilities& caps) {
-  static const long env = [] {
-    const char* v = std::getenv("VKLLM_FENCE_SPIN_US");
-    return v && *v ? static_cast<long>(std::strtoul(v, nullptr, 10)) : -1L;
-  }();
-  if (env >= 0) return std::chrono::microseconds(env);
-  return std::chrono::microseconds(caps.is_cpu() ? 0 : 2000);
+// devices (lavapipe), whose workers need the cores. KernelTuning::fence_spin_us overrides.
+std::chrono::microseconds fence_spin(const Device& device) {
+  const int32_t tuned = device.tuning().fence_spin_us;
+  if (tuned >= 0) return std::chrono::microseconds(tuned);
+  return std::chrono::microseconds(device.caps().is_cpu() ? 0 : 2000);
 }
 }  // namespace
 
@@ -345,7 +342,7 @@ void CommandRecorder::wait() {
     in_flight_ = false;
     last_duration_ = Clock::now() - submitted_;
   };
-  if (const auto spin = fence_spin(device_.caps()); spin.count() > 0) {
+  if (const auto spin = fence_spin(device_); spin.count() > 0) {
     // Sleep through about three quarters of what the last submission took, then poll, so the
     // busy part is short when consecutive steps are alike (decode).
     const auto wake = submitted_ + last_duration_ * 3 / 4;

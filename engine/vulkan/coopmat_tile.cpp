@@ -1,8 +1,7 @@
 #include "engine/vulkan/coopmat_tile.h"
 
+#include <array>
 #include <cstdio>
-#include <cstdlib>
-#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -11,49 +10,6 @@ namespace vkllm::vk::detail {
 using gguf::TensorType;
 
 namespace {
-
-// Environment overrides for whole-model A/B runs, read once per process (a product is recorded
-// hundreds of times a step): VKLLM_COOPMAT_TILE (above 64 tokens) / VKLLM_COOPMAT_TILE_DECODE
-// (17..64 tokens) as "warps_m,warps_n,frags_m,frags_n", VKLLM_COOPMAT_SLICE / _SLICE_DECODE as
-// "slice_k,stages", and VKLLM_COOPMAT_LOADS.
-struct CoopMatSlice {
-  uint32_t slice_k, stages;
-};
-struct CoopMatEnv {
-  std::optional<CoopMatTile> prefill, decode;
-  std::optional<uint32_t> loads;
-  std::optional<CoopMatSlice> prefill_slice, decode_slice;
-};
-
-// VKLLM_COOPMAT_SLICE / VKLLM_COOPMAT_SLICE_DECODE: "slice_k,stages".
-std::optional<CoopMatSlice> env_slice(const char* name) {
-  CoopMatSlice s{};
-  const char* v = std::getenv(name);
-  if (v && std::sscanf(v, "%u,%u", &s.slice_k, &s.stages) == 2) return s;
-  return std::nullopt;
-}
-
-std::optional<CoopMatTile> env_tile(const char* name) {
-  CoopMatTile t{};
-  const char* v = std::getenv(name);
-  if (v && std::sscanf(v, "%u,%u,%u,%u", &t.warps_m, &t.warps_n, &t.frags_m, &t.frags_n) == 4)
-    return t;
-  return std::nullopt;
-}
-
-const CoopMatEnv& coopmat_env() {
-  static const CoopMatEnv env = [] {
-    CoopMatEnv e{env_tile("VKLLM_COOPMAT_TILE"),
-                 env_tile("VKLLM_COOPMAT_TILE_DECODE"),
-                 {},
-                 env_slice("VKLLM_COOPMAT_SLICE"),
-                 env_slice("VKLLM_COOPMAT_SLICE_DECODE")};
-    if (const char* v = std::getenv("VKLLM_COOPMAT_LOADS"); v && *v)
-      e.loads = static_cast<uint32_t>(std::strtoul(v, nullptr, 10));
-    return e;
-  }();
-  return env;
-}
 
 // Tiles by token count: 128 tokens x 64 rows (8 subgroups, 2 x 2 fragments each) for prefill;
 // narrower token tiles for batched decode, so 9..64 tokens do not multiply padding: 64 rows on
@@ -91,12 +47,18 @@ uint64_t coopmat_shared_bytes(const CoopMatTile& t) {
          uint64_t{t.warps_m} * t.warps_n * 1024;
 }
 
-// The default tile with the tuning's and the environment's overrides.
+// The default tile with the tuning's overrides: the whole-model ones by product size, then those
+// for every size.
 CoopMatTile coopmat_tile(const MatmulTuning& t, uint32_t batch, bool x_f16, TensorType type) {
   CoopMatTile tile = default_coopmat_tile(batch, type);
-  const CoopMatEnv& env = coopmat_env();
-  if (batch > kCoopDecodeTokens && env.prefill) tile = *env.prefill;
-  if (batch > 16 && batch <= kCoopDecodeTokens && env.decode) tile = *env.decode;
+  const bool prefill = batch > kCoopDecodeTokens, decode = batch > 16 && !prefill;
+  const std::array<uint32_t, 4>& sized_tile = prefill ? t.cm_prefill_tile : t.cm_decode_tile;
+  if ((prefill || decode) && sized_tile[0]) {
+    tile.warps_m = sized_tile[0];
+    tile.warps_n = sized_tile[1];
+    tile.frags_m = sized_tile[2];
+    tile.frags_n = sized_tile[3];
+  }
   if (t.cm_warps_m) tile.warps_m = t.cm_warps_m;
   if (t.cm_warps_n) tile.warps_n = t.cm_warps_n;
   if (t.cm_frags_m) tile.frags_m = t.cm_frags_m;
@@ -107,12 +69,12 @@ CoopMatTile coopmat_tile(const MatmulTuning& t, uint32_t batch, bool x_f16, Tens
   // batched. With f32 activations item by item: batching them costs more registers than it saves
   // (1489 us against 972).
   tile.batched_loads = t.cm_batched_loads >= 0 ? static_cast<uint32_t>(t.cm_batched_loads)
-                                               : env.loads.value_or(x_f16 ? tile.batched_loads : 0);
-  const std::optional<CoopMatSlice>& slice =
-      batch > kCoopDecodeTokens ? env.prefill_slice : env.decode_slice;
-  if (slice) {
-    tile.slice_k = slice->slice_k;
-    tile.stages = slice->stages;
+                       : x_f16                 ? tile.batched_loads
+                                               : 0;
+  const std::array<uint32_t, 2>& sized_slice = prefill ? t.cm_prefill_slice : t.cm_decode_slice;
+  if ((prefill || decode) && sized_slice[0]) {
+    tile.slice_k = sized_slice[0];
+    tile.stages = sized_slice[1];
   }
   if (t.cm_slice_k) tile.slice_k = t.cm_slice_k;
   if (t.cm_stages) tile.stages = t.cm_stages;

@@ -32,8 +32,8 @@ constexpr uint32_t kCoopDecodeTokens = 64;
 uint64_t coopmat_shared_bytes(const CoopMatTile& t);
 
 // The tile for a product of `batch` tokens on weights of `type` (x_f16: the activations arrive
-// converted to f16), from the defaults, the environment (VKLLM_COOPMAT_TILE, _TILE_DECODE, _LOADS,
-// _SLICE, _SLICE_DECODE; read once per process) and the tuning, in that order of precedence.
+// converted to f16): the defaults, then the tuning's tiles and slices by product size, then its
+// overrides for every size.
 CoopMatTile coopmat_tile(const MatmulTuning& t, uint32_t batch, bool x_f16, gguf::TensorType type);
 
 // Throws std::invalid_argument where `tile` cannot run on a device with `caps`.

@@ -260,7 +260,7 @@ std::string DeviceCapabilities::summary() const {
   return s.str();
 }
 
-Device::Device(const DeviceOptions& options) {
+Device::Device(const DeviceOptions& options) : tuning_(options.tuning) {
   instance_ = create_instance(options.validation);
   auto devices = physical_devices(instance_.get());
   if (devices.empty()) throw std::runtime_error("no Vulkan physical device found");

@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/vulkan/kernel_tuning.h"
 #include "engine/vulkan/unique_handle.h"
 
 namespace vkllm::vk {
@@ -83,7 +84,7 @@ struct DeviceCapabilities {
   // The one shape the tensor-core kernels (GEMM, prefill attention) use: 16x16x16,
   // f16 x f16 + f32 -> f32, subgroup scope, through VK_NV_cooperative_matrix.
   bool nv_f16_mma_16() const;
-  // VK_KHR_pipeline_executable_properties, enabled only with VKLLM_PIPELINE_STATS=1: each new
+  // VK_KHR_pipeline_executable_properties, enabled only with --tune pipeline_stats=1: each new
   // pipeline prints the driver's statistics (registers, shared memory, ...) to stderr.
   bool pipeline_stats = false;
 
@@ -127,6 +128,7 @@ struct DeviceOptions {
   // Caps the storage-buffer range the engine assumes (0: the device's maxStorageBufferRange), so
   // the split paths for tensors larger than one binding can be exercised on any device.
   uint64_t max_binding_range = 0;
+  KernelTuning tuning;  // what the kernels recorded on this device take from measurements
 };
 
 // Names of the physical devices visible through the loader, in enumeration order (for
@@ -166,6 +168,7 @@ class Device {
   VkQueue queue() const { return queue_; }
   uint32_t queue_family() const { return queue_family_; }
   const DeviceCapabilities& caps() const { return caps_; }
+  const KernelTuning& tuning() const { return tuning_; }
 
   // Memory type index with all `required` flags (and as many `preferred` as possible) among
   // `type_bits`; throws if none fits.
@@ -198,6 +201,7 @@ class Device {
   VkQueue queue_ = VK_NULL_HANDLE;
   uint32_t queue_family_ = 0;
   DeviceCapabilities caps_;
+  KernelTuning tuning_;
   VkPhysicalDeviceMemoryProperties memory_{};
   PFN_vkCmdPushDescriptorSetKHR push_descriptor_fn_ = nullptr;
   std::mutex queue_mutex_;

@@ -229,7 +229,7 @@ DeviceFeatures probe_device_features(VkInstance instance, VkPhysicalDevice physi
   d.caps.memory_budget = has_extension(ext, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
   d.caps.cooperative_matrix = has_coop_ext && fcoop.cooperativeMatrix;
   d.caps.nv_cooperative_matrix2 = has_extension(ext, "VK_NV_cooperative_matrix2");
-  if (const char* v = std::getenv("VKLLM_PIPELINE_STATS"); v && std::string(v) == "1")
+  if (options.tuning.pipeline_stats)
     d.caps.pipeline_stats =
         has_extension(ext, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
   if (d.caps.cooperative_matrix) {

@@ -20,7 +20,7 @@ namespace {
 // Decoded weights per chunk; the scratch holds two (it alternates halves), 256 MiB in all. On an
 // H100, 8B prefill (its 235 MiB gate|up in two chunks, its 117 MiB down in one, the second
 // chunk's decode overlapping the first's GEMM): Q4_K_M 9758-9795 tok/s at 128 MiB against
-// 8988-9079 at 64, 8028 at 32, 9478-9498 at 256 and more (VKLLM_COOPMAT2_CHUNK_MB); with 64-wide
+// 8988-9079 at 64, 8028 at 32, 9478-9498 at 256 and more (--tune coopmat2_chunk_mb); with 64-wide
 // K slices 11560 against 10685 at 64 and 11316 at 256.
 constexpr uint64_t kChunkBytes = uint64_t{128} << 20;
 
@@ -134,8 +134,8 @@ void MatmulKernels::record_matmul_cm2(CommandRecorder& rec, const MatmulArgs& ar
   const uint64_t row_bytes = uint64_t{args.cols} * 2;
   // Smaller chunks on GPUs of little memory (under 16 GiB), never under 16 MiB.
   const uint64_t chunk_bytes =
-      cm2_chunk_mb_
-          ? uint64_t{cm2_chunk_mb_} << 20
+      tuning_.cm2_chunk_mb
+          ? uint64_t{tuning_.cm2_chunk_mb} << 20
           : std::clamp<uint64_t>(caps.device_local_bytes / 128, uint64_t{16} << 20, kChunkBytes);
   const uint32_t chunk_rows =
       tuning_.cm2_chunk_rows ? round_up(tuning_.cm2_chunk_rows, kCoopMat2Rows)

@@ -9,7 +9,6 @@
 #include "engine/vulkan/command_recorder.h"
 #include "engine/vulkan/coopmat_tile.h"
 #include "engine/vulkan/device.h"
-#include "engine/vulkan/env_switch.h"
 #include "engine/vulkan/matmul_detail.h"
 #include "engine/vulkan/pipeline.h"
 #include "engine/vulkan/weight_layout.h"
@@ -177,11 +176,7 @@ MatmulKernels::MatmulKernels(PipelineCache& pipelines, const MatmulTuning& tunin
   // The subgroup-reduction matvecs exchange sums with subgroupShuffleXor as well. Whatever
   // needs the subgroup reduction asks !shared_reduction, which this settles for the device.
   if (!caps.subgroup_arithmetic() || !caps.subgroup_shuffle()) tuning_.shared_reduction = true;
-  scatter_ = env_off("VKLLM_MATVEC_SCATTER") ? 0 : 1;
-  if (tuning_.matvec_threads == 0) tuning_.matvec_threads = env_u32("VKLLM_MATVEC_THREADS", 0);
-  if (tuning_.matvec_rows == 0) tuning_.matvec_rows = env_u32("VKLLM_MATVEC_ROWS", 0);
-  f16_wide_ = tuning_.matvec_f16_wide >= 0 ? tuning_.matvec_f16_wide != 0
-                                           : !env_off("VKLLM_MATVEC_F16_WIDE");
+  f16_wide_ = tuning_.matvec_f16_wide != 0;
   if (tuning_.matvec_threads != 0 && !std::has_single_bit(tuning_.matvec_threads))
     throw std::invalid_argument("MatmulTuning: matvec_threads=" +
                                 std::to_string(tuning_.matvec_threads) + " is not a power of two");
@@ -199,37 +194,26 @@ MatmulKernels::MatmulKernels(PipelineCache& pipelines, const MatmulTuning& tunin
   int8_dot_enabled_ = tuning_.int8_dot == Int8Dot::On     ? can_int8
                       : tuning_.int8_dot == Int8Dot::Auto ? can_int8 && caps.int8_dot_accelerated
                                                           : false;
-  coopmat_enabled_ =
-      tuning_.coopmat == CoopMat::Auto && caps.nv_f16_mma_16() && !env_off("VKLLM_COOPMAT");
+  coopmat_enabled_ = tuning_.coopmat == CoopMat::Auto && caps.nv_f16_mma_16();
   if (tuning_.cm_split_per_cu >= 0) {
     split_per_cu_ = split_per_cu_prefill_ = static_cast<uint32_t>(tuning_.cm_split_per_cu);
-  } else if (const char* v = std::getenv("VKLLM_COOPMAT_SPLIT"); v && *v) {
-    split_per_cu_ = split_per_cu_prefill_ = static_cast<uint32_t>(std::strtoul(v, nullptr, 10));
   } else {
     split_per_cu_ = 8;
     split_per_cu_prefill_ = 4;
   }
-  if (tuning_.cm_split_min_slices) {
-    split_min_slices_ = tuning_.cm_split_min_slices;
-  } else if (const char* v = std::getenv("VKLLM_COOPMAT_SPLIT_MIN"); v && *v) {
-    split_min_slices_ = std::max(1ul, std::strtoul(v, nullptr, 10));
-  }
+  if (tuning_.cm_split_min_slices) split_min_slices_ = tuning_.cm_split_min_slices;
   // f16 activations converted once per product: 5-13% faster GEMMs on an H100, and needed by the
   // batched slice loads (with f32 activations their registers cost more than the batching gains).
-  x_f16_enabled_ =
-      tuning_.cm_x_f16 >= 0 ? tuning_.cm_x_f16 != 0 : env_u32("VKLLM_COOPMAT_XF16", 1) != 0;
-  // Weights decoded in f16 arithmetic by the pipelined loads (VKLLM_COOPMAT_DECODE_F16=0: in f32,
-  // then converted).
-  decode_f16_ = tuning_.cm_decode_f16 >= 0 ? tuning_.cm_decode_f16 != 0
-                                           : !env_off("VKLLM_COOPMAT_DECODE_F16");
+  x_f16_enabled_ = tuning_.cm_x_f16 != 0;
+  // Weights decoded in f16 arithmetic by the pipelined loads (cm_decode_f16 = 0: in f32, then
+  // converted).
+  decode_f16_ = tuning_.cm_decode_f16 != 0;
   const uint32_t gm = caps.coopmat2_granularity_m, gn = caps.coopmat2_granularity_n,
                  gk = caps.coopmat2_granularity_k;
   coopmat2_enabled_ = tuning_.coopmat2 == CoopMat::Auto && caps.coopmat2_gemm() &&
                       kCoopMat2Rows % gm == 0 && kCoopMat2NarrowTokens % gn == 0 &&
-                      kCoopMat2SliceK % gk == 0 && !env_off("VKLLM_COOPMAT2");
-  cm2_min_tokens_ =
-      tuning_.cm2_min_tokens ? tuning_.cm2_min_tokens : env_u32("VKLLM_COOPMAT2_MIN", 0);
-  cm2_chunk_mb_ = env_u32("VKLLM_COOPMAT2_CHUNK_MB", 0);
+                      kCoopMat2SliceK % gk == 0;
+  cm2_min_tokens_ = tuning_.cm2_min_tokens;
   if (coopmat2_enabled_) {
     // A driver that advertises the matrices but rejects the rewritten module must not fail every
     // prefill: the GEMM's pipelines are built now, and the subgroup-scope GEMM takes over if

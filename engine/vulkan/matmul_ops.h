@@ -33,6 +33,7 @@
 
 #include "engine/gguf/tensor_type.h"
 #include "engine/vulkan/buffer.h"
+#include "engine/vulkan/kernel_tuning.h"
 #include "engine/vulkan/ops.h"
 
 namespace vkllm::vk {
@@ -98,68 +99,6 @@ struct SplitParts {
   uint32_t splits = 0, ld = 0, stride = 0;
 };
 
-// Whether the int8-dot matvec kernels run where they exist: Auto picks them on devices whose
-// 4x8-bit packed signed dot product is hardware-accelerated; On wherever shaderIntegerDotProduct
-// is enabled (tests on lavapipe); Off never.
-enum class Int8Dot { Auto, Off, On };
-
-// Whether record_matmul runs on tensor cores where it can: Auto does unless VKLLM_COOPMAT=0 (for
-// before/after measurements in one process environment), Off never.
-enum class CoopMat { Auto, Off };
-
-struct MatmulTuning {
-  // matvec: threads per workgroup (a power of two) and weight rows per workgroup; 0:
-  // VKLLM_MATVEC_THREADS / VKLLM_MATVEC_ROWS (A/B runs), else per-type defaults.
-  uint32_t matvec_threads = 0;
-  uint32_t matvec_rows = 0;
-  // F16 matvec on rows of a multiple of 8: 8 halves (16 bytes) a load instead of 4 (-1:
-  // unless VKLLM_MATVEC_F16_WIDE=0|off; 0 no; 1 yes).
-  int32_t matvec_f16_wide = -1;
-  // Use the shared-memory reduction even when subgroup arithmetic is available (tests, fallback).
-  bool shared_reduction = false;
-  // matmul output tile: tokens x rows per workgroup and per thread (0: chosen from the device).
-  uint32_t tile_tokens = 0, tile_rows = 0, thread_tokens = 0, thread_rows = 0;
-  Int8Dot int8_dot = Int8Dot::Auto;
-  // int8-dot matvec: threads and rows per workgroup (0: defaults).
-  uint32_t q8_threads = 0, q8_rows = 0;
-  CoopMat coopmat = CoopMat::Auto;
-  // Tensor-core GEMM: subgroups per workgroup along tokens and rows, and 16x16 fragments per
-  // subgroup along each (0: chosen from the token count; tile = 16 * warps * frags each way).
-  uint32_t cm_warps_m = 0, cm_warps_n = 0, cm_frags_m = 0, cm_frags_n = 0;
-  // Tensor-core GEMM: how a K slice is loaded (-1: VKLLM_COOPMAT_LOADS, else the default; 0 item
-  // by item; 1 all global loads before any conversion and store; 2 software-pipelined, the next
-  // slice's raw words loaded while this one multiplies, for F16/Q8_0/Q4_K/Q5_K/Q6_K weights with
-  // f16 activations, else as 1).
-  int32_t cm_batched_loads = -1;
-  // Tensor-core GEMM: convert the activations to f16 rows once per product (shaders/to_f16.comp)
-  // instead of in every output tile's loads (-1: VKLLM_COOPMAT_XF16 or the default; 0 no; 1 yes).
-  int32_t cm_x_f16 = -1;
-  // Tensor-core split-K: where the output tiles number fewer than half of this many workgroups
-  // per compute unit, K is split so that the grid reaches about that many. -1: VKLLM_COOPMAT_SPLIT
-  // or 8 up to 64 tokens and 4 above; 0: never (one workgroup walks the whole K of its tile).
-  int32_t cm_split_per_cu = -1;
-  // Fewest 32-wide K slices a split walks (0: VKLLM_COOPMAT_SPLIT_MIN or 8): shorter splits
-  // spend more on writing and summing partials than they gain in parallelism.
-  uint32_t cm_split_min_slices = 0;
-  // Tensor-core GEMM with pipelined loads: decode the weights in f16 arithmetic straight into the
-  // f16 tiles (-1: unless VKLLM_COOPMAT_DECODE_F16=0|off; 0 no: in f32, then converted; 1 yes).
-  int32_t cm_decode_f16 = -1;
-  // Exactly this many K splits (at most one per K slice) whatever the grid; 0: the rule above.
-  uint32_t cm_splits = 0;
-  // Tensor-core GEMM: K per slice (32, 64 or 128) and shared buffers per tile (1 or 2); 0:
-  // VKLLM_COOPMAT_SLICE / _SLICE_DECODE ("k,buffers") or the defaults.
-  uint32_t cm_slice_k = 0, cm_stages = 0;
-  // Workgroup-scope tensor-core GEMM (VK_NV_cooperative_matrix2, shaders/matmul_cm2.comp;
-  // other weight types decoded to f16 first): Auto uses it where the device offers it unless
-  // VKLLM_COOPMAT2=0, for products of at least cm2_min_tokens tokens (0: VKLLM_COOPMAT2_MIN or
-  // kCoopMat2MinTokens, kCoopMat2MinTokensF16 for f16 weights).
-  CoopMat coopmat2 = CoopMat::Auto;
-  uint32_t cm2_min_tokens = 0;
-  // Weight rows decoded to f16 per chunk (a multiple of 128; 0: VKLLM_COOPMAT2_CHUNK_MB or 128
-  // MiB of f16 rows).
-  uint32_t cm2_chunk_rows = 0;
-};
-
 // Fewest tokens the workgroup-scope GEMM takes by default. Weights it must first decode to f16
 // rows pay that pass per product, which batched decode steps (<= 64 tokens) do not earn back
 // (8B Q4_K_M at 64 sequences: 3374-3412 tok/s against 4143-4226 on the subgroup-scope GEMM,
@@ -169,17 +108,6 @@ struct MatmulTuning {
 // leave it after 5 tokens, the others after one pass of 8 vectors).
 inline constexpr uint32_t kCoopMat2MinTokens = 128;
 inline constexpr uint32_t kCoopMat2MinTokensF16 = 2;
-
-// The RMSNorm that record_matvec_norm fuses after its product: y_norm = y / rms(y) * weight for
-// each of the product's output vectors, and y_norm's q8 blocks (q8_activation_bytes layout).
-struct NormEpilogue {
-  BufferSlice weight;     // rows floats
-  BufferSlice y;          // batch vectors of rows floats, y_stride apart
-  uint32_t y_stride = 0;  // 0: rows; a multiple of 4
-  BufferSlice q8;         // at least q8_activation_bytes(rows, batch)
-  BufferSlice counter;    // one 32-bit word, zero between uses (the kernel leaves it so)
-  float eps = 1e-6f;
-};
 
 // The RMSNorm that record_reduce_norm applies to the rows it sums: y_norm = y / rms(y) * weight
 // for each of the product's output vectors, and optionally y_norm as dense f16 rows.
@@ -191,22 +119,6 @@ struct ReduceNormEpilogue {
   BufferSlice counters;   // batch 32-bit words, zero between uses (the kernel leaves them so)
   float eps = 1e-6f;
 };
-
-// The gated activation that record_matvec_glu fuses after its gate|up product: output row i is
-// act(gate row i . x) * (up row i . x), written to y (MatmulArgs::rows outputs per vector) and as
-// q8 blocks (q8_activation_bytes layout) for the down product.
-struct GluEpilogue {
-  uint32_t act = 0;      // 0: SiLU, 1: GELU (tanh approximation)
-  uint32_t up_rows = 0;  // weight rows from gate row i to up row i (>= rows: the pairs' offset)
-  BufferSlice q8;        // at least q8_activation_bytes(rows, batch); not the product's xq
-  // glu_counter_words(rows) 32-bit words, zero between uses (the kernel leaves them so)
-  BufferSlice counters;
-};
-
-// 32-bit words of GluEpilogue::counters for products of `rows` outputs.
-inline uint64_t glu_counter_words(uint32_t rows) {
-  return uint64_t{rows / 32} * 8;
-}
 
 // What record_matvec_rope_kv does with the rows of its product (one vector per batch token), rows
 // row_base.. row_base + MatmulArgs::rows of Q|K|V (q_rows + 2 * kv_rows: the stacked product, or
@@ -244,27 +156,6 @@ class MatmulKernels {
       record_matvec(rec, args);
     else
       record_matmul(rec, args);
-  }
-
-  // The int8-dot matvec followed by the RMSNorm of its output in the same dispatch (the last
-  // workgroup to finish normalizes), for decode's residual products. Needs can_fuse_norm; `args`
-  // as record_matvec's, with xq. Throws std::invalid_argument where it cannot run.
-  void record_matvec_norm(CommandRecorder& rec, const MatmulArgs& args, const NormEpilogue& norm);
-  // True if record_matvec_norm runs this product: int8 dot for `type`, at most kMaxMatvecColumns
-  // vectors, rows a multiple of 32 and y's offset and stride multiples of 4.
-  bool can_fuse_norm(gguf::TensorType type, uint32_t rows, uint32_t batch, uint32_t y_offset,
-                     uint32_t y_stride) const;
-
-  // The int8-dot gate|up product with the gated activation and its q8 blocks in the same
-  // dispatch, for decode's FFN: the weights hold gate rows [0, rows) and up rows
-  // [up_rows, up_rows + rows) of cols each; y gets `rows` outputs per vector. Needs can_fuse_glu;
-  // `args` as record_matvec's, with xq (accumulate is not supported). Throws
-  // std::invalid_argument where it cannot run.
-  void record_matvec_glu(CommandRecorder& rec, const MatmulArgs& args, const GluEpilogue& glu);
-  // True if record_matvec_glu runs this product: the conditions of can_fuse_norm.
-  bool can_fuse_glu(gguf::TensorType type, uint32_t rows, uint32_t batch, uint32_t y_offset,
-                    uint32_t y_stride) const {
-    return can_fuse_norm(type, rows, batch, y_offset, y_stride);
   }
 
   // The decode Q|K|V product (int8 dot when given xq and the type has it, else the float-
@@ -316,9 +207,8 @@ class MatmulKernels {
   void record_matvec_float(CommandRecorder& rec, const MatmulArgs& args,
                            const std::string& type_name, bool float_weights,
                            const RopeKvEpilogue* rope_kv);
-  // The int8-dot kernel for validated `args`, with at most one of the epilogues.
+  // The int8-dot kernel for validated `args`, with the RoPE/KV epilogue if given.
   void record_matvec_q8(CommandRecorder& rec, const MatmulArgs& args, const std::string& type_name,
-                        const NormEpilogue* norm, const GluEpilogue* glu,
                         const RopeKvEpilogue* rope_kv = nullptr);
 
   PipelineCache& pipelines_;
@@ -351,15 +241,11 @@ class MatmulKernels {
   RingScratch x_f16_{"f16 activations", 2};
   bool x_f16_enabled_ = false;
   bool decode_f16_ = true;
-  // matvec.comp's SCATTER: halving exchanges reduce several sums (VKLLM_MATVEC_SCATTER=0: one
-  // subgroupAdd each, for A/B runs).
-  uint32_t scatter_ = 1;
   // F16 matvecs on rows of a multiple of 8 read 16 bytes a load (matvec_f16w).
   bool f16_wide_ = true;
 
   bool coopmat2_enabled_ = false;
   uint32_t cm2_min_tokens_ = 0;  // 0: the per-type defaults
-  uint32_t cm2_chunk_mb_ = 0;    // VKLLM_COOPMAT2_CHUNK_MB (0: 128)
   RingScratch w_f16_{"f16 weights", 2};
   // The workgroup-scope GEMM (matmul_cm2.cpp) for a product coopmat2() accepts.
   void record_matmul_cm2(CommandRecorder& rec, const MatmulArgs& args);

@@ -1,5 +1,5 @@
-// MatmulKernels' decode products with fused epilogues (matvec.comp's NORM_EPILOGUE,
-// GLU_EPILOGUE and ROPE_KV_EPILOGUE variants): their argument checks and dispatches.
+// MatmulKernels' decode Q|K|V product with RoPE and the KV-cache write fused in (matvec.comp's
+// ROPE_KV_EPILOGUE variants): its argument checks and dispatches.
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -59,62 +59,6 @@ void detail::dispatch_rope_kv(PipelineCache& pipelines, CommandRecorder& rec,
                rope_push, groups);
 }
 
-bool MatmulKernels::can_fuse_norm(TensorType type, uint32_t rows, uint32_t batch, uint32_t y_offset,
-                                  uint32_t y_stride) const {
-  return int8_dot(type) && batch >= 1 && batch <= kMaxMatvecColumns && rows % 32 == 0 &&
-         y_offset % 4 == 0 && (y_stride ? y_stride : rows) % 4 == 0;
-}
-
-void MatmulKernels::record_matvec_norm(CommandRecorder& rec, const MatmulArgs& args,
-                                       const NormEpilogue& norm) {
-  const KernelType kt = validate("record_matvec_norm", args);
-  if (!args.xq || !can_fuse_norm(args.type, args.rows, args.batch, args.y_offset, args.y_stride))
-    throw std::invalid_argument(
-        "record_matvec_norm: needs q8 activations, an int8-dot type, at most " +
-        std::to_string(kMaxMatvecColumns) + " vectors, rows a multiple of 32 and y offset and " +
-        "stride multiples of 4");
-  const uint32_t stride = norm.y_stride ? norm.y_stride : args.rows;
-  if (stride % 4 || stride < args.rows)
-    throw std::invalid_argument("record_matvec_norm: norm y_stride=" + std::to_string(stride) +
-                                " must be a multiple of 4 and >= rows");
-  if (norm.y.size < (uint64_t{args.batch - 1} * stride + args.rows) * 4 ||
-      norm.weight.size < uint64_t{args.rows} * 4 ||
-      norm.q8.size < q8_activation_bytes(args.rows, args.batch) || norm.counter.size < 4)
-    throw std::invalid_argument("record_matvec_norm: a norm slice is smaller than the shape");
-  record_matvec_q8(rec, args, kt.name, &norm, nullptr);
-}
-
-void MatmulKernels::record_matvec_glu(CommandRecorder& rec, const MatmulArgs& args,
-                                      const GluEpilogue& glu) {
-  const KernelType kt = validate("record_matvec_glu", args);
-  if (!args.xq || args.accumulate ||
-      !can_fuse_glu(args.type, args.rows, args.batch, args.y_offset, args.y_stride))
-    throw std::invalid_argument(
-        "record_matvec_glu: needs q8 activations, no accumulate, an int8-dot type, at most " +
-        std::to_string(kMaxMatvecColumns) + " vectors, rows a multiple of 32 and y offset and " +
-        "stride multiples of 4");
-  if (glu.act > 1) throw std::invalid_argument("record_matvec_glu: unknown activation");
-  if (glu.up_rows < args.rows)
-    throw std::invalid_argument("record_matvec_glu: up_rows=" + std::to_string(glu.up_rows) +
-                                " overlaps the " + std::to_string(args.rows) + " gate rows");
-  const uint64_t weight_rows = uint64_t{glu.up_rows} + args.rows;
-  if (weight_rows > UINT32_MAX ||
-      args.weights.size <
-          device_weight_bytes(args.type,
-                              weight_tensor_bytes(args.type, uint32_t(weight_rows), args.cols)) +
-              kWeightReadSlackBytes)
-    throw std::invalid_argument("record_matvec_glu: the weights slice does not hold the " +
-                                std::to_string(weight_rows) + " gate and up rows");
-  if (glu.q8.size < q8_activation_bytes(args.rows, args.batch) ||
-      glu.counters.size < glu_counter_words(args.rows) * 4)
-    throw std::invalid_argument(
-        "record_matvec_glu: a q8 or counters slice is smaller than the shape");
-  if (glu.q8.buffer == args.xq.buffer && glu.q8.offset < args.xq.offset + args.xq.size &&
-      args.xq.offset < glu.q8.offset + glu.q8.size)
-    throw std::invalid_argument("record_matvec_glu: the q8 output overlaps the q8 input");
-  record_matvec_q8(rec, args, kt.name, nullptr, &glu);
-}
-
 bool MatmulKernels::can_fuse_rope_kv(TensorType type, const ops::RopeParams& rope) const {
   return !rope.neox && has_matmul_kernels(type) && (int8_dot(type) || !tuning_.shared_reduction);
 }
@@ -149,7 +93,7 @@ void MatmulKernels::record_matvec_rope_kv(CommandRecorder& rec, const MatmulArgs
   if (r.freq_factors && r.freq_factors.size < uint64_t{n_dims / 2} * 4)
     fail("freq_factors holds fewer than n_dims / 2 floats");
   if (args.xq && int8_dot(args.type) && !args.norm_weight)
-    record_matvec_q8(rec, args, kt.name, nullptr, nullptr, &e);
+    record_matvec_q8(rec, args, kt.name, &e);
   else
     record_matvec_float(rec, args, kt.name, kt.unit == 4, &e);
 }

@@ -18,8 +18,7 @@ using gguf::TensorType;
 using namespace detail;
 
 void MatmulKernels::record_matvec_q8(CommandRecorder& rec, const MatmulArgs& args,
-                                     const std::string& type_name, const NormEpilogue* norm,
-                                     const GluEpilogue* glu, const RopeKvEpilogue* rope_kv) {
+                                     const std::string& type_name, const RopeKvEpilogue* rope_kv) {
   const DeviceCapabilities& caps = pipelines_.device().caps();
   const uint32_t ncols = columns_per_pass(args.batch);
   if (args.norm_weight)
@@ -41,7 +40,6 @@ void MatmulKernels::record_matvec_q8(CommandRecorder& rec, const MatmulArgs& arg
   threads = std::max(32u, std::min(threads, std::bit_floor(args.cols / 32)));
   if (tuning_.q8_threads) threads = tuning_.q8_threads;
   if (tuning_.q8_rows) rows_per_group = tuning_.q8_rows;
-  if (glu) rows_per_group = 1;      // one output row, from its gate and up weight rows
   if (rope_kv) rows_per_group = 2;  // one pair of rows
   Push push = make_push(args);
   push.x_stride = args.cols;
@@ -52,42 +50,14 @@ void MatmulKernels::record_matvec_q8(CommandRecorder& rec, const MatmulArgs& arg
   const std::string shader = "matvec_" + type_name + "_q8";
   if (rope_kv) {
     dispatch_rope_kv(pipelines_, rec, args, shader + "_rope_kv", push, *rope_kv, args.xq,
-                     {threads, 2, ncols, scatter_}, groups);
+                     {threads, 2, ncols}, groups);
     return;
   }
-  if (glu) {
-    struct {
-      Push base;
-      uint32_t act, up_rows;
-    } glu_push{push, glu->act, glu->up_rows};
-    const Pipeline& pipeline = pipelines_.get({.shader = shader + "_glu",
-                                               .num_buffers = 5,
-                                               .push_constant_bytes = sizeof(glu_push),
-                                               .spec = {threads, 2, ncols, scatter_}});
-    rec.dispatch(pipeline, {args.weights, args.xq, args.y, glu->counters, glu->q8}, glu_push,
-                 groups);
-    return;
-  }
-  if (!norm) {
-    const Pipeline& pipeline = pipelines_.get({.shader = shader,
-                                               .num_buffers = 3,
-                                               .push_constant_bytes = sizeof(Push),
-                                               .spec = {threads, rows_per_group, ncols, scatter_}});
-    rec.dispatch(pipeline, {args.weights, args.xq, args.y}, push, groups);
-    return;
-  }
-  struct {
-    Push base;
-    float eps;
-    uint32_t norm_stride;
-  } norm_push{push, norm->eps, norm->y_stride ? norm->y_stride : args.rows};
-  const Pipeline& pipeline = pipelines_.get({.shader = shader + "_norm",
-                                             .num_buffers = 7,
-                                             .push_constant_bytes = sizeof(norm_push),
-                                             .spec = {threads, rows_per_group, ncols, scatter_}});
-  rec.dispatch(pipeline,
-               {args.weights, args.xq, args.y, norm->counter, norm->weight, norm->y, norm->q8},
-               norm_push, groups);
+  const Pipeline& pipeline = pipelines_.get({.shader = shader,
+                                             .num_buffers = 3,
+                                             .push_constant_bytes = sizeof(Push),
+                                             .spec = {threads, rows_per_group, ncols}});
+  rec.dispatch(pipeline, {args.weights, args.xq, args.y}, push, groups);
 }
 
 bool MatmulKernels::can_read_normalized(TensorType type, uint32_t batch) const {
@@ -98,7 +68,7 @@ bool MatmulKernels::can_read_normalized(TensorType type, uint32_t batch) const {
 void MatmulKernels::record_matvec(CommandRecorder& rec, const MatmulArgs& args) {
   const KernelType kt = validate("record_matvec", args);
   if (args.xq && int8_dot(args.type) && !args.norm_weight) {
-    record_matvec_q8(rec, args, kt.name, nullptr, nullptr);
+    record_matvec_q8(rec, args, kt.name);
     return;
   }
   record_matvec_float(rec, args, kt.name, kt.unit == 4, nullptr);
@@ -159,7 +129,7 @@ void MatmulKernels::record_matvec_float(CommandRecorder& rec, const MatmulArgs& 
                                 std::to_string(args.batch) + " exceed the device's grid");
   if (rope_kv) {
     dispatch_rope_kv(pipelines_, rec, args, shader + "_rope_kv", make_push(args), *rope_kv, args.x,
-                     {threads, rows_per_group, ncols, scatter_}, Groups{gx, gy, gz});
+                     {threads, rows_per_group, ncols}, Groups{gx, gy, gz});
     return;
   }
   if (args.norm_weight) {
@@ -170,7 +140,7 @@ void MatmulKernels::record_matvec_float(CommandRecorder& rec, const MatmulArgs& 
     const Pipeline& pipeline = pipelines_.get({.shader = shader + "_norm_in",
                                                .num_buffers = 4,
                                                .push_constant_bytes = sizeof(push),
-                                               .spec = {threads, rows_per_group, ncols, scatter_}});
+                                               .spec = {threads, rows_per_group, ncols}});
     rec.dispatch(pipeline, {args.weights, args.x, args.y, args.norm_weight}, push,
                  Groups{gx, gy, gz});
     return;
@@ -178,7 +148,7 @@ void MatmulKernels::record_matvec_float(CommandRecorder& rec, const MatmulArgs& 
   const Pipeline& pipeline = pipelines_.get({.shader = shader,
                                              .num_buffers = 3,
                                              .push_constant_bytes = sizeof(Push),
-                                             .spec = {threads, rows_per_group, ncols, scatter_}});
+                                             .spec = {threads, rows_per_group, ncols}});
   rec.dispatch(pipeline, {args.weights, args.x, args.y}, make_push(args), Groups{gx, gy, gz});
 }
 

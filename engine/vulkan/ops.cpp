@@ -77,15 +77,6 @@ void get_rows(CommandRecorder& rec, PipelineCache& pc, const GetRowsArgs& a) {
 }
 
 namespace {
-// VKLLM_NORM_BLOCKS=0 keeps rms_norm on its looping kernel (for A/B measurements).
-bool norm_blocks_enabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("VKLLM_NORM_BLOCKS");
-    return !v || std::string(v) != "0";
-  }();
-  return on;
-}
-
 // Rows of up to 512 blocks of 32 (the subgroup reduction's bound at subgroup size 8) fit the
 // register-blocked kernel: one block per invocation, held in registers.
 constexpr uint32_t kMaxNormBlocks = 512;
@@ -130,7 +121,7 @@ void rms_norm(CommandRecorder& rec, PipelineCache& pc, const RmsNormArgs& a) {
   const std::array<BufferSlice, 5> buffers{a.x, a.residual ? a.residual : a.x,
                                            a.weight ? a.weight : a.x, a.y, a.q8 ? a.q8 : a.f16};
   const uint32_t n_buffers = a.q8 || a.f16 ? 5 : 4;
-  if ((norm_blocks_enabled() || a.f16) && blocks_fit) {
+  if (blocks_fit) {
     uint32_t wg = 32;
     while (wg < a.n / 32) wg *= 2;
     const char* shader = a.q8    ? "rms_norm_blocks_q8"

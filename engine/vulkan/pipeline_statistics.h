@@ -1,6 +1,6 @@
 #pragma once
 // The driver's statistics of a compiled pipeline (VK_KHR_pipeline_executable_properties, which
-// the device enables only with VKLLM_PIPELINE_STATS=1): a tuning aid for register pressure and
+// the device enables only with --tune pipeline_stats=1): a tuning aid for register pressure and
 // occupancy, e.g. the registers per invocation that decide how many workgroups share an SM.
 #include <vulkan/vulkan.h>
 

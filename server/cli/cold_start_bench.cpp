@@ -26,7 +26,7 @@ using Clock = std::chrono::steady_clock;
 }  // namespace
 
 int run_cold_start_bench(const BenchArgs& args) {
-  const sched::ManagerOptions engine = engine_settings();
+  const sched::ManagerOptions engine = engine_settings(args.tunes);
   const auto choice = sched::choose_device(
       args.device.empty() ? engine.device : vk::DeviceRequest::parse(args.device));
   if (choice.backend != sched::Backend::Vulkan) {

@@ -91,7 +91,7 @@ double host_copy_bandwidth_gbps() {
   return best;
 }
 
-// GPU time of a step's phases (timestamps; per phase of layer 1 with VKLLM_PROFILE), into `d`.
+// GPU time of a step's phases (timestamps; per phase of layer 1 with --tune profile=1), into `d`.
 void add_gpu_phases(nlohmann::json& d, const std::vector<std::pair<std::string, double>>& t) {
   if (t.size() < 2) return;
   nlohmann::json phases = nlohmann::json::array();
@@ -112,7 +112,7 @@ void print_gpu_phases(const nlohmann::json& d) {
 }  // namespace
 
 int run_bench(const BenchArgs& args) {
-  sched::ManagerOptions engine = engine_settings();
+  sched::ManagerOptions engine = engine_settings(args.tunes);
   runtime::RunnerOptions& opts = engine.runner;
   uint32_t max_batch = 1;
   for (uint32_t b : args.batches) max_batch = std::max(max_batch, b);

@@ -10,7 +10,8 @@ namespace vkllm::cli {
 
 struct BenchArgs {
   std::string model;
-  std::string device;  // --device (empty: VKLLM_DEVICE)
+  std::string device;              // --device (empty: VKLLM_DEVICE)
+  std::vector<std::string> tunes;  // --tune key=value
   std::vector<uint32_t> batches{1, 8, 32, 64};
   uint32_t prompt_tokens = 512;
   uint32_t gen_tokens = 128;

@@ -42,6 +42,7 @@ int32_t argmax(const std::vector<float>& v) {
 void add_generate(CLI::App& app) {
   struct Args {
     std::string model, prompt, device, lora;
+    std::vector<std::string> tunes;
     int num_predict = 128;
     float temperature = 0.8f;
     int64_t seed = -1;
@@ -57,9 +58,10 @@ void add_generate(CLI::App& app) {
   cmd->add_flag("--no-bos", args->no_bos, "Do not add the BOS token");
   cmd->add_option("--lora", args->lora, "LoRA adapter GGUF to merge into the model");
   add_device_option(cmd, args->device);
+  add_tune_option(cmd, args->tunes);
   cmd->callback([args] {
     run_command([&] {
-      LoadedModel m(args->model, args->device, engine_settings(), args->lora);
+      LoadedModel m(args->model, args->device, engine_settings(args->tunes), args->lora);
       auto prompt = m.tok->encode(args->prompt, !args->no_bos, true);
       if (args->no_bos && !prompt.empty() && prompt.front() == m.tok->bos())
         prompt.erase(prompt.begin());
@@ -99,6 +101,7 @@ void add_generate(CLI::App& app) {
 void add_debug_logits(CLI::App& app) {
   struct Args {
     std::string model, prompt, device, lora;
+    std::vector<std::string> tunes;
     bool no_bos = false;
     int greedy = 0;
   };
@@ -112,9 +115,10 @@ void add_debug_logits(CLI::App& app) {
   cmd->add_option("--greedy", args->greedy, "Tokens of greedy continuation");
   cmd->add_option("--lora", args->lora, "LoRA adapter GGUF to merge into the model");
   add_device_option(cmd, args->device);
+  add_tune_option(cmd, args->tunes);
   cmd->callback([args] {
     run_command([&] {
-      LoadedModel m(args->model, args->device, engine_settings(), args->lora);
+      LoadedModel m(args->model, args->device, engine_settings(args->tunes), args->lora);
       auto tokens = m.tok->encode(args->prompt, !args->no_bos, true);
       if (args->no_bos && !tokens.empty() && tokens.front() == m.tok->bos())
         tokens.erase(tokens.begin());
@@ -137,6 +141,7 @@ void add_debug_logits(CLI::App& app) {
 void add_perplexity(CLI::App& app) {
   struct Args {
     std::string model, file, device;
+    std::vector<std::string> tunes;
     uint32_t ctx = 512;
     int chunks = -1;
   };
@@ -147,9 +152,10 @@ void add_perplexity(CLI::App& app) {
   cmd->add_option("--ctx", args->ctx, "Tokens per chunk")->check(CLI::Range(16u, 1u << 20));
   cmd->add_option("--chunks", args->chunks, "Chunks to score (-1: all)");
   add_device_option(cmd, args->device);
+  add_tune_option(cmd, args->tunes);
   cmd->callback([args] {
     run_command([&] {
-      sched::ManagerOptions engine = engine_settings();
+      sched::ManagerOptions engine = engine_settings(args->tunes);
       runtime::RunnerOptions& opts = engine.runner;
       opts.max_context = std::max(opts.max_context, args->ctx);
       opts.max_logits_rows = opts.max_batch_tokens;
@@ -205,6 +211,7 @@ void add_bench(CLI::App& app) {
                   "Tokens of context before prefill and decode are timed (llama-bench -d)");
   cmd->add_flag("--json", args->json, "Print JSON");
   add_device_option(cmd, args->device);
+  add_tune_option(cmd, args->tunes);
   cmd->add_flag("--cold", args->cold,
                 "Measure start-up: load, pipeline creation, first request's time to first token");
   cmd->callback([args] {

@@ -7,6 +7,7 @@
 
 #include "engine/model/lora_adapter.h"
 #include "engine/runtime/lora_merge.h"
+#include "engine/runtime/tuning_keys.h"
 #include "server/config/settings.h"
 
 namespace vkllm::cli {
@@ -17,10 +18,24 @@ void add_device_option(CLI::App* cmd, std::string& device) {
                   "(default: VKLLM_DEVICE, else auto)");
 }
 
-sched::ManagerOptions engine_settings() {
+void add_tune_option(CLI::App* cmd, std::vector<std::string>& tunes) {
+  cmd->add_option("--tune", tunes,
+                  "key=value: a measurement parameter of the engine (repeatable; "
+                  "'--tune help' lists them)")
+      ->each([](const std::string& v) {
+        if (v != "help") return;
+        std::cout << "--tune keys (engine/runtime/tuning_keys.h):\n" << runtime::tuning_help();
+        throw CLI::Success();
+      });
+}
+
+sched::ManagerOptions engine_settings(const std::vector<std::string>& tunes) {
   const config::Environment env = config::Environment::from_process();
   config::apply_process_settings(config::read_cpu_settings(env));
-  return config::read_model_options(env);
+  sched::ManagerOptions engine = config::read_model_options(env);
+  for (const std::string& t : tunes)
+    runtime::apply_tuning(t, {engine.runner, engine.vulkan.tuning});
+  return engine;
 }
 
 EngineModel::EngineModel(const std::string& path, const std::string& device,

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -22,9 +23,14 @@ namespace vkllm::cli {
 // Adds --device (auto, cpu, vulkan, vulkan:N) to an engine command; empty: VKLLM_DEVICE.
 void add_device_option(CLI::App* cmd, std::string& device);
 
+// Adds --tune key=value (repeatable; engine/runtime/tuning_keys.h) to an engine command;
+// `--tune help` prints the keys and exits.
+void add_tune_option(CLI::App* cmd, std::vector<std::string>& tunes);
+
 // The engine settings of this process's environment (server/config), with the process-wide CPU
-// settings applied: what every engine command starts from.
-sched::ManagerOptions engine_settings();
+// settings applied and `tunes` (key=value) set: what every engine command starts from. Throws
+// std::invalid_argument for a bad tuning key or value.
+sched::ManagerOptions engine_settings(const std::vector<std::string>& tunes = {});
 
 struct EngineModel {
   // Throws for an unreadable file, an unsupported model, or a device that cannot be opened.

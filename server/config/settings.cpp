@@ -124,36 +124,6 @@ uint32_t ollama_count(const Environment& env, std::string_view name, uint32_t fa
   return static_cast<uint32_t>(std::min<uint64_t>(n, UINT32_MAX));
 }
 
-// The engine's A/B switches that RunnerOptions and ModelOptions carry (group "tuning").
-void read_tuning(const Environment& env, runtime::RunnerOptions& r, runtime::ModelOptions& m) {
-  if (const auto n = whole_number(env, "VKLLM_MATVEC_MAX_BATCH", 0, 4096, "expected 0-4096")) {
-    r.matvec_max_batch = static_cast<uint32_t>(*n);
-  }
-  if (const std::string v = env.value("VKLLM_INT8_DOT"); !v.empty()) {
-    if (v == "auto") {
-      r.int8_dot = vk::Int8Dot::Auto;
-    } else if (v == "on" || v == "1") {
-      r.int8_dot = vk::Int8Dot::On;
-    } else if (v == "off" || v == "0") {
-      r.int8_dot = vk::Int8Dot::Off;
-    } else {
-      refuse("VKLLM_INT8_DOT", v, "expected auto, on or off");
-    }
-  }
-  auto on_off = [&env](std::string_view name, bool& field) {
-    if (const std::string v = env.value(name); !v.empty()) field = v != "0";
-  };
-  on_off("VKLLM_FUSED_NORM", r.fused_norm);
-  on_off("VKLLM_FUSED_GLU", r.fused_glu);
-  on_off("VKLLM_FUSED_ROPE_KV", r.fused_rope_kv);
-  on_off("VKLLM_PROFILE", r.profile);
-  on_off("VKLLM_FUSE_WEIGHTS", m.fuse_weights);
-  if (const std::string v = env.value("VKLLM_RECORD_AHEAD"); !v.empty()) r.record_ahead = v != "0";
-  if (const auto n = whole_number(env, "VKLLM_STEP_PARTS", 0, 64, "expected 1-64")) {
-    r.step_parts = std::max<uint32_t>(1, static_cast<uint32_t>(*n));
-  }
-}
-
 }  // namespace
 
 http::HostAddress read_client_host(const Environment& env) {
@@ -247,7 +217,6 @@ sched::ManagerOptions read_model_options(const Environment& env,
   if (const std::string dir = env.value("VKLLM_PIPELINE_CACHE"); !dir.empty()) {
     o.pipeline_cache.dir = dir;
   }
-  read_tuning(env, o.runner, o.model);
   if (const std::string v = env.value("VKLLM_FAULT_INJECT"); !v.empty()) {
     constexpr std::string_view kPrefix = "device_lost@";
     long step = 0;

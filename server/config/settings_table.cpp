@@ -57,23 +57,6 @@ constexpr SettingInfo kSettings[] = {
      "1: descriptor pools even where push "
      "descriptors exist."},
     {"VKLLM_QUIET", "engine", "", "1: no device summary or device choice on stderr."},
-    // tuning: A/B switches of the engine's measurements (bench/RESULTS.md says which won)
-    {"VKLLM_MATVEC_MAX_BATCH", "tuning", "16",
-     "Steps of at most this many tokens use the decode (matvec) kernels, larger ones the GEMM."},
-    {"VKLLM_INT8_DOT", "tuning", "auto",
-     "Decode products on int8-quantized activations: auto (where accelerated), on, off."},
-    {"VKLLM_FUSED_ROPE_KV", "tuning", "1",
-     "0: rotate Q/K and write the KV cache in their own dispatches, not in the Q|K|V product."},
-    {"VKLLM_FUSED_NORM", "tuning", "0",
-     "1: batch-1 residual products also RMS-normalize (measured slower on an H100)."},
-    {"VKLLM_FUSED_GLU", "tuning", "0",
-     "1: the gate|up product also applies the gated activation (measured slower on an H100)."},
-    {"VKLLM_FUSE_WEIGHTS", "tuning", "1", "0: keep Q, K, V and gate, up as separate weights."},
-    {"VKLLM_STEP_PARTS", "tuning", "8",
-     "A step is submitted in this many parts so the GPU starts before recording ends."},
-    {"VKLLM_RECORD_AHEAD", "tuning", "",
-     "Record the next decode step while one runs (default: on GPUs); 0 turns it off."},
-    {"VKLLM_PROFILE", "tuning", "", "1: GPU timestamps around each phase of layer 1."},
     // testing
     {"VKLLM_FAULT_INJECT", "testing", "",
      "device_lost@N: the N-th engine step fails as a lost device would (tests only)."},

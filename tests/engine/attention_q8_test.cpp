@@ -40,8 +40,6 @@ TEST(AttentionQ8, SplitKDecodeWithInt8ProductsMatchesReference) {
   opts.max_context = 512;
   opts.kv_budget_bytes = 8u << 20;
   opts.int8_dot = vk::Int8Dot::On;
-  opts.fused_norm = true;  // the split-K reduction's q8 copy feeds a fused product and norm
-  opts.fused_glu = true;
   opts.fused_rope_kv = true;
   Runner runner(model, opts);
   Generator gen(runner);

@@ -186,12 +186,10 @@ TEST(MatmulCoopMat2Choice, ThresholdAndOffSelectOtherKernels) {
   // The defaults: f16 weights from 2 tokens (which of their decode steps leave the matvec is the
   // backend's matvec_limit), others from 128.
   vk::MatmulKernels defaults(context().pipelines(), {.cm2_min_tokens = 0});
-  if (!std::getenv("VKLLM_COOPMAT2_MIN")) {
-    EXPECT_TRUE(defaults.coopmat2(shape_of(TensorType::F16, 256, 256, 2)));
-    EXPECT_FALSE(defaults.coopmat2(shape_of(TensorType::F16, 256, 256, 1)));
-    EXPECT_TRUE(defaults.coopmat2(shape_of(TensorType::Q4_K, 256, 256, 128)));
-    EXPECT_FALSE(defaults.coopmat2(shape_of(TensorType::Q4_K, 256, 256, 127)));
-  }
+  EXPECT_TRUE(defaults.coopmat2(shape_of(TensorType::F16, 256, 256, 2)));
+  EXPECT_FALSE(defaults.coopmat2(shape_of(TensorType::F16, 256, 256, 1)));
+  EXPECT_TRUE(defaults.coopmat2(shape_of(TensorType::Q4_K, 256, 256, 128)));
+  EXPECT_FALSE(defaults.coopmat2(shape_of(TensorType::Q4_K, 256, 256, 127)));
   vk::MatmulKernels off(context().pipelines(), {.coopmat2 = vk::CoopMat::Off, .cm2_min_tokens = 1});
   args.y_offset = 0;
   EXPECT_FALSE(off.coopmat2(args));

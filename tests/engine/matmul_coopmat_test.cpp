@@ -317,8 +317,7 @@ TEST(MatmulCoopMatRange, LargeActivationsStayFinite) {
   }
 }
 
-// Off keeps the portable kernel even where the tensor cores exist (and VKLLM_COOPMAT=0 does the
-// same for a whole process).
+// Off keeps the portable kernel even where the tensor cores exist.
 TEST(MatmulCoopMatRange, OffSelectsThePortableKernel) {
   vk::MatmulKernels kernels(context().pipelines(), {.coopmat = vk::CoopMat::Off});
   for (TensorType t : coopmat_types()) EXPECT_FALSE(kernels.coopmat(t));

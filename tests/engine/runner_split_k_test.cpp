@@ -1,14 +1,14 @@
 // Split-K GEMMs leave partial sums for the kernels after them (RoPE, the KV-cache writes, the
 // GLU, the normalizing reduction) instead of summing them in a pass of their own; with Q, K and V
 // kept apart (their weight types differ), three products' partials are live at once. A Runner
-// whose GEMMs split K must give the logits of one whose GEMMs never do (VKLLM_COOPMAT_SPLIT=0),
+// whose GEMMs split K must give the logits of one whose GEMMs never do (--tune coopmat_split=0),
 // up to the order of f32 sums: a tighter check of the split sums than the reference-model bounds
 // give. Only tensor-core GPUs split; elsewhere the test is skipped.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -16,28 +16,36 @@
 #include "engine/model/model_maker.h"
 #include "engine/runtime/model.h"
 #include "engine/runtime/runner.h"
+#include "engine/vulkan/context.h"
 #include "tests/engine/vk_test_context.h"
 #include "tests/support/fixture_model.h"
 
 namespace vkllm::runtime {
 namespace {
 
-// A Runner built while VKLLM_COOPMAT_SPLIT is `split` (unset: the default split-K rule).
-std::unique_ptr<Runner> runner_with_split(Model& model, const char* split) {
-  if (split)
-    ::setenv("VKLLM_COOPMAT_SPLIT", split, 1);
-  else
-    ::unsetenv("VKLLM_COOPMAT_SPLIT");
-  RunnerOptions opts;
-  opts.max_batch_tokens = 64;
-  opts.max_seqs = 2;
-  opts.max_context = 128;
-  opts.max_logits_rows = 64;
-  opts.kv_budget_bytes = 16u << 20;
-  auto runner = std::make_unique<Runner>(model, opts);
-  ::unsetenv("VKLLM_COOPMAT_SPLIT");
-  return runner;
-}
+// The model and a Runner on a device whose tuning sets the tensor-core GEMM's split-K target
+// (KernelTuning::matmul.cm_split_per_cu; -1: the default rule, 0: never split).
+struct SplitRunner {
+  SplitRunner(const gguf::GgufFile& file, int32_t split_per_cu)
+      : ctx(device_options(split_per_cu)), model(ctx, file) {
+    RunnerOptions opts;
+    opts.max_batch_tokens = 64;
+    opts.max_seqs = 2;
+    opts.max_context = 128;
+    opts.max_logits_rows = 64;
+    opts.kv_budget_bytes = 16u << 20;
+    runner = std::make_unique<Runner>(model, opts);
+  }
+  static vk::DeviceOptions device_options(int32_t split_per_cu) {
+    vk::DeviceOptions o;
+    o.log_summary = false;
+    o.tuning.matmul.cm_split_per_cu = split_per_cu;
+    return o;
+  }
+  vk::Context ctx;
+  Model model;
+  std::unique_ptr<Runner> runner;
+};
 
 TEST(RunnerSplitK, SplitGemmsGiveTheLogitsOfUnsplitOnes) {
   if (!test::vk_context().device().caps().nv_f16_mma_16())
@@ -56,9 +64,9 @@ TEST(RunnerSplitK, SplitGemmsGiveTheLogitsOfUnsplitOnes) {
   o.seed = seed;
   const std::vector<uint8_t> bytes = test::random_model_bytes(o);
   const auto file = gguf::GgufFile::parse(bytes);
-  Model model(test::vk_context(), file);
-  const auto split = runner_with_split(model, nullptr);
-  const auto unsplit = runner_with_split(model, "0");
+  SplitRunner splitting(file, -1), never(file, 0);
+  Runner* split = splitting.runner.get();
+  Runner* unsplit = never.runner.get();
 
   std::uniform_int_distribution<int32_t> token(3, test::kFixtureVocab - 1);
   kv::BlockTable split_table(split->pool(), split->block_size());

@@ -170,8 +170,6 @@ TEST(ConfigModels, EngineSettingsReachTheirOptions) {
                                  {"VKLLM_QUIET", "1"},
                                  {"VKLLM_PIPELINE_CACHE", "/tmp/pc"},
                                  {"VKLLM_FAULT_INJECT", "device_lost@3"},
-                                 {"VKLLM_FUSED_ROPE_KV", "0"},
-                                 {"VKLLM_INT8_DOT", "off"},
                                  {"OLLAMA_KV_CACHE_TYPE", "q8_0"}}));
   EXPECT_EQ(o.device.str(), "vulkan:1");
   EXPECT_EQ(o.vulkan.selector, "1");
@@ -182,8 +180,6 @@ TEST(ConfigModels, EngineSettingsReachTheirOptions) {
   EXPECT_FALSE(o.vulkan.log_summary);
   EXPECT_EQ(o.pipeline_cache.dir, std::filesystem::path("/tmp/pc"));
   EXPECT_EQ(o.fault_inject_step, 3);
-  EXPECT_FALSE(o.runner.fused_rope_kv);
-  EXPECT_EQ(o.runner.int8_dot, vk::Int8Dot::Off);
   EXPECT_EQ(o.runner.kv_cache_type, kv::CacheType::Q8_0);
   EXPECT_EQ(
       read_model_options(env_of({{"VKLLM_MAX_BINDING_RANGE", "2G"}})).vulkan.max_binding_range,
@@ -203,8 +199,7 @@ TEST(ConfigModels, MalformedEngineSettingsAreRefusedByName) {
       {"VKLLM_KV_BUDGET", "lots"},         {"VKLLM_KV_BUDGET", "-1G"},
       {"VKLLM_BLOCK_SIZE", "0"},           {"VKLLM_BLOCK_SIZE", "257"},
       {"VKLLM_MAX_BINDING_RANGE", "lots"}, {"VKLLM_DEVICE", "vulkan:"},
-      {"VKLLM_INT8_DOT", "maybe"},         {"VKLLM_FAULT_INJECT", "crash@2"},
-      {"OLLAMA_KV_CACHE_TYPE", "q3_k"},
+      {"VKLLM_FAULT_INJECT", "crash@2"},   {"OLLAMA_KV_CACHE_TYPE", "q3_k"},
   };
   for (const auto& [name, value] : bad) {
     const std::string message = refusal([&] { read_model_options(env_of({{name, value}})); });
