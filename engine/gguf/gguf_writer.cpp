@@ -171,6 +171,25 @@ void GgufWriter::erase(std::string_view key) {
   std::erase_if(metadata_, [&](const auto& kv) { return kv.first == key; });
 }
 
+std::vector<std::string> GgufWriter::keys() const {
+  std::vector<std::string> out;
+  out.reserve(metadata_.size());
+  for (const auto& [k, v] : metadata_) out.push_back(k);
+  return out;
+}
+
+void GgufWriter::rename_tensor(std::string_view from, std::string to) {
+  PendingTensor* found = nullptr;
+  for (auto& t : tensors_) {
+    if (t.name == to) throw std::invalid_argument("GGUF writer: tensor " + to + " already exists");
+    if (t.name == from) found = &t;
+  }
+  if (!found) {
+    throw std::invalid_argument("GGUF writer: no tensor " + std::string(from) + " to rename");
+  }
+  found->name = std::move(to);
+}
+
 void GgufWriter::set_alignment(uint64_t a) {
   if (a == 0 || (a & (a - 1)) != 0 || a > UINT32_MAX) {
     throw std::invalid_argument("GGUF writer: alignment " + std::to_string(a) +

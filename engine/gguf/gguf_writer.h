@@ -33,6 +33,7 @@ class GgufWriter {
   // The value set under `key` (nullptr if none); erase() drops a key, if set.
   const Value* find(std::string_view key) const;
   void erase(std::string_view key);
+  std::vector<std::string> keys() const;  // in insertion order
 
   // shape in ggml order (shape[0] contiguous). data must hold exactly the tensor's byte size.
   void add_tensor(std::string name, TensorType type, std::vector<uint64_t> shape,
@@ -44,6 +45,9 @@ class GgufWriter {
   using TensorFiller = std::function<void(std::span<uint8_t> out)>;
   void add_lazy_tensor(std::string name, TensorType type, std::vector<uint64_t> shape,
                        TensorFiller fill);
+  // Renames a tensor already added, keeping its place and bytes (std::invalid_argument if there
+  // is no tensor `from` or one named `to` exists).
+  void rename_tensor(std::string_view from, std::string to);
 
   uint64_t alignment() const { return alignment_; }
   void set_alignment(uint64_t a);  // also writes general.alignment

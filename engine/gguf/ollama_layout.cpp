@@ -1,205 +1,24 @@
 #include "engine/gguf/ollama_layout.h"
 
-#include <algorithm>
 #include <cstdint>
-#include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
 
+#include "engine/gguf/ollama_layout_edit.h"
+
 namespace vkllm::gguf {
 
+namespace ollama {
+
 namespace {
-
-const std::string* string_value(const GgufFile& f, std::string_view key) {
-  const Value* v = f.find(key);
-  return v ? std::get_if<std::string>(&v->v) : nullptr;
-}
-
-const Array* array_value(const GgufFile& f, std::string_view key) {
-  const Value* v = f.find(key);
-  const auto* a = v ? std::get_if<std::shared_ptr<Array>>(&v->v) : nullptr;
-  return a ? a->get() : nullptr;
-}
-
-// Item `index` of the token list, or "" (read in place: the list can hold 262k strings).
-std::string_view token_at(const GgufFile& f, size_t index) {
-  const Array* tokens = array_value(f, "tokenizer.ggml.tokens");
-  if (!tokens || index >= tokens->items.size()) return {};
-  const auto* s = std::get_if<std::string>(&tokens->items[index].v);
-  return s ? std::string_view(*s) : std::string_view();
-}
 
 bool contains(const std::string* s, std::string_view needle) {
   return s && s->find(needle) != std::string::npos;
 }
 
-bool any_tensor_with_prefix(const GgufFile& f, std::string_view prefix) {
-  return std::any_of(f.tensors().begin(), f.tensors().end(),
-                     [&](const TensorInfo& t) { return t.name.starts_with(prefix); });
-}
-
-std::string join(const std::vector<std::string>& parts) {
-  std::string out;
-  for (const auto& p : parts) out += (out.empty() ? "" : ", ") + p;
-  return out;
-}
-
-std::string number(double v) {
-  std::string s = std::to_string(v);
-  s.erase(s.find_last_not_of('0') + 1);
-  if (s.back() == '.') s.pop_back();
-  return s;
-}
-
-// Edits the view and notes each change for translation().changes.
-class Translation {
- public:
-  Translation(GgufFile& f, std::string name, std::vector<std::string> markers)
-      : f_(f), name_(std::move(name)), markers_(std::move(markers)) {}
-
-  [[noreturn]] void refuse(const std::string& what) const {
-    throw LayoutError("model file looks like Ollama's " + name_ + " layout (" + join(markers_) +
-                      ") but cannot be translated to llama.cpp's: " + what);
-  }
-
-  void set(const std::string& key, Value v, const std::string& why) {
-    f_.set_value(key, std::move(v));
-    changes_.push_back(key + " = " + why);
-  }
-  void set_default_f32(const std::string& key, float v) {
-    if (!f_.has(key)) set(key, Value{v}, number(v) + " (default, missing)");
-  }
-  // A nested key Ollama's converter wrote, moved to llama.cpp's flat name.
-  void move_f32(const std::string& from, const std::string& to) {
-    const auto value = f_.get_optional<float>(from);
-    if (!value) return;
-    if (const auto flat = f_.get_optional<float>(to); flat && *flat != *value) {
-      refuse(from + " (" + number(*value) + ") and " + to + " (" + number(*flat) + ") disagree");
-    }
-    f_.set_value(to, Value{*value});
-    f_.erase_key(from);
-    changes_.push_back(to + " = " + number(*value) + " (from " + from + ")");
-  }
-  void erase_keys_with_prefix(const std::string& prefix) {
-    std::vector<std::string> keys;
-    for (std::string_view k : f_.metadata_keys()) {
-      if (k.starts_with(prefix)) keys.emplace_back(k);
-    }
-    for (const auto& k : keys) f_.erase_key(k);
-    if (!keys.empty()) {
-      changes_.push_back("hid " + std::to_string(keys.size()) + " " + prefix + "* keys");
-    }
-  }
-  void hide_tensors_with_prefix(std::string_view prefix) {
-    std::vector<std::string> names;
-    for (const auto& t : f_.tensors()) {
-      if (t.name.starts_with(prefix)) names.push_back(t.name);
-    }
-    for (const auto& n : names) f_.hide_tensor(n);
-    if (!names.empty()) {
-      changes_.push_back("hid " + std::to_string(names.size()) + " " + std::string(prefix) +
-                         "* tensors");
-    }
-  }
-  // Cuts the tokenizer's per-token arrays to `rows` entries.
-  void truncate_vocab(size_t rows) {
-    const Array* tokens = array_value(f_, "tokenizer.ggml.tokens");
-    if (!tokens) refuse("it has no tokenizer.ggml.tokens array");
-    const size_t n = tokens->items.size();
-    if (n < rows) {
-      refuse("tokenizer.ggml.tokens has " + std::to_string(n) + " entries, fewer than the " +
-             std::to_string(rows) + " rows of token_embd.weight");
-    }
-    for (const char* key : {"tokenizer.ggml.scores", "tokenizer.ggml.token_type"}) {
-      const Array* a = array_value(f_, key);
-      if (a && a->items.size() != n) {
-        refuse(std::string(key) + " has " + std::to_string(a->items.size()) +
-               " entries, tokenizer.ggml.tokens " + std::to_string(n));
-      }
-    }
-    if (n == rows) return;
-    for (const char* key :
-         {"tokenizer.ggml.tokens", "tokenizer.ggml.scores", "tokenizer.ggml.token_type"}) {
-      const Array* a = array_value(f_, key);
-      if (!a) continue;
-      auto cut = std::make_shared<Array>();
-      cut->element_type = a->element_type;
-      cut->items.assign(a->items.begin(), a->items.begin() + static_cast<std::ptrdiff_t>(rows));
-      f_.set_value(key, Value{std::move(cut)});
-    }
-    changes_.push_back("tokenizer arrays cut from " + std::to_string(n) + " to the " +
-                       std::to_string(rows) + " embedding rows");
-  }
-
-  void finish() {
-    LayoutTranslation& t = f_.mutable_translation();
-    t.name = "ollama-" + name_;
-    t.changes = {"recognised by " + join(markers_)};
-    t.changes.insert(t.changes.end(), changes_.begin(), changes_.end());
-  }
-
-  GgufFile& file() { return f_; }
-
- private:
-  GgufFile& f_;
-  std::string name_;
-  std::vector<std::string> markers_;
-  std::vector<std::string> changes_;
-};
-
-// gemma3 as Ollama's converter wrote the published 1B/4B/12B/27B: the vision tower and projector
-// (v.*, mm.* tensors; gemma3.vision.*, gemma3.mm.* keys) in the text file; no RMS epsilon; rope
-// bases either absent (multimodal sizes) or under nested names (1B); no linear rope scaling for
-// the 128k-context sizes; tokenizer arrays that keep multimodal tokens past the embedding rows.
-// The RMSNorm weights already carry Gemma's +1, as llama.cpp's converter writes them.
-void translate_gemma3(GgufFile& f) {
-  std::vector<std::string> markers;
-  if (f.has("gemma3.mm.tokens_per_image")) markers.emplace_back("gemma3.mm.tokens_per_image");
-  if (any_tensor_with_prefix(f, "v.")) markers.emplace_back("v.* tensors");
-  if (any_tensor_with_prefix(f, "mm.")) markers.emplace_back("mm.* tensors");
-  for (const char* key : {"gemma3.rope.global.freq_base", "gemma3.rope.local.freq_base",
-                          "tokenizer.ggml.add_padding_token", "tokenizer.ggml.add_unknown_token"}) {
-    if (f.has(key)) markers.emplace_back(key);
-  }
-  // Every published file also lacks the RMS epsilon, but that alone is no marker (Ollama's layer
-  // takes it as one): files made by hand or by other tools omit it too, and the loaders' default
-  // is the value the translation would fill in.
-  if (markers.empty()) return;
-  if (!f.has("gemma3.attention.layer_norm_rms_epsilon")) {
-    markers.emplace_back("no gemma3.attention.layer_norm_rms_epsilon");
-  }
-  Translation t(f, "gemma3", std::move(markers));
-  if (f.find_tensor("dense.0.weight")) {
-    t.refuse("it is EmbeddingGemma (dense.0.weight), whose Ollama layout is not supported yet");
-  }
-  const TensorInfo* embd = f.find_tensor("token_embd.weight");
-  if (!embd || embd->shape.size() != 2) t.refuse("it has no 2-D token_embd.weight tensor");
-  const auto context = f.get_optional<uint32_t>("gemma3.context_length");
-  if (!context) t.refuse("gemma3.context_length is missing");
-
-  t.move_f32("gemma3.rope.global.freq_base", "gemma3.rope.freq_base");
-  t.move_f32("gemma3.rope.local.freq_base", "gemma3.rope.freq_base_swa");
-  t.set_default_f32("gemma3.attention.layer_norm_rms_epsilon", 1e-6f);
-  t.set_default_f32("gemma3.rope.freq_base", 1000000.0f);
-  // The 4B/12B/27B stretch a 16k training context to 128k with linear scaling 8 (their HF
-  // config); the 1B (32k) has none.
-  if (*context >= 131072 && !f.has("gemma3.rope.scaling.type")) {
-    t.set("gemma3.rope.scaling.type", Value{std::string("linear")},
-          "linear (the 128k-context sizes' scaling, missing)");
-    t.set("gemma3.rope.scaling.factor", Value{8.0f}, "8 (likewise)");
-  }
-  t.truncate_vocab(static_cast<size_t>(embd->shape[1]));
-  // The text view carries no vision keys or tensors (llama.cpp keeps them in a separate mmproj
-  // file), so nothing reports a vision capability the text loader cannot serve.
-  t.hide_tensors_with_prefix("v.");
-  t.hide_tensors_with_prefix("mm.");
-  t.erase_keys_with_prefix("gemma3.vision.");
-  t.erase_keys_with_prefix("gemma3.mm.");
-  t.finish();
-}
+}  // namespace
 
 // Llama 3 files whose tokenizer metadata predates llama.cpp's pre-tokenizer key: no (or
 // "default") tokenizer.ggml.pre, no add_bos_token, EOS/EOT on <|end_of_text|>, so the text would
@@ -251,18 +70,112 @@ void translate_llama3(GgufFile& f) {
   t.finish();
 }
 
-}  // namespace
+// Ministral 3 (mistral3) as Ollama's converter wrote it before adopting llama.cpp's key names:
+// the YaRN betas as rope.scaling.beta_fast / beta_slow, the magnitude as mscale / mscale_all_dim,
+// Llama 4's attention temperature as rope.scaling_beta; the Pixtral vision tower and projector
+// (v.*, mm.* tensors; mistral3.vision.*, mistral3.mm.* keys) in the text file; and, on some
+// files, no pre-tokenizer (Tekken's). Q/K are permuted exactly as llama.cpp's converter does.
+void translate_mistral3(GgufFile& f) {
+  const std::string p = "mistral3.";
+  std::vector<std::string> markers;
+  if (any_tensor_with_prefix(f, "v.")) markers.emplace_back("v.* tensors");
+  if (any_tensor_with_prefix(f, "mm.")) markers.emplace_back("mm.* tensors");
+  for (const char* key : {"rope.scaling.beta_fast", "rope.scaling.beta_slow", "rope.scaling.mscale",
+                          "rope.scaling.mscale_all_dim", "rope.scaling_beta"}) {
+    if (f.has(p + key)) markers.push_back(p + key);
+  }
+  if (markers.empty()) return;
+  Translation t(f, "mistral3", std::move(markers));
+  // llama.cpp's layout keeps one magnitude (yarn_log_multiplier, Ollama's mscale_all_dim): the
+  // attention factor it implies equals DeepSeek's mscale / mscale_all_dim ratio only when both
+  // are the same, as in every Ministral 3.
+  const auto mscale = f.get_optional<float>(p + "rope.scaling.mscale");
+  const auto all_dim = f.get_optional<float>(p + "rope.scaling.mscale_all_dim");
+  if (mscale && (!all_dim || *all_dim != *mscale)) {
+    t.refuse(p + "rope.scaling.mscale (" + number(*mscale) + ") without an equal " + p +
+             "rope.scaling.mscale_all_dim: llama.cpp's layout cannot express it");
+  }
+  t.move_f32(p + "rope.scaling.beta_fast", p + "rope.scaling.yarn_beta_fast");
+  t.move_f32(p + "rope.scaling.beta_slow", p + "rope.scaling.yarn_beta_slow");
+  t.move_f32(p + "rope.scaling.mscale_all_dim", p + "rope.scaling.yarn_log_multiplier");
+  t.move_f32(p + "rope.scaling_beta", p + "attention.temperature_scale");
+  if (mscale) {
+    f.erase_key(p + "rope.scaling.mscale");
+    t.note("hid " + p + "rope.scaling.mscale (equal to mscale_all_dim)");
+  }
+  const std::string* model = string_value(f, "tokenizer.ggml.model");
+  const std::string* pre = string_value(f, "tokenizer.ggml.pre");
+  if (model && *model == "gpt2" && (!pre || pre->empty() || *pre == "default")) {
+    t.set("tokenizer.ggml.pre", Value{std::string("tekken")}, "tekken (Mistral's, missing)");
+  }
+  t.hide_tensors_with_prefix("v.");
+  t.hide_tensors_with_prefix("mm.");
+  t.erase_keys_with_prefix(p + "vision.");
+  t.erase_keys_with_prefix(p + "mm.");
+  for (const std::string& key : {p + "image_token_index", p + "spatial_merge_size"}) {
+    if (f.has(key)) {
+      f.erase_key(key);
+      t.note("hid " + key);
+    }
+  }
+  t.finish();
+}
+
+// Qwen3 MoE as Ollama's converter writes it: no expert_feed_forward_length (the expert width is
+// only in the tensors' shapes; loaders fall back to feed_forward_length / expert_used_count,
+// which matches the published 30B-A3B and 235B-A22B by coincidence) and norm_top_k_prob, a key
+// llama.cpp's converter does not write because its qwen3moe always renormalises the selected
+// experts' weights.
+void translate_qwen3moe(GgufFile& f) {
+  const std::string p = "qwen3moe.";
+  const Value* norm = f.find(p + "norm_top_k_prob");
+  if (!norm) return;
+  const std::string width_key = p + "expert_feed_forward_length";
+  std::vector<std::string> markers{p + "norm_top_k_prob"};
+  if (!f.has(width_key)) markers.push_back("no " + width_key);
+  Translation t(f, "qwen3moe", std::move(markers));
+  const auto* renormalise = std::get_if<bool>(&norm->v);
+  if (!renormalise) t.refuse(p + "norm_top_k_prob is not a bool");
+  if (!*renormalise) {
+    t.refuse(p +
+             "norm_top_k_prob is false: llama.cpp's qwen3moe always renormalises the "
+             "selected experts' weights");
+  }
+  if (!f.has(width_key)) {
+    const TensorInfo* gate = f.find_tensor("blk.0.ffn_gate_exps.weight");
+    if (!gate || gate->shape.size() != 3) {
+      t.refuse("it has no " + width_key + " and no 3-D blk.0.ffn_gate_exps.weight to read it from");
+    }
+    const auto width = static_cast<uint32_t>(gate->shape[1]);
+    t.set(width_key, Value{width},
+          std::to_string(width) + " (blk.0.ffn_gate_exps.weight's rows, missing)");
+  }
+  f.erase_key(p + "norm_top_k_prob");
+  t.note("hid " + p + "norm_top_k_prob (true, llama.cpp's behaviour)");
+  t.finish();
+}
+
+}  // namespace ollama
 
 void translate_known_layouts(GgufFile& file) {
-  if (const std::string* type = string_value(file, "general.type"); type && *type == "adapter") {
+  if (const std::string* type = ollama::string_value(file, "general.type");
+      type && *type == "adapter") {
     return;
   }
-  const std::string* arch = string_value(file, "general.architecture");
+  const std::string* arch = ollama::string_value(file, "general.architecture");
   if (!arch) return;
   if (*arch == "gemma3") {
-    translate_gemma3(file);
+    if (file.find_tensor("dense.0.weight") || file.find_tensor("dense.1.weight")) {
+      ollama::translate_embedding_gemma(file);
+    } else {
+      ollama::translate_gemma3(file);
+    }
   } else if (*arch == "llama") {
-    translate_llama3(file);
+    ollama::translate_llama3(file);
+  } else if (*arch == "mistral3") {
+    ollama::translate_mistral3(file);
+  } else if (*arch == "qwen3moe") {
+    ollama::translate_qwen3moe(file);
   }
 }
 

@@ -10,8 +10,12 @@
 // exactly as it is; one that carries a marker but lacks what the translation needs is refused
 // with a LayoutError naming what is missing, rather than loaded with wrong settings.
 //
-// Handled today: llama (Llama 3 tokenizer metadata), gemma3 (text). Refused with a clear error:
-// gemma3 with EmbeddingGemma's dense tensors (not translated yet).
+// Handled today: llama (Llama 3 tokenizer metadata), gemma3 (text), EmbeddingGemma (published as
+// gemma3 with dense.0 / dense.1), mistral3 (Ministral 3's older key names, embedded vision),
+// qwen3moe (expert width from the tensors).
+// The other architectures vkllm runs are written by Ollama's converter as by llama.cpp's (see
+// docs/ollama-layouts.md). One file per family: ollama_layout.cpp (llama, mistral3, qwen3moe,
+// dispatch), ollama_layout_gemma.cpp; ollama_layout_edit.h holds what they share.
 #pragma once
 
 #include <stdexcept>

@@ -115,6 +115,72 @@ void rewrite_gemma3(const MakeModelOptions& o, gguf::GgufWriter& w) {
   add_random_tensor(w, "mm.mm_soft_emb_norm.weight", {kVisionWidth}, o.seed);
 }
 
+// Moves a key to another name (at the end of the key order), if it is set.
+void move_key(gguf::GgufWriter& w, const std::string& from, const std::string& to) {
+  const gguf::Value* v = w.find(from);
+  if (!v) return;
+  gguf::Value value = *v;
+  w.erase(from);
+  w.set(to, std::move(value));
+}
+
+void rewrite_gemma_embedding(const MakeModelOptions& o, gguf::GgufWriter& w) {
+  for (const std::string& key : w.keys()) {
+    if (key.starts_with("gemma-embedding.")) {
+      move_key(w, key, "gemma3." + key.substr(std::string_view("gemma-embedding.").size()));
+    }
+  }
+  w.set_string("general.architecture", "gemma3");
+  for (const char* key :
+       {"gemma3.dense_2_feat_in", "gemma3.dense_2_feat_out", "gemma3.dense_3_feat_in",
+        "gemma3.dense_3_feat_out", "gemma3.vocab_size"}) {
+    w.erase(key);
+  }
+  // Ollama's Gemma 3 converter writes the local layers' base and the window pattern per layer.
+  w.set_f32("gemma3.rope.local.freq_base", 10000.0f);
+  auto pattern = std::make_shared<gguf::Array>();
+  pattern->element_type = gguf::ValueType::BOOL;
+  for (uint32_t l = 0; l < o.shape.n_layer; ++l) pattern->items.push_back(gguf::Value{l % 6 < 5});
+  w.set("gemma3.attention.sliding_window_pattern", gguf::Value{std::move(pattern)});
+  w.rename_tensor("dense_2.weight", "dense.0.weight");
+  w.rename_tensor("dense_3.weight", "dense.1.weight");
+}
+
+void rewrite_mistral3(const MakeModelOptions& o, gguf::GgufWriter& w) {
+  const std::string p = "mistral3.";
+  move_key(w, p + "rope.scaling.yarn_beta_fast", p + "rope.scaling.beta_fast");
+  move_key(w, p + "rope.scaling.yarn_beta_slow", p + "rope.scaling.beta_slow");
+  if (const gguf::Value* m = w.find(p + "rope.scaling.yarn_log_multiplier")) {
+    w.set(p + "rope.scaling.mscale", *m);
+  }
+  move_key(w, p + "rope.scaling.yarn_log_multiplier", p + "rope.scaling.mscale_all_dim");
+  move_key(w, p + "attention.temperature_scale", p + "rope.scaling_beta");
+  w.erase("tokenizer.ggml.pre");
+  constexpr uint32_t kVisionWidth = 32, kPatch = 16;
+  w.set_u32(p + "vision.block_count", 1);
+  w.set_u32(p + "vision.embedding_length", kVisionWidth);
+  w.set_u32(p + "vision.feed_forward_length", 2 * kVisionWidth);
+  w.set_u32(p + "vision.attention.head_count", 2);
+  w.set_u32(p + "vision.attention.key_length", kVisionWidth / 2);
+  w.set_u32(p + "vision.image_size", 2 * kPatch);
+  w.set_u32(p + "vision.patch_size", kPatch);
+  w.set_u32(p + "vision.num_channels", 3);
+  w.set_f32(p + "vision.rope.freq_base", 10000.0f);
+  w.set_u32(p + "image_token_index", 10);
+  w.set_u32(p + "spatial_merge_size", 2);
+  w.set_bool(p + "mm.projector_bias", false);
+  add_random_tensor(w, "v.patch_conv.weight", {kPatch, kPatch, 3, kVisionWidth}, o.seed);
+  add_random_tensor(w, "v.encoder_norm.weight", {kVisionWidth}, o.seed);
+  add_random_tensor(w, "v.blk.0.attn_q.weight", {kVisionWidth, kVisionWidth}, o.seed);
+  add_random_tensor(w, "mm.linear_1.weight", {kVisionWidth, o.shape.n_embd}, o.seed);
+  add_random_tensor(w, "mm.linear_2.weight", {o.shape.n_embd, o.shape.n_embd}, o.seed);
+}
+
+void rewrite_qwen3moe(gguf::GgufWriter& w) {
+  w.erase("qwen3moe.expert_feed_forward_length");
+  w.set_bool("qwen3moe.norm_top_k_prob", true);
+}
+
 }  // namespace
 
 std::optional<FileLayout> file_layout_from_name(std::string_view name) {
@@ -128,9 +194,17 @@ void rewrite_as_ollama_layout(const MakeModelOptions& o, gguf::GgufWriter& w) {
     rewrite_llama(w);
   } else if (o.arch == "gemma3") {
     rewrite_gemma3(o, w);
+  } else if (o.arch == "gemma-embedding") {
+    rewrite_gemma_embedding(o, w);
+  } else if (o.arch == "mistral3") {
+    rewrite_mistral3(o, w);
+  } else if (o.arch == "qwen3moe") {
+    rewrite_qwen3moe(w);
   } else {
     throw std::invalid_argument("make-model --layout ollama: no Ollama layout for '" + o.arch +
-                                "' yet (llama, gemma3)");
+                                "' (llama, gemma3, gemma-embedding, mistral3, qwen3moe; Ollama's "
+                                "converter writes the other "
+                                "architectures as llama.cpp's does: docs/ollama-layouts.md)");
   }
 }
 

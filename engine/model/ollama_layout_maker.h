@@ -27,8 +27,16 @@ std::optional<FileLayout> file_layout_from_name(std::string_view name);
 //            (nor the 128k sizes' linear scaling), gemma3.vision.* / gemma3.mm.* keys, a small
 //            random vision tower and projector (v.*, mm.* tensors), multimodal tokens past the
 //            embedding rows, padding/unknown add flags, no chat template.
-// The text weights keep their names, types and bytes. Throws std::invalid_argument for other
-// architectures or options the layout cannot express.
+//   gemma-embedding - EmbeddingGemma as published: architecture gemma3 with gemma3.* keys (the
+//            pooling type among them), dense.0 / dense.1 for dense_2 / dense_3 and no
+//            dense_*_feat_* keys, the local rope base and per-layer window pattern as Ollama's
+//            Gemma 3 converter writes them.
+//   mistral3 - Ministral 3 before Ollama adopted llama.cpp's keys: rope.scaling.beta_fast /
+//            beta_slow / mscale / mscale_all_dim and rope.scaling_beta, no pre-tokenizer, a
+//            small random Pixtral tower and projector (v.*, mm.*; mistral3.vision.* keys).
+//   qwen3moe - no expert_feed_forward_length, norm_top_k_prob true.
+// The text weights keep their types and bytes (and names, but EmbeddingGemma's dense ones). Throws
+// std::invalid_argument for other architectures or options the layout cannot express.
 void rewrite_as_ollama_layout(const MakeModelOptions& options, gguf::GgufWriter& w);
 
 }  // namespace vkllm::model

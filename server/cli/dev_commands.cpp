@@ -136,9 +136,10 @@ void add_dev_commands(CLI::App& app) {
   make->add_option("--vocab", args->vocab, "GGUF whose tokenizer (and vocabulary size) to use")
       ->required()
       ->check(CLI::ExistingFile);
-  make->add_option("--layout", args->layout,
-                   "llama.cpp, or ollama: the file Ollama's converter writes for the same "
-                   "weights (llama with the Llama 3 vocab, gemma3)")
+  make->add_option(
+          "--layout", args->layout,
+          "llama.cpp, or ollama: the file Ollama's converter writes for the same "
+          "weights (llama with the Llama 3 vocab, gemma3, gemma-embedding, mistral3, qwen3moe)")
       ->capture_default_str();
   make->add_option("--seed", args->seed, "Random seed; the same seed gives identical files")
       ->capture_default_str();

@@ -16,6 +16,7 @@
 #include "engine/gguf/ollama_layout.h"
 #include "engine/model/model_maker.h"
 #include "engine/model/model_spec.h"
+#include "engine/runtime/embedder.h"
 #include "engine/runtime/generator.h"
 #include "engine/runtime/host_model.h"
 #include "engine/runtime/model.h"
@@ -49,12 +50,12 @@ bool same_value(const gguf::Value& a, const gguf::Value& b) {
 }
 
 // The translated view holds every key and tensor (bytes included) of the llama.cpp twin; keys
-// it has beyond those are returned. make-model writes <arch>.vocab_size, which Ollama's gemma3
-// converter does not (the loaders take the embedding rows).
+// it has beyond those are returned. make-model writes <arch>.vocab_size, which Ollama's Gemma 3
+// layouts do not (the loaders take the embedding rows).
 std::set<std::string> compare_views(const GgufFile& twin, const GgufFile& view) {
   for (const auto& [key, value] : twin.metadata()) {
     const gguf::Value* got = view.find(key);
-    if (!got && key == "gemma3.vocab_size") {
+    if (!got && (key == "gemma3.vocab_size" || key == "gemma-embedding.vocab_size")) {
       EXPECT_EQ(
           value.v,
           gguf::Value{static_cast<uint32_t>(view.find_tensor("token_embd.weight")->shape[1])}.v);
@@ -197,6 +198,110 @@ TEST(OllamaLayout, Llama3TokenizerMetadataMatchesTheLlamaCppTwin) {
   }
 }
 
+// The pooled, projected embedding of `tokens`, on the CPU backend or Vulkan.
+std::vector<float> embedding(const GgufFile& file, const std::vector<int32_t>& tokens, bool cpu) {
+  EmbedderOptions eo;
+  eo.max_batch_tokens = 32;
+  eo.max_inputs = 1;
+  eo.warm_up = false;
+  const std::vector<std::vector<int32_t>> inputs{tokens};
+  if (cpu) {
+    const HostModel host(file);
+    return Embedder(host, eo).embed(inputs).at(0);
+  }
+  Model device(test::vk_context(), file);
+  return Embedder(device, eo).embed(inputs).at(0);
+}
+
+// EmbeddingGemma as published: gemma3 keys, dense.0 / dense.1, the window pattern per layer.
+TEST(OllamaLayout, EmbeddingGemmaViewAndEmbeddingsMatchTheLlamaCppTwin) {
+  model::MakeModelOptions o;
+  o.arch = "gemma-embedding";
+  o.shape = model::parse_model_shape("64x6x2x1");  // layers 0-4 local, 5 global
+  o.file_type = model::FileType::F16;
+  o.seed = 48;
+  const std::vector<uint8_t> vocab_bytes = test::fixture_vocab_bytes();
+  const Twins files = make_twins(o, GgufFile::parse(vocab_bytes));
+
+  const GgufFile twin = GgufFile::parse(files.llama_cpp);
+  EXPECT_FALSE(twin.translation().applied());
+  const GgufFile view = GgufFile::parse(files.ollama);
+  const GgufFile raw = GgufFile::parse(files.ollama, ReadLayout::Raw);
+  ASSERT_EQ(view.translation().name, "ollama-embeddinggemma");
+  EXPECT_EQ(raw.get_optional<std::string>("general.architecture"), "gemma3");
+  EXPECT_TRUE(raw.find_tensor("dense.0.weight") && !raw.find_tensor("dense_2.weight"));
+  EXPECT_EQ(compare_views(twin, view), std::set<std::string>{"gemma-embedding.rope.freq_base_swa"});
+  const auto spec = model::ModelSpec::from_gguf(view);
+  EXPECT_EQ(spec.n_dense, 4u * 64);
+  EXPECT_FALSE(spec.causal_attn);
+
+  const std::vector<int32_t> prompt{1, 17, 250, 99, 4, 123, 7, 280, 31, 2};
+  for (const bool cpu : {true, false}) {
+    SCOPED_TRACE(cpu ? "cpu" : "vulkan");
+    const auto want = embedding(twin, prompt, cpu);
+    ASSERT_EQ(want.size(), 64u);
+    EXPECT_EQ(embedding(view, prompt, cpu), want);
+  }
+}
+
+// Ministral 3 with Ollama's older YaRN / temperature key names and its vision tower embedded.
+TEST(OllamaLayout, Mistral3ViewAndLogitsMatchTheLlamaCppTwin) {
+  model::MakeModelOptions o;
+  o.arch = "mistral3";
+  o.shape = model::parse_model_shape("64x2x2x1");
+  o.shape.n_ctx = 64;  // YaRN's original context 4: the prompt reaches the temperature's range
+  o.file_type = model::FileType::F16;
+  o.seed = 49;
+  const std::vector<uint8_t> vocab_bytes = test::fixture_vocab_bytes();
+  const Twins files = make_twins(o, GgufFile::parse(vocab_bytes));
+
+  const GgufFile twin = GgufFile::parse(files.llama_cpp);
+  EXPECT_FALSE(twin.translation().applied());
+  const GgufFile view = GgufFile::parse(files.ollama);
+  const GgufFile raw = GgufFile::parse(files.ollama, ReadLayout::Raw);
+  ASSERT_EQ(view.translation().name, "ollama-mistral3");
+  EXPECT_TRUE(raw.has("mistral3.rope.scaling_beta") && raw.find_tensor("v.patch_conv.weight"));
+  EXPECT_EQ(compare_views(twin, view), std::set<std::string>{});
+
+  const std::vector<int32_t> prompt{1, 17, 250, 99, 4, 123, 7, 280, 31};
+  for (const bool cpu : {true, false}) {
+    SCOPED_TRACE(cpu ? "cpu" : "vulkan");
+    const auto want = last_logits(twin, prompt, cpu);
+    EXPECT_EQ(last_logits(view, prompt, cpu), want);
+    if (cpu) {  // as stored: no attention temperature, no YaRN magnitude
+      EXPECT_NE(last_logits(raw, prompt, cpu), want);
+    }
+  }
+}
+
+// Qwen3 MoE without the expert width key: here the width (64) is not n_ff / experts used (128),
+// so as stored the file cannot load at all.
+TEST(OllamaLayout, Qwen3MoeViewAndLogitsMatchTheLlamaCppTwin) {
+  model::MakeModelOptions o;
+  o.arch = "qwen3moe";
+  o.shape = model::parse_model_shape("64x2x2x1");
+  o.shape.n_ff_exp = 64;
+  o.file_type = model::FileType::F16;
+  o.seed = 50;
+  const std::vector<uint8_t> vocab_bytes = test::fixture_vocab_bytes();
+  const Twins files = make_twins(o, GgufFile::parse(vocab_bytes));
+
+  const GgufFile twin = GgufFile::parse(files.llama_cpp);
+  EXPECT_FALSE(twin.translation().applied());
+  const GgufFile view = GgufFile::parse(files.ollama);
+  const GgufFile raw = GgufFile::parse(files.ollama, ReadLayout::Raw);
+  ASSERT_EQ(view.translation().name, "ollama-qwen3moe");
+  EXPECT_EQ(compare_views(twin, view), std::set<std::string>{});
+  EXPECT_THAT([&] { model::ModelSpec::from_gguf(raw); },
+              ::testing::ThrowsMessage<std::runtime_error>(HasSubstr("expert tensor")));
+
+  const std::vector<int32_t> prompt{1, 17, 250, 99, 4, 123, 7, 280, 31};
+  for (const bool cpu : {true, false}) {
+    SCOPED_TRACE(cpu ? "cpu" : "vulkan");
+    EXPECT_EQ(last_logits(view, prompt, cpu), last_logits(twin, prompt, cpu));
+  }
+}
+
 std::string layout_error(const std::vector<uint8_t>& bytes) {
   try {
     GgufFile::parse(bytes);
@@ -248,7 +353,9 @@ TEST(OllamaLayout, HalfMatchingFilesAreRefusedNamingWhatIsMissing) {
   const auto embedding_gemma = test::random_model_bytes(o, [](gguf::GgufWriter& w) {
     w.add_tensor("dense.0.weight", gguf::TensorType::F32, {4}, std::vector<uint8_t>(16));
   });
-  EXPECT_THAT(layout_error(embedding_gemma), HasSubstr("EmbeddingGemma"));
+  EXPECT_THAT(layout_error(embedding_gemma),
+              HasSubstr("Ollama's embeddinggemma layout (dense.0.weight) but cannot be translated "
+                        "to llama.cpp's: it has no dense.1.weight"));
 
   // A Llama 3 chat template without a pre-tokenizer over a vocabulary that is not Llama 3's.
   o.arch = "llama";
@@ -273,6 +380,64 @@ TEST(OllamaLayout, HalfMatchingFilesAreRefusedNamingWhatIsMissing) {
   const auto no_eps = test::random_model_bytes(
       o, [](gguf::GgufWriter& w) { w.erase("gemma3.attention.layer_norm_rms_epsilon"); });
   EXPECT_FALSE(GgufFile::parse(no_eps).translation().applied());
+}
+
+// The same for EmbeddingGemma, Ministral 3 and Qwen3 MoE: each half match names what is missing or
+// wrong.
+TEST(OllamaLayout, HalfMatchingEmbeddingGemmaMistral3AndQwen3MoeAreRefused) {
+  model::MakeModelOptions o;
+  o.arch = "gemma-embedding";
+  o.shape = model::parse_model_shape("64x2x2x1");
+  o.layout = FileLayout::Ollama;
+  EXPECT_EQ(GgufFile::parse(test::random_model_bytes(o)).translation().name,
+            "ollama-embeddinggemma");
+  const auto no_pooling =
+      test::random_model_bytes(o, [](gguf::GgufWriter& w) { w.erase("gemma3.pooling_type"); });
+  EXPECT_THAT(layout_error(no_pooling), HasSubstr("gemma3.pooling_type is missing"));
+  const auto every_layer_local = test::random_model_bytes(o, [](gguf::GgufWriter& w) {
+    auto all = std::make_shared<gguf::Array>();
+    all->element_type = gguf::ValueType::BOOL;
+    all->items.assign(2, gguf::Value{true});
+    w.set("gemma3.attention.sliding_window_pattern", gguf::Value{std::move(all)});
+  });
+  EXPECT_EQ(layout_error(every_layer_local), "(accepted)") << "layers 0-1 are local either way";
+  const auto global_first = test::random_model_bytes(o, [](gguf::GgufWriter& w) {
+    auto pattern = std::make_shared<gguf::Array>();
+    pattern->element_type = gguf::ValueType::BOOL;
+    pattern->items = {gguf::Value{false}, gguf::Value{true}};
+    w.set("gemma3.attention.sliding_window_pattern", gguf::Value{std::move(pattern)});
+  });
+  EXPECT_THAT(layout_error(global_first),
+              HasSubstr("sliding_window_pattern marks layer 0 global, gemma-embedding has five "
+                        "local layers per global one"));
+  const auto wrong_width = test::random_model_bytes(o, [](gguf::GgufWriter& w) {
+    w.rename_tensor("dense.1.weight", "unused.weight");
+    w.add_tensor("dense.1.weight", gguf::TensorType::F32, {8, 64}, std::vector<uint8_t>(2048));
+  });
+  EXPECT_THAT(layout_error(wrong_width),
+              HasSubstr("dense.0.weight (64x256) and dense.1.weight (8x64) do not project 64 -> "
+                        "N -> 64"));
+
+  o.arch = "mistral3";
+  const auto mscale = test::random_model_bytes(
+      o, [](gguf::GgufWriter& w) { w.set_f32("mistral3.rope.scaling.mscale", 0.5f); });
+  EXPECT_THAT(layout_error(mscale),
+              HasSubstr("Ollama's mistral3 layout (v.* tensors, mm.* tensors, "
+                        "mistral3.rope.scaling.beta_fast"));
+  EXPECT_THAT(layout_error(mscale), HasSubstr("mistral3.rope.scaling.mscale (0.5) without an equal "
+                                              "mistral3.rope.scaling.mscale_all_dim"));
+  const auto betas = test::random_model_bytes(
+      o, [](gguf::GgufWriter& w) { w.set_f32("mistral3.rope.scaling.yarn_beta_fast", 16.0f); });
+  EXPECT_THAT(layout_error(betas), HasSubstr("mistral3.rope.scaling.beta_fast (32) and "
+                                             "mistral3.rope.scaling.yarn_beta_fast (16) disagree"));
+
+  o.arch = "qwen3moe";
+  const auto no_renormalising = test::random_model_bytes(
+      o, [](gguf::GgufWriter& w) { w.set_bool("qwen3moe.norm_top_k_prob", false); });
+  EXPECT_THAT(layout_error(no_renormalising),
+              HasSubstr("Ollama's qwen3moe layout (qwen3moe.norm_top_k_prob, no "
+                        "qwen3moe.expert_feed_forward_length) but cannot be translated to "
+                        "llama.cpp's: qwen3moe.norm_top_k_prob is false"));
 }
 
 }  // namespace

@@ -103,3 +103,27 @@ grep -q "loaded $REG/test/gemma3-olayout:v1 in .*; ollama-gemma3 layout read as 
   "$VKLLM_LOG" || fail "the load log does not name the translation"
 grep -q "loaded twin:latest in .*)$" "$VKLLM_LOG" || fail "the twin's load log names a translation"
 pass "Ollama-layout gemma3 chats like its llama.cpp-layout twin"
+
+# EmbeddingGemma as Ollama published it (architecture gemma3, dense.0 / dense.1) is created from
+# the file as it is and embeds exactly like its llama.cpp-layout twin (gemma-embedding).
+for layout in llama.cpp ollama; do
+  f=$TEST_TMP/eg-$layout.gguf
+  "$VKLLM_BIN" dev make-model --arch gemma-embedding --shape 64x6x2x1 --vocab "$vocab" --seed 48 \
+    --layout "$layout" -o "$f" >/dev/null || fail "make-model gemma-embedding --layout $layout"
+  d=sha256:$(sha256sum "$f" | cut -d' ' -f1)
+  st=$(http_status POST "$VKLLM_URL/api/blobs/$d" --data-binary "@$f")
+  [ "$st" = 201 ] || [ "$st" = 200 ] || fail "eg-$layout blob upload: $st $(body)"
+  expect_eq "$(http_status POST "$VKLLM_URL/api/create" \
+    -d "{\"model\":\"eg-$layout\",\"files\":{\"m.gguf\":\"$d\"},\"stream\":false}")" 200 \
+    "create eg-$layout: $(body)"
+  curl -sf "$VKLLM_URL/api/embed" -d "{\"model\":\"eg-$layout\",\"input\":\"The quick brown fox\"}" \
+    | jq -c .embeddings >"$TEST_TMP/eg-$layout.json" || fail "embed with eg-$layout"
+done
+curl -sf "$VKLLM_URL/api/show" -d '{"model":"eg-ollama"}' \
+  | jq -e '.capabilities == ["embedding"] and .model_info["general.architecture"] == "gemma-embedding"' \
+    >/dev/null || fail "show eg-ollama: $(curl -s "$VKLLM_URL/api/show" -d '{"model":"eg-ollama"}' | jq -c '{capabilities, a: .model_info["general.architecture"]}')"
+jq -e 'length == 1 and (.[0] | length) == 64' "$TEST_TMP/eg-ollama.json" >/dev/null \
+  || fail "eg-ollama embedding: $(head -c 200 "$TEST_TMP/eg-ollama.json")"
+cmp -s "$TEST_TMP/eg-llama.cpp.json" "$TEST_TMP/eg-ollama.json" \
+  || fail "the Ollama-layout EmbeddingGemma embeds differently from its twin"
+pass "Ollama-layout EmbeddingGemma embeds like its llama.cpp-layout twin"
