@@ -94,11 +94,13 @@ void BM_CpuMatmul(benchmark::State& state) {
 }
 
 void shapes(benchmark::internal::Benchmark* b) {
-  const TensorType types[] = {TensorType::Q4_K, TensorType::Q6_K, TensorType::Q8_0,
-                              TensorType::F16,  TensorType::Q5_K, TensorType::Q4_0};
+  const TensorType types[] = {TensorType::Q4_K, TensorType::Q6_K, TensorType::Q8_0, TensorType::F16,
+                              TensorType::Q5_K, TensorType::Q4_0, TensorType::MXFP4};
   const int64_t dims[][2] = {{2048, 2048}, {512, 2048}, {8192, 2048}, {2048, 8192}, {128256, 2048}};
-  for (int isa : {3, 2, 1}) {
+  for (int isa : {3, 2, 1, 0}) {
     for (TensorType t : types) {
+      // The portable path (dequantize a row, float dots) only for MXFP4: what its kernel gains.
+      if (isa == 0 && t != TensorType::MXFP4) continue;
       for (const auto& d : dims) {
         for (int64_t n : {1, 8, 512}) {
           if (d[0] == 128256 && n == 512) continue;

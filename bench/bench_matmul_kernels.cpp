@@ -125,9 +125,10 @@ std::string type_tag(TensorType t) {
 
 int register_all() {
   const TensorType all[] = {
-      TensorType::F32,  TensorType::F16,  TensorType::BF16, TensorType::Q4_0,   TensorType::Q4_1,
-      TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0, TensorType::IQ4_NL, TensorType::Q2_K,
-      TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K,   TensorType::IQ4_XS};
+      TensorType::F32,    TensorType::F16,  TensorType::BF16,   TensorType::Q4_0,
+      TensorType::Q4_1,   TensorType::Q5_0, TensorType::Q5_1,   TensorType::Q8_0,
+      TensorType::IQ4_NL, TensorType::Q2_K, TensorType::Q3_K,   TensorType::Q4_K,
+      TensorType::Q5_K,   TensorType::Q6_K, TensorType::IQ4_XS, TensorType::MXFP4};
   // Llama-3-8B shapes: ffn gate/up (14336 x 4096) and a square projection (4096 x 4096).
   for (TensorType t : all) {
     for (uint32_t batch : {1u, 8u})

@@ -31,8 +31,8 @@
 //
 // The weights are bound at binding 0 as raw words. Blocks of several formats are only 2-byte
 // aligned (Q4_0 18 B, Q5_0 22 B, Q3_K 110 B); those are read with 32-bit loads plus a funnel
-// shift instead of 16-bit loads, which is why a weight buffer must stay readable for 8 bytes past
-// the end of the tensor. Q8_0 (34 B) and Q6_K (210 B), the common ones, are repacked on upload
+// shift instead of 16-bit loads (MXFP4's 17-byte blocks, only byte aligned, the same way), which
+// is why a weight buffer must stay readable for 8 bytes past the end of the tensor. Q8_0 (34 B) and Q6_K (210 B), the common ones, are repacked on upload
 // so that they need neither (see repacked_body).
 
 #extension GL_EXT_control_flow_attributes : enable
@@ -60,6 +60,13 @@ uvec2 load_u64_a2(uint off) {
 
 // load_f16_a2 from the word already loaded at off >> 2, for the split decoders.
 float shift_f16_a2(uint off, uint a) { return unpackHalf2x16(a >> ((off & 2u) << 3)).x; }
+
+// Word at any byte offset (MXFP4's 17-byte blocks): the same funnel shift by 0, 8, 16 or 24.
+uint load_u32_a1(uint off) {
+  const uint i = off >> 2;
+  const uint s = (off & 3u) << 3;
+  return (wq[i] >> s) | ((wq[i + 1u] << 1u) << (31u - s));
+}
 
 uint load_u16_a2(uint off) { return (wq[off >> 2] >> ((off & 2u) << 3)) & 0xFFFFu; }
 
@@ -108,6 +115,21 @@ void dequant_init() {
 vec4 iq4nl_f(uint nibbles) {
   return vec4(iq4nl_values[nibbles & 15u], iq4nl_values[(nibbles >> 8) & 15u],
               iq4nl_values[(nibbles >> 16) & 15u], iq4nl_values[(nibbles >> 24) & 15u]);
+}
+#elif defined(TYPE_MXFP4)
+// MXFP4's E2M1 codes, doubled (as ggml's kvalues_mxfp4) so that the block scale is 2^(e - 128);
+// in shared memory for the same reason as the IQ4 grid.
+shared float mxfp4_values[16];
+void dequant_init() {
+  if (gl_LocalInvocationIndex < 16u) {
+    const float v[16] = float[16](0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 0.0, -1.0, -2.0, -3.0,
+                                  -4.0, -6.0, -8.0, -12.0);
+    mxfp4_values[gl_LocalInvocationIndex] = v[gl_LocalInvocationIndex];
+  }
+}
+vec4 mxfp4_f(uint nibbles) {
+  return vec4(mxfp4_values[nibbles & 15u], mxfp4_values[(nibbles >> 8) & 15u],
+              mxfp4_values[(nibbles >> 16) & 15u], mxfp4_values[(nibbles >> 24) & 15u]);
 }
 #else
 void dequant_init() {}
@@ -209,6 +231,24 @@ void dequant_unit(uint off, uint u, out vec4 w[UNIT / 4]) {
   w[1] = dm.x * bytes_f(((q >> 4) & 0x0F0F0F0Fu) | (spread4(qh >> (4u * u + 16u)) << 4)) + dm.y;
 }
 #endif
+
+#elif defined(TYPE_MXFP4)
+// One E8M0 exponent byte, then 16 bytes of codes placed as in Q4_0 (unit u: bytes 4u..4u+3 of
+// them, elements 4u.. in the low nibbles and 16 + 4u.. in the high ones). 17-byte blocks are
+// only byte aligned: word loads with a funnel shift. The scale 2^(e - 128) is built from its bits
+// (e = 0 and 1 are subnormal, which devices may flush to zero: such blocks only hold values
+// below 1e-37).
+#define QK 32u
+#define UNIT 8
+#define QBYTES 17u
+uint unit_pos(uint u, uint v) { return 4u * u + 16u * v; }
+void dequant_unit(uint off, uint u, out vec4 w[UNIT / 4]) {
+  const uint e = load_u8(off);
+  const float d = uintBitsToFloat(e < 2u ? 0x00200000u << e : (e - 1u) << 23);
+  const uint q = load_u32_a1(off + 1u + 4u * u);
+  w[0] = d * mxfp4_f(q);
+  w[1] = d * mxfp4_f(q >> 4);
+}
 
 #elif defined(TYPE_Q8_0)
 #define QK 32u

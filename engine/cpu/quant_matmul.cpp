@@ -228,6 +228,7 @@ bool matmul_supports(TensorType type) {
     case TensorType::Q5_K:
     case TensorType::Q6_K:
     case TensorType::IQ4_XS:
+    case TensorType::MXFP4:
       return true;
     default:
       return false;

@@ -16,6 +16,8 @@ FastKernel avx2_kernel(gguf::TensorType type) {
       return fast<q8_0_body>(ActFormat::Q8_0);
     case TensorType::Q4_0:
       return fast<q4_0_body>(ActFormat::Q8_0);
+    case TensorType::MXFP4:
+      return fast<mxfp4_body>(ActFormat::Q8_0);
     case TensorType::F16:
       return fast<f16_body>(ActFormat::F32);
     case TensorType::BF16:

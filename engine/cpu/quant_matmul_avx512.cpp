@@ -26,6 +26,8 @@ FastKernel avx512_kernel(gguf::TensorType type) {
     // The 256-bit bodies, built here with the VNNI dot products.
     case TensorType::Q4_0:
       return fast<q4_0_body>(ActFormat::Q8_0);
+    case TensorType::MXFP4:
+      return fast<mxfp4_body>(ActFormat::Q8_0);
     case TensorType::BF16:
       return fast<bf16_body>(ActFormat::F32);
     case TensorType::F32:

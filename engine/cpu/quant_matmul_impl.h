@@ -277,6 +277,42 @@ void q4_0_row(const std::byte* row, uint64_t cols, const std::byte* x, uint64_t 
   for (unsigned t = 0; t < NT; ++t) out[t] = hsum(acc[t]) - corr[t];
 }
 
+// ---- MXFP4: x = kMxfp4Values[q] * 2^(e - 128), 17-byte blocks (unaligned) ----
+// The codes become signed bytes through a 16-entry byte shuffle of the (doubled, integral) E2M1
+// values, then go the Q8_0 way: |w| against x with w's sign moved onto x. |w| <= 12, so the
+// pair sums stay far inside int16.
+inline float e8m0_half(uint8_t e) {  // gguf::mxfp4_half_scale, kept local to the ISA build
+  const uint32_t bits = e < 2 ? uint32_t{0x00200000} << e : uint32_t{e - 1u} << 23;
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+
+template <unsigned NT>
+void mxfp4_row(const std::byte* row, uint64_t cols, const std::byte* x, uint64_t xs, float* out) {
+  const uint64_t nb = cols / gguf::kLegacyBlock;
+  const auto* w = reinterpret_cast<const uint8_t*>(row);
+  const __m128i table = _mm_loadu_si128(reinterpret_cast<const __m128i*>(gguf::kMxfp4Values));
+  const __m128i m4 = _mm_set1_epi8(0x0F);
+  __m256 acc[NT];
+  for (unsigned t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
+  for (uint64_t b = 0; b < nb; ++b, w += sizeof(gguf::BlockMXFP4)) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w + 1));
+    const __m256i qw =
+        _mm256_set_m128i(_mm_shuffle_epi8(table, _mm_and_si128(_mm_srli_epi16(v, 4), m4)),
+                         _mm_shuffle_epi8(table, _mm_and_si128(v, m4)));
+    const __m256i aw = _mm256_abs_epi8(qw);
+    const float d = e8m0_half(w[0]);
+    for (unsigned t = 0; t < NT; ++t) {
+      const ActQ8_0& xb = act_row<ActQ8_0>(x, xs, t)[b];
+      const __m256i s = _mm256_sign_epi8(load(xb.qs), qw);
+      const __m256i p = dot_u8s8(_mm256_setzero_si256(), aw, s);
+      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(d * xb.d), acc[t]);
+    }
+  }
+  for (unsigned t = 0; t < NT; ++t) out[t] = hsum(acc[t]);
+}
+
 // ---- F16 / BF16 / F32 weights against float activations ----
 struct F16Elems {
   using T = uint16_t;
@@ -433,6 +469,7 @@ VKLLM_QMM_BODY(q5_k)
 VKLLM_QMM_BODY(q6_k)
 VKLLM_QMM_BODY(q8_0)
 VKLLM_QMM_BODY(q4_0)
+VKLLM_QMM_BODY(mxfp4)
 VKLLM_QMM_BODY(f16)
 VKLLM_QMM_BODY(bf16)
 VKLLM_QMM_BODY(f32)

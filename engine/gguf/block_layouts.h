@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace vkllm::gguf {
 
@@ -125,6 +126,28 @@ struct BlockIQ4_XS {
 inline constexpr int8_t kIq4nlValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10,
                                             1,    13,   25,  38,  53,  69,  89,  113};
 
+// MXFP4 (OCP microscaling FP4): 32 E2M1 values sharing one E8M0 exponent byte, nibbles placed as
+// in Q4_0. x[j] = kMxfp4Values[nibble_j] * mxfp4_half_scale(e): the table holds twice the E2M1
+// values (so it stays integral) and the scale is half of 2^(e - 127).
+struct BlockMXFP4 {
+  uint8_t e;
+  uint8_t qs[kLegacyBlock / 2];
+};
+
+// E2M1 (sign, 2 exponent bits, 1 mantissa bit) doubled: 0, 0.5, 1, 1.5, 2, 3, 4, 6 and negatives.
+inline constexpr int8_t kMxfp4Values[16] = {0, 1,  2,  3,  4,  6,  8,  12,
+                                            0, -1, -2, -3, -4, -6, -8, -12};
+
+// 2^(e - 128) as a float, bit-exact for every byte: e = 0 and 1 are the subnormals 2^-128 and
+// 2^-127. (e = 255, NaN in the OCP format, reads as 2^127 as in ggml; ggml's validation rejects
+// it in files.)
+inline float mxfp4_half_scale(uint8_t e) {
+  const uint32_t bits = e < 2 ? uint32_t{0x00200000} << e : uint32_t{e - 1u} << 23;
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+
 static_assert(sizeof(BlockQ4_0) == 18);
 static_assert(sizeof(BlockQ4_1) == 20);
 static_assert(sizeof(BlockQ5_0) == 22);
@@ -139,6 +162,7 @@ static_assert(sizeof(BlockQ6_K) == 210);
 static_assert(sizeof(BlockQ8_K) == 292);
 static_assert(sizeof(BlockIQ4_NL) == 18);
 static_assert(sizeof(BlockIQ4_XS) == 136);
+static_assert(sizeof(BlockMXFP4) == 17);
 
 static_assert(offsetof(BlockQ4_K, qs) == 16);
 static_assert(offsetof(BlockQ5_K, qs) == 48);

@@ -17,7 +17,7 @@ using detail::FormatKernels;
 
 const FormatKernels* find_kernels(TensorType type) {
   for (auto table : {detail::float_kernels(), detail::legacy_kernels(), detail::k_kernels(),
-                     detail::iq_kernels()}) {
+                     detail::iq_kernels(), detail::fp4_kernels()}) {
     for (const auto& k : table) {
       if (k.type == type) return &k;
     }

@@ -27,6 +27,7 @@ std::span<const FormatKernels> float_kernels();
 std::span<const FormatKernels> legacy_kernels();
 std::span<const FormatKernels> k_kernels();
 std::span<const FormatKernels> iq_kernels();
+std::span<const FormatKernels> fp4_kernels();
 
 // Blocks are copied out of (and into) the byte stream, so callers may pass unaligned data.
 template <typename Block>

@@ -13,7 +13,7 @@ struct TypeEntry {
 };
 
 // Block sizes and byte counts follow ggml's block_* structs (ggml-common.h); QK_K = 256.
-constexpr std::array<TypeEntry, 22> kTypes{{
+constexpr std::array<TypeEntry, 23> kTypes{{
     {TensorType::F32, {"f32", 1, 4}},
     {TensorType::F16, {"f16", 1, 2}},
     {TensorType::Q4_0, {"q4_0", 32, 2 + 16}},
@@ -36,6 +36,7 @@ constexpr std::array<TypeEntry, 22> kTypes{{
     {TensorType::I64, {"i64", 1, 8}},
     {TensorType::F64, {"f64", 1, 8}},
     {TensorType::BF16, {"bf16", 1, 2}},
+    {TensorType::MXFP4, {"mxfp4", 32, 1 + 16}},
 }};
 
 const TypeEntry* find_entry(uint32_t raw) {

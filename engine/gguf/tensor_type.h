@@ -32,6 +32,7 @@ enum class TensorType : uint32_t {
   F64 = 28,
   IQ4_XS = 23,
   BF16 = 30,
+  MXFP4 = 39,  // gpt-oss's expert weights (OCP microscaling FP4)
 };
 
 struct TypeTraits {

@@ -13,9 +13,12 @@ struct FileTypeName {
   std::string_view name;
 };
 constexpr FileTypeName kFileTypes[] = {
-    {FileType::F32, "F32"},       {FileType::F16, "F16"},       {FileType::BF16, "BF16"},
-    {FileType::Q4_0, "Q4_0"},     {FileType::Q8_0, "Q8_0"},     {FileType::Q4_K_S, "Q4_K_S"},
-    {FileType::Q4_K_M, "Q4_K_M"}, {FileType::Q5_K_M, "Q5_K_M"}, {FileType::Q6_K, "Q6_K"},
+    {FileType::F32, "F32"},         {FileType::F16, "F16"},
+    {FileType::BF16, "BF16"},       {FileType::Q4_0, "Q4_0"},
+    {FileType::Q8_0, "Q8_0"},       {FileType::Q4_K_S, "Q4_K_S"},
+    {FileType::Q4_K_M, "Q4_K_M"},   {FileType::Q5_K_M, "Q5_K_M"},
+    {FileType::Q6_K, "Q6_K"},       {FileType::MXFP4_MOE, "MXFP4_MOE"},
+    {FileType::MXFP4_MOE, "MXFP4"},
 };
 
 bool iequals(std::string_view a, std::string_view b) {
@@ -42,6 +45,7 @@ TensorType base_type(FileType t) {
     case FileType::Q4_0:
       return TensorType::Q4_0;
     case FileType::Q8_0:
+    case FileType::MXFP4_MOE:  // for everything but the experts
       return TensorType::Q8_0;
     case FileType::Q4_K_S:
     case FileType::Q4_K_M:
@@ -99,7 +103,10 @@ TensorType choose_tensor_type(FileType file_type, const TensorSlot& slot) {
   const bool k_mix = file_type == FileType::Q4_K_M || file_type == FileType::Q5_K_M;
   const bool is_output =
       name == "output.weight" || (!slot.model_has_output && name == "token_embd.weight");
-  if (is_output) {
+  if (file_type == FileType::MXFP4_MOE) {
+    // llama-quantize's MXFP4_MOE: MXFP4 for the stacked experts, Q8_0 for the rest.
+    if (slot.shape.size() >= 3 && slot.shape[2] > 1) type = TensorType::MXFP4;
+  } else if (is_output) {
     if (row % block_of(type) != 0) {
       type = TensorType::Q8_0;
     } else if (type != TensorType::Q8_0) {

@@ -22,9 +22,11 @@ enum class FileType : uint32_t {
   Q5_K_M = 17,
   Q6_K = 18,
   BF16 = 32,
+  MXFP4_MOE = 38,  // stacked expert tensors MXFP4, other matrices Q8_0 (gpt-oss's published mix)
 };
 
-// "Q4_K_M", "q8_0", "BF16", ... (case-insensitive); nullopt for anything else.
+// "Q4_K_M", "q8_0", "BF16", "MXFP4_MOE" (alias "MXFP4"), ... (case-insensitive); nullopt for
+// anything else.
 std::optional<FileType> file_type_from_name(std::string_view name);
 std::string_view file_type_name(FileType type);
 bool is_quantized(FileType type);  // false for F32 / F16 / BF16
@@ -44,7 +46,8 @@ struct TensorSlot {
 // first 4 layers and ffn_down of the first eighth Q5_K (imatrix-free, non-Falcon); rows that do not
 // fit a K-quant's 256-element blocks fall back to Q5_0 / Q5_1 / Q8_0, and to F16 if even that
 // fails. Models of exactly 8 experts get attn_k and attn_v Q8_0 and (Q4_K_S/M) attn_output Q5_K;
-// the MoE router (ffn_gate_inp) stays F32.
+// the MoE router (ffn_gate_inp) stays F32. MXFP4_MOE gives stacked expert tensors (a third
+// dimension over 1) MXFP4 and every other matrix, the output projection included, Q8_0.
 gguf::TensorType choose_tensor_type(FileType file_type, const TensorSlot& slot);
 
 }  // namespace vkllm::model

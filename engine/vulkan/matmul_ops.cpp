@@ -51,6 +51,8 @@ std::optional<KernelType> kernel_type(TensorType type) {
       return KernelType{"q6_k", 256, 210, 32};
     case TensorType::IQ4_XS:
       return KernelType{"iq4_xs", 256, 136, 32};
+    case TensorType::MXFP4:
+      return KernelType{"mxfp4", 32, 17, 32};
     default:
       return std::nullopt;
   }
@@ -144,9 +146,9 @@ bool has_q8_kernel(TensorType type) {
 // Weight types the tensor-core GEMM decodes: every one whose values f16 holds (F32 and BF16
 // weights keep the f32 kernel).
 constexpr TensorType kCoopMatTypes[] = {
-    TensorType::F16,  TensorType::Q4_0,   TensorType::Q4_1,  TensorType::Q5_0, TensorType::Q5_1,
-    TensorType::Q8_0, TensorType::IQ4_NL, TensorType::Q2_K,  TensorType::Q3_K, TensorType::Q4_K,
-    TensorType::Q5_K, TensorType::Q6_K,   TensorType::IQ4_XS};
+    TensorType::F16,  TensorType::Q4_0,   TensorType::Q4_1,   TensorType::Q5_0, TensorType::Q5_1,
+    TensorType::Q8_0, TensorType::IQ4_NL, TensorType::Q2_K,   TensorType::Q3_K, TensorType::Q4_K,
+    TensorType::Q5_K, TensorType::Q6_K,   TensorType::IQ4_XS, TensorType::MXFP4};
 
 bool has_coopmat_kernel(TensorType type) {
   return std::ranges::find(kCoopMatTypes, type) != std::end(kCoopMatTypes);

@@ -23,8 +23,8 @@
 // Kernel variants are "matvec_<type>" / "matvec_<type>_shmem" / "matmul_<type>" /
 // "matmul_coopmat_<type>" (every type but f32 and bf16, whose values f16 may not hold) with <type>
 // the lower-case ggml name (f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, iq4_nl, q2_k, q3_k, q4_k,
-// q5_k, q6_k, iq4_xs), and "matvec_<type>_q8" (int8 dot products) for q4_0, q8_0, q4_k, q5_k and
-// q6_k.
+// q5_k, q6_k, iq4_xs, mxfp4), and "matvec_<type>_q8" (int8 dot products) for q4_0, q8_0, q4_k, q5_k
+// and q6_k.
 #pragma once
 
 #include <cstdint>
@@ -49,9 +49,9 @@ bool has_matmul_kernels(gguf::TensorType type);
 // block size); on the device it takes weight_layout.h's device_weight_bytes of that.
 uint64_t weight_tensor_bytes(gguf::TensorType type, uint32_t rows, uint32_t cols);
 
-// Blocks of several formats (Q4_0, Q5_0, Q3_K, IQ4_NL) are only 2-byte aligned and the
-// kernels read them with 32-bit loads, touching up to this many bytes past the tensor's end. The
-// weights slice passed to the kernels must include them (allocate tensors with this slack).
+// Blocks of several formats (Q4_0, Q5_0, Q3_K, IQ4_NL; MXFP4 byte aligned) are not word aligned and
+// the kernels read them with 32-bit loads, touching up to this many bytes past the tensor's end.
+// The weights slice passed to the kernels must include them (allocate tensors with this slack).
 inline constexpr uint64_t kWeightReadSlackBytes = 16;
 
 // Bytes of `batch` vectors of `cols` activations quantized by record_quantize_q8: the int8

@@ -31,9 +31,9 @@ const Pipeline& pipeline(PipelineCache& pc, const char* shader, uint32_t buffers
                  .spec = {workgroup}});
 }
 
-constexpr std::array kGetRowsTypes = {"f32",  "f16",  "bf16", "q4_0",   "q4_1",
-                                      "q5_0", "q5_1", "q8_0", "q2_k",   "q3_k",
-                                      "q4_k", "q5_k", "q6_k", "iq4_nl", "iq4_xs"};
+constexpr std::array kGetRowsTypes = {"f32",  "f16",    "bf16",   "q4_0", "q4_1", "q5_0",
+                                      "q5_1", "q8_0",   "q2_k",   "q3_k", "q4_k", "q5_k",
+                                      "q6_k", "iq4_nl", "iq4_xs", "mxfp4"};
 
 }  // namespace
 

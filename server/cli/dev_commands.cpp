@@ -38,7 +38,7 @@ int make_model(const MakeModelArgs& args) {
   const auto file_type = model::file_type_from_name(args.type);
   if (!file_type) {
     throw std::invalid_argument("unknown --type '" + args.type +
-                                "' (F32, F16, BF16, Q8_0, Q4_0, Q4_K_M, Q5_K_M, Q6_K)");
+                                "' (F32, F16, BF16, Q8_0, Q4_0, Q4_K_M, Q5_K_M, Q6_K, MXFP4_MOE)");
   }
   options.file_type = *file_type;
   const auto layout = model::file_layout_from_name(args.layout);
@@ -131,7 +131,9 @@ void add_dev_commands(CLI::App& app) {
                    "ministral3-8b, embeddinggemma-300m or WxLxHxKV (n_embd x n_layer x n_head "
                    "x n_head_kv)")
       ->capture_default_str();
-  make->add_option("--type", args->type, "F32, F16, BF16, Q8_0, Q4_0, Q4_K_M, Q5_K_M or Q6_K")
+  make->add_option("--type", args->type,
+                   "F32, F16, BF16, Q8_0, Q4_0, Q4_K_M, Q5_K_M, Q6_K or MXFP4_MOE (MoE "
+                   "architectures: MXFP4 experts, Q8_0 elsewhere, as llama-quantize writes it)")
       ->capture_default_str();
   make->add_option("--vocab", args->vocab, "GGUF whose tokenizer (and vocabulary size) to use")
       ->required()

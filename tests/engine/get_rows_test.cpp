@@ -20,7 +20,7 @@ TEST(GetRows, EveryWeightTypeMatchesCpuDequantization) {
   for (TensorType type :
        {TensorType::F32, TensorType::F16, TensorType::BF16, TensorType::Q4_0, TensorType::Q4_1,
         TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0, TensorType::Q2_K, TensorType::Q3_K,
-        TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K}) {
+        TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K, TensorType::MXFP4}) {
     const auto& traits = gguf::traits(type);
     const std::string name(traits.name);
     SCOPED_TRACE(name);

@@ -80,7 +80,7 @@ INSTANTIATE_TEST_SUITE_P(TensorCoreTypes, MatmulCoopMat2,
                                          TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0,
                                          TensorType::IQ4_NL, TensorType::Q2_K, TensorType::Q3_K,
                                          TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K,
-                                         TensorType::IQ4_XS),
+                                         TensorType::IQ4_XS, TensorType::MXFP4),
                          type_param_name);
 
 // Weights decoded a chunk of rows at a time: chunks of 128 rows over 520 (the last partial),

@@ -17,9 +17,9 @@ constexpr double kF16Tolerance = 2e-3;
 
 const std::vector<TensorType>& coopmat_types() {
   static const std::vector<TensorType> types = {
-      TensorType::F16,  TensorType::Q4_0,   TensorType::Q4_1,  TensorType::Q5_0, TensorType::Q5_1,
-      TensorType::Q8_0, TensorType::IQ4_NL, TensorType::Q2_K,  TensorType::Q3_K, TensorType::Q4_K,
-      TensorType::Q5_K, TensorType::Q6_K,   TensorType::IQ4_XS};
+      TensorType::F16,  TensorType::Q4_0,   TensorType::Q4_1,   TensorType::Q5_0, TensorType::Q5_1,
+      TensorType::Q8_0, TensorType::IQ4_NL, TensorType::Q2_K,   TensorType::Q3_K, TensorType::Q4_K,
+      TensorType::Q5_K, TensorType::Q6_K,   TensorType::IQ4_XS, TensorType::MXFP4};
   return types;
 }
 

@@ -30,9 +30,10 @@ inline vk::Context& context() {
 
 inline const std::vector<TensorType>& all_weight_types() {
   static const std::vector<TensorType> types = {
-      TensorType::F32,  TensorType::F16,  TensorType::BF16, TensorType::Q4_0,   TensorType::Q4_1,
-      TensorType::Q5_0, TensorType::Q5_1, TensorType::Q8_0, TensorType::IQ4_NL, TensorType::Q2_K,
-      TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K,   TensorType::IQ4_XS};
+      TensorType::F32,    TensorType::F16,  TensorType::BF16,   TensorType::Q4_0,
+      TensorType::Q4_1,   TensorType::Q5_0, TensorType::Q5_1,   TensorType::Q8_0,
+      TensorType::IQ4_NL, TensorType::Q2_K, TensorType::Q3_K,   TensorType::Q4_K,
+      TensorType::Q5_K,   TensorType::Q6_K, TensorType::IQ4_XS, TensorType::MXFP4};
   return types;
 }
 
@@ -103,6 +104,11 @@ inline std::vector<uint8_t> random_weights(TensorType type, uint32_t rows, uint3
     for (uint64_t at = 0; at < bytes; at += block_bytes)
       for (uint32_t field : half_fields(type))
         put16(at + field, gguf::fp32_to_fp16((value(rng) < 0 ? -1.0f : 1.0f) * scale(rng)));
+    // MXFP4's E8M0 exponent byte: scales 2^-10 .. 2^-3 (values up to 0.75), where random bytes
+    // would reach 2^127.
+    std::uniform_int_distribution<int> exponent(117, 124);
+    if (type == TensorType::MXFP4)
+      for (uint64_t at = 0; at < bytes; at += block_bytes) out[at] = uint8_t(exponent(rng));
   }
   for (uint64_t i = bytes; i < out.size(); ++i) out[i] = 0xA5;
   return out;

@@ -107,8 +107,8 @@ TEST(MoeMatvec, SelectedExpertsMatchScalarProductsAndUnselectedAreNeverRead) {
   SeededRng rng;
   auto& pc = vk_context().pipelines();
   const uint32_t n_expert = 6, K = 2, T = 5, poisoned = 4;
-  for (TensorType type :
-       {TensorType::F16, TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_K, TensorType::Q6_K}) {
+  for (TensorType type : {TensorType::F16, TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_K,
+                          TensorType::Q6_K, TensorType::MXFP4}) {
     SCOPED_TRACE(std::string(gguf::type_name(type)));
     const uint32_t cols = 512, rows = 24;
     const Experts ex = random_experts(rng, type, cols, rows, n_expert, poisoned);

@@ -104,6 +104,7 @@ gguf::TensorType activation_type(gguf::TensorType w) {
     case T::Q5_0:
     case T::Q8_0:
     case T::IQ4_NL:
+    case T::MXFP4:
       return T::Q8_0;
     case T::Q4_1:
     case T::Q5_1:

@@ -35,7 +35,7 @@ const auto& kTypes = test::kAllWeightTypes;
 bool uses_8bit_activations(TensorType type, Isa isa) {
   if (isa == Isa::Portable) return false;
   return type == TensorType::Q4_0 || type == TensorType::Q8_0 || type == TensorType::Q4_K ||
-         type == TensorType::Q5_K || type == TensorType::Q6_K;
+         type == TensorType::Q5_K || type == TensorType::Q6_K || type == TensorType::MXFP4;
 }
 
 // Checks product p's output against the reference; y0 is what y held before the call.

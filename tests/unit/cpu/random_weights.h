@@ -18,7 +18,8 @@ inline constexpr gguf::TensorType kAllWeightTypes[] = {
     gguf::TensorType::Q4_0, gguf::TensorType::Q4_1, gguf::TensorType::Q5_0,
     gguf::TensorType::Q5_1, gguf::TensorType::Q8_0, gguf::TensorType::IQ4_NL,
     gguf::TensorType::Q2_K, gguf::TensorType::Q3_K, gguf::TensorType::Q4_K,
-    gguf::TensorType::Q5_K, gguf::TensorType::Q6_K, gguf::TensorType::IQ4_XS};
+    gguf::TensorType::Q5_K, gguf::TensorType::Q6_K, gguf::TensorType::IQ4_XS,
+    gguf::TensorType::MXFP4};
 
 // A random weight matrix in one type and its exact float values.
 struct Weights {

@@ -24,7 +24,7 @@ constexpr Expected kGgml[] = {
     {14, "q6_K", 256, 210},   {15, "q8_K", 256, 292}, {20, "iq4_nl", 32, 18},
     {23, "iq4_xs", 256, 136}, {24, "i8", 1, 1},       {25, "i16", 1, 2},
     {26, "i32", 1, 4},        {27, "i64", 1, 8},      {28, "f64", 1, 8},
-    {30, "bf16", 1, 2},
+    {30, "bf16", 1, 2},       {39, "mxfp4", 32, 17},
 };
 
 TEST(TensorType, TraitsMatchGgml) {
@@ -42,7 +42,8 @@ TEST(TensorType, TraitsMatchGgml) {
 }
 
 TEST(TensorType, RemovedAndUnknownIdsHaveNoTraits) {
-  for (uint32_t id : {4u, 5u, 16u, 17u, 18u, 19u, 21u, 22u, 29u, 31u, 39u, 1000u, 0xffffffffu}) {
+  for (uint32_t id :
+       {4u, 5u, 16u, 17u, 18u, 19u, 21u, 22u, 29u, 31u, 33u, 38u, 1000u, 0xffffffffu}) {
     EXPECT_FALSE(type_traits(id).has_value()) << id;
   }
   EXPECT_THROW(traits(static_cast<TensorType>(4)), std::invalid_argument);

@@ -433,6 +433,30 @@ TEST(MakeModel, Qwen3MoeHasRouterStackedExpertsAndExpertKeys) {
   EXPECT_EQ(spec.rope_ordering, RopeOrdering::NeoX);
 }
 
+// llama-quantize's MXFP4_MOE (what gpt-oss publishes): the stacked experts MXFP4, every other
+// matrix Q8_0 (the output and the embeddings too), norms and the router F32.
+TEST(MakeModel, Mxfp4MoeGivesExpertsMxfp4AndTheRestQ8_0) {
+  const auto m = make("qwen3moe", parse_model_shape("test"), FileType::MXFP4_MOE);
+  EXPECT_EQ(m->file.get<uint32_t>("general.file_type"), 38u);
+  EXPECT_EQ(m->type_of("output.weight"), TensorType::Q8_0);
+  EXPECT_EQ(m->type_of("token_embd.weight"), TensorType::Q8_0);
+  for (uint32_t l = 0; l < 2; ++l) {
+    const std::string b = "blk." + std::to_string(l) + ".";
+    for (const char* e : {"ffn_gate_exps.weight", "ffn_up_exps.weight", "ffn_down_exps.weight"})
+      EXPECT_EQ(m->type_of(b + e), TensorType::MXFP4) << b + e;
+    for (const char* d : {"attn_q.weight", "attn_k.weight", "attn_v.weight", "attn_output.weight"})
+      EXPECT_EQ(m->type_of(b + d), TensorType::Q8_0) << b + d;
+    EXPECT_EQ(m->type_of(b + "ffn_gate_inp.weight"), TensorType::F32);
+    EXPECT_EQ(m->type_of(b + "attn_q_norm.weight"), TensorType::F32);
+  }
+  EXPECT_EQ(file_type_from_name("mxfp4_moe"), FileType::MXFP4_MOE);
+  EXPECT_EQ(file_type_from_name("MXFP4"), FileType::MXFP4_MOE);
+  EXPECT_EQ(file_type_name(FileType::MXFP4_MOE), "MXFP4_MOE");
+  // A dense architecture has no experts: all Q8_0.
+  const auto dense = make("llama", parse_model_shape("256x2x4x2"), FileType::MXFP4_MOE);
+  EXPECT_EQ(dense->type_of("blk.0.ffn_down.weight"), TensorType::Q8_0);
+}
+
 TEST(ModelSpecMoe, MissingExpertKeysOrTensorsAreClearErrors) {
   const auto m = make("qwen3moe", parse_model_shape("test"), FileType::F32);
   gguf::GgufWriter w;
