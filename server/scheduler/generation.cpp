@@ -126,6 +126,8 @@ std::shared_ptr<const ModelFacts> compute_facts(registry::ModelStore& store,
   mp.template_text = show.template_text;
   mp.system = show.system;
   mp.name = show.name.display();
+  mp.renderer = show.renderer;
+  mp.parser = show.parser;
   mp.has_projector = !show.projectors.empty();
   for (const auto& m : show.messages)
     mp.messages.push_back({m.role, m.content, {}, {}, {}, {}, {}});
@@ -425,10 +427,16 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
   so.logprobs = req.logprobs;
   so.top_logprobs = req.top_logprobs;
   const nlohmann::ordered_json tools = has_tools ? req.chat.tools : nlohmann::ordered_json();
-  prompt::ParserConfig parser_config = builder->parser_config(tools, think, built.rendered.text);
+  const prompt::Message* last_message =
+      chat && !req.chat.messages.empty() ? &req.chat.messages.back() : nullptr;
+  prompt::ParserConfig parser_config =
+      builder->parser_config(tools, think, built.rendered.text, last_message);
   // What the output must match: forced tool calls, else a grammar/regex/choice, else `format`.
   std::optional<sampling::FormatSpec> spec;
-  if (chat) spec = forced_tool_calls(tools, req.tool_choice, parser_config);
+  // (Harmony writes its calls in its own message syntax, which the tool-call grammar does not
+  // know: tool_choice is not enforced there.)
+  if (chat && !parser_config.harmony)
+    spec = forced_tool_calls(tools, req.tool_choice, parser_config);
   if (!spec && req.constraint) spec = *req.constraint;
   const bool json_format = !req.format.is_null() && !(req.format.is_string() && req.format == "");
   if (!spec && json_format) spec = sampling::FormatSpec::of_json(req.format);
@@ -458,9 +466,10 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
     }
   }
 
+  // Harmony's parser reads control tokens (<|channel|>, <|message|>...) as text.
+  tokenizer::IncrementalDecoder decoder(tok, false, parser_config.special_tokens);
   prompt::OutputParser parser(std::move(parser_config));
   StopMatcher stops(opts.stop);
-  tokenizer::IncrementalDecoder decoder(tok, false);
 
   auto stream = std::make_shared<TokenStream>(co_await asio::this_coro::executor);
   SequenceRequest sr{tokens, so, stream};
@@ -523,6 +532,7 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
         last_piece = piece;
         auto r = stops.feed(decoder.push(t));
         auto d = parser.feed(r.text);
+        if (!d.error.empty()) throw RequestError(500, d.error);
         chunk.content += d.content;
         chunk.thinking += d.thinking;
         for (auto& c : d.tool_calls) chunk.tool_calls.push_back(std::move(c));
@@ -566,6 +576,8 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
       std::string rest = r.text + (r.stopped ? std::string() : stops.flush());
       auto d = parser.feed(rest);
       auto tail = parser.finish();
+      if (!d.error.empty()) throw RequestError(500, d.error);
+      if (!tail.error.empty()) throw RequestError(500, tail.error);
       chunk.content += d.content + tail.content;
       chunk.thinking += d.thinking + tail.thinking;
       for (auto* calls : {&d.tool_calls, &tail.tool_calls}) {
