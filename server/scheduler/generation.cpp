@@ -431,6 +431,10 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
       chat && !req.chat.messages.empty() ? &req.chat.messages.back() : nullptr;
   prompt::ParserConfig parser_config =
       builder->parser_config(tools, think, built.rendered.text, last_message);
+  if (req.raw) {  // as Ollama: a raw prompt's output is not read as Harmony
+    parser_config.harmony = false;
+    parser_config.special_tokens = false;
+  }
   // What the output must match: forced tool calls, else a grammar/regex/choice, else `format`.
   std::optional<sampling::FormatSpec> spec;
   // (Harmony writes its calls in its own message syntax, which the tool-call grammar does not
