@@ -15,31 +15,17 @@
 #include "server/async/run_blocking.h"
 #include "server/prompt/output_parser.h"
 #include "server/scheduler/blob_model_source.h"
+#include "server/scheduler/prompt_facts.h"
 #include "server/scheduler/request_error.h"
 #include "server/scheduler/request_options.h"
 #include "server/scheduler/stop_matcher.h"
 
 namespace vkllm::sched {
 
-// What a request needs to know about a model before (and without) loading it.
-struct ModelFacts {
-  std::shared_ptr<const prompt::PromptBuilder> builder;
-  std::string builder_error;  // the template does not parse
-  bool completion = true;     // no pooling_type: a generative model
-  bool vision = false;
-  prompt::TemplateCapabilities caps;
-  nlohmann::ordered_json template_defaults = nlohmann::ordered_json::object();
-};
-
 namespace {
 
 using namespace std::chrono;
 namespace asio = boost::asio;
-
-std::string chat_template_of(const gguf::GgufFile& h) {
-  if (auto t = h.get_optional<std::string>("tokenizer.chat_template")) return *t;
-  return "";
-}
 
 // Drops RAII-style on scope exit.
 struct Finally {
@@ -119,59 +105,6 @@ asio::awaitable<std::shared_ptr<const tokenizer::Tokenizer>> GenerationService::
 
 namespace {
 
-std::shared_ptr<const ModelFacts> compute_facts(registry::ModelStore& store,
-                                                const registry::ModelShow& show) {
-  auto f = std::make_shared<ModelFacts>();
-  prompt::ModelPrompt mp;
-  mp.template_text = show.template_text;
-  mp.system = show.system;
-  mp.name = show.name.display();
-  mp.renderer = show.renderer;
-  mp.parser = show.parser;
-  mp.has_projector = !show.projectors.empty();
-  for (const auto& m : show.messages)
-    mp.messages.push_back({m.role, m.content, {}, {}, {}, {}, {}});
-  if (show.model_blob) {
-    try {
-      const auto header = read_gguf_header(store.blobs(), *show.model_blob);
-      mp.gguf_chat_template = chat_template_of(header);
-      if (auto a = header.get_optional<std::string>("general.architecture")) {
-        mp.architecture = *a;
-        f->completion = !header.has(*a + ".pooling_type");
-      }
-      f->vision = header.has("vision.block_count") || !show.projectors.empty();
-    } catch (const std::exception&) {
-      // An unreadable model fails later, when it loads, with the loader's message.
-    }
-  }
-  try {
-    auto b = std::make_shared<prompt::PromptBuilder>(std::move(mp));
-    f->caps = b->capabilities();
-    f->template_defaults = b->default_parameters();
-    f->builder = std::move(b);
-  } catch (const prompt::TemplateError& e) {
-    f->builder_error = e.what();
-  }
-  return f;
-}
-
-// The request's think against the model's capability: thinking models think unless told not to
-// (Ollama sets the absent value to true: the template sees Think, ThinkLevel "medium" and
-// IsThinkSet); others refuse it, or drop it when the route says so.
-void resolve_think(const GenerationRequest& req, const ModelFacts& facts, prompt::Think& think) {
-  if (think.set && think.enabled && !facts.caps.thinking) {
-    if (!req.think_if_capable) {
-      throw RequestError(400, "\"" + req.model + "\" does not support thinking");
-    }
-    think = {};
-  }
-  if (!think.set && facts.caps.thinking) {
-    think.set = true;
-    think.enabled = true;
-    think.level = "medium";
-  }
-}
-
 bool has_output(const GenerationChunk& c) {
   return !c.content.empty() || !c.thinking.empty() || !c.tool_calls.empty() || !c.logprobs.empty();
 }
@@ -185,7 +118,7 @@ std::vector<std::string> GenerationService::capabilities(const registry::ModelSh
     if (auto it = impl_->facts.find(show.digest.str()); it != impl_->facts.end()) f = it->second;
   }
   if (!f) {
-    f = compute_facts(store_, show);
+    f = compute_model_facts(store_, show);
     std::lock_guard lock(impl_->mutex);
     impl_->facts[show.digest.str()] = f;
   }
@@ -207,7 +140,7 @@ asio::awaitable<std::shared_ptr<const ModelFacts>> GenerationService::facts_for(
     }
   }
   auto& store = store_;
-  auto compute = [&store, show] { return compute_facts(store, show); };
+  auto compute = [&store, show] { return compute_model_facts(store, show); };
   std::shared_ptr<const ModelFacts> facts =
       co_await async::run_blocking(workers_, std::move(compute));
   std::lock_guard lock(impl_->mutex);
@@ -427,14 +360,8 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
   so.logprobs = req.logprobs;
   so.top_logprobs = req.top_logprobs;
   const nlohmann::ordered_json tools = has_tools ? req.chat.tools : nlohmann::ordered_json();
-  const prompt::Message* last_message =
-      chat && !req.chat.messages.empty() ? &req.chat.messages.back() : nullptr;
   prompt::ParserConfig parser_config =
-      builder->parser_config(tools, think, built.rendered.text, last_message);
-  if (req.raw) {  // as Ollama: a raw prompt's output is not read as Harmony
-    parser_config.harmony = false;
-    parser_config.special_tokens = false;
-  }
+      output_parser_config(*builder, req, tools, think, built.rendered.text);
   // What the output must match: forced tool calls, else a grammar/regex/choice, else `format`.
   std::optional<sampling::FormatSpec> spec;
   // (Harmony writes its calls in its own message syntax, which the tool-call grammar does not
