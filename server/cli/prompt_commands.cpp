@@ -39,6 +39,8 @@ prompt::ModelPrompt installed_model(const std::string& name) {
   for (const auto& msg : shown.messages)
     m.messages.push_back({msg.role, msg.content, "", {}, {}, "", ""});
   m.name = parsed->display();
+  m.renderer = shown.renderer;
+  m.parser = shown.parser;
   m.has_projector = !shown.projectors.empty();
   if (shown.model_blob) {
     try {

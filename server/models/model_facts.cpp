@@ -33,6 +33,19 @@ std::vector<std::string> capabilities_of(const registry::ModelShow& m, const Ggu
       add("thinking");
     }
   }
+  // Harmony (gpt-oss's format, PromptBuilder::uses_harmony): Ollama's harmony parser brings
+  // tools and thinking; the gpt-oss family always thinks.
+  const bool gpt_oss =
+      g != nullptr && (g->architecture == "gpt-oss" || g->architecture == "gptoss");
+  const bool harmony_template =
+      !m.template_text || (m.template_text->find("<|start|>") != std::string::npos &&
+                           m.template_text->find("<|end|>") != std::string::npos);
+  if (m.parser == "harmony" || (m.parser.empty() && m.renderer == "harmony") ||
+      (m.parser.empty() && gpt_oss && harmony_template)) {
+    add("tools");
+    add("thinking");
+  }
+  if (gpt_oss) add("thinking");
   if (!m.projectors.empty()) add("vision");
   return caps;
 }

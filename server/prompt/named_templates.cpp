@@ -110,13 +110,15 @@ const std::vector<Named>& index() {
 
 // Families recognised by the control tokens their chat templates write, for templates too unlike
 // any index entry: every marker must occur. Mistral 3 (Ministral 3, Mistral Small 3.x,
-// Magistral): a system prompt block, tools, and calls written as name[ARGS]{...}.
+// Magistral): a system prompt block, tools, and calls written as name[ARGS]{...}. gpt-oss:
+// Harmony's message and channel tokens.
 struct FamilyMarkers {
   std::string_view name;
   std::string_view markers[4];
 };
 constexpr FamilyMarkers kFamilyMarkers[] = {
     {"mistral3-instruct", {"[SYSTEM_PROMPT]", "[AVAILABLE_TOOLS]", "[TOOL_CALLS]", "[ARGS]"}},
+    {"gpt-oss", {"<|start|>", "<|channel|>", "<|message|>", "<|end|>"}},
 };
 
 std::optional<std::string> family_by_markers(std::string_view jinja) {

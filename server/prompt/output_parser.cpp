@@ -4,6 +4,7 @@
 #include <random>
 #include <utility>
 
+#include "server/prompt/harmony_parser.h"
 #include "server/prompt/thinking_splitter.h"
 #include "server/prompt/tool_call_scanner.h"
 
@@ -12,6 +13,7 @@ namespace vkllm::prompt {
 struct OutputParser::Impl {
   std::optional<ThinkingSplitter> thinking;
   std::optional<ToolCallScanner> tools;
+  std::optional<HarmonyParser> harmony;
   int next_index = 0;
   std::mt19937_64 rng{std::random_device{}()};
 
@@ -26,18 +28,23 @@ struct OutputParser::Impl {
 
   ParsedDelta run(std::string_view text, bool last) {
     ParsedDelta out;
-    std::string answer;
-    if (thinking) {
-      thinking->feed(text, out.thinking, answer);
-      if (last) thinking->finish(out.thinking, answer);
+    if (harmony) {
+      harmony->feed(text, out);
+      if (last) harmony->finish(out);
     } else {
-      answer.assign(text);
-    }
-    if (tools) {
-      tools->feed(answer, out.content, out.tool_calls);
-      if (last) tools->finish(out.content, out.tool_calls);
-    } else {
-      out.content = std::move(answer);
+      std::string answer;
+      if (thinking) {
+        thinking->feed(text, out.thinking, answer);
+        if (last) thinking->finish(out.thinking, answer);
+      } else {
+        answer.assign(text);
+      }
+      if (tools) {
+        tools->feed(answer, out.content, out.tool_calls);
+        if (last) tools->finish(out.content, out.tool_calls);
+      } else {
+        out.content = std::move(answer);
+      }
     }
     for (auto& call : out.tool_calls) {
       call.id = fresh_id();
@@ -48,6 +55,10 @@ struct OutputParser::Impl {
 };
 
 OutputParser::OutputParser(ParserConfig config) : impl_(std::make_unique<Impl>()) {
+  if (config.harmony) {
+    impl_->harmony.emplace(config.harmony_prefill, HarmonyFunctionNames(config.tool_names));
+    return;
+  }
   // Without thinking the tags stay in the content, as Ollama leaves them for requests that did
   // not ask to think.
   if (config.thinking && !config.think_open.empty() && !config.think_close.empty()) {

@@ -2,7 +2,8 @@
 // Ollama does for Go-template models (compat §5.5; §1.6 for streaming): text between thinking
 // tags goes to `thinking`; after the tool-call tag, complete JSON tool calls naming a known tool
 // become ToolCalls as soon as each one is complete; anything else is content. Feeding the text in
-// any pieces gives the same result as feeding it whole.
+// any pieces gives the same result as feeding it whole. Models whose output is Harmony (gpt-oss)
+// are parsed by HarmonyParser instead (ParserConfig::harmony).
 #pragma once
 
 #include <memory>
@@ -18,7 +19,12 @@ struct ParsedDelta {
   std::string content;
   std::string thinking;
   std::vector<ToolCall> tool_calls;  // complete calls, with fresh ids and running indexes
-  bool empty() const { return content.empty() && thinking.empty() && tool_calls.empty(); }
+  // Output that cannot be answered (Harmony tool-call arguments that are not a JSON object):
+  // the request fails with this message, as Ollama's does.
+  std::string error;
+  bool empty() const {
+    return content.empty() && thinking.empty() && tool_calls.empty() && error.empty();
+  }
 };
 
 class OutputParser {

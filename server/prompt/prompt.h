@@ -57,7 +57,9 @@ struct ModelPrompt {
   std::string gguf_chat_template;            // tokenizer.chat_template, "" when absent
   std::string architecture;                  // general.architecture (family quirks: qwen3...)
   std::string name;                          // model name, e.g. "deepseek-r1:8b" (its quirk)
-  bool has_projector = false;                // images count 768 tokens each when truncating
+  std::string renderer;  // RENDERER ("harmony": the built-in gpt-oss template, whatever TEMPLATE)
+  std::string parser;    // PARSER ("harmony": Harmony output parsing)
+  bool has_projector = false;  // images count 768 tokens each when truncating
 };
 
 struct ChatInput {  // /api/chat, /v1/chat/completions, /v1/responses
@@ -100,6 +102,12 @@ struct ParserConfig {
   std::string tool_tag;                 // e.g. "<tool_call>", "[TOOL_CALLS]"; "{" by default
   std::string tool_arguments_key = "arguments";  // "parameters" where the template writes that
   std::vector<std::string> tool_names;           // only these names are tool calls; empty: no tools
+  // Harmony (gpt-oss): HarmonyParser reads the output instead, from the prefill ("", "final" or
+  // "analysis": the channel of a last assistant message the prompt continues). Its control
+  // tokens (<|channel|>, <|message|>...) must be decoded as text for it: special_tokens.
+  bool harmony = false;
+  std::string harmony_prefill;
+  bool special_tokens = false;
 };
 
 // One model's prompt builder: resolves and parses the template once; render() is const and
@@ -129,9 +137,14 @@ class PromptBuilder {
   Rendered render_generate(const GenerateInput& input, uint32_t num_ctx,
                            const TokenCounter& count) const;
 
-  // How to parse this request's output.
+  // How to parse this request's output; last_message: the chat's last message (Harmony continues
+  // a last assistant message), nullptr for generate.
   ParserConfig parser_config(const nlohmann::ordered_json& tools, const Think& think,
-                             std::string_view rendered_prompt) const;
+                             std::string_view rendered_prompt,
+                             const Message* last_message = nullptr) const;
+  // The model's output is Harmony (gpt-oss): PARSER harmony, RENDERER harmony, or a gpt-oss
+  // architecture whose template writes Harmony's <|start|>/<|end|> (Ollama's test).
+  bool uses_harmony() const;
 
  private:
   struct Impl;

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "server/prompt/go_template.h"
+#include "server/prompt/harmony_names.h"
 #include "server/prompt/prompt.h"
 #include "server/prompt/template_data.h"
 #include "server/prompt/template_inspect.h"
@@ -13,6 +14,12 @@ namespace vkllm::prompt {
 namespace {
 
 constexpr size_t kImageTokens = 768;
+constexpr const char* kHarmonyTemplate = "gpt-oss";
+
+// llama.cpp's architecture name and Ollama's own converter's.
+bool is_gpt_oss(std::string_view architecture) {
+  return architecture == "gpt-oss" || architecture == "gptoss";
+}
 
 struct Prepared {
   GoTemplate tmpl;
@@ -173,8 +180,12 @@ struct PromptBuilder::Impl {
   std::string text;
   nlohmann::ordered_json params = nlohmann::ordered_json::object();
   Prepared prepared;
+  bool harmony = false;
 
+  // RENDERER harmony wins over everything (Ollama's renderers replace the template); a gpt-oss
+  // GGUF without a TEMPLATE layer or a chat_template we recognise still renders Harmony.
   static std::string resolve(const ModelPrompt& m, std::string& detected) {
+    if (m.renderer == "harmony") return *named_template_text(kHarmonyTemplate);
     if (m.template_text) return *m.template_text;
     if (auto name = detect_named_template(m.gguf_chat_template)) {
       if (auto t = named_template_text(*name)) {
@@ -182,12 +193,42 @@ struct PromptBuilder::Impl {
         return *t;
       }
     }
+    if (is_gpt_oss(m.architecture)) {
+      detected = kHarmonyTemplate;
+      return *named_template_text(kHarmonyTemplate);
+    }
     return "{{ .Prompt }}";
   }
 
+  // Ollama's shouldUseHarmony, and its PARSER harmony; RENDERER harmony implies the parser.
+  static bool harmony_output(const ModelPrompt& m, const std::string& text) {
+    if (m.parser == "harmony") return true;
+    if (!m.parser.empty()) return false;
+    if (m.renderer == "harmony") return true;
+    return is_gpt_oss(m.architecture) && text.find("<|start|>") != std::string::npos &&
+           text.find("<|end|>") != std::string::npos;
+  }
+
   explicit Impl(ModelPrompt m)
-      : model(std::move(m)), text(resolve(model, detected)), prepared(prepare(text)) {
+      : model(std::move(m)),
+        text(resolve(model, detected)),
+        prepared(prepare(text)),
+        harmony(harmony_output(model, text)) {
     if (!detected.empty()) params = named_template_parameters(detected);
+    if (harmony) {  // Ollama's harmony parser has tool and thinking support
+      prepared.caps.tools = true;
+      prepared.caps.thinking = true;
+    }
+  }
+
+  // What the template sees for a Harmony model: tools renamed to TypeScript identifiers (the
+  // parser maps the names back) and think "max" as "high" (Harmony knows low/medium/high).
+  nlohmann::ordered_json template_tools(const nlohmann::ordered_json& tools) const {
+    return harmony ? HarmonyFunctionNames::renamed_tools(tools) : tools;
+  }
+  Think template_think(Think think) const {
+    if (harmony && think.level == "max") think.level = "high";
+    return think;
   }
 
   Rendered chat_like(std::vector<Message> msgs, const nlohmann::ordered_json& tools,
@@ -276,8 +317,8 @@ Rendered PromptBuilder::render_chat(const ChatInput& input, uint32_t num_ctx,
     for (ptrdiff_t i = 0; i < last_user; ++i)
       if (msgs[i].role == "assistant") msgs[i].content = strip_think(msgs[i].content);
   }
-  return impl_->chat_like(std::move(msgs), input.tools, input.think, input.truncate, num_ctx,
-                          count);
+  return impl_->chat_like(std::move(msgs), impl_->template_tools(input.tools),
+                          impl_->template_think(input.think), input.truncate, num_ctx, count);
 }
 
 Rendered PromptBuilder::render_generate(const GenerateInput& input) const {
@@ -289,7 +330,9 @@ Rendered PromptBuilder::render_generate(const GenerateInput& input, uint32_t num
   const ModelPrompt& m = impl_->model;
   if (!input.suffix.empty()) {
     Rendered r;
-    r.text = execute(impl_->prepared, Values{{}, nullptr, input.think, input.prompt, input.suffix});
+    r.text = execute(
+        impl_->prepared,
+        Values{{}, nullptr, impl_->template_think(input.think), input.prompt, input.suffix});
     return r;
   }
   std::vector<Message> msgs;
@@ -303,14 +346,31 @@ Rendered PromptBuilder::render_generate(const GenerateInput& input, uint32_t num
     r.text = execute(p, Values{msgs, nullptr, input.think, "", ""});
     return r;
   }
-  return impl_->chat_like(std::move(msgs), nlohmann::ordered_json::array(), input.think,
-                          input.truncate, num_ctx, count);
+  return impl_->chat_like(std::move(msgs), nlohmann::ordered_json::array(),
+                          impl_->template_think(input.think), input.truncate, num_ctx, count);
+}
+
+bool PromptBuilder::uses_harmony() const {
+  return impl_->harmony;
 }
 
 ParserConfig PromptBuilder::parser_config(const nlohmann::ordered_json& tools, const Think& think,
-                                          std::string_view rendered_prompt) const {
+                                          std::string_view rendered_prompt,
+                                          const Message* last_message) const {
   const Prepared& p = impl_->prepared;
   ParserConfig c;
+  if (impl_->harmony) {
+    // Ollama's AddImplicitStartOrPrefill: a last assistant message is continued.
+    c.harmony = true;
+    c.special_tokens = true;
+    if (last_message && last_message->role == "assistant") {
+      if (!last_message->content.empty()) {
+        c.harmony_prefill = "final";
+      } else if (!last_message->thinking.empty()) {
+        c.harmony_prefill = "analysis";
+      }
+    }
+  }
   c.think_open = p.think_open;
   c.think_close = p.think_close;
   c.thinking = p.caps.thinking && !(think.set && !think.enabled);

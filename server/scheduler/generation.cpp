@@ -15,31 +15,17 @@
 #include "server/async/run_blocking.h"
 #include "server/prompt/output_parser.h"
 #include "server/scheduler/blob_model_source.h"
+#include "server/scheduler/prompt_facts.h"
 #include "server/scheduler/request_error.h"
 #include "server/scheduler/request_options.h"
 #include "server/scheduler/stop_matcher.h"
 
 namespace vkllm::sched {
 
-// What a request needs to know about a model before (and without) loading it.
-struct ModelFacts {
-  std::shared_ptr<const prompt::PromptBuilder> builder;
-  std::string builder_error;  // the template does not parse
-  bool completion = true;     // no pooling_type: a generative model
-  bool vision = false;
-  prompt::TemplateCapabilities caps;
-  nlohmann::ordered_json template_defaults = nlohmann::ordered_json::object();
-};
-
 namespace {
 
 using namespace std::chrono;
 namespace asio = boost::asio;
-
-std::string chat_template_of(const gguf::GgufFile& h) {
-  if (auto t = h.get_optional<std::string>("tokenizer.chat_template")) return *t;
-  return "";
-}
 
 // Drops RAII-style on scope exit.
 struct Finally {
@@ -119,57 +105,6 @@ asio::awaitable<std::shared_ptr<const tokenizer::Tokenizer>> GenerationService::
 
 namespace {
 
-std::shared_ptr<const ModelFacts> compute_facts(registry::ModelStore& store,
-                                                const registry::ModelShow& show) {
-  auto f = std::make_shared<ModelFacts>();
-  prompt::ModelPrompt mp;
-  mp.template_text = show.template_text;
-  mp.system = show.system;
-  mp.name = show.name.display();
-  mp.has_projector = !show.projectors.empty();
-  for (const auto& m : show.messages)
-    mp.messages.push_back({m.role, m.content, {}, {}, {}, {}, {}});
-  if (show.model_blob) {
-    try {
-      const auto header = read_gguf_header(store.blobs(), *show.model_blob);
-      mp.gguf_chat_template = chat_template_of(header);
-      if (auto a = header.get_optional<std::string>("general.architecture")) {
-        mp.architecture = *a;
-        f->completion = !header.has(*a + ".pooling_type");
-      }
-      f->vision = header.has("vision.block_count") || !show.projectors.empty();
-    } catch (const std::exception&) {
-      // An unreadable model fails later, when it loads, with the loader's message.
-    }
-  }
-  try {
-    auto b = std::make_shared<prompt::PromptBuilder>(std::move(mp));
-    f->caps = b->capabilities();
-    f->template_defaults = b->default_parameters();
-    f->builder = std::move(b);
-  } catch (const prompt::TemplateError& e) {
-    f->builder_error = e.what();
-  }
-  return f;
-}
-
-// The request's think against the model's capability: thinking models think unless told not to
-// (Ollama sets the absent value to true: the template sees Think, ThinkLevel "medium" and
-// IsThinkSet); others refuse it, or drop it when the route says so.
-void resolve_think(const GenerationRequest& req, const ModelFacts& facts, prompt::Think& think) {
-  if (think.set && think.enabled && !facts.caps.thinking) {
-    if (!req.think_if_capable) {
-      throw RequestError(400, "\"" + req.model + "\" does not support thinking");
-    }
-    think = {};
-  }
-  if (!think.set && facts.caps.thinking) {
-    think.set = true;
-    think.enabled = true;
-    think.level = "medium";
-  }
-}
-
 bool has_output(const GenerationChunk& c) {
   return !c.content.empty() || !c.thinking.empty() || !c.tool_calls.empty() || !c.logprobs.empty();
 }
@@ -183,7 +118,7 @@ std::vector<std::string> GenerationService::capabilities(const registry::ModelSh
     if (auto it = impl_->facts.find(show.digest.str()); it != impl_->facts.end()) f = it->second;
   }
   if (!f) {
-    f = compute_facts(store_, show);
+    f = compute_model_facts(store_, show);
     std::lock_guard lock(impl_->mutex);
     impl_->facts[show.digest.str()] = f;
   }
@@ -205,7 +140,7 @@ asio::awaitable<std::shared_ptr<const ModelFacts>> GenerationService::facts_for(
     }
   }
   auto& store = store_;
-  auto compute = [&store, show] { return compute_facts(store, show); };
+  auto compute = [&store, show] { return compute_model_facts(store, show); };
   std::shared_ptr<const ModelFacts> facts =
       co_await async::run_blocking(workers_, std::move(compute));
   std::lock_guard lock(impl_->mutex);
@@ -425,10 +360,14 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
   so.logprobs = req.logprobs;
   so.top_logprobs = req.top_logprobs;
   const nlohmann::ordered_json tools = has_tools ? req.chat.tools : nlohmann::ordered_json();
-  prompt::ParserConfig parser_config = builder->parser_config(tools, think, built.rendered.text);
+  prompt::ParserConfig parser_config =
+      output_parser_config(*builder, req, tools, think, built.rendered.text);
   // What the output must match: forced tool calls, else a grammar/regex/choice, else `format`.
   std::optional<sampling::FormatSpec> spec;
-  if (chat) spec = forced_tool_calls(tools, req.tool_choice, parser_config);
+  // (Harmony writes its calls in its own message syntax, which the tool-call grammar does not
+  // know: tool_choice is not enforced there.)
+  if (chat && !parser_config.harmony)
+    spec = forced_tool_calls(tools, req.tool_choice, parser_config);
   if (!spec && req.constraint) spec = *req.constraint;
   const bool json_format = !req.format.is_null() && !(req.format.is_string() && req.format == "");
   if (!spec && json_format) spec = sampling::FormatSpec::of_json(req.format);
@@ -458,9 +397,10 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
     }
   }
 
+  // Harmony's parser reads control tokens (<|channel|>, <|message|>...) as text.
+  tokenizer::IncrementalDecoder decoder(tok, false, parser_config.special_tokens);
   prompt::OutputParser parser(std::move(parser_config));
   StopMatcher stops(opts.stop);
-  tokenizer::IncrementalDecoder decoder(tok, false);
 
   auto stream = std::make_shared<TokenStream>(co_await asio::this_coro::executor);
   SequenceRequest sr{tokens, so, stream};
@@ -523,6 +463,7 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
         last_piece = piece;
         auto r = stops.feed(decoder.push(t));
         auto d = parser.feed(r.text);
+        if (!d.error.empty()) throw RequestError(500, d.error);
         chunk.content += d.content;
         chunk.thinking += d.thinking;
         for (auto& c : d.tool_calls) chunk.tool_calls.push_back(std::move(c));
@@ -566,6 +507,8 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
       std::string rest = r.text + (r.stopped ? std::string() : stops.flush());
       auto d = parser.feed(rest);
       auto tail = parser.finish();
+      if (!d.error.empty()) throw RequestError(500, d.error);
+      if (!tail.error.empty()) throw RequestError(500, tail.error);
       chunk.content += d.content + tail.content;
       chunk.thinking += d.thinking + tail.thinking;
       for (auto* calls : {&d.tool_calls, &tail.tool_calls}) {
