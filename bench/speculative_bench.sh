@@ -3,7 +3,8 @@
 # server: tolstoy-mem (../shared/testdata/models) recites a passage, then is asked to recite it
 # again with the passage quoted in the prompt, so n-gram lookup finds the continuation. Prints
 # per mode: generated tokens, decode tok/s (Ollama's eval_count / eval_duration, best of RUNS),
-# and the drafted / accepted counts of the timed requests from /metrics.
+# the drafted / accepted counts of the timed quoting requests from /metrics, and the decode
+# tok/s of the recital without the quote (little for lookup to find: the acceptance gate's case).
 #
 #   bench/speculative_bench.sh [VKLLM_BIN] [GEN] [RUNS]   (env passes through: VKLLM_DEVICE,
 #   VKLLM_THREADS, VKLLM_DRAFT_MAX)
@@ -40,6 +41,14 @@ for mode in off ngram; do
   OLLAMA_HOST=127.0.0.1:$port "$bin" create tolstoy -f "$tmp/Modelfile" >"$tmp/create.log" 2>&1 ||
     { echo "create failed: $(cat "$tmp/create.log")" >&2; exit 1; }
   passage=$(curl -s "$url/api/generate" -d "$(request "$opening" "$gen")" | jq -j .response)
+  # The same passage without the quote: little for prompt lookup to find.
+  request "$opening" "$gen" >"$tmp/plain.json"
+  plain=0
+  for _ in $(seq 1 "$runs"); do
+    read -r count ns < <(curl -s "$url/api/generate" -d @"$tmp/plain.json" |
+      jq -r '"\(.eval_count) \(.eval_duration)"')
+    plain=$(awk -v b="$plain" -v c="$count" -v ns="$ns" 'BEGIN {t = c / (ns / 1e9); print (t > b ? t : b)}')
+  done
   request "$opening$passage $opening" "$gen" >"$tmp/quote.json"
   counts() {
     curl -s "$url/metrics" | awk '/^vkllm_speculative_drafted_tokens_total/ {d += $2}
@@ -54,8 +63,8 @@ for mode in off ngram; do
   done
   read -r drafted accepted < <(counts)
   drafted=$((drafted - drafted0)) accepted=$((accepted - accepted0))
-  printf '%-6s generated %4s tokens  decode %8.1f tok/s  drafted %6s accepted %6s\n' \
-    "$mode" "$count" "$best" "$drafted" "$accepted"
+  printf '%-6s quoted: %4s tokens, decode %7.1f tok/s, drafted %5s accepted %5s | unquoted: %7.1f tok/s\n' \
+    "$mode" "$count" "$best" "$drafted" "$accepted" "$plain"
   kill -TERM "$pid"
   wait "$pid" 2>/dev/null || true
   pid=
