@@ -174,6 +174,7 @@ StepResult Runner::run_step(std::span<SequenceStep> batch, bool greedy_only, boo
   StepResult result;
   result.logits.resize(batch.size());
   result.greedy.assign(batch.size(), -1);
+  result.greedy_rows.resize(batch.size());
   if (out.hidden) {
     const float* hs = B.hidden();
     result.hidden.resize(batch.size());
@@ -197,10 +198,13 @@ StepResult Runner::run_step(std::span<SequenceStep> batch, bool greedy_only, boo
                                 lg + uint64_t(row + rows) * spec.n_vocab);
       }
       result.greedy[i] = static_cast<int32_t>(gr[last_row[i]]);
+      result.greedy_rows[i].assign(gr + row, gr + row + rows);
       row += rows;
     }
   }
-  for (auto& s : batch) s.table->commit(s.tokens);
+  for (auto& s : batch) {
+    if (!s.provisional) s.table->commit(s.tokens);
+  }
   return result;
 }
 

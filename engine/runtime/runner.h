@@ -93,6 +93,10 @@ struct SequenceStep {
   kv::BlockTable* table = nullptr;  // the sequence's cache; reserved by step() if needed
   std::span<const int32_t> tokens;  // new tokens, at positions table->num_tokens() onwards
   LogitsWanted logits = LogitsWanted::Last;
+  // Speculative verification: the step writes the tokens' K/V but leaves them uncommitted (and
+  // out of the prefix cache); the caller commits the accepted prefix with BlockTable::commit()
+  // and drops the rest with BlockTable::trim_reserved().
+  bool provisional = false;
 };
 
 struct StepResult {
@@ -100,6 +104,9 @@ struct StepResult {
   std::vector<std::vector<float>> logits;
   // Per sequence: the argmax of its last row (computed on the device), or -1 if none asked.
   std::vector<int32_t> greedy;
+  // Per sequence: the argmax of each of its requested rows (filled whenever greedy is), e.g. the
+  // target's choice after every drafted token of a speculative step.
+  std::vector<std::vector<int32_t>> greedy_rows;
   // step_hidden() only: per sequence, its requested rows of hidden states after the final norm
   // (n_embd each), concatenated.
   std::vector<std::vector<float>> hidden;

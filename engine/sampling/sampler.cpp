@@ -387,4 +387,20 @@ std::vector<Candidate> Sampler::distribution(std::span<const float> logits) {
   return c;
 }
 
+int32_t Sampler::sample_after_draft(std::span<const float> logits, int32_t draft) {
+  if (greedy()) return sample(logits);
+  std::vector<Candidate> c = distribution(logits);
+  const auto it =
+      std::find_if(c.begin(), c.end(), [&](const Candidate& x) { return x.id == draft; });
+  const double p_draft = it == c.end() ? 0.0 : it->p;
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  if (p_draft > 0 && u(rng_) < p_draft) return draft;
+  if (it != c.end()) c.erase(it);
+  double rest = 0;
+  for (const auto& x : c) rest += x.p;
+  if (c.empty() || rest <= 0) return draft;  // p(draft) was 1 up to rounding
+  for (auto& x : c) x.p = static_cast<float>(x.p / rest);
+  return draw(c);
+}
+
 }  // namespace vkllm::sampling

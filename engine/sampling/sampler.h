@@ -35,6 +35,12 @@ class Sampler {
   // final probabilities (penalties, truncation, temperature). For tests and diagnostics; sample()
   // itself only orders as much of the vocabulary as the draw needs. Not for mirostat.
   std::vector<Candidate> distribution(std::span<const float> logits);
+  // Speculative decoding's acceptance rule for a token proposed by a deterministic draft (its
+  // distribution q is one-hot): keeps `draft` with probability p(draft) under the distribution
+  // sample() draws from, else draws from the residual max(p - q, 0) renormalised (p without the
+  // draft), so the token returned is distributed exactly as sample()'s. Greedy: sample()'s
+  // token. Not for mirostat (its state follows every draw).
+  int32_t sample_after_draft(std::span<const float> logits, int32_t draft);
   // Records a token of the sequence (prompt or generated) for the repetition penalties.
   void accept(int32_t token);
 

@@ -213,6 +213,16 @@ sched::ManagerOptions read_model_options(const Environment& env,
   if (const auto n = whole_number(env, "VKLLM_BLOCK_SIZE", 1, 256, "must be between 1 and 256")) {
     o.runner.block_size = static_cast<uint32_t>(*n);
   }
+  if (const std::string v = env.value("VKLLM_SPECULATIVE"); !v.empty()) {
+    try {
+      o.speculation.mode = sched::parse_speculation_mode(v);
+    } catch (const std::invalid_argument&) {
+      refuse("VKLLM_SPECULATIVE", v, "expected ngram or off");
+    }
+  }
+  if (const auto n = whole_number(env, "VKLLM_DRAFT_MAX", 1, 32, "expected 1-32")) {
+    o.speculation.draft_max = static_cast<uint32_t>(*n);
+  }
   if (const std::string v = env.value("VKLLM_WARM_UP"); !v.empty()) o.runner.warm_up = v != "0";
   if (const std::string dir = env.value("VKLLM_PIPELINE_CACHE"); !dir.empty()) {
     o.pipeline_cache.dir = dir;

@@ -9,6 +9,7 @@
 #include "engine/runtime/runner.h"
 #include "engine/vulkan/device.h"
 #include "engine/vulkan/pipeline.h"
+#include "server/scheduler/speculation.h"
 
 namespace vkllm::sched {
 
@@ -26,6 +27,7 @@ struct ManagerOptions {
   vk::DeviceOptions vulkan;                 // the selector comes from `device`
   vk::PipelineCacheOptions pipeline_cache;  // empty dir: no on-disk cache
   long fault_inject_step = 0;               // VKLLM_FAULT_INJECT=device_lost@N (0: none)
+  SpeculationOptions speculation;           // VKLLM_SPECULATIVE, VKLLM_DRAFT_MAX
 };
 
 // Parses a keep_alive as OLLAMA_KEEP_ALIVE is parsed: a Go duration ("5m", "1h30m", "-1s") or a

@@ -61,6 +61,10 @@ Metrics::Metrics() {
   declare("vkllm_prompt_tokens_total", Kind::counter, "Prompt tokens submitted.");
   declare("vkllm_prompt_eval_tokens_total", Kind::counter, "Prompt tokens computed (prefill).");
   declare("vkllm_generated_tokens_total", Kind::counter, "Tokens generated.");
+  declare("vkllm_speculative_drafted_tokens_total", Kind::counter,
+          "Drafted tokens the model verified (speculative decoding).");
+  declare("vkllm_speculative_accepted_tokens_total", Kind::counter,
+          "Drafted tokens the model accepted (each saves a decode step).");
   declare("vkllm_preemptions_total", Kind::counter,
           "Sequences preempted (blocks released, recomputed later) when the KV cache was full.");
   declare("vkllm_time_to_first_token_seconds", Kind::histogram,

@@ -271,6 +271,11 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
                     ? options_.num_parallel
                     : static_cast<uint32_t>(std::clamp<uint64_t>(kv_tokens / 256, 4, 64));
   ro.max_batch_tokens = std::max<uint32_t>(ro.max_batch_tokens, ro.max_seqs);
+  // Speculative steps want logits after every drafted token: room for one sequence's full draft
+  // beside a row for each of the others.
+  if (options_.speculation.mode != SpeculationMode::off) {
+    ro.max_logits_rows = std::max(ro.max_logits_rows, ro.max_seqs + options_.speculation.draft_max);
+  }
 
   // A raw blob is hashed against its digest beside the upload (once per process), so a file
   // changed on disk fails the load instead of answering with wrong weights.
@@ -317,7 +322,8 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
   m->device_bytes = m->embeddings ? m->embeddings->device_bytes() : m->runner->device_bytes();
   if (m->runner) {
     m->scheduler = std::make_unique<Scheduler>(
-        *m->runner, *m->tokenizer, SchedulerOptions{0, 0, name, options_.fault_inject_step});
+        *m->runner, *m->tokenizer,
+        SchedulerOptions{0, 0, name, options_.fault_inject_step, options_.speculation});
   }
   m->load_duration = duration_cast<nanoseconds>(steady_clock::now() - t0);
   const double secs = duration<double>(m->load_duration).count();

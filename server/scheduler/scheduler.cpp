@@ -6,17 +6,14 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <latch>
 #include <limits>
 #include <optional>
 #include <string_view>
 
-#include <boost/asio/post.hpp>
-#include <boost/asio/thread_pool.hpp>
-
 #include "engine/sampling/sampler.h"
 #include "engine/vulkan/vk_error.h"
 #include "server/scheduler/metrics.h"
+#include "server/scheduler/row_choice.h"
 
 namespace vkllm::sched {
 
@@ -38,6 +35,7 @@ struct Scheduler::Sequence {
   Clock::time_point submitted, admitted, last_token;
   bool first_admission = true;
   bool started = false;  // has produced a token
+  DraftGate draft_gate;
 
   Sequence(SequenceRequest&& r)
       : tokens(std::move(r.prompt)),
@@ -49,31 +47,27 @@ struct Scheduler::Sequence {
 
   uint32_t pending() const { return static_cast<uint32_t>(tokens.size()) - computed; }
   bool greedy_on_device() const { return sampler.greedy() && !constraint && !options.logprobs; }
+  // Whether a verification step reproduces exactly what decoding would: not with a format
+  // (the grammar state follows every token), logprobs (one row per token), or mirostat.
+  bool may_speculate() const {
+    return !constraint && !options.logprobs && options.sampling.mirostat == 0;
+  }
+  // Tokens generation may still add (num_predict, capped at 10 x num_ctx as Ollama caps it: a
+  // runaway request must not hold its slot forever).
+  int64_t predict_limit() const {
+    const int64_t cap = int64_t(10) * options.num_ctx;
+    return options.num_predict >= 0 ? std::min<int64_t>(options.num_predict, cap) : cap;
+  }
+};
+
+struct Scheduler::Planned {
+  Sequence* seq;
+  uint32_t n;
+  std::vector<int32_t> draft;  // speculation: tokens to verify after the pending one
+  std::vector<int32_t> input;  // speculation: the pending token, then the draft
 };
 
 namespace {
-
-// Log-probabilities of one row: the chosen token's and the `top` most likely.
-TokenLogprob logprobs_of(std::span<const float> row, int32_t token, int top) {
-  const float max = *std::max_element(row.begin(), row.end());
-  double sum = 0;
-  for (float x : row) sum += std::exp(double(x) - max);
-  const float log_z = max + static_cast<float>(std::log(sum));
-  TokenLogprob lp{token, row[token] - log_z, {}};
-  if (top > 0) {
-    std::vector<int32_t> ids(row.size());
-    for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(i);
-    const size_t k = std::min<size_t>(top, ids.size());
-    std::partial_sort(ids.begin(), ids.begin() + k, ids.end(),
-                      [&](int32_t a, int32_t b) { return row[a] > row[b]; });
-    for (size_t i = 0; i < k; ++i) lp.top.push_back({ids[i], row[ids[i]] - log_z});
-  }
-  return lp;
-}
-
-int32_t argmax(std::span<const float> row) {
-  return static_cast<int32_t>(std::max_element(row.begin(), row.end()) - row.begin());
-}
 
 const char* reason_name(FinishReason r) {
   switch (r) {
@@ -90,28 +84,6 @@ const char* reason_name(FinishReason r) {
     default:
       return "none";
   }
-}
-
-// Rows sampled on the CPU, spread over a few threads when there are several.
-boost::asio::thread_pool& sampling_pool() {
-  static boost::asio::thread_pool pool(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
-  return pool;
-}
-
-template <class F>
-void parallel_for(size_t n, F&& fn) {
-  if (n <= 1) {
-    for (size_t i = 0; i < n; ++i) fn(i);
-    return;
-  }
-  std::latch done(static_cast<std::ptrdiff_t>(n));
-  for (size_t i = 0; i < n; ++i) {
-    boost::asio::post(sampling_pool(), [&, i] {
-      fn(i);
-      done.count_down();
-    });
-  }
-  done.wait();
 }
 
 // The process's engine steps, counted for SchedulerOptions::fault_inject_step.
@@ -375,23 +347,21 @@ bool Scheduler::handle_context_limit(Sequence& s) {
 }
 
 void Scheduler::step() {
-  // Plan: decoding sequences (one pending token) first, then prefill chunks in admission order.
-  struct Planned {
-    Sequence* seq;
-    uint32_t n;
-  };
+  // Plan: decoding sequences (one pending token, perhaps a draft after it) first, then prefill
+  // chunks in admission order.
   std::vector<Planned> plan;
   uint32_t budget = options_.step_tokens;
   for (auto& s : running_) {
     if (s->pending() == 1 && budget > 0) {
-      plan.push_back({s.get(), 1});
+      plan.push_back({s.get(), 1, {}, {}});
       --budget;
     }
   }
+  add_drafts(plan, budget);
   for (auto& s : running_) {
     if (s->pending() > 1 && budget > 0) {
       const uint32_t n = std::min(s->pending(), budget);
-      plan.push_back({s.get(), n});
+      plan.push_back({s.get(), n, {}, {}});
       budget -= n;
     }
   }
@@ -427,6 +397,12 @@ void Scheduler::step() {
   uint32_t total = 0;
   for (auto& p : plan) {
     Sequence& s = *p.seq;
+    if (!p.draft.empty()) {
+      batch.push_back({&*s.table, p.input, runtime::LogitsWanted::All, /*provisional=*/true});
+      if (!s.greedy_on_device()) greedy_only = false;
+      total += p.n;
+      continue;
+    }
     const bool last = p.n == s.pending();
     batch.push_back({&*s.table, std::span<const int32_t>(s.tokens).subspan(s.computed, p.n),
                      last ? runtime::LogitsWanted::Last : runtime::LogitsWanted::None});
@@ -440,46 +416,66 @@ void Scheduler::step() {
   metrics().add("vkllm_steps_total", labels);
   metrics().observe("vkllm_step_tokens", labels, total);
 
-  // Choose the next token of every sequence that produced logits.
+  // Choose the next tokens of every sequence that produced logits (one, or with a draft the
+  // accepted ones and one more); the sampler records each.
   std::vector<size_t> rows;
-  for (size_t i = 0; i < plan.size(); ++i) {
-    Sequence& s = *plan[i].seq;
-    s.computed = s.table->num_tokens();
-    if (batch[i].logits != runtime::LogitsWanted::None) rows.push_back(i);
-    if (batch[i].logits == runtime::LogitsWanted::None || s.started) continue;
-  }
   uint32_t prefill_tokens = 0;
-  for (auto& p : plan) {
-    if (p.seq->started == false) prefill_tokens += p.n;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    if (batch[i].logits != runtime::LogitsWanted::None) rows.push_back(i);
+    if (!plan[i].seq->started) prefill_tokens += plan[i].n;
   }
   metrics().add("vkllm_prompt_eval_tokens_total", labels, prefill_tokens);
 
-  std::vector<int32_t> chosen(plan.size(), -1);
+  std::vector<Verified> chosen(plan.size());
   std::vector<std::optional<TokenLogprob>> lps(plan.size());
   std::vector<size_t> cpu_rows;
   for (size_t i : rows) {
     Sequence& s = *plan[i].seq;
-    if (s.greedy_on_device()) {
-      chosen[i] = result.greedy[i];
-    } else {
+    if (!s.greedy_on_device()) {
       cpu_rows.push_back(i);
+    } else {
+      chosen[i] = plan[i].draft.empty() ? Verified{{result.greedy[i]}, 0}
+                                        : verify_greedy(plan[i].draft, result.greedy_rows[i]);
+      for (int32_t tok : chosen[i].tokens) s.sampler.accept(tok);
     }
   }
+  const uint32_t n_vocab = runner_.spec().n_vocab;
   parallel_for(cpu_rows.size(), [&](size_t k) {
     const size_t i = cpu_rows[k];
     Sequence& s = *plan[i].seq;
+    if (!plan[i].draft.empty()) {
+      chosen[i] = verify_sampled(s.sampler, plan[i].draft, result.logits[i], n_vocab);
+      return;
+    }
     std::vector<float> row = result.logits[i];
-    if (s.options.logprobs) lps[i] = std::nullopt;
     if (s.constraint) s.constraint->mask(row);
-    const int32_t tok = s.sampler.greedy() ? argmax(row) : s.sampler.sample(row);
-    chosen[i] = tok;
+    const int32_t tok = s.sampler.greedy() ? best_token(row) : s.sampler.sample(row);
+    s.sampler.accept(tok);
+    chosen[i] = Verified{{tok}, 0};
     if (s.options.logprobs) lps[i] = logprobs_of(result.logits[i], tok, s.options.top_logprobs);
   });
+  // Verified drafts: the pending token and the accepted draft tokens join the cache, the
+  // rejected positions' blocks go back (their K/V was written but is never read).
+  uint64_t drafted = 0, accepted = 0;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    Sequence& s = *plan[i].seq;
+    if (!plan[i].draft.empty()) {
+      s.table->commit(std::span<const int32_t>(plan[i].input).first(chosen[i].accepted + 1));
+      s.table->trim_reserved();
+      s.draft_gate.record(static_cast<uint32_t>(plan[i].draft.size()), chosen[i].accepted);
+      drafted += plan[i].draft.size();
+      accepted += chosen[i].accepted;
+    }
+    s.computed = s.table->num_tokens();
+  }
+  if (drafted > 0) {
+    metrics().add("vkllm_speculative_drafted_tokens_total", labels, double(drafted));
+    metrics().add("vkllm_speculative_accepted_tokens_total", labels, double(accepted));
+  }
 
   uint32_t generated = 0;
   for (size_t i : rows) {
     Sequence& s = *plan[i].seq;
-    const int32_t tok = chosen[i];
     TokenEvent ev;
     if (!s.started) {
       s.started = true;
@@ -493,29 +489,26 @@ void Scheduler::step() {
                         std::chrono::duration<double>(now - s.last_token).count());
     }
     s.last_token = now;
-    ++generated;
-    s.sampler.accept(tok);
-    if (s.constraint && !s.constraint->accept(tok)) {
-      ev.finish = FinishReason::error;
-      ev.error = "constrained decoding chose a token the format does not allow";
-    }
-    if (tokenizer_.is_end_of_generation(tok)) {
-      ev.finish = FinishReason::stop;
-    } else {
-      ++s.generated;
-      s.tokens.push_back(tok);
-      ev.tokens.push_back(tok);
-      if (lps[i]) ev.logprobs.push_back(std::move(*lps[i]));
-      // Unbounded or huge num_predict stops at 10 x num_ctx, as Ollama caps it: a runaway
-      // request must not hold its slot forever.
-      const int64_t cap = int64_t(10) * s.options.num_ctx;
-      const int64_t limit =
-          s.options.num_predict >= 0 ? std::min<int64_t>(s.options.num_predict, cap) : cap;
-      if (s.constraint && s.constraint->finished()) {
-        ev.finish = FinishReason::stop;
-      } else if (s.generated >= limit) {
-        ev.finish = FinishReason::length;
+    for (const int32_t tok : chosen[i].tokens) {
+      ++generated;
+      if (s.constraint && !s.constraint->accept(tok)) {
+        ev.finish = FinishReason::error;
+        ev.error = "constrained decoding chose a token the format does not allow";
       }
+      if (tokenizer_.is_end_of_generation(tok)) {
+        ev.finish = FinishReason::stop;
+      } else {
+        ++s.generated;
+        s.tokens.push_back(tok);
+        ev.tokens.push_back(tok);
+        if (lps[i]) ev.logprobs.push_back(std::move(*lps[i]));
+        if (s.constraint && s.constraint->finished()) {
+          ev.finish = FinishReason::stop;
+        } else if (s.generated >= s.predict_limit()) {
+          ev.finish = FinishReason::length;
+        }
+      }
+      if (ev.finish != FinishReason::none) break;
     }
     const FinishReason fin = ev.finish;
     const std::string err = ev.error;
@@ -535,6 +528,37 @@ void Scheduler::step() {
     if (!s->cancelled->load()) return false;
     return !s->table.has_value();
   });
+}
+
+void Scheduler::add_drafts(std::vector<Planned>& plan, uint32_t& budget) {
+  const SpeculationOptions& spec = options_.speculation;
+  // Under load the decode step is already batched: verifying drafts would only add work.
+  if (spec.mode == SpeculationMode::off || running_.size() >= spec.max_running) return;
+  // Logits rows: every running sequence may need one; drafts take what is left.
+  const uint32_t max_rows = runner_.options().max_logits_rows;
+  uint32_t rows =
+      max_rows > running_.size() ? max_rows - static_cast<uint32_t>(running_.size()) : 0;
+  for (Planned& p : plan) {
+    Sequence& s = *p.seq;
+    if (budget == 0 || rows == 0) break;
+    if (!s.started || !s.may_speculate()) continue;  // the first token ends the prompt
+    // Room in the context (no shift in the middle of a draft) and in num_predict (the token
+    // after the draft counts too).
+    const uint64_t ctx = std::min(s.options.num_ctx, max_context_);
+    const int64_t room_predict = s.predict_limit() - s.generated - 1;
+    if (s.tokens.size() >= ctx || room_predict <= 0) continue;
+    const uint64_t cap = std::min<uint64_t>(
+        {budget, rows, ctx - s.tokens.size(), static_cast<uint64_t>(room_predict)});
+    const uint32_t k = std::min<uint32_t>(s.draft_gate.budget(spec.draft_max), uint32_t(cap));
+    if (k == 0) continue;
+    p.draft = ngram_draft(s.tokens, k, spec.ngram_max, spec.ngram_min);
+    if (p.draft.empty()) continue;
+    p.input.assign(1, s.tokens.back());
+    p.input.insert(p.input.end(), p.draft.begin(), p.draft.end());
+    p.n = static_cast<uint32_t>(p.input.size());
+    budget -= static_cast<uint32_t>(p.draft.size());
+    rows -= static_cast<uint32_t>(p.draft.size());
+  }
 }
 
 void Scheduler::publish_stats() {

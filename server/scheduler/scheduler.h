@@ -5,7 +5,8 @@
 // stalls running streams for more than one step. Admission is by free KV blocks (prefix-cache
 // hits are free); when blocks run out before a step, the youngest sequence is preempted (its
 // blocks released, its tokens kept) and recomputed later, mostly from the prefix cache. A
-// cancelled sequence's blocks are freed at the next step boundary.
+// cancelled sequence's blocks are freed at the next step boundary. Under light load a decoding
+// sequence may verify drafted tokens in its step (speculation.h).
 #pragma once
 
 #include <atomic>
@@ -23,6 +24,7 @@
 #include "engine/sampling/sampling_params.h"
 #include "engine/sampling/token_constraint.h"
 #include "engine/tokenizer/tokenizer.h"
+#include "server/scheduler/speculation.h"
 #include "server/scheduler/token_stream.h"
 
 namespace vkllm::sched {
@@ -52,6 +54,9 @@ struct SchedulerOptions {
   // device would, once (0: never). Only for testing that a failure stays with its model and the
   // model reloads.
   long fault_inject_step = 0;
+  // Speculative decoding of sequences whose sampling allows it (not with a format, logprobs or
+  // mirostat), while fewer than speculation.max_running sequences run.
+  SpeculationOptions speculation;
 };
 
 struct SchedulerStats {
@@ -126,6 +131,10 @@ class Scheduler {
   void run();
   void admit();
   void step();
+  struct Planned;
+  // Gives decoding sequences of `plan` drafted tokens to verify, within the step's token and
+  // logits-row budgets.
+  void add_drafts(std::vector<Planned>& plan, uint32_t& budget);
   void finish(Sequence& s, FinishReason reason, std::string error = {});
   void preempt(Sequence& s);
   bool handle_context_limit(Sequence& s);

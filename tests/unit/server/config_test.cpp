@@ -170,7 +170,9 @@ TEST(ConfigModels, EngineSettingsReachTheirOptions) {
                                  {"VKLLM_QUIET", "1"},
                                  {"VKLLM_PIPELINE_CACHE", "/tmp/pc"},
                                  {"VKLLM_FAULT_INJECT", "device_lost@3"},
-                                 {"OLLAMA_KV_CACHE_TYPE", "q8_0"}}));
+                                 {"OLLAMA_KV_CACHE_TYPE", "q8_0"},
+                                 {"VKLLM_SPECULATIVE", "off"},
+                                 {"VKLLM_DRAFT_MAX", "4"}}));
   EXPECT_EQ(o.device.str(), "vulkan:1");
   EXPECT_EQ(o.vulkan.selector, "1");
   EXPECT_EQ(o.runner.kv_budget_bytes, uint64_t(512) << 20);
@@ -181,6 +183,8 @@ TEST(ConfigModels, EngineSettingsReachTheirOptions) {
   EXPECT_EQ(o.pipeline_cache.dir, std::filesystem::path("/tmp/pc"));
   EXPECT_EQ(o.fault_inject_step, 3);
   EXPECT_EQ(o.runner.kv_cache_type, kv::CacheType::Q8_0);
+  EXPECT_EQ(o.speculation.mode, sched::SpeculationMode::off);
+  EXPECT_EQ(o.speculation.draft_max, 4u);
   EXPECT_EQ(
       read_model_options(env_of({{"VKLLM_MAX_BINDING_RANGE", "2G"}})).vulkan.max_binding_range,
       uint64_t(2) << 30);
@@ -188,6 +192,8 @@ TEST(ConfigModels, EngineSettingsReachTheirOptions) {
   EXPECT_EQ(d.vulkan.max_binding_range, 0u);
   EXPECT_EQ(d.runner.kv_budget_bytes, 0u);
   EXPECT_EQ(d.runner.kv_cache_type, kv::CacheType::F16);
+  EXPECT_EQ(d.speculation.mode, sched::SpeculationMode::ngram);
+  EXPECT_EQ(d.speculation.draft_max, 8u);
   EXPECT_TRUE(d.pipeline_cache.dir.empty());
   // read_settings keeps compiled pipelines beside the store unless told otherwise.
   EXPECT_EQ(read_settings(env_of({{"OLLAMA_MODELS", "/m"}})).models.pipeline_cache.dir,
@@ -200,6 +206,8 @@ TEST(ConfigModels, MalformedEngineSettingsAreRefusedByName) {
       {"VKLLM_BLOCK_SIZE", "0"},           {"VKLLM_BLOCK_SIZE", "257"},
       {"VKLLM_MAX_BINDING_RANGE", "lots"}, {"VKLLM_DEVICE", "vulkan:"},
       {"VKLLM_FAULT_INJECT", "crash@2"},   {"OLLAMA_KV_CACHE_TYPE", "q3_k"},
+      {"VKLLM_SPECULATIVE", "eagle"},      {"VKLLM_DRAFT_MAX", "0"},
+      {"VKLLM_DRAFT_MAX", "33"},
   };
   for (const auto& [name, value] : bad) {
     const std::string message = refusal([&] { read_model_options(env_of({{name, value}})); });

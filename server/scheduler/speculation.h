@@ -1,0 +1,75 @@
+// Speculative decoding for the continuous batcher: a cheap guess of a sequence's next tokens (a
+// draft) is scored by the target model in one step, [last token, d1..dk] with logits at every
+// position, and the longest prefix the target agrees with is kept, plus the target's own next
+// token. Greedy sequences keep a draft token when it is the target's argmax; sampled ones by the
+// rejection rule (Sampler::sample_after_draft), so their output is distributed exactly as
+// without speculation.
+//
+// The draft here is prompt lookup (n-gram): the last n tokens of the sequence are looked up
+// earlier in its own context and the tokens that followed are proposed. It costs nothing when it
+// finds nothing, and pays on repetitive continuations (quoting, code edits). A per-sequence
+// acceptance estimate (DraftGate) stops drafting where it does not pay.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "engine/sampling/sampler.h"
+
+namespace vkllm::sched {
+
+enum class SpeculationMode : uint8_t { off, ngram };
+
+// VKLLM_SPECULATIVE / VKLLM_DRAFT_MAX (server/config); passed to every model's scheduler.
+struct SpeculationOptions {
+  SpeculationMode mode = SpeculationMode::ngram;
+  uint32_t draft_max = 8;     // drafted tokens per sequence and step at most
+  uint32_t ngram_max = 3;     // the longest suffix looked up
+  uint32_t ngram_min = 1;     // the shortest
+  uint32_t max_running = 16;  // no speculation once this many sequences run (decode is batched)
+};
+
+// Parses VKLLM_SPECULATIVE's values (ngram, off); throws std::invalid_argument otherwise.
+SpeculationMode parse_speculation_mode(std::string_view text);
+
+// The tokens that followed the most recent earlier occurrence of the context's last n tokens,
+// for n from n_max down to n_min (the longest match wins), at most max_tokens of them; empty
+// when none of the suffixes occurs earlier.
+std::vector<int32_t> ngram_draft(std::span<const int32_t> context, uint32_t max_tokens,
+                                 uint32_t n_max, uint32_t n_min);
+
+// A sequence's running estimate of how many of its drafted tokens the target accepts. Drafting
+// pauses while the estimate is low (a verification step costs more than a decode step) and
+// probes again now and then, since a continuation may turn repetitive later.
+class DraftGate {
+ public:
+  // How many tokens to draft this step (0: decode normally), at most `max_tokens`.
+  uint32_t budget(uint32_t max_tokens);
+  // The outcome of a verification step.
+  void record(uint32_t drafted, uint32_t accepted);
+  double acceptance() const { return acceptance_; }
+
+ private:
+  double acceptance_ = 0.5;  // exponential average of accepted / drafted
+  uint32_t paused_ = 0;      // decode steps left before drafting again
+};
+
+// The tokens a verification step yields: the accepted draft prefix, then the target's own next
+// token (a correction, or one past the whole draft). tokens.size() == accepted + 1.
+struct Verified {
+  std::vector<int32_t> tokens;
+  uint32_t accepted = 0;
+};
+
+// Greedy on the device: row_argmax[j] is the target's choice after the step's input j
+// (input 0 the last committed token, input j > 0 the draft's token j - 1).
+Verified verify_greedy(std::span<const int32_t> draft, std::span<const int32_t> row_argmax);
+
+// With a sampler: rows holds draft.size() + 1 rows of n_vocab logits. Every token returned has
+// been recorded in the sampler (Sampler::accept), so penalties see the accepted ones.
+Verified verify_sampled(sampling::Sampler& sampler, std::span<const int32_t> draft,
+                        std::span<const float> rows, uint32_t n_vocab);
+
+}  // namespace vkllm::sched
