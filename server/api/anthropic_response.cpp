@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "server/api/openai_response.h"
+#include "server/http/streams.h"
 
 namespace vkllm::api {
 
@@ -11,8 +12,7 @@ namespace {
 using J = nlohmann::ordered_json;
 
 std::string event(std::string_view name, const J& data) {
-  return "event: " + std::string(name) +
-         "\ndata: " + data.dump(-1, ' ', false, J::error_handler_t::replace) + "\n\n";
+  return http::sse_event(name, data);
 }
 
 std::string tool_use_id(prompt::ToolCall& c) {

@@ -5,6 +5,7 @@
 #include "server/api/openai_request.h"
 #include "server/api/sse_route.h"
 #include "server/http/exchange.h"
+#include "server/http/json_text.h"
 
 namespace vkllm::api {
 
@@ -14,12 +15,8 @@ using boost::asio::awaitable;
 using http::Exchange;
 using J = nlohmann::ordered_json;
 
-std::string text_of(const J& j) {
-  return j.dump(-1, ' ', false, J::error_handler_t::replace);
-}
-
 std::string error_text(unsigned status, std::string_view message) {
-  return text_of(anthropic_error_json(status, message));
+  return http::json_text(anthropic_error_json(status, message));
 }
 
 // One generation, streamed as Anthropic's events or answered as one message made from the
@@ -35,7 +32,7 @@ awaitable<void> messages(AnthropicApi& api, Exchange& ex, SseWriter& sse) {
   const bool answer = co_await std::move(task);
   if (!answer) co_return;
   const J out = anthropic_message_json(meta, total);
-  co_await ex.respond(200, http::kJsonContentType, text_of(out));
+  co_await ex.respond(200, http::kJsonContentType, http::json_text(out));
 }
 
 awaitable<void> count_tokens(AnthropicApi& api, Exchange& ex, SseWriter&) {
@@ -45,7 +42,7 @@ awaitable<void> count_tokens(AnthropicApi& api, Exchange& ex, SseWriter&) {
   const uint32_t n = co_await std::move(task);
   J out;
   out["input_tokens"] = n;
-  co_await ex.respond(200, http::kJsonContentType, text_of(out));
+  co_await ex.respond(200, http::kJsonContentType, http::json_text(out));
 }
 
 }  // namespace

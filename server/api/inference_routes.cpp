@@ -49,11 +49,10 @@ awaitable<void> generate_or_chat(InferenceApi& api, Exchange& ex, bool chat) {
         (c.done_reason == "load" || c.done_reason == "unload" || c.rendered_template.has_value());
     if (stream && !first_is_last) {
       // ordered_json keeps Ollama's key order (and tool-call argument order) on the wire.
-      std::string line = to_json(c).dump(-1, ' ', false, json::error_handler_t::replace);
-      line += '\n';
+      const std::string line = http::ndjson_line(to_json(c));
       if (!started) {
         started = true;
-        co_await ex.start_chunked(200, "application/x-ndjson");
+        co_await ex.start_chunked(200, http::kNdjsonContentType);
       }
       co_await ex.write_chunk(line);
     } else {
@@ -72,7 +71,7 @@ awaitable<void> generate_or_chat(InferenceApi& api, Exchange& ex, bool chat) {
   if (stream && !single) {
     co_await ex.finish_chunked();
   } else {
-    const std::string text = to_json(total).dump(-1, ' ', false, json::error_handler_t::replace);
+    const std::string text = http::json_text(to_json(total));
     co_await ex.respond(200, http::kJsonContentType, text);
   }
 }

@@ -1,4 +1,5 @@
 #include "server/api/openai_response.h"
+#include "server/http/streams.h"
 
 #include <chrono>
 #include <random>
@@ -89,12 +90,8 @@ J openai_error_json(unsigned status, std::string_view message) {
   return J{{"error", std::move(e)}};
 }
 
-std::string sse_data(const J& j) {
-  return "data: " + j.dump(-1, ' ', false, J::error_handler_t::replace) + "\n\n";
-}
-
 std::string openai_sse_error(unsigned status, std::string_view message) {
-  return sse_data(openai_error_json(status, message));
+  return http::sse_data(openai_error_json(status, message));
 }
 
 std::string openai_finish_reason(const sched::GenerationChunk& done, bool had_tool_calls) {
@@ -252,25 +249,26 @@ J completion_usage_chunk(const OpenAiMeta& meta, const sched::GenerationChunk& d
 std::string ChatCompletionEvents::next(sched::GenerationChunk& c) {
   called_ = called_ || !c.tool_calls.empty();
   std::string text;
-  for (const auto& d : chat_delta_chunks(meta_, c, first_)) text += sse_data(d);
+  for (const auto& d : chat_delta_chunks(meta_, c, first_)) text += http::sse_data(d);
   if (c.done) {
-    if (first_) text += sse_data(chat_role_chunk(meta_));
+    if (first_) text += http::sse_data(chat_role_chunk(meta_));
     first_ = false;
-    text += sse_data(chat_finish_chunk(meta_, openai_finish_reason(c, called_)));
-    if (usage_) text += sse_data(chat_usage_chunk(meta_, c));
-    text += "data: [DONE]\n\n";
+    text += http::sse_data(chat_finish_chunk(meta_, openai_finish_reason(c, called_)));
+    if (usage_) text += http::sse_data(chat_usage_chunk(meta_, c));
+    text += http::kSseDone;
   }
   return text;
 }
 
 std::string CompletionEvents::next(sched::GenerationChunk& c) {
   std::string text;
-  if (!c.content.empty() || !c.logprobs.empty()) text += sse_data(completion_chunk(meta_, c, ""));
+  if (!c.content.empty() || !c.logprobs.empty())
+    text += http::sse_data(completion_chunk(meta_, c, ""));
   if (c.done) {
     const sched::GenerationChunk none;
-    text += sse_data(completion_chunk(meta_, none, openai_finish_reason(c, false)));
-    if (usage_) text += sse_data(completion_usage_chunk(meta_, c));
-    text += "data: [DONE]\n\n";
+    text += http::sse_data(completion_chunk(meta_, none, openai_finish_reason(c, false)));
+    if (usage_) text += http::sse_data(completion_usage_chunk(meta_, c));
+    text += http::kSseDone;
   }
   return text;
 }

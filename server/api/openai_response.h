@@ -33,8 +33,6 @@ nlohmann::ordered_json openai_error_json(unsigned status, std::string_view messa
 std::string openai_error_type(unsigned status);
 // The same envelope as one SSE event, for failures after the stream began.
 std::string openai_sse_error(unsigned status, std::string_view message);
-// "data: <json>\n\n"
-std::string sse_data(const nlohmann::ordered_json& j);
 
 // stop / length, and tool_calls when the model called tools.
 std::string openai_finish_reason(const sched::GenerationChunk& done, bool had_tool_calls);

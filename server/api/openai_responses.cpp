@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "server/http/streams.h"
+
 namespace vkllm::api {
 
 namespace {
@@ -26,7 +28,7 @@ bool blank(std::string_view s) {
 }  // namespace
 
 std::string ResponsesStream::Event::sse() const {
-  return "event: " + type + "\n" + sse_data(data);
+  return http::sse_event(type, data);
 }
 
 ResponsesStream::ResponsesStream(OpenAiMeta meta, J echo)

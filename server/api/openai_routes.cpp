@@ -11,6 +11,7 @@
 #include "server/api/sse_route.h"
 #include "server/async/run_blocking.h"
 #include "server/http/exchange.h"
+#include "server/http/json_text.h"
 #include "server/scheduler/request_error.h"
 
 namespace vkllm::api {
@@ -23,18 +24,14 @@ using http::Exchange;
 using http::HttpError;
 using J = nlohmann::ordered_json;
 
-std::string text_of(const J& j) {
-  return j.dump(-1, ' ', false, J::error_handler_t::replace);
-}
-
 using RouteBody = SseRouteBody<OpenAiApi>;
 
 std::string openai_error_text(unsigned status, std::string_view message) {
-  return text_of(openai_error_json(status, message));
+  return http::json_text(openai_error_json(status, message));
 }
 
 awaitable<void> respond_json(Exchange& ex, const J& j) {
-  co_await ex.respond(200, http::kJsonContentType, text_of(j));
+  co_await ex.respond(200, http::kJsonContentType, http::json_text(j));
 }
 
 // Chat and legacy completions: one generation, streamed as Events' SSE text or answered as one

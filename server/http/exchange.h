@@ -1,6 +1,6 @@
 // One HTTP request/response as a handler sees it. The session implements it over a socket; unit
 // tests can implement it in memory. A handler either calls respond() once, or
-// start_chunked() + write_chunk()... + finish_chunked() (what NdjsonStream/SseStream do).
+// start_chunked() + write_chunk()... + finish_chunked() (the wire formats of streams.h).
 // Socket errors (the client went away) surface as exceptions from the awaitables.
 #pragma once
 

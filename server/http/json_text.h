@@ -12,6 +12,10 @@ namespace vkllm::http {
 inline std::string json_text(const nlohmann::json& j) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
+// The same for ordered objects, whose key order (Ollama's, OpenAI's) goes out as built.
+inline std::string json_text(const nlohmann::ordered_json& j) {
+  return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
 
 // {"error": message}, Ollama's error body.
 inline std::string json_error_body(std::string_view message) {

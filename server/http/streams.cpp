@@ -5,36 +5,25 @@
 namespace vkllm::http {
 
 boost::asio::awaitable<void> NdjsonStream::send(const nlohmann::json& object) {
-  if (!ex_.response_started()) co_await ex_.start_chunked(200, "application/x-ndjson");
+  if (!ex_.response_started()) co_await ex_.start_chunked(200, kNdjsonContentType);
   co_await ex_.write_chunk(json_text(object) + "\n");
 }
 
 boost::asio::awaitable<void> NdjsonStream::finish() {
-  if (!ex_.response_started()) co_await ex_.start_chunked(200, "application/x-ndjson");
+  if (!ex_.response_started()) co_await ex_.start_chunked(200, kNdjsonContentType);
   co_await ex_.finish_chunked();
 }
 
-boost::asio::awaitable<void> SseStream::write(std::string text) {
-  if (!ex_.response_started()) co_await ex_.start_chunked(200, "text/event-stream");
-  co_await ex_.write_chunk(text);
+std::string ndjson_line(const nlohmann::ordered_json& object) {
+  return json_text(object) + "\n";
 }
 
-boost::asio::awaitable<void> SseStream::send(const nlohmann::json& data) {
-  co_await write("data: " + json_text(data) + "\n\n");
+std::string sse_data(const nlohmann::ordered_json& data) {
+  return "data: " + json_text(data) + "\n\n";
 }
 
-boost::asio::awaitable<void> SseStream::send_event(std::string_view event,
-                                                   const nlohmann::json& data) {
-  co_await write("event: " + std::string(event) + "\ndata: " + json_text(data) + "\n\n");
-}
-
-boost::asio::awaitable<void> SseStream::send_done() {
-  co_await write("data: [DONE]\n\n");
-}
-
-boost::asio::awaitable<void> SseStream::finish() {
-  if (!ex_.response_started()) co_await ex_.start_chunked(200, "text/event-stream");
-  co_await ex_.finish_chunked();
+std::string sse_event(std::string_view event, const nlohmann::ordered_json& data) {
+  return "event: " + std::string(event) + "\n" + sse_data(data);
 }
 
 }  // namespace vkllm::http

@@ -1,9 +1,11 @@
-// Streaming response writers over an Exchange: NDJSON (one JSON object per line, one chunk
-// each, so every line is flushed) and Server-Sent Events ("data: ...\n\n", "data: [DONE]").
-// The response headers (200, chunked) go out with the first write; errors after that point
-// can only be appended to the stream.
+// The streaming wire formats, written once: NDJSON lines (Ollama's routes) and Server-Sent Events
+// frames (OpenAI's "data: ...", Anthropic's and the Responses API's "event: ...\ndata: ..."), as
+// text for routes that batch several frames into one chunk, and NdjsonStream for those that
+// write a line at a time. The response headers (200, chunked) go out with the first write;
+// errors after that point can only be appended to the stream.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -23,18 +25,16 @@ class NdjsonStream {
   Exchange& ex_;
 };
 
-class SseStream {
- public:
-  explicit SseStream(Exchange& ex) : ex_(ex) {}
-  boost::asio::awaitable<void> send(const nlohmann::json& data);  // data: {...}
-  // Optional event name (Anthropic-style "event: x" line before the data).
-  boost::asio::awaitable<void> send_event(std::string_view event, const nlohmann::json& data);
-  boost::asio::awaitable<void> send_done();  // data: [DONE]
-  boost::asio::awaitable<void> finish();
+inline constexpr std::string_view kNdjsonContentType = "application/x-ndjson";
+inline constexpr std::string_view kSseContentType = "text/event-stream";
 
- private:
-  boost::asio::awaitable<void> write(std::string text);
-  Exchange& ex_;
-};
+// One NDJSON line: the object, compact, and "\n".
+std::string ndjson_line(const nlohmann::ordered_json& object);
+// "data: {...}\n\n".
+std::string sse_data(const nlohmann::ordered_json& data);
+// "event: NAME\ndata: {...}\n\n".
+std::string sse_event(std::string_view event, const nlohmann::ordered_json& data);
+// OpenAI's end of stream.
+inline constexpr std::string_view kSseDone = "data: [DONE]\n\n";
 
 }  // namespace vkllm::http

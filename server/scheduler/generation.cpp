@@ -111,26 +111,6 @@ bool has_output(const GenerationChunk& c) {
 
 }  // namespace
 
-std::vector<std::string> GenerationService::capabilities(const registry::ModelShow& show) {
-  std::shared_ptr<const ModelFacts> f;
-  {
-    std::lock_guard lock(impl_->mutex);
-    if (auto it = impl_->facts.find(show.digest.str()); it != impl_->facts.end()) f = it->second;
-  }
-  if (!f) {
-    f = compute_model_facts(store_, show);
-    std::lock_guard lock(impl_->mutex);
-    impl_->facts[show.digest.str()] = f;
-  }
-  std::vector<std::string> caps;
-  caps.push_back(f->completion ? "completion" : "embedding");
-  if (f->caps.tools) caps.push_back("tools");
-  if (f->caps.insert) caps.push_back("insert");
-  if (f->vision) caps.push_back("vision");
-  if (f->caps.thinking) caps.push_back("thinking");
-  return caps;
-}
-
 asio::awaitable<std::shared_ptr<const ModelFacts>> GenerationService::facts_for(
     const registry::ModelShow& show) {
   {

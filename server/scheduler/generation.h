@@ -117,10 +117,6 @@ class GenerationService {
   // Resolves a name to the installed model (RequestError 404 "model 'X' not found" with `as_sent`).
   boost::asio::awaitable<registry::ModelShow> resolve(const registry::ModelName& name,
                                                       const std::string& as_sent);
-  // A model's capabilities as /api/show lists them (completion/embedding, tools, insert,
-  // thinking, vision), from its GGUF header and template.
-  std::vector<std::string> capabilities(const registry::ModelShow& show);
-
   // The model's tokenizer, built from its GGUF header (no weights loaded); cached.
   boost::asio::awaitable<std::shared_ptr<const tokenizer::Tokenizer>> tokenizer_for(
       const registry::ModelShow& show);
