@@ -145,7 +145,8 @@ void attention_reduce(const AttentionArgs& a, uint32_t token_begin, uint32_t tok
         for (uint32_t d = 0; d < D; ++d) acc[d] += o[d] * w;
       }
       float* dst = a.out.data + uint64_t(t) * os + uint64_t(h) * D;
-      const float inv = l > 0.f ? 1.f / l : 0.f;
+      float inv = l > 0.f ? 1.f / l : 0.f;
+      if (a.sinks != nullptr) inv = detail::sink_scaled_inverse(m, l, a.sinks[h]);
       for (uint32_t d = 0; d < D; ++d) dst[d] = acc[d] * inv;
     }
 }

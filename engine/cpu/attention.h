@@ -36,11 +36,14 @@ struct AttentionArgs {
   BatchView batch{};
   HeadRows out{};  // f32, indexed like q (may not alias q)
   uint32_t n_q_heads = 0;
-  uint32_t head_dim = 0;      // at most 512
-  float scale = 0.f;          // usually 1/sqrt(head_dim)
-  float softcap = 0.f;        // 0: off
-  uint32_t window = 0;        // 0: off; else only keys with 0 <= q_pos - k_pos < window
-  bool causal = true;         // false: every key of the sequence is visible (encoders)
+  uint32_t head_dim = 0;  // at most 512
+  float scale = 0.f;      // usually 1/sqrt(head_dim)
+  float softcap = 0.f;    // 0: off
+  uint32_t window = 0;    // 0: off; else only keys with 0 <= q_pos - k_pos < window
+  bool causal = true;     // false: every key of the sequence is visible (encoders)
+  // n_q_heads logits (gpt-oss's attention sinks) that join each head's softmax denominator and
+  // add no value; null: none.
+  const float* sinks = nullptr;
   uint32_t kv_splits = 1;     // >= 1
   float* partials = nullptr;  // attention_partials_floats(a) floats when kv_splits > 1
 };

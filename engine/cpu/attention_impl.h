@@ -375,7 +375,8 @@ void attend(const AttentionArgs& a, const AttentionGroup& g, float* scratch) {
       ml[1] = l[r];
       continue;
     }
-    const float inv = l[r] > 0.f ? 1.f / l[r] : 0.f;
+    float inv = l[r] > 0.f ? 1.f / l[r] : 0.f;
+    if (a.sinks != nullptr) inv = sink_scaled_inverse(m[r], l[r], a.sinks[h]);
     for (uint32_t d = 0; d < D; ++d) dst[d] = of[size_t(r) * D + d] * inv;
   }
 }

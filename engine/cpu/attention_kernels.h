@@ -29,6 +29,16 @@ struct AttentionGroup {
   uint32_t ml_stride = 0;
 };
 
+// The factor that turns an unnormalised output (running max m, sum l) into the softmax-weighted
+// sum when a sink logit joins the denominator, 1 / (l + e^{sink - m}), computed around the
+// larger of m and the sink so that neither exponent overflows.
+inline float sink_scaled_inverse(float m, float l, float sink) {
+  if (!(l > 0.f)) return 0.f;  // nothing visible: the output stays zero
+  const float top = m > sink ? m : sink;
+  const float keep = __builtin_expf(m - top);
+  return keep / (l * keep + __builtin_expf(sink - top));
+}
+
 // Query rows whose scores one pass over a key tile computes together (attention_impl.h).
 inline constexpr uint32_t kAttentionRowBlock = 4;
 

@@ -18,8 +18,12 @@ void moe_route(const MoeRouteArgs& a, uint32_t token_begin, uint32_t token_end) 
     for (uint32_t e = 0; e < a.n_expert; ++e) mx = std::max(mx, z[e]);
     double sum = 0;
     for (uint32_t e = 0; e < a.n_expert; ++e) sum += probs[e] = std::exp(z[e] - mx);
-    const float inv = static_cast<float>(1.0 / sum);
-    for (float& p : probs) p *= inv;
+    if (a.softmax_after_top_k) {
+      for (uint32_t e = 0; e < a.n_expert; ++e) probs[e] = z[e];  // select on the logits
+    } else {
+      const float inv = static_cast<float>(1.0 / sum);
+      for (float& p : probs) p *= inv;
+    }
     // Selection by repeated maxima: n_used is small, and a strict > keeps the lower index on ties.
     std::fill(taken.begin(), taken.end(), false);
     uint32_t* ids = a.ids + uint64_t(t) * a.n_used;
@@ -36,6 +40,12 @@ void moe_route(const MoeRouteArgs& a, uint32_t token_begin, uint32_t token_end) 
       ids[k] = best;
       w[k] = probs[best];
       total += probs[best];
+    }
+    if (a.softmax_after_top_k) {
+      const float top = w[0];  // the largest selected logit (NaN-free rows)
+      total = 0;
+      for (uint32_t k = 0; k < a.n_used; ++k) total += w[k] = std::exp(w[k] - top);
+      for (uint32_t k = 0; k < a.n_used; ++k) w[k] /= total;
     }
     if (a.norm_weights) {
       const float d = std::max(total, 6.103515625e-5f);

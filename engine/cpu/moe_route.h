@@ -1,4 +1,5 @@
-// Mixture-of-experts routing of one token: softmax over its router logits, the n_used most
+// Mixture-of-experts routing of one token (softmax_after_top_k: see below): softmax over its
+// router logits, the n_used most
 // probable experts (ties: the lower expert index first, as ggml's top-k MoE kernels break them;
 // its CPU argsort keeps that order too on rows of up to 16 experts), and their probabilities as
 // the experts' weights, renormalised to sum 1 when asked (the sum clamped below at 2^-14 as
@@ -16,6 +17,8 @@ struct MoeRouteArgs {
   bool norm_weights = true;
   uint32_t* ids = nullptr;   // n_used per token, in rank order
   float* weights = nullptr;  // n_used per token
+  // gpt-oss: the k largest logits (same tie rule), their weights a softmax over those k.
+  bool softmax_after_top_k = false;
 };
 
 // Unit: a token. Throws std::invalid_argument for n_used 0 or above n_expert.

@@ -56,7 +56,8 @@ uint32_t parse_dimension(std::string_view text, std::string_view what, std::stri
 // ---------------------------------------------------------------------------------------------
 // Architectures
 
-enum class Init { Matrix, Norm, Bias, RopeFactors };
+// Logit: values of order one (gpt-oss's attention sinks and router bias, which must matter).
+enum class Init { Matrix, Norm, Bias, Logit, RopeFactors };
 
 struct PlannedTensor {
   std::string name;
@@ -79,6 +80,9 @@ struct ArchTraits {
   bool writes_rope_dims = false;
   uint32_t sliding_window = 0;  // written as <arch>.attention.sliding_window when > 0
   bool moe = false;             // router and stacked experts instead of the dense FFN
+  // gpt-oss: attention output bias and sinks, post_attention_norm before the FFN, router and
+  // expert biases, YaRN (build_random_model).
+  bool gpt_oss = false;
 };
 
 const ArchTraits kMakerArchs[] = {
@@ -86,6 +90,9 @@ const ArchTraits kMakerArchs[] = {
     {"qwen2", 1000000.0f, 1e-6f, true, false, false, false, false, false, false, false, 0},
     {"qwen3", 1000000.0f, 1e-6f, false, true, false, false, false, false, true, false, 0},
     {"qwen3moe", 1000000.0f, 1e-6f, false, true, false, false, false, false, true, false, 0, true},
+    // gpt-oss-20b's values: rope base 150000, window 128, Q/K/V biases, never tied.
+    {"gpt-oss", 150000.0f, 1e-5f, true, false, false, false, false, true, true, true, 128, true,
+     true},
     {"gemma2", 10000.0f, 1e-6f, false, false, true, false, true, false, true, false, 4096},
     // Gemma 3 (1B's values): Q/K norms, post norms, five local (window 512, rope base 10000,
     // fixed in llama.cpp) per global layer (base 1e6); no softcaps.
@@ -103,10 +110,11 @@ const ArchTraits& arch_traits(std::string_view name) {
   for (const auto& a : kMakerArchs) {
     if (a.name == name) return a;
   }
-  throw std::invalid_argument("make-model: unsupported architecture '" + std::string(name) +
-                              "' (supported: llama, qwen2, qwen3, qwen3moe, qwen3-embedding, "
-                              "gemma2, gemma3, phi3, mistral3, gemma-embedding, bert, "
-                              "nomic-bert, bert-rerank)");
+  throw std::invalid_argument(
+      "make-model: unsupported architecture '" + std::string(name) +
+      "' (supported: llama, qwen2, qwen3, qwen3moe, gpt-oss, "
+      "qwen3-embedding, gemma2, gemma3, phi3, mistral3, gemma-embedding, bert, "
+      "nomic-bert, bert-rerank)");
 }
 
 // Qwen3-Embedding: qwen3 whose last token's hidden state is the embedding.
@@ -116,6 +124,8 @@ constexpr std::string_view kQwen3Embedding = "qwen3-embedding";
 constexpr uint64_t kDenseWidth = 4;
 // Ministral 3's YaRN: a factor of 16 over the original context.
 constexpr float kYarnFactor = 16.0f;
+// gpt-oss's YaRN: a factor of 32.
+constexpr float kGptOssYarnFactor = 32.0f;
 
 bool tied(const ArchTraits& a, const ModelShape& s) {
   return a.always_tied || (s.tied_embeddings && !a.always_untied);
@@ -152,14 +162,24 @@ std::vector<PlannedTensor> plan_tensors(const ArchTraits& a, const ModelShape& s
       add(Weight::AttnKNorm, l, {hd}, Init::Norm);
     }
     add(Weight::AttnOut, l, {q, e}, Init::Matrix);
-    if (a.post_norms) add(Weight::PostAttnNorm, l, {e}, Init::Norm);
-    add(Weight::FfnNorm, l, {e}, Init::Norm);
+    if (a.gpt_oss) {
+      add(Weight::AttnOutBias, l, {e}, Init::Bias);
+      add(Weight::AttnSinks, l, {s.n_head}, Init::Logit);
+    }
+    if (a.post_norms || a.gpt_oss) add(Weight::PostAttnNorm, l, {e}, Init::Norm);
+    if (!a.gpt_oss) add(Weight::FfnNorm, l, {e}, Init::Norm);
     if (a.moe) {
       const uint64_t n = s.n_expert, ffe = s.n_ff_exp;
       add(Weight::FfnGateInp, l, {e, n}, Init::Matrix);
       add(Weight::FfnGateExps, l, {e, ffe, n}, Init::Matrix);
       add(Weight::FfnUpExps, l, {e, ffe, n}, Init::Matrix);
       add(Weight::FfnDownExps, l, {ffe, e, n}, Init::Matrix);
+      if (a.gpt_oss) {
+        add(Weight::FfnGateInpBias, l, {n}, Init::Logit);
+        add(Weight::FfnGateExpsBias, l, {ffe, n}, Init::Bias);
+        add(Weight::FfnUpExpsBias, l, {ffe, n}, Init::Bias);
+        add(Weight::FfnDownExpsBias, l, {e, n}, Init::Bias);
+      }
     } else if (a.fused) {
       add(Weight::FfnUp, l, {e, 2 * ff}, Init::Matrix);
     } else {
@@ -312,6 +332,9 @@ void fill_tensor(const TensorRecipe& r, std::span<uint8_t> out) {
             break;
           case Init::Bias:
             v = 0.02f * rng.next();
+            break;
+          case Init::Logit:
+            v = rng.next();
             break;
           case Init::RopeFactors:
             break;
@@ -490,6 +513,14 @@ void build_random_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
     w.set_u32(p + "expert_count", s.n_expert);
     w.set_u32(p + "expert_used_count", s.n_expert_used);
     w.set_u32(p + "expert_feed_forward_length", s.n_ff_exp);
+  }
+  if (a.gpt_oss) {
+    // As convert_hf_to_gguf.py writes gpt-oss's YaRN (factor 32 over 4096 of 131072 tokens): the
+    // same factor over n_ctx / 32 original tokens.
+    w.set_string(p + "rope.scaling.type", "yarn");
+    w.set_f32(p + "rope.scaling.factor", kGptOssYarnFactor);
+    w.set_u32(p + "rope.scaling.original_context_length",
+              std::max<uint32_t>(1, static_cast<uint32_t>(s.n_ctx / kGptOssYarnFactor)));
   }
   if (a.name == "mistral3") {
     // As convert_hf_to_gguf.py writes Ministral 3's rope_parameters (mscale_all_dim 1,

@@ -18,17 +18,12 @@ struct ArchEntry {
   Arch arch;
 };
 constexpr ArchEntry kArchs[] = {
-    {"llama", Arch::Llama},
-    {"qwen2", Arch::Qwen2},
-    {"qwen3", Arch::Qwen3},
-    {"qwen3moe", Arch::Qwen3Moe},
-    {"gemma2", Arch::Gemma2},
-    {"gemma3", Arch::Gemma3},
-    {"phi3", Arch::Phi3},
-    {"mistral3", Arch::Mistral3},
-    {"bert", Arch::Bert},
-    {"nomic-bert", Arch::NomicBert},
-    {"gemma-embedding", Arch::GemmaEmbedding},
+    {"llama", Arch::Llama},          {"qwen2", Arch::Qwen2},
+    {"qwen3", Arch::Qwen3},          {"qwen3moe", Arch::Qwen3Moe},
+    {"gpt-oss", Arch::GptOss},       {"gemma2", Arch::Gemma2},
+    {"gemma3", Arch::Gemma3},        {"phi3", Arch::Phi3},
+    {"mistral3", Arch::Mistral3},    {"bert", Arch::Bert},
+    {"nomic-bert", Arch::NomicBert}, {"gemma-embedding", Arch::GemmaEmbedding},
 };
 
 // Reads "<arch>.<key>" with a default, failing clearly when a required key is missing.
@@ -111,7 +106,7 @@ void read_moe(const gguf::GgufFile& f, const Keys& k, ModelSpec& s) {
                              std::to_string(s.n_expert_used) + ")");
   }
   s.n_ff_exp = k.u32("expert_feed_forward_length", s.n_ff / s.n_expert_used);
-  s.moe_norm_weights = true;
+  s.moe_norm_weights = s.arch != Arch::GptOss;
   s.fused_gate_up = false;
   const Weight stacked[] = {Weight::FfnGateExps, Weight::FfnUpExps, Weight::FfnDownExps};
   for (uint32_t l = 0; l < s.n_layer; ++l) {
@@ -129,6 +124,51 @@ void read_moe(const gguf::GgufFile& f, const Keys& k, ModelSpec& s) {
           t->shape[1] != (down ? s.n_embd : s.n_ff_exp) || t->shape[2] != s.n_expert) {
         throw std::runtime_error("model has no expert tensor " + weight_name(w, l) +
                                  " of the shape its metadata gives");
+      }
+    }
+    if (!s.moe_biases) continue;
+    const std::pair<Weight, uint64_t> biases[] = {{Weight::FfnGateInpBias, s.n_expert},
+                                                  {Weight::FfnGateExpsBias, s.n_ff_exp},
+                                                  {Weight::FfnUpExpsBias, s.n_ff_exp},
+                                                  {Weight::FfnDownExpsBias, s.n_embd}};
+    for (const auto& [w, rows] : biases) {
+      const auto* t = f.find_tensor(weight_name(w, l));
+      const bool router = w == Weight::FfnGateInpBias;
+      if (!t || t->type != gguf::TensorType::F32 || t->shape.size() != (router ? 1u : 2u) ||
+          t->shape[0] != rows || (!router && t->shape[1] != s.n_expert)) {
+        throw std::runtime_error("model has no F32 bias tensor " + weight_name(w, l) +
+                                 " of the shape its metadata gives");
+      }
+    }
+  }
+}
+
+// gpt-oss (llama.cpp's openai-moe): even layers use the sliding window (pattern 2), Q/K/V and
+// output biases, attention sinks, post_attention_norm before the MoE FFN, whose router has a
+// bias, picks the top k logits and softmaxes over them, and whose experts have biases and run
+// the clamped SwiGLU. YaRN RoPE applies to every layer (both kinds share one base).
+void read_gpt_oss(const gguf::GgufFile& f, const Keys& k, ModelSpec& s) {
+  s.rope_ordering = RopeOrdering::NeoX;
+  s.activation = Activation::SwigluOai;
+  s.moe_gating = MoeGating::SoftmaxTopK;
+  s.moe_biases = true;
+  s.attn_out_bias = true;
+  s.attn_sinks = true;
+  s.ffn_norm_is_post_attn = true;
+  s.sliding_window = k.u32("attention.sliding_window");
+  for (uint32_t l = 0; l < s.n_layer; ++l) s.layer_is_swa[l] = l % 2 == 0;
+  s.rope_freq_base_swa = k.f32("rope.freq_base_swa", s.rope_freq_base);
+  read_moe(f, k, s);
+  for (uint32_t l = 0; l < s.n_layer; ++l) {
+    const std::pair<Weight, uint64_t> needed[] = {
+        {Weight::AttnSinks, s.n_head},         {Weight::AttnOutBias, s.n_embd},
+        {Weight::AttnQBias, s.n_embd_q()},     {Weight::AttnKBias, s.n_embd_k_gqa()},
+        {Weight::AttnVBias, s.n_embd_v_gqa()}, {Weight::PostAttnNorm, s.n_embd}};
+    for (const auto& [w, n] : needed) {
+      const auto* t = f.find_tensor(weight_name(w, l));
+      if (!t || t->type != gguf::TensorType::F32 || t->shape.size() != 1 || t->shape[0] != n) {
+        throw std::runtime_error("gpt-oss model has no F32 tensor " + weight_name(w, l) + " of " +
+                                 std::to_string(n) + " values");
       }
     }
   }
@@ -211,10 +251,10 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
     }
   }
   if (!known) {
-    throw std::runtime_error(
-        "unsupported model architecture '" + s.arch_name +
-        "' (supported: llama, qwen2, qwen3, qwen3moe, gemma2, gemma3, phi3, mistral3, bert, "
-        "nomic-bert, gemma-embedding)");
+    throw std::runtime_error("unsupported model architecture '" + s.arch_name +
+                             "' (supported: llama, qwen2, qwen3, qwen3moe, gpt-oss, gemma2, "
+                             "gemma3, phi3, mistral3, bert, "
+                             "nomic-bert, gemma-embedding)");
   }
   const Keys k(f, s.arch_name);
   s.n_layer = k.u32("block_count");
@@ -286,6 +326,9 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
       s.rope_ordering = RopeOrdering::NeoX;
       read_moe(f, k, s);
       break;
+    case Arch::GptOss:
+      read_gpt_oss(f, k, s);
+      break;
     case Arch::Phi3:
       s.rope_ordering = RopeOrdering::NeoX;
       s.sliding_window = k.u32("attention.sliding_window", 0);
@@ -327,7 +370,11 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
     }
   }
   if (k.str("rope.scaling.type", "none") == "yarn") {
-    if (std::find(s.layer_is_swa.begin(), s.layer_is_swa.end(), true) != s.layer_is_swa.end()) {
+    // The per-pair YaRN divisors are computed for one base: windowed layers must share it.
+    const bool swa =
+        std::find(s.layer_is_swa.begin(), s.layer_is_swa.end(), true) != s.layer_is_swa.end();
+    if (swa &&
+        (s.rope_freq_base_swa != s.rope_freq_base || s.rope_freq_scale_swa != s.rope_freq_scale)) {
       throw std::runtime_error("YaRN RoPE scaling with sliding-window layers is not supported");
     }
     read_yarn(k, factor, s);

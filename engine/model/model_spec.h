@@ -18,6 +18,7 @@ enum class Arch {
   Qwen2,
   Qwen3,
   Qwen3Moe,
+  GptOss,
   Gemma2,
   Gemma3,
   Phi3,
@@ -27,7 +28,13 @@ enum class Arch {
   GemmaEmbedding,
 };
 enum class RopeOrdering { Normal, NeoX };  // rotate pairs (2i, 2i+1) vs (i, i + dims/2)
-enum class Activation { SiLU, GeluTanh };
+// SwigluOai: gpt-oss's clamped SwiGLU, out = g * sigmoid(1.702 g) * (u + 1) with the gate g
+// clamped above at 7 and the up value u to [-7, 7] (ggml's swiglu_oai).
+enum class Activation { SiLU, GeluTanh, SwigluOai };
+// How the router's logits become expert weights: Softmax over all experts, then the top k
+// (qwen3moe); SoftmaxTopK: the top k logits, then a softmax over those k (gpt-oss, llama.cpp's
+// SOFTMAX_WEIGHT gating).
+enum class MoeGating { Softmax, SoftmaxTopK };
 // How an embedding is made of the hidden states of an input's tokens (llama.cpp's
 // <arch>.pooling_type values). Rank: the first token through a cross-encoder's classification head.
 enum class Pooling : uint32_t { None = 0, Mean = 1, Cls = 2, Last = 3, Rank = 4 };
@@ -83,6 +90,12 @@ struct ModelSpec {
   bool fused_qkv = false;        // attn_qkv (phi3)
   bool fused_gate_up = false;    // ffn_up holds gate and up stacked (phi3)
   bool tied_embeddings = false;  // no output.weight: the embedding matrix projects to logits
+  bool attn_out_bias = false;    // attn_output.bias after the output projection (gpt-oss)
+  // gpt-oss: per query head, a learned logit (attn_sinks.weight) that joins the softmax's
+  // denominator and contributes no value: out = sum_k e^{s_k} v_k / (sum_k e^{s_k} + e^{sink}).
+  bool attn_sinks = false;
+  // The weight of the RMSNorm before the FFN: ffn_norm, or gpt-oss's post_attention_norm.
+  bool ffn_norm_is_post_attn = false;
 
   // Embedding models. Encoders (bert, nomic-bert) are post-norm: LayerNorm (with bias) after each
   // residual add, token-type embeddings (row 0: every token is "sentence A", as in llama.cpp) and
@@ -124,6 +137,10 @@ struct ModelSpec {
   uint32_t n_expert_used = 0;
   uint32_t n_ff_exp = 0;
   bool moe_norm_weights = false;
+  MoeGating moe_gating = MoeGating::Softmax;
+  // gpt-oss: ffn_gate_inp.bias is added to the router logits and the experts' gate/up/down
+  // outputs get their expert's row of ffn_{gate,up,down}_exps.bias.
+  bool moe_biases = false;
   bool is_moe() const { return n_expert > 0; }
   // Floats per token of the FFN activation buffers (Gate, Up, FfnAct): n_ff, or for a MoE model
   // where wider n_expert_used rows of n_ff_exp (one per selected expert) or the router's logits.

@@ -57,6 +57,16 @@ const char* suffix(Weight w) {
       return "token_embd_norm.bias";
     case Weight::AttnOutBias:
       return "attn_output.bias";
+    case Weight::AttnSinks:
+      return "attn_sinks.weight";
+    case Weight::FfnGateInpBias:
+      return "ffn_gate_inp.bias";
+    case Weight::FfnGateExpsBias:
+      return "ffn_gate_exps.bias";
+    case Weight::FfnUpExpsBias:
+      return "ffn_up_exps.bias";
+    case Weight::FfnDownExpsBias:
+      return "ffn_down_exps.bias";
     case Weight::AttnOutNorm:
       return "attn_output_norm.weight";
     case Weight::AttnOutNormBias:

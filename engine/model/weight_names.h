@@ -52,6 +52,14 @@ enum class Weight {
   FfnGateExps,
   FfnUpExps,
   FfnDownExps,
+  // gpt-oss: a learned logit per query head that joins each softmax's denominator
+  // (attn_sinks.weight, [n_head]), the router's bias ([n_expert]) and the experts' biases
+  // ([rows, n_expert]: expert e's bias is row e).
+  AttnSinks,
+  FfnGateInpBias,
+  FfnGateExpsBias,
+  FfnUpExpsBias,
+  FfnDownExpsBias,
   // Sentence-transformers dense projections after pooling (EmbeddingGemma): n_embd -> the dense
   // width -> n_embd.
   Dense2,

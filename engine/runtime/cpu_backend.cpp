@@ -147,6 +147,7 @@ class CpuBackend final : public StepBackend {
     a.softcap = s.softcap;
     a.window = s.window;
     a.causal = s.causal;
+    if (s.sinks) a.sinks = f32_weight({Weight::AttnSinks, s.layer});
     a.kv_splits = cpu::attention_suggested_splits(a, max_kv_len_, pool_.size());
     if (a.kv_splits > 1) {
       const uint64_t floats = cpu::attention_partials_floats(a);
@@ -166,6 +167,7 @@ class CpuBackend final : public StepBackend {
     g.up = ptr(up);
     g.out = ptr(out);
     g.n = n;
+    if (act == GluAct::SwigluOai) throw std::logic_error("the clamped SwiGLU is MoE-only here");
     g.act = act == GluAct::Silu ? cpu::GluActivation::Silu : cpu::GluActivation::GeluTanh;
     g.gate_stride = gate.stride;
     g.up_stride = up.stride;
@@ -174,8 +176,14 @@ class CpuBackend final : public StepBackend {
   }
 
   void moe_ffn(const MoeSpec& m, uint32_t n_tokens) override {
-    const CpuMoeWeights w{&get({Weight::FfnGateInp, m.layer}), &get({Weight::FfnGateExps, m.layer}),
-                          &get({Weight::FfnUpExps, m.layer}), &get({Weight::FfnDownExps, m.layer})};
+    CpuMoeWeights w{&get({Weight::FfnGateInp, m.layer}), &get({Weight::FfnGateExps, m.layer}),
+                    &get({Weight::FfnUpExps, m.layer}), &get({Weight::FfnDownExps, m.layer})};
+    if (m.biases) {
+      w.router_bias = f32_weight({Weight::FfnGateInpBias, m.layer});
+      w.gate_bias = f32_weight({Weight::FfnGateExpsBias, m.layer});
+      w.up_bias = f32_weight({Weight::FfnUpExpsBias, m.layer});
+      w.down_bias = f32_weight({Weight::FfnDownExpsBias, m.layer});
+    }
     cpu_moe_ffn(m, n_tokens, w, ptr(m.x), m.x.stride, ptr(m.out), m.out.stride, moe_, pool_, ws_,
                 isa_);
   }

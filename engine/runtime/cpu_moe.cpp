@@ -1,5 +1,7 @@
 #include "engine/runtime/cpu_moe.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -19,6 +21,24 @@ cpu::WeightView expert_view(const HostTensor& t, uint32_t e) {
   }
   const uint64_t bytes = gguf::row_bytes(t.type, t.shape[0]) * t.shape[1];
   return {t.type, t.data + e * bytes, t.shape[0], t.shape[1]};
+}
+
+// Adds bias row `e` (n values of a [n, n_expert] F32 tensor) to each of `rows` rows of n.
+void add_expert_bias(float* x, uint32_t rows, const float* bias, uint32_t e, uint32_t n) {
+  if (bias == nullptr) return;
+  const float* b = bias + uint64_t(e) * n;
+  for (uint32_t r = 0; r < rows; ++r)
+    for (uint32_t i = 0; i < n; ++i) x[uint64_t(r) * n + i] += b[i];
+}
+
+// gpt-oss's clamped SwiGLU over n values (ggml's swiglu_oai with alpha 1.702, limit 7).
+void swiglu_oai(const float* gate, const float* up, float* out, uint64_t n) {
+  constexpr float kAlpha = 1.702f, kLimit = 7.0f;
+  for (uint64_t i = 0; i < n; ++i) {
+    const float g = std::min(gate[i], kLimit);
+    const float u = std::clamp(up[i], -kLimit, kLimit);
+    out[i] = g / (1.0f + std::exp(-kAlpha * g)) * (u + 1.0f);
+  }
 }
 
 template <class T>
@@ -55,7 +75,9 @@ void cpu_moe_ffn(const MoeSpec& m, uint32_t T, const CpuMoeWeights& w, const flo
   const cpu::WeightView router{w.router->type, w.router->data, w.router->cols(), w.router->rows()};
   const cpu::Product logits{&router, grown(s.logits, uint64_t(T) * m.n_expert), m.n_expert, false};
   cpu::matmul(std::span(&logits, 1), x, x_stride, T, pool, ws, isa);
+  add_expert_bias(s.logits.data(), T, w.router_bias, 0, m.n_expert);
   cpu::MoeRouteArgs r;
+  r.softmax_after_top_k = m.softmax_after_top_k;
   r.logits = s.logits.data();
   r.n_expert = m.n_expert;
   r.n_used = K;
@@ -80,15 +102,22 @@ void cpu_moe_ffn(const MoeSpec& m, uint32_t T, const CpuMoeWeights& w, const flo
     const cpu::Product gate_up[] = {{&gate, grown(s.gate, uint64_t(n) * F), F, false},
                                     {&up, grown(s.up, uint64_t(n) * F), F, false}};
     cpu::matmul(gate_up, xg, E, n, pool, ws, isa);
-    cpu::GluArgs g;
-    g.gate = s.gate.data();
-    g.up = s.up.data();
-    g.out = grown(s.act, uint64_t(n) * F);
-    g.n = F;
-    g.act = m.act == GluAct::Silu ? cpu::GluActivation::Silu : cpu::GluActivation::GeluTanh;
-    cpu::glu(g, 0, n, isa);
+    add_expert_bias(s.gate.data(), n, w.gate_bias, e, F);
+    add_expert_bias(s.up.data(), n, w.up_bias, e, F);
+    if (m.act == GluAct::SwigluOai) {
+      swiglu_oai(s.gate.data(), s.up.data(), grown(s.act, uint64_t(n) * F), uint64_t(n) * F);
+    } else {
+      cpu::GluArgs g;
+      g.gate = s.gate.data();
+      g.up = s.up.data();
+      g.out = grown(s.act, uint64_t(n) * F);
+      g.n = F;
+      g.act = m.act == GluAct::Silu ? cpu::GluActivation::Silu : cpu::GluActivation::GeluTanh;
+      cpu::glu(g, 0, n, isa);
+    }
     const cpu::Product d{&down, grown(s.down, uint64_t(n) * E), E, false};
     cpu::matmul(std::span(&d, 1), s.act.data(), F, n, pool, ws, isa);
+    add_expert_bias(s.down.data(), n, w.down_bias, e, E);
     for (uint32_t i = 0; i < n; ++i)
       std::memcpy(pair_out + uint64_t(s.pairs[i]) * E, s.down.data() + uint64_t(i) * E, 4ull * E);
   }

@@ -21,6 +21,11 @@ struct CpuMoeWeights {
   const HostTensor* gate = nullptr;    // [n_embd, n_ff, n_expert]
   const HostTensor* up = nullptr;
   const HostTensor* down = nullptr;  // [n_ff, n_embd, n_expert]
+  // MoeSpec::biases (F32): [n_expert], then [n_ff, n_expert] twice and [n_embd, n_expert].
+  const float* router_bias = nullptr;
+  const float* gate_bias = nullptr;
+  const float* up_bias = nullptr;
+  const float* down_bias = nullptr;
 };
 
 // Scratch that only grows, kept by the backend between steps.

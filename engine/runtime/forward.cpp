@@ -19,6 +19,22 @@ Forward::BlockInputs Forward::ffn_inputs(uint32_t l) const {
   return {{{Weight::FfnGate, l}, {Weight::FfnUp, l}}, 2};
 }
 
+WeightRef Forward::ffn_norm(uint32_t l) const {
+  return {spec_.ffn_norm_is_post_attn ? Weight::PostAttnNorm : Weight::FfnNorm, l};
+}
+
+GluAct Forward::glu_act() const {
+  switch (spec_.activation) {
+    case model::Activation::SiLU:
+      return GluAct::Silu;
+    case model::Activation::GeluTanh:
+      return GluAct::GeluTanh;
+    case model::Activation::SwigluOai:
+      return GluAct::SwigluOai;
+  }
+  return GluAct::Silu;
+}
+
 void Forward::step(StepBackend& b, const StepShape& s) const {
   b.embed({Weight::TokenEmbd}, {Act::X}, s.n_tokens, spec_.embed_scale);
   b.barrier();
@@ -102,6 +118,7 @@ void Forward::attention_block(StepBackend& b, uint32_t l, uint32_t T) const {
   at.causal = spec_.causal_attn;
   // Non-causal (EmbeddingGemma): llama.cpp's symmetric window sees |qp - kp| <= n_swa / 2.
   at.window = !swa ? 0 : at.causal ? spec_.sliding_window : spec_.sliding_window / 2 + 1;
+  at.sinks = spec_.attn_sinks;
   const WeightRef wo{Weight::AttnOut, l};
   at.feeds = std::span(&wo, 1);
   b.attention(at);
@@ -115,10 +132,17 @@ void Forward::attention_block(StepBackend& b, uint32_t l, uint32_t T) const {
     b.rms_norm({Act::H}, {Weight::PostAttnNorm, l}, {Act::H}, E, T);
     b.barrier();
     b.add({Act::X}, {Act::H}, {Act::X}, uint64_t(T) * E);
+  } else if (spec_.attn_out_bias) {
+    const ProductOut out[] = {{wo, {Act::X}, /*accumulate=*/true}};
+    b.products({Act::Attn}, T, out);
+    b.barrier();
+    b.add_bias({Weight::AttnOutBias, l}, {Act::X}, E, T);
+    b.barrier();
+    b.rms_norm({Act::X}, ffn_norm(l), {Act::H}, E, T, ffn_inputs(l).span());
   } else {
     const BlockInputs ffn = ffn_inputs(l);
     b.products_then_norm({Act::Attn}, T, {wo, {Act::X}, /*accumulate=*/true},
-                         {{Act::X}, {Weight::FfnNorm, l}, {Act::H}, E, ffn.span()});
+                         {{Act::X}, ffn_norm(l), {Act::H}, E, ffn.span()});
   }
   b.barrier();
   b.mark(chained_norms() ? "attn_out_ffn_norm" : "attn_out");
@@ -129,7 +153,7 @@ void Forward::ffn_block(StepBackend& b, uint32_t l, uint32_t T) const {
 
   const BlockInputs inputs = ffn_inputs(l);
   if (!chained_norms()) {
-    b.rms_norm({Act::X}, {Weight::FfnNorm, l}, {Act::H}, E, T, inputs.span());
+    b.rms_norm({Act::X}, ffn_norm(l), {Act::H}, E, T, inputs.span());
     b.barrier();
     b.mark("ffn_norm");
   }
@@ -147,7 +171,7 @@ void Forward::ffn_block(StepBackend& b, uint32_t l, uint32_t T) const {
     up = {Act::Up, ff, 2 * ff};
   }
   const WeightRef down[] = {{Weight::FfnDown, l}};
-  const GluAct act = spec_.activation == model::Activation::SiLU ? GluAct::Silu : GluAct::GeluTanh;
+  const GluAct act = glu_act();
   b.products_then_glu({Act::H}, T, std::span(outs, n_outs),
                       {act, gate, up, {Act::FfnAct}, ff, down});
   b.barrier();
@@ -185,7 +209,9 @@ void Forward::moe_block(StepBackend& b, uint32_t l, uint32_t T) const {
   m.n_expert = spec_.n_expert;
   m.n_used = spec_.n_expert_used;
   m.norm_weights = spec_.moe_norm_weights;
-  m.act = spec_.activation == model::Activation::SiLU ? GluAct::Silu : GluAct::GeluTanh;
+  m.act = glu_act();
+  m.softmax_after_top_k = spec_.moe_gating == model::MoeGating::SoftmaxTopK;
+  m.biases = spec_.moe_biases;
   b.moe_ffn(m, T);
   b.barrier();
   b.mark("moe");

@@ -40,6 +40,9 @@ class Forward {
   // Without post-norms a block ends in a residual product whose sum the next block normalizes
   // first: the two run as one products_then_norm, and the next block starts from H.
   bool chained_norms() const { return !spec_.post_norms; }
+  // The norm before the FFN (gpt-oss names it post_attention_norm) and the FFN's activation.
+  WeightRef ffn_norm(uint32_t l) const;
+  GluAct glu_act() const;
   void layer(StepBackend& b, uint32_t l, uint32_t T) const;
   void attention_block(StepBackend& b, uint32_t l, uint32_t T) const;
   void ffn_block(StepBackend& b, uint32_t l, uint32_t T) const;

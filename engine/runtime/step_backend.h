@@ -77,12 +77,15 @@ struct AttentionSpec {
   // window, |qp - kp| < window (EmbeddingGemma's n_swa / 2 + 1).
   uint32_t window = 0;
   bool causal = true;  // false: every token of the sequence is visible (encoders)
+  // Weight::AttnSinks of the layer joins each query head's softmax denominator (gpt-oss).
+  bool sinks = false;
   // The weights whose products read `out` next, as rms_norm's feeds: a backend may write their
   // quantized input along with the output (Vulkan: q8 from the split-K reduction).
   std::span<const WeightRef> feeds{};
 };
 
-enum class GluAct : uint8_t { Silu, GeluTanh };
+// SwigluOai: gpt-oss's clamped SwiGLU (model::Activation::SwigluOai).
+enum class GluAct : uint8_t { Silu, GeluTanh, SwigluOai };
 
 // A mixture-of-experts feed-forward of layer `layer` (model::ModelSpec::is_moe): for every step
 // token t, router logits Weight::FfnGateInp x[t], softmax, the n_used most probable of n_expert
@@ -98,6 +101,10 @@ struct MoeSpec {
   uint32_t n_expert = 0, n_used = 0;
   bool norm_weights = true;
   GluAct act = GluAct::Silu;
+  // gpt-oss: softmax over the k selected logits instead of the top k of the softmax, and the
+  // router / expert biases (model::ModelSpec::moe_gating, moe_biases).
+  bool softmax_after_top_k = false;
+  bool biases = false;
 };
 
 // Rows pooled per sequence (embedding models).

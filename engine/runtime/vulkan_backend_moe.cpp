@@ -10,6 +10,12 @@ namespace vkllm::runtime::detail {
 using model::Weight;
 
 void VulkanBackend::check_moe_weights() const {
+  // gpt-oss (attention sinks, router and expert biases, the clamped SwiGLU): the CPU backend
+  // runs it; the Vulkan kernels do not have those parts yet.
+  if (spec_.attn_sinks || spec_.moe_biases || spec_.activation == model::Activation::SwigluOai) {
+    throw std::runtime_error("the Vulkan backend does not run " + spec_.arch_name +
+                             " models yet (attention sinks, expert biases); use the CPU backend");
+  }
   if (spec_.n_expert > vk::ops::kMoeMaxExperts) {
     throw std::runtime_error("the Vulkan backend routes at most " +
                              std::to_string(vk::ops::kMoeMaxExperts) + " experts; this model has " +

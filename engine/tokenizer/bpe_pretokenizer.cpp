@@ -63,6 +63,13 @@ const std::vector<Family>& families() {
         "jina-v2-es", "jina-v2-de", "jina-v2-code", "roberta-bpe", "gigachat", "trillion"},
        {kGpt2}},
       {{"qwen2", "stablelm2", "deepseek-r1-qwen", "hunyuan"}, {kQwen2}},
+      // o200k (gpt-oss, GPT-4o), tokenizer.json's own expression: PCRE2 takes the Unicode
+      // classes and the case-insensitive group as written.
+      {{"gpt-4o", "llama4"},
+       {"[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}"
+        "\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}"
+        "\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\\p{N}{1,3}| "
+        "?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"}},
       {{"poro-chat", "bloom", "gpt3-finnish"},
        {" ?[^(\\s|.,!?\\x{2026}\\x{3002}\\x{FF0C}\\x{3001}\\x{964}\\x{6D4}\\x{60C})]+"}},
       {{"viking"},

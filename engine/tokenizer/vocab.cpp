@@ -162,6 +162,19 @@ Vocab Vocab::from_gguf(const gguf::GgufFile& f) {
   std::sort(v.end_of_generation.begin(), v.end_of_generation.end());
   v.end_of_generation.erase(std::unique(v.end_of_generation.begin(), v.end_of_generation.end()),
                             v.end_of_generation.end());
+  // Harmony (gpt-oss's o200k_harmony): <|end|> closes a message, not the turn; the model stops at
+  // <|return|> or <|call|>. As llama.cpp: with both present, <|end|> leaves the end-of-generation
+  // set and becomes a user-defined token.
+  const auto is_eog = [&](std::string_view t) {
+    const int32_t id = v.find(t);
+    return id >= 0 &&
+           std::binary_search(v.end_of_generation.begin(), v.end_of_generation.end(), id);
+  };
+  if (is_eog("<|return|>") && is_eog("<|call|>") && is_eog("<|end|>")) {
+    const int32_t end = v.find("<|end|>");
+    std::erase(v.end_of_generation, end);
+    v.types[static_cast<size_t>(end)] = TokenType::kUserDefined;
+  }
 
   for (int32_t id = 0; id < n_vocab; ++id) {
     const TokenType t = v.type(id);

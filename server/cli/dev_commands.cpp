@@ -120,16 +120,17 @@ void add_dev_commands(CLI::App& app) {
   CLI::App* make = dev->add_subcommand(
       "make-model", "Write a random-weight GGUF model with a real architecture's layout");
   make->add_option("--arch", args->arch,
-                   "llama, qwen2, qwen3, qwen3moe, qwen3-embedding, gemma2, gemma3, phi3, "
+                   "llama, qwen2, qwen3, qwen3moe, gpt-oss, qwen3-embedding, gemma2, gemma3, phi3, "
                    "mistral3, gemma-embedding, bert, nomic-bert or bert-rerank (encoders want a "
                    "WordPiece vocab, e.g. ggml-vocab-bert-bge.gguf)")
       ->capture_default_str();
-  make->add_option("--shape", args->shape,
-                   "tiny, test (tiny with 8 experts, 2 per token, for qwen3moe; window 16), "
-                   "test-swa (7 layers), "
-                   "llama3.2-1b, llama3.1-8b, qwen2.5-0.5b, qwen3-30b-a3b, ministral3-3b, "
-                   "ministral3-8b, embeddinggemma-300m or WxLxHxKV (n_embd x n_layer x n_head "
-                   "x n_head_kv)")
+  make->add_option(
+          "--shape", args->shape,
+          "tiny, test (tiny with 8 experts, 2 per token, for qwen3moe and gpt-oss; window 16), "
+          "test-swa (7 layers), "
+          "llama3.2-1b, llama3.1-8b, qwen2.5-0.5b, qwen3-30b-a3b, ministral3-3b, "
+          "ministral3-8b, embeddinggemma-300m or WxLxHxKV (n_embd x n_layer x n_head "
+          "x n_head_kv)")
       ->capture_default_str();
   make->add_option("--type", args->type,
                    "F32, F16, BF16, Q8_0, Q4_0, Q4_K_M, Q5_K_M, Q6_K or MXFP4_MOE (MoE "

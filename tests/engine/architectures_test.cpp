@@ -106,7 +106,7 @@ TEST_P(Architectures, RunnerMatchesReferenceOnPrefillChunksAndDecode) {
   o.file_type = c.type;
   o.seed = seed;
   const std::vector<uint8_t> bytes = test::random_model_bytes(o, [&](gguf::GgufWriter& w) {
-    if (c.arch == "gemma2" || c.arch == "gemma3" || c.arch == "phi3") {
+    if (c.arch == "gemma2" || c.arch == "gemma3" || c.arch == "phi3" || c.arch == "gpt-oss") {
       w.set_u32(c.arch + ".attention.sliding_window", kSmallWindow);
     }
     if (c.arch == "mistral3") {
@@ -141,7 +141,7 @@ TEST_P(Architectures, RunnerMatchesReferenceOnPrefillChunksAndDecode) {
   reference::ReferenceModel ref =
       c.cpu ? reference::ReferenceModel(file)
             : reference::ReferenceModel(file, reference::ReferenceModel::EngineRounding{});
-  if (c.arch == "gemma2" || c.arch == "gemma3" || c.arch == "phi3") {
+  if (c.arch == "gemma2" || c.arch == "gemma3" || c.arch == "phi3" || c.arch == "gpt-oss") {
     ASSERT_EQ(ref.spec().sliding_window, kSmallWindow);
   }
 
@@ -230,6 +230,10 @@ std::vector<ArchCase> cases() {
     v.push_back({arch, FileType::F16, 128, true});
     v.push_back({arch, FileType::Q4_K_M, 256, true});
   }
+  // gpt-oss (sinks, biases, top-k softmax routing, clamped SwiGLU, window on even layers, YaRN):
+  // the CPU backend only so far.
+  v.push_back({"gpt-oss", FileType::F16, 128, true});
+  v.push_back({"gpt-oss", FileType::MXFP4_MOE, 256, true});
   return v;
 }
 

@@ -1,7 +1,9 @@
 // Qwen3-MoE fixtures (`vkllm dev make-model --arch qwen3moe --shape test`, F16, Q8_0 and Q4_K_M)
-// on both backends (Vulkan: lavapipe here; the CPU backend) against llama.cpp's CPU backend on
-// the same files (tests/reference/moe: make-model regenerates them from the recorded seeds):
-// prompt tokens, last logits and the greedy continuation, by the shared references' rules.
+// on both backends (Vulkan: lavapipe here; the CPU backend), and gpt-oss fixtures (F16 and
+// MXFP4_MOE; the CPU backend, the Vulkan one refuses them for now) against llama.cpp's CPU backend
+// on the same files (tests/reference/moe and tests/reference/gptoss: make-model regenerates them
+// from the recorded seeds): prompt tokens, last logits and the greedy continuation, by the shared
+// references' rules.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -28,8 +30,8 @@ namespace {
 using reference::cosine;
 using reference::max_abs_diff;
 
-std::filesystem::path moe_dir() {
-  return std::filesystem::path(VKLLM_SOURCE_DIR) / "tests" / "reference" / "moe";
+std::filesystem::path reference_dir(const std::string& topic) {
+  return std::filesystem::path(VKLLM_SOURCE_DIR) / "tests" / "reference" / topic;
 }
 
 // A case's fixture, made once per test process (quantizing takes a moment).
@@ -39,12 +41,14 @@ struct Fixture {
   std::optional<gguf::GgufFile> file;
 };
 
+// name: "<topic>/<case>".
 const Fixture& fixture(const std::string& name) {
   static std::map<std::string, std::unique_ptr<Fixture>> made;
   auto& f = made[name];
   if (!f) {
+    const size_t slash = name.find('/');
     f = std::make_unique<Fixture>();
-    f->c = reference::load_model_case(moe_dir(), name);
+    f->c = reference::load_model_case(reference_dir(name.substr(0, slash)), name.substr(slash + 1));
     f->bytes = reference::model_case_bytes(f->c);
     f->file.emplace(gguf::GgufFile::parse(f->bytes));
   }
@@ -103,11 +107,39 @@ std::string case_label(const ::testing::TestParamInfo<std::tuple<bool, std::stri
          test::param_name(std::get<1>(info.param));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Fixtures, MoeVsLlamaCpp,
-    ::testing::Combine(::testing::Values(false, true),
-                       ::testing::ValuesIn(reference::model_case_names(moe_dir()))),
-    case_label);
+std::vector<std::string> case_names(const std::string& topic) {
+  std::vector<std::string> names;
+  for (const std::string& n : reference::model_case_names(reference_dir(topic)))
+    names.push_back(topic + "/" + n);
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, MoeVsLlamaCpp,
+                         ::testing::Combine(::testing::Values(false, true),
+                                            ::testing::ValuesIn(case_names("moe"))),
+                         case_label);
+INSTANTIATE_TEST_SUITE_P(GptOss, MoeVsLlamaCpp,
+                         ::testing::Combine(::testing::Values(true),
+                                            ::testing::ValuesIn(case_names("gptoss"))),
+                         case_label);
+
+// Until its kernels have attention sinks and expert biases, the Vulkan backend refuses gpt-oss
+// at load with a message that says so, rather than computing something else.
+TEST(GptOssOnVulkan, LoadFailsSayingWhatIsMissing) {
+  const Fixture& f = fixture(case_names("gptoss").at(0));
+  try {
+    RunnerOptions opts;
+    opts.max_batch_tokens = 8;
+    opts.max_seqs = 1;
+    opts.max_context = 32;
+    opts.kv_budget_bytes = 1u << 20;
+    Model device(test::vk_context(), *f.file);
+    Runner runner(device, opts);
+    FAIL() << "the Vulkan backend loaded a gpt-oss model";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("attention sinks"), std::string::npos) << e.what();
+  }
+}
 
 }  // namespace
 }  // namespace vkllm::runtime

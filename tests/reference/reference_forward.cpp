@@ -72,7 +72,9 @@ ReferenceModel::ReferenceModel(const gguf::GgufFile& f, bool llama_cpp_rounding)
     L.q_norm = get(Weight::AttnQNorm, false);
     L.k_norm = get(Weight::AttnKNorm, false);
     L.post_attn_norm = get(Weight::PostAttnNorm, spec_.post_norms);
-    L.ffn_norm = get(Weight::FfnNorm);
+    L.ffn_norm = get(spec_.ffn_norm_is_post_attn ? Weight::PostAttnNorm : Weight::FfnNorm);
+    L.bo = get(Weight::AttnOutBias, spec_.attn_out_bias);
+    L.sinks = get(Weight::AttnSinks, spec_.attn_sinks);
     if (spec_.is_moe()) {
       load_moe(f, l, L);
     } else {
@@ -283,7 +285,11 @@ std::vector<float> ReferenceModel::attend(uint32_t l, const std::vector<float>& 
     }
     double mx = -INFINITY, sum = 0;
     for (double sc : scores) mx = std::max(mx, sc);
+    // An attention sink: one more logit in the denominator, with no value.
+    const bool sink = !layers_[l].sinks.w.empty();
+    if (sink) mx = std::max(mx, double(layers_[l].sinks.w[hd]));
     for (double& sc : scores) sum += sc = std::exp(sc - mx);
+    if (sink) sum += std::exp(double(layers_[l].sinks.w[hd]) - mx);
     for (size_t j = 0; j < used.size(); ++j) {
       const double w = scores[j] / sum;
       for (uint32_t i = 0; i < s.head_dim_v; ++i) {
@@ -300,6 +306,7 @@ void ReferenceModel::layer_rest(uint32_t l, std::vector<float>& x,
   const auto& s = spec_;
   const Layer& L = layers_[l];
   auto o = matvec(L.wo, attn);
+  for (size_t i = 0; i < L.bo.w.size(); ++i) o[i] += L.bo.w[i];
   if (s.post_norms) o = rms_norm(o, L.post_attn_norm);
   for (size_t i = 0; i < x.size(); ++i) x[i] += o[i];
 

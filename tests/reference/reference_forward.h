@@ -21,6 +21,9 @@ struct MoeRoute {
   std::vector<float> weights;
 };
 MoeRoute reference_moe_route(std::span<const float> logits, uint32_t n_used, bool norm);
+// gpt-oss's routing: the n_used largest logits (ties: the lower index), weights a softmax over
+// them.
+MoeRoute reference_moe_route_top_k_softmax(std::span<const float> logits, uint32_t n_used);
 
 class ReferenceModel {
  public:
@@ -62,6 +65,9 @@ class ReferenceModel {
     Matrix ffn_norm, gate, up, down, post_ffn_norm;
     Matrix router;                             // MoE: [n_embd -> n_expert]
     std::vector<Matrix> gate_e, up_e, down_e;  // MoE: each expert's own
+    // gpt-oss: output bias, attention sinks (one logit per head), router and expert biases.
+    Matrix bo, sinks, router_b;
+    std::vector<Matrix> gate_eb, up_eb, down_eb;
   };
   struct Cache {
     std::vector<std::vector<float>> k, v;  // per position: n_head_kv * head_dim

@@ -32,6 +32,21 @@ MoeRoute reference_moe_route(std::span<const float> logits, uint32_t n_used, boo
   return r;
 }
 
+MoeRoute reference_moe_route_top_k_softmax(std::span<const float> logits, uint32_t n_used) {
+  std::vector<uint32_t> order(logits.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return logits[a] > logits[b]; });
+  MoeRoute r;
+  r.ids.assign(order.begin(), order.begin() + n_used);
+  double total = 0;
+  for (uint32_t id : r.ids) total += std::exp(double(logits[id]) - logits[r.ids[0]]);
+  for (uint32_t id : r.ids)
+    r.weights.push_back(
+        static_cast<float>(std::exp(double(logits[id]) - logits[r.ids[0]]) / total));
+  return r;
+}
+
 void ReferenceModel::load_moe(const gguf::GgufFile& f, uint32_t l, Layer& L) const {
   using model::Weight;
   L.router = load_matrix(f, model::weight_name(Weight::FfnGateInp, l));
@@ -44,11 +59,32 @@ void ReferenceModel::load_moe(const gguf::GgufFile& f, uint32_t l, Layer& L) con
     L.up_e.push_back(up.slice(e * F, F));
     L.down_e.push_back(down.slice(e * E, E));
   }
+  if (!spec_.moe_biases) return;
+  L.router_b = load_matrix(f, model::weight_name(Weight::FfnGateInpBias, l));
+  const Matrix gate_b = load_matrix(f, model::weight_name(Weight::FfnGateExpsBias, l));
+  const Matrix up_b = load_matrix(f, model::weight_name(Weight::FfnUpExpsBias, l));
+  const Matrix down_b = load_matrix(f, model::weight_name(Weight::FfnDownExpsBias, l));
+  for (uint32_t e = 0; e < spec_.n_expert; ++e) {
+    L.gate_eb.push_back(gate_b.slice(e, 1));
+    L.up_eb.push_back(up_b.slice(e, 1));
+    L.down_eb.push_back(down_b.slice(e, 1));
+  }
 }
 
+namespace {
+void add_row(std::vector<float>& x, const std::vector<ReferenceMatrix>& rows, uint32_t e) {
+  if (rows.empty()) return;
+  for (size_t i = 0; i < x.size(); ++i) x[i] += rows[e].w[i];
+}
+}  // namespace
+
 std::vector<float> ReferenceModel::moe(const Layer& L, const std::vector<float>& h) const {
-  const std::vector<float> logits = matvec(L.router, h);
-  const MoeRoute route = reference_moe_route(logits, spec_.n_expert_used, spec_.moe_norm_weights);
+  std::vector<float> logits = matvec(L.router, h);
+  for (size_t i = 0; i < L.router_b.w.size(); ++i) logits[i] += L.router_b.w[i];
+  const MoeRoute route =
+      spec_.moe_gating == model::MoeGating::SoftmaxTopK
+          ? reference_moe_route_top_k_softmax(logits, spec_.n_expert_used)
+          : reference_moe_route(logits, spec_.n_expert_used, spec_.moe_norm_weights);
   float best_unselected = -INFINITY;
   for (uint32_t e = 0; e < logits.size(); ++e) {
     if (std::find(route.ids.begin(), route.ids.end(), e) == route.ids.end())
@@ -60,10 +96,19 @@ std::vector<float> ReferenceModel::moe(const Layer& L, const std::vector<float>&
   for (size_t k = 0; k < route.ids.size(); ++k) {
     const uint32_t e = route.ids[k];
     std::vector<float> g = matvec(L.gate_e[e], h);
-    const std::vector<float> u = matvec(L.up_e[e], h);
-    for (size_t i = 0; i < g.size(); ++i)
-      g[i] = static_cast<float>(g[i] / (1.0 + std::exp(-double(g[i]))) * u[i]);
-    const std::vector<float> d = matvec(L.down_e[e], g);
+    std::vector<float> u = matvec(L.up_e[e], h);
+    add_row(g, L.gate_eb, e);
+    add_row(u, L.up_eb, e);
+    for (size_t i = 0; i < g.size(); ++i) {
+      if (spec_.activation == model::Activation::SwigluOai) {  // ggml's swiglu_oai
+        const double x = std::min(double(g[i]), 7.0), y = std::clamp(double(u[i]), -7.0, 7.0);
+        g[i] = static_cast<float>(x / (1.0 + std::exp(-1.702 * x)) * (y + 1.0));
+      } else {
+        g[i] = static_cast<float>(g[i] / (1.0 + std::exp(-double(g[i]))) * u[i]);
+      }
+    }
+    std::vector<float> d = matvec(L.down_e[e], g);
+    add_row(d, L.down_eb, e);
     for (size_t i = 0; i < d.size(); ++i) sum[i] += double(route.weights[k]) * d[i];
   }
   return std::vector<float>(sum.begin(), sum.end());

@@ -92,6 +92,7 @@ struct ReferenceAttention {
   // |qp - kp| < window)
   uint32_t window;
   bool causal = true;
+  const float* sinks = nullptr;  // n_q_heads logits in each softmax's denominator (gpt-oss)
 };
 
 // Output [token][q head][head_dim]; a query with no key in reach would divide by zero, so every
@@ -121,6 +122,10 @@ inline std::vector<double> reference_attention(const PagedBatch& p,
         mx = std::max(mx, dot);
       }
       double sum = 0;
+      if (a.sinks) {
+        mx = std::max(mx, double(a.sinks[h]));
+        sum = std::exp(a.sinks[h] - mx);
+      }
       std::vector<double> o(D, 0.0);
       for (uint32_t kp = 0; kp < kv_len; ++kp) {
         if (score[kp] == -INFINITY) continue;

@@ -1,7 +1,8 @@
 // Paged attention on the CPU (engine/cpu/attention.h) on every code path this machine runs,
 // against a double-precision scalar reference over the same f16 cache: several sequences of
-// different lengths per batch, shuffled block tables, GQA, sliding window, soft-capping, decode
-// after a long context and prefill chunks after a cached prefix, the units split over ranges.
+// different lengths per batch, shuffled block tables, GQA, sliding window, soft-capping, sinks,
+// decode after a long context and prefill chunks after a cached prefix, the units split over
+// ranges.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -27,11 +28,12 @@ struct Config {
   uint32_t window = 0;
   bool causal = true;
   kv::CacheType cache = kv::CacheType::F16;
+  bool sinks = false;  // a random sink logit per query head (gpt-oss)
   std::string describe() const {
     return "head_dim=" + std::to_string(head_dim) + " gqa=" + std::to_string(gqa) +
            " block=" + std::to_string(block_size) + " softcap=" + std::to_string(softcap) +
            " window=" + std::to_string(window) + " causal=" + std::to_string(causal) + " cache " +
-           std::string(kv::cache_type_name(cache));
+           std::string(kv::cache_type_name(cache)) + (sinks ? " sinks" : "");
   }
 };
 
@@ -47,6 +49,9 @@ void check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>
   const uint32_t q_stride = n_q * D + 4;  // padded rows
   auto q = rng.vec(size_t(T) * q_stride, -2.f, 2.f);
   const float scale = 1.f / std::sqrt(float(D));
+  // Sinks from well below to well above the scores, so some heads give them most of the weight.
+  const std::vector<float> sinks = rng.vec(n_q, -3.f, 6.f);
+  const float* sink = c.sinks ? sinks.data() : nullptr;
 
   const std::vector<double> want = vkllm::test::reference_attention(batch, specs,
                                                                     {.q = q.data(),
@@ -57,7 +62,8 @@ void check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>
                                                                      .scale = scale,
                                                                      .softcap = c.softcap,
                                                                      .window = c.window,
-                                                                     .causal = c.causal});
+                                                                     .causal = c.causal,
+                                                                     .sinks = sink});
 
   for (Isa isa : testable_isas()) {
     SCOPED_TRACE(std::string(isa_name(isa)));
@@ -75,7 +81,8 @@ void check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>
                     .scale = scale,
                     .softcap = c.softcap,
                     .window = c.window,
-                    .causal = c.causal};
+                    .causal = c.causal,
+                    .sinks = sink};
     // The units in three ranges, as a thread pool would hand them out.
     const uint32_t units = attention_work_units(a);
     uint32_t cut[2] = {rng.below(units + 1), rng.below(units + 1)};
@@ -121,6 +128,8 @@ TEST(CpuAttention, DecodeWithGqaSoftcapAndWindow) {
       ++i;
     }
   check_attention(rng, {.head_dim = 128, .gqa = 4, .block_size = 16, .window = 90}, specs);
+  check_attention(rng, {.head_dim = 64, .gqa = 4, .block_size = 16, .window = 70, .sinks = true},
+                  specs);
 }
 
 // Prefill: several query tokens per sequence, causal, from position 0 or after a cached prefix,
@@ -139,6 +148,7 @@ TEST(CpuAttention, PrefillChunksAfterACachedPrefixMixedWithDecode) {
       check_attention(rng, c, specs);
       ++i;
     }
+  check_attention(rng, {.head_dim = 64, .gqa = 4, .block_size = 16, .sinks = true}, specs);
   // Head dims that are not a multiple of the vector width take the scalar loops.
   check_attention(rng, {.head_dim = 20, .gqa = 2, .block_size = 16}, specs);
   check_attention(rng, {.head_dim = 72, .gqa = 2, .block_size = 5, .window = 9}, specs);

@@ -433,6 +433,37 @@ TEST(MakeModel, Qwen3MoeHasRouterStackedExpertsAndExpertKeys) {
   EXPECT_EQ(spec.rope_ordering, RopeOrdering::NeoX);
 }
 
+// gpt-oss's test shape as llama.cpp's openai-moe loader wants it, and what ModelSpec makes of it:
+// the window on even layers, biases and sinks F32, post_attention_norm before the experts, the
+// top-k softmax router, the clamped SwiGLU and YaRN.
+TEST(MakeModel, GptOssHasSinksBiasesAlternatingWindowAndYarn) {
+  const auto m = make("gpt-oss", parse_model_shape("test"), FileType::MXFP4_MOE);
+  for (uint32_t l = 0; l < 2; ++l) {
+    const std::string b = "blk." + std::to_string(l) + ".";
+    EXPECT_EQ(m->by_name.at(b + "attn_sinks.weight")->shape, (std::vector<uint64_t>{4}));
+    EXPECT_EQ(m->by_name.at(b + "ffn_gate_exps.bias")->shape, (std::vector<uint64_t>{256, 8}));
+    EXPECT_EQ(m->by_name.at(b + "ffn_down_exps.bias")->shape, (std::vector<uint64_t>{256, 8}));
+    for (const char* f : {"attn_sinks.weight", "attn_output.bias", "attn_q.bias",
+                          "ffn_gate_inp.bias", "ffn_up_exps.bias", "post_attention_norm.weight"})
+      EXPECT_EQ(m->type_of(b + f), TensorType::F32) << b + f;
+    EXPECT_EQ(m->type_of(b + "ffn_up_exps.weight"), TensorType::MXFP4);
+    EXPECT_EQ(m->by_name.count(b + "ffn_norm.weight"), 0u);
+  }
+  EXPECT_EQ(m->file.get<std::string>("gpt-oss.rope.scaling.type"), "yarn");
+  const ModelSpec spec = ModelSpec::from_gguf(m->file);
+  EXPECT_EQ(spec.arch, Arch::GptOss);
+  EXPECT_EQ(spec.sliding_window, 16u);
+  EXPECT_EQ(spec.layer_is_swa, (std::vector<bool>{true, false}));
+  EXPECT_TRUE(spec.attn_sinks && spec.attn_out_bias && spec.qkv_bias && spec.moe_biases);
+  EXPECT_TRUE(spec.ffn_norm_is_post_attn);
+  EXPECT_EQ(spec.moe_gating, MoeGating::SoftmaxTopK);
+  EXPECT_FALSE(spec.moe_norm_weights);
+  EXPECT_EQ(spec.activation, Activation::SwigluOai);
+  EXPECT_EQ(spec.yarn_freq_factors.size(), 32u);
+  EXPECT_GT(spec.yarn_mscale, 1.0f);
+  EXPECT_FALSE(spec.tied_embeddings);
+}
+
 // llama-quantize's MXFP4_MOE (what gpt-oss publishes): the stacked experts MXFP4, every other
 // matrix Q8_0 (the output and the embeddings too), norms and the router F32.
 TEST(MakeModel, Mxfp4MoeGivesExpertsMxfp4AndTheRestQ8_0) {

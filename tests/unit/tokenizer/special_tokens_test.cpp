@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "engine/gguf/gguf_file.h"
+#include "engine/gguf/gguf_writer.h"
 #include "tests/unit/tokenizer/test_support.h"
 
 namespace vkllm::tokenizer {
@@ -91,6 +93,41 @@ TEST(SpecialTokens, Phi3EndOfSentenceIsControlAndStripsFollowingSpace) {
   EXPECT_EQ(tok.encode("a<|end|>\n a", false, true), concat({a, {end}, a}));
   EXPECT_TRUE(tok.is_end_of_generation(end));
   EXPECT_TRUE(tok.is_end_of_generation(v.find("<|endoftext|>")));
+}
+
+// Harmony's vocabulary (o200k_harmony) has <|end|>, <|return|> and <|call|>: a message ends at
+// <|end|>, generation at <|return|> (final answer) or <|call|> (tool call). llama.cpp drops
+// <|end|> from the end-of-generation set when both others exist; without them (Phi-3) it stays.
+// Phi-3's vocabulary with two placeholders renamed stands in for the 200k-token one.
+TEST(SpecialTokens, HarmonyEndIsNotEndOfGenerationWhenReturnAndCallExist) {
+  const auto src_bytes = testing::read_file(testing::vocab_dir() / "ggml-vocab-phi-3.gguf");
+  const auto src = gguf::GgufFile::parse(
+      std::span(reinterpret_cast<const uint8_t*>(src_bytes.data()), src_bytes.size()));
+  auto tokens = src.get_array<std::string>("tokenizer.ggml.tokens");
+  for (auto [from, to] :
+       {std::pair{"<|placeholder1|>", "<|return|>"}, std::pair{"<|placeholder2|>", "<|call|>"}}) {
+    const auto it = std::find(tokens.begin(), tokens.end(), from);
+    ASSERT_NE(it, tokens.end()) << from;
+    *it = to;
+  }
+  gguf::GgufWriter w;
+  w.copy_metadata(src, "tokenizer.");
+  w.set_strings("tokenizer.ggml.tokens", tokens);
+  const std::vector<uint8_t> bytes = w.serialize();
+  const auto file = gguf::GgufFile::parse(bytes);
+  const auto tok = Tokenizer::from_gguf(file);
+  const Vocab& v = tok->vocab();
+  const int32_t end = v.find("<|end|>"), ret = v.find("<|return|>"), call = v.find("<|call|>");
+  ASSERT_GE(end, 0);
+  EXPECT_FALSE(tok->is_end_of_generation(end));
+  EXPECT_TRUE(tok->is_end_of_generation(ret));
+  EXPECT_TRUE(tok->is_end_of_generation(call));
+  EXPECT_TRUE(tok->is_end_of_generation(v.find("<|endoftext|>")));
+  // Still a special token: split out of text when special tokens are parsed.
+  const auto ids = tok->encode("a<|end|>", false, true);
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), end), 1);
+  // The unchanged Phi-3 vocabulary keeps <|end|> as an end of generation.
+  EXPECT_TRUE(testing::vocab_tokenizer("phi-3").is_end_of_generation(end));
 }
 
 TEST(SpecialTokens, BertWrapsInClsAndSep) {

@@ -103,7 +103,7 @@ TEST(VocabErrors, InvalidUtf8InputIsEncodedNotRejected) {
 TEST(PreTokenizer, KnowsTheRequiredNames) {
   for (const char* name :
        {"default", "llama-bpe", "llama3", "qwen2", "gpt-2", "falcon", "deepseek-llm",
-        "deepseek-coder", "starcoder", "refact", "mpt", "gpt-neox"}) {
+        "deepseek-coder", "starcoder", "refact", "mpt", "gpt-neox", "gpt-4o"}) {
     EXPECT_NO_THROW(BpePreTokenizer{name}) << name;
   }
 }
@@ -114,6 +114,17 @@ TEST(PreTokenizer, Qwen2SplitsDigitsAndContractions) {
   pre.split("I'VE got 123 apples\n\n  ok", words);
   const std::vector<std::string_view> expected{"I", "'VE",     " got", " ", "1",  "2",
                                                "3", " apples", "\n\n", " ", " ok"};
+  EXPECT_EQ(words, expected);
+}
+
+// o200k (gpt-oss): contractions stay on their word, case changes split words, digits go in
+// threes.
+TEST(PreTokenizer, Gpt4oKeepsContractionsSplitsCamelCaseAndDigitTriples) {
+  BpePreTokenizer pre("gpt-4o");
+  std::vector<std::string_view> words;
+  pre.split("I'VE got 12345 camelCase\n\n  ok", words);
+  const std::vector<std::string_view> expected{"I'VE",   " got", " ",    "123", "45",
+                                               " camel", "Case", "\n\n", " ",   " ok"};
   EXPECT_EQ(words, expected);
 }
 
