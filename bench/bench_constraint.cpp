@@ -4,9 +4,9 @@
 // token mask cache filled by earlier sequences); "cold" compiles the format anew every time, so
 // it includes building the cache as the first request with a format does (compile_format keeps
 // the recent formats, so later requests with the same one find their cache warm). The counter
-// us_per_token is the figure to compare with a batch-1 decode step (bench/RESULTS.md: ~2 ms for 1B,
-// ~6.5 ms for 8B). VKLLM_SHARED_DIR in the environment overrides where testdata/ is (for runs on
-// other machines).
+// us_per_token is the figure to compare with a batch-1 decode step (bench/results/HISTORY.md,
+// NVIDIA H200 2026-11-22: ~2 ms for 1B, ~6.5 ms for 8B). VKLLM_SHARED_DIR in the environment
+// overrides where testdata/ is (for runs on other machines).
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>

@@ -30,17 +30,17 @@ inline constexpr uint32_t kTensorCoreMatvecMaxBatchKQuant = 12;
 inline constexpr uint32_t kTensorCoreMatvecMaxBatch = 8;
 // F16 weights of long rows leave the matvec after 5 tokens where the workgroup-scope GEMM runs
 // them: each matvec workgroup of 2 rows reads all of its vectors (8 x 14336 floats for the 8B
-// down projection, past the L1 cache), the GEMM reads each once per 128 rows. On an H100 (bench/
-// RESULTS.md, nineteenth session) 8B F16 at 8 sequences 838-844 -> 895-900 tok/s, at 5 and 6
-// even; 1B F16's 8192-wide down projection gained nothing (5 sequences 2446-2600 against
+// down projection, past the L1 cache), the GEMM reads each once per 128 rows. On an H100
+// (bench/results/HISTORY.md, Nineteenth session) 8B F16 at 8 sequences 838-844 -> 895-900 tok/s, at
+// 5 and 6 even; 1B F16's 8192-wide down projection gained nothing (5 sequences 2446-2600 against
 // 2718-2721 on the matvec), hence the threshold above it.
 inline constexpr uint32_t kF16LongRowCols = 12288;
 inline constexpr uint32_t kF16LongRowMatvecMaxBatch = 5;
 // So do F16 products of many rows (gate|up, the LM head): there the GEMM streams the weights
 // faster than the matvec's 2-row workgroups (8B gate|up 28672 x 4096 at 8 vectors: 2.31 against
-// 2.15 TB/s). On an H100 (bench/RESULTS.md, twenty-first session), GPU ms a step at 8 sequences:
-// 8B F16 8.686-8.687 -> 8.535-8.538, 1B F16 2.025-2.035 -> 1.951-1.960; at 6 even / -3%. Q|K|V
-// and the output projection (at most 6144 rows on these models) stay: on the GEMM they lost.
+// 2.15 TB/s). On an H100 (bench/results/HISTORY.md, Twenty-first session), GPU ms a step at 8
+// sequences: 8B F16 8.686-8.687 -> 8.535-8.538, 1B F16 2.025-2.035 -> 1.951-1.960; at 6 even / -3%.
+// Q|K|V and the output projection (at most 6144 rows on these models) stay: on the GEMM they lost.
 inline constexpr uint32_t kF16WideRows = 16384;
 
 struct RunnerOptions {
@@ -65,7 +65,7 @@ struct RunnerOptions {
   vk::Int8Dot int8_dot = vk::Int8Dot::Auto;
   // Decode (matvec-sized steps, normal RoPE order): the Q|K|V products rotate Q and K and write K
   // and V into the cache themselves. On an H100 it took the layers of an 8B Q4_K_M step from 3.62
-  // to 3.41 ms of GPU time, 1B F16 from 1.63 to 1.54 (bench/RESULTS.md, eighth session);
+  // to 3.41 ms of GPU time, 1B F16 from 1.63 to 1.54 (bench/results/HISTORY.md, Eighth session);
   // Off only in tests (the separate passes remain for the cases the fused kernel does not take).
   bool fused_rope_kv = true;
   // The KV cache's element type (OLLAMA_KV_CACHE_TYPE, read by the server and the CLI: not by

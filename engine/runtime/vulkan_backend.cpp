@@ -122,7 +122,8 @@ void VulkanBackend::attention(const AttentionSpec& s) {
   }
   const uint32_t width = s.n_q_heads * s.head_dim;
   // The output projection's int8-dot matvec takes the q8 copy the attention kernel or its
-  // split-K reduction writes (a separate quantize pass lost: bench/RESULTS.md, eighth session).
+  // split-K reduction writes (a separate quantize pass lost: bench/results/HISTORY.md, Eighth
+  // session).
   if (wants_q8(s.feeds, width, batch_.n_tokens))
     at.q8 = mem_.xq;
   else if (wants_f16(s.feeds, width, batch_.n_tokens))

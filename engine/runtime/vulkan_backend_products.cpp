@@ -330,11 +330,11 @@ bool VulkanBackend::wants_f16(std::span<const WeightRef> weights, uint32_t cols,
 }
 
 // With the tensor-core GEMMs, K-quant weights leave the matvec after 12 tokens and the other types
-// after one pass of 8 vectors (runner.h's constants). On an H100 (bench/RESULTS.md, fourteenth
-// session), at 9 / 12 / 16 sequences on the GEMMs instead of two matvec passes: 1B F16 +41% / +42%
-// / +47%, 8B Q8_0 +4% / +15% / +35%, but 8B Q4_K_M -11% / even / +17% and 1B Q4_K_M -14% / -10% /
-// -1% (their int8-dot decode is cheap, the GEMM's is not); switching K-quants above 12, 8B Q4_K_M
-// at 13 / 16 sequences +3% / +18%, 1B Q4_K_M at 16 -1%.
+// after one pass of 8 vectors (runner.h's constants). On an H100 (bench/results/HISTORY.md,
+// Fourteenth session), at 9 / 12 / 16 sequences on the GEMMs instead of two matvec passes: 1B F16
+// +41% / +42% / +47%, 8B Q8_0 +4% / +15% / +35%, but 8B Q4_K_M -11% / even / +17% and 1B Q4_K_M
+// -14% / -10% / -1% (their int8-dot decode is cheap, the GEMM's is not); switching K-quants above
+// 12, 8B Q4_K_M at 13 / 16 sequences +3% / +18%, 1B Q4_K_M at 16 -1%.
 uint32_t VulkanBackend::matvec_limit(const DeviceTensor& w) const {
   using gguf::TensorType;
   const TensorType type = w.type;

@@ -38,10 +38,11 @@ struct DecodeShape {
 };
 
 // The chunked kernel's workgroups per KV head: the largest divisor of the GQA ratio `r` that keeps
-// the grid within one workgroup per compute unit. On an H100 (bench/RESULTS.md, twenty-first
-// session) one sequence of an 8B model (8 KV heads, 4 query heads each) at 128 / 512 positions:
-// 9.2 -> 7.9 / 26.4 -> 21.4 us; batch-1 decode GPU time a step 8B Q4_K_M 3.51-3.54 -> 3.47 ms,
-// Q8_0 4.29-4.30 -> 4.20-4.24, F16 6.30-6.31 -> 6.23; 8 sequences 0.6-0.9% faster; 1B even.
+// the grid within one workgroup per compute unit. On an H100 (bench/results/HISTORY.md,
+// Twenty-first session) one sequence of an 8B model (8 KV heads, 4 query heads each) at 128 / 512
+// positions: 9.2 -> 7.9 / 26.4 -> 21.4 us; batch-1 decode GPU time a step 8B Q4_K_M 3.51-3.54 ->
+// 3.47 ms, Q8_0 4.29-4.30 -> 4.20-4.24, F16 6.30-6.31 -> 6.23; 8 sequences 0.6-0.9% faster; 1B
+// even.
 uint32_t decode_head_groups(const AttentionArgs& a, uint32_t r, uint32_t units, uint32_t forced) {
   if (a.head_groups) {
     require(r % a.head_groups == 0, "head_groups " + std::to_string(a.head_groups) +

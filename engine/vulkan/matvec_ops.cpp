@@ -90,10 +90,10 @@ void MatmulKernels::record_matvec_float(CommandRecorder& rec, const MatmulArgs& 
   uint32_t threads = 128, rows_per_group = 4;
   if (args.type == TensorType::F16 && !caps.is_cpu()) {
     // Llama 8B and 1B shapes on an H100 (bench_matmul_kernels sweep_f16_8b / sweep_matvec_f16,
-    // bench/RESULTS.md nineteenth session): 2 rows a workgroup, threads from the row length. One
-    // vector: K / 16 threads (256 from K = 4096): 6144 x 4096 20 us, 28672 x 4096 78 us; 8
-    // vectors: K / 32, at least 128 (28672 x 4096 109 us against 150 with the earlier 32 threads,
-    // the 8B LM head 453 us against 807).
+    // bench/results/HISTORY.md, Nineteenth session): 2 rows a workgroup, threads from the row
+    // length. One vector: K / 16 threads (256 from K = 4096): 6144 x 4096 20 us, 28672 x 4096 78
+    // us; 8 vectors: K / 32, at least 128 (28672 x 4096 109 us against 150 with the earlier 32
+    // threads, the 8B LM head 453 us against 807).
     rows_per_group = 2;
     threads = ncols == 1 ? std::clamp(std::bit_floor(std::max(1u, args.cols / 16)), 64u, 256u)
                          : std::clamp(std::bit_floor(std::max(1u, args.cols / 32)), 128u, 256u);

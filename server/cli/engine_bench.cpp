@@ -149,8 +149,8 @@ int run_bench(const BenchArgs& args) {
   // warm-up prompts (at depth the context is built once and the prompt timed once: building it
   // again would cost more than the measurement). The warm-up lasts at least kWarmUpSeconds: a GPU
   // that idled while the model loaded runs at a fraction of its clock until it has been busy for
-  // a while (an H100 read 1B prefill at 14917 tok/s right after idling, 62000-63000 after one
-  // run; bench/RESULTS.md, nineteenth session), and one 1B prompt is a few milliseconds.
+  // a while (an H100 read 1B prefill at 14917 tok/s right after idling, 62000-63000 after one run;
+  // bench/results/HISTORY.md, Nineteenth session), and one 1B prompt is a few milliseconds.
   {
     auto prompt = random_tokens(args.prompt_tokens);
     double best = 1e30;
