@@ -16,11 +16,28 @@ function(vkllm_module)
     add_library(${M_NAME} STATIC ${srcs})
     target_include_directories(${M_NAME} PUBLIC ${PROJECT_SOURCE_DIR})
     target_link_libraries(${M_NAME} PUBLIC ${M_DEPS})
+    vkllm_record_library(${M_NAME} "${M_DEPS}")
   else()
     add_library(${M_NAME} INTERFACE)
     target_include_directories(${M_NAME} INTERFACE ${PROJECT_SOURCE_DIR})
     target_link_libraries(${M_NAME} INTERFACE ${M_DEPS})
   endif()
+endfunction()
+
+# Each static library and the vkllm libraries it declares it needs, one line each in the build's
+# library_deps.txt ("name archive dep,dep"): scripts/check_library_deps.py checks that every
+# vkllm symbol a library uses is defined by itself or what it declares (transitively). A missing
+# DEPS entry links today only where no other object pulls the calling file in, which unity
+# batches and -O0 (no inlining) change: the ASan stage once failed to link that way.
+function(vkllm_record_library name deps)
+  set(own "")
+  foreach(d IN LISTS deps)
+    if(d MATCHES "^vkllm_")
+      list(APPEND own ${d})
+    endif()
+  endforeach()
+  string(REPLACE ";" "," own "${own}")
+  set_property(GLOBAL APPEND PROPERTY VKLLM_LIBRARIES "${name} $<TARGET_FILE:${name}> ${own}")
 endfunction()
 
 # vkllm_gtest(NAME <exe> DIR <dir> DEPS <targets...> [LABELS <label>])
