@@ -217,7 +217,7 @@ sched::ManagerOptions read_model_options(const Environment& env,
     try {
       o.speculation.mode = sched::parse_speculation_mode(v);
     } catch (const std::invalid_argument&) {
-      refuse("VKLLM_SPECULATIVE", v, "expected ngram or off");
+      refuse("VKLLM_SPECULATIVE", v, "expected auto, ngram or off");
     }
   }
   if (const auto n = whole_number(env, "VKLLM_DRAFT_MAX", 1, 32, "expected 1-32")) {

@@ -47,9 +47,10 @@ constexpr SettingInfo kSettings[] = {
      "KV cache element type: f16, q8_0 or q4_0 (GGML's blocks of 32 with an f16 scale: about "
      "0.53x / 0.28x the memory; models whose head dimension is not a multiple of 32 keep f16)."},
     {"VKLLM_BLOCK_SIZE", "engine", "16", "Tokens per paged KV cache block (1-256)."},
-    {"VKLLM_SPECULATIVE", "engine", "ngram",
+    {"VKLLM_SPECULATIVE", "engine", "auto",
      "Speculative decoding: ngram (prompt lookup: the model checks several tokens copied from "
-     "earlier in the context in one step, while fewer than 16 sequences run) or off."},
+     "earlier in the context in one step, while fewer than 16 sequences run), off, or auto "
+     "(ngram for models on the CPU, off on GPUs, where it does not pay yet)."},
     {"VKLLM_DRAFT_MAX", "engine", "8",
      "Drafted tokens a sequence verifies per step at most (1-32)."},
     {"VKLLM_PIPELINE_CACHE", "engine", "$OLLAMA_MODELS/pipeline-cache",

@@ -273,8 +273,9 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
   ro.max_batch_tokens = std::max<uint32_t>(ro.max_batch_tokens, ro.max_seqs);
   // Speculative steps want logits after every drafted token: room for one sequence's full draft
   // beside a row for each of the others.
-  if (options_.speculation.mode != SpeculationMode::off) {
-    ro.max_logits_rows = std::max(ro.max_logits_rows, ro.max_seqs + options_.speculation.draft_max);
+  const SpeculationOptions speculation = speculation_for(options_.speculation, m->on_cpu);
+  if (speculation.mode != SpeculationMode::off) {
+    ro.max_logits_rows = std::max(ro.max_logits_rows, ro.max_seqs + speculation.draft_max);
   }
 
   // A raw blob is hashed against its digest beside the upload (once per process), so a file
@@ -323,7 +324,7 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
   if (m->runner) {
     m->scheduler = std::make_unique<Scheduler>(
         *m->runner, *m->tokenizer,
-        SchedulerOptions{0, 0, name, options_.fault_inject_step, options_.speculation});
+        SchedulerOptions{0, 0, name, options_.fault_inject_step, speculation});
   }
   m->load_duration = duration_cast<nanoseconds>(steady_clock::now() - t0);
   const double secs = duration<double>(m->load_duration).count();

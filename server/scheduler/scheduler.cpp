@@ -533,7 +533,7 @@ void Scheduler::step() {
 void Scheduler::add_drafts(std::vector<Planned>& plan, uint32_t& budget) {
   const SpeculationOptions& spec = options_.speculation;
   // Under load the decode step is already batched: verifying drafts would only add work.
-  if (spec.mode == SpeculationMode::off || running_.size() >= spec.max_running) return;
+  if (spec.mode != SpeculationMode::ngram || running_.size() >= spec.max_running) return;
   // Logits rows: every running sequence may need one; drafts take what is left.
   const uint32_t max_rows = runner_.options().max_logits_rows;
   uint32_t rows =

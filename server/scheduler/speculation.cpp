@@ -22,8 +22,15 @@ constexpr double kProbeAcceptance = 0.3;
 SpeculationMode parse_speculation_mode(std::string_view text) {
   if (text == "ngram") return SpeculationMode::ngram;
   if (text == "off") return SpeculationMode::off;
+  if (text == "auto") return SpeculationMode::automatic;
   throw std::invalid_argument("unknown speculation mode '" + std::string(text) +
-                              "' (expected ngram or off)");
+                              "' (expected auto, ngram or off)");
+}
+
+SpeculationOptions speculation_for(SpeculationOptions options, bool model_on_cpu) {
+  if (options.mode == SpeculationMode::automatic)
+    options.mode = model_on_cpu ? SpeculationMode::ngram : SpeculationMode::off;
+  return options;
 }
 
 std::vector<int32_t> ngram_draft(std::span<const int32_t> context, uint32_t max_tokens,

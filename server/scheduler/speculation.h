@@ -20,19 +20,25 @@
 
 namespace vkllm::sched {
 
-enum class SpeculationMode : uint8_t { off, ngram };
+// automatic: ngram where the model runs on the CPU (the CPU backend or a CPU Vulkan device),
+// off on GPUs, where a verification step still costs 4-5 decode steps (H200: 8B at 37-57%
+// acceptance 0.57-0.71x of plain decoding; bench/RESULTS.md, speculative decoding).
+enum class SpeculationMode : uint8_t { off, ngram, automatic };
 
 // VKLLM_SPECULATIVE / VKLLM_DRAFT_MAX (server/config); passed to every model's scheduler.
 struct SpeculationOptions {
-  SpeculationMode mode = SpeculationMode::ngram;
+  SpeculationMode mode = SpeculationMode::automatic;
   uint32_t draft_max = 8;     // drafted tokens per sequence and step at most
   uint32_t ngram_max = 3;     // the longest suffix looked up
   uint32_t ngram_min = 1;     // the shortest
   uint32_t max_running = 16;  // no speculation once this many sequences run (decode is batched)
 };
 
-// Parses VKLLM_SPECULATIVE's values (ngram, off); throws std::invalid_argument otherwise.
+// Parses VKLLM_SPECULATIVE's values (auto, ngram, off); throws std::invalid_argument otherwise.
 SpeculationMode parse_speculation_mode(std::string_view text);
+
+// The options a model's scheduler runs with: automatic resolved for where the model runs.
+SpeculationOptions speculation_for(SpeculationOptions options, bool model_on_cpu);
 
 // The tokens that followed the most recent earlier occurrence of the context's last n tokens,
 // for n from n_max down to n_min (the longest match wins), at most max_tokens of them; empty

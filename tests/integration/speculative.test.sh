@@ -7,7 +7,7 @@ source "$(dirname "$0")/lib.sh"
 
 OLLAMA_MODELS=$TEST_TMP/bad OLLAMA_HOST=127.0.0.1:0 HOME=$TEST_TMP VKLLM_SPECULATIVE=eagle \
   timeout 20 "$VKLLM_BIN" serve >"$TEST_TMP/bad.out" 2>&1 && fail "serve started with eagle"
-grep -q "VKLLM_SPECULATIVE=eagle: expected ngram or off" "$TEST_TMP/bad.out" ||
+grep -q "VKLLM_SPECULATIVE=eagle: expected auto, ngram or off" "$TEST_TMP/bad.out" ||
   fail "no clear startup error: $(cat "$TEST_TMP/bad.out")"
 pass "an unknown VKLLM_SPECULATIVE is a startup error"
 

@@ -70,8 +70,22 @@ TEST(DraftGate, PausesWhileDraftsAreRejectedAndProbesAgain) {
 
 TEST(SpeculationMode, ParsesTheSettingsValues) {
   EXPECT_EQ(parse_speculation_mode("ngram"), SpeculationMode::ngram);
+  EXPECT_EQ(parse_speculation_mode("auto"), SpeculationMode::automatic);
   EXPECT_EQ(parse_speculation_mode("off"), SpeculationMode::off);
   EXPECT_THROW(parse_speculation_mode("draft"), std::invalid_argument);
+}
+
+TEST(SpeculationMode, AutoIsPromptLookupOnTheCpuAndOffOnGpus) {
+  const SpeculationOptions automatic;  // the default
+  EXPECT_EQ(speculation_for(automatic, /*model_on_cpu=*/true).mode, SpeculationMode::ngram);
+  EXPECT_EQ(speculation_for(automatic, /*model_on_cpu=*/false).mode, SpeculationMode::off);
+  // An explicit choice holds wherever the model runs.
+  for (const SpeculationMode m : {SpeculationMode::ngram, SpeculationMode::off}) {
+    SpeculationOptions o;
+    o.mode = m;
+    EXPECT_EQ(speculation_for(o, true).mode, m);
+    EXPECT_EQ(speculation_for(o, false).mode, m);
+  }
 }
 
 }  // namespace

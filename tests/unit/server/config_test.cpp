@@ -192,7 +192,7 @@ TEST(ConfigModels, EngineSettingsReachTheirOptions) {
   EXPECT_EQ(d.vulkan.max_binding_range, 0u);
   EXPECT_EQ(d.runner.kv_budget_bytes, 0u);
   EXPECT_EQ(d.runner.kv_cache_type, kv::CacheType::F16);
-  EXPECT_EQ(d.speculation.mode, sched::SpeculationMode::ngram);
+  EXPECT_EQ(d.speculation.mode, sched::SpeculationMode::automatic);
   EXPECT_EQ(d.speculation.draft_max, 8u);
   EXPECT_TRUE(d.pipeline_cache.dir.empty());
   // read_settings keeps compiled pipelines beside the store unless told otherwise.
