@@ -228,6 +228,20 @@ void q6_k_row(const std::byte* row, uint64_t cols, const std::byte* x, uint64_t 
   for (unsigned t = 0; t < NT; ++t) out[t] = hsum(acc[t]);
 }
 
+// One block of 32 signed weight bytes qw (scale d) against block b of every token's q8
+// activations: |w| . (x with w's sign moved onto it), since the byte dot takes unsigned x signed.
+template <unsigned NT>
+void add_signed_block(__m256 (&acc)[NT], __m256i qw, float d, const std::byte* x, uint64_t xs,
+                      uint64_t b) {
+  const __m256i aw = _mm256_abs_epi8(qw);
+  for (unsigned t = 0; t < NT; ++t) {
+    const ActQ8_0& xb = act_row<ActQ8_0>(x, xs, t)[b];
+    const __m256i s = _mm256_sign_epi8(load(xb.qs), qw);
+    const __m256i p = dot_u8s8(_mm256_setzero_si256(), aw, s);
+    acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(d * xb.d), acc[t]);
+  }
+}
+
 // ---- Q8_0: x = d * q, signed; |w| against x with w's sign moved onto x ----
 template <unsigned NT>
 void q8_0_row(const std::byte* row, uint64_t cols, const std::byte* x, uint64_t xs, float* out) {
@@ -235,17 +249,8 @@ void q8_0_row(const std::byte* row, uint64_t cols, const std::byte* x, uint64_t 
   const auto* w = reinterpret_cast<const BlockQ8_0*>(row);
   __m256 acc[NT];
   for (unsigned t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
-  for (uint64_t b = 0; b < nb; ++b, ++w) {
-    const __m256i qw = load(w->qs);
-    const __m256i aw = _mm256_abs_epi8(qw);
-    const float d = half(w->d);
-    for (unsigned t = 0; t < NT; ++t) {
-      const ActQ8_0& xb = act_row<ActQ8_0>(x, xs, t)[b];
-      const __m256i s = _mm256_sign_epi8(load(xb.qs), qw);
-      const __m256i p = dot_u8s8(_mm256_setzero_si256(), aw, s);
-      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(d * xb.d), acc[t]);
-    }
-  }
+  for (uint64_t b = 0; b < nb; ++b, ++w)
+    add_signed_block<NT>(acc, load(w->qs), half(w->d), x, xs, b);
   for (unsigned t = 0; t < NT; ++t) out[t] = hsum(acc[t]);
 }
 
@@ -301,14 +306,7 @@ void mxfp4_row(const std::byte* row, uint64_t cols, const std::byte* x, uint64_t
     const __m256i qw =
         _mm256_set_m128i(_mm_shuffle_epi8(table, _mm_and_si128(_mm_srli_epi16(v, 4), m4)),
                          _mm_shuffle_epi8(table, _mm_and_si128(v, m4)));
-    const __m256i aw = _mm256_abs_epi8(qw);
-    const float d = e8m0_half(w[0]);
-    for (unsigned t = 0; t < NT; ++t) {
-      const ActQ8_0& xb = act_row<ActQ8_0>(x, xs, t)[b];
-      const __m256i s = _mm256_sign_epi8(load(xb.qs), qw);
-      const __m256i p = dot_u8s8(_mm256_setzero_si256(), aw, s);
-      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(d * xb.d), acc[t]);
-    }
+    add_signed_block<NT>(acc, qw, e8m0_half(w[0]), x, xs, b);
   }
   for (unsigned t = 0; t < NT; ++t) out[t] = hsum(acc[t]);
 }
