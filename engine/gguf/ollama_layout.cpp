@@ -155,6 +155,66 @@ void translate_qwen3moe(GgufFile& f) {
   t.finish();
 }
 
+// gpt-oss as Ollama's converter first wrote it, the layout of the files its library publishes:
+// architecture `gptoss` with gptoss.* keys; attn_out, attn_sinks (no .weight) and ffn_norm where
+// llama.cpp has attn_output, attn_sinks.weight and post_attention_norm; no
+// expert_feed_forward_length or rope.scaling.type; a pre-tokenizer other than o200k's. The
+// architecture name alone is the marker: nothing but Ollama's converter writes `gptoss`.
+void translate_gptoss(GgufFile& f) {
+  Translation t(f, "gptoss", {"general.architecture 'gptoss'"});
+  t.set("general.architecture", Value{std::string("gpt-oss")}, "gpt-oss (was gptoss)");
+  t.rename_key_prefix("gptoss.", "gpt-oss.");
+  const std::string p = "gpt-oss.";
+  for (const char* key : {"block_count", "expert_count", "expert_used_count"}) {
+    if (!f.has(p + key)) t.refuse("it has no gptoss." + std::string(key));
+  }
+  const std::string width_key = p + "expert_feed_forward_length";
+  if (!f.has(width_key)) {
+    const TensorInfo* gate = f.find_tensor("blk.0.ffn_gate_exps.weight");
+    if (!gate || gate->shape.size() != 3) {
+      t.refuse(
+          "it has no gptoss.expert_feed_forward_length and no 3-D "
+          "blk.0.ffn_gate_exps.weight to read it from (a fused ffn_gate_up_exps is not "
+          "translated)");
+    }
+    const auto width = static_cast<uint32_t>(gate->shape[1]);
+    t.set(width_key, Value{width},
+          std::to_string(width) + " (blk.0.ffn_gate_exps.weight's rows, missing)");
+  }
+  if (!f.has(p + "rope.scaling.type") && f.has(p + "rope.scaling.factor")) {
+    t.set(p + "rope.scaling.type", Value{std::string("yarn")}, "yarn (gpt-oss's, missing)");
+  }
+  const std::string* model = string_value(f, "tokenizer.ggml.model");
+  const std::string* pre = string_value(f, "tokenizer.ggml.pre");
+  if (model && *model == "gpt2" && (!pre || *pre != "gpt-4o")) {
+    t.set("tokenizer.ggml.pre", Value{std::string("gpt-4o")},
+          "gpt-4o (o200k's, was " + (pre ? "'" + *pre + "'" : std::string("missing")) + ")");
+  }
+  t.rename_tensors_containing(".attn_out.", ".attn_output.");
+  std::vector<std::string> sinks;
+  for (const auto& tensor : f.tensors()) {
+    if (tensor.name.ends_with(".attn_sinks")) sinks.push_back(tensor.name);
+  }
+  for (const auto& name : sinks) {
+    if (f.find_tensor(name + ".weight"))
+      t.refuse("it has both " + name + " and " + name + ".weight");
+    f.rename_tensor(name, name + ".weight");
+  }
+  if (!sinks.empty()) {
+    t.note(std::to_string(sinks.size()) + " tensors *.attn_sinks renamed to *.attn_sinks.weight");
+  }
+  t.rename_tensors_containing(".ffn_norm.", ".post_attention_norm.");
+  for (const char* name : {"blk.0.attn_output.weight", "blk.0.attn_sinks.weight",
+                           "blk.0.post_attention_norm.weight"}) {
+    if (!f.find_tensor(name)) {
+      t.refuse("it has no " + std::string(name) +
+               " after the renames (a fused attn_qkv is not "
+               "translated)");
+    }
+  }
+  t.finish();
+}
+
 }  // namespace ollama
 
 void translate_known_layouts(GgufFile& file) {
@@ -176,6 +236,8 @@ void translate_known_layouts(GgufFile& file) {
     ollama::translate_mistral3(file);
   } else if (*arch == "qwen3moe") {
     ollama::translate_qwen3moe(file);
+  } else if (*arch == "gptoss") {
+    ollama::translate_gptoss(file);
   }
 }
 

@@ -116,6 +116,25 @@ void Translation::rename_tensor(const std::string& from, const std::string& to) 
   changes_.push_back("tensor " + from + " renamed to " + to);
 }
 
+size_t Translation::rename_tensors_containing(std::string_view needle,
+                                              std::string_view replacement) {
+  std::vector<std::string> names;
+  for (const auto& t : f_.tensors()) {
+    if (t.name.find(needle) != std::string::npos) names.push_back(t.name);
+  }
+  for (const auto& from : names) {
+    std::string to = from;
+    to.replace(to.find(needle), needle.size(), replacement);
+    if (f_.find_tensor(to)) refuse("it has both " + from + " and " + to);
+    f_.rename_tensor(from, std::move(to));
+  }
+  if (!names.empty()) {
+    changes_.push_back(std::to_string(names.size()) + " tensors renamed from *" +
+                       std::string(needle) + "* to *" + std::string(replacement) + "*");
+  }
+  return names.size();
+}
+
 void Translation::truncate_vocab(size_t rows) {
   const Array* tokens = array_value(f_, "tokenizer.ggml.tokens");
   if (!tokens) refuse("it has no tokenizer.ggml.tokens array");

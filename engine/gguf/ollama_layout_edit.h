@@ -37,6 +37,9 @@ class Translation {
   void rename_key_prefix(const std::string& from, const std::string& to);
   void hide_tensors_with_prefix(std::string_view prefix);
   void rename_tensor(const std::string& from, const std::string& to);
+  // Every tensor whose name holds `needle` gets it replaced (first occurrence) by `replacement`;
+  // one change is noted for all. Returns how many were renamed.
+  size_t rename_tensors_containing(std::string_view needle, std::string_view replacement);
   void note(std::string change) { changes_.push_back(std::move(change)); }
   // Cuts the tokenizer's per-token arrays to `rows` entries.
   void truncate_vocab(size_t rows);
@@ -56,5 +59,6 @@ void translate_embedding_gemma(GgufFile& f);
 void translate_llama3(GgufFile& f);
 void translate_mistral3(GgufFile& f);
 void translate_qwen3moe(GgufFile& f);
+void translate_gptoss(GgufFile& f);
 
 }  // namespace vkllm::gguf::ollama

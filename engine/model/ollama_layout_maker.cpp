@@ -181,6 +181,35 @@ void rewrite_qwen3moe(gguf::GgufWriter& w) {
   w.set_bool("qwen3moe.norm_top_k_prob", true);
 }
 
+// gpt-oss as Ollama's library publishes it (docs/ollama-layouts.md): the architecture and its keys
+// as `gptoss`, three tensor names of its own, no expert width or rope scaling type, and a GPT-2
+// vocabulary's pre-tokenizer left at "default".
+void rewrite_gptoss(gguf::GgufWriter& w) {
+  const std::string from = "gpt-oss.", to = "gptoss.";
+  const uint32_t n_layer = std::get<uint32_t>(w.find(from + "block_count")->v);
+  w.set_string("general.architecture", "gptoss");
+  for (const std::string& key : w.keys()) {
+    if (!key.starts_with(from)) continue;
+    if (key == from + "expert_feed_forward_length" || key == from + "rope.scaling.type") {
+      w.erase(key);
+      continue;
+    }
+    gguf::Value v = *w.find(key);
+    w.erase(key);
+    w.set(to + key.substr(from.size()), std::move(v));
+  }
+  const gguf::Value* model = w.find("tokenizer.ggml.model");
+  const auto* name = model ? std::get_if<std::string>(&model->v) : nullptr;
+  if (name && *name == "gpt2") w.set_string("tokenizer.ggml.pre", "default");
+  for (uint32_t l = 0; l < n_layer; ++l) {
+    const std::string b = "blk." + std::to_string(l) + ".";
+    w.rename_tensor(b + "attn_sinks.weight", b + "attn_sinks");
+    w.rename_tensor(b + "attn_output.weight", b + "attn_out.weight");
+    w.rename_tensor(b + "attn_output.bias", b + "attn_out.bias");
+    w.rename_tensor(b + "post_attention_norm.weight", b + "ffn_norm.weight");
+  }
+}
+
 }  // namespace
 
 std::optional<FileLayout> file_layout_from_name(std::string_view name) {
@@ -200,11 +229,14 @@ void rewrite_as_ollama_layout(const MakeModelOptions& o, gguf::GgufWriter& w) {
     rewrite_mistral3(o, w);
   } else if (o.arch == "qwen3moe") {
     rewrite_qwen3moe(w);
+  } else if (o.arch == "gpt-oss") {
+    rewrite_gptoss(w);
   } else {
-    throw std::invalid_argument("make-model --layout ollama: no Ollama layout for '" + o.arch +
-                                "' (llama, gemma3, gemma-embedding, mistral3, qwen3moe; Ollama's "
-                                "converter writes the other "
-                                "architectures as llama.cpp's does: docs/ollama-layouts.md)");
+    throw std::invalid_argument(
+        "make-model --layout ollama: no Ollama layout for '" + o.arch +
+        "' (llama, gemma3, gemma-embedding, mistral3, qwen3moe, gpt-oss; Ollama's "
+        "converter writes the other "
+        "architectures as llama.cpp's does: docs/ollama-layouts.md)");
   }
 }
 

@@ -302,6 +302,36 @@ TEST(OllamaLayout, Qwen3MoeViewAndLogitsMatchTheLlamaCppTwin) {
   }
 }
 
+// gpt-oss as Ollama's library publishes it (architecture `gptoss`, its own names for the output
+// projection, sinks and FFN norm, no expert width): CPU backend only, as gpt-oss so far.
+TEST(OllamaLayout, GptOssViewAndLogitsMatchTheLlamaCppTwin) {
+  model::MakeModelOptions o;
+  o.arch = "gpt-oss";
+  o.shape = model::parse_model_shape("64x2x4x2");
+  o.shape.n_expert = 4;
+  o.shape.n_expert_used = 2;
+  o.shape.n_ff_exp = 64;
+  o.shape.sliding_window = 4;
+  o.file_type = model::FileType::F16;
+  o.seed = 51;
+  const std::vector<uint8_t> vocab_bytes = test::fixture_vocab_bytes();
+  const Twins files = make_twins(o, GgufFile::parse(vocab_bytes));
+
+  const GgufFile twin = GgufFile::parse(files.llama_cpp);
+  const GgufFile view = GgufFile::parse(files.ollama);
+  const GgufFile raw = GgufFile::parse(files.ollama, ReadLayout::Raw);
+  ASSERT_EQ(view.translation().name, "ollama-gptoss");
+  EXPECT_EQ(compare_views(twin, view), std::set<std::string>{});
+  EXPECT_TRUE(raw.find_tensor("blk.1.attn_sinks"));
+  EXPECT_TRUE(raw.find_tensor("blk.1.attn_out.bias"));
+  EXPECT_FALSE(raw.has("gptoss.expert_feed_forward_length"));
+  EXPECT_THAT([&] { model::ModelSpec::from_gguf(raw); },
+              ::testing::ThrowsMessage<std::runtime_error>(HasSubstr("gptoss")));
+
+  const std::vector<int32_t> prompt{1, 17, 250, 99, 4, 123, 7, 280, 31};
+  EXPECT_EQ(last_logits(view, prompt, true), last_logits(twin, prompt, true));
+}
+
 std::string layout_error(const std::vector<uint8_t>& bytes) {
   try {
     GgufFile::parse(bytes);
@@ -384,7 +414,7 @@ TEST(OllamaLayout, HalfMatchingFilesAreRefusedNamingWhatIsMissing) {
 
 // The same for EmbeddingGemma, Ministral 3 and Qwen3 MoE: each half match names what is missing or
 // wrong.
-TEST(OllamaLayout, HalfMatchingEmbeddingGemmaMistral3AndQwen3MoeAreRefused) {
+TEST(OllamaLayout, HalfMatchingEmbeddingGemmaMistral3Qwen3MoeAndGptOssAreRefused) {
   model::MakeModelOptions o;
   o.arch = "gemma-embedding";
   o.shape = model::parse_model_shape("64x2x2x1");
@@ -438,6 +468,21 @@ TEST(OllamaLayout, HalfMatchingEmbeddingGemmaMistral3AndQwen3MoeAreRefused) {
               HasSubstr("Ollama's qwen3moe layout (qwen3moe.norm_top_k_prob, no "
                         "qwen3moe.expert_feed_forward_length) but cannot be translated to "
                         "llama.cpp's: qwen3moe.norm_top_k_prob is false"));
+
+  o.arch = "gpt-oss";
+  const auto fused_qkv = test::random_model_bytes(o, [](gguf::GgufWriter& w) {
+    w.rename_tensor("blk.0.attn_out.weight", "blk.0.attn_qkv.weight");
+  });
+  EXPECT_THAT(layout_error(fused_qkv),
+              HasSubstr("Ollama's gptoss layout (general.architecture 'gptoss') but cannot be "
+                        "translated to llama.cpp's: it has no blk.0.attn_output.weight after the "
+                        "renames (a fused attn_qkv is not translated)"));
+  const auto both_norms = test::random_model_bytes(o, [](gguf::GgufWriter& w) {
+    w.add_tensor("blk.1.post_attention_norm.weight", gguf::TensorType::F32, {64},
+                 std::vector<uint8_t>(256));
+  });
+  EXPECT_THAT(layout_error(both_norms), HasSubstr("it has both blk.1.ffn_norm.weight and "
+                                                  "blk.1.post_attention_norm.weight"));
 }
 
 }  // namespace

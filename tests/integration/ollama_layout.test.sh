@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# A model in Ollama's converter layout (gemma3 with its vision tower embedded, no rope keys, no
-# RMS epsilon, extra multimodal tokens: `vkllm dev make-model --layout ollama`) reaches vkllm the
+# Models in Ollama's converter layout (`vkllm dev make-model --layout ollama`: gemma3 with its
+# vision tower embedded, EmbeddingGemma, Llama 3, mistral3, qwen3moe, gpt-oss) reach vkllm the
 # ways Ollama's library models do: pushed to a real docker-registry under an Ollama-style manifest
 # and pulled through /api/pull, and copied from an Ollama store by `vkllm import-ollama`. Both keep
-# the file byte for byte, and both chat through the npm client exactly like the llama.cpp-layout
-# twin made from the same weights (the translation happens at load).
+# the file byte for byte, and each chats (or embeds) exactly like the llama.cpp-layout twin made
+# from the same weights (the translation happens at load).
 source "$(dirname "$0")/lib.sh"
 
 vocab=$VKLLM_SHARED_DIR/testdata/vocab/ggml-vocab-llama-spm.gguf
@@ -37,19 +37,35 @@ hex=$(sha256sum "$gguf" | cut -d' ' -f1)
 printf '{{ range .Messages }}<start_of_turn>{{ .Role }}\n{{ .Content }}<end_of_turn>\n{{ end }}<start_of_turn>model\n' \
   >"$TEST_TMP/template"
 printf '{"stop":["<end_of_turn>"]}' >"$TEST_TMP/params"
-jq -nc --arg d "sha256:$hex" '{model_format:"gguf", model_family:"gemma3",
-  model_families:["gemma3"], model_type:"tiny", file_type:"F16", architecture:"amd64", os:"linux",
-  rootfs:{type:"layers", diff_ids:[$d]}}' >"$TEST_TMP/config"
+# ollama_manifest DIR GGUF FAMILY [TEMPLATE PARAMS]: DIR/config and DIR/manifest as Ollama's
+# library serves a model, with links to the layer files in DIR.
+ollama_manifest() {
+  local dir=$1 gguf=$2 family=$3 template=${4:-} params=${5:-}
+  mkdir -p "$dir"
+  jq -nc --arg d "sha256:$(sha256sum "$gguf" | cut -d' ' -f1)" --arg f "$family" \
+    '{model_format:"gguf", model_family:$f, model_families:[$f], model_type:"tiny",
+      file_type:"F16", architecture:"amd64", os:"linux", rootfs:{type:"layers", diff_ids:[$d]}}' \
+    >"$dir/config"
+  local layers=("$(layer "$gguf" application/vnd.ollama.image.model)")
+  ln -sf "$gguf" "$dir/$(basename "$gguf")"
+  if [ -n "$template" ]; then
+    layers+=("$(layer "$template" application/vnd.ollama.image.template)"
+             "$(layer "$params" application/vnd.ollama.image.params)")
+    ln -sf "$template" "$dir/template"
+    ln -sf "$params" "$dir/params"
+  fi
+  jq -nc --argjson c "$(layer "$dir/config" application/vnd.docker.container.image.v1+json)" \
+    --argjson l "$(printf '%s\n' "${layers[@]}" | jq -sc .)" \
+    '{schemaVersion:2, mediaType:"application/vnd.docker.distribution.manifest.v2+json",
+      config:$c, layers:$l}' >"$dir/manifest"
+}
 layer() {  # FILE MEDIA-TYPE
-  jq -nc --arg t "$2" --arg d "sha256:$(sha256sum "$1" | cut -d' ' -f1)" --argjson s "$(stat -c %s "$1")" \
+  jq -nc --arg t "$2" --arg d "sha256:$(sha256sum "$1" | cut -d' ' -f1)" --argjson s "$(stat -L -c %s "$1")" \
     '{mediaType:$t, digest:$d, size:$s}'
 }
-jq -nc --argjson c "$(layer "$TEST_TMP/config" application/vnd.docker.container.image.v1+json)" \
-  --argjson m "$(layer "$gguf" application/vnd.ollama.image.model)" \
-  --argjson t "$(layer "$TEST_TMP/template" application/vnd.ollama.image.template)" \
-  --argjson p "$(layer "$TEST_TMP/params" application/vnd.ollama.image.params)" \
-  '{schemaVersion:2, mediaType:"application/vnd.docker.distribution.manifest.v2+json",
-    config:$c, layers:[$m, $t, $p]}' >"$TEST_TMP/manifest"
+ollama_manifest "$TEST_TMP/published" "$gguf" gemma3 "$TEST_TMP/template" "$TEST_TMP/params"
+cp "$TEST_TMP/published/config" "$TEST_TMP/config"
+cp "$TEST_TMP/published/manifest" "$TEST_TMP/manifest"
 
 # An Ollama store holding it, imported before the server starts.
 store=$TEST_TMP/ollama-store
@@ -69,17 +85,23 @@ read -r reg_port _ < <(bash "$VKLLM_SOURCE_DIR/tests/support/start-registry.sh" 
 [ -n "$reg_port" ] || fail "docker-registry did not start"
 trap 'bash "$VKLLM_SOURCE_DIR/tests/support/stop-registry.sh" "$TEST_TMP/registry" >/dev/null 2>&1 || true; _vkllm_cleanup' EXIT
 REG=127.0.0.1:$reg_port
-for f in config "$(basename "$gguf")" template params; do
-  loc=$(curl -s -D - -o /dev/null -X POST "http://$REG/v2/test/gemma3-olayout/blobs/uploads/" \
-    | tr -d '\r' | sed -n 's/^[Ll]ocation: //p')
-  [[ $loc == http* ]] || loc=http://$REG$loc
-  [[ $loc == *\?* ]] && sep='&' || sep='?'
-  curl -sf -X PUT -H 'Content-Type: application/octet-stream' --data-binary "@$TEST_TMP/$f" \
-    "$loc${sep}digest=sha256:$(sha256sum "$TEST_TMP/$f" | cut -d' ' -f1)" >/dev/null || fail "upload $f"
-done
-curl -sf -X PUT -H 'Content-Type: application/vnd.docker.distribution.manifest.v2+json' \
-  --data-binary "@$TEST_TMP/manifest" "http://$REG/v2/test/gemma3-olayout/manifests/v1" >/dev/null \
-  || fail "manifest upload"
+# push DIR REPO TAG: every layer file in DIR, then DIR/manifest as REPO:TAG.
+push() {
+  local dir=$1 repo=$2 tag=$3 f loc sep
+  for f in "$dir"/*; do
+    [ "$(basename "$f")" = manifest ] && continue
+    loc=$(curl -s -D - -o /dev/null -X POST "http://$REG/v2/$repo/blobs/uploads/" \
+      | tr -d '\r' | sed -n 's/^[Ll]ocation: //p')
+    [[ $loc == http* ]] || loc=http://$REG$loc
+    [[ $loc == *\?* ]] && sep='&' || sep='?'
+    curl -sf -X PUT -H 'Content-Type: application/octet-stream' --data-binary "@$f" \
+      "$loc${sep}digest=sha256:$(sha256sum "$f" | cut -d' ' -f1)" >/dev/null || fail "upload $f"
+  done
+  curl -sf -X PUT -H 'Content-Type: application/vnd.docker.distribution.manifest.v2+json' \
+    --data-binary "@$dir/manifest" "http://$REG/v2/$repo/manifests/$tag" >/dev/null \
+    || fail "manifest upload $repo:$tag"
+}
+push "$TEST_TMP/published" test/gemma3-olayout v1
 
 vkllm_start
 curl -s "$VKLLM_URL/api/pull" -d "{\"model\":\"$REG/test/gemma3-olayout:v1\",\"stream\":false}" \
@@ -127,3 +149,62 @@ jq -e 'length == 1 and (.[0] | length) == 64' "$TEST_TMP/eg-ollama.json" >/dev/n
 cmp -s "$TEST_TMP/eg-llama.cpp.json" "$TEST_TMP/eg-ollama.json" \
   || fail "the Ollama-layout EmbeddingGemma embeds differently from its twin"
 pass "Ollama-layout EmbeddingGemma embeds like its llama.cpp-layout twin"
+
+# The other architectures with an Ollama layout, as Ollama's library publishes them, pulled from
+# the registry: the same capabilities and the same greedy chat replies as the llama.cpp-layout
+# twin. Llama 3 comes with its template layer (the twin is created with the same template);
+# gpt-oss with MXFP4 experts and none: its architecture chooses Harmony for both.
+spm=$VKLLM_SHARED_DIR/testdata/vocab/ggml-vocab-llama-spm.gguf
+"$VKLLM_BIN" dev make-vocab --encoder "$VKLLM_SHARED_DIR/testdata/vocab/llama3.2/encoder.json" \
+  --merges "$VKLLM_SHARED_DIR/testdata/vocab/llama3.2/vocab.bpe" -o "$TEST_TMP/llama3-vocab.gguf" \
+  >/dev/null || fail "make-vocab"
+printf '%s' '{{ range .Messages }}<|start_header_id|>{{ .Role }}<|end_header_id|>
+
+{{ .Content }}<|eot_id|>{{ end }}<|start_header_id|>assistant<|end_header_id|>
+
+' >"$TEST_TMP/llama3-template"
+printf '{"stop":["<|eot_id|>"]}' >"$TEST_TMP/llama3-params"
+for spec in "llama 64x2x2x1 F16 ollama-llama3 llama3" "mistral3 64x2x2x1 F16 ollama-mistral3 -" \
+            "qwen3moe test Q8_0 ollama-qwen3moe -" "gpt-oss test MXFP4_MOE ollama-gptoss -"; do
+  read -r arch shape type translation tmpl <<<"$spec"
+  vocab_file=$spm template=() create_template='{}'
+  if [ "$tmpl" != - ]; then
+    vocab_file=$TEST_TMP/$tmpl-vocab.gguf
+    template=("$TEST_TMP/$tmpl-template" "$TEST_TMP/$tmpl-params")
+    create_template=$(jq -nc --rawfile t "${template[0]}" --slurpfile p "${template[1]}" \
+      '{template:$t, parameters:$p[0]}')
+  fi
+  for layout in llama.cpp ollama; do
+    "$VKLLM_BIN" dev make-model --arch "$arch" --shape "$shape" --type "$type" --vocab "$vocab_file" \
+      --seed 49 --layout "$layout" -o "$TEST_TMP/$arch-$layout.gguf" >/dev/null \
+      || fail "make-model $arch --layout $layout"
+  done
+  ollama_manifest "$TEST_TMP/pub-$arch" "$TEST_TMP/$arch-ollama.gguf" "$arch" "${template[@]}"
+  push "$TEST_TMP/pub-$arch" "test/$arch-olayout" v1
+  curl -s "$VKLLM_URL/api/pull" -d "{\"model\":\"$REG/test/$arch-olayout:v1\",\"stream\":false}" \
+    | jq -e '.status == "success"' >/dev/null || fail "pull $arch from docker-registry"
+  d=sha256:$(sha256sum "$TEST_TMP/$arch-llama.cpp.gguf" | cut -d' ' -f1)
+  st=$(http_status POST "$VKLLM_URL/api/blobs/$d" --data-binary "@$TEST_TMP/$arch-llama.cpp.gguf")
+  [ "$st" = 201 ] || [ "$st" = 200 ] || fail "$arch twin blob upload: $st $(body)"
+  req=$(jq -nc --arg m "$arch-twin" --arg d "$d" --argjson t "$create_template" \
+    '{model:$m, files:{"m.gguf":$d}, stream:false} + $t')
+  expect_eq "$(http_status POST "$VKLLM_URL/api/create" -d "$req")" 200 "create $arch-twin: $(body)"
+  for m in "$arch-twin" "$REG/test/$arch-olayout:v1"; do
+    curl -sf "$VKLLM_URL/api/show" -d "{\"model\":\"$m\"}" \
+      | jq -c '[.capabilities, .model_info["general.architecture"]]' >"$TEST_TMP/show-$arch-${m##*:}" \
+      || fail "show $m"
+    curl -sf "$VKLLM_URL/api/chat" -d "{\"model\":\"$m\",\"stream\":false,
+        \"messages\":[{\"role\":\"user\",\"content\":\"Where do foxes live?\"}],
+        \"options\":{\"temperature\":0,\"num_predict\":8}}" \
+      | jq -c '[.message.content, .message.thinking, .eval_count, .prompt_eval_count]' \
+      >"$TEST_TMP/chat-$arch-${m##*:}" || fail "chat $m"
+  done
+  cmp -s "$TEST_TMP/show-$arch-$arch-twin" "$TEST_TMP/show-$arch-v1" \
+    || fail "$arch: show differs: $(cat "$TEST_TMP/show-$arch-$arch-twin") vs $(cat "$TEST_TMP/show-$arch-v1")"
+  jq -e '.[2] == 8' "$TEST_TMP/chat-$arch-v1" >/dev/null || fail "$arch chat: $(cat "$TEST_TMP/chat-$arch-v1")"
+  cmp -s "$TEST_TMP/chat-$arch-$arch-twin" "$TEST_TMP/chat-$arch-v1" \
+    || fail "$arch replies differ: $(cat "$TEST_TMP/chat-$arch-$arch-twin") vs $(cat "$TEST_TMP/chat-$arch-v1")"
+  grep -q "loaded $REG/test/$arch-olayout:v1 in .*; $translation layout read as llama.cpp's$" \
+    "$VKLLM_LOG" || fail "the $arch load log does not name $translation"
+done
+pass "Ollama-layout Llama 3, mistral3, qwen3moe and gpt-oss pulled from a registry chat like their twins"
