@@ -47,11 +47,13 @@ TEST(RunnerF16LongRows, BatchedDecodeGivesEachSequenceItsOwnLogits) {
   Model model(test::vk_context(), file);
 
   std::uniform_int_distribution<int32_t> token(3, test::kFixtureVocab - 1);
+  // One runner for the batched steps and one for each sequence alone: each runner's warm-up
+  // compiles its pipelines, the test's largest cost on lavapipe.
+  const auto batched = make_runner(model, 8);
+  const auto alone = make_runner(model, 1);
   // Decode steps of 6 and 8 sequences (past the long rows' matvec limit) and 4 (within it).
   for (const uint32_t n : {kF16LongRowMatvecMaxBatch + 1, 8u, kF16LongRowMatvecMaxBatch - 1}) {
     SCOPED_TRACE(std::to_string(n) + " sequences");
-    const auto batched = make_runner(model, n);
-    const auto alone = make_runner(model, 1);
     std::vector<std::vector<int32_t>> prompts(n), next(n);
     std::vector<kv::BlockTable> tables;
     tables.reserve(n);
