@@ -55,6 +55,7 @@ layout(std430, binding = 2) readonly buffer VCache { uvec4 vcache[]; };
 layout(std430, binding = 1) readonly buffer KCacheWords { uint kcache_w[]; };
 layout(std430, binding = 2) readonly buffer VCacheWords { uint vcache_w[]; };
 #include "kv_quant.glsl"
+#include "attention_sinks.glsl"
 KV_LOADERS(k, kcache, kcache_w)
 KV_LOADERS(v, vcache, vcache_w)
 layout(std430, binding = 4) writeonly buffer Out { float outv[]; };
@@ -239,8 +240,7 @@ void main() {
         const uint r = i / HD2, j = i % HD2;
         const uint tl = r / R, qh = kvh * R + r % R;
         if (tl < nq) {
-          const float l = Ls[r];
-          const vec2 v = l > 0.0 ? acc[k] / l : vec2(0.0);
+          const vec2 v = normalise_row(acc[k], Ms[r], Ls[r], qh);
           const uint o = p.out_off + (t0 + tl) * p.out_stride + qh * D + 2u * j;
           outv[o] = v.x;
           outv[o + 1u] = v.y;

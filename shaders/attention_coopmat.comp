@@ -63,6 +63,7 @@ layout(std430, binding = 2) readonly buffer VCache { uvec4 vcache[]; };
 layout(std430, binding = 1) readonly buffer KCacheWords { uint kcache_w[]; };
 layout(std430, binding = 2) readonly buffer VCacheWords { uint vcache_w[]; };
 #include "kv_quant.glsl"
+#include "attention_sinks.glsl"
 KV_LOADERS(k, kcache, kcache_w)
 KV_LOADERS(v, vcache, vcache_w)
 layout(std430, binding = 4) writeonly buffer Out { float outv[]; };
@@ -273,8 +274,7 @@ void main() {
               Ssh[stage + i * SROW + c];
         continue;
       }
-      const float lr = Lsh[r];
-      const float v = lr > 0.0 ? Ssh[stage + i * SROW + c] / lr : 0.0;
+      const float v = normalise_row(Ssh[stage + i * SROW + c], Msh[r], Lsh[r], qh);
       Ssh[stage + i * SROW + c] = v;
       if (tl < nq) outv[p.out_off + (t0 + tl) * p.out_stride + qh * D + dj * 16u + c] = v;
     }

@@ -56,6 +56,7 @@ layout(std430, binding = 2) readonly buffer VCache { uvec4 vcache[]; };
 layout(std430, binding = 1) readonly buffer KCacheWords { uint kcache_w[]; };
 layout(std430, binding = 2) readonly buffer VCacheWords { uint vcache_w[]; };
 #include "kv_quant.glsl"
+#include "attention_sinks.glsl"
 KV_LOADERS(k, kcache, kcache_w)
 KV_LOADERS(v, vcache, vcache_w)
 layout(std430, binding = 4) writeonly buffer Out { float outv[]; };
@@ -250,8 +251,7 @@ void main() {
       if (i < R * HD2) {
         const uint r = i / HD2, j = i % HD2;
         const uint qh = q0 + r;
-        const float l = Ls[r];
-        const vec2 v = l > 0.0 ? total[k] / l : vec2(0.0);
+        const vec2 v = normalise_row(total[k], Ms[r], Ls[r], qh);
         const uint o = p.out_off + t0 * p.out_stride + qh * D + 2u * j;
         outv[o] = v.x;
         outv[o + 1u] = v.y;

@@ -25,6 +25,7 @@ layout(std430, binding = 2) writeonly buffer Out16 { uint out16[]; };
 #endif
 
 layout(std430, binding = 0) readonly buffer Partials { float part[]; };
+#include "attention_sinks.glsl"
 layout(std430, binding = 1) writeonly buffer Out { float outv[]; };
 
 layout(push_constant) uniform Params {
@@ -97,7 +98,7 @@ void main() {
   if (tid < 32u) {
     float sum = 0.0;
     for (uint k = 0u; k < groups; ++k) sum += red[32u * k + tid];
-    const float v = l > 0.0 ? sum / l : 0.0;
+    const float v = normalise_row(sum, m, l, row % p.n_q_heads);
     if (d < p.head_dim)
       outv[p.out_off + (row / p.n_q_heads) * p.out_stride + (row % p.n_q_heads) * p.head_dim + d] =
           v;

@@ -50,7 +50,7 @@ void main() {
       g += gate[g_at + s * p.split_stride];
       u += up[u_at + s * p.split_stride];
     }
-    o = glu_gate(p.act, g) * u;
+    o = glu_value(p.act, g, u);
     outv[p.out_off + r * p.out_stride + i] = o;
   }
 #if defined(Q8_OUT) || defined(F16_OUT)

@@ -2,6 +2,8 @@
 // its gate|up product:
 //   act 0: SiLU  x / (1 + e^-x)                        (SwiGLU: llama, qwen, mistral, phi3)
 //   act 1: GELU, tanh approximation as ggml computes it (GeGLU: gemma)
+//   act 2: gpt-oss's clamped SwiGLU (ggml's swiglu_oai, alpha 1.702, limit 7): the gate clamped
+//          above at 7, the up value to [-7, 7], out = g * sigmoid(1.702 g) * (u + 1)
 
 float gelu_tanh(float x) {
   const float k = 0.7978845608028654;  // sqrt(2 / pi)
@@ -10,3 +12,12 @@ float gelu_tanh(float x) {
 }
 
 float glu_gate(uint act, float g) { return act == 0u ? g / (1.0 + exp(-g)) : gelu_tanh(g); }
+
+float glu_value(uint act, float g, float u) {
+  if (act == 2u) {
+    g = min(g, 7.0);
+    u = clamp(u, -7.0, 7.0);
+    return g / (1.0 + exp(-1.702 * g)) * (u + 1.0);
+  }
+  return glu_gate(act, g) * u;
+}

@@ -2,20 +2,22 @@
 // Mixture-of-experts routing, one invocation per token: softmax over the token's n_expert router
 // logits, the n_used most probable experts by repeated maxima (a strict > keeps the lower index
 // on ties, as ggml's top-k MoE kernels), their probabilities as weights, renormalised to sum 1
-// when p.norm (the sum clamped below at 2^-14 as llama.cpp does). engine/cpu/moe_route.cpp is
-// the same on the host. At most 256 experts (the taken-bits below).
+// when p.norm (the sum clamped below at 2^-14 as llama.cpp does). p.top_k_first (gpt-oss): the
+// n_used largest logits, and a softmax over those alone as their weights. engine/cpu/moe_route.cpp
+// is the same on the host. At most 256 experts (the taken-bits below).
 
 layout(local_size_x_id = 0) in;
 
 layout(std430, binding = 0) readonly buffer Logits { float logits[]; };
 layout(std430, binding = 1) writeonly buffer Ids { uint ids[]; };
-layout(std430, binding = 2) writeonly buffer Weights { float weights[]; };
+layout(std430, binding = 2) buffer Weights { float weights[]; };
 
 layout(push_constant) uniform Params {
   uint n_expert;
   uint n_used;
   uint n_tokens;
   uint norm;
+  uint top_k_first;
 } p;
 
 void main() {
@@ -34,7 +36,7 @@ void main() {
     float best_p = 0.0;
     for (uint e = 0u; e < p.n_expert; ++e) {
       if ((taken[e >> 5u] & (1u << (e & 31u))) != 0u) continue;
-      const float pe = exp(logits[base + e] - mx) * inv;
+      const float pe = p.top_k_first != 0u ? logits[base + e] : exp(logits[base + e] - mx) * inv;
       if (best == p.n_expert || pe > best_p) {
         best = e;
         best_p = pe;
@@ -44,6 +46,16 @@ void main() {
     ids[t * p.n_used + k] = best;
     weights[t * p.n_used + k] = best_p;
     total += best_p;
+  }
+  if (p.top_k_first != 0u) {
+    const float top = weights[t * p.n_used];  // the largest selected logit
+    total = 0.0;
+    for (uint k = 0u; k < p.n_used; ++k) {
+      const float e = exp(weights[t * p.n_used + k] - top);
+      weights[t * p.n_used + k] = e;
+      total += e;
+    }
+    for (uint k = 0u; k < p.n_used; ++k) weights[t * p.n_used + k] /= total;
   }
   if (p.norm != 0u) {
     const float d = max(total, 6.103515625e-5);

@@ -105,6 +105,7 @@ void VulkanBackend::attention(const AttentionSpec& s) {
   at.softcap = s.softcap;
   at.window = s.window;
   at.causal = s.causal;
+  if (s.sinks) at.sinks = get({Weight::AttnSinks, s.layer}).data;
   at.n_splits = 1;
   if (s.causal && batch_.n_tokens <= kMaxSplitTokens) {
     at.n_splits = std::min(

@@ -10,12 +10,6 @@ namespace vkllm::runtime::detail {
 using model::Weight;
 
 void VulkanBackend::check_moe_weights() const {
-  // gpt-oss (attention sinks, router and expert biases, the clamped SwiGLU): the CPU backend
-  // runs it; the Vulkan kernels do not have those parts yet.
-  if (spec_.attn_sinks || spec_.moe_biases || spec_.activation == model::Activation::SwigluOai) {
-    throw std::runtime_error("the Vulkan backend does not run " + spec_.arch_name +
-                             " models yet (attention sinks, expert biases); use the CPU backend");
-  }
   if (spec_.n_expert > vk::ops::kMoeMaxExperts) {
     throw std::runtime_error("the Vulkan backend routes at most " +
                              std::to_string(vk::ops::kMoeMaxExperts) + " experts; this model has " +
@@ -45,6 +39,10 @@ void VulkanBackend::moe_ffn(const MoeSpec& m, uint32_t T) {
   // Router logits into Up (n_expert per token; free until the up products).
   const ProductOut router[] = {{{Weight::FfnGateInp, m.layer}, {Act::Up, 0, m.n_expert}}};
   products(m.x, T, router);
+  if (m.biases) {
+    barrier();
+    add_bias({Weight::FfnGateInpBias, m.layer}, {Act::Up, 0, m.n_expert}, m.n_expert, T);
+  }
   barrier();
   vk::ops::MoeRouteArgs r;
   r.logits = mem_.buf(Act::Up);
@@ -54,6 +52,7 @@ void VulkanBackend::moe_ffn(const MoeSpec& m, uint32_t T) {
   r.n_used = K;
   r.n_tokens = T;
   r.norm = m.norm_weights;
+  r.top_k_first = m.softmax_after_top_k;
   vk::ops::moe_route(*rec_, ctx_.pipelines(), r);
   barrier();
 
@@ -75,6 +74,20 @@ void VulkanBackend::moe_ffn(const MoeSpec& m, uint32_t T) {
     vk::ops::moe_matvec(*rec_, ctx_.pipelines(), a);
     wrote(out);
   }
+  if (m.biases) {
+    barrier();
+    for (const auto& [w, out] : {std::pair{Weight::FfnGateExpsBias, Act::Gate},
+                                 std::pair{Weight::FfnUpExpsBias, Act::Up}}) {
+      vk::ops::moe_bias(*rec_, ctx_.pipelines(),
+                        {.y = mem_.buf(out),
+                         .bias = get({w, m.layer}).data,
+                         .ids = mem_.moe_ids,
+                         .weights = mem_.moe_weights,
+                         .rows = F,
+                         .n_used = K,
+                         .n_items = T * K});
+    }
+  }
   barrier();
   glu(m.act, {Act::Gate}, {Act::Up}, {Act::FfnAct}, F, T * K, {});
   barrier();
@@ -93,6 +106,19 @@ void VulkanBackend::moe_ffn(const MoeSpec& m, uint32_t T) {
   d.y = mem_.slice(m.out);
   d.y_stride = m.out.stride;
   vk::ops::moe_matvec(*rec_, ctx_.pipelines(), d);
+  if (m.biases) {
+    barrier();
+    vk::ops::moe_bias(*rec_, ctx_.pipelines(),
+                      {.y = mem_.slice(m.out),
+                       .bias = get({Weight::FfnDownExpsBias, m.layer}).data,
+                       .ids = mem_.moe_ids,
+                       .weights = mem_.moe_weights,
+                       .rows = E,
+                       .n_used = K,
+                       .n_items = T,
+                       .y_stride = m.out.stride,
+                       .combine = true});
+  }
   wrote(m.out.act);
 }
 

@@ -204,8 +204,9 @@ void VulkanBackend::glu_rows(GluAct act, Rows gate, Rows up, const vk::SplitPart
   vk::ops::GluArgs g;
   g.n = n;
   g.n_rows = rows;
-  if (act == GluAct::SwigluOai) throw std::logic_error("no Vulkan kernel for the clamped SwiGLU");
-  g.act = act == GluAct::Silu ? vk::ops::GluActivation::Silu : vk::ops::GluActivation::GeluTanh;
+  g.act = act == GluAct::Silu       ? vk::ops::GluActivation::Silu
+          : act == GluAct::GeluTanh ? vk::ops::GluActivation::GeluTanh
+                                    : vk::ops::GluActivation::SwigluOai;
   if (parts) {
     g.gate = g.up = parts->parts;
     g.gate_off = gate.off;

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "engine/vulkan/command_recorder.h"
 #include "engine/vulkan/device.h"
@@ -186,19 +187,25 @@ void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) 
   if (f16)
     require(a.f16.size >= uint64_t{a.batch.n_tokens} * a.n_q_heads * d * 2,
             "attention: f16 slice too small");
+  // With sinks every kernel is its *_sinks variant, which reads them from one more binding.
+  const bool sinks = static_cast<bool>(a.sinks);
+  const std::string sink_suffix = sinks ? "_sinks" : "";
+  const uint32_t sink_buffers = sinks ? 1 : 0;
   const Pipeline* pipeline = nullptr;
   Groups groups{};
   if (attention_on_tensor_cores(a, caps)) {
-    pipeline = &pc.get({.shader = q8_here ? "attention_coopmat_q8" : "attention_coopmat",
-                        .num_buffers = q8_here ? 6u : 5u,
-                        .push_constant_bytes = sizeof(push),
-                        .spec = {4 * caps.subgroup_size, d, r, a.k_cache.block_size, kv_type}});
+    pipeline =
+        &pc.get({.shader = (q8_here ? "attention_coopmat_q8" : "attention_coopmat") + sink_suffix,
+                 .num_buffers = (q8_here ? 6u : 5u) + sink_buffers,
+                 .push_constant_bytes = sizeof(push),
+                 .spec = {4 * caps.subgroup_size, d, r, a.k_cache.block_size, kv_type}});
     groups = {div_up(a.max_q_len, kCoopMatRows / r), a.batch.n_seqs, n_kv * a.n_splits};
   } else if (const DecodeShape ds = decode_shape(a, r, pc.device()); ds.positions) {
-    pipeline = &pc.get({.shader = q8_here    ? "attention_decode_q8"
-                                  : f16_here ? "attention_decode_f16"
-                                             : "attention_decode",
-                        .num_buffers = q8_here || f16_here ? 6u : 5u,
+    pipeline = &pc.get({.shader = (q8_here    ? "attention_decode_q8"
+                                   : f16_here ? "attention_decode_f16"
+                                              : "attention_decode") +
+                                  sink_suffix,
+                        .num_buffers = (q8_here || f16_here ? 6u : 5u) + sink_buffers,
                         .push_constant_bytes = sizeof(push),
                         .spec = {ds.positions * ds.tpp, d, r / ds.head_groups, a.k_cache.block_size,
                                  ds.tpp, ds.head_groups, kv_type}});
@@ -214,51 +221,56 @@ void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) 
     require(shared_bytes(rows, bq, bc, d) <= caps.max_shared_memory,
             "GQA ratio " + std::to_string(r) + " with head_dim " + std::to_string(d) +
                 " needs more shared memory than the device has");
-    pipeline = &pc.get({.shader = q8_here    ? "attention_q8"
-                                  : f16_here ? "attention_f16"
-                                             : "attention",
-                        .num_buffers = q8_here || f16_here ? 6u : 5u,
+    pipeline = &pc.get({.shader = (q8_here    ? "attention_q8"
+                                   : f16_here ? "attention_f16"
+                                              : "attention") +
+                                  sink_suffix,
+                        .num_buffers = (q8_here || f16_here ? 6u : 5u) + sink_buffers,
                         .push_constant_bytes = sizeof(push),
                         .spec = {wg, d, bc, bq, r, a.k_cache.block_size, kv_type}});
     groups = {div_up(a.max_q_len, bq), a.batch.n_seqs, n_kv * a.n_splits};
   }
+  // A dispatch with the kernel's buffers in binding order, then the sinks where given.
+  auto dispatch = [&](const Pipeline& p, std::initializer_list<BufferSlice> list, const auto& args,
+                      Groups g) {
+    std::vector<BufferSlice> buffers(list);
+    if (sinks) buffers.push_back(a.sinks);
+    rec.dispatch(p, buffers, std::as_bytes(std::span(&args, 1)), g);
+  };
+  const BufferSlice q = a.q.data, k = a.k_cache.data, v = a.v_cache.data, meta = a.batch.meta;
   if (a.n_splits == 1) {
     if (q8_here || f16_here) {
-      rec.dispatch(*pipeline,
-                   {a.q.data, a.k_cache.data, a.v_cache.data, a.batch.meta, a.out.data,
-                    q8_here ? a.q8 : a.f16},
-                   push, groups);
+      dispatch(*pipeline, {q, k, v, meta, a.out.data, q8_here ? a.q8 : a.f16}, push, groups);
     } else {
-      rec.dispatch(*pipeline, {a.q.data, a.k_cache.data, a.v_cache.data, a.batch.meta, a.out.data},
-                   push, groups);
+      dispatch(*pipeline, {q, k, v, meta, a.out.data}, push, groups);
     }
     return;
   }
   require(a.scratch.size >= attention_scratch_bytes(a.n_splits, a.batch.n_tokens, a.n_q_heads, d),
           "scratch of " + std::to_string(a.scratch.size) + " bytes is too small for " +
               std::to_string(a.n_splits) + " splits");
-  rec.dispatch(*pipeline, {a.q.data, a.k_cache.data, a.v_cache.data, a.batch.meta, a.scratch}, push,
-               groups);
+  dispatch(*pipeline, {q, k, v, meta, a.scratch}, push, groups);
   rec.barrier();
   struct {
     uint32_t n_tokens, n_q_heads, head_dim, n_splits, out_off, out_stride;
   } rpush{a.batch.n_tokens, a.n_q_heads, d, a.n_splits, a.out.off, push.out_stride};
   const bool q8 = attention_writes_q8(a);
-  const Pipeline& reduce = pc.get({.shader = q8    ? "attention_reduce_q8"
-                                             : f16 ? "attention_reduce_f16"
-                                                   : "attention_reduce",
-                                   .num_buffers = q8 || f16 ? 3u : 2u,
+  const Pipeline& reduce = pc.get({.shader = (q8    ? "attention_reduce_q8"
+                                              : f16 ? "attention_reduce_f16"
+                                                    : "attention_reduce") +
+                                             sink_suffix,
+                                   .num_buffers = (q8 || f16 ? 3u : 2u) + sink_buffers,
                                    .push_constant_bytes = sizeof(rpush),
                                    .spec = {128}});
   const uint32_t rows_total = a.batch.n_tokens * a.n_q_heads;
   const Groups rgroups{std::min(rows_total, 65535u), div_up(rows_total, 65535), div_up(d, 32)};
   if (q8) {
     require(a.q8.size >= uint64_t{rows_total} * d * 5 / 4, "attention: q8 slice too small");
-    rec.dispatch(reduce, {a.scratch, a.out.data, a.q8}, rpush, rgroups);
+    dispatch(reduce, {a.scratch, a.out.data, a.q8}, rpush, rgroups);
   } else if (f16) {
-    rec.dispatch(reduce, {a.scratch, a.out.data, a.f16}, rpush, rgroups);
+    dispatch(reduce, {a.scratch, a.out.data, a.f16}, rpush, rgroups);
   } else {
-    rec.dispatch(reduce, {a.scratch, a.out.data}, rpush, rgroups);
+    dispatch(reduce, {a.scratch, a.out.data}, rpush, rgroups);
   }
 }
 

@@ -45,6 +45,9 @@ struct AttentionArgs {
   // GEMM of the output projection (MatmulArgs::x_f16). Taken only where attention_writes_f16()
   // says so; otherwise ignored.
   BufferSlice f16{};
+  // Optional: one f32 logit per query head that joins each head's softmax denominator (gpt-oss's
+  // attention sinks; the *_sinks kernel variants).
+  BufferSlice sinks{};
   // Prefill on tensor cores where attention_on_tensor_cores() allows it; false keeps the scalar
   // kernel (tests compare the two).
   bool tensor_cores = true;

@@ -30,8 +30,8 @@ void moe_route(CommandRecorder& rec, PipelineCache& pc, const MoeRouteArgs& a) {
   require_arg(a.n_used > 0 && a.n_used <= a.n_expert, "moe_route: experts per token out of range");
   if (a.n_tokens == 0) return;
   struct {
-    uint32_t n_expert, n_used, n_tokens, norm;
-  } push{a.n_expert, a.n_used, a.n_tokens, a.norm ? 1u : 0u};
+    uint32_t n_expert, n_used, n_tokens, norm, top_k_first;
+  } push{a.n_expert, a.n_used, a.n_tokens, a.norm ? 1u : 0u, a.top_k_first ? 1u : 0u};
   constexpr uint32_t wg = 64;
   const Pipeline& p = pc.get(
       {.shader = "moe_route", .num_buffers = 3, .push_constant_bytes = sizeof(push), .spec = {wg}});
@@ -76,6 +76,19 @@ void moe_matvec(CommandRecorder& rec, PipelineCache& pc, const MoeMatvecArgs& a)
   const uint32_t y_groups = std::min<uint32_t>(a.n_items, 65535);
   const uint32_t z_groups = div_up(a.n_items, y_groups);
   rec.dispatch(p, {a.w, a.x, a.y, a.ids, a.weights}, push, {a.rows, y_groups, z_groups});
+}
+
+void moe_bias(CommandRecorder& rec, PipelineCache& pc, const MoeBiasArgs& a) {
+  require_arg(a.rows > 0 && (!a.combine || a.n_used > 0), "moe_bias: empty rows or experts");
+  if (a.n_items == 0) return;
+  struct {
+    uint32_t rows, n_items, n_used, combine, y_off, y_stride;
+  } push{a.rows, a.n_items, a.n_used, a.combine ? 1u : 0u, 0, a.y_stride ? a.y_stride : a.rows};
+  constexpr uint32_t wg = 64;
+  const Pipeline& p = pc.get(
+      {.shader = "moe_bias", .num_buffers = 4, .push_constant_bytes = sizeof(push), .spec = {wg}});
+  rec.dispatch(p, {a.y, a.bias, a.ids, a.weights}, push,
+               {div_up(a.rows, wg), std::min(a.n_items, 65535u), div_up(a.n_items, 65535)});
 }
 
 }  // namespace vkllm::vk::ops

@@ -19,11 +19,13 @@ namespace vkllm::vk::ops {
 inline constexpr uint32_t kMoeMaxExperts = 256;
 
 // ids[t * n_used + k], weights[..]: token t's k-th most probable expert (softmax of its
-// n_expert logits; ties: the lower index) and its probability, renormalised when `norm`.
+// n_expert logits; ties: the lower index) and its probability, renormalised when `norm`. With
+// `top_k_first` (gpt-oss): the k largest logits, weighted by a softmax over those k alone.
 struct MoeRouteArgs {
   BufferSlice logits, ids, weights;
   uint32_t n_expert = 0, n_used = 0, n_tokens = 0;
   bool norm = true;
+  bool top_k_first = false;
 };
 void moe_route(CommandRecorder& rec, PipelineCache& pipelines, const MoeRouteArgs& a);
 
@@ -40,6 +42,18 @@ struct MoeMatvecArgs {
   bool x_per_pair = false, combine = false;
 };
 bool moe_matvec_supports(gguf::TensorType type);
+
+// Expert biases (a [rows, n_expert] f32 tensor: expert e's bias is row e), shaders/moe_bias.comp:
+//   combine false: y[q][row] += bias[ids[q]][row] for the n_items pairs (y rows packed);
+//   combine true:  y[t][row] += sum_k weights[t * n_used + k] * bias[ids[t * n_used + k]][row]
+//                  for the n_items tokens (y rows y_stride apart from y's start).
+struct MoeBiasArgs {
+  BufferSlice y, bias, ids, weights;
+  uint32_t rows = 0, n_used = 0, n_items = 0;
+  uint32_t y_stride = 0;  // 0: rows
+  bool combine = false;
+};
+void moe_bias(CommandRecorder& rec, PipelineCache& pipelines, const MoeBiasArgs& a);
 void moe_matvec(CommandRecorder& rec, PipelineCache& pipelines, const MoeMatvecArgs& a);
 
 }  // namespace vkllm::vk::ops

@@ -93,7 +93,8 @@ void tanh(CommandRecorder& rec, PipelineCache& pipelines, BufferSlice a, BufferS
           uint32_t n);
 
 // ---- Gated FFN activation: out = act(gate) * up, row by row.
-enum class GluActivation : uint32_t { Silu = 0, GeluTanh = 1 };
+// SwigluOai: gpt-oss's clamped SwiGLU (glu_activation.glsl).
+enum class GluActivation : uint32_t { Silu = 0, GeluTanh = 1, SwigluOai = 2 };
 struct GluArgs {
   BufferSlice gate, up, out;  // gate and up may be slices of one fused gate|up buffer
   uint32_t n = 0;             // elements per row

@@ -230,10 +230,12 @@ std::vector<ArchCase> cases() {
     v.push_back({arch, FileType::F16, 128, true});
     v.push_back({arch, FileType::Q4_K_M, 256, true});
   }
-  // gpt-oss (sinks, biases, top-k softmax routing, clamped SwiGLU, window on even layers, YaRN):
-  // the CPU backend only so far.
-  v.push_back({"gpt-oss", FileType::F16, 128, true});
-  v.push_back({"gpt-oss", FileType::MXFP4_MOE, 256, true});
+  // gpt-oss (sinks, biases, top-k softmax routing, clamped SwiGLU, window on even layers, YaRN)
+  // on both backends.
+  for (const bool cpu : {false, true}) {
+    v.push_back({"gpt-oss", FileType::F16, 128, cpu});
+    v.push_back({"gpt-oss", FileType::MXFP4_MOE, 256, cpu});
+  }
   return v;
 }
 

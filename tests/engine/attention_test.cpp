@@ -35,6 +35,7 @@ struct Config {
   ops::DecodeKernel decode = ops::DecodeKernel::Auto;
   uint32_t head_groups = 0;  // chunked decode kernel: workgroups per KV head (0: from the grid)
   kv::CacheType cache = kv::CacheType::F16;
+  bool sinks = false;  // a random logit per query head in each softmax's denominator (gpt-oss)
   std::string describe() const {
     const char* kernels[] = {"", " chunked", " tiled"};
     return "head_dim=" + std::to_string(head_dim) + " gqa=" + std::to_string(gqa) +
@@ -43,7 +44,7 @@ struct Config {
            (causal ? "" : " non-causal") + (tensor_cores ? "" : " scalar") + (f16 ? " f16" : "") +
            (rising_scores ? " rising" : "") + kernels[static_cast<int>(decode)] +
            (head_groups ? " head_groups=" + std::to_string(head_groups) : "") + " cache " +
-           std::string(kv::cache_type_name(cache));
+           std::string(kv::cache_type_name(cache)) + (sinks ? " sinks" : "");
   }
 };
 
@@ -72,6 +73,13 @@ bool check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>
   BufferSlice dq = to_device(arena, q), dk = to_device(arena, batch.k_cache),
               dv = to_device(arena, batch.v_cache);
   BufferSlice dmeta = to_device(arena, meta.words);
+  // Sinks around the scores' range (|q.k| * scale is about 1 here), so that they matter.
+  std::vector<float> sinks;
+  if (c.sinks) {
+    sinks = random_vector(rng, n_q);
+    for (float& s : sinks) s *= 3.f;
+  }
+  BufferSlice dsinks = c.sinks ? to_device(arena, sinks) : BufferSlice{};
   BufferSlice out = device_filled<float>(arena, q.size());
   BufferSlice scratch = arena.allocate(ops::attention_scratch_bytes(c.n_splits, T, n_q, D) + 16);
   // The q8 copy of the output (from the split reduction, or the kernel itself without splits),
@@ -101,6 +109,7 @@ bool check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>
                                   .scratch = scratch,
                                   .q8 = c.f16 ? BufferSlice{} : q8,
                                   .f16 = c.f16 ? f16 : BufferSlice{},
+                                  .sinks = dsinks,
                                   .tensor_cores = c.tensor_cores,
                                   .decode_kernel = c.decode,
                                   .head_groups = c.head_groups};
@@ -133,7 +142,8 @@ bool check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>
                                                        .scale = scale,
                                                        .softcap = c.softcap,
                                                        .window = c.window,
-                                                       .causal = c.causal});
+                                                       .causal = c.causal,
+                                                       .sinks = c.sinks ? sinks.data() : nullptr});
   const std::vector<float> want(ref.begin(), ref.end());
   // The tensor-core kernel rounds Q and the softmax weights to f16 (relative 2^-11 each; the
   // outputs are weighted means of values in [-1, 1]).
@@ -302,6 +312,31 @@ TEST(PagedAttention, PrefillOnTensorCores) {
   // GQA 3 does not divide the 64 rows of a workgroup: the scalar kernel.
   Config odd{.head_dim = 64, .n_kv_heads = 2, .gqa = 3};
   EXPECT_FALSE(check_attention(rng, odd, specs));
+}
+
+// gpt-oss's attention sinks in every kernel that normalises a row: the tiled and chunked decode
+// kernels, unsplit and through the split-K reduction, the scalar prefill kernel and (on devices
+// with them) the tensor-core one, with the q8 and the f16 output copies; GQA 2 with a window, as
+// gpt-oss-20b's even layers.
+TEST(PagedAttention, SinksJoinEverySoftmaxDenominator) {
+  SeededRng rng;
+  const std::vector<SeqSpec> decode = {{1, 17}, {1, 40 + rng.below(30)}, {1, 150 + rng.below(100)}};
+  const std::vector<SeqSpec> prefill = {{70, 70}, {1, 40}, {20, 60}};
+  // Full attention with the q8 output copy, then the window with the f16 one.
+  for (const bool windowed : {false, true}) {
+    Config c{
+        .head_dim = 64, .gqa = 2, .window = windowed ? 24u : 0u, .f16 = windowed, .sinks = true};
+    for (auto kernel : {ops::DecodeKernel::Chunked, ops::DecodeKernel::Tiled})
+      for (const uint32_t splits : {1u, 3u}) {
+        c.decode = kernel;
+        c.n_splits = splits;
+        check_attention(rng, c, decode);
+      }
+    c.n_splits = 1;
+    EXPECT_EQ(check_attention(rng, c, prefill), device_has_tensor_cores());
+    c.n_splits = 2;
+    check_attention(rng, c, prefill);
+  }
 }
 
 // Prefill splits: about 16 workgroups per compute unit, each split at least 1024 positions.
