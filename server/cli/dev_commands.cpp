@@ -128,7 +128,8 @@ void add_dev_commands(CLI::App& app) {
           "--shape", args->shape,
           "tiny, test (tiny with 8 experts, 2 per token, for qwen3moe and gpt-oss; window 16), "
           "test-swa (7 layers), "
-          "llama3.2-1b, llama3.1-8b, qwen2.5-0.5b, qwen3-30b-a3b, ministral3-3b, "
+          "llama3.2-1b, llama3.1-8b, llama3.1-70b, qwen2.5-0.5b, qwen3-30b-a3b, gpt-oss-20b, "
+          "ministral3-3b, "
           "ministral3-8b, embeddinggemma-300m or WxLxHxKV (n_embd x n_layer x n_head "
           "x n_head_kv)")
       ->capture_default_str();
