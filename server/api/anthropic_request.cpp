@@ -6,13 +6,13 @@
 
 namespace vkllm::api {
 
-using http::HttpError;
+using http::StatusError;
 using namespace openai;  // Go-decoder-style field readers shared with the /v1 parsers
 
 namespace {
 
 [[noreturn]] void required(std::string_view field) {
-  throw HttpError(400, std::string(field) + ": Field required");
+  throw StatusError(400, std::string(field) + ": Field required");
 }
 
 const J& required_field(const J& obj, std::string_view key, std::string_view path) {
@@ -31,8 +31,8 @@ std::string image_of_source(const J& block, const std::string& path) {
   if (!source.is_object()) bad_type(path + ".source", "an object", source);
   const std::string type = string_of(source, "type").value_or("");
   if (type != "base64") {
-    throw HttpError(400,
-                    "invalid image source type: " + type + ". Only base64 images are supported.");
+    throw StatusError(400,
+                      "invalid image source type: " + type + ". Only base64 images are supported.");
   }
   return decode_base64(string_of(source, "data").value_or(""));
 }
@@ -55,8 +55,8 @@ void tool_result_content(const J* content, prompt::Message& out, const std::stri
     } else if (type == "image") {
       out.images.push_back(image_of_source(b, p));
     } else {
-      throw HttpError(400,
-                      p + ": tool_result content blocks are text or image, got '" + type + "'");
+      throw StatusError(400,
+                        p + ": tool_result content blocks are text or image, got '" + type + "'");
     }
   }
 }
@@ -69,7 +69,7 @@ void append_message(const J& m, size_t index, std::vector<prompt::Message>& out,
   if (!m.is_object()) bad_type(path, "an object", m);
   const std::string role = string_of(m, "role").value_or("");
   if (role != "user" && role != "assistant") {
-    throw HttpError(400, path + ".role: Input should be 'user' or 'assistant'");
+    throw StatusError(400, path + ".role: Input should be 'user' or 'assistant'");
   }
   const J& content = required_field(m, "content", path + ".content");
   prompt::Message msg;
@@ -117,7 +117,7 @@ void append_message(const J& m, size_t index, std::vector<prompt::Message>& out,
     } else if (type == "thinking") {
       msg.thinking += string_of(b, "thinking").value_or("");
     } else if (type != "redacted_thinking") {  // encrypted: nothing a local model can read
-      throw HttpError(400, p + ".type: unsupported content block type '" + type + "'");
+      throw StatusError(400, p + ".type: unsupported content block type '" + type + "'");
     }
   }
   for (auto& r : results) out.push_back(std::move(r));
@@ -139,7 +139,7 @@ void append_system(const J& body, std::vector<prompt::Message>& out) {
       const J& b = (*system)[i];
       const std::string type = b.is_object() ? string_of(b, "type").value_or("") : "";
       if (type != "text")
-        throw HttpError(400, where("system", i) + ".type: Input should be 'text'");
+        throw StatusError(400, where("system", i) + ".type: Input should be 'text'");
       if (i > 0) msg.content += "\n";
       msg.content += string_of(b, "text").value_or("");
     }
@@ -161,9 +161,9 @@ J tools_of_request(const J& body) {
     if (!t.is_object()) bad_type(p, "an object", t);
     const std::string type = string_of(t, "type").value_or("custom");
     if (type != "custom") {
-      throw HttpError(400, p + ".type: tool type '" + type +
-                               "' is not supported; only client tools (name, description, "
-                               "input_schema) are");
+      throw StatusError(400, p + ".type: tool type '" + type +
+                                 "' is not supported; only client tools (name, description, "
+                                 "input_schema) are");
     }
     const std::string name = string_of(t, "name").value_or("");
     if (name.empty()) required(p + ".name");
@@ -195,7 +195,7 @@ J apply_anthropic_tool_choice(const J& body, J tools, AnthropicRequest& out) {
     return tools;
   }
   if (type != "tool") {
-    throw HttpError(400, "tool_choice.type: Input should be 'auto', 'any', 'tool' or 'none'");
+    throw StatusError(400, "tool_choice.type: Input should be 'auto', 'any', 'tool' or 'none'");
   }
   const std::string name = string_of(*choice, "name").value_or("");
   if (name.empty()) required("tool_choice.name");
@@ -205,7 +205,7 @@ J apply_anthropic_tool_choice(const J& body, J tools, AnthropicRequest& out) {
       if (t["function"]["name"] == name) kept.push_back(t);
     }
   }
-  if (kept.empty()) throw HttpError(400, "tool_choice.name: no tool named '" + name + "'");
+  if (kept.empty()) throw StatusError(400, "tool_choice.name: no tool named '" + name + "'");
   out.tool_required = true;
   forced.mode = sched::ToolChoice::Mode::named;
   forced.name = name;
@@ -227,13 +227,13 @@ void parse_thinking(const J& body, prompt::Think& think) {
       const auto budget = int_of(*t, "budget_tokens");
       if (!budget) required("thinking.enabled.budget_tokens");
       if (*budget < 1) {
-        throw HttpError(400, "thinking.enabled.budget_tokens: Input should be greater than 0");
+        throw StatusError(400, "thinking.enabled.budget_tokens: Input should be greater than 0");
       }
       think.level = think_level_for_budget(*budget);
     } else if (type == "adaptive") {
       think.level = "medium";
     } else {
-      throw HttpError(400, "thinking.type: Input should be 'enabled', 'adaptive' or 'disabled'");
+      throw StatusError(400, "thinking.type: Input should be 'enabled', 'adaptive' or 'disabled'");
     }
     return;
   }
@@ -244,7 +244,8 @@ void parse_thinking(const J& body, prompt::Think& think) {
   if (effort.empty()) return;
   if (effort != "low" && effort != "medium" && effort != "high" && effort != "max" &&
       effort != "xhigh") {
-    throw HttpError(400, "output_config.effort: Input should be 'low', 'medium', 'high' or 'max'");
+    throw StatusError(400,
+                      "output_config.effort: Input should be 'low', 'medium', 'high' or 'max'");
   }
   think.set = true;
   think.enabled = true;
@@ -259,7 +260,7 @@ AnthropicRequest parse_body(const J& body, bool messages_route) {
   if (!model.is_string()) bad_type("model", "a string", model);
   r.model = model.get<std::string>();
   const auto name = registry::ModelName::try_parse(r.model);
-  if (!name) throw HttpError(404, "model '" + r.model + "' not found");
+  if (!name) throw StatusError(404, "model '" + r.model + "' not found");
   r.name = *name;
   if (const J* o = find_field(body, "options")) {  // Ollama's options, as on every /v1 route
     if (!o->is_object()) bad_type("options", "an object", *o);
@@ -269,7 +270,7 @@ AnthropicRequest parse_body(const J& body, bool messages_route) {
     out.stream = bool_of(body, "stream").value_or(false);
     const auto max_tokens = int_of(body, "max_tokens");
     if (!max_tokens) required("max_tokens");
-    if (*max_tokens < 1) throw HttpError(400, "max_tokens: Input should be greater than 0");
+    if (*max_tokens < 1) throw StatusError(400, "max_tokens: Input should be greater than 0");
     r.options["num_predict"] = *max_tokens;
     for (const char* k : {"temperature", "top_p"}) {
       if (const J* v = find_field(body, k)) {
@@ -322,7 +323,7 @@ AnthropicRequest parse_messages_request(const J& body) {
   AnthropicRequest out = parse_body(body, true);
   if (out.request.chat.messages.empty() ||
       (out.request.chat.messages.size() == 1 && out.request.chat.messages[0].role == "system")) {
-    throw HttpError(400, "messages: at least one message is required");
+    throw StatusError(400, "messages: at least one message is required");
   }
   return out;
 }

@@ -5,7 +5,8 @@
 // tool: only the named one); `thinking` / `output_config.effort` → the model's think level;
 // max_tokens, temperature, top_p, top_k, stop_sequences, metadata; and Ollama's `options`
 // object and `format` (JSON or a JSON Schema) as on every /v1 route. Bad input throws
-// http::HttpError(400), an unknown model name 404; the routes wrap them in Anthropic's error shape.
+// http::StatusError(400), an unknown model name 404; the routes wrap them in Anthropic's error
+// shape.
 #pragma once
 
 #include <string>

@@ -35,39 +35,6 @@ AnthropicMeta anthropic_meta(std::string model, std::vector<std::string> stop_se
   return AnthropicMeta{random_id("msg_", 24), std::move(model), std::move(stop_sequences)};
 }
 
-std::string anthropic_error_type(unsigned status) {
-  switch (status) {
-    case 400:
-      return "invalid_request_error";
-    case 401:
-      return "authentication_error";
-    case 403:
-      return "permission_error";
-    case 404:
-      return "not_found_error";
-    case 413:
-      return "request_too_large";
-    case 429:
-      return "rate_limit_error";
-    case 503:
-    case 529:
-      return "overloaded_error";
-    default:
-      return "api_error";
-  }
-}
-
-J anthropic_error_json(unsigned status, std::string_view message) {
-  J e;
-  e["type"] = anthropic_error_type(status);
-  e["message"] = message;
-  return J{{"type", "error"}, {"error", std::move(e)}};
-}
-
-std::string anthropic_sse_error(unsigned status, std::string_view message) {
-  return event("error", anthropic_error_json(status, message));
-}
-
 J anthropic_usage_json(const sched::GenerationChunk& done) {
   return J{{"input_tokens", done.prompt_eval_count},
            {"cache_creation_input_tokens", 0},

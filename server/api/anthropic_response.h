@@ -22,14 +22,6 @@ struct AnthropicMeta {
 };
 AnthropicMeta anthropic_meta(std::string model, std::vector<std::string> stop_sequences);
 
-// invalid_request_error (400), authentication_error (401), permission_error (403),
-// not_found_error (404), request_too_large (413), rate_limit_error (429),
-// overloaded_error (503, 529), api_error otherwise.
-std::string anthropic_error_type(unsigned status);
-nlohmann::ordered_json anthropic_error_json(unsigned status, std::string_view message);
-// The same as an SSE `error` event, for failures after the stream began.
-std::string anthropic_sse_error(unsigned status, std::string_view message);
-
 // {input_tokens (evaluated), cache_creation_input_tokens, cache_read_input_tokens (prefix-cache
 // hits), output_tokens}.
 nlohmann::ordered_json anthropic_usage_json(const sched::GenerationChunk& done);

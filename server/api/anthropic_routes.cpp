@@ -15,10 +15,6 @@ using boost::asio::awaitable;
 using http::Exchange;
 using J = nlohmann::ordered_json;
 
-std::string error_text(unsigned status, std::string_view message) {
-  return http::json_text(anthropic_error_json(status, message));
-}
-
 // One generation, streamed as Anthropic's events or answered as one message made from the
 // accumulated chunks.
 awaitable<void> messages(AnthropicApi& api, Exchange& ex, SseWriter& sse) {
@@ -50,7 +46,7 @@ awaitable<void> count_tokens(AnthropicApi& api, Exchange& ex, SseWriter&) {
 void add_anthropic_routes(http::Router& router, AnthropicApi& api) {
   auto add = [&](std::string_view pattern, SseRouteBody<AnthropicApi> body) {
     router.add(http::Method::post, pattern, [&api, body](Exchange& ex) {
-      return guarded_sse_route(api, ex, body, error_text, anthropic_sse_error);
+      return guarded_sse_route(api, ex, body, http::ErrorShape::anthropic);
     });
   };
   add("/v1/messages", messages);

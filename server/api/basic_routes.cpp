@@ -48,8 +48,9 @@ void add_basic_routes(http::Router& router) {
   router.add(Method::get, "/api/status", [](Exchange& ex) -> awaitable<void> {
     co_await ex.respond(200, http::kJsonContentType, status_body());
   });
-  router.add(Method::post, "/api/me", [](Exchange& ex) -> awaitable<void> {
-    co_await http::respond_error(ex, 401, "unauthorized");
+  router.add(Method::post, "/api/me", [](Exchange&) -> awaitable<void> {
+    throw http::StatusError(401, "unauthorized");
+    co_return;
   });
 }
 

@@ -8,7 +8,7 @@
 
 namespace vkllm::api {
 
-using http::HttpError;
+using http::StatusError;
 
 namespace {
 
@@ -23,8 +23,8 @@ const char* json_kind(const Json& j) {
 
 template <class Json>
 [[noreturn]] void type_error(const Json& j, const std::string& path, const char* go_type) {
-  throw HttpError(400, std::string("json: cannot unmarshal ") + json_kind(j) +
-                           " into Go struct field " + path + " of type " + go_type);
+  throw StatusError(400, std::string("json: cannot unmarshal ") + json_kind(j) +
+                             " into Go struct field " + path + " of type " + go_type);
 }
 
 template <class Json>
@@ -72,8 +72,8 @@ std::string decode_base64(std::string_view text) {
     if (c == '/') return 63;
     return -1;
   };
-  auto bad = [](size_t at) -> HttpError {
-    return HttpError(400, "illegal base64 data at input byte " + std::to_string(at));
+  auto bad = [](size_t at) -> StatusError {
+    return StatusError(400, "illegal base64 data at input byte " + std::to_string(at));
   };
   std::string out;
   out.reserve(text.size() / 4 * 3);
@@ -177,14 +177,15 @@ prompt::Think parse_think(const Json* think) {
   } else if (think->is_string()) {
     const auto& level = think->template get_ref<const std::string&>();
     if (level != "high" && level != "medium" && level != "low" && level != "max") {
-      throw HttpError(400, "invalid think value: " + nlohmann::json(level).dump() +
-                               " (must be \"high\", \"medium\", \"low\", \"max\", true, or false)");
+      throw StatusError(400,
+                        "invalid think value: " + nlohmann::json(level).dump() +
+                            " (must be \"high\", \"medium\", \"low\", \"max\", true, or false)");
     }
     t.set = true;
     t.enabled = true;
     t.level = level;
   } else {
-    throw HttpError(400, "think must be a boolean or string");
+    throw StatusError(400, "think must be a boolean or string");
   }
   return t;
 }

@@ -9,10 +9,9 @@
 #include "server/api/cancel_on_disconnect.h"
 #include "server/api/inference_request.h"
 #include "server/api/json_request.h"
-#include "server/api/openai_response.h"
 #include "server/http/exchange.h"
 #include "server/http/json_text.h"
-#include "server/scheduler/request_error.h"
+#include "server/http/status_error.h"
 
 namespace vkllm::api {
 
@@ -20,7 +19,7 @@ namespace {
 
 using boost::asio::awaitable;
 using http::Exchange;
-using http::HttpError;
+using http::StatusError;
 using nlohmann::json;
 
 // ---- Request fields
@@ -31,8 +30,8 @@ int64_t int_field(const json& body, std::string_view key, int64_t fallback) {
   if (!v) return fallback;
   if (v->is_number_integer()) return v->get<int64_t>();
   const std::string what = v->is_number() ? "number " + v->dump() : std::string(v->type_name());
-  throw HttpError(400, "json: cannot unmarshal " + (what == "boolean" ? "bool" : what) +
-                           " into Go struct field ." + std::string(key) + " of type int");
+  throw StatusError(400, "json: cannot unmarshal " + (what == "boolean" ? "bool" : what) +
+                             " into Go struct field ." + std::string(key) + " of type int");
 }
 
 // ---- Response bodies (vectors written as shortest float32 text, as Go writes []float32)
@@ -114,42 +113,6 @@ class PiecewiseBody {
   bool started_ = false;
 };
 
-// Runs an OpenAI-shaped handler: its HttpError / RequestError become OpenAI error objects.
-template <class F>
-awaitable<void> openai_handler(Exchange& ex, F body) {
-  unsigned status = 0;
-  std::string message;
-  try {
-    auto task = body();
-    co_await std::move(task);
-    co_return;
-  } catch (const HttpError& e) {
-    status = e.status();
-    message = e.what();
-  } catch (const sched::RequestError& e) {
-    status = e.status();
-    message = e.what();
-  }
-  if (!ex.response_started()) {
-    // Its own line, as OpenAI's servers end a JSON body.
-    co_await ex.respond(
-        status, "application/json",
-        openai_error_json(status, message).dump(-1, ' ', false, json::error_handler_t::replace) +
-            "\n");
-  }
-}
-
-// Runs a native handler: the service's errors become Ollama's {"error"} answers.
-template <class F>
-awaitable<void> native_handler(F body) {
-  try {
-    auto task = body();
-    co_await std::move(task);
-  } catch (const sched::RequestError& e) {
-    throw HttpError(e.status(), e.what());
-  }
-}
-
 // ---- /api/embed
 
 awaitable<void> api_embed(EmbedApi& api, Exchange& ex) {
@@ -163,11 +126,11 @@ awaitable<void> api_embed(EmbedApi& api, Exchange& ex) {
       if (!in->get_ref<const std::string&>().empty()) req.inputs.push_back(in->get<std::string>());
     } else if (in->is_array()) {
       for (const auto& e : *in) {
-        if (!e.is_string()) throw HttpError(400, "invalid input type");
+        if (!e.is_string()) throw StatusError(400, "invalid input type");
         req.inputs.push_back(e.get<std::string>());
       }
     } else {
-      throw HttpError(400, "invalid input type");
+      throw StatusError(400, "invalid input type");
     }
   }
   req.truncate = bool_field(body, "truncate").value_or(true);
@@ -220,7 +183,7 @@ awaitable<void> api_embeddings(EmbedApi& api, Exchange& ex) {
     out += "[]";
   } else {
     for (float v : r.embeddings[0]) {
-      if (!std::isfinite(v)) throw HttpError(500, "embedding contains NaN or Inf values");
+      if (!std::isfinite(v)) throw StatusError(500, "embedding contains NaN or Inf values");
     }
     append_vector(out, r.embeddings[0], /*as_float64=*/true);
   }
@@ -237,22 +200,22 @@ awaitable<void> v1_embeddings(EmbedApi& api, Exchange& ex) {
   req.model = model_field(body);
   req.name = required_model_name(req.model, 404, "model '' not found");
   const json* in = find_field(body, "input");
-  if (!in) throw HttpError(400, "invalid input");
+  if (!in) throw StatusError(400, "invalid input");
   if (in->is_string()) {
     req.inputs.push_back(in->get<std::string>());  // "" is embedded as [""]
   } else if (in->is_array()) {
-    if (in->empty()) throw HttpError(400, "invalid input");
+    if (in->empty()) throw StatusError(400, "invalid input");
     for (const auto& e : *in) {
-      if (!e.is_string()) throw HttpError(400, "invalid input type");
+      if (!e.is_string()) throw StatusError(400, "invalid input type");
       req.inputs.push_back(e.get<std::string>());
     }
   } else {
-    throw HttpError(400, "invalid input type");
+    throw StatusError(400, "invalid input type");
   }
   const std::string format = string_field(body, "encoding_format").value_or("float");
   if (format != "float" && format != "base64") {
-    throw HttpError(400, "Invalid value for 'encoding_format' = " + format +
-                             ". Supported values: ['float', 'base64'].");
+    throw StatusError(400, "Invalid value for 'encoding_format' = " + format +
+                               ". Supported values: ['float', 'base64'].");
   }
   req.dimensions = static_cast<uint32_t>(std::max<int64_t>(0, int_field(body, "dimensions", 0)));
   const std::string model = req.model;
@@ -297,19 +260,19 @@ awaitable<void> rerank(EmbedApi& api, Exchange& ex, bool openai) {
   req.name = required_model_name(req.model, 400, "model is required");
   const json* q = find_field(body, "query");
   const auto query = q ? text_of(*q) : std::nullopt;
-  if (!query || query->empty()) throw HttpError(400, "query must be a non-empty string");
+  if (!query || query->empty()) throw StatusError(400, "query must be a non-empty string");
   const json* docs = find_field(body, "documents");
   if (!docs || !docs->is_array() || docs->empty()) {
-    throw HttpError(400, "documents must be a non-empty array of strings");
+    throw StatusError(400, "documents must be a non-empty array of strings");
   }
   req.query = *query;
   for (const auto& d : *docs) {
     auto t = text_of(d);
-    if (!t) throw HttpError(400, "documents must be a non-empty array of strings");
+    if (!t) throw StatusError(400, "documents must be a non-empty array of strings");
     req.documents.push_back(std::move(*t));
   }
   if (const int64_t top_n = int_field(body, "top_n", 0); top_n < 0) {
-    throw HttpError(400, "top_n must not be negative");
+    throw StatusError(400, "top_n must not be negative");
   } else if (top_n > 0) {
     req.top_n = static_cast<uint32_t>(top_n);
   }
@@ -341,23 +304,16 @@ awaitable<void> rerank(EmbedApi& api, Exchange& ex, bool openai) {
 
 }  // namespace
 
+// Failures are answered by the server, in the error shape of the path (OpenAI's under /v1/).
 void add_embed_routes(http::Router& router, EmbedApi& api) {
   using http::Method;
-  router.add(Method::post, "/api/embed", [&api](Exchange& ex) {
-    return native_handler([&api, &ex] { return api_embed(api, ex); });
-  });
-  router.add(Method::post, "/api/embeddings", [&api](Exchange& ex) {
-    return native_handler([&api, &ex] { return api_embeddings(api, ex); });
-  });
-  router.add(Method::post, "/v1/embeddings", [&api](Exchange& ex) {
-    return openai_handler(ex, [&api, &ex] { return v1_embeddings(api, ex); });
-  });
-  router.add(Method::post, "/api/rerank", [&api](Exchange& ex) {
-    return native_handler([&api, &ex] { return rerank(api, ex, false); });
-  });
-  router.add(Method::post, "/v1/rerank", [&api](Exchange& ex) {
-    return openai_handler(ex, [&api, &ex] { return rerank(api, ex, true); });
-  });
+  router.add(Method::post, "/api/embed", [&api](Exchange& ex) { return api_embed(api, ex); });
+  router.add(Method::post, "/api/embeddings",
+             [&api](Exchange& ex) { return api_embeddings(api, ex); });
+  router.add(Method::post, "/v1/embeddings",
+             [&api](Exchange& ex) { return v1_embeddings(api, ex); });
+  router.add(Method::post, "/api/rerank", [&api](Exchange& ex) { return rerank(api, ex, false); });
+  router.add(Method::post, "/v1/rerank", [&api](Exchange& ex) { return rerank(api, ex, true); });
 }
 
 }  // namespace vkllm::api

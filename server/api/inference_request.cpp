@@ -11,7 +11,7 @@ namespace vkllm::api {
 
 namespace {
 
-using http::HttpError;
+using http::StatusError;
 using nlohmann::json;
 
 std::optional<int64_t> int_field(const json& body, std::string_view key) {
@@ -33,20 +33,20 @@ void parse_common(const json& body, sched::GenerationRequest& r, bool& stream) {
     if (f->is_string()) {
       const auto& s = f->get_ref<const std::string&>();
       if (!s.empty() && s != "json") {
-        throw HttpError(
+        throw StatusError(
             400, "invalid format: \"" + s + "\"; expected \"json\" or a valid JSON Schema object");
       }
       if (s == "json") r.format = "json";
     } else if (f->is_object()) {
       r.format = *f;
     } else {
-      throw HttpError(400, "invalid format: " + f->dump() +
-                               "; expected \"json\" or a valid JSON Schema object");
+      throw StatusError(400, "invalid format: " + f->dump() +
+                                 "; expected \"json\" or a valid JSON Schema object");
     }
   }
   r.logprobs = bool_field(body, "logprobs").value_or(false);
   if (auto t = int_field(body, "top_logprobs")) {
-    if (*t < 0 || *t > 20) throw HttpError(400, "top_logprobs must be between 0 and 20");
+    if (*t < 0 || *t > 20) throw StatusError(400, "top_logprobs must be between 0 and 20");
     r.top_logprobs = static_cast<int>(*t);
   }
   r.shift = bool_field(body, "shift");
@@ -76,10 +76,10 @@ std::optional<std::chrono::nanoseconds> parse_keep_alive(const json& body) {
     try {
       return sched::parse_go_duration(v->get_ref<const std::string&>());
     } catch (const std::invalid_argument& e) {
-      throw HttpError(400, e.what());
+      throw StatusError(400, e.what());
     }
   }
-  throw HttpError(400, "Unsupported type: '" + std::string(go_type_name(*v)) + "'");
+  throw StatusError(400, "Unsupported type: '" + std::string(go_type_name(*v)) + "'");
 }
 
 InferenceEnvelope parse_generate_request(const json& body) {
@@ -101,7 +101,7 @@ InferenceEnvelope parse_generate_request(const json& body) {
     }
   }
   if (r.raw && (g.template_override || (g.system && !g.system->empty()) || !r.context.empty())) {
-    throw HttpError(400, "raw mode does not support template, system, or context");
+    throw StatusError(400, "raw mode does not support template, system, or context");
   }
   return env;
 }

@@ -19,11 +19,11 @@ struct InferenceEnvelope {
   bool stream = true;
 };
 
-// Throw http::HttpError(400/404) for bad input.
+// Throw http::StatusError(400/404) for bad input.
 InferenceEnvelope parse_generate_request(const nlohmann::json& body);
 InferenceEnvelope parse_chat_request(const nlohmann::json& body);
 
-// keep_alive: seconds (number) or a Go duration string; HttpError(400) otherwise.
+// keep_alive: seconds (number) or a Go duration string; StatusError(400) otherwise.
 std::optional<std::chrono::nanoseconds> parse_keep_alive(const nlohmann::json& body);
 // Since Ollama v0.40 a think level the model does not know means its default level.
 void normalise_think(prompt::Think& think);

@@ -9,9 +9,9 @@
 #include "server/api/time_format.h"
 #include "server/http/exchange.h"
 #include "server/http/json_text.h"
+#include "server/http/status_error.h"
 #include "server/http/streams.h"
 #include "server/scheduler/metrics.h"
-#include "server/scheduler/request_error.h"
 
 namespace vkllm::api {
 
@@ -19,7 +19,7 @@ namespace {
 
 using boost::asio::awaitable;
 using http::Exchange;
-using http::HttpError;
+using http::StatusError;
 using nlohmann::json;
 using nlohmann::ordered_json;
 
@@ -60,13 +60,9 @@ awaitable<void> generate_or_chat(InferenceApi& api, Exchange& ex, bool chat) {
       accumulate(total, std::move(c));
     }
   };
-  try {
-    // Arguments built outside the co_await expression (GCC 12 coroutine temporaries).
-    auto task = api.service.run(std::move(env.request), sink, cancel);
-    co_await std::move(task);
-  } catch (const sched::RequestError& e) {
-    throw HttpError(e.status(), e.what());
-  }
+  // Arguments built outside the co_await expression (GCC 12 coroutine temporaries).
+  auto task = api.service.run(std::move(env.request), sink, cancel);
+  co_await std::move(task);
   if (cancel->cancelled) co_return;
   if (stream && !single) {
     co_await ex.finish_chunked();
@@ -79,11 +75,7 @@ awaitable<void> generate_or_chat(InferenceApi& api, Exchange& ex, bool chat) {
 awaitable<registry::ModelShow> model_of(InferenceApi& api, const json& j) {
   const std::string model = model_field(j);
   const registry::ModelName name = required_model_name(model, 400, "model is required");
-  try {
-    co_return co_await api.service.resolve(name, model);
-  } catch (const sched::RequestError& e) {
-    throw HttpError(e.status(), e.what());
-  }
+  co_return co_await api.service.resolve(name, model);
 }
 
 awaitable<void> tokenize(InferenceApi& api, Exchange& ex) {
@@ -93,12 +85,7 @@ awaitable<void> tokenize(InferenceApi& api, Exchange& ex) {
       string_field(j, "content").value_or(string_field(j, "prompt").value_or(""));
   const bool add_special = bool_field(j, "add_special").value_or(false);
   const bool parse_special = bool_field(j, "parse_special").value_or(true);
-  std::shared_ptr<const tokenizer::Tokenizer> tok;
-  try {
-    tok = co_await api.service.tokenizer_for(show);
-  } catch (const sched::RequestError& e) {
-    throw HttpError(e.status(), e.what());
-  }
+  std::shared_ptr<const tokenizer::Tokenizer> tok = co_await api.service.tokenizer_for(show);
   ordered_json out;
   out["model"] = model_field(j);
   out["tokens"] = tok->encode(content, add_special, parse_special);
@@ -110,22 +97,17 @@ awaitable<void> detokenize(InferenceApi& api, Exchange& ex) {
   const registry::ModelShow show = co_await model_of(api, j);
   std::vector<int32_t> ids;
   if (const json* t = find_field(j, "tokens")) {
-    if (!t->is_array()) throw HttpError(400, "tokens must be an array of integers");
+    if (!t->is_array()) throw StatusError(400, "tokens must be an array of integers");
     for (const auto& id : *t) {
-      if (!id.is_number_integer()) throw HttpError(400, "tokens must be an array of integers");
+      if (!id.is_number_integer()) throw StatusError(400, "tokens must be an array of integers");
       ids.push_back(id.get<int32_t>());
     }
   }
-  std::shared_ptr<const tokenizer::Tokenizer> tok;
-  try {
-    tok = co_await api.service.tokenizer_for(show);
-  } catch (const sched::RequestError& e) {
-    throw HttpError(e.status(), e.what());
-  }
+  std::shared_ptr<const tokenizer::Tokenizer> tok = co_await api.service.tokenizer_for(show);
   for (int32_t id : ids) {
     if (id < 0 || id >= tok->vocab_size()) {
-      throw HttpError(400, "token id " + std::to_string(id) + " is outside the vocabulary of " +
-                               std::to_string(tok->vocab_size()));
+      throw StatusError(400, "token id " + std::to_string(id) + " is outside the vocabulary of " +
+                                 std::to_string(tok->vocab_size()));
     }
   }
   ordered_json out;

@@ -19,19 +19,19 @@ std::string_view go_type_name(const nlohmann::json& v) {
 }
 
 void wrong_type(const nlohmann::json& v, std::string_view key, std::string_view want) {
-  throw http::HttpError(400, "json: cannot unmarshal " + std::string(go_type_name(v)) +
-                                 " into Go struct field ." + std::string(key) + " of type " +
-                                 std::string(want));
+  throw http::StatusError(400, "json: cannot unmarshal " + std::string(go_type_name(v)) +
+                                   " into Go struct field ." + std::string(key) + " of type " +
+                                   std::string(want));
 }
 
 nlohmann::json parse_json_object(std::string_view body) {
   const auto first = body.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos) throw http::HttpError(400, "missing request body");
+  if (first == std::string_view::npos) throw http::StatusError(400, "missing request body");
   nlohmann::json j;
   try {
     j = registry::parse_bounded_json(body);
   } catch (const registry::RegistryError& e) {
-    throw http::HttpError(400, e.what());
+    throw http::StatusError(400, e.what());
   } catch (const nlohmann::json::exception& e) {
     std::string what = e.what();
     // nlohmann prefixes "[json.exception.parse_error.101] parse error at ...: "; keep the part
@@ -39,11 +39,11 @@ nlohmann::json parse_json_object(std::string_view body) {
     if (const auto bracket = what.find("] "); bracket != std::string::npos) {
       what = what.substr(bracket + 2);
     }
-    throw http::HttpError(400, what);
+    throw http::StatusError(400, what);
   }
   if (!j.is_object()) {
-    throw http::HttpError(400, "json: cannot unmarshal " + std::string(go_type_name(j)) +
-                                   " into Go value of type struct");
+    throw http::StatusError(400, "json: cannot unmarshal " + std::string(go_type_name(j)) +
+                                     " into Go value of type struct");
   }
   return j;
 }
@@ -70,9 +70,9 @@ std::string model_field(const nlohmann::json& object) {
 
 registry::ModelName required_model_name(const std::string& model, unsigned empty_status,
                                         const std::string& empty_message) {
-  if (model.empty()) throw http::HttpError(empty_status, empty_message);
+  if (model.empty()) throw http::StatusError(empty_status, empty_message);
   auto name = registry::ModelName::try_parse(model);
-  if (!name) throw http::HttpError(400, "invalid model name");
+  if (!name) throw http::StatusError(400, "invalid model name");
   return *name;
 }
 

@@ -14,7 +14,7 @@
 
 namespace vkllm::api {
 
-// Parses a body that must be a JSON object. Throws http::HttpError(400).
+// Parses a body that must be a JSON object. Throws http::StatusError(400).
 nlohmann::json parse_json_object(std::string_view body);
 
 // The member named `key` (exact match first, then case-insensitive); nullptr if absent or null.
@@ -35,7 +35,7 @@ const Json* find_field(const Json& object, std::string_view key) {
   return &*it;
 }
 
-// Typed optional fields; a present value of the wrong JSON type throws HttpError(400) with a
+// Typed optional fields; a present value of the wrong JSON type throws StatusError(400) with a
 // Go-like message, e.g. `json: cannot unmarshal number into Go struct field .stream of type bool`.
 std::optional<std::string> string_field(const nlohmann::json& object, std::string_view key);
 std::optional<bool> bool_field(const nlohmann::json& object, std::string_view key);
@@ -48,7 +48,7 @@ std::string_view go_type_name(const nlohmann::json& value);
 
 // "model", falling back to the legacy "name" (model wins when both are non-empty).
 std::string model_field(const nlohmann::json& object);
-// `model` (from model_field) as a model name: empty is HttpError(empty_status, empty_message)
+// `model` (from model_field) as a model name: empty is StatusError(empty_status, empty_message)
 // (the status and text differ by route, as Ollama's handlers do), unparsable is 400
 // "invalid model name".
 registry::ModelName required_model_name(const std::string& model, unsigned empty_status,

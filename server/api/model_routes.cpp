@@ -8,7 +8,6 @@
 #include "registry/errors.h"
 #include "registry/parameters.h"
 #include "server/api/details_json.h"
-#include "server/api/error_status.h"
 #include "server/api/json_request.h"
 #include "server/api/model_list.h"
 #include "server/api/time_format.h"
@@ -27,8 +26,8 @@ namespace asio = boost::asio;
 using asio::awaitable;
 using async::run_blocking;
 using http::Exchange;
-using http::HttpError;
 using http::Method;
+using http::StatusError;
 using json = nlohmann::json;
 using ojson = nlohmann::ordered_json;
 using models::CreatePlan;
@@ -53,7 +52,7 @@ json show_body(registry::ModelStore& store, const ModelName& name, bool verbose,
     m = store.show(name);
   } catch (const RegistryError& e) {
     if (e.kind() == ErrorKind::not_found) {
-      throw HttpError(404, "model '" + name.display() + "' not found");
+      throw StatusError(404, "model '" + name.display() + "' not found");
     }
     throw;
   }
@@ -124,13 +123,13 @@ std::vector<std::pair<std::string, Digest>> file_map(const json& req, const char
   const json* files = find_field(req, key);
   if (files == nullptr) return out;
   if (!files->is_object()) {
-    throw HttpError(400, std::string("json: cannot unmarshal into Go struct field .") + key +
-                             " of type map[string]string");
+    throw StatusError(400, std::string("json: cannot unmarshal into Go struct field .") + key +
+                               " of type map[string]string");
   }
   for (auto it = files->begin(); it != files->end(); ++it) {
-    if (!is_clean_relative(it.key())) throw HttpError(400, "file path must be relative");
+    if (!is_clean_relative(it.key())) throw StatusError(400, "file path must be relative");
     if (!it.value().is_string() || it.value().get<std::string>().empty()) {
-      throw HttpError(400, "invalid digest format");
+      throw StatusError(400, "invalid digest format");
     }
     out.emplace_back(it.key(), parse_blob_digest(it.value().get<std::string>()));
   }
@@ -140,11 +139,11 @@ std::vector<std::pair<std::string, Digest>> file_map(const json& req, const char
 CreatePlan plan_create(const json& req) {
   CreatePlan plan;
   const auto name = parse_model_reference(model_field(req));
-  if (!name) throw HttpError(400, "invalid model name");
+  if (!name) throw StatusError(400, "invalid model name");
   plan.request.name = *name;
   if (const auto from = string_field(req, "from"); from && !from->empty()) {
     const auto parsed = parse_model_reference(*from);
-    if (!parsed) throw HttpError(400, "invalid model name");
+    if (!parsed) throw StatusError(400, "invalid model name");
     plan.request.from = *parsed;
   }
   for (auto& [path, digest] : file_map(req, "files")) plan.gguf_files.push_back(digest);
@@ -156,21 +155,21 @@ CreatePlan plan_create(const json& req) {
       plan.request.licenses.push_back(lic->get<std::string>());
     } else if (lic->is_array()) {
       for (const auto& l : *lic) {
-        if (!l.is_string()) throw HttpError(400, "license must be a string or a list of strings");
+        if (!l.is_string()) throw StatusError(400, "license must be a string or a list of strings");
         plan.request.licenses.push_back(l.get<std::string>());
       }
     } else {
-      throw HttpError(400, "license must be a string or a list of strings");
+      throw StatusError(400, "license must be a string or a list of strings");
     }
   }
   if (const json* p = find_field(req, "parameters")) {
-    if (!p->is_object()) throw HttpError(400, "parameters must be an object");
+    if (!p->is_object()) throw StatusError(400, "parameters must be an object");
     plan.request.parameters = registry::normalize_parameters(ojson::parse(p->dump()));
   }
   if (const json* msgs = find_field(req, "messages")) {
-    if (!msgs->is_array()) throw HttpError(400, "messages must be a list");
+    if (!msgs->is_array()) throw StatusError(400, "messages must be a list");
     for (const auto& m : *msgs) {
-      if (!m.is_object()) throw HttpError(400, "each message must be an object");
+      if (!m.is_object()) throw StatusError(400, "each message must be an object");
       plan.request.messages.push_back(
           {string_field(m, "role").value_or(""), string_field(m, "content").value_or("")});
     }
@@ -195,7 +194,7 @@ TransferRequest transfer_request(const json& req, const std::string& model);
 
 registry::ModelName parse_model_name(const std::string& text) {
   const auto n = parse_model_reference(text);
-  if (!n) throw HttpError(400, "invalid model name");
+  if (!n) throw StatusError(400, "invalid model name");
   return *n;
 }
 
@@ -208,25 +207,9 @@ TransferRequest transfer_request(const json& req, const std::string& model) {
 }
 }  // namespace
 
-void add_model_routes(http::Router& outer_router, ModelApi& api) {
+void add_model_routes(http::Router& router, ModelApi& api) {
   http::hide_path(api.store.root());  // error messages never show where the store lives
   auto list = make_model_list(api.store);
-  // Registry errors carry their kind; turn them into the HTTP status they mean (the HTTP
-  // layer only knows HttpError and answers 500 for anything else).
-  struct Guarded {
-    http::Router& inner;
-    void add(Method m, std::string_view pattern, http::Handler h) {
-      inner.add(m, pattern, [h = std::move(h)](Exchange& ex) -> awaitable<void> {
-        std::optional<HttpError> mapped;
-        try {
-          co_await h(ex);
-        } catch (const std::exception& e) {
-          mapped.emplace(error_status(e), error_message(e));
-        }
-        if (mapped) throw *mapped;
-      });
-    }
-  } router{outer_router};
 
   auto tags = [&api, list](Exchange& ex) -> awaitable<void> {
     if (auto body = list->current_body()) {  // nothing changed: no trip to the workers
@@ -252,7 +235,7 @@ void add_model_routes(http::Router& outer_router, ModelApi& api) {
   router.add(Method::post, "/api/show", [&api](Exchange& ex) -> awaitable<void> {
     const json req = co_await read_json(ex);
     const std::string model = model_field(req);
-    if (model.empty()) throw HttpError(400, "model is required");
+    if (model.empty()) throw StatusError(400, "model is required");
     const ModelName name = parse_model_name(model);
     const bool verbose = bool_field(req, "verbose").value_or(false);
     const auto system = string_field(req, "system");
@@ -270,11 +253,11 @@ void add_model_routes(http::Router& outer_router, ModelApi& api) {
     const std::string src_text = string_field(req, "source").value_or("");
     const std::string dst_text = string_field(req, "destination").value_or("");
     const auto src = parse_model_reference(src_text);
-    if (!src) throw HttpError(400, "source \"" + src_text + "\" is invalid");
+    if (!src) throw StatusError(400, "source \"" + src_text + "\" is invalid");
     const auto dst = parse_model_reference(dst_text);
-    if (!dst) throw HttpError(400, "destination \"" + dst_text + "\" is invalid");
+    if (!dst) throw StatusError(400, "destination \"" + dst_text + "\" is invalid");
     co_await run_blocking(api.workers, [&] {
-      if (!api.store.find(*src)) throw HttpError(404, "model \"" + src_text + "\" not found");
+      if (!api.store.find(*src)) throw StatusError(404, "model \"" + src_text + "\" not found");
       if (src->same_model(*dst)) return;
       api.store.copy(*src, *dst);
       list->remember(*dst);
@@ -286,17 +269,17 @@ void add_model_routes(http::Router& outer_router, ModelApi& api) {
     const json req = co_await read_json(ex);
     const std::string text = model_field(req);
     const auto name = parse_model_reference(text);
-    if (!name) throw HttpError(400, "name \"" + text + "\" is invalid");
+    if (!name) throw StatusError(400, "name \"" + text + "\" is invalid");
     const bool removed =
         co_await run_blocking(api.workers, [&] { return api.store.remove(*name); });
-    if (!removed) throw HttpError(404, "model '" + text + "' not found");
+    if (!removed) throw StatusError(404, "model '" + text + "' not found");
     co_await ex.respond(200, "", "");
   });
 
   router.add(Method::head, "/api/blobs/:digest", [&api](Exchange& ex) -> awaitable<void> {
     const Digest d = parse_blob_digest(ex.param("digest"));
     const bool present = co_await run_blocking(api.workers, [&] { return api.store.has_blob(d); });
-    if (!present) throw HttpError(404, "blob \"" + d.str() + "\" not found");
+    if (!present) throw StatusError(404, "blob \"" + d.str() + "\" not found");
     co_await ex.respond(200, "", "");
   });
 
@@ -363,11 +346,12 @@ void add_model_routes(http::Router& outer_router, ModelApi& api) {
     return [&api, is_pull, list](Exchange& ex) -> awaitable<void> {
       const json req = co_await read_json(ex);
       const std::string model = model_field(req);
-      if (model.empty()) throw HttpError(400, is_pull ? "invalid model name" : "model is required");
+      if (model.empty())
+        throw StatusError(400, is_pull ? "invalid model name" : "model is required");
       const TransferRequest t = transfer_request(req, model);
       const bool stream = bool_field(req, "stream").value_or(true);
       const TransferFn& fn = is_pull ? api.pull : api.push;
-      if (!fn) throw HttpError(501, std::string(is_pull ? "pull" : "push") + " is not available");
+      if (!fn) throw StatusError(501, std::string(is_pull ? "pull" : "push") + " is not available");
       ProgressWork work = [fn, t, list, is_pull](const Emit& emit, std::stop_token stop) {
         fn(t, emit, stop);
         if (is_pull && !stop.stop_requested()) list->remember(t.name);

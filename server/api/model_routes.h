@@ -36,7 +36,7 @@ struct ModelApi {
 void add_model_routes(http::Router& router, ModelApi& api);
 
 // The full name a request refers to, resolved against installed models case-insensitively.
-// Throws HttpError(400, "invalid model name") for a malformed name.
+// Throws StatusError(400, "invalid model name") for a malformed name.
 registry::ModelName parse_model_name(const std::string& text);
 
 }  // namespace vkllm::api

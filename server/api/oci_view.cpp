@@ -15,8 +15,8 @@ namespace asio = boost::asio;
 using asio::awaitable;
 using async::run_blocking;
 using http::Exchange;
-using http::HttpError;
 using http::Method;
+using http::StatusError;
 using json = nlohmann::json;
 using registry::Digest;
 using registry::ModelName;
@@ -155,7 +155,7 @@ awaitable<void> serve_blob(Exchange& ex, ModelApi& api, const Target& t) {
   std::optional<ByteRange> range;
   try {
     range = parse_range(ex.header("Range").value_or(""), size);
-  } catch (const HttpError&) {
+  } catch (const StatusError&) {
     ex.add_header("Content-Range", "bytes */" + std::to_string(size));
     throw OciError(416, "BLOB_UNKNOWN", "requested range not satisfiable");
   }
@@ -216,14 +216,14 @@ std::optional<ByteRange> parse_range(const std::string& header, uint64_t size) {
   if (a.empty()) {  // suffix: the last N bytes
     const auto n = to_u64(b);
     if (!n) return std::nullopt;
-    if (*n == 0 || size == 0) throw HttpError(416, "range not satisfiable");
+    if (*n == 0 || size == 0) throw StatusError(416, "range not satisfiable");
     r.first = size - std::min(*n, size);
     r.last = size - 1;
     return r;
   }
   const auto first = to_u64(a);
   if (!first) return std::nullopt;
-  if (*first >= size) throw HttpError(416, "range not satisfiable");
+  if (*first >= size) throw StatusError(416, "range not satisfiable");
   r.first = *first;
   r.last = size - 1;
   if (!b.empty()) {

@@ -16,7 +16,7 @@ struct ByteRange {
   uint64_t first = 0, last = 0;
 };
 // nullopt without a usable single range (absent header → whole blob by the caller);
-// throws HttpError(416) when the range cannot be satisfied.
+// throws StatusError(416) when the range cannot be satisfied.
 std::optional<ByteRange> parse_range(const std::string& header, uint64_t size);
 
 }  // namespace vkllm::api

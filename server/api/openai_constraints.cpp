@@ -7,7 +7,7 @@
 
 namespace vkllm::api::openai {
 
-using http::HttpError;
+using http::StatusError;
 
 namespace {
 
@@ -17,7 +17,7 @@ J schema_of(const J& v, const std::string& key) {
   if (v.is_string()) {
     J parsed = J::parse(v.get<std::string>(), nullptr, false);
     if (parsed.is_object()) return parsed;
-    throw HttpError(400, key + " must be a JSON schema (an object, or a string holding one)");
+    throw StatusError(400, key + " must be a JSON schema (an object, or a string holding one)");
   }
   bad_type(key, "an object", v);
 }
@@ -29,11 +29,11 @@ std::string text_of(const J& v, const std::string& key) {
 
 std::vector<std::string> choices_of(const J& v, const std::string& key) {
   if (!v.is_array() || v.empty()) {
-    throw HttpError(400, key + " must be a non-empty array of strings");
+    throw StatusError(400, key + " must be a non-empty array of strings");
   }
   std::vector<std::string> out;
   for (const J& c : v) {
-    if (!c.is_string()) throw HttpError(400, key + " must be a non-empty array of strings");
+    if (!c.is_string()) throw StatusError(400, key + " must be a non-empty array of strings");
     out.push_back(c.get<std::string>());
   }
   return out;
@@ -65,7 +65,7 @@ void parse_constraints(const J& body, sched::GenerationRequest& r) {
       } else if (key == "json_object") {
         if (value == J(true)) found.push_back({name, key, &value});
       } else if (key == "structural_tag") {
-        throw HttpError(400, name + " is not supported");
+        throw StatusError(400, name + " is not supported");
       }
       // Tuning fields (disable_fallback, disable_any_whitespace, whitespace_pattern, ...) leave
       // the output's language as it is: ignored.
@@ -73,8 +73,8 @@ void parse_constraints(const J& body, sched::GenerationRequest& r) {
   }
   if (found.empty()) return;
   if (found.size() > 1) {
-    throw HttpError(400, "only one output constraint may be given; got " + found[0].key + " and " +
-                             found[1].key);
+    throw StatusError(400, "only one output constraint may be given; got " + found[0].key +
+                               " and " + found[1].key);
   }
   const Found& f = found[0];
   if (f.kind == "json") {

@@ -7,16 +7,16 @@
 
 namespace vkllm::api {
 
-using http::HttpError;
+using http::StatusError;
 using namespace openai;  // the parsers are built from its parts
 
 J parse_openai_body(std::string_view body) {
   if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) {
-    throw HttpError(400, "missing request body");
+    throw StatusError(400, "missing request body");
   }
   J j = J::parse(body, nullptr, false);
-  if (j.is_discarded()) throw HttpError(400, "invalid JSON in request body");
-  if (!j.is_object()) throw HttpError(400, "request body must be a JSON object");
+  if (j.is_discarded()) throw StatusError(400, "invalid JSON in request body");
+  if (!j.is_object()) throw StatusError(400, "request body must be a JSON object");
   return j;
 }
 
@@ -30,9 +30,9 @@ OpenAiRequest parse_chat_completion_request(const J& body) {
   if (auto n = int_of(body, "max_completion_tokens")) r.options["num_predict"] = *n;
   parse_stop(body, out, false);
   const J* messages = find_field(body, "messages");
-  if (!messages) throw HttpError(400, "'messages' is a required property");
+  if (!messages) throw StatusError(400, "'messages' is a required property");
   if (!messages->is_array()) bad_type("messages", "an array", *messages);
-  if (messages->empty()) throw HttpError(400, "[] is too short - 'messages'");
+  if (messages->empty()) throw StatusError(400, "[] is too short - 'messages'");
   ToolNames names;
   for (const auto& m : *messages) append_chat_message(m, r.chat.messages, names);
   r.chat.tools = apply_tool_choice(body, tools_of(body));
@@ -77,13 +77,13 @@ OpenAiRequest parse_completion_request(const J& body) {
     } else if (p->is_array() && p->size() == 1 && (*p)[0].is_string()) {
       r.generate.prompt = (*p)[0].get<std::string>();
     } else {
-      throw HttpError(400, "invalid type for 'prompt' field: " + go_type(*p));
+      throw StatusError(400, "invalid type for 'prompt' field: " + go_type(*p));
     }
   }
   r.generate.suffix = string_of(body, "suffix").value_or("");
   // logprobs: N alternatives per token (0 or absent: none).
   if (auto n = int_of(body, "logprobs"); n && *n > 0) {
-    if (*n > 20) throw HttpError(400, "logprobs must be between 0 and 20");
+    if (*n > 20) throw StatusError(400, "logprobs must be between 0 and 20");
     r.logprobs = true;
     r.top_logprobs = static_cast<int>(*n);
   }

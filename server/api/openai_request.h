@@ -3,7 +3,7 @@
 // (temperature and top_p 1.0 when absent), its field names mapped onto Ollama's options, and
 // Ollama's own `options` object accepted on every route underneath the OpenAI fields (so
 // `options.num_ctx` works through /v1, which Ollama ignores). Bad input throws
-// http::HttpError(400); the routes wrap it in OpenAI's error envelope.
+// http::StatusError(400); the routes wrap it in OpenAI's error envelope.
 #pragma once
 
 #include <string>

@@ -10,7 +10,7 @@
 
 namespace vkllm::api::openai {
 
-using http::HttpError;
+using http::StatusError;
 
 namespace {
 
@@ -34,7 +34,7 @@ nlohmann::json plain(const J& j) {
 // default level as Ollama v0.40 does for `think`.
 void apply_effort(const J* effort, prompt::Think& think) {
   if (!effort) return;
-  if (!effort->is_string()) throw HttpError(400, "invalid reasoning value: " + effort->dump());
+  if (!effort->is_string()) throw StatusError(400, "invalid reasoning value: " + effort->dump());
   const std::string e = lower(effort->get<std::string>());
   think.set = true;
   if (e == "none") {
@@ -50,9 +50,9 @@ void apply_effort(const J* effort, prompt::Think& think) {
 // A data URI as Ollama accepts it; http(s) URLs are not fetched.
 std::string decode_image_url(const std::string& url) {
   if (url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0) {
-    throw HttpError(400,
-                    "image URLs are not currently supported, please use base64 encoded data "
-                    "instead");
+    throw StatusError(400,
+                      "image URLs are not currently supported, please use base64 encoded data "
+                      "instead");
   }
   for (std::string_view prefix :
        {"data:image/jpeg;base64,", "data:image/jpg;base64,", "data:image/png;base64,",
@@ -60,16 +60,16 @@ std::string decode_image_url(const std::string& url) {
     if (url.rfind(prefix, 0) == 0)
       return decode_base64(std::string_view(url).substr(prefix.size()));
   }
-  throw HttpError(400, "invalid image input");
+  throw StatusError(400, "invalid image input");
 }
 
 prompt::ToolCall chat_tool_call(const J& j, int index) {
-  if (!j.is_object()) throw HttpError(400, "invalid tool call");
+  if (!j.is_object()) throw StatusError(400, "invalid tool call");
   prompt::ToolCall c;
   c.id = string_of(j, "id").value_or("");
   c.index = static_cast<int>(int_of(j, "index").value_or(index));
   const J* fn = find_field(j, "function");
-  if (!fn || !fn->is_object()) throw HttpError(400, "invalid tool call");
+  if (!fn || !fn->is_object()) throw StatusError(400, "invalid tool call");
   c.name = string_of(*fn, "name").value_or("");
   if (const J* a = find_field(*fn, "arguments")) c.arguments = parse_arguments(*a);
   return c;
@@ -88,8 +88,8 @@ std::string go_type(const J& v) {
 }
 
 [[noreturn]] void bad_type(std::string_view key, std::string_view want, const J& got) {
-  throw HttpError(400, "invalid type for '" + std::string(key) + "': expected " +
-                           std::string(want) + ", got " + go_type(got));
+  throw StatusError(400, "invalid type for '" + std::string(key) + "': expected " +
+                             std::string(want) + ", got " + go_type(got));
 }
 
 std::optional<std::string> string_of(const J& obj, std::string_view key) {
@@ -124,9 +124,9 @@ std::optional<int64_t> int_of(const J& obj, std::string_view key) {
 void parse_common(const J& body, OpenAiRequest& out, std::string_view max_tokens_key) {
   auto& r = out.request;
   r.model = string_of(body, "model").value_or("");
-  if (r.model.empty()) throw HttpError(400, "model is required");
+  if (r.model.empty()) throw StatusError(400, "model is required");
   auto name = registry::ModelName::try_parse(r.model);
-  if (!name) throw HttpError(404, "model '" + r.model + "' not found");
+  if (!name) throw StatusError(404, "model '" + r.model + "' not found");
   r.name = *name;
   out.stream = bool_of(body, "stream").value_or(false);
   if (const J* so = find_field(body, "stream_options")) {
@@ -176,18 +176,18 @@ void parse_stop(const J& body, OpenAiRequest& out, bool strict) {
       if (e.is_string()) {
         stops.push_back(e);
       } else if (strict) {
-        throw HttpError(400, "invalid type for 'stop' field: " + go_type(e));
+        throw StatusError(400, "invalid type for 'stop' field: " + go_type(e));
       }
     }
   } else {
-    throw HttpError(400, "invalid type for 'stop' field: " + go_type(*s));
+    throw StatusError(400, "invalid type for 'stop' field: " + go_type(*s));
   }
   out.request.options["stop"] = std::move(stops);
 }
 
 void parse_top_logprobs(const J& body, sched::GenerationRequest& r) {
   if (auto t = int_of(body, "top_logprobs")) {
-    if (*t < 0 || *t > 20) throw HttpError(400, "top_logprobs must be between 0 and 20");
+    if (*t < 0 || *t > 20) throw StatusError(400, "top_logprobs must be between 0 and 20");
     r.top_logprobs = static_cast<int>(*t);
   }
 }
@@ -208,17 +208,17 @@ std::string image_of(const J& v) {
     if (const J* u = find_field(v, "url"); u && u->is_string())
       return decode_image_url(u->get<std::string>());
   }
-  throw HttpError(400, "invalid image input");
+  throw StatusError(400, "invalid image input");
 }
 
 // Tool arguments arrive as a JSON string in OpenAI's API and are an object natively.
 J parse_arguments(const J& args) {
   if (args.is_object()) return args;
-  if (!args.is_string()) throw HttpError(400, "invalid tool call arguments");
+  if (!args.is_string()) throw StatusError(400, "invalid tool call arguments");
   const auto& text = args.get_ref<const std::string&>();
   J parsed = J::parse(text, nullptr, false);
   if (parsed.is_discarded() || !parsed.is_object()) {
-    throw HttpError(400, "invalid tool call arguments");
+    throw StatusError(400, "invalid tool call arguments");
   }
   return parsed;
 }
@@ -231,7 +231,7 @@ std::string role_of(const J& m) {
 // One OpenAI chat message becomes one or more native messages (compat §2.1): each text part and
 // each image part is a message of its own with the same role.
 void append_chat_message(const J& m, std::vector<prompt::Message>& out, ToolNames& names) {
-  if (!m.is_object()) throw HttpError(400, "invalid message format");
+  if (!m.is_object()) throw StatusError(400, "invalid message format");
   const std::string role = role_of(m);
   const J* content = find_field(m, "content");
   const J* calls = find_field(m, "tool_calls");
@@ -242,7 +242,7 @@ void append_chat_message(const J& m, std::vector<prompt::Message>& out, ToolName
     return msg;
   };
   if (!content) {
-    if (!calls) throw HttpError(400, "invalid message content type: <nil>");
+    if (!calls) throw StatusError(400, "invalid message content type: <nil>");
     out.push_back(blank());
   } else if (content->is_string()) {
     prompt::Message msg = blank();
@@ -250,27 +250,27 @@ void append_chat_message(const J& m, std::vector<prompt::Message>& out, ToolName
     out.push_back(std::move(msg));
   } else if (content->is_array()) {
     for (const auto& part : *content) {
-      if (!part.is_object()) throw HttpError(400, "invalid message format");
+      if (!part.is_object()) throw StatusError(400, "invalid message format");
       const std::string type = string_of(part, "type").value_or("");
       prompt::Message msg = blank();
       if (type == "text") {
         msg.content = string_of(part, "text").value_or("");
       } else if (type == "image_url") {
         const J* img = find_field(part, "image_url");
-        if (!img) throw HttpError(400, "invalid image input");
+        if (!img) throw StatusError(400, "invalid image input");
         msg.images.push_back(image_of(*img));
       } else if (type == "input_audio") {
         const J* audio = find_field(part, "input_audio");
-        if (!audio || !audio->is_object()) throw HttpError(400, "invalid message format");
+        if (!audio || !audio->is_object()) throw StatusError(400, "invalid message format");
         msg.images.push_back(decode_base64(string_of(*audio, "data").value_or("")));
       } else {
-        throw HttpError(400, "invalid message format");
+        throw StatusError(400, "invalid message format");
       }
       out.push_back(std::move(msg));
     }
     if (out.size() == first) out.push_back(blank());
   } else {
-    throw HttpError(400, "invalid message content type: " + go_type(*content));
+    throw StatusError(400, "invalid message content type: " + go_type(*content));
   }
   prompt::Message& last = out.back();
   if (auto r = string_of(m, "reasoning"); r && !r->empty()) {

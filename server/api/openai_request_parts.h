@@ -1,7 +1,7 @@
 // The pieces every OpenAI-compatible request parser (/v1/chat/completions, /v1/completions,
 // /v1/responses) is made of: reading fields the way Ollama's Go decoder does (exact key, then
 // case-insensitive; null is absent; its type names in errors), the sampling and option fields
-// the routes share, and chat messages, images and tools. Bad input throws http::HttpError(400).
+// the routes share, and chat messages, images and tools. Bad input throws http::StatusError(400).
 // Internal to server/api (openai_request.h is the interface).
 #pragma once
 

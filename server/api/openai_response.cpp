@@ -75,25 +75,6 @@ std::string random_id(std::string_view prefix, size_t n) {
   return std::string(prefix) + random_alnum(n);
 }
 
-std::string openai_error_type(unsigned status) {
-  if (status == 400) return "invalid_request_error";
-  if (status == 404) return "not_found_error";
-  return "api_error";
-}
-
-J openai_error_json(unsigned status, std::string_view message) {
-  J e;
-  e["message"] = message;
-  e["type"] = openai_error_type(status);
-  e["param"] = nullptr;
-  e["code"] = nullptr;
-  return J{{"error", std::move(e)}};
-}
-
-std::string openai_sse_error(unsigned status, std::string_view message) {
-  return http::sse_data(openai_error_json(status, message));
-}
-
 std::string openai_finish_reason(const sched::GenerationChunk& done, bool had_tool_calls) {
   if (done.done_reason == "length") return "length";
   return had_tool_calls ? "tool_calls" : "stop";

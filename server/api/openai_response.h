@@ -27,13 +27,6 @@ std::string openai_call_id();
 // `prefix` + n random characters of [a-z0-9] (response and tool-call ids).
 std::string random_id(std::string_view prefix, size_t n);
 
-// {"error":{"message","type","param":null,"code":null}}: invalid_request_error for 400,
-// not_found_error for 404, api_error otherwise (compat §0.3).
-nlohmann::ordered_json openai_error_json(unsigned status, std::string_view message);
-std::string openai_error_type(unsigned status);
-// The same envelope as one SSE event, for failures after the stream began.
-std::string openai_sse_error(unsigned status, std::string_view message);
-
 // stop / length, and tool_calls when the model called tools.
 std::string openai_finish_reason(const sched::GenerationChunk& done, bool had_tool_calls);
 nlohmann::ordered_json openai_usage_json(const sched::GenerationChunk& done);

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "server/http/error_reply.h"
 #include "server/http/streams.h"
 
 namespace vkllm::api {
@@ -242,10 +243,10 @@ std::vector<ResponsesStream::Event> ResponsesStream::finish(const sched::Generat
   return out;
 }
 
-ResponsesStream::Event ResponsesStream::error(unsigned status, std::string_view message) {
-  J envelope = openai_error_json(status, message);
-  return event("error", J{{"code", openai_error_type(status)},
-                          {"message", message},
+ResponsesStream::Event ResponsesStream::error(const http::StatusError& e) {
+  J envelope = http::error_json(http::ErrorShape::openai, e);
+  return event("error", J{{"code", http::openai_error_type(e.status())},
+                          {"message", e.message()},
                           {"param", nullptr},
                           {"error", envelope["error"]}});
 }

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/api/openai_response.h"
+#include "server/http/status_error.h"
 #include "server/scheduler/generation.h"
 
 namespace vkllm::api {
@@ -32,7 +33,7 @@ class ResponsesStream {
   std::vector<Event> feed(sched::GenerationChunk& chunk);         // items opened, deltas
   std::vector<Event> finish(const sched::GenerationChunk& done);  // items closed, .completed
   // An `error` event (OpenAI's fields plus the error envelope, so SDKs raise it).
-  Event error(unsigned status, std::string_view message);
+  Event error(const http::StatusError& e);
 
   // The response object as it stands: status in_progress until finish(), then completed.
   nlohmann::ordered_json response() const;

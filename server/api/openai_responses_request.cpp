@@ -9,7 +9,7 @@
 
 namespace vkllm::api {
 
-using http::HttpError;
+using http::StatusError;
 using namespace openai;  // the parsers are built from its parts
 
 namespace {
@@ -17,23 +17,24 @@ namespace {
 // Text of a responses content value: a string, or parts whose text is joined.
 std::string response_text(const J& content, std::vector<std::string>* images) {
   if (content.is_string()) return content.get<std::string>();
-  if (!content.is_array()) throw HttpError(400, "invalid type for 'content': " + go_type(content));
+  if (!content.is_array())
+    throw StatusError(400, "invalid type for 'content': " + go_type(content));
   std::string text;
   for (const auto& part : content) {
-    if (!part.is_object()) throw HttpError(400, "invalid content part");
+    if (!part.is_object()) throw StatusError(400, "invalid content part");
     const std::string type = string_of(part, "type").value_or("");
     if (type == "input_text" || type == "output_text" || type == "text") {
       text += string_of(part, "text").value_or("");
     } else if (type == "input_image" && images) {
       const J* img = find_field(part, "image_url");
-      if (!img) throw HttpError(400, "invalid image input");
+      if (!img) throw StatusError(400, "invalid image input");
       images->push_back(image_of(*img));
     } else if (type == "input_file") {
-      throw HttpError(400, "file inputs are not currently supported");
+      throw StatusError(400, "file inputs are not currently supported");
     } else if (type == "refusal") {
       text += string_of(part, "refusal").value_or("");
     } else {
-      throw HttpError(400, "invalid content part type: " + type);
+      throw StatusError(400, "invalid content part type: " + type);
     }
   }
   return text;
@@ -42,7 +43,7 @@ std::string response_text(const J& content, std::vector<std::string>* images) {
 // Responses tools are flat ({"type":"function","name",...}); the native shape nests
 // "function". Namespaces expand to "namespace.function"; server-side tools are not offered.
 void add_response_tool(const J& t, const std::string& prefix, J& out) {
-  if (!t.is_object()) throw HttpError(400, "invalid tool");
+  if (!t.is_object()) throw StatusError(400, "invalid tool");
   const std::string type = string_of(t, "type").value_or("function");
   if (type == "function") {
     J fn;
@@ -77,7 +78,7 @@ OpenAiRequest parse_responses_request(const J& body) {
     msgs.push_back({"user", input->get<std::string>(), {}, {}, {}, {}, {}});
   } else if (input && input->is_array()) {
     for (const auto& item : *input) {
-      if (!item.is_object()) throw HttpError(400, "invalid input item");
+      if (!item.is_object()) throw StatusError(400, "invalid input item");
       std::string type = string_of(item, "type").value_or("");
       if (type.empty() && find_field(item, "role")) type = "message";
       bool call = false;
@@ -119,14 +120,14 @@ OpenAiRequest parse_responses_request(const J& body) {
           for (const auto& part : *s) pending_thinking += string_of(part, "text").value_or("");
         }
       } else if (type != "web_search_call") {
-        throw HttpError(400, "unexpected input item type: " + type);
+        throw StatusError(400, "unexpected input item type: " + type);
       }
       last_was_call = call;
     }
   } else if (input) {
-    throw HttpError(400, "invalid type for 'input': " + go_type(*input));
+    throw StatusError(400, "invalid type for 'input': " + go_type(*input));
   }
-  if (msgs.empty()) throw HttpError(400, "'input' is required");
+  if (msgs.empty()) throw StatusError(400, "'input' is required");
 
   J tools = J();
   if (const J* ts = find_field(body, "tools")) {

@@ -12,7 +12,6 @@
 #include "server/async/run_blocking.h"
 #include "server/http/exchange.h"
 #include "server/http/json_text.h"
-#include "server/scheduler/request_error.h"
 
 namespace vkllm::api {
 
@@ -21,14 +20,10 @@ namespace {
 using async::run_blocking;
 using boost::asio::awaitable;
 using http::Exchange;
-using http::HttpError;
+using http::StatusError;
 using J = nlohmann::ordered_json;
 
 using RouteBody = SseRouteBody<OpenAiApi>;
-
-std::string openai_error_text(unsigned status, std::string_view message) {
-  return http::json_text(openai_error_json(status, message));
-}
 
 awaitable<void> respond_json(Exchange& ex, const J& j) {
   co_await ex.respond(200, http::kJsonContentType, http::json_text(j));
@@ -71,9 +66,7 @@ awaitable<void> responses(OpenAiApi& api, Exchange& ex, SseWriter& sse) {
   auto cancel = cancel_on_disconnect(ex);
   auto rs = std::make_shared<ResponsesStream>(openai_meta("resp_", req.request.model), req.echo);
   // The failure path outlives this frame: it holds its own reference to the stream state.
-  sse.error_text = [rs](unsigned status, std::string_view message) {
-    return rs->error(status, message).sse();
-  };
+  sse.error_event = [rs](const http::StatusError& e) { return rs->error(e).sse(); };
   const bool stream = req.stream;
   bool started = false;
   sched::ChunkSink sink = [&](sched::GenerationChunk& c) -> awaitable<void> {
@@ -121,13 +114,13 @@ awaitable<void> list_models(OpenAiApi& api, Exchange& ex, SseWriter&) {
 awaitable<void> retrieve_model(OpenAiApi& api, Exchange& ex, SseWriter&) {
   const std::string id = ex.param("model");
   const auto name = registry::ModelName::try_parse(id);
-  if (id.empty() || !name) throw HttpError(404, "model '" + id + "' not found");
+  if (id.empty() || !name) throw StatusError(404, "model '" + id + "' not found");
   // Captures by reference only: GCC 12 miscompiles by-value captures that reach a coroutine.
   const registry::ModelName& n = *name;
   auto work = [&api, &n] { return api.store.find(n); };
   auto task = run_blocking(api.workers, std::move(work));
   const std::optional<registry::ModelRecord> found = co_await std::move(task);
-  if (!found) throw HttpError(404, "model '" + name->display() + "' not found");
+  if (!found) throw StatusError(404, "model '" + name->display() + "' not found");
   const J out = model_json(id, found->name, found->modified_at);
   co_await respond_json(ex, out);
 }
@@ -137,7 +130,7 @@ awaitable<void> retrieve_model(OpenAiApi& api, Exchange& ex, SseWriter&) {
 void add_openai_routes(http::Router& router, OpenAiApi& api) {
   auto add = [&](http::Method method, std::string_view pattern, RouteBody body) {
     router.add(method, pattern, [&api, body](Exchange& ex) {
-      return guarded_sse_route(api, ex, body, openai_error_text, openai_sse_error);
+      return guarded_sse_route(api, ex, body, http::ErrorShape::openai);
     });
   };
   add(http::Method::post, "/v1/chat/completions", chat_completions);

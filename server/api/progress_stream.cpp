@@ -11,7 +11,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include "server/api/error_status.h"
+#include "server/http/error_reply.h"
 #include "server/http/json_text.h"
 #include "server/http/streams.h"
 
@@ -99,16 +99,17 @@ asio::awaitable<void> run_with_progress(http::Exchange& ex, asio::thread_pool& p
           },
           shared->stop.get_token());
     } catch (const std::exception& e) {
+      const http::StatusError error = http::status_error_of(e);
       last.failed = true;
-      last.status = error_status(e);
-      last.line["error"] = error_message(e);
+      last.status = error.status();
+      last.line["error"] = error.message();
     }
     shared->send(last);
   });
 
   http::NdjsonStream out(ex);
   std::optional<nlohmann::json> latest;
-  std::optional<http::HttpError> failure;
+  std::optional<http::StatusError> failure;
   try {
     for (;;) {
       Message m = co_await shared->channel.async_receive(asio::use_awaitable);

@@ -1,7 +1,7 @@
 // Long operations that report progress (create, pull, push): the work runs on a worker pool
 // and emits Ollama ProgressResponse objects; the handler streams them as NDJSON, or with
 // stream:false answers only the last one. A failure becomes {"error": ...}: a final line once
-// streaming began, else the error's status (error_status()). If the client goes away, the
+// streaming began, else the error's status (http::status_error_of()). If the client goes away, the
 // stop token fires (and further emits are dropped) so the work can stop early.
 #pragma once
 

@@ -1,12 +1,13 @@
 // What the /v1 routes (OpenAI's and Anthropic's) share around a handler: the SSE side of a
 // response (the stream starts with the first write), one generation streamed as events or
 // accumulated for a stream:false answer, and the guard that answers any failure in the route
-// family's error shape, with its status before the response started, as a final SSE event (and
-// the end of the stream) after.
+// family's error shape (http/error_reply.h), with its status before the response started, as a
+// final SSE event (and the end of the stream) after.
 #pragma once
 
 #include <exception>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -14,19 +15,18 @@
 
 #include "server/api/cancel_on_disconnect.h"
 #include "server/api/inference_response.h"
+#include "server/http/error_reply.h"
 #include "server/http/exchange.h"
 #include "server/scheduler/generation.h"
-#include "server/scheduler/request_error.h"
 
 namespace vkllm::api {
 
-// A route family's errors: the JSON body of an error response and the SSE event of a failure
-// mid-stream.
-using ErrorText = std::function<std::string(unsigned status, std::string_view message)>;
+// The SSE event that ends a stream failing mid-way.
+using ErrorEvent = std::function<std::string(const http::StatusError& error)>;
 
 struct SseWriter {
   http::Exchange& ex;
-  ErrorText error_text;  // a route may replace it (/v1/responses numbers its events)
+  ErrorEvent error_event;  // a route may replace it (/v1/responses numbers its events)
   bool finished = false;
 
   boost::asio::awaitable<void> write(const std::string& text) {
@@ -66,38 +66,35 @@ boost::asio::awaitable<bool> generate_sse_or_whole(sched::GenerationService& ser
   co_return !cancel->cancelled && !stream;
 }
 
+// The shape's own end-of-stream error event.
+inline ErrorEvent shape_error_event(http::ErrorShape shape) {
+  return [shape](const http::StatusError& e) { return http::stream_error(shape, e); };
+}
+
 template <class Api>
 using SseRouteBody = boost::asio::awaitable<void> (*)(Api&, http::Exchange&, SseWriter&);
 
-// Runs `body`, answering a failure with `error_body` (before the response started) or the
-// writer's error_text event (after; `sse_error` unless the route replaced it).
+// Runs `body`, answering a failure in `shape`: a whole error response before the response
+// started, the writer's error_event after (the shape's own unless the route replaced it).
 template <class Api>
 boost::asio::awaitable<void> guarded_sse_route(Api& api, http::Exchange& ex, SseRouteBody<Api> body,
-                                               ErrorText error_body, ErrorText sse_error) {
-  SseWriter sse{ex, std::move(sse_error)};
-  unsigned status = 500;
-  std::string message;
-  bool failed = false;
+                                               http::ErrorShape shape) {
+  // Built outside the braces (GCC 12 mis-destroys braced temporaries inside coroutines).
+  ErrorEvent event = shape_error_event(shape);
+  SseWriter sse{ex, std::move(event)};
+  std::optional<http::StatusError> failure;
   try {
     auto task = body(api, ex, sse);
     co_await std::move(task);
-  } catch (const http::HttpError& e) {
-    failed = true;
-    status = e.status();
-    message = e.message();
-  } catch (const sched::RequestError& e) {
-    failed = true;
-    status = e.status();
-    message = e.what();
   } catch (const std::exception& e) {
-    failed = true;
-    message = e.what();
+    failure = http::status_error_of(e);
   }
-  if (!failed) co_return;
+  if (!failure) co_return;
   if (!ex.response_started()) {
-    co_await ex.respond(status, http::kJsonContentType, error_body(status, message));
+    co_await ex.respond(failure->status(), http::kJsonContentType,
+                        http::error_body(shape, *failure));
   } else if (!sse.finished) {
-    co_await ex.write_chunk(sse.error_text(status, message));
+    co_await ex.write_chunk(sse.error_event(*failure));
     co_await sse.end();
   }
 }

@@ -7,8 +7,6 @@
 #include <fstream>
 #include <stdexcept>
 
-#include <nlohmann/json.hpp>
-
 namespace vkllm::http {
 
 namespace {
@@ -64,25 +62,23 @@ bool ApiKeyPolicy::allows(std::string_view method, std::string_view path,
   return x_api_key && matches(trim(*x_api_key));
 }
 
-std::string ApiKeyPolicy::unauthorized_body(std::string_view path) {
-  nlohmann::json j;
-  if (path == "/v1/messages" || path.rfind("/v1/messages/", 0) == 0) {  // Anthropic's shape
-    j["type"] = "error";
-    j["error"] = {{"type", "authentication_error"},
-                  {"message",
-                   "invalid x-api-key: send the server's VKLLM_API_KEY as 'x-api-key: KEY' or "
-                   "'Authorization: Bearer KEY'"}};
-  } else if (path.rfind("/v1/", 0) == 0) {
-    j["error"] = {{"message",
-                   "Incorrect or missing API key. Send it as 'Authorization: Bearer "
-                   "KEY' (the server's VKLLM_API_KEY)."},
-                  {"type", "invalid_request_error"},
-                  {"param", nullptr},
-                  {"code", "invalid_api_key"}};
-  } else {
-    j["error"] = "unauthorized: missing or incorrect API key (Authorization: Bearer KEY)";
+StatusError ApiKeyPolicy::unauthorized(ErrorShape shape) {
+  switch (shape) {
+    case ErrorShape::anthropic:
+      return StatusError(
+          401,
+          "invalid x-api-key: send the server's VKLLM_API_KEY as 'x-api-key: KEY' or "
+          "'Authorization: Bearer KEY'");
+    case ErrorShape::openai:
+      return StatusError(
+          401,
+          "Incorrect or missing API key. Send it as 'Authorization: Bearer KEY' (the "
+          "server's VKLLM_API_KEY).",
+          "invalid_api_key");
+    case ErrorShape::ollama:
+      break;
   }
-  return j.dump();
+  return StatusError(401, "unauthorized: missing or incorrect API key (Authorization: Bearer KEY)");
 }
 
 }  // namespace vkllm::http

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "server/http/error_reply.h"
+
 namespace vkllm::http {
 
 class ApiKeyPolicy {
@@ -23,9 +25,9 @@ class ApiKeyPolicy {
   bool allows(std::string_view method, std::string_view path,
               const std::optional<std::string>& authorization,
               const std::optional<std::string>& x_api_key) const;
-  // The 401 body in the shape the route's clients expect (Anthropic's under /v1/messages,
-  // OpenAI's elsewhere under /v1/, else Ollama's).
-  static std::string unauthorized_body(std::string_view path);
+  // The 401 a refused request answers, its message telling the clients of `shape` how to send a
+  // key (the body is made in that shape by error_reply.h).
+  static StatusError unauthorized(ErrorShape shape);
 
  private:
   bool matches(std::string_view key) const;

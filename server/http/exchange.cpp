@@ -1,7 +1,5 @@
 #include "server/http/exchange.h"
 
-#include "server/http/json_text.h"
-
 namespace vkllm::http {
 namespace {
 
@@ -59,12 +57,6 @@ std::optional<std::string> Exchange::query_param(std::string_view name) const {
 std::string Exchange::param(std::string_view name) const {
   const auto it = params_.find(name);
   return it == params_.end() ? std::string() : it->second;
-}
-
-boost::asio::awaitable<void> respond_error(Exchange& ex, unsigned status,
-                                           std::string_view message) {
-  std::string body = json_error_body(message);
-  co_await ex.respond(status, kJsonContentType, std::move(body));
 }
 
 }  // namespace vkllm::http

@@ -1,14 +1,15 @@
 // One HTTP request/response as a handler sees it. The session implements it over a socket; unit
 // tests can implement it in memory. A handler either calls respond() once, or
 // start_chunked() + write_chunk()... + finish_chunked() (the wire formats of streams.h).
-// Socket errors (the client went away) surface as exceptions from the awaitables.
+// Socket errors (the client went away) surface as exceptions from the awaitables. A handler
+// fails by throwing (a StatusError for a status of its choosing); the server answers the failure
+// in the client's API error shape (error_reply.h).
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <span>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -17,23 +18,9 @@
 
 #include "server/http/method.h"
 #include "server/http/router.h"
+#include "server/http/status_error.h"
 
 namespace vkllm::http {
-
-// Thrown by handlers (or by Exchange, e.g. 413) to answer with a status and an Ollama-style
-// {"error": message} body; the session turns it into a response or, mid-stream, a final line.
-class HttpError : public std::runtime_error {
- public:
-  HttpError(unsigned status, const std::string& message)
-      : std::runtime_error(message), status_(status), message_(message) {}
-  unsigned status() const { return status_; }
-  // The whole message; what() stops at the first NUL, which a client-supplied name may hold.
-  const std::string& message() const { return message_; }
-
- private:
-  unsigned status_;
-  std::string message_;
-};
 
 class Exchange {
  public:
@@ -52,7 +39,7 @@ class Exchange {
   void set_params(PathParams p) { params_ = std::move(p); }
 
   virtual std::optional<uint64_t> content_length() const = 0;
-  // The whole body, at most the server's body limit (HttpError 413 beyond it).
+  // The whole body, at most the server's body limit (StatusError 413 beyond it).
   virtual boost::asio::awaitable<std::string> read_body() = 0;
   // Next piece of the body into `buf` (no size limit); 0 once the body is complete.
   virtual boost::asio::awaitable<size_t> read_body_some(std::span<char> buf) = 0;
@@ -84,8 +71,5 @@ class Exchange {
 
 inline constexpr std::string_view kJsonContentType = "application/json; charset=utf-8";
 inline constexpr std::string_view kTextContentType = "text/plain; charset=utf-8";
-
-// {"error": message} with the status, as Ollama's native API answers errors.
-boost::asio::awaitable<void> respond_error(Exchange& ex, unsigned status, std::string_view message);
 
 }  // namespace vkllm::http

@@ -17,11 +17,4 @@ inline std::string json_text(const nlohmann::ordered_json& j) {
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
-// {"error": message}, Ollama's error body.
-inline std::string json_error_body(std::string_view message) {
-  nlohmann::json j;
-  j["error"] = message;
-  return json_text(j);
-}
-
 }  // namespace vkllm::http

@@ -9,6 +9,7 @@
 #include <ctime>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -28,9 +29,8 @@
 #include <boost/beast/http.hpp>
 
 #include "engine/engine_version.h"
+#include "server/http/error_reply.h"
 #include "server/http/exchange.h"
-#include "server/http/json_text.h"
-#include "server/http/private_paths.h"
 #include "server/http/request_head.h"
 #include "server/http/session_exchange.h"
 
@@ -148,7 +148,9 @@ struct Server::Impl {
         !config.api_keys.allows(method_name(ex.method()), ex.path(), ex.header("Authorization"),
                                 ex.header("x-api-key"))) {
       ex.add_header("WWW-Authenticate", "Bearer");
-      co_await ex.respond(401, kJsonContentType, ApiKeyPolicy::unauthorized_body(ex.path()));
+      const ErrorShape shape = error_shape_of(ex.path());
+      co_await ex.respond(401, kJsonContentType,
+                          error_body(shape, ApiKeyPolicy::unauthorized(shape)));
       co_return true;
     }
     co_return false;
@@ -168,32 +170,27 @@ struct Server::Impl {
       co_return;
     }
     ex.set_params(std::move(match.params));
-    std::string error;
-    unsigned status = 500;
+    std::optional<StatusError> failure;
     try {
       co_await (*match.handler)(ex);
-    } catch (const HttpError& e) {
-      error = without_private_paths(e.message());
-      status = e.status();
     } catch (const std::exception& e) {
-      error = without_private_paths(e.what());
+      failure = status_error_of(e);
     }
     if (ex.io_failed()) co_return;
-    if (!error.empty() || !ex.response_started()) {
-      if (error.empty()) error = "handler sent no response";
+    if (!failure && !ex.response_started()) failure.emplace(500, "handler sent no response");
+    if (failure) {
+      const ErrorShape shape = error_shape_of(ex.path());
       if (!ex.response_started()) {
-        co_await respond_error(ex, status, error);
+        co_await ex.respond(failure->status(), kJsonContentType, error_body(shape, *failure));
       } else if (ex.sized()) {
         ex.set_keep_alive(false);  // a fixed-length body cut short: only closing tells the client
       } else if (!ex.finished()) {
-        // Mid-stream: the status is gone; Ollama clients read a final {"error": ...} line.
-        co_await ex.write_chunk(json_error_line(error));
+        // Mid-stream: the status is gone; the client reads the stream's final error line.
+        co_await ex.write_chunk(stream_error(shape, *failure));
       }
     }
     if (!ex.finished()) co_await ex.finish_chunked();
   }
-
-  static std::string json_error_line(const std::string& message);
 
   // A read error that only means the peer left or went quiet, which needs no answer.
   static bool quiet_end(const beast::error_code& ec) {
@@ -368,10 +365,6 @@ struct Server::Impl {
     ioc.stop();
   }
 };
-
-std::string Server::Impl::json_error_line(const std::string& message) {
-  return json_error_body(message) + "\n";
-}
 
 Server::Server(ServerConfig config, Router router)
     : impl_(std::make_unique<Impl>(std::move(config), std::move(router))) {}

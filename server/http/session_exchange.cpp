@@ -60,8 +60,8 @@ awaitable<std::string> SessionExchange::read_body() {
   const auto announced = content_length();
   if (announced && *announced > limits_.body_bytes) {
     keep_alive_ = false;
-    throw HttpError(413, "request body too large: " + std::to_string(*announced) +
-                             " bytes, limit " + std::to_string(limits_.body_bytes));
+    throw StatusError(413, "request body too large: " + std::to_string(*announced) +
+                               " bytes, limit " + std::to_string(limits_.body_bytes));
   }
   // A known length is reserved (and allocated) at once; a chunked body as it grows.
   if (announced) {
@@ -75,7 +75,7 @@ awaitable<std::string> SessionExchange::read_body() {
     if (n == 0) break;
     if (body.size() + n > limits_.body_bytes) {
       keep_alive_ = false;
-      throw HttpError(
+      throw StatusError(
           413, "request body too large: limit " + std::to_string(limits_.body_bytes) + " bytes");
     }
     if (body.size() + n > reserved_) reserve_body_bytes(body.size() + n - reserved_);
@@ -105,8 +105,8 @@ awaitable<size_t> SessionExchange::read_body_some(std::span<char> out) {
       // A timeout closed the socket; a malformed body (bad chunk, trailer too large) gets
       // its 400 and the connection closes after it.
       io_failed_ = ec == beast::error::timeout || !stream_.socket().is_open();
-      if (ec == beast::error::timeout) throw HttpError(408, "timed out reading request body");
-      throw HttpError(400, "reading request body: " + ec.message());
+      if (ec == beast::error::timeout) throw StatusError(408, "timed out reading request body");
+      throw StatusError(400, "reading request body: " + ec.message());
     }
     if (parser_.is_done()) arm_watch();
     if (got > 0 || parser_.is_done()) co_return got;
@@ -252,7 +252,7 @@ void SessionExchange::reserve_body_bytes(uint64_t n) {
   if (budget_.in_flight.fetch_add(n) + n > budget_.limit) {
     budget_.in_flight -= n;
     keep_alive_ = false;
-    throw HttpError(503, "server busy: too many large request bodies in flight, retry later");
+    throw StatusError(503, "server busy: too many large request bodies in flight, retry later");
   }
   reserved_ += n;
 }

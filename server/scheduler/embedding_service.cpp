@@ -9,8 +9,8 @@
 
 #include "engine/runtime/embedder.h"
 #include "server/async/run_blocking.h"
+#include "server/http/status_error.h"
 #include "server/scheduler/embedding_jobs.h"
-#include "server/scheduler/request_error.h"
 #include "server/scheduler/request_options.h"
 
 namespace vkllm::sched {
@@ -30,17 +30,17 @@ struct CancelHook {
 
 // Tokens of a text with the vocabulary's BOS/EOS around it, fitted to `ctx_len` tokens as
 // Ollama's embed handler fits them: the specials count against the context; too long is cut
-// (truncate) or a 400.
+// (truncate) or an error with `status`.
 std::vector<int32_t> fit_input(const tokenizer::Tokenizer& tok, const std::string& text,
-                               uint32_t ctx_len, bool truncate) {
+                               uint32_t ctx_len, bool truncate, unsigned status) {
   std::vector<int32_t> raw = tok.encode(text, /*add_special=*/false, /*parse_special=*/true);
   const bool bos = tok.add_bos() && tok.bos() >= 0, eos = tok.add_eos() && tok.eos() >= 0;
   const int64_t limit = int64_t{ctx_len} - (bos ? 1 : 0) - (eos ? 1 : 0);
   if (limit <= 0) {
-    throw RequestError(400, "input after truncation exceeds maximum context length");
+    throw http::StatusError(status, "input after truncation exceeds maximum context length");
   }
   if (static_cast<int64_t>(raw.size()) > limit) {
-    if (!truncate) throw RequestError(400, "the input length exceeds the context length");
+    if (!truncate) throw http::StatusError(status, "the input length exceeds the context length");
     raw.resize(static_cast<size_t>(limit));
   }
   std::vector<int32_t> out;
@@ -48,8 +48,20 @@ std::vector<int32_t> fit_input(const tokenizer::Tokenizer& tok, const std::strin
   if (bos) out.push_back(tok.bos());
   out.insert(out.end(), raw.begin(), raw.end());
   if (eos) out.push_back(tok.eos());
-  if (out.empty()) throw RequestError(400, "input is empty");
+  if (out.empty()) throw http::StatusError(status, "input is empty");
   return out;
+}
+
+// A generative model (no pooling type): Ollama's runner has no embeddings for it.
+http::StatusError not_embedding(const std::string& model) {
+  return http::StatusError(501, "\"" + model + "\" does not support embeddings");
+}
+// A cross-encoder's output is a relevance score, not a vector (llama.cpp refuses it too).
+http::StatusError reranker(const std::string& model) {
+  return http::StatusError(400, "\"" + model + "\" is a reranking model: use /api/rerank");
+}
+http::StatusError not_reranker(const std::string& model) {
+  return http::StatusError(400, "\"" + model + "\" does not support reranking");
 }
 
 }  // namespace
@@ -57,7 +69,7 @@ std::vector<int32_t> fit_input(const tokenizer::Tokenizer& tok, const std::strin
 void normalize_embedding(std::vector<float>& v) {
   double sum = 0;
   for (float x : v) {
-    if (!std::isfinite(x)) throw RequestError(400, "embedding contains NaN or Inf values");
+    if (!std::isfinite(x)) throw http::StatusError(400, "embedding contains NaN or Inf values");
     sum += double(x) * x;
   }
   const double inv = 1.0 / std::max(std::sqrt(sum), 1e-12);
@@ -78,23 +90,17 @@ struct EmbeddingService::Impl {
     try {
       auto find = generation.resolve(name, as_sent);
       co_return co_await std::move(find);
-    } catch (const RequestError& e) {
+    } catch (const http::StatusError& e) {
       if (e.status() != 404) throw;
     }
-    throw RequestError(404, "model \"" + as_sent + "\" not found, try pulling it first");
+    throw http::StatusError(404, "model \"" + as_sent + "\" not found, try pulling it first");
   }
 
   asio::awaitable<ModelLease> acquire(const registry::ModelShow& show,
                                       std::optional<nanoseconds> keep_alive) {
     if (auto lease = models.try_acquire(show, keep_alive)) co_return std::move(*lease);
     auto& m = models;
-    auto load = [&m, show, keep_alive] {
-      try {
-        return m.acquire(show, keep_alive);
-      } catch (const ModelLoadError& e) {
-        throw RequestError(e.status(), e.what());
-      }
-    };
+    auto load = [&m, show, keep_alive] { return m.acquire(show, keep_alive); };
     co_return co_await async::run_blocking(loaders, std::move(load));
   }
 
@@ -110,9 +116,9 @@ struct EmbeddingService::Impl {
     if (cancel->cancelled) ticket.cancel();
     auto wait = ticket.result();
     EmbeddingOutcome outcome = co_await std::move(wait);
-    if (outcome.cancelled) throw RequestError(499, "request cancelled");
+    if (outcome.cancelled) throw http::StatusError(499, "request cancelled");
     if (!outcome.error.empty()) {
-      throw RequestError(outcome.unavailable ? 503 : failure_status, outcome.error);
+      throw http::StatusError(outcome.unavailable ? 503 : failure_status, outcome.error);
     }
     co_return std::move(outcome.vectors);
   }
@@ -128,9 +134,9 @@ asio::awaitable<EmbedResult> EmbeddingService::embed(EmbedRequest req,
                                                      std::shared_ptr<CancelSignal> cancel) {
   const auto t0 = steady_clock::now();
   if (req.inputs.size() > kMaxEmbedInputs) {
-    throw RequestError(400, "too many inputs: " + std::to_string(req.inputs.size()) + ", at most " +
-                                std::to_string(kMaxEmbedInputs) +
-                                " per request; split them over several requests");
+    throw http::StatusError(400, "too many inputs: " + std::to_string(req.inputs.size()) +
+                                     ", at most " + std::to_string(kMaxEmbedInputs) +
+                                     " per request; split them over several requests");
   }
   // /api/embeddings answers every failure after the model is found with a 500.
   const unsigned failure_status = req.normalize ? 400 : 500;
@@ -143,23 +149,17 @@ asio::awaitable<EmbedResult> EmbeddingService::embed(EmbedRequest req,
   if (req.inputs.empty()) co_return result;  // a load request: no metrics
 
   LoadedModel& model = *lease;
-  if (!model.embeddings) {
-    // A generative model (no pooling type): Ollama's runner has no embeddings for it.
-    throw RequestError(501, "\"" + req.model + "\" does not support embeddings");
-  }
+  if (!model.embeddings) throw not_embedding(req.model);
   EmbeddingQueue& queue = *model.embeddings;
-  if (queue.spec().pooling == model::Pooling::Rank) {
-    // A cross-encoder's output is a relevance score, not a vector (llama.cpp refuses it too).
-    throw RequestError(400, "\"" + req.model + "\" is a reranking model: use /api/rerank");
-  }
+  if (queue.spec().pooling == model::Pooling::Rank) throw reranker(req.model);
   const uint64_t dims = req.dimensions > 0 && req.dimensions < queue.dimensions()
                             ? req.dimensions
                             : queue.dimensions();
   if (dims * req.inputs.size() > kMaxEmbedValues) {
-    throw RequestError(400, "the answer would hold " + std::to_string(req.inputs.size()) + " x " +
-                                std::to_string(dims) + " values, more than " +
-                                std::to_string(kMaxEmbedValues) +
-                                "; send fewer inputs per request or ask for fewer dimensions");
+    throw http::StatusError(400, "the answer would hold " + std::to_string(req.inputs.size()) +
+                                     " x " + std::to_string(dims) + " values, more than " +
+                                     std::to_string(kMaxEmbedValues) +
+                                     "; send fewer inputs per request or ask for fewer dimensions");
   }
   const RequestOptions opts = resolve_options({&show.parameters, &req.options});
   uint32_t ctx_len = queue.max_input_tokens();
@@ -172,11 +172,7 @@ asio::awaitable<EmbedResult> EmbeddingService::embed(EmbedRequest req,
     std::vector<std::vector<int32_t>> out;
     out.reserve(req.inputs.size());
     for (const auto& text : req.inputs) {
-      try {
-        out.push_back(fit_input(tok, text, ctx_len, req.truncate));
-      } catch (const RequestError& e) {
-        throw RequestError(std::max(e.status(), failure_status), e.what());
-      }
+      out.push_back(fit_input(tok, text, ctx_len, req.truncate, failure_status));
     }
     return out;
   };
@@ -187,12 +183,8 @@ asio::awaitable<EmbedResult> EmbeddingService::embed(EmbedRequest req,
   auto running = impl_->run(queue, std::move(tokens), cancel, failure_status);
   result.embeddings = co_await std::move(running);
   for (auto& v : result.embeddings) {
-    if (req.normalize) {
-      try {
-        normalize_embedding(v);
-      } catch (const RequestError& e) {
-        throw RequestError(failure_status, e.what());
-      }
+    if (req.normalize) {  // (failure_status is 400 here, as normalize_embedding's)
+      normalize_embedding(v);
       if (req.dimensions > 0 && req.dimensions < v.size()) {
         v.resize(req.dimensions);
         normalize_embedding(v);
@@ -207,9 +199,9 @@ asio::awaitable<EmbedResult> EmbeddingService::embed(EmbedRequest req,
 asio::awaitable<RerankResult> EmbeddingService::rerank(RerankRequest req,
                                                        std::shared_ptr<CancelSignal> cancel) {
   if (req.documents.size() > kMaxEmbedInputs) {
-    throw RequestError(400, "too many documents: " + std::to_string(req.documents.size()) +
-                                ", at most " + std::to_string(kMaxEmbedInputs) +
-                                " per request; split them over several requests");
+    throw http::StatusError(400, "too many documents: " + std::to_string(req.documents.size()) +
+                                     ", at most " + std::to_string(kMaxEmbedInputs) +
+                                     " per request; split them over several requests");
   }
   auto resolving = impl_->resolve(req.name, req.model);
   const registry::ModelShow show = co_await std::move(resolving);
@@ -217,7 +209,7 @@ asio::awaitable<RerankResult> EmbeddingService::rerank(RerankRequest req,
   ModelLease lease = co_await std::move(acquiring);
   LoadedModel& model = *lease;
   if (!model.embeddings || model.embeddings->spec().pooling != model::Pooling::Rank) {
-    throw RequestError(400, "\"" + req.model + "\" does not support reranking");
+    throw not_reranker(req.model);
   }
   EmbeddingQueue& queue = *model.embeddings;
   const tokenizer::Tokenizer& tok = *model.tokenizer;

@@ -4,8 +4,8 @@
 // does), queue the inputs on the model's EmbeddingQueue (its engine thread), and finish the
 // vectors as Ollama does (L2-normalise with the norm clamped at 1e-12, NaN/Inf is an error,
 // `dimensions` keeps a prefix and re-normalises). Rerank formats (query, document) pairs for the
-// model's cross-encoder and orders the documents by score. Errors are RequestErrors carrying
-// Ollama's status and message; the routes map them to each API's shape.
+// model's cross-encoder and orders the documents by score. Errors are http::StatusErrors
+// carrying Ollama's status and message; the server answers them in each API's shape.
 #pragma once
 
 #include <chrono>
@@ -73,7 +73,7 @@ class EmbeddingService {
                    boost::asio::thread_pool& workers);
   ~EmbeddingService();
 
-  // Cancelling (client gone) drops the inputs still queued; the call then throws RequestError.
+  // Cancelling (client gone) drops the inputs still queued; the call then throws http::StatusError.
   boost::asio::awaitable<EmbedResult> embed(EmbedRequest request,
                                             std::shared_ptr<CancelSignal> cancel);
   boost::asio::awaitable<RerankResult> rerank(RerankRequest request,
@@ -84,7 +84,7 @@ class EmbeddingService {
   std::unique_ptr<Impl> impl_;
 };
 
-// Ollama's normalisation: v / max(|v|, 1e-12). Throws RequestError(500) for NaN or Inf.
+// Ollama's normalisation: v / max(|v|, 1e-12). Throws http::StatusError(400) for NaN or Inf.
 void normalize_embedding(std::vector<float>& v);
 
 }  // namespace vkllm::sched

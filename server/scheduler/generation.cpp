@@ -13,10 +13,10 @@
 #include "engine/tokenizer/incremental_decoder.h"
 #include "registry/errors.h"
 #include "server/async/run_blocking.h"
+#include "server/http/status_error.h"
 #include "server/prompt/output_parser.h"
 #include "server/scheduler/blob_model_source.h"
 #include "server/scheduler/prompt_facts.h"
-#include "server/scheduler/request_error.h"
 #include "server/scheduler/request_options.h"
 #include "server/scheduler/stop_matcher.h"
 
@@ -75,13 +75,13 @@ asio::awaitable<registry::ModelShow> GenerationService::resolve(const registry::
     }
   };
   std::optional<registry::ModelShow> show = co_await async::run_blocking(workers_, std::move(find));
-  if (!show) throw RequestError(404, "model '" + as_sent + "' not found");
+  if (!show) throw http::StatusError(404, "model '" + as_sent + "' not found");
   co_return std::move(*show);
 }
 
 asio::awaitable<std::shared_ptr<const tokenizer::Tokenizer>> GenerationService::tokenizer_for(
     const registry::ModelShow& show) {
-  if (!show.model_blob) throw RequestError(400, "model has no weights layer");
+  if (!show.model_blob) throw http::StatusError(400, "model has no weights layer");
   const std::string key = show.model_blob->str();
   {
     std::lock_guard lock(impl_->mutex);
@@ -93,7 +93,7 @@ asio::awaitable<std::shared_ptr<const tokenizer::Tokenizer>> GenerationService::
     try {
       return tokenizer::Tokenizer::from_gguf(read_gguf_header(store.blobs(), blob));
     } catch (const std::exception& e) {
-      throw RequestError(500, std::string("cannot read the model's vocabulary: ") + e.what());
+      throw http::StatusError(500, std::string("cannot read the model's vocabulary: ") + e.what());
     }
   };
   std::shared_ptr<const tokenizer::Tokenizer> tok =
@@ -131,18 +131,17 @@ asio::awaitable<std::shared_ptr<const ModelFacts>> GenerationService::facts_for(
 asio::awaitable<uint32_t> GenerationService::count_prompt_tokens(GenerationRequest req) {
   registry::ModelShow show = co_await resolve(req.name, req.model);
   const std::shared_ptr<const ModelFacts> facts = co_await facts_for(show);
-  if (!facts->completion) throw RequestError(400, "\"" + req.model + "\" does not support chat");
-  if (!facts->builder) throw RequestError(500, facts->builder_error);
+  if (!facts->completion) {
+    throw http::StatusError(400, "\"" + req.model + "\" does not support chat");
+  }
+  if (!facts->builder) throw http::StatusError(500, facts->builder_error);
   std::shared_ptr<const tokenizer::Tokenizer> tok = co_await tokenizer_for(show);
   resolve_think(req, *facts, req.chat.think);
   req.chat.truncate = false;
+  // A template that fails to render throws prompt::TemplateError: a 500 (http/error_reply.h).
   auto count = [&req, &facts, &tok]() -> uint32_t {
-    try {
-      const auto rendered = facts->builder->render_chat(req.chat, UINT32_MAX, {});
-      return static_cast<uint32_t>(tok->encode(rendered.text, true, true).size());
-    } catch (const prompt::TemplateError& e) {
-      throw RequestError(500, e.what());
-    }
+    const auto rendered = facts->builder->render_chat(req.chat, UINT32_MAX, {});
+    return static_cast<uint32_t>(tok->encode(rendered.text, true, true).size());
   };
   const uint32_t n = co_await async::run_blocking(workers_, std::move(count));
   co_return n;
@@ -157,22 +156,22 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
 
   // Capabilities (compat §1.5, §1.6, §1.15).
   if (!facts->completion) {
-    throw RequestError(
+    throw http::StatusError(
         400, "\"" + req.model + "\" does not support " + std::string(chat ? "chat" : "generate"));
   }
   prompt::Think& think = chat ? req.chat.think : req.generate.think;
   resolve_think(req, *facts, think);
   const bool has_tools = chat && req.chat.tools.is_array() && !req.chat.tools.empty();
   if (has_tools && !facts->caps.tools) {
-    throw RequestError(400, show.name.full() + " does not support tools");
+    throw http::StatusError(400, show.name.full() + " does not support tools");
   }
   if (!chat && !req.generate.suffix.empty() && !facts->caps.insert && !req.raw) {
-    throw RequestError(400, show.name.full() + " does not support insert");
+    throw http::StatusError(400, show.name.full() + " does not support insert");
   }
   bool has_images = !req.generate.images.empty();
   for (const auto& m : req.chat.messages) has_images |= !m.images.empty();
   if (has_images && !facts->vision) {
-    throw RequestError(400, "\"" + req.model + "\" does not support images");
+    throw http::StatusError(400, "\"" + req.model + "\" does not support images");
   }
 
   // Load only / unload (empty prompt or no messages).
@@ -191,7 +190,8 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
 
   // Queue accounting (OLLAMA_MAX_QUEUE): a request waits until its sequence starts.
   if (queued_.load() >= options_.max_queue) {
-    throw RequestError(503, "server busy, please try again.  maximum pending requests exceeded");
+    throw http::StatusError(503,
+                            "server busy, please try again.  maximum pending requests exceeded");
   }
   ++queued_;
   bool queued = true;
@@ -207,12 +207,8 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
   if (!lease) {
     auto& models = models_;
     auto keep = req.keep_alive;
-    try {
-      auto load = [&models, show, keep] { return models.acquire(show, keep); };
-      lease.emplace(co_await async::run_blocking(impl_->loaders, std::move(load)));
-    } catch (const ModelLoadError& e) {
-      throw RequestError(e.status(), e.what());
-    }
+    auto load = [&models, show, keep] { return models.acquire(show, keep); };
+    lease.emplace(co_await async::run_blocking(impl_->loaders, std::move(load)));
   }
   const auto t_loaded = steady_clock::now();
   if (cancel->cancelled) co_return;
@@ -227,7 +223,7 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
     co_await sink(done);
     co_return;
   }
-  if (!facts->builder) throw RequestError(500, facts->builder_error);
+  if (!facts->builder) throw http::StatusError(500, facts->builder_error);
 
   // Options: built-in defaults < named template's < model's parameters < request's.
   const RequestOptions opts =
@@ -241,9 +237,9 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
   const tokenizer::Tokenizer& tok = *model.tokenizer;
   for (const int32_t id : req.context) {  // as /api/detokenize checks them
     if (id < 0 || id >= tok.vocab_size()) {
-      throw RequestError(400, "token id " + std::to_string(id) +
-                                  " in context is outside the vocabulary of " +
-                                  std::to_string(tok.vocab_size()));
+      throw http::StatusError(400, "token id " + std::to_string(id) +
+                                       " in context is outside the vocabulary of " +
+                                       std::to_string(tok.vocab_size()));
     }
   }
   struct Built {
@@ -255,10 +251,11 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
   const auto budget_ms = options_.prompt_budget.count();
   // Between the renders of truncation: stop when the client left or the budget is spent.
   auto check_prompt_work = [cancel, prompt_deadline, budget_ms] {
-    if (cancel->cancelled) throw RequestError(499, "request cancelled");
+    if (cancel->cancelled) throw http::StatusError(499, "request cancelled");
     if (steady_clock::now() > prompt_deadline) {
-      throw RequestError(400, "building the prompt took longer than " + std::to_string(budget_ms) +
-                                  " ms; send fewer or shorter messages");
+      throw http::StatusError(400, "building the prompt took longer than " +
+                                       std::to_string(budget_ms) +
+                                       " ms; send fewer or shorter messages");
     }
   };
   auto build_prompt = [&, builder, num_ctx]() -> Built {
@@ -269,17 +266,13 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
       check_prompt_work();
       return n;
     };
-    try {
-      if (chat) {
-        b.rendered = builder->render_chat(req.chat, num_ctx, count);
-      } else if (req.raw) {
-        b.rendered.text = req.generate.prompt;
-        b.rendered.images = req.generate.images;
-      } else {
-        b.rendered = builder->render_generate(req.generate, num_ctx, count);
-      }
-    } catch (const prompt::TemplateError& e) {
-      throw RequestError(500, e.what());
+    if (chat) {  // (a template that fails throws prompt::TemplateError: a 500)
+      b.rendered = builder->render_chat(req.chat, num_ctx, count);
+    } else if (req.raw) {
+      b.rendered.text = req.generate.prompt;
+      b.rendered.images = req.generate.images;
+    } else {
+      b.rendered = builder->render_generate(req.generate, num_ctx, count);
     }
     check_prompt_work();
     if (!req.debug_render_only) {
@@ -312,13 +305,14 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
       e["type"] = "exceed_context_size_error";
       e["n_prompt_tokens"] = tokens.size();
       e["n_ctx"] = num_ctx;
-      throw RequestError(400, nlohmann::ordered_json{{"error", e}}.dump());
+      throw http::StatusError(400, nlohmann::ordered_json{{"error", e}}.dump());
     }
     if (!shift) {
-      throw RequestError(400,
-                         "the prompt is longer than the context length currently available to "
-                         "the model; shorten the prompt, adjust the context length in settings, "
-                         "or use a model with a longer context length");
+      throw http::StatusError(
+          400,
+          "the prompt is longer than the context length currently available to "
+          "the model; shorten the prompt, adjust the context length in settings, "
+          "or use a model with a longer context length");
     }
     // Keep num_keep tokens (+BOS) and the newest ones, freeing half the rest for generation.
     uint32_t keep = opts.num_keep < 0 ? num_ctx - 1 : uint32_t(opts.num_keep);
@@ -354,12 +348,9 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
   if (spec) {
     // Compiling may take a good part of a second (the compiler's work budget): never on an I/O
     // thread. Repeated specs come from the compile cache.
+    // (A format the compiler refuses throws sampling::FormatError: a 400.)
     auto compile = [spec = std::move(*spec)] { return sampling::compile_format_spec(spec); };
-    try {
-      so.format = co_await async::run_blocking(workers_, std::move(compile));
-    } catch (const sampling::FormatError& e) {
-      throw RequestError(400, e.what());
-    }
+    so.format = co_await async::run_blocking(workers_, std::move(compile));
     if (!model.scheduler->vocabulary_index()) {
       std::shared_ptr<std::once_flag> once;
       {
@@ -384,14 +375,7 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
 
   auto stream = std::make_shared<TokenStream>(co_await asio::this_coro::executor);
   SequenceRequest sr{tokens, so, stream};
-  SequenceHandle handle;
-  try {
-    handle = model.scheduler->submit(std::move(sr));
-  } catch (const SchedulerStopped& e) {
-    throw RequestError(503, e.what());
-  } catch (const std::exception& e) {
-    throw RequestError(500, e.what());
-  }
+  SequenceHandle handle = model.scheduler->submit(std::move(sr));
   cancel->on_cancel = [&handle, stream] {
     handle.cancel();
     stream->nudge();
@@ -443,7 +427,7 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
         last_piece = piece;
         auto r = stops.feed(decoder.push(t));
         auto d = parser.feed(r.text);
-        if (!d.error.empty()) throw RequestError(500, d.error);
+        if (!d.error.empty()) throw http::StatusError(500, d.error);
         chunk.content += d.content;
         chunk.thinking += d.thinking;
         for (auto& c : d.tool_calls) chunk.tool_calls.push_back(std::move(c));
@@ -467,8 +451,8 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
           chunk = GenerationChunk{};
         }
       }
-      if (ev.finish == FinishReason::error) throw RequestError(500, ev.error);
-      if (ev.finish == FinishReason::unavailable) throw RequestError(503, ev.error);
+      if (ev.finish == FinishReason::error) throw http::StatusError(500, ev.error);
+      if (ev.finish == FinishReason::unavailable) throw http::StatusError(503, ev.error);
       if (ev.finish != FinishReason::none) {
         finished = true;
         if (done_reason.empty()) {
@@ -487,8 +471,8 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
       std::string rest = r.text + (r.stopped ? std::string() : stops.flush());
       auto d = parser.feed(rest);
       auto tail = parser.finish();
-      if (!d.error.empty()) throw RequestError(500, d.error);
-      if (!tail.error.empty()) throw RequestError(500, tail.error);
+      if (!d.error.empty()) throw http::StatusError(500, d.error);
+      if (!tail.error.empty()) throw http::StatusError(500, tail.error);
       chunk.content += d.content + tail.content;
       chunk.thinking += d.thinking + tail.thinking;
       for (auto* calls : {&d.tool_calls, &tail.tool_calls}) {

@@ -104,9 +104,10 @@ class GenerationService {
   // Waits for model loads in flight (shutdown, before the requests' executor goes).
   void join_loaders();
 
-  // Runs a request; every chunk goes through `sink`, the last with done = true. Throws
-  // RequestError before the first chunk (status + message) or after it (the route writes an
-  // error line). Returns without a final chunk when `cancel` fired.
+  // Runs a request; every chunk goes through `sink`, the last with done = true. Fails (before the
+  // first chunk or after it, when the route ends the stream with an error line or event) with
+  // http::StatusError, or with the engine's or the template's own error, which
+  // http::status_error_of maps. Returns without a final chunk when `cancel` fired.
   boost::asio::awaitable<void> run(GenerationRequest request, ChunkSink sink,
                                    std::shared_ptr<CancelSignal> cancel);
 
@@ -114,7 +115,8 @@ class GenerationService {
   // truncation, from its GGUF header alone (no weights loaded): Anthropic's count_tokens.
   boost::asio::awaitable<uint32_t> count_prompt_tokens(GenerationRequest request);
 
-  // Resolves a name to the installed model (RequestError 404 "model 'X' not found" with `as_sent`).
+  // Resolves a name to the installed model (http::StatusError 404 "model 'X' not found" with
+  // `as_sent`).
   boost::asio::awaitable<registry::ModelShow> resolve(const registry::ModelName& name,
                                                       const std::string& as_sent);
   // The model's tokenizer, built from its GGUF header (no weights loaded); cached.

@@ -126,11 +126,11 @@ std::optional<ModelLease> ModelManager::try_acquire(const registry::ModelShow& s
 
 ModelLease ModelManager::acquire(const registry::ModelShow& show,
                                  std::optional<nanoseconds> keep_alive) {
-  if (!show.model_blob) throw ModelLoadError(400, "model has no weights layer");
+  if (!show.model_blob) throw http::StatusError(400, "model has no weights layer");
   const std::string key = instance_key(show);
   {
     std::lock_guard lock(mutex_);
-    if (stopping_) throw ModelLoadError(503, "server is shutting down");
+    if (stopping_) throw http::StatusError(503, "server is shutting down");
     if (auto m = usable(key)) {
       take(*m, keep_alive);
       return ModelLease(this, m, false);
@@ -150,7 +150,7 @@ ModelLease ModelManager::acquire(const registry::ModelShow& show,
     lock.unlock();
     if (m->scheduler) m->scheduler->shutdown("server is shutting down");
     if (m->embeddings) m->embeddings->shutdown("server is shutting down");
-    throw ModelLoadError(503, "server is shutting down");
+    throw http::StatusError(503, "server is shutting down");
   }
   m->keep_alive = options_.default_keep_alive;
   take(*m, keep_alive);
@@ -171,7 +171,7 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
     m->header =
         std::make_unique<gguf::GgufFile>(read_gguf_header(store_.blobs(), *show.model_blob));
   } catch (const std::exception& e) {
-    throw ModelLoadError(500, "cannot read the model file: " + std::string(e.what()));
+    throw http::StatusError(500, "cannot read the model file: " + std::string(e.what()));
   }
   // A LoRA adapter is merged into the weights as they load (engine/runtime/lora_merge.h): the
   // model then loads with the merged header, whose adapted quantized weights are F16.
@@ -184,7 +184,7 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
       m->header =
           std::make_unique<gguf::GgufFile>(runtime::lora_merged_header(*base_header, *adapter, {}));
     } catch (const std::exception& e) {
-      throw ModelLoadError(500, "cannot apply the adapter of " + name + ": " + e.what());
+      throw http::StatusError(500, "cannot apply the adapter of " + name + ": " + e.what());
     }
   }
   model::ModelSpec spec;
@@ -192,7 +192,7 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
     spec = model::ModelSpec::from_gguf(*m->header);
     m->tokenizer = tokenizer::Tokenizer::from_gguf(*m->header);
   } catch (const std::exception& e) {
-    throw ModelLoadError(500, "cannot load " + name + ": " + e.what());
+    throw http::StatusError(500, "cannot load " + name + ": " + e.what());
   }
   // Every model runs on the chosen backend: on the CPU backend, embedding and rerank models too.
   const bool host = device_.backend == Backend::Cpu;
@@ -243,10 +243,10 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
   const uint64_t fixed = weight_bytes + act_estimate + (host ? 0 : options_.gpu_overhead);
   const uint64_t min_kv = per_token_kv * std::min<uint32_t>(ctx_default, 2048);
   if (fixed + min_kv > heap) {
-    throw ModelLoadError(500, "model requires more memory than the " +
-                                  std::string(host ? "system" : "device") + " has: " + name +
-                                  " needs " + gib(fixed + min_kv) + ", the " +
-                                  (host ? "system" : "device") + " has " + gib(heap));
+    throw http::StatusError(500, "model requires more memory than the " +
+                                     std::string(host ? "system" : "device") + " has: " + name +
+                                     " needs " + gib(fixed + min_kv) + ", the " +
+                                     (host ? "system" : "device") + " has " + gib(heap));
   }
   // Room for this model next to the others, evicting idle ones (least recently used first).
   if (loaded_.size() >= options_.max_loaded || free_bytes(host) < fixed + min_kv) {
@@ -256,8 +256,8 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
   if (host && free_now < fixed + min_kv) {
     // Other processes hold the memory: loading would swap or meet the OOM killer (Ollama's
     // words for the same refusal).
-    throw ModelLoadError(500, "model requires more system memory (" + gib(fixed + min_kv) +
-                                  ") than is available (" + gib(free_now) + ")");
+    throw http::StatusError(500, "model requires more system memory (" + gib(fixed + min_kv) +
+                                     ") than is available (" + gib(free_now) + ")");
   }
   lock.unlock();
   if (ro.kv_budget_bytes == 0) {
@@ -306,19 +306,19 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
       }
     }
   } catch (const std::bad_alloc&) {
-    throw ModelLoadError(500, "out of system memory loading " + name);
+    throw http::StatusError(500, "out of system memory loading " + name);
   } catch (const vk::VulkanError& e) {
     if (e.result() == VK_ERROR_OUT_OF_DEVICE_MEMORY || e.result() == VK_ERROR_OUT_OF_HOST_MEMORY) {
-      throw ModelLoadError(500, "out of device memory loading " + name + ": " + e.what());
+      throw http::StatusError(500, "out of device memory loading " + name + ": " + e.what());
     }
-    throw ModelLoadError(500, "cannot load " + name + ": " + e.what());
+    throw http::StatusError(500, "cannot load " + name + ": " + e.what());
   } catch (const std::exception& e) {
-    throw ModelLoadError(500, "cannot load " + name + ": " + e.what());
+    throw http::StatusError(500, "cannot load " + name + ": " + e.what());
   }
   try {
     verified.get();
   } catch (const std::exception& e) {
-    throw ModelLoadError(500, "cannot load " + name + ": " + e.what());
+    throw http::StatusError(500, "cannot load " + name + ": " + e.what());
   }
   m->device_bytes = m->embeddings ? m->embeddings->device_bytes() : m->runner->device_bytes();
   if (m->runner) {
@@ -355,7 +355,7 @@ std::shared_ptr<vk::Context> ModelManager::vulkan_context() {
       context_ = std::make_shared<vk::Context>(device_.vulkan_options(options_.vulkan),
                                                options_.pipeline_cache);
     } catch (const std::exception& e) {
-      throw ModelLoadError(500, std::string("no usable Vulkan device: ") + e.what());
+      throw http::StatusError(500, std::string("no usable Vulkan device: ") + e.what());
     }
   }
   return context_;
@@ -398,7 +398,7 @@ void ModelManager::make_room(uint64_t need_bytes, bool host, std::unique_lock<st
       unload_locked(victim->key);
       continue;
     }
-    if (stopping_) throw ModelLoadError(503, "server is shutting down");
+    if (stopping_) throw http::StatusError(503, "server is shutting down");
     changed_.wait(lock);
   }
 }

@@ -32,24 +32,13 @@
 #include "engine/tokenizer/tokenizer.h"
 #include "engine/vulkan/context.h"
 #include "registry/model_store.h"
+#include "server/http/status_error.h"
 #include "server/scheduler/device_choice.h"
 #include "server/scheduler/embedding_jobs.h"
 #include "server/scheduler/manager_options.h"
 #include "server/scheduler/scheduler.h"
 
 namespace vkllm::sched {
-
-// A model cannot be loaded or served (out of memory, unsupported architecture, bad blob).
-// status() is the HTTP status the request should fail with.
-class ModelLoadError : public std::runtime_error {
- public:
-  ModelLoadError(unsigned status, const std::string& what)
-      : std::runtime_error(what), status_(status) {}
-  unsigned status() const { return status_; }
-
- private:
-  unsigned status_;
-};
 
 struct LoadedModel {
   std::shared_ptr<vk::Context> context;  // first: outlives everything built on it
@@ -118,7 +107,8 @@ class ModelManager {
   ModelManager& operator=(const ModelManager&) = delete;
 
   // Blocking (loads take seconds): call from a worker thread. keep_alive: the request's, if it
-  // set one. Throws ModelLoadError.
+  // set one. Throws http::StatusError (the status the request fails with: 400 no weights, 500
+  // cannot load or does not fit, 503 shutting down).
   ModelLease acquire(const registry::ModelShow& show,
                      std::optional<std::chrono::nanoseconds> keep_alive);
   // acquire() when the model is already loaded and healthy (never blocks on a load).

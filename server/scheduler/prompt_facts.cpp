@@ -1,7 +1,7 @@
 #include "server/scheduler/prompt_facts.h"
 
 #include "server/scheduler/blob_model_source.h"
-#include "server/scheduler/request_error.h"
+#include "server/http/status_error.h"
 
 namespace vkllm::sched {
 
@@ -46,7 +46,7 @@ std::shared_ptr<const ModelFacts> compute_model_facts(registry::ModelStore& stor
 void resolve_think(const GenerationRequest& req, const ModelFacts& facts, prompt::Think& think) {
   if (think.set && think.enabled && !facts.caps.thinking) {
     if (!req.think_if_capable) {
-      throw RequestError(400, "\"" + req.model + "\" does not support thinking");
+      throw http::StatusError(400, "\"" + req.model + "\" does not support thinking");
     }
     think = {};
   }

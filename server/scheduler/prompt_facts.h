@@ -30,7 +30,7 @@ std::shared_ptr<const ModelFacts> compute_model_facts(registry::ModelStore& stor
 
 // The request's think against the model's capability: thinking models think unless told not to
 // (Ollama sets the absent value to true: the template sees Think, ThinkLevel "medium" and
-// IsThinkSet); others refuse it, or drop it when the route says so. Throws RequestError.
+// IsThinkSet); others refuse it, or drop it when the route says so. Throws http::StatusError.
 void resolve_think(const GenerationRequest& req, const ModelFacts& facts, prompt::Think& think);
 
 // How to parse the request's output: the builder's config, with a chat's last message (a

@@ -3,14 +3,14 @@
 #include <cmath>
 #include <limits>
 
-#include "server/scheduler/request_error.h"
+#include "server/http/status_error.h"
 
 namespace vkllm::sched {
 
 namespace {
 
 [[noreturn]] void wrong_type(const std::string& key, const char* type) {
-  throw RequestError(400, "option \"" + key + "\" must be of type " + type);
+  throw http::StatusError(400, "option \"" + key + "\" must be of type " + type);
 }
 
 int64_t as_int(const std::string& key, const nlohmann::ordered_json& v) {

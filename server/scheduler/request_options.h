@@ -23,7 +23,7 @@ struct RequestOptions {
   std::vector<std::string> stop;
 };
 
-// Layers apply in order, later ones winning key by key. Throws RequestError(500).
+// Layers apply in order, later ones winning key by key. Throws http::StatusError(400).
 RequestOptions resolve_options(const std::vector<const nlohmann::ordered_json*>& layers);
 
 }  // namespace vkllm::sched

@@ -154,7 +154,7 @@ SequenceHandle Scheduler::submit(SequenceRequest request) {
   metrics().add("vkllm_prompt_tokens_total", labels, double(seq->tokens.size()));
   {
     std::lock_guard lock(mutex_);
-    if (stopping_) throw SchedulerStopped(stop_reason_);
+    if (stopping_) throw http::StatusError(503, stop_reason_);  // the model is going away
     seq->id = next_id_++;
     incoming_.push_back(std::move(seq));
     ++active_;

@@ -24,6 +24,7 @@
 #include "engine/sampling/sampling_params.h"
 #include "engine/sampling/token_constraint.h"
 #include "engine/tokenizer/tokenizer.h"
+#include "server/http/status_error.h"
 #include "server/scheduler/speculation.h"
 #include "server/scheduler/token_stream.h"
 
@@ -67,12 +68,6 @@ struct SchedulerStats {
 
 class Scheduler;
 
-// submit() after shutdown(): the model is going away (a request answers 503).
-class SchedulerStopped : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
 // A submitted sequence. Destroying it (or cancel()) cancels the sequence if still running.
 class SequenceHandle {
  public:
@@ -106,8 +101,8 @@ class Scheduler {
 
   // Stops the engine thread and waits for it: sequences still there finish as `unavailable`
   // with `reason` (as `cancelled` if their request already went away), and later submits
-  // throw. Idempotent. Called before the I/O threads' executor goes away, so no stream is
-  // pushed to after its executor is destroyed.
+  // throw http::StatusError 503 with `reason`. Idempotent. Called before the I/O threads' executor
+  // goes away, so no stream is pushed to after its executor is destroyed.
   void shutdown(const std::string& reason);
 
   // Thread-safe. The stream receives the tokens and, last, an event with a finish reason.

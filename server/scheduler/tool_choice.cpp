@@ -1,6 +1,6 @@
 #include "server/scheduler/tool_choice.h"
 
-#include "server/scheduler/request_error.h"
+#include "server/http/status_error.h"
 
 namespace vkllm::sched {
 
@@ -34,10 +34,10 @@ std::optional<sampling::FormatSpec> forced_tool_calls(const nlohmann::ordered_js
   }
   if (spec.tools.empty()) {
     if (choice.mode == ToolChoice::Mode::named) {
-      throw RequestError(400, "tool_choice names the function \"" + choice.name +
-                                  "\", which is not among the request's tools");
+      throw http::StatusError(400, "tool_choice names the function \"" + choice.name +
+                                       "\", which is not among the request's tools");
     }
-    throw RequestError(400, "tool_choice \"required\" needs at least one tool in \"tools\"");
+    throw http::StatusError(400, "tool_choice \"required\" needs at least one tool in \"tools\"");
   }
   spec.syntax.tag = model.tool_tag.empty() ? "{" : model.tool_tag;
   spec.syntax.closer = closer_of(spec.syntax.tag);

@@ -26,7 +26,7 @@ struct ToolChoice {
 
 // The constraint for a forced choice; nullopt when the choice forces nothing (automatic).
 // `tools` are the request's tools in the native shape ({"type":"function","function":{"name",
-// "parameters"}}). Throws RequestError(400) when the choice names no tool of the request or
+// "parameters"}}). Throws http::StatusError(400) when the choice names no tool of the request or
 // there are no tools to call.
 std::optional<sampling::FormatSpec> forced_tool_calls(const nlohmann::ordered_json& tools,
                                                       const ToolChoice& choice,

@@ -1,6 +1,6 @@
 // Request parsing of every inference route on arbitrary bodies: the first byte picks the route
 // ('0' /api/generate, '1' /api/chat, '2' /v1/chat/completions, '3' /v1/completions,
-// '4' /v1/responses), the rest is the body. Bad input may fail only with http::HttpError (the
+// '4' /v1/responses), the rest is the body. Bad input may fail only with http::StatusError (the
 // routes turn it into a 400/404 in each API's shape); anything else escaping is a bug. What a
 // parser accepts must be usable downstream: its options, format and tools serialise.
 #include <cstddef>
@@ -56,7 +56,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     volatile size_t sink = touch(r);
     (void)sink;
-  } catch (const http::HttpError& e) {
+  } catch (const http::StatusError& e) {
     if (e.status() != 400 && e.status() != 404) __builtin_trap();
   }
   return 0;

@@ -1,4 +1,4 @@
-// For tests of request parsing: the HTTP status an HttpError thrown by `f` carries, 0 when `f`
+// For tests of request parsing: the HTTP status a StatusError thrown by `f` carries, 0 when `f`
 // throws none (other exceptions pass through and fail the test).
 #pragma once
 
@@ -11,7 +11,7 @@ namespace vkllm::test {
 inline unsigned status_of(const std::function<void()>& f) {
   try {
     f();
-  } catch (const http::HttpError& e) {
+  } catch (const http::StatusError& e) {
     return e.status();
   }
   return 0;

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "server/scheduler/request_error.h"
+#include "server/http/status_error.h"
 
 namespace vkllm::sched {
 namespace {
@@ -43,7 +43,7 @@ TEST(RequestOptions, WrongTypesAre400sWithOllamasText) {
   auto message = [](const oj& request) {
     try {
       resolve_options({&request});
-    } catch (const RequestError& e) {
+    } catch (const http::StatusError& e) {
       EXPECT_EQ(e.status(), 400u);
       return std::string(e.what());
     }

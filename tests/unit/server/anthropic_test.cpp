@@ -7,6 +7,7 @@
 #include "server/api/anthropic_request.h"
 #include "server/api/anthropic_response.h"
 #include "server/api/openai_request.h"
+#include "server/http/error_reply.h"
 #include "tests/support/http_status.h"
 
 using namespace vkllm;
@@ -153,7 +154,7 @@ TEST(AnthropicRequest, BadInputIs400UnknownModelNameIs404) {
       404u);
   try {
     messages(R"({"model":"m","messages":[{"role":"user","content":"x"}]})");
-  } catch (const http::HttpError& e) {
+  } catch (const http::StatusError& e) {
     EXPECT_EQ(e.message(), "max_tokens: Field required");
   }
 }
@@ -251,14 +252,15 @@ TEST(AnthropicResponse, StreamedEventSequence) {
 }
 
 TEST(AnthropicResponse, ErrorShapes) {
-  EXPECT_EQ(api::anthropic_error_json(404, "model 'x' not found"),
-            J::parse(R"({"type":"error","error":{"type":"not_found_error",
+  EXPECT_EQ(
+      http::error_json(http::ErrorShape::anthropic, http::StatusError(404, "model 'x' not found")),
+      J::parse(R"({"type":"error","error":{"type":"not_found_error",
               "message":"model 'x' not found"}})"));
-  EXPECT_EQ(api::anthropic_error_type(400), "invalid_request_error");
-  EXPECT_EQ(api::anthropic_error_type(401), "authentication_error");
-  EXPECT_EQ(api::anthropic_error_type(503), "overloaded_error");
-  EXPECT_EQ(api::anthropic_error_type(500), "api_error");
-  EXPECT_EQ(api::anthropic_sse_error(500, "boom"),
+  EXPECT_EQ(http::anthropic_error_type(400), "invalid_request_error");
+  EXPECT_EQ(http::anthropic_error_type(401), "authentication_error");
+  EXPECT_EQ(http::anthropic_error_type(503), "overloaded_error");
+  EXPECT_EQ(http::anthropic_error_type(500), "api_error");
+  EXPECT_EQ(http::stream_error(http::ErrorShape::anthropic, http::StatusError(500, "boom")),
             "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\","
             "\"message\":\"boom\"}}\n\n");
 }

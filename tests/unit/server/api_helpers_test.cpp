@@ -9,9 +9,9 @@
 #include "engine/gguf/gguf_writer.h"
 #include "engine/model/model_maker.h"
 #include "registry/blob_store.h"
-#include "server/api/error_status.h"
 #include "server/api/oci_view.h"
 #include "server/api/time_format.h"
+#include "server/http/error_reply.h"
 #include "server/http/exchange.h"
 #include "server/models/gguf_summary.h"
 
@@ -67,8 +67,8 @@ TEST(OciRange, ParsesSingleByteRanges) {
   EXPECT_FALSE(api::parse_range("items=0-1", 1000));
   EXPECT_FALSE(api::parse_range("bytes=5-1", 1000));
   EXPECT_FALSE(api::parse_range("bytes=0-1,4-5", 1000));
-  EXPECT_THROW(api::parse_range("bytes=1000-", 1000), http::HttpError);
-  EXPECT_THROW(api::parse_range("bytes=-0", 1000), http::HttpError);
+  EXPECT_THROW(api::parse_range("bytes=1000-", 1000), http::StatusError);
+  EXPECT_THROW(api::parse_range("bytes=-0", 1000), http::StatusError);
 }
 
 class GgufSummaryTest : public ::testing::Test {
@@ -131,7 +131,7 @@ TEST_F(GgufSummaryTest, NonGgufIs400) {
     models::read_gguf_summary(store, info.digest);
     FAIL() << "no error";
   } catch (const std::exception& e) {
-    EXPECT_EQ(api::error_status(e), 400u);  // what an HTTP client is answered
+    EXPECT_EQ(http::status_error_of(e).status(), 400u);  // what an HTTP client is answered
     EXPECT_NE(std::string(e.what()).find("not in GGUF format"), std::string::npos);
   }
 }
@@ -173,7 +173,7 @@ TEST_F(GgufSummaryTest, OllamaLayoutIsSummarisedTranslatedAndAHalfMatchIs400) {
     models::read_gguf_summary(store, bad.digest);
     FAIL() << "no error";
   } catch (const std::exception& e) {
-    EXPECT_EQ(api::error_status(e), 400u);
+    EXPECT_EQ(http::status_error_of(e).status(), 400u);
     EXPECT_NE(std::string(e.what()).find("tokenizer.ggml.tokens has 1 entries, fewer than the 64 "
                                          "rows of token_embd.weight"),
               std::string::npos)

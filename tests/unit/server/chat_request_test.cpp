@@ -45,7 +45,7 @@ TEST(ChatRequest, BadInputIs400) {
   EXPECT_EQ(status_of([] { api::parse_messages(json::parse(R"({"a":1})")); }), 400u);
   try {
     api::parse_message(json::parse(R"({"role":"user","content":3})"));
-  } catch (const http::HttpError& e) {
+  } catch (const http::StatusError& e) {
     EXPECT_STREQ(e.what(),
                  "json: cannot unmarshal number into Go struct field ChatRequest.messages.content "
                  "of type string");
@@ -63,7 +63,7 @@ TEST(ChatRequest, Base64AsGoDecodesIt) {
   }
   try {
     api::decode_base64("aGVsbG8*");
-  } catch (const http::HttpError& e) {
+  } catch (const http::StatusError& e) {
     EXPECT_STREQ(e.what(), "illegal base64 data at input byte 7");
   }
 }
@@ -89,7 +89,7 @@ TEST(ChatRequest, ThinkChatAndGenerateInputs) {
   try {
     api::parse_think(&odd);
     ADD_FAILURE() << "an unknown level was accepted";
-  } catch (const http::HttpError& e) {
+  } catch (const http::StatusError& e) {
     EXPECT_EQ(e.status(), 400u);
     EXPECT_EQ(
         e.message(),
@@ -98,7 +98,7 @@ TEST(ChatRequest, ThinkChatAndGenerateInputs) {
   try {
     api::parse_think(&number);
     ADD_FAILURE() << "a number was accepted";
-  } catch (const http::HttpError& e) {
+  } catch (const http::StatusError& e) {
     EXPECT_EQ(e.message(), "think must be a boolean or string");
   }
 

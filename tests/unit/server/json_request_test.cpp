@@ -6,7 +6,7 @@
 #include "tests/support/http_status.h"
 
 using namespace vkllm::api;
-using vkllm::http::HttpError;
+using vkllm::http::StatusError;
 
 namespace {
 
@@ -17,7 +17,7 @@ TEST(JsonRequest, EmptyBodyIsMissingRequestBody) {
     try {
       parse_json_object(body);
       FAIL() << "no error for empty body";
-    } catch (const HttpError& e) {
+    } catch (const StatusError& e) {
       EXPECT_EQ(e.status(), 400u);
       EXPECT_STREQ(e.what(), "missing request body");
     }
@@ -65,7 +65,7 @@ TEST(JsonRequest, DeepNestingIs400NotAStackOverflow) {
   try {
     parse_json_object(deep);
     FAIL() << "accepted 60,000 levels";
-  } catch (const HttpError& e) {
+  } catch (const StatusError& e) {
     EXPECT_EQ(e.status(), 400u);
     EXPECT_NE(std::string(e.what()).find("nested too deeply"), std::string::npos) << e.what();
   }

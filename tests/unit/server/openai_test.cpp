@@ -6,6 +6,7 @@
 #include "server/api/openai_request.h"
 #include "server/api/openai_response.h"
 #include "server/api/openai_responses.h"
+#include "server/http/error_reply.h"
 #include "server/http/exchange.h"
 #include "tests/support/http_status.h"
 
@@ -292,11 +293,12 @@ TEST(OpenAiResponse, CompletionStreamSendsTextThenFinishThenUsageAndDone) {
 
 TEST(OpenAiResponse, ErrorEnvelopeAndSseEvent) {
   EXPECT_EQ(
-      api::openai_error_json(404, "model 'x' not found").dump(),
+      http::error_json(http::ErrorShape::openai, http::StatusError(404, "model 'x' not found"))
+          .dump(),
       R"({"error":{"message":"model 'x' not found","type":"not_found_error","param":null,"code":null}})");
-  EXPECT_EQ(api::openai_error_type(400), "invalid_request_error");
-  EXPECT_EQ(api::openai_error_type(503), "api_error");
-  EXPECT_EQ(api::openai_sse_error(500, "device lost"),
+  EXPECT_EQ(http::openai_error_type(400), "invalid_request_error");
+  EXPECT_EQ(http::openai_error_type(503), "api_error");
+  EXPECT_EQ(http::stream_error(http::ErrorShape::openai, http::StatusError(500, "device lost")),
             "data: {\"error\":{\"message\":\"device lost\",\"type\":\"api_error\",\"param\":null,"
             "\"code\":null}}\n\n");
 }
@@ -351,7 +353,7 @@ TEST(OpenAiResponses, ThinkingThenToolCallEvents) {
   EXPECT_EQ(r["output"][1]["arguments"], R"({"q":1})");
   EXPECT_EQ(r["output"][1]["status"], "completed");
   EXPECT_EQ(r["usage"]["total_tokens"], 7);
-  const auto err = rs.error(500, "boom");
+  const auto err = rs.error(http::StatusError(500, "boom"));
   EXPECT_EQ(err.type, "error");
   EXPECT_EQ(err.data["error"]["type"], "api_error");  // SDKs raise on an `error` key
   EXPECT_EQ(err.data["message"], "boom");

@@ -21,6 +21,7 @@
 #include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
 
+#include "registry/errors.h"
 #include "server/http/exchange.h"
 #include "server/http/private_paths.h"
 #include "server/http/streams.h"
@@ -30,8 +31,8 @@ namespace beast = boost::beast;
 namespace bhttp = beast::http;
 using asio::awaitable;
 using vkllm::http::Exchange;
-using vkllm::http::HttpError;
 using vkllm::http::Method;
+using vkllm::http::StatusError;
 
 namespace {
 
@@ -67,13 +68,21 @@ class ServerTest : public ::testing::Test {
         line["i"] = i;
         co_await out.send(line);
       }
-      if (ex.query_param("fail")) throw HttpError(500, "boom after " + std::to_string(n));
+      if (ex.query_param("fail")) throw StatusError(500, "boom after " + std::to_string(n));
       co_await out.finish();
     });
     r.add(Method::get, "/fail", [](Exchange&) -> awaitable<void> {
-      throw HttpError(418, "teapot");
+      throw StatusError(418, "teapot");
       co_return;
     });
+    // A registry error escaping a handler, under each API family's paths.
+    for (const char* path : {"/api/missing", "/v1/missing", "/v1/messages/missing"}) {
+      r.add(Method::get, path, [](Exchange&) -> awaitable<void> {
+        throw vkllm::registry::RegistryError(vkllm::registry::ErrorKind::not_found,
+                                             "no such model");
+        co_return;
+      });
+    }
     // Holds the request open for the given milliseconds before reading its body.
     r.add(Method::post, "/slow/:ms", [](Exchange& ex) -> awaitable<void> {
       asio::steady_timer timer(ex.executor());
@@ -264,6 +273,23 @@ TEST_F(ServerTest, ErrorBeforeResponseUsesStatusAndOllamaShape) {
   EXPECT_EQ(res.result_int(), 418);
   EXPECT_EQ(res[bhttp::field::content_type], "application/json; charset=utf-8");
   EXPECT_EQ(nlohmann::json::parse(res.body())["error"], "teapot");
+}
+
+TEST_F(ServerTest, AFailureIsAnsweredWithItsStatusInThePathsApiShape) {
+  const auto ollama = request(bhttp::verb::get, "/api/missing");
+  EXPECT_EQ(ollama.result_int(), 404);
+  EXPECT_EQ(nlohmann::json::parse(ollama.body())["error"], "no such model");
+  const auto openai = request(bhttp::verb::get, "/v1/missing");
+  EXPECT_EQ(openai.result_int(), 404);
+  const auto o = nlohmann::json::parse(openai.body());
+  EXPECT_EQ(o["error"]["message"], "no such model");
+  EXPECT_EQ(o["error"]["type"], "not_found_error");
+  const auto anthropic = request(bhttp::verb::get, "/v1/messages/missing");
+  EXPECT_EQ(anthropic.result_int(), 404);
+  const auto a = nlohmann::json::parse(anthropic.body());
+  EXPECT_EQ(a["type"], "error");
+  EXPECT_EQ(a["error"]["type"], "not_found_error");
+  EXPECT_EQ(a["error"]["message"], "no such model");
 }
 
 TEST_F(ServerTest, UnknownRouteAndWrongMethod) {
