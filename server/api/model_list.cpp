@@ -13,7 +13,7 @@ namespace {
 
 // Bumped whenever what listing_facts() derives changes: stored facts of another version are
 // computed again.
-constexpr int kFactsVersion = 1;
+constexpr int kFactsVersion = 2;  // 2: capabilities from the template in use
 
 json listing_facts(registry::ModelStore& store, const registry::ModelShow& shown) {
   const auto summary = models::summary_of(store, shown);
@@ -23,7 +23,7 @@ json listing_facts(registry::ModelStore& store, const registry::ModelShow& shown
   details.parent_model.clear();
   f["details"] = details_json(details, summary.get(), true);
   const auto caps = models::capabilities_of(shown, summary.get());
-  if (!caps.empty()) f["capabilities"] = caps;
+  if (!caps.names.empty()) f["capabilities"] = caps.names;
   return f;
 }
 

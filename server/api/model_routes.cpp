@@ -92,7 +92,7 @@ json show_body(registry::ModelStore& store, const ModelName& name, bool verbose,
     }
   }
   if (g && !g->tensors.empty()) j["tensors"] = g->tensors;
-  j["capabilities"] = models::capabilities_of(m, g);
+  j["capabilities"] = models::capabilities_of(m, g).names;
   j["modified_at"] = rfc3339_local(m.modified_at);
   if (!m.requires_version.empty()) j["requires"] = m.requires_version;
   return j;

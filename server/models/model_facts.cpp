@@ -1,13 +1,29 @@
 #include "server/models/model_facts.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace vkllm::models {
 
-std::vector<std::string> capabilities_of(const registry::ModelShow& m, const GgufSummary* g) {
-  std::vector<std::string> caps;
-  auto add = [&](const std::string& c) {
-    if (std::find(caps.begin(), caps.end(), c) == caps.end()) caps.push_back(c);
+namespace {
+
+// llama.cpp's architecture name and Ollama's own converter's.
+bool gpt_oss_family(const GgufSummary* g) {
+  return g != nullptr && (g->architecture == "gpt-oss" || g->architecture == "gptoss");
+}
+
+}  // namespace
+
+bool Capabilities::has(std::string_view name) const {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+Capabilities capabilities_of(const registry::ModelShow& m, const GgufSummary* g,
+                             const prompt::TemplateCapabilities* in_use) {
+  Capabilities caps;
+  caps.from_weights = g != nullptr;
+  auto add = [&caps](const std::string& c) {
+    if (!caps.has(c)) caps.names.push_back(c);
   };
   if (const auto it = m.config.find("capabilities"); it != m.config.end() && it->is_array()) {
     for (const auto& c : *it) {
@@ -17,37 +33,42 @@ std::vector<std::string> capabilities_of(const registry::ModelShow& m, const Ggu
   if (g != nullptr) {
     for (const auto& c : g->capabilities) add(c);
   }
-  if (m.template_text) {
-    const std::string& t = *m.template_text;
-    if (t.find(".Tools") != std::string::npos) add("tools");
-    if (t.find(".Suffix") != std::string::npos) add("insert");
-    if (t.find(".Thinking") != std::string::npos || t.find(".IsThinkSet") != std::string::npos) {
-      add("thinking");
-    }
-  } else if (g != nullptr && !g->chat_template.empty()) {
-    const std::string& t = g->chat_template;
-    if (t.find("tools") != std::string::npos || t.find("tool_call") != std::string::npos) {
-      add("tools");
-    }
-    if (t.find("<think>") != std::string::npos && t.find("</think>") != std::string::npos) {
-      add("thinking");
-    }
+  if (in_use != nullptr) {
+    if (in_use->tools) add("tools");
+    if (in_use->insert) add("insert");
+    if (in_use->thinking) add("thinking");
   }
-  // Harmony (gpt-oss's format, PromptBuilder::uses_harmony): Ollama's harmony parser brings
-  // tools and thinking; the gpt-oss family always thinks.
-  const bool gpt_oss =
-      g != nullptr && (g->architecture == "gpt-oss" || g->architecture == "gptoss");
-  const bool harmony_template =
-      !m.template_text || (m.template_text->find("<|start|>") != std::string::npos &&
-                           m.template_text->find("<|end|>") != std::string::npos);
-  if (m.parser == "harmony" || (m.parser.empty() && m.renderer == "harmony") ||
-      (m.parser.empty() && gpt_oss && harmony_template)) {
-    add("tools");
-    add("thinking");
-  }
-  if (gpt_oss) add("thinking");
+  if (gpt_oss_family(g)) add("thinking");  // as Ollama: the family always reasons
   if (!m.projectors.empty()) add("vision");
   return caps;
+}
+
+Capabilities capabilities_of(const registry::ModelShow& m, const GgufSummary* g) {
+  std::optional<prompt::TemplateCapabilities> in_use;
+  try {
+    in_use = prompt::PromptBuilder(model_prompt(m, g)).capabilities();
+  } catch (const prompt::TemplateError&) {
+    // A template that does not parse brings no capability (and fails the requests it renders).
+  }
+  return capabilities_of(m, g, in_use ? &*in_use : nullptr);
+}
+
+prompt::ModelPrompt model_prompt(const registry::ModelShow& m, const GgufSummary* g) {
+  prompt::ModelPrompt mp;
+  mp.template_text = m.template_text;
+  mp.system = m.system;
+  mp.name = m.name.display();
+  mp.renderer = m.renderer;
+  mp.parser = m.parser;
+  mp.has_projector = !m.projectors.empty();
+  for (const auto& msg : m.messages) {
+    mp.messages.push_back({msg.role, msg.content, {}, {}, {}, {}, {}});
+  }
+  if (g != nullptr) {
+    mp.gguf_chat_template = g->chat_template;
+    mp.architecture = g->architecture;
+  }
+  return mp;
 }
 
 std::shared_ptr<const GgufSummary> summary_of(registry::ModelStore& store,

@@ -11,6 +11,7 @@
 #include "server/async/run_blocking.h"
 #include "server/http/status_error.h"
 #include "server/scheduler/embedding_jobs.h"
+#include "server/scheduler/prompt_facts.h"
 #include "server/scheduler/request_options.h"
 
 namespace vkllm::sched {
@@ -51,6 +52,8 @@ std::vector<int32_t> fit_input(const tokenizer::Tokenizer& tok, const std::strin
   if (out.empty()) throw http::StatusError(status, "input is empty");
   return out;
 }
+
+enum class EmbedNeed { embedding, rerank };
 
 // A generative model (no pooling type): Ollama's runner has no embeddings for it.
 http::StatusError not_embedding(const std::string& model) {
@@ -94,6 +97,22 @@ struct EmbeddingService::Impl {
       if (e.status() != 404) throw;
     }
     throw http::StatusError(404, "model \"" + as_sent + "\" not found, try pulling it first");
+  }
+
+  // Refuses, before any load, a model whose capabilities (as /api/show lists them) do not
+  // include what the request needs. Unread weights are not refused: their load says why.
+  asio::awaitable<void> check_capability(const registry::ModelShow& show,
+                                         const std::string& as_sent, EmbedNeed need) {
+    auto lookup = generation.facts_for(show);
+    const std::shared_ptr<const ModelFacts> facts = co_await std::move(lookup);
+    const models::Capabilities& caps = facts->caps;
+    if (!caps.from_weights) co_return;
+    if (need == EmbedNeed::rerank) {
+      if (!caps.has("rerank")) throw not_reranker(as_sent);
+      co_return;
+    }
+    if (!caps.has("embedding")) throw not_embedding(as_sent);
+    if (caps.has("rerank")) throw reranker(as_sent);
   }
 
   asio::awaitable<ModelLease> acquire(const registry::ModelShow& show,
@@ -142,6 +161,10 @@ asio::awaitable<EmbedResult> EmbeddingService::embed(EmbedRequest req,
   const unsigned failure_status = req.normalize ? 400 : 500;
   auto resolving = impl_->resolve(req.name, req.model);
   const registry::ModelShow show = co_await std::move(resolving);
+  if (!req.inputs.empty()) {  // (a load request loads whatever the model is)
+    auto checking = impl_->check_capability(show, req.model, EmbedNeed::embedding);
+    co_await std::move(checking);
+  }
   auto acquiring = impl_->acquire(show, req.keep_alive);
   ModelLease lease = co_await std::move(acquiring);
   const auto t_loaded = steady_clock::now();
@@ -149,6 +172,7 @@ asio::awaitable<EmbedResult> EmbeddingService::embed(EmbedRequest req,
   if (req.inputs.empty()) co_return result;  // a load request: no metrics
 
   LoadedModel& model = *lease;
+  // (Weights that contradict their capabilities, e.g. a config that claims embedding.)
   if (!model.embeddings) throw not_embedding(req.model);
   EmbeddingQueue& queue = *model.embeddings;
   if (queue.spec().pooling == model::Pooling::Rank) throw reranker(req.model);
@@ -205,6 +229,8 @@ asio::awaitable<RerankResult> EmbeddingService::rerank(RerankRequest req,
   }
   auto resolving = impl_->resolve(req.name, req.model);
   const registry::ModelShow show = co_await std::move(resolving);
+  auto checking = impl_->check_capability(show, req.model, EmbedNeed::rerank);
+  co_await std::move(checking);
   auto acquiring = impl_->acquire(show, req.keep_alive);
   ModelLease lease = co_await std::move(acquiring);
   LoadedModel& model = *lease;

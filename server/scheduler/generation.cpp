@@ -131,7 +131,7 @@ asio::awaitable<std::shared_ptr<const ModelFacts>> GenerationService::facts_for(
 asio::awaitable<uint32_t> GenerationService::count_prompt_tokens(GenerationRequest req) {
   registry::ModelShow show = co_await resolve(req.name, req.model);
   const std::shared_ptr<const ModelFacts> facts = co_await facts_for(show);
-  if (!facts->completion) {
+  if (!facts->caps.generates()) {
     throw http::StatusError(400, "\"" + req.model + "\" does not support chat");
   }
   if (!facts->builder) throw http::StatusError(500, facts->builder_error);
@@ -154,23 +154,23 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
   registry::ModelShow show = co_await resolve(req.name, req.model);
   const std::shared_ptr<const ModelFacts> facts = co_await facts_for(show);
 
-  // Capabilities (compat §1.5, §1.6, §1.15).
-  if (!facts->completion) {
+  // Capabilities (compat §1.5, §1.6, §1.15), as /api/show lists them.
+  if (!facts->caps.generates()) {
     throw http::StatusError(
         400, "\"" + req.model + "\" does not support " + std::string(chat ? "chat" : "generate"));
   }
   prompt::Think& think = chat ? req.chat.think : req.generate.think;
   resolve_think(req, *facts, think);
   const bool has_tools = chat && req.chat.tools.is_array() && !req.chat.tools.empty();
-  if (has_tools && !facts->caps.tools) {
+  if (has_tools && !facts->caps.has("tools")) {
     throw http::StatusError(400, show.name.full() + " does not support tools");
   }
-  if (!chat && !req.generate.suffix.empty() && !facts->caps.insert && !req.raw) {
+  if (!chat && !req.generate.suffix.empty() && !facts->caps.has("insert") && !req.raw) {
     throw http::StatusError(400, show.name.full() + " does not support insert");
   }
   bool has_images = !req.generate.images.empty();
   for (const auto& m : req.chat.messages) has_images |= !m.images.empty();
-  if (has_images && !facts->vision) {
+  if (has_images && !facts->caps.has("vision")) {
     throw http::StatusError(400, "\"" + req.model + "\" does not support images");
   }
 

@@ -123,14 +123,15 @@ class GenerationService {
   boost::asio::awaitable<std::shared_ptr<const tokenizer::Tokenizer>> tokenizer_for(
       const registry::ModelShow& show);
 
+  // The model's prompt builder and capabilities, computed once per manifest.
+  boost::asio::awaitable<std::shared_ptr<const ModelFacts>> facts_for(
+      const registry::ModelShow& show);
+
   ModelManager& models() { return models_; }
   uint32_t queued() const { return queued_.load(); }
 
  private:
   struct Impl;
-  // The model's prompt builder and capabilities, computed once per manifest.
-  boost::asio::awaitable<std::shared_ptr<const ModelFacts>> facts_for(
-      const registry::ModelShow& show);
   registry::ModelStore& store_;
   ModelManager& models_;
   boost::asio::thread_pool& workers_;

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "registry/model_store.h"
+#include "server/models/model_facts.h"
 #include "server/prompt/prompt.h"
 #include "server/scheduler/generation.h"
 
@@ -19,9 +20,7 @@ namespace vkllm::sched {
 struct ModelFacts {
   std::shared_ptr<const prompt::PromptBuilder> builder;
   std::string builder_error;  // the template does not parse
-  bool completion = true;     // no pooling_type: a generative model
-  bool vision = false;
-  prompt::TemplateCapabilities caps;
+  models::Capabilities caps;  // what /api/show lists (models::capabilities_of)
   nlohmann::ordered_json template_defaults = nlohmann::ordered_json::object();
 };
 

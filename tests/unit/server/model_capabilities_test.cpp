@@ -1,0 +1,84 @@
+// A model's capabilities from the one function /api/show, /api/tags and generation's checks share
+// (models::capabilities_of): the config's, the GGUF's, the template in use, the family's.
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "server/models/model_facts.h"
+
+using namespace vkllm;
+using Names = std::vector<std::string>;
+
+namespace {
+
+registry::ModelShow show_with(std::optional<std::string> template_text) {
+  registry::ModelShow m;
+  m.template_text = std::move(template_text);
+  return m;
+}
+
+models::GgufSummary gguf(std::string architecture, Names capabilities) {
+  models::GgufSummary g;
+  g.architecture = std::move(architecture);
+  g.capabilities = std::move(capabilities);
+  return g;
+}
+
+TEST(ModelCapabilities, TheTemplateInUseGivesToolsInsertAndThinking) {
+  const auto g = gguf("llama", {"completion"});
+  const auto plain = models::capabilities_of(show_with("{{ .Prompt }}"), &g);
+  EXPECT_EQ(plain.names, Names{"completion"});
+  EXPECT_TRUE(plain.generates());
+  const auto fim = models::capabilities_of(
+      show_with("{{ if .Tools }}{{ .Tools }}{{ end }}<pre>{{ .Prompt }}<suf>{{ .Suffix }}"), &g);
+  EXPECT_EQ(fim.names, (Names{"completion", "tools", "insert"}));
+  // Thinking needs tags the output parser can find around .Thinking, not the word alone.
+  const std::string qwen3 =
+      "{{- range .Messages }}<|im_start|>{{ .Role }}\n{{ if .Thinking }}<think>{{ .Thinking "
+      "}}</think>{{ end }}{{ .Content }}<|im_end|>\n{{ end }}<|im_start|>assistant\n";
+  EXPECT_EQ(models::capabilities_of(show_with(qwen3), &g).names, (Names{"completion", "thinking"}));
+}
+
+TEST(ModelCapabilities, HarmonyAndTheGptOssFamily) {
+  const auto g = gguf("llama", {"completion"});
+  auto harmony = show_with("{{ .Prompt }}");
+  harmony.renderer = "harmony";
+  harmony.parser = "harmony";
+  EXPECT_EQ(models::capabilities_of(harmony, &g).names, (Names{"completion", "tools", "thinking"}));
+  // A gpt-oss GGUF without a template renders Harmony; with a plain TEMPLATE it still thinks.
+  const auto oss = gguf("gpt-oss", {"completion"});
+  EXPECT_EQ(models::capabilities_of(show_with(std::nullopt), &oss).names,
+            (Names{"completion", "tools", "thinking"}));
+  EXPECT_EQ(models::capabilities_of(show_with("{{ .Prompt }}"), &oss).names,
+            (Names{"completion", "thinking"}));
+}
+
+TEST(ModelCapabilities, ConfigFirstThenWeightsThenProjector) {
+  auto m = show_with("{{ .Prompt }}");
+  m.config = nlohmann::ordered_json::parse(R"({"capabilities":["vision","completion",7]})");
+  m.projectors.push_back(registry::Digest());
+  const auto g = gguf("llama", {"completion"});
+  EXPECT_EQ(models::capabilities_of(m, &g).names, (Names{"vision", "completion"}));
+}
+
+TEST(ModelCapabilities, EmbeddingModelsDoNotGenerateAndUnreadWeightsAreNotRefused) {
+  const auto bert = gguf("bert", {"embedding", "rerank"});
+  const auto reranker = models::capabilities_of(show_with(std::nullopt), &bert);
+  EXPECT_EQ(reranker.names, (Names{"embedding", "rerank"}));
+  EXPECT_FALSE(reranker.generates());
+  EXPECT_TRUE(reranker.from_weights);
+  // Weights not read: generation goes on to the load, which says what is wrong with them.
+  const auto unread = models::capabilities_of(show_with("{{ .Prompt }}"), nullptr);
+  EXPECT_TRUE(unread.names.empty());
+  EXPECT_FALSE(unread.from_weights);
+  EXPECT_TRUE(unread.generates());
+}
+
+TEST(ModelCapabilities, ATemplateThatDoesNotParseBringsNone) {
+  const auto g = gguf("llama", {"completion"});
+  EXPECT_EQ(models::capabilities_of(show_with("{{ if .Tools }}"), &g).names, Names{"completion"});
+}
+
+}  // namespace
