@@ -10,24 +10,6 @@
 namespace vkllm::tokenizer {
 namespace {
 
-constexpr std::string_view kSpaceSymbol = "\xE2\x96\x81";  // U+2581, SentencePiece's space
-
-// SentencePiece's piece for the space character, as the vocabulary writes it.
-std::string unescape_spaces(std::string_view piece) {
-  std::string out;
-  out.reserve(piece.size());
-  size_t pos = 0;
-  while (pos < piece.size()) {
-    if (piece.compare(pos, kSpaceSymbol.size(), kSpaceSymbol) == 0) {
-      out.push_back(' ');
-      pos += kSpaceSymbol.size();
-    } else {
-      out.push_back(piece[pos++]);
-    }
-  }
-  return out;
-}
-
 // The next code point of text, with SentencePiece's space symbol read as the space it stands for.
 uint32_t text_codepoint(std::string_view text, size_t& pos) {
   const uint32_t cp = utf8::decode(text, pos);
@@ -68,16 +50,7 @@ SpmTokenizer::SpmTokenizer(Vocab vocab)
 SpmTokenizer::~SpmTokenizer() = default;
 
 std::string SpmTokenizer::piece_of(int32_t id) const {
-  switch (vocab_.type(id)) {
-    case TokenType::kByte:
-      if (int b = byte_of_piece(vocab_.text(id)); b >= 0)
-        return std::string(1, static_cast<char>(b));
-      return vocab_.text(id);
-    case TokenType::kUserDefined:
-      return vocab_.text(id);
-    default:
-      return unescape_spaces(vocab_.text(id));
-  }
+  return spm_piece_bytes(vocab_, id);
 }
 
 void SpmTokenizer::encode_fragment(std::string_view text, bool at_text_start,

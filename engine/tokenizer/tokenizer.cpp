@@ -4,6 +4,7 @@
 
 #include "engine/tokenizer/bpe_tokenizer.h"
 #include "engine/tokenizer/spm_tokenizer.h"
+#include "engine/tokenizer/unigram_tokenizer.h"
 #include "engine/tokenizer/wordpiece_tokenizer.h"
 
 namespace vkllm::tokenizer {
@@ -26,6 +27,8 @@ std::unique_ptr<Tokenizer> Tokenizer::from_vocab(Vocab vocab) {
       return std::make_unique<SpmTokenizer>(std::move(vocab));
     case VocabKind::kWordPiece:
       return std::make_unique<WordPieceTokenizer>(std::move(vocab));
+    case VocabKind::kUnigram:
+      return std::make_unique<UnigramTokenizer>(std::move(vocab));
     case VocabKind::kBpe:
       break;
   }
@@ -53,8 +56,16 @@ bool Tokenizer::is_end_of_generation(int32_t id) const {
 }
 
 bool Tokenizer::strips_leading_space() const {
-  return (vocab_.kind == VocabKind::kSpm && vocab_.add_space_prefix) ||
-         vocab_.kind == VocabKind::kWordPiece;
+  switch (vocab_.kind) {
+    case VocabKind::kSpm:
+    case VocabKind::kUnigram:
+      return vocab_.add_space_prefix;
+    case VocabKind::kWordPiece:
+      return true;
+    case VocabKind::kBpe:
+      break;
+  }
+  return false;
 }
 
 std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special,

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
+#include <memory>
+#include <variant>
 
 #include "engine/tokenizer/tokenizer_error.h"
 
@@ -38,6 +41,41 @@ int32_t special_id(const gguf::GgufFile& f, std::string_view key, int32_t fallba
   return static_cast<int32_t>(id);
 }
 
+// tokenizer.ggml.precompiled_charsmap as bytes: llama.cpp's converter writes an array of u8 (or
+// i8). Ollama's snowflake-arctic-embed2 holds it as base64 text, one character per string; the
+// file's load-time translation (engine/gguf/ollama_layout.h) turns that into bytes first.
+std::string charsmap_bytes(const gguf::GgufFile& f) {
+  constexpr std::string_view kKey = "tokenizer.ggml.precompiled_charsmap";
+  const gguf::Value* v = f.find(kKey);
+  if (!v) return {};
+  const auto* a = std::get_if<std::shared_ptr<gguf::Array>>(&v->v);
+  if (!a ||
+      ((*a)->element_type != gguf::ValueType::U8 && (*a)->element_type != gguf::ValueType::I8)) {
+    throw TokenizerError("tokenizer: " + std::string(kKey) + " is " +
+                         (a ? "an array of " + gguf::value_type_name((*a)->element_type)
+                            : gguf::value_type_name(v->type())) +
+                         ", not an array of bytes");
+  }
+  std::string out;
+  out.reserve((*a)->items.size());
+  for (const gguf::Value& item : (*a)->items) {
+    if (const auto* u = std::get_if<uint8_t>(&item.v)) {
+      out.push_back(static_cast<char>(*u));
+    } else {
+      out.push_back(static_cast<char>(std::get<int8_t>(item.v)));
+    }
+  }
+  // Its first four bytes give the size of the compiled trie that follows; the replacement
+  // strings come after it.
+  uint32_t trie_size = 0;
+  if (out.size() >= 4) std::memcpy(&trie_size, out.data(), 4);
+  if (out.size() < 4 || uint64_t{trie_size} + 4 >= out.size()) {
+    throw TokenizerError("tokenizer: " + std::string(kKey) + " is truncated (" +
+                         std::to_string(out.size()) + " bytes)");
+  }
+  return out;
+}
+
 }  // namespace
 
 int32_t Vocab::find(std::string_view t) const {
@@ -56,9 +94,11 @@ Vocab Vocab::from_gguf(const gguf::GgufFile& f) {
     v.kind = VocabKind::kBpe;
   } else if (v.model == "bert") {
     v.kind = VocabKind::kWordPiece;
+  } else if (v.model == "t5") {
+    v.kind = VocabKind::kUnigram;
   } else {
     throw TokenizerError("tokenizer: unsupported tokenizer.ggml.model '" + v.model +
-                         "' (supported: llama, gpt2, bert)");
+                         "' (supported: llama, gpt2, bert, t5)");
   }
   v.pre = f.get_optional<std::string>("tokenizer.ggml.pre").value_or("default");
   if (!f.has("tokenizer.ggml.tokens"))
@@ -113,6 +153,9 @@ Vocab Vocab::from_gguf(const gguf::GgufFile& f) {
       def_unk = 100, def_cls = 101, def_sep = 102, def_pad = 0, def_mask = 103;
       def_add_bos = true, def_add_eos = true;
       break;
+    case VocabKind::kUnigram:  // T5's: no BOS, </s> after the text
+      def_eos = 1, def_unk = 2, def_pad = 0, def_add_eos = true;
+      break;
   }
   v.unk = special_id(f, "tokenizer.ggml.unknown_token_id", def_unk, n_vocab);
   v.sep = special_id(f, "tokenizer.ggml.seperator_token_id", def_sep, n_vocab);
@@ -136,7 +179,13 @@ Vocab Vocab::from_gguf(const gguf::GgufFile& f) {
   v.add_eos = add_eos.value_or(def_add_eos);
   if (v.add_bos && v.bos < 0) v.add_bos = false;
   if (v.add_eos && v.eos < 0) v.add_eos = false;
-  v.add_space_prefix = f.get_optional<bool>("tokenizer.ggml.add_space_prefix").value_or(true);
+  v.add_space_prefix = f.get_optional<bool>("tokenizer.ggml.add_space_prefix")
+                           .value_or(v.kind != VocabKind::kUnigram);
+  if (v.kind == VocabKind::kUnigram) {
+    v.remove_extra_whitespaces =
+        f.get_optional<bool>("tokenizer.ggml.remove_extra_whitespaces").value_or(false);
+    v.precompiled_charsmap = charsmap_bytes(f);
+  }
 
   if (v.eot < 0) {
     for (std::string_view t : kEndOfTurnTexts) {

@@ -1,5 +1,6 @@
 // A tokenizer vocabulary as GGUF describes it (tokenizer.ggml.*): token texts, types, scores,
-// special token ids and the add-BOS/EOS policy, with llama.cpp's defaults per model type.
+// special token ids, the add-BOS/EOS policy and (unigram) the normalizer settings, with
+// llama.cpp's defaults per model type.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +24,9 @@ enum class TokenType : int32_t {
   kByte = 6,
 };
 
-enum class VocabKind { kSpm, kBpe, kWordPiece };
+// kSpm: SentencePiece BPE ("llama"); kBpe: byte-level BPE ("gpt2"); kWordPiece: "bert";
+// kUnigram: SentencePiece unigram with its normalizer ("t5": T5, XLM-RoBERTa).
+enum class VocabKind { kSpm, kBpe, kWordPiece, kUnigram };
 
 struct Vocab {
   VocabKind kind = VocabKind::kSpm;
@@ -43,7 +46,12 @@ struct Vocab {
 
   int32_t bos = -1, eos = -1, eot = -1, eom = -1, unk = -1, pad = -1, sep = -1, cls = -1, mask = -1;
   bool add_bos = false, add_eos = false;
-  bool add_space_prefix = true;            // SPM only
+  bool add_space_prefix = true;  // SPM and unigram (default: true for SPM, false for unigram)
+  // Unigram only: runs of whitespace collapse to one and the text's ends are trimmed
+  // (tokenizer.ggml.remove_extra_whitespaces), and SentencePiece's compiled normalization rules
+  // (tokenizer.ggml.precompiled_charsmap, e.g. NFKC; empty: none).
+  bool remove_extra_whitespaces = false;
+  std::string precompiled_charsmap;
   std::vector<int32_t> end_of_generation;  // sorted
   // Control, user-defined and unknown tokens, longest text first: the order in which they are
   // split out of text.
