@@ -449,7 +449,11 @@ void build_encoder(const EncoderTraits& a, const MakeModelOptions& o, const gguf
   if (a.rope_base > 0) w.set_f32(p + "rope.freq_base", a.rope_base);
   w.set_f32(p + "attention.layer_norm_epsilon", 1e-12f);
   w.set_bool(p + "attention.causal", false);
-  w.set_u32(p + "pooling_type", a.pooling);
+  // An XLM-RoBERTa vocabulary (unigram, "t5") makes the model snowflake-arctic-embed2's kind:
+  // CLS pooling (its sentence-transformers config) over bert's graph.
+  const bool xlm_roberta =
+      a.pooling == 1 && vocab.get_optional<std::string>("tokenizer.ggml.model") == "t5";
+  w.set_u32(p + "pooling_type", xlm_roberta ? 2 : a.pooling);
   w.copy_metadata(vocab, "tokenizer.");
   if (!vocab.has("tokenizer.ggml.token_type_count")) {
     w.set_u32("tokenizer.ggml.token_type_count", n_types);

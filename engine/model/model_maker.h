@@ -47,7 +47,9 @@ struct MakeModelOptions {
   // phi3, mistral3 (Ministral 3: YaRN over n_ctx / 16 original tokens, attention temperature
   // 0.1), gemma-embedding (EmbeddingGemma: mean pooling, dense projections 4 x n_embd wide), and
   // the encoders bert, nomic-bert and bert-rerank (bert with a cross-encoder head, rank pooling).
-  // Encoders use n_head K/V heads whatever the shape says.
+  // Encoders use n_head K/V heads whatever the shape says. bert with an XLM-RoBERTa vocabulary
+  // ("t5", e.g. tests/reference/unigram) is snowflake-arctic-embed2's kind: CLS pooling and the
+  // vocabulary's token type count (1).
   std::string arch;
   ModelShape shape;
   FileType file_type = FileType::F16;

@@ -28,7 +28,11 @@ model::MakeModelOptions read_make_model_options(const nlohmann::json& m, const s
   if (!type) throw std::runtime_error(name + ": unknown " + what + " type");
   o.file_type = *type;
   o.seed = m.at("seed").get<uint64_t>();
-  *vocab = shared_testdata_dir() / m.at("vocab").get<std::string>();
+  // A vocabulary committed beside its references ("tests/reference/unigram/...") is in the
+  // source tree; the others are in ../shared/testdata.
+  const auto vocab_name = m.at("vocab").get<std::string>();
+  *vocab = vocab_name.starts_with("tests/") ? fs::path(VKLLM_SOURCE_DIR) / vocab_name
+                                            : shared_testdata_dir() / vocab_name;
   return o;
 }
 

@@ -36,7 +36,8 @@ std::vector<uint8_t> make_model_bytes(const model::MakeModelOptions& options,
                                       const std::filesystem::path& vocab);
 
 // The parts of a case file other references share: a make-model parameter object (`what` names it
-// in errors; its vocab, relative to ../shared/testdata, goes to *vocab), and the prompt with
+// in errors; its vocab, relative to ../shared/testdata or, when it starts with "tests/", to the
+// source tree, goes to *vocab), and the prompt with
 // llama.cpp's decoder outputs for a model of `type`.
 model::MakeModelOptions read_make_model_options(const nlohmann::json& m, const std::string& name,
                                                 const std::string& what,
