@@ -238,6 +238,8 @@ void translate_known_layouts(GgufFile& file) {
     ollama::translate_qwen3moe(file);
   } else if (*arch == "gptoss") {
     ollama::translate_gptoss(file);
+  } else if (*arch == "bert") {
+    ollama::translate_snowflake_arctic_embed2(file);
   }
 }
 

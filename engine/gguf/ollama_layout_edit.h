@@ -60,5 +60,6 @@ void translate_llama3(GgufFile& f);
 void translate_mistral3(GgufFile& f);
 void translate_qwen3moe(GgufFile& f);
 void translate_gptoss(GgufFile& f);
+void translate_snowflake_arctic_embed2(GgufFile& f);
 
 }  // namespace vkllm::gguf::ollama

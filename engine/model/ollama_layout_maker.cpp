@@ -1,5 +1,7 @@
 #include "engine/model/ollama_layout_maker.h"
 
+#include <openssl/evp.h>
+
 #include <cstring>
 #include <memory>
 #include <stdexcept>
@@ -176,6 +178,41 @@ void rewrite_mistral3(const MakeModelOptions& o, gguf::GgufWriter& w) {
   add_random_tensor(w, "mm.linear_2.weight", {o.shape.n_embd, o.shape.n_embd}, o.seed);
 }
 
+// snowflake-arctic-embed2 as published: its XLM-R tokenizer's precompiled charsmap as base64
+// text, one character per string.
+void rewrite_snowflake_arctic_embed2(gguf::GgufWriter& w) {
+  const gguf::Value* model = w.find("tokenizer.ggml.model");
+  const auto* name = model ? std::get_if<std::string>(&model->v) : nullptr;
+  const gguf::Array* charsmap = array_of(w, "tokenizer.ggml.precompiled_charsmap");
+  if (!name || *name != "t5" || !charsmap) {
+    throw std::invalid_argument(
+        "make-model --layout ollama: bert's Ollama layout is snowflake-arctic-embed2's, which "
+        "needs an XLM-R vocabulary (tokenizer.ggml.model t5 with a precompiled charsmap, e.g. "
+        "tests/reference/unigram/xlmr-unigram-vocab.gguf); Ollama's converter writes WordPiece "
+        "bert models as llama.cpp's does");
+  }
+  std::string bytes;
+  bytes.reserve(charsmap->items.size());
+  for (const gguf::Value& item : charsmap->items) {
+    if (const auto* u = std::get_if<uint8_t>(&item.v)) {
+      bytes.push_back(static_cast<char>(*u));
+    } else if (const auto* i = std::get_if<int8_t>(&item.v)) {
+      bytes.push_back(static_cast<char>(*i));
+    } else {
+      throw std::invalid_argument("make-model: the vocab's precompiled charsmap is not bytes");
+    }
+  }
+  std::string text(4 * ((bytes.size() + 2) / 3) + 1, '\0');
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(text.data()),
+                                reinterpret_cast<const unsigned char*>(bytes.data()),
+                                static_cast<int>(bytes.size()));
+  text.resize(static_cast<size_t>(n));
+  std::vector<std::string> chars;
+  chars.reserve(text.size());
+  for (char c : text) chars.emplace_back(1, c);
+  w.set_strings("tokenizer.ggml.precompiled_charsmap", chars);
+}
+
 void rewrite_qwen3moe(gguf::GgufWriter& w) {
   w.erase("qwen3moe.expert_feed_forward_length");
   w.set_bool("qwen3moe.norm_top_k_prob", true);
@@ -231,12 +268,14 @@ void rewrite_as_ollama_layout(const MakeModelOptions& o, gguf::GgufWriter& w) {
     rewrite_qwen3moe(w);
   } else if (o.arch == "gpt-oss") {
     rewrite_gptoss(w);
+  } else if (o.arch == "bert") {
+    rewrite_snowflake_arctic_embed2(w);
   } else {
     throw std::invalid_argument(
         "make-model --layout ollama: no Ollama layout for '" + o.arch +
-        "' (llama, gemma3, gemma-embedding, mistral3, qwen3moe, gpt-oss; Ollama's "
-        "converter writes the other "
-        "architectures as llama.cpp's does: docs/ollama-layouts.md)");
+        "' (llama, gemma3, gemma-embedding, mistral3, qwen3moe, gpt-oss, bert with an XLM-R "
+        "vocabulary; Ollama's converter writes the other architectures as llama.cpp's does: "
+        "docs/ollama-layouts.md)");
   }
 }
 

@@ -35,6 +35,8 @@ std::optional<FileLayout> file_layout_from_name(std::string_view name);
 //            beta_slow / mscale / mscale_all_dim and rope.scaling_beta, no pre-tokenizer, a
 //            small random Pixtral tower and projector (v.*, mm.*; mistral3.vision.* keys).
 //   qwen3moe - no expert_feed_forward_length, norm_top_k_prob true.
+//   bert   - with an XLM-R ("t5") vocabulary only: snowflake-arctic-embed2 as published, its
+//            precompiled charsmap as base64 text, one character per string.
 // The text weights keep their types and bytes (and names, but EmbeddingGemma's dense ones). Throws
 // std::invalid_argument for other architectures or options the layout cannot express.
 void rewrite_as_ollama_layout(const MakeModelOptions& options, gguf::GgufWriter& w);

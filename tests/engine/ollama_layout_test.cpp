@@ -3,9 +3,11 @@
 // value and tensor of the twin, the same tokenizer and the same logits on the CPU backend and on
 // Vulkan; the file as stored differs where the translation matters; a llama.cpp-layout file is
 // left untouched; a file that half-matches is refused naming what is missing.
+// snowflake-arctic-embed2 uses the committed XLM-R-style vocabulary of tests/reference/unigram.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <memory>
 #include <set>
 #include <string>
@@ -332,6 +334,47 @@ TEST(OllamaLayout, GptOssViewAndLogitsMatchTheLlamaCppTwin) {
   EXPECT_EQ(last_logits(view, prompt, true), last_logits(twin, prompt, true));
 }
 
+// bert with the XLM-R-style unigram vocabulary of tests/reference/unigram.
+model::MakeModelOptions snowflake_options() {
+  model::MakeModelOptions o;
+  o.arch = "bert";
+  o.shape = model::parse_model_shape("64x2x2x2");
+  o.file_type = model::FileType::F16;
+  o.seed = 51;
+  return o;
+}
+
+GgufFile xlmr_vocab() {
+  return GgufFile::open(std::filesystem::path(VKLLM_SOURCE_DIR) /
+                        "tests/reference/unigram/xlmr-unigram-vocab.gguf");
+}
+
+// snowflake-arctic-embed2 as published: the charsmap as base64 text, one character per string,
+// which neither llama.cpp nor the tokenizer reads as stored.
+TEST(OllamaLayout, SnowflakeArcticEmbed2TokensAndEmbeddingsMatchTheLlamaCppTwin) {
+  const Twins files = make_twins(snowflake_options(), xlmr_vocab());
+  const GgufFile twin = GgufFile::parse(files.llama_cpp);
+  EXPECT_FALSE(twin.translation().applied());
+  const GgufFile view = GgufFile::parse(files.ollama);
+  const GgufFile raw = GgufFile::parse(files.ollama, ReadLayout::Raw);
+  ASSERT_EQ(view.translation().name, "ollama-snowflake-arctic-embed2");
+  EXPECT_EQ(compare_views(twin, view), std::set<std::string>{});
+  EXPECT_EQ(model::ModelSpec::from_gguf(view).pooling, model::Pooling::Cls);
+
+  const std::string text = "Pierre said «Ｈｅｌｌｏ»   to Наташа, 战争 <mask> ﬁne.";
+  const auto want = tokenizer::Tokenizer::from_gguf(twin)->encode(text, true, true);
+  EXPECT_EQ(tokenizer::Tokenizer::from_gguf(view)->encode(text, true, true), want);
+  EXPECT_THAT([&] { tokenizer::Tokenizer::from_gguf(raw); },
+              ::testing::ThrowsMessage<tokenizer::TokenizerError>(
+                  HasSubstr("precompiled_charsmap is an array of string, not an array of bytes")));
+  for (const bool cpu : {true, false}) {
+    SCOPED_TRACE(cpu ? "cpu" : "vulkan");
+    const auto expected = embedding(twin, want, cpu);
+    ASSERT_EQ(expected.size(), 64u);
+    EXPECT_EQ(embedding(view, want, cpu), expected);
+  }
+}
+
 std::string layout_error(const std::vector<uint8_t>& bytes) {
   try {
     GgufFile::parse(bytes);
@@ -483,6 +526,38 @@ TEST(OllamaLayout, HalfMatchingEmbeddingGemmaMistral3Qwen3MoeAndGptOssAreRefused
   });
   EXPECT_THAT(layout_error(both_norms), HasSubstr("it has both blk.1.ffn_norm.weight and "
                                                   "blk.1.post_attention_norm.weight"));
+}
+
+// A t5 tokenizer's charsmap as strings that are not one base64 character each, not base64, or
+// not a compiled charsmap is refused; a WordPiece bert is no snowflake-arctic-embed2.
+TEST(OllamaLayout, HalfMatchingSnowflakeArcticEmbed2IsRefused) {
+  const GgufFile vocab = xlmr_vocab();
+  model::MakeModelOptions o = snowflake_options();
+  o.layout = FileLayout::Ollama;
+  const auto with_charsmap = [&](const std::vector<std::string>& chars) {
+    gguf::GgufWriter w;
+    model::build_random_model(o, vocab, w);
+    w.set_strings("tokenizer.ggml.precompiled_charsmap", chars);
+    return w.serialize();
+  };
+  const std::string marker =
+      "Ollama's snowflake-arctic-embed2 layout (bert with a t5 tokenizer, "
+      "tokenizer.ggml.precompiled_charsmap as 3 strings) but cannot be translated to llama.cpp's: ";
+  EXPECT_THAT(layout_error(with_charsmap({"A", "LQ", "C"})),
+              HasSubstr(marker + "tokenizer.ggml.precompiled_charsmap entry 1 is 'LQ', not one "
+                                 "base64 character"));
+  EXPECT_THAT(layout_error(with_charsmap({"A", "*", "C"})),
+              HasSubstr(marker + "tokenizer.ggml.precompiled_charsmap is not base64 text"));
+  EXPECT_THAT(layout_error(with_charsmap({"A", "A", "C"})),
+              HasSubstr(marker + "tokenizer.ggml.precompiled_charsmap decodes to 2 bytes, not a "
+                                 "compiled charsmap"));
+
+  o.layout = FileLayout::LlamaCpp;
+  const auto wordpiece = test::random_model_bytes(o, [](gguf::GgufWriter& w) {
+    w.set_string("tokenizer.ggml.model", "bert");
+    w.set_strings("tokenizer.ggml.precompiled_charsmap", {"A", "A", "A", "A"});
+  });
+  EXPECT_FALSE(GgufFile::parse(wordpiece).translation().applied());
 }
 
 }  // namespace
