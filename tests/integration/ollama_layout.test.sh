@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Models in Ollama's converter layout (`vkllm dev make-model --layout ollama`: gemma3 with its
-# vision tower embedded, EmbeddingGemma, Llama 3, mistral3, qwen3moe, gpt-oss) reach vkllm the
+# vision tower embedded, EmbeddingGemma, Llama 3, mistral3, qwen3moe, gpt-oss,
+# snowflake-arctic-embed2) reach vkllm the
 # ways Ollama's library models do: pushed to a real docker-registry under an Ollama-style manifest
 # and pulled through /api/pull, and copied from an Ollama store by `vkllm import-ollama`. Both keep
 # the file byte for byte, and each chats (or embeds) exactly like the llama.cpp-layout twin made
@@ -208,3 +209,36 @@ for spec in "llama 64x2x2x1 F16 ollama-llama3 llama3" "mistral3 64x2x2x1 F16 oll
     "$VKLLM_LOG" || fail "the $arch load log does not name $translation"
 done
 pass "Ollama-layout Llama 3, mistral3, qwen3moe and gpt-oss pulled from a registry chat like their twins"
+
+# snowflake-arctic-embed2 as Ollama's library publishes it (bert, its XLM-R tokenizer's charsmap
+# as base64 text in one-character strings), pulled from the registry, embeds NFKC-folded,
+# Cyrillic and unknown (CJK) text exactly like its llama.cpp-layout twin.
+xlmr=$VKLLM_SOURCE_DIR/tests/reference/unigram/xlmr-unigram-vocab.gguf
+for layout in llama.cpp ollama; do
+  "$VKLLM_BIN" dev make-model --arch bert --shape 64x2x2x2 --vocab "$xlmr" --seed 51 \
+    --layout "$layout" -o "$TEST_TMP/sf-$layout.gguf" >/dev/null || fail "make-model bert --layout $layout"
+done
+ollama_manifest "$TEST_TMP/pub-sf" "$TEST_TMP/sf-ollama.gguf" bert
+push "$TEST_TMP/pub-sf" test/snowflake-olayout v1
+curl -s "$VKLLM_URL/api/pull" -d "{\"model\":\"$REG/test/snowflake-olayout:v1\",\"stream\":false}" \
+  | jq -e '.status == "success"' >/dev/null || fail "pull snowflake-arctic-embed2 from docker-registry"
+d=sha256:$(sha256sum "$TEST_TMP/sf-llama.cpp.gguf" | cut -d' ' -f1)
+st=$(http_status POST "$VKLLM_URL/api/blobs/$d" --data-binary "@$TEST_TMP/sf-llama.cpp.gguf")
+[ "$st" = 201 ] || [ "$st" = 200 ] || fail "sf twin blob upload: $st $(body)"
+expect_eq "$(http_status POST "$VKLLM_URL/api/create" \
+  -d "{\"model\":\"sf-twin\",\"files\":{\"m.gguf\":\"$d\"},\"stream\":false}")" 200 "create sf-twin: $(body)"
+for m in sf-twin "$REG/test/snowflake-olayout:v1"; do
+  curl -sf "$VKLLM_URL/api/show" -d "{\"model\":\"$m\"}" \
+    | jq -e '.capabilities == ["embedding"] and .model_info["general.architecture"] == "bert"' \
+    >/dev/null || fail "show $m"
+  curl -sf "$VKLLM_URL/api/embed" -d "$(jq -nc --arg m "$m" \
+      '{model:$m, input:"Ｐｉｅｒｒｅ met Наташа   again: 战争与和平"}')" \
+    | jq -c .embeddings >"$TEST_TMP/sf-${m##*:}.json" || fail "embed with $m"
+done
+jq -e 'length == 1 and (.[0] | length) == 64' "$TEST_TMP/sf-v1.json" >/dev/null \
+  || fail "snowflake-arctic-embed2 embedding: $(head -c 200 "$TEST_TMP/sf-v1.json")"
+cmp -s "$TEST_TMP/sf-sf-twin.json" "$TEST_TMP/sf-v1.json" \
+  || fail "the Ollama-layout snowflake-arctic-embed2 embeds differently from its twin"
+grep -q "loaded $REG/test/snowflake-olayout:v1 in .*; ollama-snowflake-arctic-embed2 layout read as llama.cpp's$" \
+  "$VKLLM_LOG" || fail "the load log does not name the snowflake-arctic-embed2 translation"
+pass "Ollama-layout snowflake-arctic-embed2 pulled from a registry embeds like its twin"
