@@ -1,6 +1,7 @@
 // snowflake-arctic-embed2 (bert with an XLM-RoBERTa tokenizer) as published in Ollama's library.
 #include <openssl/evp.h>
 
+#include <climits>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -44,6 +45,9 @@ void translate_snowflake_arctic_embed2(GgufFile& f) {
   }
   // OpenSSL decodes whole 4-character groups: restore padding Ollama's decoder does not need.
   while (text.size() % 4 != 0) text += '=';
+  if (text.size() > static_cast<size_t>(INT_MAX)) {
+    t.refuse(std::string(kSnowflakeCharsmapKey) + " is too long for a charsmap");
+  }
   std::vector<unsigned char> bytes(text.size() / 4 * 3);
   const int decoded =
       text.empty()
