@@ -36,8 +36,15 @@ Model::Model(vk::Context& ctx, const gguf::GgufFile& file, const ModelOptions& o
 
 Model::Model(vk::Context& ctx, const gguf::GgufFile& file, TensorDataSource& source,
              const ModelOptions& options)
-    : ctx_(&ctx), spec_(model::ModelSpec::from_gguf(file)) {
-  const TensorPlan plan = plan_device_tensors(file, spec_, options.fuse_weights);
+    : layers_(options.layers), ctx_(&ctx), spec_(model::ModelSpec::from_gguf(file)) {
+  layers_.end = std::min(layers_.end, spec_.n_layer);
+  if (layers_.first >= layers_.end && spec_.n_layer > 0) {
+    throw std::invalid_argument("layer range [" + std::to_string(layers_.first) + ", " +
+                                std::to_string(layers_.end) + ") holds none of the model's " +
+                                std::to_string(spec_.n_layer) + " layers");
+  }
+  TensorPlan plan = plan_device_tensors(file, spec_, options.fuse_weights);
+  std::erase_if(plan.tensors, [&](const PlannedTensor& t) { return !holds(t.name); });
   spec_.fused_qkv = spec_.fused_qkv || plan.fused_qkv;
   spec_.fused_gate_up = spec_.fused_gate_up || plan.fused_gate_up;
   std::vector<const PlannedTensor*> order;
@@ -184,6 +191,18 @@ Model::Model(vk::Context& ctx, const gguf::GgufFile& file, TensorDataSource& sou
       if (it != tensors_.end()) by_weight_[l * kWeights + w] = &it->second;
     }
   }
+}
+
+bool Model::holds(const std::string& name) const {
+  if (name.starts_with("blk.")) {
+    return layers_.contains(static_cast<uint32_t>(std::strtoul(name.c_str() + 4, nullptr, 10)));
+  }
+  if (name == model::weight_name(model::Weight::TokenEmbd))
+    return has_embeddings() || (has_output() && spec_.tied_embeddings);
+  if (name == model::weight_name(model::Weight::OutputNorm) ||
+      name == model::weight_name(model::Weight::Output))
+    return has_output();
+  return true;
 }
 
 const DeviceTensor* Model::find(model::Weight w, uint32_t layer) const {

@@ -35,9 +35,21 @@ struct DeviceTensor {
   uint64_t rows() const { return shape.size() > 1 ? shape[1] : 1; }
 };
 
+// The layers a Model holds: all of them, or one pipeline stage of a model split across devices
+// (engine/runtime/split_model.h).
+struct LayerRange {
+  uint32_t first = 0;
+  uint32_t end = UINT32_MAX;  // one past the last; clamped to the model's layers
+  bool contains(uint32_t layer) const { return layer >= first && layer < end; }
+};
+
 struct ModelOptions {
   // Stack Q|K|V and gate|up into one tensor each where they fit (engine/runtime/weight_fusion.h).
   bool fuse_weights = true;
+  // A stage holds its layers' weights, the token embeddings only with layer 0 and the output
+  // norm and LM head (the embeddings again when tied) only with the last layer; tensors of no
+  // layer (rope factors) go with every stage.
+  LayerRange layers;
 };
 
 class Model {
@@ -60,8 +72,17 @@ class Model {
   // The projection to logits (output.weight, or the embeddings when tied).
   const DeviceTensor& output() const;
   uint64_t weight_bytes() const { return weight_bytes_; }
+  // The layers whose weights this Model holds (all unless it is a stage of a split model).
+  const LayerRange& layers() const { return layers_; }
+  bool is_stage() const { return layers_.first > 0 || layers_.end < spec_.n_layer; }
+  bool has_embeddings() const { return layers_.first == 0; }
+  bool has_output() const { return layers_.end >= spec_.n_layer; }
 
  private:
+  // Whether this Model (a stage or the whole) holds the file's tensor `name`.
+  bool holds(const std::string& name) const;
+
+  LayerRange layers_;
   vk::Context* ctx_;
   model::ModelSpec spec_;
   std::vector<vk::Arena> arenas_;

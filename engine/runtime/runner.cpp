@@ -11,6 +11,8 @@
 #include "engine/runtime/cpu_backend.h"
 #include "engine/runtime/forward.h"
 #include "engine/runtime/host_model.h"
+#include "engine/runtime/split_backend.h"
+#include "engine/runtime/split_model.h"
 #include "engine/runtime/step_backend.h"
 #include "engine/runtime/vulkan_backend.h"
 
@@ -62,7 +64,18 @@ Runner::Runner(const HostModel& model, const RunnerOptions& options)
   start();
 }
 
+Runner::Runner(SplitModel& model, const RunnerOptions& options)
+    : spec_(&model.spec()),
+      weight_bytes_(model.weight_bytes()),
+      options_(with_limits(model.spec(), options)) {
+  for (size_t i = 0; i < model.num_stages(); ++i)
+    stage_weight_bytes_.push_back(model.stage(i).weight_bytes());
+  backend_ = make_split_backend(model, options_);
+  start();
+}
+
 void Runner::start() {
+  if (stage_weight_bytes_.empty()) stage_weight_bytes_.push_back(weight_bytes_);
   options_.max_batch_tokens = backend_->max_batch_tokens();
   options_.max_logits_rows = backend_->max_logits_rows();
   forward_ = std::make_unique<Forward>(*spec_);
@@ -77,6 +90,13 @@ uint64_t Runner::kv_bytes() const {
 }
 uint64_t Runner::device_bytes() const {
   return weight_bytes_ + backend_->kv_bytes() + backend_->activation_bytes();
+}
+
+std::vector<uint64_t> Runner::device_bytes_by_device() const {
+  std::vector<uint64_t> out = backend_->device_step_bytes();
+  for (size_t i = 0; i < out.size() && i < stage_weight_bytes_.size(); ++i)
+    out[i] += stage_weight_bytes_[i];
+  return out;
 }
 
 StepResult Runner::step(std::span<SequenceStep> batch, bool greedy_only) {

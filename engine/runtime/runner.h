@@ -44,8 +44,11 @@ inline constexpr uint32_t kF16LongRowMatvecMaxBatch = 5;
 inline constexpr uint32_t kF16WideRows = 16384;
 
 struct RunnerOptions {
-  uint32_t block_size = 16;         // tokens per KV block
-  uint64_t kv_budget_bytes = 0;     // 0: VKLLM_KV_BUDGET, else a share of device memory
+  uint32_t block_size = 16;      // tokens per KV block
+  uint64_t kv_budget_bytes = 0;  // 0: VKLLM_KV_BUDGET, else a share of device memory
+  // Exactly this many KV blocks instead of what the budget holds (0: the budget decides): the
+  // stages of a split model share one block pool, so each holds the same blocks.
+  uint32_t kv_blocks = 0;
   uint32_t max_batch_tokens = 512;  // new tokens per step, over all sequences
   uint32_t max_seqs = 64;           // sequences per step
   uint32_t max_context = 0;         // per sequence; 0: the model's training context (<= 8192)
@@ -114,6 +117,7 @@ struct StepResult {
 
 class Forward;
 class HostModel;
+class SplitModel;
 class StepBackend;
 struct StepKey;
 
@@ -123,6 +127,8 @@ class Runner {
   Runner(Model& model, const RunnerOptions& options = {});
   // On the CPU; `model` must outlive the Runner.
   Runner(const HostModel& model, const RunnerOptions& options = {});
+  // Across the Vulkan devices of a model split by layers (engine/runtime/split_backend.h).
+  Runner(SplitModel& model, const RunnerOptions& options = {});
   ~Runner();
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;
@@ -134,6 +140,8 @@ class Runner {
   const RunnerOptions& options() const { return options_; }
   uint64_t kv_bytes() const;
   uint64_t device_bytes() const;  // weights + KV + activations
+  // The same on each device, in stage order: one entry unless the model is split.
+  std::vector<uint64_t> device_bytes_by_device() const;
 
   // Runs one step. Reserves blocks for the new tokens (throws std::runtime_error when the pool
   // cannot supply them; the caller should preempt and retry), and on success commits the tokens
@@ -166,6 +174,7 @@ class Runner {
 
   const model::ModelSpec* spec_;
   uint64_t weight_bytes_ = 0;
+  std::vector<uint64_t> stage_weight_bytes_;  // on each device
   RunnerOptions options_;
   std::unique_ptr<StepBackend> backend_;
   std::unique_ptr<Forward> forward_;

@@ -267,6 +267,10 @@ class StepBackend {
   virtual const kv::KvLayout& kv_layout() const = 0;
   virtual uint64_t kv_bytes() const = 0;
   virtual uint64_t activation_bytes() const = 0;
+  // KV + activation bytes on each device the backend spans, in stage order (one unless split).
+  virtual std::vector<uint64_t> device_step_bytes() const {
+    return {kv_bytes() + activation_bytes()};
+  }
   // Step inputs, written by the Runner before begin_step(): max_batch_tokens token ids and
   // max_logits_rows selected rows (indices of step tokens whose logits are wanted).
   virtual uint32_t* token_ids() = 0;
@@ -289,6 +293,18 @@ class StepBackend {
   // A recording ahead that failed part way: forget it.
   virtual void drop_ahead() {}
   virtual bool take_ahead(const kv::BatchMeta&, const StepKey&) { return false; }
+  // Pipeline stages (SplitBackend: a model's layers split across backends): a stage after the
+  // first starts its part of a step with the residual stream the stage before handed it, and a
+  // stage before the last ends its part by handing the stream on.
+  // begin_step(meta), then the first n elements of x set to `data` (host memory).
+  virtual void begin_stage(const kv::BatchMeta& /*meta*/, Rows /*x*/, const float* /*data*/,
+                           uint64_t /*n*/) {
+    unsupported("begin_stage");
+  }
+  // Ends the step (end_step without outputs: everything recorded runs, and is waited for) and
+  // returns the first n elements of x in host memory, valid until this backend's next step.
+  virtual const float* end_stage(Rows /*x*/, uint64_t /*n*/) { unsupported("end_stage"); }
+
   // After end_step: R rows of n_vocab logits, R greedy tokens, R rows of n_embd hidden states.
   virtual const float* logits() const = 0;
   virtual const uint32_t* greedy() const = 0;

@@ -342,6 +342,24 @@ bool VulkanBackend::take_ahead(const kv::BatchMeta& meta, const StepKey& key) {
   return true;
 }
 
+void VulkanBackend::begin_stage(const kv::BatchMeta& meta, Rows x, const float* data, uint64_t n) {
+  if (!mem_.stage_in.mapped() || n * 4 > mem_.stage_in.size())
+    throw std::logic_error("begin_stage: this backend is not a stage after the first");
+  begin_step(meta);
+  std::memcpy(mem_.stage_in.mapped(), data, n * 4);
+  rec_->copy(mem_.stage_in.slice(0, n * 4), mem_.slice(x));
+  rec_->barrier();
+  wrote(x.act);
+}
+
+const float* VulkanBackend::end_stage(Rows x, uint64_t n) {
+  if (!mem_.stage_out.mapped() || n * 4 > mem_.stage_out.size())
+    throw std::logic_error("end_stage: this backend is not a stage before the last");
+  rec_->copy(mem_.slice(x).sub(0, n * 4), mem_.stage_out.slice(0, n * 4));
+  end_step({}, 0);
+  return reinterpret_cast<const float*>(mem_.stage_out.mapped());
+}
+
 size_t VulkanBackend::warm_up(const std::function<void()>& dry_steps) {
   auto& P = ctx_.pipelines();
   const uint64_t before = P.stats().created;

@@ -136,6 +136,9 @@ class VulkanBackend final : public StepBackend {
   void end_ahead() override;
   void drop_ahead() override;
   bool take_ahead(const kv::BatchMeta& meta, const StepKey& key) override;
+  // Through the host-visible stage_in / stage_out buffers (VulkanStepBuffers).
+  void begin_stage(const kv::BatchMeta& meta, Rows x, const float* data, uint64_t n) override;
+  const float* end_stage(Rows x, uint64_t n) override;
 
   const float* logits() const override {
     return reinterpret_cast<const float*>(mem_.readback.mapped());

@@ -15,7 +15,7 @@ void VulkanBackend::check_moe_weights() const {
                              std::to_string(vk::ops::kMoeMaxExperts) + " experts; this model has " +
                              std::to_string(spec_.n_expert));
   }
-  for (uint32_t l = 0; l < spec_.n_layer; ++l) {
+  for (uint32_t l = m_.layers().first; l < m_.layers().end; ++l) {
     for (Weight w : {Weight::FfnGateExps, Weight::FfnUpExps, Weight::FfnDownExps}) {
       const DeviceTensor& t = get({w, l});
       if (!vk::ops::moe_matvec_supports(t.type)) {

@@ -139,6 +139,14 @@ void VulkanStepBuffers::allocate_activations() {
   readback =
       vk::Buffer(ctx.device(), 4 * (std::max(R * std::max(V, E), encoder ? T * E : 0) + S_words()),
                  vk::MemoryKind::Readback, "step results");
+  // A stage of a split model receives the residual stream from the stage before it and hands it
+  // to the next through host-visible memory.
+  if (m.is_stage()) {
+    if (!m.has_embeddings())
+      stage_in = vk::Buffer(ctx.device(), 4 * T * E, vk::MemoryKind::Upload, "stage input");
+    if (!m.has_output())
+      stage_out = vk::Buffer(ctx.device(), 4 * T * E, vk::MemoryKind::Readback, "stage output");
+  }
 }
 
 void VulkanStepBuffers::allocate_kv() {
@@ -155,7 +163,10 @@ void VulkanStepBuffers::allocate_kv() {
     v_region.assign(spec.n_layer, kv_arena->allocate(region));
     return;
   }
-  const uint64_t per_block = layout.block_bytes(spec.n_layer);  // K and V
+  // A stage of a split model holds its own layers' K and V (the other layers' regions stay empty).
+  const LayerRange& own = m.layers();
+  const uint32_t n_own = own.end - own.first;
+  const uint64_t per_block = layout.block_bytes(n_own);  // K and V
   uint64_t budget = opt.kv_budget_bytes;
   if (budget == 0) {
     // Enough for every sequence at full context, but at most half of what the weights and
@@ -167,20 +178,22 @@ void VulkanStepBuffers::allocate_kv() {
         per_block * opt.max_seqs * ((opt.max_context + opt.block_size - 1) / opt.block_size);
     budget = std::min(share, want);
   }
-  uint64_t blocks = std::max<uint64_t>(budget / per_block, 1);
+  uint64_t blocks = opt.kv_blocks ? opt.kv_blocks : std::max<uint64_t>(budget / per_block, 1);
   // One layer's region must fit one arena block and one storage-buffer binding.
   const uint64_t region_limit =
       std::min<uint64_t>({uint64_t(1) << 30, ctx.caps().max_storage_buffer_range});
-  const uint64_t per_block_region = per_block / (2ull * spec.n_layer);
+  const uint64_t per_block_region = per_block / (2ull * n_own);
   blocks = std::min(blocks, region_limit / per_block_region);
   blocks = std::min<uint64_t>(blocks, uint32_t(-1) / 2);
   layout.num_blocks = static_cast<uint32_t>(blocks);
   const uint64_t region = layout.region_bytes();
-  kv_arena.emplace(ctx.device(), "kv cache", (region + 256) * 2 * spec.n_layer,
+  kv_arena.emplace(ctx.device(), "kv cache", (region + 256) * 2 * n_own,
                    vk::MemoryKind::DeviceLocal, region + 256);
-  for (uint32_t l = 0; l < spec.n_layer; ++l) {
-    k_region.push_back(kv_arena->allocate(region));
-    v_region.push_back(kv_arena->allocate(region));
+  k_region.resize(spec.n_layer);
+  v_region.resize(spec.n_layer);
+  for (uint32_t l = own.first; l < own.end; ++l) {
+    k_region[l] = kv_arena->allocate(region);
+    v_region[l] = kv_arena->allocate(region);
   }
 }
 

@@ -63,6 +63,9 @@ struct VulkanStepBuffers {
   vk::Buffer ids_in, sel_in, meta_in;  // host-written step inputs
   vk::Buffer pos_in, row_ids;          // encoders: positions, embed_row's row ids
   vk::Buffer readback;
+  // Stages of a split model: the residual stream (T x n_embd) from the stage before, and for the
+  // stage after (absent on the first and last stage respectively, and on a whole model).
+  vk::Buffer stage_in, stage_out;
   vk::BufferSlice x, h, q, k, v, qkv, attn, gate, up, ffn_act, xsel, hsel, logits, greedy, scratch,
       argmax_scratch, xq;
   // An activation as f16 rows (up to f16_rows of them), written by the norm or GLU before a

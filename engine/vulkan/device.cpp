@@ -147,13 +147,31 @@ DeviceRequest DeviceRequest::parse(std::string_view text) {
   }
   r.kind = Kind::Vulkan;
   if (l == "vulkan") return r;
-  if (l.starts_with("vulkan:")) {
-    r.selector = std::string(text.substr(7));
-    if (r.selector.empty())
-      throw std::invalid_argument("VKLLM_DEVICE=\"vulkan:\" names no device (vulkan:<index>)");
+  std::string_view rest = l.starts_with("vulkan:") ? text.substr(7) : text;
+  if (rest.empty())
+    throw std::invalid_argument("VKLLM_DEVICE=\"vulkan:\" names no device (vulkan:<index>)");
+  if (rest.find(',') == std::string_view::npos) {
+    r.selector = std::string(rest);  // a bare index or name, as before "vulkan:" existed
     return r;
   }
-  r.selector = std::string(text);  // a bare index or name, as before "vulkan:" existed
+  // A list: the devices a model is split across, each an index or name (vulkan: optional).
+  while (true) {
+    const size_t comma = rest.find(',');
+    std::string_view part = rest.substr(0, comma);
+    while (!part.empty() && std::isspace(static_cast<unsigned char>(part.front())))
+      part.remove_prefix(1);
+    while (!part.empty() && std::isspace(static_cast<unsigned char>(part.back())))
+      part.remove_suffix(1);
+    if (lower(std::string(part.substr(0, 7))) == "vulkan:") part.remove_prefix(7);
+    if (part.empty()) {
+      throw std::invalid_argument("VKLLM_DEVICE=\"" + std::string(text) +
+                                  "\": an empty entry in the device list");
+    }
+    r.split.emplace_back(part);
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  r.selector = r.split.front();
   return r;
 }
 
@@ -163,8 +181,12 @@ std::string DeviceRequest::str() const {
       return "auto";
     case Kind::Cpu:
       return "cpu";
-    case Kind::Vulkan:
-      return selector.empty() ? "vulkan" : "vulkan:" + selector;
+    case Kind::Vulkan: {
+      if (split.empty()) return selector.empty() ? "vulkan" : "vulkan:" + selector;
+      std::string s = "vulkan:";
+      for (size_t i = 0; i < split.size(); ++i) s += (i ? "," : "") + split[i];
+      return s;
+    }
   }
   return "auto";
 }

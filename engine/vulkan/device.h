@@ -110,11 +110,15 @@ struct DeviceCapabilities {
 
 // What VKLLM_DEVICE asks for: "" or "auto" (the caller's policy decides), "cpu" (the CPU
 // backend), "vulkan" (Vulkan, the best device, lavapipe included), "vulkan:<index or name>", or
-// a bare index or name (Vulkan, that device). Case-insensitive, surrounding spaces ignored.
+// a bare index or name (Vulkan, that device), or a comma-separated list of them ("0,1",
+// "vulkan:0,1": models split by layers across those devices). Case-insensitive, surrounding
+// spaces ignored.
 struct DeviceRequest {
   enum class Kind { Auto, Cpu, Vulkan };
   Kind kind = Kind::Auto;
   std::string selector;  // Vulkan: index or name substring; empty = the best device
+  // A list: every device's selector in order (the first is `selector` too); else empty.
+  std::vector<std::string> split;
   // Throws std::invalid_argument for "vulkan:" with nothing after it.
   static DeviceRequest parse(std::string_view text);
   std::string str() const;  // "auto", "cpu", "vulkan", "vulkan:1"

@@ -291,7 +291,11 @@ const Pipeline& PipelineCache::get(const PipelineDesc& desc) {
   std::string key = desc.key();
   auto it = pipelines_.find(key);
   if (it != pipelines_.end()) return *it->second;
-  if (Collector* c = t_collector; c && &c->cache_ == this) {
+  // Collectors nest (a split model warms up each device's cache inside the one before): the
+  // innermost one for this cache takes the description.
+  Collector* c = t_collector;
+  while (c && &c->cache_ != this) c = c->previous_;
+  if (c) {
     auto [slot, fresh] = c->placeholders_.try_emplace(key);
     if (fresh) {
       slot->second = std::make_unique<Pipeline>(device_, desc, Pipeline::Placeholder{});

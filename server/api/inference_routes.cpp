@@ -136,6 +136,13 @@ awaitable<void> ps(InferenceApi& api, Exchange& ex) {
     m["expires_at"] = rfc3339_local(r.expires_at);
     m["size_vram"] = r.size_vram;
     m["context_length"] = r.context_length;
+    // vkllm's own field, only for a model split across devices: each device's share.
+    if (!r.devices.empty()) {
+      ordered_json devices = ordered_json::array();
+      for (const auto& [device, bytes] : r.devices)
+        devices.push_back({{"device", device}, {"size_vram", bytes}});
+      m["devices"] = std::move(devices);
+    }
     models.push_back(std::move(m));
   }
   ordered_json out;

@@ -144,6 +144,12 @@ int run_bench(const BenchArgs& args) {
   out["kv_blocks"] = runner.pool().num_blocks();
   out["load_seconds"] = load_s;
   out["depth"] = args.depth;
+  if (m.split) {  // layers per device, in stage order
+    std::vector<uint32_t> layers;
+    for (size_t i = 0; i < m.split->num_stages(); ++i)
+      layers.push_back(m.split->stage(i).layers().end - m.split->stage(i).layers().first);
+    out["layer_split"] = layers;
+  }
 
   // Prefill: one sequence, the whole prompt after `depth` tokens of context; best of three after
   // warm-up prompts (at depth the context is built once and the prompt timed once: building it
@@ -237,6 +243,7 @@ int run_bench(const BenchArgs& args) {
   }
   out["decode"] = decode;
   out["device_bytes"] = runner.device_bytes();
+  out["device_bytes_by_device"] = runner.device_bytes_by_device();
   out["kv_bytes"] = runner.kv_bytes();
   out["copy_gbps"] = m.on_cpu() ? host_copy_bandwidth_gbps() : copy_bandwidth_gbps(*m.ctx);
   // Roofline for batch-1 decode: every weight byte is read once per token.
@@ -252,6 +259,11 @@ int run_bench(const BenchArgs& args) {
                 args.model.c_str(), m.device_name().c_str(), m.weight_bytes() / 1e9, load_s,
                 std::string(kv::cache_type_name(opts.kv_cache_type)).c_str(),
                 static_cast<unsigned>(runner.pool().num_blocks()));
+    if (out.contains("layer_split")) {
+      std::string split;
+      for (const auto& n : out["layer_split"]) split += (split.empty() ? "" : "+") + n.dump();
+      std::printf("layers split %s across the devices\n", split.c_str());
+    }
     std::printf("prefill %u tokens after %u of context: %.1f tok/s\n", args.prompt_tokens,
                 args.depth, out["prefill"]["tok_per_s"].get<double>());
     print_gpu_phases(out["prefill"]);

@@ -14,7 +14,8 @@ namespace vkllm::cli {
 
 void add_device_option(CLI::App* cmd, std::string& device) {
   cmd->add_option("--device", device,
-                  "auto (a GPU, else the CPU backend), cpu, vulkan or vulkan:<index> "
+                  "auto (a GPU, else the CPU backend), cpu, vulkan or vulkan:<index>, or a "
+                  "list of indices (0,1: the model split by layers across them) "
                   "(default: VKLLM_DEVICE, else auto)");
 }
 
@@ -44,12 +45,36 @@ EngineModel::EngineModel(const std::string& path, const std::string& device,
       choice(
           sched::choose_device(device.empty() ? engine.device : vk::DeviceRequest::parse(device))) {
   const runtime::RunnerOptions& options = engine.runner;
+  // A measurement splits what it is told to: a device list, or every GPU with
+  // OLLAMA_SCHED_SPREAD (the server also splits a model too large for the first device).
+  choice.spread =
+      engine.spread ||
+      !(device.empty() ? engine.device : vk::DeviceRequest::parse(device)).split.empty();
   if (engine.vulkan.log_summary) std::cerr << "vkllm: running on " << choice.describe() << "\n";
   if (!on_cpu()) {
     ctx =
         std::make_unique<vk::Context>(choice.vulkan_options(engine.vulkan), engine.pipeline_cache);
   }
   const auto t0 = std::chrono::steady_clock::now();
+  if (!on_cpu() && choice.split() && choice.spread) {
+    if (!lora.empty()) throw std::invalid_argument("--lora does not combine with a device list");
+    std::vector<vk::Context*> devices{ctx.get()};
+    for (size_t i = 1; i < choice.split_selectors.size(); ++i) {
+      more_ctxs.push_back(std::make_unique<vk::Context>(choice.vulkan_options(engine.vulkan, i),
+                                                        engine.pipeline_cache));
+      devices.push_back(more_ctxs.back().get());
+    }
+    std::vector<uint64_t> free;
+    for (vk::Context* c : devices) {
+      const auto b = c->device().memory_budget();
+      free.push_back(b.budget > b.usage ? b.budget - b.usage : 0);
+    }
+    const auto counts = runtime::split_layers(model::ModelSpec::from_gguf(file).n_layer, free);
+    split = std::make_unique<runtime::SplitModel>(devices, file, counts, engine.model);
+    load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    runner = std::make_unique<runtime::Runner>(*split, options);
+    return;
+  }
   if (!lora.empty()) {
     const auto adapter = model::LoraAdapter::open(lora);
     merged_header = std::make_unique<gguf::GgufFile>(runtime::lora_merged_header(file, adapter));
@@ -71,6 +96,11 @@ EngineModel::EngineModel(const std::string& path, const std::string& device,
 }
 
 std::string EngineModel::device_name() const {
+  if (split) {
+    std::string names = ctx->caps().name;
+    for (const auto& c : more_ctxs) names += " + " + c->caps().name;
+    return names;
+  }
   if (!on_cpu()) return ctx->caps().name;
   return "CPU (" + std::to_string(std::thread::hardware_concurrency()) + " hardware threads)";
 }

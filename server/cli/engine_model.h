@@ -1,7 +1,8 @@
 // A GGUF file loaded for an in-process engine command (generate, debug logits, perplexity,
 // bench) on the backend the server would pick (device_choice.h): --device, else VKLLM_DEVICE,
-// else a GPU when there is one and the CPU backend otherwise; optionally with a LoRA adapter
-// merged into its weights (engine/runtime/lora_merge.h).
+// else a GPU when there is one and the CPU backend otherwise, or split by layers across several
+// Vulkan devices (a device list, or OLLAMA_SCHED_SPREAD); optionally with a LoRA adapter merged
+// into its weights (engine/runtime/lora_merge.h; not with a split).
 #pragma once
 
 #include <memory>
@@ -14,13 +15,15 @@
 #include "engine/runtime/host_model.h"
 #include "engine/runtime/model.h"
 #include "engine/runtime/runner.h"
+#include "engine/runtime/split_model.h"
 #include "engine/vulkan/context.h"
 #include "server/scheduler/device_choice.h"
 #include "server/scheduler/manager_options.h"
 
 namespace vkllm::cli {
 
-// Adds --device (auto, cpu, vulkan, vulkan:N) to an engine command; empty: VKLLM_DEVICE.
+// Adds --device (auto, cpu, vulkan, vulkan:N, a list N,M) to an engine command; empty:
+// VKLLM_DEVICE.
 void add_device_option(CLI::App* cmd, std::string& device);
 
 // Adds --tune key=value (repeatable; engine/runtime/tuning_keys.h) to an engine command;
@@ -40,15 +43,22 @@ struct EngineModel {
               const sched::ManagerOptions& engine, const std::string& lora = {});
 
   bool on_cpu() const { return choice.backend == sched::Backend::Cpu; }
-  const model::ModelSpec& spec() const { return on_cpu() ? host->spec() : model->spec(); }
-  uint64_t weight_bytes() const { return on_cpu() ? host->weight_bytes() : model->weight_bytes(); }
+  const model::ModelSpec& spec() const {
+    return on_cpu() ? host->spec() : split ? split->spec() : model->spec();
+  }
+  uint64_t weight_bytes() const {
+    return on_cpu() ? host->weight_bytes() : split ? split->weight_bytes() : model->weight_bytes();
+  }
   std::string device_name() const;
 
   gguf::GgufFile file;
   std::unique_ptr<gguf::GgufFile> merged_header;  // with --lora: the header the model loaded
   sched::DeviceChoice choice;
-  std::unique_ptr<vk::Context> ctx;          // Vulkan
-  std::unique_ptr<runtime::Model> model;     // Vulkan
+  std::unique_ptr<vk::Context> ctx;       // Vulkan (split: the first device)
+  std::unique_ptr<runtime::Model> model;  // Vulkan, one device
+  // Split across devices: the devices after the first, and the model's stages.
+  std::vector<std::unique_ptr<vk::Context>> more_ctxs;
+  std::unique_ptr<runtime::SplitModel> split;
   std::unique_ptr<runtime::HostModel> host;  // CPU backend: points into the file's mapping
   std::unique_ptr<runtime::Runner> runner;
   double load_seconds = 0;  // the weights (and, on Vulkan, their upload)

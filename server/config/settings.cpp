@@ -196,6 +196,8 @@ sched::ManagerOptions read_model_options(const Environment& env,
     throw ConfigError(std::string("VKLLM_DEVICE: ") + e.what());
   }
   o.vulkan.selector = o.device.selector;
+  const std::string spread = env.value("OLLAMA_SCHED_SPREAD");
+  o.spread = !spread.empty() && !ollama_false(spread);
   o.vulkan.validation = flag(env, "VKLLM_VULKAN_VALIDATION");
   o.vulkan.log_summary = !flag(env, "VKLLM_QUIET");
   o.vulkan.push_descriptors = !flag(env, "VKLLM_NO_PUSH_DESCRIPTORS");

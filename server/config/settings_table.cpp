@@ -38,7 +38,11 @@ constexpr SettingInfo kSettings[] = {
     {"OLLAMA_NOPRUNE", "store", "", "Keep blobs no model uses (any value but false/0)."},
     // engine
     {"VKLLM_DEVICE", "engine", "auto",
-     "auto (a GPU, else the CPU backend), cpu, vulkan, or vulkan:<index or name>."},
+     "auto (a GPU, else the CPU backend), cpu, vulkan, or vulkan:<index or name>; a list "
+     "(0,1) gives the devices a model too large for the first is split across, by layers in "
+     "proportion to their free memory (auto: every GPU of the best kind)."},
+    {"OLLAMA_SCHED_SPREAD", "engine", "",
+     "Split every model by layers across all the devices (any value but false/0)."},
     {"VKLLM_THREADS", "engine", "", "CPU backend threads (default: the physical cores)."},
     {"VKLLM_CPU_ISA", "engine", "",
      "Caps the CPU kernels' instruction set: scalar, avx2, avx512 or amx."},

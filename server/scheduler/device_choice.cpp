@@ -29,12 +29,21 @@ std::string device_list(std::span<const vk::PhysicalDeviceInfo> devices) {
 
 }  // namespace
 
-vk::DeviceOptions DeviceChoice::vulkan_options(vk::DeviceOptions base) const {
-  base.selector = vulkan_selector;
+vk::DeviceOptions DeviceChoice::vulkan_options(vk::DeviceOptions base, size_t i) const {
+  base.selector = i < split_selectors.size() ? split_selectors[i] : vulkan_selector;
+  // The device summary is logged once, for the first.
+  if (i > 0) base.log_summary = false;
   return base;
 }
 
 std::string DeviceChoice::describe() const {
+  if (backend == Backend::Vulkan && split()) {
+    std::string list;
+    for (const auto& s : split_selectors) list += (list.empty() ? "" : ",") + s;
+    return "Vulkan devices " + list + ", " +
+           (spread ? "every model" : "models larger than device " + split_selectors.front()) +
+           " split by layers (" + reason + ")";
+  }
   if (backend == Backend::Vulkan) {
     return "Vulkan" + (vulkan_selector.empty() ? "" : " device " + vulkan_selector) + " (" +
            reason + ")";
@@ -53,6 +62,7 @@ DeviceChoice choose_device(const vk::DeviceRequest& request,
       return c;
     case vk::DeviceRequest::Kind::Vulkan:
       c.vulkan_selector = request.selector;
+      c.split_selectors = request.split;
       c.reason = "VKLLM_DEVICE=" + request.str() + "; " + seen;
       return c;
     case vk::DeviceRequest::Kind::Auto:
@@ -65,6 +75,14 @@ DeviceChoice choose_device(const vk::DeviceRequest& request,
   if (gpu) {
     c.vulkan_selector = std::to_string(gpu->index);
     c.reason = "GPU \"" + gpu->name + "\"; " + seen;
+    for (const auto& d : devices) {
+      if (d.usable && d.is_gpu() && gpu_rank(d.type) == gpu_rank(gpu->type))
+        c.split_selectors.push_back(std::to_string(d.index));
+    }
+    if (c.split_selectors.size() < 2) c.split_selectors.clear();
+    if (c.split()) {  // the best one (the first of its kind) first
+      c.reason = std::to_string(c.split_selectors.size()) + " GPUs \"" + gpu->name + "\"; " + seen;
+    }
     return c;
   }
   c.backend = Backend::Cpu;

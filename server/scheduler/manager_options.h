@@ -19,7 +19,8 @@ struct ManagerOptions {
   uint32_t num_parallel = 0;     // OLLAMA_NUM_PARALLEL (0: what memory allows, >= 4)
   uint32_t default_num_ctx = 0;  // OLLAMA_CONTEXT_LENGTH (0: by device memory, as Ollama)
   uint64_t gpu_overhead = 0;     // OLLAMA_GPU_OVERHEAD bytes kept free
-  vk::DeviceRequest device;      // VKLLM_DEVICE: auto, cpu, vulkan[:N]
+  vk::DeviceRequest device;      // VKLLM_DEVICE: auto, cpu, vulkan[:N], a list N,M (split)
+  bool spread = false;           // OLLAMA_SCHED_SPREAD: split models across every GPU
   // The engine options each model starts from (the manager sets context, sequences and, unless
   // VKLLM_KV_BUDGET did, the KV budget per model).
   runtime::RunnerOptions runner;

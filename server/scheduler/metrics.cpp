@@ -75,6 +75,8 @@ Metrics::Metrics() {
   declare("vkllm_model_load_seconds", Kind::histogram, "Model load time.", kLatencyBuckets);
   declare("vkllm_loaded_models", Kind::gauge, "Models resident in memory.");
   declare("vkllm_model_device_bytes", Kind::gauge, "Device memory of a loaded model.");
+  declare("vkllm_model_device_bytes_by_device", Kind::gauge,
+          "Device memory of a model split across devices: each stage's, with its device.");
   declare("vkllm_sequences_finished_total", Kind::counter, "Sequences finished, by reason.");
 }
 

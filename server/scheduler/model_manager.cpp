@@ -45,6 +45,7 @@ ModelLease::~ModelLease() {
 
 ModelManager::ModelManager(registry::ModelStore& store, ManagerOptions options)
     : store_(store), options_(std::move(options)), device_(choose_device(options_.device)) {
+  device_.spread = options_.spread;
   std::cerr << "vkllm: models run on " << device_.describe() << "\n";
   reaper_ = std::thread([this] { reaper(); });
 }
@@ -108,8 +109,10 @@ std::shared_ptr<LoadedModel> ModelManager::usable(const std::string& key) {
   std::cerr << "vkllm: reloading " << it->second->show.name.display()
             << " after an engine failure\n";
   metrics().forget("vkllm_model_device_bytes", {"model", it->second->show.name.display()});
+  metrics().forget("vkllm_model_device_bytes_by_device",
+                   {"model", it->second->show.name.display()});
   loaded_.erase(it);
-  context_.reset();
+  contexts_.clear();
   return nullptr;
 }
 
@@ -194,14 +197,6 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
   } catch (const std::exception& e) {
     throw http::StatusError(500, "cannot load " + name + ": " + e.what());
   }
-  // Every model runs on the chosen backend: on the CPU backend, embedding and rerank models too.
-  const bool host = device_.backend == Backend::Cpu;
-  if (!host) m->context = vulkan_context();
-  m->host_backend = host;
-  m->on_cpu = host || m->context->caps().is_cpu();
-  const std::string device_name = host ? "the CPU" : m->context->caps().name;
-  const HostMemory system = host ? read_host_memory() : HostMemory{};
-
   // What the model needs: weights, activations (estimated from the runner's buffers) and KV.
   uint64_t weight_bytes = 0;
   for (const auto& t : m->header->tensors()) weight_bytes += t.byte_size;
@@ -219,12 +214,44 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
   // K and V bytes of one token of context in every layer.
   const uint64_t per_token_kv =
       2ull * spec.n_layer * spec.n_head_kv * kv::row_bytes(kv_type, spec.head_dim);
+  const uint64_t act_estimate = 4ull * (512ull * (8ull * spec.n_embd + 4ull * spec.n_ff) +
+                                        64ull * (2ull * spec.n_embd + 2ull * spec.n_vocab)) +
+                                (64ull << 20);
+
+  // Every model runs on the chosen backend: on the CPU backend, embedding and rerank models too.
+  const bool host = device_.backend == Backend::Cpu;
+  std::vector<std::shared_ptr<vk::Context>> contexts;
+  if (!host) contexts = vulkan_contexts();
+  // With several devices, a decoder is split by layers across them under OLLAMA_SCHED_SPREAD or
+  // when it does not fit on the first (weights, activations and 2048 tokens of KV); embedding
+  // models (small, an encoder graph without stages) and LoRA-adapted ones stay on the first.
+  bool split =
+      !host && !spec.has_pooling_type && !adapter &&
+      device_.splits(weight_bytes + act_estimate + options_.gpu_overhead + per_token_kv * 2048,
+                     contexts.front()->device().memory_budget().budget);
+  // Each device takes one layer at least: a model of fewer layers uses the first ones.
+  if (split && contexts.size() > spec.n_layer) {
+    contexts.resize(std::max<size_t>(spec.n_layer, 1));
+    split = contexts.size() > 1;
+  }
+  if (!host) {
+    if (!split) contexts.resize(1);
+    m->context = contexts.front();
+    m->more_contexts.assign(contexts.begin() + 1, contexts.end());
+  }
+  m->host_backend = host;
+  m->on_cpu = host || m->context->caps().is_cpu();
+  std::string device_name = host ? "the CPU" : m->context->caps().name;
+  for (size_t i = 1; i < contexts.size(); ++i) device_name += " + " + contexts[i]->caps().name;
+  const HostMemory system = host ? read_host_memory() : HostMemory{};
+
   const uint32_t trained = spec.n_ctx_train ? spec.n_ctx_train : 2048;
   uint32_t ctx_default = options_.default_num_ctx;
   if (ctx_default == 0) {
     // Ollama's tiers by device memory: 4k below 23 GiB, 32k below 47 GiB, else 256k; a CPU
     // device has no VRAM.
-    const uint64_t vram = m->on_cpu ? 0 : m->context->caps().device_local_bytes;
+    uint64_t vram = 0;
+    for (const auto& c : contexts) vram += m->on_cpu ? 0 : c->caps().device_local_bytes;
     ctx_default = vram < 23 * kGiB ? 4096 : vram < 47 * kGiB ? 32768 : 262144;
   }
   ctx_default = std::clamp<uint32_t>(ctx_default, 4, trained);
@@ -234,10 +261,8 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
   ro.kv_cache_type = kv_type;
   ro.max_context = std::min<uint32_t>(std::max(trained, ctx_default), 262144);
   const uint32_t parallel_hint = std::max<uint32_t>(options_.num_parallel, 4);
-  const uint64_t act_estimate = 4ull * (512ull * (8ull * spec.n_embd + 4ull * spec.n_ff) +
-                                        64ull * (2ull * spec.n_embd + 2ull * spec.n_vocab)) +
-                                (64ull << 20);
-  const uint64_t heap = host ? system.total : m->context->device().memory_budget().budget;
+  uint64_t heap = host ? system.total : 0;
+  for (const auto& c : contexts) heap += c->device().memory_budget().budget;
   std::unique_lock lock(mutex_);
   // OLLAMA_GPU_OVERHEAD is VRAM kept free; system memory has no such reserve.
   const uint64_t fixed = weight_bytes + act_estimate + (host ? 0 : options_.gpu_overhead);
@@ -290,7 +315,29 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
     if (adapter) merged.emplace(stored, *m->header, blob_source, *adapter);
     runtime::TensorDataSource& source =
         merged ? static_cast<runtime::TensorDataSource&>(*merged) : blob_source;
-    if (host) {
+    if (split) {
+      // Each device's layers in proportion to its free memory; each stage reads the blob afresh.
+      std::vector<vk::Context*> devices;
+      std::vector<uint64_t> free;
+      for (const auto& c : contexts) {
+        devices.push_back(c.get());
+        const auto b = c->device().memory_budget();
+        free.push_back(b.budget > b.usage ? b.budget - b.usage : 0);
+      }
+      const auto counts = runtime::split_layers(spec.n_layer, free);
+      const registry::Digest digest = *show.model_blob;
+      const uint64_t data_offset = stored.data_offset();
+      m->split_model = std::make_unique<runtime::SplitModel>(
+          devices, *m->header,
+          [&](size_t) -> std::unique_ptr<runtime::TensorDataSource> {
+            return std::make_unique<BlobTensorSource>(store_.blobs().open(digest), data_offset);
+          },
+          counts, options_.model);
+      m->runner = std::make_unique<runtime::Runner>(*m->split_model, ro);
+      const auto bytes = m->runner->device_bytes_by_device();
+      for (size_t i = 0; i < bytes.size(); ++i)
+        m->device_shares.emplace_back(device_.split_selectors[i], bytes[i]);
+    } else if (host) {
       m->host_model = std::make_unique<runtime::HostModel>(*m->header, source);
       if (spec.has_pooling_type) {
         m->embeddings = std::make_unique<EmbeddingQueue>(*m->host_model, embedder_options());
@@ -335,10 +382,24 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
   if (const auto& layout = m->header->translation(); layout.applied()) {
     std::cerr << "; " << layout.name << " layout read as llama.cpp's";
   }
+  if (!m->device_shares.empty()) {
+    std::cerr << "; layers split";
+    for (size_t i = 0; i < m->split_model->num_stages(); ++i) {
+      const auto& r = m->split_model->stage(i).layers();
+      std::cerr << (i ? " + " : " ") << (r.end - r.first) << " on device "
+                << m->device_shares[i].first;
+    }
+  }
   std::cerr << "\n";
   metrics().add("vkllm_model_loads_total", {{"model", name}});
   metrics().observe("vkllm_model_load_seconds", {{"model", name}}, secs);
   metrics().set("vkllm_model_device_bytes", {{"model", name}}, double(m->device_bytes));
+  for (size_t i = 0; i < m->device_shares.size(); ++i) {
+    metrics().set(
+        "vkllm_model_device_bytes_by_device",
+        {{"model", name}, {"stage", std::to_string(i)}, {"device", m->device_shares[i].first}},
+        double(m->device_shares[i].second));
+  }
   return m;
 }
 
@@ -348,17 +409,21 @@ runtime::EmbedderOptions ModelManager::embedder_options() const {
   return o;
 }
 
-std::shared_ptr<vk::Context> ModelManager::vulkan_context() {
+std::vector<std::shared_ptr<vk::Context>> ModelManager::vulkan_contexts() {
   std::lock_guard lock(mutex_);
-  if (!context_) {
+  if (contexts_.empty()) {
+    const size_t n = std::max<size_t>(1, device_.split_selectors.size());
     try {
-      context_ = std::make_shared<vk::Context>(device_.vulkan_options(options_.vulkan),
-                                               options_.pipeline_cache);
+      for (size_t i = 0; i < n; ++i) {
+        contexts_.push_back(std::make_shared<vk::Context>(
+            device_.vulkan_options(options_.vulkan, i), options_.pipeline_cache));
+      }
     } catch (const std::exception& e) {
+      contexts_.clear();
       throw http::StatusError(500, std::string("no usable Vulkan device: ") + e.what());
     }
   }
-  return context_;
+  return contexts_;
 }
 
 uint64_t ModelManager::free_bytes(bool host) const {
@@ -373,15 +438,19 @@ uint64_t ModelManager::free_bytes(bool host) const {
     const uint64_t avail = read_host_memory().available;
     return avail > pending ? avail - pending : 0;
   }
-  if (!context_) return UINT64_MAX;
-  const auto mb = context_->device().memory_budget();
-  if (context_->caps().memory_budget) {
+  if (contexts_.empty()) return UINT64_MAX;
+  // Over every device of a split (a model split across them takes from each).
+  uint64_t free = 0, budget = 0;
+  for (const auto& c : contexts_) {
+    const auto mb = c->device().memory_budget();
+    budget += mb.budget;
     // The driver's view: what this process (all our models included) may still allocate.
-    return mb.budget > mb.usage ? mb.budget - mb.usage : 0;
+    if (c->caps().memory_budget) free += mb.budget > mb.usage ? mb.budget - mb.usage : 0;
   }
+  if (contexts_.front()->caps().memory_budget) return free;
   uint64_t in_use = 0;
   for (auto& [k, m] : loaded_) in_use += m->device_bytes;
-  return mb.budget > in_use ? mb.budget - in_use : 0;
+  return budget > in_use ? budget - in_use : 0;
 }
 
 void ModelManager::make_room(uint64_t need_bytes, bool host, std::unique_lock<std::mutex>& lock) {
@@ -409,6 +478,7 @@ void ModelManager::unload_locked(const std::string& key) {
   auto m = std::move(it->second);
   loaded_.erase(it);
   metrics().forget("vkllm_model_device_bytes", {"model", m->show.name.display()});
+  metrics().forget("vkllm_model_device_bytes_by_device", {"model", m->show.name.display()});
   metrics().forget("vkllm_kv_blocks", {"model", m->show.name.display()});
   metrics().forget("vkllm_running_sequences", {"model", m->show.name.display()});
   metrics().forget("vkllm_queued_requests", {"model", m->show.name.display()});
@@ -475,6 +545,7 @@ std::vector<RunningModel> ModelManager::running() const {
     r.show = m->show;
     r.size = m->device_bytes;
     r.size_vram = m->on_cpu ? 0 : m->device_bytes;
+    r.devices = m->device_shares;
     r.expires_at =
         m->leases > 0 && m->keep_alive >= nanoseconds(0) ? expiry(m->keep_alive) : m->expires_at;
     r.context_length = m->default_num_ctx;

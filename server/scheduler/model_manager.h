@@ -5,7 +5,8 @@
 // same weights share one. keep_alive works as Ollama's: each
 // request may set the instance's duration (sticky); when the last lease ends, the instance
 // expires after that duration (0: at once, negative: never). Models generate on the backend
-// device_choice.h picks at construction (a GPU through Vulkan, else the CPU backend). Memory is
+// device_choice.h picks at construction (a GPU through Vulkan, else the CPU backend; with several
+// devices, decoders split by layers across them, embedding and LoRA models on the first). Memory is
 // accounted for: weights + KV + activations per model against the device's memory (system memory
 // for the CPU backend); a model that does not fit evicts the least recently used idle model, and
 // one that cannot fit even alone is refused with a clear error. A model whose device was lost is
@@ -29,6 +30,7 @@
 #include "engine/runtime/host_model.h"
 #include "engine/runtime/model.h"
 #include "engine/runtime/runner.h"
+#include "engine/runtime/split_model.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "engine/vulkan/context.h"
 #include "registry/model_store.h"
@@ -42,18 +44,24 @@ namespace vkllm::sched {
 
 struct LoadedModel {
   std::shared_ptr<vk::Context> context;  // first: outlives everything built on it
-  std::string key;                       // the model blob digest (+ the adapter's)
-  registry::ModelShow show;              // of the name that loaded it
+  // A model split by layers across devices (DeviceChoice::split): the devices after `context`,
+  // and the model's stages (`model` then stays empty).
+  std::vector<std::shared_ptr<vk::Context>> more_contexts;
+  std::string key;           // the model blob digest (+ the adapter's)
+  registry::ModelShow show;  // of the name that loaded it
   std::unique_ptr<gguf::GgufFile> header;
   std::unique_ptr<tokenizer::Tokenizer> tokenizer;
   std::unique_ptr<runtime::Model> model;           // on Vulkan
   std::unique_ptr<runtime::HostModel> host_model;  // on the CPU backend
+  std::unique_ptr<runtime::SplitModel> split_model;
   std::unique_ptr<runtime::Runner> runner;
   std::unique_ptr<Scheduler> scheduler;
   // Embedding models (a pooling type) get this instead of a runner and a scheduler.
   std::unique_ptr<EmbeddingQueue> embeddings;
   std::chrono::nanoseconds load_duration{0};
   uint64_t device_bytes = 0;  // weights + KV + activations
+  // Split: each device's selector and its share of device_bytes, in stage order; else empty.
+  std::vector<std::pair<std::string, uint64_t>> device_shares;
   uint64_t weight_bytes = 0;
   uint32_t default_num_ctx = 2048;  // the instance's num_ctx when a request names none
   bool on_cpu = false;              // CPU backend or a CPU Vulkan device (lavapipe): size_vram 0
@@ -97,6 +105,7 @@ struct RunningModel {  // one /api/ps entry
   uint64_t size_vram = 0;
   std::chrono::system_clock::time_point expires_at;
   uint32_t context_length = 0;
+  std::vector<std::pair<std::string, uint64_t>> devices;  // LoadedModel::device_shares
 };
 
 class ModelManager {
@@ -144,8 +153,9 @@ class ModelManager {
   // `host` the system's (MemAvailable, less what host-backend models may still touch). mutex_
   // held.
   uint64_t free_bytes(bool host) const;
-  // The Vulkan context (created on first use). mutex_ not held.
-  std::shared_ptr<vk::Context> vulkan_context();
+  // The Vulkan contexts (created on first use): one, or with a split one per device. mutex_
+  // not held.
+  std::vector<std::shared_ptr<vk::Context>> vulkan_contexts();
   runtime::EmbedderOptions embedder_options() const;
   void reaper();
   void unload_locked(const std::string& key);
@@ -154,7 +164,7 @@ class ModelManager {
   registry::ModelStore& store_;
   ManagerOptions options_;
   DeviceChoice device_;
-  std::shared_ptr<vk::Context> context_;
+  std::vector<std::shared_ptr<vk::Context>> contexts_;  // one, or one per split device
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;  // a model became idle, was unloaded, or a load finished

@@ -39,6 +39,62 @@ TEST(DeviceRequest, ParsesEveryForm) {
   EXPECT_EQ(v.selector, "2");
   EXPECT_EQ(vk::DeviceRequest::parse("llvmpipe").selector, "llvmpipe");
   EXPECT_THROW(vk::DeviceRequest::parse("vulkan:"), std::invalid_argument);
+  EXPECT_TRUE(vk::DeviceRequest::parse("vulkan:1").split.empty());
+}
+
+// A list names the devices a model is split across, in order; the same device may come twice.
+TEST(DeviceRequest, AListSplitsModelsAcrossItsDevices) {
+  auto v = vk::DeviceRequest::parse("0,1");
+  EXPECT_EQ(v.kind, Kind::Vulkan);
+  EXPECT_EQ(v.split, (std::vector<std::string>{"0", "1"}));
+  EXPECT_EQ(v.selector, "0");
+  EXPECT_EQ(v.str(), "vulkan:0,1");
+  v = vk::DeviceRequest::parse(" vulkan:1, Vulkan:0 ,llvmpipe");
+  EXPECT_EQ(v.split, (std::vector<std::string>{"1", "0", "llvmpipe"}));
+  EXPECT_EQ(vk::DeviceRequest::parse(v.str()).split, v.split);
+  EXPECT_THROW(vk::DeviceRequest::parse("0,"), std::invalid_argument);
+  EXPECT_THROW(vk::DeviceRequest::parse("vulkan:0,,1"), std::invalid_argument);
+
+  const std::vector<vk::PhysicalDeviceInfo> devices{kLavapipe};
+  const auto c = choose_device(vk::DeviceRequest::parse("0,0"), devices);
+  EXPECT_EQ(c.backend, Backend::Vulkan);
+  EXPECT_TRUE(c.split());
+  EXPECT_EQ(c.vulkan_options({}, 1).selector, "0");
+  EXPECT_NE(c.describe().find("split by layers"), std::string::npos) << c.describe();
+  // As Ollama: only a model too large for the first device is split, unless spread.
+  EXPECT_TRUE(c.splits(10, 5));
+  EXPECT_FALSE(c.splits(5, 10));
+  DeviceChoice spread = c;
+  spread.spread = true;  // OLLAMA_SCHED_SPREAD
+  EXPECT_TRUE(spread.splits(5, 10));
+  EXPECT_NE(spread.describe().find("every model split by layers"), std::string::npos)
+      << spread.describe();
+  DeviceChoice one = choose_device(vk::DeviceRequest::parse("0"), devices);
+  one.spread = true;
+  EXPECT_FALSE(one.splits(10, 5));
+}
+
+// Several GPUs of the best kind are the devices a model may be split across (the best one
+// first), when it does not fit on the first; lavapipe never counts; one GPU is no split.
+TEST(DeviceChoice, SeveralGpusSplitLargeModelsOrEveryOneWithSpread) {
+  const std::vector<vk::PhysicalDeviceInfo> two{
+      dev(0, kLavapipe.name.c_str(), kLavapipe.type),
+      dev(1, "NVIDIA H200", VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU),
+      dev(2, "Intel UHD", VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU),
+      dev(3, "NVIDIA H200", VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU)};
+  const auto c = choose_device({}, two);
+  EXPECT_EQ(c.vulkan_selector, "1");
+  EXPECT_EQ(c.split_selectors, (std::vector<std::string>{"1", "3"}));
+  EXPECT_EQ(c.vulkan_options({}, 1).selector, "3");
+  EXPECT_FALSE(c.splits(5, 10));
+  EXPECT_TRUE(c.splits(10, 5));
+  const std::vector<vk::PhysicalDeviceInfo> one{
+      dev(0, "NVIDIA H200", VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU), kLavapipe};
+  DeviceChoice single = choose_device({}, one);
+  single.spread = true;
+  EXPECT_FALSE(single.split());
+  EXPECT_FALSE(single.splits(10, 5));
+  EXPECT_EQ(single.vulkan_selector, "0");
 }
 
 TEST(DeviceChoice, AGpuServesWhenThereIsOne) {

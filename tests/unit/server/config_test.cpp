@@ -195,6 +195,13 @@ TEST(ConfigModels, EngineSettingsReachTheirOptions) {
   EXPECT_EQ(d.speculation.mode, sched::SpeculationMode::automatic);
   EXPECT_EQ(d.speculation.draft_max, 8u);
   EXPECT_TRUE(d.pipeline_cache.dir.empty());
+  EXPECT_FALSE(d.spread);
+  // A device list splits models; OLLAMA_SCHED_SPREAD follows Ollama's boolean rule.
+  const sched::ManagerOptions split =
+      read_model_options(env_of({{"VKLLM_DEVICE", "0,1"}, {"OLLAMA_SCHED_SPREAD", "1"}}));
+  EXPECT_EQ(split.device.split, (std::vector<std::string>{"0", "1"}));
+  EXPECT_TRUE(split.spread);
+  EXPECT_FALSE(read_model_options(env_of({{"OLLAMA_SCHED_SPREAD", "false"}})).spread);
   // read_settings keeps compiled pipelines beside the store unless told otherwise.
   EXPECT_EQ(read_settings(env_of({{"OLLAMA_MODELS", "/m"}})).models.pipeline_cache.dir,
             std::filesystem::path("/m/pipeline-cache"));

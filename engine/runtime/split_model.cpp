@@ -1,0 +1,81 @@
+#include "engine/runtime/split_model.h"
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+
+namespace vkllm::runtime {
+
+std::vector<uint32_t> split_layers(uint32_t n_layer, std::span<const uint64_t> free_bytes) {
+  const size_t n = free_bytes.size();
+  if (n == 0) throw std::invalid_argument("a layer split needs at least one device");
+  if (n > n_layer) {
+    throw std::invalid_argument(std::to_string(n) + " devices for a model of " +
+                                std::to_string(n_layer) + " layers: each needs one at least");
+  }
+  long double total = 0;
+  for (uint64_t b : free_bytes) total += static_cast<long double>(b);
+  if (total <= 0) throw std::invalid_argument("no device has free memory for the layer split");
+  // One layer each first, the rest by share of the free memory: whole parts, then the largest
+  // remainders.
+  const uint32_t rest = n_layer - static_cast<uint32_t>(n);
+  std::vector<uint32_t> counts(n, 1);
+  std::vector<long double> remainder(n);
+  uint32_t given = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const long double share = rest * (static_cast<long double>(free_bytes[i]) / total);
+    const auto whole = static_cast<uint32_t>(share);
+    counts[i] += whole;
+    given += whole;
+    remainder[i] = share - whole;
+  }
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return remainder[a] > remainder[b]; });
+  for (size_t k = 0; given < rest; ++k, ++given) ++counts[order[k % n]];
+  return counts;
+}
+
+SplitModel::SplitModel(std::span<vk::Context* const> contexts, const gguf::GgufFile& file,
+                       const SourceFactory& source, std::span<const uint32_t> layer_counts,
+                       const ModelOptions& options) {
+  if (contexts.empty() || contexts.size() != layer_counts.size()) {
+    throw std::invalid_argument("a split model needs one layer count per device (" +
+                                std::to_string(contexts.size()) + " devices, " +
+                                std::to_string(layer_counts.size()) + " counts)");
+  }
+  const uint32_t n_layer = model::ModelSpec::from_gguf(file).n_layer;
+  const uint32_t sum = std::accumulate(layer_counts.begin(), layer_counts.end(), 0u);
+  if (sum != n_layer || std::count(layer_counts.begin(), layer_counts.end(), 0u) > 0) {
+    throw std::invalid_argument("the layer split must give each device one layer at least and " +
+                                std::to_string(n_layer) + " in all (it gives " +
+                                std::to_string(sum) + ")");
+  }
+  uint32_t first = 0;
+  for (size_t i = 0; i < contexts.size(); ++i) {
+    ModelOptions stage = options;
+    stage.layers = {first, first + layer_counts[i]};
+    first += layer_counts[i];
+    const std::unique_ptr<TensorDataSource> src = source(i);
+    stages_.push_back(std::make_unique<Model>(*contexts[i], file, *src, stage));
+  }
+}
+
+SplitModel::SplitModel(std::span<vk::Context* const> contexts, const gguf::GgufFile& file,
+                       std::span<const uint32_t> layer_counts, const ModelOptions& options)
+    : SplitModel(
+          contexts, file,
+          [&file](size_t) -> std::unique_ptr<TensorDataSource> {
+            return std::make_unique<GgufFileSource>(file);
+          },
+          layer_counts, options) {}
+
+uint64_t SplitModel::weight_bytes() const {
+  uint64_t sum = 0;
+  for (const auto& s : stages_) sum += s->weight_bytes();
+  return sum;
+}
+
+}  // namespace vkllm::runtime

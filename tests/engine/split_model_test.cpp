@@ -1,0 +1,186 @@
+// A model split by layers across Vulkan devices (SplitModel, engine/runtime/split_backend.h)
+// gives the logits of the same model on one device, bit for bit: each layer runs the same kernels
+// on the same inputs wherever it lives. Here the "devices" are the test's lavapipe device opened
+// twice (two vk::Contexts: separate Vulkan devices, memory and queues). Through the Runner:
+// prefill in chunks (matvec- and GEMM-sized), several sequences in one step, decode, prefix-cache
+// reuse and eviction under a small KV cache.
+#include "engine/runtime/split_model.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+#include "engine/runtime/runner.h"
+#include "tests/engine/vk_test_context.h"
+#include "tests/support/fixture_model.h"
+#include "tests/support/seeded.h"
+
+namespace vkllm::runtime {
+namespace {
+
+using test::Seeded;
+
+// The test device opened a second time.
+vk::Context& second_context() {
+  static vk::Context context([] {
+    vk::DeviceOptions o;
+    o.log_summary = false;
+    return o;
+  }());
+  return context;
+}
+
+TEST(SplitLayers, FollowsFreeMemoryWithOneLayerEachAtLeast) {
+  EXPECT_EQ(split_layers(32, std::vector<uint64_t>{80, 80}), (std::vector<uint32_t>{16, 16}));
+  EXPECT_EQ(split_layers(80, std::vector<uint64_t>{300, 100}), (std::vector<uint32_t>{60, 20}));
+  EXPECT_EQ(split_layers(5, std::vector<uint64_t>{1, 1}), (std::vector<uint32_t>{3, 2}));
+  EXPECT_EQ(split_layers(3, std::vector<uint64_t>{1000, 1, 1}), (std::vector<uint32_t>{1, 1, 1}));
+  EXPECT_EQ(split_layers(4, std::vector<uint64_t>{0, 5}), (std::vector<uint32_t>{1, 3}));
+  EXPECT_THROW(split_layers(2, std::vector<uint64_t>{1, 1, 1}), std::invalid_argument);
+  EXPECT_THROW(split_layers(2, std::vector<uint64_t>{}), std::invalid_argument);
+  EXPECT_THROW(split_layers(2, std::vector<uint64_t>{0, 0}), std::invalid_argument);
+}
+
+// A 4-layer llama (256 wide) at Q4_K_M: quantized products on both the matvec and the GEMM.
+struct Fixture {
+  Fixture()
+      : bytes(test::random_model_bytes([] {
+          model::MakeModelOptions o = test::wide_llama_options(model::FileType::Q4_K_M, 44);
+          o.shape.n_layer = 4;
+          return o;
+        }())),
+        file(gguf::GgufFile::parse(bytes)),
+        whole(test::vk_context(), file) {}
+  std::vector<uint8_t> bytes;
+  gguf::GgufFile file;
+  Model whole;
+};
+
+Fixture& fixture() {
+  static Fixture f;
+  return f;
+}
+
+std::vector<int32_t> tokens(Seeded<>& s, size_t n) {
+  std::vector<int32_t> v(n);
+  for (auto& t : v) t = static_cast<int32_t>(3 + s.rng() % (test::kFixtureVocab - 3));
+  return v;
+}
+
+// The same steps on two runners: every logits row and greedy token must be identical.
+struct Pair {
+  Runner& a;
+  Runner& b;
+  void step(std::span<kv::BlockTable> ta, std::span<kv::BlockTable> tb,
+            const std::vector<std::vector<int32_t>>& toks, LogitsWanted want) {
+    std::vector<SequenceStep> sa, sb;
+    for (size_t i = 0; i < toks.size(); ++i) {
+      sa.push_back({&ta[i], toks[i], want});
+      sb.push_back({&tb[i], toks[i], want});
+    }
+    const StepResult ra = a.step(sa), rb = b.step(sb);
+    for (size_t i = 0; i < toks.size(); ++i) {
+      EXPECT_EQ(ra.logits[i], rb.logits[i]) << "sequence " << i;
+      EXPECT_EQ(ra.greedy_rows[i], rb.greedy_rows[i]) << "sequence " << i;
+    }
+  }
+};
+
+TEST(SplitModel, LogitsEqualTheWholeModelsBitForBit) {
+  Seeded<> s;
+  SCOPED_TRACE("seed " + std::to_string(s.seed));
+  Fixture& f = fixture();
+  RunnerOptions opts;
+  opts.max_seqs = 4;
+  opts.max_logits_rows = 64;
+  opts.max_context = 256;
+  opts.warm_up = false;  // pipelines as steps need them: each device compiles its own
+  Runner whole(f.whole, opts);
+  // Three stages on two devices, the first and last on the same one: every hand-off kind.
+  vk::Context* devices[] = {&test::vk_context(), &second_context(), &test::vk_context()};
+  const uint32_t counts[] = {1, 2, 1};
+  SplitModel split(devices, f.file, counts);
+  EXPECT_FALSE(split.stage(0).find(model::Weight::Output));
+  EXPECT_FALSE(split.stage(2).find(model::Weight::TokenEmbd));
+  EXPECT_FALSE(split.stage(1).find(model::Weight::AttnNorm, 0));
+  EXPECT_TRUE(split.stage(1).find(model::Weight::AttnNorm, 2));
+  Runner parts(split, opts);
+  EXPECT_EQ(parts.pool().num_blocks(), whole.pool().num_blocks());
+  ASSERT_EQ(parts.device_bytes_by_device().size(), 3u);
+
+  Pair run{whole, parts};
+  std::vector<kv::BlockTable> ta, tb;
+  for (int i = 0; i < 4; ++i) {
+    ta.emplace_back(whole.pool(), whole.block_size());
+    tb.emplace_back(parts.pool(), parts.block_size());
+  }
+  // Prefill: three prompts in one GEMM-sized step (every row's logits), then a fourth in two
+  // matvec-sized chunks; decode the four together. (On lavapipe a GEMM step takes seconds.)
+  run.step(std::span(ta).first(3), std::span(tb).first(3),
+           {tokens(s, 20), tokens(s, 9), tokens(s, 17)}, LogitsWanted::All);
+  run.step(std::span(ta).last(1), std::span(tb).last(1), {tokens(s, 14)}, LogitsWanted::None);
+  run.step(std::span(ta).last(1), std::span(tb).last(1), {tokens(s, 11)}, LogitsWanted::Last);
+  for (int step = 0; step < 2; ++step)
+    run.step(ta, tb, {tokens(s, 1), tokens(s, 1), tokens(s, 1), tokens(s, 1)}, LogitsWanted::Last);
+}
+
+// As the scheduler uses the Runner: prompts that share a prefix reuse its cached blocks, a step
+// that finds no free block fails on both (all or nothing), the live sequence is preempted (its
+// blocks released, the full ones cached) and the retried step evicts a cached block. Blocks of 4
+// tokens keep every step on the matvec (fast on lavapipe).
+TEST(SplitModel, PrefixReusePreemptionAndEvictionMatchTheWholeModel) {
+  Seeded<> s;
+  SCOPED_TRACE("seed " + std::to_string(s.seed));
+  Fixture& f = fixture();
+  RunnerOptions opts;
+  opts.block_size = 4;
+  opts.max_seqs = 2;
+  opts.max_context = 64;
+  opts.warm_up = false;
+  const auto& spec = f.whole.spec();
+  // 9 blocks in all.
+  opts.kv_budget_bytes = 9ull * 2 * spec.n_layer * spec.n_head_kv * 4 * spec.head_dim * 2;
+  Runner whole(f.whole, opts);
+  vk::Context* devices[] = {&test::vk_context(), &second_context()};
+  const uint32_t counts[] = {3, 1};
+  SplitModel split(devices, f.file, counts);
+  Runner parts(split, opts);
+  ASSERT_EQ(whole.pool().num_blocks(), 9u);
+  ASSERT_EQ(parts.pool().num_blocks(), 9u) << "each stage its layers' share of the budget";
+  Pair run{whole, parts};
+
+  const std::vector<int32_t> shared = tokens(s, 8);  // two blocks
+  for (int round = 0; round < 3; ++round) {
+    std::vector<int32_t> prompt = shared;
+    for (int32_t t : tokens(s, 1 + round)) prompt.push_back(t);
+    std::vector<kv::BlockTable> ta, tb;
+    ta.emplace_back(whole.pool(), whole.block_size());
+    tb.emplace_back(parts.pool(), parts.block_size());
+    const uint32_t ca = ta[0].reuse_prefix(prompt), cb = tb[0].reuse_prefix(prompt);
+    ASSERT_EQ(ca, cb);
+    if (round == 1) {
+      EXPECT_EQ(ca, 8u) << "the shared prompt's two blocks come from cache";
+    }
+    run.step(ta, tb, {std::vector<int32_t>(prompt.begin() + ca, prompt.end())}, LogitsWanted::Last);
+    run.step(ta, tb, {tokens(s, 1)}, LogitsWanted::Last);
+    if (round != 1) continue;
+    // Beside the live sequence (3 blocks) a second one takes 4 blocks, then 4 more do not fit.
+    std::vector<kv::BlockTable> oa, ob;
+    oa.emplace_back(whole.pool(), whole.block_size());
+    ob.emplace_back(parts.pool(), parts.block_size());
+    run.step(oa, ob, {tokens(s, 14)}, LogitsWanted::Last);
+    const std::vector<int32_t> more = tokens(s, 15);
+    SequenceStep sa{&oa[0], more}, sb{&ob[0], more};
+    EXPECT_THROW(whole.step(std::span(&sa, 1)), std::runtime_error);
+    EXPECT_THROW(parts.step(std::span(&sb, 1)), std::runtime_error);
+    ta.clear();  // preempted: 2 blocks cached, 1 free
+    tb.clear();
+    run.step(oa, ob, {more}, LogitsWanted::Last);
+  }
+  EXPECT_GT(whole.pool().stats().evictions, 0u);
+  EXPECT_EQ(whole.pool().stats().evictions, parts.pool().stats().evictions);
+}
+
+}  // namespace
+}  // namespace vkllm::runtime
