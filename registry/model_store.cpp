@@ -74,6 +74,7 @@ ordered_json make_config(const ModelDetails& d, const ordered_json& base,
   for (const char* key : {"remote_host", "remote_model", "capabilities", "context_length",
                           "embedding_length", "base_name", "draft"})
     if (auto it = base.find(key); it != base.end() && !it->is_null()) c[key] = *it;
+  if (request.draft_config) c["draft"] = *request.draft_config;
   c["architecture"] = "amd64";
   c["os"] = "linux";
   ordered_json diff_ids = ordered_json::array();
@@ -398,6 +399,10 @@ Digest ModelStore::create(const CreateRequest& request, const DetailsProvider& d
       model_details = details(file.digest);
       have_details = true;
       layers.insert(layers.begin(), layer);
+    } else if (file.media_type == media_type::kDraft) {
+      // A model has one draft: the request's replaces the source model's.
+      std::erase_if(layers, [](const Layer& l) { return l.media_type == media_type::kDraft; });
+      layers.push_back(layer);
     } else {
       layers.push_back(layer);
     }

@@ -62,6 +62,9 @@ struct CreateRequest {
   std::vector<ChatMessage> messages;  // replaces the messages layer when non-empty
   std::string renderer, parser;       // stored in the config blob when non-empty
   std::string requires_version;       // config "requires" (REQUIRES)
+  // A kDraft file replaces the source model's draft layer; this becomes the config's "draft"
+  // (Ollama's {"model_format", "architecture"}) when set.
+  std::optional<nlohmann::ordered_json> draft_config;
 };
 
 struct ModelSummary {  // one /api/tags entry

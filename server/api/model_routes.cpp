@@ -15,6 +15,7 @@
 #include "server/http/exchange.h"
 #include "server/http/json_text.h"
 #include "server/http/private_paths.h"
+#include "server/http/status_error.h"
 #include "server/models/gguf_summary.h"
 #include "server/models/model_create.h"
 #include "server/models/model_facts.h"
@@ -148,6 +149,7 @@ CreatePlan plan_create(const json& req) {
   }
   for (auto& [path, digest] : file_map(req, "files")) plan.gguf_files.push_back(digest);
   for (auto& [path, digest] : file_map(req, "adapters")) plan.adapters.push_back(digest);
+  for (auto& [path, digest] : file_map(req, "draft_files")) plan.draft_files.push_back(digest);
   if (const auto t = string_field(req, "template")) plan.request.template_text = *t;
   if (const auto s = string_field(req, "system")) plan.request.system = *s;
   if (const json* lic = find_field(req, "license")) {
@@ -182,6 +184,13 @@ CreatePlan plan_create(const json& req) {
   if (!quantize.empty()) plan.quantize = models::parse_quantize_type(quantize);
   if (const auto mf = string_field(req, "modelfile"); mf && !mf->empty()) {
     models::apply_modelfile(plan, *mf);
+  }
+  // Without a draft that is the refusal (as Ollama checks it first), else the type must parse.
+  if (const auto dq = string_field(req, "draft_quantize"); dq && !dq->empty()) {
+    if (plan.draft_files.empty() && plan.draft_server_files.empty() && !plan.draft_from) {
+      throw http::StatusError(400, "--draft-quantize requires a DRAFT model");
+    }
+    plan.draft_quantize = models::parse_quantize_type(*dq);
   }
   models::check_create_plan(plan);
   return plan;

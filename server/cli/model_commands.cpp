@@ -70,6 +70,20 @@ std::string ensure_blob(ApiClient& client, const fs::path& file, ProgressDisplay
   return digest;
 }
 
+// DRAFT <model>: the installed model's weights, by the blob its Modelfile's FROM line names.
+std::string model_weights_digest(ApiClient& client, const std::string& model) {
+  const json body{{"model", model}};
+  const auto shown = json::parse(client.call("POST", "/api/show", body).body);
+  std::istringstream lines(shown.value("modelfile", ""));
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("FROM ", 0) != 0) continue;
+    const auto digest =
+        registry::BlobStore::digest_of_file_name(fs::path(line.substr(5)).filename().string());
+    if (digest) return digest->str();
+  }
+  throw std::runtime_error("DRAFT " + model + ": the model has no weights layer");
+}
+
 json create_request_from_modelfile(ApiClient& client, const std::string& model,
                                    const fs::path& modelfile_path, ProgressDisplay& display) {
   std::ifstream in(modelfile_path, std::ios::binary);
@@ -80,8 +94,8 @@ json create_request_from_modelfile(ApiClient& client, const std::string& model,
   const fs::path base = fs::absolute(modelfile_path).parent_path();
   json req;
   req["model"] = model;
-  json files = json::object(), adapters = json::object(), licenses = json::array(),
-       messages = json::array();
+  json files = json::object(), adapters = json::object(), drafts = json::object(),
+       licenses = json::array(), messages = json::array();
   std::vector<std::pair<std::string, std::string>> params;
   for (const auto& c : mf.commands) {
     if (c.name == "from" || c.name == "adapter") {
@@ -94,6 +108,15 @@ json create_request_from_modelfile(ApiClient& client, const std::string& model,
         req["from"] = c.value;
       } else {
         throw std::runtime_error("ADAPTER " + c.value + ": no such file");
+      }
+    } else if (c.name == "draft") {
+      // A GGUF file as Ollama takes it, or (a vkllm extension) an installed model's weights.
+      const fs::path local = resolve_local(c.value, base);
+      std::error_code ec;
+      if (fs::exists(local, ec)) {
+        drafts[local.filename().string()] = ensure_blob(client, local, display);
+      } else {
+        drafts["model.gguf"] = model_weights_digest(client, c.value);
       }
     } else if (c.name == "parameter") {
       params.emplace_back(c.key, c.value);
@@ -108,6 +131,7 @@ json create_request_from_modelfile(ApiClient& client, const std::string& model,
   }
   if (!files.empty()) req["files"] = files;
   if (!adapters.empty()) req["adapters"] = adapters;
+  if (!drafts.empty()) req["draft_files"] = drafts;
   if (!licenses.empty()) req["license"] = licenses;
   if (!messages.empty()) req["messages"] = messages;
   if (!params.empty()) req["parameters"] = json::parse(registry::typed_parameters(params).dump());
@@ -203,10 +227,12 @@ void add_model_commands(CLI::App& app) {
     auto model = std::make_shared<std::string>();
     auto file = std::make_shared<std::string>();
     auto quantize = std::make_shared<std::string>();
+    auto draft_quantize = std::make_shared<std::string>();
     cmd->add_option("model", *model, "Name of the model to create")->required();
     cmd->add_option("-f,--file", *file, "Modelfile (default: ./Modelfile)");
     cmd->add_option("-q,--quantize", *quantize, "Quantize the model to this type");
-    cmd->callback([model, file, quantize] {
+    cmd->add_option("--draft-quantize", *draft_quantize, "Quantize the DRAFT model to this type");
+    cmd->callback([model, file, quantize, draft_quantize] {
       run_command([&] {
         auto client = connected_client();
         const fs::path path = file->empty() ? fs::path("Modelfile") : fs::path(*file);
@@ -216,6 +242,7 @@ void add_model_commands(CLI::App& app) {
         ProgressDisplay display;
         json body = create_request_from_modelfile(client, *model, path, display);
         if (!quantize->empty()) body["quantize"] = *quantize;
+        if (!draft_quantize->empty()) body["draft_quantize"] = *draft_quantize;
         body["stream"] = true;
         client.stream("/api/create", body, [&](const json& line) { display.update(line); });
         display.finish();

@@ -6,6 +6,7 @@
 #include "registry/errors.h"
 #include "registry/modelfile.h"
 #include "registry/parameters.h"
+#include "server/models/draft_layer.h"
 #include "server/models/gguf_summary.h"
 #include "server/models/model_reference.h"
 #include "server/prompt/prompt.h"
@@ -88,6 +89,20 @@ void apply_modelfile(CreatePlan& plan, const std::string& text) {
       std::string v = c.value;
       if (!v.empty() && v.front() == '@') v.erase(0, 1);
       plan.adapters.push_back(parse_blob_digest(v));
+    } else if (c.name == "draft") {
+      // As FROM: a blob, a file on the server's machine, or an installed model's weights.
+      std::string v = c.value;
+      if (!v.empty() && v.front() == '@') v.erase(0, 1);
+      if (v.rfind("sha256:", 0) == 0 || v.rfind("sha256-", 0) == 0) {
+        plan.draft_files.push_back(parse_blob_digest(v));
+      } else if (!v.empty() && v.front() == '/' && std::filesystem::is_regular_file(v)) {
+        plan.draft_server_files.emplace_back(v);
+      } else {
+        const auto from = parse_model_reference(v);
+        if (!from)
+          throw RegistryError(ErrorKind::invalid_input, "invalid model name in DRAFT: " + v);
+        plan.draft_from = *from;
+      }
     } else if (c.name == "requires") {
       plan.request.requires_version = c.value;
     } else if (c.name == "renderer") {
@@ -105,6 +120,15 @@ void apply_modelfile(CreatePlan& plan, const std::string& text) {
 void check_create_plan(const CreatePlan& plan) {
   if (plan.adapters.size() > 1) {
     throw RegistryError(ErrorKind::invalid_input, "only one adapter is currently supported");
+  }
+  const size_t drafts =
+      plan.draft_files.size() + plan.draft_server_files.size() + (plan.draft_from ? 1 : 0);
+  if (drafts > 1) {
+    throw RegistryError(ErrorKind::invalid_input, "only one draft model file is supported");
+  }
+  if (plan.draft_quantize && drafts == 0) {
+    // Ollama's words for the same refusal.
+    throw RegistryError(ErrorKind::invalid_input, "--draft-quantize requires a DRAFT model");
   }
   if (!plan.request.from && plan.gguf_files.empty() && plan.server_files.empty()) {
     throw RegistryError(ErrorKind::invalid_input, "neither 'from' or 'files' was specified");
@@ -181,6 +205,31 @@ void create_model(registry::ModelStore& store, CreatePlan plan, const PullFn& pu
     status("parsing adapter");
     check_adapter(store, d, base);
     plan.request.files.push_back({d, std::string(registry::media_type::kAdapter)});
+  }
+  // The draft: checked against the weights the model ends up with (a FROM model's draft is kept
+  // as it is, but new weights must still share its vocabulary).
+  for (const auto& path : plan.draft_server_files) {
+    status("copying file " + path.filename().string());
+    plan.draft_files.push_back(store.put_blob_file(path).digest);
+  }
+  if (plan.draft_from) {
+    if (!store.find(*plan.draft_from)) {
+      throw RegistryError(ErrorKind::not_found,
+                          "draft model \"" + plan.draft_from->display() + "\" not found");
+    }
+    const auto weights = store.show(*plan.draft_from).model_blob;
+    if (!weights) throw RegistryError(ErrorKind::invalid_input, "the draft model has no weights");
+    plan.draft_files.push_back(*weights);
+  }
+  if (!plan.draft_files.empty()) {
+    if (!base) throw RegistryError(ErrorKind::invalid_input, "a draft model needs model weights");
+    if (!add_draft_layer(store, plan.request, plan.draft_files.front(), *base, plan.draft_quantize,
+                         status, quantizing, stop))
+      return;
+  } else if (base && plan.request.from && store.find(*plan.request.from)) {
+    if (const auto kept = store.show(*plan.request.from).draft; kept && *kept != *base) {
+      check_same_vocabulary(store, *kept, *base);
+    }
   }
   std::string last;
   store.create(

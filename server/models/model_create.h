@@ -24,14 +24,20 @@ struct CreatePlan {
   std::vector<registry::Digest> adapters;
   std::vector<std::filesystem::path> server_files;  // legacy modelfile FROM <server path>
   std::optional<model::FileType> quantize;          // the weights' new file type
+  // The draft model (draft_files, Modelfile DRAFT): a blob, or (legacy modelfile) a file on the
+  // server's machine or an installed model whose weights become the draft.
+  std::vector<registry::Digest> draft_files;
+  std::vector<std::filesystem::path> draft_server_files;
+  std::optional<registry::ModelName> draft_from;
+  std::optional<model::FileType> draft_quantize;  // the draft's new file type
 };
 
 // Legacy /api/create {"modelfile": "..."}: FROM may name a model, a blob (@sha256:... or
 // sha256:...) or a file on the server's machine; the other commands fill the request.
 void apply_modelfile(CreatePlan& plan, const std::string& text);
 
-// What every plan must satisfy before any work starts: at most one adapter, a FROM model or
-// files, and a template that parses.
+// What every plan must satisfy before any work starts: at most one adapter and one draft, a FROM
+// model or files, draft_quantize only with a draft, and a template that parses.
 void check_create_plan(const CreatePlan& plan);
 
 // Pulls a model the plan builds FROM (reporting its own progress); empty when pulling is off.

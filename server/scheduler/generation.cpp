@@ -333,6 +333,7 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
   so.shift = shift;
   so.logprobs = req.logprobs;
   so.top_logprobs = req.top_logprobs;
+  so.draft_num_predict = opts.draft_num_predict;
   const nlohmann::ordered_json tools = has_tools ? req.chat.tools : nlohmann::ordered_json();
   prompt::ParserConfig parser_config =
       output_parser_config(*builder, req, tools, think, built.rendered.text);

@@ -67,10 +67,14 @@ system_clock::time_point ModelManager::expiry(nanoseconds keep_alive) const {
   return system_clock::now() + duration_cast<system_clock::duration>(keep_alive);
 }
 
-// One instance per weights and adapter: a model with an adapter never shares its base's.
-std::string ModelManager::instance_key(const registry::ModelShow& show) {
+// One instance per weights, adapter and draft model: a model with an adapter never shares its
+// base's, one with a draft (loaded unless speculation is off) not the same weights' without.
+std::string ModelManager::instance_key(const registry::ModelShow& show) const {
   std::string key = show.model_blob->str();
   for (const auto& adapter : show.adapters) key += "+" + adapter.str();
+  if (show.draft && options_.speculation.mode != SpeculationMode::off) {
+    key += "+draft:" + show.draft->str();
+  }
   return key;
 }
 
@@ -245,6 +249,11 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
   for (size_t i = 1; i < contexts.size(); ++i) device_name += " + " + contexts[i]->caps().name;
   const HostMemory system = host ? read_host_memory() : HostMemory{};
 
+  // A draft model runs beside the target (unless speculation is off): its weights, activations
+  // and a KV cache for as many tokens count with the target's.
+  const bool with_draft =
+      show.draft && !spec.has_pooling_type && options_.speculation.mode != SpeculationMode::off;
+  const DraftCost draft_cost = with_draft ? read_draft(*m, *show.draft) : DraftCost{};
   const uint32_t trained = spec.n_ctx_train ? spec.n_ctx_train : 2048;
   uint32_t ctx_default = options_.default_num_ctx;
   if (ctx_default == 0) {
@@ -265,8 +274,10 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
   for (const auto& c : contexts) heap += c->device().memory_budget().budget;
   std::unique_lock lock(mutex_);
   // OLLAMA_GPU_OVERHEAD is VRAM kept free; system memory has no such reserve.
-  const uint64_t fixed = weight_bytes + act_estimate + (host ? 0 : options_.gpu_overhead);
-  const uint64_t min_kv = per_token_kv * std::min<uint32_t>(ctx_default, 2048);
+  const uint64_t fixed =
+      weight_bytes + act_estimate + draft_cost.fixed + (host ? 0 : options_.gpu_overhead);
+  const uint64_t min_kv =
+      (per_token_kv + draft_cost.per_token_kv) * std::min<uint32_t>(ctx_default, 2048);
   if (fixed + min_kv > heap) {
     throw http::StatusError(500, "model requires more memory than the " +
                                      std::string(host ? "system" : "device") + " has: " + name +
@@ -286,10 +297,12 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
   }
   lock.unlock();
   if (ro.kv_budget_bytes == 0) {
-    const uint64_t want = per_token_kv * ctx_default * parallel_hint;
+    const uint64_t both_per_token = per_token_kv + draft_cost.per_token_kv;
+    const uint64_t want = both_per_token * ctx_default * parallel_hint;
     uint64_t avail = free_now > fixed ? (free_now - fixed) / 10 * 9 : min_kv;
     if (m->on_cpu) avail = std::min(avail, heap / 8);  // system memory (CPU backend, lavapipe)
-    ro.kv_budget_bytes = std::max(min_kv, std::min(want, avail));
+    // The target's share of the KV memory: the draft holds as many tokens.
+    ro.kv_budget_bytes = std::max(min_kv, std::min(want, avail)) / both_per_token * per_token_kv;
   }
   const uint64_t kv_tokens = ro.kv_budget_bytes / std::max<uint64_t>(per_token_kv, 1);
   ro.max_seqs = options_.num_parallel
@@ -298,7 +311,8 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
   ro.max_batch_tokens = std::max<uint32_t>(ro.max_batch_tokens, ro.max_seqs);
   // Speculative steps want logits after every drafted token: room for one sequence's full draft
   // beside a row for each of the others.
-  const SpeculationOptions speculation = speculation_for(options_.speculation, m->on_cpu);
+  const SpeculationOptions speculation =
+      speculation_for(options_.speculation, m->on_cpu, with_draft);
   if (speculation.mode != SpeculationMode::off) {
     ro.max_logits_rows = std::max(ro.max_logits_rows, ro.max_seqs + speculation.draft_max);
   }
@@ -368,10 +382,11 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
     throw http::StatusError(500, "cannot load " + name + ": " + e.what());
   }
   m->device_bytes = m->embeddings ? m->embeddings->device_bytes() : m->runner->device_bytes();
+  if (with_draft) load_draft(*m, *show.draft, ro, kv_tokens);
   if (m->runner) {
     m->scheduler = std::make_unique<Scheduler>(
         *m->runner, *m->tokenizer,
-        SchedulerOptions{0, 0, name, options_.fault_inject_step, speculation});
+        SchedulerOptions{0, 0, name, options_.fault_inject_step, speculation, m->drafter.get()});
   }
   m->load_duration = duration_cast<nanoseconds>(steady_clock::now() - t0);
   const double secs = duration<double>(m->load_duration).count();
@@ -379,6 +394,7 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
             << double(weight_bytes) / secs / 1e9 << " GB/s of weights; " << gib(m->device_bytes)
             << " on " << device_name << ", KV " << kv_tokens << " tokens, " << ro.max_seqs
             << " parallel, num_ctx " << ctx_default << ")";
+  if (m->drafter) std::cerr << "; draft model beside it";
   if (const auto& layout = m->header->translation(); layout.applied()) {
     std::cerr << "; " << layout.name << " layout read as llama.cpp's";
   }

@@ -1,9 +1,9 @@
 // Models in memory. A request acquires a lease on the model its name resolves to; the first
 // acquire loads it from the blob store (header parsed from the blob, tensor data streamed from
 // the blob's zstd frames into device upload), later ones reuse it. Instances are keyed by the
-// model blob (and its LoRA adapter's, merged into the weights at load), so two names for the
-// same weights share one. keep_alive works as Ollama's: each
-// request may set the instance's duration (sticky); when the last lease ends, the instance
+// model blob (and its LoRA adapter's, merged into the weights at load, and its draft model's,
+// loaded beside it), so two names for the same weights share one. keep_alive works as Ollama's:
+// each request may set the instance's duration (sticky); when the last lease ends, the instance
 // expires after that duration (0: at once, negative: never). Models generate on the backend
 // device_choice.h picks at construction (a GPU through Vulkan, else the CPU backend; with several
 // devices, decoders split by layers across them, embedding and LoRA models on the first). Memory is
@@ -47,7 +47,7 @@ struct LoadedModel {
   // A model split by layers across devices (DeviceChoice::split): the devices after `context`,
   // and the model's stages (`model` then stays empty).
   std::vector<std::shared_ptr<vk::Context>> more_contexts;
-  std::string key;           // the model blob digest (+ the adapter's)
+  std::string key;           // the model blob digest (+ the adapter's, the draft's)
   registry::ModelShow show;  // of the name that loaded it
   std::unique_ptr<gguf::GgufFile> header;
   std::unique_ptr<tokenizer::Tokenizer> tokenizer;
@@ -55,6 +55,13 @@ struct LoadedModel {
   std::unique_ptr<runtime::HostModel> host_model;  // on the CPU backend
   std::unique_ptr<runtime::SplitModel> split_model;
   std::unique_ptr<runtime::Runner> runner;
+  // The draft model (Ollama's DRAFT layer), loaded beside the target on the same backend where
+  // the model has one and speculation is not off; declared before the scheduler that uses it.
+  std::unique_ptr<gguf::GgufFile> draft_header;
+  std::unique_ptr<runtime::Model> draft_model;           // on Vulkan
+  std::unique_ptr<runtime::HostModel> draft_host_model;  // on the CPU backend
+  std::unique_ptr<runtime::Runner> draft_runner;
+  std::unique_ptr<DraftModel> drafter;
   std::unique_ptr<Scheduler> scheduler;
   // Embedding models (a pooling type) get this instead of a runner and a scheduler.
   std::unique_ptr<EmbeddingQueue> embeddings;
@@ -145,9 +152,19 @@ class ModelManager {
   void release(const std::shared_ptr<LoadedModel>& model);
   void take(LoadedModel& m, std::optional<std::chrono::nanoseconds> keep_alive);
   std::shared_ptr<LoadedModel> usable(const std::string& key);
-  static std::string instance_key(const registry::ModelShow& show);
+  std::string instance_key(const registry::ModelShow& show) const;
   model::LoraAdapter read_lora_adapter(const registry::Digest& digest) const;
   std::shared_ptr<LoadedModel> load(const registry::ModelShow& show);
+  // The draft model of `show` (model_manager_draft.cpp): read_draft reads its header into m and
+  // says what it costs beside the target; load_draft loads its weights and makes its Runner,
+  // sized as the target's (`target`), with KV for as many tokens. Throws http::StatusError.
+  struct DraftCost {
+    uint64_t fixed = 0;         // weights and activations
+    uint64_t per_token_kv = 0;  // KV bytes of one token of context
+  };
+  DraftCost read_draft(LoadedModel& m, const registry::Digest& draft) const;
+  void load_draft(LoadedModel& m, const registry::Digest& draft,
+                  const runtime::RunnerOptions& target, uint64_t kv_tokens);
   void make_room(uint64_t need_bytes, bool host, std::unique_lock<std::mutex>& lock);
   // Memory a new model may take now: the device's (VK_EXT_memory_budget where present), or with
   // `host` the system's (MemAvailable, less what host-backend models may still touch). mutex_

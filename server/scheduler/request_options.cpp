@@ -1,5 +1,6 @@
 #include "server/scheduler/request_options.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -87,8 +88,10 @@ RequestOptions resolve_options(const std::vector<const nlohmann::ordered_json*>&
           if (!e.is_string()) wrong_type(key, "an array of strings");
           if (!e.get<std::string>().empty()) o.stop.push_back(e.get<std::string>());
         }
+      } else if (key == "draft_num_predict") {
+        o.draft_num_predict = std::max(as_int32(key, v), 0);
       } else if (key == "num_batch" || key == "num_gpu" || key == "main_gpu" ||
-                 key == "num_thread" || key == "draft_num_predict") {
+                 key == "num_thread") {
         as_int(key, v);  // load-time options: typed, otherwise unused here
       } else if (key == "use_mmap") {
         if (!v.is_boolean()) wrong_type(key, "boolean");

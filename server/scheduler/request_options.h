@@ -21,6 +21,7 @@ struct RequestOptions {
   std::optional<int64_t> num_ctx;  // as given (clamped later against the model)
   int32_t num_keep = 4;
   std::vector<std::string> stop;
+  int32_t draft_num_predict = 4;  // Ollama's default (speculation.h kDefaultDraftNumPredict)
 };
 
 // Layers apply in order, later ones winning key by key. Throws http::StatusError(400).

@@ -261,6 +261,7 @@ void Scheduler::fail_all(const std::string& error) {
 
 void Scheduler::finish(Sequence& s, FinishReason reason, std::string error) {
   s.table.reset();  // blocks back to the pool (full ones stay cached for prefix reuse)
+  if (options_.draft_model) options_.draft_model->forget(s.id);
   TokenEvent ev;
   ev.finish = reason;
   ev.error = std::move(error);
@@ -469,8 +470,10 @@ void Scheduler::step() {
     s.computed = s.table->num_tokens();
   }
   if (drafted > 0) {
-    metrics().add("vkllm_speculative_drafted_tokens_total", labels, double(drafted));
-    metrics().add("vkllm_speculative_accepted_tokens_total", labels, double(accepted));
+    const MetricLabels by{{"model", options_.model_label},
+                          {"draft", options_.draft_model ? "model" : "ngram"}};
+    metrics().add("vkllm_speculative_drafted_tokens_total", by, double(drafted));
+    metrics().add("vkllm_speculative_accepted_tokens_total", by, double(accepted));
   }
 
   uint32_t generated = 0;
@@ -532,16 +535,30 @@ void Scheduler::step() {
 
 void Scheduler::add_drafts(std::vector<Planned>& plan, uint32_t& budget) {
   const SpeculationOptions& spec = options_.speculation;
+  DraftModel* const drafter = spec.mode == SpeculationMode::draft ? options_.draft_model : nullptr;
   // Under load the decode step is already batched: verifying drafts would only add work.
-  if (spec.mode != SpeculationMode::ngram || running_.size() >= spec.max_running) return;
+  if ((spec.mode != SpeculationMode::ngram && !drafter) || running_.size() >= spec.max_running)
+    return;
   // Logits rows: every running sequence may need one; drafts take what is left.
   const uint32_t max_rows = runner_.options().max_logits_rows;
   uint32_t rows =
       max_rows > running_.size() ? max_rows - static_cast<uint32_t>(running_.size()) : 0;
+  auto verify = [&](Planned& p, std::vector<int32_t> draft) {
+    p.draft = std::move(draft);
+    if (p.draft.empty()) return;
+    p.input.assign(1, p.seq->tokens.back());
+    p.input.insert(p.input.end(), p.draft.begin(), p.draft.end());
+    p.n = static_cast<uint32_t>(p.input.size());
+  };
+  std::vector<DraftRequest> asks;  // for the draft model, all at once
+  std::vector<Planned*> asking;
   for (Planned& p : plan) {
     Sequence& s = *p.seq;
     if (budget == 0 || rows == 0) break;
     if (!s.started || !s.may_speculate()) continue;  // the first token ends the prompt
+    const int32_t most = drafter ? std::min<int32_t>(s.options.draft_num_predict, spec.draft_max)
+                                 : int32_t(spec.draft_max);
+    if (most <= 0) continue;
     // Room in the context (no shift in the middle of a draft) and in num_predict (the token
     // after the draft counts too).
     const uint64_t ctx = std::min(s.options.num_ctx, max_context_);
@@ -549,15 +566,23 @@ void Scheduler::add_drafts(std::vector<Planned>& plan, uint32_t& budget) {
     if (s.tokens.size() >= ctx || room_predict <= 0) continue;
     const uint64_t cap = std::min<uint64_t>(
         {budget, rows, ctx - s.tokens.size(), static_cast<uint64_t>(room_predict)});
-    const uint32_t k = std::min<uint32_t>(s.draft_gate.budget(spec.draft_max), uint32_t(cap));
+    const uint32_t k = std::min<uint32_t>(s.draft_gate.budget(uint32_t(most)), uint32_t(cap));
     if (k == 0) continue;
-    p.draft = ngram_draft(s.tokens, k, spec.ngram_max, spec.ngram_min);
-    if (p.draft.empty()) continue;
-    p.input.assign(1, s.tokens.back());
-    p.input.insert(p.input.end(), p.draft.begin(), p.draft.end());
-    p.n = static_cast<uint32_t>(p.input.size());
-    budget -= static_cast<uint32_t>(p.draft.size());
-    rows -= static_cast<uint32_t>(p.draft.size());
+    if (drafter) {
+      asks.push_back({s.id, s.tokens, k});
+      asking.push_back(&p);
+    } else {
+      verify(p, ngram_draft(s.tokens, k, spec.ngram_max, spec.ngram_min));
+    }
+    const uint32_t taken = drafter ? k : static_cast<uint32_t>(p.draft.size());
+    budget -= taken;
+    rows -= taken;
+  }
+  if (asks.empty()) return;
+  auto drafts = drafter->propose(asks);
+  for (size_t i = 0; i < asks.size(); ++i) {
+    budget += asks[i].max_tokens - static_cast<uint32_t>(drafts[i].size());
+    verify(*asking[i], std::move(drafts[i]));
   }
 }
 

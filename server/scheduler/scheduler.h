@@ -25,6 +25,7 @@
 #include "engine/sampling/token_constraint.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "server/http/status_error.h"
+#include "server/scheduler/draft_model.h"
 #include "server/scheduler/speculation.h"
 #include "server/scheduler/token_stream.h"
 
@@ -39,6 +40,9 @@ struct SequenceOptions {
   bool logprobs = false;
   int top_logprobs = 0;
   std::shared_ptr<const sampling::CompiledFormat> format;  // constrained decoding, or null
+  // Ollama's option: tokens a draft model proposes per step (0: none), at most
+  // SpeculationOptions::draft_max.
+  int32_t draft_num_predict = kDefaultDraftNumPredict;
 };
 
 struct SequenceRequest {
@@ -58,6 +62,8 @@ struct SchedulerOptions {
   // Speculative decoding of sequences whose sampling allows it (not with a format, logprobs or
   // mirostat), while fewer than speculation.max_running sequences run.
   SpeculationOptions speculation;
+  // The model's draft model (mode draft), or null; it outlives the scheduler.
+  DraftModel* draft_model = nullptr;
 };
 
 struct SchedulerStats {

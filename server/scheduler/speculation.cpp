@@ -27,8 +27,11 @@ SpeculationMode parse_speculation_mode(std::string_view text) {
                               "' (expected auto, ngram or off)");
 }
 
-SpeculationOptions speculation_for(SpeculationOptions options, bool model_on_cpu) {
-  if (options.mode == SpeculationMode::automatic)
+SpeculationOptions speculation_for(SpeculationOptions options, bool model_on_cpu,
+                                   bool has_draft_model) {
+  if (options.mode != SpeculationMode::off && has_draft_model) {
+    options.mode = SpeculationMode::draft;
+  } else if (options.mode == SpeculationMode::automatic)
     options.mode = model_on_cpu ? SpeculationMode::ngram : SpeculationMode::off;
   return options;
 }

@@ -5,9 +5,10 @@
 // rejection rule (Sampler::sample_after_draft), so their output is distributed exactly as
 // without speculation.
 //
-// The draft here is prompt lookup (n-gram): the last n tokens of the sequence are looked up
+// The draft is prompt lookup (n-gram) here: the last n tokens of the sequence are looked up
 // earlier in its own context and the tokens that followed are proposed. It costs nothing when it
-// finds nothing, and pays on repetitive continuations (quoting, code edits). A per-sequence
+// finds nothing, and pays on repetitive continuations (quoting, code edits). A model created with
+// a draft model (Ollama's DRAFT) drafts with that instead (draft_model.h). A per-sequence
 // acceptance estimate (DraftGate) stops drafting where it does not pay.
 #pragma once
 
@@ -20,10 +21,12 @@
 
 namespace vkllm::sched {
 
-// automatic: ngram where the model runs on the CPU (the CPU backend or a CPU Vulkan device),
-// off on GPUs, where a verification step still costs 4-5 decode steps (H200: 8B at 37-57%
-// acceptance 0.57-0.71x of plain decoding; bench/RESULTS.md, speculative decoding).
-enum class SpeculationMode : uint8_t { off, ngram, automatic };
+// automatic: the draft model where the model has one; else ngram where the model runs on the CPU
+// (the CPU backend or a CPU Vulkan device), off on GPUs, where a verification step still costs
+// 4-5 decode steps (H200: 8B at 37-57% acceptance 0.57-0.71x of plain decoding; bench/RESULTS.md,
+// speculative decoding). draft is never configured: it is what a model with a draft resolves to
+// unless speculation is off.
+enum class SpeculationMode : uint8_t { off, ngram, automatic, draft };
 
 // VKLLM_SPECULATIVE / VKLLM_DRAFT_MAX (server/config); passed to every model's scheduler.
 struct SpeculationOptions {
@@ -37,8 +40,13 @@ struct SpeculationOptions {
 // Parses VKLLM_SPECULATIVE's values (auto, ngram, off); throws std::invalid_argument otherwise.
 SpeculationMode parse_speculation_mode(std::string_view text);
 
-// The options a model's scheduler runs with: automatic resolved for where the model runs.
-SpeculationOptions speculation_for(SpeculationOptions options, bool model_on_cpu);
+// The options a model's scheduler runs with: automatic resolved for where the model runs, and
+// draft for a model with a draft model (whatever the mode, but off).
+SpeculationOptions speculation_for(SpeculationOptions options, bool model_on_cpu,
+                                   bool has_draft_model = false);
+
+// Ollama's draft_num_predict default: tokens a draft model proposes per step.
+inline constexpr int32_t kDefaultDraftNumPredict = 4;
 
 // The tokens that followed the most recent earlier occurrence of the context's last n tokens,
 // for n from n_max down to n_min (the longest match wins), at most max_tokens of them; empty

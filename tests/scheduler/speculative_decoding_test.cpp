@@ -96,8 +96,9 @@ Outcome run(runtime::Runner& runner, const tokenizer::Tokenizer& tok,
     r.tokens = generate(scheduler, prompts, options);
   }
   r.steps = runner.steps() - steps_before;
-  r.drafted = metrics().value("vkllm_speculative_drafted_tokens_total", {{"model", label}});
-  r.accepted = metrics().value("vkllm_speculative_accepted_tokens_total", {{"model", label}});
+  const MetricLabels by{{"model", label}, {"draft", "ngram"}};
+  r.drafted = metrics().value("vkllm_speculative_drafted_tokens_total", by);
+  r.accepted = metrics().value("vkllm_speculative_accepted_tokens_total", by);
   return r;
 }
 

@@ -86,6 +86,16 @@ TEST(SpeculationMode, AutoIsPromptLookupOnTheCpuAndOffOnGpus) {
     EXPECT_EQ(speculation_for(o, true).mode, m);
     EXPECT_EQ(speculation_for(o, false).mode, m);
   }
+  // A model with a draft model drafts with it on any device, unless speculation is off.
+  for (const SpeculationMode m : {SpeculationMode::automatic, SpeculationMode::ngram}) {
+    SpeculationOptions o;
+    o.mode = m;
+    EXPECT_EQ(speculation_for(o, true, /*has_draft_model=*/true).mode, SpeculationMode::draft);
+    EXPECT_EQ(speculation_for(o, false, true).mode, SpeculationMode::draft);
+  }
+  SpeculationOptions off;
+  off.mode = SpeculationMode::off;
+  EXPECT_EQ(speculation_for(off, false, true).mode, SpeculationMode::off);
 }
 
 }  // namespace
