@@ -37,9 +37,9 @@ struct ModelShape {
 // "tiny", "test" (tiny's attention with 8 experts of width 256, 2 per token, for MoE
 // architectures; a window of 16 for those with one), "test-swa" (test with 7 layers: Gemma's
 // local/global pattern), "llama3.2-1b", "llama3.1-8b", "qwen2.5-0.5b",
-// "qwen3-30b-a3b", "gpt-oss-20b", "llama3.1-70b", "ministral3-3b", "ministral3-8b", "embeddinggemma-300m", or "WxLxHxKV"
-// (n_embd x n_layer x n_head x n_head_kv, head_dim = W / H, n_ff = 8/3 W rounded up to a multiple
-// of 256). Throws std::invalid_argument naming what is wrong.
+// "qwen3-30b-a3b", "gpt-oss-20b", "llama3.1-70b", "ministral3-3b", "ministral3-8b",
+// "embeddinggemma-300m", or "WxLxHxKV" (n_embd x n_layer x n_head x n_head_kv, head_dim = W / H,
+// n_ff = 8/3 W rounded up to a multiple of 256). Throws std::invalid_argument naming what is wrong.
 ModelShape parse_model_shape(std::string_view text);
 
 struct MakeModelOptions {
