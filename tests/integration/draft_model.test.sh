@@ -18,15 +18,8 @@ target=$models/tolstoy-mem-q4_k_m.gguf draft=$models/tolstoy-gen-q8_0.gguf
   -o "$TEST_TMP/phi3-f16.gguf" >/dev/null || fail "make-model phi-3"
 
 vkllm_start server
-upload() {  # upload GGUF: prints its digest
-  local d
-  d=sha256:$(sha256sum "$1" | cut -d' ' -f1)
-  st=$(http_status POST "$VKLLM_URL/api/blobs/$d" --data-binary "@$1")
-  [ "$st" = 201 ] || [ "$st" = 200 ] || fail "blob upload $1: $st $(body)"
-  echo "$d"
-}
-td=$(upload "$target") dd=$(upload "$draft") spm=$(upload "$TEST_TMP/spm-f16.gguf")
-phi=$(upload "$TEST_TMP/phi3-f16.gguf")
+td=$(upload_blob "$target") dd=$(upload_blob "$draft") spm=$(upload_blob "$TEST_TMP/spm-f16.gguf")
+phi=$(upload_blob "$TEST_TMP/phi3-f16.gguf")
 create() {  # create NAME DRAFT_DIGEST [DRAFT_QUANTIZE]: prints the status; body in $TEST_TMP/body
   local req
   req=$(jq -nc --arg m "$1" --arg t "$td" --arg d "$2" --arg q "${3:-}" \

@@ -140,13 +140,21 @@ metric() {
   curl -s "$VKLLM_URL/metrics" | grep "^$1" | grep -- "${2:-}" | awk '{s+=$2} END {print s+0}'
 }
 
+# upload_blob FILE: uploads FILE through /api/blobs (201 created, 200 already there) and prints
+# its digest; any other status fails the test (set -e ends the script from d=$(upload_blob F)).
+upload_blob() {
+  local digest st
+  digest=sha256:$(sha256sum "$1" | cut -d' ' -f1)
+  st=$(http_status POST "$VKLLM_URL/api/blobs/$digest" --data-binary "@$1")
+  [ "$st" = 201 ] || [ "$st" = 200 ] || fail "blob upload $1: $st $(body)"
+  echo "$digest"
+}
+
 # create_model NAME TEMPLATE [GGUF]: uploads GGUF (the tiny llama fixture unless given) through
 # /api/blobs and creates NAME from it with TEMPLATE through /api/create.
 create_model() {
-  local gguf=${3:-$VKLLM_SHARED_DIR/testdata/models/llama-2-tiny-random.gguf} digest st req
-  digest=sha256:$(sha256sum "$gguf" | cut -d' ' -f1)
-  st=$(http_status POST "$VKLLM_URL/api/blobs/$digest" --data-binary "@$gguf")
-  [ "$st" = 201 ] || [ "$st" = 200 ] || fail "blob upload: $st $(body)"
+  local gguf=${3:-$VKLLM_SHARED_DIR/testdata/models/llama-2-tiny-random.gguf} digest req
+  digest=$(upload_blob "$gguf")
   req=$(jq -nc --arg m "$1" --arg d "$digest" --arg t "$2" \
     '{model:$m, files:{"tiny.gguf":$d}, template:$t, stream:false}')
   expect_eq "$(http_status POST "$VKLLM_URL/api/create" -d "$req")" 200 "create $1: $(body)"

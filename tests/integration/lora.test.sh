@@ -51,15 +51,9 @@ grep -q "does not fit the model's" "$TEST_TMP/narrow-lora.out" ||
   fail "shape error: $(cat "$TEST_TMP/narrow-lora.out")"
 pass "vkllm create refuses adapters of another architecture or shape"
 
-upload() {  # upload FILE: prints its digest (201 created, 200 when `vkllm create` sent it)
-  local d="sha256:$(sha256sum "$1" | cut -d' ' -f1)" status
-  status=$(http_status POST "$VKLLM_URL/api/blobs/$d" --data-binary "@$1")
-  [ "$status" = 201 ] || [ "$status" = 200 ] || fail "upload $1: status $status"
-  echo "$d"
-}
-lora_digest=$(upload "$lora")
-qwen_digest=$(upload "$TEST_TMP/qwen-lora.gguf")
-base_digest=$(upload "$base")
+lora_digest=$(upload_blob "$lora")
+qwen_digest=$(upload_blob "$TEST_TMP/qwen-lora.gguf")
+base_digest=$(upload_blob "$base")
 node_client "$(dirname "$0")/lora.mjs" "$VKLLM_URL" "$case_file" "$lora_digest" "$qwen_digest" \
   "$base_digest" || fail "npm ollama with an adapter"
 expect_eq "$(http_status GET "$VKLLM_URL/api/tags")" 200 "tags after the refused creates"

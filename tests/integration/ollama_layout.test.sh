@@ -114,9 +114,7 @@ done
 pass "pulled and imported Ollama-layout blobs are kept byte for byte"
 
 twin=$TEST_TMP/llama.cpp.gguf
-digest=sha256:$(sha256sum "$twin" | cut -d' ' -f1)
-st=$(http_status POST "$VKLLM_URL/api/blobs/$digest" --data-binary "@$twin")
-[ "$st" = 201 ] || [ "$st" = 200 ] || fail "twin blob upload: $st $(body)"
+digest=$(upload_blob "$twin")
 req=$(jq -nc --arg d "$digest" --rawfile t "$TEST_TMP/template" --slurpfile p "$TEST_TMP/params" \
   '{model:"twin", files:{"twin.gguf":$d}, template:$t, parameters:$p[0], stream:false}')
 expect_eq "$(http_status POST "$VKLLM_URL/api/create" -d "$req")" 200 "create twin: $(body)"
@@ -133,9 +131,7 @@ for layout in llama.cpp ollama; do
   f=$TEST_TMP/eg-$layout.gguf
   "$VKLLM_BIN" dev make-model --arch gemma-embedding --shape 64x6x2x1 --vocab "$vocab" --seed 48 \
     --layout "$layout" -o "$f" >/dev/null || fail "make-model gemma-embedding --layout $layout"
-  d=sha256:$(sha256sum "$f" | cut -d' ' -f1)
-  st=$(http_status POST "$VKLLM_URL/api/blobs/$d" --data-binary "@$f")
-  [ "$st" = 201 ] || [ "$st" = 200 ] || fail "eg-$layout blob upload: $st $(body)"
+  d=$(upload_blob "$f")
   expect_eq "$(http_status POST "$VKLLM_URL/api/create" \
     -d "{\"model\":\"eg-$layout\",\"files\":{\"m.gguf\":\"$d\"},\"stream\":false}")" 200 \
     "create eg-$layout: $(body)"
@@ -184,9 +180,7 @@ for spec in "llama 64x2x2x1 F16 ollama-llama3 llama3" "mistral3 64x2x2x1 F16 oll
   push "$TEST_TMP/pub-$arch" "test/$arch-olayout" v1
   curl -s "$VKLLM_URL/api/pull" -d "{\"model\":\"$REG/test/$arch-olayout:v1\",\"stream\":false}" \
     | jq -e '.status == "success"' >/dev/null || fail "pull $arch from docker-registry"
-  d=sha256:$(sha256sum "$TEST_TMP/$arch-llama.cpp.gguf" | cut -d' ' -f1)
-  st=$(http_status POST "$VKLLM_URL/api/blobs/$d" --data-binary "@$TEST_TMP/$arch-llama.cpp.gguf")
-  [ "$st" = 201 ] || [ "$st" = 200 ] || fail "$arch twin blob upload: $st $(body)"
+  d=$(upload_blob "$TEST_TMP/$arch-llama.cpp.gguf")
   req=$(jq -nc --arg m "$arch-twin" --arg d "$d" --argjson t "$create_template" \
     '{model:$m, files:{"m.gguf":$d}, stream:false} + $t')
   expect_eq "$(http_status POST "$VKLLM_URL/api/create" -d "$req")" 200 "create $arch-twin: $(body)"
@@ -222,9 +216,7 @@ ollama_manifest "$TEST_TMP/pub-sf" "$TEST_TMP/sf-ollama.gguf" bert
 push "$TEST_TMP/pub-sf" test/snowflake-olayout v1
 curl -s "$VKLLM_URL/api/pull" -d "{\"model\":\"$REG/test/snowflake-olayout:v1\",\"stream\":false}" \
   | jq -e '.status == "success"' >/dev/null || fail "pull snowflake-arctic-embed2 from docker-registry"
-d=sha256:$(sha256sum "$TEST_TMP/sf-llama.cpp.gguf" | cut -d' ' -f1)
-st=$(http_status POST "$VKLLM_URL/api/blobs/$d" --data-binary "@$TEST_TMP/sf-llama.cpp.gguf")
-[ "$st" = 201 ] || [ "$st" = 200 ] || fail "sf twin blob upload: $st $(body)"
+d=$(upload_blob "$TEST_TMP/sf-llama.cpp.gguf")
 expect_eq "$(http_status POST "$VKLLM_URL/api/create" \
   -d "{\"model\":\"sf-twin\",\"files\":{\"m.gguf\":\"$d\"},\"stream\":false}")" 200 "create sf-twin: $(body)"
 for m in sf-twin "$REG/test/snowflake-olayout:v1"; do
