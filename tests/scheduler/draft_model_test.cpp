@@ -12,10 +12,6 @@
 #include <string>
 #include <vector>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
-
 #include "engine/gguf/gguf_file.h"
 #include "engine/runtime/host_model.h"
 #include "engine/runtime/model.h"
@@ -26,86 +22,12 @@
 #include "server/scheduler/scheduler.h"
 #include "tests/engine/vk_test_context.h"
 #include "tests/reference/llama_cpp_reference.h"
+#include "tests/scheduler/scheduler_run.h"
 
 namespace vkllm::sched {
 namespace {
 
-std::string model_path(const char* name) {
-  return (reference::shared_testdata_dir() / "models" / name).string();
-}
-
-runtime::RunnerOptions runner_options() {
-  runtime::RunnerOptions o;
-  o.max_seqs = 8;
-  o.max_context = 512;
-  o.max_batch_tokens = 128;
-  o.max_logits_rows = 64;
-  o.kv_budget_bytes = 16u << 20;
-  o.warm_up = false;  // only the pipelines the test runs
-  return o;
-}
-
-std::vector<std::vector<int32_t>> generate(Scheduler& scheduler,
-                                           const std::vector<std::vector<int32_t>>& prompts,
-                                           const SequenceOptions& options) {
-  boost::asio::io_context io;
-  std::vector<std::vector<int32_t>> out(prompts.size());
-  std::vector<SequenceHandle> handles;
-  for (size_t i = 0; i < prompts.size(); ++i) {
-    auto stream = std::make_shared<TokenStream>(io.get_executor());
-    handles.push_back(scheduler.submit({prompts[i], options, stream}));
-    boost::asio::co_spawn(
-        io,
-        [stream, &tokens = out[i]]() -> boost::asio::awaitable<void> {
-          for (;;) {
-            for (TokenEvent& ev : co_await stream->next()) {
-              EXPECT_TRUE(ev.error.empty()) << ev.error;
-              tokens.insert(tokens.end(), ev.tokens.begin(), ev.tokens.end());
-              if (ev.finish != FinishReason::none) co_return;
-            }
-          }
-        },
-        boost::asio::detached);
-  }
-  io.run();
-  for (auto& h : handles) h.release();
-  return out;
-}
-
-struct Outcome {
-  std::vector<std::vector<int32_t>> tokens;
-  uint64_t steps = 0;
-  double drafted = 0, accepted = 0;
-};
-
-// With `drafter` null: plain decoding (speculation off).
-Outcome run(runtime::Runner& target, const tokenizer::Tokenizer& tok, DraftModel* drafter,
-            const std::vector<std::vector<int32_t>>& prompts, const std::string& label,
-            const SequenceOptions& options) {
-  SchedulerOptions so;
-  so.model_label = label;
-  so.speculation.mode = drafter ? SpeculationMode::draft : SpeculationMode::off;
-  so.draft_model = drafter;
-  const uint64_t steps_before = target.steps();
-  Outcome r;
-  {
-    Scheduler scheduler(target, tok, so);
-    r.tokens = generate(scheduler, prompts, options);
-  }
-  r.steps = target.steps() - steps_before;
-  const MetricLabels by{{"model", label}, {"draft", "model"}};
-  r.drafted = metrics().value("vkllm_speculative_drafted_tokens_total", by);
-  r.accepted = metrics().value("vkllm_speculative_accepted_tokens_total", by);
-  return r;
-}
-
-SequenceOptions greedy_options(int32_t n) {
-  SequenceOptions o;
-  o.sampling.temperature = 0;
-  o.num_predict = n;
-  o.num_ctx = 512;
-  return o;
-}
+using namespace test_run;
 
 std::vector<std::vector<int32_t>> prompts(const tokenizer::Tokenizer& tok, size_t n) {
   const char* const openings[] = {
@@ -124,9 +46,9 @@ Outcome expect_target_output(runtime::Runner& target, runtime::Runner& draft,
                              const std::vector<std::vector<int32_t>>& ps, const std::string& label,
                              int32_t n, bool sampled) {
   const SequenceOptions options = greedy_options(n);
-  const Outcome plain = run(target, tok, nullptr, ps, label + "-off", options);
+  const Outcome plain = run(target, tok, ps, SpeculationMode::off, label + "-off", options);
   DraftModel drafter(draft);
-  Outcome spec = run(target, tok, &drafter, ps, label + "-draft", options);
+  Outcome spec = run(target, tok, ps, SpeculationMode::draft, label + "-draft", options, &drafter);
   EXPECT_EQ(spec.tokens, plain.tokens);
   EXPECT_GT(spec.drafted, 0);
   // Finished sequences gave their draft KV back.
@@ -143,7 +65,8 @@ Outcome expect_target_output(runtime::Runner& target, runtime::Runner& draft,
     s.sampling.temperature = 0.3f;
     s.sampling.repeat_penalty = 1.0f;
     s.sampling.seed = 7;
-    const Outcome spec_sampled = run(target, tok, &drafter, ps, label + "-sampled", s);
+    const Outcome spec_sampled =
+        run(target, tok, ps, SpeculationMode::draft, label + "-sampled", s, &drafter);
     EXPECT_EQ(spec_sampled.tokens, plain.tokens);
     EXPECT_GT(spec_sampled.drafted, 0);
   }

@@ -14,10 +14,6 @@
 #include <string>
 #include <vector>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
-
 #include "engine/gguf/gguf_file.h"
 #include "engine/runtime/generator.h"
 #include "engine/runtime/host_model.h"
@@ -30,85 +26,12 @@
 #include "server/scheduler/speculation.h"
 #include "tests/engine/vk_test_context.h"
 #include "tests/reference/llama_cpp_reference.h"
+#include "tests/scheduler/scheduler_run.h"
 
 namespace vkllm::sched {
 namespace {
 
-std::string model_path(const char* name) {
-  return (reference::shared_testdata_dir() / "models" / name).string();
-}
-
-runtime::RunnerOptions runner_options() {
-  runtime::RunnerOptions o;
-  o.max_seqs = 8;
-  o.max_context = 512;
-  o.max_batch_tokens = 128;
-  o.max_logits_rows = 64;  // room for drafts beside every sequence's row (as the server sizes it)
-  o.kv_budget_bytes = 16u << 20;
-  o.warm_up = false;  // only the pipelines the test runs
-  return o;
-}
-
-// Runs the prompts as concurrent sequences to the end; the generated tokens of each.
-std::vector<std::vector<int32_t>> generate(Scheduler& scheduler,
-                                           const std::vector<std::vector<int32_t>>& prompts,
-                                           const SequenceOptions& options) {
-  boost::asio::io_context io;
-  std::vector<std::vector<int32_t>> out(prompts.size());
-  std::vector<SequenceHandle> handles;
-  for (size_t i = 0; i < prompts.size(); ++i) {
-    auto stream = std::make_shared<TokenStream>(io.get_executor());
-    handles.push_back(scheduler.submit({prompts[i], options, stream}));
-    boost::asio::co_spawn(
-        io,
-        [stream, &tokens = out[i]]() -> boost::asio::awaitable<void> {
-          for (;;) {
-            for (TokenEvent& ev : co_await stream->next()) {
-              EXPECT_TRUE(ev.error.empty()) << ev.error;
-              tokens.insert(tokens.end(), ev.tokens.begin(), ev.tokens.end());
-              if (ev.finish != FinishReason::none) co_return;
-            }
-          }
-        },
-        boost::asio::detached);
-  }
-  io.run();
-  for (auto& h : handles) h.release();
-  return out;
-}
-
-struct Outcome {
-  std::vector<std::vector<int32_t>> tokens;
-  uint64_t steps = 0;
-  double drafted = 0, accepted = 0;
-};
-
-Outcome run(runtime::Runner& runner, const tokenizer::Tokenizer& tok,
-            const std::vector<std::vector<int32_t>>& prompts, SpeculationMode mode,
-            const std::string& label, const SequenceOptions& options) {
-  SchedulerOptions so;
-  so.model_label = label;
-  so.speculation.mode = mode;
-  const uint64_t steps_before = runner.steps();
-  Outcome r;
-  {
-    Scheduler scheduler(runner, tok, so);
-    r.tokens = generate(scheduler, prompts, options);
-  }
-  r.steps = runner.steps() - steps_before;
-  const MetricLabels by{{"model", label}, {"draft", "ngram"}};
-  r.drafted = metrics().value("vkllm_speculative_drafted_tokens_total", by);
-  r.accepted = metrics().value("vkllm_speculative_accepted_tokens_total", by);
-  return r;
-}
-
-SequenceOptions greedy_options(int32_t n) {
-  SequenceOptions o;
-  o.sampling.temperature = 0;
-  o.num_predict = n;
-  o.num_ctx = 512;
-  return o;
-}
+using namespace test_run;
 
 // The model's recitals of the openings (`recital` tokens, all in one batch), then prompts that
 // quote each and start it again: the continuation repeats what the prompt holds, which is what
