@@ -1,10 +1,10 @@
 #include "engine/vulkan/attention.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
-#include <vector>
 
 #include "engine/vulkan/command_recorder.h"
 #include "engine/vulkan/device.h"
@@ -233,9 +233,12 @@ void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) 
   // A dispatch with the kernel's buffers in binding order, then the sinks where given.
   auto dispatch = [&](const Pipeline& p, std::initializer_list<BufferSlice> list, const auto& args,
                       Groups g) {
-    std::vector<BufferSlice> buffers(list);
-    if (sinks) buffers.push_back(a.sinks);
-    rec.dispatch(p, buffers, std::as_bytes(std::span(&args, 1)), g);
+    // At most 6 kernel buffers and the sinks; no allocation on the recording path.
+    std::array<BufferSlice, 7> buffers;
+    const size_t n = std::copy(list.begin(), list.end(), buffers.begin()) - buffers.begin();
+    if (sinks) buffers[n] = a.sinks;
+    rec.dispatch(p, std::span(buffers.data(), n + (sinks ? 1 : 0)),
+                 std::as_bytes(std::span(&args, 1)), g);
   };
   const BufferSlice q = a.q.data, k = a.k_cache.data, v = a.v_cache.data, meta = a.batch.meta;
   if (a.n_splits == 1) {
