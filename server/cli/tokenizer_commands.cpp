@@ -29,6 +29,7 @@ struct TokenizeOptions {
   std::string text;
   bool no_bos = false;
   bool no_special = false;
+  bool lines = false;
 };
 
 struct DetokenizeOptions {
@@ -49,6 +50,9 @@ void add_tokenizer_commands(CLI::App& app) {
                      "Do not add the BOS/EOS tokens the model asks for");
   tokenize->add_flag("--no-special", tok_opts->no_special,
                      "Treat special-token text such as <|eot_id|> as plain text");
+  tokenize->add_flag("--lines", tok_opts->lines,
+                     "Tokenize each line of the text on its own and print one JSON object per "
+                     "line (many texts checked against another tokenizer with one load)");
   tokenize->add_option("text", tok_opts->text, "The text, or - to read it from stdin")->required();
   tokenize->callback([tok_opts] {
     run_command([&] {
@@ -57,8 +61,21 @@ void add_tokenizer_commands(CLI::App& app) {
         text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
       }
       const auto tok = load_tokenizer(tok_opts->model);
-      const auto ids = tok->encode(text, !tok_opts->no_bos, !tok_opts->no_special);
-      std::cout << nlohmann::json{{"ids", ids}}.dump() << "\n";
+      const auto print = [&](const std::string& t) {
+        const auto ids = tok->encode(t, !tok_opts->no_bos, !tok_opts->no_special);
+        std::cout << nlohmann::json{{"ids", ids}}.dump() << "\n";
+      };
+      if (!tok_opts->lines) {
+        print(text);
+        return 0;
+      }
+      if (!text.empty() && text.back() == '\n') text.pop_back();  // no empty last line
+      for (size_t start = 0;;) {
+        const size_t end = text.find('\n', start);
+        print(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
+        if (end == std::string::npos) break;
+        start = end + 1;
+      }
       return 0;
     });
   });

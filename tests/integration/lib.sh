@@ -109,9 +109,9 @@ node_client() {
 
 # expect_vocab_vectors VECTORS MODEL: every single-line test vector of llama.cpp's VECTORS.inp /
 # VECTORS.out (at least 20) tokenizes with `vkllm tokenize --model MODEL --no-bos` to exactly
-# its ids. Prints how many matched.
+# its ids (all in one `--lines` run). Prints how many matched.
 expect_vocab_vectors() {
-  local vectors=$1 model=$2 cases=$TEST_TMP/vocab-cases.jsonl count=0 case text want got
+  local vectors=$1 model=$2 cases=$TEST_TMP/vocab-cases.jsonl count=0 case want got
   python3 - "$vectors" "$cases" <<'PY'
 import json, sys
 vectors, cases = sys.argv[1], sys.argv[2]
@@ -125,13 +125,15 @@ with open(cases, "w", encoding="utf-8") as f:
             n += 1
 assert n >= 20, n
 PY
-  while IFS= read -r case; do
-    text=$(jq -r .text <<<"$case")
+  # One tokenizer load for every case: --lines gives one JSON object per input line.
+  jq -r .text "$cases" >"$cases.txt"
+  "$VKLLM_BIN" tokenize --model "$model" --no-bos --lines - <"$cases.txt" >"$cases.got"
+  while IFS= read -r case && IFS= read -r got <&3; do
     want=$(jq -c '{ids: .ids}' <<<"$case")
-    got=$("$VKLLM_BIN" tokenize --model "$model" --no-bos "$text")
-    [ "$got" = "$want" ] || fail "tokenize '$text': got $got, want $want"
+    [ "$got" = "$want" ] || fail "tokenize '$(jq -r .text <<<"$case")': got $got, want $want"
     count=$((count + 1))
-  done <"$cases"
+  done <"$cases" 3<"$cases.got"
+  [ "$count" -eq "$(wc -l <"$cases")" ] || fail "tokenize --lines gave $(wc -l <"$cases.got") lines"
   echo "$count"
 }
 
