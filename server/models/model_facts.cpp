@@ -40,6 +40,13 @@ Capabilities capabilities_of(const registry::ModelShow& m, const GgufSummary* g,
   }
   if (gpt_oss_family(g)) add("thinking");  // as Ollama: the family always reasons
   if (!m.projectors.empty()) add("vision");
+  for (const char* encoder : {"vision", "audio"}) {
+    if (const auto it = std::find(caps.names.begin(), caps.names.end(), encoder);
+        it != caps.names.end()) {
+      caps.names.erase(it);
+      caps.not_run.emplace_back(encoder);
+    }
+  }
   return caps;
 }
 

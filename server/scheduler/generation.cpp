@@ -171,7 +171,11 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
   bool has_images = !req.generate.images.empty();
   for (const auto& m : req.chat.messages) has_images |= !m.images.empty();
   if (has_images && !facts->caps.has("vision")) {
-    throw http::StatusError(400, "\"" + req.model + "\" does not support images");
+    const auto& not_run = facts->caps.not_run;
+    const bool tower = std::find(not_run.begin(), not_run.end(), "vision") != not_run.end();
+    throw http::StatusError(
+        400, "\"" + req.model + "\" does not support images" +
+                 (tower ? std::string(": vkllm does not run vision encoders yet") : std::string()));
   }
 
   // Load only / unload (empty prompt or no messages).

@@ -39,8 +39,9 @@ code=$(http_status POST "$VKLLM_URL/api/create" --data-binary @"$TEST_TMP/create
 "$VKLLM_BIN" push "$REG/test/tiny:v1" >"$TEST_TMP/push.out" 2>&1 || fail "push: $(cat "$TEST_TMP/push.out")"
 vkllm_stop "$VKLLM_PID"
 
-# A vision projector for the vision-model part of the browser test: a GGUF that says it is one
-# (general.type mmproj), so a model created with it reports the vision capability.
+# A vision projector for the browser test: a GGUF that says it is one (general.type mmproj); a
+# model created with it lists the projector but, with no vision encoder in the engine yet, not
+# the vision capability.
 python3 - "$TEST_TMP/mmproj.gguf" <<'PY'
 import struct, sys
 def text(s):

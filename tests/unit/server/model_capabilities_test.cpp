@@ -55,12 +55,17 @@ TEST(ModelCapabilities, HarmonyAndTheGptOssFamily) {
             (Names{"completion", "thinking"}));
 }
 
-TEST(ModelCapabilities, ConfigFirstThenWeightsThenProjector) {
+TEST(ModelCapabilities, ConfigFirstThenWeightsAndAProjectorsVisionIsNotListedWhileNoEncoderRuns) {
   auto m = show_with("{{ .Prompt }}");
   m.config = nlohmann::ordered_json::parse(R"({"capabilities":["vision","completion",7]})");
   m.projectors.push_back(registry::Digest());
   const auto g = gguf("llama", {"completion"});
-  EXPECT_EQ(models::capabilities_of(m, &g).names, (Names{"vision", "completion"}));
+  // Vision (from the config and the projector) is what the engine cannot run yet: not listed,
+  // so no client offers images; kept aside for the refusal's message.
+  const auto caps = models::capabilities_of(m, &g);
+  EXPECT_EQ(caps.names, (Names{"completion"}));
+  EXPECT_EQ(caps.not_run, (Names{"vision"}));
+  EXPECT_EQ(models::capabilities_of(show_with("{{ .Prompt }}"), &g).not_run, Names{});
 }
 
 TEST(ModelCapabilities, EmbeddingModelsDoNotGenerateAndUnreadWeightsAreNotRefused) {
