@@ -23,7 +23,7 @@ void load_slice_batched(uint k0, uint buf) {
     const bool valid = n < p.n_rows && kb * QK < p.k;
     const uint at = min(n, p.n_rows - 1u) * blocks_per_row + min(kb, blocks_per_row - 1u);
     vec4 w[UNIT / 4];
-    dequant_unit(p.w_off + at * QBYTES, u % (QK / uint(UNIT)), w);
+    dequant_unit(W_OFF + at * QBYTES, u % (QK / uint(UNIT)), w);
     [[unroll]] for (uint v = 0u; v < uint(UNIT / 4); ++v)
       wp[i * uint(UNIT / 4) + v] = valid ? pack_f16(w[v]) : uvec2(0u);
   }
@@ -34,8 +34,8 @@ void load_slice_batched(uint k0, uint buf) {
       const uint t = min(tid + i * threads, X8_UNITS - 1u);
       const uint m = m0 + t / (BK / 8u);
       const uint kk = k0 + 8u * (t % (BK / 8u));
-      const uint at = p.x_off + min(m, p.n_cols - 1u) * p.x_stride + min(kk, k_pad - 8u);
-      const uvec4 h = m < p.n_cols && kk < p.k ? xh[at >> 3] : uvec4(0u);
+      const uint at = p.x_off + X_ROW(min(m, N_COLS - 1u)) * p.x_stride + min(kk, k_pad - 8u);
+      const uvec4 h = m < N_COLS && kk < p.k ? xh[at >> 3] : uvec4(0u);
       xp[2u * i] = h.xy;
       xp[2u * i + 1u] = h.zw;
     }
@@ -44,9 +44,9 @@ void load_slice_batched(uint k0, uint buf) {
       const uint t = min(tid + i * threads, X4_UNITS - 1u);
       const uint m = m0 + t / (BK / 4u);
       const uint kk = k0 + 4u * (t % (BK / 4u));
-      const uint at = p.x_off + min(m, p.n_cols - 1u) * p.x_stride + min(kk, p.k - 4u);
+      const uint at = p.x_off + X_ROW(min(m, N_COLS - 1u)) * p.x_stride + min(kk, p.k - 4u);
       const vec4 xs = xv[at >> 2];
-      xp[i] = m < p.n_cols && kk < p.k ? pack_f16(xs) : uvec2(0u);
+      xp[i] = m < N_COLS && kk < p.k ? pack_f16(xs) : uvec2(0u);
     }
   }
 
@@ -99,7 +99,7 @@ void load_slice_items(uint k0, uint buf) {
     const uint n = gl_WorkGroupID.x * BN + nl;
     vec4 w[UNIT / 4];
     if (n < p.n_rows && kb * QK < p.k) {
-      dequant_unit(p.w_off + (n * blocks_per_row + kb) * QBYTES, ub, w);
+      dequant_unit(W_OFF + (n * blocks_per_row + kb) * QBYTES, ub, w);
     } else {
       [[unroll]] for (uint v = 0u; v < uint(UNIT / 4); ++v) w[v] = vec4(0.0);
     }
@@ -117,7 +117,7 @@ void load_slice_items(uint k0, uint buf) {
       const uint m = m0 + ml;
       const uint kk = k0 + 8u * kq;
       uvec4 h = uvec4(0u);
-      if (m < p.n_cols && kk < p.k) h = xh[(p.x_off + m * p.x_stride + kk) >> 3];
+      if (m < N_COLS && kk < p.k) h = xh[(p.x_off + X_ROW(m) * p.x_stride + kk) >> 3];
       const uint at = buf * BM * SROW + ml * SROW + 2u * kq;
       x_sh[at] = h.xy;
       x_sh[at + 1u] = h.zw;
@@ -131,7 +131,7 @@ void load_slice_items(uint k0, uint buf) {
     const uint m = m0 + ml;
     const uint kk = k0 + 4u * kq;
     vec4 xs = vec4(0.0);
-    if (m < p.n_cols && kk < p.k) xs = xv[(p.x_off + m * p.x_stride + kk) >> 2];
+    if (m < N_COLS && kk < p.k) xs = xv[(p.x_off + X_ROW(m) * p.x_stride + kk) >> 2];
     x_sh[buf * BM * SROW + ml * SROW + kq] = pack_f16(xs);
   }
 }
@@ -151,7 +151,7 @@ uint slice_unit(uint t, uint k0, out uint ub, out bool valid) {
   const uint n = gl_WorkGroupID.x * BN + t / units;
   ub = u % (QK / uint(UNIT));
   valid = n < p.n_rows && kb * QK < p.k;
-  return p.w_off +
+  return W_OFF +
          (min(n, p.n_rows - 1u) * blocks_per_row + min(kb, blocks_per_row - 1u)) * QBYTES;
 }
 
@@ -171,7 +171,7 @@ void fetch_slice(uint k0) {
     const uint t = min(tid + i * gl_WorkGroupSize.x, X8_UNITS - 1u);
     const uint m = gl_WorkGroupID.y * BM + t / (BK / 8u);
     const uint kk = k0 + 8u * (t % (BK / 8u));
-    x_raw[i] = xh[(p.x_off + min(m, p.n_cols - 1u) * p.x_stride + min(kk, k_pad - 8u)) >> 3];
+    x_raw[i] = xh[(p.x_off + X_ROW(min(m, N_COLS - 1u)) * p.x_stride + min(kk, k_pad - 8u)) >> 3];
   }
 }
 
@@ -207,7 +207,7 @@ void store_slice(uint k0, uint buf) {
     if (X8_UNITS % gl_WorkGroupSize.x == 0u || t < X8_UNITS) {
       const uint m = gl_WorkGroupID.y * BM + t / (BK / 8u);
       const uint kk = k0 + 8u * (t % (BK / 8u));
-      const uvec4 h = m < p.n_cols && kk < p.k ? x_raw[i] : uvec4(0u);
+      const uvec4 h = m < N_COLS && kk < p.k ? x_raw[i] : uvec4(0u);
       const uint at = buf * BM * SROW + (t / (BK / 8u)) * SROW + 2u * (t % (BK / 8u));
       x_sh[at] = h.xy;
       x_sh[at + 1u] = h.zw;

@@ -34,7 +34,13 @@ layout(push_constant) uniform Params {
   uint x_off;     // element offset of x in binding 1 (a multiple of 4)
   uint y_off;     // element offset of y in binding 2
   uint flags;     // bit 0: add into y instead of overwriting it (fused residual add)
+#ifdef MOE
+  uint expert_bytes;  // bytes between the experts of W (expert e at w_off + e * expert_bytes)
+  uint n_used;        // pairs per token (x rows are tokens unless bit 3 of flags)
+#endif
 } p;
+
+#include "moe_gemm_rows.glsl"
 
 // k-major tiles, rows padded by one float against bank conflicts on the transposed stores.
 shared float w_tile[BK * (BN + 1u)];
@@ -46,6 +52,9 @@ void main() {
   const uint tid = gl_LocalInvocationID.x;
   const uint n0 = gl_WorkGroupID.x * BN;
   const uint m0 = gl_WorkGroupID.y * BM;
+  // Grouped expert products: this tile's pairs (an expert with fewer pairs exits here, before
+  // any barrier); the first barrier below publishes them.
+  if (!moe_tile_begin(m0, BM)) return;
   const uint threads_n = BN / TN;
   const uint tn = tid % threads_n;
   const uint tm = tid / threads_n;
@@ -66,7 +75,7 @@ void main() {
       const uint n = n0 + nl;
       vec4 w[UNIT / 4];
       if (n < p.n_rows && kb * QK < p.k) {
-        dequant_unit(p.w_off + (n * blocks_per_row + kb) * QBYTES, ub, w);
+        dequant_unit(W_OFF + (n * blocks_per_row + kb) * QBYTES, ub, w);
       } else {
         [[unroll]] for (uint v = 0u; v < uint(UNIT / 4); ++v) w[v] = vec4(0.0);
       }
@@ -86,7 +95,7 @@ void main() {
       const uint kl = (t % (BK / 4u)) * 4u;
       const uint m = m0 + ml;
       vec4 xs = vec4(0.0);
-      if (m < p.n_cols && k0 + kl < p.k) xs = xv[(p.x_off + m * p.x_stride + k0 + kl) >> 2];
+      if (m < N_COLS && k0 + kl < p.k) xs = xv[(p.x_off + X_ROW(m) * p.x_stride + k0 + kl) >> 2];
       const uint base = kl * (BM + 1u) + ml;
       x_tile[base] = xs.x;
       x_tile[base + (BM + 1u)] = xs.y;
@@ -108,11 +117,11 @@ void main() {
 
   [[unroll]] for (uint j = 0u; j < TM; ++j) {
     const uint m = m0 + tm + j * (BM / TM);
-    if (m >= p.n_cols) continue;
+    if (m >= N_COLS) continue;
     [[unroll]] for (uint i = 0u; i < TN; ++i) {
       const uint n = n0 + tn + i * threads_n;
       if (n < p.n_rows) {
-        const uint at = p.y_off + m * p.y_stride + n;
+        const uint at = p.y_off + Y_ROW(m) * p.y_stride + n;
         y[at] = ((p.flags & 1u) != 0u ? y[at] : 0.0) + acc[j * TN + i];
       }
     }

@@ -87,7 +87,13 @@ layout(push_constant) uniform Params {
   uint k_split;      // K elements per split (a multiple of BK)
   uint part_ld;      // elements between token rows of a partial tile (a multiple of BN)
   uint part_stride;  // elements between the partials of consecutive splits
+#ifdef MOE
+  uint expert_bytes;  // bytes between the experts of W (expert e at w_off + e * expert_bytes)
+  uint n_used;        // pairs per token (x rows are tokens unless bit 3 of flags)
+#endif
 } p;
+
+#include "moe_gemm_rows.glsl"
 
 shared uvec2 x_sh[STAGES * BM * SROW];
 shared uvec2 w_sh[STAGES * BN * SROW];
@@ -109,6 +115,9 @@ void main() {
   const uint wn = warp / WARPS_M;
   const uint n0 = gl_WorkGroupID.x * BN;
   const uint m0 = gl_WorkGroupID.y * BM;
+  // Grouped expert products: this tile's pairs (an expert with fewer pairs exits here, before
+  // any barrier); the barrier below publishes them.
+  if (!moe_tile_begin(m0, BM)) return;
   const bool split = (p.flags & 4u) != 0u;
   const uint k_begin = split ? gl_WorkGroupID.z * p.k_split : 0u;
   const uint k_end = split ? min(p.k, k_begin + p.k_split) : p.k;
@@ -171,8 +180,8 @@ void main() {
     [[unroll]] for (uint j = 0u; j < WNF; ++j) {
       const uint fm = m0 + (wm * WMF + i) * 16u;
       const uint fn = n0 + (wn * WNF + j) * 16u;
-      if (fm >= p.n_cols || fn >= p.n_rows) continue;
-      if (direct && fm + 16u <= p.n_cols && fn + 16u <= p.n_rows) {
+      if (fm >= N_COLS || fn >= p.n_rows) continue;
+      if (direct && fm + 16u <= N_COLS && fn + 16u <= p.n_rows) {
         const uint at = p.y_off + fm * p.y_stride + fn;
         fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> c = acc[i * WNF + j];
         if (add) {
@@ -189,8 +198,8 @@ void main() {
         for (uint e = lane; e < 256u; e += gl_SubgroupSize) {
           const uint m = fm + e / 16u;
           const uint n = fn + e % 16u;
-          if (m < p.n_cols && n < p.n_rows) {
-            const uint at = p.y_off + m * p.y_stride + n;
+          if (m < N_COLS && n < p.n_rows) {
+            const uint at = p.y_off + Y_ROW(m) * p.y_stride + n;
             y[at] = (add ? y[at] : 0.0) + c_sh[stage + e];
           }
         }

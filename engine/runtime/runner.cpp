@@ -85,6 +85,10 @@ void Runner::start() {
 
 Runner::~Runner() = default;
 
+uint64_t Runner::moe_grouped_ffns() const {
+  return backend_->moe_grouped_ffns();
+}
+
 uint64_t Runner::kv_bytes() const {
   return backend_->kv_bytes();
 }

@@ -161,6 +161,8 @@ class Runner {
   // Steps that ran the recording made ahead for them (RunnerOptions::record_ahead), of all steps.
   uint64_t steps_recorded_ahead() const { return steps_ahead_; }
   uint64_t steps() const { return steps_; }
+  // MoE FFN layers the backend ran on its grouped expert GEMMs (StepBackend::moe_grouped_ffns).
+  uint64_t moe_grouped_ffns() const;
 
   // Time of the last step's phases (GPU timestamps; empty if unsupported).
   std::vector<std::pair<std::string, double>> last_step_timings() const;

@@ -212,6 +212,9 @@ class StepBackend {
   // The mixture-of-experts FFN (MoeSpec) of the step's n_tokens tokens. A backend may use the
   // Gate, Up and FfnAct activations (ModelSpec::ffn_act_width floats per token) as scratch.
   virtual void moe_ffn(const MoeSpec& /*moe*/, uint32_t /*n_tokens*/) { unsupported("moe_ffn"); }
+  // How many moe_ffn calls of real (not warm-up) steps so far took a grouped path (experts'
+  // tokens gathered into GEMMs) rather than a per-pair one; backends without one say 0.
+  virtual uint64_t moe_grouped_ffns() const { return 0; }
   // to[r] = from[selected row r] for the step's n_sel selected rows, rows of n elements.
   virtual void select_rows(Rows from, Rows to, uint32_t n, uint32_t n_sel) = 0;
   // x = cap * tanh(x / cap) over n elements.

@@ -120,6 +120,13 @@ constexpr TuningKey kKeys[] = {
      }},
     {"attn_head_groups", "auto", "workgroups per KV head of the chunked decode attention",
      [](TuningTarget& t, std::string_view v) { t.kernels.attn_head_groups = parse_u32(v, 1, 64); }},
+    // Mixture of experts.
+    {"moe_grouped_min_pairs", "auto",
+     "MoE steps of at least this many token-expert pairs run grouped expert GEMMs, smaller ones "
+     "the indirect matvec (auto: twice the experts, at least 32)",
+     [](TuningTarget& t, std::string_view v) {
+       t.kernels.moe_grouped_min_pairs = parse_u32(v, 1, 1u << 24);
+     }},
     // Submission and diagnostics.
     {"fence_spin_us", "auto",
      "microseconds the host polls a step's fence (auto: 2000 on GPUs, 0 on CPU devices)",

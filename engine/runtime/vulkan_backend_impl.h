@@ -73,12 +73,24 @@ class VulkanBackend final : public StepBackend {
            std::span<const WeightRef> feeds) override;
 
   // The router's product into Up, routing on the device (shaders/moe_route.comp), then the
-  // selected experts' gate and up products (indirect matvecs, shaders/moe_matvec.comp) into Gate
-  // and Up as n_tokens * n_used rows, the GLU into FfnAct, and the down products summed with
-  // the router's weights into the residual, each output by one workgroup. At every batch size:
-  // the prefill path reads each selected expert once per (token, rank) pair (grouped GEMMs are
-  // left for later), never an unselected one.
+  // selected experts' gate and up products into Gate and Up as n_tokens * n_used rows, the GLU
+  // into FfnAct, and the down products summed with the router's weights into the residual.
+  // Small steps (fewer pairs than moe_grouped_min_pairs): indirect matvecs (shaders/
+  // moe_matvec.comp), each pair reading its expert's rows. Larger ones: the pairs grouped by
+  // expert on the device (ops::moe_group), grouped GEMMs (MatmulKernels::record_moe_matmul)
+  // reading each expert's weight tile once per tile of its pairs, the down products per pair
+  // into moe_pair_out and summed by ops::moe_combine. Never an unselected expert.
   void moe_ffn(const MoeSpec& m, uint32_t n_tokens) override;
+  uint64_t moe_grouped_ffns() const override { return moe_grouped_ffns_; }
+  // Whether a step of n_tokens runs moe_ffn on the grouped GEMMs.
+  bool moe_grouped(const MoeSpec& m, uint32_t n_tokens) const;
+  // moe_ffn's two ways from the routed ids on (gate, up, GLU, down and combine).
+  void moe_experts_matvec(const MoeSpec& m, uint32_t n_tokens);
+  void moe_experts_grouped(const MoeSpec& m, uint32_t n_tokens);
+  // The expert biases of gate and up (gpt-oss), then the GLU into FfnAct, barriers around.
+  void moe_gate_up_bias_glu(const MoeSpec& m, uint32_t n_tokens);
+  // The down experts' biases weighted into the residual (gpt-oss), after a barrier.
+  void moe_down_bias(const MoeSpec& m, uint32_t n_tokens);
   // At construction: a MoE model this backend cannot run (too many experts for the routing
   // kernel, an expert type without a kernel, an expert tensor past one binding) fails to load
   // with a std::runtime_error naming the reason, not at its first step.
@@ -252,8 +264,9 @@ class VulkanBackend final : public StepBackend {
   std::optional<StepKey> ahead_;
   bool recording_ahead_ = false, ahead_broken_ = false;
   uint32_t compute_units_ = 8;
-  bool marking_ = false;    // recording the profiled layer
-  uint32_t n_row_ids_ = 0;  // embed_row's ids in this step
+  uint64_t moe_grouped_ffns_ = 0;  // moe_ffn calls recorded on the grouped GEMMs (not dry)
+  bool marking_ = false;           // recording the profiled layer
+  uint32_t n_row_ids_ = 0;         // embed_row's ids in this step
   // The step's batch.
   vk::ops::BatchInfo batch_;
   uint32_t max_q_len_ = 0, max_kv_len_ = 0;

@@ -6,6 +6,7 @@
 
 #include "engine/vulkan/attention.h"
 #include "engine/vulkan/matmul_ops.h"
+#include "engine/vulkan/moe_ops.h"
 #include "engine/vulkan/transfer.h"
 
 namespace vkllm::runtime {
@@ -15,9 +16,11 @@ VulkanStepBuffers::VulkanStepBuffers(vk::Context& c, const Model& model, RunnerO
   // Activations and logits are bound whole: keep a step's tokens and logits rows within one
   // storage-buffer binding (lavapipe: 128 MiB; VKLLM_MAX_BINDING_RANGE lowers it).
   const uint64_t range = ctx.caps().max_storage_buffer_range;
+  // (MoE: the grouped path's down product of each of a token's pairs, n_expert_used rows.)
   const uint64_t token_bytes =
-      4 * std::max<uint64_t>({uint64_t(spec.n_embd_q()) + 2ull * spec.n_embd_k_gqa(),
-                              2ull * spec.n_ff, spec.n_embd});
+      4 *
+      std::max<uint64_t>({uint64_t(spec.n_embd_q()) + 2ull * spec.n_embd_k_gqa(), 2ull * spec.n_ff,
+                          spec.n_embd, uint64_t(spec.n_expert_used) * spec.n_embd});
   const uint64_t logits_row_bytes = 4ull * spec.n_vocab;
   if (uint64_t(o.max_seqs) * std::max(token_bytes, logits_row_bytes) > range) {
     throw std::invalid_argument(std::to_string(o.max_seqs) +
@@ -92,8 +95,12 @@ void VulkanStepBuffers::allocate_activations() {
   f16_rows = static_cast<uint32_t>((std::max(T, R) + 127) / 128 * 128);
   const uint64_t x_f16_bytes = uint64_t{f16_rows} * std::max({E, qd, ff, widest_in}) * 2;
   const uint64_t moe_bytes = spec.is_moe() ? 4ull * T * spec.n_expert_used : 0;
+  const uint64_t moe_groups_bytes =
+      spec.is_moe() ? 4 * vk::ops::moe_group_words(T * spec.n_expert_used) : 0;
+  const uint64_t moe_pair_bytes = moe_bytes * E;
   act_bytes = split_bytes + argmax_bytes + xq_bytes + x_f16_bytes + 4ull * f16_rows + 6 * align +
-              4 * (S_words() + align) + 2 * (moe_bytes + align);
+              4 * (S_words() + align) + 2 * (moe_bytes + align) + moe_groups_bytes +
+              moe_pair_bytes + 2 * align;
   for (uint64_t s : sizes) act_bytes += (s * 4 + align - 1) / align * align + align;
   act.emplace(ctx.device(), "activations", act_bytes);
   auto f32 = [&](uint64_t n) { return act->allocate(n * 4); };
@@ -119,6 +126,8 @@ void VulkanStepBuffers::allocate_activations() {
   if (moe_bytes) {
     moe_ids = act->allocate(moe_bytes);
     moe_weights = act->allocate(moe_bytes);
+    moe_groups = act->allocate(moe_groups_bytes);
+    moe_pair_out = act->allocate(moe_pair_bytes);
   }
   const std::vector<uint32_t> zeros(f16_rows);
   vk::upload(ctx.device(), row_counters, std::span<const uint32_t>(zeros));

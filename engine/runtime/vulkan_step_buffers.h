@@ -78,6 +78,9 @@ struct VulkanStepBuffers {
   // Mixture-of-experts models: each token's selected experts (uint32) and their weights, in rank
   // order (n_expert_used per token).
   vk::BufferSlice moe_ids, moe_weights;
+  // The grouped path (VulkanBackend::moe_ffn at prefill sizes): the pairs grouped by expert
+  // (vk::ops::moe_group's layout) and each pair's down product (n_embd floats a pair).
+  vk::BufferSlice moe_groups, moe_pair_out;
 
  private:
   uint64_t S_words() const { return std::max<uint32_t>(max_rows, 4); }

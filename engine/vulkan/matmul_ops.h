@@ -17,6 +17,9 @@
 //                  workgroups and sums their partials in a second dispatch
 //                  (shaders/matmul_splitk_reduce.comp) after a barrier it records itself
 //   record         picks one of the two by the batch size
+//   record_moe_matmul  mixture-of-experts prefill: the same tiled GEMMs (tensor-core or portable)
+//                  over the (token, rank) pairs of each expert, gathered and scattered by the
+//                  list ops::moe_group made (moe_matmul.cpp)
 //   record_quantize_q8  x to int8 blocks for the int8-dot ("MMVQ") matvec kernels, which
 //                  record_matvec uses when MatmulArgs::xq holds them and the device and type allow
 //
@@ -132,6 +135,19 @@ struct RopeKvEpilogue {
   uint32_t row_base = 0;             // a multiple of rope.head_dim
 };
 
+// A grouped expert product (record_moe_matmul): for every (token, rank) pair q = t * n_used + k
+// that ops::moe_group listed under expert e,
+//   y[q * y_stride + row] = W[e][row] . x[(x_per_pair ? q : t) * x_stride]
+// with W a stacked [cols, rows, n_expert] tensor (each expert's rows of `type` weights after the
+// last one's, in the device layout) and `groups` moe_group's output for n_tokens * n_used pairs.
+struct MoeMatmulArgs {
+  gguf::TensorType type = gguf::TensorType::F32;
+  BufferSlice weights, x, y, groups;
+  uint32_t rows = 0, cols = 0, n_expert = 0, n_used = 0, n_tokens = 0;
+  uint32_t x_stride = 0, y_stride = 0;  // 0: cols / rows
+  bool x_per_pair = false;
+};
+
 class MatmulKernels {
  public:
   // Largest batch handled by one matvec pass; record() switches to the GEMM above it.
@@ -181,6 +197,13 @@ class MatmulKernels {
                           const ReduceNormEpilogue& norm);
   // True if record_reduce_norm runs for `rows` outputs: even rows, subgroup arithmetic.
   bool can_reduce_norm(uint32_t rows) const;
+
+  // The grouped expert product (MoeMatmulArgs): the subgroup-scope tensor-core GEMM where
+  // coopmat(type) holds, else the portable one, each tile over one expert's pairs (its weight
+  // tile read once per tile of pairs); a grid for the worst case (every token on one expert)
+  // whose workgroups beyond their expert's pairs exit at once. No barrier added; throws
+  // std::invalid_argument as record_matmul does.
+  void record_moe_matmul(CommandRecorder& rec, const MoeMatmulArgs& args);
 
   // True if record_matmul runs weights of `type` on tensor cores.
   bool coopmat(gguf::TensorType type) const;

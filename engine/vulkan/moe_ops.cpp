@@ -91,4 +91,40 @@ void moe_bias(CommandRecorder& rec, PipelineCache& pc, const MoeBiasArgs& a) {
                {div_up(a.rows, wg), std::min(a.n_items, 65535u), div_up(a.n_items, 65535)});
 }
 
+void moe_group(CommandRecorder& rec, PipelineCache& pc, const MoeGroupArgs& a) {
+  require_arg(a.n_expert > 0 && a.n_expert <= kMoeMaxExperts,
+              "moe_group: " + std::to_string(a.n_expert) + " experts (1 to 256 supported)");
+  require_arg(a.ids.size >= 4ull * a.n_pairs, "moe_group: ids slice smaller than its pairs");
+  require_arg(a.groups.size >= 4 * moe_group_words(a.n_pairs),
+              "moe_group: groups slice smaller than moe_group_words");
+  struct {
+    uint32_t n_expert, n_pairs;
+  } push{a.n_expert, a.n_pairs};
+  const Pipeline& p = pc.get({.shader = "moe_group",
+                              .num_buffers = 2,
+                              .push_constant_bytes = sizeof(push),
+                              .spec = {kMoeMaxExperts}});
+  rec.dispatch(p, {a.ids, a.groups}, push, {1, 1, 1});
+}
+
+void moe_combine(CommandRecorder& rec, PipelineCache& pc, const MoeCombineArgs& a) {
+  require_arg(a.rows > 0 && a.n_used > 0, "moe_combine: empty rows or experts");
+  if (a.n_tokens == 0) return;
+  const uint32_t y_stride = a.y_stride ? a.y_stride : a.rows;
+  const uint64_t pairs = uint64_t{a.n_tokens} * a.n_used;
+  require_arg(a.pairs.size >= pairs * a.rows * 4 && a.weights.size >= pairs * 4 &&
+                  a.y.size >= ((uint64_t{a.n_tokens} - 1) * y_stride + a.rows) * 4,
+              "moe_combine: a slice is smaller than the shape");
+  struct {
+    uint32_t rows, n_used, n_tokens, y_stride;
+  } push{a.rows, a.n_used, a.n_tokens, y_stride};
+  constexpr uint32_t wg = 64;
+  const Pipeline& p = pc.get({.shader = "moe_combine",
+                              .num_buffers = 3,
+                              .push_constant_bytes = sizeof(push),
+                              .spec = {wg}});
+  rec.dispatch(p, {a.pairs, a.weights, a.y}, push,
+               {div_up(a.rows, wg), std::min(a.n_tokens, 65535u), div_up(a.n_tokens, 65535)});
+}
+
 }  // namespace vkllm::vk::ops

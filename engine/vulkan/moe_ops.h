@@ -1,6 +1,8 @@
-// Recording the mixture-of-experts kernels (shaders/moe_route.comp, shaders/moe_matvec.comp):
-// routing on the device, and products over the selected experts whose ids the kernels read from
-// the device (no host round trip). One dispatch each, no barrier.
+// Recording the mixture-of-experts kernels (shaders/moe_route.comp, shaders/moe_matvec.comp,
+// shaders/moe_bias.comp, shaders/moe_group.comp, shaders/moe_combine.comp): routing on the
+// device, products over the selected experts whose ids the kernels read from the device (no host
+// round trip), and for the grouped expert GEMMs (MatmulKernels::record_moe_matmul) the pairs
+// grouped by expert and the combine of their down products. One dispatch each, no barrier.
 #pragma once
 
 #include <cstdint>
@@ -55,5 +57,32 @@ struct MoeBiasArgs {
 };
 void moe_bias(CommandRecorder& rec, PipelineCache& pipelines, const MoeBiasArgs& a);
 void moe_matvec(CommandRecorder& rec, PipelineCache& pipelines, const MoeMatvecArgs& a);
+
+// The n_pairs (token, rank) pairs of `ids` (moe_route's, n_pairs = tokens * n_used) grouped by
+// expert into `groups` (at least moe_group_words(n_pairs) words):
+//   groups[e]                     how many pairs selected expert e (0 for e >= n_expert)
+//   groups[kMoeMaxExperts + e]    where its pairs start in the list
+//   groups[2 * kMoeMaxExperts + groups[kMoeMaxExperts + e] + i]
+//                                 its i-th pair id q = t * n_used + k, ascending (token order)
+// One workgroup (shaders/moe_group.comp); the order within an expert never depends on timing.
+struct MoeGroupArgs {
+  BufferSlice ids, groups;
+  uint32_t n_expert = 0, n_pairs = 0;
+};
+inline uint64_t moe_group_words(uint64_t n_pairs) {
+  return 2 * uint64_t{kMoeMaxExperts} + n_pairs;
+}
+void moe_group(CommandRecorder& rec, PipelineCache& pipelines, const MoeGroupArgs& a);
+
+// The grouped path's last step (shaders/moe_combine.comp): for each of n_tokens tokens,
+//   y[t * y_stride + row] += sum over k < n_used in rank order of
+//                            weights[t * n_used + k] * pairs[(t * n_used + k) * rows + row]
+// (pairs: each pair's down product, rows floats a row), as moe_matvec's combine sums.
+struct MoeCombineArgs {
+  BufferSlice pairs, weights, y;
+  uint32_t rows = 0, n_used = 0, n_tokens = 0;
+  uint32_t y_stride = 0;  // 0: rows
+};
+void moe_combine(CommandRecorder& rec, PipelineCache& pipelines, const MoeCombineArgs& a);
 
 }  // namespace vkllm::vk::ops

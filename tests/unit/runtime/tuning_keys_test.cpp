@@ -46,6 +46,7 @@ TEST(TuningKeys, EachKeyReachesItsField) {
   t.tune("coopmat2_chunk_mb=64");
   t.tune("attn_split_target=8");
   t.tune("attn_head_groups=2");
+  t.tune("moe_grouped_min_pairs=512");
   t.tune("fence_spin_us=0");
   t.tune("pipeline_stats=1");
   EXPECT_EQ(t.runner.matvec_max_batch, 32u);
@@ -67,6 +68,7 @@ TEST(TuningKeys, EachKeyReachesItsField) {
   EXPECT_EQ(m.cm2_chunk_mb, 64u);
   EXPECT_EQ(t.kernels.attn_split_target, 8u);
   EXPECT_EQ(t.kernels.attn_head_groups, 2u);
+  EXPECT_EQ(t.kernels.moe_grouped_min_pairs, 512u);
   EXPECT_EQ(t.kernels.fence_spin_us, 0);
   EXPECT_TRUE(t.kernels.pipeline_stats);
 }
@@ -80,6 +82,7 @@ TEST(TuningKeys, DefaultsAreTheWinners) {
   EXPECT_EQ(k.attn_split_target, 4u);
   EXPECT_EQ(k.fence_spin_us, -1);
   EXPECT_FALSE(k.pipeline_stats);
+  EXPECT_EQ(k.moe_grouped_min_pairs, 0u);  // auto
   EXPECT_EQ(k.matmul.cm_split_per_cu, -1);
   EXPECT_EQ(k.matmul.cm_prefill_tile, (std::array<uint32_t, 4>{}));
 }

@@ -1,0 +1,114 @@
+// MatmulKernels::record_moe_matmul: the grouped expert products of a mixture-of-experts FFN on the
+// tiled GEMMs (shaders/matmul.comp and shaders/matmul_coopmat.comp built with MOE, whose row
+// mapping shaders/moe_gemm_rows.glsl describes).
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "engine/vulkan/command_recorder.h"
+#include "engine/vulkan/coopmat_tile.h"
+#include "engine/vulkan/device.h"
+#include "engine/vulkan/matmul_detail.h"
+#include "engine/vulkan/matmul_ops.h"
+#include "engine/vulkan/moe_ops.h"
+#include "engine/vulkan/pipeline.h"
+#include "engine/vulkan/weight_layout.h"
+
+namespace vkllm::vk {
+
+using namespace detail;
+
+namespace {
+
+// The kernels' push constants (matmul.comp's, or matmul_coopmat.comp's with the split-K fields)
+// followed by the expert stride and the pairs per token.
+struct MoeGemmPush {
+  Push base;
+  uint32_t expert_bytes, n_used;
+};
+struct MoeCoopGemmPush {
+  Push base;
+  uint32_t k_split, part_ld, part_stride;
+  uint32_t expert_bytes, n_used;
+};
+
+constexpr uint32_t kMoeXPerPair = 8;  // flags bit 3 (moe_gemm_rows.glsl)
+
+void moe_fail(const std::string& what) {
+  throw std::invalid_argument("record_moe_matmul: " + what);
+}
+
+}  // namespace
+
+void MatmulKernels::record_moe_matmul(CommandRecorder& rec, const MoeMatmulArgs& a) {
+  const auto kt = kernel_type(a.type);
+  if (!kt) moe_fail("no kernel for " + type_label(a.type));
+  if (a.rows == 0 || a.cols == 0 || a.n_used == 0 || a.n_expert == 0 ||
+      a.n_expert > ops::kMoeMaxExperts)
+    moe_fail("empty shape or " + std::to_string(a.n_expert) + " experts (1 to 256)");
+  if (a.cols % std::max(kt->block_elements, 4u))
+    moe_fail("cols=" + std::to_string(a.cols) + " is not a multiple of the block");
+  if (a.n_tokens == 0) return;
+  const uint64_t x_stride = a.x_stride ? a.x_stride : a.cols;
+  const uint64_t y_stride = a.y_stride ? a.y_stride : a.rows;
+  if (x_stride % 4 || x_stride < a.cols || y_stride < a.rows) moe_fail("bad x or y stride");
+  const uint64_t expert_bytes = weight_tensor_bytes(a.type, a.rows, a.cols);
+  const uint64_t w_bytes = expert_bytes * a.n_expert;
+  if (w_bytes + kWeightReadSlackBytes > (uint64_t{1} << 32))
+    moe_fail("expert tensor past the kernels' 32-bit byte offsets");
+  if (a.weights.size < device_weight_bytes(a.type, w_bytes) + kWeightReadSlackBytes)
+    moe_fail("weights slice of " + std::to_string(a.weights.size) + " bytes is too small");
+  const uint64_t pairs = uint64_t{a.n_tokens} * a.n_used;
+  const uint64_t x_rows = a.x_per_pair ? pairs : a.n_tokens;
+  if ((x_rows - 1) * x_stride + a.cols >= (uint64_t{1} << 32) ||
+      (pairs - 1) * y_stride + a.rows >= (uint64_t{1} << 32))
+    moe_fail("activations exceed 32-bit element indices");
+  if (a.x.size < ((x_rows - 1) * x_stride + a.cols) * 4 ||
+      a.y.size < ((pairs - 1) * y_stride + a.rows) * 4 ||
+      a.groups.size < ops::moe_group_words(pairs) * 4)
+    moe_fail("x, y or groups slice is smaller than the shape");
+
+  const DeviceCapabilities& caps = pipelines_.device().caps();
+  const Push base{
+      a.rows, a.cols, a.n_tokens, static_cast<uint32_t>(x_stride), static_cast<uint32_t>(y_stride),
+      0,      0,      0,          a.x_per_pair ? kMoeXPerPair : 0u};
+  // An expert holds at most n_tokens pairs (a token selects it once): the grid's worst case.
+  auto grid = [&](uint32_t tile_rows, uint32_t tile_tokens) {
+    const Groups g{div_up(a.rows, tile_rows), div_up(a.n_tokens, tile_tokens), a.n_expert};
+    if (g.x > caps.max_workgroup_count[0] || g.y > caps.max_workgroup_count[1] ||
+        g.z > caps.max_workgroup_count[2])
+      moe_fail("rows=" + std::to_string(a.rows) + " tokens=" + std::to_string(a.n_tokens) +
+               " exceed the device's grid");
+    return g;
+  };
+  if (coopmat(a.type)) {
+    // Tiles for the pairs an expert gets on average: narrow ones when they are few.
+    const auto per_expert = static_cast<uint32_t>(div_up(pairs, a.n_expert));
+    const CoopMatTile tile = coopmat_tile(tuning_, per_expert, false, a.type);
+    const Pipeline& pipeline =
+        pipelines_.get({.shader = std::string("matmul_coopmat_moe_") + kt->name,
+                        .num_buffers = 5,
+                        .push_constant_bytes = sizeof(MoeCoopGemmPush),
+                        .spec = {tile.warps_m * tile.warps_n * caps.subgroup_size, tile.warps_m,
+                                 tile.warps_n, tile.frags_m, tile.frags_n, tile.batched_loads, 0u,
+                                 decode_f16_ ? 1u : 0u, tile.slice_k, tile.stages}});
+    const MoeCoopGemmPush push{base, 0, 0, 0, static_cast<uint32_t>(expert_bytes), a.n_used};
+    // Binding 3 (split-K partials) is unused: y stands in for it.
+    rec.dispatch(pipeline, {a.weights, a.x, a.y, a.y, a.groups}, push,
+                 grid(tile.rows(), tile.tokens()));
+    return;
+  }
+  const MatmulTuning& t = tuning_;
+  const uint32_t threads = (t.tile_tokens / t.thread_tokens) * (t.tile_rows / t.thread_rows);
+  const Pipeline& pipeline = pipelines_.get(
+      {.shader = std::string("matmul_moe_") + kt->name,
+       .num_buffers = 5,
+       .push_constant_bytes = sizeof(MoeGemmPush),
+       .spec = {threads, t.tile_tokens, t.tile_rows, t.thread_tokens, t.thread_rows}});
+  const MoeGemmPush push{base, static_cast<uint32_t>(expert_bytes), a.n_used};
+  // Binding 3 is unused by this kernel: y stands in for it.
+  rec.dispatch(pipeline, {a.weights, a.x, a.y, a.y, a.groups}, push,
+               grid(t.tile_rows, t.tile_tokens));
+}
+
+}  // namespace vkllm::vk
