@@ -201,8 +201,10 @@ class MatmulKernels {
   // The grouped expert product (MoeMatmulArgs): the subgroup-scope tensor-core GEMM where
   // coopmat(type) holds, else the portable one, each tile over one expert's pairs (its weight
   // tile read once per tile of pairs); a grid for the worst case (every token on one expert)
-  // whose workgroups beyond their expert's pairs exit at once. No barrier added; throws
-  // std::invalid_argument as record_matmul does.
+  // whose workgroups beyond their expert's pairs exit at once. No barrier added, except, as in
+  // record_matmul, between the tensor-core GEMM and the conversion of its activations to f16
+  // rows before it (scratch from the same ring); throws std::invalid_argument as record_matmul
+  // does.
   void record_moe_matmul(CommandRecorder& rec, const MoeMatmulArgs& args);
 
   // True if record_matmul runs weights of `type` on tensor cores.

@@ -84,17 +84,32 @@ void MatmulKernels::record_moe_matmul(CommandRecorder& rec, const MoeMatmulArgs&
   if (coopmat(a.type)) {
     // Tiles for the pairs an expert gets on average: narrow ones when they are few.
     const auto per_expert = static_cast<uint32_t>(div_up(pairs, a.n_expert));
-    const CoopMatTile tile = coopmat_tile(tuning_, per_expert, false, a.type);
-    const Pipeline& pipeline =
-        pipelines_.get({.shader = std::string("matmul_coopmat_moe_") + kt->name,
-                        .num_buffers = 5,
-                        .push_constant_bytes = sizeof(MoeCoopGemmPush),
-                        .spec = {tile.warps_m * tile.warps_n * caps.subgroup_size, tile.warps_m,
-                                 tile.warps_n, tile.frags_m, tile.frags_n, tile.batched_loads, 0u,
-                                 decode_f16_ ? 1u : 0u, tile.slice_k, tile.stages}});
-    const MoeCoopGemmPush push{base, 0, 0, 0, static_cast<uint32_t>(expert_bytes), a.n_used};
+    const CoopMatTile tile = coopmat_tile(tuning_, per_expert, x_f16_enabled_, a.type);
+    const Pipeline& pipeline = pipelines_.get(
+        {.shader = std::string("matmul_coopmat_moe_") + kt->name,
+         .num_buffers = 5,
+         .push_constant_bytes = sizeof(MoeCoopGemmPush),
+         .spec = {tile.warps_m * tile.warps_n * caps.subgroup_size, tile.warps_m, tile.warps_n,
+                  tile.frags_m, tile.frags_n, tile.batched_loads, x_f16_enabled_ ? 1u : 0u,
+                  decode_f16_ ? 1u : 0u, tile.slice_k, tile.stages}});
+    MoeCoopGemmPush push{base, 0, 0, 0, static_cast<uint32_t>(expert_bytes), a.n_used};
+    // As record_matmul: the activations as f16 rows once (x's rows, not the gathered pairs),
+    // which the kernel's pipelined slice loads need.
+    BufferSlice x = a.x;
+    if (x_f16_enabled_) {
+      MatmulArgs rows;
+      rows.x = a.x;
+      rows.cols = a.cols;
+      rows.batch = static_cast<uint32_t>(x_rows);
+      rows.x_stride = static_cast<uint32_t>(x_stride);
+      const uint32_t stride = (a.cols + 7) / 8 * 8;
+      x = x_f16_.next(pipelines_.device(), x_rows * stride * 2);
+      record_to_f16(rec, rows, stride, x);
+      rec.barrier();
+      push.base.x_stride = stride;
+    }
     // Binding 3 (split-K partials) is unused: y stands in for it.
-    rec.dispatch(pipeline, {a.weights, a.x, a.y, a.y, a.groups}, push,
+    rec.dispatch(pipeline, {a.weights, x, a.y, a.y, a.groups}, push,
                  grid(tile.rows(), tile.tokens()));
     return;
   }
