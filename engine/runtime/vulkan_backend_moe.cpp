@@ -13,14 +13,13 @@ using model::Weight;
 
 namespace {
 
-// The auto threshold of the grouped path, in pairs per expert and in pairs. The indirect matvec
-// reads an expert's weights once per pair; the grouped GEMMs once per tile of an expert's pairs,
-// i.e. once per expert any pair selected, but pay a grouping dispatch, a combine dispatch and two
-// barriers, and their tiles run mostly empty while experts get a pair or two. From about two
-// pairs per expert on (gpt-oss-20b: 16 tokens of 4 of 32 experts; Qwen3-30B-A3B: 32 tokens of 8
-// of 128) the GEMMs read at most half the weight bytes the matvecs read; decode of a few
-// sequences stays on the matvec. The tuning key moe_grouped_min_pairs overrides it.
-constexpr uint32_t kGroupedPairsPerExpert = 2;
+// The auto threshold of the grouped path, in (token, expert) pairs. The indirect matvec reads an
+// expert's weights once per pair; the grouped GEMMs once per tile of an expert's pairs, but pay a
+// grouping dispatch, a combine dispatch and two barriers. On an H200 (tok/s, grouped / matvec;
+// bench/RESULTS.md, "Mixture of experts"): gpt-oss-20b at 2 sequences (8 pairs) 146 / 226, at 4
+// (16) 278 / 260, at 8 (32) 457 / 282; Qwen3-30B-A3B at 8 (64 pairs) 375 / 291, at 16 539 / 327.
+// From 32 pairs the GEMMs win on both however few pairs an expert gets. The tuning key
+// moe_grouped_min_pairs overrides it.
 constexpr uint32_t kGroupedMinPairs = 32;
 
 }  // namespace
@@ -47,8 +46,7 @@ void VulkanBackend::check_moe_weights() const {
 
 bool VulkanBackend::moe_grouped(const MoeSpec& m, uint32_t T) const {
   const uint32_t tuned = ctx_.device().tuning().moe_grouped_min_pairs;
-  const uint32_t min_pairs =
-      tuned ? tuned : std::max(kGroupedMinPairs, kGroupedPairsPerExpert * m.n_expert);
+  const uint32_t min_pairs = tuned ? tuned : kGroupedMinPairs;
   return uint64_t{T} * m.n_used >= min_pairs;
 }
 
