@@ -22,7 +22,8 @@ BlockHash hash_block(BlockHash parent, std::span<const int32_t> tokens) {
   return h;
 }
 
-BlockPool::BlockPool(uint32_t num_blocks) : blocks_(num_blocks) {
+BlockPool::BlockPool(uint32_t num_blocks, uint32_t state_slots)
+    : blocks_(num_blocks), state_slots_(state_slots) {
   if (num_blocks == 0) throw std::invalid_argument("BlockPool: need at least one block");
   free_.reserve(num_blocks);
   for (uint32_t i = num_blocks; i-- > 0;) free_.push_back(i);

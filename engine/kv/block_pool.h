@@ -16,6 +16,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/kv/state_slots.h"
+
 namespace vkllm::kv {
 
 using BlockId = uint32_t;
@@ -37,7 +39,9 @@ struct BlockPoolStats {
 
 class BlockPool {
  public:
-  explicit BlockPool(uint32_t num_blocks);
+  // `state_slots`: recurrent-state slots for the tables of this pool to take (state_slots.h);
+  // 0 for a model without recurrent layers.
+  explicit BlockPool(uint32_t num_blocks, uint32_t state_slots = 0);
 
   uint32_t num_blocks() const { return static_cast<uint32_t>(blocks_.size()); }
   // Blocks an allocation could obtain right now (free plus evictable cached ones).
@@ -67,6 +71,9 @@ class BlockPool {
   bool is_registered(BlockId block) const { return blocks_.at(block).hash.has_value(); }
   BlockPoolStats stats() const;
 
+  StateSlots& state_slots() { return state_slots_; }
+  const StateSlots& state_slots() const { return state_slots_; }
+
  private:
   struct Block {
     uint32_t refs = 0;
@@ -80,6 +87,7 @@ class BlockPool {
   std::list<BlockId> lru_;     // cached blocks, least recently used at the front
   std::unordered_map<BlockHash, BlockId> by_hash_;
   BlockPoolStats stats_;
+  StateSlots state_slots_;
 };
 
 }  // namespace vkllm::kv

@@ -10,7 +10,9 @@ BlockTable::BlockTable(BlockPool& pool, uint32_t block_size)
 }
 
 BlockTable::~BlockTable() {
-  if (pool_) pool_->release(blocks_);
+  if (!pool_) return;
+  pool_->release(blocks_);
+  if (state_slot_) pool_->state_slots().release(*state_slot_);
 }
 
 BlockTable::BlockTable(BlockTable&& o) noexcept
@@ -19,9 +21,12 @@ BlockTable::BlockTable(BlockTable&& o) noexcept
       blocks_(std::move(o.blocks_)),
       tokens_(std::move(o.tokens_)),
       registered_blocks_(o.registered_blocks_),
-      last_hash_(o.last_hash_) {
+      last_hash_(o.last_hash_),
+      state_slot_(o.state_slot_),
+      state_origin_(o.state_origin_) {
   o.pool_ = nullptr;
   o.blocks_.clear();
+  o.state_slot_.reset();
 }
 
 uint32_t BlockTable::reuse_prefix(std::span<const int32_t> prompt) {
@@ -49,9 +54,21 @@ uint32_t BlockTable::reuse_prefix(std::span<const int32_t> prompt) {
 bool BlockTable::reserve(uint32_t n) {
   const uint64_t needed_tokens = uint64_t{num_tokens()} + n;
   const uint64_t needed_blocks = (needed_tokens + block_size_ - 1) / block_size_;
+  const bool take_slot = !state_slot_ && pool_->state_slots().size() > 0;
+  if (take_slot) {
+    state_slot_ = pool_->state_slots().acquire();
+    if (!state_slot_) return false;
+    state_origin_ = num_tokens();
+  }
   if (needed_blocks <= blocks_.size()) return true;
   auto fresh = pool_->allocate(static_cast<uint32_t>(needed_blocks - blocks_.size()));
-  if (!fresh) return false;
+  if (!fresh) {
+    if (take_slot) {
+      pool_->state_slots().release(*state_slot_);
+      state_slot_.reset();
+    }
+    return false;
+  }
   blocks_.insert(blocks_.end(), fresh->begin(), fresh->end());
   return true;
 }

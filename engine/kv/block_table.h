@@ -1,9 +1,12 @@
 // One sequence's view of the paged KV cache: the ordered list of blocks holding its tokens' K/V
 // (token at position p lives in block blocks()[p / block_size], slot p % block_size), plus the
-// bookkeeping that lets its full blocks join the prefix cache.
+// bookkeeping that lets its full blocks join the prefix cache. For a model with recurrent layers
+// the table also holds the sequence's recurrent-state slot (state_slots.h): taken by its first
+// reserve(), given back with its blocks when the table is released (finish, cancel, preemption).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -25,8 +28,9 @@ class BlockTable {
   // number of prompt tokens whose K/V is already present.
   uint32_t reuse_prefix(std::span<const int32_t> prompt);
 
-  // Makes room for `n` more tokens after the committed ones; all-or-nothing. False when the pool
-  // cannot supply the blocks (the caller may preempt another sequence and retry).
+  // Makes room for `n` more tokens after the committed ones, and takes a recurrent-state slot
+  // first if the pool has them and the table holds none; all-or-nothing. False when the pool
+  // cannot supply the blocks or the slot (the caller may preempt another sequence and retry).
   bool reserve(uint32_t n);
   // Records that K/V for `tokens` (which follow the committed ones) has been written; newly
   // filled blocks are registered in the prefix cache.
@@ -40,6 +44,11 @@ class BlockTable {
   uint32_t capacity() const { return static_cast<uint32_t>(blocks_.size()) * block_size_; }
   std::span<const BlockId> blocks() const { return blocks_; }
   std::span<const int32_t> tokens() const { return tokens_; }
+  // The recurrent-state slot (none before the first reserve(), or when the pool has no slots),
+  // and how many tokens the table held when it took the slot: a state is only whole when that is
+  // 0 (a table that reused a prefix has no state for it).
+  std::optional<uint32_t> state_slot() const { return state_slot_; }
+  uint32_t state_origin() const { return state_origin_; }
 
  private:
   void register_full_blocks();
@@ -50,6 +59,8 @@ class BlockTable {
   std::vector<int32_t> tokens_;      // committed tokens, in position order
   uint32_t registered_blocks_ = 0;   // leading blocks already hashed into the prefix cache
   BlockHash last_hash_ = kRootHash;  // hash of block registered_blocks_-1
+  std::optional<uint32_t> state_slot_;
+  uint32_t state_origin_ = 0;
 };
 
 }  // namespace vkllm::kv

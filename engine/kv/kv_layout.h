@@ -17,7 +17,9 @@
 //   [2T+S, 2T+2S)   seq_kv_len   the sequence's context length after this step
 //   [2T+2S, 2T+3S)  seq_q_start  index of the sequence's first token in the batch
 //   [2T+3S, 2T+4S)  seq_q_len    the sequence's tokens in this batch (contiguous, in order)
-//   [2T+4S, ...)    block tables of all sequences, concatenated
+//   [2T+4S, 2T+5S)  seq_state    the sequence's recurrent-state slot (state_layout.h; 0 for a
+//                                model without recurrent layers)
+//   [2T+5S, ...)    block tables of all sequences, concatenated
 #pragma once
 
 #include <algorithm>
@@ -69,6 +71,7 @@ struct BatchSequence {
   std::span<const uint32_t> block_table;
   uint32_t q_len = 0;
   uint32_t kv_len = 0;
+  uint32_t state_slot = 0;  // recurrent-state slot, if the model has recurrent layers
 };
 
 struct BatchMeta {
@@ -101,14 +104,15 @@ inline BatchMeta build_batch_meta(std::span<const BatchSequence> seqs,
     m.max_kv_len = std::max(m.max_kv_len, q.kv_len);
   }
   const uint32_t T = m.n_tokens, S = m.n_seqs;
-  m.words.assign(2 * T + 4 * S, 0);
+  m.words.assign(2 * T + 5 * S, 0);
   uint32_t t = 0;
   for (uint32_t s = 0; s < S; ++s) {
     const BatchSequence& q = seqs[s];
-    m.words[2 * T + s] = static_cast<uint32_t>(m.words.size() - (2 * T + 4 * S));
+    m.words[2 * T + s] = static_cast<uint32_t>(m.words.size() - (2 * T + 5 * S));
     m.words[2 * T + S + s] = q.kv_len;
     m.words[2 * T + 2 * S + s] = t;
     m.words[2 * T + 3 * S + s] = q.q_len;
+    m.words[2 * T + 4 * S + s] = q.state_slot;
     for (uint32_t i = 0; i < q.q_len; ++i, ++t) {
       m.words[t] = s;
       m.words[T + t] = q.kv_len - q.q_len + i;

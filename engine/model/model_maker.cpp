@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <cmath>
 #include <numbers>
 #include <stdexcept>
@@ -18,43 +17,6 @@ namespace vkllm::model {
 namespace {
 
 using gguf::TensorType;
-
-// ---------------------------------------------------------------------------------------------
-// Shapes
-
-struct NamedShape {
-  std::string_view name;
-  ModelShape shape;
-};
-
-// The published configurations of these models (vocabulary sizes come from the vocab file).
-const NamedShape kNamedShapes[] = {
-    {"tiny", {256, 2, 4, 2, 64, 768, 2048, false, 0.0f, 0.0f}},
-    {"test", {256, 2, 4, 2, 64, 768, 2048, false, 0.0f, 0.0f, 8, 2, 256, 16}},
-    // test with 7 layers: Gemma's five local layers, a global one, a local one again (llama.cpp
-    // refuses a gemma-embedding whose layers are all local).
-    {"test-swa", {256, 7, 4, 2, 64, 768, 2048, false, 0.0f, 0.0f, 8, 2, 256, 16}},
-    {"llama3.2-1b", {2048, 16, 32, 8, 64, 8192, 131072, true, 500000.0f, 32.0f}},
-    {"llama3.1-8b", {4096, 32, 32, 8, 128, 14336, 131072, false, 500000.0f, 8.0f}},
-    {"qwen2.5-0.5b", {896, 24, 14, 2, 64, 4864, 32768, true, 1000000.0f, 0.0f}},
-    {"qwen3-30b-a3b", {2048, 48, 32, 4, 128, 6144, 40960, false, 1000000.0f, 0.0f, 128, 8, 768}},
-    // gpt-oss-20b (its config.json): 32 experts of width 2880, 4 per token, a window of 128.
-    {"gpt-oss-20b", {2880, 24, 64, 8, 64, 2880, 131072, false, 150000.0f, 0.0f, 32, 4, 2880, 128}},
-    {"llama3.1-70b", {8192, 80, 64, 8, 128, 28672, 131072, false, 500000.0f, 8.0f}},
-    {"ministral3-3b", {3072, 26, 32, 8, 128, 9216, 262144, true, 1000000.0f, 0.0f}},
-    {"ministral3-8b", {4096, 34, 32, 8, 128, 14336, 262144, false, 1000000.0f, 0.0f}},
-    {"embeddinggemma-300m", {768, 24, 3, 1, 256, 1152, 2048, true, 1000000.0f, 0.0f, 0, 0, 0, 512}},
-};
-
-uint32_t parse_dimension(std::string_view text, std::string_view what, std::string_view whole) {
-  uint32_t v = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || v == 0) {
-    throw std::invalid_argument("model shape '" + std::string(whole) + "': " + std::string(what) +
-                                " '" + std::string(text) + "' is not a positive integer");
-  }
-  return v;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Architectures
@@ -86,6 +48,7 @@ struct ArchTraits {
   // gpt-oss: attention output bias and sinks, post_attention_norm before the FFN, router and
   // expert biases, YaRN (build_random_model).
   bool gpt_oss = false;
+  bool lfm2 = false;  // short-convolution layers between attention ones (lfm2_attention_layer)
 };
 
 const ArchTraits kMakerArchs[] = {
@@ -107,6 +70,9 @@ const ArchTraits kMakerArchs[] = {
     // EmbeddingGemma: Gemma 3's layers (window 512) run bidirectionally, mean pooling, then
     // dense_2 / dense_3 (plan_tensors).
     {"gemma-embedding", 1000000.0f, 1e-6f, false, true, true, false, true, false, true, false, 512},
+    // LFM2: tied embeddings, Q/K norms on its attention layers, token_embd_norm as output norm.
+    {"lfm2", 1000000.0f, 1e-5f, false, true, false, false, true, false, false, false, 0, false,
+     false, true},
 };
 
 const ArchTraits& arch_traits(std::string_view name) {
@@ -116,7 +82,7 @@ const ArchTraits& arch_traits(std::string_view name) {
   throw std::invalid_argument(
       "make-model: unsupported architecture '" + std::string(name) +
       "' (supported: llama, qwen2, qwen3, qwen3moe, gpt-oss, "
-      "qwen3-embedding, gemma2, gemma3, phi3, mistral3, gemma-embedding, bert, "
+      "qwen3-embedding, gemma2, gemma3, phi3, mistral3, gemma-embedding, lfm2, bert, "
       "nomic-bert, bert-rerank)");
 }
 
@@ -129,6 +95,14 @@ constexpr uint64_t kDenseWidth = 4;
 constexpr float kYarnFactor = 16.0f;
 // gpt-oss's YaRN: a factor of 32.
 constexpr float kGptOssYarnFactor = 32.0f;
+
+// LFM2's kernel length, and its layer pattern: the published 16-layer models' attention layers
+// (2, 5, 8, 10, 12, 14), else every second layer from layer 1; the others short convolutions.
+constexpr uint32_t kLfm2ConvLength = 3;
+bool lfm2_attention_layer(uint32_t l, uint32_t n_layer) {
+  if (n_layer == 16) return l == 2 || l == 5 || l == 8 || l == 10 || l == 12 || l == 14;
+  return l % 2 == 1;
+}
 
 bool tied(const ArchTraits& a, const ModelShape& s) {
   return a.always_tied || (s.tied_embeddings && !a.always_untied);
@@ -148,23 +122,28 @@ std::vector<PlannedTensor> plan_tensors(const ArchTraits& a, const ModelShape& s
   }
   for (uint32_t l = 0; l < s.n_layer; ++l) {
     add(Weight::AttnNorm, l, {e}, Init::Norm);
-    if (a.fused) {
+    const bool conv = a.lfm2 && !lfm2_attention_layer(l, s.n_layer);
+    if (conv) {
+      add(Weight::ShortConvInProj, l, {e, 3 * e}, Init::Matrix);
+      add(Weight::ShortConvConv, l, {kLfm2ConvLength, e}, Init::Matrix);
+      add(Weight::ShortConvOutProj, l, {e, e}, Init::Matrix);
+    } else if (a.fused) {
       add(Weight::AttnQKV, l, {e, q + 2 * kv}, Init::Matrix);
     } else {
       add(Weight::AttnQ, l, {e, q}, Init::Matrix);
       add(Weight::AttnK, l, {e, kv}, Init::Matrix);
       add(Weight::AttnV, l, {e, kv}, Init::Matrix);
     }
-    if (a.qkv_bias) {
+    if (a.qkv_bias && !conv) {
       add(Weight::AttnQBias, l, {q}, Init::Bias);
       add(Weight::AttnKBias, l, {kv}, Init::Bias);
       add(Weight::AttnVBias, l, {kv}, Init::Bias);
     }
-    if (a.qk_norm) {
+    if (a.qk_norm && !conv) {
       add(Weight::AttnQNorm, l, {hd}, Init::Norm);
       add(Weight::AttnKNorm, l, {hd}, Init::Norm);
     }
-    add(Weight::AttnOut, l, {q, e}, Init::Matrix);
+    if (!conv) add(Weight::AttnOut, l, {q, e}, Init::Matrix);
     if (a.gpt_oss) {
       add(Weight::AttnOutBias, l, {e}, Init::Bias);
       add(Weight::AttnSinks, l, {s.n_head}, Init::Logit);
@@ -192,7 +171,7 @@ std::vector<PlannedTensor> plan_tensors(const ArchTraits& a, const ModelShape& s
     if (!a.moe) add(Weight::FfnDown, l, {ff, e}, Init::Matrix);
     if (a.post_norms) add(Weight::PostFfnNorm, l, {e}, Init::Norm);
   }
-  add(Weight::OutputNorm, 0, {e}, Init::Norm);
+  add(a.lfm2 ? Weight::TokenEmbdNorm : Weight::OutputNorm, 0, {e}, Init::Norm);
   if (!tied(a, s)) add(Weight::Output, 0, {e, n_vocab}, Init::Matrix);
   if (a.name == "gemma-embedding") {
     add(Weight::Dense2, 0, {e, kDenseWidth * e}, Init::Matrix);
@@ -365,46 +344,6 @@ uint64_t vocab_size(const gguf::GgufFile& vocab) {
 
 }  // namespace
 
-ModelShape parse_model_shape(std::string_view text) {
-  for (const auto& n : kNamedShapes) {
-    if (n.name == text) return n.shape;
-  }
-  std::vector<std::string_view> parts;
-  size_t start = 0;
-  while (true) {
-    const size_t x = text.find('x', start);
-    parts.push_back(text.substr(start, x == std::string_view::npos ? x : x - start));
-    if (x == std::string_view::npos) break;
-    start = x + 1;
-  }
-  if (parts.size() != 4) {
-    throw std::invalid_argument(
-        "model shape '" + std::string(text) +
-        "' is neither a named shape (tiny, test, llama3.2-1b, "
-        "llama3.1-8b, qwen2.5-0.5b, ministral3-3b, ministral3-8b, "
-        "embeddinggemma-300m) nor WxLxHxKV (n_embd x n_layer x n_head x n_head_kv)");
-  }
-  ModelShape s;
-  s.n_embd = parse_dimension(parts[0], "n_embd", text);
-  s.n_layer = parse_dimension(parts[1], "n_layer", text);
-  s.n_head = parse_dimension(parts[2], "n_head", text);
-  s.n_head_kv = parse_dimension(parts[3], "n_head_kv", text);
-  if (s.n_embd % s.n_head != 0 || (s.n_embd / s.n_head) % 2 != 0) {
-    throw std::invalid_argument("model shape '" + std::string(text) + "': n_embd " +
-                                std::to_string(s.n_embd) + " must split into n_head " +
-                                std::to_string(s.n_head) + " heads of even size");
-  }
-  if (s.n_head % s.n_head_kv != 0) {
-    throw std::invalid_argument("model shape '" + std::string(text) + "': n_head " +
-                                std::to_string(s.n_head) + " is not a multiple of n_head_kv " +
-                                std::to_string(s.n_head_kv));
-  }
-  s.head_dim = s.n_embd / s.n_head;
-  // The usual SwiGLU width, 8/3 of n_embd, rounded up like Llama's to a multiple of 256.
-  s.n_ff = (8 * s.n_embd / 3 + 255) / 256 * 256;
-  return s;
-}
-
 namespace {
 
 void add_lazy_tensors(std::vector<PlannedTensor> plan, const MakeModelOptions& o, bool has_output,
@@ -500,7 +439,16 @@ void build_random_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
   w.set_u32(p + "block_count", s.n_layer);
   w.set_u32(p + "feed_forward_length", s.n_ff);
   w.set_u32(p + "attention.head_count", s.n_head);
-  w.set_u32(p + "attention.head_count_kv", s.n_head_kv);
+  if (a.lfm2) {
+    // One K/V head count per layer, 0 for the short convolutions (as convert_hf_to_gguf.py).
+    std::vector<int32_t> kv(s.n_layer);
+    for (uint32_t l = 0; l < s.n_layer; ++l)
+      kv[l] = lfm2_attention_layer(l, s.n_layer) ? static_cast<int32_t>(s.n_head_kv) : 0;
+    w.set_i32s(p + "attention.head_count_kv", kv);
+    w.set_u32(p + "shortconv.l_cache", kLfm2ConvLength);
+  } else {
+    w.set_u32(p + "attention.head_count_kv", s.n_head_kv);
+  }
   w.set_f32(p + "rope.freq_base", rope_base);
   w.set_f32(p + "attention.layer_norm_rms_epsilon", a.rms_eps);
   if (a.writes_rope_dims) w.set_u32(p + "rope.dimension_count", s.head_dim);
@@ -563,6 +511,8 @@ void build_random_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
     TensorSlot slot{t.name, t.shape, t.layer, s.n_layer, has_output, a.moe ? s.n_expert : 0};
     TensorRecipe r{
         t, choose_tensor_type(o.file_type, slot), hash_name(t.name, o.seed), o.threads, {}};
+    // ggml's ssm_conv reads the conv kernel as F32 (llama-quantize leaves it so).
+    if (t.name.ends_with("shortconv.conv.weight")) r.type = TensorType::F32;
     if (t.init == Init::RopeFactors) {
       r.fixed_values = llama3_rope_factors(s.head_dim, rope_base, s.llama3_rope_factor);
     }

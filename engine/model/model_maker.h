@@ -38,14 +38,16 @@ struct ModelShape {
 // architectures; a window of 16 for those with one), "test-swa" (test with 7 layers: Gemma's
 // local/global pattern), "llama3.2-1b", "llama3.1-8b", "qwen2.5-0.5b",
 // "qwen3-30b-a3b", "gpt-oss-20b", "llama3.1-70b", "ministral3-3b", "ministral3-8b",
-// "embeddinggemma-300m", or "WxLxHxKV" (n_embd x n_layer x n_head x n_head_kv, head_dim = W / H,
-// n_ff = 8/3 W rounded up to a multiple of 256). Throws std::invalid_argument naming what is wrong.
+// "embeddinggemma-300m", "lfm2-1.2b", or "WxLxHxKV" (n_embd x n_layer x n_head x n_head_kv,
+// head_dim = W / H, n_ff = 8/3 W rounded up to a multiple of 256). Throws std::invalid_argument
+// naming what is wrong.
 ModelShape parse_model_shape(std::string_view text);
 
 struct MakeModelOptions {
   // llama, qwen2, qwen3, qwen3moe, qwen3-embedding (qwen3 with last-token pooling), gemma2, gemma3,
   // phi3, mistral3 (Ministral 3: YaRN over n_ctx / 16 original tokens, attention temperature
-  // 0.1), gemma-embedding (EmbeddingGemma: mean pooling, dense projections 4 x n_embd wide), and
+  // 0.1), gemma-embedding (EmbeddingGemma: mean pooling, dense projections 4 x n_embd wide),
+  // lfm2 (LFM2: gated short convolutions of length 3 between attention layers, tied), and
   // the encoders bert, nomic-bert and bert-rerank (bert with a cross-encoder head, rank pooling).
   // Encoders use n_head K/V heads whatever the shape says. bert with an XLM-RoBERTa vocabulary
   // ("t5", e.g. tests/reference/unigram) is snowflake-arctic-embed2's kind: CLS pooling and the

@@ -6,6 +6,8 @@
 #include <optional>
 #include <stdexcept>
 #include <string_view>
+#include <tuple>
+#include <variant>
 
 #include "engine/model/weight_names.h"
 
@@ -18,12 +20,19 @@ struct ArchEntry {
   Arch arch;
 };
 constexpr ArchEntry kArchs[] = {
-    {"llama", Arch::Llama},          {"qwen2", Arch::Qwen2},
-    {"qwen3", Arch::Qwen3},          {"qwen3moe", Arch::Qwen3Moe},
-    {"gpt-oss", Arch::GptOss},       {"gemma2", Arch::Gemma2},
-    {"gemma3", Arch::Gemma3},        {"phi3", Arch::Phi3},
-    {"mistral3", Arch::Mistral3},    {"bert", Arch::Bert},
-    {"nomic-bert", Arch::NomicBert}, {"gemma-embedding", Arch::GemmaEmbedding},
+    {"llama", Arch::Llama},
+    {"qwen2", Arch::Qwen2},
+    {"qwen3", Arch::Qwen3},
+    {"qwen3moe", Arch::Qwen3Moe},
+    {"gpt-oss", Arch::GptOss},
+    {"gemma2", Arch::Gemma2},
+    {"gemma3", Arch::Gemma3},
+    {"phi3", Arch::Phi3},
+    {"mistral3", Arch::Mistral3},
+    {"bert", Arch::Bert},
+    {"nomic-bert", Arch::NomicBert},
+    {"gemma-embedding", Arch::GemmaEmbedding},
+    {"lfm2", Arch::Lfm2},
 };
 
 // Reads "<arch>.<key>" with a default, failing clearly when a required key is missing.
@@ -192,6 +201,72 @@ void read_gemma_embedding(const gguf::GgufFile& f, ModelSpec& s) {
   s.n_dense = static_cast<uint32_t>(d2->shape[1]);
 }
 
+// The per-layer K/V head counts: <arch>.attention.head_count_kv as one number for every layer,
+// or (LFM2) an array of one per layer, where 0 marks a recurrent layer. n_head_kv is then the
+// attention layers' count (they must agree).
+std::vector<uint32_t> read_head_count_kv(const gguf::GgufFile& f, const Keys& k, ModelSpec& s) {
+  const std::string key = s.arch_name + ".attention.head_count_kv";
+  const gguf::Value* v = f.find(key);
+  if (!v || !std::holds_alternative<std::shared_ptr<gguf::Array>>(v->v)) {
+    return std::vector<uint32_t>(s.n_layer, k.u32("attention.head_count_kv", s.n_head));
+  }
+  if (s.arch != Arch::Lfm2) {
+    throw std::runtime_error(s.arch_name + ": a per-layer " + key + " is not supported");
+  }
+  std::vector<uint32_t> per_layer = f.get_array<uint32_t>(key);
+  if (per_layer.size() != s.n_layer) {
+    throw std::runtime_error(key + " has " + std::to_string(per_layer.size()) + " entries for " +
+                             std::to_string(s.n_layer) + " layers");
+  }
+  return per_layer;
+}
+
+// LFM2, as llama.cpp reads it: the layers with no K/V heads are gated short convolutions
+// (shortconv.in_proj / conv / out_proj, kernel length shortconv.l_cache), the others attention
+// with Q/K norms and NeoX RoPE; token_embd_norm is the output norm; tied embeddings unless the
+// file has output.weight.
+void read_lfm2(const gguf::GgufFile& f, const Keys& k, const std::vector<uint32_t>& kv_heads,
+               ModelSpec& s) {
+  s.rope_ordering = RopeOrdering::NeoX;
+  s.shortconv_l_cache = k.u32("shortconv.l_cache");
+  if (s.shortconv_l_cache < 2 || s.shortconv_l_cache > kMaxShortConvLength) {
+    throw std::runtime_error("lfm2: shortconv.l_cache " + std::to_string(s.shortconv_l_cache) +
+                             " is outside 2.." + std::to_string(kMaxShortConvLength));
+  }
+  s.layer_is_recurrent.assign(s.n_layer, false);
+  std::optional<uint32_t> first_attention;
+  for (uint32_t l = 0; l < s.n_layer; ++l) {
+    s.layer_is_recurrent[l] = kv_heads[l] == 0;
+    if (!s.layer_is_recurrent[l] && !first_attention) first_attention = l;
+  }
+  s.sliding_window = k.u32("attention.sliding_window", 0);
+  for (uint32_t l = 0; l < s.n_layer && s.sliding_window > 0; ++l)
+    s.layer_is_swa[l] = !s.layer_is_recurrent[l];
+  s.qk_norm =
+      first_attention && f.find_tensor(weight_name(Weight::AttnQNorm, *first_attention)) != nullptr;
+  s.fused_qkv = false;
+  if (!f.find_tensor(weight_name(Weight::TokenEmbdNorm))) {
+    throw std::runtime_error("lfm2 model has no token_embd_norm.weight (its output norm)");
+  }
+  const uint64_t E = s.n_embd;
+  for (uint32_t l = 0; l < s.n_layer; ++l) {
+    if (!s.layer_is_recurrent[l]) continue;
+    const std::tuple<Weight, uint64_t, uint64_t> needed[] = {
+        {Weight::ShortConvInProj, E, 3 * E},
+        {Weight::ShortConvConv, s.shortconv_l_cache, E},
+        {Weight::ShortConvOutProj, E, E}};
+    for (const auto& [w, cols, rows] : needed) {
+      const auto* t = f.find_tensor(weight_name(w, l));
+      if (!t || t->shape.size() != 2 || t->shape[0] != cols || t->shape[1] != rows ||
+          (w == Weight::ShortConvConv && t->type != gguf::TensorType::F32)) {
+        throw std::runtime_error(
+            "lfm2 model has no " + std::string(w == Weight::ShortConvConv ? "F32 " : "") + "[" +
+            std::to_string(cols) + ", " + std::to_string(rows) + "] tensor " + weight_name(w, l));
+      }
+    }
+  }
+}
+
 // YaRN as llama.cpp configures ggml's rope for rope.scaling.type "yarn" (ext_factor 1): the
 // correction dimensions from beta_fast / beta_slow over the original context, the per-pair blend
 // of interpolated and original angles as divisors, and the magnitude factor.
@@ -234,6 +309,13 @@ void read_yarn(const Keys& k, float factor, ModelSpec& s) {
 
 }  // namespace
 
+std::vector<uint64_t> ModelSpec::recurrent_state_floats() const {
+  std::vector<uint64_t> out(n_layer, 0);
+  for (uint32_t l = 0; l < n_layer; ++l)
+    if (is_recurrent(l)) out[l] = uint64_t(shortconv_l_cache - 1) * n_embd;
+  return out;
+}
+
 const char* arch_name(Arch arch) {
   for (const auto& e : kArchs)
     if (e.arch == arch) return e.name.data();
@@ -254,14 +336,24 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
     throw std::runtime_error("unsupported model architecture '" + s.arch_name +
                              "' (supported: llama, qwen2, qwen3, qwen3moe, gpt-oss, gemma2, "
                              "gemma3, phi3, mistral3, bert, "
-                             "nomic-bert, gemma-embedding)");
+                             "nomic-bert, gemma-embedding, lfm2)");
   }
   const Keys k(f, s.arch_name);
   s.n_layer = k.u32("block_count");
   s.n_embd = k.u32("embedding_length");
   s.n_ff = k.u32("feed_forward_length");
   s.n_head = k.u32("attention.head_count");
-  s.n_head_kv = k.u32("attention.head_count_kv", s.n_head);
+  const std::vector<uint32_t> kv_heads = read_head_count_kv(f, k, s);
+  s.n_head_kv = 0;
+  for (uint32_t h : kv_heads) {
+    if (h != 0 && s.n_head_kv != 0 && h != s.n_head_kv) {
+      throw std::runtime_error(
+          "model metadata has attention layers with different K/V head "
+          "counts (" +
+          std::to_string(s.n_head_kv) + " and " + std::to_string(h) + ")");
+    }
+    if (h != 0) s.n_head_kv = h;
+  }
   s.n_ctx_train = k.u32("context_length", 2048);
   if (s.n_layer == 0 || s.n_embd == 0 || s.n_head == 0 || s.n_head_kv == 0 ||
       s.n_head % s.n_head_kv != 0) {
@@ -338,6 +430,9 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
     case Arch::NomicBert:
       read_encoder(f, k, s);
       break;
+    case Arch::Lfm2:
+      read_lfm2(f, k, kv_heads, s);
+      break;
     case Arch::Gemma2:
     case Arch::Gemma3:
     case Arch::GemmaEmbedding: {
@@ -369,6 +464,7 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
       break;
     }
   }
+  if (s.layer_is_recurrent.empty()) s.layer_is_recurrent.assign(s.n_layer, false);
   if (k.str("rope.scaling.type", "none") == "yarn") {
     // The per-pair YaRN divisors are computed for one base: windowed layers must share it.
     const bool swa =

@@ -26,6 +26,7 @@ enum class Arch {
   Bert,
   NomicBert,
   GemmaEmbedding,
+  Lfm2,
 };
 enum class RopeOrdering { Normal, NeoX };  // rotate pairs (2i, 2i+1) vs (i, i + dims/2)
 // SwigluOai: gpt-oss's clamped SwiGLU, out = g * sigmoid(1.702 g) * (u + 1) with the gate g
@@ -38,6 +39,9 @@ enum class MoeGating { Softmax, SoftmaxTopK };
 // How an embedding is made of the hidden states of an input's tokens (llama.cpp's
 // <arch>.pooling_type values). Rank: the first token through a cross-encoder's classification head.
 enum class Pooling : uint32_t { None = 0, Mean = 1, Cls = 2, Last = 3, Rank = 4 };
+
+// The longest short convolution the kernels take (LFM2 uses 3).
+inline constexpr uint32_t kMaxShortConvLength = 8;
 
 struct ModelSpec {
   Arch arch = Arch::Llama;
@@ -147,6 +151,39 @@ struct ModelSpec {
   uint32_t ffn_act_width() const {
     if (!is_moe()) return n_ff;
     return std::max({n_ff, n_expert_used * n_ff_exp, n_expert});
+  }
+
+  // Hybrid models: layers whose memory is a fixed-size recurrent state per sequence instead of
+  // K/V in the paged cache (kv::StateLayout). LFM2: the layers whose head_count_kv is 0 are
+  // gated short convolutions (Forward::short_conv_block) of kernel length shortconv_l_cache,
+  // whose state is the last shortconv_l_cache - 1 inputs ((L-1) x n_embd floats).
+  std::vector<bool> layer_is_recurrent;
+  uint32_t shortconv_l_cache = 0;
+  bool is_recurrent(uint32_t layer) const {
+    return layer < layer_is_recurrent.size() && layer_is_recurrent[layer];
+  }
+  // Whether any layer keeps a recurrent state. Such a state exists only for the tokens a
+  // sequence computed, from its first one: no prefix reuse, no speculation (model_spec.cpp).
+  bool has_recurrent_state() const {
+    return std::find(layer_is_recurrent.begin(), layer_is_recurrent.end(), true) !=
+           layer_is_recurrent.end();
+  }
+  // Floats of each layer's recurrent state (0: an attention layer), for kv::StateLayout::make.
+  std::vector<uint64_t> recurrent_state_floats() const;
+  // Layers with K/V in the paged cache.
+  uint32_t n_attention_layers() const {
+    return n_layer - static_cast<uint32_t>(
+                         std::count(layer_is_recurrent.begin(), layer_is_recurrent.end(), true));
+  }
+  // Floats per token of the QKV activation: Q|K|V, or a recurrent layer's input projection
+  // (LFM2: B|C|X, 3 x n_embd).
+  uint32_t qkv_act_width() const {
+    const uint32_t qkv = n_embd_q() + 2 * n_embd_k_gqa();
+    return has_recurrent_state() ? std::max(qkv, 3 * n_embd) : qkv;
+  }
+  // Floats per token of the Attn activation: attention's output, or a short convolution's.
+  uint32_t attn_act_width() const {
+    return has_recurrent_state() ? std::max(n_embd_q(), n_embd) : n_embd_q();
   }
 
   uint32_t n_embd_k_gqa() const { return head_dim * n_head_kv; }

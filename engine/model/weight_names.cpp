@@ -67,6 +67,12 @@ const char* suffix(Weight w) {
       return "ffn_up_exps.bias";
     case Weight::FfnDownExpsBias:
       return "ffn_down_exps.bias";
+    case Weight::ShortConvInProj:
+      return "shortconv.in_proj.weight";
+    case Weight::ShortConvConv:
+      return "shortconv.conv.weight";
+    case Weight::ShortConvOutProj:
+      return "shortconv.out_proj.weight";
     case Weight::AttnOutNorm:
       return "attn_output_norm.weight";
     case Weight::AttnOutNormBias:

@@ -60,6 +60,11 @@ enum class Weight {
   FfnGateExpsBias,
   FfnUpExpsBias,
   FfnDownExpsBias,
+  // LFM2's gated short convolution: in_proj (n_embd -> B|C|X, 3 x n_embd), the depthwise conv
+  // kernel ([L, n_embd]: channel c's L taps contiguous, F32) and out_proj (n_embd -> n_embd).
+  ShortConvInProj,
+  ShortConvConv,
+  ShortConvOutProj,
   // Sentence-transformers dense projections after pooling (EmbeddingGemma): n_embd -> the dense
   // width -> n_embd.
   Dense2,

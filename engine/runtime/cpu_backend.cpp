@@ -12,6 +12,7 @@
 #include "engine/cpu/isa.h"
 #include "engine/cpu/ops.h"
 #include "engine/cpu/quant_matmul.h"
+#include "engine/cpu/short_conv.h"
 #include "engine/cpu/thread_pool.h"
 #include "engine/runtime/cpu_moe.h"
 #include "engine/runtime/system_memory.h"
@@ -188,6 +189,28 @@ class CpuBackend final : public StepBackend {
                 isa_);
   }
 
+  void short_conv(const ShortConvSpec& c) override {
+    const float* w = f32_weight({Weight::ShortConvConv, c.layer});
+    if (!state_layout_.has(c.layer)) throw std::logic_error("short_conv: layer without state");
+    constexpr uint32_t kChannels = 256;  // per task
+    const uint32_t chunks = (c.n_embd + kChannels - 1) / kChannels;
+    const uint32_t bcx_stride = c.bcx.stride ? c.bcx.stride : 3 * c.n_embd;
+    const uint32_t out_stride = c.out.stride ? c.out.stride : c.n_embd;
+    const float* bcx = ptr(c.bcx);
+    float* out = ptr(c.out);
+    pool_.parallel_for(batch_.n_seqs * chunks, [&](uint32_t u, unsigned) {
+      const uint32_t s = u / chunks, c0 = (u % chunks) * kChannels;
+      const uint32_t c1 = std::min(c0 + kChannels, c.n_embd);
+      const uint32_t q_len = batch_.seq_q_len(s), t0 = batch_.seq_q_start(s);
+      float* state = states_.get() + batch_.seq_state(s) * state_layout_.slot_floats +
+                     state_layout_.layer_offset[c.layer];
+      cpu::ShortConvRows rows{bcx + uint64_t(t0) * bcx_stride, bcx_stride,
+                              out + uint64_t(t0) * out_stride, out_stride};
+      const bool fresh = batch_.seq_kv_len(s) == q_len;  // starts at position 0
+      cpu::short_conv(rows, w, state, c.n_embd, c.l_cache, q_len, fresh, c0, c1);
+    });
+  }
+
   void select_rows(Rows from, Rows to, uint32_t n, uint32_t n_sel) override {
     const float* src = ptr(from);
     float* dst = ptr(to);
@@ -293,8 +316,9 @@ class CpuBackend final : public StepBackend {
   uint32_t max_logits_rows() const override { return opt_.max_logits_rows; }
   const kv::KvLayout& kv_layout() const override { return layout_; }
   uint64_t kv_bytes() const override {
-    return 2ull * (opt_.kv_scratch_blocks > 0 ? 1 : spec_.n_layer) * layout_.region_bytes();
+    return 2ull * kv_regions_ * layout_.region_bytes() + state_layout_.bytes();
   }
+  const kv::StateLayout& state_layout() const override { return state_layout_; }
   uint64_t activation_bytes() const override { return act_bytes_; }
   uint32_t* token_ids() override { return ids_.get(); }
   uint32_t* selected_rows() override { return sel_.get(); }
@@ -383,10 +407,11 @@ class CpuBackend final : public StepBackend {
     return g;
   }
   float* ptr(Rows r) const { return act(r.act) + r.off; }
-  // With kv_scratch_blocks, every layer shares the first K and V region.
+  // With kv_scratch_blocks, every layer shares the first K and V region; recurrent layers have
+  // none (the attention layers' regions are numbered in layer order).
   uint16_t* region_data(uint32_t layer, bool value) const {
-    if (opt_.kv_scratch_blocks > 0) layer = 0;
-    return kv_.get() + (2ull * layer + (value ? 1 : 0)) * layout_.region_elements();
+    const uint32_t i = opt_.kv_scratch_blocks > 0 ? 0 : kv_region_of_[layer];
+    return kv_.get() + (2ull * i + (value ? 1 : 0)) * layout_.region_elements();
   }
 
   cpu::RopeParams rope_params(const RopeSpec& r) const {
@@ -410,9 +435,9 @@ class CpuBackend final : public StepBackend {
     // Encoders pool into Logits (n_embd_out per row).
     const uint64_t V = spec_.is_encoder() ? spec_.encoder_rows_width() : spec_.n_vocab;
     // In Act order.
-    const uint64_t sizes[kActs] = {T * E,  T * E,  T * qd,     T * kvd, T * kvd, T * (qd + 2 * kvd),
-                                   T * qd, T * ff, T * ff * 2, T * ff,  R * E,   R * E,
-                                   R * V};
+    const uint64_t qkv = spec_.qkv_act_width(), attn = spec_.attn_act_width();
+    const uint64_t sizes[kActs] = {T * E,  T * E,      T * qd, T * kvd, T * kvd, T * qkv, T * attn,
+                                   T * ff, T * ff * 2, T * ff, R * E,   R * E,   R * V};
     uint64_t total = 0;
     for (uint64_t s : sizes) total += (s + 15) / 16 * 16;
     storage_ = host_array<float>(total);
@@ -428,11 +453,20 @@ class CpuBackend final : public StepBackend {
   }
 
   void allocate_kv() {
+    // Recurrent states: one per sequence slot, zero until written (a sequence's first step reads
+    // none).
+    state_layout_ = kv::StateLayout::make(spec_.recurrent_state_floats(), opt_.max_seqs);
+    if (!state_layout_.empty()) states_ = host_array<float>(state_layout_.floats());
+    kv_regions_ = 0;
+    kv_region_of_.assign(spec_.n_layer, 0);
+    for (uint32_t l = 0; l < spec_.n_layer; ++l)
+      if (!spec_.is_recurrent(l)) kv_region_of_[l] = kv_regions_++;
+    if (opt_.kv_scratch_blocks > 0) kv_regions_ = 1;
     layout_.n_kv_heads = spec_.n_head_kv;
     layout_.head_dim = spec_.head_dim;
     layout_.block_size = opt_.block_size;
     layout_.type = opt_.kv_cache_type;
-    const uint64_t per_block = layout_.block_bytes(spec_.n_layer);  // K and V
+    const uint64_t per_block = layout_.block_bytes(kv_regions_);  // K and V
     uint64_t budget = opt_.kv_budget_bytes;
     if (opt_.kv_scratch_blocks > 0) {  // one K and one V region shared by every layer
       layout_.num_blocks = opt_.kv_scratch_blocks;
@@ -448,12 +482,13 @@ class CpuBackend final : public StepBackend {
       const uint64_t available = system_memory_available();
       budget = available ? std::min(want, available / 2) : std::min<uint64_t>(want, 1ull << 30);
     }
+    budget -= std::min(budget, state_layout_.bytes());  // the states count in the budget
     uint64_t blocks = std::max<uint64_t>(budget / per_block, 1);
     blocks = std::min<uint64_t>(blocks, uint32_t(-1) / 2);
     layout_.num_blocks = static_cast<uint32_t>(blocks);
     // calloc: the pages of a large cache are only touched as sequences fill them.
     kv_.reset(static_cast<uint16_t*>(
-        std::calloc(2ull * spec_.n_layer * layout_.region_elements(), sizeof(uint16_t))));
+        std::calloc(2ull * kv_regions_ * layout_.region_elements(), sizeof(uint16_t))));
     if (!kv_) throw std::bad_alloc();
   }
 
@@ -467,6 +502,10 @@ class CpuBackend final : public StepBackend {
   CpuMoeScratch moe_;  // the MoE FFN's buffers, grown to the largest step
   kv::KvLayout layout_;
   std::unique_ptr<uint16_t[], FreeBytes> kv_;
+  uint32_t kv_regions_ = 0;             // K and V region pairs
+  std::vector<uint32_t> kv_region_of_;  // per layer: its pair (attention layers only)
+  kv::StateLayout state_layout_;
+  std::unique_ptr<float[], FreeBytes> states_;
   std::unique_ptr<float[], FreeBytes> storage_;
   float* acts_[kActs] = {};
   std::unique_ptr<uint32_t[], FreeBytes> ids_, sel_, greedy_;

@@ -9,6 +9,7 @@ namespace vkllm::runtime {
 using model::Weight;
 
 Forward::BlockInputs Forward::qkv_inputs(uint32_t l) const {
+  if (spec_.is_recurrent(l)) return {{{Weight::ShortConvInProj, l}}, 1};
   if (spec_.fused_qkv) return {{{Weight::AttnQKV, l}}, 1};
   return {{{Weight::AttnQ, l}, {Weight::AttnK, l}, {Weight::AttnV, l}}, 3};
 }
@@ -53,7 +54,11 @@ void Forward::layers(StepBackend& b, uint32_t T) const {
 
 void Forward::layer(StepBackend& b, uint32_t l, uint32_t T) const {
   b.begin_layer(l);
-  attention_block(b, l, T);
+  if (spec_.is_recurrent(l)) {
+    short_conv_block(b, l, T);
+  } else {
+    attention_block(b, l, T);
+  }
   ffn_block(b, l, T);
   b.end_layer(l);
 }
@@ -140,12 +145,38 @@ void Forward::attention_block(StepBackend& b, uint32_t l, uint32_t T) const {
     b.barrier();
     b.rms_norm({Act::X}, ffn_norm(l), {Act::H}, E, T, ffn_inputs(l).span());
   } else {
-    const BlockInputs ffn = ffn_inputs(l);
-    b.products_then_norm({Act::Attn}, T, {wo, {Act::X}, /*accumulate=*/true},
-                         {{Act::X}, ffn_norm(l), {Act::H}, E, ffn.span()});
+    block_out_then_ffn_norm(b, l, T, wo);
   }
   b.barrier();
   b.mark(chained_norms() ? "attn_out_ffn_norm" : "attn_out");
+}
+
+void Forward::block_out_then_ffn_norm(StepBackend& b, uint32_t l, uint32_t T, WeightRef wo) const {
+  const BlockInputs ffn = ffn_inputs(l);
+  b.products_then_norm({Act::Attn}, T, {wo, {Act::X}, /*accumulate=*/true},
+                       {{Act::X}, ffn_norm(l), {Act::H}, spec_.n_embd, ffn.span()});
+}
+
+void Forward::short_conv_block(StepBackend& b, uint32_t l, uint32_t T) const {
+  if (!chained_norms()) throw std::logic_error("short convolution with post norms");
+  const ProductOut in[] = {{{Weight::ShortConvInProj, l}, {Act::QKV}}};
+  b.products({Act::H}, T, in);
+  b.barrier();
+  b.mark("in_proj");
+  ShortConvSpec c;
+  c.layer = l;
+  c.bcx = {Act::QKV};
+  c.out = {Act::Attn};
+  c.n_embd = spec_.n_embd;
+  c.l_cache = spec_.shortconv_l_cache;
+  const WeightRef wo{Weight::ShortConvOutProj, l};
+  c.feeds = std::span(&wo, 1);
+  b.short_conv(c);
+  b.barrier();
+  b.mark("short_conv");
+  block_out_then_ffn_norm(b, l, T, wo);
+  b.barrier();
+  b.mark("conv_out_ffn_norm");
 }
 
 void Forward::ffn_block(StepBackend& b, uint32_t l, uint32_t T) const {
@@ -230,7 +261,10 @@ void Forward::output(StepBackend& b, const StepShape& s) const {
   b.select_rows({Act::X}, {Act::XSel}, E, R);
   b.barrier();
   const WeightRef head[] = {{Weight::Output}};
-  b.rms_norm({Act::XSel}, {Weight::OutputNorm}, {Act::HSel}, E, R,
+  // LFM2's output norm is stored as token_embd_norm (llama.cpp's LLM_TENSOR_OUTPUT_NORM_LFM2).
+  const WeightRef norm{spec_.arch == model::Arch::Lfm2 ? Weight::TokenEmbdNorm
+                                                       : Weight::OutputNorm};
+  b.rms_norm({Act::XSel}, norm, {Act::HSel}, E, R,
              s.hidden ? std::span<const WeightRef>() : std::span<const WeightRef>(head));
   b.barrier();
   if (s.hidden) return;

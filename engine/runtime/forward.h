@@ -45,6 +45,11 @@ class Forward {
   GluAct glu_act() const;
   void layer(StepBackend& b, uint32_t l, uint32_t T) const;
   void attention_block(StepBackend& b, uint32_t l, uint32_t T) const;
+  // LFM2's gated short convolution: in_proj to B|C|X, y = C * conv(B * X) over the sequence with
+  // its carried state, out_proj added into the residual stream.
+  void short_conv_block(StepBackend& b, uint32_t l, uint32_t T) const;
+  // The block's output projection added into X, then the FFN's norm into H.
+  void block_out_then_ffn_norm(StepBackend& b, uint32_t l, uint32_t T, WeightRef wo) const;
   void ffn_block(StepBackend& b, uint32_t l, uint32_t T) const;
   void moe_block(StepBackend& b, uint32_t l, uint32_t T) const;
   void output(StepBackend& b, const StepShape& shape) const;

@@ -79,7 +79,8 @@ void Runner::start() {
   options_.max_batch_tokens = backend_->max_batch_tokens();
   options_.max_logits_rows = backend_->max_logits_rows();
   forward_ = std::make_unique<Forward>(*spec_);
-  pool_ = std::make_unique<kv::BlockPool>(backend_->kv_layout().num_blocks);
+  pool_ = std::make_unique<kv::BlockPool>(backend_->kv_layout().num_blocks,
+                                          backend_->state_layout().n_slots);
   if (options_.warm_up) warm_up();
 }
 
@@ -130,6 +131,15 @@ StepResult Runner::run_step(std::span<SequenceStep> batch, bool greedy_only, boo
     T += static_cast<uint32_t>(s.tokens.size());
     R += rows_wanted(s);
   }
+  if (spec.has_recurrent_state()) {
+    // A recurrent state only advances: a provisional step could not be taken back (state
+    // checkpoints, issue 36, will allow it).
+    for (const auto& s : batch) {
+      if (s.provisional)
+        throw std::invalid_argument("Runner::step: " + spec.arch_name +
+                                    " has recurrent layers: no speculative verification");
+    }
+  }
   if (T > options_.max_batch_tokens) {
     throw std::invalid_argument("Runner::step: " + std::to_string(T) +
                                 " tokens exceed the limit of " +
@@ -140,11 +150,22 @@ StepResult Runner::run_step(std::span<SequenceStep> batch, bool greedy_only, boo
                                 " logits rows exceed the limit of " +
                                 std::to_string(options_.max_logits_rows));
   }
-  // Blocks for the new tokens; all or nothing across the batch.
+  // Blocks (and recurrent-state slots) for the new tokens; all or nothing across the batch.
   for (size_t i = 0; i < batch.size(); ++i) {
     if (!batch[i].table->reserve(static_cast<uint32_t>(batch[i].tokens.size()))) {
       for (size_t j = 0; j < i; ++j) batch[j].table->trim_reserved();
       throw std::runtime_error("KV cache is full: no free blocks for this step");
+    }
+  }
+  if (spec.has_recurrent_state()) {
+    for (const auto& s : batch) {
+      // A table that took its slot after reusing a prefix has no state for those tokens.
+      if (!s.table->state_slot() || s.table->state_origin() != 0) {
+        for (auto& b : batch) b.table->trim_reserved();
+        throw std::invalid_argument("Runner::step: " + spec.arch_name +
+                                    " has recurrent layers: a sequence must be computed from "
+                                    "its first token (no prefix reuse)");
+      }
     }
   }
 
@@ -159,7 +180,7 @@ StepResult Runner::run_step(std::span<SequenceStep> batch, bool greedy_only, boo
     const auto& s = batch[i];
     const uint32_t n = static_cast<uint32_t>(s.tokens.size());
     seqs.push_back({std::span<const uint32_t>(s.table->blocks().data(), s.table->blocks().size()),
-                    n, s.table->num_tokens() + n});
+                    n, s.table->num_tokens() + n, s.table->state_slot().value_or(0)});
     for (uint32_t j = 0; j < n; ++j) {
       const int32_t tok = s.tokens[j];
       if (tok < 0 || static_cast<uint32_t>(tok) >= spec.n_vocab) {
@@ -264,7 +285,7 @@ size_t Runner::warm_up() {
   return backend_->warm_up([&] {
     // Dry steps on throwaway tables: their blocks never reach the real pool's prefix cache.
     const uint32_t bs = options_.block_size;
-    kv::BlockPool scratch(options_.max_context / bs + 2);
+    kv::BlockPool scratch(options_.max_context / bs + 2, backend_->state_layout().n_slots);
     const uint32_t big = std::min(options_.max_batch_tokens, options_.max_context);
     const std::vector<int32_t> zeros(big, 0);
     auto dry_step = [&](kv::BlockTable& table, uint32_t n, LogitsWanted logits) {

@@ -69,6 +69,7 @@ class SplitBackend final : public StepBackend {
            std::span<const WeightRef> feeds) override {
     cur().glu(act, gate, up, out, n, rows, feeds);
   }
+  void short_conv(const ShortConvSpec& c) override { go(layer_stage(c.layer)).short_conv(c); }
   void moe_ffn(const MoeSpec& m, uint32_t n_tokens) override {
     go(layer_stage(m.layer)).moe_ffn(m, n_tokens);
   }
@@ -92,6 +93,12 @@ class SplitBackend final : public StepBackend {
   }
   uint32_t max_logits_rows() const override { return last().max_logits_rows(); }
   const kv::KvLayout& kv_layout() const override { return stages_.front()->kv_layout(); }
+  // Each stage holds its own layers' states, for the same slots.
+  const kv::StateLayout& state_layout() const override {
+    for (const auto& s : stages_)
+      if (!s->state_layout().empty()) return s->state_layout();
+    return stages_.front()->state_layout();
+  }
   uint64_t kv_bytes() const override {
     uint64_t b = 0;
     for (const auto& s : stages_) b += s->kv_bytes();

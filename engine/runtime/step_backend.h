@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "engine/kv/kv_layout.h"
+#include "engine/kv/state_layout.h"
 #include "engine/model/weight_names.h"
 
 namespace vkllm::runtime {
@@ -105,6 +106,21 @@ struct MoeSpec {
   // router / expert biases (model::ModelSpec::moe_gating, moe_biases).
   bool softmax_after_top_k = false;
   bool biases = false;
+};
+
+// LFM2's gated short convolution of layer `layer` over the step's tokens: bcx holds each token's
+// in_proj output B|C|X (3 x n_embd), and out[t] = C[t] * sum_k w[k] * (B * X)[p - (L-1) + k]
+// per channel, for the token at position p of its sequence, with the depthwise kernel w
+// (Weight::ShortConvConv, L = l_cache taps per channel). Inputs before the step's first token
+// come from the sequence's recurrent state (kv::StateLayout), zero for a sequence that starts
+// at position 0; afterwards the state holds the last L-1 values of B * X. Chunked prefill thus
+// equals token-by-token decoding.
+struct ShortConvSpec {
+  uint32_t layer = 0;
+  Rows bcx, out;
+  uint32_t n_embd = 0;
+  uint32_t l_cache = 0;
+  std::span<const WeightRef> feeds{};  // as rms_norm's: the product that reads `out` next
 };
 
 // Rows pooled per sequence (embedding models).
@@ -215,6 +231,9 @@ class StepBackend {
   // How many moe_ffn calls of real (not warm-up) steps so far took a grouped path (experts'
   // tokens gathered into GEMMs) rather than a per-pair one; backends without one say 0.
   virtual uint64_t moe_grouped_ffns() const { return 0; }
+  // The short convolution (ShortConvSpec) of every step token, reading and updating the
+  // sequences' recurrent states (the batch metadata's seq_state slots).
+  virtual void short_conv(const ShortConvSpec& /*conv*/) { unsupported("short_conv"); }
   // to[r] = from[selected row r] for the step's n_sel selected rows, rows of n elements.
   virtual void select_rows(Rows from, Rows to, uint32_t n, uint32_t n_sel) = 0;
   // x = cap * tanh(x / cap) over n elements.
@@ -268,7 +287,14 @@ class StepBackend {
   virtual uint32_t max_batch_tokens() const = 0;
   virtual uint32_t max_logits_rows() const = 0;
   virtual const kv::KvLayout& kv_layout() const = 0;
+  // KV cache bytes, the recurrent states' included.
   virtual uint64_t kv_bytes() const = 0;
+  // The recurrent states the backend holds (empty for a model without recurrent layers): one
+  // per kv::StateSlots slot, max_seqs of them.
+  virtual const kv::StateLayout& state_layout() const {
+    static const kv::StateLayout none;
+    return none;
+  }
   virtual uint64_t activation_bytes() const = 0;
   // KV + activation bytes on each device the backend spans, in stage order (one unless split).
   virtual std::vector<uint64_t> device_step_bytes() const {

@@ -151,6 +151,24 @@ void VulkanBackend::select_rows(Rows from, Rows to, uint32_t n, uint32_t n_sel) 
   wrote(to.act);
 }
 
+void VulkanBackend::short_conv(const ShortConvSpec& c) {
+  const kv::StateLayout& st = mem_.state_layout;
+  if (!st.has(c.layer)) throw std::logic_error("short_conv: layer without recurrent state");
+  vk::ops::ShortConvArgs a;
+  a.bcx = mem_.slice(c.bcx);
+  a.taps = get({Weight::ShortConvConv, c.layer}).data;
+  a.states = mem_.states.slice();
+  a.out = mem_.slice(c.out);
+  a.n_embd = c.n_embd;
+  a.l_cache = c.l_cache;
+  a.bcx_stride = c.bcx.stride;
+  a.out_stride = c.out.stride;
+  a.slot_floats = static_cast<uint32_t>(st.slot_floats);
+  a.layer_offset = static_cast<uint32_t>(st.layer_offset[c.layer]);
+  vk::ops::short_conv(*rec_, ctx_.pipelines(), batch_, a);
+  wrote(c.out.act);
+}
+
 void VulkanBackend::softcap(Rows x, uint64_t n, float cap) {
   vk::ops::softcap(*rec_, ctx_.pipelines(), mem_.slice(x), mem_.slice(x), static_cast<uint32_t>(n),
                    cap);

@@ -96,6 +96,7 @@ class VulkanBackend final : public StepBackend {
   // with a std::runtime_error naming the reason, not at its first step.
   void check_moe_weights() const;
 
+  void short_conv(const ShortConvSpec& c) override;
   void select_rows(Rows from, Rows to, uint32_t n, uint32_t n_sel) override;
   void softcap(Rows x, uint64_t n, float cap) override;
   void argmax(Rows logits, uint32_t n, uint32_t rows) override;
@@ -133,7 +134,10 @@ class VulkanBackend final : public StepBackend {
   uint32_t max_batch_tokens() const override { return opt_.max_batch_tokens; }
   uint32_t max_logits_rows() const override { return mem_.max_rows; }
   const kv::KvLayout& kv_layout() const override { return mem_.layout; }
-  uint64_t kv_bytes() const override { return mem_.kv_arena->capacity(); }
+  uint64_t kv_bytes() const override {
+    return mem_.kv_arena->capacity() + mem_.state_layout.bytes();
+  }
+  const kv::StateLayout& state_layout() const override { return mem_.state_layout; }
   uint64_t activation_bytes() const override { return mem_.act_bytes; }
   uint32_t* token_ids() override { return reinterpret_cast<uint32_t*>(mem_.ids_in.mapped()); }
   uint32_t* selected_rows() override { return reinterpret_cast<uint32_t*>(mem_.sel_in.mapped()); }

@@ -18,9 +18,8 @@ VulkanStepBuffers::VulkanStepBuffers(vk::Context& c, const Model& model, RunnerO
   const uint64_t range = ctx.caps().max_storage_buffer_range;
   // (MoE: the grouped path's down product of each of a token's pairs, n_expert_used rows.)
   const uint64_t token_bytes =
-      4 *
-      std::max<uint64_t>({uint64_t(spec.n_embd_q()) + 2ull * spec.n_embd_k_gqa(), 2ull * spec.n_ff,
-                          spec.n_embd, uint64_t(spec.n_expert_used) * spec.n_embd});
+      4 * std::max<uint64_t>({uint64_t(spec.qkv_act_width()), 2ull * spec.n_ff, spec.n_embd,
+                              uint64_t(spec.n_expert_used) * spec.n_embd});
   const uint64_t logits_row_bytes = 4ull * spec.n_vocab;
   if (uint64_t(o.max_seqs) * std::max(token_bytes, logits_row_bytes) > range) {
     throw std::invalid_argument(std::to_string(o.max_seqs) +
@@ -81,9 +80,9 @@ void VulkanStepBuffers::allocate_activations() {
   const uint64_t V = encoder ? spec.encoder_rows_width() : spec.n_vocab;
   const uint64_t split_bytes =
       vk::ops::attention_scratch_bytes(1, kAttentionSplitRows, spec.n_head, spec.head_dim);
-  const uint64_t sizes[] = {T * E,  T * E,      T * qd, T * kvd, T * kvd, T * (qd + 2 * kvd),
-                            T * qd, T * ff * 2, T * ff, T * ff,  R * E,   R * E,
-                            R * V};
+  const uint64_t qkv_w = spec.qkv_act_width(), attn_w = spec.attn_act_width();
+  const uint64_t sizes[] = {T * E,      T * E,  T * qd, T * kvd, T * kvd, T * qkv_w, T * attn_w,
+                            T * ff * 2, T * ff, T * ff, R * E,   R * E,   R * V};
   const uint64_t align = 256;
   const uint64_t argmax_bytes = std::max<uint64_t>(vk::ops::argmax_scratch_bytes(V, R), 16);
   const auto q8_rows =
@@ -109,8 +108,8 @@ void VulkanStepBuffers::allocate_activations() {
   q = f32(T * qd);
   k = f32(T * kvd);
   v = f32(T * kvd);
-  qkv = f32(T * (qd + 2 * kvd));
-  attn = f32(T * qd);
+  qkv = f32(T * qkv_w);
+  attn = f32(T * attn_w);
   up = f32(T * ff * 2);  // fused gate|up needs twice n_ff
   gate = f32(T * ff);
   ffn_act = f32(T * ff);
@@ -133,7 +132,7 @@ void VulkanStepBuffers::allocate_activations() {
   vk::upload(ctx.device(), row_counters, std::span<const uint32_t>(zeros));
 
   const uint32_t max_blocks = (opt.max_context + opt.block_size - 1) / opt.block_size;
-  max_meta_words = static_cast<uint32_t>(2 * T + 4 * opt.max_seqs + opt.max_seqs * max_blocks);
+  max_meta_words = static_cast<uint32_t>(2 * T + 5 * opt.max_seqs + opt.max_seqs * max_blocks);
   ids_in = vk::Buffer(ctx.device(), 4 * T, vk::MemoryKind::Upload, "step token ids");
   sel_in = vk::Buffer(ctx.device(), 4 * R, vk::MemoryKind::Upload, "step logits rows");
   meta_in = vk::Buffer(ctx.device(), 4ull * max_meta_words, vk::MemoryKind::Upload,
@@ -159,6 +158,18 @@ void VulkanStepBuffers::allocate_activations() {
 }
 
 void VulkanStepBuffers::allocate_kv() {
+  // A stage of a split model keeps its own layers' states (for the same slots as the others).
+  std::vector<uint64_t> state_floats = spec.recurrent_state_floats();
+  for (uint32_t l = 0; l < spec.n_layer; ++l)
+    if (l < m.layers().first || l >= m.layers().end) state_floats[l] = 0;
+  state_layout = kv::StateLayout::make(state_floats, opt.max_seqs);
+  if (!state_layout.empty()) {
+    // Zeroed once for determinism; a sequence's first step reads no state anyway.
+    states = vk::Buffer(ctx.device(), state_layout.bytes(), vk::MemoryKind::DeviceLocal,
+                        "recurrent states");
+    const std::vector<float> zeros(state_layout.floats());
+    vk::upload(ctx.device(), states.slice(), std::span<const float>(zeros));
+  }
   layout.n_kv_heads = spec.n_head_kv;
   layout.head_dim = spec.head_dim;
   layout.block_size = opt.block_size;
@@ -174,7 +185,9 @@ void VulkanStepBuffers::allocate_kv() {
   }
   // A stage of a split model holds its own layers' K and V (the other layers' regions stay empty).
   const LayerRange& own = m.layers();
-  const uint32_t n_own = own.end - own.first;
+  uint32_t n_own = 0;  // own attention layers (recurrent ones have no K/V)
+  for (uint32_t l = own.first; l < own.end; ++l) n_own += spec.is_recurrent(l) ? 0 : 1;
+  n_own = std::max(n_own, 1u);
   const uint64_t per_block = layout.block_bytes(n_own);  // K and V
   uint64_t budget = opt.kv_budget_bytes;
   if (budget == 0) {
@@ -187,6 +200,7 @@ void VulkanStepBuffers::allocate_kv() {
         per_block * opt.max_seqs * ((opt.max_context + opt.block_size - 1) / opt.block_size);
     budget = std::min(share, want);
   }
+  budget -= std::min(budget, state_layout.bytes());  // the states count in the budget
   uint64_t blocks = opt.kv_blocks ? opt.kv_blocks : std::max<uint64_t>(budget / per_block, 1);
   // One layer's region must fit one arena block and one storage-buffer binding.
   const uint64_t region_limit =
@@ -201,6 +215,7 @@ void VulkanStepBuffers::allocate_kv() {
   k_region.resize(spec.n_layer);
   v_region.resize(spec.n_layer);
   for (uint32_t l = own.first; l < own.end; ++l) {
+    if (spec.is_recurrent(l)) continue;
     k_region[l] = kv_arena->allocate(region);
     v_region[l] = kv_arena->allocate(region);
   }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/kv/kv_layout.h"
+#include "engine/kv/state_layout.h"
 #include "engine/runtime/model.h"
 #include "engine/runtime/runner.h"
 #include "engine/runtime/step_backend.h"
@@ -58,7 +59,11 @@ struct VulkanStepBuffers {
   uint64_t act_bytes = 0;
   kv::KvLayout layout;
   std::optional<vk::Arena> kv_arena;
-  std::vector<vk::BufferSlice> k_region, v_region;
+  std::vector<vk::BufferSlice> k_region, v_region;  // empty for recurrent layers
+  // Recurrent states (kv::StateLayout: one per sequence slot, of this model's or stage's
+  // recurrent layers), on the device; absent without them.
+  kv::StateLayout state_layout;
+  vk::Buffer states;
   std::optional<vk::Arena> act;
   vk::Buffer ids_in, sel_in, meta_in;  // host-written step inputs
   vk::Buffer pos_in, row_ids;          // encoders: positions, embed_row's row ids

@@ -166,6 +166,26 @@ void pool_rows(CommandRecorder& rec, PipelineCache& pc, PoolMode mode, const Bat
   rec.dispatch(p, {x, b.meta, out}, push, {div_up(n, wg), b.n_seqs, 1});
 }
 
+void short_conv(CommandRecorder& rec, PipelineCache& pc, const BatchInfo& b,
+                const ShortConvArgs& a) {
+  require_arg(a.n_embd > 0 && b.n_seqs > 0, "short_conv: empty input");
+  require_arg(a.l_cache >= 2 && a.l_cache <= 8, "short_conv: kernel length outside 2..8");
+  struct {
+    uint32_t n_embd, l_cache, n_tokens, n_seqs, bcx_stride, out_stride, slot_floats, layer_offset;
+  } push{a.n_embd,
+         a.l_cache,
+         b.n_tokens,
+         b.n_seqs,
+         a.bcx_stride ? a.bcx_stride : 3 * a.n_embd,
+         a.out_stride ? a.out_stride : a.n_embd,
+         a.slot_floats,
+         a.layer_offset};
+  constexpr uint32_t wg = 64;
+  const Pipeline& p = pipeline(pc, "short_conv", 5, sizeof(push), wg);
+  rec.dispatch(p, {a.bcx, b.meta, a.taps, a.states, a.out}, push,
+               {div_up(a.n_embd, wg), b.n_seqs, 1});
+}
+
 namespace {
 void elementwise(CommandRecorder& rec, PipelineCache& pc, uint32_t op, BufferSlice a, BufferSlice b,
                  BufferSlice out, uint32_t n, float s) {

@@ -161,6 +161,22 @@ enum class PoolMode : uint32_t { Mean = 0, First = 1, Last = 2 };
 void pool_rows(CommandRecorder& rec, PipelineCache& pipelines, PoolMode mode,
                const BatchInfo& batch, BufferSlice x, uint32_t n, BufferSlice out);
 
+// ---- LFM2's gated short convolution of every batch token (runtime::ShortConvSpec;
+// shaders/short_conv.comp): out = C * conv(B * X) per channel over each sequence, with the
+// sequence's recurrent state (slot from the batch metadata) before its first token; the state
+// is updated in place.
+struct ShortConvArgs {
+  BufferSlice bcx;     // B|C|X rows (3 x n_embd), row t at t * bcx_stride
+  BufferSlice taps;    // f32 [n_embd][l_cache]
+  BufferSlice states;  // every slot's states (kv::StateLayout)
+  BufferSlice out;     // row t at t * out_stride
+  uint32_t n_embd = 0, l_cache = 0;
+  uint32_t bcx_stride = 0, out_stride = 0;  // 0: 3 x n_embd, n_embd
+  uint32_t slot_floats = 0, layer_offset = 0;
+};
+void short_conv(CommandRecorder& rec, PipelineCache& pipelines, const BatchInfo& batch,
+                const ShortConvArgs& a);
+
 // ---- Greedy sampling: out[r] (uint32) = argmax over the n logits of row r (lowest index on ties).
 // Rows longer than kArgmaxChunk are reduced in two passes when `scratch` (argmax_scratch_bytes())
 // is given (all workgroups read a chunk, then one per row combines; records a barrier), else in

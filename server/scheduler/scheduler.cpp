@@ -286,7 +286,11 @@ void Scheduler::admit() {
     Sequence& s = *waiting_.front();
     if (!s.table) {
       s.table.emplace(pool, bs);
-      s.computed = s.table->reuse_prefix(s.tokens);
+      // A model with recurrent layers keeps a state only for the tokens a sequence computed
+      // itself: a cached prefix would come without it, so the sequence computes from its first
+      // token (and preemption recomputes from the start). State checkpoints at block boundaries
+      // (issue 36, item 3) lift this.
+      s.computed = runner_.spec().has_recurrent_state() ? 0 : s.table->reuse_prefix(s.tokens);
       if (s.first_admission) {
         s.cached_tokens = s.computed;
         metrics().add("vkllm_prefix_cache_hit_tokens_total", {{"model", options_.model_label}},
@@ -343,7 +347,8 @@ bool Scheduler::handle_context_limit(Sequence& s) {
   s.tokens.erase(s.tokens.begin() + keep, s.tokens.begin() + keep + discard);
   s.table.reset();
   s.table.emplace(runner_.pool(), runner_.block_size());
-  s.computed = s.table->reuse_prefix(s.tokens);
+  // Recurrent layers: recomputed from the start (no state for a reused prefix; see admit()).
+  s.computed = runner_.spec().has_recurrent_state() ? 0 : s.table->reuse_prefix(s.tokens);
   return true;
 }
 
@@ -539,6 +544,9 @@ void Scheduler::add_drafts(std::vector<Planned>& plan, uint32_t& budget) {
   // Under load the decode step is already batched: verifying drafts would only add work.
   if ((spec.mode != SpeculationMode::ngram && !drafter) || running_.size() >= spec.max_running)
     return;
+  // A recurrent state only advances: a rejected draft token would stay in it. Checkpoints
+  // (issue 36, item 3) lift this for models with recurrent layers.
+  if (runner_.spec().has_recurrent_state()) return;
   // Logits rows: every running sequence may need one; drafts take what is left.
   const uint32_t max_rows = runner_.options().max_logits_rows;
   uint32_t rows =

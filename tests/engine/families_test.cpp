@@ -1,7 +1,8 @@
 // The model families' make-model fixtures (tests/reference/families: mistral3 with YaRN and the
 // attention temperature, gemma-embedding with its symmetric window, mean pooling and dense
-// projections) on both backends (Vulkan: lavapipe here; the CPU backend), against llama.cpp's CPU
-// backend on the same files: prompt tokens exactly, last logits (or the pooled embedding) by
+// projections, lfm2's short convolutions with their state across prefill chunks) on both
+// backends (Vulkan: lavapipe here; the CPU backend), against llama.cpp's CPU backend on the same
+// files: prompt tokens exactly, last logits (or the pooled embedding) by
 // cosine (>= 0.9999 F16, >= 0.999 quantized), greedy tokens up to the first near-tie. The prompts
 // are longer than every sliding window and than mistral3's YaRN original context (where its
 // temperature starts).
@@ -85,6 +86,10 @@ TEST_P(FamiliesVsLlamaCpp, MatchesLlamaCpp) {
   }
   const model::ModelSpec& spec = host ? host->spec() : device->spec();
   EXPECT_GT(ref.prompt_tokens.size(), spec.sliding_window) << "the prompt crosses the window";
+  if (spec.has_recurrent_state()) {
+    EXPECT_GT(ref.prompt_tokens.size(), small_runner().max_batch_tokens)
+        << "the recurrent state is carried across prefill chunks";
+  }
 
   if (f.c.embedding) {
     EmbedderOptions eo;

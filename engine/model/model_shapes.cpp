@@ -1,0 +1,93 @@
+// The model shapes make-model knows by name, and WxLxHxKV ones (model_maker.h).
+#include <charconv>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "engine/model/model_maker.h"
+
+namespace vkllm::model {
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Shapes
+
+struct NamedShape {
+  std::string_view name;
+  ModelShape shape;
+};
+
+// The published configurations of these models (vocabulary sizes come from the vocab file).
+const NamedShape kNamedShapes[] = {
+    {"tiny", {256, 2, 4, 2, 64, 768, 2048, false, 0.0f, 0.0f}},
+    {"test", {256, 2, 4, 2, 64, 768, 2048, false, 0.0f, 0.0f, 8, 2, 256, 16}},
+    // test with 7 layers: Gemma's five local layers, a global one, a local one again (llama.cpp
+    // refuses a gemma-embedding whose layers are all local).
+    {"test-swa", {256, 7, 4, 2, 64, 768, 2048, false, 0.0f, 0.0f, 8, 2, 256, 16}},
+    {"llama3.2-1b", {2048, 16, 32, 8, 64, 8192, 131072, true, 500000.0f, 32.0f}},
+    {"llama3.1-8b", {4096, 32, 32, 8, 128, 14336, 131072, false, 500000.0f, 8.0f}},
+    {"qwen2.5-0.5b", {896, 24, 14, 2, 64, 4864, 32768, true, 1000000.0f, 0.0f}},
+    {"qwen3-30b-a3b", {2048, 48, 32, 4, 128, 6144, 40960, false, 1000000.0f, 0.0f, 128, 8, 768}},
+    // gpt-oss-20b (its config.json): 32 experts of width 2880, 4 per token, a window of 128.
+    {"gpt-oss-20b", {2880, 24, 64, 8, 64, 2880, 131072, false, 150000.0f, 0.0f, 32, 4, 2880, 128}},
+    {"llama3.1-70b", {8192, 80, 64, 8, 128, 28672, 131072, false, 500000.0f, 8.0f}},
+    {"ministral3-3b", {3072, 26, 32, 8, 128, 9216, 262144, true, 1000000.0f, 0.0f}},
+    {"ministral3-8b", {4096, 34, 32, 8, 128, 14336, 262144, false, 1000000.0f, 0.0f}},
+    {"embeddinggemma-300m", {768, 24, 3, 1, 256, 1152, 2048, true, 1000000.0f, 0.0f, 0, 0, 0, 512}},
+    {"lfm2-1.2b", {2048, 16, 32, 8, 64, 8192, 128000, true, 1000000.0f, 0.0f}},
+};
+
+uint32_t parse_dimension(std::string_view text, std::string_view what, std::string_view whole) {
+  uint32_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v == 0) {
+    throw std::invalid_argument("model shape '" + std::string(whole) + "': " + std::string(what) +
+                                " '" + std::string(text) + "' is not a positive integer");
+  }
+  return v;
+}
+
+}  // namespace
+
+ModelShape parse_model_shape(std::string_view text) {
+  for (const auto& n : kNamedShapes) {
+    if (n.name == text) return n.shape;
+  }
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t x = text.find('x', start);
+    parts.push_back(text.substr(start, x == std::string_view::npos ? x : x - start));
+    if (x == std::string_view::npos) break;
+    start = x + 1;
+  }
+  if (parts.size() != 4) {
+    throw std::invalid_argument(
+        "model shape '" + std::string(text) +
+        "' is neither a named shape (tiny, test, llama3.2-1b, "
+        "llama3.1-8b, qwen2.5-0.5b, ministral3-3b, ministral3-8b, "
+        "embeddinggemma-300m, lfm2-1.2b) nor WxLxHxKV (n_embd x n_layer x n_head x n_head_kv)");
+  }
+  ModelShape s;
+  s.n_embd = parse_dimension(parts[0], "n_embd", text);
+  s.n_layer = parse_dimension(parts[1], "n_layer", text);
+  s.n_head = parse_dimension(parts[2], "n_head", text);
+  s.n_head_kv = parse_dimension(parts[3], "n_head_kv", text);
+  if (s.n_embd % s.n_head != 0 || (s.n_embd / s.n_head) % 2 != 0) {
+    throw std::invalid_argument("model shape '" + std::string(text) + "': n_embd " +
+                                std::to_string(s.n_embd) + " must split into n_head " +
+                                std::to_string(s.n_head) + " heads of even size");
+  }
+  if (s.n_head % s.n_head_kv != 0) {
+    throw std::invalid_argument("model shape '" + std::string(text) + "': n_head " +
+                                std::to_string(s.n_head) + " is not a multiple of n_head_kv " +
+                                std::to_string(s.n_head_kv));
+  }
+  s.head_dim = s.n_embd / s.n_head;
+  // The usual SwiGLU width, 8/3 of n_embd, rounded up like Llama's to a multiple of 256.
+  s.n_ff = (8 * s.n_embd / 3 + 255) / 256 * 256;
+  return s;
+}
+
+}  // namespace vkllm::model
