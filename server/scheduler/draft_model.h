@@ -22,15 +22,9 @@
 
 #include "engine/kv/block_table.h"
 #include "engine/runtime/runner.h"
+#include "server/scheduler/speculation.h"  // DraftRequest
 
 namespace vkllm::sched {
-
-// A sequence that wants a draft this step.
-struct DraftRequest {
-  uint64_t sequence = 0;             // the scheduler's id, stable for the sequence's life
-  std::span<const int32_t> context;  // every token of the sequence (the last not yet computed)
-  uint32_t max_tokens = 0;           // draft at most this many
-};
 
 class DraftModel {
  public:

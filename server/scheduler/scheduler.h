@@ -1,18 +1,19 @@
 // Continuous batching for one loaded model. Requests submit sequences (prompt tokens + options)
 // from any thread and await their tokens on a TokenStream; the scheduler's engine thread runs
-// the model step after step. Each step carries one token for every decoding sequence plus prefill
-// chunks of admitted sequences within the token budget (chunked prefill), so a long prompt never
-// stalls running streams for more than one step. Admission is by free KV blocks (prefix-cache
-// hits are free); when blocks run out before a step, the youngest sequence is preempted (its
-// blocks released, its tokens kept) and recomputed later, mostly from the prefix cache. A
-// cancelled sequence's blocks are freed at the next step boundary. Under light load a decoding
-// sequence may verify drafted tokens in its step (speculation.h).
+// the model step after step. Each step is planned, executed and applied:
+//   plan     the step planner (step_planner.h) decides admission by free KV blocks, the step's
+//            rows (decode rows, drafts to verify, prefill chunks within the token budget) and
+//            preemption of the youngest sequences when blocks run out;
+//   execute  here: the runner computes the rows, and the next tokens are chosen (greedy on the
+//            device, or sampled, constrained and scored on the CPU; drafts verified);
+//   apply    the planner appends the tokens, finishes sequences and shifts full contexts; the
+//            scheduler streams the events and the metrics.
+// A cancelled sequence's blocks are freed at the next step boundary.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -21,35 +22,16 @@
 #include <vector>
 
 #include "engine/runtime/runner.h"
-#include "engine/sampling/sampling_params.h"
 #include "engine/sampling/token_constraint.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "server/http/status_error.h"
 #include "server/scheduler/draft_model.h"
+#include "server/scheduler/sequence.h"
 #include "server/scheduler/speculation.h"
+#include "server/scheduler/step_planner.h"
 #include "server/scheduler/token_stream.h"
 
 namespace vkllm::sched {
-
-struct SequenceOptions {
-  sampling::SamplingParams sampling;
-  int32_t num_predict = -1;  // < 0: until a stop; either way at most 10 x num_ctx, as Ollama
-  uint32_t num_ctx = 2048;   // the sequence's context window (<= the scheduler's max_context)
-  int32_t num_keep = 4;      // tokens kept at the start on a context shift; -1: all of the prompt
-  bool shift = true;         // shift the context when it fills, else finish with `length`
-  bool logprobs = false;
-  int top_logprobs = 0;
-  std::shared_ptr<const sampling::CompiledFormat> format;  // constrained decoding, or null
-  // Ollama's option: tokens a draft model proposes per step (0: none), at most
-  // SpeculationOptions::draft_max.
-  int32_t draft_num_predict = kDefaultDraftNumPredict;
-};
-
-struct SequenceRequest {
-  std::vector<int32_t> prompt;  // at least one token, at most num_ctx - 1
-  SequenceOptions options;
-  std::shared_ptr<TokenStream> stream;
-};
 
 struct SchedulerOptions {
   uint32_t max_running = 0;  // 0: the runner's max_seqs
@@ -126,24 +108,18 @@ class Scheduler {
   uint32_t active() const { return active_.load(); }
 
  private:
-  struct Sequence;
   friend class SequenceHandle;
   void wake();
   void run();
-  void admit();
+  // One step: plan, execute, apply (engine thread).
   void step();
-  struct Planned;
-  // Gives decoding sequences of `plan` drafted tokens to verify, within the step's token and
-  // logits-row budgets.
-  void add_drafts(std::vector<Planned>& plan, uint32_t& budget);
+  // Runs the plan's rows on the runner and chooses each logits row's tokens into output_.
+  void execute();
   void finish(Sequence& s, FinishReason reason, std::string error = {});
-  void preempt(Sequence& s);
-  bool handle_context_limit(Sequence& s);
   void fail_all(const std::string& error);
   void publish_stats();
 
   runtime::Runner& runner_;
-  const tokenizer::Tokenizer& tokenizer_;
   SchedulerOptions options_;
   uint32_t max_context_;
   std::shared_ptr<const sampling::VocabularyIndex> vocab_index_;
@@ -157,11 +133,16 @@ class Scheduler {
   std::atomic<bool> healthy_{true};
   std::atomic<uint32_t> active_{0};
   SchedulerStats stats_;
-
-  // Engine thread only.
-  std::deque<std::unique_ptr<Sequence>> waiting_;
-  std::vector<std::unique_ptr<Sequence>> running_;  // in admission order (youngest last)
   uint64_t next_id_ = 0;
+
+  // Engine thread only. The step's buffers are kept from step to step (no allocation per step
+  // once they have grown).
+  StepPlanner planner_;
+  StepPlan plan_;
+  StepOutput output_;
+  AppliedStep applied_;
+  std::vector<runtime::SequenceStep> batch_;
+  std::vector<size_t> cpu_rows_;
 
   std::thread thread_;
 };

@@ -48,6 +48,13 @@ SpeculationOptions speculation_for(SpeculationOptions options, bool model_on_cpu
 // Ollama's draft_num_predict default: tokens a draft model proposes per step.
 inline constexpr int32_t kDefaultDraftNumPredict = 4;
 
+// A sequence that wants a draft model's draft this step (draft_model.h).
+struct DraftRequest {
+  uint64_t sequence = 0;             // the scheduler's id, stable for the sequence's life
+  std::span<const int32_t> context;  // every token of the sequence (the last not yet computed)
+  uint32_t max_tokens = 0;           // draft at most this many
+};
+
 // The tokens that followed the most recent earlier occurrence of the context's last n tokens,
 // for n from n_max down to n_min (the longest match wins), at most max_tokens of them; empty
 // when none of the suffixes occurs earlier.

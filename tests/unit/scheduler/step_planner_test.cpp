@@ -1,0 +1,419 @@
+// The continuous batcher's policy (server/scheduler/step_planner.h) on a real KV block pool, with
+// no runner: each step is planned, "executed" as the runner would record it (the rows' tokens
+// committed to their block tables, one chosen token per logits row) and applied.
+#include "server/scheduler/step_planner.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <numeric>
+#include <span>
+#include <vector>
+
+namespace vkllm::sched {
+namespace {
+
+using Tokens = std::vector<int32_t>;
+constexpr int32_t kEndOfGeneration = 2;
+
+// n distinct tokens from `first` on (distinct prompts share no prefix blocks).
+Tokens tokens_from(int32_t first, size_t n) {
+  Tokens t(n);
+  std::iota(t.begin(), t.end(), first);
+  return t;
+}
+
+PlannerOptions options(uint32_t step_tokens, uint32_t max_running = 8) {
+  PlannerOptions o;
+  o.max_running = max_running;
+  o.step_tokens = step_tokens;
+  o.max_context = 4096;
+  o.max_logits_rows = 8;
+  o.block_size = 4;
+  o.speculation.mode = SpeculationMode::off;
+  o.is_end_of_generation = [](int32_t t) { return t == kEndOfGeneration; };
+  return o;
+}
+
+// A planner over a pool of `blocks` KV blocks, and the steps it plans.
+class Harness {
+ public:
+  Harness(uint32_t blocks, PlannerOptions o) : pool(blocks), planner(pool, std::move(o)) {}
+
+  Sequence* submit(Tokens prompt, SequenceOptions so = {}) {
+    auto seq = std::make_unique<Sequence>(SequenceRequest{std::move(prompt), so, nullptr});
+    seq->id = next_id_++;
+    Sequence* raw = seq.get();
+    planner.enqueue(std::move(seq));
+    return raw;
+  }
+
+  // Plans a step, runs its rows as the runner would (computed tokens committed; choose(s) the
+  // token of every row that wants logits) and applies the result.
+  void step(const std::function<int32_t(const Sequence&)>& choose) {
+    planner.plan(plan, SchedulerClock::now());
+    output.chosen.assign(plan.rows.size(), Verified{});
+    output.logprobs.assign(plan.rows.size(), std::nullopt);
+    for (size_t i = 0; i < plan.rows.size(); ++i) {
+      Sequence& s = *plan.rows[i].seq;
+      s.table->commit(std::span<const int32_t>(s.tokens).subspan(s.computed, plan.rows[i].n));
+      if (plan.rows[i].wants_logits) output.chosen[i] = Verified{{choose(s)}, 0};
+    }
+    planner.apply(plan, output, SchedulerClock::now(), applied);
+  }
+  void step(int32_t token = 100) {
+    step([token](const Sequence&) { return token; });
+  }
+
+  // The tokens the plan gives `s` (0: no row).
+  uint32_t rows_of(const Sequence* s) const {
+    for (const auto& r : plan.rows) {
+      if (r.seq == s) return r.n;
+    }
+    return 0;
+  }
+  bool finished_in_plan(const Sequence* s, FinishReason reason) const {
+    return std::any_of(plan.finished.begin(), plan.finished.end(),
+                       [&](const auto& f) { return f.seq.get() == s && f.reason == reason; });
+  }
+
+  kv::BlockPool pool;
+  StepPlanner planner;
+  StepPlan plan;
+  StepOutput output;
+  AppliedStep applied;
+
+ private:
+  uint64_t next_id_ = 0;
+};
+
+TEST(StepPlanner, AdmitsWhileFreeBlocksLastAndRefusesWhatCannotFitAlone) {
+  Harness h(/*blocks=*/8, options(64));         // 32 tokens of KV
+  Sequence* a = h.submit(tokens_from(10, 20));  // 5 blocks
+  h.step();
+  EXPECT_EQ(h.plan.admitted, std::vector<Sequence*>{a});
+  EXPECT_EQ(h.rows_of(a), 20u);
+  EXPECT_EQ(a->state, SequenceState::decoding);
+  // 3 blocks left; 12 tokens need 3, plus a spare one for `a` to grow into.
+  Sequence* b = h.submit(tokens_from(40, 12));
+  h.step();
+  EXPECT_TRUE(h.plan.admitted.empty());
+  EXPECT_EQ(b->state, SequenceState::waiting);
+  EXPECT_FALSE(b->table.has_value());  // a waiting sequence holds no blocks
+  EXPECT_EQ(h.planner.waiting(), 1u);
+
+  // `a` leaves: `b` fits now.
+  a->cancelled->store(true);
+  h.step();
+  EXPECT_TRUE(h.finished_in_plan(a, FinishReason::cancelled));
+  EXPECT_EQ(h.plan.admitted, std::vector<Sequence*>{b});
+  EXPECT_EQ(h.rows_of(b), 12u);
+  EXPECT_EQ(b->state, SequenceState::decoding);
+
+  // More than the whole cache, with nothing else holding blocks: refused with the reason.
+  b->cancelled->store(true);
+  Sequence* huge = h.submit(tokens_from(100, 40));
+  h.planner.plan(h.plan, SchedulerClock::now());
+  ASSERT_TRUE(h.finished_in_plan(huge, FinishReason::error));
+  const auto& refused = h.plan.finished.back();
+  EXPECT_NE(refused.error.find("use a smaller num_ctx"), std::string::npos) << refused.error;
+  EXPECT_TRUE(h.plan.rows.empty());
+  EXPECT_TRUE(h.planner.idle());
+  EXPECT_EQ(h.pool.available(), 8u);  // every block back
+}
+
+TEST(StepPlanner, PrefixCacheHitsCountAsFreeBlocks) {
+  Harness h(/*blocks=*/9, options(64));
+  const Tokens shared = tokens_from(10, 24);  // 6 full blocks
+  Sequence* a = h.submit(shared);
+  h.step();  // `a` computes its prompt (its 6 full blocks join the prefix cache) and decodes
+  ASSERT_EQ(a->state, SequenceState::decoding);
+  ASSERT_EQ(h.pool.available(), 3u);
+
+  // A different 28-token prompt needs 7 blocks (+1 spare for `a`): it waits (and `a` takes
+  // one more block, 2 are left).
+  Sequence* other = h.submit(tokens_from(500, 28));
+  h.step();
+  EXPECT_TRUE(h.plan.admitted.empty());
+  EXPECT_EQ(other->state, SequenceState::waiting);
+  EXPECT_EQ(h.plan.prefix_lookups, 1u);
+  EXPECT_EQ(h.plan.prefix_hit_tokens, 0u);
+
+  // The same 24 tokens and 4 more: the 6 cached blocks are free to it, 1 block + 1 spare fit.
+  other->cancelled->store(true);
+  Tokens longer = shared;
+  for (int32_t t : {900, 901, 902, 903}) longer.push_back(t);
+  Sequence* hit = h.submit(longer);
+  h.step();
+  EXPECT_TRUE(h.finished_in_plan(other, FinishReason::cancelled));
+  EXPECT_EQ(h.plan.admitted, std::vector<Sequence*>{hit});
+  EXPECT_EQ(hit->cached_tokens, 24u);
+  EXPECT_EQ(h.plan.prefix_hit_tokens, 24u);
+  EXPECT_EQ(h.rows_of(hit), 4u);  // only the uncached tokens are computed
+}
+
+TEST(StepPlanner, ChunksPrefillsWithinTheStepBudgetAfterDecodeRows) {
+  Harness h(/*blocks=*/64, options(/*step_tokens=*/8));
+  Sequence* d = h.submit(tokens_from(10, 3));
+  h.step();
+  ASSERT_EQ(d->state, SequenceState::decoding);
+
+  Sequence* p = h.submit(tokens_from(100, 20));
+  std::vector<uint32_t> chunks;
+  for (int i = 0; i < 3; ++i) {
+    h.step();
+    ASSERT_EQ(h.plan.rows.front().seq, d);  // the decode row comes first, every step
+    EXPECT_EQ(h.rows_of(d), 1u);
+    chunks.push_back(h.rows_of(p));
+    const bool last = i == 2;
+    EXPECT_EQ(h.plan.rows.back().wants_logits, last);  // logits only after the prompt's end
+    EXPECT_EQ(p->state, last ? SequenceState::decoding : SequenceState::prefilling);
+  }
+  // 8 tokens a step: 1 for the decoding sequence, the rest for the prompt.
+  EXPECT_EQ(chunks, (std::vector<uint32_t>{7, 7, 6}));
+  h.step();
+  EXPECT_EQ(h.rows_of(p), 1u);
+}
+
+TEST(StepPlanner, PreemptsTheYoungestFirstAndRequeuesItAtTheFront) {
+  // Three sequences grow by a token a step in 6 blocks of 4: the cache runs out twice.
+  Harness h(/*blocks=*/6, options(64));
+  Sequence* a = h.submit(tokens_from(10, 3));
+  Sequence* b = h.submit(tokens_from(20, 3));
+  Sequence* c = h.submit(tokens_from(30, 3));
+  h.step();
+  ASSERT_EQ(h.planner.running(), 3u);
+
+  std::vector<Sequence*> preempted;
+  for (int i = 0; i < 16 && preempted.size() < 2; ++i) {
+    h.step();
+    for (Sequence* s : h.plan.preempted) {
+      preempted.push_back(s);
+      // Its blocks are back and its tokens kept; it computes them again when readmitted.
+      EXPECT_EQ(s->state, SequenceState::preempted);
+      EXPECT_FALSE(s->table.has_value());
+      EXPECT_EQ(s->computed, 0u);
+      EXPECT_GT(s->tokens.size(), 3u);
+      EXPECT_EQ(h.rows_of(s), 0u);
+    }
+    EXPECT_GT(h.rows_of(a), 0u);  // the oldest keeps running
+  }
+  ASSERT_EQ(preempted, (std::vector<Sequence*>{c, b}));
+  // Both wait ahead of anything submitted later, the older first.
+  Sequence* later = h.submit(tokens_from(40, 3));
+  const auto& waiting = h.planner.waiting_queue();
+  ASSERT_EQ(waiting.size(), 3u);
+  EXPECT_EQ(waiting[0].get(), b);
+  EXPECT_EQ(waiting[1].get(), c);
+  EXPECT_EQ(waiting[2].get(), later);
+
+  // When the oldest leaves, the older preempted one resumes first.
+  a->cancelled->store(true);
+  h.step();
+  ASSERT_FALSE(h.plan.admitted.empty());
+  EXPECT_EQ(h.plan.admitted.front(), b);
+  EXPECT_EQ(h.plan.prefix_hit_tokens, 0u);  // counted at first admission only
+}
+
+TEST(StepPlanner, ALoneSequenceThatOutgrowsTheCacheFailsWithAnError) {
+  Harness h(/*blocks=*/2, options(64));
+  Sequence* s = h.submit(tokens_from(10, 7));
+  int steps = 0;
+  while (h.planner.running() + h.planner.waiting() > 0 && steps++ < 8) h.step();
+  ASSERT_EQ(h.plan.finished.size(), 1u);
+  EXPECT_EQ(h.plan.finished[0].seq.get(), s);
+  EXPECT_EQ(h.plan.finished[0].reason, FinishReason::error);
+  EXPECT_EQ(h.plan.finished[0].error, "the KV cache is too small for this sequence");
+  EXPECT_TRUE(h.plan.rows.empty());
+  EXPECT_EQ(h.pool.available(), 2u);
+}
+
+TEST(StepPlanner, CancelledSequencesLeaveBeforeTheStepAndFreeTheirBlocks) {
+  Harness h(/*blocks=*/16, options(64));
+  Sequence* running = h.submit(tokens_from(10, 9));
+  h.step();
+  ASSERT_EQ(running->state, SequenceState::decoding);
+  Sequence* queued = h.submit(tokens_from(50, 5));
+  queued->cancelled->store(true);  // before it was ever admitted
+  running->cancelled->store(true);
+  h.step();
+  EXPECT_TRUE(h.finished_in_plan(queued, FinishReason::cancelled));
+  EXPECT_TRUE(h.finished_in_plan(running, FinishReason::cancelled));
+  EXPECT_EQ(queued->state, SequenceState::finished);
+  EXPECT_EQ(running->state, SequenceState::finished);
+  EXPECT_TRUE(h.plan.rows.empty());
+  EXPECT_TRUE(h.planner.idle());
+  EXPECT_EQ(h.pool.stats().used, 0u);  // its full blocks stay cached, none is held
+}
+
+TEST(StepPlanner, AShortPromptBehindALongPrefillRunsOnceTheBudgetAllows) {
+  // 16 tokens a step. A long prompt is in its prefill when a short one arrives; a decoding
+  // sequence is there throughout.
+  Harness h(/*blocks=*/64, options(16));
+  Sequence* chat = h.submit(tokens_from(10, 2));
+  h.step();
+  ASSERT_EQ(chat->state, SequenceState::decoding);
+  Sequence* lng = h.submit(tokens_from(100, 40));
+  h.step();
+  EXPECT_EQ(h.rows_of(lng), 15u);
+  Sequence* shrt = h.submit(tokens_from(200, 5));
+
+  // Admitted at once; the long prompt's remaining 25 tokens take the next step's budget, the
+  // short prompt computes in the step after, beside the long prompt's last chunk.
+  h.step();
+  EXPECT_EQ(h.plan.admitted, std::vector<Sequence*>{shrt});
+  EXPECT_EQ(h.rows_of(lng), 15u);
+  EXPECT_EQ(h.rows_of(shrt), 0u);
+  h.step();
+  EXPECT_EQ(h.rows_of(lng), 10u);
+  EXPECT_EQ(h.rows_of(shrt), 5u);
+  EXPECT_EQ(shrt->state, SequenceState::decoding);
+  EXPECT_EQ(lng->state, SequenceState::decoding);
+  // From then on every sequence decodes every step.
+  h.step();
+  EXPECT_EQ(h.plan.rows.size(), 3u);
+  for (const auto& r : h.plan.rows) EXPECT_EQ(r.n, 1u);
+  EXPECT_EQ(h.applied.updates.size(), 3u);
+}
+
+TEST(StepPlanner, DecodingRowsNeverWaitForALongPrefill) {
+  Harness h(/*blocks=*/128, options(8));
+  Sequence* chat = h.submit(tokens_from(10, 2));
+  h.step();
+  Sequence* lng = h.submit(tokens_from(100, 100));
+  for (int i = 0; i < 10; ++i) {
+    h.step();
+    EXPECT_EQ(h.rows_of(chat), 1u) << "step " << i;
+    EXPECT_EQ(h.rows_of(lng), 7u) << "step " << i;
+  }
+}
+
+TEST(StepPlanner, ApplyAppendsTokensAndFinishesOnStopOrLength) {
+  Harness h(/*blocks=*/32, options(64));
+  SequenceOptions three;
+  three.num_predict = 3;
+  Sequence* limited = h.submit(tokens_from(10, 4), three);
+  Sequence* stopped = h.submit(tokens_from(20, 4));
+  h.step(/*token=*/7);
+  ASSERT_EQ(h.applied.updates.size(), 2u);
+  const SequenceUpdate& first = h.applied.updates[0];
+  EXPECT_EQ(first.seq, limited);
+  EXPECT_TRUE(first.first_token);
+  EXPECT_EQ(first.event.tokens, Tokens{7});
+  EXPECT_EQ(first.event.prompt_tokens, 4u);
+  EXPECT_EQ(first.event.finish, FinishReason::none);  // a finish is an event of its own
+  EXPECT_EQ(limited->tokens.back(), 7);
+  EXPECT_EQ(limited->generated, 1u);
+  h.step(/*token=*/8);
+  EXPECT_FALSE(h.applied.updates[0].first_token);
+  EXPECT_EQ(h.applied.generated, 2u);
+
+  // `limited` reaches num_predict; the end-of-generation token finishes `stopped` without
+  // joining its tokens.
+  h.step([&](const Sequence& s) { return &s == stopped ? kEndOfGeneration : 9; });
+  ASSERT_EQ(h.applied.finished.size(), 2u);
+  EXPECT_EQ(h.applied.finished[0].seq.get(), limited);
+  EXPECT_EQ(h.applied.finished[0].reason, FinishReason::length);
+  EXPECT_EQ(limited->tokens, (Tokens{10, 11, 12, 13, 7, 8, 9}));
+  EXPECT_EQ(h.applied.finished[1].seq.get(), stopped);
+  EXPECT_EQ(h.applied.finished[1].reason, FinishReason::stop);
+  EXPECT_EQ(stopped->tokens, (Tokens{20, 21, 22, 23, 7, 8}));
+  EXPECT_TRUE(h.applied.updates[1].event.tokens.empty());
+  EXPECT_EQ(stopped->state, SequenceState::finished);
+  EXPECT_TRUE(h.planner.idle());
+  EXPECT_EQ(h.pool.stats().used, 0u);
+}
+
+TEST(StepPlanner, AFullContextShiftsOrFinishesWithLength) {
+  Harness h(/*blocks=*/32, options(64));
+  SequenceOptions shift;
+  shift.num_ctx = 8;
+  shift.num_keep = 2;
+  SequenceOptions no_shift = shift;
+  no_shift.shift = false;
+  Sequence* shifting = h.submit(tokens_from(10, 6), shift);
+  Sequence* fixed = h.submit(tokens_from(30, 6), no_shift);
+  h.step(50);  // 7 tokens each
+  h.step(51);  // 8: full
+  ASSERT_TRUE(h.applied.finished.empty());
+  h.step(52);  // 9 > num_ctx
+  ASSERT_EQ(h.applied.finished.size(), 1u);
+  EXPECT_EQ(h.applied.finished[0].seq.get(), fixed);
+  EXPECT_EQ(h.applied.finished[0].reason, FinishReason::length);
+  // Ollama's shift: the first num_keep tokens stay, half of the rest goes, the rest is
+  // recomputed (prefilling again).
+  EXPECT_EQ(shifting->tokens, (Tokens{10, 11, 15, 50, 51, 52}));
+  EXPECT_EQ(shifting->state, SequenceState::prefilling);
+  h.step(53);
+  EXPECT_EQ(shifting->tokens.back(), 53);
+  EXPECT_EQ(shifting->state, SequenceState::decoding);
+}
+
+TEST(StepPlanner, DraftModelIsAskedOnceAStepAndItsUnusedTokensGoToPrefill) {
+  // Speculation mode draft: the draft model's proposals for every speculating sequence in one
+  // call; a request holds its tokens of the step budget until the answer gives back what it
+  // did not draft.
+  PlannerOptions o = options(8);
+  o.speculation.mode = SpeculationMode::draft;
+  std::vector<std::vector<DraftRequest>> calls;
+  std::vector<Tokens> contexts;
+  o.propose_drafts = [&](std::span<const DraftRequest> requests) {
+    calls.emplace_back(requests.begin(), requests.end());
+    for (const auto& r : requests) contexts.emplace_back(r.context.begin(), r.context.end());
+    return std::vector<Tokens>(requests.size(), Tokens{7});  // one token each, whatever asked
+  };
+  Harness h(/*blocks=*/64, std::move(o));
+  SequenceOptions three, none;
+  three.draft_num_predict = 3;
+  none.draft_num_predict = 0;  // Ollama's option: no draft for this one
+  Sequence* drafting = h.submit(tokens_from(10, 4), three);
+  Sequence* plain = h.submit(tokens_from(20, 4), none);
+  h.step();  // both prompts (8 tokens): nothing to draft before the first token
+  EXPECT_TRUE(calls.empty());
+  Sequence* lng = h.submit(tokens_from(100, 20));
+
+  h.planner.plan(h.plan, SchedulerClock::now());
+  ASSERT_EQ(calls.size(), 1u);
+  ASSERT_EQ(calls[0].size(), 1u);
+  EXPECT_EQ(calls[0][0].sequence, drafting->id);
+  EXPECT_EQ(calls[0][0].max_tokens, 3u);  // draft_num_predict, within the gate and the budget
+  EXPECT_EQ(contexts[0], drafting->tokens);
+  // The drafting row verifies [pending token, draft]; 2 of the 3 held tokens come back to the
+  // long prompt's chunk: 8 - 2 decode rows - 1 drafted token = 5.
+  const auto row = std::find_if(h.plan.rows.begin(), h.plan.rows.end(),
+                                [&](const PlannedRow& r) { return r.seq == drafting; });
+  ASSERT_NE(row, h.plan.rows.end());
+  EXPECT_EQ(row->draft, Tokens{7});
+  EXPECT_EQ(row->input, (Tokens{100, 7}));
+  EXPECT_EQ(row->n, 2u);
+  EXPECT_TRUE(row->wants_logits);
+  EXPECT_EQ(h.rows_of(plain), 1u);
+  EXPECT_EQ(h.rows_of(lng), 5u);
+}
+
+TEST(StepPlanner, AModelWithRecurrentStateReusesNoPrefixAndDraftsNothing) {
+  PlannerOptions o = options(64);
+  o.recurrent_state = true;
+  o.speculation.mode = SpeculationMode::ngram;
+  Harness h(/*blocks=*/64, std::move(o));
+  const Tokens shared = tokens_from(10, 24);  // 6 full blocks, cached once computed
+  Sequence* a = h.submit(shared);
+  h.step();
+  // The same prompt again: its blocks are in the prefix cache, but not the recurrent state.
+  Sequence* again = h.submit(shared);
+  h.step();
+  EXPECT_EQ(again->cached_tokens, 0u);
+  EXPECT_EQ(h.plan.prefix_hit_tokens, 0u);
+  EXPECT_EQ(h.rows_of(again), 24u);
+  // A repeating continuation that prompt lookup would draft for: decode rows only.
+  for (int i = 0; i < 6; ++i) {
+    h.step([](const Sequence& s) { return s.tokens[s.tokens.size() - 24]; });
+    for (const auto& r : h.plan.rows) EXPECT_TRUE(r.draft.empty());
+  }
+  EXPECT_EQ(h.rows_of(a), 1u);
+}
+
+}  // namespace
+}  // namespace vkllm::sched
