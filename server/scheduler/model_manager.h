@@ -1,16 +1,15 @@
 // Models in memory. A request acquires a lease on the model its name resolves to; the first
-// acquire loads it from the blob store (header parsed from the blob, tensor data streamed from
-// the blob's zstd frames into device upload), later ones reuse it. Instances are keyed by the
-// model blob (and its LoRA adapter's, merged into the weights at load, and its draft model's,
-// loaded beside it), so two names for the same weights share one. keep_alive works as Ollama's:
-// each request may set the instance's duration (sticky); when the last lease ends, the instance
-// expires after that duration (0: at once, negative: never). Models generate on the backend
-// device_choice.h picks at construction (a GPU through Vulkan, else the CPU backend; with several
-// devices, decoders split by layers across them, embedding and LoRA models on the first). Memory is
-// accounted for: weights + KV + activations per model against the device's memory (system memory
-// for the CPU backend); a model that does not fit evicts the least recently used idle model, and
-// one that cannot fit even alone is refused with a clear error. A model whose device was lost is
-// reloaded by the next request.
+// acquire loads it through the ModelLoader (model_loader.h; the server's is the engine loader,
+// engine_model_loader.h: the backend device_choice.h picks, a decoder split by layers across
+// several devices, a draft model beside its target), later ones reuse it, and concurrent first
+// requests share one load. Instances are keyed by the model blob (and its LoRA adapter's, merged
+// into the weights at load, and its draft model's, loaded beside it), so two names for the same
+// weights share one. keep_alive works as Ollama's: each request may set the instance's duration
+// (sticky); when the last lease ends, the instance expires after that duration (0: at once,
+// negative: never). Memory is accounted for: the loader's footprint of a model (weights + KV +
+// activations) against the memory free where it runs; a model that does not fit evicts the least
+// recently used idle model, and one that cannot fit even alone is refused with a clear error. A
+// model whose device was lost is reloaded by the next request.
 #pragma once
 
 #include <chrono>
@@ -38,6 +37,7 @@
 #include "server/scheduler/device_choice.h"
 #include "server/scheduler/embedding_jobs.h"
 #include "server/scheduler/manager_options.h"
+#include "server/scheduler/model_loader.h"
 #include "server/scheduler/scheduler.h"
 
 namespace vkllm::sched {
@@ -117,7 +117,10 @@ struct RunningModel {  // one /api/ps entry
 
 class ModelManager {
  public:
+  // Loads models from `store` with the engine (engine_model_loader.h).
   ModelManager(registry::ModelStore& store, ManagerOptions options);
+  // Loads models with `loader` (tests: a loader with no engine).
+  ModelManager(ManagerOptions options, std::unique_ptr<ModelLoader> loader);
   ~ModelManager();  // unloads everything
   ModelManager(const ModelManager&) = delete;
   ModelManager& operator=(const ModelManager&) = delete;
@@ -138,7 +141,6 @@ class ModelManager {
 
   std::vector<RunningModel> running() const;
   const ManagerOptions& options() const { return options_; }
-  const DeviceChoice& device() const { return device_; }
   // Unloads every model (shutdown); waits for none: leases still out keep theirs alive.
   void unload_all();
   // Server shutdown: stops the engine thread of every instance still alive (loaded, or unloaded
@@ -153,35 +155,16 @@ class ModelManager {
   void take(LoadedModel& m, std::optional<std::chrono::nanoseconds> keep_alive);
   std::shared_ptr<LoadedModel> usable(const std::string& key);
   std::string instance_key(const registry::ModelShow& show) const;
-  model::LoraAdapter read_lora_adapter(const registry::Digest& digest) const;
+  // The loader's footprint of the model against the memory free (making room, or refusing),
+  // then the loader builds it. mutex_ not held; load_mutex_ held.
   std::shared_ptr<LoadedModel> load(const registry::ModelShow& show);
-  // The draft model of `show` (model_manager_draft.cpp): read_draft reads its header into m and
-  // says what it costs beside the target; load_draft loads its weights and makes its Runner,
-  // sized as the target's (`target`), with KV for as many tokens. Throws http::StatusError.
-  struct DraftCost {
-    uint64_t fixed = 0;         // weights and activations
-    uint64_t per_token_kv = 0;  // KV bytes of one token of context
-  };
-  DraftCost read_draft(LoadedModel& m, const registry::Digest& draft) const;
-  void load_draft(LoadedModel& m, const registry::Digest& draft,
-                  const runtime::RunnerOptions& target, uint64_t kv_tokens);
   void make_room(uint64_t need_bytes, bool host, std::unique_lock<std::mutex>& lock);
-  // Memory a new model may take now: the device's (VK_EXT_memory_budget where present), or with
-  // `host` the system's (MemAvailable, less what host-backend models may still touch). mutex_
-  // held.
-  uint64_t free_bytes(bool host) const;
-  // The Vulkan contexts (created on first use): one, or with a split one per device. mutex_
-  // not held.
-  std::vector<std::shared_ptr<vk::Context>> vulkan_contexts();
-  runtime::EmbedderOptions embedder_options() const;
   void reaper();
   void unload_locked(const std::string& key);
   std::chrono::system_clock::time_point expiry(std::chrono::nanoseconds keep_alive) const;
 
-  registry::ModelStore& store_;
   ManagerOptions options_;
-  DeviceChoice device_;
-  std::vector<std::shared_ptr<vk::Context>> contexts_;  // one, or one per split device
+  std::unique_ptr<ModelLoader> loader_;
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;  // a model became idle, was unloaded, or a load finished

@@ -1,4 +1,4 @@
-// ModelManager: loading a model's draft model (Ollama's DRAFT layer) beside it, on the same
+// EngineModelLoader: loading a model's draft model (Ollama's DRAFT layer) beside it, on the same
 // backend, with its own Runner and paged KV cache (draft_model.h).
 #include <algorithm>
 
@@ -6,6 +6,7 @@
 #include "engine/model/model_spec.h"
 #include "engine/vulkan/vk_error.h"
 #include "server/scheduler/blob_model_source.h"
+#include "server/scheduler/engine_model_loader.h"
 #include "server/scheduler/model_manager.h"
 
 namespace vkllm::sched {
@@ -21,8 +22,8 @@ kv::CacheType draft_cache_type(kv::CacheType wanted, const model::ModelSpec& spe
 
 }  // namespace
 
-ModelManager::DraftCost ModelManager::read_draft(LoadedModel& m,
-                                                 const registry::Digest& draft) const {
+EngineModelLoader::DraftCost EngineModelLoader::read_draft(LoadedModel& m,
+                                                           const registry::Digest& draft) const {
   model::ModelSpec spec;
   try {
     m.draft_header = std::make_unique<gguf::GgufFile>(read_gguf_header(store_.blobs(), draft));
@@ -42,8 +43,8 @@ ModelManager::DraftCost ModelManager::read_draft(LoadedModel& m,
   return cost;
 }
 
-void ModelManager::load_draft(LoadedModel& m, const registry::Digest& draft,
-                              const runtime::RunnerOptions& target, uint64_t kv_tokens) {
+void EngineModelLoader::load_draft(LoadedModel& m, const registry::Digest& draft,
+                                   const runtime::RunnerOptions& target, uint64_t kv_tokens) const {
   const std::string what = "the draft model of " + m.show.name.display();
   try {
     const model::ModelSpec spec = model::ModelSpec::from_gguf(*m.draft_header);
