@@ -232,6 +232,7 @@ void Scheduler::step() {
   const MetricLabels labels{{"model", options_.model_label}};
   planner_.plan(plan_, Clock::now());
   for (auto& f : plan_.finished) finish(*f.seq, f.reason, std::move(f.error));
+  plan_.finished.clear();  // gone now, as their streams may be
   if (plan_.prefix_lookups > 0) {
     metrics().add("vkllm_prefix_cache_hit_tokens_total", labels, plan_.prefix_hit_tokens);
   }
@@ -240,8 +241,7 @@ void Scheduler::step() {
   }
   if (plan_.rows.empty()) return;
 
-  execute();
-  const auto now = Clock::now();
+  const Clock::time_point now = execute();
   planner_.apply(plan_, output_, now, applied_);
 
   for (auto& u : applied_.updates) {
@@ -260,9 +260,12 @@ void Scheduler::step() {
     metrics().add("vkllm_speculative_accepted_tokens_total", by, double(applied_.accepted));
   }
   metrics().add("vkllm_generated_tokens_total", labels, applied_.generated);
+  // Finished sequences go now; the buffers keep their storage for the next step.
+  applied_.clear();
+  plan_.clear();
 }
 
-void Scheduler::execute() {
+Clock::time_point Scheduler::execute() {
   const std::vector<PlannedRow>& rows = plan_.rows;
   batch_.clear();
   bool greedy_only = true;
@@ -282,6 +285,7 @@ void Scheduler::execute() {
   }
   maybe_inject_fault(options_.fault_inject_step);
   const runtime::StepResult result = runner_.step(batch_, greedy_only);
+  const auto done = Clock::now();
   const MetricLabels labels{{"model", options_.model_label}};
   metrics().add("vkllm_steps_total", labels);
   metrics().observe("vkllm_step_tokens", labels, total);
@@ -320,6 +324,7 @@ void Scheduler::execute() {
       output_.logprobs[i] = logprobs_of(result.logits[i], tok, s.options.top_logprobs);
     }
   });
+  return done;
 }
 
 void Scheduler::publish_stats() {

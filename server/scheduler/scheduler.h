@@ -113,8 +113,9 @@ class Scheduler {
   void run();
   // One step: plan, execute, apply (engine thread).
   void step();
-  // Runs the plan's rows on the runner and chooses each logits row's tokens into output_.
-  void execute();
+  // Runs the plan's rows on the runner and chooses each logits row's tokens into output_;
+  // returns when the runner's step ended (the tokens' time).
+  SchedulerClock::time_point execute();
   void finish(Sequence& s, FinishReason reason, std::string error = {});
   void fail_all(const std::string& error);
   void publish_stats();
