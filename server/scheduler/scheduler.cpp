@@ -87,6 +87,9 @@ Scheduler::Scheduler(runtime::Runner& runner, const tokenizer::Tokenizer& tokeni
     : runner_(runner),
       options_(within_runner(std::move(options), runner.options())),
       max_context_(runner.options().max_context),
+      labels_{{"model", options_.model_label}},
+      draft_labels_{{"model", options_.model_label},
+                    {"draft", options_.draft_model ? "model" : "ngram"}},
       planner_(runner.pool(), planner_options(options_, runner, tokenizer)) {
   stats_.kv = runner_.pool().stats();
   thread_ = std::thread([this] { run(); });
@@ -124,7 +127,7 @@ SequenceHandle Scheduler::submit(SequenceRequest request) {
   const size_t from = seq->tokens.size() - std::min<size_t>(window, seq->tokens.size());
   for (size_t i = from; i < seq->tokens.size(); ++i) seq->sampler.accept(seq->tokens[i]);
   SequenceHandle handle(this, seq->cancelled);
-  const MetricLabels labels{{"model", options_.model_label}};
+  const MetricLabels& labels = labels_;
   metrics().add("vkllm_prompt_tokens_total", labels, double(seq->tokens.size()));
   {
     std::lock_guard lock(mutex_);
@@ -229,7 +232,7 @@ void Scheduler::finish(Sequence& s, FinishReason reason, std::string error) {
 }
 
 void Scheduler::step() {
-  const MetricLabels labels{{"model", options_.model_label}};
+  const MetricLabels& labels = labels_;
   planner_.plan(plan_, Clock::now());
   for (auto& f : plan_.finished) finish(*f.seq, f.reason, std::move(f.error));
   plan_.finished.clear();  // gone now, as their streams may be
@@ -254,10 +257,10 @@ void Scheduler::step() {
   // Finished sequences' last events follow their tokens.
   for (auto& f : applied_.finished) finish(*f.seq, f.reason, std::move(f.error));
   if (applied_.drafted > 0) {
-    const MetricLabels by{{"model", options_.model_label},
-                          {"draft", options_.draft_model ? "model" : "ngram"}};
-    metrics().add("vkllm_speculative_drafted_tokens_total", by, double(applied_.drafted));
-    metrics().add("vkllm_speculative_accepted_tokens_total", by, double(applied_.accepted));
+    metrics().add("vkllm_speculative_drafted_tokens_total", draft_labels_,
+                  double(applied_.drafted));
+    metrics().add("vkllm_speculative_accepted_tokens_total", draft_labels_,
+                  double(applied_.accepted));
   }
   metrics().add("vkllm_generated_tokens_total", labels, applied_.generated);
   // Finished sequences go now; the buffers keep their storage for the next step.
@@ -286,7 +289,7 @@ Clock::time_point Scheduler::execute() {
   maybe_inject_fault(options_.fault_inject_step);
   const runtime::StepResult result = runner_.step(batch_, greedy_only);
   const auto done = Clock::now();
-  const MetricLabels labels{{"model", options_.model_label}};
+  const MetricLabels& labels = labels_;
   metrics().add("vkllm_steps_total", labels);
   metrics().observe("vkllm_step_tokens", labels, total);
   metrics().add("vkllm_prompt_eval_tokens_total", labels, prefill_tokens);
@@ -335,7 +338,7 @@ void Scheduler::publish_stats() {
     st.waiting = static_cast<uint32_t>(planner_.waiting() + incoming_.size());
   }
   st.kv = runner_.pool().stats();
-  const MetricLabels labels{{"model", options_.model_label}};
+  const MetricLabels& labels = labels_;
   metrics().set("vkllm_running_sequences", labels, st.running);
   metrics().set("vkllm_queued_requests", labels, st.waiting);
   metrics().set("vkllm_kv_blocks", {{"model", options_.model_label}, {"state", "used"}},

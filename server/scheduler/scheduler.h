@@ -26,6 +26,7 @@
 #include "engine/tokenizer/tokenizer.h"
 #include "server/http/status_error.h"
 #include "server/scheduler/draft_model.h"
+#include "server/scheduler/metrics.h"
 #include "server/scheduler/sequence.h"
 #include "server/scheduler/speculation.h"
 #include "server/scheduler/step_planner.h"
@@ -123,6 +124,8 @@ class Scheduler {
   runtime::Runner& runner_;
   SchedulerOptions options_;
   uint32_t max_context_;
+  MetricLabels labels_;        // {model}: built once, not per step
+  MetricLabels draft_labels_;  // {model, draft}: the speculation counters'
   std::shared_ptr<const sampling::VocabularyIndex> vocab_index_;
 
   mutable std::mutex mutex_;
