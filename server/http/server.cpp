@@ -33,6 +33,7 @@
 #include "server/http/exchange.h"
 #include "server/http/request_head.h"
 #include "server/http/session_exchange.h"
+#include "server/http/wake_up.h"
 
 namespace vkllm::http {
 
@@ -75,21 +76,23 @@ struct Server::Impl {
   BodyBudget body_budget;
   uint16_t port = 0;
   std::string bound;
+  // A connection closed while the cap held the accept loops back: one wake-up per acceptor's
+  // loop, made before any loop starts.
+  std::vector<std::unique_ptr<WakeUp>> slot_freed;
+  // The last running request ended while stopping.
+  WakeUp requests_ended{ioc.get_executor()};
 
   Impl(ServerConfig c, Router r)
       : config(std::move(c)), router(std::move(r)), ioc(static_cast<int>(config.threads)) {
     body_budget.limit = config.limits.body_bytes_in_flight;
   }
 
-  awaitable<void> accept_loop(tcp::acceptor& acceptor) {
+  awaitable<void> accept_loop(tcp::acceptor& acceptor, WakeUp& slot) {
     asio::steady_timer pause(acceptor.get_executor());
     beast::error_code ignored;
     for (;;) {
       // At the cap, leave new clients in the kernel's queue until a connection closes.
-      while (connections >= config.limits.max_connections && !stopping) {
-        pause.expires_after(std::chrono::milliseconds(5));
-        co_await pause.async_wait(asio::redirect_error(use_awaitable, ignored));
-      }
+      while (connections >= config.limits.max_connections && !stopping) co_await slot.wait();
       beast::error_code ec;
       tcp::socket socket = co_await acceptor.async_accept(asio::make_strand(ioc),
                                                           asio::redirect_error(use_awaitable, ec));
@@ -114,7 +117,9 @@ struct Server::Impl {
     } catch (const std::exception& e) {
       if (config.log_requests) log_line(std::string("[vkllm] connection dropped: ") + e.what());
     }
-    --connections;
+    if (connections-- >= config.limits.max_connections) {
+      for (auto& w : slot_freed) w->notify();
+    }
   }
 
   // Answers before routing: CORS and Host checks. Returns true when it already responded.
@@ -248,7 +253,8 @@ struct Server::Impl {
       } catch (...) {
         ex.set_keep_alive(false);
       }
-      --active_requests;
+      // Stopping, the shutdown waits for the last request (it set `stopping` before its check).
+      if (--active_requests == 0 && stopping) requests_ended.notify();
       if (config.log_requests) {
         const double ms =
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
@@ -337,17 +343,16 @@ struct Server::Impl {
         beast::error_code ec;
         a.close(ec);
       }
+      for (auto& w : slot_freed) w->notify();  // a loop held at the cap sees `stopping`
       asio::co_spawn(ioc, wait_for_requests(), asio::detached);
     });
   }
 
   // Waits up to `limit` for the running requests to end; true if they did.
   awaitable<bool> requests_ended_within(std::chrono::steady_clock::duration limit) {
-    asio::steady_timer timer(ioc);
     const auto deadline = std::chrono::steady_clock::now() + limit;
     while (active_requests > 0 && std::chrono::steady_clock::now() < deadline) {
-      timer.expires_after(std::chrono::milliseconds(20));
-      co_await timer.async_wait(use_awaitable);
+      co_await requests_ended.wait_until(deadline);
     }
     co_return active_requests == 0;
   }
@@ -406,7 +411,13 @@ std::string Server::bound_address() const {
 
 void Server::run(bool handle_signals) {
   auto& ioc = impl_->ioc;
-  for (auto& a : impl_->acceptors) asio::co_spawn(ioc, impl_->accept_loop(a), asio::detached);
+  auto& slots = impl_->slot_freed;
+  for (size_t i = slots.size(); i < impl_->acceptors.size(); ++i) {
+    slots.push_back(std::make_unique<WakeUp>(ioc.get_executor()));
+  }
+  for (size_t i = 0; i < impl_->acceptors.size(); ++i) {
+    asio::co_spawn(ioc, impl_->accept_loop(impl_->acceptors[i], *slots[i]), asio::detached);
+  }
   std::unique_ptr<asio::signal_set> signals;
   if (handle_signals) {
     signals = std::make_unique<asio::signal_set>(ioc, SIGINT, SIGTERM);
