@@ -10,6 +10,7 @@
 
 #include "engine/gguf/quants.h"
 #include "engine/model/fast_normal.h"
+#include "engine/model/gemma3n_maker.h"
 #include "engine/model/weight_names.h"
 
 namespace vkllm::model {
@@ -29,6 +30,7 @@ struct PlannedTensor {
   std::vector<uint64_t> shape;
   Init init;
   uint32_t layer;
+  float scale = 1.0f;  // multiplies the generated values
 };
 
 struct ArchTraits {
@@ -82,7 +84,7 @@ const ArchTraits& arch_traits(std::string_view name) {
   throw std::invalid_argument(
       "make-model: unsupported architecture '" + std::string(name) +
       "' (supported: llama, qwen2, qwen3, qwen3moe, gpt-oss, "
-      "qwen3-embedding, gemma2, gemma3, phi3, mistral3, gemma-embedding, lfm2, bert, "
+      "qwen3-embedding, gemma2, gemma3, gemma3n, phi3, mistral3, gemma-embedding, lfm2, bert, "
       "nomic-bert, bert-rerank)");
 }
 
@@ -323,6 +325,8 @@ void fill_tensor(const TensorRecipe& r, std::span<uint8_t> out) {
         }
       }
       if (r.tensor.init == Init::RopeFactors) buf = r.fixed_values;
+      if (r.tensor.scale != 1.0f)
+        for (float& v : buf) v *= r.tensor.scale;
       gguf::quantize(r.type, buf.data(), out.data() + first * row_bytes, buf.size(), 1);
     }
   };
@@ -403,8 +407,26 @@ void build_encoder(const EncoderTraits& a, const MakeModelOptions& o, const gguf
 
 }  // namespace
 
+uint64_t vocab_token_count(const gguf::GgufFile& vocab) {
+  return vocab_size(vocab);
+}
+
+void add_random_tensor(gguf::GgufWriter& w, const MakeModelOptions& o, std::string name,
+                       std::vector<uint64_t> shape, bool norm, uint32_t layer, bool has_output,
+                       float scale) {
+  std::vector<PlannedTensor> plan;
+  plan.push_back(
+      {std::move(name), std::move(shape), norm ? Init::Norm : Init::Matrix, layer, scale});
+  add_lazy_tensors(std::move(plan), o, has_output, w);
+}
+
 void build_random_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
                         gguf::GgufWriter& w) {
+  if (o.arch == "gemma3n") {
+    build_gemma3n_model(o, vocab, w);
+    if (o.layout == FileLayout::Ollama) rewrite_as_ollama_layout(o, w);
+    return;
+  }
   if (const EncoderTraits* e = encoder_traits(o.arch)) {
     build_encoder(*e, o, vocab, w);
     if (o.layout == FileLayout::Ollama) rewrite_as_ollama_layout(o, w);

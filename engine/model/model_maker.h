@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/gguf/gguf_file.h"
 #include "engine/gguf/gguf_writer.h"
@@ -38,18 +39,19 @@ struct ModelShape {
 // architectures; a window of 16 for those with one), "test-swa" (test with 7 layers: Gemma's
 // local/global pattern), "llama3.2-1b", "llama3.1-8b", "qwen2.5-0.5b",
 // "qwen3-30b-a3b", "gpt-oss-20b", "llama3.1-70b", "ministral3-3b", "ministral3-8b",
-// "embeddinggemma-300m", "lfm2-1.2b", or "WxLxHxKV" (n_embd x n_layer x n_head x n_head_kv,
-// head_dim = W / H, n_ff = 8/3 W rounded up to a multiple of 256). Throws std::invalid_argument
-// naming what is wrong.
+// "embeddinggemma-300m", "lfm2-1.2b", "test-deep" (test with 25 layers), "gemma3n-e2b",
+// "gemma3n-e4b", or "WxLxHxKV" (n_embd x n_layer x n_head x n_head_kv, head_dim = W / H,
+// n_ff = 8/3 W rounded up to a multiple of 256). Throws std::invalid_argument naming what is wrong.
 ModelShape parse_model_shape(std::string_view text);
 
 struct MakeModelOptions {
   // llama, qwen2, qwen3, qwen3moe, qwen3-embedding (qwen3 with last-token pooling), gemma2, gemma3,
-  // phi3, mistral3 (Ministral 3: YaRN over n_ctx / 16 original tokens, attention temperature
-  // 0.1), gemma-embedding (EmbeddingGemma: mean pooling, dense projections 4 x n_embd wide),
-  // lfm2 (LFM2: gated short convolutions of length 3 between attention layers, tied), and
-  // the encoders bert, nomic-bert and bert-rerank (bert with a cross-encoder head, rank pooling).
-  // Encoders use n_head K/V heads whatever the shape says. bert with an XLM-RoBERTa vocabulary
+  // gemma3n (gemma3n_maker.h), phi3, mistral3 (Ministral 3: YaRN over n_ctx / 16 original
+  // tokens, attention temperature 0.1), gemma-embedding (EmbeddingGemma: mean pooling, dense
+  // projections 4 x n_embd wide), lfm2 (LFM2: gated short convolutions of length 3 between
+  // attention layers, tied), and the encoders bert, nomic-bert and bert-rerank (bert with a
+  // cross-encoder head, rank pooling). Encoders use n_head K/V heads whatever the shape says.
+  // bert with an XLM-RoBERTa vocabulary
   // ("t5", e.g. tests/reference/unigram) is snowflake-arctic-embed2's kind: CLS pooling and the
   // vocabulary's token type count (1).
   std::string arch;
@@ -68,5 +70,13 @@ struct MakeModelOptions {
 // unsupported architecture or inconsistent shape.
 void build_random_model(const MakeModelOptions& options, const gguf::GgufFile& vocab,
                         gguf::GgufWriter& writer);
+
+// For the architecture makers beside build_random_model (gemma3n_maker.h): the vocab's token
+// count, and one lazily generated tensor of random values (a matrix's N(0, 1/cols), a norm's
+// 1 + N(0, 0.05), times `scale`) in the type the file type's quantization mix gives it.
+uint64_t vocab_token_count(const gguf::GgufFile& vocab);
+void add_random_tensor(gguf::GgufWriter& w, const MakeModelOptions& o, std::string name,
+                       std::vector<uint64_t> shape, bool norm, uint32_t layer, bool has_output,
+                       float scale = 1.0f);
 
 }  // namespace vkllm::model

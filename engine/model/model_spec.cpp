@@ -9,6 +9,7 @@
 #include <tuple>
 #include <variant>
 
+#include "engine/model/gemma3n_spec.h"
 #include "engine/model/weight_names.h"
 
 namespace vkllm::model {
@@ -33,6 +34,7 @@ constexpr ArchEntry kArchs[] = {
     {"nomic-bert", Arch::NomicBert},
     {"gemma-embedding", Arch::GemmaEmbedding},
     {"lfm2", Arch::Lfm2},
+    {"gemma3n", Arch::Gemma3n},
 };
 
 // Reads "<arch>.<key>" with a default, failing clearly when a required key is missing.
@@ -65,6 +67,21 @@ class Keys {
   const gguf::GgufFile& f_;
   std::string arch_;
 };
+
+// <arch>.feed_forward_length: one width, or (Gemma 3n's converter) one per layer, which must
+// then all be equal.
+uint32_t feed_forward_length(const gguf::GgufFile& f, const std::string& arch) {
+  const std::string key = arch + ".feed_forward_length";
+  const gguf::Value* v = f.find(key);
+  if (!v) throw std::runtime_error("model metadata is missing " + key);
+  if (v->type() != gguf::ValueType::ARRAY) return f.get<uint32_t>(key);
+  const std::vector<uint32_t> widths = f.get_array<uint32_t>(key);
+  if (widths.empty() ||
+      std::adjacent_find(widths.begin(), widths.end(), std::not_equal_to<>()) != widths.end()) {
+    throw std::runtime_error(key + " gives layers of different widths, which is not supported");
+  }
+  return widths[0];
+}
 
 // Row count of a global 2-D tensor, 0 if absent.
 uint32_t rows_of(const gguf::GgufFile& f, Weight w) {
@@ -336,12 +353,12 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
     throw std::runtime_error("unsupported model architecture '" + s.arch_name +
                              "' (supported: llama, qwen2, qwen3, qwen3moe, gpt-oss, gemma2, "
                              "gemma3, phi3, mistral3, bert, "
-                             "nomic-bert, gemma-embedding, lfm2)");
+                             "nomic-bert, gemma-embedding, lfm2, gemma3n)");
   }
   const Keys k(f, s.arch_name);
   s.n_layer = k.u32("block_count");
   s.n_embd = k.u32("embedding_length");
-  s.n_ff = k.u32("feed_forward_length");
+  s.n_ff = feed_forward_length(f, s.arch_name);
   s.n_head = k.u32("attention.head_count");
   const std::vector<uint32_t> kv_heads = read_head_count_kv(f, k, s);
   s.n_head_kv = 0;
@@ -463,6 +480,9 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
       if (s.arch == Arch::GemmaEmbedding) read_gemma_embedding(f, s);
       break;
     }
+    case Arch::Gemma3n:
+      read_gemma3n(f, s);
+      break;
   }
   if (s.layer_is_recurrent.empty()) s.layer_is_recurrent.assign(s.n_layer, false);
   if (k.str("rope.scaling.type", "none") == "yarn") {

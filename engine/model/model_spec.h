@@ -27,6 +27,7 @@ enum class Arch {
   NomicBert,
   GemmaEmbedding,
   Lfm2,
+  Gemma3n,
 };
 enum class RopeOrdering { Normal, NeoX };  // rotate pairs (2i, 2i+1) vs (i, i + dims/2)
 // SwigluOai: gpt-oss's clamped SwiGLU, out = g * sigmoid(1.702 g) * (u + 1) with the gate g
@@ -170,11 +171,6 @@ struct ModelSpec {
   }
   // Floats of each layer's recurrent state (0: an attention layer), for kv::StateLayout::make.
   std::vector<uint64_t> recurrent_state_floats() const;
-  // Layers with K/V in the paged cache.
-  uint32_t n_attention_layers() const {
-    return n_layer - static_cast<uint32_t>(
-                         std::count(layer_is_recurrent.begin(), layer_is_recurrent.end(), true));
-  }
   // Floats per token of the QKV activation: Q|K|V, or a recurrent layer's input projection
   // (LFM2: B|C|X, 3 x n_embd).
   uint32_t qkv_act_width() const {
@@ -184,6 +180,40 @@ struct ModelSpec {
   // Floats per token of the Attn activation: attention's output, or a short convolution's.
   uint32_t attn_act_width() const {
     return has_recurrent_state() ? std::max(n_embd_q(), n_embd) : n_embd_q();
+  }
+
+  // Gemma 3n (gemma3n_spec.h reads them, runtime/gemma3n_forward.h runs them); n_altup 0 for
+  // every other architecture. AltUp keeps n_altup parallel residual streams of which stream
+  // altup_active runs through each layer; per-layer inputs are n_embd_altup wide; LAuReL's
+  // low-rank branch is laurel_rank wide; the FFN gates of the first n_layer_sparse layers keep
+  // only what exceeds their row's mean + sparsity_std_mul * std (the Gaussian top-k).
+  uint32_t n_altup = 0;
+  uint32_t altup_active = 0;
+  uint32_t n_embd_altup = 0;
+  uint32_t laurel_rank = 0;
+  uint32_t n_layer_sparse = 0;
+  float sparsity_std_mul = 0.0f;
+  bool is_gemma3n() const { return n_altup > 0; }
+  // KV sharing (Gemma 3n): only the first n_layer_kv layers have a cache (0: no sharing); a later
+  // layer writes none and attends over the last cached layer of its kind (windowed or global).
+  uint32_t n_layer_kv = 0;
+
+  // The paged KV cache's layers, one rule for the backends (a K and a V region per such layer)
+  // and the scheduler (KV bytes per token): a layer owns K/V unless it is recurrent (hybrid
+  // models) or reads another layer's cache (Gemma 3n's shared layers). A model is hybrid or
+  // shares KV, never both.
+  bool owns_kv(uint32_t l) const { return !is_recurrent(l) && (n_layer_kv == 0 || l < n_layer_kv); }
+  // How many layers own K/V in the paged cache.
+  uint32_t n_kv_layers() const {
+    uint32_t n = 0;
+    for (uint32_t l = 0; l < n_layer; ++l) n += owns_kv(l) ? 1 : 0;
+    return n;
+  }
+  // The layer whose cache attention layer l reads (and, owning it, writes): itself, or for a
+  // shared layer the last layer of its kind (windowed or global) that owns one.
+  uint32_t kv_layer(uint32_t l) const {
+    if (n_layer_kv == 0 || l < n_layer_kv) return l;
+    return n_layer_kv - (layer_is_swa[l] ? 2 : 1);
   }
 
   uint32_t n_embd_k_gqa() const { return head_dim * n_head_kv; }

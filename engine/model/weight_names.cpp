@@ -105,6 +105,38 @@ const char* suffix(Weight w) {
       return "dense_2.weight";
     case Weight::Dense3:
       return "dense_3.weight";
+    case Weight::PerLayerTokenEmbd:
+      return "per_layer_token_embd.weight";
+    case Weight::PerLayerModelProj:
+      return "per_layer_model_proj.weight";
+    case Weight::PerLayerProjNorm:
+      return "per_layer_proj_norm.weight";
+    case Weight::AltupProj:
+      return "altup_proj.weight";
+    case Weight::AltupUnembdProj:
+      return "altup_unembd_proj.weight";
+    case Weight::PerLayerInpGate:
+      return "inp_gate.weight";
+    case Weight::PerLayerProj:
+      return "proj.weight";
+    case Weight::PerLayerPostNorm:
+      return "post_norm.weight";
+    case Weight::AltupCorrectCoef:
+      return "altup_correct_coef.weight";
+    case Weight::AltupCorrectScale:
+      return "altup_correct_scale.weight";
+    case Weight::AltupPredictCoef:
+      return "altup_predict_coef.weight";
+    case Weight::AltupRouter:
+      return "altup_router.weight";
+    case Weight::AltupRouterNorm:
+      return "altup_router_norm.weight";
+    case Weight::LaurelL:
+      return "laurel_l.weight";
+    case Weight::LaurelR:
+      return "laurel_r.weight";
+    case Weight::LaurelPostNorm:
+      return "laurel_post_norm.weight";
   }
   return "";
 }
@@ -126,6 +158,11 @@ bool is_per_layer(Weight w) {
     case Weight::ClsOutBias:
     case Weight::Dense2:
     case Weight::Dense3:
+    case Weight::PerLayerTokenEmbd:
+    case Weight::PerLayerModelProj:
+    case Weight::PerLayerProjNorm:
+    case Weight::AltupProj:
+    case Weight::AltupUnembdProj:
       return false;
     default:
       return true;

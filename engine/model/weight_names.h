@@ -69,6 +69,27 @@ enum class Weight {
   // width -> n_embd.
   Dense2,
   Dense3,
+  // Gemma 3n (gemma3n_forward.h): per-layer token embeddings ([n_layer * n_embd_altup, n_vocab])
+  // and the projection of the residual stream onto them with its norm; AltUp's stacked stream
+  // projections ([n_embd, n_embd, n_altup - 1]); per layer the per-layer input gate and
+  // projection with its norm, AltUp's router, its norm and the predict / correct coefficients,
+  // and LAuReL's low-rank pair with its norm.
+  PerLayerTokenEmbd,
+  PerLayerModelProj,
+  PerLayerProjNorm,
+  AltupProj,
+  AltupUnembdProj,
+  PerLayerInpGate,
+  PerLayerProj,
+  PerLayerPostNorm,
+  AltupCorrectCoef,
+  AltupCorrectScale,
+  AltupPredictCoef,
+  AltupRouter,
+  AltupRouterNorm,
+  LaurelL,
+  LaurelR,
+  LaurelPostNorm,
 };
 
 // Name of a global weight (layer ignored) or of layer `layer`'s weight, e.g. "blk.3.attn_q.weight".

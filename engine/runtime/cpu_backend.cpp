@@ -14,6 +14,8 @@
 #include "engine/cpu/quant_matmul.h"
 #include "engine/cpu/short_conv.h"
 #include "engine/cpu/thread_pool.h"
+#include "engine/gguf/tensor_type.h"
+#include "engine/runtime/cpu_gemma3n.h"
 #include "engine/runtime/cpu_moe.h"
 #include "engine/runtime/system_memory.h"
 
@@ -89,7 +91,13 @@ class CpuBackend final : public StepBackend {
     cpu::Product products[kMaxProducts];
     for (size_t i = 0; i < outs.size(); ++i) {
       const HostTensor& w = get(outs[i].w);
-      views[i] = {w.type, w.data, w.cols(), w.rows()};
+      const std::byte* data = w.data;
+      if (outs[i].w.slice > 0) {  // matrix `slice` of a stack ([cols, rows, n])
+        if (w.shape.size() != 3 || outs[i].w.slice >= w.shape[2])
+          throw std::logic_error(w.name + ": no such matrix in the stack");
+        data += outs[i].w.slice * w.rows() * gguf::row_bytes(w.type, w.cols());
+      }
+      views[i] = {w.type, data, w.cols(), w.rows()};
       products[i] = {&views[i], ptr(outs[i].y), outs[i].y.stride ? outs[i].y.stride : w.rows(),
                      outs[i].accumulate};
     }
@@ -297,6 +305,61 @@ class CpuBackend final : public StepBackend {
 
   void copy(Rows from, Rows to, uint64_t n) override { std::memcpy(ptr(to), ptr(from), 4 * n); }
 
+  // ---- Gemma 3n's operations (cpu_gemma3n.h).
+
+  void rms_norm_plain(Rows x, Rows y, uint32_t n, uint32_t rows) override {
+    const float eps = spec_.norm_eps;
+    split(rows, rows_per_task(n), [&](uint32_t b, uint32_t e) {
+      cpu_gemma3n::rms_norm_plain(rp(x, n), rp(y, n), n, eps, b, e);
+    });
+  }
+  void add_rows(Rows a, Rows b, Rows out, uint32_t n, uint32_t rows, float scale) override {
+    split(rows, rows_per_task(n), [&](uint32_t rb, uint32_t re) {
+      cpu_gemma3n::add_rows(rp(a, n), rp(b, n), rp(out, n), n, scale, rb, re);
+    });
+  }
+  void mul_rows(Rows a, Rows b, Rows out, uint32_t n, uint32_t rows) override {
+    split(rows, rows_per_task(n), [&](uint32_t rb, uint32_t re) {
+      cpu_gemma3n::mul_rows(rp(a, n), rp(b, n), rp(out, n), n, rb, re);
+    });
+  }
+  void mul_weight(Rows x, WeightRef w, Rows out, uint32_t n, uint32_t rows) override {
+    const float* wp = f32_weight(w);
+    split(rows, rows_per_task(n), [&](uint32_t b, uint32_t e) {
+      cpu_gemma3n::mul_weight(rp(x, n), wp, rp(out, n), n, b, e);
+    });
+  }
+  void scale_rows(Rows x, uint32_t n, uint32_t rows, float s) override {
+    split(rows, rows_per_task(n),
+          [&](uint32_t b, uint32_t e) { cpu_gemma3n::scale_rows(rp(x, n), n, s, b, e); });
+  }
+  void gaussian_topk(Rows x, uint32_t n, uint32_t rows, float std_mul) override {
+    split(rows, rows_per_task(n),
+          [&](uint32_t b, uint32_t e) { cpu_gemma3n::gaussian_topk(rp(x, n), n, std_mul, b, e); });
+  }
+  void match_magnitude(Rows ref, Rows x, Rows out, uint32_t n, uint32_t rows) override {
+    split(rows, rows_per_task(n), [&](uint32_t b, uint32_t e) {
+      cpu_gemma3n::match_magnitude(rp(ref, n), rp(x, n), rp(out, n), n, b, e);
+    });
+  }
+  void altup_predict(Rows s, Rows coefs, Rows out, uint32_t n, uint32_t k, uint32_t rows) override {
+    split(rows, rows_per_task(n * k), [&](uint32_t b, uint32_t e) {
+      cpu_gemma3n::altup_predict(rp(s, n * k), rp(coefs, k * k), rp(out, n * k), n, k, b, e);
+    });
+  }
+  void altup_correct(Rows pred, Rows active, Rows coefs, Rows out, uint32_t n, uint32_t k,
+                     uint32_t i_active, uint32_t rows) override {
+    split(rows, rows_per_task(n * k), [&](uint32_t b, uint32_t e) {
+      cpu_gemma3n::altup_correct(rp(pred, n * k), rp(active, n), rp(coefs, k), rp(out, n * k), n, k,
+                                 i_active, b, e);
+    });
+  }
+  void mean_streams(Rows s, Rows out, uint32_t n, uint32_t k, uint32_t rows) override {
+    split(rows, rows_per_task(n * k), [&](uint32_t b, uint32_t e) {
+      cpu_gemma3n::mean_streams(rp(s, n * k), rp(out, n), n, k, b, e);
+    });
+  }
+
   void barrier() override {}
   void begin_layer(uint32_t layer) override {
     marking_ = opt_.profile && layer == 1;
@@ -354,7 +417,7 @@ class CpuBackend final : public StepBackend {
  private:
   static constexpr size_t kMaxProducts = 4;
   static constexpr uint32_t kElementsPerTask = 16384;
-  static constexpr size_t kActs = size_t(Act::Logits) + 1;
+  static constexpr size_t kActs = size_t(Act::Coef) + 1;
 
   // Rows per task so a task has at least ~16k elements of work (a loop dispatch costs ~1 us).
   static uint32_t rows_per_task(uint32_t n) { return std::max<uint32_t>(1, kElementsPerTask / n); }
@@ -407,8 +470,14 @@ class CpuBackend final : public StepBackend {
     return g;
   }
   float* ptr(Rows r) const { return act(r.act) + r.off; }
-  // With kv_scratch_blocks, every layer shares the first K and V region; recurrent layers have
-  // none (the attention layers' regions are numbered in layer order).
+  // Rows as a kernel's pointer and stride (rows packed `width` wide when the stride is 0).
+  cpu_gemma3n::RowsPtr rp(Rows r, uint32_t width) const {
+    return {ptr(r), r.stride ? r.stride : width};
+  }
+  // With kv_scratch_blocks, every layer shares the first K and V region. Otherwise the layers
+  // that own K/V (ModelSpec::owns_kv) have a region each, numbered in layer order; a Gemma 3n
+  // shared layer reads the region of the layer it shares (ModelSpec::kv_layer), a recurrent
+  // layer has none.
   uint16_t* region_data(uint32_t layer, bool value) const {
     const uint32_t i = opt_.kv_scratch_blocks > 0 ? 0 : kv_region_of_[layer];
     return kv_.get() + (2ull * i + (value ? 1 : 0)) * layout_.region_elements();
@@ -436,8 +505,15 @@ class CpuBackend final : public StepBackend {
     const uint64_t V = spec_.is_encoder() ? spec_.encoder_rows_width() : spec_.n_vocab;
     // In Act order.
     const uint64_t qkv = spec_.qkv_act_width(), attn = spec_.attn_act_width();
-    const uint64_t sizes[kActs] = {T * E,  T * E,      T * qd, T * kvd, T * kvd, T * qkv, T * attn,
-                                   T * ff, T * ff * 2, T * ff, R * E,   R * E,   R * V};
+    // Gemma 3n's AltUp streams, per-layer inputs and scratch rows (0 for other models).
+    const uint64_t A = spec_.n_altup, PL = uint64_t(spec_.n_layer) * spec_.n_embd_altup;
+    const uint64_t g = spec_.is_gemma3n() ? 1 : 0;
+    const uint64_t aux = std::max(PL, (A ? A - 1 : 0) * E),
+                   aux_b = std::max<uint64_t>(E, spec_.laurel_rank);
+    const uint64_t sizes[kActs] = {
+        T * E,         T * E,      T * qd,      T * kvd,       T * kvd, T * qkv,  T * attn,
+        T * ff,        T * ff * 2, T * ff,      R * E,         R * E,   R * V,    g * T * A * E,
+        g * T * A * E, g * T * PL, g * T * aux, g * T * aux_b, T * A,   T * A * A};
     uint64_t total = 0;
     for (uint64_t s : sizes) total += (s + 15) / 16 * 16;
     storage_ = host_array<float>(total);
@@ -459,8 +535,12 @@ class CpuBackend final : public StepBackend {
     if (!state_layout_.empty()) states_ = host_array<float>(state_layout_.floats());
     kv_regions_ = 0;
     kv_region_of_.assign(spec_.n_layer, 0);
-    for (uint32_t l = 0; l < spec_.n_layer; ++l)
-      if (!spec_.is_recurrent(l)) kv_region_of_[l] = kv_regions_++;
+    for (uint32_t l = 0; l < spec_.n_layer; ++l) {
+      if (spec_.owns_kv(l))
+        kv_region_of_[l] = kv_regions_++;
+      else if (!spec_.is_recurrent(l))  // a shared layer: its region is an earlier layer's
+        kv_region_of_[l] = kv_region_of_[spec_.kv_layer(l)];
+    }
     if (opt_.kv_scratch_blocks > 0) kv_regions_ = 1;
     layout_.n_kv_heads = spec_.n_head_kv;
     layout_.head_dim = spec_.head_dim;

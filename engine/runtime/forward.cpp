@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "engine/runtime/gemma3n_forward.h"
 #include "engine/runtime/qkv_projection.h"
 
 namespace vkllm::runtime {
@@ -37,9 +38,13 @@ GluAct Forward::glu_act() const {
 }
 
 void Forward::step(StepBackend& b, const StepShape& s) const {
-  b.embed({Weight::TokenEmbd}, {Act::X}, s.n_tokens, spec_.embed_scale);
-  b.barrier();
-  layers(b, s.n_tokens);
+  if (spec_.is_gemma3n()) {
+    Gemma3nForward(spec_).layers(b, s.n_tokens);
+  } else {
+    b.embed({Weight::TokenEmbd}, {Act::X}, s.n_tokens, spec_.embed_scale);
+    b.barrier();
+    layers(b, s.n_tokens);
+  }
   b.timestamp("layers");
   output(b, s);
 }

@@ -37,6 +37,12 @@ Model::Model(vk::Context& ctx, const gguf::GgufFile& file, const ModelOptions& o
 Model::Model(vk::Context& ctx, const gguf::GgufFile& file, TensorDataSource& source,
              const ModelOptions& options)
     : layers_(options.layers), ctx_(&ctx), spec_(model::ModelSpec::from_gguf(file)) {
+  if (spec_.is_gemma3n()) {
+    throw std::runtime_error(
+        "the Vulkan backend cannot run gemma3n models yet: it has no kernels for AltUp, "
+        "LAuReL, per-layer inputs, Gaussian top-k sparsity and shared KV layers (the CPU "
+        "backend runs them: VKLLM_DEVICE=cpu)");
+  }
   layers_.end = std::min(layers_.end, spec_.n_layer);
   if (layers_.first >= layers_.end && spec_.n_layer > 0) {
     throw std::invalid_argument("layer range [" + std::to_string(layers_.first) + ", " +

@@ -30,7 +30,34 @@ namespace vkllm::runtime {
 // Encoders (EncoderForward) use R = their inputs and reuse the row buffers: XSel holds the token
 // type row, then the first tokens of the rank head; HSel the rank head's hidden rows; Logits the
 // pooled outputs (R x n_embd_out; a backend sizes it for max(n_vocab, n_embd_out)).
-enum class Act : uint8_t { X, H, Q, K, V, QKV, Attn, Gate, Up, FfnAct, XSel, HSel, Logits };
+//
+// Gemma 3n only (ModelSpec::is_gemma3n; other models size them 0): Alt its AltUp streams and
+// AltPred their predictions (T x n_altup x n_embd, token t's stream i at (t * n_altup + i) *
+// n_embd); PerLayer the per-layer inputs (T x n_layer x n_embd_altup); Aux (T x max(n_layer x
+// n_embd_altup, (n_altup - 1) x n_embd)) and AuxB (T x max(n_embd, laurel_rank)) scratch rows;
+// Modal the AltUp router's outputs (T x n_altup) and Coef its coefficients (T x n_altup^2).
+enum class Act : uint8_t {
+  X,
+  H,
+  Q,
+  K,
+  V,
+  QKV,
+  Attn,
+  Gate,
+  Up,
+  FfnAct,
+  XSel,
+  HSel,
+  Logits,
+  Alt,
+  AltPred,
+  PerLayer,
+  Aux,
+  AuxB,
+  Modal,
+  Coef,
+};
 
 // Rows of an activation: row t starts at element off + t * stride; stride 0 means rows packed at
 // the width of the operation that reads or writes them.
@@ -45,6 +72,8 @@ struct Rows {
 struct WeightRef {
   model::Weight w = model::Weight::TokenEmbd;
   uint32_t layer = 0;
+  // A 3-D weight ([cols, rows, n]) is a stack of n matrices: products use matrix `slice`.
+  uint32_t slice = 0;
 };
 
 // One product y (+)= W x of several that read the same input.
@@ -280,6 +309,60 @@ class StepBackend {
   }
   // to = from over n elements.
   virtual void copy(Rows /*from*/, Rows /*to*/, uint64_t /*n*/) { unsupported("copy"); }
+
+  // ---- Gemma 3n's operations (gemma3n_forward.h). A backend without them throws
+  // std::logic_error. Each works on `rows` rows of n elements (Rows strides as elsewhere; a
+  // stride 0 means rows packed n wide).
+
+  // y = x / sqrt(mean(x^2) + eps): RMSNorm without a weight (y may be x).
+  virtual void rms_norm_plain(Rows /*x*/, Rows /*y*/, uint32_t /*n*/, uint32_t /*rows*/) {
+    unsupported("rms_norm_plain");
+  }
+  // out = (a + b) * scale (out may be a or b).
+  virtual void add_rows(Rows /*a*/, Rows /*b*/, Rows /*out*/, uint32_t /*n*/, uint32_t /*rows*/,
+                        float /*scale*/) {
+    unsupported("add_rows");
+  }
+  // out = a * b elementwise (out may be a or b).
+  virtual void mul_rows(Rows /*a*/, Rows /*b*/, Rows /*out*/, uint32_t /*n*/, uint32_t /*rows*/) {
+    unsupported("mul_rows");
+  }
+  // out[r] = x[r] * w, w a weight of n values (out may be x).
+  virtual void mul_weight(Rows /*x*/, WeightRef /*w*/, Rows /*out*/, uint32_t /*n*/,
+                          uint32_t /*rows*/) {
+    unsupported("mul_weight");
+  }
+  // x *= s.
+  virtual void scale_rows(Rows /*x*/, uint32_t /*n*/, uint32_t /*rows*/, float /*s*/) {
+    unsupported("scale_rows");
+  }
+  // Activation sparsity by a Gaussian top-k: x = max(x - (mean + std_mul * std), 0) with the
+  // row's mean and its standard deviation over n - 1.
+  virtual void gaussian_topk(Rows /*x*/, uint32_t /*n*/, uint32_t /*rows*/, float /*std_mul*/) {
+    unsupported("gaussian_topk");
+  }
+  // out[r] = x[r] * |ref[r]| / |x[r]| (Euclidean norms): x rescaled to ref's magnitude.
+  virtual void match_magnitude(Rows /*ref*/, Rows /*x*/, Rows /*out*/, uint32_t /*n*/,
+                               uint32_t /*rows*/) {
+    unsupported("match_magnitude");
+  }
+  // AltUp's streams: `streams` and `out` hold per row n_streams vectors of n (vector i at
+  // off + r * stride + i * n). Predict: out_i = s_i + sum_j coefs[r][i * n_streams + j] s_j.
+  virtual void altup_predict(Rows /*streams*/, Rows /*coefs*/, Rows /*out*/, uint32_t /*n*/,
+                             uint32_t /*n_streams*/, uint32_t /*rows*/) {
+    unsupported("altup_predict");
+  }
+  // Correct: out_i = pred_i + (coefs[r][i] + 1) * (active - pred_{i_active}).
+  virtual void altup_correct(Rows /*pred*/, Rows /*active*/, Rows /*coefs*/, Rows /*out*/,
+                             uint32_t /*n*/, uint32_t /*n_streams*/, uint32_t /*i_active*/,
+                             uint32_t /*rows*/) {
+    unsupported("altup_correct");
+  }
+  // out[r] = the mean of row r's n_streams vectors.
+  virtual void mean_streams(Rows /*streams*/, Rows /*out*/, uint32_t /*n*/, uint32_t /*n_streams*/,
+                            uint32_t /*rows*/) {
+    unsupported("mean_streams");
+  }
 
   // ---- The Runner's side.
 

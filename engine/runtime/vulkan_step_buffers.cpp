@@ -65,6 +65,14 @@ vk::BufferSlice& VulkanStepBuffers::buf(Act a) {
       return hsel;
     case Act::Logits:
       return logits;
+    case Act::Alt:
+    case Act::AltPred:
+    case Act::PerLayer:
+    case Act::Aux:
+    case Act::AuxB:
+    case Act::Modal:
+    case Act::Coef:
+      break;  // Gemma 3n's: the Vulkan backend refuses those models at load
   }
   throw std::logic_error("unknown activation");
 }
@@ -185,8 +193,8 @@ void VulkanStepBuffers::allocate_kv() {
   }
   // A stage of a split model holds its own layers' K and V (the other layers' regions stay empty).
   const LayerRange& own = m.layers();
-  uint32_t n_own = 0;  // own attention layers (recurrent ones have no K/V)
-  for (uint32_t l = own.first; l < own.end; ++l) n_own += spec.is_recurrent(l) ? 0 : 1;
+  uint32_t n_own = 0;  // own layers with K/V (ModelSpec::owns_kv: recurrent ones have none)
+  for (uint32_t l = own.first; l < own.end; ++l) n_own += spec.owns_kv(l) ? 1 : 0;
   n_own = std::max(n_own, 1u);
   const uint64_t per_block = layout.block_bytes(n_own);  // K and V
   uint64_t budget = opt.kv_budget_bytes;
@@ -215,7 +223,7 @@ void VulkanStepBuffers::allocate_kv() {
   k_region.resize(spec.n_layer);
   v_region.resize(spec.n_layer);
   for (uint32_t l = own.first; l < own.end; ++l) {
-    if (spec.is_recurrent(l)) continue;
+    if (!spec.owns_kv(l)) continue;
     k_region[l] = kv_arena->allocate(region);
     v_region[l] = kv_arena->allocate(region);
   }

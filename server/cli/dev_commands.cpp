@@ -121,14 +121,15 @@ void add_dev_commands(CLI::App& app) {
       "make-model", "Write a random-weight GGUF model with a real architecture's layout");
   make->add_option(
           "--arch", args->arch,
-          "llama, qwen2, qwen3, qwen3moe, gpt-oss, qwen3-embedding, gemma2, gemma3, phi3, "
+          "llama, qwen2, qwen3, qwen3moe, gpt-oss, qwen3-embedding, gemma2, gemma3, gemma3n, phi3, "
           "mistral3, gemma-embedding, lfm2, bert, nomic-bert or bert-rerank (encoders want a "
           "WordPiece vocab, e.g. ggml-vocab-bert-bge.gguf)")
       ->capture_default_str();
   make->add_option(
           "--shape", args->shape,
           "tiny, test (tiny with 8 experts, 2 per token, for qwen3moe and gpt-oss; window 16), "
-          "test-swa (7 layers), "
+          "test-swa (7 layers), test-deep (25 layers: gemma3n's shared KV), gemma3n-e2b, "
+          "gemma3n-e4b, "
           "llama3.2-1b, llama3.1-8b, llama3.1-70b, qwen2.5-0.5b, qwen3-30b-a3b, gpt-oss-20b, "
           "ministral3-3b, "
           "ministral3-8b, embeddinggemma-300m, lfm2-1.2b or WxLxHxKV (n_embd x n_layer x n_head "

@@ -38,7 +38,9 @@ TEST(HybridSpec, Lfm2ShortConvolutionLayersFromThePerLayerKvHeads) {
   EXPECT_EQ(s.arch, Arch::Lfm2);
   EXPECT_EQ(s.layer_is_recurrent, (std::vector<bool>{true, false, true, false}));
   EXPECT_TRUE(s.has_recurrent_state());
-  EXPECT_EQ(s.n_attention_layers(), 2u);
+  EXPECT_EQ(s.n_kv_layers(), 2u);  // only attention layers own K/V in the paged cache
+  EXPECT_FALSE(s.owns_kv(0));
+  EXPECT_TRUE(s.owns_kv(1));
   EXPECT_EQ(s.n_head_kv, 2u);
   EXPECT_EQ(s.shortconv_l_cache, 3u);
   EXPECT_EQ(s.recurrent_state_floats(), (std::vector<uint64_t>{2 * 256, 0, 2 * 256, 0}));
@@ -53,6 +55,7 @@ TEST(HybridSpec, Lfm2ShortConvolutionLayersFromThePerLayerKvHeads) {
   std::vector<bool> want(16, true);
   for (uint32_t l : {2, 5, 8, 10, 12, 14}) want[l] = false;
   EXPECT_EQ(s16.layer_is_recurrent, want);
+  EXPECT_EQ(s16.n_kv_layers(), 6u);
 
   // A transformer has no recurrent state.
   EXPECT_FALSE(ModelSpec{}.has_recurrent_state());
