@@ -115,8 +115,10 @@ EngineModelLoader::Pending::Pending(EngineModelLoader& loader, const registry::M
               << kv::cache_type_name(kv_type_) << "\n";
     kv_type_ = kv::CacheType::F16;
   }
-  // K and V bytes of one token of context in every layer.
-  per_token_kv_ = 2ull * spec_.n_layer * spec_.n_head_kv * kv::row_bytes(kv_type_, spec_.head_dim);
+  // K and V bytes of one token of context in every layer that owns a cache: the backends'
+  // count (ModelSpec::owns_kv: not a hybrid's recurrent layers, not Gemma 3n's shared ones).
+  per_token_kv_ =
+      2ull * spec_.n_kv_layers() * spec_.n_head_kv * kv::row_bytes(kv_type_, spec_.head_dim);
   const uint64_t act_estimate = 4ull * (512ull * (8ull * spec_.n_embd + 4ull * spec_.n_ff) +
                                         64ull * (2ull * spec_.n_embd + 2ull * spec_.n_vocab)) +
                                 (64ull << 20);
