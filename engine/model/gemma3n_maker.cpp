@@ -13,13 +13,14 @@ namespace vkllm::model {
 
 namespace {
 
-constexpr uint64_t kStreams = 4, kPerLayerWidth = 256, kLaurelRank = 64;
-constexpr uint32_t kSparseLayers = 10, kLayersWithKv = 20, kSwaPeriod = 5;
-constexpr uint32_t kDefaultWindow = 512;
-constexpr float kSparsity = 1.6448533535003662f;
+// Names unique in the library (unity builds): gemma3n_spec.cpp has its own.
+constexpr uint64_t kMakerStreams = 4, kMakerPerLayerWidth = 256, kMakerLaurelRank = 64;
+constexpr uint32_t kMakerSparseLayers = 10, kMakerLayersWithKv = 20, kMakerSwaPeriod = 5;
+constexpr uint32_t kMakerDefaultWindow = 512;
+constexpr float kMakerSparsity = 1.6448533535003662f;
 
 template <typename T>
-gguf::Value array_value(gguf::ValueType type, const std::vector<T>& items) {
+gguf::Value gemma3n_array_value(gguf::ValueType type, const std::vector<T>& items) {
   auto arr = std::make_shared<gguf::Array>();
   arr->element_type = type;
   for (const T& x : items) arr->items.push_back(gguf::Value{x});
@@ -46,7 +47,7 @@ void build_gemma3n_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
   w.set_u32(p + "embedding_length", s.n_embd);
   w.set_u32(p + "block_count", L);
   w.set(p + "feed_forward_length",
-        array_value(gguf::ValueType::U32, std::vector<uint32_t>(L, s.n_ff)));
+        gemma3n_array_value(gguf::ValueType::U32, std::vector<uint32_t>(L, s.n_ff)));
   w.set_u32(p + "attention.head_count", s.n_head);
   w.set_u32(p + "attention.head_count_kv", s.n_head_kv);
   w.set_u32(p + "attention.key_length", s.head_dim);
@@ -54,24 +55,25 @@ void build_gemma3n_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
   w.set_f32(p + "rope.freq_base", s.rope_freq_base > 0 ? s.rope_freq_base : 1000000.0f);
   w.set_f32(p + "rope.freq_base_swa", 10000.0f);
   w.set_f32(p + "attention.layer_norm_rms_epsilon", 1e-6f);
-  w.set_u32(p + "attention.sliding_window", s.sliding_window ? s.sliding_window : kDefaultWindow);
+  w.set_u32(p + "attention.sliding_window",
+            s.sliding_window ? s.sliding_window : kMakerDefaultWindow);
   std::vector<bool> swa(L);
-  for (uint32_t l = 0; l < L; ++l) swa[l] = l % kSwaPeriod < kSwaPeriod - 1;
-  w.set(p + "attention.sliding_window_pattern", array_value(gguf::ValueType::BOOL, swa));
+  for (uint32_t l = 0; l < L; ++l) swa[l] = l % kMakerSwaPeriod < kMakerSwaPeriod - 1;
+  w.set(p + "attention.sliding_window_pattern", gemma3n_array_value(gguf::ValueType::BOOL, swa));
   w.set_f32(p + "final_logit_softcapping", 30.0f);
   w.set_u32(p + "altup.active_idx", 0);
-  w.set_u32(p + "altup.num_inputs", static_cast<uint32_t>(kStreams));
-  w.set_u32(p + "embedding_length_per_layer_input", static_cast<uint32_t>(kPerLayerWidth));
-  w.set_u32(p + "attention.shared_kv_layers", L > kLayersWithKv ? L - kLayersWithKv : 0);
+  w.set_u32(p + "altup.num_inputs", static_cast<uint32_t>(kMakerStreams));
+  w.set_u32(p + "embedding_length_per_layer_input", static_cast<uint32_t>(kMakerPerLayerWidth));
+  w.set_u32(p + "attention.shared_kv_layers", L > kMakerLayersWithKv ? L - kMakerLayersWithKv : 0);
   std::vector<float> sparsity(L, 0.0f);
-  std::fill_n(sparsity.begin(), std::min(L, kSparseLayers), kSparsity);
+  std::fill_n(sparsity.begin(), std::min(L, kMakerSparseLayers), kMakerSparsity);
   w.set_f32s(p + "activation_sparsity_scale", sparsity);
   w.set_u32(p + "vocab_size", static_cast<uint32_t>(n_vocab));
   w.copy_metadata(vocab, "tokenizer.");
 
   const uint64_t E = s.n_embd, q = uint64_t{s.n_head} * s.head_dim,
                  kv = uint64_t{s.n_head_kv} * s.head_dim, hd = s.head_dim, ff = s.n_ff;
-  const uint64_t A = kStreams, P = kPerLayerWidth, R = kLaurelRank;
+  const uint64_t A = kMakerStreams, P = kMakerPerLayerWidth, R = kMakerLaurelRank;
   auto add = [&](Weight wt, uint32_t layer, std::vector<uint64_t> shape, bool norm = false,
                  float scale = 1.0f) {
     add_random_tensor(w, o, weight_name(wt, layer), std::move(shape), norm, layer, false, scale);
