@@ -111,7 +111,8 @@ const std::vector<Named>& index() {
 // Families recognised by the control tokens their chat templates write, for templates too unlike
 // any index entry: every marker must occur. Mistral 3 (Ministral 3, Mistral Small 3.x,
 // Magistral): a system prompt block, tools, and calls written as name[ARGS]{...}. gpt-oss:
-// Harmony's message and channel tokens.
+// Harmony's message and channel tokens. Gemma 3n: Gemma 3's turns and system prefix with audio
+// items, which Ollama's gemma3n models render with gemma3-instruct.
 struct FamilyMarkers {
   std::string_view name;
   std::string_view markers[4];
@@ -119,6 +120,8 @@ struct FamilyMarkers {
 constexpr FamilyMarkers kFamilyMarkers[] = {
     {"mistral3-instruct", {"[SYSTEM_PROMPT]", "[AVAILABLE_TOOLS]", "[TOOL_CALLS]", "[ARGS]"}},
     {"gpt-oss", {"<|start|>", "<|channel|>", "<|message|>", "<|end|>"}},
+    {"gemma3-instruct",
+     {"<start_of_turn>", "<end_of_turn>", "first_user_prefix", "<audio_soft_token>"}},
 };
 
 std::optional<std::string> family_by_markers(std::string_view jinja) {
