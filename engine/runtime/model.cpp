@@ -18,7 +18,7 @@ namespace vkllm::runtime {
 namespace {
 constexpr VkDeviceSize kAlign = 256;
 constexpr VkDeviceSize kMaxArena = VkDeviceSize(1) << 30;  // the runtime's largest block
-constexpr size_t kChunk = size_t(8) << 20;
+constexpr size_t kUploadChunk = size_t(8) << 20;
 // Weights up to the enum's last one at the time of writing get a table slot; any added later
 // fall back to the name lookup.
 constexpr size_t kWeights = static_cast<size_t>(model::Weight::Dense3) + 1;
@@ -146,7 +146,7 @@ Model::Model(vk::Context& ctx, const gguf::GgufFile& file, TensorDataSource& sou
   std::sort(sources.begin(), sources.end(),
             [](const Source& a, const Source& b) { return a.info->offset < b.info->offset; });
   vk::StagingUploader uploader(ctx.device());
-  std::vector<std::byte> chunk(kChunk);
+  std::vector<std::byte> chunk(kUploadChunk);
   for (const Source& s : sources) {
     const auto [first, end] = pieces_of.at(s.into);
     for (size_t i = first; i < end; ++i) {
@@ -156,7 +156,7 @@ Model::Model(vk::Context& ctx, const gguf::GgufFile& file, TensorDataSource& sou
       if (lo >= hi) continue;
       uploader.begin(p.slice.sub(lo - p.offset, hi - lo));
       for (uint64_t done = lo; done < hi;) {
-        const size_t n = static_cast<size_t>(std::min<uint64_t>(kChunk, hi - done));
+        const size_t n = static_cast<size_t>(std::min<uint64_t>(kUploadChunk, hi - done));
         source.read(s.info->offset + (done - s.at), std::span(chunk.data(), n));
         uploader.write(std::span<const std::byte>(chunk.data(), n));
         done += n;
