@@ -1,7 +1,6 @@
 #include "server/scheduler/engine_model_loader.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <future>
 #include <iostream>
 #include <optional>
@@ -20,14 +19,6 @@ namespace vkllm::sched {
 namespace {
 
 using namespace std::chrono;
-constexpr uint64_t kBytesPerGiB = uint64_t{1} << 30;
-
-std::string gib_text(uint64_t bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f GiB", double(bytes) / double(kBytesPerGiB));
-  return buf;
-}
-
 }  // namespace
 
 // One model between its header and its engine: what prepare() learnt, for finish().

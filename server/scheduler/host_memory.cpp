@@ -3,11 +3,18 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
 
 namespace vkllm::sched {
+
+std::string gib_text(uint64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f GiB", double(bytes) / double(kBytesPerGiB));
+  return buf;
+}
 
 HostMemory parse_meminfo(std::string_view text) {
   HostMemory m;

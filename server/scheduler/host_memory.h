@@ -3,9 +3,15 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace vkllm::sched {
+
+inline constexpr uint64_t kBytesPerGiB = uint64_t{1} << 30;
+
+// A byte count as the load log and the memory refusals print it ("1.23 GiB").
+std::string gib_text(uint64_t bytes);
 
 struct HostMemory {
   uint64_t total = 0;      // MemTotal

@@ -6,6 +6,7 @@
 
 #include "server/scheduler/engine_model_loader.h"
 #include "server/scheduler/go_duration.h"
+#include "server/scheduler/host_memory.h"
 #include "server/scheduler/metrics.h"
 
 namespace vkllm::sched {
@@ -13,14 +14,6 @@ namespace vkllm::sched {
 namespace {
 
 using namespace std::chrono;
-constexpr uint64_t kGiB = uint64_t{1} << 30;
-
-std::string gib(uint64_t bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f GiB", double(bytes) / double(kGiB));
-  return buf;
-}
-
 }  // namespace
 
 std::chrono::nanoseconds parse_keep_alive_env(std::string_view text) {
@@ -166,8 +159,8 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
     std::unique_lock lock(mutex_);
     if (fp.need_bytes > fp.heap_bytes) {
       throw http::StatusError(500, "model requires more memory than the " + std::string(where) +
-                                       " has: " + name + " needs " + gib(fp.need_bytes) + ", the " +
-                                       where + " has " + gib(fp.heap_bytes));
+                                       " has: " + name + " needs " + gib_text(fp.need_bytes) +
+                                       ", the " + where + " has " + gib_text(fp.heap_bytes));
     }
     // Room for this model next to the others, evicting idle ones (least recently used first).
     if (loaded_.size() >= options_.max_loaded ||
@@ -178,8 +171,8 @@ std::shared_ptr<LoadedModel> ModelManager::load(const registry::ModelShow& show)
     if (fp.host && free_now < fp.need_bytes) {
       // Other processes hold the memory: loading would swap or meet the OOM killer (Ollama's
       // words for the same refusal).
-      throw http::StatusError(500, "model requires more system memory (" + gib(fp.need_bytes) +
-                                       ") than is available (" + gib(free_now) + ")");
+      throw http::StatusError(500, "model requires more system memory (" + gib_text(fp.need_bytes) +
+                                       ") than is available (" + gib_text(free_now) + ")");
     }
   }
   auto m = pending->finish(free_now);
