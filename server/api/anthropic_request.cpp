@@ -191,7 +191,7 @@ J apply_anthropic_tool_choice(const J& body, J tools, AnthropicRequest& out) {
   if (type == "none") return J();
   if (type == "any") {
     out.tool_required = tools.is_array() && !tools.empty();
-    if (out.tool_required) forced.mode = sched::ToolChoice::Mode::required;
+    if (out.tool_required) forced.mode = requests::ToolChoice::Mode::required;
     return tools;
   }
   if (type != "tool") {
@@ -207,7 +207,7 @@ J apply_anthropic_tool_choice(const J& body, J tools, AnthropicRequest& out) {
   }
   if (kept.empty()) throw StatusError(400, "tool_choice.name: no tool named '" + name + "'");
   out.tool_required = true;
-  forced.mode = sched::ToolChoice::Mode::named;
+  forced.mode = requests::ToolChoice::Mode::named;
   forced.name = name;
   return kept;
 }
@@ -255,7 +255,7 @@ void parse_thinking(const J& body, prompt::Think& think) {
 AnthropicRequest parse_body(const J& body, bool messages_route) {
   AnthropicRequest out;
   auto& r = out.request;
-  r.kind = sched::GenerationRequest::Kind::chat;
+  r.kind = requests::GenerationRequest::Kind::chat;
   const J& model = required_field(body, "model", "model");
   if (!model.is_string()) bad_type("model", "a string", model);
   r.model = model.get<std::string>();

@@ -14,12 +14,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "server/scheduler/generation.h"
+#include "server/requests/generation.h"
 
 namespace vkllm::api {
 
 struct AnthropicRequest {
-  sched::GenerationRequest request;
+  requests::GenerationRequest request;
   bool stream = false;
   std::vector<std::string> stop_sequences;  // the client's, to tell them from template stops
   // tool_choice any / tool: a tool call must come out (request.tool_choice carries it to the

@@ -35,14 +35,14 @@ AnthropicMeta anthropic_meta(std::string model, std::vector<std::string> stop_se
   return AnthropicMeta{random_id("msg_", 24), std::move(model), std::move(stop_sequences)};
 }
 
-J anthropic_usage_json(const sched::GenerationChunk& done) {
+J anthropic_usage_json(const requests::GenerationChunk& done) {
   return J{{"input_tokens", done.prompt_eval_count},
            {"cache_creation_input_tokens", 0},
            {"cache_read_input_tokens", done.prompt_cached_count},
            {"output_tokens", done.eval_count}};
 }
 
-J anthropic_stop_json(const AnthropicMeta& meta, const sched::GenerationChunk& done, bool called) {
+J anthropic_stop_json(const AnthropicMeta& meta, const requests::GenerationChunk& done, bool called) {
   const auto& stops = meta.stop_sequences;
   const bool client_stop = !done.stop_sequence.empty() &&
                            std::find(stops.begin(), stops.end(), done.stop_sequence) != stops.end();
@@ -58,7 +58,7 @@ J anthropic_stop_json(const AnthropicMeta& meta, const sched::GenerationChunk& d
            {"stop_sequence", reason == "stop_sequence" ? J(done.stop_sequence) : J()}};
 }
 
-J anthropic_message_json(const AnthropicMeta& meta, sched::GenerationChunk& total) {
+J anthropic_message_json(const AnthropicMeta& meta, requests::GenerationChunk& total) {
   J content = J::array();
   if (!total.thinking.empty()) {
     content.push_back(J{{"type", "thinking"}, {"thinking", total.thinking}, {"signature", ""}});
@@ -95,7 +95,7 @@ void AnthropicEvents::close(std::string& out) {
   block_ = Block::none;
 }
 
-std::string AnthropicEvents::next(sched::GenerationChunk& c) {
+std::string AnthropicEvents::next(requests::GenerationChunk& c) {
   std::string out;
   if (!started_) {
     started_ = true;

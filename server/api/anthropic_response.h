@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "server/scheduler/generation.h"
+#include "server/requests/generation.h"
 
 namespace vkllm::api {
 
@@ -24,16 +24,16 @@ AnthropicMeta anthropic_meta(std::string model, std::vector<std::string> stop_se
 
 // {input_tokens (evaluated), cache_creation_input_tokens, cache_read_input_tokens (prefix-cache
 // hits), output_tokens}.
-nlohmann::ordered_json anthropic_usage_json(const sched::GenerationChunk& done);
+nlohmann::ordered_json anthropic_usage_json(const requests::GenerationChunk& done);
 // {"stop_reason","stop_sequence"}: tool_use when tools were called, max_tokens at the limit,
 // stop_sequence for one of the client's stop_sequences (a template's own stop ends the turn),
 // else end_turn.
 nlohmann::ordered_json anthropic_stop_json(const AnthropicMeta& meta,
-                                           const sched::GenerationChunk& done, bool called);
+                                           const requests::GenerationChunk& done, bool called);
 
 // stream:false (`total` is the accumulated generation).
 nlohmann::ordered_json anthropic_message_json(const AnthropicMeta& meta,
-                                              sched::GenerationChunk& total);
+                                              requests::GenerationChunk& total);
 
 // A streamed message, chunk by chunk: the SSE text each generation chunk becomes. Blocks open
 // as their kind of output starts (thinking, text, each tool call) and close when another kind
@@ -41,7 +41,7 @@ nlohmann::ordered_json anthropic_message_json(const AnthropicMeta& meta,
 class AnthropicEvents {
  public:
   explicit AnthropicEvents(AnthropicMeta meta) : meta_(std::move(meta)) {}
-  std::string next(sched::GenerationChunk& chunk);
+  std::string next(requests::GenerationChunk& chunk);
 
  private:
   enum class Block { none, thinking, text };

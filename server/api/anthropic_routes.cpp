@@ -22,7 +22,7 @@ awaitable<void> messages(AnthropicApi& api, Exchange& ex, SseWriter& sse) {
   AnthropicRequest req = parse_messages_request(parse_openai_body(body));
   const AnthropicMeta meta = anthropic_meta(req.request.model, req.stop_sequences);
   AnthropicEvents events(meta);
-  sched::GenerationChunk total;
+  requests::GenerationChunk total;
   auto task = generate_sse_or_whole(api.service, ex, sse, std::move(req.request), req.stream,
                                     events, total);
   const bool answer = co_await std::move(task);

@@ -6,12 +6,12 @@
 #pragma once
 
 #include "server/http/router.h"
-#include "server/scheduler/generation.h"
+#include "server/requests/generation.h"
 
 namespace vkllm::api {
 
 struct AnthropicApi {
-  sched::GenerationService& service;
+  requests::GenerationService& service;
 };
 
 void add_anthropic_routes(http::Router& router, AnthropicApi& api);

@@ -5,12 +5,12 @@
 #include <memory>
 
 #include "server/http/exchange.h"
-#include "server/scheduler/generation.h"
+#include "server/requests/generation.h"
 
 namespace vkllm::api {
 
-inline std::shared_ptr<sched::CancelSignal> cancel_on_disconnect(http::Exchange& ex) {
-  auto cancel = std::make_shared<sched::CancelSignal>();
+inline std::shared_ptr<requests::CancelSignal> cancel_on_disconnect(http::Exchange& ex) {
+  auto cancel = std::make_shared<requests::CancelSignal>();
   ex.on_disconnect([cancel] { cancel->cancel(); });
   return cancel;
 }

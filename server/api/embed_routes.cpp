@@ -118,7 +118,7 @@ class PiecewiseBody {
 awaitable<void> api_embed(EmbedApi& api, Exchange& ex) {
   const std::string text = co_await ex.read_body();
   const json body = parse_json_object(text);
-  sched::EmbedRequest req;
+  requests::EmbedRequest req;
   req.model = model_field(body);
   req.name = required_model_name(req.model, 404, "model '' not found");
   if (const json* in = find_field(body, "input")) {
@@ -140,7 +140,7 @@ awaitable<void> api_embed(EmbedApi& api, Exchange& ex) {
   const std::string model = req.model;
   auto cancel = cancel_on_disconnect(ex);
   auto task = api.service.embed(std::move(req), cancel);
-  const sched::EmbedResult r = co_await std::move(task);
+  const requests::EmbedResult r = co_await std::move(task);
 
   PiecewiseBody body_out(ex, http::kJsonContentType);
   std::string& out = body_out.text();
@@ -165,7 +165,7 @@ awaitable<void> api_embed(EmbedApi& api, Exchange& ex) {
 awaitable<void> api_embeddings(EmbedApi& api, Exchange& ex) {
   const std::string text = co_await ex.read_body();
   const json body = parse_json_object(text);
-  sched::EmbedRequest req;
+  requests::EmbedRequest req;
   req.model = model_field(body);
   req.name = required_model_name(req.model, 400, "model is required");
   if (auto prompt = string_field(body, "prompt"); prompt && !prompt->empty()) {
@@ -177,7 +177,7 @@ awaitable<void> api_embeddings(EmbedApi& api, Exchange& ex) {
   req.keep_alive = parse_keep_alive(body);
   auto cancel = cancel_on_disconnect(ex);
   auto task = api.service.embed(std::move(req), cancel);
-  const sched::EmbedResult r = co_await std::move(task);
+  const requests::EmbedResult r = co_await std::move(task);
   std::string out = "{\"embedding\":";
   if (r.embeddings.empty()) {
     out += "[]";
@@ -196,7 +196,7 @@ awaitable<void> api_embeddings(EmbedApi& api, Exchange& ex) {
 awaitable<void> v1_embeddings(EmbedApi& api, Exchange& ex) {
   const std::string text = co_await ex.read_body();
   const json body = parse_json_object(text);
-  sched::EmbedRequest req;
+  requests::EmbedRequest req;
   req.model = model_field(body);
   req.name = required_model_name(req.model, 404, "model '' not found");
   const json* in = find_field(body, "input");
@@ -221,7 +221,7 @@ awaitable<void> v1_embeddings(EmbedApi& api, Exchange& ex) {
   const std::string model = req.model;
   auto cancel = cancel_on_disconnect(ex);
   auto task = api.service.embed(std::move(req), cancel);
-  const sched::EmbedResult r = co_await std::move(task);
+  const requests::EmbedResult r = co_await std::move(task);
 
   PiecewiseBody body_out(ex, "application/json");
   std::string& out = body_out.text();
@@ -255,7 +255,7 @@ std::optional<std::string> text_of(const json& v) {
 awaitable<void> rerank(EmbedApi& api, Exchange& ex, bool openai) {
   const std::string text = co_await ex.read_body();
   const json body = parse_json_object(text);
-  sched::RerankRequest req;
+  requests::RerankRequest req;
   req.model = model_field(body);
   req.name = required_model_name(req.model, 400, "model is required");
   const json* q = find_field(body, "query");
@@ -282,7 +282,7 @@ awaitable<void> rerank(EmbedApi& api, Exchange& ex, bool openai) {
   const std::vector<std::string> documents = req.documents;
   auto cancel = cancel_on_disconnect(ex);
   auto task = api.service.rerank(std::move(req), cancel);
-  const sched::RerankResult r = co_await std::move(task);
+  const requests::RerankResult r = co_await std::move(task);
 
   nlohmann::ordered_json out;
   out["model"] = model;

@@ -6,12 +6,12 @@
 #pragma once
 
 #include "server/http/router.h"
-#include "server/scheduler/embedding_service.h"
+#include "server/requests/embedding_service.h"
 
 namespace vkllm::api {
 
 struct EmbedApi {
-  sched::EmbeddingService& service;
+  requests::EmbeddingService& service;
 };
 
 void add_embed_routes(http::Router& router, EmbedApi& api);

@@ -25,7 +25,7 @@ std::optional<int64_t> int_field(const json& body, std::string_view key) {
 }
 
 // Fields every inference request shares (compat §1.4).
-void parse_common(const json& body, sched::GenerationRequest& r, bool& stream) {
+void parse_common(const json& body, requests::GenerationRequest& r, bool& stream) {
   stream = bool_field(body, "stream").value_or(true);
   r.keep_alive = parse_keep_alive(body);
   r.options = options_field(body);
@@ -85,7 +85,7 @@ std::optional<std::chrono::nanoseconds> parse_keep_alive(const json& body) {
 InferenceEnvelope parse_generate_request(const json& body) {
   InferenceEnvelope env;
   auto& r = env.request;
-  r.kind = sched::GenerationRequest::Kind::generate;
+  r.kind = requests::GenerationRequest::Kind::generate;
   r.model = model_field(body);
   r.name = required_model_name(r.model, 404, "model '' not found");
   parse_common(body, r, env.stream);
@@ -109,7 +109,7 @@ InferenceEnvelope parse_generate_request(const json& body) {
 InferenceEnvelope parse_chat_request(const json& body) {
   InferenceEnvelope env;
   auto& r = env.request;
-  r.kind = sched::GenerationRequest::Kind::chat;
+  r.kind = requests::GenerationRequest::Kind::chat;
   r.model = model_field(body);
   r.name = required_model_name(r.model, 400, "model is required");
   parse_common(body, r, env.stream);

@@ -10,12 +10,12 @@
 #include <nlohmann/json.hpp>
 
 #include "server/prompt/prompt.h"
-#include "server/scheduler/generation.h"
+#include "server/requests/generation.h"
 
 namespace vkllm::api {
 
 struct InferenceEnvelope {
-  sched::GenerationRequest request;
+  requests::GenerationRequest request;
   bool stream = true;
 };
 

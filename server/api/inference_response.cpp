@@ -10,7 +10,7 @@ namespace {
 
 using nlohmann::ordered_json;
 
-void add_metrics(ordered_json& j, const sched::GenerationChunk& c) {
+void add_metrics(ordered_json& j, const requests::GenerationChunk& c) {
   if (!c.done) return;
   if (!c.done_reason.empty()) j["done_reason"] = c.done_reason;
   auto put = [&](const char* key, int64_t v) {
@@ -24,7 +24,7 @@ void add_metrics(ordered_json& j, const sched::GenerationChunk& c) {
   put("eval_duration", c.eval_duration.count());
 }
 
-void add_debug(ordered_json& j, const sched::GenerationChunk& c) {
+void add_debug(ordered_json& j, const requests::GenerationChunk& c) {
   if (!c.rendered_template) return;
   j["_debug_info"] = {{"rendered_template", *c.rendered_template}, {"image_count", c.image_count}};
 }
@@ -41,7 +41,7 @@ ordered_json tool_call_json(const prompt::ToolCall& call) {
   return j;
 }
 
-ordered_json logprobs_json(const std::vector<sched::TokenLogprobText>& lps) {
+ordered_json logprobs_json(const std::vector<requests::TokenLogprobText>& lps) {
   ordered_json arr = ordered_json::array();
   auto bytes_of = [](const std::string& s) {
     ordered_json b = ordered_json::array();
@@ -67,7 +67,7 @@ ordered_json logprobs_json(const std::vector<sched::TokenLogprobText>& lps) {
   return arr;
 }
 
-ordered_json generate_chunk_json(const std::string& model, const sched::GenerationChunk& c) {
+ordered_json generate_chunk_json(const std::string& model, const requests::GenerationChunk& c) {
   ordered_json j;
   j["model"] = model;
   j["created_at"] = rfc3339_utc(std::chrono::system_clock::now());
@@ -86,7 +86,7 @@ ordered_json generate_chunk_json(const std::string& model, const sched::Generati
   return j;
 }
 
-ordered_json chat_chunk_json(const std::string& model, const sched::GenerationChunk& c) {
+ordered_json chat_chunk_json(const std::string& model, const requests::GenerationChunk& c) {
   ordered_json j;
   j["model"] = model;
   j["created_at"] = rfc3339_utc(std::chrono::system_clock::now());
@@ -107,7 +107,7 @@ ordered_json chat_chunk_json(const std::string& model, const sched::GenerationCh
   return j;
 }
 
-void accumulate(sched::GenerationChunk& total, sched::GenerationChunk&& part) {
+void accumulate(requests::GenerationChunk& total, requests::GenerationChunk&& part) {
   total.content += part.content;
   total.thinking += part.thinking;
   for (auto& t : part.tool_calls) total.tool_calls.push_back(std::move(t));

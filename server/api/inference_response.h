@@ -7,19 +7,19 @@
 
 #include <nlohmann/json.hpp>
 
-#include "server/scheduler/generation.h"
+#include "server/requests/generation.h"
 
 namespace vkllm::api {
 
 nlohmann::ordered_json tool_call_json(const prompt::ToolCall& call);
-nlohmann::ordered_json logprobs_json(const std::vector<sched::TokenLogprobText>& lps);
+nlohmann::ordered_json logprobs_json(const std::vector<requests::TokenLogprobText>& lps);
 
 nlohmann::ordered_json generate_chunk_json(const std::string& model,
-                                           const sched::GenerationChunk& chunk);
+                                           const requests::GenerationChunk& chunk);
 nlohmann::ordered_json chat_chunk_json(const std::string& model,
-                                       const sched::GenerationChunk& chunk);
+                                       const requests::GenerationChunk& chunk);
 
 // Appends a streamed chunk to the running total (text concatenated, final fields taken).
-void accumulate(sched::GenerationChunk& total, sched::GenerationChunk&& part);
+void accumulate(requests::GenerationChunk& total, requests::GenerationChunk&& part);
 
 }  // namespace vkllm::api

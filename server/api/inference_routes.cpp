@@ -38,12 +38,12 @@ awaitable<void> generate_or_chat(InferenceApi& api, Exchange& ex, bool chat) {
   const std::string model = env.request.model;
   const bool stream = env.stream;
   bool started = false;
-  sched::GenerationChunk total;
+  requests::GenerationChunk total;
   bool single = false;  // load/unload and render-only answers are one JSON object
-  auto to_json = [&](const sched::GenerationChunk& c) {
+  auto to_json = [&](const requests::GenerationChunk& c) {
     return chat ? chat_chunk_json(model, c) : generate_chunk_json(model, c);
   };
-  sched::ChunkSink sink = [&](sched::GenerationChunk& c) -> awaitable<void> {
+  requests::ChunkSink sink = [&](requests::GenerationChunk& c) -> awaitable<void> {
     const bool first_is_last =
         c.done && !started &&
         (c.done_reason == "load" || c.done_reason == "unload" || c.rendered_template.has_value());

@@ -5,12 +5,12 @@
 
 #include "registry/model_store.h"
 #include "server/http/router.h"
-#include "server/scheduler/generation.h"
+#include "server/requests/generation.h"
 
 namespace vkllm::api {
 
 struct InferenceApi {
-  sched::GenerationService& service;
+  requests::GenerationService& service;
   registry::ModelStore& store;
 };
 

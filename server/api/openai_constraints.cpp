@@ -48,7 +48,7 @@ struct Found {
 
 }  // namespace
 
-void parse_constraints(const J& body, sched::GenerationRequest& r) {
+void parse_constraints(const J& body, requests::GenerationRequest& r) {
   std::vector<Found> found;
   if (const J* g = find_field(body, "grammar")) found.push_back({"grammar", "grammar", g});
   for (const char* kind : {"json", "regex", "choice", "grammar"}) {
@@ -90,14 +90,14 @@ void parse_constraints(const J& body, sched::GenerationRequest& r) {
   }
 }
 
-sched::ToolChoice tool_choice_of(const J& body, const J& tools) {
-  sched::ToolChoice out;
+requests::ToolChoice tool_choice_of(const J& body, const J& tools) {
+  requests::ToolChoice out;
   if (auto p = bool_of(body, "parallel_tool_calls")) out.parallel = *p;
   const J* choice = find_field(body, "tool_choice");
   if (!choice) return out;
   const bool have_tools = tools.is_array() && !tools.empty();
   if (choice->is_string() && choice->get<std::string>() == "required") {
-    if (have_tools) out.mode = sched::ToolChoice::Mode::required;
+    if (have_tools) out.mode = requests::ToolChoice::Mode::required;
   } else if (choice->is_object()) {
     // A named function stays forced with no tool left of that name: the 400 says so.
     std::string name;
@@ -107,10 +107,10 @@ sched::ToolChoice tool_choice_of(const J& body, const J& tools) {
       name = string_of(*choice, "name").value_or("");
     }
     if (!name.empty()) {
-      out.mode = sched::ToolChoice::Mode::named;
+      out.mode = requests::ToolChoice::Mode::named;
       out.name = std::move(name);
     } else if (have_tools && string_of(*choice, "type").value_or("") == "required") {
-      out.mode = sched::ToolChoice::Mode::required;
+      out.mode = requests::ToolChoice::Mode::required;
     }
   }
   return out;

@@ -23,7 +23,7 @@ J parse_openai_body(std::string_view body) {
 OpenAiRequest parse_chat_completion_request(const J& body) {
   OpenAiRequest out;
   auto& r = out.request;
-  r.kind = sched::GenerationRequest::Kind::chat;
+  r.kind = requests::GenerationRequest::Kind::chat;
   // OpenAI's newer name wins over the deprecated one when both are sent.
   parse_common(body, out, "max_tokens");
   default_top_p(body, r.options);
@@ -65,7 +65,7 @@ OpenAiRequest parse_chat_completion_request(const J& body) {
 OpenAiRequest parse_completion_request(const J& body) {
   OpenAiRequest out;
   auto& r = out.request;
-  r.kind = sched::GenerationRequest::Kind::generate;
+  r.kind = requests::GenerationRequest::Kind::generate;
   parse_common(body, out, "max_tokens");
   // /v1/completions treats top_p 0 as absent (compat §2.2).
   if (const J* p = find_field(body, "top_p"); p && p->get<double>() == 0) r.options["top_p"] = 1.0;

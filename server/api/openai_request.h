@@ -10,12 +10,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "server/scheduler/generation.h"
+#include "server/requests/generation.h"
 
 namespace vkllm::api {
 
 struct OpenAiRequest {
-  sched::GenerationRequest request;
+  requests::GenerationRequest request;
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
   // /v1/responses echoes these in its response object.

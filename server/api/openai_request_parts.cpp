@@ -185,7 +185,7 @@ void parse_stop(const J& body, OpenAiRequest& out, bool strict) {
   out.request.options["stop"] = std::move(stops);
 }
 
-void parse_top_logprobs(const J& body, sched::GenerationRequest& r) {
+void parse_top_logprobs(const J& body, requests::GenerationRequest& r) {
   if (auto t = int_of(body, "top_logprobs")) {
     if (*t < 0 || *t > 20) throw StatusError(400, "top_logprobs must be between 0 and 20");
     r.top_logprobs = static_cast<int>(*t);

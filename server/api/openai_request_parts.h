@@ -16,7 +16,7 @@
 #include "server/api/json_request.h"  // find_field: /v1 bodies decode as Go's encoding/json
 #include "server/api/openai_request.h"
 #include "server/prompt/prompt.h"
-#include "server/scheduler/generation.h"
+#include "server/requests/generation.h"
 
 namespace vkllm::api::openai {
 
@@ -56,7 +56,7 @@ void default_top_p(const J& body, J& options);
 // them (both as Ollama does).
 void parse_stop(const J& body, OpenAiRequest& out, bool strict);
 
-void parse_top_logprobs(const J& body, sched::GenerationRequest& r);
+void parse_top_logprobs(const J& body, requests::GenerationRequest& r);
 
 void parse_think_fields(const J& body, prompt::Think& think);
 
@@ -82,13 +82,13 @@ J apply_tool_choice(const J& body, J tools);
 // Responses API's flat {"type":"function","name"}) forces a call; parallel_tool_calls false
 // allows one call at most. `tools` are the tools left after apply_tool_choice ("required"
 // without tools forces nothing; a name that matches no tool is left for the 400).
-sched::ToolChoice tool_choice_of(const J& body, const J& tools);
+requests::ToolChoice tool_choice_of(const J& body, const J& tools);
 
 // The constraints beyond `format` (openai_constraints.cpp): llama.cpp's `grammar` (GBNF) and
 // vLLM's `structured_outputs` ({"json"|"regex"|"choice"|"grammar"|"json_object"}) and its older
 // top-level guided_json/guided_regex/guided_choice/guided_grammar. A JSON schema goes to
 // r.format, the others to r.constraint. At most one may be given; what is not supported is a
 // 400 naming it.
-void parse_constraints(const J& body, sched::GenerationRequest& r);
+void parse_constraints(const J& body, requests::GenerationRequest& r);
 
 }  // namespace vkllm::api::openai

@@ -38,7 +38,7 @@ J header(const OpenAiMeta& meta, std::string_view object) {
 }
 
 // Completions' legacy logprobs: parallel arrays, alternatives as {token: logprob} maps.
-J completion_logprobs(const std::vector<sched::TokenLogprobText>& lps, size_t offset) {
+J completion_logprobs(const std::vector<requests::TokenLogprobText>& lps, size_t offset) {
   J tokens = J::array(), logprobs = J::array(), top = J::array(), offsets = J::array();
   for (const auto& lp : lps) {
     tokens.push_back(lp.token);
@@ -75,12 +75,12 @@ std::string random_id(std::string_view prefix, size_t n) {
   return std::string(prefix) + random_alnum(n);
 }
 
-std::string openai_finish_reason(const sched::GenerationChunk& done, bool had_tool_calls) {
+std::string openai_finish_reason(const requests::GenerationChunk& done, bool had_tool_calls) {
   if (done.done_reason == "length") return "length";
   return had_tool_calls ? "tool_calls" : "stop";
 }
 
-J openai_usage_json(const sched::GenerationChunk& done) {
+J openai_usage_json(const requests::GenerationChunk& done) {
   // The whole prompt, prefix-cache hits included (Ollama's prompt_eval_count leaves them out).
   const uint32_t prompt = done.prompt_eval_count + done.prompt_cached_count;
   return J{{"prompt_tokens", prompt},
@@ -104,7 +104,7 @@ J openai_tool_calls_json(std::vector<prompt::ToolCall>& calls) {
   return out;
 }
 
-J openai_token_logprobs(const std::vector<sched::TokenLogprobText>& lps) {
+J openai_token_logprobs(const std::vector<requests::TokenLogprobText>& lps) {
   J arr = J::array();
   for (const auto& lp : lps) {
     J top = J::array();
@@ -119,7 +119,7 @@ J openai_token_logprobs(const std::vector<sched::TokenLogprobText>& lps) {
   return arr;
 }
 
-J chat_completion_json(const OpenAiMeta& meta, sched::GenerationChunk& total) {
+J chat_completion_json(const OpenAiMeta& meta, requests::GenerationChunk& total) {
   J j = header(meta, "chat.completion");
   J msg;
   msg["role"] = "assistant";
@@ -137,7 +137,7 @@ J chat_completion_json(const OpenAiMeta& meta, sched::GenerationChunk& total) {
   return j;
 }
 
-std::vector<J> chat_delta_chunks(const OpenAiMeta& meta, sched::GenerationChunk& c, bool& first) {
+std::vector<J> chat_delta_chunks(const OpenAiMeta& meta, requests::GenerationChunk& c, bool& first) {
   std::vector<J> out;
   auto emit = [&](J delta, bool with_logprobs) {
     if (first) {
@@ -189,14 +189,14 @@ J chat_finish_chunk(const OpenAiMeta& meta, std::string_view finish_reason) {
   return j;
 }
 
-J chat_usage_chunk(const OpenAiMeta& meta, const sched::GenerationChunk& done) {
+J chat_usage_chunk(const OpenAiMeta& meta, const requests::GenerationChunk& done) {
   J j = header(meta, "chat.completion.chunk");
   j["choices"] = J::array();
   j["usage"] = openai_usage_json(done);
   return j;
 }
 
-J completion_json(const OpenAiMeta& meta, const sched::GenerationChunk& total) {
+J completion_json(const OpenAiMeta& meta, const requests::GenerationChunk& total) {
   J j = header(meta, "text_completion");
   J choice;
   choice["text"] = total.content;
@@ -208,7 +208,7 @@ J completion_json(const OpenAiMeta& meta, const sched::GenerationChunk& total) {
   return j;
 }
 
-J completion_chunk(const OpenAiMeta& meta, const sched::GenerationChunk& c,
+J completion_chunk(const OpenAiMeta& meta, const requests::GenerationChunk& c,
                    std::string_view finish_reason) {
   J j = header(meta, "text_completion");
   J choice;
@@ -220,14 +220,14 @@ J completion_chunk(const OpenAiMeta& meta, const sched::GenerationChunk& c,
   return j;
 }
 
-J completion_usage_chunk(const OpenAiMeta& meta, const sched::GenerationChunk& done) {
+J completion_usage_chunk(const OpenAiMeta& meta, const requests::GenerationChunk& done) {
   J j = header(meta, "text_completion");
   j["choices"] = J::array();
   j["usage"] = openai_usage_json(done);
   return j;
 }
 
-std::string ChatCompletionEvents::next(sched::GenerationChunk& c) {
+std::string ChatCompletionEvents::next(requests::GenerationChunk& c) {
   called_ = called_ || !c.tool_calls.empty();
   std::string text;
   for (const auto& d : chat_delta_chunks(meta_, c, first_)) text += http::sse_data(d);
@@ -241,12 +241,12 @@ std::string ChatCompletionEvents::next(sched::GenerationChunk& c) {
   return text;
 }
 
-std::string CompletionEvents::next(sched::GenerationChunk& c) {
+std::string CompletionEvents::next(requests::GenerationChunk& c) {
   std::string text;
   if (!c.content.empty() || !c.logprobs.empty())
     text += http::sse_data(completion_chunk(meta_, c, ""));
   if (c.done) {
-    const sched::GenerationChunk none;
+    const requests::GenerationChunk none;
     text += http::sse_data(completion_chunk(meta_, none, openai_finish_reason(c, false)));
     if (usage_) text += http::sse_data(completion_usage_chunk(meta_, c));
     text += http::kSseDone;

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "server/scheduler/generation.h"
+#include "server/requests/generation.h"
 
 namespace vkllm::api {
 
@@ -28,33 +28,33 @@ std::string openai_call_id();
 std::string random_id(std::string_view prefix, size_t n);
 
 // stop / length, and tool_calls when the model called tools.
-std::string openai_finish_reason(const sched::GenerationChunk& done, bool had_tool_calls);
-nlohmann::ordered_json openai_usage_json(const sched::GenerationChunk& done);
+std::string openai_finish_reason(const requests::GenerationChunk& done, bool had_tool_calls);
+nlohmann::ordered_json openai_usage_json(const requests::GenerationChunk& done);
 // Tool calls in OpenAI's shape: id, index, type "function", function.name, arguments string.
 // Calls without an id get one (and keep it: the same id goes out in every later view).
 nlohmann::ordered_json openai_tool_calls_json(std::vector<prompt::ToolCall>& calls);
 // [{"token","logprob","bytes","top_logprobs":[...]}] (chat's logprobs.content, responses').
-nlohmann::ordered_json openai_token_logprobs(const std::vector<sched::TokenLogprobText>& lps);
+nlohmann::ordered_json openai_token_logprobs(const std::vector<requests::TokenLogprobText>& lps);
 
 // /v1/chat/completions, stream:false (`total` is the accumulated generation).
-nlohmann::ordered_json chat_completion_json(const OpenAiMeta& meta, sched::GenerationChunk& total);
+nlohmann::ordered_json chat_completion_json(const OpenAiMeta& meta, requests::GenerationChunk& total);
 
 // /v1/chat/completions streaming: the chunks one generation chunk becomes (none, one, or two
 // when it carries thinking and content: reasoning first). The first delta of the stream has
 // the role; `first` tracks that.
 std::vector<nlohmann::ordered_json> chat_delta_chunks(const OpenAiMeta& meta,
-                                                      sched::GenerationChunk& chunk, bool& first);
+                                                      requests::GenerationChunk& chunk, bool& first);
 // {"role":"assistant","content":""}: opens a stream that finishes before any text.
 nlohmann::ordered_json chat_role_chunk(const OpenAiMeta& meta);
 nlohmann::ordered_json chat_finish_chunk(const OpenAiMeta& meta, std::string_view finish_reason);
-nlohmann::ordered_json chat_usage_chunk(const OpenAiMeta& meta, const sched::GenerationChunk& done);
+nlohmann::ordered_json chat_usage_chunk(const OpenAiMeta& meta, const requests::GenerationChunk& done);
 
 // /v1/completions: stream:false object, and a streamed chunk (`finish_reason` empty → null).
-nlohmann::ordered_json completion_json(const OpenAiMeta& meta, const sched::GenerationChunk& total);
-nlohmann::ordered_json completion_chunk(const OpenAiMeta& meta, const sched::GenerationChunk& chunk,
+nlohmann::ordered_json completion_json(const OpenAiMeta& meta, const requests::GenerationChunk& total);
+nlohmann::ordered_json completion_chunk(const OpenAiMeta& meta, const requests::GenerationChunk& chunk,
                                         std::string_view finish_reason);
 nlohmann::ordered_json completion_usage_chunk(const OpenAiMeta& meta,
-                                              const sched::GenerationChunk& done);
+                                              const requests::GenerationChunk& done);
 
 // A streamed response, chunk by chunk: the SSE text each generation chunk becomes (maybe empty),
 // ending with the finish chunk, the usage chunk when asked for, and "data: [DONE]".
@@ -63,7 +63,7 @@ nlohmann::ordered_json completion_usage_chunk(const OpenAiMeta& meta,
 class ChatCompletionEvents {
  public:
   ChatCompletionEvents(OpenAiMeta meta, bool usage) : meta_(std::move(meta)), usage_(usage) {}
-  std::string next(sched::GenerationChunk& chunk);
+  std::string next(requests::GenerationChunk& chunk);
 
  private:
   OpenAiMeta meta_;
@@ -75,7 +75,7 @@ class ChatCompletionEvents {
 class CompletionEvents {
  public:
   CompletionEvents(OpenAiMeta meta, bool usage) : meta_(std::move(meta)), usage_(usage) {}
-  std::string next(sched::GenerationChunk& chunk);
+  std::string next(requests::GenerationChunk& chunk);
 
  private:
   OpenAiMeta meta_;

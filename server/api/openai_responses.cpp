@@ -149,7 +149,7 @@ void ResponsesStream::close_message(std::vector<Event>& out) {
   message_.reset();
 }
 
-std::vector<ResponsesStream::Event> ResponsesStream::feed(sched::GenerationChunk& c) {
+std::vector<ResponsesStream::Event> ResponsesStream::feed(requests::GenerationChunk& c) {
   std::vector<Event> out;
   if (!c.thinking.empty()) {
     if (!reasoning_) {
@@ -216,7 +216,7 @@ std::vector<ResponsesStream::Event> ResponsesStream::feed(sched::GenerationChunk
   return out;
 }
 
-std::vector<ResponsesStream::Event> ResponsesStream::finish(const sched::GenerationChunk& done) {
+std::vector<ResponsesStream::Event> ResponsesStream::finish(const requests::GenerationChunk& done) {
   std::vector<Event> out;
   close_reasoning(out);
   if (!message_ && !any_call_) {

@@ -14,7 +14,7 @@
 
 #include "server/api/openai_response.h"
 #include "server/http/status_error.h"
-#include "server/scheduler/generation.h"
+#include "server/requests/generation.h"
 
 namespace vkllm::api {
 
@@ -30,8 +30,8 @@ class ResponsesStream {
   };
 
   std::vector<Event> start();                                     // response.created, .in_progress
-  std::vector<Event> feed(sched::GenerationChunk& chunk);         // items opened, deltas
-  std::vector<Event> finish(const sched::GenerationChunk& done);  // items closed, .completed
+  std::vector<Event> feed(requests::GenerationChunk& chunk);         // items opened, deltas
+  std::vector<Event> finish(const requests::GenerationChunk& done);  // items closed, .completed
   // An `error` event (OpenAI's fields plus the error envelope, so SDKs raise it).
   Event error(const http::StatusError& e);
 

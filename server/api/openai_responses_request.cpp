@@ -64,7 +64,7 @@ void add_response_tool(const J& t, const std::string& prefix, J& out) {
 OpenAiRequest parse_responses_request(const J& body) {
   OpenAiRequest out;
   auto& r = out.request;
-  r.kind = sched::GenerationRequest::Kind::chat;
+  r.kind = requests::GenerationRequest::Kind::chat;
   parse_common(body, out, "max_output_tokens");
   auto& msgs = r.chat.messages;
   if (auto ins = string_of(body, "instructions"); ins && !ins->empty()) {

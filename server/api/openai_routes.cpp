@@ -36,7 +36,7 @@ awaitable<void> run_completion(OpenAiApi& api, Exchange& ex, SseWriter& sse, Ope
                                std::string_view id_prefix, Body body_json) {
   const OpenAiMeta meta = openai_meta(id_prefix, req.request.model);
   Events events(meta, req.include_usage);
-  sched::GenerationChunk total;
+  requests::GenerationChunk total;
   auto task = generate_sse_or_whole(api.service, ex, sse, std::move(req.request), req.stream,
                                     events, total);
   const bool answer = co_await std::move(task);
@@ -69,7 +69,7 @@ awaitable<void> responses(OpenAiApi& api, Exchange& ex, SseWriter& sse) {
   sse.error_event = [rs](const http::StatusError& e) { return rs->error(e).sse(); };
   const bool stream = req.stream;
   bool started = false;
-  sched::ChunkSink sink = [&](sched::GenerationChunk& c) -> awaitable<void> {
+  requests::ChunkSink sink = [&](requests::GenerationChunk& c) -> awaitable<void> {
     std::string text;
     if (stream && !started) {
       started = true;

@@ -8,12 +8,12 @@
 
 #include "registry/model_store.h"
 #include "server/http/router.h"
-#include "server/scheduler/generation.h"
+#include "server/requests/generation.h"
 
 namespace vkllm::api {
 
 struct OpenAiApi {
-  sched::GenerationService& service;
+  requests::GenerationService& service;
   registry::ModelStore& store;
   boost::asio::thread_pool& workers;  // catalog reads for /v1/models
 };

@@ -17,7 +17,7 @@
 #include "server/api/inference_response.h"
 #include "server/http/error_reply.h"
 #include "server/http/exchange.h"
-#include "server/scheduler/generation.h"
+#include "server/requests/generation.h"
 
 namespace vkllm::api {
 
@@ -46,12 +46,12 @@ struct SseWriter {
 // without, the chunks accumulate in `total`. True when `total` is complete and its JSON answer
 // is still to be sent (not streamed, and the client is still there).
 template <class Events>
-boost::asio::awaitable<bool> generate_sse_or_whole(sched::GenerationService& service,
+boost::asio::awaitable<bool> generate_sse_or_whole(requests::GenerationService& service,
                                                    http::Exchange& ex, SseWriter& sse,
-                                                   sched::GenerationRequest request, bool stream,
-                                                   Events& events, sched::GenerationChunk& total) {
+                                                   requests::GenerationRequest request, bool stream,
+                                                   Events& events, requests::GenerationChunk& total) {
   auto cancel = cancel_on_disconnect(ex);
-  sched::ChunkSink sink = [&](sched::GenerationChunk& c) -> boost::asio::awaitable<void> {
+  requests::ChunkSink sink = [&](requests::GenerationChunk& c) -> boost::asio::awaitable<void> {
     if (!stream) {
       accumulate(total, std::move(c));
       co_return;

@@ -32,8 +32,8 @@
 #include "server/http/server.h"
 #include "server/http/static_files.h"
 #include "server/models/model_reference.h"
-#include "server/scheduler/embedding_service.h"
-#include "server/scheduler/generation.h"
+#include "server/requests/embedding_service.h"
+#include "server/requests/generation.h"
 #include "server/scheduler/model_manager.h"
 #include "server/scheduler/preloader.h"
 
@@ -99,9 +99,9 @@ void add_serve_command(CLI::App& app) {
           api::registry_pull(store, &recompress, settings.server.insecure_registries),
           api::registry_push(store, settings.server.insecure_registries)};
       sched::ModelManager manager(store, settings.models);
-      sched::GenerationService service(store, manager, workers, settings.service);
+      requests::GenerationService service(store, manager, workers, settings.service);
       api::InferenceApi inference{service, store};
-      sched::EmbeddingService embedding(service, manager, workers);
+      requests::EmbeddingService embedding(service, manager, workers);
       api::EmbedApi embed{embedding};
       api::OpenAiApi openai{service, store, workers};
       // VKLLM_PRELOAD: pulled through the same registry code as /api/pull, then pinned.

@@ -21,7 +21,7 @@
 #include "server/config/environment.h"
 #include "server/http/host_address.h"
 #include "server/scheduler/manager_options.h"
-#include "server/scheduler/service_options.h"
+#include "server/requests/service_options.h"
 
 namespace vkllm::config {
 
@@ -57,7 +57,7 @@ struct Settings {
   ServerSettings server;
   StoreSettings store;
   sched::ManagerOptions models;   // scheduling and the engine options each model loads with
-  sched::ServiceOptions service;  // OLLAMA_MAX_QUEUE
+  requests::ServiceOptions service;  // OLLAMA_MAX_QUEUE
   CpuSettings cpu;
   bool quiet = false;                 // VKLLM_QUIET
   std::vector<std::string> warnings;  // ignored values, one line each

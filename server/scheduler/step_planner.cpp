@@ -1,5 +1,7 @@
 #include "server/scheduler/step_planner.h"
 
+#include "server/scheduler/context_shift.h"
+
 #include <algorithm>
 #include <span>
 #include <utility>
@@ -249,14 +251,8 @@ bool StepPlanner::fit_context(Sequence& s) {
   const uint32_t ctx = context_limit(s);
   if (s.tokens.size() <= ctx) return true;
   if (!s.options.shift) return false;
-  // Ollama's context shift: keep the first num_keep tokens, drop the older half of the rest,
-  // recompute (the kept start comes back from the prefix cache).
-  uint32_t keep = s.options.num_keep < 0 ? s.prompt_len : uint32_t(s.options.num_keep);
-  if (options_.add_bos && s.options.num_keep >= 0) ++keep;
-  keep = std::min<uint32_t>(keep, ctx - 1);
-  const uint32_t total = static_cast<uint32_t>(s.tokens.size());
-  const uint32_t discard = std::max<uint32_t>((total - keep) / 2, 1);
-  s.tokens.erase(s.tokens.begin() + keep, s.tokens.begin() + keep + discard);
+  // The kept start comes back from the prefix cache.
+  shift_context(s.tokens, shift_keep(s.options.num_keep, s.prompt_len, options_.add_bos, ctx), ctx);
   s.table.reset();
   s.table.emplace(pool_, options_.block_size);
   s.computed = options_.recurrent_state ? 0 : s.table->reuse_prefix(s.tokens);

@@ -16,7 +16,7 @@ using namespace vkllm;
 
 namespace {
 
-size_t touch(const sched::GenerationRequest& r) {
+size_t touch(const requests::GenerationRequest& r) {
   size_t n = r.options.dump().size() + r.format.dump().size() + r.chat.tools.dump().size();
   for (const auto& m : r.chat.messages) {
     n += m.role.size() + m.content.size() + m.images.size();
@@ -34,7 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const char route = static_cast<char>(data[0]);
   const std::string_view body(reinterpret_cast<const char*>(data + 1), size - 1);
   try {
-    sched::GenerationRequest r;
+    requests::GenerationRequest r;
     switch (route) {
       case '0':
         r = api::parse_generate_request(api::parse_json_object(body)).request;

@@ -161,7 +161,7 @@ TEST(AnthropicRequest, BadInputIs400UnknownModelNameIs404) {
 
 TEST(AnthropicResponse, MessageWithThinkingTextAndToolUse) {
   const auto meta = api::anthropic_meta("m", {"END"});
-  sched::GenerationChunk total;
+  requests::GenerationChunk total;
   total.done = true;
   total.done_reason = "stop";
   total.thinking = "hmm";
@@ -192,7 +192,7 @@ TEST(AnthropicResponse, MessageWithThinkingTextAndToolUse) {
 
 TEST(AnthropicResponse, StopReasons) {
   const auto meta = api::anthropic_meta("m", {"END"});
-  sched::GenerationChunk done;
+  requests::GenerationChunk done;
   done.done = true;
   done.done_reason = "length";
   EXPECT_EQ(api::anthropic_stop_json(meta, done, false)["stop_reason"], "max_tokens");
@@ -207,7 +207,7 @@ TEST(AnthropicResponse, StopReasons) {
 
 TEST(AnthropicResponse, StreamedEventSequence) {
   api::AnthropicEvents events(api::anthropic_meta("m", {}));
-  sched::GenerationChunk a, b, c, d, done;
+  requests::GenerationChunk a, b, c, d, done;
   a.thinking = "let me ";
   b.thinking = "see";
   c.content = "It is";

@@ -122,7 +122,7 @@ TEST(OpenAiRequest, BadInputIs400Or404) {
 TEST(OpenAiRequest, Completions) {
   auto r = api::parse_completion_request(parse_openai_body(
       R"({"model":"m","prompt":"Once","suffix":"end","top_p":0,"logprobs":2,"stop":"x","stream":true})"));
-  EXPECT_EQ(r.request.kind, sched::GenerationRequest::Kind::generate);
+  EXPECT_EQ(r.request.kind, requests::GenerationRequest::Kind::generate);
   EXPECT_EQ(r.request.generate.prompt, "Once");
   EXPECT_EQ(r.request.generate.suffix, "end");
   EXPECT_EQ(r.request.options["top_p"], 1.0);  // 0 means absent here
@@ -172,7 +172,7 @@ TEST(OpenAiRequest, ResponsesItemsAndTools) {
 
 TEST(OpenAiResponse, ChatDeltasSplitThinkingAndCarryWholeToolCalls) {
   const auto meta = api::openai_meta("chatcmpl-", "m");
-  sched::GenerationChunk c;
+  requests::GenerationChunk c;
   c.thinking = "let me see";
   c.content = "ok";
   prompt::ToolCall call;
@@ -195,7 +195,7 @@ TEST(OpenAiResponse, ChatDeltasSplitThinkingAndCarryWholeToolCalls) {
   EXPECT_EQ(tc["function"]["arguments"], R"({"b":1,"a":2})");
   EXPECT_EQ(tc["id"].get<std::string>().rfind("call_", 0), 0u);
 
-  sched::GenerationChunk total;
+  requests::GenerationChunk total;
   total.content = "x";
   total.tool_calls.push_back(call);
   total.done = true;
@@ -233,15 +233,15 @@ std::vector<J> sse_objects(const std::string& text, bool& done) {
 
 TEST(OpenAiResponse, ChatStreamSendsTheRoleOnceAndFinishesWithToolCallsUsageAndDone) {
   api::ChatCompletionEvents events(api::openai_meta("chatcmpl-", "m"), /*usage=*/true);
-  sched::GenerationChunk a;
+  requests::GenerationChunk a;
   a.content = "Hel";
-  sched::GenerationChunk b;
+  requests::GenerationChunk b;
   b.content = "lo";
   prompt::ToolCall call;
   call.name = "get";
   call.arguments = J::object();
   b.tool_calls.push_back(call);
-  sched::GenerationChunk last;
+  requests::GenerationChunk last;
   last.done = true;
   last.done_reason = "stop";
   last.prompt_eval_count = 3;
@@ -272,9 +272,9 @@ TEST(OpenAiResponse, ChatStreamSendsTheRoleOnceAndFinishesWithToolCallsUsageAndD
 
 TEST(OpenAiResponse, CompletionStreamSendsTextThenFinishThenUsageAndDone) {
   api::CompletionEvents events(api::openai_meta("cmpl-", "m"), /*usage=*/true);
-  sched::GenerationChunk a;
+  requests::GenerationChunk a;
   a.content = "text";
-  sched::GenerationChunk last;
+  requests::GenerationChunk last;
   last.done = true;
   last.done_reason = "length";
   last.prompt_eval_count = 1;
@@ -315,19 +315,19 @@ TEST(OpenAiResponses, ThinkingThenToolCallEvents) {
     }
   };
   take(rs.start());
-  sched::GenerationChunk a;
+  requests::GenerationChunk a;
   a.thinking = "hmm";
   take(rs.feed(a));
-  sched::GenerationChunk b;
+  requests::GenerationChunk b;
   b.content = "\n";  // whitespace before a tool call makes no message item
   take(rs.feed(b));
-  sched::GenerationChunk c;
+  requests::GenerationChunk c;
   prompt::ToolCall call;
   call.name = "get";
   call.arguments = J::parse(R"({"q":1})");
   c.tool_calls.push_back(call);
   take(rs.feed(c));
-  sched::GenerationChunk done;
+  requests::GenerationChunk done;
   done.done = true;
   done.prompt_eval_count = 3;
   done.eval_count = 4;

@@ -4,7 +4,7 @@
 #include <chrono>
 #include <cstdint>
 
-namespace vkllm::sched {
+namespace vkllm::requests {
 
 struct ServiceOptions {
   uint32_t max_queue = 512;  // OLLAMA_MAX_QUEUE
@@ -13,4 +13,4 @@ struct ServiceOptions {
   std::chrono::milliseconds prompt_budget{20000};
 };
 
-}  // namespace vkllm::sched
+}  // namespace vkllm::requests

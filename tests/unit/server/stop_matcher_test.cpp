@@ -1,10 +1,10 @@
-#include "server/scheduler/stop_matcher.h"
+#include "server/requests/stop_matcher.h"
 
 #include <random>
 
 #include <gtest/gtest.h>
 
-namespace vkllm::sched {
+namespace vkllm::requests {
 namespace {
 
 // Feeds `text` in the given pieces; returns what was emitted and whether it stopped.
@@ -85,4 +85,4 @@ TEST(StopMatcher, RandomCutPointsGiveTheWholeStringResult) {
 }
 
 }  // namespace
-}  // namespace vkllm::sched
+}  // namespace vkllm::requests

@@ -13,7 +13,7 @@
 
 #include "engine/sampling/sampling_params.h"
 
-namespace vkllm::sched {
+namespace vkllm::requests {
 
 struct RequestOptions {
   sampling::SamplingParams sampling;
@@ -27,4 +27,4 @@ struct RequestOptions {
 // Layers apply in order, later ones winning key by key. Throws http::StatusError(400).
 RequestOptions resolve_options(const std::vector<const nlohmann::ordered_json*>& layers);
 
-}  // namespace vkllm::sched
+}  // namespace vkllm::requests

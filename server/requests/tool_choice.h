@@ -15,7 +15,7 @@
 #include "engine/sampling/format_spec.h"
 #include "server/prompt/prompt.h"
 
-namespace vkllm::sched {
+namespace vkllm::requests {
 
 struct ToolChoice {
   enum class Mode { automatic, required, named };
@@ -32,4 +32,4 @@ std::optional<sampling::FormatSpec> forced_tool_calls(const nlohmann::ordered_js
                                                       const ToolChoice& choice,
                                                       const prompt::ParserConfig& model);
 
-}  // namespace vkllm::sched
+}  // namespace vkllm::requests

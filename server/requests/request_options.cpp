@@ -1,4 +1,4 @@
-#include "server/scheduler/request_options.h"
+#include "server/requests/request_options.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 
 #include "server/http/status_error.h"
 
-namespace vkllm::sched {
+namespace vkllm::requests {
 
 namespace {
 
@@ -102,4 +102,4 @@ RequestOptions resolve_options(const std::vector<const nlohmann::ordered_json*>&
   return o;
 }
 
-}  // namespace vkllm::sched
+}  // namespace vkllm::requests

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-namespace vkllm::sched {
+namespace vkllm::requests {
 
 class StopMatcher {
  public:
@@ -28,4 +28,4 @@ class StopMatcher {
   bool stopped_ = false;
 };
 
-}  // namespace vkllm::sched
+}  // namespace vkllm::requests

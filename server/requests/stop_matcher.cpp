@@ -1,8 +1,8 @@
-#include "server/scheduler/stop_matcher.h"
+#include "server/requests/stop_matcher.h"
 
 #include <algorithm>
 
-namespace vkllm::sched {
+namespace vkllm::requests {
 
 StopMatcher::StopMatcher(std::vector<std::string> stops) : stops_(std::move(stops)) {
   std::erase_if(stops_, [](const std::string& s) { return s.empty(); });
@@ -46,4 +46,4 @@ std::string StopMatcher::flush() {
   return stopped_ ? std::string() : out;
 }
 
-}  // namespace vkllm::sched
+}  // namespace vkllm::requests

@@ -20,10 +20,10 @@
 #include <nlohmann/json.hpp>
 
 #include "registry/model_name.h"
-#include "server/scheduler/generation.h"
+#include "server/requests/generation.h"
 #include "server/scheduler/model_manager.h"
 
-namespace vkllm::sched {
+namespace vkllm::requests {
 
 // At most this many inputs (or rerank documents) in one request, as OpenAI limits them: more
 // would hold the model's queue, and the answer's memory, for everyone else.
@@ -69,7 +69,7 @@ struct RerankResult {
 
 class EmbeddingService {
  public:
-  EmbeddingService(GenerationService& generation, ModelManager& models,
+  EmbeddingService(GenerationService& generation, sched::ModelManager& models,
                    boost::asio::thread_pool& workers);
   ~EmbeddingService();
 
@@ -87,4 +87,4 @@ class EmbeddingService {
 // Ollama's normalisation: v / max(|v|, 1e-12). Throws http::StatusError(400) for NaN or Inf.
 void normalize_embedding(std::vector<float>& v);
 
-}  // namespace vkllm::sched
+}  // namespace vkllm::requests

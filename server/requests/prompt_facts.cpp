@@ -1,10 +1,10 @@
-#include "server/scheduler/prompt_facts.h"
+#include "server/requests/prompt_facts.h"
 
 #include <optional>
 
 #include "server/http/status_error.h"
 
-namespace vkllm::sched {
+namespace vkllm::requests {
 
 std::shared_ptr<const ModelFacts> compute_model_facts(registry::ModelStore& store,
                                                       const registry::ModelShow& show) {
@@ -55,4 +55,4 @@ prompt::ParserConfig output_parser_config(const prompt::PromptBuilder& builder,
   return c;
 }
 
-}  // namespace vkllm::sched
+}  // namespace vkllm::requests

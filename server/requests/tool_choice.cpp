@@ -1,8 +1,8 @@
-#include "server/scheduler/tool_choice.h"
+#include "server/requests/tool_choice.h"
 
 #include "server/http/status_error.h"
 
-namespace vkllm::sched {
+namespace vkllm::requests {
 
 namespace {
 
@@ -50,4 +50,4 @@ std::optional<sampling::FormatSpec> forced_tool_calls(const nlohmann::ordered_js
   return sampling::FormatSpec::of_tool_calls(std::move(spec));
 }
 
-}  // namespace vkllm::sched
+}  // namespace vkllm::requests

@@ -1,9 +1,11 @@
-// One generation request end to end, shared by the Ollama and OpenAI routes: resolve the model,
-// check its capabilities, acquire it (loading it if needed), build the prompt with its template,
-// tokenize, fit the context, submit to the model's scheduler, and turn the token stream into
-// text chunks (incremental UTF-8-safe detokenization, stop strings never emitted, thinking and
-// tool calls split out) with Ollama's timings. The routes only map JSON to GenerationRequest and
-// GenerationChunk back to JSON.
+// One generation request end to end, shared by the Ollama, OpenAI and Anthropic routes, in named
+// steps: resolve the name and check the model's capabilities (capability_check.h); take a place
+// in the wait queue (queue_slot.h); acquire the model, loading it if needed (model_acquire.h,
+// shared with embeddings); build the prompt with its template and tokenize it, then fit it into
+// the context (prompt_tokens.h, by the scheduler's context-shift rule); compile the output's
+// constraint; submit to the model's scheduler; and turn the token stream into text chunks
+// (reply_text.h: detokenizer, stop strings, output parser, runaway guard) with Ollama's timings.
+// The routes only map JSON to GenerationRequest and GenerationChunk back to JSON.
 #pragma once
 
 #include <atomic>
@@ -22,11 +24,15 @@
 #include "engine/sampling/format_spec.h"
 #include "registry/model_store.h"
 #include "server/prompt/prompt.h"
+#include "server/requests/service_options.h"
+#include "server/requests/tool_choice.h"
 #include "server/scheduler/model_manager.h"
-#include "server/scheduler/service_options.h"
-#include "server/scheduler/tool_choice.h"
 
-namespace vkllm::sched {
+namespace vkllm::sampling {
+class CompiledFormat;
+}
+
+namespace vkllm::requests {
 
 struct GenerationRequest {
   enum class Kind { chat, generate };
@@ -94,11 +100,12 @@ struct CancelSignal {
   }
 };
 
-struct ModelFacts;  // what a request needs to know about a model before loading it
+struct ModelFacts;    // what a request needs to know about a model before loading it
+struct PromptTokens;  // prompt_tokens.h
 
 class GenerationService {
  public:
-  GenerationService(registry::ModelStore& store, ModelManager& models,
+  GenerationService(registry::ModelStore& store, sched::ModelManager& models,
                     boost::asio::thread_pool& workers, ServiceOptions options = {});
   ~GenerationService();  // join_loaders()
   // Waits for model loads in flight (shutdown, before the requests' executor goes).
@@ -127,17 +134,28 @@ class GenerationService {
   boost::asio::awaitable<std::shared_ptr<const ModelFacts>> facts_for(
       const registry::ModelShow& show);
 
-  ModelManager& models() { return models_; }
+  sched::ModelManager& models() { return models_; }
   uint32_t queued() const { return queued_.load(); }
 
  private:
+  // run()'s steps that await work elsewhere: the prompt rendered and tokenized on a worker, and
+  // the compiled constraint on the output (null when there is none).
+  boost::asio::awaitable<PromptTokens> build_prompt(const GenerationRequest& req,
+                                                    const prompt::PromptBuilder& builder,
+                                                    const tokenizer::Tokenizer& tok,
+                                                    uint32_t num_ctx,
+                                                    std::shared_ptr<CancelSignal> cancel);
+  boost::asio::awaitable<std::shared_ptr<const sampling::CompiledFormat>> output_constraint(
+      const GenerationRequest& req, const nlohmann::ordered_json& tools,
+      const prompt::ParserConfig& parser_config, sched::LoadedModel& model);
+
   struct Impl;
   registry::ModelStore& store_;
-  ModelManager& models_;
+  sched::ModelManager& models_;
   boost::asio::thread_pool& workers_;
   ServiceOptions options_;
   std::atomic<uint32_t> queued_{0};
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace vkllm::sched
+}  // namespace vkllm::requests

@@ -13,9 +13,9 @@
 #include "registry/model_store.h"
 #include "server/models/model_facts.h"
 #include "server/prompt/prompt.h"
-#include "server/scheduler/generation.h"
+#include "server/requests/generation.h"
 
-namespace vkllm::sched {
+namespace vkllm::requests {
 
 struct ModelFacts {
   std::shared_ptr<const prompt::PromptBuilder> builder;
@@ -41,4 +41,4 @@ prompt::ParserConfig output_parser_config(const prompt::PromptBuilder& builder,
                                           const prompt::Think& think,
                                           std::string_view rendered_prompt);
 
-}  // namespace vkllm::sched
+}  // namespace vkllm::requests

@@ -1,10 +1,10 @@
-#include "server/scheduler/request_options.h"
+#include "server/requests/request_options.h"
 
 #include <gtest/gtest.h>
 
 #include "server/http/status_error.h"
 
-namespace vkllm::sched {
+namespace vkllm::requests {
 namespace {
 
 using oj = nlohmann::ordered_json;
@@ -59,4 +59,4 @@ TEST(RequestOptions, WrongTypesAre400sWithOllamasText) {
 }
 
 }  // namespace
-}  // namespace vkllm::sched
+}  // namespace vkllm::requests

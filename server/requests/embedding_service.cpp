@@ -1,4 +1,4 @@
-#include "server/scheduler/embedding_service.h"
+#include "server/requests/embedding_service.h"
 
 #include <algorithm>
 #include <cmath>
@@ -10,11 +10,12 @@
 #include "engine/runtime/embedder.h"
 #include "server/async/run_blocking.h"
 #include "server/http/status_error.h"
+#include "server/requests/model_acquire.h"
+#include "server/requests/prompt_facts.h"
+#include "server/requests/request_options.h"
 #include "server/scheduler/embedding_jobs.h"
-#include "server/scheduler/prompt_facts.h"
-#include "server/scheduler/request_options.h"
 
-namespace vkllm::sched {
+namespace vkllm::requests {
 
 namespace asio = boost::asio;
 using std::chrono::duration_cast;
@@ -81,7 +82,7 @@ void normalize_embedding(std::vector<float>& v) {
 
 struct EmbeddingService::Impl {
   GenerationService& generation;
-  ModelManager& models;
+  sched::ModelManager& models;
   asio::thread_pool& workers;
   asio::thread_pool loaders{1};  // model loads take seconds: kept off the shared workers
 
@@ -115,26 +116,23 @@ struct EmbeddingService::Impl {
     if (caps.has("rerank")) throw reranker(as_sent);
   }
 
-  asio::awaitable<ModelLease> acquire(const registry::ModelShow& show,
-                                      std::optional<nanoseconds> keep_alive) {
-    if (auto lease = models.try_acquire(show, keep_alive)) co_return std::move(*lease);
-    auto& m = models;
-    auto load = [&m, show, keep_alive] { return m.acquire(show, keep_alive); };
-    co_return co_await async::run_blocking(loaders, std::move(load));
+  asio::awaitable<sched::ModelLease> acquire(const registry::ModelShow& show,
+                                             std::optional<nanoseconds> keep_alive) {
+    return acquire_model(models, loaders, show, keep_alive);
   }
 
   // Runs token inputs on the model's queue; the vectors in input order.
-  asio::awaitable<std::vector<std::vector<float>>> run(EmbeddingQueue& queue,
+  asio::awaitable<std::vector<std::vector<float>>> run(sched::EmbeddingQueue& queue,
                                                        std::vector<std::vector<int32_t>> inputs,
                                                        const std::shared_ptr<CancelSignal>& cancel,
                                                        unsigned failure_status) {
     auto executor = co_await asio::this_coro::executor;
-    EmbeddingTicket ticket = queue.submit(std::move(inputs), executor);
+    sched::EmbeddingTicket ticket = queue.submit(std::move(inputs), executor);
     CancelHook hook{cancel};
     cancel->on_cancel = [&ticket] { ticket.cancel(); };
     if (cancel->cancelled) ticket.cancel();
     auto wait = ticket.result();
-    EmbeddingOutcome outcome = co_await std::move(wait);
+    sched::EmbeddingOutcome outcome = co_await std::move(wait);
     if (outcome.cancelled) throw http::StatusError(499, "request cancelled");
     if (!outcome.error.empty()) {
       throw http::StatusError(outcome.unavailable ? 503 : failure_status, outcome.error);
@@ -143,7 +141,7 @@ struct EmbeddingService::Impl {
   }
 };
 
-EmbeddingService::EmbeddingService(GenerationService& generation, ModelManager& models,
+EmbeddingService::EmbeddingService(GenerationService& generation, sched::ModelManager& models,
                                    asio::thread_pool& workers)
     : impl_(new Impl{generation, models, workers}) {}
 
@@ -166,15 +164,15 @@ asio::awaitable<EmbedResult> EmbeddingService::embed(EmbedRequest req,
     co_await std::move(checking);
   }
   auto acquiring = impl_->acquire(show, req.keep_alive);
-  ModelLease lease = co_await std::move(acquiring);
+  sched::ModelLease lease = co_await std::move(acquiring);
   const auto t_loaded = steady_clock::now();
   EmbedResult result;
   if (req.inputs.empty()) co_return result;  // a load request: no metrics
 
-  LoadedModel& model = *lease;
+  sched::LoadedModel& model = *lease;
   // (Weights that contradict their capabilities, e.g. a config that claims embedding.)
   if (!model.embeddings) throw not_embedding(req.model);
-  EmbeddingQueue& queue = *model.embeddings;
+  sched::EmbeddingQueue& queue = *model.embeddings;
   if (queue.spec().pooling == model::Pooling::Rank) throw reranker(req.model);
   const uint64_t dims = req.dimensions > 0 && req.dimensions < queue.dimensions()
                             ? req.dimensions
@@ -232,12 +230,12 @@ asio::awaitable<RerankResult> EmbeddingService::rerank(RerankRequest req,
   auto checking = impl_->check_capability(show, req.model, EmbedNeed::rerank);
   co_await std::move(checking);
   auto acquiring = impl_->acquire(show, req.keep_alive);
-  ModelLease lease = co_await std::move(acquiring);
-  LoadedModel& model = *lease;
+  sched::ModelLease lease = co_await std::move(acquiring);
+  sched::LoadedModel& model = *lease;
   if (!model.embeddings || model.embeddings->spec().pooling != model::Pooling::Rank) {
     throw not_reranker(req.model);
   }
-  EmbeddingQueue& queue = *model.embeddings;
+  sched::EmbeddingQueue& queue = *model.embeddings;
   const tokenizer::Tokenizer& tok = *model.tokenizer;
   const uint32_t limit = queue.max_input_tokens();
   auto tokenize = [&tok, &req, limit] {
@@ -277,4 +275,4 @@ asio::awaitable<RerankResult> EmbeddingService::rerank(RerankRequest req,
   co_return result;
 }
 
-}  // namespace vkllm::sched
+}  // namespace vkllm::requests

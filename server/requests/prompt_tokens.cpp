@@ -1,0 +1,76 @@
+#include "server/requests/prompt_tokens.h"
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "server/http/status_error.h"
+#include "server/scheduler/context_shift.h"
+
+namespace vkllm::requests {
+
+void check_context_tokens(const GenerationRequest& req, const tokenizer::Tokenizer& tok) {
+  for (const int32_t id : req.context) {
+    if (id < 0 || id >= tok.vocab_size()) {
+      throw http::StatusError(400, "token id " + std::to_string(id) +
+                                       " in context is outside the vocabulary of " +
+                                       std::to_string(tok.vocab_size()));
+    }
+  }
+}
+
+PromptTokens build_prompt_tokens(const GenerationRequest& req, const prompt::PromptBuilder& builder,
+                                 const tokenizer::Tokenizer& tok, uint32_t num_ctx,
+                                 const std::function<void()>& check) {
+  PromptTokens p;
+  auto count = [&tok, &check](std::string_view text) {
+    check();
+    const size_t n = tok.encode(text, true, true).size();
+    check();
+    return n;
+  };
+  if (req.kind == GenerationRequest::Kind::chat) {  // (a failing template throws TemplateError)
+    p.rendered = builder.render_chat(req.chat, num_ctx, count);
+  } else if (req.raw) {
+    p.rendered.text = req.generate.prompt;
+    p.rendered.images = req.generate.images;
+  } else {
+    p.rendered = builder.render_generate(req.generate, num_ctx, count);
+  }
+  check();
+  if (!req.debug_render_only) {
+    std::string text = p.rendered.text;
+    if (!req.context.empty()) text = tok.decode(req.context) + text;
+    p.tokens = tok.encode(text, true, true);
+    if (p.tokens.empty()) p.tokens.push_back(tok.bos() >= 0 ? tok.bos() : 0);
+  }
+  return p;
+}
+
+void fit_prompt(std::vector<int32_t>& tokens, const ContextFit& fit) {
+  const uint32_t limit = fit.num_ctx - 1;
+  if (tokens.size() <= limit) return;
+  if (!fit.truncate) {
+    // Ollama passes on its llama-server's refusal as the message.
+    nlohmann::ordered_json e;
+    e["code"] = 400;
+    e["message"] = "request (" + std::to_string(tokens.size()) +
+                   " tokens) exceeds the available context size (" + std::to_string(fit.num_ctx) +
+                   " tokens), try increasing it";
+    e["type"] = "exceed_context_size_error";
+    e["n_prompt_tokens"] = tokens.size();
+    e["n_ctx"] = fit.num_ctx;
+    throw http::StatusError(400, nlohmann::ordered_json{{"error", e}}.dump());
+  }
+  if (!fit.shift) {
+    throw http::StatusError(400,
+                            "the prompt is longer than the context length currently available to "
+                            "the model; shorten the prompt, adjust the context length in "
+                            "settings, or use a model with a longer context length");
+  }
+  const auto n = static_cast<uint32_t>(tokens.size());
+  sched::shift_context(tokens, sched::shift_keep(fit.num_keep, n, fit.add_bos, limit), limit);
+}
+
+}  // namespace vkllm::requests
