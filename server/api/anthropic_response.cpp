@@ -42,7 +42,8 @@ J anthropic_usage_json(const requests::GenerationChunk& done) {
            {"output_tokens", done.eval_count}};
 }
 
-J anthropic_stop_json(const AnthropicMeta& meta, const requests::GenerationChunk& done, bool called) {
+J anthropic_stop_json(const AnthropicMeta& meta, const requests::GenerationChunk& done,
+                      bool called) {
   const auto& stops = meta.stop_sequences;
   const bool client_stop = !done.stop_sequence.empty() &&
                            std::find(stops.begin(), stops.end(), done.stop_sequence) != stops.end();

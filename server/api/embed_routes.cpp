@@ -6,12 +6,12 @@
 
 #include <openssl/evp.h>
 
-#include "server/api/cancel_on_disconnect.h"
 #include "server/api/inference_request.h"
 #include "server/api/json_request.h"
 #include "server/http/exchange.h"
 #include "server/http/json_text.h"
 #include "server/http/status_error.h"
+#include "server/http/until_disconnect.h"
 
 namespace vkllm::api {
 
@@ -138,9 +138,11 @@ awaitable<void> api_embed(EmbedApi& api, Exchange& ex) {
   req.options = options_field(body);
   req.keep_alive = parse_keep_alive(body);
   const std::string model = req.model;
-  auto cancel = cancel_on_disconnect(ex);
-  auto task = api.service.embed(std::move(req), cancel);
-  const requests::EmbedResult r = co_await std::move(task);
+  auto task = api.service.embed(std::move(req));
+  auto guarded = http::until_disconnect(ex, std::move(task));
+  const std::optional<requests::EmbedResult> result = co_await std::move(guarded);
+  if (!result) co_return;  // the client left
+  const requests::EmbedResult& r = *result;
 
   PiecewiseBody body_out(ex, http::kJsonContentType);
   std::string& out = body_out.text();
@@ -175,9 +177,11 @@ awaitable<void> api_embeddings(EmbedApi& api, Exchange& ex) {
   req.truncate = false;
   req.options = options_field(body);
   req.keep_alive = parse_keep_alive(body);
-  auto cancel = cancel_on_disconnect(ex);
-  auto task = api.service.embed(std::move(req), cancel);
-  const requests::EmbedResult r = co_await std::move(task);
+  auto task = api.service.embed(std::move(req));
+  auto guarded = http::until_disconnect(ex, std::move(task));
+  const std::optional<requests::EmbedResult> result = co_await std::move(guarded);
+  if (!result) co_return;  // the client left
+  const requests::EmbedResult& r = *result;
   std::string out = "{\"embedding\":";
   if (r.embeddings.empty()) {
     out += "[]";
@@ -219,9 +223,11 @@ awaitable<void> v1_embeddings(EmbedApi& api, Exchange& ex) {
   }
   req.dimensions = static_cast<uint32_t>(std::max<int64_t>(0, int_field(body, "dimensions", 0)));
   const std::string model = req.model;
-  auto cancel = cancel_on_disconnect(ex);
-  auto task = api.service.embed(std::move(req), cancel);
-  const requests::EmbedResult r = co_await std::move(task);
+  auto task = api.service.embed(std::move(req));
+  auto guarded = http::until_disconnect(ex, std::move(task));
+  const std::optional<requests::EmbedResult> result = co_await std::move(guarded);
+  if (!result) co_return;  // the client left
+  const requests::EmbedResult& r = *result;
 
   PiecewiseBody body_out(ex, "application/json");
   std::string& out = body_out.text();
@@ -280,9 +286,11 @@ awaitable<void> rerank(EmbedApi& api, Exchange& ex, bool openai) {
   req.keep_alive = parse_keep_alive(body);
   const std::string model = req.model;
   const std::vector<std::string> documents = req.documents;
-  auto cancel = cancel_on_disconnect(ex);
-  auto task = api.service.rerank(std::move(req), cancel);
-  const requests::RerankResult r = co_await std::move(task);
+  auto task = api.service.rerank(std::move(req));
+  auto guarded = http::until_disconnect(ex, std::move(task));
+  const std::optional<requests::RerankResult> result = co_await std::move(guarded);
+  if (!result) co_return;  // the client left
+  const requests::RerankResult& r = *result;
 
   nlohmann::ordered_json out;
   out["model"] = model;

@@ -2,7 +2,6 @@
 
 #include <strings.h>
 
-#include "server/api/cancel_on_disconnect.h"
 #include "server/api/inference_request.h"
 #include "server/api/inference_response.h"
 #include "server/api/json_request.h"
@@ -11,6 +10,7 @@
 #include "server/http/json_text.h"
 #include "server/http/status_error.h"
 #include "server/http/streams.h"
+#include "server/http/until_disconnect.h"
 #include "server/scheduler/metrics.h"
 
 namespace vkllm::api {
@@ -34,7 +34,6 @@ awaitable<void> generate_or_chat(InferenceApi& api, Exchange& ex, bool chat) {
       if (value.is_object() && strcasecmp(key.c_str(), "format") == 0) env.request.format = value;
     }
   }
-  auto cancel = cancel_on_disconnect(ex);
   const std::string model = env.request.model;
   const bool stream = env.stream;
   bool started = false;
@@ -61,9 +60,9 @@ awaitable<void> generate_or_chat(InferenceApi& api, Exchange& ex, bool chat) {
     }
   };
   // Arguments built outside the co_await expression (GCC 12 coroutine temporaries).
-  auto task = api.service.run(std::move(env.request), sink, cancel);
-  co_await std::move(task);
-  if (cancel->cancelled) co_return;
+  auto task = api.service.run(std::move(env.request), sink);
+  auto guarded = http::until_disconnect(ex, std::move(task));
+  if (!co_await std::move(guarded)) co_return;  // the client left
   if (stream && !single) {
     co_await ex.finish_chunked();
   } else {

@@ -137,7 +137,8 @@ J chat_completion_json(const OpenAiMeta& meta, requests::GenerationChunk& total)
   return j;
 }
 
-std::vector<J> chat_delta_chunks(const OpenAiMeta& meta, requests::GenerationChunk& c, bool& first) {
+std::vector<J> chat_delta_chunks(const OpenAiMeta& meta, requests::GenerationChunk& c,
+                                 bool& first) {
   std::vector<J> out;
   auto emit = [&](J delta, bool with_logprobs) {
     if (first) {

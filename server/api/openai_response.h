@@ -37,21 +37,26 @@ nlohmann::ordered_json openai_tool_calls_json(std::vector<prompt::ToolCall>& cal
 nlohmann::ordered_json openai_token_logprobs(const std::vector<requests::TokenLogprobText>& lps);
 
 // /v1/chat/completions, stream:false (`total` is the accumulated generation).
-nlohmann::ordered_json chat_completion_json(const OpenAiMeta& meta, requests::GenerationChunk& total);
+nlohmann::ordered_json chat_completion_json(const OpenAiMeta& meta,
+                                            requests::GenerationChunk& total);
 
 // /v1/chat/completions streaming: the chunks one generation chunk becomes (none, one, or two
 // when it carries thinking and content: reasoning first). The first delta of the stream has
 // the role; `first` tracks that.
 std::vector<nlohmann::ordered_json> chat_delta_chunks(const OpenAiMeta& meta,
-                                                      requests::GenerationChunk& chunk, bool& first);
+                                                      requests::GenerationChunk& chunk,
+                                                      bool& first);
 // {"role":"assistant","content":""}: opens a stream that finishes before any text.
 nlohmann::ordered_json chat_role_chunk(const OpenAiMeta& meta);
 nlohmann::ordered_json chat_finish_chunk(const OpenAiMeta& meta, std::string_view finish_reason);
-nlohmann::ordered_json chat_usage_chunk(const OpenAiMeta& meta, const requests::GenerationChunk& done);
+nlohmann::ordered_json chat_usage_chunk(const OpenAiMeta& meta,
+                                        const requests::GenerationChunk& done);
 
 // /v1/completions: stream:false object, and a streamed chunk (`finish_reason` empty → null).
-nlohmann::ordered_json completion_json(const OpenAiMeta& meta, const requests::GenerationChunk& total);
-nlohmann::ordered_json completion_chunk(const OpenAiMeta& meta, const requests::GenerationChunk& chunk,
+nlohmann::ordered_json completion_json(const OpenAiMeta& meta,
+                                       const requests::GenerationChunk& total);
+nlohmann::ordered_json completion_chunk(const OpenAiMeta& meta,
+                                        const requests::GenerationChunk& chunk,
                                         std::string_view finish_reason);
 nlohmann::ordered_json completion_usage_chunk(const OpenAiMeta& meta,
                                               const requests::GenerationChunk& done);

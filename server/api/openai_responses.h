@@ -29,8 +29,8 @@ class ResponsesStream {
     std::string sse() const;  // "event: <type>\ndata: <json>\n\n"
   };
 
-  std::vector<Event> start();                                     // response.created, .in_progress
-  std::vector<Event> feed(requests::GenerationChunk& chunk);         // items opened, deltas
+  std::vector<Event> start();                                 // response.created, .in_progress
+  std::vector<Event> feed(requests::GenerationChunk& chunk);  // items opened, deltas
   std::vector<Event> finish(const requests::GenerationChunk& done);  // items closed, .completed
   // An `error` event (OpenAI's fields plus the error envelope, so SDKs raise it).
   Event error(const http::StatusError& e);

@@ -3,7 +3,6 @@
 #include <chrono>
 #include <memory>
 
-#include "server/api/cancel_on_disconnect.h"
 #include "server/api/inference_response.h"
 #include "server/api/openai_request.h"
 #include "server/api/openai_response.h"
@@ -12,6 +11,7 @@
 #include "server/async/run_blocking.h"
 #include "server/http/exchange.h"
 #include "server/http/json_text.h"
+#include "server/http/until_disconnect.h"
 
 namespace vkllm::api {
 
@@ -63,7 +63,6 @@ awaitable<void> completions(OpenAiApi& api, Exchange& ex, SseWriter& sse) {
 awaitable<void> responses(OpenAiApi& api, Exchange& ex, SseWriter& sse) {
   const std::string body = co_await ex.read_body();
   OpenAiRequest req = parse_responses_request(parse_openai_body(body));
-  auto cancel = cancel_on_disconnect(ex);
   auto rs = std::make_shared<ResponsesStream>(openai_meta("resp_", req.request.model), req.echo);
   // The failure path outlives this frame: it holds its own reference to the stream state.
   sse.error_event = [rs](const http::StatusError& e) { return rs->error(e).sse(); };
@@ -83,9 +82,9 @@ awaitable<void> responses(OpenAiApi& api, Exchange& ex, SseWriter& sse) {
     if (!text.empty()) co_await sse.write(text);
     if (c.done) co_await sse.end();
   };
-  auto task = api.service.run(std::move(req.request), sink, cancel);
-  co_await std::move(task);
-  if (cancel->cancelled || stream) co_return;
+  auto task = api.service.run(std::move(req.request), sink);
+  auto guarded = http::until_disconnect(ex, std::move(task));
+  if (!co_await std::move(guarded) || stream) co_return;
   const J out = rs->response();
   co_await respond_json(ex, out);
 }

@@ -13,10 +13,10 @@
 
 #include <boost/asio/awaitable.hpp>
 
-#include "server/api/cancel_on_disconnect.h"
 #include "server/api/inference_response.h"
 #include "server/http/error_reply.h"
 #include "server/http/exchange.h"
+#include "server/http/until_disconnect.h"
 #include "server/requests/generation.h"
 
 namespace vkllm::api {
@@ -49,8 +49,8 @@ template <class Events>
 boost::asio::awaitable<bool> generate_sse_or_whole(requests::GenerationService& service,
                                                    http::Exchange& ex, SseWriter& sse,
                                                    requests::GenerationRequest request, bool stream,
-                                                   Events& events, requests::GenerationChunk& total) {
-  auto cancel = cancel_on_disconnect(ex);
+                                                   Events& events,
+                                                   requests::GenerationChunk& total) {
   requests::ChunkSink sink = [&](requests::GenerationChunk& c) -> boost::asio::awaitable<void> {
     if (!stream) {
       accumulate(total, std::move(c));
@@ -61,9 +61,10 @@ boost::asio::awaitable<bool> generate_sse_or_whole(requests::GenerationService& 
     if (c.done) co_await sse.end();
   };
   // Arguments built outside the co_await expression (GCC 12 coroutine temporaries).
-  auto task = service.run(std::move(request), sink, cancel);
-  co_await std::move(task);
-  co_return !cancel->cancelled && !stream;
+  auto task = service.run(std::move(request), sink);
+  auto guarded = http::until_disconnect(ex, std::move(task));
+  const bool complete = co_await std::move(guarded);
+  co_return complete && !stream;
 }
 
 // The shape's own end-of-stream error event.

@@ -24,12 +24,6 @@ using std::chrono::steady_clock;
 
 namespace {
 
-// Clears the cancel hook when the request's coroutine leaves (the ticket it points at dies).
-struct CancelHook {
-  std::shared_ptr<CancelSignal> cancel;
-  ~CancelHook() { cancel->on_cancel = nullptr; }
-};
-
 // Tokens of a text with the vocabulary's BOS/EOS around it, fitted to `ctx_len` tokens as
 // Ollama's embed handler fits them: the specials count against the context; too long is cut
 // (truncate) or an error with `status`.
@@ -124,13 +118,10 @@ struct EmbeddingService::Impl {
   // Runs token inputs on the model's queue; the vectors in input order.
   asio::awaitable<std::vector<std::vector<float>>> run(sched::EmbeddingQueue& queue,
                                                        std::vector<std::vector<int32_t>> inputs,
-                                                       const std::shared_ptr<CancelSignal>& cancel,
                                                        unsigned failure_status) {
     auto executor = co_await asio::this_coro::executor;
     sched::EmbeddingTicket ticket = queue.submit(std::move(inputs), executor);
-    CancelHook hook{cancel};
-    cancel->on_cancel = [&ticket] { ticket.cancel(); };
-    if (cancel->cancelled) ticket.cancel();
+    // A cancellation (the client left) aborts the wait; the ticket's destructor cancels the job.
     auto wait = ticket.result();
     sched::EmbeddingOutcome outcome = co_await std::move(wait);
     if (outcome.cancelled) throw http::StatusError(499, "request cancelled");
@@ -147,8 +138,7 @@ EmbeddingService::EmbeddingService(GenerationService& generation, sched::ModelMa
 
 EmbeddingService::~EmbeddingService() = default;
 
-asio::awaitable<EmbedResult> EmbeddingService::embed(EmbedRequest req,
-                                                     std::shared_ptr<CancelSignal> cancel) {
+asio::awaitable<EmbedResult> EmbeddingService::embed(EmbedRequest req) {
   const auto t0 = steady_clock::now();
   if (req.inputs.size() > kMaxEmbedInputs) {
     throw http::StatusError(400, "too many inputs: " + std::to_string(req.inputs.size()) +
@@ -202,7 +192,7 @@ asio::awaitable<EmbedResult> EmbeddingService::embed(EmbedRequest req,
       co_await async::run_blocking(impl_->workers, std::move(tokenize));
   for (const auto& t : tokens) result.prompt_tokens += static_cast<uint32_t>(t.size());
 
-  auto running = impl_->run(queue, std::move(tokens), cancel, failure_status);
+  auto running = impl_->run(queue, std::move(tokens), failure_status);
   result.embeddings = co_await std::move(running);
   for (auto& v : result.embeddings) {
     if (req.normalize) {  // (failure_status is 400 here, as normalize_embedding's)
@@ -218,8 +208,7 @@ asio::awaitable<EmbedResult> EmbeddingService::embed(EmbedRequest req,
   co_return result;
 }
 
-asio::awaitable<RerankResult> EmbeddingService::rerank(RerankRequest req,
-                                                       std::shared_ptr<CancelSignal> cancel) {
+asio::awaitable<RerankResult> EmbeddingService::rerank(RerankRequest req) {
   if (req.documents.size() > kMaxEmbedInputs) {
     throw http::StatusError(400, "too many documents: " + std::to_string(req.documents.size()) +
                                      ", at most " + std::to_string(kMaxEmbedInputs) +
@@ -263,7 +252,7 @@ asio::awaitable<RerankResult> EmbeddingService::rerank(RerankRequest req,
       co_await async::run_blocking(impl_->workers, std::move(tokenize));
   RerankResult result;
   for (const auto& p : pairs) result.prompt_tokens += static_cast<uint32_t>(p.size());
-  auto running = impl_->run(queue, std::move(pairs), cancel, 500);
+  auto running = impl_->run(queue, std::move(pairs), 500);
   const std::vector<std::vector<float>> scores = co_await std::move(running);
   for (size_t i = 0; i < scores.size(); ++i) {
     result.results.push_back({static_cast<uint32_t>(i), scores[i].at(0)});

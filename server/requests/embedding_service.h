@@ -73,11 +73,10 @@ class EmbeddingService {
                    boost::asio::thread_pool& workers);
   ~EmbeddingService();
 
-  // Cancelling (client gone) drops the inputs still queued; the call then throws http::StatusError.
-  boost::asio::awaitable<EmbedResult> embed(EmbedRequest request,
-                                            std::shared_ptr<CancelSignal> cancel);
-  boost::asio::awaitable<RerankResult> rerank(RerankRequest request,
-                                              std::shared_ptr<CancelSignal> cancel);
+  // Cancelled through the awaiting coroutine's cancellation slot (http/until_disconnect.h): the
+  // inputs still queued are dropped and the call throws operation_aborted.
+  boost::asio::awaitable<EmbedResult> embed(EmbedRequest request);
+  boost::asio::awaitable<RerankResult> rerank(RerankRequest request);
 
  private:
   struct Impl;

@@ -29,14 +29,6 @@ namespace {
 using namespace std::chrono;
 namespace asio = boost::asio;
 
-// Drops RAII-style on scope exit.
-struct Finally {
-  std::function<void()> fn;
-  ~Finally() {
-    if (fn) fn();
-  }
-};
-
 }  // namespace
 
 struct GenerationService::Impl {
@@ -166,8 +158,7 @@ bool has_output(const GenerationChunk& c) {
 
 }  // namespace
 
-asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink sink,
-                                             std::shared_ptr<CancelSignal> cancel) {
+asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink sink) {
   const auto t0 = steady_clock::now();
   const bool chat = req.kind == GenerationRequest::Kind::chat;
   registry::ModelShow show = co_await resolve(req.name, req.model);
@@ -190,7 +181,6 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
   QueueSlot queue_slot(queued_, options_.max_queue);
   sched::ModelLease lease = co_await acquire_model(models_, impl_->loaders, show, req.keep_alive);
   const auto t_loaded = steady_clock::now();
-  if (cancel->cancelled) co_return;
   sched::LoadedModel& model = *lease;
   if (load_only) {
     GenerationChunk done;
@@ -215,8 +205,7 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
 
   const tokenizer::Tokenizer& tok = *model.tokenizer;
   check_context_tokens(req, tok);
-  PromptTokens prompt = co_await build_prompt(req, *facts->builder, tok, num_ctx, cancel);
-  if (cancel->cancelled) co_return;
+  PromptTokens prompt = co_await build_prompt(req, *facts->builder, tok, num_ctx);
   if (req.debug_render_only) {
     GenerationChunk done;
     done.done = true;
@@ -241,13 +230,9 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
   ReplyText reply(tok, std::move(parser_config), opts.stop, req.tool_choice.parallel);
 
   auto stream = std::make_shared<sched::TokenStream>(co_await asio::this_coro::executor);
+  // A cancellation (the client left) aborts the wait on the stream; the handle's destructor then
+  // drops the sequence.
   sched::SequenceHandle handle = model.scheduler->submit({tokens, so, stream});
-  cancel->on_cancel = [&handle, stream] {
-    handle.cancel();
-    stream->nudge();
-  };
-  Finally clear_cancel{[&] { cancel->on_cancel = nullptr; }};
-  if (cancel->cancelled) co_return;
 
   // The token stream into chunks: one per token that shows text, as Ollama streams, however
   // many tokens arrive together (a fast backend hands over several per wake-up).
@@ -259,7 +244,6 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
   std::string done_reason;
   for (bool finished = false; !finished;) {
     std::vector<sched::TokenEvent> events = co_await stream->next();
-    if (cancel->cancelled) co_return;
     GenerationChunk chunk;
     for (auto& ev : events) {
       if (ev.prompt_tokens > 0 && t_first == steady_clock::time_point{}) {
@@ -277,7 +261,6 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
           handle.cancel();
         } else if (has_output(chunk)) {
           co_await sink(chunk);
-          if (cancel->cancelled) co_return;
           chunk = GenerationChunk{};
         }
       }
@@ -297,10 +280,7 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
     }
     if (!done_reason.empty()) finished = true;
     if (finished) reply.finish(chunk);
-    if (has_output(chunk)) {
-      co_await sink(chunk);
-      if (cancel->cancelled) co_return;
-    }
+    if (has_output(chunk)) co_await sink(chunk);
   }
   handle.release();
 
@@ -327,22 +307,23 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
   co_await sink(done);
 }
 
-asio::awaitable<PromptTokens> GenerationService::build_prompt(
-    const GenerationRequest& req, const prompt::PromptBuilder& builder,
-    const tokenizer::Tokenizer& tok, uint32_t num_ctx, std::shared_ptr<CancelSignal> cancel) {
+asio::awaitable<PromptTokens> GenerationService::build_prompt(const GenerationRequest& req,
+                                                              const prompt::PromptBuilder& builder,
+                                                              const tokenizer::Tokenizer& tok,
+                                                              uint32_t num_ctx) {
   const auto deadline = steady_clock::now() + options_.prompt_budget;
   const auto budget_ms = options_.prompt_budget.count();
-  // Between the renders of truncation: stop when the client left or the budget is spent.
-  auto check = [cancel, deadline, budget_ms] {
-    if (cancel->cancelled) throw http::StatusError(499, "request cancelled");
-    if (steady_clock::now() > deadline) {
-      throw http::StatusError(400, "building the prompt took longer than " +
-                                       std::to_string(budget_ms) +
-                                       " ms; send fewer or shorter messages");
-    }
-  };
-  // Off the I/O thread: tokenizing long prompts and truncating them take time.
-  auto build = [&req, &builder, &tok, num_ctx, check] {
+  // Off the I/O thread: tokenizing long prompts and truncating them take time. Between the renders
+  // of truncation it stops when the request is cancelled or the budget is spent.
+  auto build = [&req, &builder, &tok, num_ctx, deadline, budget_ms](std::stop_token stop) {
+    auto check = [&stop, deadline, budget_ms] {
+      if (stop.stop_requested()) throw http::StatusError(499, "request cancelled");
+      if (steady_clock::now() > deadline) {
+        throw http::StatusError(400, "building the prompt took longer than " +
+                                         std::to_string(budget_ms) +
+                                         " ms; send fewer or shorter messages");
+      }
+    };
     return build_prompt_tokens(req, builder, tok, num_ctx, check);
   };
   co_return co_await async::run_blocking(workers_, std::move(build));

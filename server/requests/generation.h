@@ -89,17 +89,6 @@ struct GenerationChunk {
 // Takes the chunk by reference: GCC 12 mishandles by-value temporaries in co_await expressions.
 using ChunkSink = std::function<boost::asio::awaitable<void>(GenerationChunk&)>;
 
-// Set by the route when the client goes away; run() stops at once (no more chunks).
-struct CancelSignal {
-  std::function<void()> on_cancel;  // set by run() while a sequence is in flight
-  // Set on the request's executor; also read by prompt work on a worker thread.
-  std::atomic<bool> cancelled{false};
-  void cancel() {
-    cancelled = true;
-    if (on_cancel) on_cancel();
-  }
-};
-
 struct ModelFacts;    // what a request needs to know about a model before loading it
 struct PromptTokens;  // prompt_tokens.h
 
@@ -114,9 +103,9 @@ class GenerationService {
   // Runs a request; every chunk goes through `sink`, the last with done = true. Fails (before the
   // first chunk or after it, when the route ends the stream with an error line or event) with
   // http::StatusError, or with the engine's or the template's own error, which
-  // http::status_error_of maps. Returns without a final chunk when `cancel` fired.
-  boost::asio::awaitable<void> run(GenerationRequest request, ChunkSink sink,
-                                   std::shared_ptr<CancelSignal> cancel);
+  // http::status_error_of maps. Cancelled through Asio's cancellation slot of the awaiting
+  // coroutine (http/until_disconnect.h): the sequence is dropped and no further chunk is sent.
+  boost::asio::awaitable<void> run(GenerationRequest request, ChunkSink sink);
 
   // The tokens the prompt of a chat `request` takes, rendered with the model's template without
   // truncation, from its GGUF header alone (no weights loaded): Anthropic's count_tokens.
@@ -143,8 +132,7 @@ class GenerationService {
   boost::asio::awaitable<PromptTokens> build_prompt(const GenerationRequest& req,
                                                     const prompt::PromptBuilder& builder,
                                                     const tokenizer::Tokenizer& tok,
-                                                    uint32_t num_ctx,
-                                                    std::shared_ptr<CancelSignal> cancel);
+                                                    uint32_t num_ctx);
   boost::asio::awaitable<std::shared_ptr<const sampling::CompiledFormat>> output_constraint(
       const GenerationRequest& req, const nlohmann::ordered_json& tools,
       const prompt::ParserConfig& parser_config, sched::LoadedModel& model);

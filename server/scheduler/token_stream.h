@@ -1,7 +1,8 @@
 // The channel between a model's engine thread and the request coroutine awaiting its tokens.
 // The engine pushes events without ever blocking; the request co_awaits the next batch of events
 // on its own executor. Nothing polls: a push wakes the waiting coroutine through a one-slot Asio
-// channel (a wake-up already pending is enough, so pushes never fail or wait).
+// channel (a wake-up already pending is enough, so pushes never fail or wait), and cancelling the
+// waiting coroutine (its cancellation slot) aborts the wait.
 #pragma once
 
 #include <chrono>
@@ -79,9 +80,6 @@ class TokenStream {
       co_await wake_.async_receive(boost::asio::use_awaitable);
     }
   }
-
-  // Wakes a waiting next() without an event (used to deliver a cancellation from the socket).
-  void nudge() { wake_.try_send(boost::system::error_code{}); }
 
  private:
   std::mutex mutex_;

@@ -1,17 +1,25 @@
 // run_blocking: the work runs on the pool, the coroutine resumes on its own executor, results and
-// exceptions come back, and a closure's owned state crosses once and is released once (ASan runs
-// this test too).
+// exceptions come back, a closure's owned state crosses once and is released once (ASan runs
+// this test too), and cancelling the awaiting coroutine asks work that takes a stop token to stop.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <stdexcept>
+#include <stop_token>
 #include <string>
 #include <thread>
 
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include "server/async/run_blocking.h"
 
@@ -90,6 +98,61 @@ TEST(RunBlocking, ANamedClosureCarriesItsOwnersAcrossAndReleasesThemOnce) {
   pool.join();
   // Every copy the call made is gone again: only ours holds the string.
   EXPECT_EQ(shared.use_count(), 1);
+}
+
+TEST(RunBlocking, CancellingTheCallerAsksStoppableWorkToStopAndAbortsItsNextAwait) {
+  asio::thread_pool pool(1);
+  asio::io_context io;
+  asio::cancellation_signal signal;
+  std::atomic<bool> started{false};
+  bool stopped_by_token = false;
+  bool next_await_aborted = false;
+  auto body = [&]() -> asio::awaitable<void> {
+    auto work = [&](std::stop_token stop) {
+      started = true;
+      // Bounded: a work that never sees the stop would fail the test, not hang it.
+      for (int i = 0; i < 5000 && !stop.stop_requested(); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      return stop.stop_requested();
+    };
+    auto task = run_blocking(pool, std::move(work));
+    stopped_by_token = co_await std::move(task);
+    try {
+      asio::steady_timer timer(co_await asio::this_coro::executor, std::chrono::seconds(5));
+      co_await timer.async_wait(asio::use_awaitable);
+    } catch (const boost::system::system_error& e) {
+      next_await_aborted = e.code() == asio::error::operation_aborted;
+    }
+  };
+  asio::co_spawn(io, body, asio::bind_cancellation_slot(signal.slot(), asio::detached));
+  // Cancel from the io thread (where the signal lives) once the work is running.
+  asio::steady_timer poll(io);
+  std::function<void()> cancel_when_started = [&] {
+    poll.expires_after(std::chrono::milliseconds(5));
+    poll.async_wait([&](boost::system::error_code) {
+      if (started) {
+        signal.emit(asio::cancellation_type::terminal);
+      } else {
+        cancel_when_started();
+      }
+    });
+  };
+  cancel_when_started();
+  io.run();
+  EXPECT_TRUE(stopped_by_token);
+  EXPECT_TRUE(next_await_aborted);
+}
+
+TEST(RunBlocking, WorkWithAStopTokenRunsToItsEndWhenNobodyCancels) {
+  asio::thread_pool pool(1);
+  bool stop_seen = true;
+  run_on_io([&]() -> asio::awaitable<void> {
+    auto work = [](std::stop_token stop) { return stop.stop_requested(); };
+    auto task = run_blocking(pool, std::move(work));
+    stop_seen = co_await std::move(task);
+  });
+  EXPECT_FALSE(stop_seen);
 }
 
 }  // namespace
