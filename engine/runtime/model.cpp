@@ -37,19 +37,15 @@ Model::Model(vk::Context& ctx, const gguf::GgufFile& file, const ModelOptions& o
 Model::Model(vk::Context& ctx, const gguf::GgufFile& file, TensorDataSource& source,
              const ModelOptions& options)
     : layers_(options.layers), ctx_(&ctx), spec_(model::ModelSpec::from_gguf(file)) {
-  if (spec_.is_gemma3n()) {
-    throw std::runtime_error(
-        "the Vulkan backend cannot run gemma3n models yet: it has no kernels for AltUp, "
-        "LAuReL, per-layer inputs, Gaussian top-k sparsity and shared KV layers (the CPU "
-        "backend runs them: VKLLM_DEVICE=cpu)");
-  }
   layers_.end = std::min(layers_.end, spec_.n_layer);
   if (layers_.first >= layers_.end && spec_.n_layer > 0) {
     throw std::invalid_argument("layer range [" + std::to_string(layers_.first) + ", " +
                                 std::to_string(layers_.end) + ") holds none of the model's " +
                                 std::to_string(spec_.n_layer) + " layers");
   }
-  TensorPlan plan = plan_device_tensors(file, spec_, options.fuse_weights);
+  // Gemma 3n's graph (gemma3n_forward.h) reads its FFN gate apart from up (it sparsifies the gate
+  // first): no stacked gate|up.
+  TensorPlan plan = plan_device_tensors(file, spec_, options.fuse_weights && !spec_.is_gemma3n());
   std::erase_if(plan.tensors, [&](const PlannedTensor& t) { return !holds(t.name); });
   spec_.fused_qkv = spec_.fused_qkv || plan.fused_qkv;
   spec_.fused_gate_up = spec_.fused_gate_up || plan.fused_gate_up;

@@ -48,6 +48,7 @@ void VulkanBackend::embed(WeightRef table, Rows out, uint32_t n_tokens, float sc
   g.ids = mem_.ids_in.slice();
   g.n_tokens = n_tokens;
   g.out = mem_.slice(out);
+  g.out_stride = out.stride;  // Gemma 3n: the embedding is stream 0 of each token's AltUp group
   g.scale = scale;
   record_get_rows(*rec_, ctx_.pipelines(), get(table), g);
   wrote(out.act);

@@ -20,6 +20,7 @@
 #include "engine/runtime/vulkan_step_buffers.h"
 #include "engine/vulkan/matmul_ops.h"
 #include "engine/vulkan/ops.h"
+#include "engine/vulkan/row_ops.h"
 
 namespace vkllm::runtime::detail {
 
@@ -129,6 +130,23 @@ class VulkanBackend final : public StepBackend {
   void pool(PoolMode mode, Rows x, uint32_t n, Rows out) override;
   void copy(Rows from, Rows to, uint64_t n) override;
 
+  // ---- Gemma 3n's operations (vulkan_backend_gemma3n.cpp; kernels in engine/vulkan/row_ops.h).
+  // Rows go to the kernels as buffer, offset and stride, so AltUp's interleaved streams need no
+  // aligned offsets.
+
+  void rms_norm_plain(Rows x, Rows y, uint32_t n, uint32_t rows) override;
+  void add_rows(Rows a, Rows b, Rows out, uint32_t n, uint32_t rows, float scale) override;
+  void mul_rows(Rows a, Rows b, Rows out, uint32_t n, uint32_t rows) override;
+  void mul_weight(Rows x, WeightRef w, Rows out, uint32_t n, uint32_t rows) override;
+  void scale_rows(Rows x, uint32_t n, uint32_t rows, float s) override;
+  void gaussian_topk(Rows x, uint32_t n, uint32_t rows, float std_mul) override;
+  void match_magnitude(Rows ref, Rows x, Rows out, uint32_t n, uint32_t rows) override;
+  void altup_predict(Rows streams, Rows coefs, Rows out, uint32_t n, uint32_t n_streams,
+                     uint32_t rows) override;
+  void altup_correct(Rows pred, Rows active, Rows coefs, Rows out, uint32_t n, uint32_t n_streams,
+                     uint32_t i_active, uint32_t rows) override;
+  void mean_streams(Rows streams, Rows out, uint32_t n, uint32_t n_streams, uint32_t rows) override;
+
   // ---- The Runner's side.
 
   uint32_t max_batch_tokens() const override { return opt_.max_batch_tokens; }
@@ -185,6 +203,11 @@ class VulkanBackend final : public StepBackend {
   }
   const DeviceTensor& get(WeightRef w) const {
     return w.w == model::Weight::Output ? m_.output() : m_.get(w.w, w.layer);
+  }
+
+  // Rows r of `width` elements (a stride of 0: packed) for the row kernels.
+  vk::ops::RowsRef rows_ref(Rows r, uint32_t width) {
+    return {mem_.buf(r.act), r.off, r.stride ? r.stride : width};
   }
 
   // Which activation mem_.x_f16 holds as f16 rows (n rows of its width).

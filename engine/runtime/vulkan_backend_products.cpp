@@ -44,7 +44,12 @@ void VulkanBackend::products(Rows x, uint32_t n, std::span<const ProductOut> out
     vk::MatmulArgs a = product_args(x, n, o);
     a.xq = in_q8;
     const DeviceTensor& w = get(o.w);
-    record_product(matmul_, *rec_, w, a, n <= matvec_limit(w));
+    if (o.w.slice > 0) {  // one matrix of a stack
+      const DeviceTensor m = stacked_matrix(w, o.w.slice, ctx_.caps().storage_buffer_alignment);
+      record_product(matmul_, *rec_, m, a, n <= matvec_limit(m));
+    } else {
+      record_product(matmul_, *rec_, w, a, n <= matvec_limit(w));
+    }
     wrote(o.y.act);
   }
 }
@@ -306,8 +311,10 @@ std::optional<vk::SplitParts> VulkanBackend::deferred_product(Rows x, uint32_t n
 }
 
 vk::BufferSlice VulkanBackend::q8_input(Rows x, uint32_t cols, uint32_t n) {
-  if (!q8_of_ || q8_of_->act != x.act || q8_of_->rows != n || x.off != 0) {
-    matmul_.record_quantize_q8(*rec_, mem_.slice(x), cols, n, 0, mem_.xq);
+  // A copy of strided rows (one of Gemma 3n's AltUp streams) is made for its one product.
+  const bool packed = x.stride == 0 || x.stride == cols;
+  if (!q8_of_ || q8_of_->act != x.act || q8_of_->rows != n || x.off != 0 || !packed) {
+    matmul_.record_quantize_q8(*rec_, mem_.slice(x), cols, n, x.stride, mem_.xq);
     rec_->barrier();
     mark("quantize_q8");
     q8_of_ = Q8Copy{x.act, n, mem_.xq};

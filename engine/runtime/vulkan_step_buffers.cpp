@@ -1,5 +1,6 @@
 #include "engine/runtime/vulkan_step_buffers.h"
 
+#include <iterator>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -17,9 +18,12 @@ VulkanStepBuffers::VulkanStepBuffers(vk::Context& c, const Model& model, RunnerO
   // storage-buffer binding (lavapipe: 128 MiB; VKLLM_MAX_BINDING_RANGE lowers it).
   const uint64_t range = ctx.caps().max_storage_buffer_range;
   // (MoE: the grouped path's down product of each of a token's pairs, n_expert_used rows.)
+  // (Gemma 3n: the AltUp streams and the per-layer inputs, zero wide for other models.)
   const uint64_t token_bytes =
       4 * std::max<uint64_t>({uint64_t(spec.qkv_act_width()), 2ull * spec.n_ff, spec.n_embd,
-                              uint64_t(spec.n_expert_used) * spec.n_embd});
+                              uint64_t(spec.n_expert_used) * spec.n_embd,
+                              uint64_t(spec.n_altup) * spec.n_embd,
+                              uint64_t(spec.n_layer) * spec.n_embd_altup});
   const uint64_t logits_row_bytes = 4ull * spec.n_vocab;
   if (uint64_t(o.max_seqs) * std::max(token_bytes, logits_row_bytes) > range) {
     throw std::invalid_argument(std::to_string(o.max_seqs) +
@@ -66,15 +70,26 @@ vk::BufferSlice& VulkanStepBuffers::buf(Act a) {
     case Act::Logits:
       return logits;
     case Act::Alt:
+      return gemma3n_act(alt);
     case Act::AltPred:
+      return gemma3n_act(alt_pred);
     case Act::PerLayer:
+      return gemma3n_act(per_layer);
     case Act::Aux:
+      return gemma3n_act(aux);
     case Act::AuxB:
+      return gemma3n_act(aux_b);
     case Act::Modal:
+      return gemma3n_act(modal);
     case Act::Coef:
-      break;  // Gemma 3n's: the Vulkan backend refuses those models at load
+      return gemma3n_act(coef);
   }
   throw std::logic_error("unknown activation");
+}
+
+vk::BufferSlice& VulkanStepBuffers::gemma3n_act(vk::BufferSlice& s) {
+  if (!s) throw std::logic_error("a Gemma 3n activation used by a model without AltUp");
+  return s;
 }
 
 void VulkanStepBuffers::allocate_activations() {
@@ -105,10 +120,22 @@ void VulkanStepBuffers::allocate_activations() {
   const uint64_t moe_groups_bytes =
       spec.is_moe() ? 4 * vk::ops::moe_group_words(T * spec.n_expert_used) : 0;
   const uint64_t moe_pair_bytes = moe_bytes * E;
+  // Gemma 3n's AltUp streams and their predictions, per-layer inputs, scratch rows, router outputs
+  // and coefficients (step_backend.h's Act); none for other models.
+  const uint64_t A = spec.n_altup, PL = uint64_t(spec.n_layer) * spec.n_embd_altup;
+  const uint64_t g = spec.is_gemma3n() ? 1 : 0;
+  const uint64_t gemma3n_sizes[] = {g * T * A * E,
+                                    g * T * A * E,
+                                    g * T * PL,
+                                    g * T * std::max(PL, (A ? A - 1 : 0) * E),
+                                    g * T * std::max<uint64_t>(E, spec.laurel_rank),
+                                    g * T * A,
+                                    g * T * A * A};
   act_bytes = split_bytes + argmax_bytes + xq_bytes + x_f16_bytes + 4ull * f16_rows + 6 * align +
               4 * (S_words() + align) + 2 * (moe_bytes + align) + moe_groups_bytes +
               moe_pair_bytes + 2 * align;
   for (uint64_t s : sizes) act_bytes += (s * 4 + align - 1) / align * align + align;
+  for (uint64_t s : gemma3n_sizes) act_bytes += (s * 4 + align - 1) / align * align + align;
   act.emplace(ctx.device(), "activations", act_bytes);
   auto f32 = [&](uint64_t n) { return act->allocate(n * 4); };
   x = f32(T * E);
@@ -135,6 +162,10 @@ void VulkanStepBuffers::allocate_activations() {
     moe_weights = act->allocate(moe_bytes);
     moe_groups = act->allocate(moe_groups_bytes);
     moe_pair_out = act->allocate(moe_pair_bytes);
+  }
+  if (g) {
+    vk::BufferSlice* gemma3n[] = {&alt, &alt_pred, &per_layer, &aux, &aux_b, &modal, &coef};
+    for (size_t i = 0; i < std::size(gemma3n); ++i) *gemma3n[i] = f32(gemma3n_sizes[i]);
   }
   const std::vector<uint32_t> zeros(f16_rows);
   vk::upload(ctx.device(), row_counters, std::span<const uint32_t>(zeros));
@@ -226,6 +257,19 @@ void VulkanStepBuffers::allocate_kv() {
     if (!spec.owns_kv(l)) continue;
     k_region[l] = kv_arena->allocate(region);
     v_region[l] = kv_arena->allocate(region);
+  }
+  // Gemma 3n's shared-KV layers read the regions of the layer they share (ModelSpec::kv_layer),
+  // which a stage must hold too.
+  for (uint32_t l = own.first; l < own.end; ++l) {
+    if (spec.owns_kv(l) || spec.is_recurrent(l)) continue;
+    const uint32_t from = spec.kv_layer(l);
+    if (!own.contains(from)) {
+      throw std::runtime_error("layer " + std::to_string(l) + " reads the KV cache of layer " +
+                               std::to_string(from) +
+                               ", which another stage of the split model holds");
+    }
+    k_region[l] = k_region[from];
+    v_region[l] = v_region[from];
   }
 }
 
