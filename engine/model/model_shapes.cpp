@@ -39,6 +39,10 @@ const NamedShape kNamedShapes[] = {
     // test with 25 layers: deep enough for Gemma 3n's KV sharing (layers 20-24 reuse the caches
     // of a local and a global layer) and its sparse first 10 layers.
     {"test-deep", {256, 25, 4, 2, 64, 768, 2048, false, 0.0f, 0.0f, 8, 2, 256, 16}},
+    // test-deep and test-swa at half the width (a quarter of their products): cheap enough for
+    // lavapipe's Gemma 3n cases.
+    {"test-deep-narrow", {128, 25, 2, 1, 64, 384, 2048, false, 0.0f, 0.0f, 8, 2, 256, 16}},
+    {"test-swa-narrow", {128, 7, 2, 1, 64, 384, 2048, false, 0.0f, 0.0f, 8, 2, 256, 16}},
     // Gemma 3n E2B / E4B (their config.json's text_config; head size 256).
     {"gemma3n-e2b", {2048, 30, 8, 2, 256, 8192, 32768, true, 1000000.0f, 0.0f, 0, 0, 0, 512}},
     {"gemma3n-e4b", {2048, 35, 8, 2, 256, 16384, 32768, true, 1000000.0f, 0.0f, 0, 0, 0, 512}},
@@ -69,12 +73,12 @@ ModelShape parse_model_shape(std::string_view text) {
     start = x + 1;
   }
   if (parts.size() != 4) {
-    throw std::invalid_argument(
-        "model shape '" + std::string(text) +
-        "' is neither a named shape (tiny, test, llama3.2-1b, "
-        "llama3.1-8b, qwen2.5-0.5b, ministral3-3b, ministral3-8b, "
-        "embeddinggemma-300m, lfm2-1.2b, test-deep, gemma3n-e2b, gemma3n-e4b) nor WxLxHxKV "
-        "(n_embd x n_layer x n_head x n_head_kv)");
+    throw std::invalid_argument("model shape '" + std::string(text) +
+                                "' is neither a named shape (tiny, test, llama3.2-1b, "
+                                "llama3.1-8b, qwen2.5-0.5b, ministral3-3b, ministral3-8b, "
+                                "embeddinggemma-300m, lfm2-1.2b, test-deep, test-deep-narrow, "
+                                "test-swa-narrow, gemma3n-e2b, gemma3n-e4b) nor WxLxHxKV "
+                                "(n_embd x n_layer x n_head x n_head_kv)");
   }
   ModelShape s;
   s.n_embd = parse_dimension(parts[0], "n_embd", text);

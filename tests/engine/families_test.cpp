@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "engine/runtime/embedder.h"
 #include "engine/runtime/generator.h"
@@ -153,11 +154,21 @@ std::string case_label(const ::testing::TestParamInfo<std::tuple<Backend, std::s
          test::param_name(std::get<1>(info.param));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Fixtures, FamiliesVsLlamaCpp,
-    ::testing::Combine(::testing::Values(Backend::Vulkan, Backend::Cpu),
-                       ::testing::ValuesIn(reference::model_case_names(families_dir()))),
-    case_label);
+// Every case on both backends, but for the full-width Gemma 3n cases on Vulkan: 25 and 7 layers
+// 256 wide over a 131-token prompt took 90 s and 24 s on lavapipe (cos 0.9999914 and 0.9993362,
+// 16 greedy tokens identical on F16); their half-width twins on a 45-token prompt
+// (gemma3n-narrow-*) cover the same graph, shared KV included, in about 14 s and 4 s.
+std::vector<std::tuple<Backend, std::string>> family_cases() {
+  std::vector<std::tuple<Backend, std::string>> cases;
+  for (const Backend b : {Backend::Vulkan, Backend::Cpu})
+    for (const std::string& name : reference::model_case_names(families_dir()))
+      if (b == Backend::Cpu || (name != "gemma3n-f16" && name != "gemma3n-q8_0"))
+        cases.emplace_back(b, name);
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, FamiliesVsLlamaCpp, ::testing::ValuesIn(family_cases()),
+                         case_label);
 
 }  // namespace
 }  // namespace vkllm::runtime
