@@ -128,7 +128,8 @@ void add_dev_commands(CLI::App& app) {
   make->add_option(
           "--shape", args->shape,
           "tiny, test (tiny with 8 experts, 2 per token, for qwen3moe and gpt-oss; window 16), "
-          "test-swa (7 layers), test-deep (25 layers: gemma3n's shared KV), gemma3n-e2b, "
+          "test-swa (7 layers), test-deep (25 layers: gemma3n's shared KV), test-deep-narrow and "
+          "test-swa-narrow (128 wide), gemma3n-e2b, "
           "gemma3n-e4b, "
           "llama3.2-1b, llama3.1-8b, llama3.1-70b, qwen2.5-0.5b, qwen3-30b-a3b, gpt-oss-20b, "
           "ministral3-3b, "
