@@ -46,7 +46,12 @@ SplitModel::SplitModel(std::span<vk::Context* const> contexts, const gguf::GgufF
                                 std::to_string(contexts.size()) + " devices, " +
                                 std::to_string(layer_counts.size()) + " counts)");
   }
-  const uint32_t n_layer = model::ModelSpec::from_gguf(file).n_layer;
+  const model::ModelSpec spec = model::ModelSpec::from_gguf(file);
+  // Stages hand each other the residual stream only: Gemma 3n's AltUp streams and per-layer
+  // inputs would have to travel too.
+  if (spec.is_gemma3n())
+    throw std::runtime_error("a gemma3n model cannot be split across devices yet");
+  const uint32_t n_layer = spec.n_layer;
   const uint32_t sum = std::accumulate(layer_counts.begin(), layer_counts.end(), 0u);
   if (sum != n_layer || std::count(layer_counts.begin(), layer_counts.end(), 0u) > 0) {
     throw std::invalid_argument("the layer split must give each device one layer at least and " +

@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "engine/runtime/runner.h"
@@ -123,6 +125,24 @@ TEST(SplitModel, LogitsEqualTheWholeModelsBitForBit) {
   run.step(std::span(ta).last(1), std::span(tb).last(1), {tokens(s, 11)}, LogitsWanted::Last);
   for (int step = 0; step < 2; ++step)
     run.step(ta, tb, {tokens(s, 1), tokens(s, 1), tokens(s, 1), tokens(s, 1)}, LogitsWanted::Last);
+}
+
+// Gemma 3n's stages would have to hand each other its AltUp streams too: refused at load.
+TEST(SplitModel, RefusesGemma3n) {
+  model::MakeModelOptions o;
+  o.arch = "gemma3n";
+  o.shape = model::parse_model_shape("64x2x2x1");
+  const std::vector<uint8_t> bytes = test::random_model_bytes(o);
+  const auto file = gguf::GgufFile::parse(bytes);
+  vk::Context* devices[] = {&test::vk_context(), &second_context()};
+  const uint32_t counts[] = {1, 1};
+  try {
+    SplitModel split(devices, file, counts);
+    ADD_FAILURE() << "a gemma3n model was split";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("gemma3n model cannot be split"), std::string::npos)
+        << e.what();
+  }
 }
 
 // As the scheduler uses the Runner: prompts that share a prefix reuse its cached blocks, a step
