@@ -273,6 +273,13 @@ TEST(PagedAttention, PrefillOnTensorCores) {
   int i = 0;
   for (uint32_t head_dim : {64u, 80u, 128u})
     for (uint32_t gqa : {1u, 4u, 8u}) {
+      // Without tensor cores these cases only repeat the scalar kernel's: three of the nine
+      // (every head dim and every GQA ratio once, with and without soft-capping, one window)
+      // keep lavapipe's share of CI short.
+      if (!device_has_tensor_cores() && i != 1 && i != 5 && i != 6) {
+        ++i;
+        continue;
+      }
       Config c{.head_dim = head_dim, .n_kv_heads = gqa == 8 ? 1u : 2u, .gqa = gqa};
       c.softcap = (i % 2) ? 25.f : 0.f;
       c.window = (i % 3 == 1) ? 40 : 0;
