@@ -10,6 +10,7 @@
 #include <variant>
 
 #include "engine/model/gemma3n_spec.h"
+#include "engine/model/gemma4_spec.h"
 #include "engine/model/weight_names.h"
 
 namespace vkllm::model {
@@ -35,6 +36,7 @@ constexpr ArchEntry kArchs[] = {
     {"gemma-embedding", Arch::GemmaEmbedding},
     {"lfm2", Arch::Lfm2},
     {"gemma3n", Arch::Gemma3n},
+    {"gemma4", Arch::Gemma4},
 };
 
 // Reads "<arch>.<key>" with a default, failing clearly when a required key is missing.
@@ -69,13 +71,14 @@ class Keys {
 };
 
 // <arch>.feed_forward_length: one width, or (Gemma 3n's converter) one per layer, which must
-// then all be equal.
+// then all be equal unless the architecture reads them per layer (Gemma 4: the largest).
 uint32_t feed_forward_length(const gguf::GgufFile& f, const std::string& arch) {
   const std::string key = arch + ".feed_forward_length";
   const gguf::Value* v = f.find(key);
   if (!v) throw std::runtime_error("model metadata is missing " + key);
   if (v->type() != gguf::ValueType::ARRAY) return f.get<uint32_t>(key);
   const std::vector<uint32_t> widths = f.get_array<uint32_t>(key);
+  if (arch == "gemma4" && !widths.empty()) return *std::max_element(widths.begin(), widths.end());
   if (widths.empty() ||
       std::adjacent_find(widths.begin(), widths.end(), std::not_equal_to<>()) != widths.end()) {
     throw std::runtime_error(key + " gives layers of different widths, which is not supported");
@@ -227,7 +230,7 @@ std::vector<uint32_t> read_head_count_kv(const gguf::GgufFile& f, const Keys& k,
   if (!v || !std::holds_alternative<std::shared_ptr<gguf::Array>>(v->v)) {
     return std::vector<uint32_t>(s.n_layer, k.u32("attention.head_count_kv", s.n_head));
   }
-  if (s.arch != Arch::Lfm2) {
+  if (s.arch != Arch::Lfm2 && s.arch != Arch::Gemma4) {
     throw std::runtime_error(s.arch_name + ": a per-layer " + key + " is not supported");
   }
   std::vector<uint32_t> per_layer = f.get_array<uint32_t>(key);
@@ -353,7 +356,7 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
     throw std::runtime_error("unsupported model architecture '" + s.arch_name +
                              "' (supported: llama, qwen2, qwen3, qwen3moe, gpt-oss, gemma2, "
                              "gemma3, phi3, mistral3, bert, "
-                             "nomic-bert, gemma-embedding, lfm2, gemma3n)");
+                             "nomic-bert, gemma-embedding, lfm2, gemma3n, gemma4)");
   }
   const Keys k(f, s.arch_name);
   s.n_layer = k.u32("block_count");
@@ -362,7 +365,12 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
   s.n_head = k.u32("attention.head_count");
   const std::vector<uint32_t> kv_heads = read_head_count_kv(f, k, s);
   s.n_head_kv = 0;
+  // Gemma 4's global layers have their own K/V head count (read per layer by read_gemma4).
   for (uint32_t h : kv_heads) {
+    if (s.arch == Arch::Gemma4) {
+      s.n_head_kv = std::max(s.n_head_kv, h);
+      continue;
+    }
     if (h != 0 && s.n_head_kv != 0 && h != s.n_head_kv) {
       throw std::runtime_error(
           "model metadata has attention layers with different K/V head "
@@ -482,6 +490,9 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
     }
     case Arch::Gemma3n:
       read_gemma3n(f, s);
+      break;
+    case Arch::Gemma4:
+      read_gemma4(f, kv_heads, s);
       break;
   }
   if (s.layer_is_recurrent.empty()) s.layer_is_recurrent.assign(s.n_layer, false);

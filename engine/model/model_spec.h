@@ -28,6 +28,7 @@ enum class Arch {
   GemmaEmbedding,
   Lfm2,
   Gemma3n,
+  Gemma4,
 };
 enum class RopeOrdering { Normal, NeoX };  // rotate pairs (2i, 2i+1) vs (i, i + dims/2)
 // SwigluOai: gpt-oss's clamped SwiGLU, out = g * sigmoid(1.702 g) * (u + 1) with the gate g
@@ -215,6 +216,32 @@ struct ModelSpec {
     if (n_layer_kv == 0 || l < n_layer_kv) return l;
     return n_layer_kv - (layer_is_swa[l] ? 2 : 1);
   }
+
+  // Gemma 4 (gemma4_spec.h reads them, runtime/gemma4_forward.h runs them): its global layers
+  // have their own head size, K/V head count and rotated dimensions, and its layers may differ
+  // in FFN width, so these hold one value per layer (empty for every other architecture, whose
+  // layers all have head_dim, n_head_kv, n_ff and rope_dims). The scalars then hold the largest
+  // value, which sizes the activations. A layer without attn_v uses its raw K as V
+  // (layer_v_is_k). Per-layer inputs (n_embd_altup wide) as Gemma 3n's, without AltUp.
+  std::vector<uint32_t> layer_head_dim, layer_n_head_kv, layer_n_ff, layer_rope_dims;
+  std::vector<bool> layer_v_is_k;
+  std::vector<bool> layer_out_scaled;  // blk.N.layer_output_scale multiplies the layer's output
+  // Gemma 4's MoE layers: each expert's output has its own factor (ffn_down_exps.scale).
+  bool moe_down_scales = false;
+  uint32_t head_dim_of(uint32_t l) const {
+    return layer_head_dim.empty() ? head_dim : layer_head_dim[l];
+  }
+  uint32_t n_head_kv_of(uint32_t l) const {
+    return layer_n_head_kv.empty() ? n_head_kv : layer_n_head_kv[l];
+  }
+  uint32_t n_ff_of(uint32_t l) const { return layer_n_ff.empty() ? n_ff : layer_n_ff[l]; }
+  uint32_t rope_dims_of(uint32_t l) const {
+    return layer_rope_dims.empty() ? rope_dims : layer_rope_dims[l];
+  }
+  // Gemma 3n's and Gemma 4's per-layer inputs (Act::PerLayer and its scratch rows).
+  bool has_per_layer_inputs() const { return n_embd_altup > 0; }
+  // Gemma 4's MoE layers add a dense FFN beside the experts; their router reads its own input.
+  bool is_gemma4() const { return arch == Arch::Gemma4; }
 
   uint32_t n_embd_k_gqa() const { return head_dim * n_head_kv; }
   uint32_t n_embd_v_gqa() const { return head_dim_v * n_head_kv; }

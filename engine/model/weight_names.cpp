@@ -137,6 +137,18 @@ const char* suffix(Weight w) {
       return "laurel_r.weight";
     case Weight::LaurelPostNorm:
       return "laurel_post_norm.weight";
+    case Weight::LayerOutScale:
+      return "layer_output_scale.weight";
+    case Weight::FfnPreNorm2:
+      return "pre_ffw_norm_2.weight";
+    case Weight::FfnPostNorm1:
+      return "post_ffw_norm_1.weight";
+    case Weight::FfnPostNorm2:
+      return "post_ffw_norm_2.weight";
+    case Weight::FfnGateInpScale:
+      return "ffn_gate_inp.scale";
+    case Weight::FfnDownExpsScale:
+      return "ffn_down_exps.scale";
   }
   return "";
 }

@@ -90,6 +90,16 @@ enum class Weight {
   LaurelL,
   LaurelR,
   LaurelPostNorm,
+  // Gemma 4 (gemma4_forward.h): a layer's output scale (one value), and in its MoE layers the
+  // norms of the dense and the expert branch (pre_ffw_norm_2 before the experts, post_ffw_norm_1
+  // / _2 after each branch), the router's input scale ([n_embd]) and each expert's output scale
+  // ([n_expert]).
+  LayerOutScale,
+  FfnPreNorm2,
+  FfnPostNorm1,
+  FfnPostNorm2,
+  FfnGateInpScale,
+  FfnDownExpsScale,
 };
 
 // Name of a global weight (layer ignored) or of layer `layer`'s weight, e.g. "blk.3.attn_q.weight".

@@ -132,11 +132,13 @@ class CpuBackend final : public StepBackend {
   void write_kv(uint32_t layer, bool value, const RopeSpec* rope, Rows src) override {
     cpu::RopeParams p;
     if (rope) p = rope_params(*rope);
-    const cpu::CacheRegion region{region_data(layer, value), spec_.n_head_kv, layout_.block_size,
-                                  layout_.type};
+    // Layers may differ in head size and count (Gemma 4): each reads its region as its own.
+    const cpu::CacheRegion region{region_data(layer, value), spec_.n_head_kv_of(layer),
+                                  layout_.block_size, layout_.type};
     const cpu::ConstHeadRows rows(ptr(src), src.stride);
+    const uint32_t head_dim = spec_.head_dim_of(layer);
     split(batch_.n_tokens, 1, [&](uint32_t b, uint32_t e) {
-      cpu::write_kv(rope ? &p : nullptr, batch_, rows, spec_.head_dim, region, b, e, isa_);
+      cpu::write_kv(rope ? &p : nullptr, batch_, rows, head_dim, region, b, e, isa_);
     });
   }
 
@@ -145,7 +147,7 @@ class CpuBackend final : public StepBackend {
     a.q = cpu::ConstHeadRows(ptr(s.q), s.q.stride);
     a.k_cache = region_data(s.layer, false);
     a.v_cache = region_data(s.layer, true);
-    a.n_kv_heads = spec_.n_head_kv;
+    a.n_kv_heads = spec_.n_head_kv_of(s.layer);
     a.block_size = layout_.block_size;
     a.cache_type = layout_.type;
     a.batch = batch_;
@@ -193,6 +195,11 @@ class CpuBackend final : public StepBackend {
       w.up_bias = f32_weight({Weight::FfnUpExpsBias, m.layer});
       w.down_bias = f32_weight({Weight::FfnDownExpsBias, m.layer});
     }
+    if (m.router_own_input) {
+      w.router_x = ptr(m.router_x);
+      w.router_x_stride = m.router_x.stride;
+    }
+    if (m.down_scales) w.down_scale = f32_weight({Weight::FfnDownExpsScale, m.layer});
     cpu_moe_ffn(m, n_tokens, w, ptr(m.x), m.x.stride, ptr(m.out), m.out.stride, moe_, pool_, ws_,
                 isa_);
   }
@@ -507,8 +514,9 @@ class CpuBackend final : public StepBackend {
     const uint64_t qkv = spec_.qkv_act_width(), attn = spec_.attn_act_width();
     // Gemma 3n's AltUp streams, per-layer inputs and scratch rows (0 for other models).
     const uint64_t A = spec_.n_altup, PL = uint64_t(spec_.n_layer) * spec_.n_embd_altup;
-    const uint64_t g = spec_.is_gemma3n() ? 1 : 0;
-    const uint64_t aux = std::max(PL, (A ? A - 1 : 0) * E),
+    const uint64_t g = spec_.has_per_layer_inputs() || spec_.is_gemma4() ? 1 : 0;
+    // Gemma 4's MoE layers: the experts' input and the router's (Aux, AuxB; T x n_embd).
+    const uint64_t aux = std::max({PL, (A ? A - 1 : 0) * E, spec_.is_gemma4() ? E : 0}),
                    aux_b = std::max<uint64_t>(E, spec_.laurel_rank);
     const uint64_t sizes[kActs] = {
         T * E,         T * E,      T * qd,      T * kvd,       T * kvd, T * qkv,  T * attn,
@@ -542,10 +550,18 @@ class CpuBackend final : public StepBackend {
         kv_region_of_[l] = kv_region_of_[spec_.kv_layer(l)];
     }
     if (opt_.kv_scratch_blocks > 0) kv_regions_ = 1;
-    layout_.n_kv_heads = spec_.n_head_kv;
-    layout_.head_dim = spec_.head_dim;
-    layout_.block_size = opt_.block_size;
+    // The layers' widest K (or V) row per token sizes every region; a layer with fewer or
+    // smaller heads (Gemma 4's) lays its own [block][head][slot] rows out in that space.
     layout_.type = opt_.kv_cache_type;
+    auto token_words = [&](uint32_t l) {
+      return uint64_t(spec_.n_head_kv_of(l)) * kv::row_words(layout_.type, spec_.head_dim_of(l));
+    };
+    uint32_t widest = 0;
+    for (uint32_t l = 1; l < spec_.n_layer; ++l)
+      if (token_words(l) > token_words(widest)) widest = l;
+    layout_.n_kv_heads = spec_.n_head_kv_of(widest);
+    layout_.head_dim = spec_.head_dim_of(widest);
+    layout_.block_size = opt_.block_size;
     const uint64_t per_block = layout_.block_bytes(kv_regions_);  // K and V
     uint64_t budget = opt_.kv_budget_bytes;
     if (opt_.kv_scratch_blocks > 0) {  // one K and one V region shared by every layer

@@ -74,7 +74,12 @@ void cpu_moe_ffn(const MoeSpec& m, uint32_t T, const CpuMoeWeights& w, const flo
   // Router logits, then each token's experts and weights.
   const cpu::WeightView router{w.router->type, w.router->data, w.router->cols(), w.router->rows()};
   const cpu::Product logits{&router, grown(s.logits, uint64_t(T) * m.n_expert), m.n_expert, false};
-  cpu::matmul(std::span(&logits, 1), x, x_stride, T, pool, ws, isa);
+  if (w.router_x) {
+    cpu::matmul(std::span(&logits, 1), w.router_x, w.router_x_stride ? w.router_x_stride : E, T,
+                pool, ws, isa);
+  } else {
+    cpu::matmul(std::span(&logits, 1), x, x_stride, T, pool, ws, isa);
+  }
   add_expert_bias(s.logits.data(), T, w.router_bias, 0, m.n_expert);
   cpu::MoeRouteArgs r;
   r.softmax_after_top_k = m.softmax_after_top_k;
@@ -85,6 +90,9 @@ void cpu_moe_ffn(const MoeSpec& m, uint32_t T, const CpuMoeWeights& w, const flo
   r.ids = grown(s.ids, uint64_t(T) * K);
   r.weights = grown(s.weights, uint64_t(T) * K);
   cpu::moe_route(r, 0, T);
+  // A per-expert output scale is linear in the expert's output: it joins the expert's weight.
+  if (w.down_scale)
+    for (uint64_t p = 0; p < uint64_t(T) * K; ++p) s.weights[p] *= w.down_scale[s.ids[p]];
 
   // Expert by expert: its (token, rank) pairs' rows through gate/up, GLU and down.
   float* pair_out = grown(s.pair_out, uint64_t(T) * K * E);
@@ -129,7 +137,7 @@ void cpu_moe_ffn(const MoeSpec& m, uint32_t T, const CpuMoeWeights& w, const flo
       float acc = 0;
       for (uint32_t k = 0; k < K; ++k)
         acc += s.weights[uint64_t(t) * K + k] * pair_out[(uint64_t(t) * K + k) * E + i];
-      o[i] += acc;
+      o[i] = m.accumulate ? o[i] + acc : acc;
     }
   });
 }

@@ -26,6 +26,11 @@ struct CpuMoeWeights {
   const float* gate_bias = nullptr;
   const float* up_bias = nullptr;
   const float* down_bias = nullptr;
+  // MoeSpec::router_own_input: the router's input rows (router_x_stride apart, 0: packed);
+  // MoeSpec::down_scales: [n_expert] F32 factors of the experts' outputs.
+  const float* router_x = nullptr;
+  uint32_t router_x_stride = 0;
+  const float* down_scale = nullptr;
 };
 
 // Scratch that only grows, kept by the backend between steps.
@@ -38,7 +43,8 @@ struct CpuMoeScratch {
 // throws std::runtime_error naming the tensor.
 void check_cpu_moe_weights(const HostModel& model);
 
-// x: n_tokens rows of n_embd (x_stride apart, 0: packed); out (the residual) gets the FFN added.
+// x: n_tokens rows of n_embd (x_stride apart, 0: packed); out (the residual) gets the FFN added
+// (MoeSpec::accumulate; else out is the FFN).
 void cpu_moe_ffn(const MoeSpec& m, uint32_t n_tokens, const CpuMoeWeights& w, const float* x,
                  uint32_t x_stride, float* out, uint32_t out_stride, CpuMoeScratch& s,
                  cpu::ThreadPool& pool, cpu::MatmulWorkspace& ws, cpu::Isa isa);

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "engine/runtime/gemma3n_forward.h"
+#include "engine/runtime/gemma4_forward.h"
 #include "engine/runtime/qkv_projection.h"
 
 namespace vkllm::runtime {
@@ -40,6 +41,8 @@ GluAct Forward::glu_act() const {
 void Forward::step(StepBackend& b, const StepShape& s) const {
   if (spec_.is_gemma3n()) {
     Gemma3nForward(spec_).layers(b, s.n_tokens);
+  } else if (spec_.is_gemma4()) {
+    Gemma4Forward(spec_).layers(b, s.n_tokens);
   } else {
     b.embed({Weight::TokenEmbd}, {Act::X}, s.n_tokens, spec_.embed_scale);
     b.barrier();

@@ -135,6 +135,13 @@ struct MoeSpec {
   // router / expert biases (model::ModelSpec::moe_gating, moe_biases).
   bool softmax_after_top_k = false;
   bool biases = false;
+  // Gemma 4: the router reads its own input rows (router_x, when router_own_input), each
+  // selected expert's weight is multiplied by its Weight::FfnDownExpsScale value (down_scales),
+  // and out is overwritten rather than added to (accumulate false).
+  bool router_own_input = false;
+  Rows router_x;
+  bool down_scales = false;
+  bool accumulate = true;
 };
 
 // LFM2's gated short convolution of layer `layer` over the step's tokens: bcx holds each token's

@@ -1,0 +1,39 @@
+// Gemma 4's decoder graph (llama.cpp's gemma4), on any StepBackend with the operations Gemma 3n
+// added (rms_norm_plain, add_rows, mul_rows, mul_weight, scale_rows, gelu, copy). What it adds
+// to Gemma 3's layer:
+// - global layers with their own head size, K/V head count and rotated dimensions (the
+//   rope_freqs factors leave the rest of a global head unrotated), local ones with their own
+//   RoPE base; per-layer FFN widths;
+// - V RMS-normed without a weight, and taken from K's raw projection where a layer has no
+//   attn_v; QK^T unscaled;
+// - per-layer inputs as Gemma 3n's (each token's row of per_layer_token_embd, scaled by
+//   sqrt(width), plus the normed projection of its embedding, times 1/sqrt(2)), gated by the
+//   layer's output and added back into the residual stream after each layer;
+// - KV sharing: layers past ModelSpec::n_layer_kv compute queries only and attend over an
+//   earlier layer's cache (the backend maps the layer, ModelSpec::kv_layer);
+// - an optional output scale per layer; final logits soft-capped.
+#pragma once
+
+#include "engine/model/model_spec.h"
+#include "engine/runtime/step_backend.h"
+
+namespace vkllm::runtime {
+
+class Gemma4Forward {
+ public:
+  explicit Gemma4Forward(const model::ModelSpec& spec) : spec_(spec) {}
+  // From the step's token ids through every layer to the residual stream in X (the rows the
+  // output norm and LM head then read, as for every decoder: Forward::step).
+  void layers(StepBackend& b, uint32_t T) const;
+
+ private:
+  void inputs(StepBackend& b, uint32_t T) const;
+  void layer(StepBackend& b, uint32_t l, uint32_t T) const;
+  void attention(StepBackend& b, uint32_t l, uint32_t T) const;
+  void ffn(StepBackend& b, uint32_t l, uint32_t T) const;
+  void per_layer_input(StepBackend& b, uint32_t l, uint32_t T) const;
+
+  const model::ModelSpec& spec_;
+};
+
+}  // namespace vkllm::runtime
