@@ -11,6 +11,7 @@
 #include "engine/gguf/quants.h"
 #include "engine/model/fast_normal.h"
 #include "engine/model/gemma3n_maker.h"
+#include "engine/model/gemma4_maker.h"
 #include "engine/model/weight_names.h"
 
 namespace vkllm::model {
@@ -81,11 +82,11 @@ const ArchTraits& arch_traits(std::string_view name) {
   for (const auto& a : kMakerArchs) {
     if (a.name == name) return a;
   }
-  throw std::invalid_argument(
-      "make-model: unsupported architecture '" + std::string(name) +
-      "' (supported: llama, qwen2, qwen3, qwen3moe, gpt-oss, "
-      "qwen3-embedding, gemma2, gemma3, gemma3n, phi3, mistral3, gemma-embedding, lfm2, bert, "
-      "nomic-bert, bert-rerank)");
+  throw std::invalid_argument("make-model: unsupported architecture '" + std::string(name) +
+                              "' (supported: llama, qwen2, qwen3, qwen3moe, gpt-oss, "
+                              "qwen3-embedding, gemma2, gemma3, gemma3n, gemma4, phi3, mistral3, "
+                              "gemma-embedding, lfm2, bert, "
+                              "nomic-bert, bert-rerank)");
 }
 
 // Qwen3-Embedding: qwen3 whose last token's hidden state is the embedding.
@@ -425,6 +426,10 @@ void build_random_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
   if (o.arch == "gemma3n") {
     build_gemma3n_model(o, vocab, w);
     if (o.layout == FileLayout::Ollama) rewrite_as_ollama_layout(o, w);
+    return;
+  }
+  if (o.arch == "gemma4") {
+    build_gemma4_model(o, vocab, w);
     return;
   }
   if (const EncoderTraits* e = encoder_traits(o.arch)) {

@@ -46,6 +46,14 @@ const NamedShape kNamedShapes[] = {
     // Gemma 3n E2B / E4B (their config.json's text_config; head size 256).
     {"gemma3n-e2b", {2048, 30, 8, 2, 256, 8192, 32768, true, 1000000.0f, 0.0f, 0, 0, 0, 512}},
     {"gemma3n-e4b", {2048, 35, 8, 2, 256, 16384, 32768, true, 1000000.0f, 0.0f, 0, 0, 0, 512}},
+    // Gemma 4 E2B (its config.json's text_config; local heads 256 wide, global ones 512).
+    {"gemma4-e2b", {1536, 35, 8, 1, 256, 6144, 131072, true, 1000000.0f, 0.0f, 0, 0, 0, 512}},
+    // test-swa as the MoE variant of a family that has both (gemma4), and Gemma 4 26B-A4B: 128
+    // experts of width 704, 8 per token, beside a dense FFN of 2112.
+    {"test-moe",
+     {256, 7, 4, 2, 64, 768, 2048, false, 0.0f, 0.0f, 8, 2, 256, 16, /*moe_variant=*/true}},
+    {"gemma4-26b-a4b",
+     {2816, 30, 16, 8, 256, 2112, 262144, true, 1000000.0f, 0.0f, 128, 8, 704, 1024, true}},
 };
 
 uint32_t parse_dimension(std::string_view text, std::string_view what, std::string_view whole) {
@@ -77,7 +85,8 @@ ModelShape parse_model_shape(std::string_view text) {
                                 "' is neither a named shape (tiny, test, llama3.2-1b, "
                                 "llama3.1-8b, qwen2.5-0.5b, ministral3-3b, ministral3-8b, "
                                 "embeddinggemma-300m, lfm2-1.2b, test-deep, test-deep-narrow, "
-                                "test-swa-narrow, gemma3n-e2b, gemma3n-e4b) nor WxLxHxKV "
+                                "test-swa-narrow, gemma3n-e2b, gemma3n-e4b, gemma4-e2b, test-moe, "
+                                "gemma4-26b-a4b) nor WxLxHxKV "
                                 "(n_embd x n_layer x n_head x n_head_kv)");
   }
   ModelShape s;
