@@ -112,7 +112,8 @@ const std::vector<Named>& index() {
 // any index entry: every marker must occur. Mistral 3 (Ministral 3, Mistral Small 3.x,
 // Magistral): a system prompt block, tools, and calls written as name[ARGS]{...}. gpt-oss:
 // Harmony's message and channel tokens. Gemma 3n: Gemma 3's turns and system prefix with audio
-// items, which Ollama's gemma3n models render with gemma3-instruct.
+// items, which Ollama's gemma3n models render with gemma3-instruct. Gemma 4: its turn and channel
+// tokens (<|turn>role ... <turn|>, an empty thought channel opening the model's turn).
 struct FamilyMarkers {
   std::string_view name;
   std::string_view markers[4];
@@ -122,6 +123,7 @@ constexpr FamilyMarkers kFamilyMarkers[] = {
     {"gpt-oss", {"<|start|>", "<|channel|>", "<|message|>", "<|end|>"}},
     {"gemma3-instruct",
      {"<start_of_turn>", "<end_of_turn>", "first_user_prefix", "<audio_soft_token>"}},
+    {"gemma4-instruct", {"<|turn>", "<turn|>", "<|channel>", "<channel|>"}},
 };
 
 std::optional<std::string> family_by_markers(std::string_view jinja) {

@@ -15,6 +15,9 @@ namespace {
 
 constexpr size_t kImageTokens = 768;
 constexpr const char* kHarmonyTemplate = "gpt-oss";
+// Gemma 4's turns (named_templates.cpp): Ollama's gemma4 models name their renderer instead of
+// shipping a template.
+constexpr const char* kGemma4Template = "gemma4-instruct";
 
 // llama.cpp's architecture name and Ollama's own converter's.
 bool is_gpt_oss(std::string_view architecture) {
@@ -182,10 +185,15 @@ struct PromptBuilder::Impl {
   Prepared prepared;
   bool harmony = false;
 
-  // RENDERER harmony wins over everything (Ollama's renderers replace the template); a gpt-oss
-  // GGUF without a TEMPLATE layer or a chat_template we recognise still renders Harmony.
+  // RENDERER harmony (or gemma4) wins over everything (Ollama's renderers replace the template);
+  // a gpt-oss (gemma4) GGUF without a TEMPLATE layer or a chat_template we recognise still
+  // renders Harmony (Gemma 4's turns).
   static std::string resolve(const ModelPrompt& m, std::string& detected) {
     if (m.renderer == "harmony") return *named_template_text(kHarmonyTemplate);
+    if (m.renderer == "gemma4") {
+      detected = kGemma4Template;
+      return *named_template_text(kGemma4Template);
+    }
     if (m.template_text) return *m.template_text;
     if (auto name = detect_named_template(m.gguf_chat_template)) {
       if (auto t = named_template_text(*name)) {
@@ -196,6 +204,10 @@ struct PromptBuilder::Impl {
     if (is_gpt_oss(m.architecture)) {
       detected = kHarmonyTemplate;
       return *named_template_text(kHarmonyTemplate);
+    }
+    if (m.architecture == "gemma4") {
+      detected = kGemma4Template;
+      return *named_template_text(kGemma4Template);
     }
     return "{{ .Prompt }}";
   }
