@@ -17,6 +17,7 @@
 #include "engine/gguf/tensor_type.h"
 #include "engine/runtime/cpu_gemma3n.h"
 #include "engine/runtime/cpu_moe.h"
+#include "engine/runtime/kv_footprint.h"
 #include "engine/runtime/system_memory.h"
 
 namespace vkllm::runtime {
@@ -550,15 +551,8 @@ class CpuBackend final : public StepBackend {
         kv_region_of_[l] = kv_region_of_[spec_.kv_layer(l)];
     }
     if (opt_.kv_scratch_blocks > 0) kv_regions_ = 1;
-    // The layers' widest K (or V) row per token sizes every region; a layer with fewer or
-    // smaller heads (Gemma 4's) lays its own [block][head][slot] rows out in that space.
     layout_.type = opt_.kv_cache_type;
-    auto token_words = [&](uint32_t l) {
-      return uint64_t(spec_.n_head_kv_of(l)) * kv::row_words(layout_.type, spec_.head_dim_of(l));
-    };
-    uint32_t widest = 0;
-    for (uint32_t l = 1; l < spec_.n_layer; ++l)
-      if (token_words(l) > token_words(widest)) widest = l;
+    const uint32_t widest = widest_kv_layer(spec_, layout_.type);
     layout_.n_kv_heads = spec_.n_head_kv_of(widest);
     layout_.head_dim = spec_.head_dim_of(widest);
     layout_.block_size = opt_.block_size;

@@ -7,6 +7,7 @@
 
 #include "engine/kv/kv_cache_type.h"
 #include "engine/model/model_spec.h"
+#include "engine/runtime/kv_footprint.h"
 #include "engine/runtime/lora_merge.h"
 #include "engine/vulkan/vk_error.h"
 #include "server/scheduler/blob_model_source.h"
@@ -107,9 +108,8 @@ EngineModelLoader::Pending::Pending(EngineModelLoader& loader, const registry::M
     kv_type_ = kv::CacheType::F16;
   }
   // K and V bytes of one token of context in every layer that owns a cache: the backends'
-  // count (ModelSpec::owns_kv: not a hybrid's recurrent layers, not Gemma 3n's shared ones).
-  per_token_kv_ =
-      2ull * spec_.n_kv_layers() * spec_.n_head_kv * kv::row_bytes(kv_type_, spec_.head_dim);
+  // count (runtime/kv_footprint.h).
+  per_token_kv_ = runtime::kv_bytes_per_token(spec_, kv_type_);
   const uint64_t act_estimate = 4ull * (512ull * (8ull * spec_.n_embd + 4ull * spec_.n_ff) +
                                         64ull * (2ull * spec_.n_embd + 2ull * spec_.n_vocab)) +
                                 (64ull << 20);

@@ -4,6 +4,7 @@
 
 #include "engine/kv/kv_cache_type.h"
 #include "engine/model/model_spec.h"
+#include "engine/runtime/kv_footprint.h"
 #include "engine/vulkan/vk_error.h"
 #include "server/scheduler/blob_model_source.h"
 #include "server/scheduler/engine_model_loader.h"
@@ -39,8 +40,7 @@ EngineModelLoader::DraftCost EngineModelLoader::read_draft(LoadedModel& m,
                         64ull * (2ull * spec.n_embd + 2ull * spec.n_vocab)) +
                 (16ull << 20);
   const kv::CacheType type = draft_cache_type(options_.runner.kv_cache_type, spec);
-  cost.per_token_kv =
-      2ull * spec.n_kv_layers() * spec.n_head_kv * kv::row_bytes(type, spec.head_dim);
+  cost.per_token_kv = runtime::kv_bytes_per_token(spec, type);
   return cost;
 }
 
@@ -52,8 +52,7 @@ void EngineModelLoader::load_draft(LoadedModel& m, const registry::Digest& draft
     store_.blobs().verify(draft);  // a raw blob changed on disk fails here, as the weights do
     runtime::RunnerOptions ro = target;
     ro.kv_cache_type = draft_cache_type(target.kv_cache_type, spec);
-    const uint64_t per_token_kv =
-        2ull * spec.n_kv_layers() * spec.n_head_kv * kv::row_bytes(ro.kv_cache_type, spec.head_dim);
+    const uint64_t per_token_kv = runtime::kv_bytes_per_token(spec, ro.kv_cache_type);
     ro.kv_budget_bytes = std::max<uint64_t>(kv_tokens, ro.max_context) * per_token_kv;
     // A draft step asks for the last row of each sequence only.
     ro.max_logits_rows = ro.max_seqs;
