@@ -51,6 +51,10 @@ SplitModel::SplitModel(std::span<vk::Context* const> contexts, const gguf::GgufF
   // inputs would have to travel too.
   if (spec.is_gemma3n())
     throw std::runtime_error("a gemma3n model cannot be split across devices yet");
+  if (spec.is_gemma4() && spec.has_per_layer_inputs())  // Gemma 4's per-layer inputs likewise
+    throw std::runtime_error(
+        "a gemma4 model with per-layer inputs cannot be split across "
+        "devices yet");
   const uint32_t n_layer = spec.n_layer;
   const uint32_t sum = std::accumulate(layer_counts.begin(), layer_counts.end(), 0u);
   if (sum != n_layer || std::count(layer_counts.begin(), layer_counts.end(), 0u) > 0) {
