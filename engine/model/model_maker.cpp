@@ -12,6 +12,7 @@
 #include "engine/model/fast_normal.h"
 #include "engine/model/gemma3n_maker.h"
 #include "engine/model/gemma4_maker.h"
+#include "engine/model/qwen35_maker.h"
 #include "engine/model/weight_names.h"
 
 namespace vkllm::model {
@@ -85,7 +86,7 @@ const ArchTraits& arch_traits(std::string_view name) {
   throw std::invalid_argument("make-model: unsupported architecture '" + std::string(name) +
                               "' (supported: llama, qwen2, qwen3, qwen3moe, gpt-oss, "
                               "qwen3-embedding, gemma2, gemma3, gemma3n, gemma4, phi3, mistral3, "
-                              "gemma-embedding, lfm2, bert, "
+                              "gemma-embedding, lfm2, qwen35, bert, "
                               "nomic-bert, bert-rerank)");
 }
 
@@ -361,6 +362,8 @@ void add_lazy_tensors(std::vector<PlannedTensor> plan, const MakeModelOptions& o
     if (t.name == weight_name(Weight::PosEmbd) || t.name == weight_name(Weight::TokenTypes)) {
       type = TensorType::F32;
     }
+    // ggml's ssm_conv reads the conv kernel as F32 (llama-quantize leaves it so).
+    if (t.name.ends_with("ssm_conv1d.weight")) type = TensorType::F32;
     TensorRecipe r{t, type, hash_name(t.name, o.seed), o.threads, {}};
     w.add_lazy_tensor(std::move(t.name), type, t.shape,
                       [r = std::move(r)](std::span<uint8_t> out) { fill_tensor(r, out); });
@@ -423,6 +426,11 @@ void add_random_tensor(gguf::GgufWriter& w, const MakeModelOptions& o, std::stri
 
 void build_random_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
                         gguf::GgufWriter& w) {
+  if (o.arch == "qwen35") {
+    build_qwen35_model(o, vocab, w);
+    if (o.layout == FileLayout::Ollama) rewrite_as_ollama_layout(o, w);
+    return;
+  }
   if (o.arch == "gemma3n") {
     build_gemma3n_model(o, vocab, w);
     if (o.layout == FileLayout::Ollama) rewrite_as_ollama_layout(o, w);

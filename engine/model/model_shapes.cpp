@@ -54,6 +54,9 @@ const NamedShape kNamedShapes[] = {
      {256, 7, 4, 2, 64, 768, 2048, false, 0.0f, 0.0f, 8, 2, 256, 16, /*moe_variant=*/true}},
     {"gemma4-26b-a4b",
      {2816, 30, 16, 8, 256, 2112, 262144, true, 1000000.0f, 0.0f, 128, 8, 704, 1024, true}},
+    // Qwen3.5-4B (its config.json's text_config; head size 256, tied; make-model's qwen35 adds
+    // the DeltaNet sizes: 16 key and 32 value heads of 128).
+    {"qwen35-4b", {2560, 32, 16, 4, 256, 9216, 262144, true, 10000000.0f, 0.0f}},
 };
 
 uint32_t parse_dimension(std::string_view text, std::string_view what, std::string_view whole) {
@@ -86,7 +89,7 @@ ModelShape parse_model_shape(std::string_view text) {
                                 "llama3.1-8b, qwen2.5-0.5b, ministral3-3b, ministral3-8b, "
                                 "embeddinggemma-300m, lfm2-1.2b, test-deep, test-deep-narrow, "
                                 "test-swa-narrow, gemma3n-e2b, gemma3n-e4b, gemma4-e2b, test-moe, "
-                                "gemma4-26b-a4b) nor WxLxHxKV "
+                                "gemma4-26b-a4b, qwen35-4b) nor WxLxHxKV "
                                 "(n_embd x n_layer x n_head x n_head_kv)");
   }
   ModelShape s;

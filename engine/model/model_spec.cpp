@@ -11,6 +11,7 @@
 
 #include "engine/model/gemma3n_spec.h"
 #include "engine/model/gemma4_spec.h"
+#include "engine/model/qwen35_spec.h"
 #include "engine/model/weight_names.h"
 
 namespace vkllm::model {
@@ -37,6 +38,7 @@ constexpr ArchEntry kArchs[] = {
     {"lfm2", Arch::Lfm2},
     {"gemma3n", Arch::Gemma3n},
     {"gemma4", Arch::Gemma4},
+    {"qwen35", Arch::Qwen35},
 };
 
 // Reads "<arch>.<key>" with a default, failing clearly when a required key is missing.
@@ -332,7 +334,9 @@ void read_yarn(const Keys& k, float factor, ModelSpec& s) {
 std::vector<uint64_t> ModelSpec::recurrent_state_floats() const {
   std::vector<uint64_t> out(n_layer, 0);
   for (uint32_t l = 0; l < n_layer; ++l)
-    if (is_recurrent(l)) out[l] = uint64_t(shortconv_l_cache - 1) * n_embd;
+    if (is_recurrent(l)) {
+      out[l] = is_delta_net() ? delta_net_state_floats() : uint64_t(shortconv_l_cache - 1) * n_embd;
+    }
   return out;
 }
 
@@ -356,7 +360,7 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
     throw std::runtime_error("unsupported model architecture '" + s.arch_name +
                              "' (supported: llama, qwen2, qwen3, qwen3moe, gpt-oss, gemma2, "
                              "gemma3, phi3, mistral3, bert, "
-                             "nomic-bert, gemma-embedding, lfm2, gemma3n, gemma4)");
+                             "nomic-bert, gemma-embedding, lfm2, gemma3n, gemma4, qwen35)");
   }
   const Keys k(f, s.arch_name);
   s.n_layer = k.u32("block_count");
@@ -493,6 +497,9 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
       break;
     case Arch::Gemma4:
       read_gemma4(f, kv_heads, s);
+      break;
+    case Arch::Qwen35:
+      read_qwen35(f, s);
       break;
   }
   if (s.layer_is_recurrent.empty()) s.layer_is_recurrent.assign(s.n_layer, false);

@@ -29,6 +29,7 @@ enum class Arch {
   Lfm2,
   Gemma3n,
   Gemma4,
+  Qwen35,
 };
 enum class RopeOrdering { Normal, NeoX };  // rotate pairs (2i, 2i+1) vs (i, i + dims/2)
 // SwigluOai: gpt-oss's clamped SwiGLU, out = g * sigmoid(1.702 g) * (u + 1) with the gate g
@@ -44,6 +45,8 @@ enum class Pooling : uint32_t { None = 0, Mean = 1, Cls = 2, Last = 3, Rank = 4 
 
 // The longest short convolution the kernels take (LFM2 uses 3).
 inline constexpr uint32_t kMaxShortConvLength = 8;
+// The widest Gated DeltaNet head the kernels take (Qwen3.5 uses 128).
+inline constexpr uint32_t kMaxDeltaNetHeadDim = 256;
 
 struct ModelSpec {
   Arch arch = Arch::Llama;
@@ -170,16 +173,60 @@ struct ModelSpec {
     return std::find(layer_is_recurrent.begin(), layer_is_recurrent.end(), true) !=
            layer_is_recurrent.end();
   }
+  // Qwen3.5 (qwen35_spec.h): the recurrent layers are Gated DeltaNet linear attention with
+  // ssm_n_k_heads query/key heads and ssm_n_v_heads value heads, all ssm_head_dim wide, after a
+  // causal conv of ssm_conv_kernel taps over their fused Q|K|V channels; the attention layers
+  // gate their output (attn_output_gate: sigmoid of a per-head gate interleaved with Q).
+  uint32_t ssm_conv_kernel = 0;
+  uint32_t ssm_head_dim = 0;
+  uint32_t ssm_n_k_heads = 0;
+  uint32_t ssm_n_v_heads = 0;
+  bool attn_output_gate = false;
+  bool is_delta_net() const { return ssm_n_v_heads > 0; }
+  uint32_t ssm_key_dim() const { return ssm_head_dim * ssm_n_k_heads; }
+  uint32_t ssm_value_dim() const { return ssm_head_dim * ssm_n_v_heads; }
+  uint32_t ssm_conv_channels() const { return 2 * ssm_key_dim() + ssm_value_dim(); }
+  // A DeltaNet layer's state: the conv's last kernel - 1 inputs, then one head_dim x head_dim
+  // delta-rule matrix per value head.
+  uint64_t ssm_conv_state_floats() const {
+    return uint64_t(ssm_conv_kernel - 1) * ssm_conv_channels();
+  }
+  uint64_t delta_net_state_floats() const {
+    return ssm_conv_state_floats() + uint64_t(ssm_n_v_heads) * ssm_head_dim * ssm_head_dim;
+  }
+
+  // Where a DeltaNet layer's per-token parts sit in its QKV activation row (runtime's
+  // qwen35_forward.h): the projected Q|K|V, z, alpha, beta, and the conv's output, each at a
+  // multiple of 64 floats (any storage-buffer offset alignment); width is the row's stride.
+  struct DeltaNetRow {
+    uint32_t z = 0, alpha = 0, beta = 0, conv = 0, width = 0;
+  };
+  DeltaNetRow delta_net_row() const {
+    auto pad = [](uint32_t n) { return (n + 63) / 64 * 64; };
+    DeltaNetRow r;
+    r.z = pad(ssm_conv_channels());
+    r.alpha = r.z + pad(ssm_value_dim());
+    r.beta = r.alpha + pad(ssm_n_v_heads);
+    r.conv = r.beta + pad(ssm_n_v_heads);
+    r.width = r.conv + pad(ssm_conv_channels());
+    return r;
+  }
+
   // Floats of each layer's recurrent state (0: an attention layer), for kv::StateLayout::make.
   std::vector<uint64_t> recurrent_state_floats() const;
   // Floats per token of the QKV activation: Q|K|V, or a recurrent layer's input projection
-  // (LFM2: B|C|X, 3 x n_embd).
+  // (LFM2: B|C|X, 3 x n_embd; Qwen3.5: qwen35_forward.h's layout).
   uint32_t qkv_act_width() const {
     const uint32_t qkv = n_embd_q() + 2 * n_embd_k_gqa();
+    if (is_delta_net()) {
+      return std::max(2 * n_embd_q(), delta_net_row().width);
+    }
     return has_recurrent_state() ? std::max(qkv, 3 * n_embd) : qkv;
   }
-  // Floats per token of the Attn activation: attention's output, or a short convolution's.
+  // Floats per token of the Attn activation: attention's output, or a short convolution's
+  // (a DeltaNet's).
   uint32_t attn_act_width() const {
+    if (is_delta_net()) return std::max(n_embd_q(), ssm_value_dim());
     return has_recurrent_state() ? std::max(n_embd_q(), n_embd) : n_embd_q();
   }
 

@@ -149,6 +149,22 @@ const char* suffix(Weight w) {
       return "ffn_gate_inp.scale";
     case Weight::FfnDownExpsScale:
       return "ffn_down_exps.scale";
+    case Weight::AttnGate:
+      return "attn_gate.weight";
+    case Weight::SsmConv1d:
+      return "ssm_conv1d.weight";
+    case Weight::SsmDt:
+      return "ssm_dt.bias";
+    case Weight::SsmA:
+      return "ssm_a";
+    case Weight::SsmAlpha:
+      return "ssm_alpha.weight";
+    case Weight::SsmBeta:
+      return "ssm_beta.weight";
+    case Weight::SsmNorm:
+      return "ssm_norm.weight";
+    case Weight::SsmOut:
+      return "ssm_out.weight";
   }
   return "";
 }

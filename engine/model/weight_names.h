@@ -100,6 +100,20 @@ enum class Weight {
   FfnPostNorm2,
   FfnGateInpScale,
   FfnDownExpsScale,
+  // Qwen3.5 (qwen35_spec.h): a gated attention layer's output gate (interleaved with Q in
+  // attn_q); a Gated DeltaNet layer's value gate z (attn_gate, n_embd -> value width), fused
+  // Q|K|V projection (attn_qkv), causal conv kernel ([kernel, Q|K|V channels], F32), per value
+  // head the time-step bias (ssm_dt.bias), the decay -exp(A_log) (ssm_a) and the alpha / beta
+  // projections (n_embd -> value heads), the gated output norm ([head_v_dim]) and the output
+  // projection (ssm_out, value width -> n_embd).
+  AttnGate,
+  SsmConv1d,
+  SsmDt,
+  SsmA,
+  SsmAlpha,
+  SsmBeta,
+  SsmNorm,
+  SsmOut,
 };
 
 // Name of a global weight (layer ignored) or of layer `layer`'s weight, e.g. "blk.3.attn_q.weight".

@@ -12,11 +12,11 @@
 #include "engine/cpu/isa.h"
 #include "engine/cpu/ops.h"
 #include "engine/cpu/quant_matmul.h"
-#include "engine/cpu/short_conv.h"
 #include "engine/cpu/thread_pool.h"
 #include "engine/gguf/tensor_type.h"
 #include "engine/runtime/cpu_gemma3n.h"
 #include "engine/runtime/cpu_moe.h"
+#include "engine/runtime/cpu_recurrent.h"
 #include "engine/runtime/kv_footprint.h"
 #include "engine/runtime/system_memory.h"
 
@@ -205,25 +205,26 @@ class CpuBackend final : public StepBackend {
                 isa_);
   }
 
+  // ---- Recurrent layers (cpu_recurrent.h): LFM2's short convolution, Qwen3.5's DeltaNet.
   void short_conv(const ShortConvSpec& c) override {
-    const float* w = f32_weight({Weight::ShortConvConv, c.layer});
-    if (!state_layout_.has(c.layer)) throw std::logic_error("short_conv: layer without state");
-    constexpr uint32_t kChannels = 256;  // per task
-    const uint32_t chunks = (c.n_embd + kChannels - 1) / kChannels;
-    const uint32_t bcx_stride = c.bcx.stride ? c.bcx.stride : 3 * c.n_embd;
-    const uint32_t out_stride = c.out.stride ? c.out.stride : c.n_embd;
-    const float* bcx = ptr(c.bcx);
-    float* out = ptr(c.out);
-    pool_.parallel_for(batch_.n_seqs * chunks, [&](uint32_t u, unsigned) {
-      const uint32_t s = u / chunks, c0 = (u % chunks) * kChannels;
-      const uint32_t c1 = std::min(c0 + kChannels, c.n_embd);
-      const uint32_t q_len = batch_.seq_q_len(s), t0 = batch_.seq_q_start(s);
-      float* state = states_.get() + batch_.seq_state(s) * state_layout_.slot_floats +
-                     state_layout_.layer_offset[c.layer];
-      cpu::ShortConvRows rows{bcx + uint64_t(t0) * bcx_stride, bcx_stride,
-                              out + uint64_t(t0) * out_stride, out_stride};
-      const bool fresh = batch_.seq_kv_len(s) == q_len;  // starts at position 0
-      cpu::short_conv(rows, w, state, c.n_embd, c.l_cache, q_len, fresh, c0, c1);
+    cpu_short_conv(c, seq_rows(c.bcx, 3 * c.n_embd), seq_rows(c.out, c.n_embd),
+                   f32_weight({Weight::ShortConvConv, c.layer}), step_states(), pool_);
+  }
+  void ssm_conv(const SsmConvSpec& c) override {
+    cpu_ssm_conv(c, seq_rows(c.x, c.channels), seq_rows(c.out, c.channels),
+                 f32_weight({Weight::SsmConv1d, c.layer}), step_states(), pool_);
+  }
+  void delta_net(const DeltaNetSpec& d) override {
+    const uint32_t vd = d.n_v_heads * d.head_dim, qkv = 2 * d.n_k_heads * d.head_dim + vd;
+    cpu_delta_net(d,
+                  {seq_rows(d.qkv, qkv), seq_rows(d.alpha, d.n_v_heads),
+                   seq_rows(d.beta, d.n_v_heads), seq_rows(d.out, vd)},
+                  f32_weight({Weight::SsmDt, d.layer}), f32_weight({Weight::SsmA, d.layer}),
+                  step_states(), pool_);
+  }
+  void gate_rows(GateAct act, Rows x, Rows gate, uint32_t n, uint32_t rows) override {
+    split(rows, rows_per_task(n), [&](uint32_t b, uint32_t e) {
+      cpu::gate_rows(act == GateAct::Sigmoid, seq_rows(x, n), seq_rows(gate, n), n, b, e);
     });
   }
 
@@ -478,6 +479,9 @@ class CpuBackend final : public StepBackend {
     return g;
   }
   float* ptr(Rows r) const { return act(r.act) + r.off; }
+  // An activation's rows (packed at width n when the stride is 0).
+  cpu::SeqRows seq_rows(Rows r, uint32_t n) const { return {ptr(r), r.stride ? r.stride : n}; }
+  CpuStepStates step_states() const { return {batch_, states_.get(), state_layout_}; }
   // Rows as a kernel's pointer and stride (rows packed `width` wide when the stride is 0).
   cpu_gemma3n::RowsPtr rp(Rows r, uint32_t width) const {
     return {ptr(r), r.stride ? r.stride : width};

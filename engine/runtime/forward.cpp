@@ -5,12 +5,18 @@
 #include "engine/runtime/gemma3n_forward.h"
 #include "engine/runtime/gemma4_forward.h"
 #include "engine/runtime/qkv_projection.h"
+#include "engine/runtime/qwen35_forward.h"
 
 namespace vkllm::runtime {
 
 using model::Weight;
 
 Forward::BlockInputs Forward::qkv_inputs(uint32_t l) const {
+  if (spec_.is_recurrent(l) && spec_.is_delta_net()) {
+    return {
+        {{Weight::AttnQKV, l}, {Weight::AttnGate, l}, {Weight::SsmAlpha, l}, {Weight::SsmBeta, l}},
+        4};
+  }
   if (spec_.is_recurrent(l)) return {{{Weight::ShortConvInProj, l}}, 1};
   if (spec_.fused_qkv) return {{{Weight::AttnQKV, l}}, 1};
   return {{{Weight::AttnQ, l}, {Weight::AttnK, l}, {Weight::AttnV, l}}, 3};
@@ -62,7 +68,9 @@ void Forward::layers(StepBackend& b, uint32_t T) const {
 
 void Forward::layer(StepBackend& b, uint32_t l, uint32_t T) const {
   b.begin_layer(l);
-  if (spec_.is_recurrent(l)) {
+  if (spec_.arch == model::Arch::Qwen35) {
+    Qwen35Forward(spec_).block(b, l, T, ffn_inputs(l).span());
+  } else if (spec_.is_recurrent(l)) {
     short_conv_block(b, l, T);
   } else {
     attention_block(b, l, T);

@@ -28,9 +28,9 @@ class Forward {
 
  private:
   // The weights that read a block's normed input H (their q8 copy is made with it): Q|K|V or
-  // Q, K, V; gate|up or gate, up.
+  // Q, K, V; gate|up or gate, up; a DeltaNet's four input projections.
   struct BlockInputs {
-    WeightRef w[3];
+    WeightRef w[4];
     size_t n = 0;
     std::span<const WeightRef> span() const { return {w, n}; }
   };

@@ -159,6 +159,38 @@ struct ShortConvSpec {
   std::span<const WeightRef> feeds{};  // as rms_norm's: the product that reads `out` next
 };
 
+// Qwen3.5's Gated DeltaNet (qwen35_forward.h), in two operations over the step's tokens, each
+// walking a sequence's tokens in order with the sequence's recurrent state (kv::StateLayout; none
+// read for a sequence that starts at position 0), so chunked prefill equals token by token and a
+// step mixes prefill and decode freely.
+//
+// The causal conv of layer `layer`: out[t][c] = silu(sum_k w[c][k] * x[p - (K-1) + k][c]) over
+// `channels` channels of K = kernel taps (Weight::SsmConv1d, [K, channels]: channel c's taps
+// contiguous), for the token at position p of its sequence; inputs before the step come from the
+// first (K-1) x channels floats of the layer's state, which then holds the last K-1 inputs.
+struct SsmConvSpec {
+  uint32_t layer = 0;
+  Rows x, out;
+  uint32_t channels = 0;
+  uint32_t kernel = 0;
+};
+// The gated delta rule of layer `layer`: qkv holds each token's conv output Q|K|V (n_k_heads
+// query and key heads, then n_v_heads value heads, all head_dim wide); alpha and beta their raw
+// gates (n_v_heads each). Value head h reads query/key head h % n_k_heads (ggml's broadcast).
+// Per token: q and k L2-normalised (x / sqrt(sum x^2 + eps)), g = softplus(alpha + dt[h]) * a[h]
+// (Weight::SsmDt, Weight::SsmA), beta = sigmoid(beta); the head's state S (head_dim x head_dim,
+// at state_offset floats into the layer's state) decays by exp(g), then S += k (x) beta (v - S^T
+// k), and out[t][h] = S^T q / sqrt(head_dim).
+struct DeltaNetSpec {
+  uint32_t layer = 0;
+  Rows qkv, alpha, beta, out;
+  uint32_t n_k_heads = 0, n_v_heads = 0, head_dim = 0;
+  uint64_t state_offset = 0;
+  float eps = 1e-6f;
+};
+// x *= act(gate), elementwise.
+enum class GateAct : uint8_t { Sigmoid, Silu };
+
 // Rows pooled per sequence (embedding models).
 enum class PoolMode : uint8_t { Mean, First, Last };
 
@@ -270,6 +302,15 @@ class StepBackend {
   // The short convolution (ShortConvSpec) of every step token, reading and updating the
   // sequences' recurrent states (the batch metadata's seq_state slots).
   virtual void short_conv(const ShortConvSpec& /*conv*/) { unsupported("short_conv"); }
+  // Qwen3.5's DeltaNet conv and recurrence (SsmConvSpec, DeltaNetSpec), reading and updating
+  // the sequences' recurrent states, and x *= act(gate) over `rows` rows of n (Rows strides as
+  // elsewhere; the attention output gate and the DeltaNet's gated norm).
+  virtual void ssm_conv(const SsmConvSpec& /*conv*/) { unsupported("ssm_conv"); }
+  virtual void delta_net(const DeltaNetSpec& /*dn*/) { unsupported("delta_net"); }
+  virtual void gate_rows(GateAct /*act*/, Rows /*x*/, Rows /*gate*/, uint32_t /*n*/,
+                         uint32_t /*rows*/) {
+    unsupported("gate_rows");
+  }
   // to[r] = from[selected row r] for the step's n_sel selected rows, rows of n elements.
   virtual void select_rows(Rows from, Rows to, uint32_t n, uint32_t n_sel) = 0;
   // x = cap * tanh(x / cap) over n elements.

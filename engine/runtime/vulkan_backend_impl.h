@@ -98,6 +98,10 @@ class VulkanBackend final : public StepBackend {
   void check_moe_weights() const;
 
   void short_conv(const ShortConvSpec& c) override;
+  // Qwen3.5's DeltaNet conv, recurrence and gates (vulkan_backend_delta_net.cpp).
+  void ssm_conv(const SsmConvSpec& c) override;
+  void delta_net(const DeltaNetSpec& d) override;
+  void gate_rows(GateAct act, Rows x, Rows gate, uint32_t n, uint32_t rows) override;
   void select_rows(Rows from, Rows to, uint32_t n, uint32_t n_sel) override;
   void softcap(Rows x, uint64_t n, float cap) override;
   void argmax(Rows logits, uint32_t n, uint32_t rows) override;

@@ -1,6 +1,7 @@
 // The model families' make-model fixtures (tests/reference/families: mistral3 with YaRN and the
 // attention temperature, gemma-embedding with its symmetric window, mean pooling and dense
-// projections, lfm2's short convolutions with their state across prefill chunks, gemma3n's AltUp,
+// projections, lfm2's short convolutions and qwen35's Gated DeltaNet with their state across
+// prefill chunks, gemma3n's AltUp,
 // per-layer inputs and layers sharing KV caches, gemma4's mixed head sizes, per-layer inputs,
 // shared KV and MoE variant) on both backends (Vulkan: lavapipe here; the CPU backend; gemma4:
 // its refusal on Vulkan), against llama.cpp's CPU backend on the same files: prompt tokens

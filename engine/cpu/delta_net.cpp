@@ -1,0 +1,100 @@
+#include "engine/cpu/delta_net.h"
+
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include "engine/model/model_spec.h"
+
+namespace vkllm::cpu {
+
+namespace {
+
+float dn_silu(float x) {
+  return x / (1.0f + std::exp(-x));
+}
+float dn_sigmoid(float x) {
+  return 1.0f / (1.0f + std::exp(-x));
+}
+// ggml's softplus: linear above 20.
+float dn_softplus(float x) {
+  return x > 20.0f ? x : std::log1p(std::exp(x));
+}
+
+// x / sqrt(sum x^2 + eps) (llama.cpp's build_gdn_l2_norm: an RMS norm with eps / n, scaled by
+// 1 / sqrt(n)).
+void l2_normalize(const float* x, float* y, uint32_t n, float eps) {
+  float sum = 0.0f;
+  for (uint32_t i = 0; i < n; ++i) sum += x[i] * x[i];
+  const float fn = static_cast<float>(n);
+  const float scale = 1.0f / std::sqrt(sum / fn + eps / fn) / std::sqrt(fn);
+  for (uint32_t i = 0; i < n; ++i) y[i] = x[i] * scale;
+}
+
+}  // namespace
+
+void ssm_conv(SeqRows x, SeqRows out, const float* w, float* state, uint32_t channels,
+              uint32_t kernel, uint32_t n_tokens, bool fresh, uint32_t begin, uint32_t end) {
+  constexpr uint32_t kMax = model::kMaxShortConvLength;
+  if (kernel < 2 || kernel > kMax) throw std::invalid_argument("ssm_conv: kernel length");
+  const uint32_t d = kernel - 1;
+  for (uint32_t c = begin; c < end; ++c) {
+    float win[kMax];
+    for (uint32_t k = 0; k < d; ++k) win[k] = fresh ? 0.0f : state[uint64_t(k) * channels + c];
+    const float* taps = w + uint64_t(c) * kernel;
+    for (uint32_t t = 0; t < n_tokens; ++t) {
+      win[d] = x.row(t)[c];
+      float sum = 0.0f;
+      for (uint32_t k = 0; k < kernel; ++k) sum += win[k] * taps[k];
+      out.row(t)[c] = dn_silu(sum);
+      for (uint32_t k = 0; k < d; ++k) win[k] = win[k + 1];
+    }
+    for (uint32_t k = 0; k < d; ++k) state[uint64_t(k) * channels + c] = win[k];
+  }
+}
+
+void delta_net_head(const DeltaNetHeadArgs& a, uint32_t h, float* state, uint32_t n_tokens,
+                    bool fresh) {
+  constexpr uint32_t kMax = model::kMaxDeltaNetHeadDim;
+  const uint32_t d = a.head_dim;
+  if (d == 0 || d > kMax) throw std::invalid_argument("delta_net: head size");
+  if (fresh) std::memset(state, 0, sizeof(float) * d * d);
+  const uint32_t kh = h % a.n_k_heads;
+  const uint64_t key_dim = uint64_t(a.n_k_heads) * d;
+  const float out_scale = 1.0f / std::sqrt(static_cast<float>(d));
+  float q[kMax], k[kMax];
+  for (uint32_t t = 0; t < n_tokens; ++t) {
+    const float* row = a.qkv.row(t);
+    l2_normalize(row + uint64_t(kh) * d, q, d, a.eps);
+    l2_normalize(row + key_dim + uint64_t(kh) * d, k, d, a.eps);
+    const float* v = row + 2 * key_dim + uint64_t(h) * d;
+    const float decay = std::exp(dn_softplus(a.alpha.row(t)[h] + a.dt_bias) * a.a);
+    const float beta = dn_sigmoid(a.beta.row(t)[h]);
+    float* o = a.out.row(t) + uint64_t(h) * d;
+    for (uint32_t j = 0; j < d; ++j) {
+      float* s = state + uint64_t(j) * d;  // S[.][j]
+      float sk = 0.0f;
+      for (uint32_t i = 0; i < d; ++i) {
+        s[i] *= decay;
+        sk += s[i] * k[i];
+      }
+      const float delta = (v[j] - sk) * beta;
+      float sq = 0.0f;
+      for (uint32_t i = 0; i < d; ++i) {
+        s[i] += k[i] * delta;
+        sq += s[i] * q[i];
+      }
+      o[j] = sq * out_scale;
+    }
+  }
+}
+
+void gate_rows(bool sigmoid, SeqRows x, SeqRows gate, uint32_t n, uint32_t begin, uint32_t end) {
+  for (uint32_t r = begin; r < end; ++r) {
+    float* xr = x.row(r);
+    const float* g = gate.row(r);
+    for (uint32_t i = 0; i < n; ++i) xr[i] *= sigmoid ? dn_sigmoid(g[i]) : dn_silu(g[i]);
+  }
+}
+
+}  // namespace vkllm::cpu

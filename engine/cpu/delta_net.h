@@ -1,0 +1,43 @@
+// Qwen3.5's Gated DeltaNet on the CPU, with the Vulkan kernels' semantics (shaders/ssm_conv.comp,
+// shaders/delta_net.comp; runtime::SsmConvSpec, runtime::DeltaNetSpec): one sequence's tokens of
+// a step at a time, in order, starting from the sequence's carried state. Plain float loops in
+// the order ggml's CPU backend computes them.
+#pragma once
+
+#include <cstdint>
+
+namespace vkllm::cpu {
+
+// Token t's row of a strided activation.
+struct SeqRows {
+  float* p = nullptr;
+  uint64_t stride = 0;
+  float* row(uint32_t t) const { return p + t * stride; }
+};
+
+// The causal conv + SiLU of channels [begin, end) over n_tokens tokens: x and out start at the
+// sequence's first token; w is [channels][kernel] (channel c's taps contiguous, oldest input
+// first); state holds (kernel - 1) rows of `channels` floats, oldest first, read as zeros when
+// `fresh` (the sequence starts at position 0) and left holding the last kernel - 1 inputs.
+void ssm_conv(SeqRows x, SeqRows out, const float* w, float* state, uint32_t channels,
+              uint32_t kernel, uint32_t n_tokens, bool fresh, uint32_t begin, uint32_t end);
+
+struct DeltaNetHeadArgs {
+  SeqRows qkv;          // the sequence's conv output Q|K|V rows
+  SeqRows alpha, beta;  // raw gates, n_v_heads per token
+  SeqRows out;          // n_v_heads x head_dim per token
+  uint32_t n_k_heads = 0, n_v_heads = 0, head_dim = 0;
+  float dt_bias = 0.f, a = 0.f;  // this head's Weight::SsmDt and Weight::SsmA values
+  float eps = 1e-6f;
+};
+
+// Value head h's gated delta rule over n_tokens tokens (runtime::DeltaNetSpec); state is its
+// head_dim x head_dim matrix, row j holding S[.][j] (ggml's layout: state[j * d + i] = S[i][j]),
+// zeroed first when `fresh`.
+void delta_net_head(const DeltaNetHeadArgs& a, uint32_t h, float* state, uint32_t n_tokens,
+                    bool fresh);
+
+// x[r] *= act(gate[r]) over rows [begin, end) of n: sigmoid, or silu when !sigmoid.
+void gate_rows(bool sigmoid, SeqRows x, SeqRows gate, uint32_t n, uint32_t begin, uint32_t end);
+
+}  // namespace vkllm::cpu

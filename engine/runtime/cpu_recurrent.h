@@ -1,0 +1,39 @@
+// The CPU backend's recurrent-layer operations over a step (cpu_backend.cpp forwards to them):
+// LFM2's short convolution and Qwen3.5's DeltaNet conv and recurrence (step_backend.h documents
+// each), shared out over the pool by sequence and channel range or by sequence and value head.
+// Each sequence's tokens run in order from its carried state (engine/cpu/short_conv.h,
+// engine/cpu/delta_net.h), none read for a sequence that starts at position 0.
+#pragma once
+
+#include <cstdint>
+
+#include "engine/cpu/batch_view.h"
+#include "engine/cpu/delta_net.h"
+#include "engine/cpu/thread_pool.h"
+#include "engine/kv/state_layout.h"
+#include "engine/runtime/step_backend.h"
+
+namespace vkllm::runtime {
+
+// A step's recurrent states (kv::StateLayout over host memory).
+struct CpuStepStates {
+  const cpu::BatchView& batch;
+  float* states = nullptr;
+  const kv::StateLayout& layout;
+  // Sequence s's state of a layer; throws std::logic_error for a layer without one.
+  float* of(uint32_t s, uint32_t layer) const;
+};
+
+// Activation rows from the step's first token on (row t at p + t * stride).
+void cpu_short_conv(const ShortConvSpec& c, cpu::SeqRows bcx, cpu::SeqRows out, const float* w,
+                    const CpuStepStates& st, cpu::ThreadPool& pool);
+void cpu_ssm_conv(const SsmConvSpec& c, cpu::SeqRows x, cpu::SeqRows out, const float* w,
+                  const CpuStepStates& st, cpu::ThreadPool& pool);
+struct CpuDeltaNetRows {
+  cpu::SeqRows qkv, alpha, beta, out;
+};
+// dt, a: the layer's Weight::SsmDt and Weight::SsmA (one per value head).
+void cpu_delta_net(const DeltaNetSpec& d, const CpuDeltaNetRows& rows, const float* dt,
+                   const float* a, const CpuStepStates& st, cpu::ThreadPool& pool);
+
+}  // namespace vkllm::runtime

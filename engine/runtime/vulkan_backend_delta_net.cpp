@@ -1,0 +1,76 @@
+// VulkanBackend's Qwen3.5 operations (engine/vulkan/delta_net_ops.h): the DeltaNet conv and
+// recurrence over the recurrent-state buffer, and the gates. The activations are bound whole
+// with the rows' offsets passed to the kernels.
+#include <stdexcept>
+
+#include "engine/runtime/vulkan_backend_impl.h"
+#include "engine/vulkan/delta_net_ops.h"
+
+namespace vkllm::runtime::detail {
+
+using model::Weight;
+
+void VulkanBackend::ssm_conv(const SsmConvSpec& c) {
+  const kv::StateLayout& st = mem_.state_layout;
+  if (!st.has(c.layer)) throw std::logic_error("ssm_conv: layer without recurrent state");
+  if (c.x.act != c.out.act || c.x.stride != c.out.stride || c.x.stride == 0)
+    throw std::logic_error("ssm_conv: x and out must be strided rows of one activation");
+  vk::ops::SsmConvArgs a;
+  a.act = mem_.buf(c.x.act);
+  a.taps = get({Weight::SsmConv1d, c.layer}).data;
+  a.states = mem_.states.slice();
+  a.channels = c.channels;
+  a.kernel = c.kernel;
+  a.stride = c.x.stride;
+  a.x_off = c.x.off;
+  a.out_off = c.out.off;
+  a.slot_floats = static_cast<uint32_t>(st.slot_floats);
+  a.layer_offset = static_cast<uint32_t>(st.layer_offset[c.layer]);
+  vk::ops::ssm_conv(*rec_, ctx_.pipelines(), batch_, a);
+  wrote(c.out.act);
+}
+
+void VulkanBackend::delta_net(const DeltaNetSpec& d) {
+  const kv::StateLayout& st = mem_.state_layout;
+  if (!st.has(d.layer)) throw std::logic_error("delta_net: layer without recurrent state");
+  if (d.qkv.act != d.alpha.act || d.qkv.act != d.beta.act || d.qkv.stride != d.alpha.stride ||
+      d.qkv.stride != d.beta.stride || d.qkv.stride == 0)
+    throw std::logic_error("delta_net: qkv, alpha and beta must be strided rows of one activation");
+  vk::ops::DeltaNetArgs a;
+  a.act = mem_.buf(d.qkv.act);
+  a.dt = get({Weight::SsmDt, d.layer}).data;
+  a.a = get({Weight::SsmA, d.layer}).data;
+  a.states = mem_.states.slice();
+  a.out = mem_.buf(d.out.act);
+  a.n_k_heads = d.n_k_heads;
+  a.n_v_heads = d.n_v_heads;
+  a.head_dim = d.head_dim;
+  a.stride = d.qkv.stride;
+  a.qkv_off = d.qkv.off;
+  a.alpha_off = d.alpha.off;
+  a.beta_off = d.beta.off;
+  a.out_off = d.out.off;
+  a.out_stride = d.out.stride ? d.out.stride : d.n_v_heads * d.head_dim;
+  a.slot_floats = static_cast<uint32_t>(st.slot_floats);
+  a.state_offset = static_cast<uint32_t>(st.layer_offset[d.layer] + d.state_offset);
+  a.eps = d.eps;
+  vk::ops::delta_net(*rec_, ctx_.pipelines(), batch_, a);
+  wrote(d.out.act);
+}
+
+void VulkanBackend::gate_rows(GateAct act, Rows x, Rows gate, uint32_t n, uint32_t rows) {
+  vk::ops::GateRowsArgs a;
+  a.x = mem_.buf(x.act);
+  a.gate = mem_.buf(gate.act);
+  a.n = n;
+  a.rows = rows;
+  a.x_off = x.off;
+  a.x_stride = x.stride;
+  a.g_off = gate.off;
+  a.g_stride = gate.stride;
+  a.silu = act == GateAct::Silu;
+  vk::ops::gate_rows(*rec_, ctx_.pipelines(), a);
+  wrote(x.act);
+}
+
+}  // namespace vkllm::runtime::detail

@@ -1,0 +1,70 @@
+#include "engine/vulkan/delta_net_ops.h"
+
+#include <string>
+
+#include "engine/vulkan/op_checks.h"
+
+namespace vkllm::vk::ops {
+
+namespace {
+
+const Pipeline& delta_net_pipeline(PipelineCache& pc, const char* shader, uint32_t buffers,
+                                   uint32_t push_bytes, uint32_t workgroup) {
+  return pc.get({.shader = shader,
+                 .num_buffers = buffers,
+                 .push_constant_bytes = push_bytes,
+                 .spec = {workgroup}});
+}
+
+constexpr uint32_t kMaxDeltaNetHead = 256;  // shaders/delta_net.comp's shared arrays
+constexpr uint32_t kMaxConvKernel = 8;
+
+}  // namespace
+
+void ssm_conv(CommandRecorder& rec, PipelineCache& pc, const BatchInfo& b, const SsmConvArgs& a) {
+  require_arg(a.channels > 0 && b.n_seqs > 0, "ssm_conv: empty input");
+  require_arg(a.kernel >= 2 && a.kernel <= kMaxConvKernel, "ssm_conv: kernel length outside 2..8");
+  require_arg(a.stride >= a.channels, "ssm_conv: rows narrower than the channels");
+  struct {
+    uint32_t channels, kernel, n_tokens, n_seqs, stride, x_off, out_off, slot_floats, layer_offset;
+  } push{a.channels, a.kernel,  b.n_tokens,    b.n_seqs,      a.stride,
+         a.x_off,    a.out_off, a.slot_floats, a.layer_offset};
+  constexpr uint32_t wg = 64;
+  const Pipeline& p = delta_net_pipeline(pc, "ssm_conv", 4, sizeof(push), wg);
+  rec.dispatch(p, {a.act, b.meta, a.taps, a.states}, push, {div_up(a.channels, wg), b.n_seqs, 1});
+}
+
+void delta_net(CommandRecorder& rec, PipelineCache& pc, const BatchInfo& b, const DeltaNetArgs& a) {
+  require_arg(a.n_v_heads > 0 && a.n_k_heads > 0 && b.n_seqs > 0, "delta_net: empty input");
+  require_arg(a.n_v_heads % a.n_k_heads == 0, "delta_net: value heads not a multiple of keys");
+  require_arg(a.head_dim > 0 && a.head_dim <= kMaxDeltaNetHead,
+              "delta_net: head size " + std::to_string(a.head_dim) + " outside 1..256");
+  struct {
+    uint32_t n_tokens, n_seqs, n_k_heads, n_v_heads, head_dim, stride, qkv_off, alpha_off, beta_off,
+        out_off, out_stride, slot_floats, state_offset;
+    float eps;
+  } push{b.n_tokens,   b.n_seqs,      a.n_k_heads,    a.n_v_heads, a.head_dim,
+         a.stride,     a.qkv_off,     a.alpha_off,    a.beta_off,  a.out_off,
+         a.out_stride, a.slot_floats, a.state_offset, a.eps};
+  const Pipeline& p = delta_net_pipeline(pc, "delta_net", 6, sizeof(push), a.head_dim);
+  rec.dispatch(p, {a.act, b.meta, a.dt, a.a, a.states, a.out}, push, {a.n_v_heads, b.n_seqs, 1});
+}
+
+void gate_rows(CommandRecorder& rec, PipelineCache& pc, const GateRowsArgs& a) {
+  require_arg(a.n > 0 && a.rows > 0, "gate_rows: empty input");
+  struct {
+    uint32_t n, rows, x_off, x_stride, g_off, g_stride, silu;
+  } push{a.n,
+         a.rows,
+         a.x_off,
+         a.x_stride ? a.x_stride : a.n,
+         a.g_off,
+         a.g_stride ? a.g_stride : a.n,
+         a.silu ? 1u : 0u};
+  constexpr uint32_t wg = 64;
+  const Pipeline& p = delta_net_pipeline(pc, "gate_rows", 2, sizeof(push), wg);
+  rec.dispatch(p, {a.x, a.gate}, push,
+               {div_up(a.n, wg), std::min(a.rows, 65535u), div_up(a.rows, 65535)});
+}
+
+}  // namespace vkllm::vk::ops

@@ -1,0 +1,26 @@
+#version 450
+// x *= act(gate) over rows of n (runtime::StepBackend::gate_rows): sigmoid (Qwen3.5's attention
+// output gate) or SiLU (its DeltaNet's gated norm). Row r of x at x_off + r * x_stride, of the
+// gate at g_off + r * g_stride (floats). Grid: x covers a row, y + z * 65535 the rows.
+
+layout(local_size_x_id = 0) in;
+
+layout(std430, binding = 0) buffer X { float x[]; };
+layout(std430, binding = 1) readonly buffer G { float g[]; };
+
+layout(push_constant) uniform Params {
+  uint n;
+  uint rows;
+  uint x_off, x_stride;
+  uint g_off, g_stride;
+  uint silu;  // 0: sigmoid
+} p;
+
+void main() {
+  const uint i = gl_GlobalInvocationID.x;
+  const uint r = gl_WorkGroupID.y + gl_WorkGroupID.z * 65535u;
+  if (i >= p.n || r >= p.rows) return;
+  const float v = g[p.g_off + r * p.g_stride + i];
+  const float s = 1.0 / (1.0 + exp(-v));
+  x[p.x_off + r * p.x_stride + i] *= p.silu != 0u ? v * s : s;
+}
