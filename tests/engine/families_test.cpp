@@ -62,12 +62,17 @@ const Fixture& fixture(const std::string& name) {
   return *f;
 }
 
-RunnerOptions small_runner(bool sized_by_context = false) {
+// 32 MiB of KV blocks, plus the recurrent states of a hybrid model (which the budget includes:
+// a real-shaped Qwen3.5's are 50 MiB per sequence).
+RunnerOptions small_runner(bool sized_by_context = false, const model::ModelSpec* spec = nullptr) {
   RunnerOptions opts;
   opts.max_batch_tokens = 128;
   opts.max_seqs = 2;
   opts.max_context = 320;
-  opts.kv_budget_bytes = sized_by_context ? 0 : 32u << 20;
+  uint64_t state_bytes = 0;
+  if (spec)
+    for (uint64_t f : spec->recurrent_state_floats()) state_bytes += 4 * f * opts.max_seqs;
+  opts.kv_budget_bytes = sized_by_context ? 0 : (32u << 20) + state_bytes;
   opts.warm_up = false;  // pipelines on first use: one prompt needs few of them
   return opts;
 }
@@ -126,8 +131,8 @@ TEST_P(FamiliesVsLlamaCpp, MatchesLlamaCpp) {
 
   EXPECT_GT(ref.prompt_tokens.size(), spec.attn_temp_floor) << "the temperature is exercised";
   const bool shared_kv = spec.n_layer_kv > 0;
-  auto runner = host ? std::make_unique<Runner>(*host, small_runner(shared_kv))
-                     : std::make_unique<Runner>(*device, small_runner(shared_kv));
+  auto runner = host ? std::make_unique<Runner>(*host, small_runner(shared_kv, &spec))
+                     : std::make_unique<Runner>(*device, small_runner(shared_kv, &spec));
   if (spec.n_layer_kv > 0) {
     // Shared KV: only the first n_layer_kv layers hold a cache. Without a budget both backends
     // size it for every sequence at full context (2 x 320 / 16 blocks), each layer's region as
