@@ -76,6 +76,12 @@ void check_rope_sections(const gguf::GgufFile& f, const ModelSpec& s) {
 
 void read_qwen35(const gguf::GgufFile& f, ModelSpec& s) {
   const std::string p = s.arch_name + ".";
+  // Multi-token-prediction blocks (nextn_predict_layers) come after the decoder's layers in
+  // block_count; like llama.cpp's main pass, the decoder runs without them.
+  const uint32_t nextn = f.get_optional<uint32_t>(p + "nextn_predict_layers").value_or(0);
+  if (nextn >= s.n_layer) throw std::runtime_error("qwen35: no layers besides the MTP blocks");
+  s.n_layer -= nextn;
+  s.layer_is_swa.resize(s.n_layer);
   s.rope_ordering = RopeOrdering::NeoX;
   s.norm_eps = f.get_optional<float>(p + "attention.layer_norm_rms_epsilon").value_or(1e-6f);
   s.ffn_norm_is_post_attn = true;

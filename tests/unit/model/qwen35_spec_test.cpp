@@ -78,6 +78,14 @@ TEST(Qwen35Spec, DeltaNetLayersStateAndGatedAttentionFromTheFile) {
   const ModelSpec t = ModelSpec::from_gguf(gguf::GgufFile::parse(listed));
   EXPECT_TRUE(t.is_recurrent(1));
   EXPECT_FALSE(t.is_recurrent(3));
+
+  // A multi-token-prediction block at the end is not one of the decoder's layers (llama.cpp's
+  // main pass skips it).
+  const auto mtp =
+      qwen35_bytes(8, [](gguf::GgufWriter& w) { w.set_u32("qwen35.nextn_predict_layers", 1); });
+  const ModelSpec m = ModelSpec::from_gguf(gguf::GgufFile::parse(mtp));
+  EXPECT_EQ(m.n_layer, 7u);
+  EXPECT_EQ(m.n_kv_layers(), 1u);
 }
 
 TEST(Qwen35Spec, FilesThatDoNotFitFailNamingTheProblem) {
