@@ -20,8 +20,8 @@
 #include "registry/model_name.h"
 #include "server/config/environment.h"
 #include "server/http/host_address.h"
-#include "server/scheduler/manager_options.h"
 #include "server/requests/service_options.h"
+#include "server/scheduler/manager_options.h"
 
 namespace vkllm::config {
 
@@ -56,7 +56,7 @@ struct CpuSettings {
 struct Settings {
   ServerSettings server;
   StoreSettings store;
-  sched::ManagerOptions models;   // scheduling and the engine options each model loads with
+  sched::ManagerOptions models;      // scheduling and the engine options each model loads with
   requests::ServiceOptions service;  // OLLAMA_MAX_QUEUE
   CpuSettings cpu;
   bool quiet = false;                 // VKLLM_QUIET
