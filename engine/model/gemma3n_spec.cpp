@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/model/weight_check.h"
 #include "engine/model/weight_names.h"
 
 namespace vkllm::model {
@@ -21,16 +22,6 @@ constexpr uint32_t kLayersWithKv = 20;
 constexpr uint32_t kDefaultSwaPeriod = 5;
 // The 95th percentile of the standard normal: values above mean + 1.645 std survive.
 constexpr float kSparsityStdMul = 1.6448533535003662f;
-
-void expect_tensor(const gguf::GgufFile& f, Weight w, uint32_t layer,
-                   const std::vector<uint64_t>& shape) {
-  const std::string name = weight_name(w, layer);
-  const auto* t = f.find_tensor(name);
-  if (t && t->shape == shape) return;
-  std::string want;
-  for (uint64_t d : shape) want += (want.empty() ? "" : ", ") + std::to_string(d);
-  throw std::runtime_error("gemma3n model has no tensor " + name + " of shape [" + want + "]");
-}
 
 void read_swa_pattern(const gguf::GgufFile& f, ModelSpec& s) {
   const std::string key = s.arch_name + ".attention.sliding_window_pattern";
@@ -91,23 +82,23 @@ void read_gemma3n(const gguf::GgufFile& f, ModelSpec& s) {
   }
 
   const uint64_t E = s.n_embd, A = s.n_altup, P = s.n_embd_altup, L = s.n_layer;
-  expect_tensor(f, Weight::PerLayerTokenEmbd, 0, {P * L, s.n_vocab});
-  expect_tensor(f, Weight::PerLayerModelProj, 0, {E, P * L});
-  expect_tensor(f, Weight::PerLayerProjNorm, 0, {P});
-  expect_tensor(f, Weight::AltupProj, 0, {E, E, A - 1});
-  expect_tensor(f, Weight::AltupUnembdProj, 0, {E, E, A - 1});
+  expect_weight(f, "gemma3n", Weight::PerLayerTokenEmbd, 0, {P * L, s.n_vocab});
+  expect_weight(f, "gemma3n", Weight::PerLayerModelProj, 0, {E, P * L});
+  expect_weight(f, "gemma3n", Weight::PerLayerProjNorm, 0, {P});
+  expect_weight(f, "gemma3n", Weight::AltupProj, 0, {E, E, A - 1});
+  expect_weight(f, "gemma3n", Weight::AltupUnembdProj, 0, {E, E, A - 1});
   for (uint32_t l = 0; l < s.n_layer; ++l) {
-    expect_tensor(f, Weight::PerLayerInpGate, l, {E, P});
-    expect_tensor(f, Weight::PerLayerProj, l, {P, E});
-    expect_tensor(f, Weight::PerLayerPostNorm, l, {E});
-    expect_tensor(f, Weight::AltupCorrectCoef, l, {A, A});
-    expect_tensor(f, Weight::AltupCorrectScale, l, {E});
-    expect_tensor(f, Weight::AltupPredictCoef, l, {A, A * A});
-    expect_tensor(f, Weight::AltupRouter, l, {E, A});
-    expect_tensor(f, Weight::AltupRouterNorm, l, {E});
-    expect_tensor(f, Weight::LaurelL, l, {E, s.laurel_rank});
-    expect_tensor(f, Weight::LaurelR, l, {s.laurel_rank, E});
-    expect_tensor(f, Weight::LaurelPostNorm, l, {E});
+    expect_weight(f, "gemma3n", Weight::PerLayerInpGate, l, {E, P});
+    expect_weight(f, "gemma3n", Weight::PerLayerProj, l, {P, E});
+    expect_weight(f, "gemma3n", Weight::PerLayerPostNorm, l, {E});
+    expect_weight(f, "gemma3n", Weight::AltupCorrectCoef, l, {A, A});
+    expect_weight(f, "gemma3n", Weight::AltupCorrectScale, l, {E});
+    expect_weight(f, "gemma3n", Weight::AltupPredictCoef, l, {A, A * A});
+    expect_weight(f, "gemma3n", Weight::AltupRouter, l, {E, A});
+    expect_weight(f, "gemma3n", Weight::AltupRouterNorm, l, {E});
+    expect_weight(f, "gemma3n", Weight::LaurelL, l, {E, s.laurel_rank});
+    expect_weight(f, "gemma3n", Weight::LaurelR, l, {s.laurel_rank, E});
+    expect_weight(f, "gemma3n", Weight::LaurelPostNorm, l, {E});
   }
 }
 

@@ -6,25 +6,16 @@
 #include <stdexcept>
 #include <string>
 
+#include "engine/model/weight_check.h"
 #include "engine/model/weight_names.h"
 
 namespace vkllm::model {
 
 namespace {
 
-// Names unique in the library (unity builds): gemma3n_spec.cpp has an expect_tensor of its own.
+// Named for its family: names in anonymous namespaces must be unique in the library (unity builds).
 bool gemma4_has(const gguf::GgufFile& f, Weight w, uint32_t layer = 0) {
   return f.find_tensor(weight_name(w, layer)) != nullptr;
-}
-
-void gemma4_expect(const gguf::GgufFile& f, Weight w, uint32_t layer,
-                   const std::vector<uint64_t>& shape) {
-  const std::string name = weight_name(w, layer);
-  const auto* t = f.find_tensor(name);
-  if (t && t->shape == shape) return;
-  std::string want;
-  for (uint64_t d : shape) want += (want.empty() ? "" : ", ") + std::to_string(d);
-  throw std::runtime_error("gemma4 model has no tensor " + name + " of shape [" + want + "]");
 }
 
 std::vector<uint32_t> gemma4_per_layer(const gguf::GgufFile& f, const std::string& key,
@@ -146,61 +137,61 @@ void read_gemma4(const gguf::GgufFile& f, const std::vector<uint32_t>& kv_heads,
     s.moe_gating = MoeGating::Softmax;
   }
   if (s.has_rope_freqs) {
-    gemma4_expect(f, Weight::RopeFreqs, 0, {s.head_dim / 2});
+    expect_weight(f, "gemma4", Weight::RopeFreqs, 0, {s.head_dim / 2});
   }
 
   s.n_embd_altup = f.get_optional<uint32_t>(p + "embedding_length_per_layer_input").value_or(0);
   const uint64_t E = s.n_embd, P = s.n_embd_altup, H = s.n_head;
   if (P > 0) {
-    gemma4_expect(f, Weight::PerLayerTokenEmbd, 0, {P * L, s.n_vocab});
-    gemma4_expect(f, Weight::PerLayerModelProj, 0, {E, P * L});
-    gemma4_expect(f, Weight::PerLayerProjNorm, 0, {P});
+    expect_weight(f, "gemma4", Weight::PerLayerTokenEmbd, 0, {P * L, s.n_vocab});
+    expect_weight(f, "gemma4", Weight::PerLayerModelProj, 0, {E, P * L});
+    expect_weight(f, "gemma4", Weight::PerLayerProjNorm, 0, {P});
   }
   for (uint32_t l = 0; l < L; ++l) {
     const uint64_t hd = s.layer_head_dim[l], kv = hd * kv_heads[l], n_ff = ff[l];
-    gemma4_expect(f, Weight::AttnNorm, l, {E});
-    gemma4_expect(f, Weight::AttnQ, l, {E, hd * H});
-    gemma4_expect(f, Weight::AttnQNorm, l, {hd});
-    gemma4_expect(f, Weight::AttnOut, l, {hd * H, E});
-    gemma4_expect(f, Weight::PostAttnNorm, l, {E});
+    expect_weight(f, "gemma4", Weight::AttnNorm, l, {E});
+    expect_weight(f, "gemma4", Weight::AttnQ, l, {E, hd * H});
+    expect_weight(f, "gemma4", Weight::AttnQNorm, l, {hd});
+    expect_weight(f, "gemma4", Weight::AttnOut, l, {hd * H, E});
+    expect_weight(f, "gemma4", Weight::PostAttnNorm, l, {E});
     if (s.owns_kv(l)) {
-      gemma4_expect(f, Weight::AttnK, l, {E, kv});
-      gemma4_expect(f, Weight::AttnKNorm, l, {hd});
+      expect_weight(f, "gemma4", Weight::AttnK, l, {E, kv});
+      expect_weight(f, "gemma4", Weight::AttnKNorm, l, {hd});
       s.layer_v_is_k[l] = !gemma4_has(f, Weight::AttnV, l);
-      if (!s.layer_v_is_k[l]) gemma4_expect(f, Weight::AttnV, l, {E, kv});
+      if (!s.layer_v_is_k[l]) expect_weight(f, "gemma4", Weight::AttnV, l, {E, kv});
     }
-    gemma4_expect(f, Weight::FfnNorm, l, {E});
-    gemma4_expect(f, Weight::FfnGate, l, {E, n_ff});
-    gemma4_expect(f, Weight::FfnUp, l, {E, n_ff});
-    gemma4_expect(f, Weight::FfnDown, l, {n_ff, E});
-    gemma4_expect(f, Weight::PostFfnNorm, l, {E});
+    expect_weight(f, "gemma4", Weight::FfnNorm, l, {E});
+    expect_weight(f, "gemma4", Weight::FfnGate, l, {E, n_ff});
+    expect_weight(f, "gemma4", Weight::FfnUp, l, {E, n_ff});
+    expect_weight(f, "gemma4", Weight::FfnDown, l, {n_ff, E});
+    expect_weight(f, "gemma4", Weight::PostFfnNorm, l, {E});
     if (s.n_expert > 0) {
       const uint64_t X = s.n_expert, F = s.n_ff_exp;
       if (gemma4_has(f, Weight::FfnGateExps, l) == false) {
         throw std::runtime_error("gemma4 model has no " + weight_name(Weight::FfnGateExps, l) +
                                  " (stacked gate_up experts are not supported)");
       }
-      gemma4_expect(f, Weight::FfnGateInp, l, {E, X});
-      gemma4_expect(f, Weight::FfnGateInpScale, l, {E});
-      gemma4_expect(f, Weight::FfnPreNorm2, l, {E});
-      gemma4_expect(f, Weight::FfnPostNorm1, l, {E});
-      gemma4_expect(f, Weight::FfnPostNorm2, l, {E});
-      gemma4_expect(f, Weight::FfnGateExps, l, {E, F, X});
-      gemma4_expect(f, Weight::FfnUpExps, l, {E, F, X});
-      gemma4_expect(f, Weight::FfnDownExps, l, {F, E, X});
+      expect_weight(f, "gemma4", Weight::FfnGateInp, l, {E, X});
+      expect_weight(f, "gemma4", Weight::FfnGateInpScale, l, {E});
+      expect_weight(f, "gemma4", Weight::FfnPreNorm2, l, {E});
+      expect_weight(f, "gemma4", Weight::FfnPostNorm1, l, {E});
+      expect_weight(f, "gemma4", Weight::FfnPostNorm2, l, {E});
+      expect_weight(f, "gemma4", Weight::FfnGateExps, l, {E, F, X});
+      expect_weight(f, "gemma4", Weight::FfnUpExps, l, {E, F, X});
+      expect_weight(f, "gemma4", Weight::FfnDownExps, l, {F, E, X});
       const bool scaled = gemma4_has(f, Weight::FfnDownExpsScale, l);
       if (l > 0 && scaled != s.moe_down_scales) {
         throw std::runtime_error("gemma4 model has ffn_down_exps.scale in some layers only");
       }
       s.moe_down_scales = scaled;
-      if (scaled) gemma4_expect(f, Weight::FfnDownExpsScale, l, {X});
+      if (scaled) expect_weight(f, "gemma4", Weight::FfnDownExpsScale, l, {X});
     }
     s.layer_out_scaled[l] = gemma4_has(f, Weight::LayerOutScale, l);
-    if (s.layer_out_scaled[l]) gemma4_expect(f, Weight::LayerOutScale, l, {1});
+    if (s.layer_out_scaled[l]) expect_weight(f, "gemma4", Weight::LayerOutScale, l, {1});
     if (P > 0) {
-      gemma4_expect(f, Weight::PerLayerInpGate, l, {E, P});
-      gemma4_expect(f, Weight::PerLayerProj, l, {P, E});
-      gemma4_expect(f, Weight::PerLayerPostNorm, l, {E});
+      expect_weight(f, "gemma4", Weight::PerLayerInpGate, l, {E, P});
+      expect_weight(f, "gemma4", Weight::PerLayerProj, l, {P, E});
+      expect_weight(f, "gemma4", Weight::PerLayerPostNorm, l, {E});
     }
   }
 }

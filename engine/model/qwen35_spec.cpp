@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/model/weight_check.h"
 #include "engine/model/weight_names.h"
 
 namespace vkllm::model {
@@ -11,17 +12,6 @@ namespace vkllm::model {
 namespace {
 
 constexpr uint32_t kDefaultFullAttentionInterval = 4;
-
-void expect_qwen35_tensor(const gguf::GgufFile& f, Weight w, uint32_t layer,
-                          const std::vector<uint64_t>& shape, bool f32 = false) {
-  const std::string name = weight_name(w, layer);
-  const auto* t = f.find_tensor(name);
-  if (t && t->shape == shape && (!f32 || t->type == gguf::TensorType::F32)) return;
-  std::string want;
-  for (uint64_t d : shape) want += (want.empty() ? "" : ", ") + std::to_string(d);
-  throw std::runtime_error("qwen35 model has no " + std::string(f32 ? "F32 " : "") + "tensor " +
-                           name + " of shape [" + want + "]");
-}
 
 uint32_t required_u32(const gguf::GgufFile& f, const std::string& key) {
   const auto v = f.get_optional<uint32_t>(key);
@@ -117,29 +107,29 @@ void read_qwen35(const gguf::GgufFile& f, ModelSpec& s) {
   const uint64_t E = s.n_embd, hd = s.head_dim, qd = s.n_embd_q(), kvd = s.n_embd_k_gqa();
   const uint64_t C = s.ssm_conv_channels(), Vd = s.ssm_value_dim(), nv = s.ssm_n_v_heads;
   for (uint32_t l = 0; l < s.n_layer; ++l) {
-    expect_qwen35_tensor(f, Weight::AttnNorm, l, {E});
-    expect_qwen35_tensor(f, Weight::PostAttnNorm, l, {E});
+    expect_weight(f, "qwen35", Weight::AttnNorm, l, {E});
+    expect_weight(f, "qwen35", Weight::PostAttnNorm, l, {E});
     if (s.is_recurrent(l)) {
-      expect_qwen35_tensor(f, Weight::AttnQKV, l, {E, C});
-      expect_qwen35_tensor(f, Weight::AttnGate, l, {E, Vd});
-      expect_qwen35_tensor(f, Weight::SsmConv1d, l, {s.ssm_conv_kernel, C}, true);
-      expect_qwen35_tensor(f, Weight::SsmDt, l, {nv}, true);
-      expect_qwen35_tensor(f, Weight::SsmA, l, {nv}, true);
-      expect_qwen35_tensor(f, Weight::SsmAlpha, l, {E, nv});
-      expect_qwen35_tensor(f, Weight::SsmBeta, l, {E, nv});
-      expect_qwen35_tensor(f, Weight::SsmNorm, l, {s.ssm_head_dim}, true);
-      expect_qwen35_tensor(f, Weight::SsmOut, l, {Vd, E});
+      expect_weight(f, "qwen35", Weight::AttnQKV, l, {E, C});
+      expect_weight(f, "qwen35", Weight::AttnGate, l, {E, Vd});
+      expect_weight(f, "qwen35", Weight::SsmConv1d, l, {s.ssm_conv_kernel, C}, true);
+      expect_weight(f, "qwen35", Weight::SsmDt, l, {nv}, true);
+      expect_weight(f, "qwen35", Weight::SsmA, l, {nv}, true);
+      expect_weight(f, "qwen35", Weight::SsmAlpha, l, {E, nv});
+      expect_weight(f, "qwen35", Weight::SsmBeta, l, {E, nv});
+      expect_weight(f, "qwen35", Weight::SsmNorm, l, {s.ssm_head_dim}, true);
+      expect_weight(f, "qwen35", Weight::SsmOut, l, {Vd, E});
     } else {
       if (f.find_tensor(weight_name(Weight::AttnQKV, l))) {
         throw std::runtime_error("qwen35: a fused attn_qkv on attention layer " +
                                  std::to_string(l) + " is not supported");
       }
-      expect_qwen35_tensor(f, Weight::AttnQ, l, {E, 2 * qd});  // Q and its gate, per head
-      expect_qwen35_tensor(f, Weight::AttnK, l, {E, kvd});
-      expect_qwen35_tensor(f, Weight::AttnV, l, {E, kvd});
-      expect_qwen35_tensor(f, Weight::AttnQNorm, l, {hd});
-      expect_qwen35_tensor(f, Weight::AttnKNorm, l, {hd});
-      expect_qwen35_tensor(f, Weight::AttnOut, l, {qd, E});
+      expect_weight(f, "qwen35", Weight::AttnQ, l, {E, 2 * qd});  // Q and its gate, per head
+      expect_weight(f, "qwen35", Weight::AttnK, l, {E, kvd});
+      expect_weight(f, "qwen35", Weight::AttnV, l, {E, kvd});
+      expect_weight(f, "qwen35", Weight::AttnQNorm, l, {hd});
+      expect_weight(f, "qwen35", Weight::AttnKNorm, l, {hd});
+      expect_weight(f, "qwen35", Weight::AttnOut, l, {qd, E});
     }
   }
 }
