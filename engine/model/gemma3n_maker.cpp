@@ -32,10 +32,7 @@ gguf::Value gemma3n_array_value(gguf::ValueType type, const std::vector<T>& item
 void build_gemma3n_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
                          gguf::GgufWriter& w) {
   const ModelShape& s = o.shape;
-  if (s.n_embd == 0 || s.n_layer == 0 || s.n_head == 0 || s.n_head_kv == 0 || s.head_dim == 0 ||
-      s.n_ff == 0 || s.n_head % s.n_head_kv != 0) {
-    throw std::invalid_argument("make-model: inconsistent model shape");
-  }
+  check_decoder_shape(s);
   const uint64_t n_vocab = vocab_token_count(vocab);
   const std::string p = "gemma3n.";
   const uint32_t L = s.n_layer;

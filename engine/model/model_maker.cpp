@@ -415,6 +415,13 @@ uint64_t vocab_token_count(const gguf::GgufFile& vocab) {
   return vocab_size(vocab);
 }
 
+void check_decoder_shape(const ModelShape& s, uint32_t head_dim_multiple) {
+  if (s.n_embd == 0 || s.n_layer == 0 || s.n_head == 0 || s.n_head_kv == 0 || s.head_dim == 0 ||
+      s.n_ff == 0 || s.n_head % s.n_head_kv != 0 || s.head_dim % head_dim_multiple != 0) {
+    throw std::invalid_argument("make-model: inconsistent model shape");
+  }
+}
+
 void add_random_tensor(gguf::GgufWriter& w, const MakeModelOptions& o, std::string name,
                        std::vector<uint64_t> shape, bool norm, uint32_t layer, bool has_output,
                        float scale) {
@@ -456,10 +463,7 @@ void build_random_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
       throw std::invalid_argument("make-model: more experts per token than experts");
     }
   }
-  if (s.n_embd == 0 || s.n_layer == 0 || s.n_head == 0 || s.n_head_kv == 0 || s.head_dim == 0 ||
-      s.n_ff == 0 || s.n_head % s.n_head_kv != 0) {
-    throw std::invalid_argument("make-model: inconsistent model shape");
-  }
+  check_decoder_shape(s);
   const uint64_t n_vocab = vocab_size(vocab);
   const float rope_base = s.rope_freq_base > 0 ? s.rope_freq_base : a.default_rope_base;
   const std::string arch(a.name);

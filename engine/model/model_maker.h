@@ -79,6 +79,9 @@ void build_random_model(const MakeModelOptions& options, const gguf::GgufFile& v
 // count, and one lazily generated tensor of random values (a matrix's N(0, 1/cols), a norm's
 // 1 + N(0, 0.05), times `scale`) in the type the file type's quantization mix gives it.
 uint64_t vocab_token_count(const gguf::GgufFile& vocab);
+// A decoder's shape is usable: every size set, query heads a multiple of K/V heads, the head size
+// a multiple of `head_dim_multiple`; else std::invalid_argument.
+void check_decoder_shape(const ModelShape& s, uint32_t head_dim_multiple = 1);
 void add_random_tensor(gguf::GgufWriter& w, const MakeModelOptions& o, std::string name,
                        std::vector<uint64_t> shape, bool norm, uint32_t layer, bool has_output,
                        float scale = 1.0f);

@@ -21,10 +21,7 @@ constexpr float kQwen35Decay = -0.1f;
 void build_qwen35_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
                         gguf::GgufWriter& w) {
   const ModelShape& s = o.shape;
-  if (s.n_embd == 0 || s.n_layer == 0 || s.n_head == 0 || s.n_head_kv == 0 || s.head_dim == 0 ||
-      s.n_ff == 0 || s.n_head % s.n_head_kv != 0 || s.head_dim % 8 != 0) {
-    throw std::invalid_argument("make-model: inconsistent model shape");
-  }
+  check_decoder_shape(s, 8);
   const uint64_t n_vocab = vocab_token_count(vocab);
   const std::string p = "qwen35.";
   const uint32_t L = s.n_layer;
