@@ -61,8 +61,13 @@ void EncoderForward::embeddings(StepBackend& b, uint32_t T) const {
   b.embed_row({Weight::TokenTypes}, 0, {Act::XSel});
   if (spec_.position_embd) b.embed_positions({Weight::PosEmbd}, {Act::H}, T);
   b.barrier();
-  if (spec_.position_embd) b.add({Act::X}, {Act::H}, {Act::X}, uint64_t(T) * E);
-  b.add_row({Act::XSel}, {Act::X}, E, T);  // disjoint elements of x: no barrier between
+  if (spec_.position_embd) {
+    b.add({Act::X}, {Act::H}, {Act::X}, uint64_t(T) * E);
+    // Both passes read and write every element of x: on a GPU that runs dispatches
+    // concurrently the second would otherwise add to stale rows (lavapipe, serial, hid it).
+    b.barrier();
+  }
+  b.add_row({Act::XSel}, {Act::X}, E, T);
   b.barrier();
   b.layer_norm({Act::X}, {Weight::TokenEmbdNorm}, {Weight::TokenEmbdNormBias}, {Act::X}, E, T);
   b.barrier();
