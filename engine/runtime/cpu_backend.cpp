@@ -571,8 +571,10 @@ class CpuBackend final : public StepBackend {
     }
     if (budget == 0) {
       // Every sequence at full context, but at most half of what the system has available.
+      // (The recurrent states come out of the budget below, so they are wanted too.)
       const uint64_t want =
-          per_block * opt_.max_seqs * ((opt_.max_context + opt_.block_size - 1) / opt_.block_size);
+          per_block * opt_.max_seqs * ((opt_.max_context + opt_.block_size - 1) / opt_.block_size) +
+          state_layout_.bytes();
       const uint64_t available = system_memory_available();
       budget = available ? std::min(want, available / 2) : std::min<uint64_t>(want, 1ull << 30);
     }

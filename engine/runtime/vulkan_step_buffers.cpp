@@ -235,8 +235,10 @@ void VulkanStepBuffers::allocate_kv() {
     const uint64_t heap = ctx.caps().device_local_bytes;
     const uint64_t used = m.weight_bytes() + act_bytes;
     const uint64_t share = heap > used ? (heap - used) / 2 : per_block * 64;
+    // (The recurrent states come out of the budget below, so they are wanted too.)
     const uint64_t want =
-        per_block * opt.max_seqs * ((opt.max_context + opt.block_size - 1) / opt.block_size);
+        per_block * opt.max_seqs * ((opt.max_context + opt.block_size - 1) / opt.block_size) +
+        state_layout.bytes();
     budget = std::min(share, want);
   }
   budget -= std::min(budget, state_layout.bytes());  // the states count in the budget

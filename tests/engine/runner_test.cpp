@@ -15,6 +15,8 @@
 #include <thread>
 #include <tuple>
 
+#include "engine/gguf/gguf_writer.h"
+#include "engine/model/model_maker.h"
 #include "engine/runtime/generator.h"
 #include "engine/runtime/host_model.h"
 #include "engine/tokenizer/tokenizer.h"
@@ -320,6 +322,29 @@ TEST_P(RunnerErrors, RejectsBadTokensAndOversizedSteps) {
   std::vector<int32_t> many(9, 5);
   s.tokens = many;
   EXPECT_THROW(runner.step(std::span(&s, 1)), std::invalid_argument);
+}
+
+// A hybrid model's recurrent states come out of the default KV budget, so that budget must want
+// them too: every sequence still gets its full context of blocks (a Qwen3.5-4B-shaped bench was
+// left one block: "KV cache is full" on the first step).
+TEST_P(RunnerErrors, AHybridModelsDefaultCacheHoldsEverySequenceAtFullContext) {
+  model::MakeModelOptions o;
+  o.arch = "qwen35";
+  o.shape = model::parse_model_shape("test");
+  o.file_type = model::FileType::F16;
+  const gguf::GgufFile vocab =
+      gguf::GgufFile::open(reference::shared_testdata_dir() / "vocab/ggml-vocab-llama-spm.gguf");
+  gguf::GgufWriter w;
+  model::build_random_model(o, vocab, w);
+  const auto file = gguf::GgufFile::parse(w.serialize());
+  LoadedModel m(file, GetParam());
+  ASSERT_TRUE(m.spec().has_recurrent_state());
+  RunnerOptions opts;
+  opts.max_seqs = 4;
+  opts.max_context = 96;
+  auto runner = m.runner(opts);
+  const uint32_t per_seq = (opts.max_context + runner->block_size() - 1) / runner->block_size();
+  EXPECT_GE(runner->pool().num_blocks(), opts.max_seqs * per_seq);
 }
 
 // step_hidden (decoders used as embedders) gives the same hidden states on both backends, and a
