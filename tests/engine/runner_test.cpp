@@ -336,7 +336,8 @@ TEST_P(RunnerErrors, AHybridModelsDefaultCacheHoldsEverySequenceAtFullContext) {
       gguf::GgufFile::open(reference::shared_testdata_dir() / "vocab/ggml-vocab-llama-spm.gguf");
   gguf::GgufWriter w;
   model::build_random_model(o, vocab, w);
-  const auto file = gguf::GgufFile::parse(w.serialize());
+  const std::vector<uint8_t> bytes = w.serialize();  // the parsed file points into it
+  const auto file = gguf::GgufFile::parse(bytes);
   LoadedModel m(file, GetParam());
   ASSERT_TRUE(m.spec().has_recurrent_state());
   RunnerOptions opts;
