@@ -1,19 +1,27 @@
 #version 450
 // Qwen3.5's gated delta rule (runtime::DeltaNetSpec, the CPU's engine/cpu/delta_net.cpp), the
-// recurrent form: one workgroup per (value head, sequence) walks the sequence's tokens in order;
-// invocation j owns row j of the head's state (S[.][j], head_dim floats, in the state buffer:
-// no other invocation reads it), so chunked prefill equals token-by-token decoding. Per token the
-// query and key (head h % n_k_heads) are staged in shared memory and L2-normalised by every
-// invocation alike; then
+// recurrent form. A head's state S is head_dim x head_dim; column j (S[.][j], contiguous in the
+// state buffer) only ever meets v[j] and out[j], so columns are independent: one subgroup owns one
+// column of one (value head, sequence) and keeps it in registers (ROWS values a lane, row
+// i = lane + r * subgroup size) while it walks the sequence's tokens in order — chunked prefill
+// equals token-by-token decoding, and the state is read and written once per step, not per token.
+// Per token, with the query and key (head h % n_k_heads) L2-normalised:
 //   S[.][j] *= exp(g); delta = beta (v[j] - S[.][j] . k); S[.][j] += delta k; out[j] = S[.][j] . q
-// with g = softplus(alpha + dt[h]) * a[h], beta = sigmoid(beta), out scaled by 1/sqrt(head_dim).
-// (The chunked parallel form for prefill is a later speed step.) Activations are parts of one
-// buffer, offsets in floats. Grid: x = value head, y = sequence; workgroup = head_dim.
+// with g = softplus(alpha + dt[h]) * a[h], beta = sigmoid(beta), out scaled by 1/sqrt(head_dim);
+// every dot product is one subgroupAdd, so no barrier is needed at all. Activations are parts of
+// one buffer, offsets in floats. Grid: x = value head, y = sequence, z = column blocks of the
+// workgroup's subgroup count.
+
+#extension GL_KHR_shader_subgroup_basic : enable
+#extension GL_KHR_shader_subgroup_arithmetic : enable
+#extension GL_EXT_control_flow_attributes : enable
 
 #define META_BINDING 1
 #include "kv_meta.glsl"
 
 layout(local_size_x_id = 0) in;
+// ceil(head_dim / subgroup size): the host fixes the subgroup size the pipeline runs with.
+layout(constant_id = 1) const uint ROWS = 4;
 
 layout(std430, binding = 0) readonly buffer In { float act[]; };
 layout(std430, binding = 2) readonly buffer Dt { float dt[]; };
@@ -38,61 +46,65 @@ layout(push_constant) uniform Params {
   float eps;
 } p;
 
-const uint kMaxHead = 256u;  // model::kMaxDeltaNetHeadDim
-shared float qs[kMaxHead];
-shared float ks[kMaxHead];
-
 float softplus(float x) { return x > 20.0 ? x : log(1.0 + exp(x)); }
 
 void main() {
   const uint h = gl_WorkGroupID.x;
   const uint seq = gl_WorkGroupID.y;
-  const uint j = gl_LocalInvocationID.x;
+  const uint lanes = gl_SubgroupSize;
+  const uint lane = gl_SubgroupInvocationID;
+  const uint j = gl_WorkGroupID.z * gl_NumSubgroups + gl_SubgroupID;
   const uint d = p.head_dim;
-  if (h >= p.n_v_heads || seq >= p.n_seqs) return;
+  // Whole subgroups leave together; a column past the head still joins no reduction of another.
+  if (h >= p.n_v_heads || seq >= p.n_seqs || j >= d) return;
   const uint q_len = meta_seq_q_len(p.n_tokens, p.n_seqs, seq);
   const uint t0 = meta_seq_q_start(p.n_tokens, p.n_seqs, seq);
   const bool fresh = meta_seq_kv_len(p.n_tokens, p.n_seqs, seq) == q_len;
-  const uint row_j = meta_seq_state(p.n_tokens, p.n_seqs, seq) * p.slot_floats + p.state_offset +
-                     (h * d + j) * d;
+  const uint col = meta_seq_state(p.n_tokens, p.n_seqs, seq) * p.slot_floats + p.state_offset +
+                   (h * d + j) * d;
   const uint kh = h % p.n_k_heads;
   const uint key_dim = p.n_k_heads * d;
   const float fd = float(d);
-  if (fresh && j < d)
-    for (uint i = 0u; i < d; ++i) state[row_j + i] = 0.0;
+
+  float s[ROWS];
+  [[unroll]] for (uint r = 0u; r < ROWS; ++r) {
+    const uint i = lane + r * lanes;
+    s[r] = (fresh || i >= d) ? 0.0 : state[col + i];
+  }
   for (uint t = 0u; t < q_len; ++t) {
     const uint row = (t0 + t) * p.stride;
-    if (j < d) {
-      qs[j] = act[p.qkv_off + row + kh * d + j];
-      ks[j] = act[p.qkv_off + row + key_dim + kh * d + j];
+    float q[ROWS], k[ROWS];
+    float sq = 0.0, sk = 0.0;
+    [[unroll]] for (uint r = 0u; r < ROWS; ++r) {
+      const uint i = lane + r * lanes;
+      q[r] = i < d ? act[p.qkv_off + row + kh * d + i] : 0.0;
+      k[r] = i < d ? act[p.qkv_off + row + key_dim + kh * d + i] : 0.0;
+      sq += q[r] * q[r];
+      sk += k[r] * k[r];
     }
-    barrier();
-    if (j < d) {
-      float sq = 0.0, sk = 0.0;
-      for (uint i = 0u; i < d; ++i) {
-        sq += qs[i] * qs[i];
-        sk += ks[i] * ks[i];
-      }
-      const float scale_q = 1.0 / sqrt(sq / fd + p.eps / fd) / sqrt(fd);
-      const float scale_k = 1.0 / sqrt(sk / fd + p.eps / fd) / sqrt(fd);
-      const float decay = exp(softplus(act[p.alpha_off + row + h] + dt[h]) * a_log[h]);
-      const float beta = 1.0 / (1.0 + exp(-act[p.beta_off + row + h]));
-      const float v = act[p.qkv_off + row + 2u * key_dim + h * d + j];
-      float s_k = 0.0;
-      for (uint i = 0u; i < d; ++i) {
-        const float s = state[row_j + i] * decay;
-        state[row_j + i] = s;
-        s_k += s * ks[i] * scale_k;
-      }
-      const float delta = (v - s_k) * beta;
-      float s_q = 0.0;
-      for (uint i = 0u; i < d; ++i) {
-        const float s = state[row_j + i] + ks[i] * scale_k * delta;
-        state[row_j + i] = s;
-        s_q += s * qs[i] * scale_q;
-      }
-      outv[p.out_off + (t0 + t) * p.out_stride + h * d + j] = s_q / sqrt(fd);
+    sq = subgroupAdd(sq);
+    sk = subgroupAdd(sk);
+    const float scale_q = 1.0 / sqrt(sq / fd + p.eps / fd) / sqrt(fd);
+    const float scale_k = 1.0 / sqrt(sk / fd + p.eps / fd) / sqrt(fd);
+    const float decay = exp(softplus(act[p.alpha_off + row + h] + dt[h]) * a_log[h]);
+    const float beta = 1.0 / (1.0 + exp(-act[p.beta_off + row + h]));
+    const float v = act[p.qkv_off + row + 2u * key_dim + h * d + j];
+    float s_k = 0.0;
+    [[unroll]] for (uint r = 0u; r < ROWS; ++r) {
+      s[r] *= decay;
+      s_k += s[r] * k[r] * scale_k;
     }
-    barrier();
+    const float delta = (v - subgroupAdd(s_k)) * beta;
+    float s_q = 0.0;
+    [[unroll]] for (uint r = 0u; r < ROWS; ++r) {
+      s[r] += k[r] * scale_k * delta;
+      s_q += s[r] * q[r] * scale_q;
+    }
+    s_q = subgroupAdd(s_q);
+    if (lane == 0u) outv[p.out_off + (t0 + t) * p.out_stride + h * d + j] = s_q / sqrt(fd);
+  }
+  [[unroll]] for (uint r = 0u; r < ROWS; ++r) {
+    const uint i = lane + r * lanes;
+    if (i < d) state[col + i] = s[r];
   }
 }

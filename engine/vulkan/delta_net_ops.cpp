@@ -1,7 +1,9 @@
 #include "engine/vulkan/delta_net_ops.h"
 
+#include <algorithm>
 #include <string>
 
+#include "engine/vulkan/device.h"
 #include "engine/vulkan/op_checks.h"
 
 namespace vkllm::vk::ops {
@@ -16,7 +18,7 @@ const Pipeline& delta_net_pipeline(PipelineCache& pc, const char* shader, uint32
                  .spec = {workgroup}});
 }
 
-constexpr uint32_t kMaxDeltaNetHead = 256;  // shaders/delta_net.comp's shared arrays
+constexpr uint32_t kMaxDeltaNetHead = 256;  // model::kMaxDeltaNetHeadDim
 constexpr uint32_t kMaxConvKernel = 8;
 
 }  // namespace
@@ -46,8 +48,25 @@ void delta_net(CommandRecorder& rec, PipelineCache& pc, const BatchInfo& b, cons
   } push{b.n_tokens,   b.n_seqs,      a.n_k_heads,    a.n_v_heads, a.head_dim,
          a.stride,     a.qkv_off,     a.alpha_off,    a.beta_off,  a.out_off,
          a.out_stride, a.slot_floats, a.state_offset, a.eps};
-  const Pipeline& p = delta_net_pipeline(pc, "delta_net", 6, sizeof(push), a.head_dim);
-  rec.dispatch(p, {a.act, b.meta, a.dt, a.a, a.states, a.out}, push, {a.n_v_heads, b.n_seqs, 1});
+  // One subgroup a state column, its rows in registers (shaders/delta_net.comp): the subgroup
+  // size the rows are spread over must be the one the pipeline runs with, so it is required
+  // where the device lets a pipeline choose.
+  const DeviceCapabilities& caps = pc.device().caps();
+  require_arg(caps.subgroup_arithmetic(),
+              "delta_net: the device has no subgroup arithmetic (Gated DeltaNet needs it)");
+  const uint32_t lanes = caps.subgroup_size;
+  const uint32_t wg = std::max<uint32_t>(128, lanes);
+  const uint32_t columns = wg / lanes;  // per workgroup
+  const bool pin = caps.subgroup_size_control && lanes >= caps.min_subgroup_size &&
+                   lanes <= caps.max_subgroup_size;
+  const Pipeline& p = pc.get({.shader = "delta_net",
+                              .num_buffers = 6,
+                              .push_constant_bytes = sizeof(push),
+                              .spec = {wg, div_up(a.head_dim, lanes)},
+                              .required_subgroup_size = pin ? lanes : 0,
+                              .full_subgroups = pin && caps.compute_full_subgroups});
+  rec.dispatch(p, {a.act, b.meta, a.dt, a.a, a.states, a.out}, push,
+               {a.n_v_heads, b.n_seqs, div_up(a.head_dim, columns)});
 }
 
 void gate_rows(CommandRecorder& rec, PipelineCache& pc, const GateRowsArgs& a) {

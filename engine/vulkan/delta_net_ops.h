@@ -23,7 +23,8 @@ struct SsmConvArgs {
 void ssm_conv(CommandRecorder& rec, PipelineCache& pipelines, const BatchInfo& batch,
               const SsmConvArgs& a);
 
-// The gated delta rule (runtime::DeltaNetSpec), one workgroup per (value head, sequence).
+// The gated delta rule (runtime::DeltaNetSpec), one subgroup per (value head, sequence, state
+// column); needs subgroup arithmetic.
 struct DeltaNetArgs {
   BufferSlice act;    // qkv, alpha and beta rows (row t at off + t * stride)
   BufferSlice dt, a;  // f32 per value head
