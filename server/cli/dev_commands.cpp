@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -13,6 +14,7 @@
 #include "engine/gguf/gguf_writer.h"
 #include "engine/model/lora_maker.h"
 #include "engine/model/model_maker.h"
+#include "engine/model/projector_maker.h"
 #include "engine/tokenizer/llama3_vocab.h"
 #include "server/cli/commands.h"
 
@@ -29,7 +31,23 @@ struct MakeModelArgs {
   uint64_t seed = 0;
   unsigned threads = 0;
   std::string output;
+  std::string projector;  // also write a random vision projector (mmproj) here
+  std::string projector_shape = "test";
 };
+
+// The text model's vision projector in llama.cpp's mmproj layout, as wide as its output: declared
+// before the text model is written, so a bad projector option leaves no file behind.
+gguf::GgufWriter plan_projector(const MakeModelArgs& args, const model::MakeModelOptions& text) {
+  model::MakeProjectorOptions options;
+  options.arch = args.arch;
+  options.shape = model::parse_projector_shape(args.projector_shape);
+  options.text_embd = text.shape.n_embd;
+  options.f32 = text.file_type == model::FileType::F32;
+  options.seed = args.seed;
+  gguf::GgufWriter writer;
+  model::build_random_projector(options, writer);
+  return writer;
+}
 
 int make_model(const MakeModelArgs& args) {
   model::MakeModelOptions options;
@@ -52,12 +70,20 @@ int make_model(const MakeModelArgs& args) {
   const gguf::GgufFile vocab = gguf::GgufFile::open(args.vocab);
   gguf::GgufWriter writer;
   model::build_random_model(options, vocab, writer);
+  std::optional<gguf::GgufWriter> projector;
+  if (!args.projector.empty()) projector = plan_projector(args, options);
   writer.write(args.output);
+  if (projector) projector->write(args.projector);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("wrote %s: %s %s %s (%s layout), %.1f MiB in %.1f s\n", args.output.c_str(),
               args.arch.c_str(), args.shape.c_str(), args.type.c_str(), args.layout.c_str(),
               static_cast<double>(std::filesystem::file_size(args.output)) / (1 << 20), seconds);
+  if (projector) {
+    std::printf("wrote %s: %s projector %s, %.1f MiB\n", args.projector.c_str(), args.arch.c_str(),
+                args.projector_shape.c_str(),
+                static_cast<double>(std::filesystem::file_size(args.projector)) / (1 << 20));
+  }
   return 0;
 }
 
@@ -158,6 +184,13 @@ void add_dev_commands(CLI::App& app) {
   make->add_option("--threads", args->threads, "Worker threads (0: all cores)")
       ->capture_default_str();
   make->add_option("-o,--output", args->output, "Output GGUF path")->required();
+  make->add_option("--projector", args->projector,
+                   "Also write a random vision projector for the model here (llama.cpp's mmproj "
+                   "layout; gemma3)");
+  make->add_option("--projector-shape", args->projector_shape,
+                   "test (224 px, patch 14, 2 layers 128 wide: 16 image tokens) or gemma3-4b "
+                   "(896 px, 27 layers 1152 wide: 256 image tokens)")
+      ->capture_default_str();
   make->callback([args] { run_command([args] { return make_model(*args); }); });
 
   auto lora_args = std::make_shared<MakeLoraArgs>();

@@ -1,0 +1,133 @@
+#include "engine/model/projector_maker.h"
+
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+#include "engine/gguf/quants.h"
+#include "engine/model/fast_normal.h"
+
+namespace vkllm::model {
+
+namespace {
+
+// How a random tensor is drawn: a matrix's N(0, 1/fan_in), a norm's 1 + N(0, 0.05), a bias's
+// N(0, 0.02). fan_in is passed explicitly because the patch kernel's is 3 x patch^2, not its row.
+enum class ProjectorInit { Matrix, Norm, Bias };
+
+struct ProjectorTensor {
+  std::string name;
+  std::vector<uint64_t> shape;
+  ProjectorInit init;
+  uint64_t fan_in = 0;
+};
+
+void fill_projector_tensor(const ProjectorTensor& t, gguf::TensorType type, uint64_t seed,
+                           std::span<uint8_t> out) {
+  uint64_t n = 1;
+  for (uint64_t d : t.shape) n *= d;
+  std::vector<float> values(n);
+  FastNormal rng(hash_name(t.name, seed));
+  const float matrix_std = t.fan_in ? 1.0f / std::sqrt(static_cast<float>(t.fan_in)) : 0.0f;
+  for (float& v : values) {
+    const float r = rng.next();
+    v = t.init == ProjectorInit::Matrix ? matrix_std * r
+        : t.init == ProjectorInit::Norm ? 1.0f + 0.05f * r
+                                        : 0.02f * r;
+  }
+  gguf::quantize(type, values.data(), out.data(), n);
+}
+
+}  // namespace
+
+ProjectorShape parse_projector_shape(std::string_view text) {
+  if (text == "test") return {224, 14, 128, 2, 4, 512, 4};
+  if (text == "gemma3-4b") return {896, 14, 1152, 27, 16, 4304, 4};
+  throw std::invalid_argument("unknown projector shape '" + std::string(text) +
+                              "' (test, gemma3-4b)");
+}
+
+void build_random_projector(const MakeProjectorOptions& o, gguf::GgufWriter& w) {
+  if (o.arch != "gemma3") {
+    throw std::invalid_argument("make-model: --projector is for gemma3 only (got '" + o.arch +
+                                "')");
+  }
+  const ProjectorShape& s = o.shape;
+  if (s.image_size == 0 || s.patch_size == 0 || s.image_size % s.patch_size != 0 || s.n_embd == 0 ||
+      s.n_layer == 0 || s.n_head == 0 || s.n_embd % s.n_head != 0 || s.n_ff == 0 ||
+      s.n_merge == 0 || (s.image_size / s.patch_size) % s.n_merge != 0 || o.text_embd == 0) {
+    throw std::invalid_argument("make-model: inconsistent projector shape");
+  }
+  // The keys and names llama.cpp's converter writes for Gemma 3's mmproj (tools/mtmd clip-impl.h
+  // there): a "clip" file whose vision tower is SigLIP with GELU, mean and std 0.5.
+  w.set_string("general.architecture", "clip");
+  w.set_string("general.name", "vkllm random gemma3 projector");
+  w.set_u32("general.file_type", o.f32 ? 0 : 1);
+  w.set_bool("clip.has_vision_encoder", true);
+  w.set_string("clip.projector_type", "gemma3");
+  w.set_bool("clip.use_gelu", true);
+  const std::string v = "clip.vision.";
+  w.set_u32(v + "image_size", s.image_size);
+  w.set_u32(v + "patch_size", s.patch_size);
+  w.set_u32(v + "embedding_length", s.n_embd);
+  w.set_u32(v + "feed_forward_length", s.n_ff);
+  w.set_u32(v + "projection_dim", o.text_embd);
+  w.set_u32(v + "block_count", s.n_layer);
+  w.set_u32(v + "attention.head_count", s.n_head);
+  w.set_f32(v + "attention.layer_norm_epsilon", 1e-6f);
+  w.set_f32s(v + "image_mean", {0.5f, 0.5f, 0.5f});
+  w.set_f32s(v + "image_std", {0.5f, 0.5f, 0.5f});
+  w.set_u32(v + "projector.scale_factor", s.n_merge);
+
+  const uint64_t E = s.n_embd, F = s.n_ff, P = s.patch_size;
+  const uint64_t side = s.image_size / s.patch_size;
+  std::vector<ProjectorTensor> plan;
+  auto matrix = [&](std::string name, std::vector<uint64_t> shape, uint64_t fan_in) {
+    plan.push_back({std::move(name), std::move(shape), ProjectorInit::Matrix, fan_in});
+  };
+  auto vec = [&](std::string name, uint64_t n, ProjectorInit init) {
+    plan.push_back({std::move(name), {n}, init, 0});
+  };
+  matrix("v.patch_embd.weight", {P, P, 3, E}, 3 * P * P);
+  vec("v.patch_embd.bias", E, ProjectorInit::Bias);
+  // Learned positions: small next to the patch embeddings, as in a trained SigLIP.
+  plan.push_back({"v.position_embd.weight", {E, side * side}, ProjectorInit::Matrix, 16 * E});
+  for (uint32_t l = 0; l < s.n_layer; ++l) {
+    const std::string b = "v.blk." + std::to_string(l) + ".";
+    for (const char* proj : {"attn_q", "attn_k", "attn_v", "attn_out"}) {
+      matrix(b + proj + ".weight", {E, E}, E);
+      vec(b + proj + ".bias", E, ProjectorInit::Bias);
+    }
+    vec(b + "ln1.weight", E, ProjectorInit::Norm);
+    vec(b + "ln1.bias", E, ProjectorInit::Bias);
+    vec(b + "ln2.weight", E, ProjectorInit::Norm);
+    vec(b + "ln2.bias", E, ProjectorInit::Bias);
+    // fc1 as ffn_up (n_embd in, n_ff out), fc2 as ffn_down: llama.cpp's current names (it also
+    // reads files that swapped them, as engine/vision does).
+    matrix(b + "ffn_up.weight", {E, F}, E);
+    vec(b + "ffn_up.bias", F, ProjectorInit::Bias);
+    matrix(b + "ffn_down.weight", {F, E}, F);
+    vec(b + "ffn_down.bias", E, ProjectorInit::Bias);
+  }
+  vec("v.post_ln.weight", E, ProjectorInit::Norm);
+  vec("v.post_ln.bias", E, ProjectorInit::Bias);
+  vec("mm.soft_emb_norm.weight", E, ProjectorInit::Norm);
+  // ggml order {text width, n_embd}: llama.cpp multiplies by its transpose.
+  matrix("mm.input_projection.weight", {o.text_embd, E}, E);
+
+  for (ProjectorTensor& t : plan) {
+    // Matrices F16 (or F32), as the converter writes an f16 mmproj; vectors and the learned
+    // positions F32 (ggml's CPU add takes no F16 addend).
+    const bool half = !o.f32 && t.shape.size() >= 2 && t.name != "v.position_embd.weight";
+    const gguf::TensorType type = half ? gguf::TensorType::F16 : gguf::TensorType::F32;
+    std::vector<uint64_t> shape = t.shape;
+    std::string name = t.name;
+    w.add_lazy_tensor(std::move(name), type, std::move(shape),
+                      [t = std::move(t), type, seed = o.seed](std::span<uint8_t> out) {
+                        fill_projector_tensor(t, type, seed, out);
+                      });
+  }
+}
+
+}  // namespace vkllm::model

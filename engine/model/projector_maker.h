@@ -1,0 +1,46 @@
+// Random-weight vision projectors in llama.cpp's mmproj layout (`vkllm dev make-model
+// --projector`): the companion GGUF of a text model that llama.cpp's mtmd and vkllm's image
+// encoder (engine/vision) load, for tests and benchmarks of the vision path (issue 38).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "engine/gguf/gguf_writer.h"
+
+namespace vkllm::model {
+
+// A SigLIP vision tower and its projector: image_size / patch_size patches a side, n_layer
+// pre-LN ViT layers n_embd wide, then (Gemma 3) n_merge x n_merge average pooling, RMS norm and
+// the projection to the text model's width.
+struct ProjectorShape {
+  uint32_t image_size = 0;
+  uint32_t patch_size = 0;
+  uint32_t n_embd = 0;
+  uint32_t n_layer = 0;
+  uint32_t n_head = 0;
+  uint32_t n_ff = 0;
+  uint32_t n_merge = 0;  // pooling kernel (a side); image_size / patch_size must be a multiple
+};
+
+// "test" (224 px, patch 14, 2 layers 128 wide, 4 heads, FFN 512, 4x4 pooling: 16 image tokens)
+// or "gemma3-4b" (the published SigLIP-So400m tower of Gemma 3 4B-27B: 896 px, patch 14, 27
+// layers 1152 wide, 16 heads, FFN 4304, 4x4 pooling: 256 image tokens). Throws
+// std::invalid_argument for another name.
+ProjectorShape parse_projector_shape(std::string_view text);
+
+struct MakeProjectorOptions {
+  std::string arch = "gemma3";  // the text model's architecture; only gemma3 has a projector yet
+  ProjectorShape shape;
+  uint32_t text_embd = 0;  // the text model's width: the projector's output
+  bool f32 = false;        // matrices F32 instead of F16 (vectors are always F32)
+  uint64_t seed = 0;
+};
+
+// Declares the projector's clip.* metadata and v.* / mm.* tensors in `writer` (tensor data made
+// lazily, as build_random_model does). Same options, same bytes. Throws std::invalid_argument
+// for an architecture without a projector or an inconsistent shape.
+void build_random_projector(const MakeProjectorOptions& options, gguf::GgufWriter& writer);
+
+}  // namespace vkllm::model
