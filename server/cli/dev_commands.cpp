@@ -1,21 +1,25 @@
 // `vkllm dev ...`: developer tools. `dev make-model` writes random-weight models with real
 // architecture layouts for tests and benchmarks, `dev make-lora` a random LoRA adapter for one of
 // them (llama.cpp's adapter format); `dev make-vocab` writes the Llama 3 tokenizer as a
-// vocab-only GGUF for them.
+// vocab-only GGUF for them; `dev encode-image` runs a vision projector's encoder on one image.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <stdexcept>
 #include <string>
 
 #include "engine/gguf/gguf_file.h"
 #include "engine/gguf/gguf_writer.h"
+#include "engine/image/image.h"
 #include "engine/model/lora_maker.h"
 #include "engine/model/model_maker.h"
 #include "engine/model/projector_maker.h"
 #include "engine/tokenizer/llama3_vocab.h"
+#include "engine/vision/image_encoder.h"
 #include "server/cli/commands.h"
 
 namespace vkllm::cli {
@@ -136,6 +140,53 @@ int make_vocab(const MakeVocabArgs& args) {
   return 0;
 }
 
+struct EncodeImageArgs {
+  std::string projector;
+  std::string image;
+  unsigned threads = 0;
+  unsigned repeat = 1;
+  bool json = false;
+};
+
+// Encodes one image with a projector's vision tower on the CPU: the image tokens' count and
+// width, the preprocessing and encode times (best of --repeat), and with --json the embeddings.
+int encode_image(const EncodeImageArgs& args) {
+  vision::ImageEncoder encoder(args.projector, args.threads);
+  std::ifstream in(args.image, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + args.image);
+  const std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in), {}};
+  const image::Image img = image::decode(bytes);
+  double best_pre = 1e30, best_encode = 1e30;
+  vision::ImageEmbeddings out;
+  for (unsigned i = 0; i < std::max(1u, args.repeat); ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::vector<float> planes = encoder.preprocess(img);
+    const auto t1 = std::chrono::steady_clock::now();
+    out = encoder.encode_pixels(planes);
+    const auto t2 = std::chrono::steady_clock::now();
+    best_pre = std::min(best_pre, std::chrono::duration<double, std::milli>(t1 - t0).count());
+    best_encode = std::min(best_encode, std::chrono::duration<double, std::milli>(t2 - t1).count());
+  }
+  if (args.json) {
+    std::printf("{\"n_tokens\": %u, \"n_embd\": %u, \"embeddings\": [", out.n_tokens, out.n_embd);
+    for (uint32_t t = 0; t < out.n_tokens; ++t) {
+      std::printf(t ? ",\n [" : "\n [");
+      for (uint32_t i = 0; i < out.n_embd; ++i)
+        std::printf(i ? ",%.9g" : "%.9g", static_cast<double>(out.row(t)[i]));
+      std::printf("]");
+    }
+    std::printf("]}\n");
+    return 0;
+  }
+  const vision::VisionSpec& s = encoder.spec();
+  std::printf(
+      "%s (%ux%u) -> %u image tokens x %u: preprocess %.1f ms, encode %.1f ms (%u px, "
+      "%u patches, %u layers %u wide, CPU)\n",
+      args.image.c_str(), img.width, img.height, out.n_tokens, out.n_embd, best_pre, best_encode,
+      s.image_size, s.n_patches(), s.n_layer, s.n_embd);
+  return 0;
+}
+
 }  // namespace
 
 void add_dev_commands(CLI::App& app) {
@@ -223,6 +274,22 @@ void add_dev_commands(CLI::App& app) {
       ->check(CLI::ExistingFile);
   vocab->add_option("-o,--output", vocab_args->output, "Output GGUF path")->required();
   vocab->callback([vocab_args] { run_command([vocab_args] { return make_vocab(*vocab_args); }); });
+
+  auto enc_args = std::make_shared<EncodeImageArgs>();
+  CLI::App* enc = dev->add_subcommand(
+      "encode-image", "Encode an image with a vision projector on the CPU (times, embeddings)");
+  enc->add_option("--projector", enc_args->projector, "Projector GGUF (llama.cpp's mmproj)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  enc->add_option("--image", enc_args->image, "JPEG, PNG, WebP or GIF file")
+      ->required()
+      ->check(CLI::ExistingFile);
+  enc->add_option("--threads", enc_args->threads, "CPU threads (0: the physical cores)")
+      ->capture_default_str();
+  enc->add_option("--repeat", enc_args->repeat, "Encode this many times, report the best")
+      ->capture_default_str();
+  enc->add_flag("--json", enc_args->json, "Print the image embeddings as JSON");
+  enc->callback([enc_args] { run_command([enc_args] { return encode_image(*enc_args); }); });
 }
 
 }  // namespace vkllm::cli

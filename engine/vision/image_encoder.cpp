@@ -1,0 +1,230 @@
+#include "engine/vision/image_encoder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "engine/cpu/ops.h"
+#include "engine/cpu/quant_matmul.h"
+#include "engine/cpu/thread_pool.h"
+#include "engine/gguf/quants.h"
+#include "engine/vision/dense_attention.h"
+#include "engine/vision/image_preprocess.h"
+
+namespace vkllm::vision {
+
+namespace {
+
+std::vector<float> to_f32(const TensorRef& t) {
+  uint64_t n = 1;
+  for (uint64_t d : t.shape) n *= d;
+  std::vector<float> out(n);
+  gguf::dequantize(t.type, t.bytes.data(), out.data(), n);
+  return out;
+}
+
+// A file matrix as the CPU matmul reads it: rows of shape[0] inputs (higher dims flattened into
+// the row for the patch kernel, whose row is one output channel's 3 x P x P taps).
+cpu::WeightView matrix_view(const TensorRef& t, uint64_t cols) {
+  uint64_t n = 1;
+  for (uint64_t d : t.shape) n *= d;
+  if (!cpu::matmul_supports(t.type)) {
+    throw std::runtime_error("vision projector tensor " + t.name +
+                             " has a type the CPU matmul does not take");
+  }
+  return {t.type, reinterpret_cast<const std::byte*>(t.bytes.data()), cols, n / cols};
+}
+
+struct LayerParams {
+  std::vector<float> ln1_w, ln1_b, ln2_w, ln2_b, q_b, k_b, v_b, o_b, up_b, down_b;
+  cpu::WeightView q, k, v, o, up, down;
+};
+
+// Runs fn(begin, end) over [0, n) in about pool.size() * 4 slices.
+template <typename Fn>
+void parallel_ranges(cpu::ThreadPool& pool, uint32_t n, uint32_t grain, const Fn& fn) {
+  const uint32_t slices = std::max(1u, std::min(n / std::max(grain, 1u), pool.size() * 4));
+  const uint32_t per = (n + slices - 1) / slices;
+  pool.parallel_for(slices, [&](uint32_t s, unsigned) {
+    const uint32_t b = s * per, e = std::min(n, b + per);
+    if (b < e) fn(b, e);
+  });
+}
+
+}  // namespace
+
+struct ImageEncoder::Impl {
+  explicit Impl(unsigned threads) : pool(threads ? threads : cpu::ThreadPool::default_threads()) {}
+  cpu::ThreadPool pool;
+  cpu::MatmulWorkspace ws;
+  cpu::WeightView patch;
+  std::vector<float> patch_b, position, post_ln_w, post_ln_b, soft_norm_w;
+  std::vector<LayerParams> layers;
+  std::vector<float> projection_t;  // [text_embd][n_embd]: the file's matrix transposed
+  cpu::WeightView projection;
+
+  // y[t] = W x[t] (+ bias) for n rows.
+  void linear(const cpu::WeightView& w, const float* bias, const float* x, uint32_t n, float* y) {
+    const cpu::Product p{&w, y, w.rows, false};
+    cpu::matmul({&p, 1}, x, w.cols, n, pool, ws);
+    if (bias) {
+      parallel_ranges(pool, n, 16, [&](uint32_t b, uint32_t e) {
+        cpu::add_bias(y, bias, static_cast<uint32_t>(w.rows), 0, b, e);
+      });
+    }
+  }
+  void layer_norm(const float* x, const std::vector<float>& w, const std::vector<float>& b,
+                  float eps, uint32_t n_rows, uint32_t n, float* y) {
+    const cpu::LayerNormArgs a{x, w.data(), b.data(), y, n, eps};
+    parallel_ranges(pool, n_rows, 16,
+                    [&](uint32_t r0, uint32_t r1) { cpu::layer_norm(a, r0, r1); });
+  }
+  void add_into(float* x, const float* y, uint64_t n) {
+    parallel_ranges(pool, static_cast<uint32_t>(n), 4096,
+                    [&](uint32_t b, uint32_t e) { cpu::add(x, y, x, b, e); });
+  }
+};
+
+ImageEncoder::ImageEncoder(const std::filesystem::path& projector, unsigned threads)
+    : ImageEncoder(gguf::GgufFile::open(projector, gguf::ReadLayout::Raw), threads) {}
+
+ImageEncoder::ImageEncoder(gguf::GgufFile projector, unsigned threads)
+    : file_(std::move(projector)),
+      spec_(read_vision_spec(file_)),
+      impl_(std::make_unique<Impl>(threads)) {
+  const VisionWeights w = read_vision_weights(file_, spec_);
+  const uint64_t E = spec_.n_embd, F = spec_.n_ff, P = spec_.patch_size;
+  Impl& m = *impl_;
+  m.patch = matrix_view(w.patch_w, 3 * P * P);
+  m.patch_b = to_f32(w.patch_b);
+  m.position = to_f32(w.position);
+  for (const VitLayerWeights& L : w.layers) {
+    LayerParams p;
+    p.ln1_w = to_f32(L.ln1_w), p.ln1_b = to_f32(L.ln1_b);
+    p.ln2_w = to_f32(L.ln2_w), p.ln2_b = to_f32(L.ln2_b);
+    p.q = matrix_view(L.q_w, E), p.q_b = to_f32(L.q_b);
+    p.k = matrix_view(L.k_w, E), p.k_b = to_f32(L.k_b);
+    p.v = matrix_view(L.v_w, E), p.v_b = to_f32(L.v_b);
+    p.o = matrix_view(L.o_w, E), p.o_b = to_f32(L.o_b);
+    p.up = matrix_view(L.up_w, E), p.up_b = to_f32(L.up_b);
+    p.down = matrix_view(L.down_w, F), p.down_b = to_f32(L.down_b);
+    m.layers.push_back(std::move(p));
+  }
+  m.post_ln_w = to_f32(w.post_ln_w);
+  m.post_ln_b = to_f32(w.post_ln_b);
+  m.soft_norm_w = to_f32(w.soft_emb_norm_w);
+  // The file stores the projection as n_embd rows of text_embd (ggml multiplies by its
+  // transpose); the matmul wants one row per output, so it is transposed once here.
+  const std::vector<float> proj = to_f32(w.input_proj_w);
+  const uint64_t T = spec_.text_embd;
+  m.projection_t.resize(T * E);
+  for (uint64_t i = 0; i < E; ++i)
+    for (uint64_t j = 0; j < T; ++j) m.projection_t[j * E + i] = proj[i * T + j];
+  m.projection = {gguf::TensorType::F32, reinterpret_cast<const std::byte*>(m.projection_t.data()),
+                  E, T};
+}
+
+ImageEncoder::~ImageEncoder() = default;
+
+std::vector<float> ImageEncoder::preprocess(const image::Image& img) const {
+  if (img.width == 0 || img.height == 0) throw std::invalid_argument("image encoder: empty image");
+  // Gemma 3: bilinear, letterboxed (llama.cpp's settings for its projector).
+  const image::Image square = letterbox(img, spec_.image_size, ResizeFilter::Bilinear);
+  return normalized_planes(square, spec_.mean, spec_.std);
+}
+
+ImageEmbeddings ImageEncoder::encode(const image::Image& img) {
+  return encode_pixels(preprocess(img));
+}
+
+ImageEmbeddings ImageEncoder::encode_pixels(std::span<const float> planes) {
+  const VisionSpec& s = spec_;
+  Impl& m = *impl_;
+  const uint32_t S = s.image_size, P = s.patch_size, side = s.patches_per_side();
+  const uint32_t N = s.n_patches(), E = s.n_embd, F = s.n_ff;
+  if (planes.size() != size_t{3} * S * S) {
+    throw std::invalid_argument("image encoder: expected 3 x " + std::to_string(S) + " x " +
+                                std::to_string(S) + " pixel values");
+  }
+  // Patches as rows of 3 x P x P taps in the kernel's order (channel, row, column), so the
+  // stride-P convolution is one matmul.
+  const uint32_t taps = 3 * P * P;
+  std::vector<float> cols(size_t{N} * taps);
+  parallel_ranges(m.pool, N, 8, [&](uint32_t b, uint32_t e) {
+    for (uint32_t p = b; p < e; ++p) {
+      const uint32_t py = p / side, px = p % side;
+      float* row = &cols[size_t{p} * taps];
+      for (uint32_t c = 0; c < 3; ++c)
+        for (uint32_t ky = 0; ky < P; ++ky)
+          std::copy_n(&planes[(size_t{c} * S + py * P + ky) * S + px * P], P,
+                      row + (size_t{c} * P + ky) * P);
+    }
+  });
+  std::vector<float> x(size_t{N} * E), h(size_t{N} * E), q(size_t{N} * E), k(size_t{N} * E),
+      v(size_t{N} * E), att(size_t{N} * E), ff(size_t{N} * F);
+  m.linear(m.patch, m.patch_b.data(), cols.data(), N, x.data());
+  m.add_into(x.data(), m.position.data(), x.size());
+
+  for (const LayerParams& L : m.layers) {
+    m.layer_norm(x.data(), L.ln1_w, L.ln1_b, s.eps, N, E, h.data());
+    const cpu::Product qkv[] = {
+        {&L.q, q.data(), E, false}, {&L.k, k.data(), E, false}, {&L.v, v.data(), E, false}};
+    cpu::matmul(qkv, h.data(), E, N, m.pool, m.ws);
+    parallel_ranges(m.pool, N, 16, [&](uint32_t b, uint32_t e) {
+      cpu::add_bias(q.data(), L.q_b.data(), E, 0, b, e);
+      cpu::add_bias(k.data(), L.k_b.data(), E, 0, b, e);
+      cpu::add_bias(v.data(), L.v_b.data(), E, 0, b, e);
+    });
+    const DenseAttentionArgs a{q.data(),
+                               k.data(),
+                               v.data(),
+                               E,
+                               att.data(),
+                               E,
+                               N,
+                               s.n_head,
+                               s.head_dim(),
+                               1.0f / std::sqrt(static_cast<float>(s.head_dim()))};
+    m.pool.parallel_for(dense_attention_units(a),
+                        [&](uint32_t u, unsigned) { dense_attention(a, u, u + 1); });
+    m.linear(L.o, L.o_b.data(), att.data(), N, h.data());
+    m.add_into(x.data(), h.data(), x.size());
+
+    m.layer_norm(x.data(), L.ln2_w, L.ln2_b, s.eps, N, E, h.data());
+    m.linear(L.up, L.up_b.data(), h.data(), N, ff.data());
+    parallel_ranges(m.pool, static_cast<uint32_t>(ff.size()), 4096,
+                    [&](uint32_t b, uint32_t e) { cpu::gelu(ff.data(), ff.data(), b, e); });
+    m.linear(L.down, L.down_b.data(), ff.data(), N, h.data());
+    m.add_into(x.data(), h.data(), x.size());
+  }
+  m.layer_norm(x.data(), m.post_ln_w, m.post_ln_b, s.eps, N, E, x.data());
+
+  // Gemma 3's projector: n_merge x n_merge average pooling of the patch grid, RMS norm, then
+  // the projection to the text width.
+  const uint32_t k_side = s.n_merge, out_side = side / k_side, T = out_side * out_side;
+  std::vector<float> pooled(size_t{T} * E, 0.0f);
+  const float inv_area = 1.0f / static_cast<float>(k_side * k_side);
+  for (uint32_t t = 0; t < T; ++t) {
+    float* out = &pooled[size_t{t} * E];
+    const uint32_t oy = t / out_side, ox = t % out_side;
+    for (uint32_t dy = 0; dy < k_side; ++dy)
+      for (uint32_t dx = 0; dx < k_side; ++dx) {
+        const float* in = &x[(size_t{oy * k_side + dy} * side + ox * k_side + dx) * E];
+        for (uint32_t i = 0; i < E; ++i) out[i] += in[i];
+      }
+    for (uint32_t i = 0; i < E; ++i) out[i] *= inv_area;
+  }
+  const cpu::RmsNormArgs norm{pooled.data(), nullptr, m.soft_norm_w.data(), pooled.data(), E, 0, 0,
+                              s.eps};
+  cpu::rms_norm(norm, 0, T);
+
+  ImageEmbeddings out;
+  out.n_tokens = T;
+  out.n_embd = s.text_embd;
+  out.data.resize(size_t{T} * s.text_embd);
+  m.linear(m.projection, nullptr, pooled.data(), T, out.data.data());
+  return out;
+}
+
+}  // namespace vkllm::vision

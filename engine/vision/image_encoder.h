@@ -1,0 +1,65 @@
+// An image encoder: a vision tower and its projector loaded from a projector GGUF (llama.cpp's
+// mmproj layout, engine/vision/vision_spec.h), turning a decoded image into the rows of floats
+// the text model takes in place of the image's placeholder tokens. Separate from the text runner:
+// it owns its weights (the mapped file) and runs on the CPU backend's kernels.
+//
+// Gemma 3: the image is letterboxed to the tower's square and normalised (image_preprocess.h),
+// cut into patches (a convolution of stride patch_size), given learned positions, run through the
+// SigLIP ViT (pre-LN, full attention, GELU MLP) and its post-LN, average-pooled n_merge x n_merge,
+// RMS-normed and projected to the text width: 256 rows of the text width for the published
+// models.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "engine/gguf/gguf_file.h"
+#include "engine/image/image.h"
+#include "engine/vision/vision_spec.h"
+
+namespace vkllm::cpu {
+class ThreadPool;
+}
+
+namespace vkllm::vision {
+
+struct ImageEmbeddings {
+  uint32_t n_tokens = 0;
+  uint32_t n_embd = 0;
+  std::vector<float> data;  // n_tokens rows of n_embd
+  std::span<const float> row(uint32_t t) const {
+    return {data.data() + size_t{t} * n_embd, n_embd};
+  }
+};
+
+class ImageEncoder {
+ public:
+  // Maps and checks the projector file (std::runtime_error naming what is wrong). `threads`: the
+  // encoder's own CPU thread pool size (0: ThreadPool::default_threads()).
+  explicit ImageEncoder(const std::filesystem::path& projector, unsigned threads = 0);
+  // The same from a file already open (a parsed in-memory image must outlive the encoder).
+  explicit ImageEncoder(gguf::GgufFile projector, unsigned threads = 0);
+  ~ImageEncoder();
+  ImageEncoder(const ImageEncoder&) = delete;
+  ImageEncoder& operator=(const ImageEncoder&) = delete;
+
+  const VisionSpec& spec() const { return spec_; }
+
+  // The normalised channel planes the tower reads (3 x image_size x image_size).
+  std::vector<float> preprocess(const image::Image& img) const;
+  // preprocess() then encode_pixels().
+  ImageEmbeddings encode(const image::Image& img);
+  // From planes as preprocess() makes them (std::invalid_argument for another size).
+  ImageEmbeddings encode_pixels(std::span<const float> planes);
+
+ private:
+  struct Impl;
+  gguf::GgufFile file_;
+  VisionSpec spec_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace vkllm::vision
