@@ -1,10 +1,17 @@
 // Full (non-causal) multi-head attention over f32 rows held in memory, for vision towers: every
 // query token attends to every token of the image. The text path's attention reads a paged f16
 // KV cache (engine/cpu/attention.h); an image's keys live only for one forward, so they stay
-// plain rows here.
+// plain f32 rows here, and the two products of each head run on the CPU backend's matmul kernels
+// (engine/cpu/quant_matmul.h: AVX2 / AVX-512 where present), which a 4096-token image (Gemma 3's
+// 896 px) needs: 77 GFLOP of attention per layer.
 #pragma once
 
 #include <cstdint>
+
+namespace vkllm::cpu {
+class ThreadPool;
+class MatmulWorkspace;
+}  // namespace vkllm::cpu
 
 namespace vkllm::vision {
 
@@ -23,12 +30,8 @@ struct DenseAttentionArgs {
   float scale = 0.0f;
 };
 
-// Work units: (head, block of dense_attention_block() query tokens), numbered head-major.
-constexpr uint32_t dense_attention_block() {
-  return 8;
-}
-uint32_t dense_attention_units(const DenseAttentionArgs& a);
-// Computes units [begin, end); units never write the same output. Scratch is per call.
-void dense_attention(const DenseAttentionArgs& a, uint32_t unit_begin, uint32_t unit_end);
+// Head by head: K_h and V_h^T packed, then per tile of queries the scores (one matmul), a row
+// softmax and the weighted sum of values (a second matmul), all spread over `pool`.
+void dense_attention(const DenseAttentionArgs& a, cpu::ThreadPool& pool, cpu::MatmulWorkspace& ws);
 
 }  // namespace vkllm::vision

@@ -186,8 +186,7 @@ ImageEmbeddings ImageEncoder::encode_pixels(std::span<const float> planes) {
                                s.n_head,
                                s.head_dim(),
                                1.0f / std::sqrt(static_cast<float>(s.head_dim()))};
-    m.pool.parallel_for(dense_attention_units(a),
-                        [&](uint32_t u, unsigned) { dense_attention(a, u, u + 1); });
+    dense_attention(a, m.pool, m.ws);
     m.linear(L.o, L.o_b.data(), att.data(), N, h.data());
     m.add_into(x.data(), h.data(), x.size());
 

@@ -19,6 +19,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/cpu/quant_matmul.h"
+#include "engine/cpu/thread_pool.h"
 #include "engine/gguf/gguf_file.h"
 #include "engine/gguf/gguf_writer.h"
 #include "engine/image/image.h"
@@ -53,8 +55,9 @@ std::string sha256_hex(std::span<const uint8_t> bytes) {
 }
 
 TEST(DenseAttention, MatchesScalarReference) {
-  // 3 heads of 20 over 37 tokens: a partial query block and a head size off the 8-wide sums.
-  const uint32_t n = 37, H = 3, d = 20, stride = H * d + 4;
+  // 3 heads of 20 over 601 tokens: two query tiles (the second partial), rows and heads sizes off
+  // every vector width, and a row stride wider than the heads.
+  const uint32_t n = 601, H = 3, d = 20, stride = H * d + 4;
   std::mt19937 rng(7);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::vector<float> q(n * stride), k(n * stride), v(n * stride), out(n * H * d, NAN);
@@ -63,9 +66,9 @@ TEST(DenseAttention, MatchesScalarReference) {
   const float scale = 0.4f;
   const DenseAttentionArgs a{q.data(), k.data(), v.data(), stride, out.data(),
                              H * d,    n,        H,        d,      scale};
-  const uint32_t units = dense_attention_units(a);
-  dense_attention(a, 0, units / 2);
-  dense_attention(a, units / 2, units);
+  cpu::ThreadPool pool(2);
+  cpu::MatmulWorkspace ws;
+  dense_attention(a, pool, ws);
   double worst = 0;
   for (uint32_t t = 0; t < n; ++t)
     for (uint32_t h = 0; h < H; ++h) {
