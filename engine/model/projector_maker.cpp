@@ -1,6 +1,7 @@
 #include "engine/model/projector_maker.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <vector>
@@ -42,10 +43,30 @@ void fill_projector_tensor(const ProjectorTensor& t, gguf::TensorType type, uint
 }  // namespace
 
 ProjectorShape parse_projector_shape(std::string_view text) {
-  if (text == "test") return {224, 14, 128, 2, 4, 512, 4};
-  if (text == "gemma3-4b") return {896, 14, 1152, 27, 16, 4304, 4};
-  throw std::invalid_argument("unknown projector shape '" + std::string(text) +
-                              "' (test, gemma3-4b)");
+  const size_t colon = text.find(':');
+  const std::string_view name = text.substr(0, colon);
+  ProjectorShape shape;
+  if (name == "test") {
+    shape = {224, 14, 128, 2, 4, 512, 4};
+  } else if (name == "test-wide") {
+    shape = {224, 14, 1152, 2, 16, 4304, 4};
+  } else if (name == "gemma3-4b") {
+    shape = {896, 14, 1152, 27, 16, 4304, 4};
+  } else {
+    throw std::invalid_argument("unknown projector shape '" + std::string(text) +
+                                "' (test, test-wide, gemma3-4b, optionally :LAYERS)");
+  }
+  if (colon != std::string_view::npos) {
+    const std::string layers(text.substr(colon + 1));
+    char* end = nullptr;
+    const unsigned long n = std::strtoul(layers.c_str(), &end, 10);
+    if (layers.empty() || *end != '\0' || n == 0 || n > 1000) {
+      throw std::invalid_argument("projector shape '" + std::string(text) +
+                                  "': the layer count after ':' must be 1 to 1000");
+    }
+    shape.n_layer = static_cast<uint32_t>(n);
+  }
+  return shape;
 }
 
 void build_random_projector(const MakeProjectorOptions& o, gguf::GgufWriter& w) {

@@ -24,10 +24,12 @@ struct ProjectorShape {
   uint32_t n_merge = 0;  // pooling kernel (a side); image_size / patch_size must be a multiple
 };
 
-// "test" (224 px, patch 14, 2 layers 128 wide, 4 heads, FFN 512, 4x4 pooling: 16 image tokens)
+// "test" (224 px, patch 14, 2 layers 128 wide, 4 heads, FFN 512, 4x4 pooling: 16 image tokens),
+// "test-wide" (test's image with the real tower's widths: 1152 wide, 16 heads of 72, FFN 4304)
 // or "gemma3-4b" (the published SigLIP-So400m tower of Gemma 3 4B-27B: 896 px, patch 14, 27
-// layers 1152 wide, 16 heads, FFN 4304, 4x4 pooling: 256 image tokens). Throws
-// std::invalid_argument for another name.
+// layers 1152 wide, 16 heads, FFN 4304, 4x4 pooling: 256 image tokens); ":N" after the name sets
+// the layer count (gemma3-4b:1: the real image size and widths, one layer, for checks by hand).
+// Throws std::invalid_argument for another name.
 ProjectorShape parse_projector_shape(std::string_view text);
 
 struct MakeProjectorOptions {

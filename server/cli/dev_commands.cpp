@@ -239,8 +239,9 @@ void add_dev_commands(CLI::App& app) {
                    "Also write a random vision projector for the model here (llama.cpp's mmproj "
                    "layout; gemma3)");
   make->add_option("--projector-shape", args->projector_shape,
-                   "test (224 px, patch 14, 2 layers 128 wide: 16 image tokens) or gemma3-4b "
-                   "(896 px, 27 layers 1152 wide: 256 image tokens)")
+                   "test (224 px, patch 14, 2 layers 128 wide: 16 image tokens), test-wide "
+                   "(test with the real widths) or gemma3-4b (896 px, 27 layers 1152 wide: 256 "
+                   "image tokens); :N sets the layer count (gemma3-4b:1)")
       ->capture_default_str();
   make->callback([args] { run_command([args] { return make_model(*args); }); });
 

@@ -160,7 +160,8 @@ TEST_P(Gemma3VisionVsLlamaCpp, PixelsAndEmbeddings) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, Gemma3VisionVsLlamaCpp,
-                         ::testing::Values("gemma3-wide", "gemma3-tall"), [](const auto& info) {
+                         ::testing::Values("gemma3-wide", "gemma3-tall", "gemma3-widths"),
+                         [](const auto& info) {
                            std::string s = info.param;
                            for (char& ch : s)
                              if (ch == '-') ch = '_';
