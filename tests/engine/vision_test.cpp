@@ -168,20 +168,41 @@ INSTANTIATE_TEST_SUITE_P(Cases, Gemma3VisionVsLlamaCpp,
                            return s;
                          });
 
+// A projector the encoder cannot use fails at load with a message naming why, never later.
+std::string load_error(gguf::GgufWriter& w) {
+  const std::vector<uint8_t> bytes = w.serialize();
+  try {
+    ImageEncoder e(gguf::GgufFile::parse(bytes), 1);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
 TEST(Gemma3Vision, RefusesWhatItCannotRead) {
   model::MakeProjectorOptions o;
   o.shape = model::parse_projector_shape("test");
   o.text_embd = 256;
-  gguf::GgufWriter w;
-  model::build_random_projector(o, w);
-  w.set_string("clip.projector_type", "qwen2vl");
-  const std::vector<uint8_t> other = w.serialize();
-  try {
-    ImageEncoder e(gguf::GgufFile::parse(other), 1);
-    FAIL() << "a qwen2vl projector was accepted";
-  } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("'qwen2vl' is not supported"), std::string::npos)
-        << e.what();
+  {
+    gguf::GgufWriter w;
+    model::build_random_projector(o, w);
+    w.set_string("clip.projector_type", "qwen2vl");
+    EXPECT_NE(load_error(w).find("'qwen2vl' is not supported"), std::string::npos);
+  }
+  {
+    // Learned positions for a 224 px image in a tower said to take 280 px (20 x 20 patches).
+    gguf::GgufWriter w;
+    model::build_random_projector(o, w);
+    w.set_u32("clip.vision.image_size", 280);
+    const std::string e = load_error(w);
+    EXPECT_NE(e.find("v.position_embd.weight of shape [128, 400] (the file's is [128, 256])"),
+              std::string::npos)
+        << e;
+  }
+  {
+    gguf::GgufWriter w;  // a text model's file given as the projector
+    w.set_string("general.architecture", "gemma3");
+    EXPECT_NE(load_error(w).find("no vision encoder"), std::string::npos);
   }
 }
 
