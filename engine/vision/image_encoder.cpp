@@ -128,10 +128,7 @@ ImageEncoder::ImageEncoder(gguf::GgufFile projector, unsigned threads)
 ImageEncoder::~ImageEncoder() = default;
 
 std::vector<float> ImageEncoder::preprocess(const image::Image& img) const {
-  if (img.width == 0 || img.height == 0) throw std::invalid_argument("image encoder: empty image");
-  // Gemma 3: bilinear, letterboxed (llama.cpp's settings for its projector).
-  const image::Image square = letterbox(img, spec_.image_size, ResizeFilter::Bilinear);
-  return normalized_planes(square, spec_.mean, spec_.std);
+  return tower_input(spec_, img);
 }
 
 ImageEmbeddings ImageEncoder::encode(const image::Image& img) {

@@ -141,4 +141,11 @@ std::vector<float> normalized_planes(const image::Image& img, const std::array<f
   return out;
 }
 
+std::vector<float> tower_input(const VisionSpec& spec, const image::Image& img) {
+  if (img.width == 0 || img.height == 0) throw std::invalid_argument("image encoder: empty image");
+  // Gemma 3 (the one projector read so far): llama.cpp's bilinear filter and letterboxing.
+  const image::Image square = letterbox(img, spec.image_size, ResizeFilter::Bilinear);
+  return normalized_planes(square, spec.mean, spec.std);
+}
+
 }  // namespace vkllm::vision

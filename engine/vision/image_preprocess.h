@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/image/image.h"
+#include "engine/vision/vision_spec.h"
 
 namespace vkllm::vision {
 
@@ -26,5 +27,10 @@ image::Image letterbox(const image::Image& src, uint32_t side, ResizeFilter filt
 // Channel planes (R, G, B; rows top to bottom), each value (v / 255 - mean[c]) / std[c].
 std::vector<float> normalized_planes(const image::Image& img, const std::array<float, 3>& mean,
                                      const std::array<float, 3>& std);
+
+// What the tower of `spec` reads for `img` (3 planes of image_size^2), as llama.cpp prepares it
+// for the projector type (Gemma 3: bilinear, letterboxed). std::invalid_argument for an empty
+// image.
+std::vector<float> tower_input(const VisionSpec& spec, const image::Image& img);
 
 }  // namespace vkllm::vision

@@ -20,6 +20,9 @@
 #include "engine/model/projector_maker.h"
 #include "engine/tokenizer/llama3_vocab.h"
 #include "engine/vision/image_encoder.h"
+#include "engine/vision/image_preprocess.h"
+#include "engine/vision/vulkan_image_encoder.h"
+#include "engine/vulkan/context.h"
 #include "server/cli/commands.h"
 
 namespace vkllm::cli {
@@ -146,12 +149,26 @@ struct EncodeImageArgs {
   unsigned threads = 0;
   unsigned repeat = 1;
   bool json = false;
+  std::string backend = "cpu";
 };
 
-// Encodes one image with a projector's vision tower on the CPU: the image tokens' count and
-// width, the preprocessing and encode times (best of --repeat), and with --json the embeddings.
+// Encodes one image with a projector's vision tower on the CPU or the Vulkan device: the image
+// tokens' count and width, the preprocessing and encode times (best of --repeat; Vulkan: the
+// patch upload, one submission and the download), and with --json the embeddings.
 int encode_image(const EncodeImageArgs& args) {
-  vision::ImageEncoder encoder(args.projector, args.threads);
+  if (args.backend != "cpu" && args.backend != "vulkan")
+    throw std::invalid_argument("unknown --backend '" + args.backend + "' (cpu, vulkan)");
+  const bool on_vulkan = args.backend == "vulkan";
+  std::optional<vision::ImageEncoder> cpu_encoder;
+  std::optional<vk::Context> context;
+  std::optional<vision::VulkanImageEncoder> vk_encoder;
+  if (on_vulkan) {
+    context.emplace();
+    vk_encoder.emplace(*context, gguf::GgufFile::open(args.projector, gguf::ReadLayout::Raw));
+  } else {
+    cpu_encoder.emplace(args.projector, args.threads);
+  }
+  const vision::VisionSpec& s = on_vulkan ? vk_encoder->spec() : cpu_encoder->spec();
   std::ifstream in(args.image, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read " + args.image);
   const std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in), {}};
@@ -160,9 +177,9 @@ int encode_image(const EncodeImageArgs& args) {
   vision::ImageEmbeddings out;
   for (unsigned i = 0; i < std::max(1u, args.repeat); ++i) {
     const auto t0 = std::chrono::steady_clock::now();
-    const std::vector<float> planes = encoder.preprocess(img);
+    const std::vector<float> planes = vision::tower_input(s, img);
     const auto t1 = std::chrono::steady_clock::now();
-    out = encoder.encode_pixels(planes);
+    out = on_vulkan ? vk_encoder->encode_pixels(planes) : cpu_encoder->encode_pixels(planes);
     const auto t2 = std::chrono::steady_clock::now();
     best_pre = std::min(best_pre, std::chrono::duration<double, std::milli>(t1 - t0).count());
     best_encode = std::min(best_encode, std::chrono::duration<double, std::milli>(t2 - t1).count());
@@ -178,12 +195,12 @@ int encode_image(const EncodeImageArgs& args) {
     std::printf("]}\n");
     return 0;
   }
-  const vision::VisionSpec& s = encoder.spec();
   std::printf(
       "%s (%ux%u) -> %u image tokens x %u: preprocess %.1f ms, encode %.1f ms (%u px, "
-      "%u patches, %u layers %u wide, CPU)\n",
+      "%u patches, %u layers %u wide, %s)\n",
       args.image.c_str(), img.width, img.height, out.n_tokens, out.n_embd, best_pre, best_encode,
-      s.image_size, s.n_patches(), s.n_layer, s.n_embd);
+      s.image_size, s.n_patches(), s.n_layer, s.n_embd,
+      on_vulkan ? context->device().caps().name.c_str() : "CPU");
   return 0;
 }
 
@@ -278,7 +295,7 @@ void add_dev_commands(CLI::App& app) {
 
   auto enc_args = std::make_shared<EncodeImageArgs>();
   CLI::App* enc = dev->add_subcommand(
-      "encode-image", "Encode an image with a vision projector on the CPU (times, embeddings)");
+      "encode-image", "Encode an image with a vision projector (times, embeddings)");
   enc->add_option("--projector", enc_args->projector, "Projector GGUF (llama.cpp's mmproj)")
       ->required()
       ->check(CLI::ExistingFile);
@@ -289,6 +306,7 @@ void add_dev_commands(CLI::App& app) {
       ->capture_default_str();
   enc->add_option("--repeat", enc_args->repeat, "Encode this many times, report the best")
       ->capture_default_str();
+  enc->add_option("--backend", enc_args->backend, "cpu or vulkan")->capture_default_str();
   enc->add_flag("--json", enc_args->json, "Print the image embeddings as JSON");
   enc->callback([enc_args] { run_command([enc_args] { return encode_image(*enc_args); }); });
 }

@@ -28,6 +28,8 @@
 #include "engine/vision/dense_attention.h"
 #include "engine/vision/image_encoder.h"
 #include "engine/vision/image_preprocess.h"
+#include "engine/vision/vulkan_image_encoder.h"
+#include "tests/engine/vk_test_context.h"
 #include "tests/reference/llama_cpp_reference.h"
 
 namespace vkllm::vision {
@@ -159,8 +161,29 @@ TEST_P(Gemma3VisionVsLlamaCpp, PixelsAndEmbeddings) {
               got.n_embd, worst);
 }
 
+// The Vulkan encoder (lavapipe here: about 2 s for this one-layer case, so only it runs there)
+// against llama.cpp: its attention reads K/V rounded to f16 (the paged cache's type), so the
+// bound is the quantized one, 0.999.
+TEST(Gemma3VisionOnVulkan, MatchesLlamaCpp) {
+  const std::string name = "gemma3-vulkan";
+  const VisionCase c = load_case(name);
+  const std::vector<uint8_t> png = read_bytes(vision_dir() / c.j.at("image").get<std::string>());
+  VulkanImageEncoder encoder(test::vk_context(), gguf::GgufFile::parse(c.projector));
+  const ImageEmbeddings got = encoder.encode(image::decode(png));
+  const auto& want = c.j.at("embeddings");
+  ASSERT_EQ(got.n_tokens, want.size());
+  double worst = 1.0;
+  for (uint32_t t = 0; t < got.n_tokens; ++t) {
+    const double cos = reference::cosine(got.row(t), want[t].get<std::vector<float>>());
+    worst = std::min(worst, cos);
+    EXPECT_GE(cos, 0.999) << "image token " << t;
+  }
+  std::printf("%s on Vulkan: worst cosine %.7f\n", name.c_str(), worst);
+}
+
 INSTANTIATE_TEST_SUITE_P(Cases, Gemma3VisionVsLlamaCpp,
-                         ::testing::Values("gemma3-wide", "gemma3-tall", "gemma3-widths"),
+                         ::testing::Values("gemma3-wide", "gemma3-tall", "gemma3-widths",
+                                           "gemma3-vulkan"),
                          [](const auto& info) {
                            std::string s = info.param;
                            for (char& ch : s)

@@ -1,0 +1,307 @@
+#include "engine/vision/vulkan_image_encoder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "engine/gguf/quants.h"
+#include "engine/kv/kv_layout.h"
+#include "engine/vision/image_preprocess.h"
+#include "engine/vulkan/attention.h"
+#include "engine/vulkan/context.h"
+#include "engine/vulkan/matmul_ops.h"
+#include "engine/vulkan/ops.h"
+#include "engine/vulkan/weight_layout.h"
+
+namespace vkllm::vision {
+
+namespace {
+
+std::vector<float> vk_to_f32(const TensorRef& t) {
+  uint64_t n = 1;
+  for (uint64_t d : t.shape) n *= d;
+  std::vector<float> out(n);
+  gguf::dequantize(t.type, t.bytes.data(), out.data(), n);
+  return out;
+}
+
+// A weight matrix on the device, in the kernels' layout, with its product shape.
+struct DeviceMatrix {
+  vk::Buffer buffer;
+  gguf::TensorType type = gguf::TensorType::F32;
+  uint32_t rows = 0, cols = 0;
+};
+
+DeviceMatrix upload_matrix(vk::Context& ctx, gguf::TensorType type, std::span<const uint8_t> bytes,
+                           uint32_t cols, uint32_t rows, const std::string& name) {
+  DeviceMatrix m;
+  m.type = type;
+  m.rows = rows;
+  m.cols = cols;
+  m.buffer = vk::Buffer(ctx.device(),
+                        vk::device_weight_bytes(type, bytes.size()) + vk::kWeightReadSlackBytes,
+                        vk::MemoryKind::DeviceLocal, name);
+  vk::upload_weights(ctx.pipelines(), type, m.buffer.slice(), bytes);
+  return m;
+}
+
+DeviceMatrix upload_matrix(vk::Context& ctx, const TensorRef& t, uint32_t cols) {
+  uint64_t n = 1;
+  for (uint64_t d : t.shape) n *= d;
+  return upload_matrix(ctx, t.type, t.bytes, cols, static_cast<uint32_t>(n / cols), t.name);
+}
+
+vk::Buffer upload_floats(vk::Context& ctx, std::span<const float> values, const std::string& name) {
+  vk::Buffer b(ctx.device(), values.size_bytes(), vk::MemoryKind::DeviceLocal, name);
+  vk::upload(ctx.device(), b.slice(), values);
+  return b;
+}
+
+struct DeviceLayer {
+  vk::Buffer ln1_w, ln1_b, ln2_w, ln2_b, q_b, k_b, v_b, o_b, up_b, down_b;
+  DeviceMatrix q, k, v, o, up, down;
+};
+
+}  // namespace
+
+struct VulkanImageEncoder::Impl {
+  Impl(vk::Context& c) : ctx(c), matmul(c.pipelines()) {}
+  vk::Context& ctx;
+  vk::MatmulKernels matmul;
+  DeviceMatrix patch, projection;
+  vk::Buffer patch_b, position, post_ln_w, post_ln_b, soft_norm_w;
+  std::vector<DeviceLayer> layers;
+  std::vector<uint32_t> order;  // order[i]: the grid patch that is token i (window order)
+  // Per-image buffers, made once for the tower's fixed patch count.
+  vk::Buffer cols, x, h, q, k, v, att, ff, pooled, out, k_cache, v_cache, attn_meta, pool_meta;
+  kv::BatchMeta attn_batch, pool_batch;
+
+  void product(vk::CommandRecorder& rec, const DeviceMatrix& w, vk::BufferSlice x_in, uint32_t n,
+               vk::BufferSlice y, bool accumulate = false) {
+    vk::MatmulArgs a;
+    a.type = w.type;
+    a.weights = w.buffer.slice();
+    a.x = x_in;
+    a.y = y;
+    a.rows = w.rows;
+    a.cols = w.cols;
+    a.batch = n;
+    a.accumulate = accumulate;
+    matmul.record(rec, a);
+  }
+};
+
+VulkanImageEncoder::VulkanImageEncoder(vk::Context& ctx, gguf::GgufFile projector)
+    : file_(std::move(projector)),
+      spec_(read_vision_spec(file_)),
+      impl_(std::make_unique<Impl>(ctx)) {
+  const VisionWeights w = read_vision_weights(file_, spec_);
+  const VisionSpec& s = spec_;
+  const uint32_t E = s.n_embd, F = s.n_ff, P = s.patch_size, N = s.n_patches();
+  const uint32_t taps = 3 * P * P;
+  if (taps % 4 != 0 || E % 4 != 0 || F % 4 != 0 || s.head_dim() % 4 != 0 || s.head_dim() > 256) {
+    throw std::runtime_error("vision projector sizes the Vulkan kernels do not take (rows of " +
+                             std::to_string(taps) + ", " + std::to_string(E) + ", " +
+                             std::to_string(F) + ", heads of " + std::to_string(s.head_dim()) +
+                             ")");
+  }
+  Impl& m = *impl_;
+  // Window order: window (oy, ox) row-major, then its patches row-major.
+  const uint32_t side = s.patches_per_side(), k = s.n_merge, out_side = side / k;
+  m.order.reserve(N);
+  for (uint32_t oy = 0; oy < out_side; ++oy)
+    for (uint32_t ox = 0; ox < out_side; ++ox)
+      for (uint32_t dy = 0; dy < k; ++dy)
+        for (uint32_t dx = 0; dx < k; ++dx) m.order.push_back((oy * k + dy) * side + ox * k + dx);
+
+  m.patch = upload_matrix(ctx, w.patch_w, taps);
+  m.patch_b = upload_floats(ctx, vk_to_f32(w.patch_b), "patch bias");
+  const std::vector<float> pos = vk_to_f32(w.position);
+  std::vector<float> pos_ordered(pos.size());
+  for (uint32_t i = 0; i < N; ++i)
+    std::copy_n(&pos[size_t{m.order[i]} * E], E, &pos_ordered[size_t{i} * E]);
+  m.position = upload_floats(ctx, pos_ordered, "positions");
+  for (const VitLayerWeights& L : w.layers) {
+    DeviceLayer d;
+    d.ln1_w = upload_floats(ctx, vk_to_f32(L.ln1_w), L.ln1_w.name);
+    d.ln1_b = upload_floats(ctx, vk_to_f32(L.ln1_b), L.ln1_b.name);
+    d.ln2_w = upload_floats(ctx, vk_to_f32(L.ln2_w), L.ln2_w.name);
+    d.ln2_b = upload_floats(ctx, vk_to_f32(L.ln2_b), L.ln2_b.name);
+    d.q = upload_matrix(ctx, L.q_w, E), d.q_b = upload_floats(ctx, vk_to_f32(L.q_b), L.q_b.name);
+    d.k = upload_matrix(ctx, L.k_w, E), d.k_b = upload_floats(ctx, vk_to_f32(L.k_b), L.k_b.name);
+    d.v = upload_matrix(ctx, L.v_w, E), d.v_b = upload_floats(ctx, vk_to_f32(L.v_b), L.v_b.name);
+    d.o = upload_matrix(ctx, L.o_w, E), d.o_b = upload_floats(ctx, vk_to_f32(L.o_b), L.o_b.name);
+    d.up = upload_matrix(ctx, L.up_w, E);
+    d.up_b = upload_floats(ctx, vk_to_f32(L.up_b), L.up_b.name);
+    d.down = upload_matrix(ctx, L.down_w, F);
+    d.down_b = upload_floats(ctx, vk_to_f32(L.down_b), L.down_b.name);
+    m.layers.push_back(std::move(d));
+  }
+  m.post_ln_w = upload_floats(ctx, vk_to_f32(w.post_ln_w), "post_ln weight");
+  m.post_ln_b = upload_floats(ctx, vk_to_f32(w.post_ln_b), "post_ln bias");
+  m.soft_norm_w = upload_floats(ctx, vk_to_f32(w.soft_emb_norm_w), "soft_emb_norm");
+  // One row per output (the file's matrix transposed), F32.
+  const std::vector<float> proj = vk_to_f32(w.input_proj_w);
+  const uint32_t T = s.text_embd;
+  std::vector<float> proj_t(size_t{T} * E);
+  for (uint32_t i = 0; i < E; ++i)
+    for (uint32_t j = 0; j < T; ++j) proj_t[size_t{j} * E + i] = proj[size_t{i} * T + j];
+  m.projection = upload_matrix(
+      ctx, gguf::TensorType::F32,
+      std::span(reinterpret_cast<const uint8_t*>(proj_t.data()), proj_t.size() * sizeof(float)), E,
+      T, "input projection");
+
+  // Activations, and a private K/V region: one sequence of N tokens over ceil(N / 16) blocks.
+  const uint32_t n_out = s.n_output_tokens(), bs = kv::kDefaultBlockSize;
+  const uint32_t n_blocks = (N + bs - 1) / bs;
+  auto act = [&](uint64_t floats, const char* name) {
+    return vk::Buffer(ctx.device(), floats * sizeof(float), vk::MemoryKind::DeviceLocal, name);
+  };
+  m.cols = act(uint64_t{N} * taps, "patch rows");
+  m.x = act(uint64_t{N} * E, "x");
+  m.h = act(uint64_t{N} * E, "h");
+  m.q = act(uint64_t{N} * E, "q");
+  m.k = act(uint64_t{N} * E, "k");
+  m.v = act(uint64_t{N} * E, "v");
+  m.att = act(uint64_t{N} * E, "attention out");
+  m.ff = act(uint64_t{N} * F, "ffn");
+  m.pooled = act(uint64_t{n_out} * E, "pooled");
+  m.out = act(uint64_t{n_out} * T, "image embeddings");
+  const uint64_t region = uint64_t{n_blocks} * s.n_head * bs * s.head_dim() * 2;
+  m.k_cache = vk::Buffer(ctx.device(), region, vk::MemoryKind::DeviceLocal, "vision K");
+  m.v_cache = vk::Buffer(ctx.device(), region, vk::MemoryKind::DeviceLocal, "vision V");
+  std::vector<uint32_t> table(n_blocks);
+  for (uint32_t b = 0; b < n_blocks; ++b) table[b] = b;
+  const kv::BatchSequence one{table, N, N};
+  m.attn_batch = kv::build_batch_meta({&one, 1}, bs);
+  // Pooling: every window a sequence of n_merge^2 tokens (their block tables unused).
+  const std::vector<uint32_t> pool_table(1, 0);
+  std::vector<kv::BatchSequence> windows(n_out, kv::BatchSequence{pool_table, k * k, k * k});
+  m.pool_batch = kv::build_batch_meta(windows, k * k);
+  auto upload_words = [&](const std::vector<uint32_t>& words, const char* name) {
+    vk::Buffer b(ctx.device(), words.size() * 4, vk::MemoryKind::DeviceLocal, name);
+    vk::upload(ctx.device(), b.slice(), std::span<const uint32_t>(words));
+    return b;
+  };
+  m.attn_meta = upload_words(m.attn_batch.words, "vision attention batch");
+  m.pool_meta = upload_words(m.pool_batch.words, "vision pooling batch");
+}
+
+VulkanImageEncoder::~VulkanImageEncoder() = default;
+
+ImageEmbeddings VulkanImageEncoder::encode(const image::Image& img) {
+  return encode_pixels(tower_input(spec_, img));
+}
+
+ImageEmbeddings VulkanImageEncoder::encode_pixels(std::span<const float> planes) {
+  const VisionSpec& s = spec_;
+  Impl& m = *impl_;
+  vk::Context& ctx = m.ctx;
+  vk::PipelineCache& pl = ctx.pipelines();
+  const uint32_t S = s.image_size, P = s.patch_size, side = s.patches_per_side();
+  const uint32_t N = s.n_patches(), E = s.n_embd, F = s.n_ff, T = s.text_embd;
+  const uint32_t n_out = s.n_output_tokens(), d = s.head_dim(), taps = 3 * P * P;
+  if (planes.size() != size_t{3} * S * S) {
+    throw std::invalid_argument("image encoder: expected 3 x " + std::to_string(S) + " x " +
+                                std::to_string(S) + " pixel values");
+  }
+  // Patch rows on the host (the input is made there anyway), in window order.
+  std::vector<float> cols(size_t{N} * taps);
+  for (uint32_t i = 0; i < N; ++i) {
+    const uint32_t py = m.order[i] / side, px = m.order[i] % side;
+    float* row = &cols[size_t{i} * taps];
+    for (uint32_t c = 0; c < 3; ++c)
+      for (uint32_t ky = 0; ky < P; ++ky)
+        std::copy_n(&planes[(size_t{c} * S + py * P + ky) * S + px * P], P,
+                    row + (size_t{c} * P + ky) * P);
+  }
+  vk::upload(ctx.device(), m.cols.slice(), std::span<const float>(cols));
+
+  const vk::ops::BatchInfo attn_batch{m.attn_meta.slice(), N, 1};
+  const vk::ops::BatchInfo pool_batch{m.pool_meta.slice(), N, n_out};
+  const vk::ops::CacheRegion kc{m.k_cache.slice(), s.n_head, kv::kDefaultBlockSize,
+                                kv::CacheType::F16};
+  const vk::ops::CacheRegion vc{m.v_cache.slice(), s.n_head, kv::kDefaultBlockSize,
+                                kv::CacheType::F16};
+  const uint64_t NE = uint64_t{N} * E;
+  vk::CommandRecorder rec(ctx.device());
+  rec.begin();
+  m.product(rec, m.patch, m.cols.slice(), N, m.x.slice());
+  rec.barrier();
+  vk::ops::add_bias(rec, pl, m.x.slice(), m.patch_b.slice(), E, N);
+  rec.barrier();
+  vk::ops::add(rec, pl, m.x.slice(), m.position.slice(), m.x.slice(), static_cast<uint32_t>(NE));
+  rec.barrier();
+  for (const DeviceLayer& L : m.layers) {
+    vk::ops::layer_norm(rec, pl,
+                        {m.x.slice(), L.ln1_w.slice(), L.ln1_b.slice(), m.h.slice(), E, N, s.eps});
+    rec.barrier();
+    m.product(rec, L.q, m.h.slice(), N, m.q.slice());
+    m.product(rec, L.k, m.h.slice(), N, m.k.slice());
+    m.product(rec, L.v, m.h.slice(), N, m.v.slice());
+    rec.barrier();
+    vk::ops::add_bias(rec, pl, m.q.slice(), L.q_b.slice(), E, N);
+    vk::ops::add_bias(rec, pl, m.k.slice(), L.k_b.slice(), E, N);
+    vk::ops::add_bias(rec, pl, m.v.slice(), L.v_b.slice(), E, N);
+    rec.barrier();
+    vk::ops::write_kv(rec, pl, nullptr, attn_batch, {m.k.slice()}, d, kc);
+    vk::ops::write_kv(rec, pl, nullptr, attn_batch, {m.v.slice()}, d, vc);
+    rec.barrier();
+    vk::ops::AttentionArgs a;
+    a.q = {m.q.slice()};
+    a.k_cache = kc;
+    a.v_cache = vc;
+    a.batch = attn_batch;
+    a.max_q_len = N;
+    a.out = {m.att.slice()};
+    a.n_q_heads = s.n_head;
+    a.head_dim = d;
+    a.scale = 1.0f / std::sqrt(static_cast<float>(d));
+    a.causal = false;
+    vk::ops::attention(rec, pl, a);
+    rec.barrier();
+    m.product(rec, L.o, m.att.slice(), N, m.x.slice(), true);  // the residual add, fused
+    rec.barrier();
+    vk::ops::add_bias(rec, pl, m.x.slice(), L.o_b.slice(), E, N);
+    rec.barrier();
+    vk::ops::layer_norm(rec, pl,
+                        {m.x.slice(), L.ln2_w.slice(), L.ln2_b.slice(), m.h.slice(), E, N, s.eps});
+    rec.barrier();
+    m.product(rec, L.up, m.h.slice(), N, m.ff.slice());
+    rec.barrier();
+    vk::ops::add_bias(rec, pl, m.ff.slice(), L.up_b.slice(), F, N);
+    rec.barrier();
+    vk::ops::gelu(rec, pl, m.ff.slice(), m.ff.slice(), static_cast<uint32_t>(uint64_t{N} * F));
+    rec.barrier();
+    m.product(rec, L.down, m.ff.slice(), N, m.x.slice(), true);
+    rec.barrier();
+    vk::ops::add_bias(rec, pl, m.x.slice(), L.down_b.slice(), E, N);
+    rec.barrier();
+  }
+  vk::ops::layer_norm(
+      rec, pl, {m.x.slice(), m.post_ln_w.slice(), m.post_ln_b.slice(), m.x.slice(), E, N, s.eps});
+  rec.barrier();
+  vk::ops::pool_rows(rec, pl, vk::ops::PoolMode::Mean, pool_batch, m.x.slice(), E,
+                     m.pooled.slice());
+  rec.barrier();
+  vk::ops::RmsNormArgs norm;
+  norm.x = m.pooled.slice();
+  norm.weight = m.soft_norm_w.slice();
+  norm.y = m.pooled.slice();
+  norm.n = E;
+  norm.n_rows = n_out;
+  norm.eps = s.eps;
+  vk::ops::rms_norm(rec, pl, norm);
+  rec.barrier();
+  m.product(rec, m.projection, m.pooled.slice(), n_out, m.out.slice());
+  rec.submit_and_wait();
+
+  ImageEmbeddings out;
+  out.n_tokens = n_out;
+  out.n_embd = T;
+  out.data = vk::download<float>(ctx.device(), m.out.slice(), size_t{n_out} * T);
+  return out;
+}
+
+}  // namespace vkllm::vision

@@ -1,0 +1,50 @@
+// The image encoder of image_encoder.h on a Vulkan device: the same tower and projector from the
+// same projector GGUF, recorded as one submission of the engine's kernels (engine/vulkan: the
+// matmuls, layer/RMS norms, GELU, and the paged attention kernel with its causal mask off, over a
+// scratch f16 K/V region that one image's tokens fill, as the bert encoder does).
+//
+// Gemma 3's average pooling is pool_rows' mean over "sequences": the patches are laid out in
+// pooling-window order (each window's n_merge^2 patches contiguous, windows row-major), with the
+// learned positions permuted alike. The ViT is indifferent to token order (full attention, no
+// position in the attention itself), so this is the same computation.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "engine/gguf/gguf_file.h"
+#include "engine/image/image.h"
+#include "engine/vision/image_encoder.h"
+#include "engine/vision/vision_spec.h"
+
+namespace vkllm::vk {
+class Context;
+}
+
+namespace vkllm::vision {
+
+class VulkanImageEncoder {
+ public:
+  // Reads and checks the projector (std::runtime_error naming what is wrong) and uploads its
+  // weights to `context`'s device, which must outlive the encoder. A parsed in-memory file must
+  // outlive it too.
+  VulkanImageEncoder(vk::Context& context, gguf::GgufFile projector);
+  ~VulkanImageEncoder();
+  VulkanImageEncoder(const VulkanImageEncoder&) = delete;
+  VulkanImageEncoder& operator=(const VulkanImageEncoder&) = delete;
+
+  const VisionSpec& spec() const { return spec_; }
+  // Planes as ImageEncoder::preprocess makes them (std::invalid_argument for another size).
+  ImageEmbeddings encode_pixels(std::span<const float> planes);
+  ImageEmbeddings encode(const image::Image& img);
+
+ private:
+  struct Impl;
+  gguf::GgufFile file_;
+  VisionSpec spec_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace vkllm::vision
