@@ -36,11 +36,6 @@ cpu::WeightView matrix_view(const TensorRef& t, uint64_t cols) {
   return {t.type, reinterpret_cast<const std::byte*>(t.bytes.data()), cols, n / cols};
 }
 
-struct LayerParams {
-  std::vector<float> ln1_w, ln1_b, ln2_w, ln2_b, q_b, k_b, v_b, o_b, up_b, down_b;
-  cpu::WeightView q, k, v, o, up, down;
-};
-
 // Runs fn(begin, end) over [0, n) in about pool.size() * 4 slices.
 template <typename Fn>
 void parallel_ranges(cpu::ThreadPool& pool, uint32_t n, uint32_t grain, const Fn& fn) {
@@ -54,13 +49,20 @@ void parallel_ranges(cpu::ThreadPool& pool, uint32_t n, uint32_t grain, const Fn
 
 }  // namespace
 
+// A layer's weights as the CPU kernels read them. Outside the anonymous namespace: Impl, a
+// member of an exported class, holds them.
+struct CpuVitLayer {
+  std::vector<float> ln1_w, ln1_b, ln2_w, ln2_b, q_b, k_b, v_b, o_b, up_b, down_b;
+  cpu::WeightView q, k, v, o, up, down;
+};
+
 struct ImageEncoder::Impl {
   explicit Impl(unsigned threads) : pool(threads ? threads : cpu::ThreadPool::default_threads()) {}
   cpu::ThreadPool pool;
   cpu::MatmulWorkspace ws;
   cpu::WeightView patch;
   std::vector<float> patch_b, position, post_ln_w, post_ln_b, soft_norm_w;
-  std::vector<LayerParams> layers;
+  std::vector<CpuVitLayer> layers;
   std::vector<float> projection_t;  // [text_embd][n_embd]: the file's matrix transposed
   cpu::WeightView projection;
 
@@ -100,7 +102,7 @@ ImageEncoder::ImageEncoder(gguf::GgufFile projector, unsigned threads)
   m.patch_b = to_f32(w.patch_b);
   m.position = to_f32(w.position);
   for (const VitLayerWeights& L : w.layers) {
-    LayerParams p;
+    CpuVitLayer p;
     p.ln1_w = to_f32(L.ln1_w), p.ln1_b = to_f32(L.ln1_b);
     p.ln2_w = to_f32(L.ln2_w), p.ln2_b = to_f32(L.ln2_b);
     p.q = matrix_view(L.q_w, E), p.q_b = to_f32(L.q_b);
@@ -163,7 +165,7 @@ ImageEmbeddings ImageEncoder::encode_pixels(std::span<const float> planes) {
   m.linear(m.patch, m.patch_b.data(), cols.data(), N, x.data());
   m.add_into(x.data(), m.position.data(), x.size());
 
-  for (const LayerParams& L : m.layers) {
+  for (const CpuVitLayer& L : m.layers) {
     m.layer_norm(x.data(), L.ln1_w, L.ln1_b, s.eps, N, E, h.data());
     const cpu::Product qkv[] = {
         {&L.q, q.data(), E, false}, {&L.k, k.data(), E, false}, {&L.v, v.data(), E, false}};

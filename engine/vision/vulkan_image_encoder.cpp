@@ -16,6 +16,19 @@
 
 namespace vkllm::vision {
 
+// A weight matrix on the device, in the kernels' layout, with its product shape; and a layer's
+// weights. Outside the anonymous namespace: Impl, a member of an exported class, holds them.
+struct DeviceMatrix {
+  vk::Buffer buffer;
+  gguf::TensorType type = gguf::TensorType::F32;
+  uint32_t rows = 0, cols = 0;
+};
+
+struct DeviceLayer {
+  vk::Buffer ln1_w, ln1_b, ln2_w, ln2_b, q_b, k_b, v_b, o_b, up_b, down_b;
+  DeviceMatrix q, k, v, o, up, down;
+};
+
 namespace {
 
 std::vector<float> vk_to_f32(const TensorRef& t) {
@@ -25,13 +38,6 @@ std::vector<float> vk_to_f32(const TensorRef& t) {
   gguf::dequantize(t.type, t.bytes.data(), out.data(), n);
   return out;
 }
-
-// A weight matrix on the device, in the kernels' layout, with its product shape.
-struct DeviceMatrix {
-  vk::Buffer buffer;
-  gguf::TensorType type = gguf::TensorType::F32;
-  uint32_t rows = 0, cols = 0;
-};
 
 DeviceMatrix upload_matrix(vk::Context& ctx, gguf::TensorType type, std::span<const uint8_t> bytes,
                            uint32_t cols, uint32_t rows, const std::string& name) {
@@ -57,11 +63,6 @@ vk::Buffer upload_floats(vk::Context& ctx, std::span<const float> values, const 
   vk::upload(ctx.device(), b.slice(), values);
   return b;
 }
-
-struct DeviceLayer {
-  vk::Buffer ln1_w, ln1_b, ln2_w, ln2_b, q_b, k_b, v_b, o_b, up_b, down_b;
-  DeviceMatrix q, k, v, o, up, down;
-};
 
 }  // namespace
 
