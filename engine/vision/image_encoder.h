@@ -52,7 +52,8 @@ class ImageEncoder {
   std::vector<float> preprocess(const image::Image& img) const;
   // preprocess() then encode_pixels().
   ImageEmbeddings encode(const image::Image& img);
-  // From planes as preprocess() makes them (std::invalid_argument for another size).
+  // From planes as preprocess() makes them (std::invalid_argument for another size). One image
+  // at a time (the thread pool and matmul scratch are the encoder's own).
   ImageEmbeddings encode_pixels(std::span<const float> planes);
 
  private:

@@ -36,7 +36,8 @@ class VulkanImageEncoder {
   VulkanImageEncoder& operator=(const VulkanImageEncoder&) = delete;
 
   const VisionSpec& spec() const { return spec_; }
-  // Planes as ImageEncoder::preprocess makes them (std::invalid_argument for another size).
+  // Planes as ImageEncoder::preprocess makes them (std::invalid_argument for another size). One
+  // image at a time: the activations and K/V region are the encoder's own.
   ImageEmbeddings encode_pixels(std::span<const float> planes);
   ImageEmbeddings encode(const image::Image& img);
 
