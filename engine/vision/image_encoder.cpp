@@ -8,21 +8,12 @@
 #include "engine/cpu/ops.h"
 #include "engine/cpu/quant_matmul.h"
 #include "engine/cpu/thread_pool.h"
-#include "engine/gguf/quants.h"
 #include "engine/vision/dense_attention.h"
 #include "engine/vision/image_preprocess.h"
 
 namespace vkllm::vision {
 
 namespace {
-
-std::vector<float> to_f32(const TensorRef& t) {
-  uint64_t n = 1;
-  for (uint64_t d : t.shape) n *= d;
-  std::vector<float> out(n);
-  gguf::dequantize(t.type, t.bytes.data(), out.data(), n);
-  return out;
-}
 
 // A file matrix as the CPU matmul reads it: rows of shape[0] inputs (higher dims flattened into
 // the row for the patch kernel, whose row is one output channel's 3 x P x P taps).
@@ -99,26 +90,26 @@ ImageEncoder::ImageEncoder(gguf::GgufFile projector, unsigned threads)
   const uint64_t E = spec_.n_embd, F = spec_.n_ff, P = spec_.patch_size;
   Impl& m = *impl_;
   m.patch = matrix_view(w.patch_w, 3 * P * P);
-  m.patch_b = to_f32(w.patch_b);
-  m.position = to_f32(w.position);
+  m.patch_b = tensor_to_f32(w.patch_b);
+  m.position = tensor_to_f32(w.position);
   for (const VitLayerWeights& L : w.layers) {
     CpuVitLayer p;
-    p.ln1_w = to_f32(L.ln1_w), p.ln1_b = to_f32(L.ln1_b);
-    p.ln2_w = to_f32(L.ln2_w), p.ln2_b = to_f32(L.ln2_b);
-    p.q = matrix_view(L.q_w, E), p.q_b = to_f32(L.q_b);
-    p.k = matrix_view(L.k_w, E), p.k_b = to_f32(L.k_b);
-    p.v = matrix_view(L.v_w, E), p.v_b = to_f32(L.v_b);
-    p.o = matrix_view(L.o_w, E), p.o_b = to_f32(L.o_b);
-    p.up = matrix_view(L.up_w, E), p.up_b = to_f32(L.up_b);
-    p.down = matrix_view(L.down_w, F), p.down_b = to_f32(L.down_b);
+    p.ln1_w = tensor_to_f32(L.ln1_w), p.ln1_b = tensor_to_f32(L.ln1_b);
+    p.ln2_w = tensor_to_f32(L.ln2_w), p.ln2_b = tensor_to_f32(L.ln2_b);
+    p.q = matrix_view(L.q_w, E), p.q_b = tensor_to_f32(L.q_b);
+    p.k = matrix_view(L.k_w, E), p.k_b = tensor_to_f32(L.k_b);
+    p.v = matrix_view(L.v_w, E), p.v_b = tensor_to_f32(L.v_b);
+    p.o = matrix_view(L.o_w, E), p.o_b = tensor_to_f32(L.o_b);
+    p.up = matrix_view(L.up_w, E), p.up_b = tensor_to_f32(L.up_b);
+    p.down = matrix_view(L.down_w, F), p.down_b = tensor_to_f32(L.down_b);
     m.layers.push_back(std::move(p));
   }
-  m.post_ln_w = to_f32(w.post_ln_w);
-  m.post_ln_b = to_f32(w.post_ln_b);
-  m.soft_norm_w = to_f32(w.soft_emb_norm_w);
+  m.post_ln_w = tensor_to_f32(w.post_ln_w);
+  m.post_ln_b = tensor_to_f32(w.post_ln_b);
+  m.soft_norm_w = tensor_to_f32(w.soft_emb_norm_w);
   // The file stores the projection as n_embd rows of text_embd (ggml multiplies by its
   // transpose); the matmul wants one row per output, so it is transposed once here.
-  const std::vector<float> proj = to_f32(w.input_proj_w);
+  const std::vector<float> proj = tensor_to_f32(w.input_proj_w);
   const uint64_t T = spec_.text_embd;
   m.projection_t.resize(T * E);
   for (uint64_t i = 0; i < E; ++i)

@@ -129,4 +129,12 @@ VisionWeights read_vision_weights(const gguf::GgufFile& f, const VisionSpec& s) 
   return w;
 }
 
+std::vector<float> tensor_to_f32(const TensorRef& t) {
+  uint64_t n = 1;
+  for (uint64_t d : t.shape) n *= d;
+  std::vector<float> out(n);
+  gguf::dequantize(t.type, t.bytes.data(), out.data(), n);
+  return out;
+}
+
 }  // namespace vkllm::vision

@@ -67,4 +67,7 @@ struct VisionWeights {
 VisionSpec read_vision_spec(const gguf::GgufFile& file);
 VisionWeights read_vision_weights(const gguf::GgufFile& file, const VisionSpec& spec);
 
+// The tensor's values as floats (the norms, biases and positions both encoders keep in f32).
+std::vector<float> tensor_to_f32(const TensorRef& t);
+
 }  // namespace vkllm::vision

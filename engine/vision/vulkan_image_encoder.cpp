@@ -5,7 +5,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "engine/gguf/quants.h"
 #include "engine/kv/kv_layout.h"
 #include "engine/vision/image_preprocess.h"
 #include "engine/vulkan/attention.h"
@@ -30,14 +29,6 @@ struct DeviceLayer {
 };
 
 namespace {
-
-std::vector<float> vk_to_f32(const TensorRef& t) {
-  uint64_t n = 1;
-  for (uint64_t d : t.shape) n *= d;
-  std::vector<float> out(n);
-  gguf::dequantize(t.type, t.bytes.data(), out.data(), n);
-  return out;
-}
 
 DeviceMatrix upload_matrix(vk::Context& ctx, gguf::TensorType type, std::span<const uint8_t> bytes,
                            uint32_t cols, uint32_t rows, const std::string& name) {
@@ -117,33 +108,37 @@ VulkanImageEncoder::VulkanImageEncoder(vk::Context& ctx, gguf::GgufFile projecto
         for (uint32_t dx = 0; dx < k; ++dx) m.order.push_back((oy * k + dy) * side + ox * k + dx);
 
   m.patch = upload_matrix(ctx, w.patch_w, taps);
-  m.patch_b = upload_floats(ctx, vk_to_f32(w.patch_b), "patch bias");
-  const std::vector<float> pos = vk_to_f32(w.position);
+  m.patch_b = upload_floats(ctx, tensor_to_f32(w.patch_b), "patch bias");
+  const std::vector<float> pos = tensor_to_f32(w.position);
   std::vector<float> pos_ordered(pos.size());
   for (uint32_t i = 0; i < N; ++i)
     std::copy_n(&pos[size_t{m.order[i]} * E], E, &pos_ordered[size_t{i} * E]);
   m.position = upload_floats(ctx, pos_ordered, "positions");
   for (const VitLayerWeights& L : w.layers) {
     DeviceLayer d;
-    d.ln1_w = upload_floats(ctx, vk_to_f32(L.ln1_w), L.ln1_w.name);
-    d.ln1_b = upload_floats(ctx, vk_to_f32(L.ln1_b), L.ln1_b.name);
-    d.ln2_w = upload_floats(ctx, vk_to_f32(L.ln2_w), L.ln2_w.name);
-    d.ln2_b = upload_floats(ctx, vk_to_f32(L.ln2_b), L.ln2_b.name);
-    d.q = upload_matrix(ctx, L.q_w, E), d.q_b = upload_floats(ctx, vk_to_f32(L.q_b), L.q_b.name);
-    d.k = upload_matrix(ctx, L.k_w, E), d.k_b = upload_floats(ctx, vk_to_f32(L.k_b), L.k_b.name);
-    d.v = upload_matrix(ctx, L.v_w, E), d.v_b = upload_floats(ctx, vk_to_f32(L.v_b), L.v_b.name);
-    d.o = upload_matrix(ctx, L.o_w, E), d.o_b = upload_floats(ctx, vk_to_f32(L.o_b), L.o_b.name);
+    d.ln1_w = upload_floats(ctx, tensor_to_f32(L.ln1_w), L.ln1_w.name);
+    d.ln1_b = upload_floats(ctx, tensor_to_f32(L.ln1_b), L.ln1_b.name);
+    d.ln2_w = upload_floats(ctx, tensor_to_f32(L.ln2_w), L.ln2_w.name);
+    d.ln2_b = upload_floats(ctx, tensor_to_f32(L.ln2_b), L.ln2_b.name);
+    d.q = upload_matrix(ctx, L.q_w, E),
+    d.q_b = upload_floats(ctx, tensor_to_f32(L.q_b), L.q_b.name);
+    d.k = upload_matrix(ctx, L.k_w, E),
+    d.k_b = upload_floats(ctx, tensor_to_f32(L.k_b), L.k_b.name);
+    d.v = upload_matrix(ctx, L.v_w, E),
+    d.v_b = upload_floats(ctx, tensor_to_f32(L.v_b), L.v_b.name);
+    d.o = upload_matrix(ctx, L.o_w, E),
+    d.o_b = upload_floats(ctx, tensor_to_f32(L.o_b), L.o_b.name);
     d.up = upload_matrix(ctx, L.up_w, E);
-    d.up_b = upload_floats(ctx, vk_to_f32(L.up_b), L.up_b.name);
+    d.up_b = upload_floats(ctx, tensor_to_f32(L.up_b), L.up_b.name);
     d.down = upload_matrix(ctx, L.down_w, F);
-    d.down_b = upload_floats(ctx, vk_to_f32(L.down_b), L.down_b.name);
+    d.down_b = upload_floats(ctx, tensor_to_f32(L.down_b), L.down_b.name);
     m.layers.push_back(std::move(d));
   }
-  m.post_ln_w = upload_floats(ctx, vk_to_f32(w.post_ln_w), "post_ln weight");
-  m.post_ln_b = upload_floats(ctx, vk_to_f32(w.post_ln_b), "post_ln bias");
-  m.soft_norm_w = upload_floats(ctx, vk_to_f32(w.soft_emb_norm_w), "soft_emb_norm");
+  m.post_ln_w = upload_floats(ctx, tensor_to_f32(w.post_ln_w), "post_ln weight");
+  m.post_ln_b = upload_floats(ctx, tensor_to_f32(w.post_ln_b), "post_ln bias");
+  m.soft_norm_w = upload_floats(ctx, tensor_to_f32(w.soft_emb_norm_w), "soft_emb_norm");
   // One row per output (the file's matrix transposed), F32.
-  const std::vector<float> proj = vk_to_f32(w.input_proj_w);
+  const std::vector<float> proj = tensor_to_f32(w.input_proj_w);
   const uint32_t T = s.text_embd;
   std::vector<float> proj_t(size_t{T} * E);
   for (uint32_t i = 0; i < E; ++i)
