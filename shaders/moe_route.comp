@@ -4,13 +4,16 @@
 // on ties, as ggml's top-k MoE kernels), their probabilities as weights, renormalised to sum 1
 // when p.norm (the sum clamped below at 2^-14 as llama.cpp does). p.top_k_first (gpt-oss): the
 // n_used largest logits, and a softmax over those alone as their weights. engine/cpu/moe_route.cpp
-// is the same on the host. At most 256 experts (the taken-bits below).
+// is the same on the host. p.scaled (Gemma 4's ffn_down_exps.scale): each weight is then
+// multiplied by its expert's output scale (linear in the expert's output, so it joins the
+// weight). At most 256 experts (the taken-bits below).
 
 layout(local_size_x_id = 0) in;
 
 layout(std430, binding = 0) readonly buffer Logits { float logits[]; };
-layout(std430, binding = 1) writeonly buffer Ids { uint ids[]; };
+layout(std430, binding = 1) buffer Ids { uint ids[]; };  // read back when p.scaled
 layout(std430, binding = 2) buffer Weights { float weights[]; };
+layout(std430, binding = 3) readonly buffer Scales { float scales[]; };  // read when p.scaled
 
 layout(push_constant) uniform Params {
   uint n_expert;
@@ -18,6 +21,7 @@ layout(push_constant) uniform Params {
   uint n_tokens;
   uint norm;
   uint top_k_first;
+  uint scaled;
 } p;
 
 void main() {
@@ -60,5 +64,9 @@ void main() {
   if (p.norm != 0u) {
     const float d = max(total, 6.103515625e-5);
     for (uint k = 0u; k < p.n_used; ++k) weights[t * p.n_used + k] /= d;
+  }
+  if (p.scaled != 0u) {
+    for (uint k = 0u; k < p.n_used; ++k)
+      weights[t * p.n_used + k] *= scales[ids[t * p.n_used + k]];
   }
 }

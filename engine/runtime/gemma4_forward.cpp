@@ -146,13 +146,20 @@ void Gemma4Forward::ffn(StepBackend& b, uint32_t l, uint32_t T) const {
   }
   b.rms_norm({Act::X}, {Weight::FfnNorm, l}, {Act::H}, E, T);
   b.barrier();
-  const ProductOut gate_up[] = {{{Weight::FfnGate, l}, {Act::Gate, 0, ff}},
-                                {{Weight::FfnUp, l}, {Act::Up, 0, ff}}};
-  b.products({Act::H}, T, gate_up);
+  Rows gate{Act::Gate, 0, ff}, up{Act::Up, 0, ff};
+  ProductOut gate_up[] = {{{Weight::FfnGate, l}, gate}, {{Weight::FfnUp, l}, up}};
+  size_t n_products = 2;
+  if (spec_.fused_gate_up) {  // gate and up stacked in FfnUp (the Vulkan backend's weight fusion)
+    gate_up[0] = {{Weight::FfnUp, l}, {Act::Up, 0, 2 * ff}};
+    n_products = 1;
+    gate = {Act::Up, 0, 2 * ff};
+    up = {Act::Up, ff, 2 * ff};
+  }
+  const WeightRef down_w[] = {{Weight::FfnDown, l}};
+  b.products_then_glu({Act::H}, T, std::span(gate_up, n_products),
+                      {GluAct::GeluTanh, gate, up, {Act::FfnAct, 0, ff}, ff, down_w});
   b.barrier();
-  b.glu(GluAct::GeluTanh, {Act::Gate, 0, ff}, {Act::Up, 0, ff}, {Act::FfnAct, 0, ff}, ff, T);
-  b.barrier();
-  const ProductOut down[] = {{{Weight::FfnDown, l}, {Act::H}}};
+  const ProductOut down[] = {{down_w[0], {Act::H}}};
   b.products({Act::FfnAct, 0, ff}, T, down);
   b.barrier();
   if (moe) {

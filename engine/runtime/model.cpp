@@ -37,14 +37,6 @@ Model::Model(vk::Context& ctx, const gguf::GgufFile& file, const ModelOptions& o
 Model::Model(vk::Context& ctx, const gguf::GgufFile& file, TensorDataSource& source,
              const ModelOptions& options)
     : layers_(options.layers), ctx_(&ctx), spec_(model::ModelSpec::from_gguf(file)) {
-  if (spec_.is_gemma4()) {
-    // Gemma 3n's row operations exist on Vulkan; what Gemma 4 adds does not yet.
-    throw std::runtime_error(
-        "the Vulkan backend cannot run gemma4 models yet: its KV cache, RoPE and attention "
-        "kernels take one head size and K/V head count for every layer (Gemma 4's global layers "
-        "have their own), and its MoE FFN has no router input of its own nor per-expert output "
-        "scales (the CPU backend runs them: VKLLM_DEVICE=cpu)");
-  }
   layers_.end = std::min(layers_.end, spec_.n_layer);
   if (layers_.first >= layers_.end && spec_.n_layer > 0) {
     throw std::invalid_argument("layer range [" + std::to_string(layers_.first) + ", " +

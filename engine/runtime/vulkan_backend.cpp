@@ -86,13 +86,15 @@ void VulkanBackend::write_kv(uint32_t layer, bool value, const RopeSpec* rope, R
 
 void VulkanBackend::write_kv_rows(uint32_t layer, bool value, const vk::ops::RopeParams* rope,
                                   const vk::ops::HeadRows& src) {
-  const vk::ops::CacheRegion region{(value ? mem_.v_region : mem_.k_region)[layer], spec_.n_head_kv,
-                                    opt_.block_size, opt_.kv_cache_type};
-  vk::ops::write_kv(*rec_, ctx_.pipelines(), rope, batch_, src, spec_.head_dim, region);
+  // Layers may differ in head size and count (Gemma 4): each writes its region as its own.
+  const vk::ops::CacheRegion region{(value ? mem_.v_region : mem_.k_region)[layer],
+                                    spec_.n_head_kv_of(layer), opt_.block_size, opt_.kv_cache_type};
+  vk::ops::write_kv(*rec_, ctx_.pipelines(), rope, batch_, src, spec_.head_dim_of(layer), region);
 }
 
 void VulkanBackend::attention(const AttentionSpec& s) {
-  const uint32_t nkv = spec_.n_head_kv;
+  // The heads of the cache this layer reads (a shared layer: the one that wrote it).
+  const uint32_t nkv = spec_.n_head_kv_of(spec_.kv_layer(s.layer));
   vk::ops::AttentionArgs at;
   at.q = mem_.head_rows(s.q);
   at.k_cache = {mem_.k_region[s.layer], nkv, opt_.block_size, opt_.kv_cache_type};

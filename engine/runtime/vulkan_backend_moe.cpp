@@ -41,6 +41,12 @@ void VulkanBackend::check_moe_weights() const {
         throw std::runtime_error(t.name + " is larger than one storage-buffer binding");
       }
     }
+    // Gemma 4's per-expert output scales are read as f32 values (moe_route multiplies them in).
+    if (spec_.moe_down_scales) {
+      const DeviceTensor& s = get({Weight::FfnDownExpsScale, l});
+      if (s.type != gguf::TensorType::F32)
+        throw std::runtime_error(s.name + ": the Vulkan backend reads expert scales as f32");
+    }
   }
 }
 
@@ -52,9 +58,10 @@ bool VulkanBackend::moe_grouped(const MoeSpec& m, uint32_t T) const {
 
 void VulkanBackend::moe_ffn(const MoeSpec& m, uint32_t T) {
   if (T == 0) return;
-  // Router logits into Up (n_expert per token; free until the up products).
+  // Router logits into Up (n_expert per token; free until the up products), from the router's
+  // own input rows where it has them (Gemma 4).
   const ProductOut router[] = {{{Weight::FfnGateInp, m.layer}, {Act::Up, 0, m.n_expert}}};
-  products(m.x, T, router);
+  products(m.router_own_input ? m.router_x : m.x, T, router);
   if (m.biases) {
     barrier();
     add_bias({Weight::FfnGateInpBias, m.layer}, {Act::Up, 0, m.n_expert}, m.n_expert, T);
@@ -69,7 +76,16 @@ void VulkanBackend::moe_ffn(const MoeSpec& m, uint32_t T) {
   r.n_tokens = T;
   r.norm = m.norm_weights;
   r.top_k_first = m.softmax_after_top_k;
+  if (m.down_scales) r.scales = get({Weight::FfnDownExpsScale, m.layer}).data;
   vk::ops::moe_route(*rec_, ctx_.pipelines(), r);
+  if (!m.accumulate) {
+    // The experts' sum overwrites out (which may be the router's input: read above, before the
+    // barrier): zeroed here, summed into after the barriers of the expert products.
+    const uint32_t E = m.n_embd;
+    if (m.out.stride != 0 && m.out.stride != E)
+      throw std::logic_error("moe_ffn: an overwritten output must be packed rows");
+    rec_->fill(mem_.slice(m.out).sub(0, 4ull * T * E), 0);
+  }
   barrier();
   if (moe_grouped(m, T)) {
     moe_experts_grouped(m, T);

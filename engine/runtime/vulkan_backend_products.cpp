@@ -116,7 +116,9 @@ void VulkanBackend::products_then_glu(Rows x, uint32_t n, std::span<const Produc
 void VulkanBackend::products_then_rope_kv(Rows x, uint32_t n, std::span<const ProductOut> outs,
                                           const RopeKvAfter& r) {
   const vk::ops::RopeParams rope = rope_params(r.rope);
-  const uint32_t hd = spec_.head_dim, q_rows = r.n_q_heads * hd, kv_rows = spec_.n_head_kv * hd;
+  // The layer's own head size and count (Gemma 4's layers differ).
+  const uint32_t hd = spec_.head_dim_of(r.layer), nkv = spec_.n_head_kv_of(r.layer);
+  const uint32_t q_rows = r.n_q_heads * hd, kv_rows = nkv * hd;
   // Where each product's rows start among Q|K|V, and the rows it must have.
   uint32_t bases[3] = {0, q_rows, q_rows + kv_rows}, rows[3] = {q_rows, kv_rows, kv_rows};
   const bool stacked = outs.size() == 1;
@@ -172,8 +174,8 @@ void VulkanBackend::products_then_rope_kv(Rows x, uint32_t n, std::span<const Pr
   vk::RopeKvEpilogue e;
   e.rope = rope;
   e.batch = batch_;
-  e.k_cache = {mem_.k_region[r.layer], spec_.n_head_kv, opt_.block_size};
-  e.v_cache = {mem_.v_region[r.layer], spec_.n_head_kv, opt_.block_size};
+  e.k_cache = {mem_.k_region[r.layer], nkv, opt_.block_size};
+  e.v_cache = {mem_.v_region[r.layer], nkv, opt_.block_size};
   e.q_rows = q_rows;
   e.kv_rows = kv_rows;
   for (size_t i = 0; i < outs.size(); ++i) {
@@ -236,7 +238,8 @@ void VulkanBackend::glu_rows(GluAct act, Rows gate, Rows up, const vk::SplitPart
 }
 
 bool VulkanBackend::stacked_rows(const ProductOut& out, const RopeKvAfter& r) const {
-  const uint32_t q_rows = r.n_q_heads * spec_.head_dim, kv_rows = spec_.n_head_kv * spec_.head_dim;
+  const uint32_t hd = spec_.head_dim_of(r.layer);
+  const uint32_t q_rows = r.n_q_heads * hd, kv_rows = spec_.n_head_kv_of(r.layer) * hd;
   return !out.accumulate && out.y.act == r.q.act && out.y.off == 0 && r.q.off == 0 &&
          r.k.off == q_rows && r.v.off == q_rows + kv_rows && r.k.act == r.q.act &&
          r.v.act == r.q.act && r.k.stride == r.q.stride && r.v.stride == r.q.stride;

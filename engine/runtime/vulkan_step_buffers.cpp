@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/runtime/kv_footprint.h"
 #include "engine/vulkan/attention.h"
 #include "engine/vulkan/matmul_ops.h"
 #include "engine/vulkan/moe_ops.h"
@@ -18,7 +19,8 @@ VulkanStepBuffers::VulkanStepBuffers(vk::Context& c, const Model& model, RunnerO
   // storage-buffer binding (lavapipe: 128 MiB; VKLLM_MAX_BINDING_RANGE lowers it).
   const uint64_t range = ctx.caps().max_storage_buffer_range;
   // (MoE: the grouped path's down product of each of a token's pairs, n_expert_used rows.)
-  // (Gemma 3n: the AltUp streams and the per-layer inputs, zero wide for other models.)
+  // (Gemma 3n and Gemma 4: the AltUp streams and the per-layer inputs, zero wide for other
+  // models.)
   const uint64_t token_bytes =
       4 * std::max<uint64_t>({uint64_t(spec.qkv_act_width()), 2ull * spec.n_ff, spec.n_embd,
                               uint64_t(spec.n_expert_used) * spec.n_embd,
@@ -70,25 +72,25 @@ vk::BufferSlice& VulkanStepBuffers::buf(Act a) {
     case Act::Logits:
       return logits;
     case Act::Alt:
-      return gemma3n_act(alt);
+      return gemma_act(alt);
     case Act::AltPred:
-      return gemma3n_act(alt_pred);
+      return gemma_act(alt_pred);
     case Act::PerLayer:
-      return gemma3n_act(per_layer);
+      return gemma_act(per_layer);
     case Act::Aux:
-      return gemma3n_act(aux);
+      return gemma_act(aux);
     case Act::AuxB:
-      return gemma3n_act(aux_b);
+      return gemma_act(aux_b);
     case Act::Modal:
-      return gemma3n_act(modal);
+      return gemma_act(modal);
     case Act::Coef:
-      return gemma3n_act(coef);
+      return gemma_act(coef);
   }
   throw std::logic_error("unknown activation");
 }
 
-vk::BufferSlice& VulkanStepBuffers::gemma3n_act(vk::BufferSlice& s) {
-  if (!s) throw std::logic_error("a Gemma 3n activation used by a model without AltUp");
+vk::BufferSlice& VulkanStepBuffers::gemma_act(vk::BufferSlice& s) {
+  if (!s) throw std::logic_error("a Gemma 3n / Gemma 4 activation used by a model without it");
   return s;
 }
 
@@ -121,21 +123,23 @@ void VulkanStepBuffers::allocate_activations() {
       spec.is_moe() ? 4 * vk::ops::moe_group_words(T * spec.n_expert_used) : 0;
   const uint64_t moe_pair_bytes = moe_bytes * E;
   // Gemma 3n's AltUp streams and their predictions, per-layer inputs, scratch rows, router outputs
-  // and coefficients (step_backend.h's Act); none for other models.
+  // and coefficients (step_backend.h's Act); Gemma 4's per-layer inputs and scratch rows (its MoE
+  // layers: the experts' and the router's inputs, n_embd each); none for other models.
   const uint64_t A = spec.n_altup, PL = uint64_t(spec.n_layer) * spec.n_embd_altup;
-  const uint64_t g = spec.is_gemma3n() ? 1 : 0;
-  const uint64_t gemma3n_sizes[] = {g * T * A * E,
-                                    g * T * A * E,
-                                    g * T * PL,
-                                    g * T * std::max(PL, (A ? A - 1 : 0) * E),
-                                    g * T * std::max<uint64_t>(E, spec.laurel_rank),
-                                    g * T * A,
-                                    g * T * A * A};
+  const uint64_t g = spec.is_gemma3n() || spec.is_gemma4() ? 1 : 0;
+  const uint64_t aux_w = std::max({PL, (A ? A - 1 : 0) * E, spec.is_gemma4() ? E : 0});
+  const uint64_t gemma_sizes[] = {g * T * A * E,
+                                  g * T * A * E,
+                                  g * T * PL,
+                                  g * T * aux_w,
+                                  g * T * std::max<uint64_t>(E, spec.laurel_rank),
+                                  g * T * A,
+                                  g * T * A * A};
   act_bytes = split_bytes + argmax_bytes + xq_bytes + x_f16_bytes + 4ull * f16_rows + 6 * align +
               4 * (S_words() + align) + 2 * (moe_bytes + align) + moe_groups_bytes +
               moe_pair_bytes + 2 * align;
   for (uint64_t s : sizes) act_bytes += (s * 4 + align - 1) / align * align + align;
-  for (uint64_t s : gemma3n_sizes) act_bytes += (s * 4 + align - 1) / align * align + align;
+  for (uint64_t s : gemma_sizes) act_bytes += (s * 4 + align - 1) / align * align + align;
   act.emplace(ctx.device(), "activations", act_bytes);
   auto f32 = [&](uint64_t n) { return act->allocate(n * 4); };
   x = f32(T * E);
@@ -164,8 +168,10 @@ void VulkanStepBuffers::allocate_activations() {
     moe_pair_out = act->allocate(moe_pair_bytes);
   }
   if (g) {
-    vk::BufferSlice* gemma3n[] = {&alt, &alt_pred, &per_layer, &aux, &aux_b, &modal, &coef};
-    for (size_t i = 0; i < std::size(gemma3n); ++i) *gemma3n[i] = f32(gemma3n_sizes[i]);
+    vk::BufferSlice* gemma[] = {&alt, &alt_pred, &per_layer, &aux, &aux_b, &modal, &coef};
+    // Gemma 4 has no AltUp: its Alt, AltPred, Modal and Coef stay absent.
+    for (size_t i = 0; i < std::size(gemma); ++i)
+      if (gemma_sizes[i] > 0) *gemma[i] = f32(gemma_sizes[i]);
   }
   const std::vector<uint32_t> zeros(f16_rows);
   vk::upload(ctx.device(), row_counters, std::span<const uint32_t>(zeros));
@@ -209,10 +215,14 @@ void VulkanStepBuffers::allocate_kv() {
     const std::vector<float> zeros(state_layout.floats());
     vk::upload(ctx.device(), states.slice(), std::span<const float>(zeros));
   }
-  layout.n_kv_heads = spec.n_head_kv;
-  layout.head_dim = spec.head_dim;
+  // Every layer's region is as wide as the widest layer's K/V heads (kv_footprint.h, the rule
+  // the scheduler's accounting uses too); a layer with fewer or smaller heads (Gemma 4's local
+  // ones) uses the front of its region, rows in its own [block][head][slot] order.
   layout.block_size = opt.block_size;
   layout.type = opt.kv_cache_type;
+  const uint32_t widest = widest_kv_layer(spec, layout.type);
+  layout.n_kv_heads = spec.n_head_kv_of(widest);
+  layout.head_dim = spec.head_dim_of(widest);
   if (opt.kv_scratch_blocks > 0) {  // one K and one V region shared by every layer
     layout.num_blocks = opt.kv_scratch_blocks;
     const uint64_t region = layout.region_bytes();
@@ -260,8 +270,8 @@ void VulkanStepBuffers::allocate_kv() {
     k_region[l] = kv_arena->allocate(region);
     v_region[l] = kv_arena->allocate(region);
   }
-  // Gemma 3n's shared-KV layers read the regions of the layer they share (ModelSpec::kv_layer),
-  // which a stage must hold too.
+  // Gemma 3n's and Gemma 4's shared-KV layers read the regions of the layer they share
+  // (ModelSpec::kv_layer), which a stage must hold too.
   for (uint32_t l = own.first; l < own.end; ++l) {
     if (spec.owns_kv(l) || spec.is_recurrent(l)) continue;
     const uint32_t from = spec.kv_layer(l);

@@ -86,14 +86,14 @@ struct VulkanStepBuffers {
   // The grouped path (VulkanBackend::moe_ffn at prefill sizes): the pairs grouped by expert
   // (vk::ops::moe_group's layout) and each pair's down product (n_embd floats a pair).
   vk::BufferSlice moe_groups, moe_pair_out;
-  // Gemma 3n's activations (step_backend.h: Alt, AltPred, PerLayer, Aux, AuxB, Modal, Coef);
-  // absent for other models.
+  // Gemma 3n's activations (step_backend.h: Alt, AltPred, PerLayer, Aux, AuxB, Modal, Coef), and
+  // of them Gemma 4's PerLayer, Aux and AuxB; absent for other models.
   vk::BufferSlice alt, alt_pred, per_layer, aux, aux_b, modal, coef;
 
  private:
   uint64_t S_words() const { return std::max<uint32_t>(max_rows, 4); }
-  // One of Gemma 3n's activations; throws std::logic_error where the model has none.
-  static vk::BufferSlice& gemma3n_act(vk::BufferSlice& s);
+  // One of Gemma 3n's or Gemma 4's activations; throws std::logic_error where the model has none.
+  static vk::BufferSlice& gemma_act(vk::BufferSlice& s);
   void allocate_activations();
   void allocate_kv();
 };

@@ -29,13 +29,19 @@ void moe_route(CommandRecorder& rec, PipelineCache& pc, const MoeRouteArgs& a) {
               "moe_route: " + std::to_string(a.n_expert) + " experts (1 to 256 supported)");
   require_arg(a.n_used > 0 && a.n_used <= a.n_expert, "moe_route: experts per token out of range");
   if (a.n_tokens == 0) return;
+  const bool scaled = static_cast<bool>(a.scales);
+  require_arg(!scaled || a.scales.size >= 4ull * a.n_expert,
+              "moe_route: fewer expert scales than experts");
   struct {
-    uint32_t n_expert, n_used, n_tokens, norm, top_k_first;
-  } push{a.n_expert, a.n_used, a.n_tokens, a.norm ? 1u : 0u, a.top_k_first ? 1u : 0u};
+    uint32_t n_expert, n_used, n_tokens, norm, top_k_first, scaled;
+  } push{a.n_expert,      a.n_used, a.n_tokens, a.norm ? 1u : 0u, a.top_k_first ? 1u : 0u,
+         scaled ? 1u : 0u};
   constexpr uint32_t wg = 64;
   const Pipeline& p = pc.get(
-      {.shader = "moe_route", .num_buffers = 3, .push_constant_bytes = sizeof(push), .spec = {wg}});
-  rec.dispatch(p, {a.logits, a.ids, a.weights}, push, {div_up(a.n_tokens, wg), 1, 1});
+      {.shader = "moe_route", .num_buffers = 4, .push_constant_bytes = sizeof(push), .spec = {wg}});
+  // Without scales the binding is never read: the logits stand in.
+  rec.dispatch(p, {a.logits, a.ids, a.weights, scaled ? a.scales : a.logits}, push,
+               {div_up(a.n_tokens, wg), 1, 1});
 }
 
 bool moe_matvec_supports(TensorType type) {

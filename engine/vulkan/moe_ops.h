@@ -22,12 +22,15 @@ inline constexpr uint32_t kMoeMaxExperts = 256;
 
 // ids[t * n_used + k], weights[..]: token t's k-th most probable expert (softmax of its
 // n_expert logits; ties: the lower index) and its probability, renormalised when `norm`. With
-// `top_k_first` (gpt-oss): the k largest logits, weighted by a softmax over those k alone.
+// `top_k_first` (gpt-oss): the k largest logits, weighted by a softmax over those k alone. With
+// `scales` (Gemma 4's ffn_down_exps.scale, n_expert floats): each weight then times its expert's
+// scale.
 struct MoeRouteArgs {
   BufferSlice logits, ids, weights;
   uint32_t n_expert = 0, n_used = 0, n_tokens = 0;
   bool norm = true;
   bool top_k_first = false;
+  BufferSlice scales{};
 };
 void moe_route(CommandRecorder& rec, PipelineCache& pipelines, const MoeRouteArgs& a);
 

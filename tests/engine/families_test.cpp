@@ -3,11 +3,11 @@
 // projections, lfm2's short convolutions and qwen35's Gated DeltaNet with their state across
 // prefill chunks, gemma3n's AltUp,
 // per-layer inputs and layers sharing KV caches, gemma4's mixed head sizes, per-layer inputs,
-// shared KV and MoE variant) on both backends (Vulkan: lavapipe here; the CPU backend; gemma4:
-// its refusal on Vulkan), against llama.cpp's CPU backend on the same files: prompt tokens
-// exactly, last logits (or the pooled embedding) by cosine (>= 0.9999 F16, >= 0.999 quantized),
-// greedy tokens up to the first near-tie. The prompts are longer than every sliding window and
-// than mistral3's YaRN original context (where its temperature starts).
+// shared KV and MoE variant) on both backends (Vulkan: lavapipe here; the CPU backend), against
+// llama.cpp's CPU backend on the same files: prompt tokens exactly, last logits (or the pooled
+// embedding) by cosine (>= 0.9999 F16, >= 0.999 quantized), greedy tokens up to the first near-tie.
+// The prompts are longer than every sliding window and than mistral3's YaRN original context (where
+// its temperature starts).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -23,6 +23,7 @@
 #include "engine/runtime/embedder.h"
 #include "engine/runtime/generator.h"
 #include "engine/runtime/host_model.h"
+#include "engine/runtime/kv_footprint.h"
 #include "engine/runtime/model.h"
 #include "engine/runtime/runner.h"
 #include "engine/tokenizer/tokenizer.h"
@@ -88,17 +89,6 @@ TEST_P(FamiliesVsLlamaCpp, MatchesLlamaCpp) {
 
   std::optional<HostModel> host;
   std::optional<Model> device;
-  if (backend == Backend::Vulkan && f.c.model.arch == "gemma4") {
-    // No Vulkan kernels for what Gemma 4 adds yet: refused at load, naming what is missing.
-    try {
-      Model refused(test::vk_context(), *f.file);
-      ADD_FAILURE() << "the Vulkan backend loaded a gemma4 model";
-    } catch (const std::runtime_error& e) {
-      EXPECT_NE(std::string(e.what()).find("cannot run gemma4"), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find("head size"), std::string::npos) << e.what();
-    }
-    return;
-  }
   if (backend == Backend::Cpu) {
     host.emplace(*f.file);
   } else {
@@ -137,7 +127,8 @@ TEST_P(FamiliesVsLlamaCpp, MatchesLlamaCpp) {
     // Shared KV: only the first n_layer_kv layers hold a cache. Without a budget both backends
     // size it for every sequence at full context (2 x 320 / 16 blocks), each layer's region as
     // wide as the widest layer's K/V heads (Gemma 4's local and global ones differ); Vulkan's
-    // arena pads each K or V region by 256 bytes.
+    // arena pads each K or V region by 256 bytes. The scheduler's accounting
+    // (kv_bytes_per_token) must agree with what both allocate.
     EXPECT_LT(spec.n_kv_layers(), spec.n_layer);
     uint64_t width = 0;
     for (uint32_t l = 0; l < spec.n_layer; ++l)
@@ -145,6 +136,7 @@ TEST_P(FamiliesVsLlamaCpp, MatchesLlamaCpp) {
     const uint64_t blocks = 2 * 320 / 16, f16 = 2;
     const uint64_t regions = 2ull * spec.n_kv_layers();
     const uint64_t want = regions * blocks * 16 * width * f16;
+    EXPECT_EQ(kv_bytes_per_token(spec, kv::CacheType::F16) * blocks * 16, want);
     if (host) {
       EXPECT_EQ(runner->kv_bytes(), want);
     } else {

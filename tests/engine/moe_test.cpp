@@ -5,6 +5,7 @@
 // Also: expert weights no kernel takes fail the model's load on both backends.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <vector>
@@ -29,6 +30,7 @@ using gguf::TensorType;
 struct RouteCase {
   uint32_t n_expert, n_used;
   bool norm;
+  bool scaled = false;  // Gemma 4's per-expert output scales multiplied into the weights
 };
 
 // Logits on a coarse grid, so that most rows hold ties, plus one row all equal and one with
@@ -44,11 +46,16 @@ std::vector<float> tied_logits(SeededRng& rng, uint32_t T, uint32_t n_expert) {
 TEST(MoeRoute, CpuAndDeviceMatchTheScalarReferenceWithTies) {
   SeededRng rng;
   auto& pc = vk_context().pipelines();
-  for (const RouteCase c : {RouteCase{8, 2, true}, RouteCase{16, 4, false}, RouteCase{128, 8, true},
-                            RouteCase{5, 5, true}}) {
-    SCOPED_TRACE(std::to_string(c.n_expert) + " experts, " + std::to_string(c.n_used) + " used");
+  for (const RouteCase c :
+       {RouteCase{8, 2, true}, RouteCase{16, 4, false}, RouteCase{128, 8, true},
+        RouteCase{5, 5, true}, RouteCase{8, 2, true, true}, RouteCase{16, 4, false, true}}) {
+    SCOPED_TRACE(std::to_string(c.n_expert) + " experts, " + std::to_string(c.n_used) + " used" +
+                 (c.scaled ? ", scaled" : ""));
     const uint32_t T = 37;
     const std::vector<float> z = tied_logits(rng, T, c.n_expert);
+    // Without scales every factor is 1 (the weights as routed).
+    std::vector<float> scale(c.n_expert, 1.0f);
+    if (c.scaled) scale = random_vector(rng, c.n_expert, 0.25f, 2.0f);
     std::vector<uint32_t> ids(size_t(T) * c.n_used);
     std::vector<float> w(ids.size());
     cpu::moe_route({z.data(), c.n_expert, c.n_used, c.norm, ids.data(), w.data()}, 0, T);
@@ -57,8 +64,11 @@ TEST(MoeRoute, CpuAndDeviceMatchTheScalarReferenceWithTies) {
     const vk::BufferSlice dz = to_device(arena, z);
     const vk::BufferSlice dids = device_filled<uint32_t>(arena, ids.size());
     const vk::BufferSlice dw = device_filled<float>(arena, ids.size());
+    const vk::BufferSlice dscale = c.scaled ? to_device(arena, scale) : vk::BufferSlice{};
     run([&](vk::CommandRecorder& rec) {
-      vk::ops::moe_route(rec, pc, {dz, dids, dw, c.n_expert, c.n_used, T, c.norm});
+      vk::ops::MoeRouteArgs r{dz, dids, dw, c.n_expert, c.n_used, T, c.norm};
+      r.scales = dscale;
+      vk::ops::moe_route(rec, pc, r);
     });
     const auto gids = from_device<uint32_t>(dids, ids.size());
     const auto gw = from_device<float>(dw, ids.size());
@@ -71,7 +81,8 @@ TEST(MoeRoute, CpuAndDeviceMatchTheScalarReferenceWithTies) {
         ASSERT_EQ(ids[i], want.ids[k]) << "cpu, token " << t << " rank " << k;
         ASSERT_EQ(gids[i], want.ids[k]) << "device, token " << t << " rank " << k;
         EXPECT_NEAR(w[i], want.weights[k], 1e-6) << "cpu, token " << t;
-        EXPECT_NEAR(gw[i], want.weights[k], 1e-5) << "device, token " << t;
+        const float want_w = want.weights[k] * scale[want.ids[k]];
+        EXPECT_NEAR(gw[i], want_w, 1e-5 * std::max(1.0f, want_w)) << "device, token " << t;
       }
     }
   }
