@@ -52,6 +52,10 @@ const NamedShape kNamedShapes[] = {
     // experts of width 704, 8 per token, beside a dense FFN of 2112.
     {"test-moe",
      {256, 7, 4, 2, 64, 768, 2048, false, 0.0f, 0.0f, 8, 2, 256, 16, /*moe_variant=*/true}},
+    // test-moe at half the width for lavapipe's Gemma 4 MoE cases, with two K/V heads (so that
+    // Gemma 4's global layers, which get half the local count, have fewer) and experts of 128.
+    {"test-moe-narrow",
+     {128, 7, 2, 2, 64, 384, 2048, false, 0.0f, 0.0f, 8, 2, 128, 16, /*moe_variant=*/true}},
     {"gemma4-26b-a4b",
      {2816, 30, 16, 8, 256, 2112, 262144, true, 1000000.0f, 0.0f, 128, 8, 704, 1024, true}},
     // Qwen3.5-4B (its config.json's text_config; head size 256, tied; make-model's qwen35 adds
@@ -84,13 +88,14 @@ ModelShape parse_model_shape(std::string_view text) {
     start = x + 1;
   }
   if (parts.size() != 4) {
-    throw std::invalid_argument("model shape '" + std::string(text) +
-                                "' is neither a named shape (tiny, test, llama3.2-1b, "
-                                "llama3.1-8b, qwen2.5-0.5b, ministral3-3b, ministral3-8b, "
-                                "embeddinggemma-300m, lfm2-1.2b, test-deep, test-deep-narrow, "
-                                "test-swa-narrow, gemma3n-e2b, gemma3n-e4b, gemma4-e2b, test-moe, "
-                                "gemma4-26b-a4b, qwen35-4b) nor WxLxHxKV "
-                                "(n_embd x n_layer x n_head x n_head_kv)");
+    throw std::invalid_argument(
+        "model shape '" + std::string(text) +
+        "' is neither a named shape (tiny, test, llama3.2-1b, "
+        "llama3.1-8b, qwen2.5-0.5b, ministral3-3b, ministral3-8b, "
+        "embeddinggemma-300m, lfm2-1.2b, test-deep, test-deep-narrow, "
+        "test-swa-narrow, gemma3n-e2b, gemma3n-e4b, gemma4-e2b, test-moe, test-moe-narrow, "
+        "gemma4-26b-a4b, qwen35-4b) nor WxLxHxKV "
+        "(n_embd x n_layer x n_head x n_head_kv)");
   }
   ModelShape s;
   s.n_embd = parse_dimension(parts[0], "n_embd", text);
