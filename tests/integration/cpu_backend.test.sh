@@ -4,7 +4,9 @@
 # model (size_vram 0, size = weights + KV), and a machine with no Vulkan driver at all picks the
 # CPU backend by itself, generates, and embeds (encoders run on the CPU backend too). A Gemma 3n
 # model created with Gemma 3's chat template (as Ollama's gemma3n models come) chats through
-# /api/chat with the same greedy reply on both backends, its prompt rendered as Gemma 3's turns.
+# /api/chat with the same greedy reply on both backends, its prompt rendered as Gemma 3's turns;
+# so does a Gemma 4 model created from its GGUF alone (local and global layers of their own head
+# sizes, per-layer inputs), its prompt Gemma 4's turns (gemma4-instruct, by its architecture).
 source "$(dirname "$0")/lib.sh"
 
 gguf=$VKLLM_SHARED_DIR/testdata/models/llama-2-tiny-random.gguf
@@ -33,16 +35,31 @@ greedy() {
   printf '%s' "$(cat "$VKLLM_SHARED_DIR/testdata/ollama-templates/gemma3-instruct.gotmpl")"
   printf '"""\n'
 } >"$TEST_TMP/Modelfile.g3n"
+# A 2-layer Gemma 4 (a local layer with heads of 32, a global one with heads of 64, per-layer
+# inputs); this seed's greedy margins under llama.cpp on the chat's prompt are all >= 0.15.
+"$VKLLM_BIN" dev make-model --arch gemma4 --shape 64x2x2x1 --seed 53 \
+  --vocab "$VKLLM_SOURCE_DIR/tests/reference/families/spm-1k-vocab.gguf" -o "$TEST_TMP/g4.gguf" \
+  >/dev/null || fail "make-model gemma4"
+printf 'FROM %s\n' "$TEST_TMP/g4.gguf" >"$TEST_TMP/Modelfile.g4"
 opts='"stream":false,"options":{"temperature":0,"num_predict":8}'
-creq='{"model":"g3n","messages":[{"role":"user","content":"Where do foxes live?"}],'$opts'}'
-# chat_gemma3n NAME: creates g3n on the running server and writes [reply, prompt tokens] of its
-# greedy chat to $TEST_TMP/NAME-g3n.json.
-chat_gemma3n() {
-  "$VKLLM_BIN" create g3n -f "$TEST_TMP/Modelfile.g3n" >/dev/null 2>&1 || fail "create g3n ($1)"
-  expect_eq "$(http_status POST "$VKLLM_URL/api/chat" -d "$creq")" 200 "chat g3n ($1): $(body)"
+# chat NAME MODEL: creates MODEL (g3n or g4) on the running server and writes [reply, prompt
+# tokens] of its greedy chat to $TEST_TMP/NAME-MODEL.json.
+chat() {
+  local creq='{"model":"'$2'","messages":[{"role":"user","content":"Where do foxes live?"}],'$opts'}'
+  "$VKLLM_BIN" create "$2" -f "$TEST_TMP/Modelfile.$2" >/dev/null 2>&1 || fail "create $2 ($1)"
+  expect_eq "$(http_status POST "$VKLLM_URL/api/chat" -d "$creq")" 200 "chat $2 ($1): $(body)"
   jq -e '.done_reason == "length" and .eval_count == 8 and (.message.content | length) > 0' \
-    "$TEST_TMP/body" >/dev/null || fail "chat g3n ($1): $(body)"
-  jq -c '[.message.content, .prompt_eval_count]' "$TEST_TMP/body" >"$TEST_TMP/$1-g3n.json"
+    "$TEST_TMP/body" >/dev/null || fail "chat $2 ($1): $(body)"
+  jq -c '[.message.content, .prompt_eval_count]' "$TEST_TMP/body" >"$TEST_TMP/$1-$2.json"
+}
+# raw_matches MODEL PROMPT: the same text sent raw generates the Vulkan chat's reply (its prompt
+# count is only what the chat did not leave cached).
+raw_matches() {
+  local rreq
+  rreq=$(jq -nc --argjson o "{$opts}" --arg m "$1" --arg p "$2" '{model:$m, raw:true, prompt:$p} + $o')
+  expect_eq "$(http_status POST "$VKLLM_URL/api/generate" -d "$rreq")" 200 "raw $1: $(body)"
+  expect_eq "$(jq -c .response "$TEST_TMP/body")" "$(jq -c '.[0]' "$TEST_TMP/vulkan-$1.json")" \
+    "$1's chat renders its turns"
 }
 
 greedy cpu VKLLM_DEVICE=cpu
@@ -55,23 +72,25 @@ jq -e --argjson w "$weights" '.models | length == 1 and .[0].name == "tiny:lates
 # The CLI shows it as Ollama shows a CPU model.
 "$VKLLM_BIN" ps | grep -q '100% CPU' || fail "vkllm ps: $("$VKLLM_BIN" ps)"
 pass "VKLLM_DEVICE=cpu serves on the CPU backend; /api/ps size_vram 0"
-chat_gemma3n cpu
+chat cpu g3n
+chat cpu g4
 vkllm_stop "$VKLLM_PID"
 
 greedy vulkan VKLLM_DEVICE=vulkan
 grep -q 'models run on Vulkan (VKLLM_DEVICE=vulkan' "$VKLLM_LOG" || fail "no Vulkan line in the log"
-chat_gemma3n vulkan
+chat vulkan g3n
+chat vulkan g4
 grep -q 'loaded g3n:latest .* on the CPU' "$VKLLM_LOG" && fail "g3n loaded on the CPU backend"
-# The chat's prompt is Gemma 3's user and model turns: the same text sent raw generates the same
-# reply (its prompt count is only what the chat did not leave cached).
-rreq=$(jq -nc --argjson o "{$opts}" '{model:"g3n", raw:true,
-  prompt:"<start_of_turn>user\nWhere do foxes live?<end_of_turn>\n<start_of_turn>model\n"} + $o')
-expect_eq "$(http_status POST "$VKLLM_URL/api/generate" -d "$rreq")" 200 "raw g3n: $(body)"
-expect_eq "$(jq -c .response "$TEST_TMP/body")" "$(jq -c '.[0]' "$TEST_TMP/vulkan-g3n.json")" \
-  "the chat renders Gemma 3's turns"
+grep -q 'loaded g4:latest .* on the CPU' "$VKLLM_LOG" && fail "g4 loaded on the CPU backend"
+# The chats' prompts are Gemma 3's and Gemma 4's user and model turns.
+raw_matches g3n $'<start_of_turn>user\nWhere do foxes live?<end_of_turn>\n<start_of_turn>model\n'
+raw_matches g4 $'<|turn>user\nWhere do foxes live?<turn|>\n<|turn>model\n<|channel>thought\n<channel|>'
 expect_eq "$(cat "$TEST_TMP/cpu-g3n.json")" "$(cat "$TEST_TMP/vulkan-g3n.json")" \
   "gemma3n's greedy chat on the CPU backend equals lavapipe's"
 pass "gemma3n created with Gemma 3's template chats alike on Vulkan and the CPU backend"
+expect_eq "$(cat "$TEST_TMP/cpu-g4.json")" "$(cat "$TEST_TMP/vulkan-g4.json")" \
+  "gemma4's greedy chat on the CPU backend equals lavapipe's"
+pass "gemma4 created from its GGUF chats alike on Vulkan and the CPU backend (Gemma 4's turns)"
 jq -e '.models[0].size_vram == 0' <(curl -s "$VKLLM_URL/api/ps") >/dev/null ||
   fail "lavapipe is a CPU device too: size_vram must be 0"
 [ -s "$TEST_TMP/cpu.txt" ] || fail "empty generation on the CPU"
