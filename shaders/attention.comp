@@ -184,9 +184,21 @@ void main() {
           // Four independent partial sums: the FMA chain, not the loads, bounds this loop.
           vec4 acc4 = vec4(0.0);
           const uint qb = r * (D / 4u), kb = c * KS;
-          [[unroll]] for (uint j = 0u; j < D / 4u; ++j) {
-            acc4 += Qs[qb + j] *
-                    vec4(unpackHalf2x16(KVs[kb + 2u * j]), unpackHalf2x16(KVs[kb + 2u * j + 1u]));
+          if (D <= 256u) {
+            [[unroll]] for (uint j = 0u; j < D / 4u; ++j) {
+              acc4 += Qs[qb + j] * vec4(unpackHalf2x16(KVs[kb + 2u * j]),
+                                        unpackHalf2x16(KVs[kb + 2u * j + 1u]));
+            }
+          } else {
+            // Heads above 256 (Gemma 4's 512) in unrolled steps of 32 dimensions: unrolled whole,
+            // lavapipe's compiler took about 20 s a variant. (D is a specialization constant:
+            // the branch not taken is compiled away.)
+            [[dont_unroll]] for (uint j0 = 0u; j0 < D / 4u; j0 += 8u) {
+              [[unroll]] for (uint j = j0; j < j0 + 8u; ++j) {
+                acc4 += Qs[qb + j] * vec4(unpackHalf2x16(KVs[kb + 2u * j]),
+                                          unpackHalf2x16(KVs[kb + 2u * j + 1u]));
+              }
+            }
           }
           const float dot = (acc4.x + acc4.y) + (acc4.z + acc4.w);
           s = p.softcap > 0.0 ? p.softcap * tanh(clamp(dot / p.softcap, -15.0, 15.0)) : dot;

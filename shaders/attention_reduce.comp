@@ -31,7 +31,7 @@ layout(std430, binding = 1) writeonly buffer Out { float outv[]; };
 layout(push_constant) uniform Params {
   uint n_tokens;
   uint n_q_heads;
-  uint head_dim;  // at most 256
+  uint head_dim;  // at most kAttentionMaxHeadDim (engine/vulkan/attention.h)
   uint n_splits;  // at most 256
   uint out_off, out_stride;
 } p;

@@ -42,10 +42,11 @@ struct ModelShape {
 // local/global pattern), "llama3.2-1b", "llama3.1-8b", "qwen2.5-0.5b",
 // "qwen3-30b-a3b", "gpt-oss-20b", "llama3.1-70b", "ministral3-3b", "ministral3-8b",
 // "embeddinggemma-300m", "lfm2-1.2b", "test-deep" (test with 25 layers), "gemma3n-e2b",
-// "gemma3n-e4b", "gemma4-e2b", "test-moe" (test-swa as gemma4's MoE variant),
-// "gemma4-26b-a4b", "qwen35-4b", or "WxLxHxKV" (n_embd x n_layer x n_head x n_head_kv, head_dim = W
-// / H, n_ff = 8/3 W rounded up to a multiple of 256). Throws std::invalid_argument naming what is
-// wrong.
+// "gemma3n-e4b", "gemma4-e2b", "test-moe" (test-swa as gemma4's MoE variant), "test-moe-narrow"
+// (test-moe 128 wide), "test-heads-256" (2 layers 512 wide, heads of 256: gemma4's global ones
+// 512 as in the published models), "gemma4-26b-a4b", "qwen35-4b", or "WxLxHxKV" (n_embd x n_layer x
+// n_head x n_head_kv, head_dim = W / H, n_ff = 8/3 W rounded up to a multiple of 256). Throws
+// std::invalid_argument naming what is wrong.
 ModelShape parse_model_shape(std::string_view text);
 
 struct MakeModelOptions {

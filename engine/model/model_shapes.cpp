@@ -56,6 +56,10 @@ const NamedShape kNamedShapes[] = {
     // Gemma 4's global layers, which get half the local count, have fewer) and experts of 128.
     {"test-moe-narrow",
      {128, 7, 2, 2, 64, 384, 2048, false, 0.0f, 0.0f, 8, 2, 128, 16, /*moe_variant=*/true}},
+    // Two layers 512 wide with two heads of 256 and one K/V head, window 16: for gemma4 a local
+    // layer and a global one with heads of 512, as the published models have (attn_v on it,
+    // per-layer inputs 256 wide), small enough for lavapipe.
+    {"test-heads-256", {512, 2, 2, 1, 256, 1024, 2048, false, 0.0f, 0.0f, 0, 0, 0, 16}},
     {"gemma4-26b-a4b",
      {2816, 30, 16, 8, 256, 2112, 262144, true, 1000000.0f, 0.0f, 128, 8, 704, 1024, true}},
     // Qwen3.5-4B (its config.json's text_config; head size 256, tied; make-model's qwen35 adds
@@ -94,6 +98,7 @@ ModelShape parse_model_shape(std::string_view text) {
         "llama3.1-8b, qwen2.5-0.5b, ministral3-3b, ministral3-8b, "
         "embeddinggemma-300m, lfm2-1.2b, test-deep, test-deep-narrow, "
         "test-swa-narrow, gemma3n-e2b, gemma3n-e4b, gemma4-e2b, test-moe, test-moe-narrow, "
+        "test-heads-256, "
         "gemma4-26b-a4b, qwen35-4b) nor WxLxHxKV "
         "(n_embd x n_layer x n_head x n_head_kv)");
   }

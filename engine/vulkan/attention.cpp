@@ -75,6 +75,7 @@ DecodeShape decode_shape(const AttentionArgs& a, uint32_t r, const Device& devic
       (a.decode_kernel == DecodeKernel::Auto && (a.n_splits > 1 || groups > 2 * units)))
     return {};
   const uint32_t d = a.head_dim;
+  if (d > 256) return {};  // its V rows and output sums outgrow shared memory
   const uint32_t hg = decode_head_groups(a, r, units, device.tuning().attn_head_groups);
   for (uint32_t positions : {128u, 64u}) {
     uint32_t tpp = std::min(2u, std::max(1u, caps.subgroup_size));
@@ -142,7 +143,8 @@ uint32_t attention_prefill_splits(uint32_t max_kv_len, uint32_t max_q_len, uint3
 void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) {
   const uint32_t d = a.head_dim;
   const uint32_t n_kv = a.k_cache.n_kv_heads;
-  require(d > 0 && d % 4 == 0 && d <= 256, "head_dim " + std::to_string(d) + " unsupported");
+  require(d > 0 && d % 4 == 0 && d <= kAttentionMaxHeadDim,
+          "head_dim " + std::to_string(d) + " unsupported");
   require(n_kv > 0 && a.n_q_heads % n_kv == 0, std::to_string(a.n_q_heads) +
                                                    " query heads are not a multiple of " +
                                                    std::to_string(n_kv) + " KV heads");
@@ -212,12 +214,15 @@ void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) 
     groups = {1, a.batch.n_seqs, n_kv * ds.head_groups * a.n_splits};
   } else {
     // Rows per workgroup: the R heads of one KV head for BQ tokens; about 16 rows for prefill.
-    const uint32_t bq = a.max_q_len <= 1 ? 1 : std::max(1u, std::min(a.max_q_len, 16 / r));
-    const uint32_t rows = bq * r;
+    // Where even tiles of 8 positions leave no room (heads of 512: Gemma 4's global layers),
+    // fewer query tokens per workgroup.
+    uint32_t bq = a.max_q_len <= 1 ? 1 : std::max(1u, std::min(a.max_q_len, 16 / r));
     constexpr uint32_t wg = 128;
-    require(rows <= wg, "GQA ratio " + std::to_string(r) + " above " + std::to_string(wg));
+    require(bq * r <= wg, "GQA ratio " + std::to_string(r) + " above " + std::to_string(wg));
     uint32_t bc = 32;
-    while (bc > 8 && shared_bytes(rows, bq, bc, d) > caps.max_shared_memory) bc /= 2;
+    while (bc > 8 && shared_bytes(bq * r, bq, bc, d) > caps.max_shared_memory) bc /= 2;
+    while (bq > 1 && shared_bytes(bq * r, bq, bc, d) > caps.max_shared_memory) bq /= 2;
+    const uint32_t rows = bq * r;
     require(shared_bytes(rows, bq, bc, d) <= caps.max_shared_memory,
             "GQA ratio " + std::to_string(r) + " with head_dim " + std::to_string(d) +
                 " needs more shared memory than the device has");

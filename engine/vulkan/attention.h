@@ -28,7 +28,7 @@ struct AttentionArgs {
   uint32_t max_q_len = 1;  // the longest sequence's token count this step (kv::BatchMeta)
   HeadRows out;            // f32, same indexing as q
   uint32_t n_q_heads = 0;
-  uint32_t head_dim = 0;  // a multiple of 4, at most 256
+  uint32_t head_dim = 0;  // a multiple of 4, at most kAttentionMaxHeadDim
   float scale = 0.f;      // usually 1/sqrt(head_dim)
   float softcap = 0.f;    // 0: off
   uint32_t window = 0;    // 0: off; else keys with q_pos - k_pos < window are visible
@@ -73,6 +73,11 @@ bool attention_writes_q8(const AttentionArgs& a);
 // Whether attention() with these arguments writes args.f16: no q8 output, the same row
 // conditions, and the scalar kernel (not the tensor-core one, attention_on_tensor_cores).
 bool attention_writes_f16(const AttentionArgs& a, const DeviceCapabilities& caps);
+
+// Largest head size the kernels take (Gemma 4's global layers). Heads above 256 run on the tiled
+// kernel (the chunked decode kernel's V rows outgrow shared memory, the tensor-core one takes up
+// to 128), with fewer query tokens per workgroup where the device's shared memory needs it.
+inline constexpr uint32_t kAttentionMaxHeadDim = 512;
 
 // Most splits the split-K reduction (shaders/attention_reduce.comp) combines.
 inline constexpr uint32_t kAttentionMaxSplits = 256;

@@ -228,6 +228,7 @@ void add_dev_commands(CLI::App& app) {
           "test-swa (7 layers), test-deep (25 layers: gemma3n's shared KV), test-deep-narrow and "
           "test-swa-narrow (128 wide), gemma3n-e2b, "
           "gemma3n-e4b, gemma4-e2b, test-moe (gemma4's MoE variant) and test-moe-narrow, "
+          "test-heads-256 (gemma4's global heads of 512), "
           "gemma4-26b-a4b, "
           "llama3.2-1b, llama3.1-8b, llama3.1-70b, qwen2.5-0.5b, qwen3-30b-a3b, gpt-oss-20b, "
           "ministral3-3b, "

@@ -260,6 +260,22 @@ TEST(PagedAttention, PrefillChunksMixedWithDecode) {
   check_attention(rng, narrow, specs);
 }
 
+// Heads of 512 (Gemma 4's global layers) run on the tiled kernel, the chunked decode kernel and
+// the tensor-core one not taking them: prefill mixed with decode, whose workgroup's query tokens
+// shrink to fit shared memory (lavapipe's 32 KiB: one token of 4 query heads), with a window,
+// soft-capping and the q8 copy of the output; split decode with the f16 copy.
+TEST(PagedAttention, HeadsOf512) {
+  SeededRng rng;
+  const std::vector<SeqSpec> prefill = {{15, 15}, {17, 40}, {1, 33}, {5, 31 + rng.below(3)}};
+  Config c{.head_dim = 512, .n_kv_heads = 1, .gqa = 4, .softcap = 30.f, .window = 10};
+  check_attention(rng, c, prefill);
+  const std::vector<SeqSpec> decode = {{1, 17}, {1, 100 + rng.below(50)}};
+  c.f16 = true;
+  c.n_splits = 3;
+  c.decode = ops::DecodeKernel::Chunked;  // asked for, but too large for it: the tiled kernel runs
+  check_attention(rng, c, decode);
+}
+
 // Prefill steps long enough for the tensor-core kernel (on devices with cooperative matrices;
 // elsewhere the scalar one runs the same cases): query tiles cut by sequence ends, prefixes
 // already cached, decoding sequences in the same step, every GQA ratio that divides 64, head dims
