@@ -41,6 +41,21 @@ VulkanBackend::VulkanBackend(const Model& model, RunnerOptions& o)
   // Devices that do not report their compute units get a middling guess for split-K.
   compute_units_ = ctx_.caps().compute_units ? ctx_.caps().compute_units : 16;
   if (spec_.is_moe()) check_moe_weights();
+  check_attention_shapes();
+}
+
+void VulkanBackend::check_attention_shapes() const {
+  for (uint32_t l = m_.layers().first; l < m_.layers().end; ++l) {
+    if (spec_.is_recurrent(l)) continue;
+    const uint32_t n_kv = spec_.n_head_kv_of(spec_.kv_layer(l));
+    if (n_kv == 0 || spec_.n_head % n_kv != 0) continue;  // attention() names that itself
+    const std::string why =
+        vk::ops::attention_unsupported(spec_.head_dim_of(l), spec_.n_head / n_kv, ctx_.caps());
+    if (!why.empty()) {
+      throw std::runtime_error("the Vulkan device cannot run layer " + std::to_string(l) +
+                               "'s attention: " + why);
+    }
+  }
 }
 
 void VulkanBackend::embed(WeightRef table, Rows out, uint32_t n_tokens, float scale) {

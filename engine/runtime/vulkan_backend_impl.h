@@ -96,6 +96,9 @@ class VulkanBackend final : public StepBackend {
   // kernel, an expert type without a kernel, an expert tensor past one binding) fails to load
   // with a std::runtime_error naming the reason, not at its first step.
   void check_moe_weights() const;
+  // Likewise for attention the device cannot run (vk::ops::attention_unsupported: Gemma 4's heads
+  // of 512 at a GQA ratio of 8 want more shared memory than some devices have).
+  void check_attention_shapes() const;
 
   void short_conv(const ShortConvSpec& c) override;
   // Qwen3.5's DeltaNet conv, recurrence and gates (vulkan_backend_delta_net.cpp).

@@ -93,6 +93,20 @@ DecodeShape decode_shape(const AttentionArgs& a, uint32_t r, const Device& devic
 
 }  // namespace
 
+std::string attention_unsupported(uint32_t head_dim, uint32_t gqa, const DeviceCapabilities& caps) {
+  const std::string what =
+      "GQA ratio " + std::to_string(gqa) + " with heads of " + std::to_string(head_dim);
+  if (head_dim == 0 || head_dim % 4 != 0 || head_dim > kAttentionMaxHeadDim)
+    return "heads of " + std::to_string(head_dim) + " (a multiple of 4 up to " +
+           std::to_string(kAttentionMaxHeadDim) + " is supported)";
+  if (gqa == 0 || gqa > 128) return what + ": at most 128 query heads per KV head";
+  const uint32_t bytes = shared_bytes(gqa, 1, 8, head_dim);
+  if (bytes > caps.max_shared_memory)
+    return what + " needs " + std::to_string(bytes) + " bytes of shared memory; the device has " +
+           std::to_string(caps.max_shared_memory);
+  return {};
+}
+
 bool attention_on_tensor_cores(const AttentionArgs& a, const DeviceCapabilities& caps) {
   const uint32_t n_kv = a.k_cache.n_kv_heads;
   if (!a.tensor_cores || !caps.nv_f16_mma_16() || caps.subgroup_size != 32 ||

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "engine/vulkan/buffer.h"
 #include "engine/vulkan/device.h"
@@ -78,6 +79,12 @@ bool attention_writes_f16(const AttentionArgs& a, const DeviceCapabilities& caps
 // kernel (the chunked decode kernel's V rows outgrow shared memory, the tensor-core one takes up
 // to 128), with fewer query tokens per workgroup where the device's shared memory needs it.
 inline constexpr uint32_t kAttentionMaxHeadDim = 512;
+
+// Why attention() cannot run heads of head_dim with gqa query heads per KV head on a device with
+// these capabilities, whatever the step (the tiled kernel, which every step can fall back to, needs
+// the shared memory of one query token's gqa rows and 8-position K/V tiles); empty where it can.
+// Heads of 512 at a GQA ratio of 8 need 33 KiB.
+std::string attention_unsupported(uint32_t head_dim, uint32_t gqa, const DeviceCapabilities& caps);
 
 // Most splits the split-K reduction (shaders/attention_reduce.comp) combines.
 inline constexpr uint32_t kAttentionMaxSplits = 256;

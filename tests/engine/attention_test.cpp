@@ -274,6 +274,18 @@ TEST(PagedAttention, HeadsOf512) {
   c.n_splits = 3;
   c.decode = ops::DecodeKernel::Chunked;  // asked for, but too large for it: the tiled kernel runs
   check_attention(rng, c, decode);
+
+  // What a device cannot run is known before any step (the backend refuses such a model at
+  // load): Gemma 4 E2B's global layers (8 query heads on one KV head of 512) need 33 KiB.
+  vk::DeviceCapabilities caps = vk_context().device().caps();
+  caps.max_shared_memory = 32 << 10;  // lavapipe's, and some integrated GPUs'
+  EXPECT_NE(ops::attention_unsupported(512, 8, caps).find("shared memory"), std::string::npos);
+  EXPECT_EQ(ops::attention_unsupported(512, 4, caps), "");
+  EXPECT_EQ(ops::attention_unsupported(256, 16, caps), "");
+  EXPECT_NE(ops::attention_unsupported(1024, 1, caps), "");
+  EXPECT_NE(ops::attention_unsupported(510, 1, caps), "");
+  caps.max_shared_memory = 48 << 10;  // NVIDIA's
+  EXPECT_EQ(ops::attention_unsupported(512, 8, caps), "");
 }
 
 // Prefill steps long enough for the tensor-core kernel (on devices with cooperative matrices;
