@@ -104,7 +104,8 @@ struct ParserConfig {
   std::vector<std::string> tool_names;           // only these names are tool calls; empty: no tools
   // Harmony (gpt-oss): HarmonyParser reads the output instead, from the prefill ("", "final" or
   // "analysis": the channel of a last assistant message the prompt continues). Its control
-  // tokens (<|channel|>, <|message|>...) must be decoded as text for it: special_tokens.
+  // tokens (<|channel|>, <|message|>...) must be decoded as text for it: special_tokens (so must
+  // Gemma 4's <|channel> and <channel|> when its thinking is split out).
   bool harmony = false;
   std::string harmony_prefill;
   bool special_tokens = false;

@@ -390,6 +390,9 @@ ParserConfig PromptBuilder::parser_config(const nlohmann::ordered_json& tools, c
     std::string_view t = rendered_prompt;
     while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.remove_suffix(1);
     c.starts_in_thinking = t.ends_with(c.think_open);
+    // Gemma 4's thought channel opens and closes with its own tokens (<|channel>, <channel|>),
+    // which its tokenizer may mark as control tokens: decoded as text so the channel is seen.
+    if (impl_->detected == kGemma4Template) c.special_tokens = true;
   }
   c.tool_tag = p.tool_tag;
   c.tool_arguments_key = p.tool_arguments_key;

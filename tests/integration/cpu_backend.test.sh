@@ -6,7 +6,8 @@
 # model created with Gemma 3's chat template (as Ollama's gemma3n models come) chats through
 # /api/chat with the same greedy reply on both backends, its prompt rendered as Gemma 3's turns;
 # so does a Gemma 4 model created from its GGUF alone (local and global layers of their own head
-# sizes, per-layer inputs), its prompt Gemma 4's turns (gemma4-instruct, by its architecture).
+# sizes, per-layer inputs), its prompt Gemma 4's turns (gemma4-instruct, by its architecture),
+# thinking on as Ollama does by default for a template with thinking tags.
 source "$(dirname "$0")/lib.sh"
 
 gguf=$VKLLM_SHARED_DIR/testdata/models/llama-2-tiny-random.gguf
@@ -36,7 +37,7 @@ greedy() {
   printf '"""\n'
 } >"$TEST_TMP/Modelfile.g3n"
 # A 2-layer Gemma 4 (a local layer with heads of 32, a global one with heads of 64, per-layer
-# inputs); this seed's greedy margins under llama.cpp on the chat's prompt are all >= 0.15.
+# inputs); this seed's greedy margins under llama.cpp on the chat's prompt are all >= 0.084.
 "$VKLLM_BIN" dev make-model --arch gemma4 --shape 64x2x2x1 --seed 53 \
   --vocab "$VKLLM_SOURCE_DIR/tests/reference/families/spm-1k-vocab.gguf" -o "$TEST_TMP/g4.gguf" \
   >/dev/null || fail "make-model gemma4"
@@ -84,13 +85,13 @@ grep -q 'loaded g3n:latest .* on the CPU' "$VKLLM_LOG" && fail "g3n loaded on th
 grep -q 'loaded g4:latest .* on the CPU' "$VKLLM_LOG" && fail "g4 loaded on the CPU backend"
 # The chats' prompts are Gemma 3's and Gemma 4's user and model turns.
 raw_matches g3n $'<start_of_turn>user\nWhere do foxes live?<end_of_turn>\n<start_of_turn>model\n'
-raw_matches g4 $'<|turn>user\nWhere do foxes live?<turn|>\n<|turn>model\n<|channel>thought\n<channel|>'
+raw_matches g4 $'<|turn>system\n<|think|>\n<turn|>\n<|turn>user\nWhere do foxes live?<turn|>\n<|turn>model\n'
 expect_eq "$(cat "$TEST_TMP/cpu-g3n.json")" "$(cat "$TEST_TMP/vulkan-g3n.json")" \
   "gemma3n's greedy chat on the CPU backend equals lavapipe's"
 pass "gemma3n created with Gemma 3's template chats alike on Vulkan and the CPU backend"
 expect_eq "$(cat "$TEST_TMP/cpu-g4.json")" "$(cat "$TEST_TMP/vulkan-g4.json")" \
   "gemma4's greedy chat on the CPU backend equals lavapipe's"
-pass "gemma4 created from its GGUF chats alike on Vulkan and the CPU backend (Gemma 4's turns)"
+pass "gemma4 created from its GGUF chats alike on Vulkan and the CPU backend (Gemma 4's turns, thinking)"
 jq -e '.models[0].size_vram == 0' <(curl -s "$VKLLM_URL/api/ps") >/dev/null ||
   fail "lavapipe is a CPU device too: size_vram must be 0"
 [ -s "$TEST_TMP/cpu.txt" ] || fail "empty generation on the CPU"

@@ -1,14 +1,18 @@
 // Gemma 4: its GGUF chat template (llama.cpp's models/templates copy of the published one),
 // far from every index entry, is detected by its turn and channel tokens as gemma4-instruct;
 // that template renders the conversations as the model's own Jinja template does
-// (testdata/gemma4: its output without BOS, thinking off, rendered by Python's jinja2). Ollama's
-// gemma4 models (RENDERER gemma4) and a gemma4 GGUF without a chat template get it too.
+// (testdata/gemma4: its output without BOS, rendered by Python's jinja2; think-*: with
+// enable_thinking, whose <|think|> opens a system turn and whose model turn has no empty thought
+// channel, an earlier answer's thinking dropped). Ollama's gemma4 models (RENDERER gemma4) and a
+// gemma4 GGUF without a chat template get it too. With think on, the output's thought channel
+// (<|channel>thought ... <channel|>) is the thinking.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "server/prompt/output_parser.h"
 #include "server/prompt/prompt.h"
 
 namespace fs = std::filesystem;
@@ -28,13 +32,16 @@ std::string read_gemma4(const std::string& name) {
 
 ChatInput gemma4_conversation(const std::string& name) {
   ChatInput in;
-  if (name.starts_with("system-")) {
+  if (name.starts_with("think-")) in.think = {true, true, "medium"};
+  if (name.find("system-") != std::string::npos) {
     in.messages.push_back({"system", "You are a helpful assistant.", "", {}, {}, "", ""});
   }
   in.messages.push_back({"user", "Hello, how are you?", "", {}, {}, "", ""});
   if (name.find("user-assistant-user") != std::string::npos) {
     in.messages.push_back(
         {"assistant", "I'm doing great. How can I help you today?", "", {}, {}, "", ""});
+    // The thinking of an answer before the last user turn is not rendered.
+    if (name.starts_with("think-")) in.messages.back().thinking = "The user greets me.";
     in.messages.push_back(
         {"user", "I'd like to show off how chat templating works!", "", {}, {}, "", ""});
   }
@@ -58,7 +65,8 @@ TEST(Gemma4Template, RendersTheGoldenConversations) {
   mp.architecture = "gemma4";
   PromptBuilder b(mp);
   ASSERT_EQ(b.detected_template(), "gemma4-instruct");
-  for (const char* name : {"user", "system-user", "system-user-assistant-user"}) {
+  for (const char* name : {"user", "system-user", "system-user-assistant-user", "think-user",
+                           "think-system-user-assistant-user"}) {
     const std::string want = read_gemma4(name);
     ASSERT_FALSE(want.empty()) << name;
     EXPECT_EQ(b.render_chat(gemma4_conversation(name), 4096, {}).text, want) << name;
@@ -78,4 +86,29 @@ TEST(Gemma4Template, OllamasRendererAndTheArchitectureChooseItWithoutATemplate) 
   ModelPrompt other;
   other.architecture = "gemma3";
   EXPECT_NE(PromptBuilder(other).detected_template(), "gemma4-instruct");
+}
+
+TEST(Gemma4Template, ThinkingIsItsThoughtChannel) {
+  ModelPrompt mp;
+  mp.architecture = "gemma4";
+  PromptBuilder b(mp);
+  EXPECT_TRUE(b.capabilities().thinking);
+  const Think on{true, true, "medium"};
+  const ParserConfig cfg = b.parser_config(nullptr, on, "<|turn>model\n");
+  // Its channel tokens may be control tokens: the reply is decoded with them as text.
+  EXPECT_TRUE(cfg.special_tokens);
+  EXPECT_FALSE(cfg.starts_in_thinking);
+  const Think off{true, false, ""};
+  EXPECT_FALSE(
+      b.parser_config(nullptr, off, "<|turn>model\n<|channel>thought\n<channel|>").thinking);
+  OutputParser parser(cfg);
+  ParsedDelta got = parser.feed("<|channel>thought\nThe user greets me.\n<chan");
+  const ParsedDelta rest = parser.feed("nel|>Hello! How can I help?");
+  got.thinking += rest.thinking;
+  got.content += rest.content;
+  const ParsedDelta end = parser.finish();
+  got.thinking += end.thinking;
+  got.content += end.content;
+  EXPECT_EQ(got.thinking, "The user greets me.\n");
+  EXPECT_EQ(got.content, "Hello! How can I help?");
 }
