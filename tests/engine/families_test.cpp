@@ -174,9 +174,10 @@ std::string case_label(const ::testing::TestParamInfo<std::tuple<Backend, std::s
 // and 7 layers 256 wide over a 131-token prompt took 90 s and 24 s on lavapipe (cos 0.9999914 and
 // 0.9993362, 16 greedy tokens identical on F16), Gemma 4's 7 layers over 215 tokens 40-78 s
 // (README.md has their cosines); their half-width twins on a 45-token prompt (*-narrow-*) cover
-// the same graphs, shared KV, mixed head sizes and Gemma 4's MoE included, in 4-12 s each. Gemma
-// 4's quantized MoE twin (7.5 s) runs on the CPU only: its F16 twin checks the same MoE graph on
-// Vulkan at the tighter bound, and the quantized dense twin Gemma 4's Q8_0 products.
+// the same graphs, shared KV, mixed head sizes and Gemma 4's MoE included, in 1-4 s each (up to
+// 12 s on a loaded machine). Gemma 4's quantized MoE twin runs on the CPU only: its F16 twin
+// checks the same MoE graph on Vulkan at the tighter bound, and the quantized dense twin Gemma 4's
+// Q8_0 products.
 std::vector<std::tuple<Backend, std::string>> family_cases() {
   const std::set<std::string> cpu_only = {
       "gemma3n-f16",     "gemma3n-q8_0",          "gemma4-f16", "gemma4-q8_0", "gemma4-moe-f16",
