@@ -2,6 +2,7 @@
 // their regions out by it) and the scheduler (KV bytes per token).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "engine/kv/kv_cache_type.h"
@@ -28,6 +29,27 @@ inline uint32_t widest_kv_layer(const model::ModelSpec& s, kv::CacheType type) {
 inline uint64_t kv_bytes_per_token(const model::ModelSpec& s, kv::CacheType type) {
   const uint32_t w = widest_kv_layer(s, type);
   return 2ull * s.n_kv_layers() * s.n_head_kv_of(w) * kv::row_bytes(type, s.head_dim_of(w));
+}
+
+// State checkpoints (kv::StateCheckpoints) beside a hybrid model's live states, each as large
+// as one live slot (`slot_bytes`): `share` of the KV budget that the live states leave, in whole
+// slots. The backends take them out of that budget before they size the K/V blocks.
+inline uint32_t state_checkpoint_slots(uint64_t budget_after_states, uint64_t slot_bytes,
+                                       double share) {
+  if (slot_bytes == 0 || share <= 0) return 0;
+  const double bytes = static_cast<double>(budget_after_states) * std::min(share, 1.0);
+  return static_cast<uint32_t>(std::min<double>(bytes / static_cast<double>(slot_bytes), 1 << 16));
+}
+
+// The KV budget that leaves `kv_bytes` for K/V blocks once a hybrid model's `max_seqs` live
+// recurrent states and its checkpoint share (state_checkpoint_slots) are out of it.
+inline uint64_t kv_budget_with_states(const model::ModelSpec& s, uint64_t kv_bytes,
+                                      uint32_t max_seqs, double checkpoint_share) {
+  uint64_t slot_bytes = 0;
+  for (uint64_t f : s.recurrent_state_floats()) slot_bytes += 4 * f;
+  if (slot_bytes == 0) return kv_bytes;
+  const double kept = 1.0 - std::clamp(checkpoint_share, 0.0, 0.9);
+  return slot_bytes * max_seqs + static_cast<uint64_t>(static_cast<double>(kv_bytes) / kept);
 }
 
 }  // namespace vkllm::runtime

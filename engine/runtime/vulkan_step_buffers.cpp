@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/runtime/kv_footprint.h"
 #include "engine/vulkan/attention.h"
 #include "engine/vulkan/matmul_ops.h"
 #include "engine/vulkan/moe_ops.h"
@@ -242,6 +243,13 @@ void VulkanStepBuffers::allocate_kv() {
     budget = std::min(share, want);
   }
   budget -= std::min(budget, state_layout.bytes());  // the states count in the budget
+  const uint64_t slot_bytes = 4 * state_layout.slot_floats;
+  n_checkpoints = state_checkpoint_slots(budget, slot_bytes, opt.state_checkpoint_share);
+  if (n_checkpoints) {
+    checkpoints = vk::Buffer(ctx.device(), n_checkpoints * slot_bytes, vk::MemoryKind::DeviceLocal,
+                             "state checkpoints");
+    budget -= n_checkpoints * slot_bytes;
+  }
   uint64_t blocks = opt.kv_blocks ? opt.kv_blocks : std::max<uint64_t>(budget / per_block, 1);
   // One layer's region must fit one arena block and one storage-buffer binding.
   const uint64_t region_limit =
