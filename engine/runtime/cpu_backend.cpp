@@ -576,10 +576,11 @@ class CpuBackend final : public StepBackend {
     }
     if (budget == 0) {
       // Every sequence at full context, but at most half of what the system has available.
-      // (The recurrent states come out of the budget below, so they are wanted too.)
-      const uint64_t want =
-          per_block * opt_.max_seqs * ((opt_.max_context + opt_.block_size - 1) / opt_.block_size) +
-          state_layout_.bytes();
+      // (The recurrent states and their checkpoints come out of the budget below, so they are
+      // wanted too.)
+      const uint64_t want = kv_budget_with_states(
+          per_block * opt_.max_seqs * ((opt_.max_context + opt_.block_size - 1) / opt_.block_size),
+          state_layout_.bytes(), opt_.state_checkpoint_share);
       const uint64_t available = system_memory_available();
       budget = available ? std::min(want, available / 2) : std::min<uint64_t>(want, 1ull << 30);
     }

@@ -41,15 +41,21 @@ inline uint32_t state_checkpoint_slots(uint64_t budget_after_states, uint64_t sl
   return static_cast<uint32_t>(std::min<double>(bytes / static_cast<double>(slot_bytes), 1 << 16));
 }
 
-// The KV budget that leaves `kv_bytes` for K/V blocks once a hybrid model's `max_seqs` live
-// recurrent states and its checkpoint share (state_checkpoint_slots) are out of it.
-inline uint64_t kv_budget_with_states(const model::ModelSpec& s, uint64_t kv_bytes,
-                                      uint32_t max_seqs, double checkpoint_share) {
-  uint64_t slot_bytes = 0;
-  for (uint64_t f : s.recurrent_state_floats()) slot_bytes += 4 * f;
-  if (slot_bytes == 0) return kv_bytes;
+// Bytes of one sequence's recurrent state, every recurrent layer's (0 without any).
+inline uint64_t recurrent_state_bytes(const model::ModelSpec& s) {
+  uint64_t bytes = 0;
+  for (uint64_t f : s.recurrent_state_floats()) bytes += 4 * f;
+  return bytes;
+}
+
+// The KV budget that leaves `kv_bytes` for K/V blocks once a hybrid model's live recurrent
+// states (`state_bytes`, all slots) and its checkpoint share (state_checkpoint_slots) are out
+// of it, as the backends take them.
+inline uint64_t kv_budget_with_states(uint64_t kv_bytes, uint64_t state_bytes,
+                                      double checkpoint_share) {
+  if (state_bytes == 0) return kv_bytes;
   const double kept = 1.0 - std::clamp(checkpoint_share, 0.0, 0.9);
-  return slot_bytes * max_seqs + static_cast<uint64_t>(static_cast<double>(kv_bytes) / kept);
+  return state_bytes + static_cast<uint64_t>(static_cast<double>(kv_bytes) / kept);
 }
 
 }  // namespace vkllm::runtime

@@ -236,10 +236,11 @@ void VulkanStepBuffers::allocate_kv() {
     const uint64_t heap = ctx.caps().device_local_bytes;
     const uint64_t used = m.weight_bytes() + act_bytes;
     const uint64_t share = heap > used ? (heap - used) / 2 : per_block * 64;
-    // (The recurrent states come out of the budget below, so they are wanted too.)
-    const uint64_t want =
-        per_block * opt.max_seqs * ((opt.max_context + opt.block_size - 1) / opt.block_size) +
-        state_layout.bytes();
+    // (The recurrent states and their checkpoints come out of the budget below, so they are
+    // wanted too.)
+    const uint64_t want = kv_budget_with_states(
+        per_block * opt.max_seqs * ((opt.max_context + opt.block_size - 1) / opt.block_size),
+        state_layout.bytes(), opt.state_checkpoint_share);
     budget = std::min(share, want);
   }
   budget -= std::min(budget, state_layout.bytes());  // the states count in the budget

@@ -192,8 +192,9 @@ std::shared_ptr<LoadedModel> EngineModelLoader::Pending::finish(uint64_t free_no
   // A hybrid's recurrent states and their checkpoints come out of the KV budget in the backends:
   // a budget sized here for K/V tokens grows by them (VKLLM_KV_BUDGET is the whole).
   if (!budget_set)
-    ro.kv_budget_bytes = runtime::kv_budget_with_states(spec_, ro.kv_budget_bytes, ro.max_seqs,
-                                                        ro.state_checkpoint_share);
+    ro.kv_budget_bytes = runtime::kv_budget_with_states(
+        ro.kv_budget_bytes, runtime::recurrent_state_bytes(spec_) * ro.max_seqs,
+        ro.state_checkpoint_share);
   ro.max_batch_tokens = std::max<uint32_t>(ro.max_batch_tokens, ro.max_seqs);
   // Speculative steps want logits after every drafted token: room for one sequence's full draft
   // beside a row for each of the others.
