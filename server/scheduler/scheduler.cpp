@@ -348,6 +348,8 @@ void Scheduler::publish_stats() {
                 st.kv.free);
   metrics().set("vkllm_kv_blocks", {{"model", options_.model_label}, {"state", "cached"}},
                 st.kv.cached);
+  if (runner_.pool().checkpoints().size() > 0)
+    metrics().set("vkllm_state_checkpoints", labels, runner_.pool().checkpoints().stats().held);
   std::lock_guard lock(mutex_);
   stats_ = st;
 }

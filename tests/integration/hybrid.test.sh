@@ -40,6 +40,7 @@ while n < min(len(computed), len(prompt) - 1) and computed[n] == prompt[n]:
 print(len(prompt), n)' "$first" "$second")
   evaluated=$(jq .prompt_eval_count <<<"$second")
   expect_eq "$evaluated" $((whole - shared / 16 * 16)) "$arch second turn's prompt_eval_count (of $whole, $shared shared)"
+  [ "$(metric vkllm_state_checkpoints "$labels")" -gt 0 ] || fail "$arch: no vkllm_state_checkpoints"
   [ $((whole - evaluated)) -ge 64 ] || fail "$arch reused only $((whole - evaluated))"
 
   # The same request on a cold cache: everything evaluated, the same answer.
