@@ -22,8 +22,8 @@ BlockHash hash_block(BlockHash parent, std::span<const int32_t> tokens) {
   return h;
 }
 
-BlockPool::BlockPool(uint32_t num_blocks, uint32_t state_slots)
-    : blocks_(num_blocks), state_slots_(state_slots) {
+BlockPool::BlockPool(uint32_t num_blocks, uint32_t state_slots, uint32_t checkpoints)
+    : blocks_(num_blocks), state_slots_(state_slots), checkpoints_(checkpoints) {
   if (num_blocks == 0) throw std::invalid_argument("BlockPool: need at least one block");
   free_.reserve(num_blocks);
   for (uint32_t i = num_blocks; i-- > 0;) free_.push_back(i);
@@ -44,6 +44,7 @@ std::optional<BlockId> BlockPool::take_free_or_evict() {
   lru_.pop_front();
   Block& b = blocks_[id];
   by_hash_.erase(*b.hash);
+  checkpoints_.drop(*b.hash);  // the state after a prefix that is gone is of no more use
   b.hash.reset();
   ++stats_.evictions;
   return id;

@@ -7,6 +7,9 @@
 // immutable; a new sequence reuses the longest chain of registered blocks its prompt starts with.
 // Blocks nobody references but that carry a hash stay cached and are evicted least recently used
 // first, only when the free list is empty.
+//
+// A model with recurrent layers also has its live state slots (state_slots.h) and its state
+// checkpoints (state_checkpoints.h) here: a checkpoint leaves with the cached block it ends at.
 #pragma once
 
 #include <cstdint>
@@ -16,12 +19,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/kv/state_checkpoints.h"
 #include "engine/kv/state_slots.h"
 
 namespace vkllm::kv {
 
 using BlockId = uint32_t;
-using BlockHash = uint64_t;
 
 // Hash of a full block given its parent's hash (kRootHash for the first block).
 inline constexpr BlockHash kRootHash = 0x9e3779b97f4a7c15ull;
@@ -40,8 +43,9 @@ struct BlockPoolStats {
 class BlockPool {
  public:
   // `state_slots`: recurrent-state slots for the tables of this pool to take (state_slots.h);
-  // 0 for a model without recurrent layers.
-  explicit BlockPool(uint32_t num_blocks, uint32_t state_slots = 0);
+  // 0 for a model without recurrent layers. `checkpoints`: state checkpoint slots
+  // (state_checkpoints.h), without which such a model reuses no prefix.
+  explicit BlockPool(uint32_t num_blocks, uint32_t state_slots = 0, uint32_t checkpoints = 0);
 
   uint32_t num_blocks() const { return static_cast<uint32_t>(blocks_.size()); }
   // Blocks an allocation could obtain right now (free plus evictable cached ones).
@@ -54,6 +58,8 @@ class BlockPool {
 
   // The registered block for `hash`, if any; takes a reference on it (and counts a hit).
   std::optional<BlockId> acquire_cached(BlockHash hash);
+  // Whether a block is registered under `hash` (no reference taken, nothing counted).
+  bool is_cached(BlockHash hash) const { return by_hash_.contains(hash); }
   // Counts a lookup of a full prompt block that was not cached.
   void note_miss() { ++stats_.prefix_misses; }
 
@@ -73,6 +79,8 @@ class BlockPool {
 
   StateSlots& state_slots() { return state_slots_; }
   const StateSlots& state_slots() const { return state_slots_; }
+  StateCheckpoints& checkpoints() { return checkpoints_; }
+  const StateCheckpoints& checkpoints() const { return checkpoints_; }
 
  private:
   struct Block {
@@ -88,6 +96,7 @@ class BlockPool {
   std::unordered_map<BlockHash, BlockId> by_hash_;
   BlockPoolStats stats_;
   StateSlots state_slots_;
+  StateCheckpoints checkpoints_;
 };
 
 }  // namespace vkllm::kv

@@ -10,7 +10,12 @@ BlockTable::BlockTable(BlockPool& pool, uint32_t block_size)
 }
 
 BlockTable::~BlockTable() {
+  release_all();
+}
+
+void BlockTable::release_all() {
   if (!pool_) return;
+  if (restore_from_) pool_->checkpoints().unpin(*restore_from_);
   pool_->release(blocks_);
   if (state_slot_) pool_->state_slots().release(*state_slot_);
 }
@@ -23,10 +28,13 @@ BlockTable::BlockTable(BlockTable&& o) noexcept
       registered_blocks_(o.registered_blocks_),
       last_hash_(o.last_hash_),
       state_slot_(o.state_slot_),
-      state_origin_(o.state_origin_) {
+      state_tokens_(o.state_tokens_),
+      restore_from_(o.restore_from_),
+      rolling_(o.rolling_) {
   o.pool_ = nullptr;
   o.blocks_.clear();
   o.state_slot_.reset();
+  o.restore_from_.reset();
 }
 
 uint32_t BlockTable::reuse_prefix(std::span<const int32_t> prompt) {
@@ -35,20 +43,55 @@ uint32_t BlockTable::reuse_prefix(std::span<const int32_t> prompt) {
   }
   // Never reuse the block holding the last prompt token: that token must be computed.
   const size_t reusable_blocks = prompt.empty() ? 0 : (prompt.size() - 1) / block_size_;
+  // With recurrent layers only a prefix whose state was kept can be resumed: the chain ends at
+  // its deepest checkpoint.
+  const bool recurrent = pool_->state_slots().size() > 0;
+  std::vector<BlockHash> chain;
+  size_t take = 0;
+  BlockHash h = last_hash_;
   for (size_t i = 0; i < reusable_blocks; ++i) {
-    auto block_tokens = prompt.subspan(i * block_size_, block_size_);
-    BlockHash h = hash_block(last_hash_, block_tokens);
-    auto id = pool_->acquire_cached(h);
-    if (!id) {
+    h = hash_block(h, prompt.subspan(i * block_size_, block_size_));
+    if (!pool_->is_cached(h)) {
       pool_->note_miss();
       break;
     }
-    blocks_.push_back(*id);
+    chain.push_back(h);
+    if (!recurrent || pool_->checkpoints().find(h)) take = chain.size();
+  }
+  for (size_t i = 0; i < take; ++i) {
+    blocks_.push_back(*pool_->acquire_cached(chain[i]));
+    auto block_tokens = prompt.subspan(i * block_size_, block_size_);
     tokens_.insert(tokens_.end(), block_tokens.begin(), block_tokens.end());
-    last_hash_ = h;
+    last_hash_ = chain[i];
     ++registered_blocks_;
   }
+  if (recurrent && take > 0) {
+    restore_from_ = pool_->checkpoints().find(last_hash_);
+    pool_->checkpoints().pin(*restore_from_);
+  }
   return num_tokens();
+}
+
+void BlockTable::restored() {
+  if (!restore_from_ || !state_slot_)
+    throw std::logic_error("BlockTable: restored() without a restore and a slot");
+  pool_->checkpoints().unpin(*restore_from_);
+  restore_from_.reset();
+  state_tokens_ = num_tokens();
+}
+
+std::optional<uint32_t> BlockTable::begin_checkpoint() {
+  if (!state_current() || num_tokens() == 0 || num_tokens() % block_size_ != 0 ||
+      registered_blocks_ * block_size_ != num_tokens() || pool_->checkpoints().find(last_hash_))
+    return std::nullopt;
+  return pool_->checkpoints().acquire();
+}
+
+void BlockTable::end_checkpoint(uint32_t slot, bool rolling) {
+  StateCheckpoints& cps = pool_->checkpoints();
+  if (!cps.attach(slot, last_hash_) || !rolling) return;
+  if (rolling_) cps.replace(*rolling_);
+  rolling_ = last_hash_;
 }
 
 bool BlockTable::reserve(uint32_t n) {
@@ -58,7 +101,7 @@ bool BlockTable::reserve(uint32_t n) {
   if (take_slot) {
     state_slot_ = pool_->state_slots().acquire();
     if (!state_slot_) return false;
-    state_origin_ = num_tokens();
+    state_tokens_ = 0;  // a fresh state: whole for a table that starts at its first token
   }
   if (needed_blocks <= blocks_.size()) return true;
   auto fresh = pool_->allocate(static_cast<uint32_t>(needed_blocks - blocks_.size()));
@@ -77,6 +120,8 @@ void BlockTable::commit(std::span<const int32_t> tokens) {
   if (num_tokens() + tokens.size() > capacity()) {
     throw std::logic_error("BlockTable: commit past reserved capacity");
   }
+  // The step that wrote these tokens' K/V advanced a current state over them too.
+  if (state_current()) state_tokens_ += static_cast<uint32_t>(tokens.size());
   tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
   register_full_blocks();
 }

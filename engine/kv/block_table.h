@@ -3,6 +3,8 @@
 // bookkeeping that lets its full blocks join the prefix cache. For a model with recurrent layers
 // the table also holds the sequence's recurrent-state slot (state_slots.h): taken by its first
 // reserve(), given back with its blocks when the table is released (finish, cancel, preemption).
+// Its state covers the tokens the table computed itself, or, for a table that resumed from a
+// reused prefix, the checkpoint restored into it (state_checkpoints.h) and what followed.
 #pragma once
 
 #include <cstdint>
@@ -25,7 +27,9 @@ class BlockTable {
 
   // For a fresh table: takes the longest chain of cached full blocks that `prompt` starts with,
   // always leaving at least one prompt token to compute (the step needs its logits). Returns the
-  // number of prompt tokens whose K/V is already present.
+  // number of prompt tokens whose K/V is already present. With recurrent layers the chain ends
+  // at its deepest block that has a state checkpoint (none: nothing is reused), which the table
+  // pins as its pending_restore().
   uint32_t reuse_prefix(std::span<const int32_t> prompt);
 
   // Makes room for `n` more tokens after the committed ones, and takes a recurrent-state slot
@@ -44,11 +48,24 @@ class BlockTable {
   uint32_t capacity() const { return static_cast<uint32_t>(blocks_.size()) * block_size_; }
   std::span<const BlockId> blocks() const { return blocks_; }
   std::span<const int32_t> tokens() const { return tokens_; }
-  // The recurrent-state slot (none before the first reserve(), or when the pool has no slots),
-  // and how many tokens the table held when it took the slot: a state is only whole when that is
-  // 0 (a table that reused a prefix has no state for it).
+  // The recurrent-state slot (none before the first reserve(), or when the pool has no slots).
   std::optional<uint32_t> state_slot() const { return state_slot_; }
-  uint32_t state_origin() const { return state_origin_; }
+  // The checkpoint slot to copy into the state slot before the next step (reuse_prefix); the
+  // runner calls restored() once it has.
+  std::optional<uint32_t> pending_restore() const { return restore_from_; }
+  void restored();
+  // Tokens the slot's state covers; a step may only run when that is num_tokens().
+  uint32_t state_tokens() const { return state_tokens_; }
+  bool state_current() const {
+    return state_slot_ && !restore_from_ && state_tokens_ == num_tokens();
+  }
+
+  // Saving a checkpoint of the state after a step: begin_checkpoint() gives the checkpoint slot
+  // to copy the state slot into, if the committed tokens end at a block boundary, that block
+  // has no checkpoint yet and the pool has a slot to give; end_checkpoint() then attaches it to
+  // the block (`rolling`: replacing this table's previous rolling checkpoint).
+  std::optional<uint32_t> begin_checkpoint();
+  void end_checkpoint(uint32_t slot, bool rolling);
 
  private:
   void register_full_blocks();
@@ -59,8 +76,12 @@ class BlockTable {
   std::vector<int32_t> tokens_;      // committed tokens, in position order
   uint32_t registered_blocks_ = 0;   // leading blocks already hashed into the prefix cache
   BlockHash last_hash_ = kRootHash;  // hash of block registered_blocks_-1
+  void release_all();
+
   std::optional<uint32_t> state_slot_;
-  uint32_t state_origin_ = 0;
+  uint32_t state_tokens_ = 0;
+  std::optional<uint32_t> restore_from_;  // pinned in the pool's checkpoints
+  std::optional<BlockHash> rolling_;      // this table's last rolling checkpoint
 };
 
 }  // namespace vkllm::kv

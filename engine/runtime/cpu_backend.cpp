@@ -388,9 +388,14 @@ class CpuBackend final : public StepBackend {
   uint32_t max_logits_rows() const override { return opt_.max_logits_rows; }
   const kv::KvLayout& kv_layout() const override { return layout_; }
   uint64_t kv_bytes() const override {
-    return 2ull * kv_regions_ * layout_.region_bytes() + state_layout_.bytes();
+    return 2ull * kv_regions_ * layout_.region_bytes() + state_layout_.bytes() +
+           4 * state_layout_.slot_floats * n_checkpoints_;
   }
   const kv::StateLayout& state_layout() const override { return state_layout_; }
+  uint32_t state_checkpoints() const override { return n_checkpoints_; }
+  void copy_states(std::span<const StateCopy> copies) override {
+    cpu_copy_states(copies, states_.get(), checkpoints_.get(), state_layout_, n_checkpoints_);
+  }
   uint64_t activation_bytes() const override { return act_bytes_; }
   uint32_t* token_ids() override { return ids_.get(); }
   uint32_t* selected_rows() override { return sel_.get(); }
@@ -571,14 +576,21 @@ class CpuBackend final : public StepBackend {
     }
     if (budget == 0) {
       // Every sequence at full context, but at most half of what the system has available.
-      // (The recurrent states come out of the budget below, so they are wanted too.)
-      const uint64_t want =
-          per_block * opt_.max_seqs * ((opt_.max_context + opt_.block_size - 1) / opt_.block_size) +
-          state_layout_.bytes();
+      // (The recurrent states and their checkpoints come out of the budget below, so they are
+      // wanted too.)
+      const uint64_t want = kv_budget_with_states(
+          per_block * opt_.max_seqs * ((opt_.max_context + opt_.block_size - 1) / opt_.block_size),
+          state_layout_.bytes(), opt_.state_checkpoint_share);
       const uint64_t available = system_memory_available();
       budget = available ? std::min(want, available / 2) : std::min<uint64_t>(want, 1ull << 30);
     }
     budget -= std::min(budget, state_layout_.bytes());  // the states count in the budget
+    const uint64_t slot_bytes = 4 * state_layout_.slot_floats;
+    n_checkpoints_ = state_checkpoint_slots(budget, slot_bytes, opt_.state_checkpoint_share);
+    if (n_checkpoints_) {
+      checkpoints_ = host_array<float>(uint64_t(n_checkpoints_) * state_layout_.slot_floats);
+      budget -= uint64_t(n_checkpoints_) * slot_bytes;
+    }
     uint64_t blocks = std::max<uint64_t>(budget / per_block, 1);
     blocks = std::min<uint64_t>(blocks, uint32_t(-1) / 2);
     layout_.num_blocks = static_cast<uint32_t>(blocks);
@@ -602,6 +614,8 @@ class CpuBackend final : public StepBackend {
   std::vector<uint32_t> kv_region_of_;  // per layer: its pair (attention layers only)
   kv::StateLayout state_layout_;
   std::unique_ptr<float[], FreeBytes> states_;
+  uint32_t n_checkpoints_ = 0;  // state checkpoints (kv::StateCheckpoints), beside the states
+  std::unique_ptr<float[], FreeBytes> checkpoints_;
   std::unique_ptr<float[], FreeBytes> storage_;
   float* acts_[kActs] = {};
   std::unique_ptr<uint32_t[], FreeBytes> ids_, sel_, greedy_;

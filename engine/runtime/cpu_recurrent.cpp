@@ -1,6 +1,7 @@
 #include "engine/runtime/cpu_recurrent.h"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 
 #include "engine/cpu/short_conv.h"
@@ -70,6 +71,18 @@ void cpu_delta_net(const DeltaNetSpec& d, const CpuDeltaNetRows& rows, const flo
     float* state = st.of(s, d.layer) + d.state_offset + uint64_t(h) * d.head_dim * d.head_dim;
     cpu::delta_net_head(args, h, state, q_len, b.seq_kv_len(s) == q_len);
   });
+}
+
+void cpu_copy_states(std::span<const StateCopy> copies, float* states, float* checkpoints,
+                     const kv::StateLayout& layout, uint32_t n_checkpoints) {
+  const uint64_t n = layout.slot_floats;
+  for (const StateCopy& c : copies) {
+    if (c.slot >= layout.n_slots || c.checkpoint >= n_checkpoints)
+      throw std::out_of_range("copy_states: no such state or checkpoint slot");
+    float* live = states + c.slot * n;
+    float* kept = checkpoints + c.checkpoint * n;
+    std::memcpy(c.to_checkpoint ? kept : live, c.to_checkpoint ? live : kept, n * sizeof(float));
+  }
 }
 
 }  // namespace vkllm::runtime

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "engine/cpu/batch_view.h"
 #include "engine/cpu/delta_net.h"
@@ -35,5 +36,11 @@ struct CpuDeltaNetRows {
 // dt, a: the layer's Weight::SsmDt and Weight::SsmA (one per value head).
 void cpu_delta_net(const DeltaNetSpec& d, const CpuDeltaNetRows& rows, const float* dt,
                    const float* a, const CpuStepStates& st, cpu::ThreadPool& pool);
+
+// Copies whole states between the live slots (`states`, kv::StateLayout) and `n_checkpoints`
+// checkpoint slots of the same size (StepBackend::copy_states); throws std::out_of_range for a
+// slot past either.
+void cpu_copy_states(std::span<const StateCopy> copies, float* states, float* checkpoints,
+                     const kv::StateLayout& layout, uint32_t n_checkpoints);
 
 }  // namespace vkllm::runtime

@@ -80,7 +80,8 @@ void Runner::start() {
   options_.max_logits_rows = backend_->max_logits_rows();
   forward_ = std::make_unique<Forward>(*spec_);
   pool_ = std::make_unique<kv::BlockPool>(backend_->kv_layout().num_blocks,
-                                          backend_->state_layout().n_slots);
+                                          backend_->state_layout().n_slots,
+                                          backend_->state_checkpoints());
   if (options_.warm_up) warm_up();
 }
 
@@ -157,17 +158,7 @@ StepResult Runner::run_step(std::span<SequenceStep> batch, bool greedy_only, boo
       throw std::runtime_error("KV cache is full: no free blocks for this step");
     }
   }
-  if (spec.has_recurrent_state()) {
-    for (const auto& s : batch) {
-      // A table that took its slot after reusing a prefix has no state for those tokens.
-      if (!s.table->state_slot() || s.table->state_origin() != 0) {
-        for (auto& b : batch) b.table->trim_reserved();
-        throw std::invalid_argument("Runner::step: " + spec.arch_name +
-                                    " has recurrent layers: a sequence must be computed from "
-                                    "its first token (no prefix reuse)");
-      }
-    }
-  }
+  if (spec.has_recurrent_state()) restore_states(batch);
 
   // Step inputs: token ids, rows that produce logits, batch metadata.
   std::vector<kv::BatchSequence> seqs;
@@ -250,7 +241,50 @@ StepResult Runner::run_step(std::span<SequenceStep> batch, bool greedy_only, boo
   for (auto& s : batch) {
     if (!s.provisional) s.table->commit(s.tokens);
   }
+  if (spec.has_recurrent_state()) save_checkpoints(batch);
   return result;
+}
+
+void Runner::restore_states(std::span<SequenceStep> batch) {
+  std::vector<StateCopy> copies;
+  for (const auto& s : batch) {
+    kv::BlockTable& t = *s.table;
+    if (t.state_slot() && t.pending_restore()) {
+      copies.push_back({*t.state_slot(), *t.pending_restore(), /*to_checkpoint=*/false});
+    } else if (!t.state_current()) {
+      // A table that took its slot after reusing a prefix without a checkpoint has no state
+      // for those tokens.
+      for (auto& b : batch) b.table->trim_reserved();
+      throw std::invalid_argument("Runner::step: " + spec_->arch_name +
+                                  " has recurrent layers: a sequence must resume from a state "
+                                  "checkpoint or its first token");
+    }
+  }
+  if (copies.empty()) return;
+  backend_->copy_states(copies);
+  for (auto& s : batch)
+    if (s.table->pending_restore()) s.table->restored();
+}
+
+void Runner::save_checkpoints(std::span<SequenceStep> batch) {
+  std::vector<StateCopy> copies;
+  std::vector<std::pair<kv::BlockTable*, bool>> owners;  // with `rolling`
+  for (const auto& s : batch) {
+    if (s.checkpoint == kv::Checkpoint::none || s.provisional) continue;
+    if (auto slot = s.table->begin_checkpoint()) {
+      copies.push_back({*s.table->state_slot(), *slot, /*to_checkpoint=*/true});
+      owners.emplace_back(s.table, s.checkpoint == kv::Checkpoint::rolling);
+    }
+  }
+  if (copies.empty()) return;
+  try {
+    backend_->copy_states(copies);
+  } catch (...) {
+    for (size_t i = 0; i < copies.size(); ++i) pool_->checkpoints().discard(copies[i].checkpoint);
+    throw;
+  }
+  for (size_t i = 0; i < copies.size(); ++i)
+    owners[i].first->end_checkpoint(copies[i].checkpoint, owners[i].second);
 }
 
 void Runner::record_next_ahead(std::span<const SequenceStep> batch, const StepKey& key) {

@@ -74,6 +74,10 @@ struct RunnerOptions {
   // The KV cache's element type (OLLAMA_KV_CACHE_TYPE, read by the server and the CLI: not by
   // from_env): q8_0 / q4_0 need a head dimension that is a multiple of 32.
   kv::CacheType kv_cache_type = kv::CacheType::F16;
+  // Hybrid models: the share of the KV budget (after the live recurrent states) that holds
+  // state checkpoints, which let a sequence resume from a cached prefix (kv::StateCheckpoints;
+  // 0: none, and such a model reuses no prefix).
+  double state_checkpoint_share = 0.125;
   // A step is submitted in this many parts, so the device runs the first layers while the host
   // records the rest (1: one submission).
   uint32_t step_parts = 8;
@@ -100,6 +104,9 @@ struct SequenceStep {
   // out of the prefix cache); the caller commits the accepted prefix with BlockTable::commit()
   // and drops the rest with BlockTable::trim_reserved().
   bool provisional = false;
+  // Hybrid models: keep a checkpoint of the state after the step (its tokens must end at a block
+  // boundary; skipped when that block has one or the checkpoint pool has no slot to give).
+  kv::Checkpoint checkpoint = kv::Checkpoint::none;
 };
 
 struct StepResult {
@@ -136,6 +143,7 @@ class Runner {
   const model::ModelSpec& spec() const { return *spec_; }
   uint64_t weight_bytes() const { return weight_bytes_; }
   kv::BlockPool& pool() { return *pool_; }
+  const kv::BlockPool& pool() const { return *pool_; }
   uint32_t block_size() const { return options_.block_size; }
   const RunnerOptions& options() const { return options_; }
   uint64_t kv_bytes() const;
@@ -173,6 +181,11 @@ class Runner {
   // decodes one more token, if the backend records ahead.
   void record_next_ahead(std::span<const SequenceStep> batch, const StepKey& key);
   void start();
+  // Hybrid models, before a step: each sequence's state must cover its committed tokens; a
+  // sequence resuming from a reused prefix gets its checkpoint copied into its slot.
+  void restore_states(std::span<SequenceStep> batch);
+  // After a step: the checkpoints its sequences asked for (SequenceStep::checkpoint).
+  void save_checkpoints(std::span<SequenceStep> batch);
 
   const model::ModelSpec* spec_;
   uint64_t weight_bytes_ = 0;

@@ -99,6 +99,17 @@ class SplitBackend final : public StepBackend {
       if (!s->state_layout().empty()) return s->state_layout();
     return stages_.front()->state_layout();
   }
+  // As many as the stage with the fewest (each holds its own layers' part of every checkpoint).
+  uint32_t state_checkpoints() const override {
+    uint32_t n = UINT32_MAX;
+    for (const auto& s : stages_)
+      if (!s->state_layout().empty()) n = std::min(n, s->state_checkpoints());
+    return n == UINT32_MAX ? 0 : n;
+  }
+  void copy_states(std::span<const StateCopy> copies) override {
+    for (const auto& s : stages_)
+      if (!s->state_layout().empty()) s->copy_states(copies);
+  }
   uint64_t kv_bytes() const override {
     uint64_t b = 0;
     for (const auto& s : stages_) b += s->kv_bytes();

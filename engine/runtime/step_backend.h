@@ -188,6 +188,12 @@ struct DeltaNetSpec {
   uint64_t state_offset = 0;
   float eps = 1e-6f;
 };
+// One copy of a recurrent state: live slot `slot` into checkpoint slot `checkpoint` (a save
+// after a step that ended at a block boundary), or back (a restore before a sequence resumes).
+struct StateCopy {
+  uint32_t slot = 0, checkpoint = 0;
+  bool to_checkpoint = true;
+};
 // x *= act(gate), elementwise.
 enum class GateAct : uint8_t { Sigmoid, Silu };
 
@@ -426,6 +432,12 @@ class StepBackend {
     static const kv::StateLayout none;
     return none;
   }
+  // State checkpoints (kv::StateCheckpoints): slots of the same size as a live state's, held
+  // beside the live states (their bytes in kv_bytes()).
+  virtual uint32_t state_checkpoints() const { return 0; }
+  // Copies whole states (every recurrent layer) between live slots and checkpoint slots, in
+  // order, between steps: the copies are done when it returns, and the next step reads them.
+  virtual void copy_states(std::span<const StateCopy> /*copies*/) { unsupported("copy_states"); }
   virtual uint64_t activation_bytes() const = 0;
   // KV + activation bytes on each device the backend spans, in stage order (one unless split).
   virtual std::vector<uint64_t> device_step_bytes() const {

@@ -1,6 +1,8 @@
 // VulkanBackend's Qwen3.5 operations (engine/vulkan/delta_net_ops.h): the DeltaNet conv and
 // recurrence over the recurrent-state buffer, and the gates. The activations are bound whole
-// with the rows' offsets passed to the kernels.
+// with the rows' offsets passed to the kernels. Also the copies between the recurrent states
+// and their checkpoints (every hybrid's).
+#include <memory>
 #include <stdexcept>
 
 #include "engine/runtime/vulkan_backend_impl.h"
@@ -56,6 +58,27 @@ void VulkanBackend::delta_net(const DeltaNetSpec& d) {
   a.eps = d.eps;
   vk::ops::delta_net(*rec_, ctx_.pipelines(), batch_, a);
   wrote(d.out.act);
+}
+
+void VulkanBackend::copy_states(std::span<const StateCopy> copies) {
+  const kv::StateLayout& st = mem_.state_layout;
+  if (st.empty() || copies.empty()) return;  // a stage of a split model without recurrent layers
+  const uint64_t bytes = 4 * st.slot_floats;
+  if (!state_rec_) state_rec_ = std::make_unique<vk::CommandRecorder>(ctx_.device(), 0);
+  vk::CommandRecorder& r = *state_rec_;
+  r.begin();
+  // The barriers order the copies after the last step's writes and before the next step's
+  // reads: their scopes reach the submissions before and after this one on the queue.
+  r.barrier();
+  for (const StateCopy& c : copies) {
+    if (c.slot >= st.n_slots || c.checkpoint >= mem_.n_checkpoints)
+      throw std::out_of_range("copy_states: no such state or checkpoint slot");
+    const vk::BufferSlice live = mem_.states.slice(c.slot * bytes, bytes);
+    const vk::BufferSlice kept = mem_.checkpoints.slice(c.checkpoint * bytes, bytes);
+    r.copy(c.to_checkpoint ? live : kept, c.to_checkpoint ? kept : live);
+  }
+  r.barrier();
+  r.submit_and_wait();
 }
 
 void VulkanBackend::gate_rows(GateAct act, Rows x, Rows gate, uint32_t n, uint32_t rows) {

@@ -160,9 +160,11 @@ class VulkanBackend final : public StepBackend {
   uint32_t max_logits_rows() const override { return mem_.max_rows; }
   const kv::KvLayout& kv_layout() const override { return mem_.layout; }
   uint64_t kv_bytes() const override {
-    return mem_.kv_arena->capacity() + mem_.state_layout.bytes();
+    return mem_.kv_arena->capacity() + mem_.state_layout.bytes() + mem_.checkpoints.size();
   }
   const kv::StateLayout& state_layout() const override { return mem_.state_layout; }
+  uint32_t state_checkpoints() const override { return mem_.n_checkpoints; }
+  void copy_states(std::span<const StateCopy> copies) override;
   uint64_t activation_bytes() const override { return mem_.act_bytes; }
   uint32_t* token_ids() override { return reinterpret_cast<uint32_t*>(mem_.ids_in.mapped()); }
   uint32_t* selected_rows() override { return reinterpret_cast<uint32_t*>(mem_.sel_in.mapped()); }
@@ -291,6 +293,8 @@ class VulkanBackend final : public StepBackend {
   const RunnerOptions& opt_;  // with the limits mem_ lowered
   vk::MatmulKernels matmul_;
   std::array<std::unique_ptr<vk::CommandRecorder>, 2> recs_;
+  // copy_states()'s own submissions, apart from the steps' and the one recorded ahead.
+  std::unique_ptr<vk::CommandRecorder> state_rec_;
   vk::CommandRecorder* rec_ = nullptr;        // the one being recorded into
   vk::CommandRecorder* submitted_ = nullptr;  // the one holding the last submitted step
   // A step recorded ahead (in the recorder that is not submitted_) and its key; whether one is

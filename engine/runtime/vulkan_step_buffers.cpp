@@ -245,13 +245,21 @@ void VulkanStepBuffers::allocate_kv() {
     const uint64_t heap = ctx.caps().device_local_bytes;
     const uint64_t used = m.weight_bytes() + act_bytes;
     const uint64_t share = heap > used ? (heap - used) / 2 : per_block * 64;
-    // (The recurrent states come out of the budget below, so they are wanted too.)
-    const uint64_t want =
-        per_block * opt.max_seqs * ((opt.max_context + opt.block_size - 1) / opt.block_size) +
-        state_layout.bytes();
+    // (The recurrent states and their checkpoints come out of the budget below, so they are
+    // wanted too.)
+    const uint64_t want = kv_budget_with_states(
+        per_block * opt.max_seqs * ((opt.max_context + opt.block_size - 1) / opt.block_size),
+        state_layout.bytes(), opt.state_checkpoint_share);
     budget = std::min(share, want);
   }
   budget -= std::min(budget, state_layout.bytes());  // the states count in the budget
+  const uint64_t slot_bytes = 4 * state_layout.slot_floats;
+  n_checkpoints = state_checkpoint_slots(budget, slot_bytes, opt.state_checkpoint_share);
+  if (n_checkpoints) {
+    checkpoints = vk::Buffer(ctx.device(), n_checkpoints * slot_bytes, vk::MemoryKind::DeviceLocal,
+                             "state checkpoints");
+    budget -= n_checkpoints * slot_bytes;
+  }
   uint64_t blocks = opt.kv_blocks ? opt.kv_blocks : std::max<uint64_t>(budget / per_block, 1);
   // One layer's region must fit one arena block and one storage-buffer binding.
   const uint64_t region_limit =

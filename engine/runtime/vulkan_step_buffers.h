@@ -64,6 +64,10 @@ struct VulkanStepBuffers {
   // recurrent layers), on the device; absent without them.
   kv::StateLayout state_layout;
   vk::Buffer states;
+  // State checkpoints (kv::StateCheckpoints): as many slots of state_layout.slot_floats, in a
+  // buffer of their own (only copied, never bound to a kernel).
+  uint32_t n_checkpoints = 0;
+  vk::Buffer checkpoints;
   std::optional<vk::Arena> act;
   vk::Buffer ids_in, sel_in, meta_in;  // host-written step inputs
   vk::Buffer pos_in, row_ids;          // encoders: positions, embed_row's row ids

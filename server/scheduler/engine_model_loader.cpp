@@ -184,10 +184,17 @@ std::shared_ptr<LoadedModel> EngineModelLoader::Pending::finish(uint64_t free_no
     // The target's share of the KV memory: the draft holds as many tokens.
     ro.kv_budget_bytes = std::max(min_kv_, std::min(want, avail)) / both_per_token * per_token_kv_;
   }
+  const bool budget_set = options_.runner.kv_budget_bytes != 0;
   const uint64_t kv_tokens = ro.kv_budget_bytes / std::max<uint64_t>(per_token_kv_, 1);
   ro.max_seqs = options_.num_parallel
                     ? options_.num_parallel
                     : static_cast<uint32_t>(std::clamp<uint64_t>(kv_tokens / 256, 4, 64));
+  // A hybrid's recurrent states and their checkpoints come out of the KV budget in the backends:
+  // a budget sized here for K/V tokens grows by them (VKLLM_KV_BUDGET is the whole).
+  if (!budget_set)
+    ro.kv_budget_bytes = runtime::kv_budget_with_states(
+        ro.kv_budget_bytes, runtime::recurrent_state_bytes(spec_) * ro.max_seqs,
+        ro.state_checkpoint_share);
   ro.max_batch_tokens = std::max<uint32_t>(ro.max_batch_tokens, ro.max_seqs);
   // Speculative steps want logits after every drafted token: room for one sequence's full draft
   // beside a row for each of the others.

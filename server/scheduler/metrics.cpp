@@ -56,6 +56,8 @@ Metrics::Metrics() {
   declare("vkllm_step_tokens", Kind::histogram, "Tokens computed per engine step.", kTokenBuckets);
   declare("vkllm_steps_total", Kind::counter, "Engine steps run.");
   declare("vkllm_kv_blocks", Kind::gauge, "Paged KV cache blocks by state (used, free, cached).");
+  declare("vkllm_state_checkpoints", Kind::gauge,
+          "Recurrent-state checkpoints held (hybrid models: the prefix cache resumes from them).");
   declare("vkllm_prefix_cache_hit_tokens_total", Kind::counter,
           "Prompt tokens served from the prefix cache instead of being computed.");
   declare("vkllm_prompt_tokens_total", Kind::counter, "Prompt tokens submitted.");

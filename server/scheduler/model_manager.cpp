@@ -210,6 +210,7 @@ void ModelManager::unload_locked(const std::string& key) {
   metrics().forget("vkllm_model_device_bytes", {"model", m->show.name.display()});
   metrics().forget("vkllm_model_device_bytes_by_device", {"model", m->show.name.display()});
   metrics().forget("vkllm_kv_blocks", {"model", m->show.name.display()});
+  metrics().forget("vkllm_state_checkpoints", {"model", m->show.name.display()});
   metrics().forget("vkllm_running_sequences", {"model", m->show.name.display()});
   metrics().forget("vkllm_queued_requests", {"model", m->show.name.display()});
   // Destroying the scheduler joins its engine thread; no lease refers to an idle model.

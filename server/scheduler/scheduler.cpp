@@ -63,6 +63,7 @@ PlannerOptions planner_options(const SchedulerOptions& options, const runtime::R
   po.block_size = runner.block_size();
   po.add_bos = tokenizer.add_bos();
   po.recurrent_state = runner.spec().has_recurrent_state();
+  po.state_checkpoints = runner.pool().checkpoints().size() > 0;
   po.speculation = options.speculation;
   po.is_end_of_generation = [&tokenizer](int32_t token) {
     return tokenizer.is_end_of_generation(token);
@@ -278,9 +279,9 @@ Clock::time_point Scheduler::execute() {
     if (!p.draft.empty()) {
       batch_.push_back({&*s.table, p.input, runtime::LogitsWanted::All, /*provisional=*/true});
     } else {
-      batch_.push_back(
-          {&*s.table, std::span<const int32_t>(s.tokens).subspan(s.computed, p.n),
-           p.wants_logits ? runtime::LogitsWanted::Last : runtime::LogitsWanted::None});
+      batch_.push_back({&*s.table, std::span<const int32_t>(s.tokens).subspan(s.computed, p.n),
+                        p.wants_logits ? runtime::LogitsWanted::Last : runtime::LogitsWanted::None,
+                        /*provisional=*/false, p.checkpoint});
     }
     if (p.wants_logits && !s.greedy_on_device()) greedy_only = false;
     total += p.n;
@@ -347,6 +348,8 @@ void Scheduler::publish_stats() {
                 st.kv.free);
   metrics().set("vkllm_kv_blocks", {{"model", options_.model_label}, {"state", "cached"}},
                 st.kv.cached);
+  if (runner_.pool().checkpoints().size() > 0)
+    metrics().set("vkllm_state_checkpoints", labels, runner_.pool().checkpoints().stats().held);
   std::lock_guard lock(mutex_);
   stats_ = st;
 }

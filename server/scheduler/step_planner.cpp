@@ -93,7 +93,7 @@ void StepPlanner::admit(StepPlan& plan, SchedulerClock::time_point now) {
     Sequence& s = *waiting_.front();
     if (!s.table) {
       s.table.emplace(pool_, bs);
-      s.computed = options_.recurrent_state ? 0 : s.table->reuse_prefix(s.tokens);
+      s.computed = s.table->reuse_prefix(s.tokens);
       if (s.first_admission) {
         s.cached_tokens = s.computed;
         ++plan.prefix_lookups;
@@ -141,15 +141,16 @@ void StepPlanner::plan_rows(StepPlan& plan) {
   uint32_t budget = options_.step_tokens;
   for (auto& s : running_) {
     if (s->pending() == 1 && budget > 0) {
-      plan.rows.push_back({s.get(), 1, false, {}, {}});
+      plan.rows.push_back({s.get(), 1, false, {}, {}, checkpoint_for_decode(*s)});
       --budget;
     }
   }
   add_drafts(plan, budget);
   for (auto& s : running_) {
     if (s->pending() > 1 && budget > 0) {
-      const uint32_t n = std::min(s->pending(), budget);
-      plan.rows.push_back({s.get(), n, false, {}, {}});
+      kv::Checkpoint checkpoint = kv::Checkpoint::none;
+      const uint32_t n = cut_for_checkpoint(*s, std::min(s->pending(), budget), checkpoint);
+      plan.rows.push_back({s.get(), n, false, {}, {}, checkpoint});
       budget -= n;
     }
   }
@@ -179,6 +180,30 @@ void StepPlanner::plan_rows(StepPlan& plan) {
     preempt_youngest(plan);
   }
   for (auto& r : rows) r.wants_logits = !r.draft.empty() || r.n == r.seq->pending();
+}
+
+kv::Checkpoint StepPlanner::checkpoint_for_decode(const Sequence& s) const {
+  if (!options_.state_checkpoints || (s.computed + 1) % options_.block_size != 0)
+    return kv::Checkpoint::none;
+  // A prompt's last token (after a reused prefix) ends the prompt; a generated one is followed
+  // by more.
+  return s.started ? kv::Checkpoint::rolling : kv::Checkpoint::keep;
+}
+
+uint32_t StepPlanner::cut_for_checkpoint(const Sequence& s, uint32_t n,
+                                         kv::Checkpoint& checkpoint) const {
+  if (!options_.state_checkpoints) return n;
+  const uint32_t bs = options_.block_size, from = s.computed;
+  // The last block boundary of the sequence's tokens, and the next multiple of the interval.
+  uint32_t at = static_cast<uint32_t>(s.tokens.size()) / bs * bs;
+  if (options_.checkpoint_every_blocks > 0) {
+    const uint32_t every = options_.checkpoint_every_blocks * bs;
+    const uint32_t next = (from / every + 1) * every;
+    if (at <= from || next < at) at = next;
+  }
+  if (at <= from || at > from + n) return n;
+  checkpoint = kv::Checkpoint::keep;
+  return at - from;
 }
 
 void StepPlanner::preempt_youngest(StepPlan& plan) {
@@ -255,7 +280,7 @@ bool StepPlanner::fit_context(Sequence& s) {
   shift_context(s.tokens, shift_keep(s.options.num_keep, s.prompt_len, options_.add_bos, ctx), ctx);
   s.table.reset();
   s.table.emplace(pool_, options_.block_size);
-  s.computed = options_.recurrent_state ? 0 : s.table->reuse_prefix(s.tokens);
+  s.computed = s.table->reuse_prefix(s.tokens);
   return true;
 }
 

@@ -37,11 +37,17 @@ struct PlannerOptions {
   uint32_t max_logits_rows = 1;  // logits rows one step may return (drafts need one per token)
   uint32_t block_size = 16;      // tokens per KV block
   bool add_bos = false;          // the tokenizer adds BOS: a context shift keeps it past num_keep
-  // The model has recurrent layers, whose state holds only the tokens a sequence computed itself:
-  // no prefix reuse (admission, context shift and preemption recompute from the first token) and
-  // no speculation (a rejected draft token would stay in the state). State checkpoints at block
-  // boundaries (issue 36, item 3) lift both.
+  // The model has recurrent layers, whose state holds only the tokens a sequence computed itself
+  // (or resumed from a checkpoint): no speculation (a rejected draft token would stay in the
+  // state), and prefix reuse only up to a block with a state checkpoint.
   bool recurrent_state = false;
+  // The pool keeps state checkpoints (kv::StateCheckpoints; recurrent models): rows ask for them
+  // at the last block boundary of a sequence's tokens (a prefill chunk is cut there: a chat's
+  // next turn resumes from the end of this prompt), every checkpoint_every_blocks blocks of a
+  // long prompt (requests sharing its start resume there), and at every block a decoding
+  // sequence fills (rolling: only the latest is kept; the next turn resumes after the answer).
+  bool state_checkpoints = false;
+  uint32_t checkpoint_every_blocks = 32;
   SpeculationOptions speculation;
   // Whether a token ends generation (the tokenizer's end-of-generation set).
   std::function<bool(int32_t)> is_end_of_generation;
@@ -58,6 +64,7 @@ struct PlannedRow {
   bool wants_logits = false;   // decode, verification, or the last chunk of a prefill
   std::vector<int32_t> draft;  // speculation: tokens to verify after the pending one
   std::vector<int32_t> input;  // speculation: the pending token, then the draft
+  kv::Checkpoint checkpoint = kv::Checkpoint::none;  // of the state after the row
 };
 
 // A sequence that left the scheduler; its finish event is still to be sent.
@@ -136,6 +143,10 @@ class StepPlanner {
   void plan_rows(StepPlan& plan);
   // Gives decoding rows drafted tokens to verify, within the step's token and logits budgets.
   void add_drafts(StepPlan& plan, uint32_t& budget);
+  // The checkpoint a row of s asks for (PlannerOptions::state_checkpoints), and a prefill chunk
+  // of n tokens cut to end where it is taken.
+  kv::Checkpoint checkpoint_for_decode(const Sequence& s) const;
+  uint32_t cut_for_checkpoint(const Sequence& s, uint32_t n, kv::Checkpoint& checkpoint) const;
   // Frees the youngest running sequence's blocks and sends it back to the queue's front.
   void preempt_youngest(StepPlan& plan);
   // After a token was appended: true if the sequence may go on (perhaps after a context shift).

@@ -1,13 +1,15 @@
-// The continuous batcher with a hybrid model (LFM2's make-model test fixture: a short-convolution
-// layer and an attention layer), on the CPU backend: concurrent greedy streams, mixing prefill
-// chunks and decode steps, equal their solo runs token for token (no recurrent state leaks
-// between sequences or survives a finished one into the next owner of its slot), also when a
-// tiny KV cache preempts sequences and they recompute from their first token. The prompts that
-// repeat earlier ones find their blocks in the prefix cache, which a recurrent model must not
-// reuse (its state would be missing), and ngram speculation, which a recurrent state cannot take
-// back, stays off.
+// The continuous batcher with hybrid models (make-model's test fixtures of LFM2, short
+// convolutions + attention, and Qwen3.5, Gated DeltaNet + gated attention), on the CPU backend:
+// 16 concurrent greedy streams, mixing prefill chunks and decode steps, equal their solo runs
+// token for token (no recurrent state leaks between sequences or survives a finished one into
+// the next owner of its slot), also when a tiny KV cache preempts sequences and they recompute.
+// Prompts that repeat earlier ones, and a chat's second turn, resume from state checkpoints
+// (kv::StateCheckpoints): the second turn computes only what follows the first turn's last full
+// block, and answers as a cold cache does. A cancelled stream gives its state slot back; ngram
+// speculation, which a recurrent state cannot take back, stays off.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,6 +17,7 @@
 
 #include "engine/gguf/gguf_file.h"
 #include "engine/runtime/host_model.h"
+#include "engine/runtime/kv_footprint.h"
 #include "engine/runtime/runner.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "server/scheduler/metrics.h"
@@ -26,19 +29,22 @@ namespace {
 
 using namespace test_run;
 
-struct Lfm2Fixture {
+struct HybridFixture {
   std::vector<uint8_t> bytes;
   std::optional<gguf::GgufFile> file;
   std::optional<runtime::HostModel> model;
   std::unique_ptr<tokenizer::Tokenizer> tok;
 };
 
-// Made once per test process; the model reads the file, which reads the bytes: never moved.
-const Lfm2Fixture& lfm2() {
-  static const std::unique_ptr<Lfm2Fixture> f = [] {
-    auto x = std::make_unique<Lfm2Fixture>();
+// Made once per architecture and test process; the model reads the file, which reads the bytes:
+// never moved.
+const HybridFixture& hybrid(const std::string& arch) {
+  static std::map<std::string, std::unique_ptr<HybridFixture>> made;
+  auto& x = made[arch];
+  if (!x) {
+    x = std::make_unique<HybridFixture>();
     model::MakeModelOptions o;
-    o.arch = "lfm2";
+    o.arch = arch;
     o.shape = model::parse_model_shape("test");
     o.seed = 36;
     x->bytes = reference::make_model_bytes(
@@ -46,9 +52,8 @@ const Lfm2Fixture& lfm2() {
     x->file.emplace(gguf::GgufFile::parse(x->bytes));
     x->model.emplace(*x->file);
     x->tok = tokenizer::Tokenizer::from_gguf(*x->file);
-    return x;
-  }();
-  return *f;
+  }
+  return *x;
 }
 
 std::vector<std::vector<int32_t>> prompts(const tokenizer::Tokenizer& tok) {
@@ -62,40 +67,155 @@ std::vector<std::vector<int32_t>> prompts(const tokenizer::Tokenizer& tok) {
           tok.encode(fox + fox, true, false)};
 }
 
-TEST(HybridModelScheduler, ConcurrentStreamsEqualSoloRunsAlsoWhenPreempted) {
-  const Lfm2Fixture& f = lfm2();
+runtime::RunnerOptions hybrid_runner() {
+  runtime::RunnerOptions o = runner_options();
+  o.max_seqs = 16;
+  return o;
+}
+
+class HybridModelScheduler : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(HybridModelScheduler, ConcurrentStreamsEqualSoloRunsAlsoWhenPreempted) {
+  const std::string arch = GetParam();
+  const HybridFixture& f = hybrid(arch);
   ASSERT_TRUE(f.model->spec().has_recurrent_state());
   const auto ps = prompts(*f.tok);
   ASSERT_GT(ps[1].size(), runner_options().max_batch_tokens);
   const SequenceOptions greedy = greedy_options(12);
 
-  runtime::Runner runner(*f.model, runner_options());
+  runtime::Runner runner(*f.model, hybrid_runner());
+  ASSERT_GT(runner.pool().checkpoints().size(), 0u);
   std::vector<std::vector<int32_t>> solo;
   for (const auto& p : ps)
-    solo.push_back(run(runner, *f.tok, {p}, SpeculationMode::off, "hybrid-solo", greedy).tokens[0]);
+    solo.push_back(
+        run(runner, *f.tok, {p}, SpeculationMode::off, arch + "-solo", greedy).tokens[0]);
 
-  // The same prompts again, all at once and twice each (their blocks are cached by now), with
-  // ngram speculation asked for.
-  std::vector<std::vector<int32_t>> twice = ps, want = solo;
-  twice.insert(twice.end(), ps.begin(), ps.end());
-  want.insert(want.end(), solo.begin(), solo.end());
-  const Outcome together =
-      run(runner, *f.tok, twice, SpeculationMode::ngram, "hybrid-together", greedy);
-  EXPECT_EQ(together.tokens, want);
-  EXPECT_EQ(together.drafted, 0) << "speculation with a recurrent state";
-  EXPECT_EQ(metrics().value("vkllm_prefix_cache_hit_tokens_total", {{"model", "hybrid-together"}}),
-            0);
+  // The same prompts again, 16 streams at once (each prompt 4 times; their blocks and state
+  // checkpoints are cached by now), with ngram speculation asked for.
+  std::vector<std::vector<int32_t>> many, want;
+  for (int i = 0; i < 4; ++i) {
+    many.insert(many.end(), ps.begin(), ps.end());
+    want.insert(want.end(), solo.begin(), solo.end());
+  }
+  const std::string together = arch + "-together";
+  const Outcome all = run(runner, *f.tok, many, SpeculationMode::ngram, together, greedy);
+  EXPECT_EQ(all.tokens, want);
+  EXPECT_EQ(all.drafted, 0) << "speculation with a recurrent state";
+  EXPECT_GT(metrics().value("vkllm_prefix_cache_hit_tokens_total", {{"model", together}}), 0)
+      << "the repeated prompts resume from checkpoints";
 
-  // A KV cache of 14 blocks (224 tokens) beside the 8 states: the four sequences need 21.
-  runtime::RunnerOptions tiny = runner_options();
-  const uint64_t block = runner.kv_bytes() / runner.pool().num_blocks();  // ~ one block's K/V
-  tiny.kv_budget_bytes = uint64_t(8) * 2 * 256 * 4 + 14 * block;
+  // A KV cache of 14 blocks (224 tokens) beside the 16 states and 8 checkpoints: the four
+  // sequences need 21 blocks.
+  runtime::RunnerOptions tiny = hybrid_runner();
+  const model::ModelSpec& spec = f.model->spec();
+  const uint64_t block = runtime::kv_bytes_per_token(spec, kv::CacheType::F16) * 16;
+  uint64_t slot = 0;
+  for (uint64_t x : spec.recurrent_state_floats()) slot += 4 * x;
+  const uint64_t after_states = 8 * slot + 14 * block + block / 2;
+  tiny.kv_budget_bytes = 16 * slot + after_states;
+  tiny.state_checkpoint_share = 8.5 * double(slot) / double(after_states);
   runtime::Runner small(*f.model, tiny);
-  ASSERT_LT(small.pool().num_blocks(), 16u);
-  const Outcome preempted = run(small, *f.tok, ps, SpeculationMode::off, "hybrid-tiny", greedy);
+  ASSERT_EQ(small.pool().num_blocks(), 14u);
+  ASSERT_EQ(small.pool().checkpoints().size(), 8u);
+  const std::string preempting = arch + "-tiny";
+  const Outcome preempted = run(small, *f.tok, ps, SpeculationMode::off, preempting, greedy);
   EXPECT_EQ(preempted.tokens, solo);
-  EXPECT_GT(metrics().value("vkllm_preemptions_total", {{"model", "hybrid-tiny"}}), 0);
+  EXPECT_GT(metrics().value("vkllm_preemptions_total", {{"model", preempting}}), 0);
 }
+
+// One stream to its end: its tokens and the prompt tokens the prefix cache served.
+struct Turn {
+  std::vector<int32_t> tokens;
+  uint32_t cached = 0;
+};
+Turn run_turn(runtime::Runner& runner, const tokenizer::Tokenizer& tok,
+              const std::vector<int32_t>& prompt, const SequenceOptions& options) {
+  Scheduler scheduler(runner, tok, SchedulerOptions{});
+  boost::asio::io_context io;
+  Turn t;
+  auto stream = std::make_shared<TokenStream>(io.get_executor());
+  SequenceHandle handle = scheduler.submit({prompt, options, stream});
+  boost::asio::co_spawn(
+      io,
+      [stream, &t]() -> boost::asio::awaitable<void> {
+        for (;;) {
+          for (TokenEvent& ev : co_await stream->next()) {
+            EXPECT_TRUE(ev.error.empty()) << ev.error;
+            t.tokens.insert(t.tokens.end(), ev.tokens.begin(), ev.tokens.end());
+            t.cached = ev.cached_tokens;
+            if (ev.finish != FinishReason::none) co_return;
+          }
+        }
+      },
+      boost::asio::detached);
+  io.run();
+  handle.release();
+  return t;
+}
+
+TEST_P(HybridModelScheduler, ASecondChatTurnComputesOnlyWhatFollowsTheFirstTurnsLastBlock) {
+  const HybridFixture& f = hybrid(GetParam());
+  const auto ps = prompts(*f.tok);
+  const SequenceOptions greedy = greedy_options(20);
+  runtime::Runner runner(*f.model, hybrid_runner());
+  const uint32_t bs = runner.block_size();
+
+  const Turn first = run_turn(runner, *f.tok, ps[3], greedy);
+  ASSERT_EQ(first.tokens.size(), 20u);
+  EXPECT_EQ(first.cached, 0u);
+  std::vector<int32_t> second = ps[3];
+  second.insert(second.end(), first.tokens.begin(), first.tokens.end());
+  const auto question = f.tok->encode(" Why did the dog sigh?", false, false);
+  second.insert(second.end(), question.begin(), question.end());
+  // The first turn computed its prompt and all but its last token; a rolling checkpoint followed
+  // its answer block by block.
+  const uint32_t computed = static_cast<uint32_t>(ps[3].size() + first.tokens.size() - 1);
+  const Turn resumed = run_turn(runner, *f.tok, second, greedy);
+  EXPECT_EQ(resumed.cached, computed / bs * bs);
+  EXPECT_LT(second.size() - resumed.cached, question.size() + 1 + bs);
+
+  runtime::Runner cold(*f.model, hybrid_runner());
+  const Turn fresh = run_turn(cold, *f.tok, second, greedy);
+  EXPECT_EQ(fresh.cached, 0u);
+  EXPECT_EQ(resumed.tokens, fresh.tokens);
+}
+
+TEST_P(HybridModelScheduler, ACancelledStreamGivesItsStateSlotBack) {
+  const HybridFixture& f = hybrid(GetParam());
+  runtime::Runner runner(*f.model, hybrid_runner());
+  const uint32_t slots = runner.pool().state_slots().size();
+  {
+    Scheduler scheduler(runner, *f.tok, SchedulerOptions{});
+    boost::asio::io_context io;
+    auto stream = std::make_shared<TokenStream>(io.get_executor());
+    SequenceHandle handle = scheduler.submit({prompts(*f.tok)[1], greedy_options(400), stream});
+    FinishReason finish = FinishReason::none;
+    size_t tokens = 0;
+    boost::asio::co_spawn(
+        io,
+        [&]() -> boost::asio::awaitable<void> {
+          for (;;) {
+            for (TokenEvent& ev : co_await stream->next()) {
+              tokens += ev.tokens.size();
+              if (tokens > 0) handle.cancel();  // the client went away
+              if (ev.finish != FinishReason::none) {
+                finish = ev.finish;
+                co_return;
+              }
+            }
+          }
+        },
+        boost::asio::detached);
+    io.run();
+    EXPECT_EQ(finish, FinishReason::cancelled);
+    EXPECT_LT(tokens, 400u);
+  }
+  EXPECT_EQ(runner.pool().state_slots().available(), slots);
+  EXPECT_EQ(runner.pool().stats().used, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Hybrids, HybridModelScheduler, ::testing::Values("lfm2", "qwen35"),
+                         [](const auto& info) { return info.param; });
 
 }  // namespace
 }  // namespace vkllm::sched

@@ -40,7 +40,9 @@ PlannerOptions options(uint32_t step_tokens, uint32_t max_running = 8) {
 // A planner over a pool of `blocks` KV blocks, and the steps it plans.
 class Harness {
  public:
-  Harness(uint32_t blocks, PlannerOptions o) : pool(blocks), planner(pool, std::move(o)) {}
+  // A hybrid model's pool has recurrent-state slots and perhaps checkpoint slots.
+  Harness(uint32_t blocks, PlannerOptions o, uint32_t state_slots = 0, uint32_t checkpoints = 0)
+      : pool(blocks, state_slots, checkpoints), planner(pool, std::move(o)) {}
 
   Sequence* submit(Tokens prompt, SequenceOptions so = {}) {
     auto seq = std::make_unique<Sequence>(SequenceRequest{std::move(prompt), so, nullptr});
@@ -58,7 +60,16 @@ class Harness {
     output.logprobs.assign(plan.rows.size(), std::nullopt);
     for (size_t i = 0; i < plan.rows.size(); ++i) {
       Sequence& s = *plan.rows[i].seq;
-      s.table->commit(std::span<const int32_t>(s.tokens).subspan(s.computed, plan.rows[i].n));
+      kv::BlockTable& t = *s.table;
+      if (t.pending_restore()) t.restored();  // the runner copies the checkpoint in
+      if (t.state_slot()) {
+        EXPECT_TRUE(t.state_current()) << "a state without its tokens";
+      }
+      t.commit(std::span<const int32_t>(s.tokens).subspan(s.computed, plan.rows[i].n));
+      if (plan.rows[i].checkpoint != kv::Checkpoint::none) {
+        if (auto slot = t.begin_checkpoint())
+          t.end_checkpoint(*slot, plan.rows[i].checkpoint == kv::Checkpoint::rolling);
+      }
       if (plan.rows[i].wants_logits) output.chosen[i] = Verified{{choose(s)}, 0};
     }
     planner.apply(plan, output, SchedulerClock::now(), applied);
@@ -393,11 +404,11 @@ TEST(StepPlanner, DraftModelIsAskedOnceAStepAndItsUnusedTokensGoToPrefill) {
   EXPECT_EQ(h.rows_of(lng), 5u);
 }
 
-TEST(StepPlanner, AModelWithRecurrentStateReusesNoPrefixAndDraftsNothing) {
+TEST(StepPlanner, AModelWithRecurrentStateAndNoCheckpointsReusesNoPrefixAndDraftsNothing) {
   PlannerOptions o = options(64);
   o.recurrent_state = true;
   o.speculation.mode = SpeculationMode::ngram;
-  Harness h(/*blocks=*/64, std::move(o));
+  Harness h(/*blocks=*/64, std::move(o), /*state_slots=*/8);
   const Tokens shared = tokens_from(10, 24);  // 6 full blocks, cached once computed
   Sequence* a = h.submit(shared);
   h.step();
@@ -413,6 +424,61 @@ TEST(StepPlanner, AModelWithRecurrentStateReusesNoPrefixAndDraftsNothing) {
     for (const auto& r : h.plan.rows) EXPECT_TRUE(r.draft.empty());
   }
   EXPECT_EQ(h.rows_of(a), 1u);
+}
+
+// State checkpoints: prefill chunks end at every second block and at the prompt's last block
+// boundary (each keeps a checkpoint, only the last chunk wants logits), decoding keeps a rolling
+// checkpoint at every block it fills; the same prompt resumes after its last full block, a chat's
+// next turn after the first turn's answer, and the state always covers the committed tokens.
+TEST(StepPlanner, AHybridResumesFromTheDeepestCheckpointOfItsPromptOrTheLastAnswer) {
+  PlannerOptions o = options(64);
+  o.recurrent_state = true;
+  o.state_checkpoints = true;
+  o.checkpoint_every_blocks = 2;  // 8 tokens
+  Harness h(/*blocks=*/64, std::move(o), /*state_slots=*/8, /*checkpoints=*/16);
+  const Tokens prompt = tokens_from(10, 22);
+  SequenceOptions so;
+  so.num_predict = 9;
+  Sequence* a = h.submit(prompt, so);
+  std::vector<uint32_t> chunks;
+  std::vector<kv::Checkpoint> kinds;
+  while (!a->started) {
+    h.step();
+    chunks.push_back(h.rows_of(a));
+    kinds.push_back(h.plan.rows.at(0).checkpoint);
+    EXPECT_EQ(h.plan.rows[0].wants_logits, a->started);
+  }
+  EXPECT_EQ(chunks, (std::vector<uint32_t>{8, 8, 4, 2}));
+  EXPECT_EQ(kinds, (std::vector<kv::Checkpoint>{kv::Checkpoint::keep, kv::Checkpoint::keep,
+                                                kv::Checkpoint::keep, kv::Checkpoint::none}));
+  // Decoding: the tokens at positions 22.. fill block 5 (ends at 24) and block 6 (ends at 28).
+  while (h.planner.running() > 0) h.step();
+  EXPECT_EQ(a->generated, 9u);        // 30 tokens computed, the last chosen one not
+  const Tokens answered = a->tokens;  // a is gone after the next step
+  const kv::StateCheckpointStats st = h.pool.checkpoints().stats();
+  EXPECT_EQ(st.taken, 5u);     // after 8, 16, 20, 24, 28
+  EXPECT_EQ(st.replaced, 1u);  // 24, by the rolling one at 28
+  EXPECT_EQ(st.held, 4u);
+
+  // The same prompt: its 5 reusable blocks all have checkpoints.
+  Sequence* again = h.submit(prompt, so);
+  h.step();
+  EXPECT_EQ(again->cached_tokens, 20u);
+  EXPECT_EQ(h.rows_of(again), 2u);
+  EXPECT_TRUE(again->started);
+  again->cancelled->store(true);
+
+  // The next turn of a's chat (its answer, then new tokens) resumes after the answer's last
+  // full block.
+  Tokens turn2(prompt);
+  turn2.insert(turn2.end(), answered.begin() + 22, answered.end());
+  const Tokens more = tokens_from(500, 6);
+  turn2.insert(turn2.end(), more.begin(), more.end());
+  Sequence* next = h.submit(turn2, so);
+  h.step();
+  EXPECT_EQ(next->cached_tokens, 28u);
+  EXPECT_EQ(h.rows_of(next), 4u) << "to the next interval's boundary (32), keeping one there";
+  EXPECT_EQ(h.plan.rows.back().checkpoint, kv::Checkpoint::keep);
 }
 
 }  // namespace
