@@ -22,18 +22,6 @@ using qwen::kThinkOpen;
 
 constexpr std::string_view kQwen35ToolsIntro =
     "# Tools\n\nYou have access to the following functions:\n\n<tools>";
-// The model's own chat template's words (the call format it was trained on).
-constexpr std::string_view kQwen35ToolsOutro =
-    "\n</tools>\n\nIf you choose to call a function ONLY reply in the following format with NO "
-    "suffix:\n\n<tool_call>\n<function=example_function_name>\n<parameter=example_parameter_1>\n"
-    "value_1\n</parameter>\n<parameter=example_parameter_2>\nThis is the value for the second "
-    "parameter\nthat can span\nmultiple lines\n</parameter>\n</function>\n</tool_call>\n\n"
-    "<IMPORTANT>\nReminder:\n- Function calls MUST follow the specified format: an inner "
-    "<function=...></function> block must be nested within <tool_call></tool_call> XML tags\n"
-    "- Required parameters MUST be specified\n- You may provide optional reasoning for your "
-    "function call in natural language BEFORE the function call, but NOT after\n- If there is no "
-    "function call available, answer the question like normal with your current knowledge and do "
-    "not tell the user about function calls\n</IMPORTANT>";
 
 // Go JSON with a space after each ':' and ',' outside strings (as Python's json.dumps writes
 // them, which the model's template uses).
@@ -141,7 +129,8 @@ std::string render_qwen35(const std::vector<Message>& messages, const nlohmann::
     out += std::string(kImStart) + "system\n" + std::string(kQwen35ToolsIntro);
     const Value list = tools_value(tools);
     for (const auto& tool : list.as_list()) out += "\n" + with_json_spaces(go_json(tool));
-    out += kQwen35ToolsOutro;
+    out += "\n</tools>\n\n";
+    out += qwen::kToolCallInstructions;
     if (leading_system) {
       const std::string sys = system_text();
       if (!sys.empty()) out += "\n\n" + sys;

@@ -20,18 +20,6 @@ using qwen::kImEnd;
 using qwen::kImStart;
 constexpr std::string_view kCoderDefaultSystem =
     "You are Qwen, a helpful AI assistant that can interact with a computer to solve tasks.";
-// The model's own chat template's words (the call format it was trained on).
-constexpr std::string_view kCoderCallInstructions =
-    "\n\nIf you choose to call a function ONLY reply in the following format with NO suffix:\n\n"
-    "<tool_call>\n<function=example_function_name>\n<parameter=example_parameter_1>\nvalue_1\n"
-    "</parameter>\n<parameter=example_parameter_2>\nThis is the value for the second parameter\n"
-    "that can span\nmultiple lines\n</parameter>\n</function>\n</tool_call>\n\n<IMPORTANT>\n"
-    "Reminder:\n- Function calls MUST follow the specified format: an inner "
-    "<function=...></function> block must be nested within <tool_call></tool_call> XML tags\n"
-    "- Required parameters MUST be specified\n- You may provide optional reasoning for your "
-    "function call in natural language BEFORE the function call, but NOT after\n- If there is no "
-    "function call available, answer the question like normal with your current knowledge and do "
-    "not tell the user about function calls\n</IMPORTANT>";
 
 // Schema keys the renderer does not write itself, as <key>value</key> lines. `go_json_text` is
 // the object as Ollama's Go types encode it (unknown keys dropped); Ollama ranges over a Go map
@@ -102,8 +90,8 @@ std::string render_qwen3_coder(const std::vector<Message>& messages, const ojson
       out += "\n\n# Tools\n\nYou have access to the following functions:\n\n<tools>";
       const Value list = tools_value(tools);
       for (const auto& tool : list.as_list()) write_coder_tool(out, tool);
-      out += "\n</tools>";
-      out += kCoderCallInstructions;
+      out += "\n</tools>\n\n";
+      out += qwen::kToolCallInstructions;
     }
     out += std::string(kImEnd) + "\n";
   }
