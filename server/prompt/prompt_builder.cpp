@@ -12,7 +12,20 @@
 
 namespace vkllm::prompt {
 
+// A parsed template and what it tells the output parser. Outside the anonymous namespace: it is
+// a field of PromptBuilder::Impl (GCC warns of a subobject with internal linkage when unity
+// builds include this file).
+struct PreparedTemplate {
+  GoTemplate tmpl;
+  GoTemplate legacy_final;  // tmpl cut after the first .Response
+  bool messages_mode = false;
+  std::string think_open, think_close, tool_tag, tool_arguments_key;
+  TemplateCapabilities caps;
+};
+
 namespace {
+
+using Prepared = PreparedTemplate;
 
 constexpr size_t kImageTokens = 768;
 constexpr const char* kHarmonyTemplate = "gpt-oss";
@@ -24,14 +37,6 @@ constexpr const char* kGemma4Template = "gemma4-instruct";
 bool is_gpt_oss(std::string_view architecture) {
   return architecture == "gpt-oss" || architecture == "gptoss";
 }
-
-struct Prepared {
-  GoTemplate tmpl;
-  GoTemplate legacy_final;  // tmpl cut after the first .Response
-  bool messages_mode = false;
-  std::string think_open, think_close, tool_tag, tool_arguments_key;
-  TemplateCapabilities caps;
-};
 
 Prepared prepare(std::string_view text) {
   GoTemplate t = GoTemplate::parse(text);
@@ -183,7 +188,7 @@ struct PromptBuilder::Impl {
   std::string detected;  // before text: resolve() fills it
   std::string text;
   nlohmann::ordered_json params = nlohmann::ordered_json::object();
-  Prepared prepared;
+  PreparedTemplate prepared;
   bool harmony = false;
   // Ollama's built-in renderer and parser: named by RENDERER/PARSER, or both detected from a GGUF
   // chat_template when the model has neither them nor a TEMPLATE.
