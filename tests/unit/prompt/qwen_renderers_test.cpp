@@ -222,3 +222,19 @@ TEST(QwenRenderers, ParserConfigFollowsThinkAndPrefill) {
   EXPECT_FALSE(b.parser_config(tools, on, "", &empty).assistant_prefill);
   EXPECT_FALSE(builder_for("qwen3-coder").parser_config(tools, on, "").thinking);
 }
+
+TEST(QwenRenderers, TruncationDropsTheOldestTurnsAndKeepsTheSystem) {
+  // As with templates (compat §6.4): the oldest messages go until the prompt fits num_ctx; the
+  // system message and the last message stay. Counting bytes as tokens keeps the sizes exact.
+  const PromptBuilder b = builder_for("qwen3-coder");
+  ChatInput in;
+  in.messages = {msg("system", "S"), msg("user", std::string(200, 'a')), msg("assistant", "B"),
+                 msg("user", "last")};
+  const TokenCounter bytes = [](std::string_view text) { return text.size(); };
+  ChatInput kept;
+  kept.messages = {msg("system", "S"), msg("assistant", "B"), msg("user", "last")};
+  const std::string want = b.render_chat(kept, 1 << 20, {}).text;
+  EXPECT_EQ(b.render_chat(in, static_cast<uint32_t>(want.size()), bytes).text, want);
+  // With room for everything nothing goes.
+  EXPECT_NE(b.render_chat(in, 1 << 20, bytes).text.find(std::string(200, 'a')), std::string::npos);
+}
