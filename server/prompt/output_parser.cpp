@@ -5,6 +5,8 @@
 #include <utility>
 
 #include "server/prompt/harmony_parser.h"
+#include "server/prompt/qwen35_parser.h"
+#include "server/prompt/qwen_tool_calls.h"
 #include "server/prompt/thinking_splitter.h"
 #include "server/prompt/tool_call_scanner.h"
 
@@ -14,6 +16,8 @@ struct OutputParser::Impl {
   std::optional<ThinkingSplitter> thinking;
   std::optional<ToolCallScanner> tools;
   std::optional<HarmonyParser> harmony;
+  std::optional<Qwen35Parser> qwen35;            // PARSER qwen3.5
+  std::optional<QwenToolCallParser> qwen_coder;  // PARSER qwen3-coder
   int next_index = 0;
   std::mt19937_64 rng{std::random_device{}()};
 
@@ -31,6 +35,12 @@ struct OutputParser::Impl {
     if (harmony) {
       harmony->feed(text, out);
       if (last) harmony->finish(out);
+    } else if (qwen35) {
+      qwen35->feed(text, out);
+      if (last) qwen35->finish(out);
+    } else if (qwen_coder) {
+      qwen_coder->feed(text, out.content, out.tool_calls);
+      if (last) qwen_coder->finish(out.content);
     } else {
       std::string answer;
       if (thinking) {
@@ -57,6 +67,14 @@ struct OutputParser::Impl {
 OutputParser::OutputParser(ParserConfig config) : impl_(std::make_unique<Impl>()) {
   if (config.harmony) {
     impl_->harmony.emplace(config.harmony_prefill, HarmonyFunctionNames(config.tool_names));
+    return;
+  }
+  if (config.builtin_parser == "qwen3.5") {
+    impl_->qwen35.emplace(config.thinking, config.assistant_prefill, std::move(config.tools));
+    return;
+  }
+  if (config.builtin_parser == "qwen3-coder") {
+    impl_->qwen_coder.emplace(std::move(config.tools));
     return;
   }
   // Without thinking the tags stay in the content, as Ollama leaves them for requests that did

@@ -3,7 +3,8 @@
 // tags goes to `thinking`; after the tool-call tag, complete JSON tool calls naming a known tool
 // become ToolCalls as soon as each one is complete; anything else is content. Feeding the text in
 // any pieces gives the same result as feeding it whole. Models whose output is Harmony (gpt-oss)
-// are parsed by HarmonyParser instead (ParserConfig::harmony).
+// are parsed by HarmonyParser instead (ParserConfig::harmony), and models naming one of Ollama's
+// built-in parsers by theirs (ParserConfig::builtin_parser: Qwen35Parser, QwenToolCallParser).
 #pragma once
 
 #include <memory>

@@ -57,8 +57,10 @@ struct ModelPrompt {
   std::string gguf_chat_template;            // tokenizer.chat_template, "" when absent
   std::string architecture;                  // general.architecture (family quirks: qwen3...)
   std::string name;                          // model name, e.g. "deepseek-r1:8b" (its quirk)
-  std::string renderer;  // RENDERER ("harmony": the built-in gpt-oss template, whatever TEMPLATE)
-  std::string parser;    // PARSER ("harmony": Harmony output parsing)
+  // RENDERER ("harmony": the built-in gpt-oss template, whatever TEMPLATE; "gemma4": the
+  // gemma4-instruct template; "qwen3.5", "qwen3-coder": builtin_renderers.h)
+  std::string renderer;
+  std::string parser;  // PARSER ("harmony": Harmony output parsing; "qwen3.5", "qwen3-coder")
   bool has_projector = false;  // images count 768 tokens each when truncating
 };
 
@@ -109,6 +111,14 @@ struct ParserConfig {
   bool harmony = false;
   std::string harmony_prefill;
   bool special_tokens = false;
+  // One of Ollama's built-in parsers (builtin_renderers.h), named by the model's PARSER or
+  // detected with its renderer: "qwen3.5" (thinking: `thinking`, from the request's think) or
+  // "qwen3-coder"; "" for the template-driven parsing above. Their tool calls are XML whose
+  // values are typed by the request's tool schemas (`tools`); `assistant_prefill`: the prompt
+  // continues a last assistant message with content (no thinking block opens).
+  std::string builtin_parser;
+  nlohmann::ordered_json tools;
+  bool assistant_prefill = false;
 };
 
 // One model's prompt builder: resolves and parses the template once; render() is const and
@@ -120,7 +130,9 @@ class PromptBuilder {
   PromptBuilder(PromptBuilder&&) noexcept;
 
   // The template in use: the TEMPLATE layer, else the named template detected from the GGUF
-  // chat_template (compat §5.6), else "{{ .Prompt }}".
+  // chat_template (compat §5.6), else "{{ .Prompt }}". A built-in renderer
+  // (builtin_renderer_name()) writes chat prompts instead; the template still serves generate's
+  // suffix and template-override modes, as in Ollama.
   const std::string& template_text() const;
   // Name of the detected named template ("" when the TEMPLATE layer or the default is used).
   const std::string& detected_template() const;
@@ -146,6 +158,10 @@ class PromptBuilder {
   // The model's output is Harmony (gpt-oss): PARSER harmony, RENDERER harmony, or a gpt-oss
   // architecture whose template writes Harmony's <|start|>/<|end|> (Ollama's test).
   bool uses_harmony() const;
+  // Ollama's built-in renderer/parser in use ("qwen3.5", "qwen3-coder"): named by the model's
+  // RENDERER/PARSER, or both detected from its GGUF chat_template; "" when none.
+  const std::string& builtin_renderer_name() const;
+  const std::string& builtin_parser_name() const;
 
  private:
   struct Impl;

@@ -3,6 +3,7 @@
 // to num_ctx, collation, image tags, and the messages / legacy / suffix execution modes.
 #include <algorithm>
 
+#include "server/prompt/builtin_renderers.h"
 #include "server/prompt/go_template.h"
 #include "server/prompt/harmony_names.h"
 #include "server/prompt/prompt.h"
@@ -11,7 +12,20 @@
 
 namespace vkllm::prompt {
 
+// A parsed template and what it tells the output parser. Outside the anonymous namespace: it is
+// a field of PromptBuilder::Impl (GCC warns of a subobject with internal linkage when unity
+// builds include this file).
+struct PreparedTemplate {
+  GoTemplate tmpl;
+  GoTemplate legacy_final;  // tmpl cut after the first .Response
+  bool messages_mode = false;
+  std::string think_open, think_close, tool_tag, tool_arguments_key;
+  TemplateCapabilities caps;
+};
+
 namespace {
+
+using Prepared = PreparedTemplate;
 
 constexpr size_t kImageTokens = 768;
 constexpr const char* kHarmonyTemplate = "gpt-oss";
@@ -23,14 +37,6 @@ constexpr const char* kGemma4Template = "gemma4-instruct";
 bool is_gpt_oss(std::string_view architecture) {
   return architecture == "gpt-oss" || architecture == "gptoss";
 }
-
-struct Prepared {
-  GoTemplate tmpl;
-  GoTemplate legacy_final;  // tmpl cut after the first .Response
-  bool messages_mode = false;
-  std::string think_open, think_close, tool_tag, tool_arguments_key;
-  TemplateCapabilities caps;
-};
 
 Prepared prepare(std::string_view text) {
   GoTemplate t = GoTemplate::parse(text);
@@ -182,8 +188,12 @@ struct PromptBuilder::Impl {
   std::string detected;  // before text: resolve() fills it
   std::string text;
   nlohmann::ordered_json params = nlohmann::ordered_json::object();
-  Prepared prepared;
+  PreparedTemplate prepared;
   bool harmony = false;
+  // Ollama's built-in renderer and parser: named by RENDERER/PARSER, or both detected from a GGUF
+  // chat_template when the model has neither them nor a TEMPLATE.
+  BuiltinRenderer renderer = BuiltinRenderer::kNone;
+  std::string renderer_name, parser_name;
 
   // RENDERER harmony (or gemma4) wins over everything (Ollama's renderers replace the template);
   // a gpt-oss (gemma4) GGUF without a TEMPLATE layer or a chat_template we recognise still
@@ -231,6 +241,33 @@ struct PromptBuilder::Impl {
       prepared.caps.tools = true;
       prepared.caps.thinking = true;
     }
+    choose_builtin();
+  }
+
+  void choose_builtin() {
+    if (builtin_renderer(model.renderer) != BuiltinRenderer::kNone) renderer_name = model.renderer;
+    if (builtin_parser_traits(model.parser)) parser_name = model.parser;
+    if (model.renderer.empty() && model.parser.empty() && !model.template_text &&
+        detected.empty()) {
+      if (auto format = detect_builtin_format(model.gguf_chat_template)) {
+        renderer_name = *format;
+        parser_name = *format;
+      }
+    }
+    renderer = builtin_renderer(renderer_name);
+    // As Ollama: the capabilities come from the parser (the template's do not apply to output
+    // the parser reads).
+    if (auto traits = builtin_parser_traits(parser_name)) {
+      prepared.caps.tools = traits->tools;
+      prepared.caps.thinking = traits->thinking;
+    }
+  }
+
+  // The prompt for these messages: the built-in renderer's, or the template executed.
+  std::string render_messages(const std::vector<Message>& msgs, const nlohmann::ordered_json& tools,
+                              const Think& think) const {
+    if (renderer != BuiltinRenderer::kNone) return render_builtin(renderer, msgs, tools, think);
+    return execute(prepared, Values{msgs, tools, think, "", ""});
   }
 
   // What the template sees for a Harmony model: tools renamed to TypeScript identifiers (the
@@ -248,7 +285,7 @@ struct PromptBuilder::Impl {
                      const TokenCounter& count) const {
     Rendered r;
     if (msgs.empty()) {
-      r.text = execute(prepared, Values{{}, tools, think, "", ""});
+      r.text = render_messages({}, tools, think);
       return r;
     }
     // Ollama drops the oldest messages until the rest fits num_ctx, keeping every system
@@ -265,7 +302,7 @@ struct PromptBuilder::Impl {
       return part;
     };
     auto fits = [&](size_t i) {
-      size_t tokens = count(execute(prepared, Values{with_system_before(i), tools, think, "", ""}));
+      size_t tokens = count(render_messages(with_system_before(i), tools, think));
       if (model.has_projector)
         for (size_t k = i; k < msgs.size(); ++k) tokens += kImageTokens * msgs[k].images.size();
       return tokens <= num_ctx;
@@ -290,10 +327,17 @@ struct PromptBuilder::Impl {
     std::vector<Message> system;
     for (size_t j = 0; j + 1 < n; ++j)
       if (msgs[j].role == "system") system.push_back(msgs[j]);
-    tag_images(msgs, n, r.images);
     std::vector<Message> part = system;
+    if (renderer == BuiltinRenderer::kNone) {
+      tag_images(msgs, n, r.images);
+    } else if (renderer == BuiltinRenderer::kQwen35) {
+      // The renderer numbers the tags over the messages it is given, in order.
+      for (const auto& m : part) r.images.insert(r.images.end(), m.images.begin(), m.images.end());
+      for (size_t k = n; k < msgs.size(); ++k)
+        r.images.insert(r.images.end(), msgs[k].images.begin(), msgs[k].images.end());
+    }
     part.insert(part.end(), msgs.begin() + n, msgs.end());
-    r.text = execute(prepared, Values{part, tools, think, "", ""});
+    r.text = render_messages(part, tools, think);
     return r;
   }
 };
@@ -322,7 +366,12 @@ Rendered PromptBuilder::render_chat(const ChatInput& input, uint32_t num_ctx,
   msgs.insert(msgs.end(), input.messages.begin(), input.messages.end());
   if (!input.messages.empty() && input.messages.front().role != "system" && !m.system.empty())
     msgs.insert(msgs.begin(), Message{"system", m.system, "", {}, {}, "", ""});
-  if (m.architecture.starts_with("qwen3") || model_part(m.name) == "deepseek-r1") {
+  // Ollama strips past thinking for its qwen3 family (a built-in renderer handles inline
+  // thinking itself: only the exact family there) and deepseek-r1.
+  const bool qwen3_family = impl_->renderer == BuiltinRenderer::kNone
+                                ? m.architecture.starts_with("qwen3")
+                                : m.architecture == "qwen3";
+  if (qwen3_family || model_part(m.name) == "deepseek-r1") {
     ptrdiff_t last_user = -1;
     for (size_t i = 0; i < msgs.size(); ++i)
       if (msgs[i].role == "user") last_user = static_cast<ptrdiff_t>(i);
@@ -366,11 +415,28 @@ bool PromptBuilder::uses_harmony() const {
   return impl_->harmony;
 }
 
+const std::string& PromptBuilder::builtin_renderer_name() const {
+  return impl_->renderer_name;
+}
+
+const std::string& PromptBuilder::builtin_parser_name() const {
+  return impl_->parser_name;
+}
+
 ParserConfig PromptBuilder::parser_config(const nlohmann::ordered_json& tools, const Think& think,
                                           std::string_view rendered_prompt,
                                           const Message* last_message) const {
   const Prepared& p = impl_->prepared;
   ParserConfig c;
+  if (!impl_->parser_name.empty()) {
+    // Ollama's built-in parsers think unless think is false (an absent think is true).
+    c.builtin_parser = impl_->parser_name;
+    c.thinking = p.caps.thinking && !(think.set && !think.enabled);
+    c.tools = tools;
+    c.assistant_prefill =
+        last_message && last_message->role == "assistant" && !last_message->content.empty();
+    return c;
+  }
   if (impl_->harmony) {
     // Ollama's AddImplicitStartOrPrefill: a last assistant message is continued.
     c.harmony = true;

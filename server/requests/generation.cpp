@@ -335,10 +335,11 @@ GenerationService::output_constraint(const GenerationRequest& req,
                                      const prompt::ParserConfig& parser_config,
                                      sched::LoadedModel& model) {
   // What the output must match: forced tool calls, else a grammar/regex/choice, else `format`.
-  // (Harmony writes its calls in its own message syntax, which the tool-call grammar does not
-  // know: tool_choice is not enforced there.)
+  // (Harmony and the Qwen built-in parsers' XML calls are syntaxes the tool-call grammar does
+  // not know: tool_choice is not enforced there.)
   std::optional<sampling::FormatSpec> spec;
-  if (req.kind == GenerationRequest::Kind::chat && !parser_config.harmony)
+  if (req.kind == GenerationRequest::Kind::chat && !parser_config.harmony &&
+      parser_config.builtin_parser.empty())
     spec = forced_tool_calls(tools, req.tool_choice, parser_config);
   if (!spec && req.constraint) spec = *req.constraint;
   const bool json_format = !req.format.is_null() && !(req.format.is_string() && req.format == "");

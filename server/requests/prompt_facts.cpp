@@ -51,6 +51,7 @@ prompt::ParserConfig output_parser_config(const prompt::PromptBuilder& builder,
   if (req.raw) {
     c.harmony = false;
     c.special_tokens = false;
+    c.builtin_parser.clear();
   }
   return c;
 }

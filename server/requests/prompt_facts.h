@@ -33,8 +33,8 @@ std::shared_ptr<const ModelFacts> compute_model_facts(registry::ModelStore& stor
 void resolve_think(const GenerationRequest& req, const ModelFacts& facts, prompt::Think& think);
 
 // How to parse the request's output: the builder's config, with a chat's last message (a
-// Harmony model continues a last assistant message) and no Harmony for a raw prompt (Ollama
-// uses its builtin parsers only without raw).
+// Harmony model continues a last assistant message) and no Harmony or other built-in parser for
+// a raw prompt (Ollama uses its builtin parsers only without raw).
 prompt::ParserConfig output_parser_config(const prompt::PromptBuilder& builder,
                                           const GenerationRequest& req,
                                           const nlohmann::ordered_json& tools,
