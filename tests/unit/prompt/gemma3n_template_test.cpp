@@ -6,10 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "server/prompt/prompt.h"
+#include "tests/support/file_text.h"
 
 namespace fs = std::filesystem;
 using namespace vkllm::prompt;
@@ -19,10 +18,7 @@ namespace {
 std::string read_gemma3n_template() {
   const fs::path p = fs::path(VKLLM_SOURCE_DIR) / "tests" / "unit" / "prompt" / "testdata" /
                      "gemma3n" / "gemma-3n-it.jinja";
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
+  return vkllm::test::file_text(p);
 }
 
 }  // namespace

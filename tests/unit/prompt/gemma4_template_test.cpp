@@ -9,11 +9,10 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "server/prompt/output_parser.h"
 #include "server/prompt/prompt.h"
+#include "tests/support/file_text.h"
 
 namespace fs = std::filesystem;
 using namespace vkllm::prompt;
@@ -24,10 +23,7 @@ const fs::path kGemma4Dir =
     fs::path(VKLLM_SOURCE_DIR) / "tests" / "unit" / "prompt" / "testdata" / "gemma4";
 
 std::string read_gemma4(const std::string& name) {
-  std::ifstream f(kGemma4Dir / name, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
+  return vkllm::test::file_text(kGemma4Dir / name);
 }
 
 ChatInput gemma4_conversation(const std::string& name) {

@@ -4,9 +4,9 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "server/prompt/prompt.h"
+#include "tests/support/file_text.h"
 
 namespace fs = std::filesystem;
 using namespace vkllm::prompt;
@@ -14,13 +14,6 @@ using namespace vkllm::prompt;
 namespace {
 
 const fs::path kDir = fs::path(VKLLM_SHARED_DIR) / "testdata" / "ollama-templates";
-
-std::string read(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 std::string lf(std::string s) {
   std::string out;
@@ -54,13 +47,13 @@ TEST(OllamaTemplates, EveryCaseRendersByteIdentical) {
     // The embedded copy must equal the test data (CRLF normalised).
     auto embedded = named_template_text(name);
     ASSERT_TRUE(embedded) << name;
-    EXPECT_EQ(*embedded, lf(read(kDir / file))) << name;
+    EXPECT_EQ(*embedded, lf(vkllm::test::file_text(kDir / file))) << name;
     ModelPrompt mp;
     mp.template_text = *embedded;
     PromptBuilder b(mp);
     for (const auto& c : fs::directory_iterator(dir.path())) {
       ++cases;
-      std::string want = read(c.path());
+      std::string want = vkllm::test::file_text(c.path());
       ChatInput in;
       in.messages = case_messages(c.path().filename().string());
       std::string got = b.render_chat(in, 4096, {}).text;
@@ -115,7 +108,7 @@ TEST(OllamaTemplates, NamedParameters) {
 }
 
 TEST(OllamaTemplates, BuilderFallsBackToDetectedTemplate) {
-  auto index = nlohmann::json::parse(read(kDir / "index.json"));
+  auto index = nlohmann::json::parse(vkllm::test::file_text(kDir / "index.json"));
   ModelPrompt mp;
   mp.gguf_chat_template = index[0]["template"].get<std::string>();  // chatml
   PromptBuilder b(mp);

@@ -7,11 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "server/prompt/output_parser.h"
 #include "server/prompt/prompt.h"
+#include "tests/support/file_text.h"
 
 namespace fs = std::filesystem;
 using namespace vkllm::prompt;
@@ -20,13 +19,6 @@ namespace {
 
 const fs::path kDir =
     fs::path(VKLLM_SOURCE_DIR) / "tests" / "unit" / "prompt" / "testdata" / "mistral3";
-
-std::string read(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 const char* kSystem = "You are a helpful assistant.";
 
@@ -63,7 +55,7 @@ ChatInput conversation(const std::string& name) {
 
 ModelPrompt mistral3_model(const std::string& jinja_file) {
   ModelPrompt mp;
-  mp.gguf_chat_template = read(kDir / jinja_file);
+  mp.gguf_chat_template = vkllm::test::file_text(kDir / jinja_file);
   mp.architecture = "mistral3";
   return mp;
 }
@@ -73,7 +65,7 @@ ModelPrompt mistral3_model(const std::string& jinja_file) {
 TEST(Mistral3Template, GgufTemplatesAreDetectedByTheirControlTokens) {
   for (const char* f :
        {"ministral-3-14b-reasoning-2512.jinja", "mistral-small-3.2-24b-instruct-2506.jinja"}) {
-    const std::string jinja = read(kDir / f);
+    const std::string jinja = vkllm::test::file_text(kDir / f);
     ASSERT_FALSE(jinja.empty()) << f;
     EXPECT_EQ(detect_named_template(jinja).value_or("<none>"), "mistral3-instruct") << f;
   }
@@ -89,7 +81,7 @@ TEST(Mistral3Template, RendersTheGoldenConversations) {
   int cases = 0;
   for (const char* name :
        {"user", "system-user", "system-user-assistant-user", "tools-call-result"}) {
-    const std::string want = read(kDir / name);
+    const std::string want = vkllm::test::file_text(kDir / name);
     ASSERT_FALSE(want.empty()) << name;
     EXPECT_EQ(b.render_chat(conversation(name), 4096, {}).text, want) << name;
     ++cases;

@@ -6,11 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "server/prompt/builtin_renderers.h"
 #include "server/prompt/prompt.h"
+#include "tests/support/file_text.h"
 
 namespace fs = std::filesystem;
 using namespace vkllm::prompt;
@@ -20,13 +19,6 @@ namespace {
 
 const fs::path kQwenDir =
     fs::path(VKLLM_SOURCE_DIR) / "tests" / "unit" / "prompt" / "testdata" / "qwen";
-
-std::string read_text(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 // The fields of an /api/chat body these cases use (the API layer's own conversion is tested
 // with the server; `vkllm debug render` runs these bodies through it in qwen_renderers.test.sh).
@@ -76,8 +68,9 @@ TEST(QwenRenderers, RenderOllamasConversationsExactly) {
   for (const auto& entry : fs::directory_iterator(kQwenDir)) {
     if (entry.path().extension() != ".json") continue;
     const std::string name = entry.path().stem().string();
-    const auto spec = ojson::parse(read_text(entry.path()));
-    const std::string want = read_text(fs::path(entry.path()).replace_extension(".prompt"));
+    const auto spec = ojson::parse(vkllm::test::file_text(entry.path()));
+    const std::string want =
+        vkllm::test::file_text(fs::path(entry.path()).replace_extension(".prompt"));
     ASSERT_FALSE(want.empty()) << name;
     const PromptBuilder b = builder_for(spec["renderer"].get<std::string>());
     EXPECT_EQ(b.render_chat(chat_input(spec["request"]), 1 << 20, {}).text, want) << name;
@@ -160,8 +153,8 @@ TEST(QwenRenderers, GenerateRendersAsAChat) {
 }
 
 TEST(QwenRenderers, ChosenByNameOrByTheGgufTemplate) {
-  const std::string qwen35_jinja = read_text(kQwenDir / "Qwen3.5-4B.jinja");
-  const std::string coder_jinja = read_text(kQwenDir / "Qwen3-Coder.jinja");
+  const std::string qwen35_jinja = vkllm::test::file_text(kQwenDir / "Qwen3.5-4B.jinja");
+  const std::string coder_jinja = vkllm::test::file_text(kQwenDir / "Qwen3-Coder.jinja");
   ASSERT_FALSE(qwen35_jinja.empty());
   ASSERT_FALSE(coder_jinja.empty());
   EXPECT_EQ(detect_builtin_format(qwen35_jinja).value_or(""), "qwen3.5");
