@@ -584,14 +584,12 @@ class CpuBackend final : public StepBackend {
       const uint64_t available = system_memory_available();
       budget = available ? std::min(want, available / 2) : std::min<uint64_t>(want, 1ull << 30);
     }
-    budget -= std::min(budget, state_layout_.bytes());  // the states count in the budget
-    const uint64_t slot_bytes = 4 * state_layout_.slot_floats;
-    n_checkpoints_ = state_checkpoint_slots(budget, slot_bytes, opt_.state_checkpoint_share);
-    if (n_checkpoints_) {
+    const KvBudgetSplit split = split_kv_budget(
+        budget, state_layout_.bytes(), 4 * state_layout_.slot_floats, opt_.state_checkpoint_share);
+    n_checkpoints_ = split.checkpoints;
+    if (n_checkpoints_)
       checkpoints_ = host_array<float>(uint64_t(n_checkpoints_) * state_layout_.slot_floats);
-      budget -= uint64_t(n_checkpoints_) * slot_bytes;
-    }
-    uint64_t blocks = std::max<uint64_t>(budget / per_block, 1);
+    uint64_t blocks = std::max<uint64_t>(split.block_bytes / per_block, 1);
     blocks = std::min<uint64_t>(blocks, uint32_t(-1) / 2);
     layout_.num_blocks = static_cast<uint32_t>(blocks);
     // calloc: the pages of a large cache are only touched as sequences fill them.

@@ -41,6 +41,22 @@ inline uint32_t state_checkpoint_slots(uint64_t budget_after_states, uint64_t sl
   return static_cast<uint32_t>(std::min<double>(bytes / static_cast<double>(slot_bytes), 1 << 16));
 }
 
+// A KV budget split as both backends lay it out: the live recurrent states first (`state_bytes`,
+// all slots), then the checkpoint slots (state_checkpoint_slots of what is left), the rest for
+// K/V blocks.
+struct KvBudgetSplit {
+  uint32_t checkpoints = 0;  // checkpoint slots of `slot_bytes` each
+  uint64_t block_bytes = 0;  // what is left for K/V blocks
+};
+inline KvBudgetSplit split_kv_budget(uint64_t budget, uint64_t state_bytes, uint64_t slot_bytes,
+                                     double checkpoint_share) {
+  budget -= std::min(budget, state_bytes);
+  KvBudgetSplit out;
+  out.checkpoints = state_checkpoint_slots(budget, slot_bytes, checkpoint_share);
+  out.block_bytes = budget - uint64_t(out.checkpoints) * slot_bytes;
+  return out;
+}
+
 // Bytes of one sequence's recurrent state, every recurrent layer's (0 without any).
 inline uint64_t recurrent_state_bytes(const model::ModelSpec& s) {
   uint64_t bytes = 0;

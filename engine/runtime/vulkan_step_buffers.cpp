@@ -252,15 +252,16 @@ void VulkanStepBuffers::allocate_kv() {
         state_layout.bytes(), opt.state_checkpoint_share);
     budget = std::min(share, want);
   }
-  budget -= std::min(budget, state_layout.bytes());  // the states count in the budget
   const uint64_t slot_bytes = 4 * state_layout.slot_floats;
-  n_checkpoints = state_checkpoint_slots(budget, slot_bytes, opt.state_checkpoint_share);
+  const KvBudgetSplit split =
+      split_kv_budget(budget, state_layout.bytes(), slot_bytes, opt.state_checkpoint_share);
+  n_checkpoints = split.checkpoints;
   if (n_checkpoints) {
     checkpoints = vk::Buffer(ctx.device(), n_checkpoints * slot_bytes, vk::MemoryKind::DeviceLocal,
                              "state checkpoints");
-    budget -= n_checkpoints * slot_bytes;
   }
-  uint64_t blocks = opt.kv_blocks ? opt.kv_blocks : std::max<uint64_t>(budget / per_block, 1);
+  uint64_t blocks =
+      opt.kv_blocks ? opt.kv_blocks : std::max<uint64_t>(split.block_bytes / per_block, 1);
   // One layer's region must fit one arena block and one storage-buffer binding.
   const uint64_t region_limit =
       std::min<uint64_t>({uint64_t(1) << 30, ctx.caps().max_storage_buffer_range});
