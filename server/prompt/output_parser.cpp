@@ -4,7 +4,10 @@
 #include <random>
 #include <utility>
 
+#include "server/prompt/gemma4_parser.h"
 #include "server/prompt/harmony_parser.h"
+#include "server/prompt/lfm2_parser.h"
+#include "server/prompt/ministral_parser.h"
 #include "server/prompt/qwen35_parser.h"
 #include "server/prompt/qwen_tool_calls.h"
 #include "server/prompt/thinking_splitter.h"
@@ -18,6 +21,9 @@ struct OutputParser::Impl {
   std::optional<HarmonyParser> harmony;
   std::optional<Qwen35Parser> qwen35;            // PARSER qwen3.5
   std::optional<QwenToolCallParser> qwen_coder;  // PARSER qwen3-coder
+  std::optional<Gemma4Parser> gemma4;            // PARSER gemma4, gemma4-no-thinking
+  std::optional<Lfm2Parser> lfm2;                // PARSER lfm2, lfm2-thinking
+  std::optional<MinistralParser> ministral;      // PARSER ministral
   int next_index = 0;
   std::mt19937_64 rng{std::random_device{}()};
 
@@ -41,6 +47,15 @@ struct OutputParser::Impl {
     } else if (qwen_coder) {
       qwen_coder->feed(text, out.content, out.tool_calls);
       if (last) qwen_coder->finish(out.content);
+    } else if (gemma4) {
+      gemma4->feed(text, out);
+      if (last) gemma4->finish(out);
+    } else if (lfm2) {
+      lfm2->feed(text, out);
+      if (last) lfm2->finish(out);
+    } else if (ministral) {
+      ministral->feed(text, out);
+      if (last) ministral->finish(out);
     } else {
       std::string answer;
       if (thinking) {
@@ -75,6 +90,18 @@ OutputParser::OutputParser(ParserConfig config) : impl_(std::make_unique<Impl>()
   }
   if (config.builtin_parser == "qwen3-coder") {
     impl_->qwen_coder.emplace(std::move(config.tools));
+    return;
+  }
+  if (config.builtin_parser.starts_with("gemma4")) {
+    impl_->gemma4.emplace(config.thinking, config.after_tool_result, std::move(config.tools));
+    return;
+  }
+  if (config.builtin_parser.starts_with("lfm2")) {
+    impl_->lfm2.emplace(config.thinking, config.assistant_prefill, std::move(config.tool_names));
+    return;
+  }
+  if (config.builtin_parser == "ministral") {
+    impl_->ministral.emplace(std::move(config.tool_names));
     return;
   }
   // Without thinking the tags stay in the content, as Ollama leaves them for requests that did

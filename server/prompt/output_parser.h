@@ -4,7 +4,8 @@
 // become ToolCalls as soon as each one is complete; anything else is content. Feeding the text in
 // any pieces gives the same result as feeding it whole. Models whose output is Harmony (gpt-oss)
 // are parsed by HarmonyParser instead (ParserConfig::harmony), and models naming one of Ollama's
-// built-in parsers by theirs (ParserConfig::builtin_parser: Qwen35Parser, QwenToolCallParser).
+// built-in parsers by theirs (ParserConfig::builtin_parser: Qwen35Parser, QwenToolCallParser,
+// Gemma4Parser, Lfm2Parser, MinistralParser).
 #pragma once
 
 #include <memory>

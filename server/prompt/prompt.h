@@ -57,10 +57,12 @@ struct ModelPrompt {
   std::string gguf_chat_template;            // tokenizer.chat_template, "" when absent
   std::string architecture;                  // general.architecture (family quirks: qwen3...)
   std::string name;                          // model name, e.g. "deepseek-r1:8b" (its quirk)
-  // RENDERER ("harmony": the built-in gpt-oss template, whatever TEMPLATE; "gemma4": the
-  // gemma4-instruct template; "qwen3.5", "qwen3-coder": builtin_renderers.h)
+  // RENDERER ("harmony": the built-in gpt-oss template, whatever TEMPLATE; "qwen3.5",
+  // "qwen3-coder", "gemma4", "gemma4-small", "gemma4-large", "lfm2", "lfm2-thinking":
+  // builtin_renderers.h)
   std::string renderer;
-  std::string parser;  // PARSER ("harmony": Harmony output parsing; "qwen3.5", "qwen3-coder")
+  // PARSER ("harmony": Harmony output parsing; the built-in parsers of builtin_renderers.h)
+  std::string parser;
   bool has_projector = false;  // images count 768 tokens each when truncating
 };
 
@@ -112,13 +114,17 @@ struct ParserConfig {
   std::string harmony_prefill;
   bool special_tokens = false;
   // One of Ollama's built-in parsers (builtin_renderers.h), named by the model's PARSER or
-  // detected with its renderer: "qwen3.5" (thinking: `thinking`, from the request's think) or
-  // "qwen3-coder"; "" for the template-driven parsing above. Their tool calls are XML whose
-  // values are typed by the request's tool schemas (`tools`); `assistant_prefill`: the prompt
-  // continues a last assistant message with content (no thinking block opens).
+  // detected with its renderer: "qwen3.5", "qwen3-coder", "gemma4", "gemma4-no-thinking",
+  // "lfm2", "lfm2-thinking", "ministral" (thinking: `thinking`, from the request's think); "" for
+  // the template-driven parsing above. Their calls' values are typed by the request's tool
+  // schemas (`tools`) or by their own notation, and only `tool_names` may be called (ministral,
+  // lfm2); `assistant_prefill`: the prompt continues a last assistant message with content (no
+  // thinking block opens); `after_tool_result`: the prompt ends with tool results (Gemma 4's
+  // prompt then opens the thought channel itself).
   std::string builtin_parser;
   nlohmann::ordered_json tools;
   bool assistant_prefill = false;
+  bool after_tool_result = false;
 };
 
 // One model's prompt builder: resolves and parses the template once; render() is const and
@@ -158,8 +164,9 @@ class PromptBuilder {
   // The model's output is Harmony (gpt-oss): PARSER harmony, RENDERER harmony, or a gpt-oss
   // architecture whose template writes Harmony's <|start|>/<|end|> (Ollama's test).
   bool uses_harmony() const;
-  // Ollama's built-in renderer/parser in use ("qwen3.5", "qwen3-coder"): named by the model's
-  // RENDERER/PARSER, or both detected from its GGUF chat_template; "" when none.
+  // Ollama's built-in renderer/parser in use ("qwen3.5", "gemma4", ...): named by the model's
+  // RENDERER/PARSER, or both detected from its GGUF chat_template (a gemma4 GGUF without one
+  // gets gemma4's); "" when none.
   const std::string& builtin_renderer_name() const;
   const std::string& builtin_parser_name() const;
 

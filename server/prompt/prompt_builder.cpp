@@ -181,6 +181,17 @@ void tag_images(std::vector<Message>& msgs, size_t from, std::vector<std::string
   }
 }
 
+// The names of the request's tools.
+std::vector<std::string> request_tool_names(const nlohmann::ordered_json& tools) {
+  std::vector<std::string> names;
+  if (tools.is_array())
+    for (const auto& t : tools)
+      if (t.is_object() && t.contains("function") && t["function"].is_object() &&
+          t["function"].contains("name") && t["function"]["name"].is_string())
+        names.push_back(t["function"]["name"].get<std::string>());
+  return names;
+}
+
 }  // namespace
 
 struct PromptBuilder::Impl {
@@ -195,9 +206,10 @@ struct PromptBuilder::Impl {
   BuiltinRenderer renderer = BuiltinRenderer::kNone;
   std::string renderer_name, parser_name;
 
-  // RENDERER harmony (or gemma4) wins over everything (Ollama's renderers replace the template);
-  // a gpt-oss (gemma4) GGUF without a TEMPLATE layer or a chat_template we recognise still
-  // renders Harmony (Gemma 4's turns).
+  // RENDERER harmony wins over everything (Ollama's renderers replace the template); a gpt-oss
+  // GGUF without a TEMPLATE layer or a chat_template we recognise still renders Harmony. Gemma
+  // 4's template stands beside its built-in renderer (choose_builtin) for what renderers do not
+  // write (generate's suffix mode, the stop parameter).
   static std::string resolve(const ModelPrompt& m, std::string& detected) {
     if (m.renderer == "harmony") return *named_template_text(kHarmonyTemplate);
     if (m.renderer == "gemma4") {
@@ -247,11 +259,14 @@ struct PromptBuilder::Impl {
   void choose_builtin() {
     if (builtin_renderer(model.renderer) != BuiltinRenderer::kNone) renderer_name = model.renderer;
     if (builtin_parser_traits(model.parser)) parser_name = model.parser;
-    if (model.renderer.empty() && model.parser.empty() && !model.template_text &&
-        detected.empty()) {
-      if (auto format = detect_builtin_format(model.gguf_chat_template)) {
-        renderer_name = *format;
-        parser_name = *format;
+    if (model.renderer.empty() && model.parser.empty() && !model.template_text) {
+      // The named template detected beside it (Gemma 4's) stays for generate's suffix and
+      // template modes and its stop parameters.
+      auto format = detect_builtin_format(model.gguf_chat_template);
+      if (!format && detected == kGemma4Template) format = BuiltinFormat{"gemma4", "gemma4"};
+      if (format) {
+        renderer_name = format->renderer;
+        parser_name = format->parser;
       }
     }
     renderer = builtin_renderer(renderer_name);
@@ -328,16 +343,16 @@ struct PromptBuilder::Impl {
     for (size_t j = 0; j + 1 < n; ++j)
       if (msgs[j].role == "system") system.push_back(msgs[j]);
     std::vector<Message> part = system;
-    if (renderer == BuiltinRenderer::kNone) {
-      tag_images(msgs, n, r.images);
-    } else if (renderer == BuiltinRenderer::kQwen35) {
-      // The renderer numbers the tags over the messages it is given, in order.
-      for (const auto& m : part) r.images.insert(r.images.end(), m.images.begin(), m.images.end());
-      for (size_t k = n; k < msgs.size(); ++k)
-        r.images.insert(r.images.end(), msgs[k].images.begin(), msgs[k].images.end());
-    }
+    if (renderer == BuiltinRenderer::kNone) tag_images(msgs, n, r.images);
     part.insert(part.end(), msgs.begin() + n, msgs.end());
-    r.text = render_messages(part, tools, think);
+    if (renderer == BuiltinRenderer::kNone) {
+      r.text = render_messages(part, tools, think);
+      return r;
+    }
+    // The renderer numbers the tags its own way and says which image each one is.
+    std::vector<ImageRef> refs;
+    r.text = render_builtin(renderer, part, tools, think, &refs);
+    for (const auto& ref : refs) r.images.push_back(part[ref.message].images[ref.image]);
     return r;
   }
 };
@@ -429,12 +444,19 @@ ParserConfig PromptBuilder::parser_config(const nlohmann::ordered_json& tools, c
   const Prepared& p = impl_->prepared;
   ParserConfig c;
   if (!impl_->parser_name.empty()) {
-    // Ollama's built-in parsers think unless think is false (an absent think is true).
+    // Ollama's qwen3.5 parser thinks unless think is false (an absent think is true); the
+    // others only when think is on.
     c.builtin_parser = impl_->parser_name;
-    c.thinking = p.caps.thinking && !(think.set && !think.enabled);
+    c.thinking = p.caps.thinking && (c.builtin_parser == "qwen3.5" ? !(think.set && !think.enabled)
+                                                                   : think.set && think.enabled);
     c.tools = tools;
+    c.tool_names = request_tool_names(tools);
     c.assistant_prefill =
         last_message && last_message->role == "assistant" && !last_message->content.empty();
+    c.after_tool_result = last_message && last_message->role == "tool";
+    // Gemma 4's, LFM2's and Mistral's tags are control tokens: decoded as text for the parser.
+    c.special_tokens = c.builtin_parser.starts_with("gemma4") ||
+                       c.builtin_parser.starts_with("lfm2") || c.builtin_parser == "ministral";
     return c;
   }
   if (impl_->harmony) {
@@ -462,11 +484,7 @@ ParserConfig PromptBuilder::parser_config(const nlohmann::ordered_json& tools, c
   }
   c.tool_tag = p.tool_tag;
   c.tool_arguments_key = p.tool_arguments_key;
-  if (tools.is_array())
-    for (const auto& t : tools)
-      if (t.is_object() && t.contains("function") && t["function"].is_object() &&
-          t["function"].contains("name") && t["function"]["name"].is_string())
-        c.tool_names.push_back(t["function"]["name"].get<std::string>());
+  c.tool_names = request_tool_names(tools);
   return c;
 }
 

@@ -48,30 +48,9 @@ std::string with_json_spaces(std::string_view json) {
   return out;
 }
 
-// A message's text with its images as [img-N] tags: each [img] placeholder takes the next tag,
-// tags for the others go in front (a space between them and text that starts with a letter);
-// content that already holds [img- tags is left alone. `next` counts images across messages.
+// A message's text with its images as [img-N] tags (`next` counts images across messages).
 std::string content_with_images(const Message& m, size_t& next) {
-  const size_t count = m.images.size();
-  if (count == 0) return m.content;
-  std::string content = m.content;
-  if (content.find("[img-") != std::string::npos) {
-    next += count;
-    return content;
-  }
-  std::string prefix;
-  for (size_t i = 0; i < count; ++i) {
-    const std::string tag = "[img-" + std::to_string(next + i) + "]";
-    const size_t at = content.find("[img]");
-    if (at != std::string::npos) {
-      content.replace(at, 5, tag);
-    } else {
-      prefix += tag;
-    }
-  }
-  next += count;
-  if (!prefix.empty() && !content.empty() && go_leading_space(content) == 0) prefix += ' ';
-  return prefix + content;
+  return content_with_image_tags(m.content, m.images.size(), next);
 }
 
 bool is_tool_response(const std::string& content) {

@@ -3,9 +3,11 @@
 // that template renders the conversations as the model's own Jinja template does
 // (testdata/gemma4: its output without BOS, rendered by Python's jinja2; think-*: with
 // enable_thinking, whose <|think|> opens a system turn and whose model turn has no empty thought
-// channel, an earlier answer's thinking dropped). Ollama's gemma4 models (RENDERER gemma4) and a
-// gemma4 GGUF without a chat template get it too. With think on, the output's thought channel
-// (<|channel>thought ... <channel|>) is the thinking.
+// channel, an earlier answer's thinking dropped); the conversations come out the same through
+// Ollama's built-in gemma4-large renderer, which the template selects (gemma4_renderer_test.cpp
+// has the renderer's own cases). Ollama's gemma4 models (RENDERER gemma4) and a gemma4 GGUF
+// without a chat template get the small models' renderer. With think on, the output's thought
+// channel (<|channel>thought ... <channel|>) is the thinking.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -61,6 +63,7 @@ TEST(Gemma4Template, RendersTheGoldenConversations) {
   mp.architecture = "gemma4";
   PromptBuilder b(mp);
   ASSERT_EQ(b.detected_template(), "gemma4-instruct");
+  ASSERT_EQ(b.builtin_renderer_name(), "gemma4-large");
   for (const char* name : {"user", "system-user", "system-user-assistant-user", "think-user",
                            "think-system-user-assistant-user"}) {
     const std::string want = read_gemma4(name);
@@ -73,12 +76,17 @@ TEST(Gemma4Template, OllamasRendererAndTheArchitectureChooseItWithoutATemplate) 
   ModelPrompt by_renderer;
   by_renderer.renderer = "gemma4";  // Ollama's gemma4 models: RENDERER gemma4, no TEMPLATE
   EXPECT_EQ(PromptBuilder(by_renderer).detected_template(), "gemma4-instruct");
+  EXPECT_EQ(PromptBuilder(by_renderer).builtin_renderer_name(), "gemma4");
   ModelPrompt by_arch;
-  by_arch.architecture = "gemma4";  // a GGUF without a chat template
+  by_arch.architecture = "gemma4";  // a GGUF without a chat template: Ollama's gemma4 format
   PromptBuilder b(by_arch);
   EXPECT_EQ(b.detected_template(), "gemma4-instruct");
-  EXPECT_EQ(b.render_chat(gemma4_conversation("system-user"), 4096, {}).text,
-            read_gemma4("system-user"));
+  EXPECT_EQ(b.builtin_renderer_name(), "gemma4");
+  EXPECT_EQ(b.builtin_parser_name(), "gemma4");
+  // The small models' renderer: no empty thought channel when not thinking.
+  std::string want = read_gemma4("system-user");
+  want.erase(want.rfind("<|channel>thought\n<channel|>"));
+  EXPECT_EQ(b.render_chat(gemma4_conversation("system-user"), 4096, {}).text, want);
   ModelPrompt other;
   other.architecture = "gemma3";
   EXPECT_NE(PromptBuilder(other).detected_template(), "gemma4-instruct");
@@ -93,10 +101,9 @@ TEST(Gemma4Template, ThinkingIsItsThoughtChannel) {
   const ParserConfig cfg = b.parser_config(nullptr, on, "<|turn>model\n");
   // Its channel tokens may be control tokens: the reply is decoded with them as text.
   EXPECT_TRUE(cfg.special_tokens);
-  EXPECT_FALSE(cfg.starts_in_thinking);
+  EXPECT_EQ(cfg.builtin_parser, "gemma4");
   const Think off{true, false, ""};
-  EXPECT_FALSE(
-      b.parser_config(nullptr, off, "<|turn>model\n<|channel>thought\n<channel|>").thinking);
+  EXPECT_FALSE(b.parser_config(nullptr, off, "<|turn>model\n").thinking);
   OutputParser parser(cfg);
   ParsedDelta got = parser.feed("<|channel>thought\nThe user greets me.\n<chan");
   const ParsedDelta rest = parser.feed("nel|>Hello! How can I help?");
@@ -105,6 +112,6 @@ TEST(Gemma4Template, ThinkingIsItsThoughtChannel) {
   const ParsedDelta end = parser.finish();
   got.thinking += end.thinking;
   got.content += end.content;
-  EXPECT_EQ(got.thinking, "The user greets me.\n");
+  EXPECT_EQ(got.thinking, "The user greets me.");  // Ollama trims it
   EXPECT_EQ(got.content, "Hello! How can I help?");
 }

@@ -157,8 +157,8 @@ TEST(QwenRenderers, ChosenByNameOrByTheGgufTemplate) {
   const std::string coder_jinja = vkllm::test::file_text(kQwenDir / "Qwen3-Coder.jinja");
   ASSERT_FALSE(qwen35_jinja.empty());
   ASSERT_FALSE(coder_jinja.empty());
-  EXPECT_EQ(detect_builtin_format(qwen35_jinja).value_or(""), "qwen3.5");
-  EXPECT_EQ(detect_builtin_format(coder_jinja).value_or(""), "qwen3-coder");
+  EXPECT_EQ(detect_builtin_format(qwen35_jinja).value_or(BuiltinFormat{}).renderer, "qwen3.5");
+  EXPECT_EQ(detect_builtin_format(coder_jinja).value_or(BuiltinFormat{}).parser, "qwen3-coder");
   // Qwen 3's template (JSON tool calls, no XML example) is not one of them.
   EXPECT_FALSE(detect_builtin_format("<|im_start|>{{ '<tool_call>\\n{\"name\": ' }}<think>"));
 
@@ -192,7 +192,7 @@ TEST(QwenRenderers, ChosenByNameOrByTheGgufTemplate) {
   // Unknown names render with the template, as before.
   ModelPrompt unknown;
   unknown.renderer = "qwen3.8";
-  unknown.parser = "lfm2";
+  unknown.parser = "glm-4.7";
   PromptBuilder u(unknown);
   EXPECT_EQ(u.builtin_renderer_name(), "");
   EXPECT_EQ(u.builtin_parser_name(), "");
