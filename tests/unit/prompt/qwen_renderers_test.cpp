@@ -7,6 +7,7 @@
 
 #include <filesystem>
 
+#include "chat_request_util.h"
 #include "server/prompt/builtin_renderers.h"
 #include "server/prompt/prompt.h"
 #include "tests/support/file_text.h"
@@ -14,40 +15,12 @@
 namespace fs = std::filesystem;
 using namespace vkllm::prompt;
 using ojson = nlohmann::ordered_json;
+using vkllm::prompt::testing::chat_input;
 
 namespace {
 
 const fs::path kQwenDir =
     fs::path(VKLLM_SOURCE_DIR) / "tests" / "unit" / "prompt" / "testdata" / "qwen";
-
-// The fields of an /api/chat body these cases use (the API layer's own conversion is tested
-// with the server; `vkllm debug render` runs these bodies through it in qwen_renderers.test.sh).
-ChatInput chat_input(const ojson& body) {
-  ChatInput in;
-  for (const auto& m : body["messages"]) {
-    Message msg;
-    msg.role = m.value("role", "");
-    msg.content = m.value("content", "");
-    msg.thinking = m.value("thinking", "");
-    msg.tool_name = m.value("tool_name", "");
-    for (const auto& c : m.value("tool_calls", ojson::array())) {
-      ToolCall call;
-      call.name = c["function"].value("name", "");
-      call.arguments = c["function"].value("arguments", ojson::object());
-      msg.tool_calls.push_back(call);
-    }
-    for (size_t i = 0; i < m.value("images", ojson::array()).size(); ++i)
-      msg.images.push_back("img");
-    in.messages.push_back(msg);
-  }
-  in.tools = body.value("tools", ojson());
-  if (body.contains("think")) {
-    in.think.set = true;
-    in.think.enabled = body["think"].get<bool>();
-    in.think.level = in.think.enabled ? "medium" : "";
-  }
-  return in;
-}
 
 PromptBuilder builder_for(const std::string& name) {
   ModelPrompt mp;
