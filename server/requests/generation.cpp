@@ -335,8 +335,9 @@ GenerationService::output_constraint(const GenerationRequest& req,
                                      const prompt::ParserConfig& parser_config,
                                      sched::LoadedModel& model) {
   // What the output must match: forced tool calls, else a grammar/regex/choice, else `format`.
-  // (Harmony and the Qwen built-in parsers' XML calls are syntaxes the tool-call grammar does
-  // not know: tool_choice is not enforced there.)
+  // (Harmony's and the built-in parsers' calls (Qwen's XML, Gemma 4's and LFM2's notations,
+  // Mistral's NAME[ARGS]) are syntaxes the tool-call grammar does not know: tool_choice is not
+  // enforced there.)
   std::optional<sampling::FormatSpec> spec;
   if (req.kind == GenerationRequest::Kind::chat && !parser_config.harmony &&
       parser_config.builtin_parser.empty())

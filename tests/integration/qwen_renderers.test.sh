@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Ollama's built-in renderers through the real server (issues 35/36): a Qwen 3.5 model created
+# Ollama's built-in renderers through the real server (issues 35/36/37): a Qwen 3.5 model created
 # with RENDERER/PARSER qwen3.5 in a Modelfile (`vkllm create`) from a qwen35 make-model fixture,
 # and a Qwen3-Coder one created through /api/create's "renderer"/"parser" fields, list the
 # parsers' capabilities in /api/show; /api/chat (_debug_render_only) and `vkllm debug render`
 # build exactly the golden prompts of tests/unit/prompt/testdata/qwen for Ollama's test
 # conversations with tools; a real /api/chat with tools on the random weights answers (no real
-# call can come from them: the parsers are unit-tested in unit_prompt's QwenParsers).
+# call can come from them: the parsers are unit-tested in unit_prompt's QwenParsers). A gemma4
+# fixture named with RENDERER gemma4-large / lfm2-thinking does the same with Gemma 4's and
+# LFM2's golden cases (testdata/gemma4, testdata/lfm2), and a chat after a tool result is
+# thinking only when think is on (Gemma 4's prompt opened the thought channel).
 source "$(dirname "$0")/lib.sh"
 
 D=$VKLLM_SOURCE_DIR/tests/unit/prompt/testdata/qwen
@@ -71,3 +74,45 @@ expect_eq "$(http_status POST "$VKLLM_URL/api/chat" \
   -d '{"model":"coder","messages":[{"role":"user","content":"hi"}],"think":true,"stream":false}')" \
   400 "coder think: $(body)"
 pass "qwen3-coder: capabilities, 3 golden prompts through /api/chat, no thinking"
+
+# --- Gemma 4 and LFM2 (issues 36/37): Ollama's names on a 2-layer gemma4 fixture ---
+G=$VKLLM_SOURCE_DIR/tests/unit/prompt/testdata
+"$VKLLM_BIN" dev make-model --arch gemma4 --shape 64x2x2x1 --seed 53 \
+  --vocab "$VKLLM_SOURCE_DIR/tests/reference/families/spm-1k-vocab.gguf" -o "$TEST_TMP/g4.gguf" \
+  >/dev/null || fail "make-model gemma4"
+# render_case MODEL FILE NAME RENDERER: a golden case of FILE through /api/chat.
+render_case() {
+  jq -c --arg m "$1" --arg n "$3" --arg r "$4" '.[] | select(.name == $n and .renderer == $r) |
+    .request + {model: $m, stream: false, _debug_render_only: true}' "$G/$2" >"$TEST_TMP/req.json"
+  expect_eq "$(http_status POST "$VKLLM_URL/api/chat" -d @"$TEST_TMP/req.json")" 200 "render $3: $(body)"
+  jq -j '._debug_info.rendered_template' "$TEST_TMP/body" >"$TEST_TMP/got"
+  jq -j --arg n "$3" --arg r "$4" '.[] | select(.name == $n and .renderer == $r) | .prompt' "$G/$2" \
+    >"$TEST_TMP/want"
+  cmp -s "$TEST_TMP/got" "$TEST_TMP/want" ||
+    fail "$3 ($4) through /api/chat differs: $(diff "$TEST_TMP/want" "$TEST_TMP/got" | head -20)"
+}
+printf 'FROM %s\nRENDERER gemma4-large\nPARSER gemma4\n' "$TEST_TMP/g4.gguf" >"$TEST_TMP/Modelfile"
+"$VKLLM_BIN" create g4 -f "$TEST_TMP/Modelfile" >/dev/null 2>&1 || fail "create g4"
+expect_eq "$(capabilities g4)" "completion,thinking,tools" "gemma4 capabilities"
+render_case g4 gemma4/renderer_cases.json thinking_enabled_with_pending_tool_call gemma4-large
+render_case g4 gemma4/renderer_cases.json tool_call_response gemma4-large
+# A real chat with tools after a tool result: the prompt opened the thought channel, so with
+# think on the (random) output is thinking; with think off it is content.
+chat_g4() {
+  jq -c --argjson think "$1" '.request + {model: "g4", stream: false, think: $think,
+    options: {temperature: 0, num_predict: 8}}' <(jq '.[] | select(.name ==
+    "terminal_tool_response_adds_thinking_cue_when_thinking_enabled")' "$G/gemma4/renderer_cases.json") \
+    >"$TEST_TMP/req.json"
+  expect_eq "$(http_status POST "$VKLLM_URL/api/chat" -d @"$TEST_TMP/req.json")" 200 "chat g4: $(body)"
+}
+chat_g4 true
+jq -e '.done and .eval_count == 8 and .message.content == "" and (.message.thinking | length) > 0' \
+  "$TEST_TMP/body" >/dev/null || fail "chat g4 thinking: $(body)"
+chat_g4 false
+jq -e '.done and (.message.thinking // "") == ""' "$TEST_TMP/body" >/dev/null ||
+  fail "chat g4 no thinking: $(body)"
+printf 'FROM %s\nRENDERER lfm2-thinking\nPARSER lfm2-thinking\n' "$TEST_TMP/g4.gguf" >"$TEST_TMP/Modelfile"
+"$VKLLM_BIN" create lfm -f "$TEST_TMP/Modelfile" >/dev/null 2>&1 || fail "create lfm"
+expect_eq "$(capabilities lfm)" "completion,thinking,tools" "lfm2-thinking capabilities"
+render_case lfm lfm2/renderer_cases.json thinking_precedes_tool_calls lfm2-thinking
+pass "gemma4, lfm2: capabilities, golden prompts through /api/chat, thinking after tool results"
