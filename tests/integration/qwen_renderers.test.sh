@@ -95,7 +95,8 @@ printf 'FROM %s\nRENDERER gemma4-large\nPARSER gemma4\n' "$TEST_TMP/g4.gguf" >"$
 "$VKLLM_BIN" create g4 -f "$TEST_TMP/Modelfile" >/dev/null 2>&1 || fail "create g4"
 expect_eq "$(capabilities g4)" "completion,thinking,tools" "gemma4 capabilities"
 render_case g4 gemma4/renderer_cases.json thinking_enabled_with_pending_tool_call gemma4-large
-render_case g4 gemma4/renderer_cases.json tool_call_response gemma4-large
+# (think explicit in both: the server thinks by default for a thinking model, as Ollama does)
+render_case g4 gemma4/renderer_cases.json thinking_explicitly_disabled gemma4-large
 # A real chat with tools after a tool result: the prompt opened the thought channel, so with
 # think on the (random) output is thinking; with think off it is content.
 chat_g4() {
