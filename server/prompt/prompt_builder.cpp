@@ -212,7 +212,8 @@ struct PromptBuilder::Impl {
   // write (generate's suffix mode, the stop parameter).
   static std::string resolve(const ModelPrompt& m, std::string& detected) {
     if (m.renderer == "harmony") return *named_template_text(kHarmonyTemplate);
-    if (m.renderer == "gemma4") {
+    if (const auto r = builtin_renderer(m.renderer);
+        r == BuiltinRenderer::kGemma4 || r == BuiltinRenderer::kGemma4Large) {
       detected = kGemma4Template;
       return *named_template_text(kGemma4Template);
     }

@@ -103,6 +103,18 @@ TEST(BuiltinRenderers, ChosenByTheGgufTemplate) {
   EXPECT_FALSE(m.capabilities().thinking);
 }
 
+TEST(BuiltinRenderers, Gemma4StopsAfterACallAtItsToolResponseMarker) {
+  // After <|tool_call>...<tool_call|> the model writes <|tool_response> and waits for the result
+  // (an end-of-generation token in llama.cpp's Gemma 4 vocabulary): a stop word here.
+  for (const char* renderer : {"gemma4", "gemma4-large"}) {
+    const auto stops = named(renderer, "gemma4").default_parameters().at("stop");
+    EXPECT_EQ(stops, ojson::parse(R"(["<turn|>", "<|tool_response>"])")) << renderer;
+  }
+  ModelPrompt arch;
+  arch.architecture = "gemma4";
+  EXPECT_EQ(PromptBuilder(arch).default_parameters().at("stop").size(), 2u);
+}
+
 TEST(BuiltinRenderers, Gemma4ImagesNumberToolResultsFirstAndDropTheSystemsImages) {
   // Gemma 4 writes a call's results before the answer that carries them, so the result's image
   // takes the first tag; the system message's image gets none (Ollama renders only its text).
