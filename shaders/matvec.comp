@@ -23,6 +23,15 @@
 // token's slot (as rope.comp's rope, rope_kv and kv_copy would, with the same angle expression,
 // rope_angle.glsl).
 
+// MOE_IDS (float activations): the indirect products over the experts a router selected (ggml's
+// MUL_MAT_ID at decode sizes). W is a stacked [K, N, n_expert] tensor, expert e's rows from byte
+// w_off + e * expert_bytes; ids (binding 3) and weights (binding 4) are moe_route's. NUM_COLS is
+// 1 and grid y walks the items:
+//   moe_combine 0: item = pair q = t * n_used + k: y[q] = W[ids[q]] x[x_per_pair ? q : t];
+//   moe_combine 1: item = token t: y[t] (+)= sum over its k of weights[q] * W[ids[q]] x[q],
+//                  the k products summed per invocation before the one reduction.
+// Only the selected experts' rows are read.
+
 // NORM_IN (float activations, subgroup reduction): x is RMS-normalized as it is read, x * w /
 // rms(x) with the norm weight w (binding NORM_W_BINDING), so the RMSNorm between a residual
 // product and this one needs no dispatch of its own: each workgroup reads the whole of x anyway,
@@ -63,6 +72,13 @@ layout(std430, binding = 6) readonly buffer Factors { float freq_factors[]; };
 #else
 layout(std430, binding = 2) buffer Y { float y[]; };
 #endif
+#ifdef MOE_IDS
+#if defined(INT_DOT) || defined(ROPE_KV_EPILOGUE) || defined(NORM_IN)
+#error "MOE_IDS is a plain float-activation variant"
+#endif
+layout(std430, binding = 3) readonly buffer MoeIds { uint moe_ids[]; };
+layout(std430, binding = 4) readonly buffer MoeWeights { float moe_weights[]; };
+#endif
 
 #ifdef NORM_IN
 #if defined(INT_DOT) || defined(REDUCE_SHARED)
@@ -101,6 +117,12 @@ layout(push_constant) uniform Params {
 #endif
 #ifdef NORM_IN
   float norm_eps;  // x's RMSNorm: x * w / sqrt(mean(x^2) + norm_eps)
+#endif
+#ifdef MOE_IDS
+  uint expert_bytes;  // bytes per expert of W
+  uint n_used;        // experts per token
+  uint x_per_pair;    // 1: x has a row per pair; 0: per token (moe_combine 0 only)
+  uint moe_combine;
 #endif
 } p;
 
@@ -192,26 +214,46 @@ void main() {
   float sumsq[NUM_COLS];
   [[unroll]] for (uint c = 0u; c < NUM_COLS; ++c) sumsq[c] = 0.0;
 #endif
+#ifdef MOE_IDS
+  // One pass per product this item sums (moe_combine: its token's n_used pairs), each with its
+  // expert's rows, its x row and its router weight. The passes' decode units are one flat range,
+  // so an invocation's loads for different experts are independent (a loop over passes around
+  // the unit loop made each workgroup wait on its n_used experts one after another).
+  const uint moe_passes = p.moe_combine != 0u ? p.n_used : 1u;
+  for (uint lu = tid; lu < units * moe_passes; lu += gl_WorkGroupSize.x) {
+    const uint pass = lu / units;
+    const uint u = lu - pass * units;
+    const uint q = p.moe_combine != 0u ? col0 * p.n_used + pass : col0;
+    const uint w_base = p.w_off + moe_ids[q] * p.expert_bytes;
+    const uint x_col = p.moe_combine != 0u || p.x_per_pair != 0u ? q : q / p.n_used;
+    const float x_scale = p.moe_combine != 0u ? moe_weights[q] : 1.0;
+#define X_COL(c) x_col
+#define X_SCALE(v) ((v) * x_scale)
+#else
+  const uint w_base = p.w_off;
+#define X_COL(c) (col0 + (c))
+#define X_SCALE(v) (v)
   for (uint u = tid; u < units; u += gl_WorkGroupSize.x) {
+#endif
     const uint kb = u / units_per_block;
     const uint ub = u % units_per_block;
     vec4 w[NUM_ROWS * uint(UNIT / 4)];
     [[unroll]] for (uint r = 0u; r < NUM_ROWS; ++r) {
       const uint row = WEIGHT_ROW(r);
       vec4 wr[UNIT / 4];
-      dequant_unit(p.w_off + (row * blocks_per_row + kb) * QBYTES, ub, wr);
+      dequant_unit(w_base + (row * blocks_per_row + kb) * QBYTES, ub, wr);
       [[unroll]] for (uint v = 0u; v < uint(UNIT / 4); ++v) w[r * uint(UNIT / 4) + v] = wr[v];
     }
     [[unroll]] for (uint c = 0u; c < NUM_COLS; ++c) {
       if (col0 + c < p.n_cols) {
-        const uint xb = ((p.x_off + kb * QK) >> 2) + (col0 + c) * x_col_stride;
+        const uint xb = ((p.x_off + kb * QK) >> 2) + X_COL(c) * x_col_stride;
         [[unroll]] for (uint v = 0u; v < uint(UNIT / 4); ++v) {
 #ifdef NORM_IN
           const vec4 x_raw = xv[xb + (unit_pos(ub, v) >> 2)];
           sumsq[c] += dot(x_raw, x_raw);
           const vec4 xs = x_raw * norm_in_w[(kb * QK + unit_pos(ub, v)) >> 2];
 #else
-          const vec4 xs = xv[xb + (unit_pos(ub, v) >> 2)];
+          const vec4 xs = X_SCALE(xv[xb + (unit_pos(ub, v) >> 2)]);
 #endif
           [[unroll]] for (uint r = 0u; r < NUM_ROWS; ++r)
             acc[r * NUM_COLS + c] += dot(w[r * uint(UNIT / 4) + v], xs);
@@ -219,6 +261,8 @@ void main() {
       }
     }
   }
+#undef X_COL
+#undef X_SCALE
 #endif
 #ifdef NORM_IN
   // The whole workgroup saw all of x: its sum of squares scales the partial dot products (the

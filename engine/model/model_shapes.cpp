@@ -80,9 +80,18 @@ uint32_t parse_dimension(std::string_view text, std::string_view what, std::stri
 }  // namespace
 
 ModelShape parse_model_shape(std::string_view text) {
+  const size_t colon = text.find(':');
+  const std::string_view name = text.substr(0, colon);
   for (const auto& n : kNamedShapes) {
-    if (n.name == text) return n.shape;
+    if (n.name != name) continue;
+    ModelShape s = n.shape;
+    if (colon != std::string_view::npos)
+      s.n_layer = parse_dimension(text.substr(colon + 1), "layer count", text);
+    return s;
   }
+  if (colon != std::string_view::npos)
+    throw std::invalid_argument("model shape '" + std::string(text) + "': '" + std::string(name) +
+                                "' is not a named shape");
   std::vector<std::string_view> parts;
   size_t start = 0;
   while (true) {
@@ -92,15 +101,12 @@ ModelShape parse_model_shape(std::string_view text) {
     start = x + 1;
   }
   if (parts.size() != 4) {
-    throw std::invalid_argument(
-        "model shape '" + std::string(text) +
-        "' is neither a named shape (tiny, test, llama3.2-1b, "
-        "llama3.1-8b, qwen2.5-0.5b, ministral3-3b, ministral3-8b, "
-        "embeddinggemma-300m, lfm2-1.2b, test-deep, test-deep-narrow, "
-        "test-swa-narrow, gemma3n-e2b, gemma3n-e4b, gemma4-e2b, test-moe, test-moe-narrow, "
-        "test-heads-256, "
-        "gemma4-26b-a4b, qwen35-4b) nor WxLxHxKV "
-        "(n_embd x n_layer x n_head x n_head_kv)");
+    std::string names;
+    for (const auto& n : kNamedShapes) names += (names.empty() ? "" : ", ") + std::string(n.name);
+    throw std::invalid_argument("model shape '" + std::string(text) +
+                                "' is neither a named shape (" + names +
+                                ", each optionally :LAYERS) nor WxLxHxKV (n_embd x n_layer x "
+                                "n_head x n_head_kv)");
   }
   ModelShape s;
   s.n_embd = parse_dimension(parts[0], "n_embd", text);

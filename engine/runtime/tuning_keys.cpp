@@ -123,7 +123,7 @@ constexpr TuningKey kKeys[] = {
     // Mixture of experts.
     {"moe_grouped_min_pairs", "auto",
      "MoE steps of at least this many token-expert pairs run grouped expert GEMMs, smaller ones "
-     "the indirect matvec (auto: 32)",
+     "the indirect matvec (auto: max(128, 2 x experts))",
      [](TuningTarget& t, std::string_view v) {
        t.kernels.moe_grouped_min_pairs = parse_u32(v, 1, 1u << 24);
      }},

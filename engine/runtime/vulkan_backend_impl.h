@@ -76,11 +76,12 @@ class VulkanBackend final : public StepBackend {
   // The router's product into Up, routing on the device (shaders/moe_route.comp), then the
   // selected experts' gate and up products into Gate and Up as n_tokens * n_used rows, the GLU
   // into FfnAct, and the down products summed with the router's weights into the residual.
-  // Small steps (fewer pairs than moe_grouped_min_pairs): indirect matvecs (shaders/
-  // moe_matvec.comp), each pair reading its expert's rows. Larger ones: the pairs grouped by
-  // expert on the device (ops::moe_group), grouped GEMMs (MatmulKernels::record_moe_matmul)
-  // reading each expert's weight tile once per tile of its pairs, the down products per pair
-  // into moe_pair_out and summed by ops::moe_combine. Never an unselected expert.
+  // Small steps (fewer pairs than the grouped threshold): indirect matvecs
+  // (MatmulKernels::record_moe_matvec), each pair reading its expert's rows. Larger ones: the pairs
+  // grouped by expert on the device (ops::moe_group), grouped GEMMs
+  // (MatmulKernels::record_moe_matmul) reading each expert's weight tile once per tile of its
+  // pairs, the down products per pair into moe_pair_out and summed by ops::moe_combine. Never an
+  // unselected expert.
   void moe_ffn(const MoeSpec& m, uint32_t n_tokens) override;
   uint64_t moe_grouped_ffns() const override { return moe_grouped_ffns_; }
   // Whether a step of n_tokens runs moe_ffn on the grouped GEMMs.

@@ -13,14 +13,18 @@ using model::Weight;
 
 namespace {
 
-// The auto threshold of the grouped path, in (token, expert) pairs. The indirect matvec reads an
-// expert's weights once per pair; the grouped GEMMs once per tile of an expert's pairs, but pay a
-// grouping dispatch, a combine dispatch and two barriers. On an H200 (tok/s, grouped / matvec;
-// bench/RESULTS.md, "Mixture of experts"): gpt-oss-20b at 2 sequences (8 pairs) 146 / 226, at 4
-// (16) 278 / 260, at 8 (32) 457 / 282; Qwen3-30B-A3B at 8 (64 pairs) 375 / 291, at 16 539 / 327.
-// From 32 pairs the GEMMs win on both however few pairs an expert gets. The tuning key
+// The auto threshold of the grouped path, in (token, expert) pairs: max(128, 2 x experts). The
+// indirect matvec reads an expert's weights once per pair; the grouped GEMMs once per tile of an
+// expert's pairs, but pay a grouping dispatch, a combine dispatch, two barriers and a grid sized
+// for the worst case. On an H200 with the MOE_IDS matvec (4-layer real-width models, tok/s,
+// grouped / matvec): Qwen3-30B-A3B (128 experts, 8 used) at 4 sequences (32 pairs) 2,659 /
+// 4,129, 8 (64) 4,529 / 6,058, 16 (128) 6,318 / 7,465, 32 (256) 8,004 / 7,468; gpt-oss-20b (32
+// experts, 4 used) at 8 (32 pairs) 2,439 / 3,389, 16 (64) 3,677 / 4,086, 32 (128) 5,411 / 3,941.
+// The GEMMs win once an expert gets about two pairs, and never below 128 pairs. The tuning key
 // moe_grouped_min_pairs overrides it.
-constexpr uint32_t kGroupedMinPairs = 32;
+uint32_t grouped_min_pairs(uint32_t n_expert) {
+  return std::max(128u, 2 * n_expert);
+}
 
 }  // namespace
 
@@ -29,6 +33,11 @@ void VulkanBackend::check_moe_weights() const {
     throw std::runtime_error("the Vulkan backend routes at most " +
                              std::to_string(vk::ops::kMoeMaxExperts) + " experts; this model has " +
                              std::to_string(spec_.n_expert));
+  }
+  if (spec_.n_expert_used > vk::ops::kMoeMaxUsed) {
+    throw std::runtime_error(
+        "the Vulkan backend routes at most " + std::to_string(vk::ops::kMoeMaxUsed) +
+        " experts per token; this model uses " + std::to_string(spec_.n_expert_used));
   }
   for (uint32_t l = m_.layers().first; l < m_.layers().end; ++l) {
     for (Weight w : {Weight::FfnGateExps, Weight::FfnUpExps, Weight::FfnDownExps}) {
@@ -52,7 +61,7 @@ void VulkanBackend::check_moe_weights() const {
 
 bool VulkanBackend::moe_grouped(const MoeSpec& m, uint32_t T) const {
   const uint32_t tuned = ctx_.device().tuning().moe_grouped_min_pairs;
-  const uint32_t min_pairs = tuned ? tuned : kGroupedMinPairs;
+  const uint32_t min_pairs = tuned ? tuned : grouped_min_pairs(m.n_expert);
   return uint64_t{T} * m.n_used >= min_pairs;
 }
 
@@ -67,6 +76,7 @@ void VulkanBackend::moe_ffn(const MoeSpec& m, uint32_t T) {
     add_bias({Weight::FfnGateInpBias, m.layer}, {Act::Up, 0, m.n_expert}, m.n_expert, T);
   }
   barrier();
+  mark("moe_router");
   vk::ops::MoeRouteArgs r;
   r.logits = mem_.buf(Act::Up);
   r.ids = mem_.moe_ids;
@@ -87,6 +97,7 @@ void VulkanBackend::moe_ffn(const MoeSpec& m, uint32_t T) {
     rec_->fill(mem_.slice(m.out).sub(0, 4ull * T * E), 0);
   }
   barrier();
+  mark("moe_route");
   if (moe_grouped(m, T)) {
     moe_experts_grouped(m, T);
     if (!rec_->dry()) ++moe_grouped_ffns_;  // the warm-up's dry steps run nothing
@@ -103,7 +114,7 @@ void VulkanBackend::moe_experts_matvec(const MoeSpec& m, uint32_t T) {
   const DeviceTensor& down = get({Weight::FfnDownExps, m.layer});
 
   // Gate and up of every (token, rank) pair.
-  vk::ops::MoeMatvecArgs a;
+  vk::MoeMatvecArgs a;
   a.cols = E;
   a.rows = F;
   a.n_expert = m.n_expert;
@@ -117,13 +128,13 @@ void VulkanBackend::moe_experts_matvec(const MoeSpec& m, uint32_t T) {
     a.type = w->type;
     a.w = w->data;
     a.y = mem_.buf(out);
-    vk::ops::moe_matvec(*rec_, ctx_.pipelines(), a);
+    matmul_.record_moe_matvec(*rec_, a);
     wrote(out);
   }
   moe_gate_up_bias_glu(m, T);
 
   // Down products of each token's pairs, weighted and summed into the residual.
-  vk::ops::MoeMatvecArgs d = a;
+  vk::MoeMatvecArgs d = a;
   d.type = down.type;
   d.w = down.data;
   d.cols = F;
@@ -135,7 +146,7 @@ void VulkanBackend::moe_experts_matvec(const MoeSpec& m, uint32_t T) {
   d.combine = true;
   d.y = mem_.slice(m.out);
   d.y_stride = m.out.stride;
-  vk::ops::moe_matvec(*rec_, ctx_.pipelines(), d);
+  matmul_.record_moe_matvec(*rec_, d);
   moe_down_bias(m, T);
 }
 
@@ -212,8 +223,10 @@ void VulkanBackend::moe_gate_up_bias_glu(const MoeSpec& m, uint32_t T) {
     }
   }
   barrier();
+  mark("moe_gate_up");
   glu(m.act, {Act::Gate}, {Act::Up}, {Act::FfnAct}, F, T * K, {});
   barrier();
+  mark("moe_glu");
 }
 
 void VulkanBackend::moe_down_bias(const MoeSpec& m, uint32_t T) {

@@ -86,8 +86,8 @@ struct KernelTuning {
   // Workgroups per KV head of the chunked decode attention kernel (0: fit to the grid).
   uint32_t attn_head_groups = 0;
   // Mixture-of-experts steps of at least this many (token, expert) pairs group the pairs by
-  // expert and run the grouped GEMMs; smaller ones the indirect matvec (0: auto, 32 pairs;
-  // runtime/vulkan_backend_moe.cpp says why).
+  // expert and run the grouped GEMMs; smaller ones the indirect matvec (0: auto, max(128, 2 x
+  // experts); runtime/vulkan_backend_moe.cpp says why).
   uint32_t moe_grouped_min_pairs = 0;
   // How long the host polls a step's fence before sleeping on it, in microseconds (-1: 2000 on
   // GPUs, 0 on CPU devices, whose workers need the cores).

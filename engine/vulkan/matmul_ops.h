@@ -148,6 +148,20 @@ struct MoeMatmulArgs {
   bool x_per_pair = false;
 };
 
+// The indirect products over the experts a router selected (record_moe_matvec; decode sizes),
+// with W a stacked [cols, rows, n_expert] tensor as in MoeMatmulArgs and ids / weights as
+// ops::moe_route writes them:
+//   combine false: y[q][row] = W[ids[q]][row] . x[x_per_pair ? q : q / n_used]  (q < n_items pairs)
+//   combine true:  y[t][row] += sum_k weights[t * n_used + k] * W[ids[..]][row] . x[t * n_used + k]
+//                  (t < n_items tokens)
+struct MoeMatvecArgs {
+  gguf::TensorType type = gguf::TensorType::F32;
+  BufferSlice w, x, y, ids, weights;
+  uint32_t cols = 0, rows = 0, n_expert = 0, n_used = 0, n_items = 0;
+  uint32_t x_stride = 0, y_stride = 0;  // 0: cols / rows
+  bool x_per_pair = false, combine = false;
+};
+
 class MatmulKernels {
  public:
   // Largest batch handled by one matvec pass; record() switches to the GEMM above it.
@@ -206,6 +220,10 @@ class MatmulKernels {
   // rows before it (scratch from the same ring); throws std::invalid_argument as record_matmul
   // does.
   void record_moe_matmul(CommandRecorder& rec, const MoeMatmulArgs& args);
+  // The indirect expert product (MoeMatvecArgs) on the decode matvec (matvec.comp's MOE_IDS
+  // variants: several rows a workgroup, the sums reduced as record_matvec's are); no barrier
+  // added; throws std::invalid_argument for unsupported types or shapes.
+  void record_moe_matvec(CommandRecorder& rec, const MoeMatvecArgs& args);
 
   // True if record_matmul runs weights of `type` on tensor cores.
   bool coopmat(gguf::TensorType type) const;

@@ -1,7 +1,9 @@
-// MatmulKernels::record_moe_matmul: the grouped expert products of a mixture-of-experts FFN on the
-// tiled GEMMs (shaders/matmul.comp and shaders/matmul_coopmat.comp built with MOE, whose row
-// mapping shaders/moe_gemm_rows.glsl describes).
+// MatmulKernels' expert products of a mixture-of-experts FFN: record_moe_matmul, the grouped
+// products on the tiled GEMMs (shaders/matmul.comp and shaders/matmul_coopmat.comp built with MOE,
+// whose row mapping shaders/moe_gemm_rows.glsl describes), and record_moe_matvec, the indirect
+// products at decode sizes (shaders/matvec.comp built with MOE_IDS).
 #include <algorithm>
+#include <bit>
 #include <stdexcept>
 #include <string>
 
@@ -34,8 +36,18 @@ struct MoeCoopGemmPush {
 
 constexpr uint32_t kMoeXPerPair = 8;  // flags bit 3 (moe_gemm_rows.glsl)
 
+// The matvec's push constants followed by matvec.comp's MOE_IDS fields.
+struct MoeMatvecPush {
+  Push base;
+  uint32_t expert_bytes, n_used, x_per_pair, combine;
+};
+
 void moe_fail(const std::string& what) {
   throw std::invalid_argument("record_moe_matmul: " + what);
+}
+
+void moe_matvec_fail(const std::string& what) {
+  throw std::invalid_argument("record_moe_matvec: " + what);
 }
 
 }  // namespace
@@ -124,6 +136,61 @@ void MatmulKernels::record_moe_matmul(CommandRecorder& rec, const MoeMatmulArgs&
   // Binding 3 is unused by this kernel: y stands in for it.
   rec.dispatch(pipeline, {a.weights, a.x, a.y, a.y, a.groups}, push,
                grid(t.tile_rows, t.tile_tokens));
+}
+
+void MatmulKernels::record_moe_matvec(CommandRecorder& rec, const MoeMatvecArgs& a) {
+  const auto kt = kernel_type(a.type);
+  if (!kt || !ops::moe_matvec_supports(a.type))
+    moe_matvec_fail("no expert kernel for " + type_label(a.type));
+  if (a.rows == 0 || a.cols == 0 || a.n_used == 0 || a.n_expert == 0)
+    moe_matvec_fail("empty shape");
+  if (a.cols % std::max(kt->block_elements, 4u))
+    moe_matvec_fail("cols=" + std::to_string(a.cols) + " is not a multiple of the block");
+  if (a.n_items == 0) return;
+  const uint64_t x_stride = a.x_stride ? a.x_stride : a.cols;
+  const uint64_t y_stride = a.y_stride ? a.y_stride : a.rows;
+  if (x_stride % 4 || x_stride < a.cols || y_stride < a.rows) moe_matvec_fail("bad x or y stride");
+  const uint64_t expert_bytes = weight_tensor_bytes(a.type, a.rows, a.cols);
+  if (expert_bytes * a.n_expert + kWeightReadSlackBytes > (uint64_t{1} << 32))
+    moe_matvec_fail("expert tensor past the kernels' 32-bit byte offsets");
+  // x rows: a pair's or a token's; y rows: a pair's, or a token's under combine.
+  const uint64_t x_rows = a.combine || a.x_per_pair
+                              ? uint64_t{a.n_items} * (a.combine ? a.n_used : 1)
+                              : div_up(uint64_t{a.n_items}, a.n_used);
+  const uint64_t pairs = a.combine ? uint64_t{a.n_items} * a.n_used : a.n_items;
+  if (a.x.size < ((x_rows - 1) * x_stride + a.cols) * 4 ||
+      a.y.size < ((uint64_t{a.n_items} - 1) * y_stride + a.rows) * 4 || a.ids.size < pairs * 4 ||
+      (a.combine && a.weights.size < pairs * 4))
+    moe_matvec_fail("x, y, ids or weights slice is smaller than the shape");
+
+  const DeviceCapabilities& caps = pipelines_.device().caps();
+  // As record_matvec_float's quantized defaults: 4 rows a workgroup share each activation load
+  // (2 for the heavier Q3_K / Q6_K decoders), 128 threads (lavapipe 64) but never more than the
+  // item has decode units (a combine's n_used products are one flat range of them).
+  const bool heavy_decode = a.type == gguf::TensorType::Q6_K || a.type == gguf::TensorType::Q3_K;
+  uint32_t rows_per_group = heavy_decode ? 2 : 4;
+  const uint32_t units = a.cols / kt->unit * (a.combine ? a.n_used : 1);
+  uint32_t threads = std::clamp(std::bit_floor(units), 32u, caps.is_cpu() ? 64u : 128u);
+  if (tuning_.matvec_threads) threads = tuning_.matvec_threads;
+  if (tuning_.matvec_rows) rows_per_group = tuning_.matvec_rows;
+  const uint32_t row_groups = div_up(a.rows, rows_per_group);
+  const uint32_t gx = std::min(row_groups, caps.max_workgroup_count[0]);
+  const Groups groups{gx, a.n_items, div_up(row_groups, gx)};
+  if (groups.y > caps.max_workgroup_count[1] || groups.z > caps.max_workgroup_count[2])
+    moe_matvec_fail("rows=" + std::to_string(a.rows) + " items=" + std::to_string(a.n_items) +
+                    " exceed the device's grid");
+  const MoeMatvecPush push{{a.rows, a.cols, a.n_items, static_cast<uint32_t>(x_stride),
+                            static_cast<uint32_t>(y_stride), 0, 0, 0, a.combine ? 1u : 0u},
+                           static_cast<uint32_t>(expert_bytes),
+                           a.n_used,
+                           a.x_per_pair ? 1u : 0u,
+                           a.combine ? 1u : 0u};
+  const Pipeline& pipeline = pipelines_.get({.shader = std::string("matvec_") + kt->name + "_moe" +
+                                                       (tuning_.shared_reduction ? "_shmem" : ""),
+                                             .num_buffers = 5,
+                                             .push_constant_bytes = sizeof(push),
+                                             .spec = {threads, rows_per_group, 1u}});
+  rec.dispatch(pipeline, {a.w, a.x, a.y, a.ids, a.weights}, push, groups);
 }
 
 }  // namespace vkllm::vk

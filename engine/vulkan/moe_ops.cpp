@@ -27,7 +27,8 @@ constexpr std::array kTypes = {
 void moe_route(CommandRecorder& rec, PipelineCache& pc, const MoeRouteArgs& a) {
   require_arg(a.n_expert > 0 && a.n_expert <= kMoeMaxExperts,
               "moe_route: " + std::to_string(a.n_expert) + " experts (1 to 256 supported)");
-  require_arg(a.n_used > 0 && a.n_used <= a.n_expert, "moe_route: experts per token out of range");
+  require_arg(a.n_used > 0 && a.n_used <= a.n_expert && a.n_used <= kMoeMaxUsed,
+              "moe_route: experts per token out of range (1 to min(experts, 64))");
   if (a.n_tokens == 0) return;
   const bool scaled = static_cast<bool>(a.scales);
   require_arg(!scaled || a.scales.size >= 4ull * a.n_expert,
@@ -36,52 +37,18 @@ void moe_route(CommandRecorder& rec, PipelineCache& pc, const MoeRouteArgs& a) {
     uint32_t n_expert, n_used, n_tokens, norm, top_k_first, scaled;
   } push{a.n_expert,      a.n_used, a.n_tokens, a.norm ? 1u : 0u, a.top_k_first ? 1u : 0u,
          scaled ? 1u : 0u};
-  constexpr uint32_t wg = 64;
+  // One workgroup a token, 64 invocations of 4 logits each (moe_route.comp: 256 experts).
+  static_assert(kMoeMaxExperts == 4 * 64);
   const Pipeline& p = pc.get(
-      {.shader = "moe_route", .num_buffers = 4, .push_constant_bytes = sizeof(push), .spec = {wg}});
+      {.shader = "moe_route", .num_buffers = 4, .push_constant_bytes = sizeof(push), .spec = {64}});
+  const uint32_t gx = std::min(a.n_tokens, 65535u);
   // Without scales the binding is never read: the logits stand in.
   rec.dispatch(p, {a.logits, a.ids, a.weights, scaled ? a.scales : a.logits}, push,
-               {div_up(a.n_tokens, wg), 1, 1});
+               {gx, div_up(a.n_tokens, gx), 1});
 }
 
 bool moe_matvec_supports(TensorType type) {
   return std::find(kTypes.begin(), kTypes.end(), type) != kTypes.end();
-}
-
-void moe_matvec(CommandRecorder& rec, PipelineCache& pc, const MoeMatvecArgs& a) {
-  require_arg(moe_matvec_supports(a.type),
-              "moe_matvec: unsupported weight type " + std::string(gguf::type_name(a.type)));
-  const uint64_t block = gguf::traits(a.type).block_elements;
-  require_arg(
-      a.cols > 0 && a.cols % block == 0 && a.cols % 4 == 0,
-      "moe_matvec: row length " + std::to_string(a.cols) + " is not a multiple of the block");
-  if (a.n_items == 0 || a.rows == 0) return;
-  const uint64_t row_bytes = gguf::row_bytes(a.type, a.cols);
-  const uint64_t expert_bytes = row_bytes * a.rows;
-  require_arg(expert_bytes * a.n_expert < (uint64_t(1) << 32),
-              "moe_matvec: expert tensor larger than 4 GiB");
-  struct {
-    uint32_t cols, rows, row_bytes, expert_bytes, n_used, n_items, x_stride, y_stride, x_per_pair,
-        combine;
-  } push{a.cols,
-         a.rows,
-         static_cast<uint32_t>(row_bytes),
-         static_cast<uint32_t>(expert_bytes),
-         a.n_used,
-         a.n_items,
-         a.x_stride ? a.x_stride : a.cols,
-         a.y_stride ? a.y_stride : a.rows,
-         a.x_per_pair ? 1u : 0u,
-         a.combine ? 1u : 0u};
-  constexpr uint32_t wg = 64;
-  const std::string name = "moe_matvec_" + lower_ascii(gguf::type_name(a.type));
-  const Pipeline& p = pc.get({.shader = name.c_str(),
-                              .num_buffers = 5,
-                              .push_constant_bytes = sizeof(push),
-                              .spec = {wg}});
-  const uint32_t y_groups = std::min<uint32_t>(a.n_items, 65535);
-  const uint32_t z_groups = div_up(a.n_items, y_groups);
-  rec.dispatch(p, {a.w, a.x, a.y, a.ids, a.weights}, push, {a.rows, y_groups, z_groups});
 }
 
 void moe_bias(CommandRecorder& rec, PipelineCache& pc, const MoeBiasArgs& a) {

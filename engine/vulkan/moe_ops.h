@@ -1,8 +1,8 @@
-// Recording the mixture-of-experts kernels (shaders/moe_route.comp, shaders/moe_matvec.comp,
-// shaders/moe_bias.comp, shaders/moe_group.comp, shaders/moe_combine.comp): routing on the
-// device, products over the selected experts whose ids the kernels read from the device (no host
-// round trip), and for the grouped expert GEMMs (MatmulKernels::record_moe_matmul) the pairs
-// grouped by expert and the combine of their down products. One dispatch each, no barrier.
+// Recording the mixture-of-experts kernels besides the expert products (MatmulKernels'
+// record_moe_matvec and record_moe_matmul): routing on the device (shaders/moe_route.comp), so the
+// products read the selected experts' ids there (no host round trip), expert biases
+// (moe_bias.comp), and for the grouped GEMMs the pairs grouped by expert (moe_group.comp) and the
+// combine of their down products (moe_combine.comp). One dispatch each, no barrier.
 #pragma once
 
 #include <cstdint>
@@ -17,8 +17,9 @@ class PipelineCache;
 
 namespace vkllm::vk::ops {
 
-// Most experts moe_route handles.
+// Most experts, and most experts per token, moe_route handles.
 inline constexpr uint32_t kMoeMaxExperts = 256;
+inline constexpr uint32_t kMoeMaxUsed = 64;
 
 // ids[t * n_used + k], weights[..]: token t's k-th most probable expert (softmax of its
 // n_expert logits; ties: the lower index) and its probability, renormalised when `norm`. With
@@ -34,18 +35,7 @@ struct MoeRouteArgs {
 };
 void moe_route(CommandRecorder& rec, PipelineCache& pipelines, const MoeRouteArgs& a);
 
-// Products of the experts `ids` selects from a stacked [cols, rows, n_expert] weight tensor
-// (file layout, repacked where weight_layout.h says; readable 16 bytes past its end):
-//   combine false: y[q][row] = W[ids[q]][row] . x[x_per_pair ? q : q / n_used]  (q < n_items pairs)
-//   combine true:  y[t][row] += sum_k weights[t * n_used + k] * W[ids[..]][row] . x[t * n_used + k]
-//                  (t < n_items tokens; `weights` as moe_route writes them)
-struct MoeMatvecArgs {
-  gguf::TensorType type = gguf::TensorType::F32;
-  BufferSlice w, x, y, ids, weights;
-  uint32_t cols = 0, rows = 0, n_expert = 0, n_used = 0, n_items = 0;
-  uint32_t x_stride = 0, y_stride = 0;  // 0: cols / rows
-  bool x_per_pair = false, combine = false;
-};
+// Whether MatmulKernels::record_moe_matvec takes expert weights of `type`.
 bool moe_matvec_supports(gguf::TensorType type);
 
 // Expert biases (a [rows, n_expert] f32 tensor: expert e's bias is row e), shaders/moe_bias.comp:
@@ -59,7 +49,6 @@ struct MoeBiasArgs {
   bool combine = false;
 };
 void moe_bias(CommandRecorder& rec, PipelineCache& pipelines, const MoeBiasArgs& a);
-void moe_matvec(CommandRecorder& rec, PipelineCache& pipelines, const MoeMatvecArgs& a);
 
 // The n_pairs (token, rank) pairs of `ids` (moe_route's, n_pairs = tokens * n_used) grouped by
 // expert into `groups` (at least moe_group_words(n_pairs) words):
@@ -80,7 +69,7 @@ void moe_group(CommandRecorder& rec, PipelineCache& pipelines, const MoeGroupArg
 // The grouped path's last step (shaders/moe_combine.comp): for each of n_tokens tokens,
 //   y[t * y_stride + row] += sum over k < n_used in rank order of
 //                            weights[t * n_used + k] * pairs[(t * n_used + k) * rows + row]
-// (pairs: each pair's down product, rows floats a row), as moe_matvec's combine sums.
+// (pairs: each pair's down product, rows floats a row), as record_moe_matvec's combine sums.
 struct MoeCombineArgs {
   BufferSlice pairs, weights, y;
   uint32_t rows = 0, n_used = 0, n_tokens = 0;

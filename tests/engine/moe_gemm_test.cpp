@@ -5,7 +5,7 @@
 // types (F16, Q8_0, Q4_K, MXFP4), 5 to 512 tokens and 2 to 8 experts per token, with skewed
 // routing (one expert on every token, so one expert fills the whole worst-case grid) and experts
 // no token selects (their weights all 0xFF bytes, NaN wherever read). The indirect matvec path
-// (moe_matvec) must land within the same bounds (the smaller cases: it is slow on lavapipe).
+// (record_moe_matvec) must land within the same bounds (the smaller cases: it is slow on lavapipe).
 // On a device with tensor cores the grouped GEMMs run there (f16 tolerances) and are checked.
 #include <gtest/gtest.h>
 
@@ -150,7 +150,7 @@ TEST(MoeGrouped, GroupingGemmsAndCombineMatchScalarReferences) {
                             .n_used = c.K,
                             .n_tokens = c.T,
                             .y_stride = Y});
-      vk::ops::MoeMatvecArgs m;
+      vk::MoeMatvecArgs m;
       m.type = c.type;
       m.w = dd;
       m.x = dh;
@@ -164,7 +164,7 @@ TEST(MoeGrouped, GroupingGemmsAndCombineMatchScalarReferences) {
       m.n_items = c.T;
       m.y_stride = Y;
       m.x_per_pair = m.combine = true;
-      if (compare_matvec) vk::ops::moe_matvec(rec, pc, m);
+      if (compare_matvec) kernels.record_moe_matvec(rec, m);
     });
 
     // The list: exact.

@@ -3,7 +3,9 @@
 // backend) against llama.cpp's CPU backend
 // on the same files (tests/reference/moe and tests/reference/gptoss: make-model regenerates them
 // from the recorded seeds): prompt tokens, last logits and the greedy continuation, by the shared
-// references' rules. On Vulkan the prompt takes the grouped expert GEMMs, decode the matvec.
+// references' rules. On Vulkan the prompt takes the grouped expert GEMMs (on a device whose
+// grouped threshold is lowered to 32 pairs: the prompt has 46, below the auto threshold), decode
+// the indirect matvec.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -55,6 +57,18 @@ const Fixture& fixture(const std::string& name) {
   return *f;
 }
 
+// One per test process, like vk_context(), with the grouped expert GEMMs from 32 (token, expert)
+// pairs (auto: max(128, 2 x experts)), so the 23-token prompts take them.
+vk::Context& grouped_context() {
+  static vk::Context context([] {
+    vk::DeviceOptions o;
+    o.tuning.moe_grouped_min_pairs = 32;
+    o.log_summary = false;
+    return o;
+  }());
+  return context;
+}
+
 class MoeVsLlamaCpp : public ::testing::TestWithParam<std::tuple<bool, std::string>> {};
 
 TEST_P(MoeVsLlamaCpp, LogitsAndGreedyContinuationMatchLlamaCpp) {
@@ -77,13 +91,13 @@ TEST_P(MoeVsLlamaCpp, LogitsAndGreedyContinuationMatchLlamaCpp) {
     host.emplace(*f.file, source);
     runner = std::make_unique<Runner>(*host, opts);
   } else {
-    device.emplace(test::vk_context(), *f.file);
+    device.emplace(grouped_context(), *f.file);
     runner = std::make_unique<Runner>(*device, opts);
   }
   Generator gen(*runner);
   const std::vector<float> logits = gen.feed(ref.prompt_tokens);
-  // Vulkan: the prompt's one step (23 tokens x 2 of 8 experts) runs every MoE layer on the
-  // grouped expert GEMMs; the greedy steps below (one token) stay on the indirect matvec.
+  // Vulkan: the prompt's one step (23 tokens x 2 of 8 experts: 46 pairs) runs every MoE layer on
+  // the grouped expert GEMMs; the greedy steps below (one token) stay on the indirect matvec.
   const uint64_t grouped = runner->moe_grouped_ffns();
   if (!cpu) {
     EXPECT_EQ(grouped, device->spec().n_layer) << "MoE layers on the grouped GEMMs";

@@ -1,8 +1,9 @@
 // Mixture-of-experts routing and expert products against scalar references: the router's
 // softmax/top-k/renormalisation (engine/cpu/moe_route.h and shaders/moe_route.comp) on logits
-// with deliberate ties, and the indirect expert matvec (shaders/moe_matvec.comp) for several
-// weight types, with an expert no token selects filled with NaN bytes (it must never be read).
-// Also: expert weights no kernel takes fail the model's load on both backends.
+// with deliberate ties, and the indirect expert matvec (matvec.comp's MOE_IDS variants, with the
+// subgroup and the shared-memory reductions) for several weight types, with an expert no token
+// selects filled with NaN bytes (it must never be read). Also: expert weights no kernel takes fail
+// the model's load on both backends.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include "engine/runtime/host_model.h"
 #include "engine/runtime/model.h"
 #include "engine/runtime/runner.h"
+#include "engine/vulkan/matmul_ops.h"
 #include "engine/vulkan/moe_ops.h"
 #include "tests/engine/kernel_test_support.h"
 #include "tests/reference/reference_forward.h"
@@ -117,11 +119,19 @@ double dot(const float* w, const float* x, uint32_t n) {
 TEST(MoeMatvec, SelectedExpertsMatchScalarProductsAndUnselectedAreNeverRead) {
   SeededRng rng;
   auto& pc = vk_context().pipelines();
+  // The defaults (subgroup reduction where the device has it), and the shared-memory reduction
+  // with 3 rows a workgroup, so the last workgroup's rows run past the expert's (26 rows).
+  vk::MatmulKernels subgroup(pc),
+      shared(pc, {.matvec_threads = 64, .matvec_rows = 3, .shared_reduction = true});
   const uint32_t n_expert = 6, K = 2, T = 5, poisoned = 4;
-  for (TensorType type : {TensorType::F16, TensorType::Q8_0, TensorType::Q4_0, TensorType::Q4_K,
-                          TensorType::Q6_K, TensorType::MXFP4}) {
-    SCOPED_TRACE(std::string(gguf::type_name(type)));
-    const uint32_t cols = 512, rows = 24;
+  for (auto [type, kernels] :
+       {std::pair{TensorType::F16, &subgroup}, std::pair{TensorType::Q8_0, &shared},
+        std::pair{TensorType::Q4_0, &subgroup}, std::pair{TensorType::Q4_K, &subgroup},
+        std::pair{TensorType::Q4_K, &shared}, std::pair{TensorType::Q6_K, &subgroup},
+        std::pair{TensorType::MXFP4, &subgroup}, std::pair{TensorType::MXFP4, &shared}}) {
+    SCOPED_TRACE(std::string(gguf::type_name(type)) +
+                 (kernels == &shared ? " shared-memory reduction" : ""));
+    const uint32_t cols = 512, rows = 26;
     const Experts ex = random_experts(rng, type, cols, rows, n_expert, poisoned);
     std::vector<uint32_t> ids(T * K);
     for (uint32_t t = 0; t < T; ++t) {
@@ -141,7 +151,7 @@ TEST(MoeMatvec, SelectedExpertsMatchScalarProductsAndUnselectedAreNeverRead) {
     const vk::BufferSlice pairs_out = device_filled<float>(arena, size_t(T) * K * rows);
     const vk::BufferSlice summed = to_device(arena, y0);
     run([&](vk::CommandRecorder& rec) {
-      vk::ops::MoeMatvecArgs a;
+      vk::MoeMatvecArgs a;
       a.type = type;
       a.w = dwt;
       a.ids = dids;
@@ -153,12 +163,12 @@ TEST(MoeMatvec, SelectedExpertsMatchScalarProductsAndUnselectedAreNeverRead) {
       a.n_items = T * K;
       a.x = dxt;
       a.y = pairs_out;
-      vk::ops::moe_matvec(rec, pc, a);
+      kernels->record_moe_matvec(rec, a);
       a.n_items = T;
       a.x = dxp;
       a.y = summed;
       a.x_per_pair = a.combine = true;
-      vk::ops::moe_matvec(rec, pc, a);
+      kernels->record_moe_matvec(rec, a);
     });
     std::vector<float> want_pairs(size_t(T) * K * rows), want_sum = y0;
     for (uint32_t q = 0; q < T * K; ++q) {

@@ -369,7 +369,13 @@ TEST(MakeModel, ShapesParseAndBadInputIsAClearError) {
   const ModelShape custom = parse_model_shape("4096x32x32x8");
   EXPECT_EQ(custom.head_dim, 128u);
   EXPECT_EQ(custom.n_ff, 11008u);  // Llama 2 7B's width
-  for (const char* bad : {"12x2", "0x1x1x1", "100x2x3x1", "64x2x4x3", "64x2x4xz", "huge"}) {
+  // A named shape with its layer count replaced: the widths stay.
+  const ModelShape moe4 = parse_model_shape("qwen3-30b-a3b:4");
+  EXPECT_EQ(moe4.n_layer, 4u);
+  EXPECT_EQ(moe4.n_embd, parse_model_shape("qwen3-30b-a3b").n_embd);
+  EXPECT_EQ(moe4.n_expert, 128u);
+  for (const char* bad : {"12x2", "0x1x1x1", "100x2x3x1", "64x2x4x3", "64x2x4xz", "huge",
+                          "llama3.1-8b:0", "llama3.1-8b:x", "64x2x4x2:3", "huge:2"}) {
     EXPECT_THROW(parse_model_shape(bad), std::invalid_argument) << bad;
   }
   try {

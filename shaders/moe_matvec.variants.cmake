@@ -1,5 +1,0 @@
-# moe_matvec_<type>: the indirect expert products for each weight type dequant_weights.glsl decodes.
-foreach(t F32 F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 IQ4_NL Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_XS MXFP4)
-  string(TOLOWER ${t} lt)
-  vkllm_shader_variant(moe_matvec_${lt} moe_matvec.comp TYPE_${t})
-endforeach()
