@@ -34,6 +34,10 @@ void VulkanBackend::check_moe_weights() const {
                              std::to_string(vk::ops::kMoeMaxExperts) + " experts; this model has " +
                              std::to_string(spec_.n_expert));
   }
+  if (!ctx_.device().caps().subgroup_arithmetic()) {
+    throw std::runtime_error(
+        "the Vulkan backend routes experts with subgroup arithmetic, which this device lacks");
+  }
   if (spec_.n_expert_used > vk::ops::kMoeMaxUsed) {
     throw std::runtime_error(
         "the Vulkan backend routes at most " + std::to_string(vk::ops::kMoeMaxUsed) +
