@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/tokenizer/bpe_tokenizer.h"
+#include "engine/tokenizer/spm_bpe_tokenizer.h"
 #include "engine/tokenizer/spm_tokenizer.h"
 #include "engine/tokenizer/unigram_tokenizer.h"
 #include "engine/tokenizer/wordpiece_tokenizer.h"
@@ -11,12 +12,15 @@ namespace vkllm::tokenizer {
 
 std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const gguf::GgufFile& file) {
   Vocab vocab = Vocab::from_gguf(file);
-  if (vocab.kind == VocabKind::kBpe) {
+  if (vocab.kind == VocabKind::kBpe || vocab.kind == VocabKind::kSpmBpe) {
     if (!file.has("tokenizer.ggml.merges")) {
       throw TokenizerError("tokenizer: BPE vocabulary has no tokenizer.ggml.merges");
     }
-    return std::make_unique<BpeTokenizer>(std::move(vocab),
-                                          file.get_array<std::string>("tokenizer.ggml.merges"));
+    const auto merges = file.get_array<std::string>("tokenizer.ggml.merges");
+    if (vocab.kind == VocabKind::kSpmBpe) {
+      return std::make_unique<SpmBpeTokenizer>(std::move(vocab), merges);
+    }
+    return std::make_unique<BpeTokenizer>(std::move(vocab), merges);
   }
   return from_vocab(std::move(vocab));
 }
@@ -30,6 +34,7 @@ std::unique_ptr<Tokenizer> Tokenizer::from_vocab(Vocab vocab) {
     case VocabKind::kUnigram:
       return std::make_unique<UnigramTokenizer>(std::move(vocab));
     case VocabKind::kBpe:
+    case VocabKind::kSpmBpe:
       break;
   }
   throw TokenizerError("tokenizer: a BPE vocabulary needs its merges (use from_gguf)");
@@ -63,6 +68,7 @@ bool Tokenizer::strips_leading_space() const {
     case VocabKind::kWordPiece:
       return true;
     case VocabKind::kBpe:
+    case VocabKind::kSpmBpe:
       break;
   }
   return false;

@@ -1,6 +1,6 @@
 // Text <-> token ids for the vocabularies GGUF models carry: SentencePiece ("llama"), byte-level
-// BPE ("gpt2", pre-tokenizer chosen by tokenizer.ggml.pre), WordPiece ("bert") and SentencePiece
-// unigram ("t5"). Encoding
+// BPE ("gpt2", pre-tokenizer chosen by tokenizer.ggml.pre), WordPiece ("bert"), SentencePiece
+// unigram ("t5") and SentencePiece-style BPE ("gemma4"). Encoding
 // matches llama.cpp's tokenizer (its test vectors are the reference).
 //
 // A Tokenizer is immutable after construction; encode/decode may be called from any thread.

@@ -91,4 +91,21 @@ std::vector<uint32_t> to_codepoints(std::string_view s) {
   return cps;
 }
 
+std::string sanitize(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 16);
+  size_t pos = 0;
+  while (pos < s.size()) {
+    const int n = valid_sequence_length(s.substr(pos));
+    if (n > 0) {
+      out.append(s.substr(pos, static_cast<size_t>(n)));
+      pos += static_cast<size_t>(n);
+    } else {
+      out.append("\xEF\xBF\xBD");
+      ++pos;
+    }
+  }
+  return out;
+}
+
 }  // namespace vkllm::tokenizer::utf8

@@ -30,5 +30,8 @@ bool is_valid(std::string_view s);
 uint32_t decode(std::string_view s, size_t& pos);
 void append(std::string& out, uint32_t codepoint);
 std::vector<uint32_t> to_codepoints(std::string_view s);
+// s with every byte that is not part of valid UTF-8 replaced by U+FFFD, as llama.cpp reads
+// invalid input before pre-tokenizing it.
+std::string sanitize(std::string_view s);
 
 }  // namespace vkllm::tokenizer::utf8

@@ -14,9 +14,11 @@ namespace {
 // Token texts that end a turn in the chat formats llama.cpp knows; any token with one of these
 // texts stops generation, as in llama.cpp (the id keys alone miss e.g. Llama 3's <|eom_id|>).
 constexpr std::string_view kEndOfGenerationTexts[] = {
-    "<|eot_id|>",      "<|im_end|>",         "<|end|>",    "<|return|>", "<|call|>",
-    "<end_of_turn>",   "<|endoftext|>",      "<|eom_id|>", "<EOT>",      "_<EOT>",
-    "<|end_of_text|>", "<end_of_utterance>", "</s>"};
+    "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<end_of_turn>",
+    "<|endoftext|>", "<|eom_id|>", "<EOT>", "_<EOT>", "<|end_of_text|>", "<end_of_utterance>",
+    "</s>",
+    // Gemma 4: its EOS, the end of a turn, and the model's turn ending after a tool call.
+    "<eos>", "<turn|>", "<|tool_response>"};
 constexpr std::string_view kEndOfTurnTexts[] = {
     "<|eot_id|>",        "<|im_end|>", "<|end|>", "<end_of_turn>",
     "<|endoftext|>",     "<EOT>",      "_<EOT>",  "<｜end▁of▁sentence｜>",
@@ -96,11 +98,15 @@ Vocab Vocab::from_gguf(const gguf::GgufFile& f) {
     v.kind = VocabKind::kWordPiece;
   } else if (v.model == "t5") {
     v.kind = VocabKind::kUnigram;
+  } else if (v.model == "gemma4") {
+    v.kind = VocabKind::kSpmBpe;
   } else {
     throw TokenizerError("tokenizer: unsupported tokenizer.ggml.model '" + v.model +
-                         "' (supported: llama, gpt2, bert, t5)");
+                         "' (supported: llama, gpt2, bert, t5, gemma4)");
   }
   v.pre = f.get_optional<std::string>("tokenizer.ggml.pre").value_or("default");
+  // The model fixes the pre-tokenizer whatever the file says (llama.cpp's converter writes none).
+  if (v.kind == VocabKind::kSpmBpe) v.pre = "gemma4";
   if (!f.has("tokenizer.ggml.tokens"))
     throw TokenizerError("tokenizer: GGUF has no tokenizer.ggml.tokens");
   v.tokens = f.get_array<std::string>("tokenizer.ggml.tokens");
@@ -156,6 +162,9 @@ Vocab Vocab::from_gguf(const gguf::GgufFile& f) {
     case VocabKind::kUnigram:  // T5's: no BOS, </s> after the text
       def_eos = 1, def_unk = 2, def_pad = 0, def_add_eos = true;
       break;
+    case VocabKind::kSpmBpe:  // every id from the file
+      def_add_bos = true;
+      break;
   }
   v.unk = special_id(f, "tokenizer.ggml.unknown_token_id", def_unk, n_vocab);
   v.sep = special_id(f, "tokenizer.ggml.seperator_token_id", def_sep, n_vocab);
@@ -177,10 +186,13 @@ Vocab Vocab::from_gguf(const gguf::GgufFile& f) {
     add_eos = f.get_optional<bool>("tokenizer.ggml.add_sep_token");
   }
   v.add_eos = add_eos.value_or(def_add_eos);
+  // Gemma 4 needs its BOS: llama.cpp adds it even where the file says not to.
+  if (v.kind == VocabKind::kSpmBpe) v.add_bos = true;
   if (v.add_bos && v.bos < 0) v.add_bos = false;
   if (v.add_eos && v.eos < 0) v.add_eos = false;
-  v.add_space_prefix = f.get_optional<bool>("tokenizer.ggml.add_space_prefix")
-                           .value_or(v.kind != VocabKind::kUnigram);
+  v.add_space_prefix =
+      v.kind != VocabKind::kSpmBpe && f.get_optional<bool>("tokenizer.ggml.add_space_prefix")
+                                          .value_or(v.kind != VocabKind::kUnigram);
   if (v.kind == VocabKind::kUnigram) {
     v.remove_extra_whitespaces =
         f.get_optional<bool>("tokenizer.ggml.remove_extra_whitespaces").value_or(false);
@@ -223,6 +235,14 @@ Vocab Vocab::from_gguf(const gguf::GgufFile& f) {
     const int32_t end = v.find("<|end|>");
     std::erase(v.end_of_generation, end);
     v.types[static_cast<size_t>(end)] = TokenType::kUserDefined;
+  }
+
+  // Gemma 4 has a "</s>" that is no end of anything: as llama.cpp, a vocabulary that ends turns
+  // with <|tool_response> keeps </s> as a normal token (not split out of text, not a stop).
+  if (is_eog("<|tool_response>") && is_eog("</s>")) {
+    const int32_t s = v.find("</s>");
+    std::erase(v.end_of_generation, s);
+    v.types[static_cast<size_t>(s)] = TokenType::kNormal;
   }
 
   for (int32_t id = 0; id < n_vocab; ++id) {

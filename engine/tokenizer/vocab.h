@@ -25,8 +25,9 @@ enum class TokenType : int32_t {
 };
 
 // kSpm: SentencePiece BPE ("llama"); kBpe: byte-level BPE ("gpt2"); kWordPiece: "bert";
-// kUnigram: SentencePiece unigram with its normalizer ("t5": T5, XLM-RoBERTa).
-enum class VocabKind { kSpm, kBpe, kWordPiece, kUnigram };
+// kUnigram: SentencePiece unigram with its normalizer ("t5": T5, XLM-RoBERTa); kSpmBpe: BPE
+// merges over SentencePiece-style pieces (▁ for spaces, <0xXX> byte tokens: "gemma4", Gemma 4).
+enum class VocabKind { kSpm, kBpe, kWordPiece, kUnigram, kSpmBpe };
 
 struct Vocab {
   VocabKind kind = VocabKind::kSpm;

@@ -1,7 +1,8 @@
 // `vkllm dev ...`: developer tools. `dev make-model` writes random-weight models with real
 // architecture layouts for tests and benchmarks, `dev make-lora` a random LoRA adapter for one of
-// them (llama.cpp's adapter format); `dev make-vocab` writes the Llama 3 tokenizer as a
-// vocab-only GGUF for them; `dev encode-image` runs a vision projector's encoder on one image.
+// them (llama.cpp's adapter format); `dev make-vocab` writes the Llama 3 tokenizer (or a small
+// Gemma 4-style one) as a vocab-only GGUF for them; `dev encode-image` runs a vision projector's
+// encoder on one image.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -18,6 +19,7 @@
 #include "engine/model/lora_maker.h"
 #include "engine/model/model_maker.h"
 #include "engine/model/projector_maker.h"
+#include "engine/tokenizer/gemma4_vocab.h"
 #include "engine/tokenizer/llama3_vocab.h"
 #include "engine/vision/image_encoder.h"
 #include "engine/vision/image_preprocess.h"
@@ -129,6 +131,7 @@ int make_lora(const MakeLoraArgs& args) {
 }
 
 struct MakeVocabArgs {
+  std::string kind = "llama3";
   std::string encoder;
   std::string merges;
   std::string output;
@@ -136,6 +139,21 @@ struct MakeVocabArgs {
 
 int make_vocab(const MakeVocabArgs& args) {
   gguf::GgufWriter writer;
+  if (args.kind == "gemma4") {
+    tokenizer::add_gemma4_test_vocab(writer);
+    writer.write(args.output);
+    const auto file = gguf::GgufFile::open(args.output);
+    std::printf("wrote %s: Gemma 4-style BPE test vocabulary, %zu tokens, %zu merges\n",
+                args.output.c_str(), file.get_array<std::string>("tokenizer.ggml.tokens").size(),
+                file.get_array<std::string>("tokenizer.ggml.merges").size());
+    return 0;
+  }
+  if (args.kind != "llama3") {
+    throw std::invalid_argument("unknown --kind '" + args.kind + "' (llama3, gemma4)");
+  }
+  if (args.encoder.empty() || args.merges.empty()) {
+    throw std::invalid_argument("--kind llama3 needs --encoder and --merges");
+  }
   tokenizer::add_llama3_vocab(args.encoder, args.merges, writer);
   writer.write(args.output);
   std::printf("wrote %s: Llama 3 BPE vocabulary, %d tokens\n", args.output.c_str(),
@@ -285,12 +303,17 @@ void add_dev_commands(CLI::App& app) {
 
   auto vocab_args = std::make_shared<MakeVocabArgs>();
   CLI::App* vocab = dev->add_subcommand(
-      "make-vocab", "Write the Llama 3 BPE tokenizer (128256 tokens) as a vocab-only GGUF");
-  vocab->add_option("--encoder", vocab_args->encoder, "encoder.json (BPE token -> id)")
-      ->required()
+      "make-vocab",
+      "Write a tokenizer as a vocab-only GGUF: the Llama 3 BPE one (128256 tokens) or a small "
+      "Gemma 4-style one");
+  vocab
+      ->add_option("--kind", vocab_args->kind,
+                   "llama3 (from --encoder and --merges) or gemma4 (built in: SentencePiece-style "
+                   "BPE, byte tokens, Gemma 4's special tokens)")
+      ->capture_default_str();
+  vocab->add_option("--encoder", vocab_args->encoder, "llama3: encoder.json (BPE token -> id)")
       ->check(CLI::ExistingFile);
-  vocab->add_option("--merges", vocab_args->merges, "vocab.bpe (one merge per line)")
-      ->required()
+  vocab->add_option("--merges", vocab_args->merges, "llama3: vocab.bpe (one merge per line)")
       ->check(CLI::ExistingFile);
   vocab->add_option("-o,--output", vocab_args->output, "Output GGUF path")->required();
   vocab->callback([vocab_args] { run_command([vocab_args] { return make_vocab(*vocab_args); }); });
