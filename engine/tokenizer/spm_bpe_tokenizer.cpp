@@ -74,10 +74,12 @@ std::string SpmBpeTokenizer::piece_of(int32_t id) const {
     case TokenType::kUserDefined:
       return text;
     case TokenType::kNormal:
-      return spaces_unescaped(text);
     case TokenType::kByte: {
+      // Ollama's converter, reading tokenizer.json, types the <0xXX> tokens as normal ones; its
+      // runner still decodes them as bytes, and so does this.
       const int b = byte_of_token_text(text);
-      return b >= 0 ? std::string(1, static_cast<char>(b)) : std::string();
+      if (b >= 0) return std::string(1, static_cast<char>(b));
+      return vocab_.type(id) == TokenType::kNormal ? spaces_unescaped(text) : std::string();
     }
     default:  // unused tokens render as nothing, as in llama.cpp
       return {};

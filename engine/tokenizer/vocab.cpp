@@ -24,6 +24,11 @@ constexpr std::string_view kEndOfTurnTexts[] = {
     "<|endoftext|>",     "<EOT>",      "_<EOT>",  "<｜end▁of▁sentence｜>",
     "<end_of_utterance>"};
 
+// Gemma 4's markers of thinking, tool calls and their results, and its string quote.
+constexpr std::string_view kGemma4VisibleTexts[] = {
+    "<|channel>",       "<channel|>",       "<|tool_call>", "<tool_call|>",
+    "<|tool_response>", "<tool_response|>", "<|\"|>"};
+
 // Pre-tokenizers after which llama.cpp adds BOS by default (the Llama 3 family).
 constexpr std::string_view kAddBosPre[] = {"llama3",    "llama-v3", "llama-bpe", "falcon3",
                                            "falcon-h1", "pixtral",  "midm-2.0",  "lfm2"};
@@ -105,6 +110,9 @@ Vocab Vocab::from_gguf(const gguf::GgufFile& f) {
                          "' (supported: llama, gpt2, bert, t5, gemma4)");
   }
   v.pre = f.get_optional<std::string>("tokenizer.ggml.pre").value_or("default");
+  // Ollama's converter writes Gemma 4's vocabulary as "llama" with pre-tokenizer "gemma4" (and the
+  // merges); its runner tokenizes it as this BPE, not as SentencePiece's score-driven one.
+  if (v.model == "llama" && v.pre == "gemma4") v.kind = VocabKind::kSpmBpe;
   // The model fixes the pre-tokenizer whatever the file says (llama.cpp's converter writes none).
   if (v.kind == VocabKind::kSpmBpe) v.pre = "gemma4";
   if (!f.has("tokenizer.ggml.tokens"))
@@ -197,6 +205,17 @@ Vocab Vocab::from_gguf(const gguf::GgufFile& f) {
     v.remove_extra_whitespaces =
         f.get_optional<bool>("tokenizer.ggml.remove_extra_whitespaces").value_or(false);
     v.precompiled_charsmap = charsmap_bytes(f);
+  }
+
+  if (v.kind == VocabKind::kSpmBpe) {
+    // Gemma 4's chat markers always render, so that the chat parser reads them: llama.cpp's
+    // converter makes them user-defined; Ollama's leaves them control tokens, and its runner
+    // renders every token.
+    for (std::string_view t : kGemma4VisibleTexts) {
+      if (int32_t id = v.find(t); id >= 0 && v.type(id) == TokenType::kControl) {
+        v.types[static_cast<size_t>(id)] = TokenType::kUserDefined;
+      }
+    }
   }
 
   if (v.eot < 0) {

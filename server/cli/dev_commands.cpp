@@ -76,7 +76,17 @@ int make_model(const MakeModelArgs& args) {
   options.threads = args.threads;
 
   const auto start = std::chrono::steady_clock::now();
-  const gguf::GgufFile vocab = gguf::GgufFile::open(args.vocab);
+  // Gemma 4 fixtures default to the built-in Gemma 4-style vocabulary (the real tokenizer's kind).
+  std::vector<uint8_t> builtin_vocab;
+  if (args.vocab.empty()) {
+    if (args.arch != "gemma4") {
+      throw std::invalid_argument("--vocab is required for --arch " + args.arch +
+                                  " (only gemma4 has a built-in vocabulary)");
+    }
+    builtin_vocab = tokenizer::build_gemma4_test_vocab_gguf();
+  }
+  const gguf::GgufFile vocab =
+      args.vocab.empty() ? gguf::GgufFile::parse(builtin_vocab) : gguf::GgufFile::open(args.vocab);
   gguf::GgufWriter writer;
   model::build_random_model(options, vocab, writer);
   std::optional<gguf::GgufWriter> projector;
@@ -259,8 +269,9 @@ void add_dev_commands(CLI::App& app) {
                    "F32, F16, BF16, Q8_0, Q4_0, Q4_K_M, Q5_K_M, Q6_K or MXFP4_MOE (MoE "
                    "architectures: MXFP4 experts, Q8_0 elsewhere, as llama-quantize writes it)")
       ->capture_default_str();
-  make->add_option("--vocab", args->vocab, "GGUF whose tokenizer (and vocabulary size) to use")
-      ->required()
+  make->add_option("--vocab", args->vocab,
+                   "GGUF whose tokenizer (and vocabulary size) to use; gemma4 without it: the "
+                   "built-in Gemma 4-style vocabulary (make-vocab --kind gemma4)")
       ->check(CLI::ExistingFile);
   make->add_option(
           "--layout", args->layout,

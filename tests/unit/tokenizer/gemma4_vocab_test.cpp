@@ -89,6 +89,39 @@ TEST(Gemma4Vocab, BosIsAddedWhateverTheFileSays) {
   EXPECT_EQ(tok->encode("Hello", true, true).front(), tok->bos());
 }
 
+// Ollama's converter writes the same vocabulary as "llama" with pre-tokenizer "gemma4", leaves the
+// chat markers control tokens and (from tokenizer.json) the byte tokens normal ones: it tokenizes
+// and renders as llama.cpp's file does.
+TEST(Gemma4Vocab, OllamaLayoutTokenizesTheSame) {
+  gguf::GgufWriter w;
+  add_gemma4_test_vocab(w);
+  w.set_string("tokenizer.ggml.model", "llama");
+  w.set_string("tokenizer.ggml.pre", "gemma4");
+  const Vocab& fixture = gemma4_tokenizer().vocab();
+  std::vector<int32_t> types(fixture.types.size());
+  for (size_t i = 0; i < types.size(); ++i) {
+    types[i] = fixture.tokens[i] == "</s>" ? 3 : static_cast<int32_t>(fixture.types[i]);
+    if (types[i] == 4) types[i] = 3;  // user-defined -> control
+    if (types[i] == 6) types[i] = 1;  // byte -> normal (read from tokenizer.json)
+  }
+  w.set_i32s("tokenizer.ggml.token_type", types);
+  const std::vector<uint8_t> bytes = w.serialize();
+  const auto tok = Tokenizer::from_gguf(gguf::GgufFile::parse(bytes));
+  EXPECT_EQ(tok->vocab().kind, VocabKind::kSpmBpe);
+  const auto doc = nlohmann::json::parse(testing::read_file(gemma4tok_dir() / "tokens.json"));
+  for (const auto& c : doc.at("cases")) {
+    const auto text = c.at("text").get<std::string>();
+    EXPECT_EQ(tok->encode(text, true, true), c.at("special").get<std::vector<int32_t>>()) << text;
+    EXPECT_EQ(tok->encode(text, false, false), c.at("plain").get<std::vector<int32_t>>()) << text;
+    EXPECT_EQ(tok->decode(c.at("special").get<std::vector<int32_t>>()),
+              c.at("pieces").get<std::string>())
+        << text;
+  }
+  for (int32_t id = 0; id < tok->vocab_size(); ++id) {
+    EXPECT_EQ(tok->is_end_of_generation(id), gemma4_tokenizer().is_end_of_generation(id)) << id;
+  }
+}
+
 TEST(Gemma4Vocab, InvalidUtf8BecomesReplacementCharacterBytes) {
   const Tokenizer& tok = gemma4_tokenizer();
   const Vocab& v = tok.vocab();
