@@ -50,8 +50,11 @@ TEST(Gemma4Vocab, IdsMatchLlamaCpp) {
     EXPECT_EQ(tok.decode(c.at("special").get<std::vector<int32_t>>()),
               c.at("pieces").get<std::string>())
         << "decode: " << text;
-    // Plain encoding loses nothing: every character is a piece or byte tokens.
-    EXPECT_EQ(tok.decode(tok.encode(text, false, false)), text) << "round trip: " << text;
+    // Plain encoding loses nothing (every character is a piece or byte tokens) but a literal ▁,
+    // which is the vocabulary's space.
+    if (text.find("\xE2\x96\x81") == std::string::npos) {
+      EXPECT_EQ(tok.decode(tok.encode(text, false, false)), text) << "round trip: " << text;
+    }
   }
   EXPECT_EQ(tok.bos(), doc.at("bos").get<int32_t>());
   EXPECT_EQ(tok.add_bos(), doc.at("add_bos").get<bool>());
