@@ -22,9 +22,7 @@ std::filesystem::path gemma4tok_dir() {
 }
 
 const Tokenizer& gemma4_tokenizer() {
-  static const auto tok =
-      Tokenizer::from_gguf(gguf::GgufFile::open(gemma4tok_dir() / "gemma4-vocab.gguf"));
-  return *tok;
+  return testing::vocab_tokenizer("gemma4");
 }
 
 TEST(Gemma4Vocab, FixtureIsWhatMakeVocabWrites) {

@@ -91,7 +91,7 @@ TEST_P(Incremental, RandomUnicodeStreamsLikeDecode) {
 
 INSTANTIATE_TEST_SUITE_P(Vocabs, Incremental,
                          ::testing::Values("llama-spm", "phi-3", "gpt-2", "llama-bpe",
-                                           "deepseek-llm", "bert-bge"),
+                                           "deepseek-llm", "bert-bge", "gemma4"),
                          test::ParamName());
 
 TEST(IncrementalDecoder, ByteTokensAreHeldUntilTheCharacterIsComplete) {

@@ -42,6 +42,10 @@ const Tokenizer& vocab_tokenizer(const std::string& name) {
       const auto image = build_llama3_vocab_gguf(dir / "encoder.json", dir / "vocab.bpe");
       const auto file = gguf::GgufFile::parse(image);
       slot = Tokenizer::from_gguf(file);
+    } else if (name == "gemma4") {
+      const auto file = gguf::GgufFile::open(std::filesystem::path(VKLLM_SOURCE_DIR) / "tests" /
+                                             "reference" / "gemma4tok" / "gemma4-vocab.gguf");
+      slot = Tokenizer::from_gguf(file);
     } else {
       const auto file = gguf::GgufFile::open(vocab_dir() / ("ggml-vocab-" + name + ".gguf"));
       slot = Tokenizer::from_gguf(file);

@@ -17,7 +17,8 @@ std::filesystem::path shared_dir();
 std::filesystem::path vocab_dir();
 std::string read_file(const std::filesystem::path& path);
 
-// "llama-spm" -> ggml-vocab-llama-spm.gguf; "llama-bpe" is built from llama3.2/. Cached per
+// "llama-spm" -> ggml-vocab-llama-spm.gguf; "llama-bpe" is built from llama3.2/, "gemma4" is
+// tests/reference/gemma4tok's vocabulary. Cached per
 // process (loading the larger vocabularies takes a moment).
 const Tokenizer& vocab_tokenizer(const std::string& name);
 // Every vocabulary GGUF in the shared folder plus "llama-bpe", sorted.
