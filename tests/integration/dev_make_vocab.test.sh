@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `vkllm dev make-vocab` writes the Llama 3 tokenizer as a vocab-only GGUF: 128256 tokens with
 # the special tokens at 128000+, and it tokenizes llama.cpp's llama-bpe vectors exactly. Bad
-# inputs fail with a clear message.
+# inputs fail with a clear message. `--kind gemma4` writes the committed Gemma 4-style vocabulary,
+# which make-model --arch gemma4 uses without --vocab.
 set -euo pipefail
 : "${VKLLM_BIN:?}" "${VKLLM_SHARED_DIR:?}"
 vocab="$VKLLM_SHARED_DIR/testdata/vocab"
@@ -42,3 +43,21 @@ set -e
 [[ "$err" == vkllm:*bad.json* ]] || fail "bad JSON message: $err"
 [ ! -e "$tmp/x.gguf" ] || fail "a failed make-vocab left an output file"
 echo "make-vocab: bad inputs rejected"
+
+# The Gemma 4-style vocabulary: the committed fixture byte for byte, its chat markers single ids
+# after the BOS llama.cpp forces, and make-model's default for gemma4.
+: "${VKLLM_SOURCE_DIR:?}"
+"$VKLLM_BIN" dev make-vocab --kind gemma4 -o "$tmp/gemma4-vocab.gguf" >/dev/null
+cmp -s "$tmp/gemma4-vocab.gguf" "$VKLLM_SOURCE_DIR/tests/reference/gemma4tok/gemma4-vocab.gguf" ||
+  fail "make-vocab --kind gemma4 differs from tests/reference/gemma4tok/gemma4-vocab.gguf"
+got=$("$VKLLM_BIN" tokenize --model "$tmp/gemma4-vocab.gguf" $'<|turn>user\n<turn|>')
+[ "$got" = '{"ids":[2,6,321,319,348,19,7]}' ] || fail "gemma4 markers: $got"
+"$VKLLM_BIN" dev make-model --arch gemma4 --shape test-swa-narrow -o "$tmp/g4.gguf" >/dev/null
+got=$("$VKLLM_BIN" tokenize --model "$tmp/g4.gguf" $'<|turn>user\n<turn|>')
+[ "$got" = '{"ids":[2,6,321,319,348,19,7]}' ] || fail "make-model gemma4 default vocab: $got"
+set +e
+err=$("$VKLLM_BIN" dev make-vocab -o "$tmp/y.gguf" 2>&1 >/dev/null)
+rc=$?
+set -e
+[ $rc -eq 1 ] && [[ "$err" == *"--encoder and --merges"* ]] || fail "llama3 without inputs: $rc $err"
+echo "make-vocab: gemma4 vocabulary and make-model's default"
