@@ -1,6 +1,7 @@
 #include "engine/model/mamba2_maker.h"
 
 #include <memory>
+#include <numeric>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,7 +62,8 @@ void build_mamba2_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
   const uint64_t E = s.n_embd, qd = uint64_t{s.n_head} * s.head_dim,
                  kv = uint64_t{s.n_head_kv} * s.head_dim, ff = s.n_ff;
   const uint64_t di = 2 * E, nh = di / kMambaHeadDim, ds = wide ? 128 : 64;
-  const uint64_t ng = granite ? (wide ? 1 : 2) : (wide ? 8 : 4);
+  // Groups divide the heads (narrow shapes have few heads).
+  const uint64_t ng = std::gcd(uint64_t{granite ? (wide ? 1u : 2u) : (wide ? 8u : 4u)}, nh);
   const uint64_t C = di + 2 * ng * ds, in_proj = di + C + nh;
 
   std::vector<uint32_t> kv_heads, ff_widths;

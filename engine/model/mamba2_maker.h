@@ -21,7 +21,8 @@ namespace vkllm::model {
 //
 // nemotron_h: layers in the pattern M-M-M-M*- (M a mixer, * attention without RoPE, - an FFN of
 // relu^2); shapes of 3 layers or fewer (`test`: 3 layers, whatever it says) are M*-; 8 groups
-// (4 below 1024 wide). Throws std::invalid_argument for an inconsistent shape.
+// (4 below 1024 wide; fewer where there are fewer heads). Throws std::invalid_argument for an
+// inconsistent shape.
 void build_mamba2_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
                         gguf::GgufWriter& w);
 
