@@ -1,6 +1,7 @@
 #version 450
 // x *= act(gate) over rows of n (runtime::StepBackend::gate_rows): sigmoid (Qwen3.5's attention
-// output gate) or SiLU (its DeltaNet's gated norm). Row r of x at x_off + r * x_stride, of the
+// output gate), SiLU (its DeltaNet's and Mamba-2's gated norm) or ReLU (x and gate the same rows:
+// Nemotron-H's relu^2). Each invocation reads its gate element before writing x's. Row r of x at x_off + r * x_stride, of the
 // gate at g_off + r * g_stride (floats). Grid: x covers a row, y + z * 65535 the rows.
 
 layout(local_size_x_id = 0) in;
@@ -13,7 +14,7 @@ layout(push_constant) uniform Params {
   uint rows;
   uint x_off, x_stride;
   uint g_off, g_stride;
-  uint silu;  // 0: sigmoid
+  uint act;  // 0: sigmoid, 1: SiLU, 2: ReLU
 } p;
 
 void main() {
@@ -22,5 +23,5 @@ void main() {
   if (i >= p.n || r >= p.rows) return;
   const float v = g[p.g_off + r * p.g_stride + i];
   const float s = 1.0 / (1.0 + exp(-v));
-  x[p.x_off + r * p.x_stride + i] *= p.silu != 0u ? v * s : s;
+  x[p.x_off + r * p.x_stride + i] *= p.act == 2u ? max(v, 0.0) : p.act == 1u ? v * s : s;
 }

@@ -1,5 +1,6 @@
 #include "engine/cpu/delta_net.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -34,7 +35,8 @@ void l2_normalize(const float* x, float* y, uint32_t n, float eps) {
 }  // namespace
 
 void ssm_conv(SeqRows x, SeqRows out, const float* w, float* state, uint32_t channels,
-              uint32_t kernel, uint32_t n_tokens, bool fresh, uint32_t begin, uint32_t end) {
+              uint32_t kernel, uint32_t n_tokens, bool fresh, uint32_t begin, uint32_t end,
+              const float* bias) {
   constexpr uint32_t kMax = model::kMaxShortConvLength;
   if (kernel < 2 || kernel > kMax) throw std::invalid_argument("ssm_conv: kernel length");
   const uint32_t d = kernel - 1;
@@ -46,6 +48,7 @@ void ssm_conv(SeqRows x, SeqRows out, const float* w, float* state, uint32_t cha
       win[d] = x.row(t)[c];
       float sum = 0.0f;
       for (uint32_t k = 0; k < kernel; ++k) sum += win[k] * taps[k];
+      if (bias) sum += bias[c];
       out.row(t)[c] = dn_silu(sum);
       for (uint32_t k = 0; k < d; ++k) win[k] = win[k + 1];
     }
@@ -89,11 +92,16 @@ void delta_net_head(const DeltaNetHeadArgs& a, uint32_t h, float* state, uint32_
   }
 }
 
-void gate_rows(bool sigmoid, SeqRows x, SeqRows gate, uint32_t n, uint32_t begin, uint32_t end) {
+void gate_rows(GateKind act, SeqRows x, SeqRows gate, uint32_t n, uint32_t begin, uint32_t end) {
   for (uint32_t r = begin; r < end; ++r) {
     float* xr = x.row(r);
     const float* g = gate.row(r);
-    for (uint32_t i = 0; i < n; ++i) xr[i] *= sigmoid ? dn_sigmoid(g[i]) : dn_silu(g[i]);
+    for (uint32_t i = 0; i < n; ++i) {
+      const float v = g[i];
+      xr[i] *= act == GateKind::Sigmoid ? dn_sigmoid(v)
+               : act == GateKind::Silu  ? dn_silu(v)
+                                        : std::max(v, 0.0f);
+    }
   }
 }
 

@@ -19,8 +19,10 @@ struct SeqRows {
 // sequence's first token; w is [channels][kernel] (channel c's taps contiguous, oldest input
 // first); state holds (kernel - 1) rows of `channels` floats, oldest first, read as zeros when
 // `fresh` (the sequence starts at position 0) and left holding the last kernel - 1 inputs.
+// bias (Mamba-2's, one per channel; nullptr: none) joins the sum before the SiLU.
 void ssm_conv(SeqRows x, SeqRows out, const float* w, float* state, uint32_t channels,
-              uint32_t kernel, uint32_t n_tokens, bool fresh, uint32_t begin, uint32_t end);
+              uint32_t kernel, uint32_t n_tokens, bool fresh, uint32_t begin, uint32_t end,
+              const float* bias = nullptr);
 
 struct DeltaNetHeadArgs {
   SeqRows qkv;          // the sequence's conv output Q|K|V rows
@@ -37,7 +39,8 @@ struct DeltaNetHeadArgs {
 void delta_net_head(const DeltaNetHeadArgs& a, uint32_t h, float* state, uint32_t n_tokens,
                     bool fresh);
 
-// x[r] *= act(gate[r]) over rows [begin, end) of n: sigmoid, or silu when !sigmoid.
-void gate_rows(bool sigmoid, SeqRows x, SeqRows gate, uint32_t n, uint32_t begin, uint32_t end);
+// x[r] *= act(gate[r]) over rows [begin, end) of n (x may be gate: Relu then squares relu(x)).
+enum class GateKind : uint8_t { Sigmoid, Silu, Relu };
+void gate_rows(GateKind act, SeqRows x, SeqRows gate, uint32_t n, uint32_t begin, uint32_t end);
 
 }  // namespace vkllm::cpu

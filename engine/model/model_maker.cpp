@@ -12,6 +12,7 @@
 #include "engine/model/fast_normal.h"
 #include "engine/model/gemma3n_maker.h"
 #include "engine/model/gemma4_maker.h"
+#include "engine/model/mamba2_maker.h"
 #include "engine/model/qwen35_maker.h"
 #include "engine/model/weight_names.h"
 
@@ -86,7 +87,7 @@ const ArchTraits& arch_traits(std::string_view name) {
   throw std::invalid_argument("make-model: unsupported architecture '" + std::string(name) +
                               "' (supported: llama, qwen2, qwen3, qwen3moe, gpt-oss, "
                               "qwen3-embedding, gemma2, gemma3, gemma3n, gemma4, phi3, mistral3, "
-                              "gemma-embedding, lfm2, qwen35, bert, "
+                              "gemma-embedding, lfm2, qwen35, granitehybrid, nemotron_h, bert, "
                               "nomic-bert, bert-rerank)");
 }
 
@@ -433,6 +434,10 @@ void add_random_tensor(gguf::GgufWriter& w, const MakeModelOptions& o, std::stri
 
 void build_random_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
                         gguf::GgufWriter& w) {
+  if (o.arch == "granitehybrid" || o.arch == "nemotron_h") {
+    build_mamba2_model(o, vocab, w);
+    return;
+  }
   if (o.arch == "qwen35") {
     build_qwen35_model(o, vocab, w);
     if (o.layout == FileLayout::Ollama) rewrite_as_ollama_layout(o, w);

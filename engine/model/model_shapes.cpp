@@ -65,6 +65,11 @@ const NamedShape kNamedShapes[] = {
     // Qwen3.5-4B (its config.json's text_config; head size 256, tied; make-model's qwen35 adds
     // the DeltaNet sizes: 16 key and 32 value heads of 128).
     {"qwen35-4b", {2560, 32, 16, 4, 256, 9216, 262144, true, 10000000.0f, 0.0f}},
+    // Granite 4.0-H Micro (dense: 40 layers, 4 of them attention; make-model's granitehybrid adds
+    // the Mamba-2 sizes: 64 heads of 64, state 128, one group) and Nemotron-H 8B (52 layers of
+    // mixers, attention and relu^2 FFNs; 128 Mamba heads of 64, state 128, 8 groups).
+    {"granite-4.0-h-micro", {2048, 40, 32, 8, 64, 8192, 1048576, false, 10000.0f, 0.0f}},
+    {"nemotron-h-8b", {4096, 52, 32, 8, 128, 21504, 8192, false, 10000.0f, 0.0f}},
 };
 
 uint32_t parse_dimension(std::string_view text, std::string_view what, std::string_view whole) {

@@ -11,6 +11,7 @@
 
 #include "engine/model/gemma3n_spec.h"
 #include "engine/model/gemma4_spec.h"
+#include "engine/model/mamba2_spec.h"
 #include "engine/model/qwen35_spec.h"
 #include "engine/model/weight_names.h"
 
@@ -39,6 +40,8 @@ constexpr ArchEntry kArchs[] = {
     {"gemma3n", Arch::Gemma3n},
     {"gemma4", Arch::Gemma4},
     {"qwen35", Arch::Qwen35},
+    {"granitehybrid", Arch::GraniteHybrid},
+    {"nemotron_h", Arch::NemotronH},
 };
 
 // Reads "<arch>.<key>" with a default, failing clearly when a required key is missing.
@@ -80,7 +83,9 @@ uint32_t feed_forward_length(const gguf::GgufFile& f, const std::string& arch) {
   if (!v) throw std::runtime_error("model metadata is missing " + key);
   if (v->type() != gguf::ValueType::ARRAY) return f.get<uint32_t>(key);
   const std::vector<uint32_t> widths = f.get_array<uint32_t>(key);
-  if (arch == "gemma4" && !widths.empty()) return *std::max_element(widths.begin(), widths.end());
+  // Gemma 4 and Nemotron-H read their widths per layer (Nemotron-H: 0 where a layer has no FFN).
+  if ((arch == "gemma4" || arch == "nemotron_h") && !widths.empty())
+    return *std::max_element(widths.begin(), widths.end());
   if (widths.empty() ||
       std::adjacent_find(widths.begin(), widths.end(), std::not_equal_to<>()) != widths.end()) {
     throw std::runtime_error(key + " gives layers of different widths, which is not supported");
@@ -232,7 +237,8 @@ std::vector<uint32_t> read_head_count_kv(const gguf::GgufFile& f, const Keys& k,
   if (!v || !std::holds_alternative<std::shared_ptr<gguf::Array>>(v->v)) {
     return std::vector<uint32_t>(s.n_layer, k.u32("attention.head_count_kv", s.n_head));
   }
-  if (s.arch != Arch::Lfm2 && s.arch != Arch::Gemma4) {
+  if (s.arch != Arch::Lfm2 && s.arch != Arch::Gemma4 && s.arch != Arch::GraniteHybrid &&
+      s.arch != Arch::NemotronH) {
     throw std::runtime_error(s.arch_name + ": a per-layer " + key + " is not supported");
   }
   std::vector<uint32_t> per_layer = f.get_array<uint32_t>(key);
@@ -335,7 +341,9 @@ std::vector<uint64_t> ModelSpec::recurrent_state_floats() const {
   std::vector<uint64_t> out(n_layer, 0);
   for (uint32_t l = 0; l < n_layer; ++l)
     if (is_recurrent(l)) {
-      out[l] = is_delta_net() ? delta_net_state_floats() : uint64_t(shortconv_l_cache - 1) * n_embd;
+      out[l] = is_delta_net() ? delta_net_state_floats()
+               : is_mamba2()  ? mamba_state_floats()
+                              : uint64_t(shortconv_l_cache - 1) * n_embd;
     }
   return out;
 }
@@ -360,7 +368,8 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
     throw std::runtime_error("unsupported model architecture '" + s.arch_name +
                              "' (supported: llama, qwen2, qwen3, qwen3moe, gpt-oss, gemma2, "
                              "gemma3, phi3, mistral3, bert, "
-                             "nomic-bert, gemma-embedding, lfm2, gemma3n, gemma4, qwen35)");
+                             "nomic-bert, gemma-embedding, lfm2, gemma3n, gemma4, qwen35, "
+                             "granitehybrid, nemotron_h)");
   }
   const Keys k(f, s.arch_name);
   s.n_layer = k.u32("block_count");
@@ -500,6 +509,10 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
       break;
     case Arch::Qwen35:
       read_qwen35(f, s);
+      break;
+    case Arch::GraniteHybrid:
+    case Arch::NemotronH:
+      read_mamba2(f, kv_heads, s);
       break;
   }
   if (s.layer_is_recurrent.empty()) s.layer_is_recurrent.assign(s.n_layer, false);

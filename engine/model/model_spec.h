@@ -30,6 +30,8 @@ enum class Arch {
   Gemma3n,
   Gemma4,
   Qwen35,
+  GraniteHybrid,
+  NemotronH,
 };
 enum class RopeOrdering { Normal, NeoX };  // rotate pairs (2i, 2i+1) vs (i, i + dims/2)
 // SwigluOai: gpt-oss's clamped SwiGLU, out = g * sigmoid(1.702 g) * (u + 1) with the gate g
@@ -47,6 +49,8 @@ enum class Pooling : uint32_t { None = 0, Mean = 1, Cls = 2, Last = 3, Rank = 4 
 inline constexpr uint32_t kMaxShortConvLength = 8;
 // The widest Gated DeltaNet head the kernels take (Qwen3.5 uses 128).
 inline constexpr uint32_t kMaxDeltaNetHeadDim = 256;
+// The largest Mamba-2 state size (d_state) the scan kernels take (Granite 4.0-H, Nemotron-H: 128).
+inline constexpr uint32_t kMaxMambaStateSize = 256;
 
 struct ModelSpec {
   Arch arch = Arch::Llama;
@@ -212,6 +216,49 @@ struct ModelSpec {
     return r;
   }
 
+  // Mamba-2 hybrids (mamba2_spec.h: granitehybrid, nemotron_h): a recurrent layer projects its
+  // normed input by ssm_in into z | xBC | dt (mamba_d_inner, conv channels, mamba_n_head), runs a
+  // causal conv of ssm_conv_kernel taps (+ bias, SiLU) over xBC = x | B | C (x: mamba_n_head heads
+  // of mamba_head_dim(); B, C: mamba_n_group groups of mamba_d_state), the selective scan with a
+  // scalar decay per head, y * silu(z), an RMS norm per group and ssm_out. Its state: the conv's
+  // last kernel - 1 inputs, then per head head_dim x d_state floats (ggml's layout).
+  uint32_t mamba_d_inner = 0;
+  uint32_t mamba_d_state = 0;
+  uint32_t mamba_n_group = 0;
+  uint32_t mamba_n_head = 0;
+  bool is_mamba2() const { return mamba_d_state > 0; }
+  uint32_t mamba_head_dim() const { return mamba_n_head ? mamba_d_inner / mamba_n_head : 0; }
+  uint32_t mamba_conv_channels() const { return mamba_d_inner + 2 * mamba_n_group * mamba_d_state; }
+  uint32_t mamba_in_proj() const { return mamba_d_inner + mamba_conv_channels() + mamba_n_head; }
+  uint64_t mamba_conv_state_floats() const {
+    return uint64_t(ssm_conv_kernel - 1) * mamba_conv_channels();
+  }
+  uint64_t mamba_state_floats() const {
+    return mamba_conv_state_floats() + uint64_t(mamba_d_inner) * mamba_d_state;
+  }
+  // Where a Mamba-2 layer's per-token parts sit in its QKV activation row (mamba2_forward.h):
+  // ssm_in's output z | xBC | dt from 0, the conv's output at `conv` (a multiple of 64 floats);
+  // width is the row's stride.
+  struct Mamba2Row {
+    uint32_t xbc = 0, dt = 0, conv = 0, width = 0;
+  };
+  Mamba2Row mamba2_row() const {
+    auto pad = [](uint32_t n) { return (n + 63) / 64 * 64; };
+    Mamba2Row r;
+    r.xbc = mamba_d_inner;
+    r.dt = mamba_d_inner + mamba_conv_channels();
+    r.conv = pad(mamba_in_proj());
+    r.width = r.conv + pad(mamba_conv_channels());
+    return r;
+  }
+  // Granite's multipliers (granitehybrid; 1: none): each block's output is scaled by
+  // residual_scale before it joins the residual stream, the logits divided by logit_scale.
+  float residual_scale = 1.0f;
+  float logit_scale = 1.0f;
+  // Nemotron-H: layers that are only an FFN (up, relu^2, down; no gate, no attention, no state).
+  std::vector<bool> layer_is_mlp;
+  bool is_mlp_layer(uint32_t l) const { return l < layer_is_mlp.size() && layer_is_mlp[l]; }
+
   // Floats of each layer's recurrent state (0: an attention layer), for kv::StateLayout::make.
   std::vector<uint64_t> recurrent_state_floats() const;
   // Floats per token of the QKV activation: Q|K|V, or a recurrent layer's input projection
@@ -221,12 +268,14 @@ struct ModelSpec {
     if (is_delta_net()) {
       return std::max(2 * n_embd_q(), delta_net_row().width);
     }
+    if (is_mamba2()) return std::max(qkv, mamba2_row().width);
     return has_recurrent_state() ? std::max(qkv, 3 * n_embd) : qkv;
   }
   // Floats per token of the Attn activation: attention's output, or a short convolution's
   // (a DeltaNet's).
   uint32_t attn_act_width() const {
     if (is_delta_net()) return std::max(n_embd_q(), ssm_value_dim());
+    if (is_mamba2()) return std::max(n_embd_q(), mamba_d_inner);
     return has_recurrent_state() ? std::max(n_embd_q(), n_embd) : n_embd_q();
   }
 
@@ -250,7 +299,10 @@ struct ModelSpec {
   // and the scheduler (KV bytes per token): a layer owns K/V unless it is recurrent (hybrid
   // models) or reads another layer's cache (Gemma 3n's shared layers). A model is hybrid or
   // shares KV, never both.
-  bool owns_kv(uint32_t l) const { return !is_recurrent(l) && (n_layer_kv == 0 || l < n_layer_kv); }
+  // Nemotron-H's FFN-only layers own none either.
+  bool owns_kv(uint32_t l) const {
+    return !is_recurrent(l) && !is_mlp_layer(l) && (n_layer_kv == 0 || l < n_layer_kv);
+  }
   // How many layers own K/V in the paged cache.
   uint32_t n_kv_layers() const {
     uint32_t n = 0;

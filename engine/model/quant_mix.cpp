@@ -92,8 +92,10 @@ TensorType choose_tensor_type(FileType file_type, const TensorSlot& slot) {
   const std::string_view name = slot.name;
   const bool matrix = slot.shape.size() >= 2;
   // The MoE router stays F32 (convert_hf_to_gguf.py writes it so, llama-quantize skips it).
+  // The hybrids' small conv kernels too (llama-quantize leaves them; ggml's conv reads F32).
   if (!matrix || !name.ends_with("weight") || contains(name, "_norm.weight") ||
-      name == "rope_freqs.weight" || contains(name, "ffn_gate_inp.weight")) {
+      name == "rope_freqs.weight" || contains(name, "ffn_gate_inp.weight") ||
+      contains(name, "ssm_conv1d") || contains(name, "shortconv.conv.weight")) {
     return TensorType::F32;
   }
   TensorType type = base_type(file_type);

@@ -165,6 +165,12 @@ const char* suffix(Weight w) {
       return "ssm_norm.weight";
     case Weight::SsmOut:
       return "ssm_out.weight";
+    case Weight::SsmIn:
+      return "ssm_in.weight";
+    case Weight::SsmConv1dBias:
+      return "ssm_conv1d.bias";
+    case Weight::SsmD:
+      return "ssm_d";
   }
   return "";
 }

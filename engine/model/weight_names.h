@@ -114,6 +114,12 @@ enum class Weight {
   SsmBeta,
   SsmNorm,
   SsmOut,
+  // Mamba-2 (mamba2_spec.h): the input projection to z | xBC | dt (ssm_in), the conv's bias
+  // (ssm_conv1d.bias, [conv channels]) and the skip D (ssm_d, [1, heads]); ssm_a holds A =
+  // -exp(A_log) ([1, heads]), ssm_norm the grouped norm's weight ([d_inner / groups, groups]).
+  SsmIn,
+  SsmConv1dBias,
+  SsmD,
 };
 
 // Name of a global weight (layer ignored) or of layer `layer`'s weight, e.g. "blk.3.attn_q.weight".

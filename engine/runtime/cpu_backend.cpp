@@ -212,7 +212,17 @@ class CpuBackend final : public StepBackend {
   }
   void ssm_conv(const SsmConvSpec& c) override {
     cpu_ssm_conv(c, seq_rows(c.x, c.channels), seq_rows(c.out, c.channels),
-                 f32_weight({Weight::SsmConv1d, c.layer}), step_states(), pool_);
+                 f32_weight({Weight::SsmConv1d, c.layer}),
+                 c.bias ? f32_weight({Weight::SsmConv1dBias, c.layer}) : nullptr, step_states(),
+                 pool_);
+  }
+  void ssm_scan(const SsmScanSpec& c) override {
+    const uint32_t di = c.n_head * c.head_dim;
+    cpu_mamba2_scan(c,
+                    {seq_rows(c.xbc, di + 2 * c.n_group * c.d_state), seq_rows(c.dt, c.n_head),
+                     seq_rows(c.out, di)},
+                    f32_weight({Weight::SsmDt, c.layer}), f32_weight({Weight::SsmA, c.layer}),
+                    f32_weight({Weight::SsmD, c.layer}), step_states(), pool_);
   }
   void delta_net(const DeltaNetSpec& d) override {
     const uint32_t vd = d.n_v_heads * d.head_dim, qkv = 2 * d.n_k_heads * d.head_dim + vd;
@@ -224,7 +234,10 @@ class CpuBackend final : public StepBackend {
   }
   void gate_rows(GateAct act, Rows x, Rows gate, uint32_t n, uint32_t rows) override {
     split(rows, rows_per_task(n), [&](uint32_t b, uint32_t e) {
-      cpu::gate_rows(act == GateAct::Sigmoid, seq_rows(x, n), seq_rows(gate, n), n, b, e);
+      const cpu::GateKind k = act == GateAct::Sigmoid ? cpu::GateKind::Sigmoid
+                              : act == GateAct::Silu  ? cpu::GateKind::Silu
+                                                      : cpu::GateKind::Relu;
+      cpu::gate_rows(k, seq_rows(x, n), seq_rows(gate, n), n, b, e);
     });
   }
 

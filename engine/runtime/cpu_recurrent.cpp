@@ -4,6 +4,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "engine/cpu/mamba2_scan.h"
 #include "engine/cpu/short_conv.h"
 
 namespace vkllm::runtime {
@@ -39,7 +40,7 @@ void cpu_short_conv(const ShortConvSpec& c, cpu::SeqRows bcx, cpu::SeqRows out, 
 }
 
 void cpu_ssm_conv(const SsmConvSpec& c, cpu::SeqRows x, cpu::SeqRows out, const float* w,
-                  const CpuStepStates& st, cpu::ThreadPool& pool) {
+                  const float* bias, const CpuStepStates& st, cpu::ThreadPool& pool) {
   const cpu::BatchView& b = st.batch;
   const uint32_t chunks = (c.channels + kConvChannelsPerTask - 1) / kConvChannelsPerTask;
   pool.parallel_for(b.n_seqs * chunks, [&](uint32_t u, unsigned) {
@@ -47,7 +48,7 @@ void cpu_ssm_conv(const SsmConvSpec& c, cpu::SeqRows x, cpu::SeqRows out, const 
     const uint32_t t0 = b.seq_q_start(s), q_len = b.seq_q_len(s);
     cpu::ssm_conv(from_token(x, t0), from_token(out, t0), w, st.of(s, c.layer), c.channels,
                   c.kernel, q_len, b.seq_kv_len(s) == q_len, c0,
-                  std::min(c0 + kConvChannelsPerTask, c.channels));
+                  std::min(c0 + kConvChannelsPerTask, c.channels), bias);
   });
 }
 
@@ -70,6 +71,30 @@ void cpu_delta_net(const DeltaNetSpec& d, const CpuDeltaNetRows& rows, const flo
     args.eps = d.eps;
     float* state = st.of(s, d.layer) + d.state_offset + uint64_t(h) * d.head_dim * d.head_dim;
     cpu::delta_net_head(args, h, state, q_len, b.seq_kv_len(s) == q_len);
+  });
+}
+
+void cpu_mamba2_scan(const SsmScanSpec& c, const CpuMamba2Rows& rows, const float* dt,
+                     const float* a, const float* d, const CpuStepStates& st,
+                     cpu::ThreadPool& pool) {
+  const cpu::BatchView& b = st.batch;
+  const uint64_t head_floats = uint64_t(c.head_dim) * c.d_state;
+  pool.parallel_for(b.n_seqs * c.n_head, [&](uint32_t u, unsigned) {
+    const uint32_t s = u / c.n_head, h = u % c.n_head;
+    const uint32_t t0 = b.seq_q_start(s), q_len = b.seq_q_len(s);
+    cpu::Mamba2HeadArgs args;
+    args.xbc = from_token(rows.xbc, t0);
+    args.dt = from_token(rows.dt, t0);
+    args.out = from_token(rows.out, t0);
+    args.n_head = c.n_head;
+    args.head_dim = c.head_dim;
+    args.n_group = c.n_group;
+    args.d_state = c.d_state;
+    args.dt_bias = dt[h];
+    args.a = a[h];
+    args.d = d[h];
+    float* state = st.of(s, c.layer) + c.state_offset + h * head_floats;
+    cpu::mamba2_scan_head(args, h, state, q_len, b.seq_kv_len(s) == q_len);
   });
 }
 

@@ -1,8 +1,9 @@
 // The CPU backend's recurrent-layer operations over a step (cpu_backend.cpp forwards to them):
-// LFM2's short convolution and Qwen3.5's DeltaNet conv and recurrence (step_backend.h documents
-// each), shared out over the pool by sequence and channel range or by sequence and value head.
-// Each sequence's tokens run in order from its carried state (engine/cpu/short_conv.h,
-// engine/cpu/delta_net.h), none read for a sequence that starts at position 0.
+// LFM2's short convolution, Qwen3.5's DeltaNet conv and recurrence and Mamba-2's scan
+// (step_backend.h documents each), shared out over the pool by sequence and channel range or by
+// sequence and value head. Each sequence's tokens run in order from its carried state
+// (engine/cpu/short_conv.h, engine/cpu/delta_net.h), none read for a sequence that starts at
+// position 0.
 #pragma once
 
 #include <cstdint>
@@ -28,14 +29,23 @@ struct CpuStepStates {
 // Activation rows from the step's first token on (row t at p + t * stride).
 void cpu_short_conv(const ShortConvSpec& c, cpu::SeqRows bcx, cpu::SeqRows out, const float* w,
                     const CpuStepStates& st, cpu::ThreadPool& pool);
+// bias: the layer's Weight::SsmConv1dBias when c.bias, else nullptr.
 void cpu_ssm_conv(const SsmConvSpec& c, cpu::SeqRows x, cpu::SeqRows out, const float* w,
-                  const CpuStepStates& st, cpu::ThreadPool& pool);
+                  const float* bias, const CpuStepStates& st, cpu::ThreadPool& pool);
 struct CpuDeltaNetRows {
   cpu::SeqRows qkv, alpha, beta, out;
 };
 // dt, a: the layer's Weight::SsmDt and Weight::SsmA (one per value head).
 void cpu_delta_net(const DeltaNetSpec& d, const CpuDeltaNetRows& rows, const float* dt,
                    const float* a, const CpuStepStates& st, cpu::ThreadPool& pool);
+
+// Mamba-2's scan, by sequence and head; dt, a, d: the layer's Weight::SsmDt, SsmA and SsmD.
+struct CpuMamba2Rows {
+  cpu::SeqRows xbc, dt, out;
+};
+void cpu_mamba2_scan(const SsmScanSpec& c, const CpuMamba2Rows& rows, const float* dt,
+                     const float* a, const float* d, const CpuStepStates& st,
+                     cpu::ThreadPool& pool);
 
 // Copies whole states between the live slots (`states`, kv::StateLayout) and `n_checkpoints`
 // checkpoint slots of the same size (StepBackend::copy_states); throws std::out_of_range for a

@@ -4,6 +4,7 @@
 
 #include "engine/runtime/gemma3n_forward.h"
 #include "engine/runtime/gemma4_forward.h"
+#include "engine/runtime/mamba2_forward.h"
 #include "engine/runtime/qkv_projection.h"
 #include "engine/runtime/qwen35_forward.h"
 
@@ -49,6 +50,8 @@ void Forward::step(StepBackend& b, const StepShape& s) const {
     Gemma3nForward(spec_).layers(b, s.n_tokens);
   } else if (spec_.is_gemma4()) {
     Gemma4Forward(spec_).layers(b, s.n_tokens);
+  } else if (spec_.is_mamba2()) {
+    Mamba2Forward(spec_).layers(b, s.n_tokens);
   } else {
     b.embed({Weight::TokenEmbd}, {Act::X}, s.n_tokens, spec_.embed_scale);
     b.barrier();
@@ -287,6 +290,10 @@ void Forward::output(StepBackend& b, const StepShape& s) const {
   const ProductOut logits[] = {{head[0], {Act::Logits}}};
   b.products({Act::HSel}, R, logits);
   b.barrier();
+  if (spec_.logit_scale != 1.0f) {  // Granite divides its logits
+    b.scale_rows({Act::Logits}, V, R, 1.0f / spec_.logit_scale);
+    b.barrier();
+  }
   if (spec_.final_softcap > 0) {
     b.softcap({Act::Logits}, uint64_t(R) * V, spec_.final_softcap);
     b.barrier();

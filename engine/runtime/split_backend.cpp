@@ -70,6 +70,22 @@ class SplitBackend final : public StepBackend {
     cur().glu(act, gate, up, out, n, rows, feeds);
   }
   void short_conv(const ShortConvSpec& c) override { go(layer_stage(c.layer)).short_conv(c); }
+  // The recurrent layers' operations (Qwen3.5, Mamba-2) and the row operations their blocks use.
+  void ssm_conv(const SsmConvSpec& c) override { go(layer_stage(c.layer)).ssm_conv(c); }
+  void delta_net(const DeltaNetSpec& d) override { go(layer_stage(d.layer)).delta_net(d); }
+  void ssm_scan(const SsmScanSpec& c) override { go(layer_stage(c.layer)).ssm_scan(c); }
+  void gate_rows(GateAct act, Rows x, Rows gate, uint32_t n, uint32_t rows) override {
+    cur().gate_rows(act, x, gate, n, rows);
+  }
+  void rms_norm_plain(Rows x, Rows y, uint32_t n, uint32_t rows) override {
+    cur().rms_norm_plain(x, y, n, rows);
+  }
+  void mul_weight(Rows x, WeightRef w, Rows out, uint32_t n, uint32_t rows) override {
+    on(w).mul_weight(x, w, out, n, rows);
+  }
+  void scale_rows(Rows x, uint32_t n, uint32_t rows, float s) override {
+    cur().scale_rows(x, n, rows, s);
+  }
   void moe_ffn(const MoeSpec& m, uint32_t n_tokens) override {
     go(layer_stage(m.layer)).moe_ffn(m, n_tokens);
   }

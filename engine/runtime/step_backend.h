@@ -168,11 +168,13 @@ struct ShortConvSpec {
 // `channels` channels of K = kernel taps (Weight::SsmConv1d, [K, channels]: channel c's taps
 // contiguous), for the token at position p of its sequence; inputs before the step come from the
 // first (K-1) x channels floats of the layer's state, which then holds the last K-1 inputs.
+// Mamba-2's conv (bias true) adds the layer's Weight::SsmConv1dBias[c] to the sum before the SiLU.
 struct SsmConvSpec {
   uint32_t layer = 0;
   Rows x, out;
   uint32_t channels = 0;
   uint32_t kernel = 0;
+  bool bias = false;
 };
 // The gated delta rule of layer `layer`: qkv holds each token's conv output Q|K|V (n_k_heads
 // query and key heads, then n_v_heads value heads, all head_dim wide); alpha and beta their raw
@@ -188,14 +190,29 @@ struct DeltaNetSpec {
   uint64_t state_offset = 0;
   float eps = 1e-6f;
 };
+// Mamba-2's selective scan of layer `layer` (mamba2_forward.h), walking each sequence's tokens in
+// order from its carried state as the DeltaNet does. xbc holds each token's conv output x | B | C
+// (x: n_head heads of head_dim; B, C: n_group groups of d_state; head h reads group
+// h / (n_head / n_group)), dt the raw time steps (n_head). Per token and head:
+// dt' = softplus(dt[h] + Weight::SsmDt[h]), decay = exp(dt' * Weight::SsmA[h]); for each row i
+// of the head, its state row s (d_state floats at state_offset + (h * head_dim + i) * d_state in
+// the layer's state) becomes s * decay + B * (x[i] * dt'), and
+// out[t][h * head_dim + i] = s . C + x[i] * Weight::SsmD[h].
+struct SsmScanSpec {
+  uint32_t layer = 0;
+  Rows xbc, dt, out;
+  uint32_t n_head = 0, head_dim = 0, n_group = 0, d_state = 0;
+  uint64_t state_offset = 0;
+};
 // One copy of a recurrent state: live slot `slot` into checkpoint slot `checkpoint` (a save
 // after a step that ended at a block boundary), or back (a restore before a sequence resumes).
 struct StateCopy {
   uint32_t slot = 0, checkpoint = 0;
   bool to_checkpoint = true;
 };
-// x *= act(gate), elementwise.
-enum class GateAct : uint8_t { Sigmoid, Silu };
+// x *= act(gate), elementwise. Relu with x and gate the same rows is relu(x)^2 (Nemotron-H's
+// FFN: relu(x) * x).
+enum class GateAct : uint8_t { Sigmoid, Silu, Relu };
 
 // Rows pooled per sequence (embedding models).
 enum class PoolMode : uint8_t { Mean, First, Last };
@@ -313,6 +330,8 @@ class StepBackend {
   // elsewhere; the attention output gate and the DeltaNet's gated norm).
   virtual void ssm_conv(const SsmConvSpec& /*conv*/) { unsupported("ssm_conv"); }
   virtual void delta_net(const DeltaNetSpec& /*dn*/) { unsupported("delta_net"); }
+  // Mamba-2's selective scan (SsmScanSpec), reading and updating the sequences' states.
+  virtual void ssm_scan(const SsmScanSpec& /*scan*/) { unsupported("ssm_scan"); }
   virtual void gate_rows(GateAct /*act*/, Rows /*x*/, Rows /*gate*/, uint32_t /*n*/,
                          uint32_t /*rows*/) {
     unsupported("gate_rows");

@@ -1,7 +1,7 @@
-// VulkanBackend's Qwen3.5 operations (engine/vulkan/delta_net_ops.h): the DeltaNet conv and
-// recurrence over the recurrent-state buffer, and the gates. The activations are bound whole
-// with the rows' offsets passed to the kernels. Also the copies between the recurrent states
-// and their checkpoints (every hybrid's).
+// VulkanBackend's Qwen3.5 and Mamba-2 operations (engine/vulkan/delta_net_ops.h): the DeltaNet
+// and Mamba-2 conv, recurrence and scan over the recurrent-state buffer, and the gates. The
+// activations are bound whole with the rows' offsets passed to the kernels. Also the copies between
+// the recurrent states and their checkpoints (every hybrid's).
 #include <memory>
 #include <stdexcept>
 
@@ -28,6 +28,7 @@ void VulkanBackend::ssm_conv(const SsmConvSpec& c) {
   a.out_off = c.out.off;
   a.slot_floats = static_cast<uint32_t>(st.slot_floats);
   a.layer_offset = static_cast<uint32_t>(st.layer_offset[c.layer]);
+  if (c.bias) a.bias = get({Weight::SsmConv1dBias, c.layer}).data;
   vk::ops::ssm_conv(*rec_, ctx_.pipelines(), batch_, a);
   wrote(c.out.act);
 }
@@ -58,6 +59,33 @@ void VulkanBackend::delta_net(const DeltaNetSpec& d) {
   a.eps = d.eps;
   vk::ops::delta_net(*rec_, ctx_.pipelines(), batch_, a);
   wrote(d.out.act);
+}
+
+void VulkanBackend::ssm_scan(const SsmScanSpec& c) {
+  const kv::StateLayout& st = mem_.state_layout;
+  if (!st.has(c.layer)) throw std::logic_error("ssm_scan: layer without recurrent state");
+  if (c.xbc.act != c.dt.act || c.xbc.stride != c.dt.stride || c.xbc.stride == 0)
+    throw std::logic_error("ssm_scan: xbc and dt must be strided rows of one activation");
+  vk::ops::SsmScanArgs a;
+  a.act = mem_.buf(c.xbc.act);
+  a.dt = get({Weight::SsmDt, c.layer}).data;
+  a.a = get({Weight::SsmA, c.layer}).data;
+  a.d = get({Weight::SsmD, c.layer}).data;
+  a.states = mem_.states.slice();
+  a.out = mem_.buf(c.out.act);
+  a.n_head = c.n_head;
+  a.head_dim = c.head_dim;
+  a.n_group = c.n_group;
+  a.d_state = c.d_state;
+  a.stride = c.xbc.stride;
+  a.xbc_off = c.xbc.off;
+  a.dt_off = c.dt.off;
+  a.out_off = c.out.off;
+  a.out_stride = c.out.stride ? c.out.stride : c.n_head * c.head_dim;
+  a.slot_floats = static_cast<uint32_t>(st.slot_floats);
+  a.state_offset = static_cast<uint32_t>(st.layer_offset[c.layer] + c.state_offset);
+  vk::ops::ssm_scan(*rec_, ctx_.pipelines(), batch_, a);
+  wrote(c.out.act);
 }
 
 void VulkanBackend::copy_states(std::span<const StateCopy> copies) {
@@ -92,6 +120,7 @@ void VulkanBackend::gate_rows(GateAct act, Rows x, Rows gate, uint32_t n, uint32
   a.g_off = gate.off;
   a.g_stride = gate.stride;
   a.silu = act == GateAct::Silu;
+  a.relu = act == GateAct::Relu;
   vk::ops::gate_rows(*rec_, ctx_.pipelines(), a);
   wrote(x.act);
 }

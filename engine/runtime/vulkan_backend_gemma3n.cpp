@@ -34,8 +34,9 @@ void VulkanBackend::mul_rows(Rows a, Rows b, Rows out, uint32_t n, uint32_t rows
 
 void VulkanBackend::mul_weight(Rows x, WeightRef w, Rows out, uint32_t n, uint32_t rows) {
   const DeviceTensor& t = get(w);
-  // Norm-like vectors are f32 in every GGUF the converters write (as on the CPU backend).
-  if (t.type != gguf::TensorType::F32 || t.cols() != n || t.rows() != 1)
+  // Norm-like vectors are f32 in every GGUF the converters write (as on the CPU backend); a
+  // 2-D one (Mamba-2's grouped ssm_norm, [n / groups, groups]) is read as its n values in order.
+  if (t.type != gguf::TensorType::F32 || uint64_t(t.cols()) * t.rows() != n)
     throw std::runtime_error(t.name + ": the Vulkan backend reads this weight as " +
                              std::to_string(n) + " f32 values");
   vk::ops::rows_binary(*rec_, ctx_.pipelines(), vk::ops::RowsOp::Mul, rows_ref(x, n),

@@ -20,6 +20,7 @@ const Pipeline& delta_net_pipeline(PipelineCache& pc, const char* shader, uint32
 
 constexpr uint32_t kMaxDeltaNetHead = 256;  // model::kMaxDeltaNetHeadDim
 constexpr uint32_t kMaxConvKernel = 8;
+constexpr uint32_t kMaxSsmState = 256;  // model::kMaxMambaStateSize
 
 }  // namespace
 
@@ -28,12 +29,15 @@ void ssm_conv(CommandRecorder& rec, PipelineCache& pc, const BatchInfo& b, const
   require_arg(a.kernel >= 2 && a.kernel <= kMaxConvKernel, "ssm_conv: kernel length outside 2..8");
   require_arg(a.stride >= a.channels, "ssm_conv: rows narrower than the channels");
   struct {
-    uint32_t channels, kernel, n_tokens, n_seqs, stride, x_off, out_off, slot_floats, layer_offset;
-  } push{a.channels, a.kernel,  b.n_tokens,    b.n_seqs,      a.stride,
-         a.x_off,    a.out_off, a.slot_floats, a.layer_offset};
+    uint32_t channels, kernel, n_tokens, n_seqs, stride, x_off, out_off, slot_floats, layer_offset,
+        has_bias;
+  } push{a.channels, a.kernel,  b.n_tokens,    b.n_seqs,       a.stride,
+         a.x_off,    a.out_off, a.slot_floats, a.layer_offset, a.bias ? 1u : 0u};
   constexpr uint32_t wg = 64;
-  const Pipeline& p = delta_net_pipeline(pc, "ssm_conv", 4, sizeof(push), wg);
-  rec.dispatch(p, {a.act, b.meta, a.taps, a.states}, push, {div_up(a.channels, wg), b.n_seqs, 1});
+  const Pipeline& p = delta_net_pipeline(pc, "ssm_conv", 5, sizeof(push), wg);
+  // Without a bias the taps stand in for its binding (never read).
+  rec.dispatch(p, {a.act, b.meta, a.taps, a.states, a.bias ? *a.bias : a.taps}, push,
+               {div_up(a.channels, wg), b.n_seqs, 1});
 }
 
 void delta_net(CommandRecorder& rec, PipelineCache& pc, const BatchInfo& b, const DeltaNetArgs& a) {
@@ -72,18 +76,50 @@ void delta_net(CommandRecorder& rec, PipelineCache& pc, const BatchInfo& b, cons
 void gate_rows(CommandRecorder& rec, PipelineCache& pc, const GateRowsArgs& a) {
   require_arg(a.n > 0 && a.rows > 0, "gate_rows: empty input");
   struct {
-    uint32_t n, rows, x_off, x_stride, g_off, g_stride, silu;
+    uint32_t n, rows, x_off, x_stride, g_off, g_stride, act;
   } push{a.n,
          a.rows,
          a.x_off,
          a.x_stride ? a.x_stride : a.n,
          a.g_off,
          a.g_stride ? a.g_stride : a.n,
-         a.silu ? 1u : 0u};
+         a.relu   ? 2u
+         : a.silu ? 1u
+                  : 0u};
   constexpr uint32_t wg = 64;
   const Pipeline& p = delta_net_pipeline(pc, "gate_rows", 2, sizeof(push), wg);
   rec.dispatch(p, {a.x, a.gate}, push,
                {div_up(a.n, wg), std::min(a.rows, 65535u), div_up(a.rows, 65535)});
+}
+
+void ssm_scan(CommandRecorder& rec, PipelineCache& pc, const BatchInfo& b, const SsmScanArgs& a) {
+  require_arg(a.n_head > 0 && a.n_group > 0 && b.n_seqs > 0, "ssm_scan: empty input");
+  require_arg(a.n_head % a.n_group == 0, "ssm_scan: heads not a multiple of the groups");
+  require_arg(a.head_dim > 0 && a.d_state > 0 && a.d_state <= kMaxSsmState,
+              "ssm_scan: state size " + std::to_string(a.d_state) + " outside 1..256");
+  struct {
+    uint32_t n_tokens, n_seqs, n_head, head_dim, n_group, d_state, stride, xbc_off, dt_off, out_off,
+        out_stride, slot_floats, state_offset;
+  } push{b.n_tokens, b.n_seqs, a.n_head,  a.head_dim,   a.n_group,     a.d_state,     a.stride,
+         a.xbc_off,  a.dt_off, a.out_off, a.out_stride, a.slot_floats, a.state_offset};
+  // As delta_net: one subgroup a head row, its state in registers spread over the lanes, at the
+  // subgroup size the pipeline is pinned to where the device lets it choose.
+  const DeviceCapabilities& caps = pc.device().caps();
+  require_arg(caps.subgroup_arithmetic(),
+              "ssm_scan: the device has no subgroup arithmetic (Mamba-2 needs it)");
+  const uint32_t lanes = caps.subgroup_size;
+  const uint32_t wg = std::max<uint32_t>(128, lanes);
+  const uint32_t rows = wg / lanes;  // head rows per workgroup
+  const bool pin = caps.subgroup_size_control && lanes >= caps.min_subgroup_size &&
+                   lanes <= caps.max_subgroup_size;
+  const Pipeline& p = pc.get({.shader = "ssm_scan",
+                              .num_buffers = 7,
+                              .push_constant_bytes = sizeof(push),
+                              .spec = {wg, div_up(a.d_state, lanes)},
+                              .required_subgroup_size = pin ? lanes : 0,
+                              .full_subgroups = pin && caps.compute_full_subgroups});
+  rec.dispatch(p, {a.act, b.meta, a.dt, a.a, a.d, a.states, a.out}, push,
+               {a.n_head, b.n_seqs, div_up(a.head_dim, rows)});
 }
 
 }  // namespace vkllm::vk::ops

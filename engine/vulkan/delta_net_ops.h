@@ -1,9 +1,11 @@
-// Qwen3.5's Gated DeltaNet kernels (shaders/ssm_conv.comp, delta_net.comp, gate_rows.comp; the
-// CPU's engine/cpu/delta_net.h has the same semantics). Activations are passed as whole buffers
+// Qwen3.5's Gated DeltaNet and Mamba-2's kernels (shaders/ssm_conv.comp, delta_net.comp,
+// gate_rows.comp, ssm_scan.comp; the CPU's engine/cpu/delta_net.h and mamba2_scan.h have the same
+// semantics). Activations are passed as whole buffers
 // with offsets and strides in floats, so their parts need no storage-buffer offset alignment.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "engine/vulkan/buffer.h"
 #include "engine/vulkan/command_recorder.h"
@@ -19,6 +21,7 @@ struct SsmConvArgs {
   BufferSlice states;  // every slot's states (kv::StateLayout)
   uint32_t channels = 0, kernel = 0, stride = 0, x_off = 0, out_off = 0;
   uint32_t slot_floats = 0, layer_offset = 0;
+  std::optional<BufferSlice> bias;  // f32 [channels] (Mamba-2's), added before the SiLU
 };
 void ssm_conv(CommandRecorder& rec, PipelineCache& pipelines, const BatchInfo& batch,
               const SsmConvArgs& a);
@@ -38,13 +41,28 @@ struct DeltaNetArgs {
 void delta_net(CommandRecorder& rec, PipelineCache& pipelines, const BatchInfo& batch,
                const DeltaNetArgs& a);
 
-// x[r] *= act(gate[r]) over `rows` rows of n: sigmoid, or SiLU.
+// x[r] *= act(gate[r]) over `rows` rows of n: sigmoid, SiLU, or ReLU (x may be gate).
 struct GateRowsArgs {
   BufferSlice x, gate;
   uint32_t n = 0, rows = 0;
   uint32_t x_off = 0, x_stride = 0, g_off = 0, g_stride = 0;
   bool silu = false;
+  bool relu = false;
 };
+
+// Mamba-2's selective scan (runtime::SsmScanSpec), one subgroup per (head, sequence, head row),
+// the row's d_state values spread over its lanes; needs subgroup arithmetic.
+struct SsmScanArgs {
+  BufferSlice act;       // xbc and dt rows (row t at off + t * stride)
+  BufferSlice dt, a, d;  // f32 per head
+  BufferSlice states;
+  BufferSlice out;  // row t at out_off + t * out_stride
+  uint32_t n_head = 0, head_dim = 0, n_group = 0, d_state = 0;
+  uint32_t stride = 0, xbc_off = 0, dt_off = 0, out_off = 0, out_stride = 0;
+  uint32_t slot_floats = 0, state_offset = 0;
+};
+void ssm_scan(CommandRecorder& rec, PipelineCache& pipelines, const BatchInfo& batch,
+              const SsmScanArgs& a);
 void gate_rows(CommandRecorder& rec, PipelineCache& pipelines, const GateRowsArgs& a);
 
 }  // namespace vkllm::vk::ops

@@ -246,7 +246,8 @@ void add_dev_commands(CLI::App& app) {
           "llama, qwen2, qwen3, qwen3moe, gpt-oss, qwen3-embedding, gemma2, gemma3, gemma3n, "
           "gemma4, "
           "phi3, "
-          "mistral3, gemma-embedding, lfm2, qwen35, bert, nomic-bert or bert-rerank (encoders want "
+          "mistral3, gemma-embedding, lfm2, qwen35, granitehybrid, nemotron_h, bert, nomic-bert or "
+          "bert-rerank (encoders want "
           "a "
           "WordPiece vocab, e.g. ggml-vocab-bert-bge.gguf)")
       ->capture_default_str();
@@ -260,7 +261,8 @@ void add_dev_commands(CLI::App& app) {
           "gemma4-26b-a4b, "
           "llama3.2-1b, llama3.1-8b, llama3.1-70b, qwen2.5-0.5b, qwen3-30b-a3b, gpt-oss-20b, "
           "ministral3-3b, "
-          "ministral3-8b, embeddinggemma-300m, lfm2-1.2b, qwen35-4b or WxLxHxKV (n_embd x n_layer "
+          "ministral3-8b, embeddinggemma-300m, lfm2-1.2b, qwen35-4b, granite-4.0-h-micro, "
+          "nemotron-h-8b or WxLxHxKV (n_embd x n_layer "
           "x "
           "n_head "
           "x n_head_kv)")

@@ -144,7 +144,7 @@ TEST(DeltaNet, ChunkedStepsEqualWholeSequencesOnBothBackends) {
     vk::BufferSlice dact = to_device(arena, act), dmeta = to_device(arena, meta.words);
     vk::BufferSlice dout = device_filled<float>(arena, size_t(T) * (kVd + 8));
     const ops::BatchInfo bi{dmeta, T, meta.n_seqs};
-    ops::SsmConvArgs c{dact, dw, dstates, kC, kK, kW, 0, kConv, slot_floats, layer_offset};
+    ops::SsmConvArgs c{dact, dw, dstates, kC, kK, kW, 0, kConv, slot_floats, layer_offset, {}};
     ops::DeltaNetArgs d;
     d.act = dact;
     d.dt = ddt;
@@ -241,10 +241,11 @@ TEST(DeltaNet, GateRowsOnBothBackends) {
         want[x_off + r * xs + i] = float(x[x_off + r * xs + i] * (silu ? v * s : s));
       }
     vk::BufferSlice dx = to_device(arena, x), dg = to_device(arena, g);
-    ops::GateRowsArgs a{dx, dg, n, rows, x_off, xs, g_off, gs, silu};
+    ops::GateRowsArgs a{dx, dg, n, rows, x_off, xs, g_off, gs, silu, false};
     run([&](vk::CommandRecorder& rec) { ops::gate_rows(rec, vk_context().pipelines(), a); });
     std::vector<float> cpu_g = g;
-    cpu::gate_rows(!silu, {cpu_x.data() + x_off, xs}, {cpu_g.data() + g_off, gs}, n, 0, rows);
+    cpu::gate_rows(silu ? cpu::GateKind::Silu : cpu::GateKind::Sigmoid, {cpu_x.data() + x_off, xs},
+                   {cpu_g.data() + g_off, gs}, n, 0, rows);
     EXPECT_TRUE(near_all(from_device<float>(dx, x.size()), want, 1e-6, 1e-5)) << silu;
     EXPECT_TRUE(near_all(cpu_x, want, 1e-6, 1e-5)) << silu;
   }

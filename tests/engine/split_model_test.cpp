@@ -127,6 +127,39 @@ TEST(SplitModel, LogitsEqualTheWholeModelsBitForBit) {
     run.step(ta, tb, {tokens(s, 1), tokens(s, 1), tokens(s, 1), tokens(s, 1)}, LogitsWanted::Last);
 }
 
+// A hybrid's stages each hold their own layers' recurrent states: Nemotron-H's Mamba-2 mixer,
+// attention and FFN-only layers over three stages (the recurrent operations, gates and grouped
+// norm go to the stage of their layer) give the whole model's logits bit for bit, with the state
+// carried across a chunked prefill and decode steps.
+TEST(SplitModel, MambaHybridLogitsEqualTheWholeModels) {
+  Seeded<> s;
+  SCOPED_TRACE("seed " + std::to_string(s.seed));
+  model::MakeModelOptions o;
+  o.arch = "nemotron_h";
+  o.shape = model::parse_model_shape("64x3x2x1");
+  const std::vector<uint8_t> bytes = test::random_model_bytes(o);
+  const auto file = gguf::GgufFile::parse(bytes);
+  Model whole_model(test::vk_context(), file);
+  vk::Context* devices[] = {&test::vk_context(), &second_context(), &test::vk_context()};
+  const uint32_t counts[] = {1, 1, 1};
+  SplitModel split(devices, file, counts);
+  RunnerOptions opts;
+  opts.max_seqs = 2;
+  opts.max_context = 128;
+  opts.warm_up = false;
+  Runner whole(whole_model, opts), parts(split, opts);
+  Pair run{whole, parts};
+  std::vector<kv::BlockTable> ta, tb;
+  for (int i = 0; i < 2; ++i) {
+    ta.emplace_back(whole.pool(), whole.block_size());
+    tb.emplace_back(parts.pool(), parts.block_size());
+  }
+  run.step(ta, tb, {tokens(s, 13), tokens(s, 6)}, LogitsWanted::Last);
+  run.step(std::span(ta).first(1), std::span(tb).first(1), {tokens(s, 9)}, LogitsWanted::Last);
+  for (int step = 0; step < 2; ++step)
+    run.step(ta, tb, {tokens(s, 1), tokens(s, 1)}, LogitsWanted::Last);
+}
+
 // Gemma 3n's stages would have to hand each other its AltUp streams too: refused at load.
 TEST(SplitModel, RefusesGemma3n) {
   model::MakeModelOptions o;

@@ -1,5 +1,6 @@
 // The continuous batcher with hybrid models (make-model's test fixtures of LFM2, short
-// convolutions + attention, and Qwen3.5, Gated DeltaNet + gated attention), on the CPU backend:
+// convolutions + attention, Qwen3.5, Gated DeltaNet + gated attention, and the Mamba-2 hybrids
+// Granite 4.0-H and Nemotron-H), on the CPU backend:
 // 16 concurrent greedy streams, mixing prefill chunks and decode steps, equal their solo runs
 // token for token (no recurrent state leaks between sequences or survives a finished one into
 // the next owner of its slot), also when a tiny KV cache preempts sequences and they recompute.
@@ -214,7 +215,8 @@ TEST_P(HybridModelScheduler, ACancelledStreamGivesItsStateSlotBack) {
   EXPECT_EQ(runner.pool().stats().used, 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Hybrids, HybridModelScheduler, ::testing::Values("lfm2", "qwen35"),
+INSTANTIATE_TEST_SUITE_P(Hybrids, HybridModelScheduler,
+                         ::testing::Values("lfm2", "qwen35", "granitehybrid", "nemotron_h"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

@@ -1,0 +1,27 @@
+// The Mamba-2 hybrids (llama.cpp's granitehybrid and nemotron_h), read on top of what every
+// architecture reads (ModelSpec::from_gguf).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/gguf/gguf_file.h"
+#include "engine/model/model_spec.h"
+
+namespace vkllm::model {
+
+// Granite 4.0-H (granitehybrid): a layer whose head_count_kv is 0 is a Mamba-2 mixer (ssm.*
+// keys: conv kernel, inner size, state size, group count, time-step rank = heads), the others
+// attention (llama-style RoPE when rope.scaling.finetuned, else none); every layer then has
+// ffn_norm and a SwiGLU FFN. Granite's multipliers: embedding_scale, residual_scale,
+// attention.scale, logit_scale. The MoE variant (expert_count > 0) and attention biases are
+// refused.
+//
+// Nemotron-H (nemotron_h): per layer, head_count_kv and feed_forward_length say what it is:
+// both 0 a Mamba-2 mixer, feed_forward_length > 0 an FFN only (up, relu^2, down), else
+// attention without RoPE; one norm before each, nothing after.
+//
+// kv_heads: head_count_kv per layer. Checks every tensor it needs and refuses what it cannot run.
+void read_mamba2(const gguf::GgufFile& f, const std::vector<uint32_t>& kv_heads, ModelSpec& s);
+
+}  // namespace vkllm::model
