@@ -54,12 +54,17 @@ n2=$(jq .prompt_eval_count "$TEST_TMP/body")
 expect_eq "$(prefilled)" 16 "image rows prefilled by the second turn (none)"
 pass "the second turn about the same image prefilled none of it ($n2 new prompt tokens; the first turn $n1)"
 
+# How far this answer's first-token logprob is from the first turn's (a request served from the
+# prefix cache runs other kernels on other shapes: rounding, far below what a picture moves).
+logprob_gap() {
+  jq -n --argjson a "$(jq .logprobs[0].logprob "$TEST_TMP/body")" --argjson b "$(jq .lp <<<"$first")" \
+    '($a - $b) | fabs | . * 1e6 | floor'
+}
 chat "$wide"
-expect_eq "$(jq .logprobs[0].logprob "$TEST_TMP/body")" "$(jq .lp <<<"$first")" "same image, same logprob"
+[ "$(logprob_gap)" -lt 1000 ] || fail "the same image moved the logprob by $(logprob_gap)e-6"
 chat "$tall"
 expect_eq "$(prefilled)" 32 "another image is prefilled"
-[ "$(jq .logprobs[0].logprob "$TEST_TMP/body")" != "$(jq .lp <<<"$first")" ] ||
-  fail "two images gave the same first-token logprob"
+[ "$(logprob_gap)" -ge 1000 ] || fail "another image moved the logprob by only $(logprob_gap)e-6"
 pass "the same image answers alike, another image is another prompt"
 
 # /api/generate takes images too.
