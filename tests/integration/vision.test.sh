@@ -3,9 +3,10 @@
 # projector from `vkllm dev make-model`, created from a Modelfile with two FROM lines; /api/show
 # lists the vision capability; a chat turn with an image answers, and the next turn about the
 # same image evaluates only the new tokens (the image's blocks come from the prefix cache); a
-# different picture is a different prompt (its first token's logprob differs); `vkllm run` reads
-# an image path in the prompt; bad base64, a file that is not a picture and a remote URL are 400s
-# in each route's error shape; the npm ollama and openai clients stream answers (vision.mjs).
+# different picture is a different prompt (its first token's logprob differs); /api/generate and
+# Anthropic's /v1/messages take images; `vkllm run` reads an image path in the prompt; bad base64,
+# a file that is not a picture and a remote URL are 400s in each route's error shape; the npm
+# ollama and openai clients stream answers (vision.mjs). About 3 s on the CPU backend.
 source "$(dirname "$0")/lib.sh"
 
 vision=$VKLLM_SOURCE_DIR/tests/reference/vision
@@ -71,7 +72,15 @@ pass "the same image answers alike, another image is another prompt"
 req=$(jq -nc --arg img "$wide" --argjson o "$opts" '{model:"g3v", prompt:"Describe it.", images:[$img], stream:false, options:$o}')
 expect_eq "$(http_status POST "$VKLLM_URL/api/generate" -d "$req")" 200 "generate: $(body)"
 jq -e '.eval_count == 4 and (.context | all(. >= 0))' "$TEST_TMP/body" >/dev/null || fail "generate: $(body)"
-pass "/api/generate with an image"
+
+# Anthropic's Messages API: a base64 image block.
+req=$(jq -nc --arg img "$wide" '{model:"g3v", max_tokens:4, messages:[{role:"user", content:[
+  {type:"image", source:{type:"base64", media_type:"image/png", data:$img}},
+  {type:"text", text:"What is in it?"}]}]}')
+expect_eq "$(http_status POST "$VKLLM_URL/v1/messages" -d "$req")" 200 "messages: $(body)"
+jq -e '.usage.output_tokens == 4 and (.content[0].text | length > 0)' "$TEST_TMP/body" >/dev/null ||
+  fail "messages: $(body)"
+pass "/api/generate and Anthropic's /v1/messages with an image"
 
 # `vkllm run` reads an image path in the prompt, as `ollama run`.
 out=$("$VKLLM_BIN" run g3v "What is in $TEST_TMP/wide.png ?" </dev/null 2>"$TEST_TMP/run.err") || fail "run: $(cat "$TEST_TMP/run.err")"
