@@ -48,7 +48,7 @@ class Harness {
       : pool(blocks, state_slots, checkpoints), planner(pool, std::move(o)) {}
 
   Sequence* submit(Tokens prompt, SequenceOptions so = {}) {
-    auto seq = std::make_unique<Sequence>(SequenceRequest{std::move(prompt), so, nullptr});
+    auto seq = std::make_unique<Sequence>(SequenceRequest{std::move(prompt), so, nullptr, {}});
     seq->id = next_id_++;
     Sequence* raw = seq.get();
     planner.enqueue(std::move(seq));
