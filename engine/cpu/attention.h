@@ -2,7 +2,9 @@
 // (engine/vulkan/attention.h; cache and metadata layout: engine/kv/kv_layout.h): for each batch
 // token, each query head attends to its sequence's cached positions kp <= q_pos (causal; every
 // kp < kv_len when not causal), restricted to q_pos - window < kp <= q_pos when a window is set
-// (not causal: the symmetric |q_pos - kp| < window, as the Vulkan kernel); scores are scale * q.k,
+// (not causal: the symmetric |q_pos - kp| < window, as the Vulkan kernel); a query in its
+// sequence's open span (the batch's seq_open: an image's tokens) also sees every later key up to
+// kv_len, the window applying backwards only; scores are scale * q.k,
 // soft-capped when softcap > 0; the output is the softmax-weighted sum of V rows (f32). Prefill and
 // decode are the same call.
 //

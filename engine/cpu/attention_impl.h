@@ -233,8 +233,11 @@ void attend(const AttentionArgs& a, const AttentionGroup& g, float* scratch) {
     m[r] = kNegInf;
     l[r] = 0.f;
   }
-  // Without the causal mask a window is symmetric: keys up to max_pos + window - 1.
-  const uint32_t reach = !a.causal ? (a.window > 0 ? max_pos + a.window : kv_len) : max_pos + 1;
+  // Without the causal mask a window is symmetric: keys up to max_pos + window - 1. Queries in
+  // the open span reach the sequence's end.
+  const uint32_t reach = max_pos >= g.open_from ? kv_len
+                         : !a.causal            ? (a.window > 0 ? max_pos + a.window : kv_len)
+                                                : max_pos + 1;
   uint32_t kv_hi = kv_len < reach ? kv_len : reach;
   uint32_t kv_lo = (a.window > 0 && min_pos + 1 > a.window) ? min_pos + 1 - a.window : 0;
   if (g.n_splits > 1 && kv_hi > kv_lo) {  // this unit's slice of the range
@@ -282,7 +285,10 @@ void attend(const AttentionArgs& a, const AttentionGroup& g, float* scratch) {
         va[j] = 0;
         vb[j] = nk;
         // The last visible position + 1: the query's own (causal), or a symmetric window's end.
-        const uint32_t end = a.causal ? qp + 1 : a.window > 0 ? qp + a.window : kv_hi;
+        const uint32_t end = qp >= g.open_from ? kv_hi
+                             : a.causal        ? qp + 1
+                             : a.window > 0    ? qp + a.window
+                                               : kv_hi;
         vb[j] = end <= k0 ? 0 : (end - k0 < nk ? end - k0 : nk);
         if (a.window > 0 && qp + 1 > a.window) {
           const uint32_t first = qp + 1 - a.window;  // first visible position

@@ -18,7 +18,10 @@ inline constexpr uint32_t kAttentionKeys = 64;
 // the query heads of KV head kv_head, over slice `split` of n_splits of the visible positions.
 struct AttentionGroup {
   uint32_t n_tokens = 0, kv_head = 0, split = 0, n_splits = 1;
-  uint32_t kv_len = 0;              // the sequence's context length
+  uint32_t kv_len = 0;  // the sequence's context length
+  // Queries at positions >= open_from also see the later keys up to kv_len (kv::kNoOpenSpan:
+  // none; the batch metadata's seq_open).
+  uint32_t open_from = 0xFFFFFFFFu;
   const uint32_t* table = nullptr;  // its block table
   const uint32_t* pos = nullptr;    // positions of the group's tokens
   const float* q = nullptr;         // token 0's query row (head 0)

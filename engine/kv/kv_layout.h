@@ -19,7 +19,10 @@
 //   [2T+3S, 2T+4S)  seq_q_len    the sequence's tokens in this batch (contiguous, in order)
 //   [2T+4S, 2T+5S)  seq_state    the sequence's recurrent-state slot (state_layout.h; 0 for a
 //                                model without recurrent layers)
-//   [2T+5S, ...)    block tables of all sequences, concatenated
+//   [2T+5S, 2T+6S)  seq_open     the first position of the sequence's open span (kNoOpenSpan:
+//                                none): queries at or after it also see the keys after them, up
+//                                to kv_len (an image's tokens attend to each other both ways)
+//   [2T+6S, ...)    block tables of all sequences, concatenated
 #pragma once
 
 #include <algorithm>
@@ -34,6 +37,11 @@
 namespace vkllm::kv {
 
 inline constexpr uint32_t kDefaultBlockSize = 16;
+// BatchSequence::open_from of a sequence without an open span.
+inline constexpr uint32_t kNoOpenSpan = 0xFFFFFFFFu;
+// Words of per-sequence metadata before the block tables: table offset, kv_len, q_start, q_len,
+// state slot, open span.
+inline constexpr uint32_t kMetaSeqWords = 6;
 
 struct KvLayout {
   uint32_t num_blocks = 0;
@@ -72,6 +80,9 @@ struct BatchSequence {
   uint32_t q_len = 0;
   uint32_t kv_len = 0;
   uint32_t state_slot = 0;  // recurrent-state slot, if the model has recurrent layers
+  // Queries at positions >= open_from also see the keys after them (up to kv_len): the open
+  // span must end the sequence's tokens in the step (kNoOpenSpan: causal throughout).
+  uint32_t open_from = kNoOpenSpan;
 };
 
 struct BatchMeta {
@@ -104,15 +115,16 @@ inline BatchMeta build_batch_meta(std::span<const BatchSequence> seqs,
     m.max_kv_len = std::max(m.max_kv_len, q.kv_len);
   }
   const uint32_t T = m.n_tokens, S = m.n_seqs;
-  m.words.assign(2 * T + 5 * S, 0);
+  m.words.assign(2 * T + kMetaSeqWords * S, 0);
   uint32_t t = 0;
   for (uint32_t s = 0; s < S; ++s) {
     const BatchSequence& q = seqs[s];
-    m.words[2 * T + s] = static_cast<uint32_t>(m.words.size() - (2 * T + 5 * S));
+    m.words[2 * T + s] = static_cast<uint32_t>(m.words.size() - (2 * T + kMetaSeqWords * S));
     m.words[2 * T + S + s] = q.kv_len;
     m.words[2 * T + 2 * S + s] = t;
     m.words[2 * T + 3 * S + s] = q.q_len;
     m.words[2 * T + 4 * S + s] = q.state_slot;
+    m.words[2 * T + 5 * S + s] = q.open_from;
     for (uint32_t i = 0; i < q.q_len; ++i, ++t) {
       m.words[t] = s;
       m.words[T + t] = q.kv_len - q.q_len + i;

@@ -72,6 +72,14 @@ class CpuBackend final : public StepBackend {
     split(n_tokens, 1, [&](uint32_t b, uint32_t e) { cpu::get_rows(g, b, e); });
   }
 
+  void inject_rows(Rows x, uint32_t n) override {
+    float* base = ptr(x);
+    const uint32_t stride = x.stride ? x.stride : n;
+    for (const InjectedRows& r : injected_)
+      for (uint32_t i = 0; i < r.n; ++i)
+        std::memcpy(base + uint64_t(r.row + i) * stride, r.data + uint64_t(i) * n, n * 4ull);
+  }
+
   void rms_norm(Rows x, WeightRef w, Rows y, uint32_t n, uint32_t rows,
                 std::span<const WeightRef>) override {
     cpu::RmsNormArgs a;
@@ -412,6 +420,10 @@ class CpuBackend final : public StepBackend {
   uint64_t activation_bytes() const override { return act_bytes_; }
   uint32_t* token_ids() override { return ids_.get(); }
   uint32_t* selected_rows() override { return sel_.get(); }
+  // The rows stay where the Runner's caller keeps them until the step ends.
+  void set_injected_rows(std::span<const InjectedRows> rows) override {
+    injected_.assign(rows.begin(), rows.end());
+  }
 
   void begin_step(const kv::BatchMeta& meta) override {
     meta_ = meta.words;
@@ -634,6 +646,7 @@ class CpuBackend final : public StepBackend {
   std::vector<float> partials_;
   // The step's batch.
   std::vector<uint32_t> meta_;
+  std::vector<InjectedRows> injected_;  // set_injected_rows: this step's, cleared by the next
   cpu::BatchView batch_;
   uint32_t max_kv_len_ = 0;
   bool marking_ = false;

@@ -46,6 +46,8 @@ GluAct Forward::glu_act() const {
 }
 
 void Forward::step(StepBackend& b, const StepShape& s) const {
+  if (s.injected && (spec_.is_gemma3n() || spec_.is_gemma4()))
+    throw std::invalid_argument(spec_.arch_name + ": embedding rows as step inputs (images)");
   if (spec_.is_gemma3n()) {
     Gemma3nForward(spec_).layers(b, s.n_tokens);
   } else if (spec_.is_gemma4()) {
@@ -55,6 +57,10 @@ void Forward::step(StepBackend& b, const StepShape& s) const {
   } else {
     b.embed({Weight::TokenEmbd}, {Act::X}, s.n_tokens, spec_.embed_scale);
     b.barrier();
+    if (s.injected) {
+      b.inject_rows({Act::X}, spec_.n_embd);
+      b.barrier();
+    }
     layers(b, s.n_tokens);
   }
   b.timestamp("layers");

@@ -15,6 +15,7 @@ struct StepShape {
   uint32_t n_tokens = 0;  // T: the step's tokens over all sequences
   uint32_t n_rows = 0;    // R: rows that produce logits (or hidden states)
   bool hidden = false;    // stop after the final norm (hidden states, no LM head)
+  bool injected = false;  // StepBackend::inject_rows after the embedding (images)
 };
 
 class Forward {

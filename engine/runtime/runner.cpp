@@ -40,6 +40,30 @@ RunnerOptions with_limits(const model::ModelSpec& spec, RunnerOptions opt) {
   return opt;
 }
 
+// Whether token j of the step lies in one of its embedding spans (ids there are not looked up).
+bool in_span(const SequenceStep& s, uint32_t j) {
+  for (const auto& e : s.embeddings)
+    if (j >= e.offset && j - e.offset < e.n) return true;
+  return false;
+}
+
+// Checks a sequence's embedding spans against its tokens (std::invalid_argument naming why).
+void check_spans(const SequenceStep& s, bool enabled) {
+  if (s.embeddings.empty()) return;
+  if (!enabled)
+    throw std::invalid_argument(
+        "Runner::step: embedding rows need RunnerOptions::embedding_inputs");
+  uint32_t end = 0;
+  for (size_t i = 0; i < s.embeddings.size(); ++i) {
+    const auto& e = s.embeddings[i];
+    if (e.n == 0 || !e.rows || e.offset < end || e.offset + uint64_t(e.n) > s.tokens.size())
+      throw std::invalid_argument("Runner::step: embedding span outside its tokens or overlapping");
+    if (e.open && (i + 1 != s.embeddings.size() || e.offset + e.n != s.tokens.size()))
+      throw std::invalid_argument("Runner::step: an open embedding span must end its tokens");
+    end = e.offset + e.n;
+  }
+}
+
 uint32_t rows_wanted(const SequenceStep& s) {
   return s.logits == LogitsWanted::All    ? static_cast<uint32_t>(s.tokens.size())
          : s.logits == LogitsWanted::Last ? 1
@@ -123,8 +147,11 @@ StepResult Runner::run_step(std::span<SequenceStep> batch, bool greedy_only, boo
                                 std::to_string(options_.max_seqs));
   }
   uint32_t T = 0, R = 0;
+  bool injected = false;
   for (const auto& s : batch) {
     if (!s.table || s.tokens.empty()) throw std::invalid_argument("Runner::step: empty sequence");
+    check_spans(s, options_.embedding_inputs);
+    injected |= !s.embeddings.empty();
     if (s.table->num_tokens() + s.tokens.size() > options_.max_context) {
       throw std::invalid_argument("Runner::step: sequence exceeds the context of " +
                                   std::to_string(options_.max_context) + " tokens");
@@ -167,13 +194,22 @@ StepResult Runner::run_step(std::span<SequenceStep> batch, bool greedy_only, boo
   uint32_t* sel = B.selected_rows();
   uint32_t t = 0, r = 0;
   std::vector<uint32_t> last_row(batch.size(), UINT32_MAX);
+  std::vector<InjectedRows> injected_rows;
   for (size_t i = 0; i < batch.size(); ++i) {
     const auto& s = batch[i];
     const uint32_t n = static_cast<uint32_t>(s.tokens.size());
     seqs.push_back({std::span<const uint32_t>(s.table->blocks().data(), s.table->blocks().size()),
                     n, s.table->num_tokens() + n, s.table->state_slot().value_or(0)});
+    for (const auto& e : s.embeddings) {
+      injected_rows.push_back({t + e.offset, e.n, e.rows});
+      if (e.open) seqs.back().open_from = s.table->num_tokens() + e.offset;
+    }
     for (uint32_t j = 0; j < n; ++j) {
       const int32_t tok = s.tokens[j];
+      if (!s.embeddings.empty() && in_span(s, j)) {
+        ids[t + j] = 0;  // a valid row to look up; inject_rows overwrites it
+        continue;
+      }
       if (tok < 0 || static_cast<uint32_t>(tok) >= spec.n_vocab) {
         for (auto& b : batch) b.table->trim_reserved();
         throw std::invalid_argument("token id " + std::to_string(tok) +
@@ -195,12 +231,20 @@ StepResult Runner::run_step(std::span<SequenceStep> batch, bool greedy_only, boo
   out.hidden = R > 0 && hidden;
   out.logits = R > 0 && !hidden && !greedy_only;
   out.greedy = R > 0 && !hidden;
-  const StepKey key{T, meta.n_seqs, meta.max_q_len, meta.max_kv_len, R, out};
+  const StepKey key{T, meta.n_seqs, meta.max_q_len, meta.max_kv_len, R, out, injected};
+  if (injected) {
+    try {
+      B.set_injected_rows(injected_rows);
+    } catch (...) {
+      for (auto& b : batch) b.table->trim_reserved();
+      throw;
+    }
+  }
   if (B.take_ahead(meta, key)) {
     ++steps_ahead_;
   } else {
     B.begin_step(meta);
-    forward_->step(B, {.n_tokens = T, .n_rows = R, .hidden = hidden});
+    forward_->step(B, {.n_tokens = T, .n_rows = R, .hidden = hidden, .injected = injected});
   }
   if (!warming_up_) ++steps_;
   B.submit_step(out, R);
@@ -299,7 +343,7 @@ void Runner::record_next_ahead(std::span<const SequenceStep> batch, const StepKe
     max_kv_len = std::max(max_kv_len, static_cast<uint32_t>(kv_len));
   }
   const auto n = static_cast<uint32_t>(batch.size());
-  const StepKey next{n, n, 1, max_kv_len, n, key.out};
+  const StepKey next{n, n, 1, max_kv_len, n, key.out, false};
   try {
     backend_->begin_ahead(next);
     forward_->step(*backend_, {.n_tokens = n, .n_rows = n, .hidden = false});

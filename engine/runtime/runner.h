@@ -92,9 +92,25 @@ struct RunnerOptions {
   // has, capped by VKLLM_CPU_ISA).
   uint32_t cpu_threads = 0;
   std::optional<cpu::Isa> cpu_isa;
+  // Steps may take embedding rows in place of token embeddings (SequenceStep::embeddings: a
+  // vision model's images). Vulkan: an upload buffer of max_batch_tokens rows of n_embd floats.
+  bool embedding_inputs = false;
 };
 
 enum class LogitsWanted { None, Last, All };
+
+// Tokens [offset, offset + n) of a SequenceStep take these rows (n x n_embd floats) in place of
+// their token embeddings: an image's embeddings. The tokens there may be any int32 (the
+// server puts ids derived from the image's content there, so the prefix cache tells images
+// apart); they are never looked up. `open`: the span's tokens attend to each other both ways
+// (Gemma 3's images, llama.cpp's causal-off decode of an image); an open span must end the
+// step's tokens of its sequence.
+struct EmbeddingSpan {
+  uint32_t offset = 0;
+  uint32_t n = 0;
+  const float* rows = nullptr;
+  bool open = false;
+};
 
 struct SequenceStep {
   kv::BlockTable* table = nullptr;  // the sequence's cache; reserved by step() if needed
@@ -107,6 +123,9 @@ struct SequenceStep {
   // Hybrid models: keep a checkpoint of the state after the step (its tokens must end at a block
   // boundary; skipped when that block has one or the checkpoint pool has no slot to give).
   kv::Checkpoint checkpoint = kv::Checkpoint::none;
+  // Embedding rows in place of some tokens' embeddings (images), in offset order, disjoint;
+  // needs RunnerOptions::embedding_inputs.
+  std::span<const EmbeddingSpan> embeddings{};
 };
 
 struct StepResult {

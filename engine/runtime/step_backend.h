@@ -21,6 +21,14 @@
 
 namespace vkllm::runtime {
 
+// Rows that replace the embedded rows of step tokens [row, row + n) (an image's embeddings): n
+// rows of the model's n_embd floats at `data`, host memory valid until the step ends.
+struct InjectedRows {
+  uint32_t row = 0;
+  uint32_t n = 0;
+  const float* data = nullptr;
+};
+
 // A step's activation buffers, each sized by the backend for the step limits (tokens T, logits
 // rows R): X residual stream, H normed input of a product (T x n_embd); Q, K, V and the fused
 // QKV; Attn attention output; Gate and Up (Up holds 2 x n_ff per token for fused gate|up); FfnAct
@@ -235,6 +243,7 @@ struct StepOutputs {
 struct StepKey {
   uint32_t n_tokens = 0, n_seqs = 0, max_q_len = 0, max_kv_len = 0, n_rows = 0;
   StepOutputs out;
+  bool injected = false;  // rows replace some token embeddings (never a step recorded ahead)
   bool operator==(const StepKey&) const = default;
 };
 
@@ -360,6 +369,9 @@ class StepBackend {
     unsupported("embed_positions");
   }
   // out = the table's row `row` (n_embd elements), e.g. token type 0.
+  // x's rows that set_injected_rows named overwritten with its rows (n elements each); after
+  // embed, so the injected rows are not scaled as token embeddings are (Gemma 3's images).
+  virtual void inject_rows(Rows /*x*/, uint32_t /*n*/) { unsupported("inject_rows"); }
   virtual void embed_row(WeightRef /*table*/, uint32_t /*row*/, Rows /*out*/) {
     unsupported("embed_row");
   }
@@ -467,6 +479,12 @@ class StepBackend {
   virtual uint32_t* token_ids() = 0;
   virtual uint32_t* selected_rows() = 0;
   virtual void begin_step(const kv::BatchMeta& meta) = 0;
+  // Step input beside the token ids, before begin_step(): the rows inject_rows() writes (the
+  // backend copies them; at most max_batch_tokens rows in all). A backend without the memory
+  // for them (RunnerOptions::embedding_inputs off) throws std::invalid_argument.
+  virtual void set_injected_rows(std::span<const InjectedRows> /*rows*/) {
+    unsupported("set_injected_rows");
+  }
   // Delivers what the step asked for and waits for it.
   virtual void end_step(const StepOutputs& out, uint32_t n_rows) = 0;
 

@@ -69,6 +69,32 @@ void VulkanBackend::embed(WeightRef table, Rows out, uint32_t n_tokens, float sc
   wrote(out.act);
 }
 
+void VulkanBackend::set_injected_rows(std::span<const InjectedRows> rows) {
+  if (!mem_.rows_in.mapped())
+    throw std::invalid_argument("this Vulkan backend takes no embedding rows as step inputs");
+  const uint64_t row_bytes = uint64_t(spec_.n_embd) * 4;
+  uint64_t at = 0;
+  injected_.clear();
+  for (const InjectedRows& r : rows) {
+    const uint64_t bytes = r.n * row_bytes;
+    if (at + bytes > mem_.rows_in.size())
+      throw std::invalid_argument("embedding rows beyond the step's tokens");
+    std::memcpy(mem_.rows_in.mapped() + at, r.data, bytes);
+    injected_.push_back({r.row, r.n, at});
+    at += bytes;
+  }
+}
+
+void VulkanBackend::inject_rows(Rows x, uint32_t n) {
+  if (x.stride != 0 && x.stride != n) throw std::logic_error("inject_rows: packed rows only");
+  const uint64_t row_bytes = uint64_t(n) * 4;
+  vk::BufferSlice dst = mem_.slice(x);
+  for (const auto& r : injected_)
+    rec_->copy(mem_.rows_in.slice(r.offset, r.n * row_bytes),
+               dst.sub(r.row * row_bytes, r.n * row_bytes));
+  wrote(x.act);
+}
+
 void VulkanBackend::add_bias(WeightRef bias, Rows x, uint32_t n, uint32_t rows) {
   const DeviceTensor* b = find(bias);
   if (!b) return;

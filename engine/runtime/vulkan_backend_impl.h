@@ -31,6 +31,7 @@ class VulkanBackend final : public StepBackend {
   // ---- Graph operations.
 
   void embed(WeightRef table, Rows out, uint32_t n_tokens, float scale) override;
+  void inject_rows(Rows x, uint32_t n) override;
 
   // The norms feeding decode products write their q8 copy too (no quantize dispatch), those
   // feeding the subgroup-scope tensor-core GEMM their f16 copy (no conversion dispatch).
@@ -170,6 +171,7 @@ class VulkanBackend final : public StepBackend {
   uint64_t activation_bytes() const override { return mem_.act_bytes; }
   uint32_t* token_ids() override { return reinterpret_cast<uint32_t*>(mem_.ids_in.mapped()); }
   uint32_t* selected_rows() override { return reinterpret_cast<uint32_t*>(mem_.sel_in.mapped()); }
+  void set_injected_rows(std::span<const InjectedRows> rows) override;
 
   void begin_step(const kv::BatchMeta& meta) override;
   void end_step(const StepOutputs& out, uint32_t R) override;
@@ -307,6 +309,12 @@ class VulkanBackend final : public StepBackend {
   uint64_t moe_grouped_ffns_ = 0;  // moe_ffn calls recorded on the grouped GEMMs (not dry)
   bool marking_ = false;           // recording the profiled layer
   uint32_t n_row_ids_ = 0;         // embed_row's ids in this step
+  // set_injected_rows: where each span's rows lie in mem_.rows_in (bytes).
+  struct InjectedAt {
+    uint32_t row = 0, n = 0;
+    uint64_t offset = 0;
+  };
+  std::vector<InjectedAt> injected_;
   // The step's batch.
   vk::ops::BatchInfo batch_;
   uint32_t max_q_len_ = 0, max_kv_len_ = 0;

@@ -177,7 +177,8 @@ void VulkanStepBuffers::allocate_activations() {
   vk::upload(ctx.device(), row_counters, std::span<const uint32_t>(zeros));
 
   const uint32_t max_blocks = (opt.max_context + opt.block_size - 1) / opt.block_size;
-  max_meta_words = static_cast<uint32_t>(2 * T + 5 * opt.max_seqs + opt.max_seqs * max_blocks);
+  max_meta_words =
+      static_cast<uint32_t>(2 * T + kv::kMetaSeqWords * opt.max_seqs + opt.max_seqs * max_blocks);
   ids_in = vk::Buffer(ctx.device(), 4 * T, vk::MemoryKind::Upload, "step token ids");
   sel_in = vk::Buffer(ctx.device(), 4 * R, vk::MemoryKind::Upload, "step logits rows");
   meta_in = vk::Buffer(ctx.device(), 4ull * max_meta_words, vk::MemoryKind::Upload,
@@ -189,6 +190,8 @@ void VulkanStepBuffers::allocate_activations() {
     row_ids = vk::Buffer(ctx.device(), uint64_t(kRowIdSpacing) * kMaxRowIds, vk::MemoryKind::Upload,
                          "step row ids");
   }
+  if (opt.embedding_inputs && !m.is_stage())
+    rows_in = vk::Buffer(ctx.device(), 4ull * T * E, vk::MemoryKind::Upload, "step embedding rows");
   readback =
       vk::Buffer(ctx.device(), 4 * (std::max(R * std::max(V, E), encoder ? T * E : 0) + S_words()),
                  vk::MemoryKind::Readback, "step results");

@@ -71,6 +71,8 @@ struct VulkanStepBuffers {
   std::optional<vk::Arena> act;
   vk::Buffer ids_in, sel_in, meta_in;  // host-written step inputs
   vk::Buffer pos_in, row_ids;          // encoders: positions, embed_row's row ids
+  // RunnerOptions::embedding_inputs: rows that replace token embeddings (T x n_embd floats).
+  vk::Buffer rows_in;
   vk::Buffer readback;
   // Stages of a split model: the residual stream (T x n_embd) from the stage before, and for the
   // stage after (absent on the first and last stage respectively, and on a whole model).

@@ -5,8 +5,13 @@
 // /clear and /bye commands.
 #include <unistd.h>
 
+#include <openssl/evp.h>
+
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <iterator>
+#include <regex>
 #include <sstream>
 
 #include "server/cli/cli_output.h"
@@ -54,6 +59,71 @@ json think_value(const std::string& t) {
   if (t == "true") return true;
   if (t == "false") return false;
   return t;
+}
+
+// ---- Image paths in a prompt, as `ollama run` reads them for a model with `vision`
+// (cmd/interactive.go: extractFileNames, normalizeFilePath, getImageData).
+
+// Shell escapes a dragged-in path carries.
+std::string normalize_file_path(const std::string& path) {
+  std::string out;
+  for (size_t i = 0; i < path.size(); ++i) {
+    if (path[i] == '\\' && i + 1 < path.size() &&
+        std::string_view(" ()[]{}$&;'\\*?~").find(path[i + 1]) != std::string_view::npos) {
+      out += path[++i];
+    } else {
+      out += path[i];
+    }
+  }
+  return out;
+}
+
+// The picture formats Ollama's client sends (its http.DetectContentType check), from the first
+// bytes: JPEG, PNG, WebP.
+bool is_image_file(const std::string& head) {
+  return head.starts_with("\xFF\xD8\xFF") || head.starts_with("\x89PNG\r\n\x1A\n") ||
+         (head.size() >= 12 && head.starts_with("RIFF") && head.compare(8, 4, "WEBP") == 0);
+}
+
+std::string base64(const std::string& bytes) {
+  std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
+  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(bytes.data()),
+                                static_cast<int>(bytes.size()));
+  out.resize(static_cast<size_t>(n));
+  return out;
+}
+
+// Takes the paths of existing pictures out of `prompt` (an absolute or ./ path ending in .jpg,
+// .jpeg, .png or .webp, spaces escaped or not, perhaps in single quotes) and returns them as
+// base64; a path that is not a file stays text. Throws std::runtime_error for a file that is
+// not a picture or is over 100 MB, as `ollama run` refuses it.
+std::vector<std::string> take_images(std::string& prompt) {
+  static const std::regex path(R"((?:[a-zA-Z]:)?(?:\./|/|\\)[\S\\ ]+?\.(?:jpg|jpeg|png|webp)\b)",
+                               std::regex::icase);
+  std::vector<std::string> found;
+  for (std::sregex_iterator it(prompt.begin(), prompt.end(), path), end; it != end; ++it)
+    found.push_back(it->str());
+  std::vector<std::string> images;
+  for (const std::string& fp : found) {
+    const std::string nfp = normalize_file_path(fp);
+    std::ifstream in(nfp, std::ios::binary);
+    if (!in || std::filesystem::is_directory(nfp)) continue;
+    const std::string bytes{std::istreambuf_iterator<char>(in), {}};
+    if (!is_image_file(bytes.substr(0, 16)))
+      throw std::runtime_error("invalid file type: " + nfp + " is not a JPEG, PNG or WebP image");
+    if (bytes.size() > (100u << 20))
+      throw std::runtime_error("file size exceeds maximum limit (100MB)");
+    std::cerr << "Added image '" << nfp << "'\n";
+    for (const std::string& text : {"'" + nfp + "'", "'" + fp + "'", fp}) {
+      for (size_t at; (at = prompt.find(text)) != std::string::npos;) prompt.erase(at, text.size());
+    }
+    images.push_back(base64(bytes));
+  }
+  const size_t first = prompt.find_first_not_of(" \t\n\r");
+  const size_t last = prompt.find_last_not_of(" \t\n\r");
+  prompt = first == std::string::npos ? "" : prompt.substr(first, last - first + 1);
+  return images;
 }
 
 // /api/show, pulling the model first when the server does not have it (as `ollama run`).
@@ -139,8 +209,11 @@ void add_common(json& body, const Session& s) {
   if (!s.options.empty()) body["options"] = s.options;
 }
 
-int generate_once(ApiClient& client, Session& s, const std::string& prompt) {
+int generate_once(ApiClient& client, Session& s, std::string prompt) {
+  std::vector<std::string> images;
+  if (has(s.capabilities, "vision")) images = take_images(prompt);
   json body{{"model", s.model}, {"prompt", prompt}, {"stream", true}};
+  if (!images.empty()) body["images"] = images;
   if (!s.system.empty()) body["system"] = s.system;
   add_common(body, s);
   AnswerPrinter out(s.hide_thinking);
@@ -156,8 +229,12 @@ int generate_once(ApiClient& client, Session& s, const std::string& prompt) {
   return 0;
 }
 
-void chat_turn(ApiClient& client, Session& s, const std::string& text) {
-  s.messages.push_back({{"role", "user"}, {"content", text}});
+void chat_turn(ApiClient& client, Session& s, std::string text) {
+  std::vector<std::string> images;
+  if (has(s.capabilities, "vision")) images = take_images(text);
+  json user{{"role", "user"}, {"content", text}};
+  if (!images.empty()) user["images"] = images;
+  s.messages.push_back(std::move(user));
   json messages = json::array();
   if (!s.system.empty()) messages.push_back({{"role", "system"}, {"content", s.system}});
   for (const auto& m : s.messages) messages.push_back(m);
@@ -360,6 +437,8 @@ int interactive(ApiClient& client, Session& s, const json& info) {
     try {
       chat_turn(client, s, line);
     } catch (const ApiError& e) {
+      std::cout << "Error: " << e.what() << "\n";
+    } catch (const std::runtime_error& e) {  // an image path that is not a picture
       std::cout << "Error: " << e.what() << "\n";
     }
   }

@@ -12,6 +12,11 @@ bool gpt_oss_family(const GgufSummary* g) {
   return g != nullptr && (g->architecture == "gpt-oss" || g->architecture == "gptoss");
 }
 
+// Text architectures whose projector layer the engine's image encoders run.
+bool runs_projector_of(const std::string& architecture) {
+  return architecture == "gemma3";
+}
+
 }  // namespace
 
 bool Capabilities::has(std::string_view name) const {
@@ -40,7 +45,12 @@ Capabilities capabilities_of(const registry::ModelShow& m, const GgufSummary* g,
   }
   if (gpt_oss_family(g)) add("thinking");  // as Ollama: the family always reasons
   if (!m.projectors.empty()) add("vision");
+  // Gemma 3's projector layer is the one vision vkllm runs (engine/vision); a tower inside the
+  // model's own GGUF (Ollama's converter) or another family's projector is not run yet.
+  const bool runs_vision =
+      !m.projectors.empty() && g != nullptr && runs_projector_of(g->architecture);
   for (const char* encoder : {"vision", "audio"}) {
+    if (runs_vision && std::string_view(encoder) == "vision") continue;
     if (const auto it = std::find(caps.names.begin(), caps.names.end(), encoder);
         it != caps.names.end()) {
       caps.names.erase(it);

@@ -205,7 +205,8 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
 
   const tokenizer::Tokenizer& tok = *model.tokenizer;
   check_context_tokens(req, tok);
-  PromptTokens prompt = co_await build_prompt(req, *facts->builder, tok, num_ctx);
+  PromptTokens prompt = co_await build_prompt(req, *facts->builder, tok, num_ctx,
+                                              model.images ? &model.images->layout() : nullptr);
   if (req.debug_render_only) {
     GenerationChunk done;
     done.done = true;
@@ -215,6 +216,13 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
     co_return;
   }
   std::vector<int32_t>& tokens = prompt.tokens;
+  if (!prompt.images.empty() && tokens.size() >= num_ctx) {
+    // Cutting the prompt would cut through an image's rows or leave them behind.
+    throw http::StatusError(400, "the prompt with its images is " + std::to_string(tokens.size()) +
+                                     " tokens, more than the context length " +
+                                     std::to_string(num_ctx) +
+                                     "; send fewer images or a larger num_ctx");
+  }
   fit_prompt(tokens, {.num_ctx = num_ctx,
                       .num_keep = opts.num_keep,
                       .add_bos = tok.add_bos(),
@@ -232,7 +240,8 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
   auto stream = std::make_shared<sched::TokenStream>(co_await asio::this_coro::executor);
   // A cancellation (the client left) aborts the wait on the stream; the handle's destructor then
   // drops the sequence.
-  sched::SequenceHandle handle = model.scheduler->submit({tokens, so, stream});
+  sched::SequenceHandle handle =
+      model.scheduler->submit({tokens, so, stream, std::move(prompt.images)});
 
   // The token stream into chunks: one per token that shows text, as Ollama streams, however
   // many tokens arrive together (a fast backend hands over several per wake-up).
@@ -301,7 +310,9 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
     done.eval_duration = duration_cast<nanoseconds>(t_end - t_first);
   }
   if (!chat && !req.raw) {
-    done.context = tokens;
+    // An image's rows have no token ids to give back (Ollama's context holds none either).
+    for (const int32_t t : tokens)
+      if (t >= 0) done.context.push_back(t);
     done.context.insert(done.context.end(), output_tokens.begin(), output_tokens.end());
   }
   co_await sink(done);
@@ -310,12 +321,13 @@ asio::awaitable<void> GenerationService::run(GenerationRequest req, ChunkSink si
 asio::awaitable<PromptTokens> GenerationService::build_prompt(const GenerationRequest& req,
                                                               const prompt::PromptBuilder& builder,
                                                               const tokenizer::Tokenizer& tok,
-                                                              uint32_t num_ctx) {
+                                                              uint32_t num_ctx,
+                                                              const vision::ImageLayout* images) {
   const auto deadline = steady_clock::now() + options_.prompt_budget;
   const auto budget_ms = options_.prompt_budget.count();
   // Off the I/O thread: tokenizing long prompts and truncating them take time. Between the renders
   // of truncation it stops when the request is cancelled or the budget is spent.
-  auto build = [&req, &builder, &tok, num_ctx, deadline, budget_ms](std::stop_token stop) {
+  auto build = [&req, &builder, &tok, num_ctx, deadline, budget_ms, images](std::stop_token stop) {
     auto check = [&stop, deadline, budget_ms] {
       if (stop.stop_requested()) throw http::StatusError(499, "request cancelled");
       if (steady_clock::now() > deadline) {
@@ -324,7 +336,7 @@ asio::awaitable<PromptTokens> GenerationService::build_prompt(const GenerationRe
                                          " ms; send fewer or shorter messages");
       }
     };
-    return build_prompt_tokens(req, builder, tok, num_ctx, check);
+    return build_prompt_tokens(req, builder, tok, num_ctx, check, images);
   };
   co_return co_await async::run_blocking(workers_, std::move(build));
 }

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/sampling/format_spec.h"
+#include "engine/vision/image_prompt.h"
 #include "registry/model_store.h"
 #include "server/prompt/prompt.h"
 #include "server/requests/service_options.h"
@@ -132,7 +133,8 @@ class GenerationService {
   boost::asio::awaitable<PromptTokens> build_prompt(const GenerationRequest& req,
                                                     const prompt::PromptBuilder& builder,
                                                     const tokenizer::Tokenizer& tok,
-                                                    uint32_t num_ctx);
+                                                    uint32_t num_ctx,
+                                                    const vision::ImageLayout* images);
   boost::asio::awaitable<std::shared_ptr<const sampling::CompiledFormat>> output_constraint(
       const GenerationRequest& req, const nlohmann::ordered_json& tools,
       const prompt::ParserConfig& parser_config, sched::LoadedModel& model);

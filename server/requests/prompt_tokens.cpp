@@ -1,12 +1,15 @@
 #include "server/requests/prompt_tokens.h"
 
+#include <span>
 #include <string>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
 
+#include "registry/digest.h"
 #include "server/http/status_error.h"
 #include "server/scheduler/context_shift.h"
+#include "server/scheduler/image_inputs.h"
 
 namespace vkllm::requests {
 
@@ -20,9 +23,35 @@ void check_context_tokens(const GenerationRequest& req, const tokenizer::Tokeniz
   }
 }
 
+namespace {
+
+// The request's pictures, decoded and hashed (a picture that cannot be read is the client's 400).
+std::vector<sched::SequenceImage> decode_images(const std::vector<std::string>& images,
+                                                const vision::ImageLayout& layout) {
+  std::vector<sched::SequenceImage> out;
+  for (size_t i = 0; i < images.size(); ++i) {
+    const auto bytes = std::as_bytes(std::span(images[i].data(), images[i].size()));
+    sched::SequenceImage img;
+    try {
+      img.picture = std::make_shared<const image::Image>(
+          image::decode(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size())));
+    } catch (const image::ImageError& e) {
+      throw http::StatusError(400, "image " + std::to_string(i) + ": " + e.what());
+    }
+    img.hash = registry::Digest::of(bytes).str();
+    img.n_tokens = layout.n_tokens;
+    img.open = layout.open;
+    out.push_back(std::move(img));
+  }
+  return out;
+}
+
+}  // namespace
+
 PromptTokens build_prompt_tokens(const GenerationRequest& req, const prompt::PromptBuilder& builder,
                                  const tokenizer::Tokenizer& tok, uint32_t num_ctx,
-                                 const std::function<void()>& check) {
+                                 const std::function<void()>& check,
+                                 const vision::ImageLayout* images) {
   PromptTokens p;
   auto count = [&tok, &check](std::string_view text) {
     check();
@@ -42,7 +71,23 @@ PromptTokens build_prompt_tokens(const GenerationRequest& req, const prompt::Pro
   if (!req.debug_render_only) {
     std::string text = p.rendered.text;
     if (!req.context.empty()) text = tok.decode(req.context) + text;
-    p.tokens = tok.encode(text, true, true);
+    if (images && !p.rendered.images.empty()) {
+      p.images = decode_images(p.rendered.images, *images);
+      const auto pieces = vision::split_image_tags(text, p.images.size());
+      vision::PromptWithImages laid = vision::tokenize_with_images(tok, *images, pieces);
+      p.tokens = std::move(laid.tokens);
+      std::vector<sched::SequenceImage> placed;
+      for (const vision::ImageSlot& slot : laid.images) {
+        sched::SequenceImage img = p.images[slot.image];  // an image may be tagged twice
+        img.offset = slot.offset;
+        for (uint32_t i = 0; i < slot.n_tokens; ++i)
+          p.tokens[slot.offset + i] = sched::image_token_id(img.hash, i);
+        placed.push_back(std::move(img));
+      }
+      p.images = std::move(placed);
+    } else {
+      p.tokens = tok.encode(text, true, true);
+    }
     if (p.tokens.empty()) p.tokens.push_back(tok.bos() >= 0 ? tok.bos() : 0);
   }
   return p;

@@ -33,6 +33,8 @@ class EngineModelLoader::Pending : public PendingLoad {
   // Builds the model's engine (the split stages, the host model or the Vulkan model, and its
   // runner or embedding queue) with runner options `ro`.
   void build(const runtime::RunnerOptions& ro);
+  // The image encoder of the model's projector layer (http::StatusError 500 naming why not).
+  std::unique_ptr<ImageInputs> load_images(const LoadedModel& m) const;
   void log_loaded(uint64_t kv_tokens, uint32_t max_seqs) const;
 
   EngineModelLoader& loader_;
@@ -196,6 +198,8 @@ std::shared_ptr<LoadedModel> EngineModelLoader::Pending::finish(uint64_t free_no
         ro.kv_budget_bytes, runtime::recurrent_state_bytes(spec_) * ro.max_seqs,
         ro.state_checkpoint_share);
   ro.max_batch_tokens = std::max<uint32_t>(ro.max_batch_tokens, ro.max_seqs);
+  // A vision model's steps take its images' rows in place of token embeddings.
+  ro.embedding_inputs = !show.projectors.empty() && !spec_.has_pooling_type;
   // Speculative steps want logits after every drafted token: room for one sequence's full draft
   // beside a row for each of the others.
   const SpeculationOptions speculation =
@@ -228,14 +232,34 @@ std::shared_ptr<LoadedModel> EngineModelLoader::Pending::finish(uint64_t free_no
   }
   m.device_bytes = m.embeddings ? m.embeddings->device_bytes() : m.runner->device_bytes();
   if (with_draft_) loader_.load_draft(m, *show.draft, ro, kv_tokens);
+  // (A model split across devices takes no images: the stages carry no embedding inputs.)
+  if (m.runner && !show.projectors.empty() && !m.split_model) m.images = load_images(m);
   if (m.runner) {
-    m.scheduler = std::make_unique<Scheduler>(
-        *m.runner, *m.tokenizer,
-        SchedulerOptions{0, 0, name_, options_.fault_inject_step, speculation, m.drafter.get()});
+    m.scheduler =
+        std::make_unique<Scheduler>(*m.runner, *m.tokenizer,
+                                    SchedulerOptions{0, 0, name_, options_.fault_inject_step,
+                                                     speculation, m.drafter.get(), m.images.get()});
   }
   m.load_duration = duration_cast<nanoseconds>(steady_clock::now() - t0_);
   log_loaded(kv_tokens, ro.max_seqs);
   return m_;
+}
+
+std::unique_ptr<ImageInputs> EngineModelLoader::Pending::load_images(const LoadedModel& m) const {
+  const registry::Digest digest = m.show.projectors.front();
+  try {
+    auto& blobs = loader_.store_.blobs();
+    blobs.verify(digest);
+    auto reader = blobs.open(digest);
+    std::vector<uint8_t> bytes(reader.size());
+    if (reader.read_at(0, std::as_writable_bytes(std::span(bytes))) != bytes.size())
+      throw std::runtime_error("the projector blob ends early");
+    // On the model's device unless it is split (then the CPU: the encoder is one device's).
+    vk::Context* device = m.model ? m.context.get() : nullptr;
+    return std::make_unique<ImageInputs>(std::move(bytes), device, spec_.n_embd);
+  } catch (const std::exception& e) {
+    throw http::StatusError(500, "cannot load the projector of " + name_ + ": " + e.what());
+  }
 }
 
 void EngineModelLoader::Pending::build(const runtime::RunnerOptions& ro) {

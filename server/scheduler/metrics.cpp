@@ -63,6 +63,10 @@ Metrics::Metrics() {
   declare("vkllm_prompt_tokens_total", Kind::counter, "Prompt tokens submitted.");
   declare("vkllm_prompt_eval_tokens_total", Kind::counter, "Prompt tokens computed (prefill).");
   declare("vkllm_generated_tokens_total", Kind::counter, "Tokens generated.");
+  declare("vkllm_images_encoded_total", Kind::counter,
+          "Images run through the vision encoder (not found among the recently encoded).");
+  declare("vkllm_image_tokens_prefilled_total", Kind::counter,
+          "Image embedding rows computed in prefill (not served from the prefix cache).");
   declare("vkllm_speculative_drafted_tokens_total", Kind::counter,
           "Drafted tokens the model verified (speculative decoding).");
   declare("vkllm_speculative_accepted_tokens_total", Kind::counter,

@@ -62,6 +62,9 @@ struct LoadedModel {
   std::unique_ptr<runtime::HostModel> draft_host_model;  // on the CPU backend
   std::unique_ptr<runtime::Runner> draft_runner;
   std::unique_ptr<DraftModel> drafter;
+  // A vision model's image encoder (its projector layer), declared before the scheduler that
+  // runs it on the engine thread; null for a model without one.
+  std::unique_ptr<ImageInputs> images;
   std::unique_ptr<Scheduler> scheduler;
   // Embedding models (a pooling type) get this instead of a runner and a scheduler.
   std::unique_ptr<EmbeddingQueue> embeddings;

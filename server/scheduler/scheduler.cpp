@@ -114,6 +114,14 @@ void Scheduler::shutdown(const std::string& reason) {
 
 SequenceHandle Scheduler::submit(SequenceRequest request) {
   if (request.prompt.empty()) throw std::invalid_argument("empty prompt");
+  for (const SequenceImage& img : request.images) {
+    if (!options_.images) throw http::StatusError(400, "this model runs no image encoder");
+    // An image is never split across steps, so one step must hold it.
+    if (img.n_tokens > planner_.options().step_tokens)
+      throw http::StatusError(400, "an image of " + std::to_string(img.n_tokens) +
+                                       " tokens does not fit a step of " +
+                                       std::to_string(planner_.options().step_tokens));
+  }
   auto seq = std::make_unique<Sequence>(std::move(request));
   seq->submitted = Clock::now();
   if (seq->options.format) {
@@ -126,7 +134,8 @@ SequenceHandle Scheduler::submit(SequenceRequest request) {
                              ? static_cast<int32_t>(seq->tokens.size())
                              : seq->options.sampling.repeat_last_n;
   const size_t from = seq->tokens.size() - std::min<size_t>(window, seq->tokens.size());
-  for (size_t i = from; i < seq->tokens.size(); ++i) seq->sampler.accept(seq->tokens[i]);
+  for (size_t i = from; i < seq->tokens.size(); ++i)
+    if (seq->tokens[i] >= 0) seq->sampler.accept(seq->tokens[i]);  // not an image's rows
   SequenceHandle handle(this, seq->cancelled);
   const MetricLabels& labels = labels_;
   metrics().add("vkllm_prompt_tokens_total", labels, double(seq->tokens.size()));
@@ -274,8 +283,12 @@ Clock::time_point Scheduler::execute() {
   batch_.clear();
   bool greedy_only = true;
   uint32_t total = 0, prefill_tokens = 0;
-  for (const PlannedRow& p : rows) {
+  spans_.resize(std::max(spans_.size(), rows.size()));
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const PlannedRow& p = rows[r];
     Sequence& s = *p.seq;
+    spans_[r].clear();
+    if (!s.images.empty() && p.draft.empty()) image_spans(s, p.n, spans_[r]);
     if (!p.draft.empty()) {
       batch_.push_back({&*s.table, p.input, runtime::LogitsWanted::All, /*provisional=*/true});
     } else {
@@ -283,6 +296,7 @@ Clock::time_point Scheduler::execute() {
                         p.wants_logits ? runtime::LogitsWanted::Last : runtime::LogitsWanted::None,
                         /*provisional=*/false, p.checkpoint});
     }
+    batch_.back().embeddings = spans_[r];
     if (p.wants_logits && !s.greedy_on_device()) greedy_only = false;
     total += p.n;
     if (!s.started) prefill_tokens += p.n;
@@ -329,6 +343,26 @@ Clock::time_point Scheduler::execute() {
     }
   });
   return done;
+}
+
+void Scheduler::image_spans(Sequence& s, uint32_t n, std::vector<runtime::EmbeddingSpan>& out) {
+  const uint32_t from = s.computed, to = s.computed + n, width = runner_.spec().n_embd;
+  for (SequenceImage& img : s.images) {
+    const uint32_t end = img.offset + img.n_tokens;
+    if (end <= from || img.offset >= to) continue;
+    if (!img.rows) {
+      const uint64_t before = options_.images->images_encoded();
+      img.rows = options_.images->encode(*img.picture, img.hash);
+      img.picture.reset();  // the rows are what recomputes need
+      metrics().add("vkllm_images_encoded_total", labels_,
+                    double(options_.images->images_encoded() - before));
+    }
+    // A chunk may start inside an image whose first blocks came from the prefix cache.
+    const uint32_t first = std::max(img.offset, from), last = std::min(end, to);
+    out.push_back({first - from, last - first,
+                   img.rows->data() + uint64_t(first - img.offset) * width, img.open});
+    metrics().add("vkllm_image_tokens_prefilled_total", labels_, last - first);
+  }
 }
 
 void Scheduler::publish_stats() {

@@ -26,6 +26,7 @@
 #include "engine/tokenizer/tokenizer.h"
 #include "server/http/status_error.h"
 #include "server/scheduler/draft_model.h"
+#include "server/scheduler/image_inputs.h"
 #include "server/scheduler/metrics.h"
 #include "server/scheduler/sequence.h"
 #include "server/scheduler/speculation.h"
@@ -47,6 +48,8 @@ struct SchedulerOptions {
   SpeculationOptions speculation;
   // The model's draft model (mode draft), or null; it outlives the scheduler.
   DraftModel* draft_model = nullptr;
+  // A vision model's image encoder (image_inputs.h), or null; it outlives the scheduler.
+  ImageInputs* images = nullptr;
 };
 
 struct SchedulerStats {
@@ -117,6 +120,8 @@ class Scheduler {
   // Runs the plan's rows on the runner and chooses each logits row's tokens into output_;
   // returns when the runner's step ended (the tokens' time).
   SchedulerClock::time_point execute();
+  // The image rows a prefill row of `s` covers (encoded now where they are not yet), into out.
+  void image_spans(Sequence& s, uint32_t n, std::vector<runtime::EmbeddingSpan>& out);
   void finish(Sequence& s, FinishReason reason, std::string error = {});
   void fail_all(const std::string& error);
   void publish_stats();
@@ -146,6 +151,7 @@ class Scheduler {
   StepOutput output_;
   AppliedStep applied_;
   std::vector<runtime::SequenceStep> batch_;
+  std::vector<std::vector<runtime::EmbeddingSpan>> spans_;  // each row's image rows
   std::vector<size_t> cpu_rows_;
 
   std::thread thread_;

@@ -10,8 +10,10 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
+#include "engine/image/image.h"
 #include "engine/kv/block_table.h"
 #include "engine/sampling/sampler.h"
 #include "engine/sampling/sampling_params.h"
@@ -35,10 +37,25 @@ struct SequenceOptions {
   int32_t draft_num_predict = kDefaultDraftNumPredict;
 };
 
+// An image among a sequence's tokens (issue 38): its rows (the projector's output, n_tokens x
+// n_embd) replace the embeddings of tokens [offset, offset + n_tokens), whose ids are negative
+// and derived from the image's content (image_inputs.h: image_token_id), so the prefix cache
+// tells pictures apart. The picture waits here until the engine thread encodes it, when a
+// prefill chunk first reaches it; the rows stay for recomputes after preemption.
+struct SequenceImage {
+  uint32_t offset = 0;
+  uint32_t n_tokens = 0;
+  bool open = true;  // the image's tokens attend to each other both ways (Gemma 3)
+  std::string hash;  // of the image's bytes (hex sha256)
+  std::shared_ptr<const image::Image> picture;
+  std::shared_ptr<const std::vector<float>> rows;
+};
+
 struct SequenceRequest {
   std::vector<int32_t> prompt;  // at least one token, at most num_ctx - 1
   SequenceOptions options;
   std::shared_ptr<TokenStream> stream;
+  std::vector<SequenceImage> images;  // in token order, within the prompt
 };
 
 // A sequence's life. waiting -> prefilling -> decoding -> finished; preemption sends a running
@@ -72,6 +89,7 @@ struct Sequence {
   bool first_admission = true;
   bool started = false;  // has produced a token
   DraftGate draft_gate;
+  std::vector<SequenceImage> images;  // in token order; none shift out of a full context
 
   explicit Sequence(SequenceRequest&& r)
       : tokens(std::move(r.prompt)),
@@ -79,7 +97,8 @@ struct Sequence {
         options(std::move(r.options)),
         stream(std::move(r.stream)),
         cancelled(std::make_shared<std::atomic<bool>>(false)),
-        sampler(options.sampling) {}
+        sampler(options.sampling),
+        images(std::move(r.images)) {}
 
   uint32_t pending() const { return static_cast<uint32_t>(tokens.size()) - computed; }
   bool running() const {

@@ -149,7 +149,12 @@ void StepPlanner::plan_rows(StepPlan& plan) {
   for (auto& s : running_) {
     if (s->pending() > 1 && budget > 0) {
       kv::Checkpoint checkpoint = kv::Checkpoint::none;
-      const uint32_t n = cut_for_checkpoint(*s, std::min(s->pending(), budget), checkpoint);
+      uint32_t n = cut_for_checkpoint(*s, std::min(s->pending(), budget), checkpoint);
+      n = cut_for_images(*s, n);
+      if (n == 0) continue;  // an image that does not fit what is left of the budget waits
+      if (n < s->pending() && checkpoint != kv::Checkpoint::none &&
+          (s->computed + n) % options_.block_size != 0)
+        checkpoint = kv::Checkpoint::none;
       plan.rows.push_back({s.get(), n, false, {}, {}, checkpoint});
       budget -= n;
     }
@@ -206,6 +211,18 @@ uint32_t StepPlanner::cut_for_checkpoint(const Sequence& s, uint32_t n,
   return at - from;
 }
 
+uint32_t StepPlanner::cut_for_images(const Sequence& s, uint32_t n) const {
+  const uint32_t from = s.computed;
+  for (const SequenceImage& img : s.images) {
+    const uint32_t end = img.offset + img.n_tokens;
+    if (end <= from) continue;          // computed (or its rest cached) already
+    if (img.offset >= from + n) break;  // past the chunk
+    if (end > from + n) return img.offset > from ? img.offset - from : 0;  // would be split
+    if (img.open) return end - from;  // its two-way span ends the chunk
+  }
+  return n;
+}
+
 void StepPlanner::preempt_youngest(StepPlan& plan) {
   Sequence& s = *running_.back();
   s.table.reset();
@@ -241,6 +258,8 @@ void StepPlanner::add_drafts(StepPlan& plan, uint32_t& budget) {
     Sequence& s = *p.seq;
     if (budget == 0 || rows == 0) break;
     if (!s.started || !s.may_speculate()) continue;  // the first token ends the prompt
+    // Drafts read the tokens, and an image's are not the vocabulary's.
+    if (!s.images.empty()) continue;
     const int32_t most = drafter ? std::min<int32_t>(s.options.draft_num_predict, spec.draft_max)
                                  : int32_t(spec.draft_max);
     if (most <= 0) continue;
@@ -275,7 +294,8 @@ void StepPlanner::add_drafts(StepPlan& plan, uint32_t& budget) {
 bool StepPlanner::fit_context(Sequence& s) {
   const uint32_t ctx = context_limit(s);
   if (s.tokens.size() <= ctx) return true;
-  if (!s.options.shift) return false;
+  // An image's rows would have to move with its tokens: a sequence with images ends instead.
+  if (!s.options.shift || !s.images.empty()) return false;
   // The kept start comes back from the prefix cache.
   shift_context(s.tokens, shift_keep(s.options.num_keep, s.prompt_len, options_.add_bos, ctx), ctx);
   s.table.reset();

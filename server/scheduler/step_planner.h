@@ -147,6 +147,10 @@ class StepPlanner {
   // of n tokens cut to end where it is taken.
   kv::Checkpoint checkpoint_for_decode(const Sequence& s) const;
   uint32_t cut_for_checkpoint(const Sequence& s, uint32_t n, kv::Checkpoint& checkpoint) const;
+  // A prefill chunk of n tokens cut so that no image is split across chunks and an image whose
+  // tokens attend both ways ends its chunk (the runner's open span); 0 when the next image does
+  // not fit in n.
+  uint32_t cut_for_images(const Sequence& s, uint32_t n) const;
   // Frees the youngest running sequence's blocks and sends it back to the queue's front.
   void preempt_youngest(StepPlan& plan);
   // After a token was appended: true if the sequence may go on (perhaps after a context shift).

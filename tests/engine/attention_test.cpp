@@ -260,6 +260,18 @@ TEST(PagedAttention, PrefillChunksMixedWithDecode) {
   check_attention(rng, narrow, specs);
 }
 
+// A sequence's open span (an image's tokens): its queries also see the later keys up to the
+// sequence's end, the window applying backwards only; the text before it in the same chunk, and
+// the other sequences, stay causal. On every kernel the step may take (the tensor-core one where
+// the device has it).
+TEST(PagedAttention, OpenSpansSeeTheRestOfTheirSequence) {
+  SeededRng rng;
+  const std::vector<SeqSpec> specs = {{20, 50, 40}, {1, 33}, {24, 24, 8}, {16, 40, 24}};
+  check_attention(rng, {.head_dim = 64, .gqa = 2}, specs);
+  check_attention(rng, {.head_dim = 64, .gqa = 2, .window = 12, .tensor_cores = false}, specs);
+  check_attention(rng, {.head_dim = 64, .gqa = 2, .window = 12, .n_splits = 2}, specs);
+}
+
 // Heads of 512 (Gemma 4's global layers) run on the tiled kernel, the chunked decode kernel and
 // the tensor-core one not taking them: prefill mixed with decode, whose workgroup's query tokens
 // shrink to fit shared memory (lavapipe's 32 KiB: one token of 4 query heads), with a window,

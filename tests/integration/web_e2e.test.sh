@@ -4,7 +4,8 @@
 # fixture model through /api/blobs + /api/create and pushes it to a local docker-registry; the UI
 # server starts empty and the browser pulls it from the chat page's first-run box (progress to
 # 100%), copies and deletes a model, chats (stream, stop, regenerate, edit+resend, reload),
-# attaches text, source, PDF and image files, switches versions of edited and regenerated
+# attaches text, source, PDF and image files (an image answered by a Gemma 3 vision model),
+# switches versions of edited and regenerated
 # messages, reads maths, watches the context meter, unloads the running model, watches the
 # engine view, and sees the server go away and come back. Screenshots go to $VKLLM_WEB_ARTIFACTS (default build/test-artifacts/web).
 source "$(dirname "$0")/lib.sh"
@@ -40,7 +41,7 @@ code=$(http_status POST "$VKLLM_URL/api/create" --data-binary @"$TEST_TMP/create
 vkllm_stop "$VKLLM_PID"
 
 # A vision projector for the browser test: a GGUF that says it is one (general.type mmproj); a
-# model created with it lists the projector but, with no vision encoder in the engine yet, not
+# llama model created with it lists the projector but, with no encoder vkllm runs for it, not
 # the vision capability.
 python3 - "$TEST_TMP/mmproj.gguf" <<'PY'
 import struct, sys
@@ -61,6 +62,12 @@ export VKLLM_URL REG VKLLM_PID VKLLM_PORT VKLLM_BIN
 export VKLLM_UI_MODELS=$TEST_TMP/ui/models VKLLM_UI_HOME=$TEST_TMP/ui
 export VKLLM_WEB_ARTIFACTS=$artifacts VKLLM_CHROMIUM=$chromium
 export VKLLM_GGUF=$gguf VKLLM_MMPROJ=$TEST_TMP/mmproj.gguf
+# A Gemma 3 model with its projector, whose images the engine runs (issue 38).
+"$VKLLM_BIN" dev make-model --arch gemma3 --shape test --type F16 --seed 40 \
+  --vocab "$VKLLM_SOURCE_DIR/tests/reference/families/spm-1k-vocab.gguf" \
+  -o "$TEST_TMP/gemma3.gguf" --projector "$TEST_TMP/gemma3-mmproj.gguf" --projector-shape test:1 \
+  >/dev/null || fail "make-model gemma3"
+export VKLLM_G3=$TEST_TMP/gemma3.gguf VKLLM_G3_MMPROJ=$TEST_TMP/gemma3-mmproj.gguf
 start=$(date +%s)
 node "$VKLLM_SOURCE_DIR/tests/integration/web_e2e.mjs" || fail "browser test"
 echo "browser part took $(($(date +%s) - start)) s; screenshots in $artifacts"

@@ -194,6 +194,44 @@ export async function chatFeatures({ page, context, base, shots, step, shot, che
     await page.getByRole('alert').filter({ hasText: 'cannot read images (it has no vision capability)' }).waitFor();
     assert.equal(await composerChips.count(), 0);
     step('a model with a vision projector: listed, no vision capability while no encoder runs, images refused by the UI and the server');
+
+    // --- A Gemma 3 model with its projector: vision listed, an image attached, sent and answered ---
+    const g3 = await fetch(`${base}/api/create`, {
+      method: 'POST',
+      body: JSON.stringify({
+        model: 'g3-vision',
+        files: { 'gemma3.gguf': await upload(process.env.VKLLM_G3), 'mmproj.gguf': await upload(process.env.VKLLM_G3_MMPROJ) },
+        template: '{{ range .Messages }}{{ .Role }}: {{ .Content }}\n{{ end }}model:',
+        parameters: { num_predict: 6 },
+        stream: false,
+      }),
+    });
+    assert.equal(g3.status, 200, await g3.text());
+    await page.reload(); // the model list comes from /api/tags at load
+    await page.locator('select[aria-label="Model"] option', { hasText: 'g3-vision:latest' }).waitFor({ state: 'attached' });
+    await newChat('g3-vision:latest');
+    await page.getByLabel('Attach files').setInputFiles([{ name: 'swatch.png', mimeType: 'image/png', buffer: png }]);
+    await composerChips.filter({ hasText: 'swatch.png' }).filter({ hasText: 'image' }).waitFor();
+    await composer.fill('What colour is this?');
+    await composer.press('Enter');
+    await waitDone(1);
+    const asked = chatBodies.at(-1).messages.at(-1);
+    assert.deepEqual(asked.images, [png.toString('base64')]);
+    await userMsgs.last().locator('.images img').waitFor();
+    assert.ok((await replies.last().innerText()).length > 0, 'no answer about the image');
+    await shot('vision-chat');
+    // Unloaded again: the running page's check later expects only the pulled model.
+    const unload = await fetch(`${base}/api/generate`, {
+      method: 'POST',
+      body: JSON.stringify({ model: 'g3-vision', keep_alive: 0 }),
+    });
+    assert.equal(unload.status, 200);
+    for (let i = 0; i < 50; i++) {
+      const ps = await (await fetch(`${base}/api/ps`)).json();
+      if (!ps.models.some((m) => m.name === 'g3-vision:latest')) break;
+      await page.waitForTimeout(100);
+    }
+    step('a Gemma 3 model with its projector: vision listed, an attached image sent as images, its thumbnail shown, the answer streamed');
   }
 
   // --- Maths: an old (version 1) export with LaTeX in a reply, typeset by KaTeX ---

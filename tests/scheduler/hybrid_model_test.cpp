@@ -135,7 +135,7 @@ Turn run_turn(runtime::Runner& runner, const tokenizer::Tokenizer& tok,
   boost::asio::io_context io;
   Turn t;
   auto stream = std::make_shared<TokenStream>(io.get_executor());
-  SequenceHandle handle = scheduler.submit({prompt, options, stream});
+  SequenceHandle handle = scheduler.submit({prompt, options, stream, {}});
   boost::asio::co_spawn(
       io,
       [stream, &t]() -> boost::asio::awaitable<void> {
@@ -189,7 +189,7 @@ TEST_P(HybridModelScheduler, ACancelledStreamGivesItsStateSlotBack) {
     Scheduler scheduler(runner, *f.tok, SchedulerOptions{});
     boost::asio::io_context io;
     auto stream = std::make_shared<TokenStream>(io.get_executor());
-    SequenceHandle handle = scheduler.submit({prompts(*f.tok)[1], greedy_options(400), stream});
+    SequenceHandle handle = scheduler.submit({prompts(*f.tok)[1], greedy_options(400), stream, {}});
     FinishReason finish = FinishReason::none;
     size_t tokens = 0;
     boost::asio::co_spawn(

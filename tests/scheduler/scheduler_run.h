@@ -56,7 +56,7 @@ inline std::vector<std::vector<int32_t>> generate(Scheduler& scheduler,
   std::vector<SequenceHandle> handles;
   for (size_t i = 0; i < prompts.size(); ++i) {
     auto stream = std::make_shared<TokenStream>(io.get_executor());
-    handles.push_back(scheduler.submit({prompts[i], options, stream}));
+    handles.push_back(scheduler.submit({prompts[i], options, stream, {}}));
     boost::asio::co_spawn(
         io,
         [stream, &tokens = out[i]]() -> boost::asio::awaitable<void> {

@@ -19,6 +19,8 @@ namespace vkllm::test {
 
 struct SeqSpec {
   uint32_t q_len, kv_len;
+  // Queries at positions >= open_from also see the later keys (an image's tokens; kv_layout.h).
+  uint32_t open_from = kv::kNoOpenSpan;
 };
 
 struct PagedBatch {
@@ -56,7 +58,7 @@ inline PagedBatch random_paged_batch(std::mt19937& gen, const std::vector<SeqSpe
   }
   std::vector<kv::BatchSequence> seqs;
   for (size_t i = 0; i < specs.size(); ++i)
-    seqs.push_back({p.tables[i], specs[i].q_len, specs[i].kv_len});
+    seqs.push_back({p.tables[i], specs[i].q_len, specs[i].kv_len, 0, specs[i].open_from});
   p.meta = kv::build_batch_meta(seqs, B);
   p.layout = kv::KvLayout{num_blocks, n_kv_heads, B, head_dim, type};
   p.k_cache.resize(p.layout.region_elements());
@@ -109,8 +111,10 @@ inline std::vector<double> reference_attention(const PagedBatch& p,
       std::vector<double> score(kv_len, -INFINITY);
       double mx = -INFINITY;
       for (uint32_t kp = 0; kp < kv_len; ++kp) {
-        const uint32_t dist = kp > qp ? kp - qp : qp - kp;
-        if ((a.causal && kp > qp) || (a.window && dist >= a.window)) continue;
+        // A query in its sequence's open span sees the later keys whatever the window.
+        const bool open = qp >= specs[s].open_from;
+        if (kp > qp && (open ? false : a.causal || (a.window && kp - qp >= a.window))) continue;
+        if (kp <= qp && a.window && qp - kp >= a.window) continue;
         const uint32_t blk = p.tables[s][kp / B];
         const std::vector<double> k = p.row(p.k_cache, blk, g, kp % B);
         double dot = 0;

@@ -162,6 +162,16 @@ TEST(CpuAttention, NonCausalSeesTheWholeSequence) {
   check_attention(rng, {.head_dim = 64, .gqa = 2, .window = 7, .causal = false}, specs);
 }
 
+// A sequence's open span (an image's tokens, llama.cpp's causal-off decode of them): its queries
+// also see the later keys up to the sequence's end, the window applying backwards only; the text
+// before it in the same chunk, and other sequences, stay causal.
+TEST(CpuAttention, OpenSpansSeeTheRestOfTheirSequence) {
+  SeededRng rng;
+  const std::vector<SeqSpec> specs = {{20, 50, 40}, {1, 33}, {24, 24, 8}, {16, 40, 24}};
+  check_attention(rng, {.head_dim = 64, .gqa = 2}, specs);
+  check_attention(rng, {.head_dim = 64, .gqa = 2, .window = 12}, specs);
+}
+
 // q8_0 / q4_0 caches: rows dequantized as they are loaded (one, three and four blocks of 32 a
 // row), decode and prefill, with splits.
 TEST(CpuAttention, QuantizedCache) {

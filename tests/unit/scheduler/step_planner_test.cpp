@@ -3,6 +3,8 @@
 // committed to their block tables, one chosen token per logits row) and applied.
 #include "server/scheduler/step_planner.h"
 
+#include "server/scheduler/image_inputs.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include <memory>
 #include <numeric>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace vkllm::sched {
@@ -45,7 +48,7 @@ class Harness {
       : pool(blocks, state_slots, checkpoints), planner(pool, std::move(o)) {}
 
   Sequence* submit(Tokens prompt, SequenceOptions so = {}) {
-    auto seq = std::make_unique<Sequence>(SequenceRequest{std::move(prompt), so, nullptr});
+    auto seq = std::make_unique<Sequence>(SequenceRequest{std::move(prompt), so, nullptr, {}});
     seq->id = next_id_++;
     Sequence* raw = seq.get();
     planner.enqueue(std::move(seq));
@@ -479,6 +482,58 @@ TEST(StepPlanner, AHybridResumesFromTheDeepestCheckpointOfItsPromptOrTheLastAnsw
   EXPECT_EQ(next->cached_tokens, 28u);
   EXPECT_EQ(h.rows_of(next), 4u) << "to the next interval's boundary (32), keeping one there";
   EXPECT_EQ(h.plan.rows.back().checkpoint, kv::Checkpoint::keep);
+}
+
+}  // namespace
+}  // namespace vkllm::sched
+
+namespace vkllm::sched {
+namespace {
+
+// 5 text tokens, an image of 6 rows (ids from its hash, as the server gives them), 4 more.
+SequenceRequest image_prompt(const std::string& hash) {
+  SequenceRequest r;
+  r.prompt = tokens_from(10, 5);
+  SequenceImage img;
+  img.offset = 5;
+  img.n_tokens = 6;
+  img.hash = hash;
+  for (uint32_t i = 0; i < img.n_tokens; ++i) r.prompt.push_back(image_token_id(hash, i));
+  for (int32_t t : {20, 21, 22, 23}) r.prompt.push_back(t);
+  r.images.push_back(std::move(img));
+  return r;
+}
+
+TEST(StepPlanner, AnImageIsNeverSplitAndEndsItsChunkAndItsContentKeysThePrefixCache) {
+  Harness h(/*blocks=*/64, options(/*step_tokens=*/8));
+  auto submit = [&h](const std::string& hash) {
+    auto seq = std::make_unique<Sequence>(image_prompt(hash));
+    Sequence* raw = seq.get();
+    h.planner.enqueue(std::move(seq));
+    return raw;
+  };
+  Sequence* a = submit("sha256:aaaa");
+  std::vector<uint32_t> chunks;
+  for (int i = 0; i < 3; ++i) {
+    h.step();
+    chunks.push_back(h.rows_of(a));
+  }
+  // 8 tokens would cut the image (tokens 5..10): the text before goes alone, then the image
+  // ends its chunk (its tokens see each other both ways), then the text after.
+  EXPECT_EQ(chunks, (std::vector<uint32_t>{5, 6, 4}));
+  ASSERT_EQ(a->state, SequenceState::decoding);
+
+  // The same picture again: its blocks come from the prefix cache (3 full blocks of 4, the
+  // image's included), only the rest is computed.
+  Sequence* same = submit("sha256:aaaa");
+  h.step();
+  EXPECT_EQ(same->cached_tokens, 12u);
+  EXPECT_EQ(h.rows_of(same), 3u);
+  // Another picture at the same place shares only the block before it.
+  Sequence* other = submit("sha256:bbbb");
+  h.step();
+  EXPECT_EQ(other->cached_tokens, 4u);
+  EXPECT_EQ(h.rows_of(other), 1u);  // the text before the image: the image does not fit 8 - 2
 }
 
 }  // namespace

@@ -55,13 +55,26 @@ TEST(ModelCapabilities, HarmonyAndTheGptOssFamily) {
             (Names{"completion", "thinking"}));
 }
 
+TEST(ModelCapabilities, AGemma3ModelWithAProjectorListsVision) {
+  auto m = show_with("{{ .Prompt }}");
+  m.projectors.push_back(registry::Digest());
+  const auto g = gguf("gemma3", {"completion"});
+  const auto caps = models::capabilities_of(m, &g);
+  EXPECT_EQ(caps.names, (Names{"completion", "vision"}));
+  EXPECT_EQ(caps.not_run, Names{});
+  // Without the projector layer (a tower inside the GGUF, Ollama's converter) it is not run.
+  const auto embedded = gguf("gemma3", {"completion", "vision"});
+  EXPECT_EQ(models::capabilities_of(show_with("{{ .Prompt }}"), &embedded).not_run,
+            Names{"vision"});
+}
+
 TEST(ModelCapabilities, ConfigFirstThenWeightsAndAProjectorsVisionIsNotListedWhileNoEncoderRuns) {
   auto m = show_with("{{ .Prompt }}");
   m.config = nlohmann::ordered_json::parse(R"({"capabilities":["vision","completion",7]})");
   m.projectors.push_back(registry::Digest());
   const auto g = gguf("llama", {"completion"});
-  // Vision (from the config and the projector) is what the engine cannot run yet: not listed,
-  // so no client offers images; kept aside for the refusal's message.
+  // Vision (from the config and the projector) of a llama model is what the engine cannot run:
+  // not listed, so no client offers images; kept aside for the refusal's message.
   const auto caps = models::capabilities_of(m, &g);
   EXPECT_EQ(caps.names, (Names{"completion"}));
   EXPECT_EQ(caps.not_run, (Names{"vision"}));

@@ -1,0 +1,80 @@
+#include "engine/vision/image_prompt.h"
+
+#include <charconv>
+
+namespace vkllm::vision {
+
+ImageLayout image_layout(const VisionSpec& spec) {
+  ImageLayout l;
+  switch (spec.projector) {
+    case ProjectorType::Gemma3:
+      l.lead = "\n\n";
+      l.begin = "<start_of_image>";
+      l.end = "<end_of_image>";
+      l.trail = "\n\n";
+      l.open = true;  // llama.cpp decodes Gemma 3's image tokens with causal attention off
+      break;
+  }
+  l.n_tokens = spec.n_output_tokens();
+  return l;
+}
+
+PromptWithImages tokenize_with_images(const tokenizer::Tokenizer& tok, const ImageLayout& layout,
+                                      std::span<const PromptPiece> pieces) {
+  // The text between images, with the layout's lead and trail joined to it; the BOS (where the
+  // tokenizer adds one) goes with the first text, which an image's lead or begin marker is when
+  // the prompt starts with the image.
+  PromptWithImages out;
+  bool first_text = true;
+  auto add_text = [&](const std::string& text) {
+    if (text.empty()) return;
+    const std::vector<int32_t> ids = tok.encode(text, first_text, true);
+    first_text = false;
+    out.tokens.insert(out.tokens.end(), ids.begin(), ids.end());
+  };
+  std::string pending;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const PromptPiece& p = pieces[i];
+    if (!p.image) {
+      pending += p.text;
+      continue;
+    }
+    add_text(pending + layout.lead);
+    add_text(layout.begin);
+    out.images.push_back({static_cast<uint32_t>(out.tokens.size()), layout.n_tokens, *p.image});
+    out.tokens.insert(out.tokens.end(), layout.n_tokens, kImageToken);
+    add_text(layout.end);
+    pending = layout.trail;
+  }
+  add_text(pending);
+  return out;
+}
+
+std::vector<PromptPiece> split_image_tags(const std::string& text, size_t n_images) {
+  std::vector<PromptPiece> out;
+  std::string pending;
+  size_t at = 0;
+  while (at < text.size()) {
+    const size_t tag = text.find("[img-", at);
+    if (tag == std::string::npos) break;
+    size_t n = 0;
+    const char* digits = text.data() + tag + 5;
+    const char* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(digits, end, n);
+    if (ec != std::errc() || ptr == end || *ptr != ']' || n >= n_images) {
+      pending.append(text, at, tag + 5 - at);
+      at = tag + 5;
+      continue;
+    }
+    pending.append(text, at, tag - at);
+    if (!pending.empty()) out.push_back({std::move(pending), std::nullopt});
+    pending.clear();
+    out.push_back({"", n});
+    at = static_cast<size_t>(ptr - text.data()) + 1;
+  }
+  pending.append(text, at, std::string::npos);
+  if (!pending.empty()) out.push_back({std::move(pending), std::nullopt});
+  return out;
+}
+
+}  // namespace vkllm::vision

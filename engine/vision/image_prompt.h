@@ -1,0 +1,64 @@
+// A prompt with images as the text model reads it: text pieces tokenized on their own, and each
+// image as its begin marker, one placeholder token per image embedding row and its end marker,
+// in the layout of the projector's model as llama.cpp's mtmd and Ollama build it.
+//
+// Gemma 3: "\n\n" joined to the text before the image, "<start_of_image>" tokenized on its own,
+// the image's rows, "<end_of_image>" on its own, "\n\n" joined to the text after: what mtmd's
+// tokenizer gives for "...\n\n<__media__>\n\n..." and Ollama's gemma3 model inserts around an
+// image (its "\n\n" tokens beside the markers).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/tokenizer/tokenizer.h"
+#include "engine/vision/vision_spec.h"
+
+namespace vkllm::vision {
+
+// The placeholder id tokenize_with_images puts where an image's rows go; the caller replaces it
+// (the server with ids derived from the image's content, for the prefix cache).
+inline constexpr int32_t kImageToken = -1;
+
+struct ImageLayout {
+  std::string lead;       // joined to the end of the text before the image
+  std::string begin;      // tokenized on its own (special tokens parsed) before the image's rows
+  std::string end;        // tokenized on its own after them
+  std::string trail;      // joined to the start of the text after the image
+  uint32_t n_tokens = 0;  // rows (tokens) per image
+  bool open = true;       // the image's tokens attend to each other both ways (Gemma 3)
+};
+
+ImageLayout image_layout(const VisionSpec& spec);
+
+// Where an image's rows go in a tokenized prompt.
+struct ImageSlot {
+  uint32_t offset = 0;  // its first row's token index
+  uint32_t n_tokens = 0;
+  size_t image = 0;  // the PromptPiece::image it came from
+};
+
+struct PromptWithImages {
+  std::vector<int32_t> tokens;  // kImageToken at the images' rows
+  std::vector<ImageSlot> images;
+};
+
+// A piece of a prompt: text, or (image set) an image.
+struct PromptPiece {
+  std::string text;
+  std::optional<size_t> image;
+};
+
+// Tokenizes the pieces with the layout: the first piece of text with the tokenizer's own
+// specials (BOS), the others without; special tokens are parsed everywhere.
+PromptWithImages tokenize_with_images(const tokenizer::Tokenizer& tok, const ImageLayout& layout,
+                                      std::span<const PromptPiece> pieces);
+
+// Splits text at "[img-N]" tags (the prompt builder's image tags) into pieces; a tag whose N is
+// not below n_images stays text.
+std::vector<PromptPiece> split_image_tags(const std::string& text, size_t n_images);
+
+}  // namespace vkllm::vision
