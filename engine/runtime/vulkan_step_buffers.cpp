@@ -1,5 +1,6 @@
 #include "engine/runtime/vulkan_step_buffers.h"
 
+#include <algorithm>
 #include <iterator>
 #include <stdexcept>
 #include <string>
@@ -205,12 +206,31 @@ void VulkanStepBuffers::allocate_activations() {
   }
 }
 
+uint32_t state_slot_count(const vk::DeviceCapabilities& caps, const model::ModelSpec& spec,
+                          const RunnerOptions& opt) {
+  // The recurrent kernels bind the whole state buffer (kv::StateLayout is slot-major: a layer's
+  // states lie a slot apart), so it must fit one storage-buffer binding: Granite 4.0-H Micro's
+  // 77 MB a sequence at 64 sequences did not (4.9 GB; the H200 binds 4 GiB). Beyond this many
+  // slots a sequence waits for one as it waits for KV blocks. From the whole model's state, so
+  // every stage of a split model has the same slots.
+  uint64_t slot_bytes = 0;
+  for (uint64_t f : spec.recurrent_state_floats()) slot_bytes += 4 * f;
+  if (slot_bytes == 0) return opt.max_seqs;
+  const uint64_t fit = caps.max_storage_buffer_range / slot_bytes;
+  if (fit == 0) {
+    throw std::runtime_error("one sequence's recurrent state (" + std::to_string(slot_bytes) +
+                             " bytes) exceeds the device's storage-buffer range of " +
+                             std::to_string(caps.max_storage_buffer_range) + " bytes");
+  }
+  return static_cast<uint32_t>(std::min<uint64_t>(fit, opt.max_seqs));
+}
+
 void VulkanStepBuffers::allocate_kv() {
   // A stage of a split model keeps its own layers' states (for the same slots as the others).
   std::vector<uint64_t> state_floats = spec.recurrent_state_floats();
   for (uint32_t l = 0; l < spec.n_layer; ++l)
     if (l < m.layers().first || l >= m.layers().end) state_floats[l] = 0;
-  state_layout = kv::StateLayout::make(state_floats, opt.max_seqs);
+  state_layout = kv::StateLayout::make(state_floats, state_slot_count(ctx.caps(), spec, opt));
   if (!state_layout.empty()) {
     // Zeroed once for determinism; a sequence's first step reads no state anyway.
     states = vk::Buffer(ctx.device(), state_layout.bytes(), vk::MemoryKind::DeviceLocal,

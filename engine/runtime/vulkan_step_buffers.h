@@ -30,6 +30,12 @@ inline constexpr uint32_t kMaxAttentionSplits = vk::ops::kAttentionMaxSplits;
 inline constexpr uint32_t kMaxSplitTokens = 64;  // decode-sized steps: attention_suggested_splits
 inline constexpr uint32_t kAttentionSplitRows = 4096;
 
+// How many sequences' recurrent states the Vulkan backend holds: max_seqs, or fewer where the
+// whole model's states for max_seqs would not fit one storage-buffer binding (the recurrent
+// kernels bind them all). A sequence beyond them waits for a slot as for KV blocks.
+uint32_t state_slot_count(const vk::DeviceCapabilities& caps, const model::ModelSpec& spec,
+                          const RunnerOptions& opt);
+
 struct VulkanStepBuffers {
   // Lowers o.max_batch_tokens and o.max_logits_rows to one binding's worth (throws
   // std::invalid_argument when max_seqs rows do not fit), then allocates everything.

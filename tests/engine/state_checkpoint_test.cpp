@@ -20,6 +20,7 @@
 #include "engine/runtime/host_model.h"
 #include "engine/runtime/model.h"
 #include "engine/runtime/runner.h"
+#include "engine/runtime/vulkan_step_buffers.h"
 #include "tests/engine/vk_test_context.h"
 #include "tests/reference/model_reference.h"
 #include "tests/support/fixture_model.h"
@@ -114,6 +115,44 @@ TEST_P(StateCheckpoint, AResumedSequenceEqualsTheOneThatComputedItsPrefix) {
   std::vector<int32_t> branch(prompt.begin(), prompt.begin() + bs + 3);
   kv::BlockTable fresh(r.pool(), bs);
   EXPECT_EQ(fresh.reuse_prefix(branch), 0u);
+}
+
+// The recurrent kernels bind every slot's state at once, so the device's binding range bounds
+// the slots (Granite 4.0-H Micro at 64 sequences, 4.9 GB of states, failed every step's dispatch
+// on an H200's 4 GiB bindings): max_seqs where they fit, else the slots that fit, and a model one
+// of whose states cannot fit a binding is refused when its runner is made, naming the sizes.
+TEST(StateSlots, TheStatesOfAllSlotsFitOneBinding) {
+  model::MakeModelOptions mo;
+  mo.arch = "qwen35";
+  mo.shape = model::parse_model_shape("test");
+  mo.seed = 36;
+  const std::vector<uint8_t> bytes = test::random_model_bytes(mo);
+  const auto file = gguf::GgufFile::parse(bytes);
+  Model device(test::vk_context(), file);
+  uint64_t slot_bytes = 0;
+  for (uint64_t f : device.spec().recurrent_state_floats()) slot_bytes += 4 * f;
+  ASSERT_GT(slot_bytes, 0u);
+  RunnerOptions ro;
+  ro.max_seqs = 64;
+  vk::DeviceCapabilities caps = test::vk_context().caps();
+  caps.max_storage_buffer_range = 64 * slot_bytes;
+  EXPECT_EQ(state_slot_count(caps, device.spec(), ro), 64u);
+  caps.max_storage_buffer_range = 5 * slot_bytes + slot_bytes / 2;
+  EXPECT_EQ(state_slot_count(caps, device.spec(), ro), 5u);
+  caps.max_storage_buffer_range = slot_bytes - 1;
+  EXPECT_THROW(state_slot_count(caps, device.spec(), ro), std::runtime_error);
+  // On a device capped at 40 KiB bindings, below one state: the load of a runner says why.
+  ASSERT_GT(slot_bytes, test::kCappedBindingRange);
+  Model capped(test::capped_context(), file);
+  ro.max_seqs = 2;
+  ro.max_batch_tokens = 2;
+  ro.warm_up = false;
+  try {
+    Runner r(capped, ro);
+    ADD_FAILURE() << "a state larger than a binding was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("recurrent state"), std::string::npos) << e.what();
+  }
 }
 
 std::string case_label(const ::testing::TestParamInfo<std::tuple<Backend, std::string>>& info) {
