@@ -40,11 +40,11 @@ function(vkllm_record_library name deps)
   set_property(GLOBAL APPEND PROPERTY VKLLM_LIBRARIES "${name} $<TARGET_FILE:${name}> ${own}")
 endfunction()
 
-# vkllm_gtest(NAME <exe> DIR <dir> DEPS <targets...> [LABELS <label>])
+# vkllm_gtest(NAME <exe> DIR <dir> DEPS <targets...> [LABELS <label>] [UNITY])
 # VKLLM_TEST_LABELS (a list) limits which test executables a build defines, e.g. "unit" for ASan.
 # One gtest executable per test folder; each TEST becomes its own ctest entry.
 function(vkllm_gtest)
-  cmake_parse_arguments(T "" "NAME;DIR" "DEPS;LABELS" ${ARGN})
+  cmake_parse_arguments(T "UNITY" "NAME;DIR" "DEPS;LABELS" ${ARGN})
   file(GLOB srcs CONFIGURE_DEPENDS ${T_DIR}/*.cpp)
   if(NOT srcs)
     return()
@@ -56,9 +56,13 @@ function(vkllm_gtest)
     return()
   endif()
   add_executable(${T_NAME} ${srcs})
-  # CI builds the libraries in unity batches (scripts/test); test files keep their own helper
-  # names in anonymous namespaces, so each compiles alone.
-  set_target_properties(${T_NAME} PROPERTIES UNITY_BUILD OFF)
+  # CI builds the libraries in unity batches (scripts/test). Test files keep their own helper
+  # names in anonymous namespaces, so each compiles alone, except in the folders marked UNITY,
+  # whose files each parse Boost.Beast/Asio and the JSON headers (a registry or server test file
+  # took 30-60 s alone): there too a name in an anonymous namespace is unique in the folder.
+  if(NOT T_UNITY)
+    set_target_properties(${T_NAME} PROPERTIES UNITY_BUILD OFF)
+  endif()
   target_link_libraries(${T_NAME} PRIVATE ${T_DEPS} GTest::gtest GTest::gtest_main GTest::gmock)
   target_compile_definitions(${T_NAME} PRIVATE
     VKLLM_SOURCE_DIR="${PROJECT_SOURCE_DIR}"

@@ -14,7 +14,7 @@ namespace vkllm::gguf {
 namespace {
 
 namespace fs = std::filesystem;
-const fs::path kShared = VKLLM_SHARED_DIR "/testdata";
+const fs::path kViewEditShared = VKLLM_SHARED_DIR "/testdata";
 
 std::vector<uint8_t> small_file() {
   GgufWriter w;
@@ -58,7 +58,7 @@ TEST(GgufViewEdit, KeysAndTensorsChangeInTheViewOnly) {
 TEST(GgufViewEdit, LlamaCppConverterFilesAreNotTranslated) {
   int count = 0;
   for (const auto* dir : {"models", "vocab"}) {
-    for (const auto& entry : fs::directory_iterator(kShared / dir)) {
+    for (const auto& entry : fs::directory_iterator(kViewEditShared / dir)) {
       if (entry.path().extension() != ".gguf") continue;
       SCOPED_TRACE(entry.path().string());
       const GgufFile f = GgufFile::open(entry.path());

@@ -15,7 +15,7 @@ namespace vkllm::gguf {
 namespace {
 
 namespace fs = std::filesystem;
-const fs::path kShared = VKLLM_SHARED_DIR "/testdata";
+const fs::path kWriterShared = VKLLM_SHARED_DIR "/testdata";
 
 std::vector<uint8_t> random_bytes(std::mt19937& rng, size_t n) {
   std::vector<uint8_t> out(n);
@@ -228,7 +228,7 @@ TEST(GgufWriter, ReserialisedRealVocabParsesIdentically) {
   for (const char* name : {"vocab/ggml-vocab-llama-spm.gguf", "vocab/ggml-vocab-gpt-2.gguf",
                            "models/llama-2-tiny-random.gguf"}) {
     SCOPED_TRACE(name);
-    auto src = GgufFile::open(kShared / name);
+    auto src = GgufFile::open(kWriterShared / name);
     GgufWriter w;
     w.copy_metadata(src, "");
     for (const auto& t : src.tensors()) {
@@ -242,7 +242,7 @@ TEST(GgufWriter, ReserialisedRealVocabParsesIdentically) {
 }
 
 TEST(GgufWriter, CopyMetadataFiltersByPrefix) {
-  auto src = GgufFile::open(kShared / "vocab/ggml-vocab-llama-spm.gguf");
+  auto src = GgufFile::open(kWriterShared / "vocab/ggml-vocab-llama-spm.gguf");
   GgufWriter w;
   w.set_string("general.architecture", "llama");
   w.copy_metadata(src, "tokenizer.");

@@ -106,8 +106,10 @@ TEST(Mxfp4, DequantizeMatchesScalarDefinition) {
 }
 
 // Fresh random blocks at scales from 2^-100 to 2^100: the exponent is floor(log2 amax) - 2 + 127
-// (log2f may round a value within 2^-20 of the next power up), and every value decodes to the
-// code nearest to it at that scale (the lower-magnitude one at a midpoint).
+// (log2f may round a value just below the next power up to it: its result near |log2| = 100
+// has an ulp of 2^-17, so within a relative 2^-16 of the power; 2^-20 failed about one run in
+// 130, at amax 2^-59 less 1.3e-6 relative), and every value decodes to the code nearest to it at
+// that scale (the lower-magnitude one at a midpoint).
 TEST(Mxfp4, RoundTripPicksTheNearestCode) {
   auto rng = test::seeded_rng();
   std::normal_distribution<float> normal;
@@ -126,7 +128,7 @@ TEST(Mxfp4, RoundTripPicksTheNearestCode) {
     for (size_t j = 0; j < kBlock; ++j) amax = std::max(amax, std::fabs(x[b * kBlock + j]));
     const int e = q[b * kBlockBytes];
     const int exact = std::ilogb(amax) + 125;
-    const bool rounded_up = e == exact + 1 && amax >= std::ldexp(1.0f - 0x1p-20f, exact - 124);
+    const bool rounded_up = e == exact + 1 && amax >= std::ldexp(1.0f - 0x1p-16f, exact - 124);
     ASSERT_TRUE(e == exact || rounded_up) << "block " << b << " amax " << amax << " e " << e;
     for (size_t j = 0; j < kBlock; ++j) {
       const float v = x[b * kBlock + j], got = y[b * kBlock + j];

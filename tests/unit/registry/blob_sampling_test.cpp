@@ -23,12 +23,12 @@ namespace vkllm::registry {
 namespace {
 
 namespace fs = std::filesystem;
-constexpr size_t kChunk = 64 * 1024;
+constexpr size_t kSampledChunk = 64 * 1024;
 
 // A GGUF-like blob: a compressible first frame (metadata) before incompressible "tensors".
 std::vector<std::byte> metadata_then_noise(size_t n, std::mt19937_64& rng) {
-  auto out = test::compressible_bytes(kChunk, rng);
-  const auto noise = test::random_bytes(n > kChunk ? n - kChunk : 0, rng);
+  auto out = test::compressible_bytes(kSampledChunk, rng);
+  const auto noise = test::random_bytes(n > kSampledChunk ? n - kSampledChunk : 0, rng);
   out.insert(out.end(), noise.begin(), noise.end());
   return out;
 }
@@ -50,7 +50,7 @@ size_t files_in(const fs::path& dir) {
 
 BlobStoreOptions small_frames() {
   BlobStoreOptions o;
-  o.chunk_size = kChunk;
+  o.chunk_size = kSampledChunk;
   o.threads = 2;
   return o;
 }
@@ -62,10 +62,10 @@ TEST(BlobSampling, IncompressibleSampleSwitchesToRawAndRestoresEveryByte) {
   SCOPED_TRACE("seed " + std::to_string(s.seed));
   test::TempDir dir("vkllm-sampling");
   BlobStore store(dir.path(), small_frames());
-  const auto data = metadata_then_noise(30 * kChunk + 123, s.rng);
+  const auto data = metadata_then_noise(30 * kSampledChunk + 123, s.rng);
   BlobWriter writer = store.begin_write();
   size_t at = 0;
-  for (; at < 12 * kChunk; at += 1000) writer.write(std::span(data).subspan(at, 1000));
+  for (; at < 12 * kSampledChunk; at += 1000) writer.write(std::span(data).subspan(at, 1000));
   // Frame 0 compresses well, frames 1..8 do not: decided before the blob ends.
   EXPECT_EQ(writer.decided_encoding(), BlobEncoding::raw);
   writer.write(std::span(data).subspan(at));
@@ -76,7 +76,7 @@ TEST(BlobSampling, IncompressibleSampleSwitchesToRawAndRestoresEveryByte) {
   EXPECT_EQ(files_in(store.temp_dir()), 0u);
 
   // Compressible throughout: zstd, decided early too.
-  const auto text = test::compressible_bytes(20 * kChunk + 5, s.rng);
+  const auto text = test::compressible_bytes(20 * kSampledChunk + 5, s.rng);
   BlobWriter zwriter = store.begin_write();
   zwriter.write(text);
   EXPECT_EQ(zwriter.decided_encoding(), BlobEncoding::zstd_seekable);
@@ -93,7 +93,7 @@ TEST(BlobSampling, CallerHashedWriterAdoptAndRecompress) {
   BlobStore store(dir.path(), small_frames());
 
   // adopt_raw: a finished download becomes the blob by rename.
-  const auto text = test::compressible_bytes(12 * kChunk + 77, s.rng);
+  const auto text = test::compressible_bytes(12 * kSampledChunk + 77, s.rng);
   const Digest digest = Digest::of(text);
   fs::create_directories(store.partial_dir());
   const fs::path download = store.partial_dir() / "x.partial";
@@ -113,13 +113,13 @@ TEST(BlobSampling, CallerHashedWriterAdoptAndRecompress) {
   EXPECT_EQ(read_all(store, digest), text);
   EXPECT_EQ(store.recompress(digest).encoding, BlobEncoding::zstd_seekable);
   // Incompressible blobs stay raw.
-  const auto noise = metadata_then_noise(40 * kChunk, s.rng);
+  const auto noise = metadata_then_noise(40 * kSampledChunk, s.rng);
   const Digest noise_digest = store.put(noise).digest;
   EXPECT_EQ(store.recompress(noise_digest).encoding, BlobEncoding::raw);
   EXPECT_EQ(read_all(store, noise_digest), noise);
 
   // A caller-hashed writer trusts the digest it is given (the caller verified it).
-  const auto more = test::compressible_bytes(3 * kChunk, s.rng);
+  const auto more = test::compressible_bytes(3 * kSampledChunk, s.rng);
   {
     BlobWriter writer = store.begin_write(BlobHashing::by_caller);
     writer.write(more);
@@ -139,8 +139,8 @@ TEST(BlobSampling, PullStoresBySampleWhileDownloadingAndCanDeferCompression) {
   test::TempDir source_dir("vkllm-source");
   BlobStore source(source_dir.path());
   Catalog source_catalog(source_dir.path() / "catalog.db");
-  const auto noise = metadata_then_noise(40 * kChunk + 9, s.rng);
-  const auto text = test::compressible_bytes(24 * kChunk + 3, s.rng);
+  const auto noise = metadata_then_noise(40 * kSampledChunk + 9, s.rng);
+  const auto text = test::compressible_bytes(24 * kSampledChunk + 3, s.rng);
   Manifest manifest;
   for (const auto* bytes : {&noise, &text}) {
     BlobInfo info = source.put(*bytes);
