@@ -37,18 +37,18 @@ ModelPrompt gpt_oss() {
   return m;
 }
 
-Message msg(std::string role, std::string content, std::string thinking = "") {
+Message harmony_msg(std::string role, std::string content, std::string thinking = "") {
   return Message{std::move(role), std::move(content), std::move(thinking), {}, {}, "", ""};
 }
 
 Message call(std::string thinking, std::string name, nlohmann::ordered_json args) {
-  Message m = msg("assistant", "", std::move(thinking));
+  Message m = harmony_msg("assistant", "", std::move(thinking));
   m.tool_calls.push_back({"", 0, std::move(name), std::move(args)});
   return m;
 }
 
 Message result(std::string name, std::string content) {
-  Message m = msg("tool", std::move(content));
+  Message m = harmony_msg("tool", std::move(content));
   m.tool_name = std::move(name);
   return m;
 }
@@ -74,7 +74,7 @@ const std::string kCallsLine =
 // Tools with nested JSON-schema parameters: properties are listed in name order (Go ranges
 // over a map), each as its TypeScript type (enums and nested objects keep only their type;
 // anyOf and type lists become unions); descriptions become comments.
-nlohmann::ordered_json weather_tools() {
+nlohmann::ordered_json harmony_weather_tools() {
   return nlohmann::ordered_json::parse(R"j([
     {"type": "function", "function": {"name": "get-weather", "description": "Weather of a city",
       "parameters": {"type": "object", "required": ["city"], "properties": {
@@ -148,7 +148,7 @@ TEST(HarmonyTemplate, SelectedForGptOssAndRendererHarmony) {
 
 TEST(HarmonyTemplate, PlainChatThinksAtMediumByDefault) {
   ChatInput in;
-  in.messages = {msg("user", "Hello!")};
+  in.messages = {harmony_msg("user", "Hello!")};
   EXPECT_EQ(render(in),
             with_date(kHead + "Reasoning: medium\n\n" + kChannels +
                       "<|end|><|start|>user<|message|>Hello!<|end|><|start|>assistant"));
@@ -163,12 +163,12 @@ TEST(HarmonyTemplate, ReasoningEffortFollowsThink) {
                                                         {"high", "Reasoning: high"},
                                                         {"max", "Reasoning: high"}}) {
     ChatInput in;
-    in.messages = {msg("user", "Hi")};
+    in.messages = {harmony_msg("user", "Hi")};
     in.think = think(level);
     EXPECT_EQ(render(in), with_date(kHead + line + tail)) << level;
   }
   ChatInput off;  // think: false: no reasoning line at all
-  off.messages = {msg("user", "Hi")};
+  off.messages = {harmony_msg("user", "Hi")};
   off.think = think("");
   EXPECT_EQ(render(off), with_date(kHead + kChannels +
                                    "<|end|><|start|>user<|message|>Hi<|end|><|start|>assistant"));
@@ -178,8 +178,8 @@ TEST(HarmonyTemplate, SystemMessagesBecomeDeveloperInstructions) {
   // Every system message, joined by a blank line, becomes "# Instructions" in the developer
   // message; the system messages themselves are not rendered again.
   ChatInput in;
-  in.messages = {msg("system", "You are terse."), msg("system", "Answer in French."),
-                 msg("user", "Hi")};
+  in.messages = {harmony_msg("system", "You are terse."),
+                 harmony_msg("system", "Answer in French."), harmony_msg("user", "Hi")};
   EXPECT_EQ(render(in), with_date(kHead + "Reasoning: medium\n\n" + kChannels +
                                   "<|end|><|start|>developer<|message|>\n\n# Instructions\n\n"
                                   "You are terse.\n\nAnswer in French.<|end|>"
@@ -188,8 +188,8 @@ TEST(HarmonyTemplate, SystemMessagesBecomeDeveloperInstructions) {
 
 TEST(HarmonyTemplate, ToolsAreATypeScriptNamespace) {
   ChatInput in;
-  in.messages = {msg("system", "Be brief."), msg("user", "Weather in Paris?")};
-  in.tools = weather_tools();
+  in.messages = {harmony_msg("system", "Be brief."), harmony_msg("user", "Weather in Paris?")};
+  in.tools = harmony_weather_tools();
   in.think = think("low");
   EXPECT_EQ(render(in), with_date(kHead + "Reasoning: low\n\n" + kChannels + kCallsLine +
                                   "<|end|>" + kWeatherDeveloper +
@@ -204,14 +204,14 @@ TEST(HarmonyTemplate, ToolCallLoopWithThinkingOfTheTurnInProgress) {
   // results come back from functions.NAME; built-in tools (python, browser.*) use the analysis
   // channel and their own names.
   ChatInput in;
-  in.messages = {msg("user", "Hi"),
-                 msg("assistant", "Hello!", "Greet back."),
-                 msg("user", "Weather in Paris?"),
+  in.messages = {harmony_msg("user", "Hi"),
+                 harmony_msg("assistant", "Hello!", "Greet back."),
+                 harmony_msg("user", "Weather in Paris?"),
                  call("Need the weather.", "get_weather", {{"unit", "celsius"}, {"city", "Paris"}}),
                  result("get_weather", "{\"temp\": 18}"),
                  call("Convert.", "python", {{"code", "18*9/5+32"}}),
                  result("python", "64.4")};
-  in.tools = weather_tools();
+  in.tools = harmony_weather_tools();
   in.think = think("high");
   EXPECT_EQ(
       render(in),
@@ -233,7 +233,7 @@ TEST(HarmonyTemplate, ToolCallLoopWithThinkingOfTheTurnInProgress) {
 
 TEST(HarmonyTemplate, BuiltInBrowserToolsGoToTheSystemMessage) {
   ChatInput in;
-  in.messages = {msg("user", "Find it")};
+  in.messages = {harmony_msg("user", "Find it")};
   in.tools = nlohmann::ordered_json::parse(
       R"j([{"type": "function", "function": {"name": "browser.find", "parameters": {}}}])j");
   EXPECT_EQ(
@@ -258,14 +258,14 @@ TEST(HarmonyTemplate, BuiltInBrowserToolsGoToTheSystemMessage) {
 TEST(HarmonyTemplate, ALastAssistantMessageIsContinued) {
   // Prefill: the last assistant message stays open (no <|end|>, no new <|start|>assistant).
   ChatInput content;
-  content.messages = {msg("user", "Count"), msg("assistant", "1, 2,", "Counting.")};
+  content.messages = {harmony_msg("user", "Count"), harmony_msg("assistant", "1, 2,", "Counting.")};
   EXPECT_EQ(render(content),
             with_date(kHead + "Reasoning: medium\n\n" + kChannels +
                       "<|end|><|start|>user<|message|>Count<|end|>"
                       "<|start|>assistant<|channel|>analysis<|message|>Counting.<|end|>"
                       "<|start|>assistant<|channel|>final<|message|>1, 2,"));
   ChatInput thinking;
-  thinking.messages = {msg("user", "Count"), msg("assistant", "", "Let me")};
+  thinking.messages = {harmony_msg("user", "Count"), harmony_msg("assistant", "", "Let me")};
   EXPECT_EQ(render(thinking), with_date(kHead + "Reasoning: medium\n\n" + kChannels +
                                         "<|end|><|start|>user<|message|>Count<|end|>"
                                         "<|start|>assistant<|channel|>analysis<|message|>Let me"));

@@ -11,15 +11,15 @@ using namespace vkllm::prompt;
 
 namespace {
 
-Message msg(std::string role, std::string content) {
+Message trunc_msg(std::string role, std::string content) {
   return Message{std::move(role), std::move(content), "", {}, {}, "", ""};
 }
 
-const std::string kRoles = "{{ range .Messages }}<{{ .Role }}>{{ .Content }}{{ end }}";
+const std::string kTruncRoles = "{{ range .Messages }}<{{ .Role }}>{{ .Content }}{{ end }}";
 
 PromptBuilder roles_builder() {
   ModelPrompt m;
-  m.template_text = kRoles;
+  m.template_text = kTruncRoles;
   return PromptBuilder(m);
 }
 
@@ -64,7 +64,7 @@ TEST(PromptTruncation, FindsWhatOllamasScanFindsOnRandomConversations) {
     std::vector<Message> msgs;
     const int n = 1 + static_cast<int>(s.rng() % 12);
     for (int i = 0; i < n; ++i) {
-      msgs.push_back(msg(roles[s.rng() % 3], std::string(s.rng() % 20, 'x')));
+      msgs.push_back(trunc_msg(roles[s.rng() % 3], std::string(s.rng() % 20, 'x')));
     }
     const size_t full = render_untruncated(b, msgs).size();
     const size_t num_ctx = s.rng() % (full + 10);
@@ -84,9 +84,11 @@ TEST(PromptTruncation, RendersLogarithmicallyOftenInTheMessageCount) {
     return text.size();
   };
   ChatInput in;
-  in.messages.assign(20000, msg("system", ""));  // the reproducer: 20,000 empty system messages
-  for (int i = 0; i < 2000; ++i) in.messages.push_back(msg(i % 2 ? "assistant" : "user", "abc"));
-  in.messages.push_back(msg("user", "last"));
+  in.messages.assign(20000,
+                     trunc_msg("system", ""));  // the reproducer: 20,000 empty system messages
+  for (int i = 0; i < 2000; ++i)
+    in.messages.push_back(trunc_msg(i % 2 ? "assistant" : "user", "abc"));
+  in.messages.push_back(trunc_msg("user", "last"));
   const size_t full = render_untruncated(b, in.messages).size();
   const std::string out = b.render_chat(in, static_cast<uint32_t>(full / 2), counting).text;
   EXPECT_TRUE(out.ends_with("<user>last"));
