@@ -29,7 +29,7 @@ using test::SeededRng;
 
 using test::make_weights;
 using test::Weights;
-const auto& kTypes = test::kAllWeightTypes;
+const auto& kMatmulTypes = test::kAllWeightTypes;
 
 // The types with integer kernels on the SIMD paths; the others dequantize a row and dot floats.
 bool uses_8bit_activations(TensorType type, Isa isa) {
@@ -69,7 +69,7 @@ void check(const Weights& w, const std::vector<float>& x, uint64_t x_stride, uin
   }
 }
 
-uint64_t cols_for(TensorType type) {
+uint64_t matmul_cols_for(TensorType type) {
   const uint32_t block = gguf::traits(type).block_elements;
   // Not a multiple of the kernels' 16-element float tile or of four K-quant super-blocks.
   if (block == 1) return 203;
@@ -81,9 +81,9 @@ TEST(QuantMatmul, EveryTypeAndPathMatchesTheReference) {
   SeededRng rng;
   ThreadPool pool(3);
   MatmulWorkspace ws;
-  for (TensorType type : kTypes) {
+  for (TensorType type : kMatmulTypes) {
     ASSERT_TRUE(matmul_supports(type)) << gguf::type_name(type);
-    const uint64_t cols = cols_for(type);
+    const uint64_t cols = matmul_cols_for(type);
     const uint64_t rows = 37;  // odd, and not a multiple of the thread count
     Weights w = make_weights(rng, type, rows, cols);
     for (Isa isa : test::testable_isas()) {
