@@ -50,24 +50,43 @@ void moe_matvec_fail(const std::string& what) {
   throw std::invalid_argument("record_moe_matvec: " + what);
 }
 
+// What both expert products check first, for a stacked [cols, rows, n_expert] tensor of `type`:
+// a kernel for the type, a shape of whole blocks, strides that hold the rows (0: packed), and an
+// expert tensor within the kernels' 32-bit byte offsets. Throws std::invalid_argument naming `op`.
+struct ExpertShape {
+  KernelType kt;
+  uint64_t x_stride, y_stride, expert_bytes;
+};
+ExpertShape check_expert_shape(const char* op, gguf::TensorType type, uint32_t rows, uint32_t cols,
+                               uint32_t n_expert, uint32_t x_stride, uint32_t y_stride) {
+  auto fail = [op](const std::string& what) {
+    throw std::invalid_argument(std::string(op) + ": " + what);
+  };
+  const auto kt = kernel_type(type);
+  if (!kt) fail("no kernel for " + type_label(type));
+  if (cols % std::max(kt->block_elements, 4u))
+    fail("cols=" + std::to_string(cols) + " is not a multiple of the block");
+  const ExpertShape e{*kt, x_stride ? x_stride : cols, y_stride ? y_stride : rows,
+                      weight_tensor_bytes(type, rows, cols)};
+  if (e.x_stride % 4 || e.x_stride < cols || e.y_stride < rows) fail("bad x or y stride");
+  if (e.expert_bytes * n_expert + kWeightReadSlackBytes > (uint64_t{1} << 32))
+    fail("expert tensor past the kernels' 32-bit byte offsets");
+  return e;
+}
+
 }  // namespace
 
 void MatmulKernels::record_moe_matmul(CommandRecorder& rec, const MoeMatmulArgs& a) {
-  const auto kt = kernel_type(a.type);
-  if (!kt) moe_fail("no kernel for " + type_label(a.type));
   if (a.rows == 0 || a.cols == 0 || a.n_used == 0 || a.n_expert == 0 ||
       a.n_expert > ops::kMoeMaxExperts)
     moe_fail("empty shape or " + std::to_string(a.n_expert) + " experts (1 to 256)");
-  if (a.cols % std::max(kt->block_elements, 4u))
-    moe_fail("cols=" + std::to_string(a.cols) + " is not a multiple of the block");
+  const ExpertShape shape = check_expert_shape("record_moe_matmul", a.type, a.rows, a.cols,
+                                               a.n_expert, a.x_stride, a.y_stride);
   if (a.n_tokens == 0) return;
-  const uint64_t x_stride = a.x_stride ? a.x_stride : a.cols;
-  const uint64_t y_stride = a.y_stride ? a.y_stride : a.rows;
-  if (x_stride % 4 || x_stride < a.cols || y_stride < a.rows) moe_fail("bad x or y stride");
-  const uint64_t expert_bytes = weight_tensor_bytes(a.type, a.rows, a.cols);
+  const KernelType& kt = shape.kt;
+  const uint64_t x_stride = shape.x_stride, y_stride = shape.y_stride;
+  const uint64_t expert_bytes = shape.expert_bytes;
   const uint64_t w_bytes = expert_bytes * a.n_expert;
-  if (w_bytes + kWeightReadSlackBytes > (uint64_t{1} << 32))
-    moe_fail("expert tensor past the kernels' 32-bit byte offsets");
   if (a.weights.size < device_weight_bytes(a.type, w_bytes) + kWeightReadSlackBytes)
     moe_fail("weights slice of " + std::to_string(a.weights.size) + " bytes is too small");
   const uint64_t pairs = uint64_t{a.n_tokens} * a.n_used;
@@ -98,7 +117,7 @@ void MatmulKernels::record_moe_matmul(CommandRecorder& rec, const MoeMatmulArgs&
     const auto per_expert = static_cast<uint32_t>(div_up(pairs, a.n_expert));
     const CoopMatTile tile = coopmat_tile(tuning_, per_expert, x_f16_enabled_, a.type);
     const Pipeline& pipeline = pipelines_.get(
-        {.shader = std::string("matmul_coopmat_moe_") + kt->name,
+        {.shader = std::string("matmul_coopmat_moe_") + kt.name,
          .num_buffers = 5,
          .push_constant_bytes = sizeof(MoeCoopGemmPush),
          .spec = {tile.warps_m * tile.warps_n * caps.subgroup_size, tile.warps_m, tile.warps_n,
@@ -128,7 +147,7 @@ void MatmulKernels::record_moe_matmul(CommandRecorder& rec, const MoeMatmulArgs&
   const MatmulTuning& t = tuning_;
   const uint32_t threads = (t.tile_tokens / t.thread_tokens) * (t.tile_rows / t.thread_rows);
   const Pipeline& pipeline = pipelines_.get(
-      {.shader = std::string("matmul_moe_") + kt->name,
+      {.shader = std::string("matmul_moe_") + kt.name,
        .num_buffers = 5,
        .push_constant_bytes = sizeof(MoeGemmPush),
        .spec = {threads, t.tile_tokens, t.tile_rows, t.thread_tokens, t.thread_rows}});
@@ -139,20 +158,16 @@ void MatmulKernels::record_moe_matmul(CommandRecorder& rec, const MoeMatmulArgs&
 }
 
 void MatmulKernels::record_moe_matvec(CommandRecorder& rec, const MoeMatvecArgs& a) {
-  const auto kt = kernel_type(a.type);
-  if (!kt || !ops::moe_matvec_supports(a.type))
+  if (!ops::moe_matvec_supports(a.type))
     moe_matvec_fail("no expert kernel for " + type_label(a.type));
   if (a.rows == 0 || a.cols == 0 || a.n_used == 0 || a.n_expert == 0)
     moe_matvec_fail("empty shape");
-  if (a.cols % std::max(kt->block_elements, 4u))
-    moe_matvec_fail("cols=" + std::to_string(a.cols) + " is not a multiple of the block");
+  const ExpertShape shape = check_expert_shape("record_moe_matvec", a.type, a.rows, a.cols,
+                                               a.n_expert, a.x_stride, a.y_stride);
   if (a.n_items == 0) return;
-  const uint64_t x_stride = a.x_stride ? a.x_stride : a.cols;
-  const uint64_t y_stride = a.y_stride ? a.y_stride : a.rows;
-  if (x_stride % 4 || x_stride < a.cols || y_stride < a.rows) moe_matvec_fail("bad x or y stride");
-  const uint64_t expert_bytes = weight_tensor_bytes(a.type, a.rows, a.cols);
-  if (expert_bytes * a.n_expert + kWeightReadSlackBytes > (uint64_t{1} << 32))
-    moe_matvec_fail("expert tensor past the kernels' 32-bit byte offsets");
+  const KernelType& kt = shape.kt;
+  const uint64_t x_stride = shape.x_stride, y_stride = shape.y_stride;
+  const uint64_t expert_bytes = shape.expert_bytes;
   // x rows: a pair's or a token's; y rows: a pair's, or a token's under combine.
   const uint64_t x_rows = a.combine || a.x_per_pair
                               ? uint64_t{a.n_items} * (a.combine ? a.n_used : 1)
@@ -169,7 +184,7 @@ void MatmulKernels::record_moe_matvec(CommandRecorder& rec, const MoeMatvecArgs&
   // item has decode units (a combine's n_used products are one flat range of them).
   const bool heavy_decode = a.type == gguf::TensorType::Q6_K || a.type == gguf::TensorType::Q3_K;
   uint32_t rows_per_group = heavy_decode ? 2 : 4;
-  const uint32_t units = a.cols / kt->unit * (a.combine ? a.n_used : 1);
+  const uint32_t units = a.cols / kt.unit * (a.combine ? a.n_used : 1);
   uint32_t threads = std::clamp(std::bit_floor(units), 32u, caps.is_cpu() ? 64u : 128u);
   if (tuning_.matvec_threads) threads = tuning_.matvec_threads;
   if (tuning_.matvec_rows) rows_per_group = tuning_.matvec_rows;
@@ -185,7 +200,7 @@ void MatmulKernels::record_moe_matvec(CommandRecorder& rec, const MoeMatvecArgs&
                            a.n_used,
                            a.x_per_pair ? 1u : 0u,
                            a.combine ? 1u : 0u};
-  const Pipeline& pipeline = pipelines_.get({.shader = std::string("matvec_") + kt->name + "_moe" +
+  const Pipeline& pipeline = pipelines_.get({.shader = std::string("matvec_") + kt.name + "_moe" +
                                                        (tuning_.shared_reduction ? "_shmem" : ""),
                                              .num_buffers = 5,
                                              .push_constant_bytes = sizeof(push),
