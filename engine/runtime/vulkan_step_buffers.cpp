@@ -213,8 +213,8 @@ uint32_t state_slot_count(const vk::DeviceCapabilities& caps, const model::Model
   // 77 MB a sequence at 64 sequences did not (4.9 GB; the H200 binds 4 GiB). Beyond this many
   // slots a sequence waits for one as it waits for KV blocks. From the whole model's state, so
   // every stage of a split model has the same slots.
-  uint64_t slot_bytes = 0;
-  for (uint64_t f : spec.recurrent_state_floats()) slot_bytes += 4 * f;
+  const uint64_t slot_bytes =
+      4 * kv::StateLayout::make(spec.recurrent_state_floats(), 1).slot_floats;
   if (slot_bytes == 0) return opt.max_seqs;
   const uint64_t fit = caps.max_storage_buffer_range / slot_bytes;
   if (fit == 0) {
