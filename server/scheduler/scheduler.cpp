@@ -112,7 +112,7 @@ void Scheduler::shutdown(const std::string& reason) {
   if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
 }
 
-SequenceHandle Scheduler::submit(SequenceRequest request) {
+std::unique_ptr<Sequence> Scheduler::admit(SequenceRequest request) {
   if (request.prompt.empty()) throw std::invalid_argument("empty prompt");
   for (const SequenceImage& img : request.images) {
     if (!options_.images) throw http::StatusError(400, "this model runs no image encoder");
@@ -136,18 +136,37 @@ SequenceHandle Scheduler::submit(SequenceRequest request) {
   const size_t from = seq->tokens.size() - std::min<size_t>(window, seq->tokens.size());
   for (size_t i = from; i < seq->tokens.size(); ++i)
     if (seq->tokens[i] >= 0) seq->sampler.accept(seq->tokens[i]);  // not an image's rows
-  SequenceHandle handle(this, seq->cancelled);
-  const MetricLabels& labels = labels_;
-  metrics().add("vkllm_prompt_tokens_total", labels, double(seq->tokens.size()));
+  return seq;
+}
+
+std::vector<SequenceHandle> Scheduler::enqueue(std::vector<std::unique_ptr<Sequence>> seqs) {
+  std::vector<SequenceHandle> handles;
+  for (const auto& seq : seqs)
+    metrics().add("vkllm_prompt_tokens_total", labels_, double(seq->tokens.size()));
   {
     std::lock_guard lock(mutex_);
     if (stopping_) throw http::StatusError(503, stop_reason_);  // the model is going away
-    seq->id = next_id_++;
-    incoming_.push_back(std::move(seq));
-    ++active_;
+    for (auto& seq : seqs) {
+      handles.emplace_back(this, seq->cancelled);
+      seq->id = next_id_++;
+      incoming_.push_back(std::move(seq));
+      ++active_;
+    }
   }
   cv_.notify_all();
-  return handle;
+  return handles;
+}
+
+SequenceHandle Scheduler::submit(SequenceRequest request) {
+  std::vector<std::unique_ptr<Sequence>> one;
+  one.push_back(admit(std::move(request)));
+  return std::move(enqueue(std::move(one)).front());
+}
+
+std::vector<SequenceHandle> Scheduler::submit_all(std::vector<SequenceRequest> requests) {
+  std::vector<std::unique_ptr<Sequence>> seqs;
+  for (SequenceRequest& r : requests) seqs.push_back(admit(std::move(r)));
+  return enqueue(std::move(seqs));
 }
 
 void Scheduler::set_vocabulary_index(std::shared_ptr<const sampling::VocabularyIndex> index) {

@@ -99,6 +99,10 @@ class Scheduler {
 
   // Thread-safe. The stream receives the tokens and, last, an event with a finish reason.
   SequenceHandle submit(SequenceRequest request);
+  // Submits several sequences at once: they reach the planner in the same round, so none starts
+  // before the others have arrived (a request for several completions of one prompt; tests that
+  // need sequences to overlap).
+  std::vector<SequenceHandle> submit_all(std::vector<SequenceRequest> requests);
 
   // Constrained decoding needs the model's vocabulary index; set once before such sequences.
   void set_vocabulary_index(std::shared_ptr<const sampling::VocabularyIndex> index);
@@ -113,6 +117,10 @@ class Scheduler {
 
  private:
   friend class SequenceHandle;
+  // A sequence made from `request`, checked, its sampler fed the prompt; not yet queued.
+  std::unique_ptr<Sequence> admit(SequenceRequest request);
+  // Queues `seqs` for the engine thread under one lock; their handles.
+  std::vector<SequenceHandle> enqueue(std::vector<std::unique_ptr<Sequence>> seqs);
   void wake();
   void run();
   // One step: plan, execute, apply (engine thread).

@@ -53,10 +53,17 @@ inline std::vector<std::vector<int32_t>> generate(Scheduler& scheduler,
                                                   const SequenceOptions& options) {
   boost::asio::io_context io;
   std::vector<std::vector<int32_t>> out(prompts.size());
-  std::vector<SequenceHandle> handles;
+  // All submitted at once, so they overlap however the threads are scheduled (the preemption
+  // tests need them to).
+  std::vector<SequenceRequest> requests;
+  std::vector<std::shared_ptr<TokenStream>> streams;
   for (size_t i = 0; i < prompts.size(); ++i) {
-    auto stream = std::make_shared<TokenStream>(io.get_executor());
-    handles.push_back(scheduler.submit({prompts[i], options, stream, {}}));
+    streams.push_back(std::make_shared<TokenStream>(io.get_executor()));
+    requests.push_back({prompts[i], options, streams.back(), {}});
+  }
+  std::vector<SequenceHandle> handles = scheduler.submit_all(std::move(requests));
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    auto stream = streams[i];
     boost::asio::co_spawn(
         io,
         [stream, &tokens = out[i]]() -> boost::asio::awaitable<void> {
