@@ -69,6 +69,9 @@ struct MakeModelOptions {
   unsigned threads = 0;  // 0: one per hardware thread; never changes the output
   // Ollama: the file Ollama's converter writes for this model (ollama_layout_maker.h).
   FileLayout layout = FileLayout::LlamaCpp;
+  // The vision tower Ollama's gemma3 layout embeds (projector_maker.h's parse_projector_shape):
+  // the same as `--projector` writes beside the llama.cpp-layout twin.
+  std::string projector_shape = "test";
 };
 
 // Declares the model's metadata (tokenizer.* copied from `vocab`, whose token count sets

@@ -6,11 +6,14 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
 #include "engine/model/fast_normal.h"
 #include "engine/model/model_maker.h"
+#include "engine/model/projector_maker.h"
 
 namespace vkllm::model {
 
@@ -81,6 +84,57 @@ void add_random_tensor(gguf::GgufWriter& w, const std::string& name, std::vector
   w.add_tensor(name, gguf::TensorType::F32, std::move(shape), std::move(bytes));
 }
 
+// Ollama's names for the SigLIP tower's tensors (Hugging Face's under v. / mm.), from llama.cpp's:
+// the inverse of engine/gguf/inline_projector.cpp's renames.
+constexpr std::pair<std::string_view, std::string_view> kGemma3TowerNames[] = {
+    {"v.patch_embd", "v.patch_embedding"},
+    {"v.position_embd", "v.position_embedding"},
+    {"v.post_ln", "v.post_layernorm"},
+    {".ln1", ".layer_norm1"},
+    {".ln2", ".layer_norm2"},
+    {".attn_out", ".attn_output"},
+    {".ffn_up", ".mlp.fc1"},
+    {".ffn_down", ".mlp.fc2"},
+    {"mm.input_projection", "mm.mm_input_projection"},
+    {"mm.soft_emb_norm", "mm.mm_soft_emb_norm"},
+};
+
+// The tower and projector Ollama's converter keeps in a multimodal gemma3 file: the mmproj that
+// `--projector` writes beside the llama.cpp-layout twin (same shape, seed and bytes), under
+// gemma3.vision.* / gemma3.mm.* keys and Ollama's tensor names.
+void embed_gemma3_tower(const MakeModelOptions& o, gguf::GgufWriter& w) {
+  MakeProjectorOptions po;
+  po.arch = "gemma3";
+  po.shape = parse_projector_shape(o.projector_shape);
+  po.text_embd = o.shape.n_embd;
+  po.f32 = o.file_type == FileType::F32;
+  po.seed = o.seed;
+  gguf::GgufWriter projector;
+  build_random_projector(po, projector);
+  const std::vector<uint8_t> bytes = projector.serialize();
+  const gguf::GgufFile mmproj = gguf::GgufFile::parse(bytes, gguf::ReadLayout::Raw);
+  for (const char* key : {"block_count", "embedding_length", "feed_forward_length", "image_size",
+                          "patch_size", "attention.head_count"})
+    w.set_u32(std::string("gemma3.vision.") + key,
+              mmproj.get<uint32_t>(std::string("clip.vision.") + key));
+  w.set_u32("gemma3.vision.num_channels", 3);
+  w.set_f32("gemma3.vision.attention.layer_norm_epsilon",
+            mmproj.get<float>("clip.vision.attention.layer_norm_epsilon"));
+  const uint32_t side = po.shape.image_size / po.shape.patch_size / po.shape.n_merge;
+  w.set_u32("gemma3.mm.tokens_per_image", side * side);
+  for (const gguf::TensorInfo& t : mmproj.tensors()) {
+    std::string name = t.name;
+    for (const auto& [from, to] : kGemma3TowerNames) {
+      if (const size_t at = name.find(from); at != std::string::npos) {
+        name.replace(at, from.size(), to);
+        break;
+      }
+    }
+    const auto data = mmproj.tensor_data(t);
+    w.add_tensor(std::move(name), t.type, t.shape, std::vector<uint8_t>(data.begin(), data.end()));
+  }
+}
+
 void rewrite_gemma3(const MakeModelOptions& o, gguf::GgufWriter& w) {
   if (o.shape.rope_freq_base > 0 && o.shape.rope_freq_base != 1000000.0f) {
     throw std::invalid_argument(
@@ -92,29 +146,12 @@ void rewrite_gemma3(const MakeModelOptions& o, gguf::GgufWriter& w) {
         "gemma3.rope.scaling.type", "gemma3.rope.scaling.factor", "tokenizer.chat_template"}) {
     w.erase(key);
   }
-  constexpr uint32_t kVisionWidth = 32, kPatch = 14, kImage = 28;
-  w.set_u32("gemma3.mm.tokens_per_image", 256);
-  w.set_u32("gemma3.vision.block_count", 1);
-  w.set_u32("gemma3.vision.embedding_length", kVisionWidth);
-  w.set_u32("gemma3.vision.feed_forward_length", 2 * kVisionWidth);
-  w.set_u32("gemma3.vision.image_size", kImage);
-  w.set_u32("gemma3.vision.patch_size", kPatch);
-  w.set_u32("gemma3.vision.num_channels", 3);
-  w.set_u32("gemma3.vision.attention.head_count", 2);
-  w.set_f32("gemma3.vision.attention.layer_norm_epsilon", 1e-6f);
   w.set_bool("tokenizer.ggml.add_padding_token", false);
   w.set_bool("tokenizer.ggml.add_unknown_token", false);
   std::vector<std::string> extra{"<image_soft_token>"};
   for (int i = 1; i < 8; ++i) extra.push_back("<mm_reserved_" + std::to_string(i) + ">");
   append_multimodal_tokens(w, extra);
-
-  const uint64_t patches = (kImage / kPatch) * (kImage / kPatch);
-  add_random_tensor(w, "v.patch_embedding.weight", {kPatch, kPatch, 3, kVisionWidth}, o.seed);
-  add_random_tensor(w, "v.position_embedding.weight", {kVisionWidth, patches}, o.seed);
-  add_random_tensor(w, "v.blk.0.attn_q.weight", {kVisionWidth, kVisionWidth}, o.seed);
-  add_random_tensor(w, "v.post_layernorm.weight", {kVisionWidth}, o.seed);
-  add_random_tensor(w, "mm.mm_input_projection.weight", {o.shape.n_embd, kVisionWidth}, o.seed);
-  add_random_tensor(w, "mm.mm_soft_emb_norm.weight", {kVisionWidth}, o.seed);
+  embed_gemma3_tower(o, w);
 }
 
 // Moves a key to another name (at the end of the key order), if it is set.

@@ -72,6 +72,7 @@ int make_model(const MakeModelArgs& args) {
   if (!layout)
     throw std::invalid_argument("unknown --layout '" + args.layout + "' (llama.cpp, ollama)");
   options.layout = *layout;
+  options.projector_shape = args.projector_shape;
   options.seed = args.seed;
   options.threads = args.threads;
 
@@ -288,10 +289,12 @@ void add_dev_commands(CLI::App& app) {
   make->add_option("--projector", args->projector,
                    "Also write a random vision projector for the model here (llama.cpp's mmproj "
                    "layout; gemma3)");
-  make->add_option("--projector-shape", args->projector_shape,
-                   "test (224 px, patch 14, 2 layers 128 wide: 16 image tokens), test-wide "
-                   "(test with the real widths) or gemma3-4b (896 px, 27 layers 1152 wide: 256 "
-                   "image tokens); :N sets the layer count (gemma3-4b:1)")
+  make->add_option(
+          "--projector-shape", args->projector_shape,
+          "test (224 px, patch 14, 2 layers 128 wide: 16 image tokens), test-wide "
+          "(test with the real widths) or gemma3-4b (896 px, 27 layers 1152 wide: 256 "
+          "image tokens); :N sets the layer count (gemma3-4b:1). With --layout ollama, the tower "
+          "the gemma3 file embeds")
       ->capture_default_str();
   make->callback([args] { run_command([args] { return make_model(*args); }); });
 

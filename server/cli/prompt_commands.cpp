@@ -47,6 +47,7 @@ prompt::ModelPrompt installed_model(const std::string& name) {
       const auto g = models::read_gguf_summary(store.blobs(), *shown.model_blob);
       m.gguf_chat_template = g->chat_template;
       m.architecture = g->architecture;
+      if (!g->inline_projector.empty()) m.has_projector = true;
     } catch (const std::exception&) {
       // Weights that are not readable GGUF: no chat_template to detect from.
     }

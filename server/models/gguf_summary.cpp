@@ -14,6 +14,7 @@
 #include <random>
 
 #include "engine/gguf/gguf_file.h"
+#include "engine/gguf/inline_projector.h"
 #include "engine/gguf/ollama_layout.h"
 #include "registry/errors.h"
 
@@ -107,6 +108,8 @@ gguf::GgufFile open_sparse(const fs::path& dir, std::span<const std::byte> prefi
   return gguf::GgufFile::open(path, gguf::ReadLayout::Raw);
 }
 
+// The header as stored (ReadLayout::Raw): the caller translates it after looking for an embedded
+// vision tower, which the text view hides.
 gguf::GgufFile open_gguf_header(const registry::BlobStore& blobs, const registry::Digest& digest) {
   const auto info = blobs.info(digest);
   if (!info) {
@@ -114,7 +117,8 @@ gguf::GgufFile open_gguf_header(const registry::BlobStore& blobs, const registry
                                   "blob " + digest.str() + " not found");
   }
   if (info->encoding == registry::BlobEncoding::raw) {
-    if (const auto path = blobs.stored_path(digest)) return gguf::GgufFile::open(*path);
+    if (const auto path = blobs.stored_path(digest))
+      return gguf::GgufFile::open(*path, gguf::ReadLayout::Raw);
   }
   auto reader = blobs.open(digest);
   uint64_t want = std::min<uint64_t>(info->size, 4u << 20);
@@ -131,10 +135,7 @@ gguf::GgufFile open_gguf_header(const registry::BlobStore& blobs, const registry
     } catch (const gguf::GgufError& e) {
       error = e.what();
     }
-    if (file && file->data_offset() <= prefix.size()) {
-      gguf::translate_known_layouts(*file);
-      return std::move(*file);
-    }
+    if (file && file->data_offset() <= prefix.size()) return std::move(*file);
     if (prefix.size() >= info->size) throw gguf::GgufError(error.empty() ? "bad header" : error);
     want = std::min<uint64_t>(info->size, want * 4);
   }
@@ -210,7 +211,9 @@ std::shared_ptr<const GgufSummary> read_gguf_summary(const registry::BlobStore& 
   }
   GgufSummary s;
   try {
-    const auto file = open_gguf_header(blobs, blob);
+    auto file = open_gguf_header(blobs, blob);
+    s.inline_projector = gguf::inline_projector_arch(file);
+    gguf::translate_known_layouts(file);
     for (const auto& [key, value] : file.metadata()) s.model_info[key] = value_to_json(value);
     s.architecture = as_string(file.find("general.architecture"));
     s.general_type = as_string(file.find("general.type"));
@@ -239,7 +242,8 @@ std::shared_ptr<const GgufSummary> read_gguf_summary(const registry::BlobStore& 
     s.capabilities.push_back(file.has(a + ".pooling_type") ? "embedding" : "completion");
     // vkllm's own: a cross-encoder (rank pooling) answers /api/rerank and /v1/rerank.
     if (as_u64(file.find(a + ".pooling_type")) == 4u) s.capabilities.push_back("rerank");
-    if (file.has(a + ".vision.block_count")) s.capabilities.push_back("vision");
+    if (file.has(a + ".vision.block_count") || !s.inline_projector.empty())
+      s.capabilities.push_back("vision");
     if (file.has(a + ".audio.block_count")) s.capabilities.push_back("audio");
   } catch (const gguf::GgufError& e) {
     throw registry::RegistryError(registry::ErrorKind::invalid_input,

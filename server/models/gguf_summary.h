@@ -27,6 +27,9 @@ struct GgufSummary {
   std::string chat_template;                                 // tokenizer.chat_template, if any
   nlohmann::ordered_json model_info = nlohmann::ordered_json::object();  // all KVs, arrays kept
   nlohmann::json tensors = nlohmann::json::array();                      // [{name,type,shape}]
+  // The architecture of a vision tower inside the file (Ollama's single-file layout) that the
+  // image encoders read (engine/gguf/inline_projector.h), else "".
+  std::string inline_projector;
 
   bool is_projector() const;
   registry::ModelDetails details() const;

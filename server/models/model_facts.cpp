@@ -45,10 +45,11 @@ Capabilities capabilities_of(const registry::ModelShow& m, const GgufSummary* g,
   }
   if (gpt_oss_family(g)) add("thinking");  // as Ollama: the family always reasons
   if (!m.projectors.empty()) add("vision");
-  // Gemma 3's projector layer is the one vision vkllm runs (engine/vision); a tower inside the
-  // model's own GGUF (Ollama's converter) or another family's projector is not run yet.
+  // Gemma 3's tower is the one vision vkllm runs (engine/vision), from a projector layer or from
+  // inside the model's own GGUF (Ollama's single-file layout); other families' are not run yet.
   const bool runs_vision =
-      !m.projectors.empty() && g != nullptr && runs_projector_of(g->architecture);
+      g != nullptr && ((!m.projectors.empty() && runs_projector_of(g->architecture)) ||
+                       (!g->inline_projector.empty() && runs_projector_of(g->inline_projector)));
   for (const char* encoder : {"vision", "audio"}) {
     if (runs_vision && std::string_view(encoder) == "vision") continue;
     if (const auto it = std::find(caps.names.begin(), caps.names.end(), encoder);
@@ -77,7 +78,7 @@ prompt::ModelPrompt model_prompt(const registry::ModelShow& m, const GgufSummary
   mp.name = m.name.display();
   mp.renderer = m.renderer;
   mp.parser = m.parser;
-  mp.has_projector = !m.projectors.empty();
+  mp.has_projector = !m.projectors.empty() || (g != nullptr && !g->inline_projector.empty());
   for (const auto& msg : m.messages) {
     mp.messages.push_back({msg.role, msg.content, {}, {}, {}, {}, {}});
   }

@@ -6,7 +6,8 @@
 
 namespace vkllm::sched {
 
-gguf::GgufFile read_gguf_header(const registry::BlobStore& blobs, const registry::Digest& digest) {
+gguf::GgufFile read_gguf_header(const registry::BlobStore& blobs, const registry::Digest& digest,
+                                gguf::ReadLayout layout) {
   auto reader = blobs.open(digest);
   const uint64_t size = reader.size();
   // Most headers fit in a few MiB; a 128k-token vocabulary with merges takes ~10 MiB.
@@ -19,7 +20,7 @@ gguf::GgufFile read_gguf_header(const registry::BlobStore& blobs, const registry
         reader.read_at(have, std::as_writable_bytes(std::span(prefix)).subspan(have));
     prefix.resize(have + got);
     try {
-      return gguf::GgufFile::parse_header(prefix, size);
+      return gguf::GgufFile::parse_header(prefix, size, layout);
     } catch (const gguf::GgufError&) {
       if (prefix.size() >= size) throw;  // the whole file was there: a real error
     }

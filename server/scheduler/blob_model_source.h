@@ -12,9 +12,11 @@
 
 namespace vkllm::sched {
 
-// Reads as much of the blob as its GGUF header needs (growing the prefix until it parses).
-// Throws gguf::GgufError for a blob that is not a GGUF, registry errors for a missing blob.
-gguf::GgufFile read_gguf_header(const registry::BlobStore& blobs, const registry::Digest& digest);
+// Reads as much of the blob as its GGUF header needs (growing the prefix until it parses), as
+// `layout` views it. Throws gguf::GgufError for a blob that is not a GGUF, registry errors for a
+// missing blob.
+gguf::GgufFile read_gguf_header(const registry::BlobStore& blobs, const registry::Digest& digest,
+                                gguf::ReadLayout layout = gguf::ReadLayout::Translated);
 
 class BlobTensorSource final : public runtime::TensorDataSource {
  public:

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <optional>
 
+#include "engine/gguf/inline_projector.h"
 #include "engine/kv/kv_cache_type.h"
 #include "engine/model/model_spec.h"
 #include "engine/runtime/kv_footprint.h"
@@ -35,6 +36,8 @@ class EngineModelLoader::Pending : public PendingLoad {
   void build(const runtime::RunnerOptions& ro);
   // The image encoder of the model's projector layer (http::StatusError 500 naming why not).
   std::unique_ptr<ImageInputs> load_images(const LoadedModel& m) const;
+  // A projector layer, or a tower inside the model's own file the encoders read.
+  bool has_images() const { return !m_->show.projectors.empty() || inline_tower_.has_value(); }
   void log_loaded(uint64_t kv_tokens, uint32_t max_seqs) const;
 
   EngineModelLoader& loader_;
@@ -44,6 +47,12 @@ class EngineModelLoader::Pending : public PendingLoad {
   std::string name_;
   std::optional<model::LoraAdapter> adapter_;
   std::unique_ptr<gguf::GgufFile> base_header_;
+  // The model file's header as stored, when it carries the vision tower itself (Ollama's
+  // single-file layout, engine/gguf/inline_projector.h) and no projector layer comes with it.
+  std::optional<gguf::GgufFile> inline_tower_;
+  // The image encoder's weights (the projector layer's bytes, or the tower's tensors inside the
+  // model file): held beside the model's while it is loaded, so counted with them.
+  uint64_t projector_bytes_ = 0;
   model::ModelSpec spec_;
   kv::CacheType kv_type_{};
   uint64_t per_token_kv_ = 0;
@@ -74,6 +83,12 @@ EngineModelLoader::Pending::Pending(EngineModelLoader& loader, const registry::M
   try {
     m.header = std::make_unique<gguf::GgufFile>(
         read_gguf_header(loader_.store_.blobs(), *show.model_blob));
+    // Only a file in Ollama's layout (translated on read) can carry its tower.
+    if (show.projectors.empty() && m.header->translation().applied()) {
+      gguf::GgufFile raw =
+          read_gguf_header(loader_.store_.blobs(), *show.model_blob, gguf::ReadLayout::Raw);
+      if (!gguf::inline_projector_arch(raw).empty()) inline_tower_.emplace(std::move(raw));
+    }
   } catch (const std::exception& e) {
     throw http::StatusError(500, "cannot read the model file: " + std::string(e.what()));
   }
@@ -99,6 +114,13 @@ EngineModelLoader::Pending::Pending(EngineModelLoader& loader, const registry::M
   uint64_t weight_bytes = 0;
   for (const auto& t : m.header->tensors()) weight_bytes += t.byte_size;
   m.weight_bytes = weight_bytes;
+  if (inline_tower_) {
+    for (const auto& t : inline_tower_->tensors())
+      if (t.name.starts_with("v.") || t.name.starts_with("mm.")) projector_bytes_ += t.byte_size;
+  } else if (!show.projectors.empty()) {
+    if (const auto info = loader_.store_.blobs().info(show.projectors.front()))
+      projector_bytes_ = info->size;
+  }
   // OLLAMA_KV_CACHE_TYPE where the model's head rows fit its blocks of 32, else f16 (as Ollama
   // falls back for models that cannot use a quantized cache).
   kv_type_ = options_.runner.kv_cache_type;
@@ -161,7 +183,10 @@ EngineModelLoader::Pending::Pending(EngineModelLoader& loader, const registry::M
   uint64_t heap = host ? system.total : 0;
   for (const auto& c : contexts_) heap += c->device().memory_budget().budget;
   // OLLAMA_GPU_OVERHEAD is VRAM kept free; system memory has no such reserve.
-  fixed_ = weight_bytes + act_estimate + draft_cost_.fixed + (host ? 0 : options_.gpu_overhead);
+  // (A model split across devices takes no images: the stages carry no embedding inputs.)
+  if (split_) projector_bytes_ = 0;
+  fixed_ = weight_bytes + projector_bytes_ + act_estimate + draft_cost_.fixed +
+           (host ? 0 : options_.gpu_overhead);
   min_kv_ =
       (per_token_kv_ + draft_cost_.per_token_kv) * std::min<uint32_t>(m.default_num_ctx, 2048);
   footprint_.need_bytes = fixed_ + min_kv_;
@@ -199,7 +224,7 @@ std::shared_ptr<LoadedModel> EngineModelLoader::Pending::finish(uint64_t free_no
         ro.state_checkpoint_share);
   ro.max_batch_tokens = std::max<uint32_t>(ro.max_batch_tokens, ro.max_seqs);
   // A vision model's steps take its images' rows in place of token embeddings.
-  ro.embedding_inputs = !show.projectors.empty() && !spec_.has_pooling_type;
+  ro.embedding_inputs = has_images() && !spec_.has_pooling_type;
   // Speculative steps want logits after every drafted token: room for one sequence's full draft
   // beside a row for each of the others.
   const SpeculationOptions speculation =
@@ -233,7 +258,11 @@ std::shared_ptr<LoadedModel> EngineModelLoader::Pending::finish(uint64_t free_no
   m.device_bytes = m.embeddings ? m.embeddings->device_bytes() : m.runner->device_bytes();
   if (with_draft_) loader_.load_draft(m, *show.draft, ro, kv_tokens);
   // (A model split across devices takes no images: the stages carry no embedding inputs.)
-  if (m.runner && !show.projectors.empty() && !m.split_model) m.images = load_images(m);
+  if (m.runner && has_images() && !m.split_model) {
+    m.images = load_images(m);
+    m.weight_bytes += projector_bytes_;
+    m.device_bytes += projector_bytes_;
+  }
   if (m.runner) {
     m.scheduler =
         std::make_unique<Scheduler>(*m.runner, *m.tokenizer,
@@ -246,14 +275,26 @@ std::shared_ptr<LoadedModel> EngineModelLoader::Pending::finish(uint64_t free_no
 }
 
 std::unique_ptr<ImageInputs> EngineModelLoader::Pending::load_images(const LoadedModel& m) const {
-  const registry::Digest digest = m.show.projectors.front();
   try {
     auto& blobs = loader_.store_.blobs();
-    blobs.verify(digest);
-    auto reader = blobs.open(digest);
-    std::vector<uint8_t> bytes(reader.size());
-    if (reader.read_at(0, std::as_writable_bytes(std::span(bytes))) != bytes.size())
-      throw std::runtime_error("the projector blob ends early");
+    std::vector<uint8_t> bytes;
+    if (inline_tower_) {
+      // The tower's tensors out of the model's blob, as the mmproj llama.cpp would have written.
+      auto reader = blobs.open(*m.show.model_blob);
+      const uint64_t data = inline_tower_->data_offset();
+      bytes = gguf::extract_inline_projector(
+          *inline_tower_, [&](uint64_t offset, std::span<uint8_t> out) {
+            if (reader.read_at(data + offset, std::as_writable_bytes(out)) != out.size())
+              throw std::runtime_error("the model blob ends inside the vision tower");
+          });
+    } else {
+      const registry::Digest digest = m.show.projectors.front();
+      blobs.verify(digest);
+      auto reader = blobs.open(digest);
+      bytes.resize(reader.size());
+      if (reader.read_at(0, std::as_writable_bytes(std::span(bytes))) != bytes.size())
+        throw std::runtime_error("the projector blob ends early");
+    }
     // On the model's device unless it is split (then the CPU: the encoder is one device's).
     vk::Context* device = m.model ? m.context.get() : nullptr;
     return std::make_unique<ImageInputs>(std::move(bytes), device, spec_.n_embd);

@@ -55,11 +55,14 @@ system_clock::time_point ModelManager::expiry(nanoseconds keep_alive) const {
   return system_clock::now() + duration_cast<system_clock::duration>(keep_alive);
 }
 
-// One instance per weights, adapter and draft model: a model with an adapter never shares its
-// base's, one with a draft (loaded unless speculation is off) not the same weights' without.
+// One instance per weights, adapter, projector and draft model: a model with an adapter never
+// shares its base's, one with a projector not the same weights' without (whose instance has no
+// image encoder), one with a draft (loaded unless speculation is off) not the same weights'
+// without.
 std::string ModelManager::instance_key(const registry::ModelShow& show) const {
   std::string key = show.model_blob->str();
   for (const auto& adapter : show.adapters) key += "+" + adapter.str();
+  for (const auto& projector : show.projectors) key += "+projector:" + projector.str();
   if (show.draft && options_.speculation.mode != SpeculationMode::off) {
     key += "+draft:" + show.draft->str();
   }

@@ -3,13 +3,13 @@
 // engine_model_loader.h: the backend device_choice.h picks, a decoder split by layers across
 // several devices, a draft model beside its target), later ones reuse it, and concurrent first
 // requests share one load. Instances are keyed by the model blob (and its LoRA adapter's, merged
-// into the weights at load, and its draft model's, loaded beside it), so two names for the same
-// weights share one. keep_alive works as Ollama's: each request may set the instance's duration
-// (sticky); when the last lease ends, the instance expires after that duration (0: at once,
-// negative: never). Memory is accounted for: the loader's footprint of a model (weights + KV +
-// activations) against the memory free where it runs; a model that does not fit evicts the least
-// recently used idle model, and one that cannot fit even alone is refused with a clear error. A
-// model whose device was lost is reloaded by the next request.
+// into the weights at load, its projector's, whose image encoder it runs, and its draft model's,
+// loaded beside it), so two names for the same weights share one. keep_alive works as Ollama's:
+// each request may set the instance's duration (sticky); when the last lease ends, the instance
+// expires after that duration (0: at once, negative: never). Memory is accounted for: the loader's
+// footprint of a model (weights + KV + activations) against the memory free where it runs; a model
+// that does not fit evicts the least recently used idle model, and one that cannot fit even alone
+// is refused with a clear error. A model whose device was lost is reloaded by the next request.
 #pragma once
 
 #include <chrono>

@@ -1,6 +1,7 @@
 // The npm `ollama` client chats with a model pulled in Ollama's converter layout and with its
 // llama.cpp-layout twin (same random weights): greedy replies must be identical, and /api/show
-// must report what the translated view holds (no vision capability the text path cannot serve).
+// must report what the translated view holds, and vision: the tower inside the file is read as an
+// mmproj (engine/gguf/inline_projector.h; tests/integration/vision.test.sh sends it images).
 // Usage: node ollama_layout.mjs http://127.0.0.1:PORT TWIN MODEL...
 import assert from "node:assert/strict";
 import { Ollama } from "ollama";
@@ -21,7 +22,7 @@ for (const model of models) {
     assert.equal(got.prompt_eval_count, want.prompt_eval_count, `${model}: same prompt tokens`);
   }
   const show = await ollama.show({ model });
-  assert.deepEqual(show.capabilities, ["completion"], `${model} capabilities`);
+  assert.deepEqual(show.capabilities, ["completion", "vision"], `${model} capabilities`);
   assert.equal(show.model_info["gemma3.rope.freq_base"], 1000000, `${model}: translated rope base`);
   assert.equal(show.model_info["gemma3.vision.block_count"], undefined, `${model}: vision keys hidden`);
 }

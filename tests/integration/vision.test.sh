@@ -14,6 +14,11 @@ vision=$VKLLM_SOURCE_DIR/tests/reference/vision
   --vocab "$VKLLM_SOURCE_DIR/tests/reference/families/spm-1k-vocab.gguf" \
   -o "$TEST_TMP/gemma3.gguf" --projector "$TEST_TMP/mmproj.gguf" --projector-shape test:1 \
   >/dev/null || fail "make-model"
+# The same weights as Ollama publishes Gemma 3: one file, the tower and projector inside.
+"$VKLLM_BIN" dev make-model --arch gemma3 --shape test --type F16 --seed 40 \
+  --vocab "$VKLLM_SOURCE_DIR/tests/reference/families/spm-1k-vocab.gguf" \
+  -o "$TEST_TMP/gemma3-ollama.gguf" --layout ollama --projector-shape test:1 \
+  >/dev/null || fail "make-model --layout ollama"
 cp "$vision/wide-300x200.png" "$TEST_TMP/wide.png"
 printf 'FROM %s\nFROM %s\nTEMPLATE """{{ range .Messages }}{{ .Role }}: {{ .Content }}\n{{ end }}model:"""\n' \
   "$TEST_TMP/gemma3.gguf" "$TEST_TMP/mmproj.gguf" >"$TEST_TMP/Modelfile"
@@ -103,3 +108,45 @@ pass "bad base64, a corrupt picture and (in vision.mjs) a remote URL are 400s"
 
 node_client "$(dirname "$0")/vision.mjs" "$VKLLM_URL" g3v "$TEST_TMP/wide.png" || fail "npm clients"
 pass "the npm ollama and openai clients stream answers about an image"
+
+# Ollama's single-file Gemma 3 (engine/gguf/inline_projector.h): created from its one GGUF, it
+# lists vision and answers about the image as the two-file twin does, token for token.
+sed "s|^FROM .*mmproj.gguf$||; s|^FROM .*gemma3.gguf$|FROM $TEST_TMP/gemma3-ollama.gguf|" \
+  "$TEST_TMP/Modelfile" >"$TEST_TMP/Modelfile.ollama"
+"$VKLLM_BIN" create g3o -f "$TEST_TMP/Modelfile.ollama" >/dev/null 2>&1 || fail "create g3o"
+expect_eq "$(http_status POST "$VKLLM_URL/api/show" -d '{"model":"g3o"}')" 200 "show g3o"
+jq -e '(.capabilities | index("vision")) and .projector_info == null' "$TEST_TMP/body" >/dev/null ||
+  fail "g3o: $(jq -c '{capabilities, projector_info}' "$TEST_TMP/body")"
+one_file() {  # MODEL: its answer about the wide image, with the first token's logprob
+  jq -nc --arg m "$1" --arg img "$wide" --argjson o "$opts" \
+    '{model:$m, stream:false, logprobs:true, options:$o,
+      messages:[{role:"user", content:"What is in it?", images:[$img]}]}' >"$TEST_TMP/req.json"
+  expect_eq "$(http_status POST "$VKLLM_URL/api/chat" --data-binary @"$TEST_TMP/req.json")" 200 \
+    "chat $1: $(body)"
+  jq -c '{c: .message.content, lp: .logprobs[0].logprob, n: .prompt_eval_count}' "$TEST_TMP/body"
+}
+got=$(one_file g3o)
+# As the first turn of g3v above (the same request, also computed cold).
+expect_eq "$(jq -c '{c, n}' <<<"$got")" "$(jq -c '{c, n}' <<<"$first")" "the single-file model's answer"
+gap=$(jq -n --argjson a "$(jq .lp <<<"$got")" --argjson b "$(jq .lp <<<"$first")" '($a - $b) | fabs | . * 1e6 | floor')
+[ "$gap" -lt 10 ] || fail "the single-file model's first logprob is $gap e-6 from its twin's"
+pass "Ollama's single-file Gemma 3 (tower inside the GGUF) answers about an image as its twin"
+
+# The projector's weights count with the model's (/api/ps, admission): g3v against the same text
+# model created without its projector.
+grep -v "mmproj.gguf" "$TEST_TMP/Modelfile" >"$TEST_TMP/Modelfile.text"
+"$VKLLM_BIN" create g3t -f "$TEST_TMP/Modelfile.text" >/dev/null 2>&1 || fail "create g3t"
+for m in g3v g3t; do
+  expect_eq "$(http_status POST "$VKLLM_URL/api/generate" \
+    -d "{\"model\":\"$m\",\"prompt\":\"hi\",\"stream\":false,\"options\":{\"num_predict\":1}}")" 200 "load $m"
+done
+curl -s "$VKLLM_URL/api/ps" >"$TEST_TMP/ps.json"
+size_of() {
+  jq -e --arg m "$1:latest" '.models[] | select(.name == $m) | .size' "$TEST_TMP/ps.json" ||
+    fail "$1 is not loaded: $(jq -c "[.models[].name]" "$TEST_TMP/ps.json"); $(grep -E "g3t|unload|evict" "$VKLLM_LOG" | tail -5)"
+}
+with=$(size_of g3v) || exit 1
+without=$(size_of g3t) || exit 1
+expect_eq "$((with - without))" "$(stat -c %s "$TEST_TMP/mmproj.gguf")" \
+  "/api/ps: g3v's size beyond its text model's"
+pass "a projector's weights count in the model's size"

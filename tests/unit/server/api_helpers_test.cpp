@@ -166,7 +166,9 @@ TEST_F(GgufSummaryTest, OllamaLayoutIsSummarisedTranslatedAndAHalfMatchIs400) {
   const auto s = *models::read_gguf_summary(store, good.digest);
   EXPECT_EQ(s.model_info["gemma3.rope.freq_base"], 1000000.0);
   EXPECT_FALSE(s.model_info.contains("gemma3.vision.block_count"));
-  EXPECT_EQ(s.capabilities, std::vector<std::string>{"completion"});
+  // The tower the text view hides is found in the file as stored, and runs (inline_projector.h).
+  EXPECT_EQ(s.inline_projector, "gemma3");
+  EXPECT_EQ(s.capabilities, (std::vector<std::string>{"completion", "vision"}));
 
   const auto bad = store.put(ollama_gemma3(true));
   try {

@@ -62,10 +62,16 @@ TEST(ModelCapabilities, AGemma3ModelWithAProjectorListsVision) {
   const auto caps = models::capabilities_of(m, &g);
   EXPECT_EQ(caps.names, (Names{"completion", "vision"}));
   EXPECT_EQ(caps.not_run, Names{});
-  // Without the projector layer (a tower inside the GGUF, Ollama's converter) it is not run.
-  const auto embedded = gguf("gemma3", {"completion", "vision"});
+  // A tower inside the GGUF (Ollama's single-file layout) runs when the encoders read it
+  // (inline_projector names it); a vision key alone (a tower of another kind) is not run.
+  auto embedded = gguf("gemma3", {"completion", "vision"});
   EXPECT_EQ(models::capabilities_of(show_with("{{ .Prompt }}"), &embedded).not_run,
             Names{"vision"});
+  embedded.inline_projector = "gemma3";
+  const auto inside = models::capabilities_of(show_with("{{ .Prompt }}"), &embedded);
+  EXPECT_EQ(inside.names, (Names{"completion", "vision"}));
+  EXPECT_EQ(inside.not_run, Names{});
+  EXPECT_TRUE(models::model_prompt(show_with("{{ .Prompt }}"), &embedded).has_projector);
 }
 
 TEST(ModelCapabilities, ConfigFirstThenWeightsAndAProjectorsVisionIsNotListedWhileNoEncoderRuns) {
