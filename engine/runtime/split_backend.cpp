@@ -25,6 +25,12 @@ class SplitBackend final : public StepBackend {
 
   // ---- Graph operations: each on the stage that owns it.
 
+  // Image rows in place of token embeddings: the first stage looks the tokens up, so it takes
+  // them.
+  void set_injected_rows(std::span<const InjectedRows> rows) override {
+    stages_.front()->set_injected_rows(rows);
+  }
+  void inject_rows(Rows x, uint32_t n) override { go(0).inject_rows(x, n); }
   void embed(WeightRef table, Rows out, uint32_t n_tokens, float scale) override {
     on(table).embed(table, out, n_tokens, scale);
   }

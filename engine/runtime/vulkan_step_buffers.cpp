@@ -191,7 +191,7 @@ void VulkanStepBuffers::allocate_activations() {
     row_ids = vk::Buffer(ctx.device(), uint64_t(kRowIdSpacing) * kMaxRowIds, vk::MemoryKind::Upload,
                          "step row ids");
   }
-  if (opt.embedding_inputs && !m.is_stage())
+  if (opt.embedding_inputs && m.has_embeddings())  // the whole model, or a split's first stage
     rows_in = vk::Buffer(ctx.device(), 4ull * T * E, vk::MemoryKind::Upload, "step embedding rows");
   readback =
       vk::Buffer(ctx.device(), 4 * (std::max(R * std::max(V, E), encoder ? T * E : 0) + S_words()),

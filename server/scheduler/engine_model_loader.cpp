@@ -183,8 +183,6 @@ EngineModelLoader::Pending::Pending(EngineModelLoader& loader, const registry::M
   uint64_t heap = host ? system.total : 0;
   for (const auto& c : contexts_) heap += c->device().memory_budget().budget;
   // OLLAMA_GPU_OVERHEAD is VRAM kept free; system memory has no such reserve.
-  // (A model split across devices takes no images: the stages carry no embedding inputs.)
-  if (split_) projector_bytes_ = 0;
   fixed_ = weight_bytes + projector_bytes_ + act_estimate + draft_cost_.fixed +
            (host ? 0 : options_.gpu_overhead);
   min_kv_ =
@@ -257,11 +255,11 @@ std::shared_ptr<LoadedModel> EngineModelLoader::Pending::finish(uint64_t free_no
   }
   m.device_bytes = m.embeddings ? m.embeddings->device_bytes() : m.runner->device_bytes();
   if (with_draft_) loader_.load_draft(m, *show.draft, ro, kv_tokens);
-  // (A model split across devices takes no images: the stages carry no embedding inputs.)
-  if (m.runner && has_images() && !m.split_model) {
+  if (m.runner && has_images()) {
     m.images = load_images(m);
     m.weight_bytes += projector_bytes_;
     m.device_bytes += projector_bytes_;
+    if (!m.device_shares.empty()) m.device_shares.front().second += projector_bytes_;
   }
   if (m.runner) {
     m.scheduler =
@@ -295,8 +293,8 @@ std::unique_ptr<ImageInputs> EngineModelLoader::Pending::load_images(const Loade
       if (reader.read_at(0, std::as_writable_bytes(std::span(bytes))) != bytes.size())
         throw std::runtime_error("the projector blob ends early");
     }
-    // On the model's device unless it is split (then the CPU: the encoder is one device's).
-    vk::Context* device = m.model ? m.context.get() : nullptr;
+    // On the model's device (a split model's first, whose stage takes the image rows).
+    vk::Context* device = m.host_backend ? nullptr : m.context.get();
     return std::make_unique<ImageInputs>(std::move(bytes), device, spec_.n_embd);
   } catch (const std::exception& e) {
     throw http::StatusError(500, "cannot load the projector of " + name_ + ": " + e.what());

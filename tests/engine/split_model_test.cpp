@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -125,6 +126,49 @@ TEST(SplitModel, LogitsEqualTheWholeModelsBitForBit) {
   run.step(std::span(ta).last(1), std::span(tb).last(1), {tokens(s, 11)}, LogitsWanted::Last);
   for (int step = 0; step < 2; ++step)
     run.step(ta, tb, {tokens(s, 1), tokens(s, 1), tokens(s, 1), tokens(s, 1)}, LogitsWanted::Last);
+}
+
+// Image rows (a vision model's prompt) enter the first stage in place of token embeddings: the
+// split model gives the whole model's logits bit for bit, with a causal span and an open
+// (two-way) one in the same prompt, then a decode step over them.
+TEST(SplitModel, ImageRowsEnterTheFirstStageAndGiveTheWholeModelsLogits) {
+  Seeded<> s;
+  SCOPED_TRACE("seed " + std::to_string(s.seed));
+  Fixture& f = fixture();
+  RunnerOptions opts;
+  opts.max_seqs = 2;
+  opts.max_logits_rows = 64;
+  opts.max_context = 128;
+  opts.embedding_inputs = true;
+  opts.warm_up = false;
+  Runner whole(f.whole, opts);
+  vk::Context* devices[] = {&test::vk_context(), &second_context()};
+  const uint32_t counts[] = {2, 2};
+  SplitModel split(devices, f.file, counts);
+  Runner parts(split, opts);
+
+  const uint32_t E = f.whole.spec().n_embd;
+  std::vector<float> rows(9 * E);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (float& x : rows) x = normal(s.rng);
+  // (An open span ends its step's tokens.)
+  const EmbeddingSpan spans[] = {{2, 4, rows.data(), false}, {12, 5, rows.data() + 4 * E, true}};
+  kv::BlockTable ta(whole.pool(), whole.block_size()), tb(parts.pool(), parts.block_size());
+  const std::vector<int32_t> prompt = tokens(s, 17), next = tokens(s, 1);
+  auto step = [](Runner& r, kv::BlockTable& t, const std::vector<int32_t>& toks, LogitsWanted want,
+                 std::span<const EmbeddingSpan> images) {
+    SequenceStep one{&t, toks, want};
+    one.embeddings = images;
+    return r.step(std::span(&one, 1)).logits[0];
+  };
+  const std::vector<float> want = step(whole, ta, prompt, LogitsWanted::All, spans);
+  ASSERT_EQ(want.size(), 17u * test::kFixtureVocab);
+  EXPECT_EQ(step(parts, tb, prompt, LogitsWanted::All, spans), want);
+  EXPECT_EQ(step(parts, tb, next, LogitsWanted::Last, {}),
+            step(whole, ta, next, LogitsWanted::Last, {}));
+  // The image rows matter: the same tokens without them give other logits.
+  kv::BlockTable tc(whole.pool(), whole.block_size());
+  EXPECT_NE(step(whole, tc, prompt, LogitsWanted::All, {}), want);
 }
 
 // A hybrid's stages each hold their own layers' recurrent states: Nemotron-H's Mamba-2 mixer,

@@ -15,6 +15,14 @@ gguf=$TEST_TMP/tiny2.gguf
   --vocab "$VKLLM_SHARED_DIR/testdata/vocab/ggml-vocab-llama-spm.gguf" -o "$gguf" >/dev/null ||
   fail "make-model"
 printf 'FROM %s\nTEMPLATE {{ .Prompt }}\n' "$gguf" >"$TEST_TMP/Modelfile.tiny"
+# A vision model (gemma3 and its projector): a split model's first stage takes the image rows.
+"$VKLLM_BIN" dev make-model --arch gemma3 --shape test --seed 40 \
+  --vocab "$VKLLM_SOURCE_DIR/tests/reference/families/spm-1k-vocab.gguf" -o "$TEST_TMP/g3.gguf" \
+  --projector "$TEST_TMP/mmproj.gguf" --projector-shape test:1 >/dev/null || fail "make-model gemma3"
+printf 'FROM %s\nFROM %s\n' "$TEST_TMP/g3.gguf" "$TEST_TMP/mmproj.gguf" >"$TEST_TMP/Modelfile.g3v"
+vreq=$(jq -nc --arg img "$(base64 -w0 "$VKLLM_SOURCE_DIR/tests/reference/vision/wide-300x200.png")" \
+  '{model:"g3v", stream:false, options:{temperature:0, num_predict:4},
+    messages:[{role:"user", content:"What is in it?", images:[$img]}]}')
 
 greq='{"model":"tiny","prompt":"The quick brown fox","stream":false,"options":{"temperature":0,"num_predict":8}}'
 # greedy NAME [env...]: starts a server, creates tiny, prints its greedy text to $TEST_TMP/NAME.txt
@@ -26,6 +34,9 @@ greedy() {
   jq -e '.done_reason == "length" and .eval_count == 8' "$TEST_TMP/body" >/dev/null ||
     fail "generate ($name): $(body)"
   jq -j .response "$TEST_TMP/body" >"$TEST_TMP/$name.txt"
+  "$VKLLM_BIN" create g3v -f "$TEST_TMP/Modelfile.g3v" >/dev/null 2>&1 || fail "create g3v ($name)"
+  expect_eq "$(http_status POST "$VKLLM_URL/api/chat" -d "$vreq")" 200 "image chat ($name): $(body)"
+  jq -c '[.message.content, .prompt_eval_count, .eval_count]' "$TEST_TMP/body" >"$TEST_TMP/$name-image.txt"
 }
 
 # Pipelines compile as steps need them except in the split server (its warm-up nests stages).
@@ -33,7 +44,7 @@ greedy one VKLLM_DEVICE=llvmpipe,llvmpipe VKLLM_QUIET=1 VKLLM_WARM_UP=0
 grep -q 'models run on Vulkan devices llvmpipe,llvmpipe, models larger than device llvmpipe split' \
   "$VKLLM_LOG" || fail "no device list line in the log: $(head -3 "$VKLLM_LOG")"
 ! grep -q 'layers split' "$VKLLM_LOG" || fail "a model that fits on the first device was split"
-jq -e '.models[0] | has("devices") | not' <(curl -s "$VKLLM_URL/api/ps") >/dev/null ||
+jq -e '.models | all(has("devices") | not)' <(curl -s "$VKLLM_URL/api/ps") >/dev/null ||
   fail "a model on one device lists no devices"
 vkllm_stop "$VKLLM_PID"
 
@@ -45,14 +56,16 @@ grep -Eq 'loaded tiny:latest .*layers split [0-9]+ on device llvmpipe \+ [0-9]+ 
 [ -s "$TEST_TMP/one.txt" ] || fail "empty generation on one device"
 expect_eq "$(cat "$TEST_TMP/split.txt")" "$(cat "$TEST_TMP/one.txt")" \
   "greedy text split across two devices equals one device's"
+expect_eq "$(cat "$TEST_TMP/split-image.txt")" "$(cat "$TEST_TMP/one-image.txt")" \
+  "an image chat split across two devices answers as one device's"
 curl -s "$VKLLM_URL/api/ps" >"$TEST_TMP/ps.json"
-jq -e '.models[0] as $m | ($m.devices | length) == 2 and ($m.devices | all(.size_vram > 0))
-       and ([$m.devices[].size_vram] | add) == $m.size' "$TEST_TMP/ps.json" >/dev/null ||
+jq -e '.models | length == 2 and all(.[]; (.devices | length) == 2 and (.devices | all(.size_vram > 0))
+       and ([.devices[].size_vram] | add) == .size)' "$TEST_TMP/ps.json" >/dev/null ||
   fail "ps of a split model: $(cat "$TEST_TMP/ps.json")"
 curl -s "$VKLLM_URL/metrics" >"$TEST_TMP/metrics.txt"
 expect_eq "$(grep -c '^vkllm_model_device_bytes_by_device{.*model="tiny:latest"' "$TEST_TMP/metrics.txt")" 2 \
   "per-device bytes in /metrics: $(grep by_device "$TEST_TMP/metrics.txt")"
-pass "a device list keeps a small model on the first; OLLAMA_SCHED_SPREAD splits it: same greedy text, per-device /api/ps and /metrics"
+pass "a device list keeps a small model on the first; OLLAMA_SCHED_SPREAD splits it: same greedy text (and image answer), per-device /api/ps and /metrics"
 vkllm_stop "$VKLLM_PID"
 
 VKLLM_QUIET=1 VKLLM_WARM_UP=0 "$VKLLM_BIN" bench --model "$gguf" --device llvmpipe,llvmpipe --prompt 32 --gen 4 \
