@@ -89,16 +89,19 @@ void StepPlanner::reap_cancelled(StepPlan& plan) {
 
 void StepPlanner::admit(StepPlan& plan, SchedulerClock::time_point now) {
   const uint32_t bs = options_.block_size;
-  while (!waiting_.empty() && running_.size() < options_.max_running) {
-    Sequence& s = *waiting_.front();
+  // In queue order; a sequence waiting for a shared prefix another one is computing stays in its
+  // place while those behind it go on.
+  for (size_t i = 0; i < waiting_.size() && running_.size() < options_.max_running;) {
+    Sequence& s = *waiting_[i];
     if (!s.table) {
       s.table.emplace(pool_, bs);
       s.computed = s.table->reuse_prefix(s.tokens);
-      if (s.first_admission) {
-        s.cached_tokens = s.computed;
-        ++plan.prefix_lookups;
-        plan.prefix_hit_tokens += s.computed;
-      }
+    }
+    if (waits_for_shared_prefix(s)) {
+      s.table.reset();
+      s.computed = 0;
+      ++i;
+      continue;
     }
     // Blocks for the rest of the sequence, plus one spare block per running sequence so the
     // ones already decoding can grow for a while before anything is preempted.
@@ -114,8 +117,8 @@ void StepPlanner::admit(StepPlan& plan, SchedulerClock::time_point now) {
                               " tokens of KV cache but the cache holds " +
                               std::to_string(uint64_t(pool_.num_blocks()) * bs) +
                               "; use a smaller num_ctx";
-          leave(std::move(waiting_.front()), FinishReason::error, std::move(error), plan.finished);
-          waiting_.pop_front();
+          leave(std::move(waiting_[i]), FinishReason::error, std::move(error), plan.finished);
+          waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(i));
           continue;
         }
       } else {
@@ -125,14 +128,45 @@ void StepPlanner::admit(StepPlan& plan, SchedulerClock::time_point now) {
       }
     }
     if (s.first_admission) {
+      // Counted once, as admitted (a sequence that waited looked the cache up again each time).
+      s.cached_tokens = s.computed;
+      ++plan.prefix_lookups;
+      plan.prefix_hit_tokens += s.computed;
       s.admitted = now;
       s.first_admission = false;
     }
     s.state = running_state(s);
     plan.admitted.push_back(&s);
-    running_.push_back(std::move(waiting_.front()));
-    waiting_.pop_front();
+    running_.push_back(std::move(waiting_[i]));
+    waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(i));
   }
+}
+
+bool StepPlanner::waits_for_shared_prefix(const Sequence& s) const {
+  const uint32_t bs = options_.block_size;
+  // reuse_prefix leaves the prompt's last token to compute; the blocks it gave are whole.
+  const size_t reusable = s.tokens.empty() ? 0 : s.tokens.size() - 1;
+  const uint32_t have = s.computed / bs;
+  if (reusable / bs <= have) return false;
+  for (const auto& r : running_) {
+    if (r->computed + 1 >= r->tokens.size()) continue;  // its prompt is computed (and cached)
+    const size_t n = std::min(reusable, r->tokens.size());
+    const size_t common = static_cast<size_t>(
+        std::mismatch(s.tokens.begin(), s.tokens.begin() + static_cast<std::ptrdiff_t>(n),
+                      r->tokens.begin())
+            .first -
+        s.tokens.begin());
+    uint32_t blocks = static_cast<uint32_t>(common / bs);
+    if (options_.state_checkpoints) {
+      // A recurrent model resumes only where r leaves a state checkpoint: its prompt's last
+      // block boundary, and every checkpoint_every_blocks blocks.
+      const auto prompt_end = static_cast<uint32_t>(r->tokens.size() / bs);
+      const uint32_t every = options_.checkpoint_every_blocks;
+      if (blocks != prompt_end) blocks = every > 0 ? blocks / every * every : 0;
+    }
+    if (blocks > have && r->computed < blocks * bs) return true;
+  }
+  return false;
 }
 
 void StepPlanner::plan_rows(StepPlan& plan) {

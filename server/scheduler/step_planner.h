@@ -140,6 +140,11 @@ class StepPlanner {
  private:
   void reap_cancelled(StepPlan& plan);
   void admit(StepPlan& plan, SchedulerClock::time_point now);
+  // In-flight prefix sharing: true when a running sequence is still prefilling full blocks that
+  // `s` (its prefix-cache lookup done) starts with beyond what the cache gave it, so s waits for
+  // them to be computed and cached instead of computing the same K/V again (requests that share a
+  // system prompt or a document and arrive together: one computes the prefix, the others join).
+  bool waits_for_shared_prefix(const Sequence& s) const;
   void plan_rows(StepPlan& plan);
   // Gives decoding rows drafted tokens to verify, within the step's token and logits budgets.
   void add_drafts(StepPlan& plan, uint32_t& budget);

@@ -49,6 +49,27 @@ tokens=$(metric vkllm_step_tokens_sum 'model="tiny:latest"')
 [ "$(( tokens / steps ))" -ge 2 ] || fail "no batching: $tokens tokens in $steps steps"
 pass "$N simultaneous greedy streams equal their solo outputs ($tokens tokens in $steps steps)"
 
+# --- requests sharing a cold prefix, all at once: one computes it, the others wait and reuse it ---
+doc="Document $RANDOM:"
+for i in $(seq 1 150); do doc+=" line $i of the shared report says $((i * 37 % 101)) things;"; done
+shared() {  # shared I: a question about the document, its text
+  jq -nc --arg p "$doc Question $1: what is on line $1?" \
+    '{model:"tiny", prompt:$p, stream:false, options:{temperature:0, num_predict:2}}' |
+    curl -s "$VKLLM_URL/api/generate" -d @- | jq -c '[.prompt_eval_count, .response // .error]'
+}
+prompt0=$(metric vkllm_prompt_tokens_total 'model="tiny:latest"')
+eval0=$(metric vkllm_prompt_eval_tokens_total 'model="tiny:latest"')
+pids=()
+for i in $(seq 1 16); do shared "$i" >"$TEST_TMP/shared$i" & pids+=($!); done
+wait "${pids[@]}"
+prompted=$(( $(metric vkllm_prompt_tokens_total 'model="tiny:latest"') - prompt0 ))
+evaluated=$(( $(metric vkllm_prompt_eval_tokens_total 'model="tiny:latest"') - eval0 ))
+# 16 prompts of ~2k tokens sharing all but ~10: computed once, the rest from the prefix cache.
+[ "$prompted" -gt 16000 ] || fail "the shared prompts are $prompted tokens"
+[ $(( evaluated * 8 )) -le "$prompted" ] ||
+  fail "16 requests sharing a cold prefix computed $evaluated of their $prompted prompt tokens"
+pass "16 requests sharing a cold prefix at once computed $evaluated of their $prompted prompt tokens"
+
 # --- two models at once ---
 create_from ref "$ref"
 request 1 ref 16 >"$TEST_TMP/ref.txt" &

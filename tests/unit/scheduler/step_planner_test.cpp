@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <memory>
 #include <numeric>
 #include <span>
@@ -152,7 +153,8 @@ TEST(StepPlanner, PrefixCacheHitsCountAsFreeBlocks) {
   h.step();
   EXPECT_TRUE(h.plan.admitted.empty());
   EXPECT_EQ(other->state, SequenceState::waiting);
-  EXPECT_EQ(h.plan.prefix_lookups, 1u);
+  // Its lookup counts once it is admitted (a waiting sequence looks again each step).
+  EXPECT_EQ(h.plan.prefix_lookups, 0u);
   EXPECT_EQ(h.plan.prefix_hit_tokens, 0u);
 
   // The same 24 tokens and 4 more: the 6 cached blocks are free to it, 1 block + 1 spare fit.
@@ -166,6 +168,44 @@ TEST(StepPlanner, PrefixCacheHitsCountAsFreeBlocks) {
   EXPECT_EQ(hit->cached_tokens, 24u);
   EXPECT_EQ(h.plan.prefix_hit_tokens, 24u);
   EXPECT_EQ(h.rows_of(hit), 4u);  // only the uncached tokens are computed
+}
+
+// Requests that share a prefix and arrive together: the first computes the shared blocks, the
+// others wait for them (those behind them in the queue go on) and then compute only their own
+// tokens, each prefix lookup counted once.
+TEST(StepPlanner, RequestsSharingAPrefixWaitForTheOneComputingIt) {
+  Harness h(/*blocks=*/64, options(/*step_tokens=*/16));
+  const Tokens prefix = tokens_from(10, 40);  // 10 blocks
+  auto with = [&](size_t n, Tokens tail) {
+    Tokens t(prefix.begin(), prefix.begin() + static_cast<std::ptrdiff_t>(n));
+    t.insert(t.end(), tail.begin(), tail.end());
+    return t;
+  };
+  Sequence* a = h.submit(with(40, tokens_from(200, 5)));
+  Sequence* b = h.submit(with(40, tokens_from(300, 6)));
+  Sequence* c = h.submit(tokens_from(500, 8));            // shares nothing
+  Sequence* d = h.submit(with(20, tokens_from(400, 3)));  // the first 5 blocks
+  std::map<const Sequence*, uint32_t> computed;
+  uint32_t lookups = 0;
+  for (int i = 0; i < 12; ++i) {
+    h.step();
+    for (const auto& r : h.plan.rows)
+      if (r.seq->state != SequenceState::decoding || r.n > 1) computed[r.seq] += r.n;
+    lookups += h.plan.prefix_lookups;
+    if (i == 0) {
+      EXPECT_EQ(h.plan.admitted, (std::vector<Sequence*>{a, c}));
+      EXPECT_EQ(b->state, SequenceState::waiting);
+      EXPECT_FALSE(b->table.has_value());
+    }
+  }
+  for (Sequence* s : {a, b, c, d}) EXPECT_EQ(s->state, SequenceState::decoding);
+  EXPECT_EQ(computed[a], 45u);
+  EXPECT_EQ(computed[c], 8u);
+  EXPECT_EQ(b->cached_tokens, 40u);
+  EXPECT_EQ(computed[b], 6u);
+  EXPECT_EQ(d->cached_tokens, 20u);
+  EXPECT_EQ(computed[d], 3u);
+  EXPECT_EQ(lookups, 4u);
 }
 
 TEST(StepPlanner, ChunksPrefillsWithinTheStepBudgetAfterDecodeRows) {
