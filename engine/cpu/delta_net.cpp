@@ -92,12 +92,13 @@ void delta_net_head(const DeltaNetHeadArgs& a, uint32_t h, float* state, uint32_
   }
 }
 
-void gate_rows(GateKind act, SeqRows x, SeqRows gate, uint32_t n, uint32_t begin, uint32_t end) {
+void gate_rows(GateKind act, SeqRows x, SeqRows gate, uint32_t n, uint32_t begin, uint32_t end,
+               bool per_row) {
   for (uint32_t r = begin; r < end; ++r) {
     float* xr = x.row(r);
     const float* g = gate.row(r);
     for (uint32_t i = 0; i < n; ++i) {
-      const float v = g[i];
+      const float v = g[per_row ? 0 : i];
       xr[i] *= act == GateKind::Sigmoid ? dn_sigmoid(v)
                : act == GateKind::Silu  ? dn_silu(v)
                                         : std::max(v, 0.0f);

@@ -39,8 +39,10 @@ struct DeltaNetHeadArgs {
 void delta_net_head(const DeltaNetHeadArgs& a, uint32_t h, float* state, uint32_t n_tokens,
                     bool fresh);
 
-// x[r] *= act(gate[r]) over rows [begin, end) of n (x may be gate: Relu then squares relu(x)).
+// x[r] *= act(gate[r]) over rows [begin, end) of n (x may be gate: Relu then squares relu(x));
+// per_row: gate row r is one value, x[r] *= act(g[r]) (a shared expert's gate).
 enum class GateKind : uint8_t { Sigmoid, Silu, Relu };
-void gate_rows(GateKind act, SeqRows x, SeqRows gate, uint32_t n, uint32_t begin, uint32_t end);
+void gate_rows(GateKind act, SeqRows x, SeqRows gate, uint32_t n, uint32_t begin, uint32_t end,
+               bool per_row = false);
 
 }  // namespace vkllm::cpu

@@ -35,6 +35,9 @@ struct ModelShape {
   uint32_t sliding_window = 0;  // 0: the architecture's usual window (where it has one)
   // Families with dense and MoE variants (gemma4): the MoE one, with the expert sizes above.
   bool moe_variant = false;
+  // The shared expert's width (qwen2moe, qwen35moe, qwen3next, granitehybrid's MoE variant);
+  // 0: the architecture's default.
+  uint32_t n_ff_shexp = 0;
 };
 
 // "tiny", "test" (tiny's attention with 8 experts of width 256, 2 per token, for MoE
@@ -52,14 +55,14 @@ struct ModelShape {
 ModelShape parse_model_shape(std::string_view text);
 
 struct MakeModelOptions {
-  // llama, qwen2, qwen3, qwen3moe, qwen3-embedding (qwen3 with last-token pooling), gemma2, gemma3,
-  // gemma3n (gemma3n_maker.h), gemma4 (gemma4_maker.h), phi3, mistral3 (Ministral 3: YaRN over
-  // n_ctx / 16 original tokens, attention temperature 0.1), gemma-embedding (EmbeddingGemma: mean
-  // pooling, dense projections 4 x n_embd wide), lfm2 (LFM2: gated short convolutions of length 3
-  // between attention layers, tied), qwen35 (qwen35_maker.h), granitehybrid and nemotron_h
-  // (mamba2_maker.h), and the encoders bert, nomic-bert and bert-rerank (bert with a cross-encoder
-  // head, rank pooling). Encoders use n_head K/V heads whatever the shape says. bert with an
-  // XLM-RoBERTa vocabulary
+  // llama, qwen2, qwen2moe (experts and a gated shared expert), qwen3, qwen3moe, qwen3-embedding
+  // (qwen3 with last-token pooling), gemma2, gemma3, gemma3n (gemma3n_maker.h), gemma4
+  // (gemma4_maker.h), phi3, mistral3 (Ministral 3: YaRN over n_ctx / 16 original tokens, attention
+  // temperature 0.1), gemma-embedding (EmbeddingGemma: mean pooling, dense projections 4 x n_embd
+  // wide), lfm2 (LFM2: gated short convolutions of length 3 between attention layers, tied), qwen35
+  // (qwen35_maker.h), granitehybrid and nemotron_h (mamba2_maker.h), and the encoders bert,
+  // nomic-bert and bert-rerank (bert with a cross-encoder head, rank pooling). Encoders use n_head
+  // K/V heads whatever the shape says. bert with an XLM-RoBERTa vocabulary
   // ("t5", e.g. tests/reference/unigram) is snowflake-arctic-embed2's kind: CLS pooling and the
   // vocabulary's token type count (1).
   std::string arch;

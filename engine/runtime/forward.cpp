@@ -7,6 +7,7 @@
 #include "engine/runtime/mamba2_forward.h"
 #include "engine/runtime/qkv_projection.h"
 #include "engine/runtime/qwen35_forward.h"
+#include "engine/runtime/shared_expert.h"
 
 namespace vkllm::runtime {
 
@@ -252,8 +253,9 @@ void Forward::ffn_block(StepBackend& b, uint32_t l, uint32_t T) const {
   b.mark(chained_norms() && l + 1 < spec_.n_layer ? "down_attn_norm" : "down");
 }
 
-// The experts add their weighted sum into the residual stream; the next layer's attention norm
-// (chained) follows as its own operation.
+// The experts add their weighted sum into the residual stream, then the shared expert (where the
+// model has one) its output; the next layer's attention norm (chained) follows as its own
+// operation.
 void Forward::moe_block(StepBackend& b, uint32_t l, uint32_t T) const {
   if (spec_.post_norms) throw std::logic_error("mixture-of-experts with post norms");
   MoeSpec m;
@@ -271,6 +273,7 @@ void Forward::moe_block(StepBackend& b, uint32_t l, uint32_t T) const {
   b.moe_ffn(m, T);
   b.barrier();
   b.mark("moe");
+  shared_expert(b, spec_, l, T, {Act::H});
   if (chained_norms() && l + 1 < spec_.n_layer) {
     b.rms_norm({Act::X}, {Weight::AttnNorm, l + 1}, {Act::H}, spec_.n_embd, T,
                qkv_inputs(l + 1).span());

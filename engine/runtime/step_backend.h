@@ -336,13 +336,14 @@ class StepBackend {
   virtual void short_conv(const ShortConvSpec& /*conv*/) { unsupported("short_conv"); }
   // Qwen3.5's DeltaNet conv and recurrence (SsmConvSpec, DeltaNetSpec), reading and updating
   // the sequences' recurrent states, and x *= act(gate) over `rows` rows of n (Rows strides as
-  // elsewhere; the attention output gate and the DeltaNet's gated norm).
+  // elsewhere; the attention output gate and the DeltaNet's gated norm). per_row: the gate is
+  // one value per row (gate row r's first element; a shared expert's gate), x[r] *= act(g[r]).
   virtual void ssm_conv(const SsmConvSpec& /*conv*/) { unsupported("ssm_conv"); }
   virtual void delta_net(const DeltaNetSpec& /*dn*/) { unsupported("delta_net"); }
   // Mamba-2's selective scan (SsmScanSpec), reading and updating the sequences' states.
   virtual void ssm_scan(const SsmScanSpec& /*scan*/) { unsupported("ssm_scan"); }
   virtual void gate_rows(GateAct /*act*/, Rows /*x*/, Rows /*gate*/, uint32_t /*n*/,
-                         uint32_t /*rows*/) {
+                         uint32_t /*rows*/, bool /*per_row*/ = false) {
     unsupported("gate_rows");
   }
   // to[r] = from[selected row r] for the step's n_sel selected rows, rows of n elements.

@@ -109,7 +109,8 @@ void VulkanBackend::copy_states(std::span<const StateCopy> copies) {
   r.submit_and_wait();
 }
 
-void VulkanBackend::gate_rows(GateAct act, Rows x, Rows gate, uint32_t n, uint32_t rows) {
+void VulkanBackend::gate_rows(GateAct act, Rows x, Rows gate, uint32_t n, uint32_t rows,
+                              bool per_row) {
   vk::ops::GateRowsArgs a;
   a.x = mem_.buf(x.act);
   a.gate = mem_.buf(gate.act);
@@ -118,7 +119,8 @@ void VulkanBackend::gate_rows(GateAct act, Rows x, Rows gate, uint32_t n, uint32
   a.x_off = x.off;
   a.x_stride = x.stride;
   a.g_off = gate.off;
-  a.g_stride = gate.stride;
+  a.g_stride = per_row && gate.stride == 0 ? 1 : gate.stride;
+  a.per_row = per_row;
   a.silu = act == GateAct::Silu;
   a.relu = act == GateAct::Relu;
   vk::ops::gate_rows(*rec_, ctx_.pipelines(), a);

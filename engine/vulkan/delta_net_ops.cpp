@@ -75,8 +75,9 @@ void delta_net(CommandRecorder& rec, PipelineCache& pc, const BatchInfo& b, cons
 
 void gate_rows(CommandRecorder& rec, PipelineCache& pc, const GateRowsArgs& a) {
   require_arg(a.n > 0 && a.rows > 0, "gate_rows: empty input");
+  require_arg(!a.per_row || a.g_stride > 0, "gate_rows: a per-row gate needs its stride");
   struct {
-    uint32_t n, rows, x_off, x_stride, g_off, g_stride, act;
+    uint32_t n, rows, x_off, x_stride, g_off, g_stride, act, g_step;
   } push{a.n,
          a.rows,
          a.x_off,
@@ -85,7 +86,8 @@ void gate_rows(CommandRecorder& rec, PipelineCache& pc, const GateRowsArgs& a) {
          a.g_stride ? a.g_stride : a.n,
          a.relu   ? 2u
          : a.silu ? 1u
-                  : 0u};
+                  : 0u,
+         a.per_row ? 0u : 1u};
   constexpr uint32_t wg = 64;
   const Pipeline& p = delta_net_pipeline(pc, "gate_rows", 2, sizeof(push), wg);
   rec.dispatch(p, {a.x, a.gate}, push,

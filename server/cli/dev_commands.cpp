@@ -244,7 +244,8 @@ void add_dev_commands(CLI::App& app) {
       "make-model", "Write a random-weight GGUF model with a real architecture's layout");
   make->add_option(
           "--arch", args->arch,
-          "llama, qwen2, qwen3, qwen3moe, gpt-oss, qwen3-embedding, gemma2, gemma3, gemma3n, "
+          "llama, qwen2, qwen2moe, qwen3, qwen3moe, gpt-oss, qwen3-embedding, gemma2, gemma3, "
+          "gemma3n, "
           "gemma4, "
           "phi3, "
           "mistral3, gemma-embedding, lfm2, qwen35, granitehybrid, nemotron_h, bert, nomic-bert or "
@@ -254,7 +255,9 @@ void add_dev_commands(CLI::App& app) {
       ->capture_default_str();
   make->add_option(
           "--shape", args->shape,
-          "tiny, test (tiny with 8 experts, 2 per token, for qwen3moe and gpt-oss; window 16), "
+          "tiny, test (tiny with 8 experts, 2 per token, for qwen3moe, qwen2moe and gpt-oss; "
+          "window "
+          "16), "
           "test-swa (7 layers), test-deep (25 layers: gemma3n's shared KV), test-deep-narrow and "
           "test-swa-narrow (128 wide), gemma3n-e2b, "
           "gemma3n-e4b, gemma4-e2b, test-moe (gemma4's MoE variant) and test-moe-narrow, "
