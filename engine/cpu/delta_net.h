@@ -31,6 +31,7 @@ struct DeltaNetHeadArgs {
   uint32_t n_k_heads = 0, n_v_heads = 0, head_dim = 0;
   float dt_bias = 0.f, a = 0.f;  // this head's Weight::SsmDt and Weight::SsmA values
   float eps = 1e-6f;
+  bool grouped = false;  // runtime::DeltaNetSpec::grouped (Qwen3-Next's head layout)
 };
 
 // Value head h's gated delta rule over n_tokens tokens (runtime::DeltaNetSpec); state is its

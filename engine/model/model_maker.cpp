@@ -89,11 +89,12 @@ const ArchTraits& arch_traits(std::string_view name) {
   for (const auto& a : kMakerArchs) {
     if (a.name == name) return a;
   }
-  throw std::invalid_argument("make-model: unsupported architecture '" + std::string(name) +
-                              "' (supported: llama, qwen2, qwen2moe, qwen3, qwen3moe, gpt-oss, "
-                              "qwen3-embedding, gemma2, gemma3, gemma3n, gemma4, phi3, mistral3, "
-                              "gemma-embedding, lfm2, qwen35, granitehybrid, nemotron_h, bert, "
-                              "nomic-bert, bert-rerank)");
+  throw std::invalid_argument(
+      "make-model: unsupported architecture '" + std::string(name) +
+      "' (supported: llama, qwen2, qwen2moe, qwen3, qwen3moe, gpt-oss, "
+      "qwen3-embedding, gemma2, gemma3, gemma3n, gemma4, phi3, mistral3, "
+      "gemma-embedding, lfm2, qwen35, qwen35moe, qwen3next, granitehybrid, nemotron_h, bert, "
+      "nomic-bert, bert-rerank)");
 }
 
 // Qwen3-Embedding: qwen3 whose last token's hidden state is the embedding.
@@ -449,7 +450,7 @@ void build_random_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
     build_mamba2_model(o, vocab, w);
     return;
   }
-  if (o.arch == "qwen35") {
+  if (o.arch == "qwen35" || o.arch == "qwen35moe" || o.arch == "qwen3next") {
     build_qwen35_model(o, vocab, w);
     if (o.layout == FileLayout::Ollama) rewrite_as_ollama_layout(o, w);
     return;

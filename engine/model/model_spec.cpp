@@ -41,6 +41,8 @@ constexpr ArchEntry kArchs[] = {
     {"gemma3n", Arch::Gemma3n},
     {"gemma4", Arch::Gemma4},
     {"qwen35", Arch::Qwen35},
+    {"qwen35moe", Arch::Qwen35Moe},
+    {"qwen3next", Arch::Qwen3Next},
     {"granitehybrid", Arch::GraniteHybrid},
     {"nemotron_h", Arch::NemotronH},
 };
@@ -403,7 +405,7 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
         "unsupported model architecture '" + s.arch_name +
         "' (supported: llama, qwen2, qwen2moe, qwen3, qwen3moe, gpt-oss, gemma2, "
         "gemma3, phi3, mistral3, bert, "
-        "nomic-bert, gemma-embedding, lfm2, gemma3n, gemma4, qwen35, "
+        "nomic-bert, gemma-embedding, lfm2, gemma3n, gemma4, qwen35, qwen35moe, qwen3next, "
         "granitehybrid, nemotron_h)");
   }
   const Keys k(f, s.arch_name);
@@ -544,7 +546,11 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
       read_gemma4(f, kv_heads, s);
       break;
     case Arch::Qwen35:
+    case Arch::Qwen35Moe:
+    case Arch::Qwen3Next:
       read_qwen35(f, s);
+      // Qwen3.5-MoE and Qwen3-Next: every layer's FFN is the experts with a gated shared one.
+      if (s.arch != Arch::Qwen35) read_moe(f, k, s);
       break;
     case Arch::GraniteHybrid:
     case Arch::NemotronH:

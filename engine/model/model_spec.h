@@ -31,6 +31,8 @@ enum class Arch {
   Gemma3n,
   Gemma4,
   Qwen35,
+  Qwen35Moe,
+  Qwen3Next,
   GraniteHybrid,
   NemotronH,
 };
@@ -194,6 +196,10 @@ struct ModelSpec {
   uint32_t ssm_n_k_heads = 0;
   uint32_t ssm_n_v_heads = 0;
   bool attn_output_gate = false;
+  // Qwen3-Next: value head h reads query/key head h / (n_v / n_k) (its value heads grouped by key
+  // head, where Qwen3.5 tiles them: h % n_k), and its beta and alpha come from one projection
+  // (ssm_ba: per key head, its value heads' betas, then their alphas).
+  bool ssm_grouped_heads = false;
   bool is_delta_net() const { return ssm_n_v_heads > 0; }
   uint32_t ssm_key_dim() const { return ssm_head_dim * ssm_n_k_heads; }
   uint32_t ssm_value_dim() const { return ssm_head_dim * ssm_n_v_heads; }

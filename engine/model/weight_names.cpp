@@ -179,6 +179,8 @@ const char* suffix(Weight w) {
       return "ffn_down_shexp.weight";
     case Weight::FfnGateInpShexp:
       return "ffn_gate_inp_shexp.weight";
+    case Weight::SsmBetaAlpha:
+      return "ssm_ba.weight";
   }
   return "";
 }

@@ -127,6 +127,9 @@ enum class Weight {
   FfnUpShexp,
   FfnDownShexp,
   FfnGateInpShexp,
+  // Qwen3-Next: a DeltaNet layer's beta and alpha projections in one ([n_embd, 2 x value heads]:
+  // per key head, its value heads' betas, then their alphas).
+  SsmBetaAlpha,
 };
 
 // Name of a global weight (layer ignored) or of layer `layer`'s weight, e.g. "blk.3.attn_q.weight".

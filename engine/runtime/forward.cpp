@@ -14,6 +14,9 @@ namespace vkllm::runtime {
 using model::Weight;
 
 Forward::BlockInputs Forward::qkv_inputs(uint32_t l) const {
+  if (spec_.is_recurrent(l) && spec_.ssm_grouped_heads) {
+    return {{{Weight::AttnQKV, l}, {Weight::AttnGate, l}, {Weight::SsmBetaAlpha, l}}, 3};
+  }
   if (spec_.is_recurrent(l) && spec_.is_delta_net()) {
     return {
         {{Weight::AttnQKV, l}, {Weight::AttnGate, l}, {Weight::SsmAlpha, l}, {Weight::SsmBeta, l}},
@@ -78,7 +81,7 @@ void Forward::layers(StepBackend& b, uint32_t T) const {
 
 void Forward::layer(StepBackend& b, uint32_t l, uint32_t T) const {
   b.begin_layer(l);
-  if (spec_.arch == model::Arch::Qwen35) {
+  if (spec_.is_delta_net()) {  // qwen35, qwen35moe, qwen3next
     Qwen35Forward(spec_).block(b, l, T, ffn_inputs(l).span());
   } else if (spec_.is_recurrent(l)) {
     short_conv_block(b, l, T);

@@ -191,12 +191,16 @@ struct SsmConvSpec {
 // (Weight::SsmDt, Weight::SsmA), beta = sigmoid(beta); the head's state S (head_dim x head_dim,
 // at state_offset floats into the layer's state) decays by exp(g), then S += k (x) beta (v - S^T
 // k), and out[t][h] = S^T q / sqrt(head_dim).
+// grouped (Qwen3-Next): value head h reads query/key head h / r instead (r = n_v_heads /
+// n_k_heads), and its alpha and beta at (h / r) * 2r + h % r from alpha's and beta's offsets (one
+// row of r betas then r alphas per key head).
 struct DeltaNetSpec {
   uint32_t layer = 0;
   Rows qkv, alpha, beta, out;
   uint32_t n_k_heads = 0, n_v_heads = 0, head_dim = 0;
   uint64_t state_offset = 0;
   float eps = 1e-6f;
+  bool grouped = false;
 };
 // Mamba-2's selective scan of layer `layer` (mamba2_forward.h), walking each sequence's tokens in
 // order from its carried state as the DeltaNet does. xbc holds each token's conv output x | B | C

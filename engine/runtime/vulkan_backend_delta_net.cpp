@@ -57,6 +57,7 @@ void VulkanBackend::delta_net(const DeltaNetSpec& d) {
   a.slot_floats = static_cast<uint32_t>(st.slot_floats);
   a.state_offset = static_cast<uint32_t>(st.layer_offset[d.layer] + d.state_offset);
   a.eps = d.eps;
+  a.grouped = d.grouped;
   vk::ops::delta_net(*rec_, ctx_.pipelines(), batch_, a);
   wrote(d.out.act);
 }

@@ -49,9 +49,10 @@ void delta_net(CommandRecorder& rec, PipelineCache& pc, const BatchInfo& b, cons
     uint32_t n_tokens, n_seqs, n_k_heads, n_v_heads, head_dim, stride, qkv_off, alpha_off, beta_off,
         out_off, out_stride, slot_floats, state_offset;
     float eps;
+    uint32_t grouped;
   } push{b.n_tokens,   b.n_seqs,      a.n_k_heads,    a.n_v_heads, a.head_dim,
          a.stride,     a.qkv_off,     a.alpha_off,    a.beta_off,  a.out_off,
-         a.out_stride, a.slot_floats, a.state_offset, a.eps};
+         a.out_stride, a.slot_floats, a.state_offset, a.eps,       a.grouped ? 1u : 0u};
   // One subgroup a state column, its rows in registers (shaders/delta_net.comp): the subgroup
   // size the rows are spread over must be the one the pipeline runs with, so it is required
   // where the device lets a pipeline choose.

@@ -37,6 +37,7 @@ struct DeltaNetArgs {
   uint32_t stride = 0, qkv_off = 0, alpha_off = 0, beta_off = 0, out_off = 0, out_stride = 0;
   uint32_t slot_floats = 0, state_offset = 0;
   float eps = 1e-6f;
+  bool grouped = false;  // runtime::DeltaNetSpec::grouped (Qwen3-Next's head layout)
 };
 void delta_net(CommandRecorder& rec, PipelineCache& pipelines, const BatchInfo& batch,
                const DeltaNetArgs& a);
