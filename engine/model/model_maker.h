@@ -48,7 +48,8 @@ struct ModelShape {
 // "gemma3n-e4b", "gemma4-e2b", "test-moe" (test-swa as gemma4's MoE variant), "test-moe-narrow"
 // (test-moe 128 wide), "test-heads-256" (2 layers 512 wide, heads of 256: gemma4's global ones
 // 512 as in the published models), "gemma4-26b-a4b", "qwen35-4b", "qwen35-35b-a3b",
-// "qwen3-next-80b-a3b", "granite-4.0-h-micro",
+// "qwen3-next-80b-a3b", "granite-4.0-h-micro", "granite-4.0-h-tiny" (granitehybrid's MoE
+// variant),
 // "nemotron-h-8b", or "WxLxHxKV" (n_embd x n_layer x n_head x n_head_kv, head_dim = W / H, n_ff =
 // 8/3 W rounded up to a multiple of 256). A named shape may end in ":LAYERS" to keep its widths
 // with fewer (or more) layers: "qwen3-30b-a3b:4" makes a real-width MoE model that writes in

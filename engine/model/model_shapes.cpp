@@ -68,6 +68,10 @@ const NamedShape kNamedShapes[] = {
     // Qwen3.5-35B-A3B (qwen35moe: 256 experts of 512, 8 per token, a shared expert of 512;
     // DeltaNet: 16 key and 32 value heads of 128) and Qwen3-Next-80B-A3B (qwen3next: 512 experts
     // of 512, 10 per token, a shared expert of 512; the same DeltaNet sizes).
+    // Granite 4.0-H Tiny (granitehybrid's MoE variant: 64 experts of 512, 6 per token, a shared
+    // expert of 1024; Mamba-2: 48 heads of 64, state 128, one group).
+    {"granite-4.0-h-tiny",
+     {1536, 40, 12, 4, 128, 512, 131072, true, 10000.0f, 0.0f, 64, 6, 512, 0, true, 1024}},
     {"qwen35-35b-a3b",
      {2048, 40, 16, 2, 256, 512, 262144, false, 10000000.0f, 0.0f, 256, 8, 512, 0, false, 512}},
     {"qwen3-next-80b-a3b",

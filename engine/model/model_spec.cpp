@@ -175,7 +175,9 @@ void read_moe(const gguf::GgufFile& f, const Keys& k, ModelSpec& s) {
                              std::to_string(s.n_expert) + " and " +
                              std::to_string(s.n_expert_used) + ")");
   }
-  s.n_ff_exp = k.u32("expert_feed_forward_length", s.n_ff / s.n_expert_used);
+  // Granite's experts are feed_forward_length wide (llama.cpp's granitehybrid reads n_ff).
+  s.n_ff_exp = k.u32("expert_feed_forward_length",
+                     s.arch == Arch::GraniteHybrid ? s.n_ff : s.n_ff / s.n_expert_used);
   // llama.cpp's graphs: qwen2moe keeps the softmax probabilities of the selected experts.
   s.moe_norm_weights = s.arch != Arch::GptOss && s.arch != Arch::Qwen2Moe;
   s.fused_gate_up = false;
@@ -555,6 +557,9 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
     case Arch::GraniteHybrid:
     case Arch::NemotronH:
       read_mamba2(f, kv_heads, s);
+      // Granite 4.0-H Tiny / Small: every FFN is the experts (softmax, top k renormalised) with
+      // an ungated shared expert.
+      if (s.arch == Arch::GraniteHybrid && k.u32("expert_count", 0) > 0) read_moe(f, k, s);
       break;
   }
   if (s.layer_is_recurrent.empty()) s.layer_is_recurrent.assign(s.n_layer, false);

@@ -150,6 +150,9 @@ struct MoeSpec {
   Rows router_x;
   bool down_scales = false;
   bool accumulate = true;
+  // Every selected expert's weight is multiplied by this after routing (Granite's residual
+  // scale of the FFN output: linear in the experts' sum).
+  float weight_scale = 1.0f;
 };
 
 // LFM2's gated short convolution of layer `layer` over the step's tokens: bcx holds each token's
