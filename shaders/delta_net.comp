@@ -5,7 +5,8 @@
 // column of one (value head, sequence) and keeps it in registers (ROWS values a lane, row
 // i = lane + r * subgroup size) while it walks the sequence's tokens in order — chunked prefill
 // equals token-by-token decoding, and the state is read and written once per step, not per token.
-// Per token, with the query and key (head h % n_k_heads) L2-normalised:
+// Per token, with the query and key (head h % n_k_heads; p.grouped, Qwen3-Next: h / (n_v / n_k))
+// L2-normalised:
 //   S[.][j] *= exp(g); delta = beta (v[j] - S[.][j] . k); S[.][j] += delta k; out[j] = S[.][j] . q
 // with g = softplus(alpha + dt[h]) * a[h], beta = sigmoid(beta), out scaled by 1/sqrt(head_dim);
 // every dot product is one subgroupAdd, so no barrier is needed at all. Activations are parts of
@@ -44,6 +45,7 @@ layout(push_constant) uniform Params {
   uint slot_floats;
   uint state_offset;  // this layer's delta-rule matrices within a slot
   float eps;
+  uint grouped;  // Qwen3-Next: key head h / r, alpha/beta at (h / r) * 2r + h % r
 } p;
 
 float softplus(float x) { return x > 20.0 ? x : log(1.0 + exp(x)); }
@@ -62,7 +64,9 @@ void main() {
   const bool fresh = meta_seq_kv_len(p.n_tokens, p.n_seqs, seq) == q_len;
   const uint col = meta_seq_state(p.n_tokens, p.n_seqs, seq) * p.slot_floats + p.state_offset +
                    (h * d + j) * d;
-  const uint kh = h % p.n_k_heads;
+  const uint ratio = p.n_v_heads / p.n_k_heads;
+  const uint kh = p.grouped != 0u ? h / ratio : h % p.n_k_heads;
+  const uint ab = p.grouped != 0u ? (h / ratio) * 2u * ratio + h % ratio : h;
   const uint key_dim = p.n_k_heads * d;
   const float fd = float(d);
 
@@ -86,8 +90,8 @@ void main() {
     sk = subgroupAdd(sk);
     const float scale_q = 1.0 / sqrt(sq / fd + p.eps / fd) / sqrt(fd);
     const float scale_k = 1.0 / sqrt(sk / fd + p.eps / fd) / sqrt(fd);
-    const float decay = exp(softplus(act[p.alpha_off + row + h] + dt[h]) * a_log[h]);
-    const float beta = 1.0 / (1.0 + exp(-act[p.beta_off + row + h]));
+    const float decay = exp(softplus(act[p.alpha_off + row + ab] + dt[h]) * a_log[h]);
+    const float beta = 1.0 / (1.0 + exp(-act[p.beta_off + row + ab]));
     const float v = act[p.qkv_off + row + 2u * key_dim + h * d + j];
     float s_k = 0.0;
     [[unroll]] for (uint r = 0u; r < ROWS; ++r) {

@@ -12,7 +12,7 @@
 
 #ifdef MOE
 layout(std430, binding = 4) readonly buffer MoeGroups { uint moe_groups[]; };
-const uint MOE_MAX_EXPERTS = 256u;  // kMoeMaxExperts: where the offsets and the list start
+const uint MOE_MAX_EXPERTS = 512u;  // kMoeMaxExperts: where the offsets and the list start
 shared uint moe_pairs[BM];          // the tile's pair ids
 uint moe_n_cols;                    // pairs of this workgroup's expert
 uint moe_w_off;                     // its weights

@@ -4,12 +4,12 @@
 //   groups[e]                        pairs that selected expert e (e < n_expert; 0 beyond)
 //   groups[MAX + e]                  where e's pairs start in the list (exclusive prefix sum)
 //   groups[2 * MAX + offset(e) + i]  e's i-th pair id q = t * n_used + k, ascending
-// with MAX = 256 (kMoeMaxExperts). Within an expert the pairs keep their order (token order, as a
+// with MAX = 512 (kMoeMaxExperts). Within an expert the pairs keep their order (token order, as a
 // token selects an expert at most once), whatever the scheduling, so the products that read the
 // list are deterministic. The ids are staged through shared memory a chunk at a time; each
 // invocation e < n_expert appends its expert's pairs of the chunk in order.
 
-layout(local_size_x_id = 0) in;  // at least n_expert (256)
+layout(local_size_x_id = 0) in;  // at least n_expert (512)
 
 layout(std430, binding = 0) readonly buffer Ids { uint ids[]; };
 layout(std430, binding = 1) writeonly buffer Groups { uint groups[]; };
@@ -19,7 +19,7 @@ layout(push_constant) uniform Params {
   uint n_pairs;
 } p;
 
-const uint MAX_EXPERTS = 256u;
+const uint MAX_EXPERTS = 512u;
 const uint CHUNK = 2048u;
 
 shared uint counts[MAX_EXPERTS];

@@ -1,12 +1,12 @@
 #version 450
-// Mixture-of-experts routing, one workgroup of 64 invocations per token (each holds up to 4 of the
+// Mixture-of-experts routing, one workgroup of 64 invocations per token (each holds up to 8 of the
 // token's router logits in registers): softmax over the n_expert logits, the n_used most probable
 // experts by repeated maxima (the higher probability wins, on ties the lower index, as ggml's
 // top-k MoE kernels), their probabilities as weights, renormalised to sum 1 when p.norm (the sum
 // clamped below at 2^-14 as llama.cpp does). p.top_k_first (gpt-oss): the n_used largest logits,
 // and a softmax over those alone as their weights. engine/cpu/moe_route.cpp is the same on the
 // host. p.scaled (Gemma 4's ffn_down_exps.scale): each weight is then multiplied by its expert's
-// output scale (linear in the expert's output, so it joins the weight). At most 256 experts, 64
+// output scale (linear in the expert's output, so it joins the weight). At most 512 experts, 64
 // of them per token.
 //
 // Each maximum is a subgroup reduction and one shared-memory step across the workgroup's
@@ -17,7 +17,7 @@
 #extension GL_KHR_shader_subgroup_basic : enable
 #extension GL_KHR_shader_subgroup_arithmetic : enable
 
-layout(local_size_x_id = 0) in;  // 64: kPer candidates each cover the 256 experts
+layout(local_size_x_id = 0) in;  // 64: kPer candidates each cover the 512 experts
 
 layout(std430, binding = 0) readonly buffer Logits { float logits[]; };
 layout(std430, binding = 1) writeonly buffer Ids { uint ids[]; };
@@ -31,9 +31,10 @@ layout(push_constant) uniform Params {
   uint norm;
   uint top_k_first;
   uint scaled;
+  float weight_scale;  // every weight times this, last (Granite's residual scale)
 } p;
 
-const uint kPer = 4u;
+const uint kPer = 8u;
 const uint kNone = 0xFFFFFFFFu;
 const uint kMaxUsed = 64u;  // ops::kMoeMaxUsed
 
@@ -158,6 +159,7 @@ void main() {
   for (uint k = 0u; k < n; ++k) {
     float w = p.norm != 0u ? sel_w[k] / d : sel_w[k];
     if (p.scaled != 0u) w *= scales[sel_id[k]];
+    w *= p.weight_scale;
     ids[t * n + k] = sel_id[k];
     weights[t * n + k] = w;
   }

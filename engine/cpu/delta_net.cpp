@@ -62,7 +62,9 @@ void delta_net_head(const DeltaNetHeadArgs& a, uint32_t h, float* state, uint32_
   const uint32_t d = a.head_dim;
   if (d == 0 || d > kMax) throw std::invalid_argument("delta_net: head size");
   if (fresh) std::memset(state, 0, sizeof(float) * d * d);
-  const uint32_t kh = h % a.n_k_heads;
+  const uint32_t r = a.n_v_heads / a.n_k_heads;
+  const uint32_t kh = a.grouped ? h / r : h % a.n_k_heads;
+  const uint32_t ab = a.grouped ? (h / r) * 2 * r + h % r : h;  // alpha's and beta's index
   const uint64_t key_dim = uint64_t(a.n_k_heads) * d;
   const float out_scale = 1.0f / std::sqrt(static_cast<float>(d));
   float q[kMax], k[kMax];
@@ -71,8 +73,8 @@ void delta_net_head(const DeltaNetHeadArgs& a, uint32_t h, float* state, uint32_
     l2_normalize(row + uint64_t(kh) * d, q, d, a.eps);
     l2_normalize(row + key_dim + uint64_t(kh) * d, k, d, a.eps);
     const float* v = row + 2 * key_dim + uint64_t(h) * d;
-    const float decay = std::exp(dn_softplus(a.alpha.row(t)[h] + a.dt_bias) * a.a);
-    const float beta = dn_sigmoid(a.beta.row(t)[h]);
+    const float decay = std::exp(dn_softplus(a.alpha.row(t)[ab] + a.dt_bias) * a.a);
+    const float beta = dn_sigmoid(a.beta.row(t)[ab]);
     float* o = a.out.row(t) + uint64_t(h) * d;
     for (uint32_t j = 0; j < d; ++j) {
       float* s = state + uint64_t(j) * d;  // S[.][j]
@@ -92,12 +94,13 @@ void delta_net_head(const DeltaNetHeadArgs& a, uint32_t h, float* state, uint32_
   }
 }
 
-void gate_rows(GateKind act, SeqRows x, SeqRows gate, uint32_t n, uint32_t begin, uint32_t end) {
+void gate_rows(GateKind act, SeqRows x, SeqRows gate, uint32_t n, uint32_t begin, uint32_t end,
+               bool per_row) {
   for (uint32_t r = begin; r < end; ++r) {
     float* xr = x.row(r);
     const float* g = gate.row(r);
     for (uint32_t i = 0; i < n; ++i) {
-      const float v = g[i];
+      const float v = g[per_row ? 0 : i];
       xr[i] *= act == GateKind::Sigmoid ? dn_sigmoid(v)
                : act == GateKind::Silu  ? dn_silu(v)
                                         : std::max(v, 0.0f);

@@ -31,6 +31,7 @@ struct DeltaNetHeadArgs {
   uint32_t n_k_heads = 0, n_v_heads = 0, head_dim = 0;
   float dt_bias = 0.f, a = 0.f;  // this head's Weight::SsmDt and Weight::SsmA values
   float eps = 1e-6f;
+  bool grouped = false;  // runtime::DeltaNetSpec::grouped (Qwen3-Next's head layout)
 };
 
 // Value head h's gated delta rule over n_tokens tokens (runtime::DeltaNetSpec); state is its
@@ -39,8 +40,10 @@ struct DeltaNetHeadArgs {
 void delta_net_head(const DeltaNetHeadArgs& a, uint32_t h, float* state, uint32_t n_tokens,
                     bool fresh);
 
-// x[r] *= act(gate[r]) over rows [begin, end) of n (x may be gate: Relu then squares relu(x)).
+// x[r] *= act(gate[r]) over rows [begin, end) of n (x may be gate: Relu then squares relu(x));
+// per_row: gate row r is one value, x[r] *= act(g[r]) (a shared expert's gate).
 enum class GateKind : uint8_t { Sigmoid, Silu, Relu };
-void gate_rows(GateKind act, SeqRows x, SeqRows gate, uint32_t n, uint32_t begin, uint32_t end);
+void gate_rows(GateKind act, SeqRows x, SeqRows gate, uint32_t n, uint32_t begin, uint32_t end,
+               bool per_row = false);
 
 }  // namespace vkllm::cpu

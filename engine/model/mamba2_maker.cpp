@@ -19,6 +19,7 @@ constexpr std::string_view kNemotronPattern = "M-M-M-M*-";
 constexpr float kMambaDtBias = -4.5f;  // softplus(-4.5) = 0.011: a slow, long memory
 constexpr float kMambaDecay = -1.0f;   // A = -exp(A_log)
 constexpr float kConvBias = 0.1f;
+constexpr float kRouterScale = 4.0f;  // router logits of std about 4 (qwen35_maker.cpp)
 
 gguf::Value mamba2_u32_array(const std::vector<uint32_t>& items) {
   auto arr = std::make_shared<gguf::Array>();
@@ -59,8 +60,16 @@ void build_mamba2_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
   const std::vector<Mamba2Kind> kinds = layer_kinds(granite, L);
   const bool wide = s.n_embd >= 1024;
   const uint64_t n_vocab = vocab_token_count(vocab);
+  // Granite's MoE variant (Granite 4.0-H Tiny / Small): experts of the shape's width, written as
+  // feed_forward_length (llama.cpp's granitehybrid reads them so), and a shared expert (twice
+  // one expert unless set).
+  const bool moe = granite && s.moe_variant;
+  const uint32_t n_exp = s.n_expert ? s.n_expert : 8,
+                 n_used = s.n_expert_used ? s.n_expert_used : 2;
   const uint64_t E = s.n_embd, qd = uint64_t{s.n_head} * s.head_dim,
-                 kv = uint64_t{s.n_head_kv} * s.head_dim, ff = s.n_ff;
+                 kv = uint64_t{s.n_head_kv} * s.head_dim,
+                 ff = moe && s.n_ff_exp ? s.n_ff_exp : s.n_ff;
+  const uint64_t ffs = s.n_ff_shexp ? s.n_ff_shexp : 2 * ff;
   const uint64_t di = 2 * E, nh = di / kMambaHeadDim, ds = wide ? 128 : 64;
   // Groups divide the heads (narrow shapes have few heads).
   const uint64_t ng = std::gcd(uint64_t{granite ? (wide ? 1u : 2u) : (wide ? 8u : 4u)}, nh);
@@ -79,7 +88,7 @@ void build_mamba2_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
   w.set_u32(p + "embedding_length", s.n_embd);
   w.set_u32(p + "block_count", L);
   if (granite) {
-    w.set_u32(p + "feed_forward_length", s.n_ff);
+    w.set_u32(p + "feed_forward_length", static_cast<uint32_t>(ff));
   } else {
     w.set(p + "feed_forward_length", mamba2_u32_array(ff_widths));
   }
@@ -103,6 +112,13 @@ void build_mamba2_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
     // Granite 4.0 divides its logits by 8 or 10; random weights' logits are small already,
     // so the fixture multiplies them (a divisor of 0.5) to keep greedy steps off near-ties.
     w.set_f32(p + "logit_scale", 0.5f);
+  }
+  if (moe) {
+    if (n_used > n_exp)
+      throw std::invalid_argument("make-model: more experts per token than experts");
+    w.set_u32(p + "expert_count", n_exp);
+    w.set_u32(p + "expert_used_count", n_used);
+    w.set_u32(p + "expert_shared_feed_forward_length", static_cast<uint32_t>(ffs));
   }
   w.set_u32(p + "vocab_size", static_cast<uint32_t>(n_vocab));
   w.copy_metadata(vocab, "tokenizer.");
@@ -140,8 +156,16 @@ void build_mamba2_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
         add(Weight::FfnDown, l, {ff, E});
         break;
     }
-    if (granite) {
-      add(Weight::FfnNorm, l, {E}, true);
+    if (granite) add(Weight::FfnNorm, l, {E}, true);
+    if (moe) {
+      add(Weight::FfnGateInp, l, {E, n_exp}, false, kRouterScale);
+      add(Weight::FfnGateExps, l, {E, ff, n_exp});
+      add(Weight::FfnUpExps, l, {E, ff, n_exp});
+      add(Weight::FfnDownExps, l, {ff, E, n_exp});
+      add(Weight::FfnGateShexp, l, {E, ffs});
+      add(Weight::FfnUpShexp, l, {E, ffs});
+      add(Weight::FfnDownShexp, l, {ffs, E});
+    } else if (granite) {
       add(Weight::FfnGate, l, {E, ff});
       add(Weight::FfnUp, l, {E, ff});
       add(Weight::FfnDown, l, {ff, E});

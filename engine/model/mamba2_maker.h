@@ -17,7 +17,10 @@ namespace vkllm::model {
 // layers; the `test` shape: a mixer then attention), a SwiGLU FFN after every layer, one group
 // (two below 1024 wide), Granite 4.0's multipliers (embedding 12, residual 0.22, attention
 // 1/128) and logits divided by 0.5 (Granite's by 8 or 10, where random weights' logits would be
-// near-ties).
+// near-ties). A shape's MoE variant (`test-moe`, `granite-4.0-h-tiny`) is Granite 4.0-H Tiny /
+// Small's: every FFN the shape's experts (written as feed_forward_length; 8 of n_ff_exp, 2 per
+// token unless set; router logits of std about 4) and an ungated shared expert (n_ff_shexp, else
+// twice an expert).
 //
 // nemotron_h: layers in the pattern M-M-M-M*- (M a mixer, * attention without RoPE, - an FFN of
 // relu^2); shapes of 3 layers or fewer (`test`: 3 layers, whatever it says) are M*-; 8 groups

@@ -98,7 +98,9 @@ void read_mamba2(const gguf::GgufFile& f, const std::vector<uint32_t>& kv_heads,
   const std::string p = s.arch_name + ".";
   const bool granite = s.arch == Arch::GraniteHybrid;
   read_mamba_sizes(f, s);
-  if (f.get_optional<uint32_t>(p + "expert_count").value_or(0) > 0) {
+  // Granite's MoE variant: model_spec.cpp reads the experts (read_moe) after these.
+  const bool moe = f.get_optional<uint32_t>(p + "expert_count").value_or(0) > 0;
+  if (moe && !granite) {
     throw std::runtime_error(s.arch_name + ": the mixture-of-experts variant is not supported");
   }
   if (s.head_dim != s.head_dim_v) {
@@ -153,8 +155,8 @@ void read_mamba2(const gguf::GgufFile& f, const std::vector<uint32_t>& kv_heads,
     } else {
       expect_attention_layer(f, s, l);
     }
-    if (granite) {
-      expect_weight(f, s.arch_name, Weight::FfnNorm, l, {E});
+    if (granite) expect_weight(f, s.arch_name, Weight::FfnNorm, l, {E});
+    if (granite && !moe) {
       expect_weight(f, s.arch_name, Weight::FfnGate, l, {E, s.n_ff});
       expect_weight(f, s.arch_name, Weight::FfnUp, l, {E, s.n_ff});
       expect_weight(f, s.arch_name, Weight::FfnDown, l, {s.n_ff, E});

@@ -53,7 +53,8 @@ struct ArchTraits {
   // gpt-oss: attention output bias and sinks, post_attention_norm before the FFN, router and
   // expert biases, YaRN (build_random_model).
   bool gpt_oss = false;
-  bool lfm2 = false;  // short-convolution layers between attention ones (lfm2_attention_layer)
+  bool lfm2 = false;   // short-convolution layers between attention ones (lfm2_attention_layer)
+  bool shexp = false;  // a gated shared expert beside the routed ones (qwen2moe)
 };
 
 const ArchTraits kMakerArchs[] = {
@@ -61,6 +62,10 @@ const ArchTraits kMakerArchs[] = {
     {"qwen2", 1000000.0f, 1e-6f, true, false, false, false, false, false, false, false, 0},
     {"qwen3", 1000000.0f, 1e-6f, false, true, false, false, false, false, true, false, 0},
     {"qwen3moe", 1000000.0f, 1e-6f, false, true, false, false, false, false, true, false, 0, true},
+    // Qwen2-MoE (Qwen1.5-MoE-A2.7B, Qwen2-57B-A14B): qwen2's attention, experts whose weights are
+    // not renormalised, and a shared expert gated per token.
+    {"qwen2moe", 1000000.0f, 1e-6f, true, false, false, false, false, false, false, false, 0, true,
+     false, false, true},
     // gpt-oss-20b's values: rope base 150000, window 128, Q/K/V biases, never tied.
     {"gpt-oss", 150000.0f, 1e-5f, true, false, false, false, false, true, true, true, 128, true,
      true},
@@ -84,11 +89,12 @@ const ArchTraits& arch_traits(std::string_view name) {
   for (const auto& a : kMakerArchs) {
     if (a.name == name) return a;
   }
-  throw std::invalid_argument("make-model: unsupported architecture '" + std::string(name) +
-                              "' (supported: llama, qwen2, qwen3, qwen3moe, gpt-oss, "
-                              "qwen3-embedding, gemma2, gemma3, gemma3n, gemma4, phi3, mistral3, "
-                              "gemma-embedding, lfm2, qwen35, granitehybrid, nemotron_h, bert, "
-                              "nomic-bert, bert-rerank)");
+  throw std::invalid_argument(
+      "make-model: unsupported architecture '" + std::string(name) +
+      "' (supported: llama, qwen2, qwen2moe, qwen3, qwen3moe, gpt-oss, "
+      "qwen3-embedding, gemma2, gemma3, gemma3n, gemma4, phi3, mistral3, "
+      "gemma-embedding, lfm2, qwen35, qwen35moe, qwen3next, granitehybrid, nemotron_h, bert, "
+      "nomic-bert, bert-rerank)");
 }
 
 // Qwen3-Embedding: qwen3 whose last token's hidden state is the embedding.
@@ -161,6 +167,12 @@ std::vector<PlannedTensor> plan_tensors(const ArchTraits& a, const ModelShape& s
       add(Weight::FfnGateExps, l, {e, ffe, n}, Init::Matrix);
       add(Weight::FfnUpExps, l, {e, ffe, n}, Init::Matrix);
       add(Weight::FfnDownExps, l, {ffe, e, n}, Init::Matrix);
+      if (a.shexp) {
+        add(Weight::FfnGateInpShexp, l, {e}, Init::Matrix);
+        add(Weight::FfnGateShexp, l, {e, s.n_ff_shexp}, Init::Matrix);
+        add(Weight::FfnUpShexp, l, {e, s.n_ff_shexp}, Init::Matrix);
+        add(Weight::FfnDownShexp, l, {s.n_ff_shexp, e}, Init::Matrix);
+      }
       if (a.gpt_oss) {
         add(Weight::FfnGateInpBias, l, {n}, Init::Logit);
         add(Weight::FfnGateExpsBias, l, {ffe, n}, Init::Bias);
@@ -438,7 +450,7 @@ void build_random_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
     build_mamba2_model(o, vocab, w);
     return;
   }
-  if (o.arch == "qwen35") {
+  if (o.arch == "qwen35" || o.arch == "qwen35moe" || o.arch == "qwen3next") {
     build_qwen35_model(o, vocab, w);
     if (o.layout == FileLayout::Ollama) rewrite_as_ollama_layout(o, w);
     return;
@@ -464,6 +476,7 @@ void build_random_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
     if (s.n_expert == 0) s.n_expert = 8;
     if (s.n_expert_used == 0) s.n_expert_used = std::min(2u, s.n_expert);
     if (s.n_ff_exp == 0) s.n_ff_exp = std::max(32u, s.n_ff / 2 / 32 * 32);
+    if (a.shexp && s.n_ff_shexp == 0) s.n_ff_shexp = 2 * s.n_ff_exp;
     if (s.n_expert_used > s.n_expert) {
       throw std::invalid_argument("make-model: more experts per token than experts");
     }
@@ -512,6 +525,7 @@ void build_random_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
     w.set_u32(p + "expert_count", s.n_expert);
     w.set_u32(p + "expert_used_count", s.n_expert_used);
     w.set_u32(p + "expert_feed_forward_length", s.n_ff_exp);
+    if (a.shexp) w.set_u32(p + "expert_shared_feed_forward_length", s.n_ff_shexp);
   }
   if (a.gpt_oss) {
     // As convert_hf_to_gguf.py writes gpt-oss's YaRN (factor 32 over 4096 of 131072 tokens): the

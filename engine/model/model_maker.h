@@ -35,6 +35,9 @@ struct ModelShape {
   uint32_t sliding_window = 0;  // 0: the architecture's usual window (where it has one)
   // Families with dense and MoE variants (gemma4): the MoE one, with the expert sizes above.
   bool moe_variant = false;
+  // The shared expert's width (qwen2moe, qwen35moe, qwen3next, granitehybrid's MoE variant);
+  // 0: the architecture's default.
+  uint32_t n_ff_shexp = 0;
 };
 
 // "tiny", "test" (tiny's attention with 8 experts of width 256, 2 per token, for MoE
@@ -44,7 +47,9 @@ struct ModelShape {
 // "embeddinggemma-300m", "lfm2-1.2b", "test-deep" (test with 25 layers), "gemma3n-e2b",
 // "gemma3n-e4b", "gemma4-e2b", "test-moe" (test-swa as gemma4's MoE variant), "test-moe-narrow"
 // (test-moe 128 wide), "test-heads-256" (2 layers 512 wide, heads of 256: gemma4's global ones
-// 512 as in the published models), "gemma4-26b-a4b", "qwen35-4b", "granite-4.0-h-micro",
+// 512 as in the published models), "gemma4-26b-a4b", "qwen35-4b", "qwen35-35b-a3b",
+// "qwen3-next-80b-a3b", "granite-4.0-h-micro", "granite-4.0-h-tiny" (granitehybrid's MoE
+// variant),
 // "nemotron-h-8b", or "WxLxHxKV" (n_embd x n_layer x n_head x n_head_kv, head_dim = W / H, n_ff =
 // 8/3 W rounded up to a multiple of 256). A named shape may end in ":LAYERS" to keep its widths
 // with fewer (or more) layers: "qwen3-30b-a3b:4" makes a real-width MoE model that writes in
@@ -52,11 +57,12 @@ struct ModelShape {
 ModelShape parse_model_shape(std::string_view text);
 
 struct MakeModelOptions {
-  // llama, qwen2, qwen3, qwen3moe, qwen3-embedding (qwen3 with last-token pooling), gemma2, gemma3,
-  // gemma3n (gemma3n_maker.h), gemma4 (gemma4_maker.h), phi3, mistral3 (Ministral 3: YaRN over
-  // n_ctx / 16 original tokens, attention temperature 0.1), gemma-embedding (EmbeddingGemma: mean
-  // pooling, dense projections 4 x n_embd wide), lfm2 (LFM2: gated short convolutions of length 3
-  // between attention layers, tied), qwen35 (qwen35_maker.h), granitehybrid and nemotron_h
+  // llama, qwen2, qwen2moe (experts and a gated shared expert), qwen3, qwen3moe, qwen3-embedding
+  // (qwen3 with last-token pooling), gemma2, gemma3, gemma3n (gemma3n_maker.h), gemma4
+  // (gemma4_maker.h), phi3, mistral3 (Ministral 3: YaRN over n_ctx / 16 original tokens, attention
+  // temperature 0.1), gemma-embedding (EmbeddingGemma: mean pooling, dense projections 4 x n_embd
+  // wide), lfm2 (LFM2: gated short convolutions of length 3 between attention layers, tied),
+  // qwen35, qwen35moe and qwen3next (qwen35_maker.h), granitehybrid and nemotron_h
   // (mamba2_maker.h), and the encoders bert, nomic-bert and bert-rerank (bert with a cross-encoder
   // head, rank pooling). Encoders use n_head K/V heads whatever the shape says. bert with an
   // XLM-RoBERTa vocabulary

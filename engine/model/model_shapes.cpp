@@ -65,6 +65,17 @@ const NamedShape kNamedShapes[] = {
     // Qwen3.5-4B (its config.json's text_config; head size 256, tied; make-model's qwen35 adds
     // the DeltaNet sizes: 16 key and 32 value heads of 128).
     {"qwen35-4b", {2560, 32, 16, 4, 256, 9216, 262144, true, 10000000.0f, 0.0f}},
+    // Qwen3.5-35B-A3B (qwen35moe: 256 experts of 512, 8 per token, a shared expert of 512;
+    // DeltaNet: 16 key and 32 value heads of 128) and Qwen3-Next-80B-A3B (qwen3next: 512 experts
+    // of 512, 10 per token, a shared expert of 512; the same DeltaNet sizes).
+    // Granite 4.0-H Tiny (granitehybrid's MoE variant: 64 experts of 512, 6 per token, a shared
+    // expert of 1024; Mamba-2: 48 heads of 64, state 128, one group).
+    {"granite-4.0-h-tiny",
+     {1536, 40, 12, 4, 128, 512, 131072, true, 10000.0f, 0.0f, 64, 6, 512, 0, true, 1024}},
+    {"qwen35-35b-a3b",
+     {2048, 40, 16, 2, 256, 512, 262144, false, 10000000.0f, 0.0f, 256, 8, 512, 0, false, 512}},
+    {"qwen3-next-80b-a3b",
+     {2048, 48, 16, 2, 256, 5120, 262144, false, 10000000.0f, 0.0f, 512, 10, 512, 0, false, 512}},
     // Granite 4.0-H Micro (dense: 40 layers, 4 of them attention; make-model's granitehybrid adds
     // the Mamba-2 sizes: 64 heads of 64, state 128, one group) and Nemotron-H 8B (52 layers of
     // mixers, attention and relu^2 FFNs; 128 Mamba heads of 64, state 128, 8 groups).

@@ -28,6 +28,7 @@ constexpr ArchEntry kArchs[] = {
     {"qwen2", Arch::Qwen2},
     {"qwen3", Arch::Qwen3},
     {"qwen3moe", Arch::Qwen3Moe},
+    {"qwen2moe", Arch::Qwen2Moe},
     {"gpt-oss", Arch::GptOss},
     {"gemma2", Arch::Gemma2},
     {"gemma3", Arch::Gemma3},
@@ -40,6 +41,8 @@ constexpr ArchEntry kArchs[] = {
     {"gemma3n", Arch::Gemma3n},
     {"gemma4", Arch::Gemma4},
     {"qwen35", Arch::Qwen35},
+    {"qwen35moe", Arch::Qwen35Moe},
+    {"qwen3next", Arch::Qwen3Next},
     {"granitehybrid", Arch::GraniteHybrid},
     {"nemotron_h", Arch::NemotronH},
 };
@@ -129,6 +132,37 @@ void read_encoder(const gguf::GgufFile& f, const Keys& k, ModelSpec& s) {
   }
 }
 
+// The shared expert, where layer 0 has ffn_up_shexp: its width from
+// expert_shared_feed_forward_length or else the tensor (llama.cpp's fallbacks differ per
+// architecture; the file's tensors are what it then checks), the gate where
+// ffn_gate_inp_shexp exists; every layer must have the same.
+void read_shared_expert(const gguf::GgufFile& f, const Keys& k, ModelSpec& s) {
+  const auto* up0 = f.find_tensor(weight_name(Weight::FfnUpShexp, 0));
+  if (!up0) return;
+  if (up0->shape.size() != 2) throw std::runtime_error("ffn_up_shexp is not a matrix");
+  s.n_ff_shexp = k.u32("expert_shared_feed_forward_length", static_cast<uint32_t>(up0->shape[1]));
+  s.moe_shexp_gated = f.find_tensor(weight_name(Weight::FfnGateInpShexp, 0)) != nullptr;
+  const uint64_t E = s.n_embd, F = s.n_ff_shexp;
+  for (uint32_t l = 0; l < s.n_layer; ++l) {
+    const std::tuple<Weight, std::vector<uint64_t>> needed[] = {{Weight::FfnGateShexp, {E, F}},
+                                                                {Weight::FfnUpShexp, {E, F}},
+                                                                {Weight::FfnDownShexp, {F, E}}};
+    for (const auto& [w, shape] : needed) {
+      const auto* t = f.find_tensor(weight_name(w, l));
+      if (!t || t->shape != shape) {
+        throw std::runtime_error("model has no shared-expert tensor " + weight_name(w, l) +
+                                 " of the shape its metadata gives");
+      }
+    }
+    const auto* g = f.find_tensor(weight_name(Weight::FfnGateInpShexp, l));
+    if (s.moe_shexp_gated &&
+        (!g || g->shape.empty() || g->shape[0] != E || (g->shape.size() > 1 && g->shape[1] != 1))) {
+      throw std::runtime_error("model has no [" + std::to_string(E) + "] tensor " +
+                               weight_name(Weight::FfnGateInpShexp, l));
+    }
+  }
+}
+
 // qwen3moe, as llama.cpp reads it: expert_count and expert_used_count are required,
 // expert_feed_forward_length defaults to n_ff / n_expert_used, the router is a softmax and the
 // selected weights are always renormalised (its graph passes norm_w = true); no dense FFN.
@@ -141,9 +175,13 @@ void read_moe(const gguf::GgufFile& f, const Keys& k, ModelSpec& s) {
                              std::to_string(s.n_expert) + " and " +
                              std::to_string(s.n_expert_used) + ")");
   }
-  s.n_ff_exp = k.u32("expert_feed_forward_length", s.n_ff / s.n_expert_used);
-  s.moe_norm_weights = s.arch != Arch::GptOss;
+  // Granite's experts are feed_forward_length wide (llama.cpp's granitehybrid reads n_ff).
+  s.n_ff_exp = k.u32("expert_feed_forward_length",
+                     s.arch == Arch::GraniteHybrid ? s.n_ff : s.n_ff / s.n_expert_used);
+  // llama.cpp's graphs: qwen2moe keeps the softmax probabilities of the selected experts.
+  s.moe_norm_weights = s.arch != Arch::GptOss && s.arch != Arch::Qwen2Moe;
   s.fused_gate_up = false;
+  read_shared_expert(f, k, s);
   const Weight stacked[] = {Weight::FfnGateExps, Weight::FfnUpExps, Weight::FfnDownExps};
   for (uint32_t l = 0; l < s.n_layer; ++l) {
     const auto* router = f.find_tensor(weight_name(Weight::FfnGateInp, l));
@@ -365,11 +403,12 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
     }
   }
   if (!known) {
-    throw std::runtime_error("unsupported model architecture '" + s.arch_name +
-                             "' (supported: llama, qwen2, qwen3, qwen3moe, gpt-oss, gemma2, "
-                             "gemma3, phi3, mistral3, bert, "
-                             "nomic-bert, gemma-embedding, lfm2, gemma3n, gemma4, qwen35, "
-                             "granitehybrid, nemotron_h)");
+    throw std::runtime_error(
+        "unsupported model architecture '" + s.arch_name +
+        "' (supported: llama, qwen2, qwen2moe, qwen3, qwen3moe, gpt-oss, gemma2, "
+        "gemma3, phi3, mistral3, bert, "
+        "nomic-bert, gemma-embedding, lfm2, gemma3n, gemma4, qwen35, qwen35moe, qwen3next, "
+        "granitehybrid, nemotron_h)");
   }
   const Keys k(f, s.arch_name);
   s.n_layer = k.u32("block_count");
@@ -453,6 +492,7 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
       s.rope_ordering = RopeOrdering::NeoX;
       break;
     case Arch::Qwen3Moe:
+    case Arch::Qwen2Moe:
       s.rope_ordering = RopeOrdering::NeoX;
       read_moe(f, k, s);
       break;
@@ -508,11 +548,18 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
       read_gemma4(f, kv_heads, s);
       break;
     case Arch::Qwen35:
+    case Arch::Qwen35Moe:
+    case Arch::Qwen3Next:
       read_qwen35(f, s);
+      // Qwen3.5-MoE and Qwen3-Next: every layer's FFN is the experts with a gated shared one.
+      if (s.arch != Arch::Qwen35) read_moe(f, k, s);
       break;
     case Arch::GraniteHybrid:
     case Arch::NemotronH:
       read_mamba2(f, kv_heads, s);
+      // Granite 4.0-H Tiny / Small: every FFN is the experts (softmax, top k renormalised) with
+      // an ungated shared expert.
+      if (s.arch == Arch::GraniteHybrid && k.u32("expert_count", 0) > 0) read_moe(f, k, s);
       break;
   }
   if (s.layer_is_recurrent.empty()) s.layer_is_recurrent.assign(s.n_layer, false);

@@ -18,6 +18,7 @@ enum class Arch {
   Qwen2,
   Qwen3,
   Qwen3Moe,
+  Qwen2Moe,
   GptOss,
   Gemma2,
   Gemma3,
@@ -30,6 +31,8 @@ enum class Arch {
   Gemma3n,
   Gemma4,
   Qwen35,
+  Qwen35Moe,
+  Qwen3Next,
   GraniteHybrid,
   NemotronH,
 };
@@ -154,12 +157,19 @@ struct ModelSpec {
   // gpt-oss: ffn_gate_inp.bias is added to the router logits and the experts' gate/up/down
   // outputs get their expert's row of ffn_{gate,up,down}_exps.bias.
   bool moe_biases = false;
+  // A shared expert (n_ff_shexp > 0: Qwen2-MoE, Qwen3.5-MoE, Qwen3-Next, Granite 4.0-H MoE,
+  // Llama 4): a dense SwiGLU FFN of width n_ff_shexp (ffn_{gate,up,down}_shexp) on the routed
+  // experts' input, its output added to theirs; when moe_shexp_gated, first multiplied per token
+  // by sigmoid(ffn_gate_inp_shexp . x).
+  uint32_t n_ff_shexp = 0;
+  bool moe_shexp_gated = false;
   bool is_moe() const { return n_expert > 0; }
   // Floats per token of the FFN activation buffers (Gate, Up, FfnAct): n_ff, or for a MoE model
-  // where wider n_expert_used rows of n_ff_exp (one per selected expert) or the router's logits.
+  // where wider n_expert_used rows of n_ff_exp (one per selected expert), the router's logits or
+  // the shared expert's width.
   uint32_t ffn_act_width() const {
     if (!is_moe()) return n_ff;
-    return std::max({n_ff, n_expert_used * n_ff_exp, n_expert});
+    return std::max({n_ff, n_expert_used * n_ff_exp, n_expert, n_ff_shexp});
   }
 
   // Hybrid models: layers whose memory is a fixed-size recurrent state per sequence instead of
@@ -186,6 +196,10 @@ struct ModelSpec {
   uint32_t ssm_n_k_heads = 0;
   uint32_t ssm_n_v_heads = 0;
   bool attn_output_gate = false;
+  // Qwen3-Next: value head h reads query/key head h / (n_v / n_k) (its value heads grouped by key
+  // head, where Qwen3.5 tiles them: h % n_k), and its beta and alpha come from one projection
+  // (ssm_ba: per key head, its value heads' betas, then their alphas).
+  bool ssm_grouped_heads = false;
   bool is_delta_net() const { return ssm_n_v_heads > 0; }
   uint32_t ssm_key_dim() const { return ssm_head_dim * ssm_n_k_heads; }
   uint32_t ssm_value_dim() const { return ssm_head_dim * ssm_n_v_heads; }

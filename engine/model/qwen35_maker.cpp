@@ -15,6 +15,9 @@ constexpr uint32_t kQwen35MaxLinearHead = 128;
 constexpr uint32_t kQwen35AttentionInterval = 4;
 constexpr float kQwen35RopeBase = 10000000.0f;
 constexpr float kQwen35Decay = -0.1f;
+// The router reads an RMS-normed input: N(0, 1/E) weights give logits of std about 1, where a
+// trained router's are decisive; std 4 keeps quantization noise from flipping top-k choices.
+constexpr float kRouterScale = 4.0f;
 
 }  // namespace
 
@@ -23,19 +26,26 @@ void build_qwen35_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
   const ModelShape& s = o.shape;
   check_decoder_shape(s, 8);
   const uint64_t n_vocab = vocab_token_count(vocab);
-  const std::string p = "qwen35.";
+  const std::string arch = o.arch;  // qwen35, qwen35moe or qwen3next
+  const bool moe = arch != "qwen35", next = arch == "qwen3next";
+  const std::string p = arch + ".";
   const uint32_t L = s.n_layer;
   const uint32_t interval = L >= kQwen35AttentionInterval ? kQwen35AttentionInterval : 2;
   const uint32_t lin_hd = std::min(s.head_dim, kQwen35MaxLinearHead);
   const uint32_t nk = s.n_head, nv = 2 * s.n_head;
   const uint32_t n_rot = s.head_dim / 4;
   const uint32_t pairs = n_rot / 2;
+  // Experts: the shape's, else 8 of n_ff / 2, 2 per token; the shared expert as wide as one.
+  const uint32_t n_exp = s.n_expert ? s.n_expert : 8,
+                 n_used = s.n_expert_used ? s.n_expert_used : 2;
+  const uint32_t ffe = s.n_ff_exp ? s.n_ff_exp : std::max(32u, s.n_ff / 2 / 32 * 32);
+  const uint32_t ffs = s.n_ff_shexp ? s.n_ff_shexp : ffe;
   // Qwen3.5's [11, 11, 10, 0] for 32 rotated pairs, in proportion.
   const std::vector<int32_t> sections{static_cast<int32_t>((pairs + 2) / 3),
                                       static_cast<int32_t>((pairs + 1) / 3),
                                       static_cast<int32_t>(pairs / 3), 0};
-  w.set_string("general.architecture", "qwen35");
-  w.set_string("general.name", "vkllm random qwen35");
+  w.set_string("general.architecture", arch);
+  w.set_string("general.name", "vkllm random " + arch);
   w.set_u32("general.file_type", static_cast<uint32_t>(o.file_type));
   if (is_quantized(o.file_type)) w.set_u32("general.quantization_version", 2);
   w.set_u32(p + "context_length", s.n_ctx);
@@ -49,13 +59,22 @@ void build_qwen35_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
   w.set_f32(p + "attention.layer_norm_rms_epsilon", 1e-6f);
   w.set_f32(p + "rope.freq_base", s.rope_freq_base > 0 ? s.rope_freq_base : kQwen35RopeBase);
   w.set_u32(p + "rope.dimension_count", n_rot);
-  w.set_i32s(p + "rope.dimension_sections", sections);
+  // Qwen3-Next rotates with plain NeoX RoPE (no sections).
+  if (!next) w.set_i32s(p + "rope.dimension_sections", sections);
   w.set_u32(p + "ssm.conv_kernel", kQwen35ConvKernel);
   w.set_u32(p + "ssm.state_size", lin_hd);
   w.set_u32(p + "ssm.group_count", nk);
   w.set_u32(p + "ssm.time_step_rank", nv);
   w.set_u32(p + "ssm.inner_size", nv * lin_hd);
   w.set_u32(p + "full_attention_interval", interval);
+  if (moe) {
+    if (n_used > n_exp)
+      throw std::invalid_argument("make-model: more experts per token than experts");
+    w.set_u32(p + "expert_count", n_exp);
+    w.set_u32(p + "expert_used_count", n_used);
+    w.set_u32(p + "expert_feed_forward_length", ffe);
+    w.set_u32(p + "expert_shared_feed_forward_length", ffs);
+  }
   w.set_u32(p + "vocab_size", static_cast<uint32_t>(n_vocab));
   w.copy_metadata(vocab, "tokenizer.");
 
@@ -78,8 +97,12 @@ void build_qwen35_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
       add(Weight::SsmConv1d, l, {kQwen35ConvKernel, C});
       add(Weight::SsmDt, l, {nv}, true);
       add(Weight::SsmA, l, {nv}, true, kQwen35Decay);
-      add(Weight::SsmAlpha, l, {E, nv});
-      add(Weight::SsmBeta, l, {E, nv});
+      if (next) {
+        add(Weight::SsmBetaAlpha, l, {E, 2 * uint64_t{nv}});
+      } else {
+        add(Weight::SsmAlpha, l, {E, nv});
+        add(Weight::SsmBeta, l, {E, nv});
+      }
       add(Weight::SsmNorm, l, {lin_hd}, true);
       add(Weight::SsmOut, l, {vd, E});
     } else {
@@ -91,9 +114,20 @@ void build_qwen35_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
       add(Weight::AttnOut, l, {qd, E});
     }
     add(Weight::PostAttnNorm, l, {E}, true);
-    add(Weight::FfnGate, l, {E, ff});
-    add(Weight::FfnUp, l, {E, ff});
-    add(Weight::FfnDown, l, {ff, E});
+    if (moe) {
+      add(Weight::FfnGateInp, l, {E, n_exp}, false, kRouterScale);
+      add(Weight::FfnGateExps, l, {E, ffe, n_exp});
+      add(Weight::FfnUpExps, l, {E, ffe, n_exp});
+      add(Weight::FfnDownExps, l, {ffe, E, n_exp});
+      add(Weight::FfnGateInpShexp, l, {E});
+      add(Weight::FfnGateShexp, l, {E, ffs});
+      add(Weight::FfnUpShexp, l, {E, ffs});
+      add(Weight::FfnDownShexp, l, {ffs, E});
+    } else {
+      add(Weight::FfnGate, l, {E, ff});
+      add(Weight::FfnUp, l, {E, ff});
+      add(Weight::FfnDown, l, {ff, E});
+    }
   }
   add(Weight::OutputNorm, 0, {E}, true);
   if (has_output) add(Weight::Output, 0, {E, n_vocab});

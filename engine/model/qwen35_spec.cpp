@@ -101,35 +101,48 @@ void read_qwen35(const gguf::GgufFile& f, ModelSpec& s) {
                              std::to_string(kMaxDeltaNetHeadDim));
   }
   if (s.head_dim != s.head_dim_v) throw std::runtime_error("qwen35: key and value heads differ");
+  s.ssm_grouped_heads = s.arch == Arch::Qwen3Next;
   check_rope_sections(f, s);
   read_recurrent_layers(f, s);
 
   const uint64_t E = s.n_embd, hd = s.head_dim, qd = s.n_embd_q(), kvd = s.n_embd_k_gqa();
   const uint64_t C = s.ssm_conv_channels(), Vd = s.ssm_value_dim(), nv = s.ssm_n_v_heads;
+  const std::string& fam = s.arch_name;
   for (uint32_t l = 0; l < s.n_layer; ++l) {
-    expect_weight(f, "qwen35", Weight::AttnNorm, l, {E});
-    expect_weight(f, "qwen35", Weight::PostAttnNorm, l, {E});
+    expect_weight(f, fam, Weight::AttnNorm, l, {E});
+    expect_weight(f, fam, Weight::PostAttnNorm, l, {E});
     if (s.is_recurrent(l)) {
-      expect_weight(f, "qwen35", Weight::AttnQKV, l, {E, C});
-      expect_weight(f, "qwen35", Weight::AttnGate, l, {E, Vd});
-      expect_weight(f, "qwen35", Weight::SsmConv1d, l, {s.ssm_conv_kernel, C}, true);
-      expect_weight(f, "qwen35", Weight::SsmDt, l, {nv}, true);
-      expect_weight(f, "qwen35", Weight::SsmA, l, {nv}, true);
-      expect_weight(f, "qwen35", Weight::SsmAlpha, l, {E, nv});
-      expect_weight(f, "qwen35", Weight::SsmBeta, l, {E, nv});
-      expect_weight(f, "qwen35", Weight::SsmNorm, l, {s.ssm_head_dim}, true);
-      expect_weight(f, "qwen35", Weight::SsmOut, l, {Vd, E});
+      // Older Qwen3-Next files project q|k|v|z interleaved per key head in one ssm_in.
+      if (f.find_tensor("blk." + std::to_string(l) + ".ssm_in.weight")) {
+        throw std::runtime_error(fam +
+                                 ": the fused ssm_in (q|k|v|z) layout of older conversions is not "
+                                 "supported (a current convert_hf_to_gguf.py writes attn_qkv and "
+                                 "attn_gate)");
+      }
+      expect_weight(f, fam, Weight::AttnQKV, l, {E, C});
+      expect_weight(f, fam, Weight::AttnGate, l, {E, Vd});
+      expect_weight(f, fam, Weight::SsmConv1d, l, {s.ssm_conv_kernel, C}, true);
+      expect_weight(f, fam, Weight::SsmDt, l, {nv}, true);
+      expect_weight(f, fam, Weight::SsmA, l, {nv}, true);
+      if (s.ssm_grouped_heads) {
+        expect_weight(f, fam, Weight::SsmBetaAlpha, l, {E, 2 * nv});
+      } else {
+        expect_weight(f, fam, Weight::SsmAlpha, l, {E, nv});
+        expect_weight(f, fam, Weight::SsmBeta, l, {E, nv});
+      }
+      expect_weight(f, fam, Weight::SsmNorm, l, {s.ssm_head_dim}, true);
+      expect_weight(f, fam, Weight::SsmOut, l, {Vd, E});
     } else {
       if (f.find_tensor(weight_name(Weight::AttnQKV, l))) {
-        throw std::runtime_error("qwen35: a fused attn_qkv on attention layer " +
+        throw std::runtime_error(fam + ": a fused attn_qkv on attention layer " +
                                  std::to_string(l) + " is not supported");
       }
-      expect_weight(f, "qwen35", Weight::AttnQ, l, {E, 2 * qd});  // Q and its gate, per head
-      expect_weight(f, "qwen35", Weight::AttnK, l, {E, kvd});
-      expect_weight(f, "qwen35", Weight::AttnV, l, {E, kvd});
-      expect_weight(f, "qwen35", Weight::AttnQNorm, l, {hd});
-      expect_weight(f, "qwen35", Weight::AttnKNorm, l, {hd});
-      expect_weight(f, "qwen35", Weight::AttnOut, l, {qd, E});
+      expect_weight(f, fam, Weight::AttnQ, l, {E, 2 * qd});  // Q and its gate, per head
+      expect_weight(f, fam, Weight::AttnK, l, {E, kvd});
+      expect_weight(f, fam, Weight::AttnV, l, {E, kvd});
+      expect_weight(f, fam, Weight::AttnQNorm, l, {hd});
+      expect_weight(f, fam, Weight::AttnKNorm, l, {hd});
+      expect_weight(f, fam, Weight::AttnOut, l, {qd, E});
     }
   }
 }

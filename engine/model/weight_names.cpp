@@ -171,6 +171,16 @@ const char* suffix(Weight w) {
       return "ssm_conv1d.bias";
     case Weight::SsmD:
       return "ssm_d";
+    case Weight::FfnGateShexp:
+      return "ffn_gate_shexp.weight";
+    case Weight::FfnUpShexp:
+      return "ffn_up_shexp.weight";
+    case Weight::FfnDownShexp:
+      return "ffn_down_shexp.weight";
+    case Weight::FfnGateInpShexp:
+      return "ffn_gate_inp_shexp.weight";
+    case Weight::SsmBetaAlpha:
+      return "ssm_ba.weight";
   }
   return "";
 }

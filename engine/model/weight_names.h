@@ -120,6 +120,16 @@ enum class Weight {
   SsmIn,
   SsmConv1dBias,
   SsmD,
+  // A MoE layer's shared expert (ModelSpec::n_ff_shexp): a dense SwiGLU FFN beside the routed
+  // experts, on the same input, and (Qwen2-MoE, Qwen3.5-MoE, Qwen3-Next) its per-token gate
+  // ffn_gate_inp_shexp ([n_embd]: one logit, through a sigmoid).
+  FfnGateShexp,
+  FfnUpShexp,
+  FfnDownShexp,
+  FfnGateInpShexp,
+  // Qwen3-Next: a DeltaNet layer's beta and alpha projections in one ([n_embd, 2 x value heads]:
+  // per key head, its value heads' betas, then their alphas).
+  SsmBetaAlpha,
 };
 
 // Name of a global weight (layer ignored) or of layer `layer`'s weight, e.g. "blk.3.attn_q.weight".

@@ -240,12 +240,12 @@ class CpuBackend final : public StepBackend {
                   f32_weight({Weight::SsmDt, d.layer}), f32_weight({Weight::SsmA, d.layer}),
                   step_states(), pool_);
   }
-  void gate_rows(GateAct act, Rows x, Rows gate, uint32_t n, uint32_t rows) override {
+  void gate_rows(GateAct act, Rows x, Rows gate, uint32_t n, uint32_t rows, bool per_row) override {
     split(rows, rows_per_task(n), [&](uint32_t b, uint32_t e) {
       const cpu::GateKind k = act == GateAct::Sigmoid ? cpu::GateKind::Sigmoid
                               : act == GateAct::Silu  ? cpu::GateKind::Silu
                                                       : cpu::GateKind::Relu;
-      cpu::gate_rows(k, seq_rows(x, n), seq_rows(gate, n), n, b, e);
+      cpu::gate_rows(k, seq_rows(x, n), seq_rows(gate, per_row ? 1 : n), n, b, e, per_row);
     });
   }
 

@@ -93,6 +93,8 @@ void cpu_moe_ffn(const MoeSpec& m, uint32_t T, const CpuMoeWeights& w, const flo
   // A per-expert output scale is linear in the expert's output: it joins the expert's weight.
   if (w.down_scale)
     for (uint64_t p = 0; p < uint64_t(T) * K; ++p) s.weights[p] *= w.down_scale[s.ids[p]];
+  if (m.weight_scale != 1.0f)
+    for (uint64_t p = 0; p < uint64_t(T) * K; ++p) s.weights[p] *= m.weight_scale;
 
   // Expert by expert: its (token, rank) pairs' rows through gate/up, GLU and down.
   float* pair_out = grown(s.pair_out, uint64_t(T) * K * E);

@@ -69,6 +69,7 @@ void cpu_delta_net(const DeltaNetSpec& d, const CpuDeltaNetRows& rows, const flo
     args.dt_bias = dt[h];
     args.a = a[h];
     args.eps = d.eps;
+    args.grouped = d.grouped;
     float* state = st.of(s, d.layer) + d.state_offset + uint64_t(h) * d.head_dim * d.head_dim;
     cpu::delta_net_head(args, h, state, q_len, b.seq_kv_len(s) == q_len);
   });

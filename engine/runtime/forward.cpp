@@ -7,12 +7,16 @@
 #include "engine/runtime/mamba2_forward.h"
 #include "engine/runtime/qkv_projection.h"
 #include "engine/runtime/qwen35_forward.h"
+#include "engine/runtime/shared_expert.h"
 
 namespace vkllm::runtime {
 
 using model::Weight;
 
 Forward::BlockInputs Forward::qkv_inputs(uint32_t l) const {
+  if (spec_.is_recurrent(l) && spec_.ssm_grouped_heads) {
+    return {{{Weight::AttnQKV, l}, {Weight::AttnGate, l}, {Weight::SsmBetaAlpha, l}}, 3};
+  }
   if (spec_.is_recurrent(l) && spec_.is_delta_net()) {
     return {
         {{Weight::AttnQKV, l}, {Weight::AttnGate, l}, {Weight::SsmAlpha, l}, {Weight::SsmBeta, l}},
@@ -77,7 +81,7 @@ void Forward::layers(StepBackend& b, uint32_t T) const {
 
 void Forward::layer(StepBackend& b, uint32_t l, uint32_t T) const {
   b.begin_layer(l);
-  if (spec_.arch == model::Arch::Qwen35) {
+  if (spec_.is_delta_net()) {  // qwen35, qwen35moe, qwen3next
     Qwen35Forward(spec_).block(b, l, T, ffn_inputs(l).span());
   } else if (spec_.is_recurrent(l)) {
     short_conv_block(b, l, T);
@@ -252,8 +256,9 @@ void Forward::ffn_block(StepBackend& b, uint32_t l, uint32_t T) const {
   b.mark(chained_norms() && l + 1 < spec_.n_layer ? "down_attn_norm" : "down");
 }
 
-// The experts add their weighted sum into the residual stream; the next layer's attention norm
-// (chained) follows as its own operation.
+// The experts add their weighted sum into the residual stream, then the shared expert (where the
+// model has one) its output; the next layer's attention norm (chained) follows as its own
+// operation.
 void Forward::moe_block(StepBackend& b, uint32_t l, uint32_t T) const {
   if (spec_.post_norms) throw std::logic_error("mixture-of-experts with post norms");
   MoeSpec m;
@@ -271,6 +276,7 @@ void Forward::moe_block(StepBackend& b, uint32_t l, uint32_t T) const {
   b.moe_ffn(m, T);
   b.barrier();
   b.mark("moe");
+  shared_expert(b, spec_, l, T, {Act::H});
   if (chained_norms() && l + 1 < spec_.n_layer) {
     b.rms_norm({Act::X}, {Weight::AttnNorm, l + 1}, {Act::H}, spec_.n_embd, T,
                qkv_inputs(l + 1).span());

@@ -10,7 +10,8 @@
 // Attention: Q, K, V, RoPE where the model has it (Granite's switch; Nemotron-H never), paged
 // attention, attn_output.
 // Nemotron-H's FFN-only layers: ffn_up, relu^2, ffn_down. Granite 4.0-H adds ffn_norm and a
-// SwiGLU FFN after each mixer; its block outputs are scaled by residual_scale.
+// SwiGLU FFN after each mixer (its MoE variant: experts and a shared expert, shared_expert.h);
+// its block outputs are scaled by residual_scale.
 #pragma once
 
 #include <span>
@@ -35,6 +36,8 @@ class Mamba2Forward {
   void residual_product(StepBackend& b, Rows x, uint32_t n, uint32_t T, WeightRef w) const;
   void relu2_ffn(StepBackend& b, uint32_t l, uint32_t T) const;
   void swiglu_ffn(StepBackend& b, uint32_t l, uint32_t T) const;
+  // Granite's MoE variant: ffn_norm, the experts and the shared expert, scaled by residual_scale.
+  void moe_ffn(StepBackend& b, uint32_t l, uint32_t T) const;
 
   const model::ModelSpec& spec_;
 };

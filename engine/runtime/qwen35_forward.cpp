@@ -61,11 +61,16 @@ void Qwen35Forward::delta_net(StepBackend& b, uint32_t l, uint32_t T, Feeds ffn)
   const uint32_t vd = spec_.ssm_value_dim(), nv = spec_.ssm_n_v_heads, hd = spec_.ssm_head_dim;
   const model::ModelSpec::DeltaNetRow row = spec_.delta_net_row();
   const uint32_t z = row.z, alpha = row.alpha, conv = row.conv;
-  const ProductOut in[] = {{{Weight::AttnQKV, l}, {Act::QKV, 0, W}},
-                           {{Weight::AttnGate, l}, {Act::QKV, z, W}},
-                           {{Weight::SsmAlpha, l}, {Act::QKV, alpha, W}},
-                           {{Weight::SsmBeta, l}, {Act::QKV, row.beta, W}}};
-  b.products({Act::H}, T, in);
+  // Qwen3-Next: one product of beta|alpha per key head group of r value heads, at alpha's place
+  // (it has room for 2 x nv floats up to the conv's part).
+  const bool grouped = spec_.ssm_grouped_heads;
+  const uint32_t r = nv / spec_.ssm_n_k_heads;
+  ProductOut in[] = {{{Weight::AttnQKV, l}, {Act::QKV, 0, W}},
+                     {{Weight::AttnGate, l}, {Act::QKV, z, W}},
+                     {{Weight::SsmAlpha, l}, {Act::QKV, alpha, W}},
+                     {{Weight::SsmBeta, l}, {Act::QKV, row.beta, W}}};
+  if (grouped) in[2] = {{Weight::SsmBetaAlpha, l}, {Act::QKV, alpha, W}};
+  b.products({Act::H}, T, std::span<const ProductOut>(in, grouped ? 3 : 4));
   b.barrier();
   b.mark("in_proj");
   b.ssm_conv({l, {Act::QKV, 0, W}, {Act::QKV, conv, W}, C, spec_.ssm_conv_kernel});
@@ -74,8 +79,9 @@ void Qwen35Forward::delta_net(StepBackend& b, uint32_t l, uint32_t T, Feeds ffn)
   DeltaNetSpec d;
   d.layer = l;
   d.qkv = {Act::QKV, conv, W};
-  d.alpha = {Act::QKV, alpha, W};
-  d.beta = {Act::QKV, row.beta, W};
+  d.alpha = {Act::QKV, grouped ? alpha + r : alpha, W};
+  d.beta = {Act::QKV, grouped ? alpha : row.beta, W};
+  d.grouped = grouped;
   d.out = {Act::Attn, 0, vd};
   d.n_k_heads = spec_.ssm_n_k_heads;
   d.n_v_heads = nv;

@@ -80,8 +80,8 @@ class SplitBackend final : public StepBackend {
   void ssm_conv(const SsmConvSpec& c) override { go(layer_stage(c.layer)).ssm_conv(c); }
   void delta_net(const DeltaNetSpec& d) override { go(layer_stage(d.layer)).delta_net(d); }
   void ssm_scan(const SsmScanSpec& c) override { go(layer_stage(c.layer)).ssm_scan(c); }
-  void gate_rows(GateAct act, Rows x, Rows gate, uint32_t n, uint32_t rows) override {
-    cur().gate_rows(act, x, gate, n, rows);
+  void gate_rows(GateAct act, Rows x, Rows gate, uint32_t n, uint32_t rows, bool per_row) override {
+    cur().gate_rows(act, x, gate, n, rows, per_row);
   }
   void rms_norm_plain(Rows x, Rows y, uint32_t n, uint32_t rows) override {
     cur().rms_norm_plain(x, y, n, rows);

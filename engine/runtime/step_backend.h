@@ -150,6 +150,9 @@ struct MoeSpec {
   Rows router_x;
   bool down_scales = false;
   bool accumulate = true;
+  // Every selected expert's weight is multiplied by this after routing (Granite's residual
+  // scale of the FFN output: linear in the experts' sum).
+  float weight_scale = 1.0f;
 };
 
 // LFM2's gated short convolution of layer `layer` over the step's tokens: bcx holds each token's
@@ -191,12 +194,16 @@ struct SsmConvSpec {
 // (Weight::SsmDt, Weight::SsmA), beta = sigmoid(beta); the head's state S (head_dim x head_dim,
 // at state_offset floats into the layer's state) decays by exp(g), then S += k (x) beta (v - S^T
 // k), and out[t][h] = S^T q / sqrt(head_dim).
+// grouped (Qwen3-Next): value head h reads query/key head h / r instead (r = n_v_heads /
+// n_k_heads), and its alpha and beta at (h / r) * 2r + h % r from alpha's and beta's offsets (one
+// row of r betas then r alphas per key head).
 struct DeltaNetSpec {
   uint32_t layer = 0;
   Rows qkv, alpha, beta, out;
   uint32_t n_k_heads = 0, n_v_heads = 0, head_dim = 0;
   uint64_t state_offset = 0;
   float eps = 1e-6f;
+  bool grouped = false;
 };
 // Mamba-2's selective scan of layer `layer` (mamba2_forward.h), walking each sequence's tokens in
 // order from its carried state as the DeltaNet does. xbc holds each token's conv output x | B | C
@@ -336,13 +343,14 @@ class StepBackend {
   virtual void short_conv(const ShortConvSpec& /*conv*/) { unsupported("short_conv"); }
   // Qwen3.5's DeltaNet conv and recurrence (SsmConvSpec, DeltaNetSpec), reading and updating
   // the sequences' recurrent states, and x *= act(gate) over `rows` rows of n (Rows strides as
-  // elsewhere; the attention output gate and the DeltaNet's gated norm).
+  // elsewhere; the attention output gate and the DeltaNet's gated norm). per_row: the gate is
+  // one value per row (gate row r's first element; a shared expert's gate), x[r] *= act(g[r]).
   virtual void ssm_conv(const SsmConvSpec& /*conv*/) { unsupported("ssm_conv"); }
   virtual void delta_net(const DeltaNetSpec& /*dn*/) { unsupported("delta_net"); }
   // Mamba-2's selective scan (SsmScanSpec), reading and updating the sequences' states.
   virtual void ssm_scan(const SsmScanSpec& /*scan*/) { unsupported("ssm_scan"); }
   virtual void gate_rows(GateAct /*act*/, Rows /*x*/, Rows /*gate*/, uint32_t /*n*/,
-                         uint32_t /*rows*/) {
+                         uint32_t /*rows*/, bool /*per_row*/ = false) {
     unsupported("gate_rows");
   }
   // to[r] = from[selected row r] for the step's n_sel selected rows, rows of n elements.

@@ -57,6 +57,7 @@ void VulkanBackend::delta_net(const DeltaNetSpec& d) {
   a.slot_floats = static_cast<uint32_t>(st.slot_floats);
   a.state_offset = static_cast<uint32_t>(st.layer_offset[d.layer] + d.state_offset);
   a.eps = d.eps;
+  a.grouped = d.grouped;
   vk::ops::delta_net(*rec_, ctx_.pipelines(), batch_, a);
   wrote(d.out.act);
 }
@@ -109,7 +110,8 @@ void VulkanBackend::copy_states(std::span<const StateCopy> copies) {
   r.submit_and_wait();
 }
 
-void VulkanBackend::gate_rows(GateAct act, Rows x, Rows gate, uint32_t n, uint32_t rows) {
+void VulkanBackend::gate_rows(GateAct act, Rows x, Rows gate, uint32_t n, uint32_t rows,
+                              bool per_row) {
   vk::ops::GateRowsArgs a;
   a.x = mem_.buf(x.act);
   a.gate = mem_.buf(gate.act);
@@ -118,7 +120,8 @@ void VulkanBackend::gate_rows(GateAct act, Rows x, Rows gate, uint32_t n, uint32
   a.x_off = x.off;
   a.x_stride = x.stride;
   a.g_off = gate.off;
-  a.g_stride = gate.stride;
+  a.g_stride = per_row && gate.stride == 0 ? 1 : gate.stride;
+  a.per_row = per_row;
   a.silu = act == GateAct::Silu;
   a.relu = act == GateAct::Relu;
   vk::ops::gate_rows(*rec_, ctx_.pipelines(), a);

@@ -90,6 +90,7 @@ void VulkanBackend::moe_ffn(const MoeSpec& m, uint32_t T) {
   r.n_tokens = T;
   r.norm = m.norm_weights;
   r.top_k_first = m.softmax_after_top_k;
+  r.weight_scale = m.weight_scale;
   if (m.down_scales) r.scales = get({Weight::FfnDownExpsScale, m.layer}).data;
   vk::ops::moe_route(*rec_, ctx_.pipelines(), r);
   if (!m.accumulate) {

@@ -49,9 +49,10 @@ void delta_net(CommandRecorder& rec, PipelineCache& pc, const BatchInfo& b, cons
     uint32_t n_tokens, n_seqs, n_k_heads, n_v_heads, head_dim, stride, qkv_off, alpha_off, beta_off,
         out_off, out_stride, slot_floats, state_offset;
     float eps;
+    uint32_t grouped;
   } push{b.n_tokens,   b.n_seqs,      a.n_k_heads,    a.n_v_heads, a.head_dim,
          a.stride,     a.qkv_off,     a.alpha_off,    a.beta_off,  a.out_off,
-         a.out_stride, a.slot_floats, a.state_offset, a.eps};
+         a.out_stride, a.slot_floats, a.state_offset, a.eps,       a.grouped ? 1u : 0u};
   // One subgroup a state column, its rows in registers (shaders/delta_net.comp): the subgroup
   // size the rows are spread over must be the one the pipeline runs with, so it is required
   // where the device lets a pipeline choose.
@@ -75,8 +76,9 @@ void delta_net(CommandRecorder& rec, PipelineCache& pc, const BatchInfo& b, cons
 
 void gate_rows(CommandRecorder& rec, PipelineCache& pc, const GateRowsArgs& a) {
   require_arg(a.n > 0 && a.rows > 0, "gate_rows: empty input");
+  require_arg(!a.per_row || a.g_stride > 0, "gate_rows: a per-row gate needs its stride");
   struct {
-    uint32_t n, rows, x_off, x_stride, g_off, g_stride, act;
+    uint32_t n, rows, x_off, x_stride, g_off, g_stride, act, g_step;
   } push{a.n,
          a.rows,
          a.x_off,
@@ -85,7 +87,8 @@ void gate_rows(CommandRecorder& rec, PipelineCache& pc, const GateRowsArgs& a) {
          a.g_stride ? a.g_stride : a.n,
          a.relu   ? 2u
          : a.silu ? 1u
-                  : 0u};
+                  : 0u,
+         a.per_row ? 0u : 1u};
   constexpr uint32_t wg = 64;
   const Pipeline& p = delta_net_pipeline(pc, "gate_rows", 2, sizeof(push), wg);
   rec.dispatch(p, {a.x, a.gate}, push,

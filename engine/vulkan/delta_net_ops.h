@@ -37,17 +37,20 @@ struct DeltaNetArgs {
   uint32_t stride = 0, qkv_off = 0, alpha_off = 0, beta_off = 0, out_off = 0, out_stride = 0;
   uint32_t slot_floats = 0, state_offset = 0;
   float eps = 1e-6f;
+  bool grouped = false;  // runtime::DeltaNetSpec::grouped (Qwen3-Next's head layout)
 };
 void delta_net(CommandRecorder& rec, PipelineCache& pipelines, const BatchInfo& batch,
                const DeltaNetArgs& a);
 
-// x[r] *= act(gate[r]) over `rows` rows of n: sigmoid, SiLU, or ReLU (x may be gate).
+// x[r] *= act(gate[r]) over `rows` rows of n: sigmoid, SiLU, or ReLU (x may be gate); per_row:
+// gate row r is one value, x[r] *= act(g[r]) (g_stride must then be given).
 struct GateRowsArgs {
   BufferSlice x, gate;
   uint32_t n = 0, rows = 0;
   uint32_t x_off = 0, x_stride = 0, g_off = 0, g_stride = 0;
   bool silu = false;
   bool relu = false;
+  bool per_row = false;
 };
 
 // Mamba-2's selective scan (runtime::SsmScanSpec), one subgroup per (head, sequence, head row),

@@ -26,7 +26,7 @@ constexpr std::array kTypes = {
 
 void moe_route(CommandRecorder& rec, PipelineCache& pc, const MoeRouteArgs& a) {
   require_arg(a.n_expert > 0 && a.n_expert <= kMoeMaxExperts,
-              "moe_route: " + std::to_string(a.n_expert) + " experts (1 to 256 supported)");
+              "moe_route: " + std::to_string(a.n_expert) + " experts (1 to 512 supported)");
   require_arg(a.n_used > 0 && a.n_used <= a.n_expert && a.n_used <= kMoeMaxUsed,
               "moe_route: experts per token out of range (1 to min(experts, 64))");
   if (a.n_tokens == 0) return;
@@ -35,10 +35,11 @@ void moe_route(CommandRecorder& rec, PipelineCache& pc, const MoeRouteArgs& a) {
               "moe_route: fewer expert scales than experts");
   struct {
     uint32_t n_expert, n_used, n_tokens, norm, top_k_first, scaled;
-  } push{a.n_expert,      a.n_used, a.n_tokens, a.norm ? 1u : 0u, a.top_k_first ? 1u : 0u,
-         scaled ? 1u : 0u};
-  // One workgroup a token, 64 invocations of 4 logits each (moe_route.comp: 256 experts).
-  static_assert(kMoeMaxExperts == 4 * 64);
+    float weight_scale;
+  } push{a.n_expert,       a.n_used,      a.n_tokens, a.norm ? 1u : 0u, a.top_k_first ? 1u : 0u,
+         scaled ? 1u : 0u, a.weight_scale};
+  // One workgroup a token, 64 invocations of 8 logits each (moe_route.comp: 512 experts).
+  static_assert(kMoeMaxExperts == 8 * 64);
   const Pipeline& p = pc.get(
       {.shader = "moe_route", .num_buffers = 4, .push_constant_bytes = sizeof(push), .spec = {64}});
   const uint32_t gx = std::min(a.n_tokens, 65535u);
@@ -66,7 +67,7 @@ void moe_bias(CommandRecorder& rec, PipelineCache& pc, const MoeBiasArgs& a) {
 
 void moe_group(CommandRecorder& rec, PipelineCache& pc, const MoeGroupArgs& a) {
   require_arg(a.n_expert > 0 && a.n_expert <= kMoeMaxExperts,
-              "moe_group: " + std::to_string(a.n_expert) + " experts (1 to 256 supported)");
+              "moe_group: " + std::to_string(a.n_expert) + " experts (1 to 512 supported)");
   require_arg(a.ids.size >= 4ull * a.n_pairs, "moe_group: ids slice smaller than its pairs");
   require_arg(a.groups.size >= 4 * moe_group_words(a.n_pairs),
               "moe_group: groups slice smaller than moe_group_words");

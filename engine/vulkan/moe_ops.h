@@ -18,7 +18,7 @@ class PipelineCache;
 namespace vkllm::vk::ops {
 
 // Most experts, and most experts per token, moe_route handles.
-inline constexpr uint32_t kMoeMaxExperts = 256;
+inline constexpr uint32_t kMoeMaxExperts = 512;
 inline constexpr uint32_t kMoeMaxUsed = 64;
 
 // ids[t * n_used + k], weights[..]: token t's k-th most probable expert (softmax of its
@@ -32,6 +32,7 @@ struct MoeRouteArgs {
   bool norm = true;
   bool top_k_first = false;
   BufferSlice scales{};
+  float weight_scale = 1.0f;  // every weight times this, last (runtime::MoeSpec::weight_scale)
 };
 void moe_route(CommandRecorder& rec, PipelineCache& pipelines, const MoeRouteArgs& a);
 

@@ -244,17 +244,22 @@ void add_dev_commands(CLI::App& app) {
       "make-model", "Write a random-weight GGUF model with a real architecture's layout");
   make->add_option(
           "--arch", args->arch,
-          "llama, qwen2, qwen3, qwen3moe, gpt-oss, qwen3-embedding, gemma2, gemma3, gemma3n, "
+          "llama, qwen2, qwen2moe, qwen3, qwen3moe, gpt-oss, qwen3-embedding, gemma2, gemma3, "
+          "gemma3n, "
           "gemma4, "
           "phi3, "
-          "mistral3, gemma-embedding, lfm2, qwen35, granitehybrid, nemotron_h, bert, nomic-bert or "
+          "mistral3, gemma-embedding, lfm2, qwen35, qwen35moe, qwen3next, granitehybrid, "
+          "nemotron_h, "
+          "bert, nomic-bert or "
           "bert-rerank (encoders want "
           "a "
           "WordPiece vocab, e.g. ggml-vocab-bert-bge.gguf)")
       ->capture_default_str();
   make->add_option(
           "--shape", args->shape,
-          "tiny, test (tiny with 8 experts, 2 per token, for qwen3moe and gpt-oss; window 16), "
+          "tiny, test (tiny with 8 experts, 2 per token, for qwen3moe, qwen2moe and gpt-oss; "
+          "window "
+          "16), "
           "test-swa (7 layers), test-deep (25 layers: gemma3n's shared KV), test-deep-narrow and "
           "test-swa-narrow (128 wide), gemma3n-e2b, "
           "gemma3n-e4b, gemma4-e2b, test-moe (gemma4's MoE variant) and test-moe-narrow, "
@@ -262,7 +267,10 @@ void add_dev_commands(CLI::App& app) {
           "gemma4-26b-a4b, "
           "llama3.2-1b, llama3.1-8b, llama3.1-70b, qwen2.5-0.5b, qwen3-30b-a3b, gpt-oss-20b, "
           "ministral3-3b, "
-          "ministral3-8b, embeddinggemma-300m, lfm2-1.2b, qwen35-4b, granite-4.0-h-micro, "
+          "ministral3-8b, embeddinggemma-300m, lfm2-1.2b, qwen35-4b, qwen35-35b-a3b, "
+          "qwen3-next-80b-a3b, granite-4.0-h-micro, granite-4.0-h-tiny (and test-moe: "
+          "granitehybrid's "
+          "MoE variant), "
           "nemotron-h-8b or WxLxHxKV (n_embd x n_layer "
           "x "
           "n_head "

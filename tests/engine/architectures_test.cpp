@@ -8,14 +8,14 @@
 // every weight type on llama (the shared kernels), and every other architecture with F16 and
 // Q4_K_M (its own code paths: biases, Q/K norms, post norms, softcaps, fused QKV and gate/up,
 // NeoX RoPE, sliding windows, tied embeddings, qwen3moe's mixture of experts, which also runs
-// on the CPU backend here). Two shapes: 256-wide with head_dim 64 and an n_ff
-// of 320 (ffn_down rows are no multiple of 256, so the K-quant mix falls back to Q5_0/Q5_1/Q8_0
-// there), and 128-wide with head_dim 32 (every K-quant tensor falls back). One 1024-wide llama
-// (head_dim 64, n_ff 2816) at Q4_K_M, prefilled 17 tokens first so that its products run on the
-// GEMMs (lavapipe's from 17 tokens, a GPU's K-quant ones from 13), with Q, K and V apart (layer
-// 1's V is Q6_K); a GPU splits their K. Every chunk is one step (max_logits_rows): with the
-// default of max_seqs rows, Generator::feed split each chunk into steps of 2 tokens, and no
-// case ever reached a GEMM (Q left unrotated on the GEMM path then passed).
+// on the CPU backend here, and qwen2moe's gated shared expert on both). Two shapes: 256-wide with
+// head_dim 64 and an n_ff of 320 (ffn_down rows are no multiple of 256, so the K-quant mix falls
+// back to Q5_0/Q5_1/Q8_0 there), and 128-wide with head_dim 32 (every K-quant tensor falls back).
+// One 1024-wide llama (head_dim 64, n_ff 2816) at Q4_K_M, prefilled 17 tokens first so that its
+// products run on the GEMMs (lavapipe's from 17 tokens, a GPU's K-quant ones from 13), with Q, K
+// and V apart (layer 1's V is Q6_K); a GPU splits their K. Every chunk is one step
+// (max_logits_rows): with the default of max_seqs rows, Generator::feed split each chunk into steps
+// of 2 tokens, and no case ever reached a GEMM (Q left unrotated on the GEMM path then passed).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -230,6 +230,10 @@ std::vector<ArchCase> cases() {
     v.push_back({arch, FileType::F16, 128, true});
     v.push_back({arch, FileType::Q4_K_M, 256, true});
   }
+  // qwen2moe: the shared expert beside the routed ones, gated per token (shared_expert.h), and
+  // unnormalised expert weights, on both backends.
+  for (const bool cpu : {false, true}) v.push_back({"qwen2moe", FileType::F16, 128, cpu});
+  v.push_back({"qwen2moe", FileType::Q8_0, 256});
   // gpt-oss (sinks, biases, top-k softmax routing, clamped SwiGLU, window on even layers, YaRN)
   // on both backends.
   for (const bool cpu : {false, true}) {

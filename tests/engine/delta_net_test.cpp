@@ -251,5 +251,28 @@ TEST(DeltaNet, GateRowsOnBothBackends) {
   }
 }
 
+// A shared expert's gate: x[r] *= sigmoid(g[r]), one gate value per row (the per-row mode of
+// StepBackend::gate_rows), on both backends.
+TEST(DeltaNet, PerRowGateOnBothBackends) {
+  SeededRng rng;
+  const uint32_t n = 70, rows = 5, xs = 75, gs = 3, x_off = 3, g_off = 2;
+  const std::vector<float> x = random_vector(rng, x_off + size_t(rows) * xs, -3.f, 3.f);
+  const std::vector<float> g = random_vector(rng, g_off + size_t(rows) * gs, -4.f, 4.f);
+  std::vector<float> want = x, cpu_x = x;
+  for (uint32_t r = 0; r < rows; ++r)
+    for (uint32_t i = 0; i < n; ++i)
+      want[x_off + r * xs + i] =
+          float(x[x_off + r * xs + i] / (1 + std::exp(-double(g[g_off + r * gs]))));
+  vk::Arena arena = make_arena();
+  vk::BufferSlice dx = to_device(arena, x), dg = to_device(arena, g);
+  ops::GateRowsArgs a{dx, dg, n, rows, x_off, xs, g_off, gs, false, false, /*per_row=*/true};
+  run([&](vk::CommandRecorder& rec) { ops::gate_rows(rec, vk_context().pipelines(), a); });
+  std::vector<float> cpu_g = g;
+  cpu::gate_rows(cpu::GateKind::Sigmoid, {cpu_x.data() + x_off, xs}, {cpu_g.data() + g_off, gs}, n,
+                 0, rows, /*per_row=*/true);
+  EXPECT_TRUE(near_all(from_device<float>(dx, x.size()), want, 1e-6, 1e-5));
+  EXPECT_TRUE(near_all(cpu_x, want, 1e-6, 1e-5));
+}
+
 }  // namespace
 }  // namespace vkllm::test

@@ -1,13 +1,14 @@
 // The model families' make-model fixtures (tests/reference/families: mistral3 with YaRN and the
 // attention temperature, gemma-embedding with its symmetric window, mean pooling and dense
-// projections, lfm2's short convolutions, qwen35's Gated DeltaNet and the Mamba-2 mixers of
-// granitehybrid and nemotron_h with their state across prefill chunks, gemma3n's AltUp,
-// per-layer inputs and layers sharing KV caches, gemma4's mixed head sizes, per-layer inputs,
-// shared KV and MoE variant) on both backends (Vulkan: lavapipe here; the CPU backend), against
-// llama.cpp's CPU backend on the same files: prompt tokens exactly, last logits (or the pooled
-// embedding) by cosine (>= 0.9999 F16, >= 0.999 quantized), greedy tokens up to the first near-tie.
-// The prompts are longer than every sliding window and than mistral3's YaRN original context (where
-// its temperature starts).
+// projections, lfm2's short convolutions, qwen35's Gated DeltaNet (and its MoE variant qwen35moe
+// and Qwen3-Next's grouped heads, both with a gated shared expert) and the Mamba-2 mixers of
+// granitehybrid (and its MoE variant, with an ungated shared expert) and nemotron_h with their
+// state across prefill chunks, gemma3n's AltUp, per-layer inputs and layers sharing KV caches,
+// gemma4's mixed head sizes, per-layer inputs, shared KV and MoE variant) on both backends (Vulkan:
+// lavapipe here; the CPU backend), against llama.cpp's CPU backend on the same files: prompt tokens
+// exactly, last logits (or the pooled embedding) by cosine (>= 0.9999 F16, >= 0.999 quantized),
+// greedy tokens up to the first near-tie. The prompts are longer than every sliding window and than
+// mistral3's YaRN original context (where its temperature starts).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -185,11 +186,20 @@ std::string case_label(const ::testing::TestParamInfo<std::tuple<Backend, std::s
 // the same graphs, shared KV, mixed head sizes and Gemma 4's MoE included, in 1-4 s each (up to
 // 12 s on a loaded machine). Gemma 4's quantized MoE twin runs on the CPU only: its F16 twin
 // checks the same MoE graph on Vulkan at the tighter bound, and the quantized dense twin Gemma 4's
-// Q8_0 products.
+// Q8_0 products. So do the quantized Qwen3.5-MoE, Qwen3-Next and Granite MoE cases (2-5 s each on
+// lavapipe): their F16 twins run the same graphs on Vulkan, the qwen3moe references its Q8_0
+// experts.
 std::vector<std::tuple<Backend, std::string>> family_cases() {
-  const std::set<std::string> cpu_only = {
-      "gemma3n-f16",     "gemma3n-q8_0",          "gemma4-f16", "gemma4-q8_0", "gemma4-moe-f16",
-      "gemma4-moe-q8_0", "gemma4-moe-narrow-q8_0"};
+  const std::set<std::string> cpu_only = {"gemma3n-f16",
+                                          "gemma3n-q8_0",
+                                          "gemma4-f16",
+                                          "gemma4-q8_0",
+                                          "gemma4-moe-f16",
+                                          "gemma4-moe-q8_0",
+                                          "gemma4-moe-narrow-q8_0",
+                                          "qwen35moe-q8_0",
+                                          "qwen3next-q8_0",
+                                          "granitehybrid-moe-q8_0"};
   std::vector<std::tuple<Backend, std::string>> cases;
   for (const Backend b : {Backend::Vulkan, Backend::Cpu})
     for (const std::string& name : reference::model_case_names(families_dir()))

@@ -32,7 +32,8 @@ using gguf::TensorType;
 struct RouteCase {
   uint32_t n_expert, n_used;
   bool norm;
-  bool scaled = false;  // Gemma 4's per-expert output scales multiplied into the weights
+  bool scaled = false;        // Gemma 4's per-expert output scales multiplied into the weights
+  float weight_scale = 1.0f;  // every weight times this on the device (Granite's residual scale)
 };
 
 // Logits on a coarse grid, so that most rows hold ties, plus one row all equal and one with
@@ -50,7 +51,8 @@ TEST(MoeRoute, CpuAndDeviceMatchTheScalarReferenceWithTies) {
   auto& pc = vk_context().pipelines();
   for (const RouteCase c :
        {RouteCase{8, 2, true}, RouteCase{16, 4, false}, RouteCase{128, 8, true},
-        RouteCase{5, 5, true}, RouteCase{8, 2, true, true}, RouteCase{16, 4, false, true}}) {
+        RouteCase{5, 5, true}, RouteCase{8, 2, true, true}, RouteCase{16, 4, false, true},
+        RouteCase{512, 10, true}, RouteCase{64, 6, true, false, 0.22f}}) {
     SCOPED_TRACE(std::to_string(c.n_expert) + " experts, " + std::to_string(c.n_used) + " used" +
                  (c.scaled ? ", scaled" : ""));
     const uint32_t T = 37;
@@ -70,6 +72,7 @@ TEST(MoeRoute, CpuAndDeviceMatchTheScalarReferenceWithTies) {
     run([&](vk::CommandRecorder& rec) {
       vk::ops::MoeRouteArgs r{dz, dids, dw, c.n_expert, c.n_used, T, c.norm};
       r.scales = dscale;
+      r.weight_scale = c.weight_scale;
       vk::ops::moe_route(rec, pc, r);
     });
     const auto gids = from_device<uint32_t>(dids, ids.size());
@@ -83,7 +86,7 @@ TEST(MoeRoute, CpuAndDeviceMatchTheScalarReferenceWithTies) {
         ASSERT_EQ(ids[i], want.ids[k]) << "cpu, token " << t << " rank " << k;
         ASSERT_EQ(gids[i], want.ids[k]) << "device, token " << t << " rank " << k;
         EXPECT_NEAR(w[i], want.weights[k], 1e-6) << "cpu, token " << t;
-        const float want_w = want.weights[k] * scale[want.ids[k]];
+        const float want_w = want.weights[k] * scale[want.ids[k]] * c.weight_scale;
         EXPECT_NEAR(gw[i], want_w, 1e-5 * std::max(1.0f, want_w)) << "device, token " << t;
       }
     }

@@ -68,6 +68,8 @@ class ReferenceModel {
     // gpt-oss: output bias, attention sinks (one logit per head), router and expert biases.
     Matrix bo, sinks, router_b;
     std::vector<Matrix> gate_eb, up_eb, down_eb;
+    // A shared expert (ModelSpec::n_ff_shexp) and its per-token gate (one row).
+    Matrix gate_sh, up_sh, down_sh, gate_inp_sh;
   };
   struct Cache {
     std::vector<std::vector<float>> k, v;  // per position: n_head_kv * head_dim

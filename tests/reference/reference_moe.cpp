@@ -59,6 +59,13 @@ void ReferenceModel::load_moe(const gguf::GgufFile& f, uint32_t l, Layer& L) con
     L.up_e.push_back(up.slice(e * F, F));
     L.down_e.push_back(down.slice(e * E, E));
   }
+  if (spec_.n_ff_shexp > 0) {
+    L.gate_sh = load_matrix(f, model::weight_name(Weight::FfnGateShexp, l));
+    L.up_sh = load_matrix(f, model::weight_name(Weight::FfnUpShexp, l));
+    L.down_sh = load_matrix(f, model::weight_name(Weight::FfnDownShexp, l));
+    if (spec_.moe_shexp_gated)
+      L.gate_inp_sh = load_matrix(f, model::weight_name(Weight::FfnGateInpShexp, l));
+  }
   if (!spec_.moe_biases) return;
   L.router_b = load_matrix(f, model::weight_name(Weight::FfnGateInpBias, l));
   const Matrix gate_b = load_matrix(f, model::weight_name(Weight::FfnGateExpsBias, l));
@@ -110,6 +117,16 @@ std::vector<float> ReferenceModel::moe(const Layer& L, const std::vector<float>&
     std::vector<float> d = matvec(L.down_e[e], g);
     add_row(d, L.down_eb, e);
     for (size_t i = 0; i < d.size(); ++i) sum[i] += double(route.weights[k]) * d[i];
+  }
+  if (spec_.n_ff_shexp > 0) {  // the shared expert, times sigmoid(its gate's logit)
+    std::vector<float> g = matvec(L.gate_sh, h);
+    const std::vector<float> u = matvec(L.up_sh, h);
+    for (size_t i = 0; i < g.size(); ++i)
+      g[i] = static_cast<float>(g[i] / (1.0 + std::exp(-double(g[i]))) * u[i]);
+    const std::vector<float> d = matvec(L.down_sh, g);
+    double scale = 1.0;
+    if (spec_.moe_shexp_gated) scale = 1.0 / (1.0 + std::exp(-double(matvec(L.gate_inp_sh, h)[0])));
+    for (size_t i = 0; i < d.size(); ++i) sum[i] += scale * d[i];
   }
   return std::vector<float>(sum.begin(), sum.end());
 }

@@ -1,6 +1,7 @@
 // The continuous batcher with hybrid models (make-model's test fixtures of LFM2, short
-// convolutions + attention, Qwen3.5, Gated DeltaNet + gated attention, and the Mamba-2 hybrids
-// Granite 4.0-H and Nemotron-H), on the CPU backend:
+// convolutions + attention, Qwen3.5, Gated DeltaNet + gated attention, its MoE variant (experts
+// and a gated shared expert after each block), and the Mamba-2 hybrids Granite 4.0-H and
+// Nemotron-H), on the CPU backend:
 // 16 concurrent greedy streams, mixing prefill chunks and decode steps, equal their solo runs
 // token for token (no recurrent state leaks between sequences or survives a finished one into
 // the next owner of its slot), also when a tiny KV cache preempts sequences and they recompute.
@@ -216,7 +217,8 @@ TEST_P(HybridModelScheduler, ACancelledStreamGivesItsStateSlotBack) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Hybrids, HybridModelScheduler,
-                         ::testing::Values("lfm2", "qwen35", "granitehybrid", "nemotron_h"),
+                         ::testing::Values("lfm2", "qwen35", "qwen35moe", "granitehybrid",
+                                           "nemotron_h"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

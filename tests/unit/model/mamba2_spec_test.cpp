@@ -77,8 +77,15 @@ TEST(Mamba2Spec, FilesThatDoNotFitFailNamingTheProblem) {
       EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
     }
   };
+  // Granite's MoE variant needs its experts (the dense file has none); Nemotron-H's is refused.
   fails_with(mamba2_bytes("granitehybrid", 2,
-                          [](gguf::GgufWriter& w) { w.set_u32("granitehybrid.expert_count", 8); }),
+                          [](gguf::GgufWriter& w) {
+                            w.set_u32("granitehybrid.expert_count", 8);
+                            w.set_u32("granitehybrid.expert_used_count", 2);
+                          }),
+             "blk.0.ffn_gate_inp.weight");
+  fails_with(mamba2_bytes("nemotron_h", 2,
+                          [](gguf::GgufWriter& w) { w.set_u32("nemotron_h.expert_count", 8); }),
              "mixture-of-experts");
   fails_with(mamba2_bytes("nemotron_h", 2,
                           [](gguf::GgufWriter& w) { w.set_u32("nemotron_h.ssm.group_count", 3); }),
