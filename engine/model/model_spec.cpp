@@ -83,6 +83,9 @@ class Keys {
 uint32_t feed_forward_length(const gguf::GgufFile& f, const std::string& arch) {
   const std::string key = arch + ".feed_forward_length";
   const gguf::Value* v = f.find(key);
+  // The converter writes it only where the HF config has a dense intermediate_size; MoE models
+  // whose every FFN is experts may have none (their widths are the expert_* keys).
+  if (!v && (arch == "qwen35moe" || arch == "qwen3next" || arch == "qwen2moe")) return 0;
   if (!v) throw std::runtime_error("model metadata is missing " + key);
   if (v->type() != gguf::ValueType::ARRAY) return f.get<uint32_t>(key);
   const std::vector<uint32_t> widths = f.get_array<uint32_t>(key);

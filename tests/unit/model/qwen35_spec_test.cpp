@@ -18,13 +18,14 @@ namespace vkllm::model {
 namespace {
 
 std::vector<uint8_t> qwen35_bytes(uint32_t n_layer,
-                                  const std::function<void(gguf::GgufWriter&)>& edit = {}) {
+                                  const std::function<void(gguf::GgufWriter&)>& edit = {},
+                                  const std::string& arch = "qwen35") {
   // A 1024-token vocabulary keeps the embeddings (and the test) small.
   static const gguf::GgufFile vocab = gguf::GgufFile::open(
       (std::filesystem::path(VKLLM_SOURCE_DIR) / "tests/reference/families/spm-1k-vocab.gguf")
           .string());
   MakeModelOptions o;
-  o.arch = "qwen35";
+  o.arch = arch;
   o.shape = parse_model_shape("test");
   o.shape.n_layer = n_layer;
   o.threads = 1;
@@ -118,6 +119,43 @@ TEST(Qwen35Spec, FilesThatDoNotFitFailNamingTheProblem) {
   fails_with(
       qwen35_bytes(2, [](gguf::GgufWriter& w) { w.set_u32("qwen35.full_attention_interval", 3); }),
       "blk.1.attn_qkv.weight");
+}
+
+// The MoE variants: experts and a gated shared expert on every layer (their widths from the
+// expert_* keys, feed_forward_length optional as the converter writes it only for a dense
+// width); Qwen3-Next's grouped heads with one ssm_ba, and its older fused ssm_in refused.
+TEST(Qwen35Spec, MoeVariantsReadTheirExpertsAndQwen3NextItsHeadLayout) {
+  const auto moe = qwen35_bytes(
+      2, [](gguf::GgufWriter& w) { w.erase("qwen35moe.feed_forward_length"); }, "qwen35moe");
+  const ModelSpec s = ModelSpec::from_gguf(gguf::GgufFile::parse(moe));
+  EXPECT_EQ(s.arch, Arch::Qwen35Moe);
+  EXPECT_EQ(s.n_expert, 8u);
+  EXPECT_EQ(s.n_expert_used, 2u);
+  EXPECT_EQ(s.n_ff_exp, 256u);
+  EXPECT_EQ(s.n_ff_shexp, 256u);
+  EXPECT_TRUE(s.moe_shexp_gated);
+  EXPECT_TRUE(s.moe_norm_weights);
+  EXPECT_FALSE(s.ssm_grouped_heads);
+  EXPECT_TRUE(s.is_recurrent(0));
+  EXPECT_FALSE(s.is_recurrent(1));
+
+  const ModelSpec n = ModelSpec::from_gguf(gguf::GgufFile::parse(qwen35_bytes(2, {}, "qwen3next")));
+  EXPECT_EQ(n.arch, Arch::Qwen3Next);
+  EXPECT_TRUE(n.ssm_grouped_heads);
+  EXPECT_EQ(n.ssm_n_v_heads, 2 * n.ssm_n_k_heads);
+  EXPECT_TRUE(n.moe_shexp_gated);
+  try {
+    ModelSpec::from_gguf(gguf::GgufFile::parse(qwen35_bytes(
+        2,
+        [](gguf::GgufWriter& w) {
+          w.add_tensor("blk.0.ssm_in.weight", gguf::TensorType::F32, {256, 4},
+                       std::vector<uint8_t>(256 * 4 * 4));
+        },
+        "qwen3next")));
+    ADD_FAILURE() << "a qwen3next file with ssm_in loaded";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("ssm_in"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
