@@ -79,6 +79,7 @@ layout(push_constant) uniform Params {
   uint window;    // 0: off; else sliding window size
   uint n_splits;
   uint non_causal;  // 1: keys after the query are visible too
+  uint chunk;  // 0: off; else (causal) keys from qp - qp % chunk on
 } p;
 
 #include "attention_range.glsl"

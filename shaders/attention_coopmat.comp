@@ -84,6 +84,7 @@ layout(push_constant) uniform Params {
   uint window;
   uint n_splits;
   uint non_causal;
+  uint chunk;  // 0: off; else (causal) keys from qp - qp % chunk on
 } p;
 
 #include "attention_range.glsl"

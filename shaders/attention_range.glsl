@@ -1,6 +1,6 @@
 // The KV positions an attention workgroup reads and which of them each query sees, shared by
 // attention.comp and attention_coopmat.comp. Included after kv_meta.glsl and the push constants
-// (n_tokens, window, n_splits, non_causal) and BC, the positions per KV tile.
+// (n_tokens, window, n_splits, non_causal, chunk) and BC, the positions per KV tile.
 
 // The first position of the workgroup's sequence's open span (kv_meta.glsl's seq_open), set by
 // kv_tile_range: queries from there on see every later key up to kv_len too (an image's tokens).
@@ -10,9 +10,12 @@ uint open_from = 0xFFFFFFFFu;
 // workgroup's KV range): causal unless non_causal, within the sliding window if there is one
 // (qp - kp < window; without the causal mask a symmetric one, |qp - kp| < window). A query in
 // the open span sees the later keys whatever the window, as llama.cpp's causal-off decode does.
+// Chunked attention (Llama 4) hides the keys before the query's chunk, qp - qp % chunk.
 bool key_visible(uint kp, uint qp, uint kv_hi) {
   if (kp >= kv_hi) return false;
-  if (kp <= qp) return p.window == 0u || qp - kp < p.window;
+  if (kp <= qp) {
+    return (p.window == 0u || qp - kp < p.window) && (p.chunk == 0u || kp >= qp - qp % p.chunk);
+  }
   if (qp >= open_from) return true;
   return p.non_causal != 0u && (p.window == 0u || kp - qp < p.window);
 }
@@ -34,7 +37,8 @@ void kv_tile_range(uint nq, uint t0, uint kv_len, uint split, out uint kv_hi, ou
           : p.non_causal == 0u ? min(kv_len, max_pos + 1u)
           : p.window > 0u     ? min(kv_len, max_pos + p.window)
                               : kv_len;
-  const uint kv_lo = (p.window > 0u && min_pos + 1u > p.window) ? min_pos + 1u - p.window : 0u;
+  uint kv_lo = (p.window > 0u && min_pos + 1u > p.window) ? min_pos + 1u - p.window : 0u;
+  if (p.chunk > 0u) kv_lo = max(kv_lo, min_pos - min_pos % p.chunk);
   const uint first_tile = kv_lo / BC;
   const uint n_tiles = kv_hi > kv_lo ? (kv_hi + BC - 1u) / BC - first_tile : 0u;
   const uint per_split = (n_tiles + p.n_splits - 1u) / p.n_splits;

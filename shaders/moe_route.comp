@@ -6,8 +6,8 @@
 // clamped below at 2^-14 as llama.cpp does). p.top_k_first (gpt-oss): the n_used largest logits,
 // and a softmax over those alone as their weights. engine/cpu/moe_route.cpp is the same on the
 // host. p.scaled (Gemma 4's ffn_down_exps.scale): each weight is then multiplied by its expert's
-// output scale (linear in the expert's output, so it joins the weight). At most 512 experts, 64
-// of them per token.
+// output scale (linear in the expert's output, so it joins the weight). p.sigmoid (Llama 4): the
+// n_used largest logits, each weighted by its sigmoid. At most 512 experts, 64 of them per token.
 //
 // Each maximum is a subgroup reduction and one shared-memory step across the workgroup's
 // subgroups (one barrier a round), instead of one invocation's serial scan of n_used x n_expert
@@ -32,6 +32,7 @@ layout(push_constant) uniform Params {
   uint top_k_first;
   uint scaled;
   float weight_scale;  // every weight times this, last (Granite's residual scale)
+  uint sigmoid;
 } p;
 
 const uint kPer = 8u;
@@ -118,7 +119,7 @@ void main() {
   const float inv = 1.0 / workgroup_sum(s, 1u);
   float pv[kPer];
   for (uint j = 0u; j < kPer; ++j)
-    pv[j] = rank_value(p.top_k_first != 0u ? z[j] : exp(z[j] - mx) * inv);
+    pv[j] = rank_value(p.top_k_first != 0u || p.sigmoid != 0u ? z[j] : exp(z[j] - mx) * inv);
 
   uint taken = 0u;  // bit j: expert tid + j * wg is selected
   float total = 0.0;
@@ -154,6 +155,13 @@ void main() {
       total += sel_w[k];
     }
     for (uint k = 0u; k < n; ++k) sel_w[k] /= total;
+  }
+  if (p.sigmoid != 0u) {
+    total = 0.0;
+    for (uint k = 0u; k < n; ++k) {
+      sel_w[k] = 1.0 / (1.0 + exp(-sel_w[k]));
+      total += sel_w[k];
+    }
   }
   const float d = p.norm != 0u ? max(total, 6.103515625e-5) : 1.0;
   for (uint k = 0u; k < n; ++k) {

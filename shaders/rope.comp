@@ -9,7 +9,8 @@
 // product's unsummed partials (MatmulKernels::SplitParts), the sum of src_splits such rows
 // src_split_stride elements apart, added in the order the reduction pass adds them. Positions come
 // from the batch metadata (kv_meta.glsl), so RoPE always uses absolute positions. The f32
-// variant may scale its rows by the query temperature of the token's position (temp_scale).
+// variant may scale its rows by the query temperature of the token's position (temp_scale), and
+// copy them unrotated (flags bit 2: Llama 4's NoPE layers).
 // Rotation (ggml's rope_ext without YaRN): pair i < n_dims / 2 turns by
 //   theta = pos * freq_scale * freq_base^(-2i / n_dims) / freq_factor[i]
 // on elements (2i, 2i+1) ("normal", llama GGUF order) or (i, i + n_dims/2) ("neox"); elements
@@ -40,13 +41,14 @@ layout(push_constant) uniform Params {
   uint dst_off, dst_stride;  // elements (f32 output only)
   float freq_base;
   float freq_scale;
-  uint flags;  // bit 0: neox ordering; bit 1: use freq_factors
+  uint flags;  // bit 0: neox ordering; bit 1: use freq_factors; bit 2: no rotation
   uint cache_heads;  // paged: KV heads per block in the cache
   uint block_size;   // paged: tokens per block
   uint src_splits;        // partials summed into each source row (1: plain rows)
   uint src_split_stride;  // elements between consecutive partials
-  float temp_scale;       // f32 output: rows times 1 + temp_scale * ln(floor(pos / temp_floor) + 1)
-  uint temp_floor;        // (attention temperature tuning of queries); temp_scale 0: off
+  float temp_scale;  // f32 output: rows times 1 + temp_scale * ln(floor((pos + temp_offset) /
+  uint temp_floor;   // temp_floor) + 1) (attention temperature tuning of queries); temp_scale 0:
+  uint temp_offset;  // off
 } p;
 
 shared float row[512];
@@ -56,7 +58,7 @@ shared float scales[16];  // its blocks' scales
 #endif
 
 float rotated(uint d, float pos) {
-  if (d >= p.n_dims) return row[d];
+  if (d >= p.n_dims || (p.flags & 4u) != 0u) return row[d];
   const bool neox = (p.flags & 1u) != 0u;
   const uint half_dims = p.n_dims / 2u;
   const uint i = neox ? d % half_dims : d / 2u;
@@ -148,7 +150,8 @@ void main() {
   const uint db = p.dst_off + t * p.dst_stride + h * p.head_dim;
   float temp = 1.0;
   if (p.temp_scale != 0.0) {
-    temp = log(float(meta_token_pos(p.n_tokens, t) / p.temp_floor) + 1.0) * p.temp_scale + 1.0;
+    const uint at = meta_token_pos(p.n_tokens, t) + p.temp_offset;
+    temp = log(float(at / p.temp_floor) + 1.0) * p.temp_scale + 1.0;
   }
   for (uint d = gl_LocalInvocationIndex; d < p.head_dim; d += nt)
     dst[db + d] = rotated(d, pos) * temp;

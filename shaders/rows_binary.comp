@@ -5,6 +5,7 @@
 //   op 0 add:   out = (a + b) * s
 //   op 1 mul:   out = a * b          (b_stride 0: the same row of b for every row, e.g. a weight)
 //   op 2 scale: out = a * s          (b is not read)
+//   op 3 row scale: out = a * b[b_off + r * b_stride] (one factor a row)
 // out may alias a or b: each invocation reads its element before writing it. Rows run over y
 // (in steps of the grid's height), elements over x.
 
@@ -34,6 +35,8 @@ void main() {
       v = (x + b[p.b_off + r * p.b_stride + i]) * p.s;
     else if (p.op == 1u)
       v = x * b[p.b_off + r * p.b_stride + i];
+    else if (p.op == 3u)
+      v = x * b[p.b_off + r * p.b_stride];
     else
       v = x * p.s;
     o[p.o_off + r * p.o_stride + i] = v;

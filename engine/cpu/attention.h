@@ -42,7 +42,9 @@ struct AttentionArgs {
   float scale = 0.f;      // usually 1/sqrt(head_dim)
   float softcap = 0.f;    // 0: off
   uint32_t window = 0;    // 0: off; else only keys with 0 <= q_pos - k_pos < window
-  bool causal = true;     // false: every key of the sequence is visible (encoders)
+  // 0: off; else (causal only) only keys from q_pos - q_pos % chunk on (Llama 4's chunks).
+  uint32_t chunk = 0;
+  bool causal = true;  // false: every key of the sequence is visible (encoders)
   // n_q_heads logits (gpt-oss's attention sinks) that join each head's softmax denominator and
   // add no value; null: none.
   const float* sinks = nullptr;

@@ -240,6 +240,8 @@ void attend(const AttentionArgs& a, const AttentionGroup& g, float* scratch) {
                                                 : max_pos + 1;
   uint32_t kv_hi = kv_len < reach ? kv_len : reach;
   uint32_t kv_lo = (a.window > 0 && min_pos + 1 > a.window) ? min_pos + 1 - a.window : 0;
+  // Chunked attention: the earliest query's chunk starts first (chunk starts grow with position).
+  if (a.chunk > 0 && min_pos - min_pos % a.chunk > kv_lo) kv_lo = min_pos - min_pos % a.chunk;
   if (g.n_splits > 1 && kv_hi > kv_lo) {  // this unit's slice of the range
     const uint32_t len = kv_hi - kv_lo, per = (len + g.n_splits - 1) / g.n_splits;
     const uint32_t begin = g.split * per < len ? g.split * per : len;
@@ -293,6 +295,11 @@ void attend(const AttentionArgs& a, const AttentionGroup& g, float* scratch) {
         if (a.window > 0 && qp + 1 > a.window) {
           const uint32_t first = qp + 1 - a.window;  // first visible position
           va[j] = first <= k0 ? 0 : (first - k0 < nk ? first - k0 : nk);
+        }
+        if (a.chunk > 0) {
+          const uint32_t first = qp - qp % a.chunk;  // the query's chunk's first position
+          const uint32_t from = first <= k0 ? 0 : (first - k0 < nk ? first - k0 : nk);
+          va[j] = from > va[j] ? from : va[j];
         }
         if (va[j] < vb[j]) {
           lo = va[j] < lo ? va[j] : lo;

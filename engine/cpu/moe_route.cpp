@@ -18,7 +18,7 @@ void moe_route(const MoeRouteArgs& a, uint32_t token_begin, uint32_t token_end) 
     for (uint32_t e = 0; e < a.n_expert; ++e) mx = std::max(mx, z[e]);
     double sum = 0;
     for (uint32_t e = 0; e < a.n_expert; ++e) sum += probs[e] = std::exp(z[e] - mx);
-    if (a.softmax_after_top_k) {
+    if (a.softmax_after_top_k || a.sigmoid) {
       for (uint32_t e = 0; e < a.n_expert; ++e) probs[e] = z[e];  // select on the logits
     } else {
       const float inv = static_cast<float>(1.0 / sum);
@@ -46,6 +46,10 @@ void moe_route(const MoeRouteArgs& a, uint32_t token_begin, uint32_t token_end) 
       total = 0;
       for (uint32_t k = 0; k < a.n_used; ++k) total += w[k] = std::exp(w[k] - top);
       for (uint32_t k = 0; k < a.n_used; ++k) w[k] /= total;
+    }
+    if (a.sigmoid) {
+      total = 0;
+      for (uint32_t k = 0; k < a.n_used; ++k) total += w[k] = 1.0f / (1.0f + std::exp(-w[k]));
     }
     if (a.norm_weights) {
       const float d = std::max(total, 6.103515625e-5f);

@@ -19,6 +19,8 @@ struct MoeRouteArgs {
   float* weights = nullptr;  // n_used per token
   // gpt-oss: the k largest logits (same tie rule), their weights a softmax over those k.
   bool softmax_after_top_k = false;
+  // Llama 4: the k largest logits, each weighted by its sigmoid (norm_weights false).
+  bool sigmoid = false;
 };
 
 // Unit: a token. Throws std::invalid_argument for n_used 0 or above n_expert.

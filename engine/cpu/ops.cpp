@@ -1,6 +1,7 @@
 #include "engine/cpu/ops.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -129,12 +130,18 @@ void rope(const RopeParams& p, const BatchView& batch, ConstHeadRows src, HeadRo
   for (uint32_t t = token_begin; t < token_end; ++t) {
     const uint32_t pos = batch.token_pos(t);
     angles(inv_freq, pos, cs);
-    for (uint32_t h = 0; h < n_heads; ++h)
-      k.rope_row(src.data + uint64_t(t) * ss + h * D, dst.data + uint64_t(t) * ds + h * D, cs, D,
-                 n_dims, p.neox);
+    for (uint32_t h = 0; h < n_heads; ++h) {
+      const float* from = src.data + uint64_t(t) * ss + h * D;
+      float* to = dst.data + uint64_t(t) * ds + h * D;
+      if (p.rotate) {
+        k.rope_row(from, to, cs, D, n_dims, p.neox);
+      } else if (to != from) {
+        std::memmove(to, from, 4ull * D);
+      }
+    }
     if (p.temp_scale != 0.0f && p.temp_floor > 0) {
-      const float temp =
-          float(std::log(std::floor(double(pos) / p.temp_floor) + 1.0) * p.temp_scale + 1.0);
+      const double at = double(pos) + p.temp_offset;
+      const float temp = float(std::log(std::floor(at / p.temp_floor) + 1.0) * p.temp_scale + 1.0);
       float* row = dst.data + uint64_t(t) * ds;
       for (uint32_t i = 0; i < n_heads * D; ++i) row[i] *= temp;
     }

@@ -97,10 +97,13 @@ struct RopeParams {
   float freq_base = 10000.0f;
   float freq_scale = 1.0f;
   const float* freq_factors = nullptr;  // optional n_dims/2 divisors (Llama 3 rope_freqs)
-  // rope() only: the row is then multiplied by 1 + temp_scale * ln(floor(pos / temp_floor) + 1)
-  // (attention temperature tuning of queries); temp_scale 0: off.
+  // rope() only: the row is then multiplied by
+  // 1 + temp_scale * ln(floor((pos + temp_offset) / temp_floor) + 1) (attention temperature
+  // tuning of queries); temp_scale 0: off. rotate false: rows copied unrotated (NoPE layers).
   float temp_scale = 0.0f;
   uint32_t temp_floor = 0;
+  uint32_t temp_offset = 0;
+  bool rotate = true;
 };
 // Head h of token t at data + t * stride + h * head_dim.
 struct HeadRows {

@@ -55,6 +55,9 @@ struct ArchTraits {
   bool gpt_oss = false;
   bool lfm2 = false;   // short-convolution layers between attention ones (lfm2_attention_layer)
   bool shexp = false;  // a gated shared expert beside the routed ones (qwen2moe)
+  // Llama 4: MoE only every llama4_moe_step(shape)-th layer, dense FFNs between, an ungated
+  // shared expert beside each MoE layer's routed ones; iRoPE is llama.cpp's fixed pattern.
+  bool llama4 = false;
 };
 
 const ArchTraits kMakerArchs[] = {
@@ -83,6 +86,9 @@ const ArchTraits kMakerArchs[] = {
     // LFM2: tied embeddings, Q/K norms on its attention layers, token_embd_norm as output norm.
     {"lfm2", 1000000.0f, 1e-5f, false, true, false, false, true, false, false, false, 0, false,
      false, true},
+    // Llama 4 (Scout's values): rope base 500000, never tied, head sizes written, MoE.
+    {"llama4", 500000.0f, 1e-5f, false, false, false, false, false, true, true, true, 0, true,
+     false, false, false, true},
 };
 
 const ArchTraits& arch_traits(std::string_view name) {
@@ -93,9 +99,17 @@ const ArchTraits& arch_traits(std::string_view name) {
       "make-model: unsupported architecture '" + std::string(name) +
       "' (supported: llama, qwen2, qwen2moe, qwen3, qwen3moe, gpt-oss, "
       "qwen3-embedding, gemma2, gemma3, gemma3n, gemma4, phi3, mistral3, "
-      "gemma-embedding, lfm2, qwen35, qwen35moe, qwen3next, granitehybrid, nemotron_h, bert, "
-      "nomic-bert, bert-rerank)");
+      "gemma-embedding, lfm2, qwen35, qwen35moe, qwen3next, granitehybrid, nemotron_h, llama4, "
+      "bert, nomic-bert, bert-rerank)");
 }
+
+// Llama 4's interleave_moe_layer_step: Scout's 1 (16 experts 5120 wide: every layer MoE), else
+// Maverick's 2 (dense and MoE layers alternate), which test shapes take so both kinds appear.
+uint32_t llama4_moe_step(const ModelShape& s) {
+  return s.n_expert == 16 && s.n_embd == 5120 ? 1 : 2;
+}
+// Llama 4's attention.chunk_size (Ollama's converter writes it; llama.cpp always uses 8192).
+constexpr uint32_t kLlama4Chunk = 8192;
 
 // Qwen3-Embedding: qwen3 whose last token's hidden state is the embedding.
 constexpr std::string_view kQwen3Embedding = "qwen3-embedding";
@@ -128,7 +142,7 @@ std::vector<PlannedTensor> plan_tensors(const ArchTraits& a, const ModelShape& s
     t.push_back({weight_name(w, layer), std::move(shape), init, layer});
   };
   add(Weight::TokenEmbd, 0, {e, n_vocab}, Init::Matrix);
-  if (a.name == "llama" && s.llama3_rope_factor > 0) {
+  if ((a.name == "llama" || a.llama4) && s.llama3_rope_factor > 0) {
     add(Weight::RopeFreqs, 0, {hd / 2}, Init::RopeFactors);
   }
   for (uint32_t l = 0; l < s.n_layer; ++l) {
@@ -161,9 +175,13 @@ std::vector<PlannedTensor> plan_tensors(const ArchTraits& a, const ModelShape& s
     }
     if (a.post_norms || a.gpt_oss) add(Weight::PostAttnNorm, l, {e}, Init::Norm);
     if (!a.gpt_oss) add(Weight::FfnNorm, l, {e}, Init::Norm);
-    if (a.moe) {
+    const bool dense_layer = a.llama4 && (l + 1) % llama4_moe_step(s) != 0;
+    if (a.moe && !dense_layer) {
       const uint64_t n = s.n_expert, ffe = s.n_ff_exp;
       add(Weight::FfnGateInp, l, {e, n}, Init::Matrix);
+      // Llama 4 routes on raw logits of the normed input (std 1 from N(0, 1/E) weights): std 4
+      // picks decisively, as trained routers do, so quantization noise does not flip near-ties.
+      if (a.llama4) t.back().scale = 4.0f;
       add(Weight::FfnGateExps, l, {e, ffe, n}, Init::Matrix);
       add(Weight::FfnUpExps, l, {e, ffe, n}, Init::Matrix);
       add(Weight::FfnDownExps, l, {ffe, e, n}, Init::Matrix);
@@ -179,13 +197,18 @@ std::vector<PlannedTensor> plan_tensors(const ArchTraits& a, const ModelShape& s
         add(Weight::FfnUpExpsBias, l, {ffe, n}, Init::Bias);
         add(Weight::FfnDownExpsBias, l, {e, n}, Init::Bias);
       }
+      if (a.llama4) {  // an ungated shared expert, as wide as a routed one
+        add(Weight::FfnGateShexp, l, {e, ffe}, Init::Matrix);
+        add(Weight::FfnUpShexp, l, {e, ffe}, Init::Matrix);
+        add(Weight::FfnDownShexp, l, {ffe, e}, Init::Matrix);
+      }
     } else if (a.fused) {
       add(Weight::FfnUp, l, {e, 2 * ff}, Init::Matrix);
     } else {
       add(Weight::FfnGate, l, {e, ff}, Init::Matrix);
       add(Weight::FfnUp, l, {e, ff}, Init::Matrix);
     }
-    if (!a.moe) add(Weight::FfnDown, l, {ff, e}, Init::Matrix);
+    if (!a.moe || dense_layer) add(Weight::FfnDown, l, {ff, e}, Init::Matrix);
     if (a.post_norms) add(Weight::PostFfnNorm, l, {e}, Init::Norm);
   }
   add(a.lfm2 ? Weight::TokenEmbdNorm : Weight::OutputNorm, 0, {e}, Init::Norm);
@@ -526,6 +549,10 @@ void build_random_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
     w.set_u32(p + "expert_used_count", s.n_expert_used);
     w.set_u32(p + "expert_feed_forward_length", s.n_ff_exp);
     if (a.shexp) w.set_u32(p + "expert_shared_feed_forward_length", s.n_ff_shexp);
+  }
+  if (a.llama4) {
+    w.set_u32(p + "interleave_moe_layer_step", llama4_moe_step(s));
+    w.set_u32(p + "attention.chunk_size", kLlama4Chunk);
   }
   if (a.gpt_oss) {
     // As convert_hf_to_gguf.py writes gpt-oss's YaRN (factor 32 over 4096 of 131072 tokens): the

@@ -50,22 +50,24 @@ struct ModelShape {
 // 512 as in the published models), "gemma4-26b-a4b", "qwen35-4b", "qwen35-35b-a3b",
 // "qwen3-next-80b-a3b", "granite-4.0-h-micro", "granite-4.0-h-tiny" (granitehybrid's MoE
 // variant),
-// "nemotron-h-8b", or "WxLxHxKV" (n_embd x n_layer x n_head x n_head_kv, head_dim = W / H, n_ff =
-// 8/3 W rounded up to a multiple of 256). A named shape may end in ":LAYERS" to keep its widths
-// with fewer (or more) layers: "qwen3-30b-a3b:4" makes a real-width MoE model that writes in
-// seconds, for per-layer kernel profiles. Throws std::invalid_argument naming what is wrong.
+// "nemotron-h-8b", "llama4-scout", or "WxLxHxKV" (n_embd x n_layer x n_head x n_head_kv, head_dim =
+// W / H, n_ff = 8/3 W rounded up to a multiple of 256). A named shape may end in ":LAYERS" to keep
+// its widths with fewer (or more) layers: "qwen3-30b-a3b:4" makes a real-width MoE model that
+// writes in seconds, for per-layer kernel profiles. Throws std::invalid_argument naming what is
+// wrong.
 ModelShape parse_model_shape(std::string_view text);
 
 struct MakeModelOptions {
   // llama, qwen2, qwen2moe (experts and a gated shared expert), qwen3, qwen3moe, qwen3-embedding
   // (qwen3 with last-token pooling), gemma2, gemma3, gemma3n (gemma3n_maker.h), gemma4
-  // (gemma4_maker.h), phi3, mistral3 (Ministral 3: YaRN over n_ctx / 16 original tokens, attention
-  // temperature 0.1), gemma-embedding (EmbeddingGemma: mean pooling, dense projections 4 x n_embd
-  // wide), lfm2 (LFM2: gated short convolutions of length 3 between attention layers, tied),
-  // qwen35, qwen35moe and qwen3next (qwen35_maker.h), granitehybrid and nemotron_h
-  // (mamba2_maker.h), and the encoders bert, nomic-bert and bert-rerank (bert with a cross-encoder
-  // head, rank pooling). Encoders use n_head K/V heads whatever the shape says. bert with an
-  // XLM-RoBERTa vocabulary
+  // (gemma4_maker.h), llama4 (Llama 4's text decoder: MoE with an ungated shared expert every 2nd
+  // layer, every layer for llama4-scout; chunk size 8192, the one llama.cpp uses), phi3, mistral3
+  // (Ministral 3: YaRN over n_ctx / 16 original tokens, attention temperature 0.1), gemma-embedding
+  // (EmbeddingGemma: mean pooling, dense projections 4 x n_embd wide), lfm2 (LFM2: gated short
+  // convolutions of length 3 between attention layers, tied), qwen35, qwen35moe and qwen3next
+  // (qwen35_maker.h), granitehybrid and nemotron_h (mamba2_maker.h), and the encoders bert,
+  // nomic-bert and bert-rerank (bert with a cross-encoder head, rank pooling). Encoders use n_head
+  // K/V heads whatever the shape says. bert with an XLM-RoBERTa vocabulary
   // ("t5", e.g. tests/reference/unigram) is snowflake-arctic-embed2's kind: CLS pooling and the
   // vocabulary's token type count (1).
   std::string arch;

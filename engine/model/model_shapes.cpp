@@ -81,6 +81,9 @@ const NamedShape kNamedShapes[] = {
     // mixers, attention and relu^2 FFNs; 128 Mamba heads of 64, state 128, 8 groups).
     {"granite-4.0-h-micro", {2048, 40, 32, 8, 64, 8192, 1048576, false, 10000.0f, 0.0f}},
     {"nemotron-h-8b", {4096, 52, 32, 8, 128, 21504, 8192, false, 10000.0f, 0.0f}},
+    // Llama 4 Scout 17B-16E (its config.json's text_config: dense width 16384, 16 experts of
+    // 8192, one per token, every layer MoE; Llama 3.1-style rope_freqs for its factor 16).
+    {"llama4-scout", {5120, 48, 40, 8, 128, 16384, 10485760, false, 500000.0f, 16.0f, 16, 1, 8192}},
 };
 
 uint32_t parse_dimension(std::string_view text, std::string_view what, std::string_view whole) {

@@ -11,6 +11,7 @@
 
 #include "engine/model/gemma3n_spec.h"
 #include "engine/model/gemma4_spec.h"
+#include "engine/model/llama4_spec.h"
 #include "engine/model/mamba2_spec.h"
 #include "engine/model/qwen35_spec.h"
 #include "engine/model/weight_names.h"
@@ -45,6 +46,7 @@ constexpr ArchEntry kArchs[] = {
     {"qwen3next", Arch::Qwen3Next},
     {"granitehybrid", Arch::GraniteHybrid},
     {"nemotron_h", Arch::NemotronH},
+    {"llama4", Arch::Llama4},
 };
 
 // Reads "<arch>.<key>" with a default, failing clearly when a required key is missing.
@@ -140,13 +142,17 @@ void read_encoder(const gguf::GgufFile& f, const Keys& k, ModelSpec& s) {
 // architecture; the file's tensors are what it then checks), the gate where
 // ffn_gate_inp_shexp exists; every layer must have the same.
 void read_shared_expert(const gguf::GgufFile& f, const Keys& k, ModelSpec& s) {
-  const auto* up0 = f.find_tensor(weight_name(Weight::FfnUpShexp, 0));
+  // The first MoE layer's (Llama 4's interleaved models may start with a dense one).
+  uint32_t first = 0;
+  while (first < s.n_layer && !s.is_moe_layer(first)) ++first;
+  const auto* up0 = f.find_tensor(weight_name(Weight::FfnUpShexp, first));
   if (!up0) return;
   if (up0->shape.size() != 2) throw std::runtime_error("ffn_up_shexp is not a matrix");
   s.n_ff_shexp = k.u32("expert_shared_feed_forward_length", static_cast<uint32_t>(up0->shape[1]));
-  s.moe_shexp_gated = f.find_tensor(weight_name(Weight::FfnGateInpShexp, 0)) != nullptr;
+  s.moe_shexp_gated = f.find_tensor(weight_name(Weight::FfnGateInpShexp, first)) != nullptr;
   const uint64_t E = s.n_embd, F = s.n_ff_shexp;
-  for (uint32_t l = 0; l < s.n_layer; ++l) {
+  for (uint32_t l = first; l < s.n_layer; ++l) {
+    if (!s.is_moe_layer(l)) continue;
     const std::tuple<Weight, std::vector<uint64_t>> needed[] = {{Weight::FfnGateShexp, {E, F}},
                                                                 {Weight::FfnUpShexp, {E, F}},
                                                                 {Weight::FfnDownShexp, {F, E}}};
@@ -168,7 +174,8 @@ void read_shared_expert(const gguf::GgufFile& f, const Keys& k, ModelSpec& s) {
 
 // qwen3moe, as llama.cpp reads it: expert_count and expert_used_count are required,
 // expert_feed_forward_length defaults to n_ff / n_expert_used, the router is a softmax and the
-// selected weights are always renormalised (its graph passes norm_w = true); no dense FFN.
+// selected weights are always renormalised (its graph passes norm_w = true); no dense FFN (but
+// in the layers a model says are dense: Llama 4's ModelSpec::layer_is_moe).
 void read_moe(const gguf::GgufFile& f, const Keys& k, ModelSpec& s) {
   s.n_expert = k.u32("expert_count", 0);
   s.n_expert_used = k.u32("expert_used_count", 0);
@@ -181,12 +188,18 @@ void read_moe(const gguf::GgufFile& f, const Keys& k, ModelSpec& s) {
   // Granite's experts are feed_forward_length wide (llama.cpp's granitehybrid reads n_ff).
   s.n_ff_exp = k.u32("expert_feed_forward_length",
                      s.arch == Arch::GraniteHybrid ? s.n_ff : s.n_ff / s.n_expert_used);
-  // llama.cpp's graphs: qwen2moe keeps the softmax probabilities of the selected experts.
-  s.moe_norm_weights = s.arch != Arch::GptOss && s.arch != Arch::Qwen2Moe;
+  // llama.cpp's graphs: qwen2moe and llama4 keep the selected experts' probabilities as they are.
+  s.moe_norm_weights = s.arch != Arch::GptOss && s.arch != Arch::Qwen2Moe && s.arch != Arch::Llama4;
   s.fused_gate_up = false;
   read_shared_expert(f, k, s);
   const Weight stacked[] = {Weight::FfnGateExps, Weight::FfnUpExps, Weight::FfnDownExps};
   for (uint32_t l = 0; l < s.n_layer; ++l) {
+    if (!s.is_moe_layer(l)) {
+      if (!f.find_tensor(weight_name(Weight::FfnGate, l)))
+        throw std::runtime_error("model has no dense FFN tensor " +
+                                 weight_name(Weight::FfnGate, l));
+      continue;
+    }
     const auto* router = f.find_tensor(weight_name(Weight::FfnGateInp, l));
     if (!router || router->shape.size() != 2 || router->shape[0] != s.n_embd ||
         router->shape[1] != s.n_expert) {
@@ -411,7 +424,7 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
         "' (supported: llama, qwen2, qwen2moe, qwen3, qwen3moe, gpt-oss, gemma2, "
         "gemma3, phi3, mistral3, bert, "
         "nomic-bert, gemma-embedding, lfm2, gemma3n, gemma4, qwen35, qwen35moe, qwen3next, "
-        "granitehybrid, nemotron_h)");
+        "granitehybrid, nemotron_h, llama4)");
   }
   const Keys k(f, s.arch_name);
   s.n_layer = k.u32("block_count");
@@ -563,6 +576,12 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
       // Granite 4.0-H Tiny / Small: every FFN is the experts (softmax, top k renormalised) with
       // an ungated shared expert.
       if (s.arch == Arch::GraniteHybrid && k.u32("expert_count", 0) > 0) read_moe(f, k, s);
+      break;
+    case Arch::Llama4:
+      read_llama4(f, s);
+      read_moe(f, k, s);
+      if (s.n_ff_shexp == 0 || s.moe_shexp_gated)  // llama.cpp requires the ungated one
+        throw std::runtime_error("llama4 model has no ungated shared expert (ffn_up_shexp)");
       break;
   }
   if (s.layer_is_recurrent.empty()) s.layer_is_recurrent.assign(s.n_layer, false);

@@ -35,6 +35,7 @@ enum class Arch {
   Qwen3Next,
   GraniteHybrid,
   NemotronH,
+  Llama4,
 };
 enum class RopeOrdering { Normal, NeoX };  // rotate pairs (2i, 2i+1) vs (i, i + dims/2)
 // SwigluOai: gpt-oss's clamped SwiGLU, out = g * sigmoid(1.702 g) * (u + 1) with the gate g
@@ -42,8 +43,9 @@ enum class RopeOrdering { Normal, NeoX };  // rotate pairs (2i, 2i+1) vs (i, i +
 enum class Activation { SiLU, GeluTanh, SwigluOai };
 // How the router's logits become expert weights: Softmax over all experts, then the top k
 // (qwen3moe); SoftmaxTopK: the top k logits, then a softmax over those k (gpt-oss, llama.cpp's
-// SOFTMAX_WEIGHT gating).
-enum class MoeGating { Softmax, SoftmaxTopK };
+// SOFTMAX_WEIGHT gating); Sigmoid: the top k logits, each weighted by its sigmoid, not
+// renormalised (Llama 4).
+enum class MoeGating { Softmax, SoftmaxTopK, Sigmoid };
 // How an embedding is made of the hidden states of an input's tokens (llama.cpp's
 // <arch>.pooling_type values). Rank: the first token through a cross-encoder's classification head.
 enum class Pooling : uint32_t { None = 0, Mean = 1, Cls = 2, Last = 3, Rank = 4 };
@@ -88,15 +90,25 @@ struct ModelSpec {
   float yarn_mscale = 1.0f;
   // Attention temperature tuning (mistral3's attention.temperature_scale, Llama 4's): the query
   // of the token at position p is multiplied by 1 + scale * ln(floor(p / floor) + 1) (llama.cpp:
-  // floor = the YaRN original context), so it is 1 below `floor` tokens. 0: off.
+  // floor = the YaRN original context), so it is 1 below `floor` tokens. 0: off. Llama 4 counts
+  // from position + 1 (attn_temp_offset) and scales only its NoPE layers' queries.
   float attn_temp_scale = 0.0f;
   uint32_t attn_temp_floor = 0;
+  uint32_t attn_temp_offset = 0;
 
   float attn_scale = 0.0f;      // multiplies QK^T; 1/sqrt(head_dim) unless the arch says otherwise
   float attn_softcap = 0.0f;    // 0: none; else logits = c * tanh(logits / c)
   float final_softcap = 0.0f;   // likewise on the output logits
   uint32_t sliding_window = 0;  // 0: none
-  std::vector<bool> layer_is_swa;  // per layer: uses the sliding window
+  std::vector<bool> layer_is_swa;  // per layer: uses the sliding window (or attn_chunk)
+  // Llama 4's iRoPE (llama4_spec.h): the layer_is_swa layers attend in chunks instead of a
+  // sliding window, a query at position p seeing the keys from floor(p / attn_chunk) *
+  // attn_chunk to p (0: no chunks); layer_nope layers skip RoPE (empty: none does); on the RoPE
+  // layers Q and K are RMS-normed per head without a weight when kq_plain_norm.
+  uint32_t attn_chunk = 0;
+  std::vector<bool> layer_nope;
+  bool kq_plain_norm = false;
+  bool is_nope(uint32_t l) const { return l < layer_nope.size() && layer_nope[l]; }
 
   float embed_scale = 1.0f;  // token embeddings are multiplied by this (gemma: sqrt(n_embd))
   Activation activation = Activation::SiLU;
@@ -163,7 +175,15 @@ struct ModelSpec {
   // by sigmoid(ffn_gate_inp_shexp . x).
   uint32_t n_ff_shexp = 0;
   bool moe_shexp_gated = false;
+  // Llama 4: each selected expert's input, rather than its output, is multiplied by its weight
+  // (llama.cpp's weight-before-FFN), and only the layer_is_moe layers are MoE (empty: all when
+  // n_expert > 0); the others have a dense FFN of width n_ff.
+  bool moe_weight_before_ffn = false;
+  std::vector<bool> layer_is_moe;
   bool is_moe() const { return n_expert > 0; }
+  bool is_moe_layer(uint32_t l) const {
+    return is_moe() && (layer_is_moe.empty() || (l < layer_is_moe.size() && layer_is_moe[l]));
+  }
   // Floats per token of the FFN activation buffers (Gate, Up, FfnAct): n_ff, or for a MoE model
   // where wider n_expert_used rows of n_ff_exp (one per selected expert), the router's logits or
   // the shared expert's width.

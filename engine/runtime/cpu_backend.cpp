@@ -166,6 +166,7 @@ class CpuBackend final : public StepBackend {
     a.scale = s.scale;
     a.softcap = s.softcap;
     a.window = s.window;
+    a.chunk = s.chunk;
     a.causal = s.causal;
     if (s.sinks) a.sinks = f32_weight({Weight::AttnSinks, s.layer});
     a.kv_splits = cpu::attention_suggested_splits(a, max_kv_len_, pool_.size());
@@ -534,6 +535,8 @@ class CpuBackend final : public StepBackend {
     p.freq_scale = r.freq_scale;
     p.temp_scale = r.temp_scale;
     p.temp_floor = r.temp_floor;
+    p.temp_offset = r.temp_offset;
+    p.rotate = r.rotate;
     if (r.freq_factors && find({Weight::RopeFreqs}))
       p.freq_factors = f32_weight({Weight::RopeFreqs});
     return p;

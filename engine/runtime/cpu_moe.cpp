@@ -52,6 +52,7 @@ T* grown(std::vector<T>& v, uint64_t n) {
 void check_cpu_moe_weights(const HostModel& model) {
   const model::ModelSpec& spec = model.spec();
   for (uint32_t l = 0; l < spec.n_layer; ++l) {
+    if (!spec.is_moe_layer(l)) continue;
     for (model::Weight w :
          {model::Weight::FfnGateExps, model::Weight::FfnUpExps, model::Weight::FfnDownExps}) {
       const HostTensor& t = model.get(w, l);
@@ -83,6 +84,7 @@ void cpu_moe_ffn(const MoeSpec& m, uint32_t T, const CpuMoeWeights& w, const flo
   add_expert_bias(s.logits.data(), T, w.router_bias, 0, m.n_expert);
   cpu::MoeRouteArgs r;
   r.softmax_after_top_k = m.softmax_after_top_k;
+  r.sigmoid = m.sigmoid;
   r.logits = s.logits.data();
   r.n_expert = m.n_expert;
   r.n_used = K;
@@ -107,6 +109,10 @@ void cpu_moe_ffn(const MoeSpec& m, uint32_t T, const CpuMoeWeights& w, const flo
     float* xg = grown(s.x, uint64_t(n) * E);
     for (uint32_t i = 0; i < n; ++i)
       std::memcpy(xg + uint64_t(i) * E, x + uint64_t(s.pairs[i] / K) * x_stride, 4ull * E);
+    // Llama 4: the pair's weight scales the expert's input (its output then counts once).
+    if (m.weight_before_ffn)
+      for (uint32_t i = 0; i < n; ++i)
+        for (uint32_t j = 0; j < E; ++j) xg[uint64_t(i) * E + j] *= s.weights[s.pairs[i]];
     const cpu::WeightView gate = expert_view(*w.gate, e), up = expert_view(*w.up, e),
                           down = expert_view(*w.down, e);
     const cpu::Product gate_up[] = {{&gate, grown(s.gate, uint64_t(n) * F), F, false},
@@ -138,7 +144,8 @@ void cpu_moe_ffn(const MoeSpec& m, uint32_t T, const CpuMoeWeights& w, const flo
     for (uint32_t i = 0; i < E; ++i) {
       float acc = 0;
       for (uint32_t k = 0; k < K; ++k)
-        acc += s.weights[uint64_t(t) * K + k] * pair_out[(uint64_t(t) * K + k) * E + i];
+        acc += (m.weight_before_ffn ? 1.0f : s.weights[uint64_t(t) * K + k]) *
+               pair_out[(uint64_t(t) * K + k) * E + i];
       o[i] = m.accumulate ? o[i] + acc : acc;
     }
   });

@@ -28,8 +28,8 @@ Forward::BlockInputs Forward::qkv_inputs(uint32_t l) const {
 }
 
 Forward::BlockInputs Forward::ffn_inputs(uint32_t l) const {
-  if (spec_.is_moe()) return {{{Weight::FfnGateInp, l}}, 1};  // the router reads H first
-  if (spec_.fused_gate_up) return {{{Weight::FfnUp, l}}, 1};  // gate and up stacked
+  if (spec_.is_moe_layer(l)) return {{{Weight::FfnGateInp, l}}, 1};  // the router reads H first
+  if (spec_.fused_gate_up) return {{{Weight::FfnUp, l}}, 1};         // gate and up stacked
   return {{{Weight::FfnGate, l}, {Weight::FfnUp, l}}, 2};
 }
 
@@ -109,13 +109,20 @@ void Forward::attention_block(StepBackend& b, uint32_t l, uint32_t T) const {
   rope.freq_base = swa ? spec_.rope_freq_base_swa : spec_.rope_freq_base;
   rope.freq_scale = swa ? spec_.rope_freq_scale_swa : spec_.rope_freq_scale;
   rope.freq_factors = spec_.has_rope_freqs;
+  // Llama 4's NoPE layers rotate nothing; only they take the query temperature there.
+  const bool nope = spec_.is_nope(l);
   RopeSpec rope_q = rope;
-  rope_q.temp_scale = spec_.attn_temp_scale;
-  rope_q.temp_floor = spec_.attn_temp_floor;
+  rope_q.rotate = !nope;
+  if (spec_.layer_nope.empty() || nope) {
+    rope_q.temp_scale = spec_.attn_temp_scale;
+    rope_q.temp_floor = spec_.attn_temp_floor;
+    rope_q.temp_offset = spec_.attn_temp_offset;
+  }
   const QkvProducts qkv = qkv_products(spec_, l);
   const auto [q, k, v] = qkv.rows;
   // The fused path rotates Q and K alike: a query temperature takes the separate rope.
-  if (!spec_.qkv_bias && !spec_.qk_norm && spec_.attn_temp_scale == 0.0f) {
+  if (!spec_.qkv_bias && !spec_.qk_norm && spec_.attn_temp_scale == 0.0f && !spec_.kq_plain_norm &&
+      spec_.layer_nope.empty()) {
     b.products_then_rope_kv({Act::H}, T, qkv.span(), {l, rope, q, k, v, nh});
     b.barrier();
     b.mark("qkv_rope_kv_write");
@@ -134,8 +141,14 @@ void Forward::attention_block(StepBackend& b, uint32_t l, uint32_t T) const {
       b.rms_norm({Act::K}, {Weight::AttnKNorm, l}, {Act::K}, hd, T * nkv);
       b.barrier();
     }
-    b.rope(rope_q, q, nh);
-    b.write_kv(l, /*value=*/false, &rope, k);
+    // Llama 4's L2 norm after RoPE in llama.cpp: a rotation keeps each head's norm, so before.
+    if (spec_.kq_plain_norm && !nope) {
+      b.rms_norm_plain({Act::Q}, {Act::Q}, hd, T * nh);
+      b.rms_norm_plain({Act::K}, {Act::K}, hd, T * nkv);
+      b.barrier();
+    }
+    if (rope_q.rotate || rope_q.temp_scale != 0.0f) b.rope(rope_q, q, nh);
+    b.write_kv(l, /*value=*/false, nope ? nullptr : &rope, k);
     b.write_kv(l, /*value=*/true, nullptr, v);
     b.barrier();
     b.mark("rope_kv_write");
@@ -151,7 +164,10 @@ void Forward::attention_block(StepBackend& b, uint32_t l, uint32_t T) const {
   at.softcap = spec_.attn_softcap;
   at.causal = spec_.causal_attn;
   // Non-causal (EmbeddingGemma): llama.cpp's symmetric window sees |qp - kp| <= n_swa / 2.
-  at.window = !swa ? 0 : at.causal ? spec_.sliding_window : spec_.sliding_window / 2 + 1;
+  at.window = !swa || spec_.attn_chunk ? 0
+              : at.causal              ? spec_.sliding_window
+                                       : spec_.sliding_window / 2 + 1;
+  at.chunk = swa ? spec_.attn_chunk : 0;
   at.sinks = spec_.attn_sinks;
   const WeightRef wo{Weight::AttnOut, l};
   at.feeds = std::span(&wo, 1);
@@ -217,7 +233,7 @@ void Forward::ffn_block(StepBackend& b, uint32_t l, uint32_t T) const {
     b.barrier();
     b.mark("ffn_norm");
   }
-  if (spec_.is_moe()) {
+  if (spec_.is_moe_layer(l)) {
     moe_block(b, l, T);
     return;
   }
@@ -273,6 +289,8 @@ void Forward::moe_block(StepBackend& b, uint32_t l, uint32_t T) const {
   m.act = glu_act();
   m.softmax_after_top_k = spec_.moe_gating == model::MoeGating::SoftmaxTopK;
   m.biases = spec_.moe_biases;
+  m.sigmoid = spec_.moe_gating == model::MoeGating::Sigmoid;
+  m.weight_before_ffn = spec_.moe_weight_before_ffn;
   b.moe_ffn(m, T);
   b.barrier();
   b.mark("moe");

@@ -99,9 +99,12 @@ struct RopeSpec {
   float freq_scale = 1.0f;
   bool freq_factors = false;  // scale frequencies by Weight::RopeFreqs
   // Attention temperature tuning (queries only; model_spec.h): the rotated row is multiplied by
-  // 1 + temp_scale * ln(floor(pos / temp_floor) + 1). temp_scale 0: off.
+  // 1 + temp_scale * ln(floor((pos + temp_offset) / temp_floor) + 1). temp_scale 0: off.
   float temp_scale = 0.f;
   uint32_t temp_floor = 0;
+  uint32_t temp_offset = 0;
+  // false: rope() only copies the rows (with the temperature): Llama 4's NoPE layers.
+  bool rotate = true;
 };
 
 struct AttentionSpec {
@@ -114,6 +117,9 @@ struct AttentionSpec {
   // 0: off. Causal: a query at qp sees keys with qp - kp < window. Not causal: a symmetric
   // window, |qp - kp| < window (EmbeddingGemma's n_swa / 2 + 1).
   uint32_t window = 0;
+  // 0: off. Chunked attention (Llama 4, causal only): a query at qp sees the keys from
+  // qp - qp % chunk on.
+  uint32_t chunk = 0;
   bool causal = true;  // false: every token of the sequence is visible (encoders)
   // Weight::AttnSinks of the layer joins each query head's softmax denominator (gpt-oss).
   bool sinks = false;
@@ -153,6 +159,11 @@ struct MoeSpec {
   // Every selected expert's weight is multiplied by this after routing (Granite's residual
   // scale of the FFN output: linear in the experts' sum).
   float weight_scale = 1.0f;
+  // Llama 4: the top n_used logits, each weighted by its sigmoid (no softmax, no
+  // renormalisation), and each selected expert's input multiplied by its weight instead of its
+  // output: out[t] += sum_e down_e(act(gate_e (w_e x[t])) * up_e (w_e x[t])).
+  bool sigmoid = false;
+  bool weight_before_ffn = false;
 };
 
 // LFM2's gated short convolution of layer `layer` over the step's tokens: bcx holds each token's

@@ -148,6 +148,7 @@ void VulkanBackend::attention(const AttentionSpec& s) {
   at.scale = s.scale;
   at.softcap = s.softcap;
   at.window = s.window;
+  at.chunk = s.chunk;
   at.causal = s.causal;
   if (s.sinks) at.sinks = get({Weight::AttnSinks, s.layer}).data;
   at.n_splits = 1;
@@ -460,6 +461,8 @@ vk::ops::RopeParams VulkanBackend::rope_params(const RopeSpec& r) const {
   p.freq_scale = r.freq_scale;
   p.temp_scale = r.temp_scale;
   p.temp_floor = r.temp_floor;
+  p.temp_offset = r.temp_offset;
+  p.rotate = r.rotate;
   if (r.freq_factors)
     if (const auto* f = m_.find(Weight::RopeFreqs)) p.freq_factors = f->data;
   return p;

@@ -6,6 +6,7 @@
 
 #include "engine/runtime/vulkan_backend_impl.h"
 #include "engine/vulkan/moe_ops.h"
+#include "engine/vulkan/row_ops.h"
 
 namespace vkllm::runtime::detail {
 
@@ -44,6 +45,7 @@ void VulkanBackend::check_moe_weights() const {
         " experts per token; this model uses " + std::to_string(spec_.n_expert_used));
   }
   for (uint32_t l = m_.layers().first; l < m_.layers().end; ++l) {
+    if (!spec_.is_moe_layer(l)) continue;
     for (Weight w : {Weight::FfnGateExps, Weight::FfnUpExps, Weight::FfnDownExps}) {
       const DeviceTensor& t = get({w, l});
       if (!vk::ops::moe_matvec_supports(t.type) || !vk::has_matmul_kernels(t.type)) {
@@ -91,6 +93,7 @@ void VulkanBackend::moe_ffn(const MoeSpec& m, uint32_t T) {
   r.norm = m.norm_weights;
   r.top_k_first = m.softmax_after_top_k;
   r.weight_scale = m.weight_scale;
+  r.sigmoid = m.sigmoid;
   if (m.down_scales) r.scales = get({Weight::FfnDownExpsScale, m.layer}).data;
   vk::ops::moe_route(*rec_, ctx_.pipelines(), r);
   if (!m.accumulate) {
@@ -213,6 +216,18 @@ void VulkanBackend::moe_experts_grouped(const MoeSpec& m, uint32_t T) {
 
 void VulkanBackend::moe_gate_up_bias_glu(const MoeSpec& m, uint32_t T) {
   const uint32_t K = m.n_used, F = m.n_ff;
+  if (m.weight_before_ffn) {
+    // Llama 4 weighs the experts' input: gate(w x) = w gate(x), up likewise (no biases), so each
+    // pair's gate and up rows take its weight, and the combine then adds the outputs at weight 1.
+    if (m.biases) throw std::logic_error("moe_ffn: expert biases with weights before the FFN");
+    barrier();
+    for (Act a : {Act::Gate, Act::Up}) {
+      vk::ops::rows_binary(*rec_, ctx_.pipelines(), vk::ops::RowsOp::RowScale, {mem_.buf(a), 0, F},
+                           {mem_.moe_weights, 0, 1}, {mem_.buf(a), 0, F}, F, T * K);
+    }
+    barrier();
+    rec_->fill(mem_.moe_weights.sub(0, 4ull * T * K), 0x3F800000u);  // 1.0f
+  }
   if (m.biases) {
     barrier();
     for (const auto& [w, out] : {std::pair{Weight::FfnGateExpsBias, Act::Gate},

@@ -37,7 +37,8 @@ TensorPlan plan_device_tensors(const gguf::GgufFile& file, const model::ModelSpe
   TensorPlan plan;
   const bool decoder = fuse && !spec.is_encoder() && spec.n_layer > 0;
   // The graph applies biases and Q/K norms to separate Q and K buffers.
-  const bool qkv = decoder && !spec.fused_qkv && !spec.qkv_bias && !spec.qk_norm;
+  const bool qkv =
+      decoder && !spec.fused_qkv && !spec.qkv_bias && !spec.qk_norm && !spec.kq_plain_norm;
   const bool gate_up = decoder && spec.gated_ffn && !spec.fused_gate_up;
 
   // Source tensor name -> the fused tensor it goes into (index into plan.tensors).

@@ -182,7 +182,7 @@ void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) 
     uint32_t n_tokens, n_seqs, n_q_heads, n_kv_heads, q_off, q_stride, out_off, out_stride;
     float scale, softcap;
     uint32_t window, n_splits;
-    uint32_t non_causal;
+    uint32_t non_causal, chunk;
   } push{a.batch.n_tokens,
          a.batch.n_seqs,
          a.n_q_heads,
@@ -195,7 +195,8 @@ void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) 
          a.softcap,
          a.window,
          a.n_splits,
-         0};
+         0,
+         a.chunk};
   push.non_causal = a.causal ? 0 : 1;
   if (q8_here)
     require(a.q8.size >= uint64_t{a.batch.n_tokens} * a.n_q_heads * d * 5 / 4,

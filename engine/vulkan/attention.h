@@ -34,6 +34,7 @@ struct AttentionArgs {
   float softcap = 0.f;    // 0: off
   uint32_t window = 0;    // 0: off; else keys with q_pos - k_pos < window are visible
                           // (not causal: |q_pos - k_pos| < window, a symmetric window)
+  uint32_t chunk = 0;     // 0: off; else (causal) keys from q_pos - q_pos % chunk on (Llama 4)
   bool causal = true;     // false: every key of the sequence is visible (encoders)
   uint32_t n_splits = 1;  // split-K factor, at most kAttentionMaxSplits; > 1 needs `scratch`
   BufferSlice scratch;    // attention_scratch_bytes(...) bytes when n_splits > 1

@@ -36,8 +36,15 @@ void moe_route(CommandRecorder& rec, PipelineCache& pc, const MoeRouteArgs& a) {
   struct {
     uint32_t n_expert, n_used, n_tokens, norm, top_k_first, scaled;
     float weight_scale;
-  } push{a.n_expert,       a.n_used,      a.n_tokens, a.norm ? 1u : 0u, a.top_k_first ? 1u : 0u,
-         scaled ? 1u : 0u, a.weight_scale};
+    uint32_t sigmoid;
+  } push{a.n_expert,
+         a.n_used,
+         a.n_tokens,
+         a.norm ? 1u : 0u,
+         a.top_k_first ? 1u : 0u,
+         scaled ? 1u : 0u,
+         a.weight_scale,
+         a.sigmoid ? 1u : 0u};
   // One workgroup a token, 64 invocations of 8 logits each (moe_route.comp: 512 experts).
   static_assert(kMoeMaxExperts == 8 * 64);
   const Pipeline& p = pc.get(

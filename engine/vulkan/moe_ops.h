@@ -33,6 +33,8 @@ struct MoeRouteArgs {
   bool top_k_first = false;
   BufferSlice scales{};
   float weight_scale = 1.0f;  // every weight times this, last (runtime::MoeSpec::weight_scale)
+  // Llama 4: the n_used largest logits, each weighted by its sigmoid (norm false).
+  bool sigmoid = false;
 };
 void moe_route(CommandRecorder& rec, PipelineCache& pipelines, const MoeRouteArgs& a);
 

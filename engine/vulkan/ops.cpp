@@ -277,7 +277,7 @@ struct RopePush {
   float freq_base, freq_scale;
   uint32_t flags, cache_heads, block_size, src_splits, src_split_stride;
   float temp_scale;
-  uint32_t temp_floor;
+  uint32_t temp_floor, temp_offset;
 };
 
 RopePush rope_push(const RopeParams* r, const BatchInfo& b, const HeadRows& src, uint32_t head_dim,
@@ -294,9 +294,10 @@ RopePush rope_push(const RopeParams* r, const BatchInfo& b, const HeadRows& src,
   p.src_split_stride = src.split_stride;
   p.freq_base = r ? r->freq_base : 0.f;
   p.freq_scale = r ? r->freq_scale : 0.f;
-  p.flags = r ? (r->neox ? 1u : 0u) | (r->freq_factors ? 2u : 0u) : 0u;
+  p.flags = r ? (r->neox ? 1u : 0u) | (r->freq_factors ? 2u : 0u) | (r->rotate ? 0u : 4u) : 0u;
   p.temp_scale = r && r->temp_floor > 0 ? r->temp_scale : 0.f;
   p.temp_floor = r ? r->temp_floor : 0u;
+  p.temp_offset = r ? r->temp_offset : 0u;
   require_arg(head_dim > 0 && head_dim % 2 == 0 && head_dim <= 512,
               "rope: head_dim " + std::to_string(head_dim) + " must be even and at most 512");
   require_arg(p.n_dims % 2 == 0 && p.n_dims <= head_dim,

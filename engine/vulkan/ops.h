@@ -121,10 +121,13 @@ struct RopeParams {
   float freq_base = 10000.0f;
   float freq_scale = 1.0f;
   BufferSlice freq_factors;  // optional n_dims/2 floats (Llama 3 rope_freqs)
-  // rope() only: rows are then multiplied by 1 + temp_scale * ln(floor(pos / temp_floor) + 1)
-  // (attention temperature tuning of queries); temp_scale 0: off.
+  // rope() only: rows are then multiplied by
+  // 1 + temp_scale * ln(floor((pos + temp_offset) / temp_floor) + 1) (attention temperature
+  // tuning of queries); temp_scale 0: off. rotate false: rows copied unrotated (NoPE layers).
   float temp_scale = 0.0f;
   uint32_t temp_floor = 0;
+  uint32_t temp_offset = 0;
+  bool rotate = true;
 };
 struct HeadRows {
   BufferSlice data;  // f32; head h of token t at off + t*stride + h*head_dim

@@ -37,7 +37,7 @@ void rows_binary(CommandRecorder& rec, PipelineCache& pc, RowsOp op, RowsRef a, 
   if (n == 0 || rows == 0) return;
   if (op == RowsOp::Scale) b = a;
   require_rows(a, n, rows, "rows_binary a");
-  require_rows(b, n, rows, "rows_binary b");
+  require_rows(b, op == RowsOp::RowScale ? 1 : n, rows, "rows_binary b");
   require_rows(out, n, rows, "rows_binary out");
   struct {
     uint32_t n, rows, op;

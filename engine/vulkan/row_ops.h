@@ -31,6 +31,7 @@ enum class RowsOp : uint32_t {
   AddScaled = 0,  // out = (a + b) * s
   Mul = 1,        // out = a * b
   Scale = 2,      // out = a * s (b not read)
+  RowScale = 3,   // out = a * b[b.off + r * b.stride]: one factor a row (MoE pairs' weights)
 };
 void rows_binary(CommandRecorder& rec, PipelineCache& pipelines, RowsOp op, RowsRef a, RowsRef b,
                  RowsRef out, uint32_t n, uint32_t rows, float s = 1.0f);

@@ -113,7 +113,9 @@ const std::vector<Named>& index() {
 // Magistral): a system prompt block, tools, and calls written as name[ARGS]{...}. gpt-oss:
 // Harmony's message and channel tokens. Gemma 3n: Gemma 3's turns and system prefix with audio
 // items, which Ollama's gemma3n models render with gemma3-instruct. Gemma 4: its turn and channel
-// tokens (<|turn>role ... <turn|>, an empty thought channel opening the model's turn).
+// tokens (<|turn>role ... <turn|>, an empty thought channel opening the model's turn). Llama 4:
+// its header and end-of-turn tokens (Ollama's index has no Llama 4 entry; llama4-instruct is
+// vkllm's, llama3-instruct with Llama 4's tokens, as llama.cpp's own llama4 chat format).
 struct FamilyMarkers {
   std::string_view name;
   std::string_view markers[4];
@@ -124,6 +126,7 @@ constexpr FamilyMarkers kFamilyMarkers[] = {
     {"gemma3-instruct",
      {"<start_of_turn>", "<end_of_turn>", "first_user_prefix", "<audio_soft_token>"}},
     {"gemma4-instruct", {"<|turn>", "<turn|>", "<|channel>", "<channel|>"}},
+    {"llama4-instruct", {"<|header_start|>", "<|header_end|>", "<|eot|>", ""}},
 };
 
 std::optional<std::string> family_by_markers(std::string_view jinja) {

@@ -36,6 +36,7 @@ struct Config {
   uint32_t head_groups = 0;  // chunked decode kernel: workgroups per KV head (0: from the grid)
   kv::CacheType cache = kv::CacheType::F16;
   bool sinks = false;  // a random logit per query head in each softmax's denominator (gpt-oss)
+  uint32_t chunk = 0;  // Llama 4's chunked attention
   std::string describe() const {
     const char* kernels[] = {"", " chunked", " tiled"};
     return "head_dim=" + std::to_string(head_dim) + " gqa=" + std::to_string(gqa) +
@@ -44,7 +45,8 @@ struct Config {
            (causal ? "" : " non-causal") + (tensor_cores ? "" : " scalar") + (f16 ? " f16" : "") +
            (rising_scores ? " rising" : "") + kernels[static_cast<int>(decode)] +
            (head_groups ? " head_groups=" + std::to_string(head_groups) : "") + " cache " +
-           std::string(kv::cache_type_name(cache)) + (sinks ? " sinks" : "");
+           std::string(kv::cache_type_name(cache)) + (sinks ? " sinks" : "") +
+           " chunk=" + std::to_string(chunk);
   }
 };
 
@@ -104,6 +106,7 @@ bool check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>
                                   .scale = scale,
                                   .softcap = c.softcap,
                                   .window = c.window,
+                                  .chunk = c.chunk,
                                   .causal = c.causal,
                                   .n_splits = c.n_splits,
                                   .scratch = scratch,
@@ -143,7 +146,8 @@ bool check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>
                                                        .softcap = c.softcap,
                                                        .window = c.window,
                                                        .causal = c.causal,
-                                                       .sinks = c.sinks ? sinks.data() : nullptr});
+                                                       .sinks = c.sinks ? sinks.data() : nullptr,
+                                                       .chunk = c.chunk});
   const std::vector<float> want(ref.begin(), ref.end());
   // The tensor-core kernel rounds Q and the softmax weights to f16 (relative 2^-11 each; the
   // outputs are weighted means of values in [-1, 1]).
@@ -258,6 +262,24 @@ TEST(PagedAttention, PrefillChunksMixedWithDecode) {
   // A head dim that is not a multiple of 8 (tiny test models): word-sized cache loads.
   Config narrow{.head_dim = 20, .gqa = 2};
   check_attention(rng, narrow, specs);
+}
+
+// Llama 4's chunked attention: a query sees only the keys of its own chunk (qp - qp % chunk to
+// qp). Decode at and around chunk boundaries on both decode kernels, split and unsplit; prefill
+// chunks straddling a boundary after a cached prefix, mixed with decoding sequences, on the scalar
+// kernel and (where the device has it) the tensor-core one.
+TEST(PagedAttention, ChunkedAttentionSeesOnlyTheQuerysChunk) {
+  SeededRng rng;
+  const std::vector<SeqSpec> decode = {{1, 24}, {1, 25}, {1, 47}, {1, 100 + rng.below(40)}};
+  for (auto kernel : {ops::DecodeKernel::Chunked, ops::DecodeKernel::Tiled})
+    for (uint32_t splits : {1u, 3u})
+      check_attention(rng,
+                      {.head_dim = 64, .gqa = 2, .n_splits = splits, .decode = kernel, .chunk = 24},
+                      decode);
+  const std::vector<SeqSpec> prefill = {{30, 30}, {20, 61}, {1, 33}, {40 + rng.below(10), 130}};
+  check_attention(rng, {.head_dim = 64, .gqa = 2, .tensor_cores = false, .chunk = 24}, prefill);
+  check_attention(rng, {.head_dim = 64, .gqa = 2, .chunk = 16}, prefill);
+  check_attention(rng, {.head_dim = 64, .gqa = 2, .n_splits = 2, .chunk = 24}, prefill);
 }
 
 // A sequence's open span (an image's tokens): its queries also see the later keys up to the

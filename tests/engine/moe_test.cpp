@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <numeric>
 #include <vector>
 
 #include "engine/cpu/moe_route.h"
@@ -88,6 +89,49 @@ TEST(MoeRoute, CpuAndDeviceMatchTheScalarReferenceWithTies) {
         EXPECT_NEAR(w[i], want.weights[k], 1e-6) << "cpu, token " << t;
         const float want_w = want.weights[k] * scale[want.ids[k]] * c.weight_scale;
         EXPECT_NEAR(gw[i], want_w, 1e-5 * std::max(1.0f, want_w)) << "device, token " << t;
+      }
+    }
+  }
+}
+
+// Llama 4's routing: the top k logits (ties: the lower index), each weighted by its sigmoid,
+// not renormalised; on the CPU and the device, against a stable sort of the logits.
+TEST(MoeRoute, SigmoidOfTheTopLogitsOnCpuAndDevice) {
+  SeededRng rng;
+  auto& pc = vk_context().pipelines();
+  for (const auto [n_expert, n_used] : {std::pair{16u, 1u}, std::pair{128u, 1u}, {8u, 2u}}) {
+    SCOPED_TRACE(std::to_string(n_expert) + " experts, " + std::to_string(n_used) + " used");
+    const uint32_t T = 37;
+    const std::vector<float> z = tied_logits(rng, T, n_expert);
+    std::vector<uint32_t> ids(size_t(T) * n_used);
+    std::vector<float> w(ids.size());
+    cpu::MoeRouteArgs a{z.data(), n_expert, n_used, false, ids.data(), w.data()};
+    a.sigmoid = true;
+    cpu::moe_route(a, 0, T);
+    vk::Arena arena = make_arena();
+    const vk::BufferSlice dz = to_device(arena, z);
+    const vk::BufferSlice dids = device_filled<uint32_t>(arena, ids.size());
+    const vk::BufferSlice dw = device_filled<float>(arena, ids.size());
+    run([&](vk::CommandRecorder& rec) {
+      vk::ops::MoeRouteArgs r{dz, dids, dw, n_expert, n_used, T, false};
+      r.sigmoid = true;
+      vk::ops::moe_route(rec, pc, r);
+    });
+    const auto gids = from_device<uint32_t>(dids, ids.size());
+    const auto gw = from_device<float>(dw, ids.size());
+    for (uint32_t t = 0; t < T; ++t) {
+      std::vector<uint32_t> order(n_expert);
+      std::iota(order.begin(), order.end(), 0u);
+      const float* row = z.data() + size_t(t) * n_expert;
+      std::stable_sort(order.begin(), order.end(),
+                       [&](uint32_t x, uint32_t y) { return row[x] > row[y]; });
+      for (uint32_t k = 0; k < n_used; ++k) {
+        const size_t i = size_t(t) * n_used + k;
+        const double want = 1.0 / (1.0 + std::exp(-double(row[order[k]])));
+        ASSERT_EQ(ids[i], order[k]) << "cpu, token " << t << " rank " << k;
+        ASSERT_EQ(gids[i], order[k]) << "device, token " << t << " rank " << k;
+        EXPECT_NEAR(w[i], want, 1e-6) << "cpu, token " << t;
+        EXPECT_NEAR(gw[i], want, 1e-6) << "device, token " << t;
       }
     }
   }

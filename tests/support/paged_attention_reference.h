@@ -95,6 +95,7 @@ struct ReferenceAttention {
   uint32_t window;
   bool causal = true;
   const float* sinks = nullptr;  // n_q_heads logits in each softmax's denominator (gpt-oss)
+  uint32_t chunk = 0;  // 0: none; else (causal) only keys from qp - qp % chunk on (Llama 4)
 };
 
 // Output [token][q head][head_dim]; a query with no key in reach would divide by zero, so every
@@ -115,6 +116,7 @@ inline std::vector<double> reference_attention(const PagedBatch& p,
         const bool open = qp >= specs[s].open_from;
         if (kp > qp && (open ? false : a.causal || (a.window && kp - qp >= a.window))) continue;
         if (kp <= qp && a.window && qp - kp >= a.window) continue;
+        if (kp <= qp && a.chunk && kp < qp - qp % a.chunk) continue;
         const uint32_t blk = p.tables[s][kp / B];
         const std::vector<double> k = p.row(p.k_cache, blk, g, kp % B);
         double dot = 0;

@@ -29,11 +29,13 @@ struct Config {
   bool causal = true;
   kv::CacheType cache = kv::CacheType::F16;
   bool sinks = false;  // a random sink logit per query head (gpt-oss)
+  uint32_t chunk = 0;  // Llama 4's chunked attention
   std::string describe() const {
     return "head_dim=" + std::to_string(head_dim) + " gqa=" + std::to_string(gqa) +
            " block=" + std::to_string(block_size) + " softcap=" + std::to_string(softcap) +
            " window=" + std::to_string(window) + " causal=" + std::to_string(causal) + " cache " +
-           std::string(kv::cache_type_name(cache)) + (sinks ? " sinks" : "");
+           std::string(kv::cache_type_name(cache)) + (sinks ? " sinks" : "") +
+           " chunk=" + std::to_string(chunk);
   }
 };
 
@@ -63,7 +65,8 @@ void check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>
                                                                      .softcap = c.softcap,
                                                                      .window = c.window,
                                                                      .causal = c.causal,
-                                                                     .sinks = sink});
+                                                                     .sinks = sink,
+                                                                     .chunk = c.chunk});
 
   for (Isa isa : testable_isas()) {
     SCOPED_TRACE(std::string(isa_name(isa)));
@@ -81,6 +84,7 @@ void check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>
                     .scale = scale,
                     .softcap = c.softcap,
                     .window = c.window,
+                    .chunk = c.chunk,
                     .causal = c.causal,
                     .sinks = sink};
     // The units in three ranges, as a thread pool would hand them out.
@@ -152,6 +156,18 @@ TEST(CpuAttention, PrefillChunksAfterACachedPrefixMixedWithDecode) {
   // Head dims that are not a multiple of the vector width take the scalar loops.
   check_attention(rng, {.head_dim = 20, .gqa = 2, .block_size = 16}, specs);
   check_attention(rng, {.head_dim = 72, .gqa = 2, .block_size = 5, .window = 9}, specs);
+}
+
+// Llama 4's chunked attention: a query sees only the keys of its own chunk of chunk positions
+// (qp - qp % chunk to qp), decoding at chunk boundaries and inside chunks, prefill chunks that
+// straddle a boundary after a cached prefix, split and unsplit, the query tiles' shared key range
+// starting at the earliest query's chunk.
+TEST(CpuAttention, ChunkedAttentionSeesOnlyTheQuerysChunk) {
+  SeededRng rng;
+  const std::vector<SeqSpec> specs = {{1, 24},  {1, 25}, {1, 90 + rng.below(30)},  {30, 30},
+                                      {20, 61}, {5, 48}, {40 + rng.below(10), 130}};
+  check_attention(rng, {.head_dim = 64, .gqa = 2, .block_size = 16, .chunk = 24}, specs);
+  check_attention(rng, {.head_dim = 72, .gqa = 4, .block_size = 7, .chunk = 10}, specs);
 }
 
 TEST(CpuAttention, NonCausalSeesTheWholeSequence) {

@@ -2,7 +2,8 @@
 // (per-pair divisors from 1 for the fastest-turning pairs to the factor for the slowest, no
 // magnitude change with Ministral's log multiplier of 1, one without it) and attention
 // temperature (its floor the original context); gemma-embedding as a non-causal encoder of Gemma 3
-// layers with its dense projections. Unsupported combinations fail at load naming themselves.
+// layers with its dense projections; llama4's NoPE, chunked and MoE layers. Unsupported
+// combinations fail at load naming themselves.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -30,8 +31,9 @@ ModelSpec spec_of(const std::string& arch,
   gguf::GgufWriter w;
   build_random_model(o, vocab, w);
   if (edit) edit(w);
-  const auto bytes = w.serialize();
-  return ModelSpec::from_gguf(gguf::GgufFile::parse(bytes));
+  // The metadata and tensor table are all a spec reads: no tensor data is generated.
+  const std::vector<uint8_t> header = w.serialize_header();
+  return ModelSpec::from_gguf(gguf::GgufFile::parse_header(header, w.file_size()));
 }
 
 TEST(FamilySpec, Mistral3ReadsYarnAndTheAttentionTemperature) {
@@ -87,6 +89,74 @@ TEST(FamilySpec, GemmaEmbeddingIsANonCausalEncoderWithDenseProjections) {
   EXPECT_EQ(s.n_embd_out(), s.n_embd);
   EXPECT_EQ(s.encoder_rows_width(), s.n_dense);  // not the vocabulary
   EXPECT_FLOAT_EQ(s.embed_scale, std::sqrt(float(s.n_embd)));
+}
+
+// Llama 4 (llama4_spec.h) on make-model's test shape of 7 layers: iRoPE's NoPE layer 3 (no
+// chunks, the query temperature from position 8191 on) between chunked RoPE layers with Q/K norms,
+// MoE on every 2nd layer (1, 3, 5: sigmoid top-k, weights before the experts, a shared expert as
+// wide as a routed one), dense FFNs between. A sliding_window of 0 turns chunks off as llama.cpp
+// does (only the last layer then skips RoPE).
+TEST(FamilySpec, Llama4InterleavesNopeAndMoeLayers) {
+  const ModelSpec s = spec_of("llama4");
+  EXPECT_EQ(s.arch, Arch::Llama4);
+  ASSERT_EQ(s.n_layer, 7u);
+  const std::vector<bool> nope{false, false, false, true, false, false, false};
+  EXPECT_EQ(s.layer_nope, nope);
+  for (uint32_t l = 0; l < s.n_layer; ++l) {
+    EXPECT_EQ(s.is_nope(l), nope[l]) << l;
+    EXPECT_EQ(s.layer_is_swa[l], !nope[l]) << l;
+    EXPECT_EQ(s.is_moe_layer(l), l % 2 == 1) << l;
+  }
+  EXPECT_EQ(s.attn_chunk, 8192u);
+  EXPECT_TRUE(s.kq_plain_norm);  // every expert count but Maverick's 128
+  EXPECT_FALSE(s.qk_norm);       // no norm weights
+  EXPECT_FLOAT_EQ(s.attn_temp_scale, 0.1f);
+  EXPECT_EQ(s.attn_temp_floor, 8192u);
+  EXPECT_EQ(s.attn_temp_offset, 1u);
+  EXPECT_EQ(s.moe_gating, MoeGating::Sigmoid);
+  EXPECT_TRUE(s.moe_weight_before_ffn);
+  EXPECT_FALSE(s.moe_norm_weights);
+  EXPECT_EQ(s.n_expert, 8u);
+  EXPECT_EQ(s.n_ff_shexp, s.n_ff_exp);
+  EXPECT_FALSE(s.moe_shexp_gated);
+  EXPECT_EQ(s.rope_ordering, RopeOrdering::Normal);
+  EXPECT_FLOAT_EQ(s.rope_freq_base_swa, s.rope_freq_base);
+
+  const ModelSpec plain = spec_of(
+      "llama4", [](gguf::GgufWriter& w) { w.set_u32("llama4.attention.sliding_window", 0); });
+  EXPECT_EQ(plain.attn_chunk, 0u);
+  EXPECT_FLOAT_EQ(plain.attn_temp_scale, 0.0f);
+  for (uint32_t l = 0; l < plain.n_layer; ++l) {
+    EXPECT_EQ(plain.is_nope(l), l == 6) << l;
+    EXPECT_FALSE(plain.layer_is_swa[l]) << l;
+  }
+}
+
+// make-model's real Llama 4 shape (for GPU runs, written with :LAYERS): Scout's every-layer MoE of
+// 16 experts, one per token, Llama 3-style rope_freqs. Only the header is made.
+TEST(FamilySpec, Llama4ScoutShapeHasScoutsLayers) {
+  static const gguf::GgufFile vocab = gguf::GgufFile::open(
+      (std::filesystem::path(VKLLM_SHARED_DIR) / "testdata/vocab/ggml-vocab-llama-spm.gguf")
+          .string());
+  MakeModelOptions o;
+  o.arch = "llama4";
+  o.shape = parse_model_shape("llama4-scout");
+  o.file_type = FileType::Q4_K_M;
+  gguf::GgufWriter w;
+  build_random_model(o, vocab, w);
+  const std::vector<uint8_t> header = w.serialize_header();
+  const ModelSpec s = ModelSpec::from_gguf(gguf::GgufFile::parse_header(header, w.file_size()));
+  EXPECT_EQ(s.n_layer, 48u);
+  EXPECT_EQ(s.n_embd, 5120u);
+  EXPECT_EQ(s.head_dim, 128u);
+  EXPECT_EQ(s.n_expert, 16u);
+  EXPECT_EQ(s.n_expert_used, 1u);
+  EXPECT_EQ(s.n_ff_exp, 8192u);
+  EXPECT_EQ(s.n_ff_shexp, 8192u);
+  for (uint32_t l = 0; l < s.n_layer; ++l) EXPECT_TRUE(s.is_moe_layer(l)) << l;
+  EXPECT_TRUE(s.kq_plain_norm);
+  EXPECT_TRUE(s.has_rope_freqs);
+  EXPECT_EQ(s.attn_chunk, 8192u);
 }
 
 }  // namespace
