@@ -88,6 +88,8 @@ VulkanImageEncoder::VulkanImageEncoder(vk::Context& ctx, gguf::GgufFile projecto
     : file_(std::move(projector)),
       spec_(read_vision_spec(file_)),
       impl_(std::make_unique<Impl>(ctx)) {
+  if (spec_.projector != ProjectorType::Gemma3)
+    throw std::runtime_error("the Vulkan image encoder runs Gemma 3's projector only");
   const VisionWeights w = read_vision_weights(file_, spec_);
   const VisionSpec& s = spec_;
   const uint32_t E = s.n_embd, F = s.n_ff, P = s.patch_size, N = s.n_patches();
@@ -190,18 +192,16 @@ ImageEmbeddings VulkanImageEncoder::encode(const image::Image& img) {
   return encode_pixels(tower_input(spec_, img));
 }
 
-ImageEmbeddings VulkanImageEncoder::encode_pixels(std::span<const float> planes) {
+ImageEmbeddings VulkanImageEncoder::encode_pixels(const TowerPixels& pixels) {
+  check_tower_pixels(spec_, pixels);
   const VisionSpec& s = spec_;
   Impl& m = *impl_;
+  const std::vector<float>& planes = pixels.planes;
   vk::Context& ctx = m.ctx;
   vk::PipelineCache& pl = ctx.pipelines();
   const uint32_t S = s.image_size, P = s.patch_size, side = s.patches_per_side();
   const uint32_t N = s.n_patches(), E = s.n_embd, F = s.n_ff, T = s.text_embd;
   const uint32_t n_out = s.n_output_tokens(), d = s.head_dim(), taps = 3 * P * P;
-  if (planes.size() != size_t{3} * S * S) {
-    throw std::invalid_argument("image encoder: expected 3 x " + std::to_string(S) + " x " +
-                                std::to_string(S) + " pixel values");
-  }
   // Patch rows on the host (the input is made there anyway), in window order.
   std::vector<float> cols(size_t{N} * taps);
   for (uint32_t i = 0; i < N; ++i) {

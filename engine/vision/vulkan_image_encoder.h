@@ -17,6 +17,7 @@
 #include "engine/gguf/gguf_file.h"
 #include "engine/image/image.h"
 #include "engine/vision/image_encoder.h"
+#include "engine/vision/image_preprocess.h"
 #include "engine/vision/vision_spec.h"
 
 namespace vkllm::vk {
@@ -38,7 +39,7 @@ class VulkanImageEncoder {
   const VisionSpec& spec() const { return spec_; }
   // Planes as ImageEncoder::preprocess makes them (std::invalid_argument for another size). One
   // image at a time: the activations and K/V region are the encoder's own.
-  ImageEmbeddings encode_pixels(std::span<const float> planes);
+  ImageEmbeddings encode_pixels(const TowerPixels& pixels);
   ImageEmbeddings encode(const image::Image& img);
 
  private:

@@ -14,7 +14,7 @@ bool gpt_oss_family(const GgufSummary* g) {
 
 // Text architectures whose projector layer the engine's image encoders run.
 bool runs_projector_of(const std::string& architecture) {
-  return architecture == "gemma3";
+  return architecture == "gemma3" || architecture == "mistral3";
 }
 
 }  // namespace
