@@ -9,6 +9,7 @@
 
 #include <openssl/sha.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -31,6 +32,9 @@
 #include "engine/vision/image_preprocess.h"
 #include "engine/vision/rope_2d.h"
 #include "engine/vision/vulkan_image_encoder.h"
+#include "engine/vulkan/command_recorder.h"
+#include "engine/vulkan/context.h"
+#include "engine/vulkan/ops.h"
 #include "tests/engine/vk_test_context.h"
 #include "tests/reference/llama_cpp_reference.h"
 
@@ -128,6 +132,44 @@ TEST(Rope2d, MatchesScalarReference) {
     for (uint32_t i = H * d; i < stride; ++i)
       EXPECT_EQ(x[size_t{t} * stride + i], before[size_t{t} * stride + i]);
   EXPECT_LT(worst, 2e-5);  // float angles up to 6 rad
+}
+
+// The Vulkan kernel (shaders/rope_2d.comp) against the CPU function, on tokens in a shuffled
+// order with their grid positions given, as the Vulkan encoder lays them out.
+TEST(Rope2dOnVulkan, MatchesCpu) {
+  const uint32_t grid_w = 9, n = 54, H = 4, d = 40, stride = H * d;
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(n * stride);
+  for (float& v : x) v = normal(rng);
+  std::vector<uint32_t> order(n);
+  for (uint32_t i = 0; i < n; ++i) order[i] = i;
+  std::shuffle(order.begin(), order.end(), rng);
+  std::vector<float> shuffled(x.size());
+  std::vector<uint32_t> pos(2 * n);
+  for (uint32_t i = 0; i < n; ++i) {
+    std::copy_n(&x[size_t{order[i]} * stride], stride, &shuffled[size_t{i} * stride]);
+    pos[2 * i] = order[i] / grid_w;
+    pos[2 * i + 1] = order[i] % grid_w;
+  }
+  rope_2d({x.data(), stride, n, H, d, grid_w, 10000.0f}, 0, n);
+
+  vk::Context& ctx = test::vk_context();
+  vk::Buffer xb(ctx.device(), shuffled.size() * 4, vk::MemoryKind::DeviceLocal, "x");
+  vk::Buffer pb(ctx.device(), pos.size() * 4, vk::MemoryKind::DeviceLocal, "pos");
+  vk::upload(ctx.device(), xb.slice(), std::span<const float>(shuffled));
+  vk::upload(ctx.device(), pb.slice(), std::span<const uint32_t>(pos));
+  vk::CommandRecorder rec(ctx.device());
+  rec.begin();
+  vk::ops::rope_2d(rec, ctx.pipelines(), {xb.slice(), pb.slice(), n, H, d, 0, 10000.0f});
+  rec.submit_and_wait();
+  const std::vector<float> got = vk::download<float>(ctx.device(), xb.slice(), shuffled.size());
+  float worst = 0;
+  for (uint32_t i = 0; i < n; ++i)
+    for (uint32_t e = 0; e < stride; ++e)
+      worst = std::max(worst,
+                       std::fabs(got[size_t{i} * stride + e] - x[size_t{order[i]} * stride + e]));
+  EXPECT_LT(worst, 1e-4f);  // GPU sin/cos of angles up to 5 rad
 }
 
 // Pixtral's sizes as llama.cpp's calc_size_preserved_ratio gives them for the published tower
@@ -241,6 +283,21 @@ TEST_P(VisionOnVulkan, MatchesLlamaCpp) {
     EXPECT_GE(cos, 0.999) << "image token " << t;
   }
   std::printf("%s on Vulkan: worst cosine %.7f\n", name.c_str(), worst);
+}
+
+// One Vulkan encoder given Pixtral images of two sizes in turn (its buffers grow for the larger
+// and serve the smaller again) matches the CPU encoder on each.
+TEST(PixtralOnVulkan, ImagesOfTwoSizesInTurn) {
+  const VisionCase c = load_case("mistral3-tall");
+  VulkanImageEncoder gpu(test::vk_context(), gguf::GgufFile::parse(c.projector));
+  ImageEncoder cpu(gguf::GgufFile::parse(c.projector), 2);
+  for (const char* name : {"tall-90x130.png", "wide-300x200.png", "tall-90x130.png"}) {
+    const image::Image img = image::decode(read_bytes(vision_dir() / name));
+    const ImageEmbeddings want = cpu.encode(img), got = gpu.encode(img);
+    ASSERT_EQ(got.n_tokens, want.n_tokens) << name;
+    for (uint32_t t = 0; t < got.n_tokens; ++t)
+      EXPECT_GE(reference::cosine(got.row(t), want.row(t)), 0.999) << name << " token " << t;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, VisionOnVulkan, ::testing::Values("gemma3-vulkan", "mistral3-tall"),
