@@ -358,3 +358,33 @@ TEST(Gemma3Vision, RefusesWhatItCannotRead) {
 
 }  // namespace
 }  // namespace vkllm::vision
+
+namespace vkllm::vision {
+namespace {
+
+TEST(PixtralVision, RefusesWhatItCannotRead) {
+  model::MakeProjectorOptions o;
+  o.arch = "mistral3";
+  o.shape = model::parse_projector_shape("test", o.arch);
+  o.text_embd = 256;
+  {
+    gguf::GgufWriter w;
+    model::build_random_projector(o, w);
+    w.set_bool("clip.use_silu", false);
+    EXPECT_NE(load_error(w).find("without clip.use_silu"), std::string::npos);
+  }
+  {
+    // A 3x3 merger said over a file's 2x2 one.
+    gguf::GgufWriter w;
+    model::build_random_projector(o, w);
+    w.set_u32("clip.vision.spatial_merge_size", 3);
+    const std::string e = load_error(w);
+    EXPECT_NE(e.find("mm.patch_merger.weight of shape [1152, 128] (the file's is [512, 128])"),
+              std::string::npos)
+        << e;
+  }
+  EXPECT_THROW(model::parse_projector_shape("gemma3-4b", "mistral3"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace vkllm::vision
