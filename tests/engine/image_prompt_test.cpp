@@ -188,8 +188,9 @@ TEST_P(ImagePromptVsLlamaCpp, LogitsAfterTheImage) {
     device.emplace(test::vk_context(), *c.file);
     runner = std::make_unique<Runner>(*device, o);
   }
-  if (runner->spec().sliding_window)
+  if (runner->spec().sliding_window) {
     EXPECT_GT(c.image_end, runner->spec().sliding_window) << "the text before crosses the window";
+  }
 
   const auto want = c.j.at("last_logits").get<std::vector<float>>();
   const auto greedy = c.j.at("greedy_tokens").get<std::vector<int32_t>>();
