@@ -40,13 +40,98 @@ void fill_projector_tensor(const ProjectorTensor& t, gguf::TensorType type, uint
   gguf::quantize(type, values.data(), out.data(), n);
 }
 
+// Matrices F16 (or F32), as the converter writes an f16 mmproj; vectors and the learned
+// positions F32 (ggml's CPU add takes no F16 addend).
+void add_projector_tensors(std::vector<ProjectorTensor>& plan, const MakeProjectorOptions& o,
+                           gguf::GgufWriter& w) {
+  for (ProjectorTensor& t : plan) {
+    const bool half = !o.f32 && t.shape.size() >= 2 && t.name != "v.position_embd.weight";
+    const gguf::TensorType type = half ? gguf::TensorType::F16 : gguf::TensorType::F32;
+    std::vector<uint64_t> shape = t.shape;
+    std::string name = t.name;
+    w.add_lazy_tensor(std::move(name), type, std::move(shape),
+                      [t = std::move(t), type, seed = o.seed](std::span<uint8_t> out) {
+                        fill_projector_tensor(t, type, seed, out);
+                      });
+  }
+}
+
+// Mistral 3's Pixtral projector as llama.cpp's converter writes it (clip.cpp's PROJECTOR_TYPE_
+// PIXTRAL reads it): no patch or projection biases (Mistral Small 3.1 has none), CLIP's mean and
+// std, and the [IMG_BREAK] token's embedding as v.token_embd.img_break.
+void build_pixtral_projector(const MakeProjectorOptions& o, gguf::GgufWriter& w) {
+  const ProjectorShape& s = o.shape;
+  if (s.patch_size == 0 || s.n_embd == 0 || s.n_layer == 0 || s.n_head == 0 ||
+      s.n_embd % s.n_head != 0 || (s.n_embd / s.n_head) % 4 != 0 || s.n_ff == 0 || s.n_merge == 0 ||
+      o.text_embd == 0) {
+    throw std::invalid_argument("make-model: inconsistent projector shape");
+  }
+  w.set_string("general.architecture", "clip");
+  w.set_string("general.name", "vkllm random pixtral projector");
+  w.set_u32("general.file_type", o.f32 ? 0 : 1);
+  w.set_bool("clip.has_vision_encoder", true);
+  w.set_string("clip.projector_type", "pixtral");
+  w.set_bool("clip.use_silu", true);
+  const std::string v = "clip.vision.";
+  w.set_u32(v + "image_size", s.image_size);
+  w.set_u32(v + "patch_size", s.patch_size);
+  w.set_u32(v + "embedding_length", s.n_embd);
+  w.set_u32(v + "feed_forward_length", s.n_ff);
+  w.set_u32(v + "projection_dim", o.text_embd);
+  w.set_u32(v + "block_count", s.n_layer);
+  w.set_u32(v + "attention.head_count", s.n_head);
+  w.set_f32(v + "attention.layer_norm_epsilon", 1e-5f);
+  w.set_f32s(v + "image_mean", {0.48145466f, 0.4578275f, 0.40821073f});
+  w.set_f32s(v + "image_std", {0.26862954f, 0.26130258f, 0.27577711f});
+  w.set_u32(v + "spatial_merge_size", s.n_merge);
+
+  const uint64_t E = s.n_embd, F = s.n_ff, P = s.patch_size, M = s.n_merge, T = o.text_embd;
+  std::vector<ProjectorTensor> plan;
+  auto matrix = [&](std::string name, std::vector<uint64_t> shape, uint64_t fan_in) {
+    plan.push_back({std::move(name), std::move(shape), ProjectorInit::Matrix, fan_in});
+  };
+  auto norm = [&](std::string name, uint64_t n) {
+    plan.push_back({std::move(name), {n}, ProjectorInit::Norm, 0});
+  };
+  matrix("v.patch_embd.weight", {P, P, 3, E}, 3 * P * P);
+  norm("v.pre_ln.weight", E);
+  for (uint32_t l = 0; l < s.n_layer; ++l) {
+    const std::string b = "v.blk." + std::to_string(l) + ".";
+    for (const char* proj : {"attn_q", "attn_k", "attn_v", "attn_out"})
+      matrix(b + proj + ".weight", {E, E}, E);
+    norm(b + "ln1.weight", E);
+    norm(b + "ln2.weight", E);
+    matrix(b + "ffn_gate.weight", {E, F}, E);
+    matrix(b + "ffn_up.weight", {E, F}, E);
+    matrix(b + "ffn_down.weight", {F, E}, F);
+  }
+  if (M > 1) {
+    norm("mm.input_norm.weight", E);
+    matrix("mm.patch_merger.weight", {E * M * M, E}, E * M * M);
+  }
+  matrix("mm.1.weight", {E, T}, E);
+  matrix("mm.2.weight", {T, T}, T);
+  // A token embedding's scale (N(0, 1)), one vector: F32.
+  plan.push_back({"v.token_embd.img_break", {T}, ProjectorInit::Matrix, 1});
+  add_projector_tensors(plan, o, w);
+}
+
 }  // namespace
 
-ProjectorShape parse_projector_shape(std::string_view text) {
+ProjectorShape parse_projector_shape(std::string_view text, std::string_view arch) {
   const size_t colon = text.find(':');
   const std::string_view name = text.substr(0, colon);
   ProjectorShape shape;
-  if (name == "test") {
+  if (arch == "mistral3") {
+    if (name == "test") {
+      shape = {224, 14, 128, 2, 4, 256, 2};
+    } else if (name == "pixtral-24b") {
+      shape = {1540, 14, 1024, 24, 16, 4096, 2};
+    } else {
+      throw std::invalid_argument("unknown mistral3 projector shape '" + std::string(text) +
+                                  "' (test, pixtral-24b, optionally :LAYERS)");
+    }
+  } else if (name == "test") {
     shape = {224, 14, 128, 2, 4, 512, 4};
   } else if (name == "test-wide") {
     shape = {224, 14, 1152, 2, 16, 4304, 4};
@@ -70,9 +155,13 @@ ProjectorShape parse_projector_shape(std::string_view text) {
 }
 
 void build_random_projector(const MakeProjectorOptions& o, gguf::GgufWriter& w) {
+  if (o.arch == "mistral3") {
+    build_pixtral_projector(o, w);
+    return;
+  }
   if (o.arch != "gemma3") {
-    throw std::invalid_argument("make-model: --projector is for gemma3 only (got '" + o.arch +
-                                "')");
+    throw std::invalid_argument("make-model: --projector is for gemma3 and mistral3 only (got '" +
+                                o.arch + "')");
   }
   const ProjectorShape& s = o.shape;
   if (s.image_size == 0 || s.patch_size == 0 || s.image_size % s.patch_size != 0 || s.n_embd == 0 ||
@@ -137,18 +226,7 @@ void build_random_projector(const MakeProjectorOptions& o, gguf::GgufWriter& w) 
   // ggml order {text width, n_embd}: llama.cpp multiplies by its transpose.
   matrix("mm.input_projection.weight", {o.text_embd, E}, E);
 
-  for (ProjectorTensor& t : plan) {
-    // Matrices F16 (or F32), as the converter writes an f16 mmproj; vectors and the learned
-    // positions F32 (ggml's CPU add takes no F16 addend).
-    const bool half = !o.f32 && t.shape.size() >= 2 && t.name != "v.position_embd.weight";
-    const gguf::TensorType type = half ? gguf::TensorType::F16 : gguf::TensorType::F32;
-    std::vector<uint64_t> shape = t.shape;
-    std::string name = t.name;
-    w.add_lazy_tensor(std::move(name), type, std::move(shape),
-                      [t = std::move(t), type, seed = o.seed](std::span<uint8_t> out) {
-                        fill_projector_tensor(t, type, seed, out);
-                      });
-  }
+  add_projector_tensors(plan, o, w);
 }
 
 }  // namespace vkllm::model

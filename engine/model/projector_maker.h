@@ -11,9 +11,11 @@
 
 namespace vkllm::model {
 
-// A SigLIP vision tower and its projector: image_size / patch_size patches a side, n_layer
-// pre-LN ViT layers n_embd wide, then (Gemma 3) n_merge x n_merge average pooling, RMS norm and
-// the projection to the text model's width.
+// A vision tower and its projector. Gemma 3: a SigLIP tower of image_size / patch_size patches a
+// side, n_layer pre-LN ViT layers n_embd wide, then n_merge x n_merge average pooling, RMS norm
+// and the projection to the text model's width. Mistral 3: a Pixtral tower (RMS norms, 2D RoPE,
+// SiLU-gated FFN) over the image's own patch grid, an n_merge x n_merge patch merger and a GELU
+// MLP to the text width (image_size is then only the metadata llama.cpp requires).
 struct ProjectorShape {
   uint32_t image_size = 0;
   uint32_t patch_size = 0;
@@ -21,7 +23,7 @@ struct ProjectorShape {
   uint32_t n_layer = 0;
   uint32_t n_head = 0;
   uint32_t n_ff = 0;
-  uint32_t n_merge = 0;  // pooling kernel (a side); image_size / patch_size must be a multiple
+  uint32_t n_merge = 0;  // pooling kernel or patch merger (a side); Gemma 3's divides the grid
 };
 
 // "test" (224 px, patch 14, 2 layers 128 wide, 4 heads, FFN 512, 4x4 pooling: 16 image tokens),
@@ -29,11 +31,13 @@ struct ProjectorShape {
 // or "gemma3-4b" (the published SigLIP-So400m tower of Gemma 3 4B-27B: 896 px, patch 14, 27
 // layers 1152 wide, 16 heads, FFN 4304, 4x4 pooling: 256 image tokens); ":N" after the name sets
 // the layer count (gemma3-4b:1: the real image size and widths, one layer, for checks by hand).
-// Throws std::invalid_argument for another name.
-ProjectorShape parse_projector_shape(std::string_view text);
+// For --arch mistral3 (Pixtral): "test" (patch 14, 2 layers 128 wide, 4 heads of 32, FFN 256,
+// 2x2 merger) or "pixtral-24b" (Mistral Small 3.1's tower: 1540 px, patch 14, 24 layers 1024
+// wide, 16 heads, FFN 4096, 2x2 merger). Throws std::invalid_argument for another name.
+ProjectorShape parse_projector_shape(std::string_view text, std::string_view arch = "gemma3");
 
 struct MakeProjectorOptions {
-  std::string arch = "gemma3";  // the text model's architecture; only gemma3 has a projector yet
+  std::string arch = "gemma3";  // the text model's architecture: gemma3 or mistral3
   ProjectorShape shape;
   uint32_t text_embd = 0;  // the text model's width: the projector's output
   bool f32 = false;        // matrices F32 instead of F16 (vectors are always F32)

@@ -10,6 +10,7 @@
 #include "engine/cpu/thread_pool.h"
 #include "engine/vision/dense_attention.h"
 #include "engine/vision/image_preprocess.h"
+#include "engine/vision/rope_2d.h"
 
 namespace vkllm::vision {
 
@@ -44,7 +45,7 @@ void parallel_ranges(cpu::ThreadPool& pool, uint32_t n, uint32_t grain, const Fn
 // member of an exported class, holds them.
 struct CpuVitLayer {
   std::vector<float> ln1_w, ln1_b, ln2_w, ln2_b, q_b, k_b, v_b, o_b, up_b, down_b;
-  cpu::WeightView q, k, v, o, up, down;
+  cpu::WeightView q, k, v, o, up, down, gate;  // gate: Pixtral's
 };
 
 struct ImageEncoder::Impl {
@@ -56,8 +57,15 @@ struct ImageEncoder::Impl {
   std::vector<CpuVitLayer> layers;
   std::vector<float> projection_t;  // [text_embd][n_embd]: the file's matrix transposed
   cpu::WeightView projection;
+  // Pixtral: the RMS norms, the patch merger and the MLP, the [IMG_BREAK] row.
+  std::vector<float> pre_ln_w, input_norm_w, mm1_b, mm2_b, img_break;
+  cpu::WeightView merger, mm1, mm2;
 
   // y[t] = W x[t] (+ bias) for n rows.
+  void linear(const cpu::WeightView& w, const std::vector<float>& bias, const float* x, uint32_t n,
+              float* y) {
+    linear(w, bias.empty() ? nullptr : bias.data(), x, n, y);
+  }
   void linear(const cpu::WeightView& w, const float* bias, const float* x, uint32_t n, float* y) {
     const cpu::Product p{&w, y, w.rows, false};
     cpu::matmul({&p, 1}, x, w.cols, n, pool, ws);
@@ -73,6 +81,12 @@ struct ImageEncoder::Impl {
     parallel_ranges(pool, n_rows, 16,
                     [&](uint32_t r0, uint32_t r1) { cpu::layer_norm(a, r0, r1); });
   }
+  // y = x / rms(x) * w per row (w empty: no weight).
+  void rms_norm(float* x, const std::vector<float>& w, float eps, uint32_t n_rows, uint32_t n,
+                float* y) {
+    const cpu::RmsNormArgs a{x, nullptr, w.empty() ? nullptr : w.data(), y, n, 0, 0, eps};
+    parallel_ranges(pool, n_rows, 16, [&](uint32_t r0, uint32_t r1) { cpu::rms_norm(a, r0, r1); });
+  }
   void add_into(float* x, const float* y, uint64_t n) {
     parallel_ranges(pool, static_cast<uint32_t>(n), 4096,
                     [&](uint32_t b, uint32_t e) { cpu::add(x, y, x, b, e); });
@@ -87,13 +101,17 @@ ImageEncoder::ImageEncoder(gguf::GgufFile projector, unsigned threads)
       spec_(read_vision_spec(file_)),
       impl_(std::make_unique<Impl>(threads)) {
   const VisionWeights w = read_vision_weights(file_, spec_);
+  if (spec_.projector == ProjectorType::Pixtral) {
+    load_pixtral(w);
+    return;
+  }
   const uint64_t E = spec_.n_embd, F = spec_.n_ff, P = spec_.patch_size;
   Impl& m = *impl_;
   m.patch = matrix_view(w.patch_w, 3 * P * P);
   m.patch_b = tensor_to_f32(w.patch_b);
   m.position = tensor_to_f32(w.position);
   for (const VitLayerWeights& L : w.layers) {
-    CpuVitLayer p;
+    CpuVitLayer p{};
     p.ln1_w = tensor_to_f32(L.ln1_w), p.ln1_b = tensor_to_f32(L.ln1_b);
     p.ln2_w = tensor_to_f32(L.ln2_w), p.ln2_b = tensor_to_f32(L.ln2_b);
     p.q = matrix_view(L.q_w, E), p.q_b = tensor_to_f32(L.q_b);
@@ -120,7 +138,7 @@ ImageEncoder::ImageEncoder(gguf::GgufFile projector, unsigned threads)
 
 ImageEncoder::~ImageEncoder() = default;
 
-std::vector<float> ImageEncoder::preprocess(const image::Image& img) const {
+TowerPixels ImageEncoder::preprocess(const image::Image& img) const {
   return tower_input(spec_, img);
 }
 
@@ -128,15 +146,14 @@ ImageEmbeddings ImageEncoder::encode(const image::Image& img) {
   return encode_pixels(preprocess(img));
 }
 
-ImageEmbeddings ImageEncoder::encode_pixels(std::span<const float> planes) {
+ImageEmbeddings ImageEncoder::encode_pixels(const TowerPixels& pixels) {
+  check_tower_pixels(spec_, pixels);
+  if (spec_.projector == ProjectorType::Pixtral) return encode_pixtral(pixels);
   const VisionSpec& s = spec_;
   Impl& m = *impl_;
+  const std::vector<float>& planes = pixels.planes;
   const uint32_t S = s.image_size, P = s.patch_size, side = s.patches_per_side();
   const uint32_t N = s.n_patches(), E = s.n_embd, F = s.n_ff;
-  if (planes.size() != size_t{3} * S * S) {
-    throw std::invalid_argument("image encoder: expected 3 x " + std::to_string(S) + " x " +
-                                std::to_string(S) + " pixel values");
-  }
   // Patches as rows of 3 x P x P taps in the kernel's order (channel, row, column), so the
   // stride-P convolution is one matmul.
   const uint32_t taps = 3 * P * P;
@@ -213,6 +230,126 @@ ImageEmbeddings ImageEncoder::encode_pixels(std::span<const float> planes) {
   out.n_embd = s.text_embd;
   out.data.resize(size_t{T} * s.text_embd);
   m.linear(m.projection, nullptr, pooled.data(), T, out.data.data());
+  return out;
+}
+
+void ImageEncoder::load_pixtral(const VisionWeights& w) {
+  const uint64_t E = spec_.n_embd, F = spec_.n_ff, P = spec_.patch_size, M = spec_.n_merge;
+  Impl& m = *impl_;
+  m.patch = matrix_view(w.patch_w, 3 * P * P);
+  m.patch_b = tensor_to_f32(w.patch_b);
+  m.pre_ln_w = tensor_to_f32(w.pre_ln_w);
+  for (const VitLayerWeights& L : w.layers) {
+    CpuVitLayer p{};
+    p.ln1_w = tensor_to_f32(L.ln1_w), p.ln2_w = tensor_to_f32(L.ln2_w);
+    p.q = matrix_view(L.q_w, E), p.q_b = tensor_to_f32(L.q_b);
+    p.k = matrix_view(L.k_w, E), p.k_b = tensor_to_f32(L.k_b);
+    p.v = matrix_view(L.v_w, E), p.v_b = tensor_to_f32(L.v_b);
+    p.o = matrix_view(L.o_w, E), p.o_b = tensor_to_f32(L.o_b);
+    p.gate = matrix_view(L.gate_w, E);
+    p.up = matrix_view(L.up_w, E);
+    p.down = matrix_view(L.down_w, F);
+    m.layers.push_back(std::move(p));
+  }
+  m.post_ln_w = tensor_to_f32(w.post_ln_w);
+  m.input_norm_w = tensor_to_f32(w.input_norm_w);
+  if (M > 1) m.merger = matrix_view(w.merger_w, E * M * M);
+  m.mm1 = matrix_view(w.mm1_w, E);
+  m.mm1_b = tensor_to_f32(w.mm1_b);
+  m.mm2 = matrix_view(w.mm2_w, spec_.text_embd);
+  m.mm2_b = tensor_to_f32(w.mm2_b);
+  m.img_break = tensor_to_f32(w.img_break);
+}
+
+ImageEmbeddings ImageEncoder::encode_pixtral(const TowerPixels& pixels) {
+  const VisionSpec& s = spec_;
+  Impl& m = *impl_;
+  const uint32_t P = s.patch_size, M = s.n_merge, E = s.n_embd, F = s.n_ff, T = s.text_embd;
+  const uint32_t grid_w = pixels.width / P, grid_h = pixels.height / P, N = grid_w * grid_h;
+  const std::vector<float> cols = patch_rows(pixels, P);
+  std::vector<float> x(size_t{N} * E), h(size_t{N} * E), q(size_t{N} * E), k(size_t{N} * E),
+      v(size_t{N} * E), att(size_t{N} * E), gate(size_t{N} * F), up(size_t{N} * F);
+  m.linear(m.patch, m.patch_b, cols.data(), N, x.data());
+  if (!m.pre_ln_w.empty()) m.rms_norm(x.data(), m.pre_ln_w, s.eps, N, E, x.data());
+
+  const Rope2dArgs rope_q{q.data(), E, N, s.n_head, s.head_dim(), grid_w, s.rope_theta};
+  Rope2dArgs rope_k = rope_q;
+  rope_k.x = k.data();
+  for (const CpuVitLayer& L : m.layers) {
+    m.rms_norm(x.data(), L.ln1_w, s.eps, N, E, h.data());
+    const cpu::Product qkv[] = {
+        {&L.q, q.data(), E, false}, {&L.k, k.data(), E, false}, {&L.v, v.data(), E, false}};
+    cpu::matmul(qkv, h.data(), E, N, m.pool, m.ws);
+    parallel_ranges(m.pool, N, 8, [&](uint32_t b, uint32_t e) {
+      if (!L.q_b.empty()) cpu::add_bias(q.data(), L.q_b.data(), E, 0, b, e);
+      if (!L.k_b.empty()) cpu::add_bias(k.data(), L.k_b.data(), E, 0, b, e);
+      if (!L.v_b.empty()) cpu::add_bias(v.data(), L.v_b.data(), E, 0, b, e);
+      rope_2d(rope_q, b, e);
+      rope_2d(rope_k, b, e);
+    });
+    const DenseAttentionArgs a{q.data(),
+                               k.data(),
+                               v.data(),
+                               E,
+                               att.data(),
+                               E,
+                               N,
+                               s.n_head,
+                               s.head_dim(),
+                               1.0f / std::sqrt(static_cast<float>(s.head_dim()))};
+    dense_attention(a, m.pool, m.ws);
+    m.linear(L.o, L.o_b, att.data(), N, h.data());
+    m.add_into(x.data(), h.data(), x.size());
+
+    m.rms_norm(x.data(), L.ln2_w, s.eps, N, E, h.data());
+    const cpu::Product gate_up[] = {{&L.gate, gate.data(), F, false}, {&L.up, up.data(), F, false}};
+    cpu::matmul(gate_up, h.data(), E, N, m.pool, m.ws);
+    const cpu::GluArgs glu{gate.data(), up.data(), gate.data(), F, cpu::GluActivation::Silu};
+    parallel_ranges(m.pool, N, 8, [&](uint32_t b, uint32_t e) { cpu::glu(glu, b, e); });
+    m.linear(L.down, nullptr, gate.data(), N, h.data());
+    m.add_into(x.data(), h.data(), x.size());
+  }
+  if (!m.post_ln_w.empty()) m.rms_norm(x.data(), m.post_ln_w, s.eps, N, E, x.data());
+
+  // The patch merger: RMS norm, then each n_merge x n_merge neighbourhood as one row of
+  // (channel, row, column) values (torch's unfold, llama.cpp's im2col) through a linear layer.
+  const uint32_t out_w = grid_w / M, out_h = grid_h / M, n_merged = out_w * out_h;
+  std::vector<float> merged(size_t{n_merged} * E);
+  if (M > 1) {
+    m.rms_norm(x.data(), m.input_norm_w, s.eps, N, E, x.data());
+    const uint32_t K = E * M * M;
+    std::vector<float> unfolded(size_t{n_merged} * K);
+    parallel_ranges(m.pool, n_merged, 8, [&](uint32_t b, uint32_t e) {
+      for (uint32_t t = b; t < e; ++t) {
+        const uint32_t oy = t / out_w, ox = t % out_w;
+        float* row = &unfolded[size_t{t} * K];
+        for (uint32_t ky = 0; ky < M; ++ky)
+          for (uint32_t kx = 0; kx < M; ++kx) {
+            const float* in = &x[(size_t{oy * M + ky} * grid_w + ox * M + kx) * E];
+            for (uint32_t c = 0; c < E; ++c) row[(size_t{c} * M + ky) * M + kx] = in[c];
+          }
+      }
+    });
+    m.linear(m.merger, nullptr, unfolded.data(), n_merged, merged.data());
+  } else {
+    merged = std::move(x);
+  }
+  std::vector<float> hidden(size_t{n_merged} * T), projected(size_t{n_merged} * T);
+  m.linear(m.mm1, m.mm1_b, merged.data(), n_merged, hidden.data());
+  parallel_ranges(m.pool, static_cast<uint32_t>(hidden.size()), 4096,
+                  [&](uint32_t b, uint32_t e) { cpu::gelu(hidden.data(), hidden.data(), b, e); });
+  m.linear(m.mm2, m.mm2_b, hidden.data(), n_merged, projected.data());
+
+  // Rows of merged patches, an [IMG_BREAK] row after each but the last.
+  ImageEmbeddings out;
+  out.n_tokens = n_merged + out_h - 1;
+  out.n_embd = T;
+  out.data.resize(size_t{out.n_tokens} * T);
+  for (uint32_t r = 0; r < out_h; ++r) {
+    float* dst = &out.data[size_t{r} * (out_w + 1) * T];
+    std::copy_n(&projected[size_t{r} * out_w * T], size_t{out_w} * T, dst);
+    if (r + 1 < out_h) std::copy_n(m.img_break.data(), T, dst + size_t{out_w} * T);
+  }
   return out;
 }
 

@@ -8,6 +8,13 @@
 // SigLIP ViT (pre-LN, full attention, GELU MLP) and its post-LN, average-pooled n_merge x n_merge,
 // RMS-normed and projected to the text width: 256 rows of the text width for the published
 // models.
+//
+// Pixtral (Mistral 3): the image is resized to its own size in multiples of patch_size x n_merge,
+// cut into patches, RMS-normed, run through a ViT with RMS norms, 2D RoPE (rope_2d.h) in full
+// attention and SiLU-gated FFNs, RMS-normed again, its n_merge x n_merge neighbours concatenated
+// and merged by a linear layer, then a GELU MLP to the text width; an [IMG_BREAK] row (the
+// projector's embedding of that token) follows each row of merged patches but the last, as
+// llama.cpp's graph lays the image's rows out.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +25,7 @@
 
 #include "engine/gguf/gguf_file.h"
 #include "engine/image/image.h"
+#include "engine/vision/image_preprocess.h"
 #include "engine/vision/vision_spec.h"
 
 namespace vkllm::cpu {
@@ -48,16 +56,18 @@ class ImageEncoder {
 
   const VisionSpec& spec() const { return spec_; }
 
-  // The normalised channel planes the tower reads (3 x image_size x image_size).
-  std::vector<float> preprocess(const image::Image& img) const;
+  // The normalised channel planes the tower reads (tower_input()).
+  TowerPixels preprocess(const image::Image& img) const;
   // preprocess() then encode_pixels().
   ImageEmbeddings encode(const image::Image& img);
-  // From planes as preprocess() makes them (std::invalid_argument for another size). One image
-  // at a time (the thread pool and matmul scratch are the encoder's own).
-  ImageEmbeddings encode_pixels(std::span<const float> planes);
+  // From planes as preprocess() makes them (std::invalid_argument for a size the tower does not
+  // take). One image at a time (the thread pool and matmul scratch are the encoder's own).
+  ImageEmbeddings encode_pixels(const TowerPixels& pixels);
 
  private:
   struct Impl;
+  void load_pixtral(const VisionWeights& w);
+  ImageEmbeddings encode_pixtral(const TowerPixels& pixels);
   gguf::GgufFile file_;
   VisionSpec spec_;
   std::unique_ptr<Impl> impl_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 namespace vkllm::vision {
 
@@ -107,23 +108,25 @@ image::Image resize_pillow(const image::Image& src, uint32_t width, uint32_t hei
   return out;
 }
 
-image::Image letterbox(const image::Image& src, uint32_t side, ResizeFilter filter) {
-  if (src.width == side && src.height == side) return src;
+image::Image letterbox(const image::Image& src, uint32_t width, uint32_t height,
+                       ResizeFilter filter) {
+  if (src.width == width && src.height == height) return src;
   // Single-precision scale and ceil, as llama.cpp computes the fitted size.
-  const float scale = std::min(static_cast<float>(side) / static_cast<float>(src.width),
-                               static_cast<float>(side) / static_cast<float>(src.height));
-  const auto fitted = [&](uint32_t n) {
+  const float scale = std::min(static_cast<float>(width) / static_cast<float>(src.width),
+                               static_cast<float>(height) / static_cast<float>(src.height));
+  const auto fitted = [&](uint32_t n, uint32_t limit) {
     const float scaled = std::ceil(static_cast<float>(n) * scale);
-    return std::clamp(static_cast<uint32_t>(scaled), 1u, side);
+    return std::clamp(static_cast<uint32_t>(scaled), 1u, limit);
   };
-  const uint32_t w = fitted(src.width), h = fitted(src.height);
+  const uint32_t w = fitted(src.width, width), h = fitted(src.height, height);
   const image::Image resized = resize_pillow(src, w, h, filter);
   image::Image out;
-  out.width = out.height = side;
-  out.rgb.assign(size_t{side} * side * 3, 0);
-  const uint32_t x0 = (side - w) / 2, y0 = (side - h) / 2;
+  out.width = width;
+  out.height = height;
+  out.rgb.assign(size_t{width} * height * 3, 0);
+  const uint32_t x0 = (width - w) / 2, y0 = (height - h) / 2;
   for (uint32_t y = 0; y < h; ++y) {
-    std::copy_n(resized.pixel(0, y), size_t{w} * 3, &out.rgb[(size_t{y + y0} * side + x0) * 3]);
+    std::copy_n(resized.pixel(0, y), size_t{w} * 3, &out.rgb[(size_t{y + y0} * width + x0) * 3]);
   }
   return out;
 }
@@ -141,11 +144,42 @@ std::vector<float> normalized_planes(const image::Image& img, const std::array<f
   return out;
 }
 
-std::vector<float> tower_input(const VisionSpec& spec, const image::Image& img) {
+TowerPixels tower_input(const VisionSpec& spec, const image::Image& img) {
   if (img.width == 0 || img.height == 0) throw std::invalid_argument("image encoder: empty image");
-  // Gemma 3 (the one projector read so far): llama.cpp's bilinear filter and letterboxing.
-  const image::Image square = letterbox(img, spec.image_size, ResizeFilter::Bilinear);
-  return normalized_planes(square, spec.mean, spec.std);
+  // llama.cpp's filters: bilinear for Gemma 3, bicubic for Pixtral.
+  const TowerSize size = tower_size(spec, img.width, img.height);
+  const ResizeFilter filter = spec.dynamic() ? ResizeFilter::Bicubic : ResizeFilter::Bilinear;
+  const image::Image fitted = letterbox(img, size.width, size.height, filter);
+  return {size.width, size.height, normalized_planes(fitted, spec.mean, spec.std)};
+}
+
+void check_tower_pixels(const VisionSpec& spec, const TowerPixels& px) {
+  const uint32_t align = spec.patch_size * (spec.dynamic() ? spec.n_merge : 1);
+  const bool size_ok = spec.dynamic() ? px.width > 0 && px.height > 0 && px.width % align == 0 &&
+                                            px.height % align == 0
+                                      : px.width == spec.image_size && px.height == spec.image_size;
+  if (!size_ok || px.planes.size() != size_t{3} * px.width * px.height) {
+    throw std::invalid_argument(
+        "image encoder: " + std::to_string(px.width) + " x " + std::to_string(px.height) +
+        " pixels (" + std::to_string(px.planes.size()) + " values) is not a size this tower reads");
+  }
+}
+
+std::vector<float> patch_rows(const TowerPixels& px, uint32_t P, std::span<const uint32_t> order) {
+  const uint32_t W = px.width, H = px.height, grid_w = W / P;
+  const uint32_t n = order.empty() ? grid_w * (H / P) : static_cast<uint32_t>(order.size());
+  const uint32_t taps = 3 * P * P;
+  std::vector<float> rows(size_t{n} * taps);
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t p = order.empty() ? i : order[i];
+    const uint32_t py = p / grid_w, px_ = p % grid_w;
+    float* row = &rows[size_t{i} * taps];
+    for (uint32_t c = 0; c < 3; ++c)
+      for (uint32_t ky = 0; ky < P; ++ky)
+        std::copy_n(&px.planes[(size_t{c} * H + py * P + ky) * W + px_ * P], P,
+                    row + (size_t{c} * P + ky) * P);
+  }
+  return rows;
 }
 
 }  // namespace vkllm::vision

@@ -1,6 +1,7 @@
 #include "engine/vision/image_prompt.h"
 
 #include <charconv>
+#include <stdexcept>
 
 namespace vkllm::vision {
 
@@ -13,14 +14,21 @@ ImageLayout image_layout(const VisionSpec& spec) {
       l.end = "<end_of_image>";
       l.trail = "\n\n";
       l.open = true;  // llama.cpp decodes Gemma 3's image tokens with causal attention off
+      l.n_tokens = spec.n_output_tokens();
+      break;
+    case ProjectorType::Pixtral:
+      l.end = "[IMG_END]";
+      l.open = false;  // mtmd_decode_use_non_causal: causal for Pixtral
+      l.n_tokens = 0;  // the image's size decides
       break;
   }
-  l.n_tokens = spec.n_output_tokens();
+  l.spec = spec;
   return l;
 }
 
 PromptWithImages tokenize_with_images(const tokenizer::Tokenizer& tok, const ImageLayout& layout,
-                                      std::span<const PromptPiece> pieces) {
+                                      std::span<const PromptPiece> pieces,
+                                      std::span<const uint32_t> image_tokens) {
   // The text between images, with the layout's lead and trail joined to it; the BOS (where the
   // tokenizer adds one) goes with the first text, which an image's lead or begin marker is when
   // the prompt starts with the image.
@@ -39,10 +47,12 @@ PromptWithImages tokenize_with_images(const tokenizer::Tokenizer& tok, const Ima
       pending += p.text;
       continue;
     }
+    const uint32_t n = *p.image < image_tokens.size() ? image_tokens[*p.image] : layout.n_tokens;
+    if (n == 0) throw std::invalid_argument("tokenize_with_images: image without a row count");
     add_text(pending + layout.lead);
     add_text(layout.begin);
-    out.images.push_back({static_cast<uint32_t>(out.tokens.size()), layout.n_tokens, *p.image});
-    out.tokens.insert(out.tokens.end(), layout.n_tokens, kImageToken);
+    out.images.push_back({static_cast<uint32_t>(out.tokens.size()), n, *p.image});
+    out.tokens.insert(out.tokens.end(), n, kImageToken);
     add_text(layout.end);
     pending = layout.trail;
   }

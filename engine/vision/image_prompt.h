@@ -6,6 +6,11 @@
 // the image's rows, "<end_of_image>" on its own, "\n\n" joined to the text after: what mtmd's
 // tokenizer gives for "...\n\n<__media__>\n\n..." and Ollama's gemma3 model inserts around an
 // image (its "\n\n" tokens beside the markers).
+//
+// Mistral 3 (Pixtral): the image's rows right after the text before it, then "[IMG_END]" on its
+// own (mtmd's layout; the [IMG_BREAK] rows between rows of patches are among the image's rows,
+// the projector's embedding of that token), decoded causally as llama.cpp does. Its row count
+// depends on the image's size (vision_spec.h image_token_count).
 #pragma once
 
 #include <cstdint>
@@ -28,8 +33,13 @@ struct ImageLayout {
   std::string begin;      // tokenized on its own (special tokens parsed) before the image's rows
   std::string end;        // tokenized on its own after them
   std::string trail;      // joined to the start of the text after the image
-  uint32_t n_tokens = 0;  // rows (tokens) per image
+  uint32_t n_tokens = 0;  // rows (tokens) per image, for towers of a fixed size (else 0)
   bool open = true;       // the image's tokens attend to each other both ways (Gemma 3)
+  VisionSpec spec;
+  // The rows an image of width x height takes.
+  uint32_t tokens_for(uint32_t width, uint32_t height) const {
+    return image_token_count(spec, width, height);
+  }
 };
 
 ImageLayout image_layout(const VisionSpec& spec);
@@ -53,9 +63,12 @@ struct PromptPiece {
 };
 
 // Tokenizes the pieces with the layout: the first piece of text with the tokenizer's own
-// specials (BOS), the others without; special tokens are parsed everywhere.
+// specials (BOS), the others without; special tokens are parsed everywhere. `image_tokens[i]`:
+// the rows of image i (PromptPiece::image), for a layout without a fixed n_tokens;
+// std::invalid_argument when an image has no count there.
 PromptWithImages tokenize_with_images(const tokenizer::Tokenizer& tok, const ImageLayout& layout,
-                                      std::span<const PromptPiece> pieces);
+                                      std::span<const PromptPiece> pieces,
+                                      std::span<const uint32_t> image_tokens = {});
 
 // Splits text at "[img-N]" tags (the prompt builder's image tags) into pieces; a tag whose N is
 // not below n_images stays text.

@@ -1,5 +1,7 @@
 #include "engine/vision/vision_spec.h"
 
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -35,33 +37,16 @@ TensorRef need_tensor(const gguf::GgufFile& f, const std::string& name,
   return {t->name, t->type, t->shape, f.tensor_data(*t)};
 }
 
-}  // namespace
+// A tensor the projector may leave out (biases, optional norms): empty when absent, checked
+// like need_tensor when present.
+TensorRef optional_tensor(const gguf::GgufFile& f, const std::string& name,
+                          const std::vector<uint64_t>& shape) {
+  if (!f.find_tensor(name)) return {};
+  return need_tensor(f, name, shape);
+}
 
-VisionSpec read_vision_spec(const gguf::GgufFile& f) {
-  std::string type = f.get_optional<std::string>("clip.projector_type").value_or("");
-  if (type.empty()) type = f.get_optional<std::string>("clip.vision.projector_type").value_or("");
-  if (!f.get_optional<bool>("clip.has_vision_encoder").value_or(false)) {
-    throw std::runtime_error("the projector has no vision encoder (clip.has_vision_encoder)");
-  }
-  if (type != "gemma3") {
-    throw std::runtime_error("vision projector type '" + type +
-                             "' is not supported yet (supported: gemma3)");
-  }
-  if (!f.get_optional<bool>("clip.use_gelu").value_or(false)) {
-    throw std::runtime_error("gemma3 vision projector without clip.use_gelu is not supported");
-  }
-  VisionSpec s;
-  s.projector = ProjectorType::Gemma3;
+void read_normalisation(const gguf::GgufFile& f, VisionSpec& s) {
   const std::string v = "clip.vision.";
-  s.image_size = need_u32(f, v + "image_size");
-  s.patch_size = need_u32(f, v + "patch_size");
-  s.n_embd = need_u32(f, v + "embedding_length");
-  s.n_head = need_u32(f, v + "attention.head_count");
-  s.n_ff = need_u32(f, v + "feed_forward_length");
-  s.n_layer = need_u32(f, v + "block_count");
-  s.eps = f.get_optional<float>(v + "attention.layer_norm_epsilon").value_or(1e-6f);
-  // llama.cpp's default for every Gemma 3 size; its tiny test model writes the key.
-  s.n_merge = f.get_optional<uint32_t>(v + "projector.scale_factor").value_or(4);
   const auto mean = f.get_array<float>(v + "image_mean");
   const auto std = f.get_array<float>(v + "image_std");
   if (mean.size() < 3 || std.size() < 3) {
@@ -72,6 +57,144 @@ VisionSpec read_vision_spec(const gguf::GgufFile& f) {
     s.std[c] = std[c];
     if (!(s.std[c] > 0.0f)) throw std::runtime_error("vision projector image_std is not positive");
   }
+}
+
+void read_tower_sizes(const gguf::GgufFile& f, VisionSpec& s) {
+  const std::string v = "clip.vision.";
+  s.image_size = need_u32(f, v + "image_size");
+  s.patch_size = need_u32(f, v + "patch_size");
+  s.n_embd = need_u32(f, v + "embedding_length");
+  s.n_head = need_u32(f, v + "attention.head_count");
+  s.n_ff = need_u32(f, v + "feed_forward_length");
+  s.n_layer = need_u32(f, v + "block_count");
+  s.eps = f.get_optional<float>(v + "attention.layer_norm_epsilon").value_or(1e-6f);
+  read_normalisation(f, s);
+}
+
+// Pixtral (Mistral 3): llama.cpp's clip.cpp fixes the RoPE base at 10000 and the budget at 8 to
+// 1024 merged patches; the merge size is clip.vision.spatial_merge_size (1: none).
+VisionSpec read_pixtral_spec(const gguf::GgufFile& f) {
+  if (!f.get_optional<bool>("clip.use_silu").value_or(false)) {
+    throw std::runtime_error("pixtral vision projector without clip.use_silu is not supported");
+  }
+  VisionSpec s;
+  s.projector = ProjectorType::Pixtral;
+  read_tower_sizes(f, s);
+  s.n_merge = f.get_optional<uint32_t>("clip.vision.spatial_merge_size").value_or(1);
+  s.rope_theta = 10000.0f;
+  if (s.n_merge == 0 || s.n_embd % s.n_head != 0 || s.head_dim() % 4 != 0) {
+    throw std::runtime_error("pixtral vision projector has inconsistent sizes (width " +
+                             std::to_string(s.n_embd) + ", " + std::to_string(s.n_head) +
+                             " heads: 2D RoPE needs heads a multiple of 4 wide)");
+  }
+  const uint32_t area = s.patch_size * s.n_merge * s.patch_size * s.n_merge;
+  s.min_pixels = 8 * area;
+  s.max_pixels = 1024 * area;
+  const gguf::TensorInfo* mm2 = f.find_tensor("mm.2.weight");
+  if (!mm2 || mm2->shape.size() != 2 || mm2->shape[0] == 0 || mm2->shape[1] != mm2->shape[0]) {
+    throw std::runtime_error(
+        "pixtral vision projector has no mm.2.weight of shape [text width, text width]");
+  }
+  s.text_embd = static_cast<uint32_t>(mm2->shape[1]);
+  return s;
+}
+
+VisionWeights read_pixtral_weights(const gguf::GgufFile& f, const VisionSpec& s) {
+  const uint64_t E = s.n_embd, F = s.n_ff, P = s.patch_size, T = s.text_embd, M = s.n_merge;
+  VisionWeights w;
+  w.patch_w = need_tensor(f, "v.patch_embd.weight", {P, P, 3, E});
+  w.patch_b = optional_tensor(f, "v.patch_embd.bias", {E});
+  w.pre_ln_w = optional_tensor(f, "v.pre_ln.weight", {E});
+  for (uint32_t l = 0; l < s.n_layer; ++l) {
+    const std::string b = "v.blk." + std::to_string(l) + ".";
+    VitLayerWeights L;
+    L.ln1_w = need_tensor(f, b + "ln1.weight", {E});
+    L.ln2_w = need_tensor(f, b + "ln2.weight", {E});
+    L.q_w = need_tensor(f, b + "attn_q.weight", {E, E});
+    L.k_w = need_tensor(f, b + "attn_k.weight", {E, E});
+    L.v_w = need_tensor(f, b + "attn_v.weight", {E, E});
+    L.o_w = need_tensor(f, b + "attn_out.weight", {E, E});
+    L.q_b = optional_tensor(f, b + "attn_q.bias", {E});
+    L.k_b = optional_tensor(f, b + "attn_k.bias", {E});
+    L.v_b = optional_tensor(f, b + "attn_v.bias", {E});
+    L.o_b = optional_tensor(f, b + "attn_out.bias", {E});
+    L.gate_w = need_tensor(f, b + "ffn_gate.weight", {E, F});
+    L.up_w = need_tensor(f, b + "ffn_up.weight", {E, F});
+    L.down_w = need_tensor(f, b + "ffn_down.weight", {F, E});
+    w.layers.push_back(std::move(L));
+  }
+  w.post_ln_w = optional_tensor(f, "v.post_ln.weight", {E});
+  if (M > 1) {
+    w.input_norm_w = need_tensor(f, "mm.input_norm.weight", {E});
+    w.merger_w = need_tensor(f, "mm.patch_merger.weight", {E * M * M, E});
+  } else if (f.find_tensor("mm.patch_merger.weight")) {
+    throw std::runtime_error("pixtral vision projector has a patch merger but no merge size");
+  }
+  w.mm1_w = need_tensor(f, "mm.1.weight", {E, T});
+  w.mm1_b = optional_tensor(f, "mm.1.bias", {T});
+  w.mm2_w = need_tensor(f, "mm.2.weight", {T, T});
+  w.mm2_b = optional_tensor(f, "mm.2.bias", {T});
+  w.img_break = need_tensor(f, "v.token_embd.img_break", {T});
+  return w;
+}
+
+}  // namespace
+
+TowerSize tower_size(const VisionSpec& s, uint32_t width, uint32_t height) {
+  if (!s.dynamic()) return {s.image_size, s.image_size};
+  if (width == 0 || height == 0) return {0, 0};
+  // llama.cpp's calc_size_preserved_ratio (single precision, as there): each side rounded to the
+  // nearest multiple of the alignment, then scaled down (floor) into max_pixels or up (ceil) to
+  // min_pixels keeping the aspect ratio.
+  const int align = static_cast<int>(s.patch_size * s.n_merge);
+  const auto fa = static_cast<float>(align);
+  auto round_by = [&](float x) { return static_cast<int>(std::round(x / fa)) * align; };
+  auto ceil_by = [&](float x) { return static_cast<int>(std::ceil(x / fa)) * align; };
+  auto floor_by = [&](float x) { return static_cast<int>(std::floor(x / fa)) * align; };
+  const auto w = static_cast<float>(width), h = static_cast<float>(height);
+  int w_bar = std::max(align, round_by(w));
+  int h_bar = std::max(align, round_by(h));
+  const int64_t area = int64_t{w_bar} * h_bar;
+  if (s.max_pixels > 0 && area > s.max_pixels) {
+    const float beta = std::sqrt(h * w / static_cast<float>(s.max_pixels));
+    h_bar = std::max(align, floor_by(h / beta));
+    w_bar = std::max(align, floor_by(w / beta));
+  } else if (s.min_pixels > 0 && area < s.min_pixels) {
+    const float beta = std::sqrt(static_cast<float>(s.min_pixels) / (h * w));
+    h_bar = ceil_by(h * beta);
+    w_bar = ceil_by(w * beta);
+  }
+  return {static_cast<uint32_t>(w_bar), static_cast<uint32_t>(h_bar)};
+}
+
+uint32_t image_token_count(const VisionSpec& s, uint32_t width, uint32_t height) {
+  if (!s.dynamic()) return s.n_output_tokens();
+  const TowerSize t = tower_size(s, width, height);
+  const uint32_t cols = t.width / s.patch_size / s.n_merge;
+  const uint32_t rows = t.height / s.patch_size / s.n_merge;
+  return rows == 0 ? 0 : rows * cols + rows - 1;
+}
+
+VisionSpec read_vision_spec(const gguf::GgufFile& f) {
+  std::string type = f.get_optional<std::string>("clip.projector_type").value_or("");
+  if (type.empty()) type = f.get_optional<std::string>("clip.vision.projector_type").value_or("");
+  if (!f.get_optional<bool>("clip.has_vision_encoder").value_or(false)) {
+    throw std::runtime_error("the projector has no vision encoder (clip.has_vision_encoder)");
+  }
+  if (type == "pixtral") return read_pixtral_spec(f);
+  if (type != "gemma3") {
+    throw std::runtime_error("vision projector type '" + type +
+                             "' is not supported yet (supported: gemma3, pixtral)");
+  }
+  if (!f.get_optional<bool>("clip.use_gelu").value_or(false)) {
+    throw std::runtime_error("gemma3 vision projector without clip.use_gelu is not supported");
+  }
+  VisionSpec s;
+  s.projector = ProjectorType::Gemma3;
+  const std::string v = "clip.vision.";
+  read_tower_sizes(f, s);
+  // llama.cpp's default for every Gemma 3 size; its tiny test model writes the key.
+  s.n_merge = f.get_optional<uint32_t>(v + "projector.scale_factor").value_or(4);
   if (s.image_size % s.patch_size != 0 || s.n_merge == 0 || s.patches_per_side() % s.n_merge != 0 ||
       s.n_embd % s.n_head != 0) {
     throw std::runtime_error(
@@ -90,6 +213,7 @@ VisionSpec read_vision_spec(const gguf::GgufFile& f) {
 }
 
 VisionWeights read_vision_weights(const gguf::GgufFile& f, const VisionSpec& s) {
+  if (s.projector == ProjectorType::Pixtral) return read_pixtral_weights(f, s);
   const uint64_t E = s.n_embd, F = s.n_ff, P = s.patch_size;
   VisionWeights w;
   w.patch_w = need_tensor(f, "v.patch_embd.weight", {P, P, 3, E});
@@ -130,6 +254,7 @@ VisionWeights read_vision_weights(const gguf::GgufFile& f, const VisionSpec& s) 
 }
 
 std::vector<float> tensor_to_f32(const TensorRef& t) {
+  if (t.bytes.empty()) return {};
   uint64_t n = 1;
   for (uint64_t d : t.shape) n *= d;
   std::vector<float> out(n);

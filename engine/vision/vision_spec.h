@@ -1,7 +1,9 @@
 // What an image encoder is, read from a projector GGUF in llama.cpp's mmproj layout (clip.*
-// metadata, v.* and mm.* tensors): the SigLIP tower's hyperparameters, the preprocessing it
-// expects, and views of its weights in the mapped file. Gemma 3's projector for now (issue 38);
-// the tower part is the one Qwen-VL, Pixtral and Gemma 4 towers will share.
+// metadata, v.* and mm.* tensors): the tower's hyperparameters, the preprocessing it expects, and
+// views of its weights in the mapped file (issue 38). Two projector types: Gemma 3's (a SigLIP
+// tower: learned positions, LayerNorm, GELU MLP, a fixed square image, average pooling) and
+// Pixtral's for Mistral 3 (2D RoPE, RMS norms, SiLU-gated FFN, the image's own patch grid, a 2x2
+// patch merger and a GELU MLP, with an [IMG_BREAK] row after each row of merged patches).
 #pragma once
 
 #include <array>
@@ -23,18 +25,25 @@ struct TensorRef {
   std::span<const uint8_t> bytes;
 };
 
+// A bias or norm weight a projector may leave out is an empty TensorRef (no bytes).
 struct VitLayerWeights {
   TensorRef ln1_w, ln1_b, ln2_w, ln2_b;
   TensorRef q_w, q_b, k_w, k_b, v_w, v_b, o_w, o_b;
   TensorRef up_w, up_b, down_w,
-      down_b;  // fc1 (n_embd -> n_ff) and fc2, whatever the file calls them
+      down_b;        // fc1 (n_embd -> n_ff) and fc2, whatever the file calls them
+  TensorRef gate_w;  // Pixtral: the SiLU gate (n_embd -> n_ff)
 };
 
-enum class ProjectorType { Gemma3 };
+enum class ProjectorType { Gemma3, Pixtral };
+
+// The size the tower reads an image at (pixels), and its patch grid.
+struct TowerSize {
+  uint32_t width = 0, height = 0;
+};
 
 struct VisionSpec {
   ProjectorType projector = ProjectorType::Gemma3;
-  uint32_t image_size = 0;  // the square the image is resized (letterboxed) to
+  uint32_t image_size = 0;  // Gemma 3: the square the image is resized (letterboxed) to
   uint32_t patch_size = 0;
   uint32_t n_embd = 0;
   uint32_t n_head = 0;
@@ -42,8 +51,14 @@ struct VisionSpec {
   uint32_t n_layer = 0;
   float eps = 1e-6f;  // the layer norms' and the projector's RMS norm's
   std::array<float, 3> mean{}, std{};
-  uint32_t n_merge = 4;    // Gemma 3's average pooling kernel (a side)
+  uint32_t n_merge = 4;    // Gemma 3's average pooling kernel, Pixtral's patch merger (a side)
   uint32_t text_embd = 0;  // output width: the text model's
+  // Pixtral: the RoPE base and the pixel budget llama.cpp resizes an image into (8 to 1024
+  // merged patches of (patch_size * n_merge)^2 pixels).
+  float rope_theta = 10000.0f;
+  uint32_t min_pixels = 0, max_pixels = 0;
+  bool dynamic() const { return projector == ProjectorType::Pixtral; }
+  // Gemma 3's fixed square (the accessors below are its); Pixtral's grid is the image's.
   uint32_t patches_per_side() const { return image_size / patch_size; }
   uint32_t n_patches() const { return patches_per_side() * patches_per_side(); }
   uint32_t n_output_tokens() const {
@@ -53,12 +68,25 @@ struct VisionSpec {
   uint32_t head_dim() const { return n_embd / n_head; }
 };
 
+// The size the tower reads an image of width x height at: Gemma 3's square; Pixtral's
+// aspect-preserving fit to multiples of patch_size * n_merge within the pixel budget, as
+// llama.cpp's calc_size_preserved_ratio rounds it.
+TowerSize tower_size(const VisionSpec& spec, uint32_t width, uint32_t height);
+// The rows an image of width x height becomes in the prompt (Pixtral: its merged patches and an
+// [IMG_BREAK] row after each row but the last).
+uint32_t image_token_count(const VisionSpec& spec, uint32_t width, uint32_t height);
+
 struct VisionWeights {
   TensorRef patch_w, patch_b, position;
+  TensorRef pre_ln_w;  // Pixtral: RMS norm before the first layer
   std::vector<VitLayerWeights> layers;
   TensorRef post_ln_w, post_ln_b;
   TensorRef soft_emb_norm_w;  // Gemma 3: RMS norm weight before the projection
   TensorRef input_proj_w;     // Gemma 3: ggml {text_embd, n_embd}
+  // Pixtral: RMS norm and the patch merger (n_merge^2 x n_embd -> n_embd; absent: no merging),
+  // the MLP (mm.1: n_embd -> text, GELU, mm.2: text -> text; biases optional) and the
+  // [IMG_BREAK] token's embedding (text_embd).
+  TensorRef input_norm_w, merger_w, mm1_w, mm1_b, mm2_w, mm2_b, img_break;
 };
 
 // Reads and checks the file (every tensor present with the shape the encoder reads; vectors

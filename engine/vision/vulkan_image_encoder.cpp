@@ -25,7 +25,18 @@ struct DeviceMatrix {
 
 struct DeviceLayer {
   vk::Buffer ln1_w, ln1_b, ln2_w, ln2_b, q_b, k_b, v_b, o_b, up_b, down_b;
-  DeviceMatrix q, k, v, o, up, down;
+  DeviceMatrix q, k, v, o, up, down, gate;  // gate: Pixtral's
+};
+
+// Pixtral's weights, and its per-image buffers, grown to the largest image seen (the patch grid
+// is the image's). Optional vectors are empty buffers.
+struct PixtralDevice {
+  DeviceMatrix patch, merger, mm1, mm2;
+  vk::Buffer patch_b, pre_ln_w, post_ln_w, input_norm_w, mm1_b, mm2_b;
+  std::vector<DeviceLayer> layers;
+  std::vector<float> img_break;
+  uint32_t capacity = 0;  // patches the buffers below hold
+  vk::Buffer cols, x, h, q, k, v, att, gate, up, hidden, out, k_cache, v_cache, meta, pos;
 };
 
 namespace {
@@ -50,9 +61,26 @@ DeviceMatrix upload_matrix(vk::Context& ctx, const TensorRef& t, uint32_t cols) 
 }
 
 vk::Buffer upload_floats(vk::Context& ctx, std::span<const float> values, const std::string& name) {
+  if (values.empty()) return {};  // an optional tensor the file leaves out
   vk::Buffer b(ctx.device(), values.size_bytes(), vk::MemoryKind::DeviceLocal, name);
   vk::upload(ctx.device(), b.slice(), values);
   return b;
+}
+
+vk::Buffer upload_vector(vk::Context& ctx, const TensorRef& t) {
+  return upload_floats(ctx, tensor_to_f32(t), t.name);
+}
+
+// Window order of a grid_w x grid_h patch grid for an M x M merger: window (oy, ox) row-major,
+// then its patches row-major, so each merged token's input is M^2 consecutive rows.
+std::vector<uint32_t> window_order(uint32_t grid_w, uint32_t grid_h, uint32_t M) {
+  std::vector<uint32_t> order;
+  order.reserve(size_t{grid_w} * grid_h);
+  for (uint32_t oy = 0; oy < grid_h / M; ++oy)
+    for (uint32_t ox = 0; ox < grid_w / M; ++ox)
+      for (uint32_t dy = 0; dy < M; ++dy)
+        for (uint32_t dx = 0; dx < M; ++dx) order.push_back((oy * M + dy) * grid_w + ox * M + dx);
+  return order;
 }
 
 }  // namespace
@@ -68,6 +96,7 @@ struct VulkanImageEncoder::Impl {
   // Per-image buffers, made once for the tower's fixed patch count.
   vk::Buffer cols, x, h, q, k, v, att, ff, pooled, out, k_cache, v_cache, attn_meta, pool_meta;
   kv::BatchMeta attn_batch, pool_batch;
+  std::unique_ptr<PixtralDevice> pixtral;
 
   void product(vk::CommandRecorder& rec, const DeviceMatrix& w, vk::BufferSlice x_in, uint32_t n,
                vk::BufferSlice y, bool accumulate = false) {
@@ -89,6 +118,10 @@ VulkanImageEncoder::VulkanImageEncoder(vk::Context& ctx, gguf::GgufFile projecto
       spec_(read_vision_spec(file_)),
       impl_(std::make_unique<Impl>(ctx)) {
   const VisionWeights w = read_vision_weights(file_, spec_);
+  if (spec_.projector == ProjectorType::Pixtral) {
+    load_pixtral(w);
+    return;
+  }
   const VisionSpec& s = spec_;
   const uint32_t E = s.n_embd, F = s.n_ff, P = s.patch_size, N = s.n_patches();
   const uint32_t taps = 3 * P * P;
@@ -190,18 +223,17 @@ ImageEmbeddings VulkanImageEncoder::encode(const image::Image& img) {
   return encode_pixels(tower_input(spec_, img));
 }
 
-ImageEmbeddings VulkanImageEncoder::encode_pixels(std::span<const float> planes) {
+ImageEmbeddings VulkanImageEncoder::encode_pixels(const TowerPixels& pixels) {
+  check_tower_pixels(spec_, pixels);
+  if (spec_.projector == ProjectorType::Pixtral) return encode_pixtral(pixels);
   const VisionSpec& s = spec_;
   Impl& m = *impl_;
+  const std::vector<float>& planes = pixels.planes;
   vk::Context& ctx = m.ctx;
   vk::PipelineCache& pl = ctx.pipelines();
   const uint32_t S = s.image_size, P = s.patch_size, side = s.patches_per_side();
   const uint32_t N = s.n_patches(), E = s.n_embd, F = s.n_ff, T = s.text_embd;
   const uint32_t n_out = s.n_output_tokens(), d = s.head_dim(), taps = 3 * P * P;
-  if (planes.size() != size_t{3} * S * S) {
-    throw std::invalid_argument("image encoder: expected 3 x " + std::to_string(S) + " x " +
-                                std::to_string(S) + " pixel values");
-  }
   // Patch rows on the host (the input is made there anyway), in window order.
   std::vector<float> cols(size_t{N} * taps);
   for (uint32_t i = 0; i < N; ++i) {
@@ -297,6 +329,216 @@ ImageEmbeddings VulkanImageEncoder::encode_pixels(std::span<const float> planes)
   out.n_tokens = n_out;
   out.n_embd = T;
   out.data = vk::download<float>(ctx.device(), m.out.slice(), size_t{n_out} * T);
+  return out;
+}
+
+void VulkanImageEncoder::load_pixtral(const VisionWeights& w) {
+  const VisionSpec& s = spec_;
+  const uint32_t E = s.n_embd, F = s.n_ff, P = s.patch_size, M = s.n_merge, T = s.text_embd;
+  if (E % 4 != 0 || F % 4 != 0 || T % 4 != 0 || s.head_dim() > 256) {
+    throw std::runtime_error("vision projector sizes the Vulkan kernels do not take (" +
+                             std::to_string(E) + ", " + std::to_string(F) + ", heads of " +
+                             std::to_string(s.head_dim()) + ")");
+  }
+  vk::Context& ctx = impl_->ctx;
+  auto px = std::make_unique<PixtralDevice>();
+  px->patch = upload_matrix(ctx, w.patch_w, 3 * P * P);
+  px->patch_b = upload_vector(ctx, w.patch_b);
+  px->pre_ln_w = upload_vector(ctx, w.pre_ln_w);
+  for (const VitLayerWeights& L : w.layers) {
+    DeviceLayer d;
+    d.ln1_w = upload_vector(ctx, L.ln1_w);
+    d.ln2_w = upload_vector(ctx, L.ln2_w);
+    d.q = upload_matrix(ctx, L.q_w, E), d.q_b = upload_vector(ctx, L.q_b);
+    d.k = upload_matrix(ctx, L.k_w, E), d.k_b = upload_vector(ctx, L.k_b);
+    d.v = upload_matrix(ctx, L.v_w, E), d.v_b = upload_vector(ctx, L.v_b);
+    d.o = upload_matrix(ctx, L.o_w, E), d.o_b = upload_vector(ctx, L.o_b);
+    d.gate = upload_matrix(ctx, L.gate_w, E);
+    d.up = upload_matrix(ctx, L.up_w, E);
+    d.down = upload_matrix(ctx, L.down_w, F);
+    px->layers.push_back(std::move(d));
+  }
+  px->post_ln_w = upload_vector(ctx, w.post_ln_w);
+  if (M > 1) {
+    px->input_norm_w = upload_vector(ctx, w.input_norm_w);
+    // The merger reads its window's M^2 rows back to back (window order): its columns, the
+    // file's (channel, row, column), go to (row, column, channel). F32 on the device.
+    const std::vector<float> merger = tensor_to_f32(w.merger_w);
+    const uint32_t K = E * M * M;
+    std::vector<float> permuted(merger.size());
+    for (uint32_t o = 0; o < E; ++o)
+      for (uint32_t c = 0; c < E; ++c)
+        for (uint32_t k = 0; k < M * M; ++k)
+          permuted[size_t{o} * K + size_t{k} * E + c] =
+              merger[size_t{o} * K + size_t{c} * M * M + k];
+    px->merger = upload_matrix(ctx, gguf::TensorType::F32,
+                               std::span(reinterpret_cast<const uint8_t*>(permuted.data()),
+                                         permuted.size() * sizeof(float)),
+                               K, E, "patch merger");
+  }
+  px->mm1 = upload_matrix(ctx, w.mm1_w, E);
+  px->mm1_b = upload_vector(ctx, w.mm1_b);
+  px->mm2 = upload_matrix(ctx, w.mm2_w, T);
+  px->mm2_b = upload_vector(ctx, w.mm2_b);
+  px->img_break = tensor_to_f32(w.img_break);
+  impl_->pixtral = std::move(px);
+}
+
+ImageEmbeddings VulkanImageEncoder::encode_pixtral(const TowerPixels& pixels) {
+  const VisionSpec& s = spec_;
+  Impl& m = *impl_;
+  PixtralDevice& px = *m.pixtral;
+  vk::Context& ctx = m.ctx;
+  vk::PipelineCache& pl = ctx.pipelines();
+  const uint32_t P = s.patch_size, M = s.n_merge, E = s.n_embd, F = s.n_ff, T = s.text_embd;
+  const uint32_t d = s.head_dim(), taps = 3 * P * P, bs = kv::kDefaultBlockSize;
+  const uint32_t grid_w = pixels.width / P, grid_h = pixels.height / P, N = grid_w * grid_h;
+  const uint32_t out_w = grid_w / M, out_h = grid_h / M, n_merged = out_w * out_h;
+  const uint32_t n_blocks = (N + bs - 1) / bs;
+  if (N > px.capacity) {  // buffers for this many patches (kept for the next images)
+    auto act = [&](uint64_t floats, const char* name) {
+      return vk::Buffer(ctx.device(), floats * sizeof(float), vk::MemoryKind::DeviceLocal, name);
+    };
+    px.cols = act(uint64_t{N} * taps, "patch rows");
+    px.x = act(uint64_t{N} * E, "x");
+    px.h = act(uint64_t{N} * E, "h");
+    px.q = act(uint64_t{N} * E, "q");
+    px.k = act(uint64_t{N} * E, "k");
+    px.v = act(uint64_t{N} * E, "v");
+    px.att = act(uint64_t{N} * E, "attention out");
+    px.gate = act(uint64_t{N} * F, "ffn gate");
+    px.up = act(uint64_t{N} * F, "ffn up");
+    px.hidden = act(uint64_t{N} * T, "projector hidden");
+    px.out = act(uint64_t{N} * T, "image embeddings");
+    const uint64_t region = uint64_t{n_blocks} * s.n_head * bs * d * 2;
+    px.k_cache = vk::Buffer(ctx.device(), region, vk::MemoryKind::DeviceLocal, "vision K");
+    px.v_cache = vk::Buffer(ctx.device(), region, vk::MemoryKind::DeviceLocal, "vision V");
+    px.pos = vk::Buffer(ctx.device(), uint64_t{N} * 8, vk::MemoryKind::DeviceLocal, "positions");
+    px.capacity = N;
+  }
+  // Patches in window order, each with its grid (row, column) for the RoPE.
+  const std::vector<uint32_t> order = window_order(grid_w, grid_h, M);
+  std::vector<uint32_t> positions(size_t{N} * 2);
+  for (uint32_t i = 0; i < N; ++i) {
+    positions[2 * i] = order[i] / grid_w;
+    positions[2 * i + 1] = order[i] % grid_w;
+  }
+  vk::upload(ctx.device(), px.pos.slice(), std::span<const uint32_t>(positions));
+  vk::upload(ctx.device(), px.cols.slice(), std::span<const float>(patch_rows(pixels, P, order)));
+  std::vector<uint32_t> table(n_blocks);
+  for (uint32_t b = 0; b < n_blocks; ++b) table[b] = b;
+  const kv::BatchSequence one{table, N, N};
+  const kv::BatchMeta meta = kv::build_batch_meta({&one, 1}, bs);
+  if (px.meta.size() < meta.words.size() * 4)
+    px.meta = vk::Buffer(ctx.device(), meta.words.size() * 4, vk::MemoryKind::DeviceLocal,
+                         "vision attention batch");
+  vk::upload(ctx.device(), px.meta.slice(), std::span<const uint32_t>(meta.words));
+
+  const vk::ops::BatchInfo batch{px.meta.slice(), N, 1};
+  const vk::ops::CacheRegion kc{px.k_cache.slice(), s.n_head, bs, kv::CacheType::F16};
+  const vk::ops::CacheRegion vc{px.v_cache.slice(), s.n_head, bs, kv::CacheType::F16};
+  auto rms = [&](vk::CommandRecorder& rec, const vk::Buffer& x, const vk::Buffer& w,
+                 const vk::Buffer& y, uint32_t n_rows) {
+    vk::ops::RmsNormArgs a;
+    a.x = x.slice();
+    a.weight = w.slice();
+    a.y = y.slice();
+    a.n = E;
+    a.n_rows = n_rows;
+    a.eps = s.eps;
+    vk::ops::rms_norm(rec, pl, a);
+    rec.barrier();
+  };
+  auto bias = [&](vk::CommandRecorder& rec, const vk::Buffer& x, const vk::Buffer& b, uint32_t n,
+                  uint32_t n_rows) {
+    if (!b.slice()) return;
+    vk::ops::add_bias(rec, pl, x.slice(), b.slice(), n, n_rows);
+    rec.barrier();
+  };
+  vk::CommandRecorder rec(ctx.device());
+  rec.begin();
+  m.product(rec, px.patch, px.cols.slice(), N, px.x.slice());
+  rec.barrier();
+  bias(rec, px.x, px.patch_b, E, N);
+  if (px.pre_ln_w.slice()) rms(rec, px.x, px.pre_ln_w, px.x, N);
+  for (const DeviceLayer& L : px.layers) {
+    rms(rec, px.x, L.ln1_w, px.h, N);
+    m.product(rec, L.q, px.h.slice(), N, px.q.slice());
+    m.product(rec, L.k, px.h.slice(), N, px.k.slice());
+    m.product(rec, L.v, px.h.slice(), N, px.v.slice());
+    rec.barrier();
+    bias(rec, px.q, L.q_b, E, N);
+    bias(rec, px.k, L.k_b, E, N);
+    bias(rec, px.v, L.v_b, E, N);
+    for (const vk::Buffer* qk : {&px.q, &px.k})
+      vk::ops::rope_2d(rec, pl, {qk->slice(), px.pos.slice(), N, s.n_head, d, E, s.rope_theta});
+    rec.barrier();
+    vk::ops::write_kv(rec, pl, nullptr, batch, {px.k.slice()}, d, kc);
+    vk::ops::write_kv(rec, pl, nullptr, batch, {px.v.slice()}, d, vc);
+    rec.barrier();
+    vk::ops::AttentionArgs a;
+    a.q = {px.q.slice()};
+    a.k_cache = kc;
+    a.v_cache = vc;
+    a.batch = batch;
+    a.max_q_len = N;
+    a.out = {px.att.slice()};
+    a.n_q_heads = s.n_head;
+    a.head_dim = d;
+    a.scale = 1.0f / std::sqrt(static_cast<float>(d));
+    a.causal = false;
+    vk::ops::attention(rec, pl, a);
+    rec.barrier();
+    m.product(rec, L.o, px.att.slice(), N, px.x.slice(), true);  // the residual add, fused
+    rec.barrier();
+    bias(rec, px.x, L.o_b, E, N);
+    rms(rec, px.x, L.ln2_w, px.h, N);
+    m.product(rec, L.gate, px.h.slice(), N, px.gate.slice());
+    m.product(rec, L.up, px.h.slice(), N, px.up.slice());
+    rec.barrier();
+    vk::ops::GluArgs g;
+    g.gate = px.gate.slice();
+    g.up = px.up.slice();
+    g.out = px.gate.slice();
+    g.n = F;
+    g.n_rows = N;
+    g.act = vk::ops::GluActivation::Silu;
+    vk::ops::glu(rec, pl, g);
+    rec.barrier();
+    m.product(rec, L.down, px.gate.slice(), N, px.x.slice(), true);
+    rec.barrier();
+  }
+  if (px.post_ln_w.slice()) rms(rec, px.x, px.post_ln_w, px.x, N);
+  // The merger: RMS norm, then each window's M^2 consecutive rows as one input row.
+  const vk::Buffer* merged = &px.x;
+  if (M > 1) {
+    rms(rec, px.x, px.input_norm_w, px.x, N);
+    m.product(rec, px.merger, px.x.slice(), n_merged, px.h.slice());
+    rec.barrier();
+    merged = &px.h;
+  }
+  m.product(rec, px.mm1, merged->slice(), n_merged, px.hidden.slice());
+  rec.barrier();
+  bias(rec, px.hidden, px.mm1_b, T, n_merged);
+  vk::ops::gelu(rec, pl, px.hidden.slice(), px.hidden.slice(), n_merged * T);
+  rec.barrier();
+  m.product(rec, px.mm2, px.hidden.slice(), n_merged, px.out.slice());
+  rec.barrier();
+  bias(rec, px.out, px.mm2_b, T, n_merged);
+  rec.submit_and_wait();
+
+  const std::vector<float> rows =
+      vk::download<float>(ctx.device(), px.out.slice(), size_t{n_merged} * T);
+  // Rows of merged patches (window order is row-major over windows), [IMG_BREAK] between rows.
+  ImageEmbeddings out;
+  out.n_tokens = n_merged + out_h - 1;
+  out.n_embd = T;
+  out.data.resize(size_t{out.n_tokens} * T);
+  for (uint32_t r = 0; r < out_h; ++r) {
+    float* dst = &out.data[size_t{r} * (out_w + 1) * T];
+    std::copy_n(&rows[size_t{r} * out_w * T], size_t{out_w} * T, dst);
+    if (r + 1 < out_h) std::copy_n(px.img_break.data(), T, dst + size_t{out_w} * T);
+  }
   return out;
 }
 

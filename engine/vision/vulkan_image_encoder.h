@@ -7,6 +7,11 @@
 // pooling-window order (each window's n_merge^2 patches contiguous, windows row-major), with the
 // learned positions permuted alike. The ViT is indifferent to token order (full attention, no
 // position in the attention itself), so this is the same computation.
+//
+// Pixtral: the same window order for its 2x2 patch merger (each merged token's four patches
+// consecutive, so the merger is one product over rows of 4 x n_embd, its weight's columns
+// permuted to match at load), with each patch's grid position given to the 2D RoPE kernel
+// (shaders/rope_2d.comp). Its buffers grow to the largest image seen.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +22,7 @@
 #include "engine/gguf/gguf_file.h"
 #include "engine/image/image.h"
 #include "engine/vision/image_encoder.h"
+#include "engine/vision/image_preprocess.h"
 #include "engine/vision/vision_spec.h"
 
 namespace vkllm::vk {
@@ -38,11 +44,13 @@ class VulkanImageEncoder {
   const VisionSpec& spec() const { return spec_; }
   // Planes as ImageEncoder::preprocess makes them (std::invalid_argument for another size). One
   // image at a time: the activations and K/V region are the encoder's own.
-  ImageEmbeddings encode_pixels(std::span<const float> planes);
+  ImageEmbeddings encode_pixels(const TowerPixels& pixels);
   ImageEmbeddings encode(const image::Image& img);
 
  private:
   struct Impl;
+  void load_pixtral(const VisionWeights& w);
+  ImageEmbeddings encode_pixtral(const TowerPixels& pixels);
   gguf::GgufFile file_;
   VisionSpec spec_;
   std::unique_ptr<Impl> impl_;

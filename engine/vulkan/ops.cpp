@@ -229,6 +229,18 @@ void add_bias(CommandRecorder& rec, PipelineCache& pc, BufferSlice x, BufferSlic
   rec.dispatch(p, {x, bias}, push, {div_up(n, wg), n_rows, 1});
 }
 
+void rope_2d(CommandRecorder& rec, PipelineCache& pc, const Rope2dArgs& a) {
+  require_arg(a.head_dim % 4 == 0 && a.head_dim > 0, "rope_2d: head_dim must be a multiple of 4");
+  require_arg(a.n_tokens <= 65535, "rope_2d: more than 65535 tokens");
+  struct {
+    uint32_t n_tokens, n_head, head_dim, stride;
+    float theta;
+  } push{a.n_tokens, a.n_head, a.head_dim, a.stride ? a.stride : a.n_head * a.head_dim, a.theta};
+  constexpr uint32_t wg = 64;
+  const Pipeline& p = pipeline(pc, "rope_2d", 2, sizeof(push), wg);
+  rec.dispatch(p, {a.x, a.pos}, push, {div_up(a.n_head * a.head_dim / 2, wg), a.n_tokens, 1});
+}
+
 void gelu(CommandRecorder& rec, PipelineCache& pc, BufferSlice a, BufferSlice out, uint32_t n) {
   elementwise(rec, pc, 4, a, a, out, n, 0.f);
 }

@@ -158,6 +158,15 @@ void write_kv(CommandRecorder& rec, PipelineCache& pipelines, const RopeParams* 
               const BatchInfo& batch, const HeadRows& src, uint32_t head_dim,
               const CacheRegion& cache);
 
+// ---- Pixtral's 2D RoPE (engine/vision/rope_2d.h), in place: token t's row at x + t * stride,
+// n_head heads of head_dim (a multiple of 4), its (row, column) at pos[2t], pos[2t + 1] (u32).
+struct Rope2dArgs {
+  BufferSlice x, pos;
+  uint32_t n_tokens = 0, n_head = 0, head_dim = 0, stride = 0;
+  float theta = 10000.0f;
+};
+void rope_2d(CommandRecorder& rec, PipelineCache& pipelines, const Rope2dArgs& a);
+
 // ---- Pooling (embedding models): out[s] = the mean, first or last of sequence s's rows of x
 // (n elements each; sequences as in the step's batch metadata).
 enum class PoolMode : uint32_t { Mean = 0, First = 1, Last = 2 };

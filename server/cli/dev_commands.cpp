@@ -49,7 +49,7 @@ struct MakeModelArgs {
 gguf::GgufWriter plan_projector(const MakeModelArgs& args, const model::MakeModelOptions& text) {
   model::MakeProjectorOptions options;
   options.arch = args.arch;
-  options.shape = model::parse_projector_shape(args.projector_shape);
+  options.shape = model::parse_projector_shape(args.projector_shape, args.arch);
   options.text_embd = text.shape.n_embd;
   options.f32 = text.file_type == model::FileType::F32;
   options.seed = args.seed;
@@ -204,11 +204,12 @@ int encode_image(const EncodeImageArgs& args) {
   const image::Image img = image::decode(bytes);
   double best_pre = 1e30, best_encode = 1e30;
   vision::ImageEmbeddings out;
+  vision::TowerPixels pixels;
   for (unsigned i = 0; i < std::max(1u, args.repeat); ++i) {
     const auto t0 = std::chrono::steady_clock::now();
-    const std::vector<float> planes = vision::tower_input(s, img);
+    pixels = vision::tower_input(s, img);
     const auto t1 = std::chrono::steady_clock::now();
-    out = on_vulkan ? vk_encoder->encode_pixels(planes) : cpu_encoder->encode_pixels(planes);
+    out = on_vulkan ? vk_encoder->encode_pixels(pixels) : cpu_encoder->encode_pixels(pixels);
     const auto t2 = std::chrono::steady_clock::now();
     best_pre = std::min(best_pre, std::chrono::duration<double, std::milli>(t1 - t0).count());
     best_encode = std::min(best_encode, std::chrono::duration<double, std::milli>(t2 - t1).count());
@@ -225,11 +226,11 @@ int encode_image(const EncodeImageArgs& args) {
     return 0;
   }
   std::printf(
-      "%s (%ux%u) -> %u image tokens x %u: preprocess %.1f ms, encode %.1f ms (%u px, "
+      "%s (%ux%u) -> %u image tokens x %u: preprocess %.1f ms, encode %.1f ms (%ux%u px, "
       "%u patches, %u layers %u wide, %s)\n",
       args.image.c_str(), img.width, img.height, out.n_tokens, out.n_embd, best_pre, best_encode,
-      s.image_size, s.n_patches(), s.n_layer, s.n_embd,
-      on_vulkan ? context->device().caps().name.c_str() : "CPU");
+      pixels.width, pixels.height, (pixels.width / s.patch_size) * (pixels.height / s.patch_size),
+      s.n_layer, s.n_embd, on_vulkan ? context->device().caps().name.c_str() : "CPU");
   return 0;
 }
 
@@ -297,12 +298,12 @@ void add_dev_commands(CLI::App& app) {
   make->add_option("--projector", args->projector,
                    "Also write a random vision projector for the model here (llama.cpp's mmproj "
                    "layout; gemma3)");
-  make->add_option(
-          "--projector-shape", args->projector_shape,
-          "test (224 px, patch 14, 2 layers 128 wide: 16 image tokens), test-wide "
-          "(test with the real widths) or gemma3-4b (896 px, 27 layers 1152 wide: 256 "
-          "image tokens); :N sets the layer count (gemma3-4b:1). With --layout ollama, the tower "
-          "the gemma3 file embeds")
+  make->add_option("--projector-shape", args->projector_shape,
+                   "test (224 px, patch 14, 2 layers 128 wide: 16 image tokens), test-wide "
+                   "(test with the real widths) or gemma3-4b (896 px, 27 layers 1152 wide: 256 "
+                   "image tokens); for mistral3 test (patch 14, 2 layers 128 wide, 2x2 merger) "
+                   "or pixtral-24b (Mistral Small 3.1's tower); :N sets the layer count. With "
+                   "--layout ollama, the tower the gemma3 file embeds")
       ->capture_default_str();
   make->callback([args] { run_command([args] { return make_model(*args); }); });
 

@@ -21,9 +21,9 @@ namespace vkllm::models {
 struct Capabilities {
   std::vector<std::string> names;  // in order: the config's, the GGUF's, the template's
   // What Ollama would list (a projector, a vision or audio tower, a config that says so) but the
-  // engine cannot serve yet: audio, and vision other than a Gemma 3 model's projector layer
-  // (issue 38). Left out of `names`, so a client does not offer images that would be dropped
-  // unseen; named in the refusal instead.
+  // engine cannot serve yet: audio, and vision other than a Gemma 3 or Mistral 3 model's
+  // projector layer (issue 38). Left out of `names`, so a client does not offer images that
+  // would be dropped unseen; named in the refusal instead.
   std::vector<std::string> not_run;
   // The GGUF header was read, so completion / embedding are known (an unreadable model is not
   // refused up front: its load fails with the loader's message).
@@ -40,7 +40,8 @@ struct Capabilities {
 // 3. the template the prompts are built with (`in_use`: PromptBuilder::capabilities(), which
 //    holds Harmony's parser): tools (.Tools), insert (.Suffix), thinking (inferable tags);
 // 4. thinking for the gpt-oss family; vision for a projector layer.
-// audio, and vision unless the model is gemma3 with a projector layer, then move to `not_run`.
+// audio, and vision unless the model is gemma3 or mistral3 with a projector layer, then move to
+// `not_run`.
 // `g` is null when the weights are absent or not readable GGUF, `in_use` when the template does
 // not parse.
 Capabilities capabilities_of(const registry::ModelShow& m, const GgufSummary* g,

@@ -39,7 +39,7 @@ std::vector<sched::SequenceImage> decode_images(const std::vector<std::string>& 
       throw http::StatusError(400, "image " + std::to_string(i) + ": " + e.what());
     }
     img.hash = registry::Digest::of(bytes).str();
-    img.n_tokens = layout.n_tokens;
+    img.n_tokens = layout.tokens_for(img.picture->width, img.picture->height);
     img.open = layout.open;
     out.push_back(std::move(img));
   }
@@ -74,7 +74,9 @@ PromptTokens build_prompt_tokens(const GenerationRequest& req, const prompt::Pro
     if (images && !p.rendered.images.empty()) {
       p.images = decode_images(p.rendered.images, *images);
       const auto pieces = vision::split_image_tags(text, p.images.size());
-      vision::PromptWithImages laid = vision::tokenize_with_images(tok, *images, pieces);
+      std::vector<uint32_t> rows;
+      for (const sched::SequenceImage& img : p.images) rows.push_back(img.n_tokens);
+      vision::PromptWithImages laid = vision::tokenize_with_images(tok, *images, pieces, rows);
       p.tokens = std::move(laid.tokens);
       std::vector<sched::SequenceImage> placed;
       for (const vision::ImageSlot& slot : laid.images) {

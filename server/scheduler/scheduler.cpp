@@ -116,8 +116,9 @@ std::unique_ptr<Sequence> Scheduler::admit(SequenceRequest request) {
   if (request.prompt.empty()) throw std::invalid_argument("empty prompt");
   for (const SequenceImage& img : request.images) {
     if (!options_.images) throw http::StatusError(400, "this model runs no image encoder");
-    // An image is never split across steps, so one step must hold it.
-    if (img.n_tokens > planner_.options().step_tokens)
+    // An image with two-way attention is never split across steps, so one step must hold it
+    // (a causal one larger than a step goes in pieces).
+    if (img.open && img.n_tokens > planner_.options().step_tokens)
       throw http::StatusError(400, "an image of " + std::to_string(img.n_tokens) +
                                        " tokens does not fit a step of " +
                                        std::to_string(planner_.options().step_tokens));

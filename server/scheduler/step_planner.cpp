@@ -251,6 +251,10 @@ uint32_t StepPlanner::cut_for_images(const Sequence& s, uint32_t n) const {
     const uint32_t end = img.offset + img.n_tokens;
     if (end <= from) continue;          // computed (or its rest cached) already
     if (img.offset >= from + n) break;  // past the chunk
+    // A causal image larger than a step (Pixtral's reach 2047 rows) goes in step-sized pieces,
+    // as llama.cpp's mtmd decodes it in n_batch pieces: its rows attend as tokens do. Any other
+    // image is never split.
+    if (end > from + n && !img.open && img.n_tokens > options_.step_tokens) return n;
     if (end > from + n) return img.offset > from ? img.offset - from : 0;  // would be split
     if (img.open) return end - from;  // its two-way span ends the chunk
   }

@@ -6,7 +6,8 @@
 # different picture is a different prompt (its first token's logprob differs); /api/generate and
 # Anthropic's /v1/messages take images; `vkllm run` reads an image path in the prompt; bad base64,
 # a file that is not a picture and a remote URL are 400s in each route's error shape; the npm
-# ollama and openai clients stream answers (vision.mjs). About 3 s on the CPU backend.
+# ollama and openai clients stream answers (vision.mjs); a mistral3 model with a Pixtral projector
+# answers about images of two sizes (their row counts differ). About 3 s on the CPU backend.
 source "$(dirname "$0")/lib.sh"
 
 vision=$VKLLM_SOURCE_DIR/tests/reference/vision
@@ -150,3 +151,33 @@ without=$(size_of g3t) || exit 1
 expect_eq "$((with - without))" "$(stat -c %s "$TEST_TMP/mmproj.gguf")" \
   "/api/ps: g3v's size beyond its text model's"
 pass "a projector's weights count in the model's size"
+
+# Mistral 3 with a Pixtral projector: the image's rows depend on its size (the wide picture 11 x 7
+# merged patches and 6 [IMG_BREAK] rows: 83; the tall one 3 x 5 and 4: 19), and a second turn
+# about the same image prefills none of it.
+"$VKLLM_BIN" dev make-model --arch mistral3 --shape test --type F16 --seed 50 \
+  --vocab "$VKLLM_SOURCE_DIR/tests/reference/families/spm-1k-vocab.gguf" \
+  -o "$TEST_TMP/m3.gguf" --projector "$TEST_TMP/m3-mmproj.gguf" --projector-shape test \
+  >/dev/null || fail "make-model mistral3"
+printf 'FROM %s\nFROM %s\nTEMPLATE """{{ range .Messages }}{{ .Role }}: {{ .Content }}\n{{ end }}model:"""\n' \
+  "$TEST_TMP/m3.gguf" "$TEST_TMP/m3-mmproj.gguf" >"$TEST_TMP/Modelfile.m3"
+"$VKLLM_BIN" create m3v -f "$TEST_TMP/Modelfile.m3" >/dev/null 2>&1 || fail "create m3v"
+expect_eq "$(http_status POST "$VKLLM_URL/api/show" -d '{"model":"m3v"}')" 200 "show m3v"
+jq -e '.capabilities | index("vision")' "$TEST_TMP/body" >/dev/null ||
+  fail "m3v: no vision capability: $(jq -c .capabilities "$TEST_TMP/body")"
+m3_chat() {
+  jq -nc --arg img "$1" --argjson o "$opts" \
+    '{model:"m3v", stream:false, options:$o, messages:[{role:"user", content:"What is in it?", images:[$img]}]}' \
+    >"$TEST_TMP/req.json"
+  expect_eq "$(http_status POST "$VKLLM_URL/api/chat" --data-binary @"$TEST_TMP/req.json")" 200 \
+    "m3v chat: $(body)"
+  jq -e '.eval_count == 4' "$TEST_TMP/body" >/dev/null || fail "m3v chat: $(body)"
+}
+m3_prefilled() { metric vkllm_image_tokens_prefilled_total m3v; }
+m3_chat "$wide"
+expect_eq "$(m3_prefilled)" 83 "m3v: the wide image's rows prefilled"
+m3_chat "$tall"
+expect_eq "$(m3_prefilled)" 102 "m3v: the tall image's rows prefilled"
+m3_chat "$wide"
+expect_eq "$(m3_prefilled)" 102 "m3v: the wide image again (prefix cache)"
+pass "a mistral3 model with a pixtral projector answers about images of two sizes"

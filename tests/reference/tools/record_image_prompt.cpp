@@ -2,7 +2,11 @@
 // the text model and its mmproj loaded by libllama and libmtmd (CPU), the prompt tokenized by
 // mtmd_tokenize (its media marker where the image goes), every chunk evaluated with
 // mtmd_helper_eval_chunks (an image's tokens decoded with causal attention off where mtmd says
-// so), then the last logits and a greedy continuation with each step's top-2 margin.
+// so), then the last logits and a greedy continuation with each step's top-2 margin. Also the
+// image's embeddings (mtmd_encode_chunk: the projector's output rows, as the text model reads
+// them) and, for the projector types whose preprocessor it knows (Gemma 3, Pixtral), a summary of
+// the pixels the tower reads (mtmd's own preprocessor classes, from its internal headers):
+// size, sum, sum of squares, an index-weighted sum and 16 values mid-image per channel plane.
 //
 // Build against a llama.cpp build (see tests/reference/vision/README.md):
 //   g++ -std=c++17 -O2 record_image_prompt.cpp -I$L/include -I$L/ggml/include -I$L/tools/mtmd
@@ -11,11 +15,16 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "clip-impl.h"
+#include "clip-model.h"
+#include "clip.h"
 #include "llama.h"
 #include "mtmd-helper.h"
+#include "mtmd-image.h"
 #include "mtmd.h"
 
 namespace {
@@ -40,6 +49,63 @@ std::pair<int, float> top2(const float* logits, int n_vocab) {
   for (int i = 0; i < n_vocab; ++i)
     if (i != best) second = std::max(second, logits[i]);
   return {best, logits[best] - second};
+}
+
+// The preprocessed pixels of the bitmap as channel planes (mtmd keeps them interleaved), summed
+// as tests/engine/vision_test.cpp sums its own. Nothing for other projector types.
+void print_pixels(const char* mmproj, const mtmd_bitmap* bmp) {
+  clip_context_params cp{};
+  cp.use_gpu = false;
+  cp.flash_attn_type = CLIP_FLASH_ATTN_TYPE_DISABLED;
+  cp.image_min_tokens = -1;
+  cp.image_max_tokens = -1;
+  cp.warmup = false;
+  clip_init_result r = clip_init(mmproj, cp);
+  if (!r.ctx_v) fail("clip_init failed");
+  std::unique_ptr<mtmd_image_preprocessor> pre;
+  switch (clip_get_projector_type(r.ctx_v)) {
+    case PROJECTOR_TYPE_GEMMA3:
+      pre = std::make_unique<mtmd_image_preprocessor_fixed_size>(r.ctx_v);
+      break;
+    case PROJECTOR_TYPE_PIXTRAL:
+      pre = std::make_unique<mtmd_image_preprocessor_dyn_size>(r.ctx_v);
+      break;
+    default:
+      clip_free(r.ctx_v);
+      return;
+  }
+  clip_image_u8 img;
+  const int nx = static_cast<int>(mtmd_bitmap_get_nx(bmp)),
+            ny = static_cast<int>(mtmd_bitmap_get_ny(bmp));
+  img.set_size({nx, ny}, false);
+  const unsigned char* data = mtmd_bitmap_get_data(bmp);
+  img.cpy_buf(std::vector<uint8_t>(data, data + size_t(nx) * ny * 3));
+  const mtmd_image_preproc_out out = pre->preprocess(img);
+  const clip_image_f32& f = out.entries.at(0);
+  const int W = f.nx(), H = f.ny();
+  const std::vector<float>& buf = f.get_ro_buf();
+  const size_t plane = size_t(W) * H;
+  std::vector<float> planes(plane * 3);
+  for (size_t i = 0; i < plane; ++i)
+    for (int c = 0; c < 3; ++c) planes[c * plane + i] = buf[i * 3 + c];
+  double sum = 0, sum_sq = 0, weighted = 0;
+  for (size_t i = 0; i < planes.size(); ++i) {
+    const double v = planes[i];
+    sum += v, sum_sq += v * v, weighted += v * double(i % 251 + 1);
+  }
+  std::printf(
+      "  \"pixels\": {\"width\": %d, \"height\": %d, \"sum\": %.17g, \"sum_sq\": %.17g, "
+      "\"weighted\": %.17g, \"centre\": [",
+      W, H, sum, sum_sq, weighted);
+  const size_t centre = size_t(H / 2) * W + W / 2 - 8;
+  for (int c = 0; c < 3; ++c) {
+    std::printf("%s[", c ? ", " : "");
+    for (size_t i = 0; i < 16; ++i)
+      std::printf("%s%.9g", i ? ", " : "", planes[c * plane + centre + i]);
+    std::printf("]");
+  }
+  std::printf("]},\n");
+  clip_free(r.ctx_v);
 }
 
 }  // namespace
@@ -109,6 +175,23 @@ int main(int argc, char** argv) {
   }
   std::printf("],\n  \"image_tokens\": %zu,\n  \"non_causal\": %s,\n", image_tokens,
               non_causal ? "true" : "false");
+
+  print_pixels(argv[2], bmp.bitmap);
+  const int n_embd = llama_model_n_embd(model);
+  for (size_t i = 0; i < mtmd_input_chunks_size(chunks); ++i) {
+    const mtmd_input_chunk* c = mtmd_input_chunks_get(chunks, i);
+    if (mtmd_input_chunk_get_type(c) != MTMD_INPUT_CHUNK_TYPE_IMAGE) continue;
+    if (mtmd_encode_chunk(mctx, c) != 0) fail("mtmd_encode_chunk failed");
+    const float* e = mtmd_get_output_embd(mctx);
+    std::printf("  \"n_embd\": %d,\n  \"embeddings\": [", n_embd);
+    for (size_t t = 0; t < mtmd_input_chunk_get_n_tokens(c); ++t) {
+      std::printf("%s\n   [", t ? "," : "");
+      for (int j = 0; j < n_embd; ++j) std::printf("%s%.9g", j ? ", " : "", e[t * n_embd + j]);
+      std::printf("]");
+    }
+    std::printf("],\n");
+    break;
+  }
 
   llama_pos n_past = 0;
   if (mtmd_helper_eval_chunks(mctx, ctx, chunks, 0, 0, 512, true, &n_past) != 0)

@@ -576,5 +576,32 @@ TEST(StepPlanner, AnImageIsNeverSplitAndEndsItsChunkAndItsContentKeysThePrefixCa
   EXPECT_EQ(h.rows_of(other), 1u);  // the text before the image: the image does not fit 8 - 2
 }
 
+// Mistral 3's images are causal: one larger than a step goes in step-sized pieces (llama.cpp's
+// mtmd splits it by n_batch); one that fits a step is still not split.
+TEST(StepPlanner, ACausalImageLargerThanAStepGoesInPieces) {
+  Harness h(/*blocks=*/64, options(/*step_tokens=*/4));
+  SequenceRequest r = image_prompt("sha256:cccc");
+  r.images[0].open = false;
+  auto seq = std::make_unique<Sequence>(std::move(r));
+  Sequence* a = seq.get();
+  h.planner.enqueue(std::move(seq));
+  std::vector<uint32_t> chunks;
+  while (a->state != SequenceState::decoding && chunks.size() < 8) {
+    h.step();
+    chunks.push_back(h.rows_of(a));
+  }
+  // 4 text tokens, the fifth and 3 image rows, 3 rows, then the text after.
+  EXPECT_EQ(chunks, (std::vector<uint32_t>{4, 4, 4, 3}));
+
+  Harness fits(/*blocks=*/64, options(/*step_tokens=*/8));
+  SequenceRequest small = image_prompt("sha256:dddd");
+  small.images[0].open = false;
+  auto s2 = std::make_unique<Sequence>(std::move(small));
+  Sequence* b = s2.get();
+  fits.planner.enqueue(std::move(s2));
+  fits.step();
+  EXPECT_EQ(fits.rows_of(b), 5u) << "an image that fits a step is not split";
+}
+
 }  // namespace
 }  // namespace vkllm::sched

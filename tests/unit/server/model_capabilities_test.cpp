@@ -74,6 +74,19 @@ TEST(ModelCapabilities, AGemma3ModelWithAProjectorListsVision) {
   EXPECT_TRUE(models::model_prompt(show_with("{{ .Prompt }}"), &embedded).has_projector);
 }
 
+TEST(ModelCapabilities, AMistral3ModelWithAProjectorListsVision) {
+  auto m = show_with("{{ .Prompt }}");
+  m.projectors.push_back(registry::Digest());  // its Pixtral projector layer
+  const auto g = gguf("mistral3", {"completion"});
+  const auto caps = models::capabilities_of(m, &g);
+  EXPECT_EQ(caps.names, (Names{"completion", "vision"}));
+  EXPECT_EQ(caps.not_run, Names{});
+  // Ollama's own mistral3 file carries the tower inside: not run.
+  const auto embedded = gguf("mistral3", {"completion", "vision"});
+  EXPECT_EQ(models::capabilities_of(show_with("{{ .Prompt }}"), &embedded).not_run,
+            Names{"vision"});
+}
+
 TEST(ModelCapabilities, ConfigFirstThenWeightsAndAProjectorsVisionIsNotListedWhileNoEncoderRuns) {
   auto m = show_with("{{ .Prompt }}");
   m.config = nlohmann::ordered_json::parse(R"({"capabilities":["vision","completion",7]})");
