@@ -340,15 +340,20 @@ ImageEmbeddings ImageEncoder::encode_pixtral(const TowerPixels& pixels) {
                   [&](uint32_t b, uint32_t e) { cpu::gelu(hidden.data(), hidden.data(), b, e); });
   m.linear(m.mm2, m.mm2_b, hidden.data(), n_merged, projected.data());
 
-  // Rows of merged patches, an [IMG_BREAK] row after each but the last.
+  return pixtral_rows_with_breaks(projected, out_w, out_h, m.img_break);
+}
+
+ImageEmbeddings pixtral_rows_with_breaks(std::span<const float> merged, uint32_t out_w,
+                                         uint32_t out_h, std::span<const float> img_break) {
+  const auto T = static_cast<uint32_t>(img_break.size());
   ImageEmbeddings out;
-  out.n_tokens = n_merged + out_h - 1;
+  out.n_tokens = out_w * out_h + out_h - 1;
   out.n_embd = T;
   out.data.resize(size_t{out.n_tokens} * T);
   for (uint32_t r = 0; r < out_h; ++r) {
     float* dst = &out.data[size_t{r} * (out_w + 1) * T];
-    std::copy_n(&projected[size_t{r} * out_w * T], size_t{out_w} * T, dst);
-    if (r + 1 < out_h) std::copy_n(m.img_break.data(), T, dst + size_t{out_w} * T);
+    std::copy_n(&merged[size_t{r} * out_w * T], size_t{out_w} * T, dst);
+    if (r + 1 < out_h) std::copy_n(img_break.data(), T, dst + size_t{out_w} * T);
   }
   return out;
 }

@@ -43,6 +43,12 @@ struct ImageEmbeddings {
   }
 };
 
+// Pixtral's image rows: the merged patches (`out_h` rows of `out_w`, row-major, text width each)
+// with an [IMG_BREAK] row (`img_break`) after every row but the last, as llama.cpp lays them out.
+// Both encoders end with it.
+ImageEmbeddings pixtral_rows_with_breaks(std::span<const float> merged, uint32_t out_w,
+                                         uint32_t out_h, std::span<const float> img_break);
+
 class ImageEncoder {
  public:
   // Maps and checks the projector file (std::runtime_error naming what is wrong). `threads`: the

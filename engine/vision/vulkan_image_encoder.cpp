@@ -83,6 +83,31 @@ std::vector<uint32_t> window_order(uint32_t grid_w, uint32_t grid_h, uint32_t M)
   return order;
 }
 
+// One image's attention in a tower layer: every patch attends to every patch (no mask), the K
+// and V rows written through the image's block table into kc / vc first. Ends with a barrier.
+void tower_attention(vk::CommandRecorder& rec, vk::PipelineCache& pl,
+                     const vk::ops::BatchInfo& batch, const vk::ops::CacheRegion& kc,
+                     const vk::ops::CacheRegion& vc, const vk::Buffer& q, const vk::Buffer& k,
+                     const vk::Buffer& v, const vk::Buffer& out, uint32_t n_tokens, uint32_t n_head,
+                     uint32_t head_dim) {
+  vk::ops::write_kv(rec, pl, nullptr, batch, {k.slice()}, head_dim, kc);
+  vk::ops::write_kv(rec, pl, nullptr, batch, {v.slice()}, head_dim, vc);
+  rec.barrier();
+  vk::ops::AttentionArgs a;
+  a.q = {q.slice()};
+  a.k_cache = kc;
+  a.v_cache = vc;
+  a.batch = batch;
+  a.max_q_len = n_tokens;
+  a.out = {out.slice()};
+  a.n_q_heads = n_head;
+  a.head_dim = head_dim;
+  a.scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+  a.causal = false;
+  vk::ops::attention(rec, pl, a);
+  rec.barrier();
+}
+
 }  // namespace
 
 struct VulkanImageEncoder::Impl {
@@ -273,22 +298,7 @@ ImageEmbeddings VulkanImageEncoder::encode_pixels(const TowerPixels& pixels) {
     vk::ops::add_bias(rec, pl, m.k.slice(), L.k_b.slice(), E, N);
     vk::ops::add_bias(rec, pl, m.v.slice(), L.v_b.slice(), E, N);
     rec.barrier();
-    vk::ops::write_kv(rec, pl, nullptr, attn_batch, {m.k.slice()}, d, kc);
-    vk::ops::write_kv(rec, pl, nullptr, attn_batch, {m.v.slice()}, d, vc);
-    rec.barrier();
-    vk::ops::AttentionArgs a;
-    a.q = {m.q.slice()};
-    a.k_cache = kc;
-    a.v_cache = vc;
-    a.batch = attn_batch;
-    a.max_q_len = N;
-    a.out = {m.att.slice()};
-    a.n_q_heads = s.n_head;
-    a.head_dim = d;
-    a.scale = 1.0f / std::sqrt(static_cast<float>(d));
-    a.causal = false;
-    vk::ops::attention(rec, pl, a);
-    rec.barrier();
+    tower_attention(rec, pl, attn_batch, kc, vc, m.q, m.k, m.v, m.att, N, s.n_head, d);
     m.product(rec, L.o, m.att.slice(), N, m.x.slice(), true);  // the residual add, fused
     rec.barrier();
     vk::ops::add_bias(rec, pl, m.x.slice(), L.o_b.slice(), E, N);
@@ -473,22 +483,7 @@ ImageEmbeddings VulkanImageEncoder::encode_pixtral(const TowerPixels& pixels) {
     for (const vk::Buffer* qk : {&px.q, &px.k})
       vk::ops::rope_2d(rec, pl, {qk->slice(), px.pos.slice(), N, s.n_head, d, E, s.rope_theta});
     rec.barrier();
-    vk::ops::write_kv(rec, pl, nullptr, batch, {px.k.slice()}, d, kc);
-    vk::ops::write_kv(rec, pl, nullptr, batch, {px.v.slice()}, d, vc);
-    rec.barrier();
-    vk::ops::AttentionArgs a;
-    a.q = {px.q.slice()};
-    a.k_cache = kc;
-    a.v_cache = vc;
-    a.batch = batch;
-    a.max_q_len = N;
-    a.out = {px.att.slice()};
-    a.n_q_heads = s.n_head;
-    a.head_dim = d;
-    a.scale = 1.0f / std::sqrt(static_cast<float>(d));
-    a.causal = false;
-    vk::ops::attention(rec, pl, a);
-    rec.barrier();
+    tower_attention(rec, pl, batch, kc, vc, px.q, px.k, px.v, px.att, N, s.n_head, d);
     m.product(rec, L.o, px.att.slice(), N, px.x.slice(), true);  // the residual add, fused
     rec.barrier();
     bias(rec, px.x, L.o_b, E, N);
@@ -529,17 +524,8 @@ ImageEmbeddings VulkanImageEncoder::encode_pixtral(const TowerPixels& pixels) {
 
   const std::vector<float> rows =
       vk::download<float>(ctx.device(), px.out.slice(), size_t{n_merged} * T);
-  // Rows of merged patches (window order is row-major over windows), [IMG_BREAK] between rows.
-  ImageEmbeddings out;
-  out.n_tokens = n_merged + out_h - 1;
-  out.n_embd = T;
-  out.data.resize(size_t{out.n_tokens} * T);
-  for (uint32_t r = 0; r < out_h; ++r) {
-    float* dst = &out.data[size_t{r} * (out_w + 1) * T];
-    std::copy_n(&rows[size_t{r} * out_w * T], size_t{out_w} * T, dst);
-    if (r + 1 < out_h) std::copy_n(px.img_break.data(), T, dst + size_t{out_w} * T);
-  }
-  return out;
+  // (Window order is row-major over windows: the merged patches come out in grid rows.)
+  return pixtral_rows_with_breaks(rows, out_w, out_h, px.img_break);
 }
 
 }  // namespace vkllm::vision
