@@ -7,6 +7,7 @@
 #include "engine/runtime/mamba2_forward.h"
 #include "engine/runtime/qkv_projection.h"
 #include "engine/runtime/qwen35_forward.h"
+#include "engine/runtime/routed_experts.h"
 #include "engine/runtime/shared_expert.h"
 
 namespace vkllm::runtime {
@@ -38,15 +39,7 @@ WeightRef Forward::ffn_norm(uint32_t l) const {
 }
 
 GluAct Forward::glu_act() const {
-  switch (spec_.activation) {
-    case model::Activation::SiLU:
-      return GluAct::Silu;
-    case model::Activation::GeluTanh:
-      return GluAct::GeluTanh;
-    case model::Activation::SwigluOai:
-      return GluAct::SwigluOai;
-  }
-  return GluAct::Silu;
+  return glu_act_of(spec_.activation);
 }
 
 void Forward::step(StepBackend& b, const StepShape& s) const {
@@ -277,21 +270,7 @@ void Forward::ffn_block(StepBackend& b, uint32_t l, uint32_t T) const {
 // operation.
 void Forward::moe_block(StepBackend& b, uint32_t l, uint32_t T) const {
   if (spec_.post_norms) throw std::logic_error("mixture-of-experts with post norms");
-  MoeSpec m;
-  m.layer = l;
-  m.x = {Act::H};
-  m.out = {Act::X};
-  m.n_embd = spec_.n_embd;
-  m.n_ff = spec_.n_ff_exp;
-  m.n_expert = spec_.n_expert;
-  m.n_used = spec_.n_expert_used;
-  m.norm_weights = spec_.moe_norm_weights;
-  m.act = glu_act();
-  m.softmax_after_top_k = spec_.moe_gating == model::MoeGating::SoftmaxTopK;
-  m.biases = spec_.moe_biases;
-  m.sigmoid = spec_.moe_gating == model::MoeGating::Sigmoid;
-  m.weight_before_ffn = spec_.moe_weight_before_ffn;
-  b.moe_ffn(m, T);
+  b.moe_ffn(routed_experts(spec_, l), T);
   b.barrier();
   b.mark("moe");
   shared_expert(b, spec_, l, T, {Act::H});

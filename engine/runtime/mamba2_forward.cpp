@@ -1,6 +1,7 @@
 #include "engine/runtime/mamba2_forward.h"
 
 #include "engine/runtime/qkv_projection.h"
+#include "engine/runtime/routed_experts.h"
 #include "engine/runtime/shared_expert.h"
 
 namespace vkllm::runtime {
@@ -59,15 +60,7 @@ void Mamba2Forward::moe_ffn(StepBackend& b, uint32_t l, uint32_t T) const {
   b.rms_norm({Act::X}, {Weight::FfnNorm, l}, {Act::H}, spec_.n_embd, T, std::span(&router, 1));
   b.barrier();
   b.mark("ffn_norm");
-  MoeSpec m;
-  m.layer = l;
-  m.x = {Act::H};
-  m.out = {Act::X};
-  m.n_embd = spec_.n_embd;
-  m.n_ff = spec_.n_ff_exp;
-  m.n_expert = spec_.n_expert;
-  m.n_used = spec_.n_expert_used;
-  m.norm_weights = spec_.moe_norm_weights;
+  MoeSpec m = routed_experts(spec_, l);
   // Granite scales the FFN's output (experts + shared expert) by residual_scale.
   m.weight_scale = spec_.residual_scale;
   b.moe_ffn(m, T);
