@@ -31,7 +31,7 @@ bool is_tower_tensor(std::string_view name) {
 }
 
 std::string renamed(std::string name) {
-  for (const auto& [from, to] : kGemma3Renames) {
+  for (const auto& [from, to] : gemma3_tower_renames()) {
     if (const size_t at = name.find(from); at != std::string::npos) {
       name.replace(at, from.size(), to);
       break;
@@ -52,6 +52,10 @@ uint32_t need_u32(const GgufFile& raw, const std::string& key) {
 }
 
 }  // namespace
+
+std::span<const std::pair<std::string_view, std::string_view>> gemma3_tower_renames() {
+  return kGemma3Renames;
+}
 
 std::string inline_projector_arch(const GgufFile& raw) {
   const auto arch = raw.get_optional<std::string>("general.architecture");

@@ -11,11 +11,18 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "engine/gguf/gguf_file.h"
 
 namespace vkllm::gguf {
+
+// Ollama's converter's names for pieces of Gemma 3's tower tensors (Hugging Face's, under v. / mm.)
+// and llama.cpp's, in the order they are tried (the first that a name holds is replaced). The
+// Ollama-layout fixture maker applies them the other way round.
+std::span<const std::pair<std::string_view, std::string_view>> gemma3_tower_renames();
 
 // The architecture whose tower `raw` (a file read with ReadLayout::Raw) carries in a layout
 // extract_inline_projector reads (gemma3 today), or "" when it carries none it reads.

@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "engine/gguf/inline_projector.h"
 #include "engine/model/fast_normal.h"
 #include "engine/model/model_maker.h"
 #include "engine/model/projector_maker.h"
@@ -84,21 +85,6 @@ void add_random_tensor(gguf::GgufWriter& w, const std::string& name, std::vector
   w.add_tensor(name, gguf::TensorType::F32, std::move(shape), std::move(bytes));
 }
 
-// Ollama's names for the SigLIP tower's tensors (Hugging Face's under v. / mm.), from llama.cpp's:
-// the inverse of engine/gguf/inline_projector.cpp's renames.
-constexpr std::pair<std::string_view, std::string_view> kGemma3TowerNames[] = {
-    {"v.patch_embd", "v.patch_embedding"},
-    {"v.position_embd", "v.position_embedding"},
-    {"v.post_ln", "v.post_layernorm"},
-    {".ln1", ".layer_norm1"},
-    {".ln2", ".layer_norm2"},
-    {".attn_out", ".attn_output"},
-    {".ffn_up", ".mlp.fc1"},
-    {".ffn_down", ".mlp.fc2"},
-    {"mm.input_projection", "mm.mm_input_projection"},
-    {"mm.soft_emb_norm", "mm.mm_soft_emb_norm"},
-};
-
 // The tower and projector Ollama's converter keeps in a multimodal gemma3 file: the mmproj that
 // `--projector` writes beside the llama.cpp-layout twin (same shape, seed and bytes), under
 // gemma3.vision.* / gemma3.mm.* keys and Ollama's tensor names.
@@ -124,9 +110,9 @@ void embed_gemma3_tower(const MakeModelOptions& o, gguf::GgufWriter& w) {
   w.set_u32("gemma3.mm.tokens_per_image", side * side);
   for (const gguf::TensorInfo& t : mmproj.tensors()) {
     std::string name = t.name;
-    for (const auto& [from, to] : kGemma3TowerNames) {
-      if (const size_t at = name.find(from); at != std::string::npos) {
-        name.replace(at, from.size(), to);
+    for (const auto& [ollama, llama_cpp] : gguf::gemma3_tower_renames()) {
+      if (const size_t at = name.find(llama_cpp); at != std::string::npos) {
+        name.replace(at, llama_cpp.size(), ollama);
         break;
       }
     }
