@@ -31,6 +31,11 @@
 //   moe_combine 1: item = token t: y[t] (+)= sum over its k of weights[q] * W[ids[q]] x[q],
 //                  the k products summed per invocation before the one reduction.
 // Only the selected experts' rows are read.
+// MOE_GROUPS (with MOE_IDS): the same products over pairs grouped by expert (moe_group.comp's
+// list in binding 3; binding 4 unused), for steps whose experts get a few pairs each: grid y is
+// the expert, and its workgroups walk its pairs NUM_COLS at a time, so each of its weight rows is
+// read once per NUM_COLS pairs instead of once per pair. x rows: the pair's (x_per_pair) or its
+// token's; y rows: the pair's (the caller combines them per token).
 
 // NORM_IN (float activations, subgroup reduction): x is RMS-normalized as it is read, x * w /
 // rms(x) with the norm weight w (binding NORM_W_BINDING), so the RMSNorm between a residual
@@ -78,6 +83,14 @@ layout(std430, binding = 2) buffer Y { float y[]; };
 #endif
 layout(std430, binding = 3) readonly buffer MoeIds { uint moe_ids[]; };
 layout(std430, binding = 4) readonly buffer MoeWeights { float moe_weights[]; };
+#endif
+#ifdef MOE_GROUPS
+#ifndef MOE_IDS
+#error "MOE_GROUPS is built on MOE_IDS"
+#endif
+const uint MOE_MAX_EXPERTS = 512u;  // kMoeMaxExperts: where moe_group.comp's offsets and list start
+shared uint moe_x_cols[NUM_COLS];   // the chunk's x rows
+shared uint moe_y_cols[NUM_COLS];   // and its y rows
 #endif
 
 #ifdef NORM_IN
@@ -153,8 +166,26 @@ void main() {
 #define WEIGHT_ROW(r) min(row0 + (r), p.n_rows - 1u)
 #endif
   if (row0 >= p.n_rows) return;  // whole workgroup: no barrier is skipped by part of it
-  const uint col0 = gl_WorkGroupID.y * NUM_COLS;
   const uint tid = gl_LocalInvocationID.x;
+#ifdef MOE_GROUPS
+  const uint moe_e = gl_WorkGroupID.y;
+  const uint n_cols = moe_ids[moe_e];  // the expert's pairs
+  if (n_cols == 0u) return;            // uniform, as above
+  const uint moe_list = 2u * MOE_MAX_EXPERTS + moe_ids[MOE_MAX_EXPERTS + moe_e];
+  for (uint col0 = 0u; col0 < n_cols; col0 += NUM_COLS) {
+    if (tid < NUM_COLS) {
+      // Columns past the expert's pairs repeat its last one: computed, never stored.
+      const uint q = moe_ids[moe_list + min(col0 + tid, n_cols - 1u)];
+      moe_x_cols[tid] = p.x_per_pair != 0u ? q : q / p.n_used;
+      moe_y_cols[tid] = q;
+    }
+    barrier();
+#define Y_COL(c) moe_y_cols[c]
+#else
+  const uint col0 = gl_WorkGroupID.y * NUM_COLS;
+  const uint n_cols = p.n_cols;
+#define Y_COL(c) (col0 + (c))
+#endif
 
   const uint blocks_per_row = p.k / QK;
   const uint units_per_block = QK / uint(UNIT);
@@ -181,7 +212,7 @@ void main() {
       [[unroll]] for (uint j = 0u; j < 8u; ++j) wqs[r * 8u + j] = qr[j];
     }
     [[unroll]] for (uint c = 0u; c < NUM_COLS; ++c) {
-      if (col0 + c < p.n_cols) {
+      if (col0 + c < n_cols) {
         const uint xb = (col0 + c) * groups + u;
         const uvec4 xa = xq4[2u * xb], xc = xq4[2u * xb + 1u];
         const vec2 ds = xds[p.x_off + xb];
@@ -214,7 +245,7 @@ void main() {
   float sumsq[NUM_COLS];
   [[unroll]] for (uint c = 0u; c < NUM_COLS; ++c) sumsq[c] = 0.0;
 #endif
-#ifdef MOE_IDS
+#if defined(MOE_IDS) && !defined(MOE_GROUPS)
   // One pass per product this item sums (moe_combine: its token's n_used pairs), each with its
   // expert's rows, its x row and its router weight. The passes' decode units are one flat range,
   // so an invocation's loads for different experts are independent (a loop over passes around
@@ -230,8 +261,13 @@ void main() {
 #define X_COL(c) x_col
 #define X_SCALE(v) ((v) * x_scale)
 #else
+#ifdef MOE_GROUPS
+  const uint w_base = p.w_off + moe_e * p.expert_bytes;
+#define X_COL(c) moe_x_cols[c]
+#else
   const uint w_base = p.w_off;
 #define X_COL(c) (col0 + (c))
+#endif
 #define X_SCALE(v) (v)
   for (uint u = tid; u < units; u += gl_WorkGroupSize.x) {
 #endif
@@ -245,7 +281,7 @@ void main() {
       [[unroll]] for (uint v = 0u; v < uint(UNIT / 4); ++v) w[r * uint(UNIT / 4) + v] = wr[v];
     }
     [[unroll]] for (uint c = 0u; c < NUM_COLS; ++c) {
-      if (col0 + c < p.n_cols) {
+      if (col0 + c < n_cols) {
         const uint xb = ((p.x_off + kb * QK) >> 2) + X_COL(c) * x_col_stride;
         [[unroll]] for (uint v = 0u; v < uint(UNIT / 4); ++v) {
 #ifdef NORM_IN
@@ -411,10 +447,14 @@ void main() {
   }
 #else
     const uint r = i / NUM_COLS, c = i % NUM_COLS;
-    if (row0 + r < p.n_rows && col0 + c < p.n_cols) {
-      const uint at = p.y_off + (col0 + c) * p.y_stride + row0 + r;
+    if (row0 + r < p.n_rows && col0 + c < n_cols) {
+      const uint at = p.y_off + Y_COL(c) * p.y_stride + row0 + r;
       y[at] = ((p.flags & 1u) != 0u ? y[at] : 0.0) + sum;
     }
+  }
+#endif
+#ifdef MOE_GROUPS
+    barrier();  // the next chunk rewrites partial[] and its rows
   }
 #endif
 }

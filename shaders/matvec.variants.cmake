@@ -5,7 +5,8 @@
 # decodes (chosen only on devices with shaderIntegerDotProduct and subgroup arithmetic);
 # matvec_<type>_q8_rope_kv: the Q|K|V product with RoPE and the KV-cache write fused in (see
 # ROPE_KV_EPILOGUE).
-# matvec_<type>_moe / _moe_shmem: the indirect products over a router's selected experts (MOE_IDS).
+# matvec_<type>_moe / _moe_shmem: the indirect products over a router's selected experts (MOE_IDS);
+# matvec_<type>_moeg / _moeg_shmem: the same over pairs grouped by expert (MOE_GROUPS).
 foreach(t F32 F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 IQ4_NL Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_XS MXFP4)
   string(TOLOWER ${t} lt)
   vkllm_shader_variant(matvec_${lt} matvec.comp TYPE_${t})
@@ -13,6 +14,8 @@ foreach(t F32 F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 IQ4_NL Q2_K Q3_K Q4_K Q5_K Q6_K 
   vkllm_shader_variant(matvec_${lt}_rope_kv matvec.comp TYPE_${t} ROPE_KV_EPILOGUE)
   vkllm_shader_variant(matvec_${lt}_moe matvec.comp TYPE_${t} MOE_IDS)
   vkllm_shader_variant(matvec_${lt}_moe_shmem matvec.comp TYPE_${t} MOE_IDS REDUCE_SHARED)
+  vkllm_shader_variant(matvec_${lt}_moeg matvec.comp TYPE_${t} MOE_IDS MOE_GROUPS)
+  vkllm_shader_variant(matvec_${lt}_moeg_shmem matvec.comp TYPE_${t} MOE_IDS MOE_GROUPS REDUCE_SHARED)
 endforeach()
 # matvec_<type>_norm_in / _rope_kv_norm_in: float weights reading x through its RMSNorm (NORM_IN).
 foreach(t F32 F16 BF16)

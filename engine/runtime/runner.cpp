@@ -115,6 +115,10 @@ uint64_t Runner::moe_grouped_ffns() const {
   return backend_->moe_grouped_ffns();
 }
 
+uint64_t Runner::moe_grouped_matvec_ffns() const {
+  return backend_->moe_grouped_matvec_ffns();
+}
+
 uint64_t Runner::kv_bytes() const {
   return backend_->kv_bytes();
 }

@@ -190,6 +190,8 @@ class Runner {
   uint64_t steps() const { return steps_; }
   // MoE FFN layers the backend ran on its grouped expert GEMMs (StepBackend::moe_grouped_ffns).
   uint64_t moe_grouped_ffns() const;
+  // Those it ran grouped on its decode kernel (StepBackend::moe_grouped_matvec_ffns).
+  uint64_t moe_grouped_matvec_ffns() const;
 
   // Time of the last step's phases (GPU timestamps; empty if unsupported).
   std::vector<std::pair<std::string, double>> last_step_timings() const;

@@ -349,6 +349,8 @@ class StepBackend {
   // How many moe_ffn calls of real (not warm-up) steps so far took a grouped path (experts'
   // tokens gathered into GEMMs) rather than a per-pair one; backends without one say 0.
   virtual uint64_t moe_grouped_ffns() const { return 0; }
+  // Of the others, how many grouped the pairs for the decode kernel (backends without it: 0).
+  virtual uint64_t moe_grouped_matvec_ffns() const { return 0; }
   // The short convolution (ShortConvSpec) of every step token, reading and updating the
   // sequences' recurrent states (the batch metadata's seq_state slots).
   virtual void short_conv(const ShortConvSpec& /*conv*/) { unsupported("short_conv"); }

@@ -123,9 +123,15 @@ constexpr TuningKey kKeys[] = {
     // Mixture of experts.
     {"moe_grouped_min_pairs", "auto",
      "MoE steps of at least this many token-expert pairs run grouped expert GEMMs, smaller ones "
-     "the indirect matvec (auto: max(128, 2 x experts))",
+     "the grouped decode kernel or the indirect matvec (auto: max(128, 16 x experts))",
      [](TuningTarget& t, std::string_view v) {
        t.kernels.moe_grouped_min_pairs = parse_u32(v, 1, 1u << 24);
+     }},
+    {"moe_matvec_groups_min_pairs", "auto",
+     "MoE steps of at least this many token-expert pairs (and fewer than moe_grouped_min_pairs) "
+     "group them by expert on the decode kernel (auto: the experts' count)",
+     [](TuningTarget& t, std::string_view v) {
+       t.kernels.moe_matvec_groups_min_pairs = parse_u32(v, 1, 1u << 24);
      }},
     // Submission and diagnostics.
     {"fence_spin_us", "auto",

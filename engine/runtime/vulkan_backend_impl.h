@@ -77,19 +77,26 @@ class VulkanBackend final : public StepBackend {
   // The router's product into Up, routing on the device (shaders/moe_route.comp), then the
   // selected experts' gate and up products into Gate and Up as n_tokens * n_used rows, the GLU
   // into FfnAct, and the down products summed with the router's weights into the residual.
-  // Small steps (fewer pairs than the grouped threshold): indirect matvecs
-  // (MatmulKernels::record_moe_matvec), each pair reading its expert's rows. Larger ones: the pairs
-  // grouped by expert on the device (ops::moe_group), grouped GEMMs
-  // (MatmulKernels::record_moe_matmul) reading each expert's weight tile once per tile of its
-  // pairs, the down products per pair into moe_pair_out and summed by ops::moe_combine. Never an
+  // Small steps: indirect matvecs (MatmulKernels::record_moe_matvec), each pair reading its
+  // expert's rows. Larger ones: the pairs grouped by expert on the device (ops::moe_group), the
+  // grouped products (MatmulKernels::record_moe_matmul: on the decode kernel, each expert's rows
+  // read once per 8 of its pairs, or from more pairs on the GEMMs, once per tile of its pairs),
+  // the down products per pair into moe_pair_out and summed by ops::moe_combine. Never an
   // unselected expert.
   void moe_ffn(const MoeSpec& m, uint32_t n_tokens) override;
-  uint64_t moe_grouped_ffns() const override { return moe_grouped_ffns_; }
-  // Whether a step of n_tokens runs moe_ffn on the grouped GEMMs.
-  bool moe_grouped(const MoeSpec& m, uint32_t n_tokens) const;
-  // moe_ffn's two ways from the routed ids on (gate, up, GLU, down and combine).
+  enum class MoeWay { Matvec, GroupedMatvec, GroupedGemm };
+  uint64_t moe_grouped_ffns() const override {
+    return moe_ffns_[static_cast<size_t>(MoeWay::GroupedGemm)];
+  }
+  uint64_t moe_grouped_matvec_ffns() const override {
+    return moe_ffns_[static_cast<size_t>(MoeWay::GroupedMatvec)];
+  }
+  // How a step of n_tokens runs moe_ffn (the thresholds in vulkan_backend_moe.cpp).
+  MoeWay moe_way(const MoeSpec& m, uint32_t n_tokens) const;
+  // moe_ffn's ways from the routed ids on (gate, up, GLU, down and combine); `matvec`: the
+  // grouped products on the decode kernel.
   void moe_experts_matvec(const MoeSpec& m, uint32_t n_tokens);
-  void moe_experts_grouped(const MoeSpec& m, uint32_t n_tokens);
+  void moe_experts_grouped(const MoeSpec& m, uint32_t n_tokens, bool matvec);
   // The expert biases of gate and up (gpt-oss), then the GLU into FfnAct, barriers around.
   void moe_gate_up_bias_glu(const MoeSpec& m, uint32_t n_tokens);
   // The down experts' biases weighted into the residual (gpt-oss), after a barrier.
@@ -306,9 +313,9 @@ class VulkanBackend final : public StepBackend {
   std::optional<StepKey> ahead_;
   bool recording_ahead_ = false, ahead_broken_ = false;
   uint32_t compute_units_ = 8;
-  uint64_t moe_grouped_ffns_ = 0;  // moe_ffn calls recorded on the grouped GEMMs (not dry)
-  bool marking_ = false;           // recording the profiled layer
-  uint32_t n_row_ids_ = 0;         // embed_row's ids in this step
+  uint64_t moe_ffns_[3] = {};  // moe_ffn calls recorded each MoeWay (not dry)
+  bool marking_ = false;       // recording the profiled layer
+  uint32_t n_row_ids_ = 0;     // embed_row's ids in this step
   // set_injected_rows: where each span's rows lie in mem_.rows_in (bytes).
   struct InjectedAt {
     uint32_t row = 0, n = 0;

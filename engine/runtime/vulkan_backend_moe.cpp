@@ -5,6 +5,7 @@
 #include <string>
 
 #include "engine/runtime/vulkan_backend_impl.h"
+#include "engine/runtime/weight_ops.h"
 #include "engine/vulkan/moe_ops.h"
 #include "engine/vulkan/row_ops.h"
 
@@ -14,17 +15,20 @@ using model::Weight;
 
 namespace {
 
-// The auto threshold of the grouped path, in (token, expert) pairs: max(128, 2 x experts). The
-// indirect matvec reads an expert's weights once per pair; the grouped GEMMs once per tile of an
-// expert's pairs, but pay a grouping dispatch, a combine dispatch, two barriers and a grid sized
-// for the worst case. On an H200 with the MOE_IDS matvec (4-layer real-width models, tok/s,
-// grouped / matvec): Qwen3-30B-A3B (128 experts, 8 used) at 4 sequences (32 pairs) 2,659 /
-// 4,129, 8 (64) 4,529 / 6,058, 16 (128) 6,318 / 7,465, 32 (256) 8,004 / 7,468; gpt-oss-20b (32
-// experts, 4 used) at 8 (32 pairs) 2,439 / 3,389, 16 (64) 3,677 / 4,086, 32 (128) 5,411 / 3,941.
-// The GEMMs win once an expert gets about two pairs, and never below 128 pairs. The tuning key
-// moe_grouped_min_pairs overrides it.
+// The auto thresholds, in (token, expert) pairs, of the three ways to run the experts:
+// - the indirect matvec (each pair reads its expert's rows): a few pairs, no grouping pass;
+// - the grouped products on the decode kernel (each expert's rows read once per 8 of its pairs)
+//   from as many pairs as experts: grouping costs a dispatch, a combine and two barriers, which
+//   pay once experts get about a pair each;
+// - the grouped GEMMs (each expert's weight tile read once per tile of its pairs) from
+//   max(128, 16 x experts), where experts get two passes of 8 pairs or more.
+// On an H200 before the grouped decode kernel (4-layer real-width models, tok/s, grouped GEMMs /
+// indirect matvec): Qwen3-30B-A3B (128 experts, 8 used) at 4 sequences (32 pairs) 2,659 / 4,129,
+// 16 (128) 6,318 / 7,465, 32 (256) 8,004 / 7,468; gpt-oss-20b (32 experts, 4 used) at 8 (32 pairs)
+// 2,439 / 3,389, 32 (128) 5,411 / 3,941. The tuning keys moe_matvec_groups_min_pairs and
+// moe_grouped_min_pairs override them.
 uint32_t grouped_min_pairs(uint32_t n_expert) {
-  return std::max(128u, 2 * n_expert);
+  return std::max(128u, 16 * n_expert);
 }
 
 }  // namespace
@@ -65,18 +69,28 @@ void VulkanBackend::check_moe_weights() const {
   }
 }
 
-bool VulkanBackend::moe_grouped(const MoeSpec& m, uint32_t T) const {
-  const uint32_t tuned = ctx_.device().tuning().moe_grouped_min_pairs;
-  const uint32_t min_pairs = tuned ? tuned : grouped_min_pairs(m.n_expert);
-  return uint64_t{T} * m.n_used >= min_pairs;
+VulkanBackend::MoeWay VulkanBackend::moe_way(const MoeSpec& m, uint32_t T) const {
+  const vk::KernelTuning& t = ctx_.device().tuning();
+  const uint64_t pairs = uint64_t{T} * m.n_used;
+  if (pairs >= (t.moe_grouped_min_pairs ? t.moe_grouped_min_pairs : grouped_min_pairs(m.n_expert)))
+    return MoeWay::GroupedGemm;
+  if (pairs >= (t.moe_matvec_groups_min_pairs ? t.moe_matvec_groups_min_pairs : m.n_expert))
+    return MoeWay::GroupedMatvec;
+  return MoeWay::Matvec;
 }
 
 void VulkanBackend::moe_ffn(const MoeSpec& m, uint32_t T) {
   if (T == 0) return;
   // Router logits into Up (n_expert per token; free until the up products), from the router's
-  // own input rows where it has them (Gemma 4).
-  const ProductOut router[] = {{{Weight::FfnGateInp, m.layer}, {Act::Up, 0, m.n_expert}}};
-  products(m.router_own_input ? m.router_x : m.x, T, router);
+  // own input rows where it has them (Gemma 4). Always on the decode kernel: the router has only
+  // n_expert rows, so the tiled GEMM's grid is a handful of row tiles whatever the batch and
+  // leaves the GPU idle (on an H200, 0.22 ms a layer for Qwen3-30B-A3B's 128 x 2048 F32 router at
+  // 32 sequences and at 512 tokens alike, a quarter of the layer), while the matvec's passes of 8
+  // vectors spread over row groups x vector groups.
+  const ProductOut router{{Weight::FfnGateInp, m.layer}, {Act::Up, 0, m.n_expert}};
+  record_product(matmul_, *rec_, get(router.w),
+                 product_args(m.router_own_input ? m.router_x : m.x, T, router), /*matvec=*/true);
+  wrote(Act::Up);
   if (m.biases) {
     barrier();
     add_bias({Weight::FfnGateInpBias, m.layer}, {Act::Up, 0, m.n_expert}, m.n_expert, T);
@@ -106,12 +120,13 @@ void VulkanBackend::moe_ffn(const MoeSpec& m, uint32_t T) {
   }
   barrier();
   mark("moe_route");
-  if (moe_grouped(m, T)) {
-    moe_experts_grouped(m, T);
-    if (!rec_->dry()) ++moe_grouped_ffns_;  // the warm-up's dry steps run nothing
-  } else {
+  const MoeWay way = moe_way(m, T);
+  if (way == MoeWay::Matvec) {
     moe_experts_matvec(m, T);
+  } else {
+    moe_experts_grouped(m, T, way == MoeWay::GroupedMatvec);
   }
+  if (!rec_->dry()) ++moe_ffns_[static_cast<size_t>(way)];  // the warm-up's dry steps run nothing
   wrote(m.out.act);
 }
 
@@ -158,7 +173,7 @@ void VulkanBackend::moe_experts_matvec(const MoeSpec& m, uint32_t T) {
   moe_down_bias(m, T);
 }
 
-void VulkanBackend::moe_experts_grouped(const MoeSpec& m, uint32_t T) {
+void VulkanBackend::moe_experts_grouped(const MoeSpec& m, uint32_t T, bool matvec) {
   const uint32_t K = m.n_used, F = m.n_ff, E = m.n_embd;
   const DeviceTensor& gate = get({Weight::FfnGateExps, m.layer});
   const DeviceTensor& up = get({Weight::FfnUpExps, m.layer});
@@ -180,6 +195,7 @@ void VulkanBackend::moe_experts_grouped(const MoeSpec& m, uint32_t T) {
   a.x = mem_.slice(m.x);
   a.x_stride = m.x.stride;
   a.groups = mem_.moe_groups;
+  a.matvec = matvec;
   for (const auto& [w, out] : {std::pair{&gate, Act::Gate}, std::pair{&up, Act::Up}}) {
     a.type = w->type;
     a.weights = w->data;

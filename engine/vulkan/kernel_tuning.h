@@ -89,6 +89,10 @@ struct KernelTuning {
   // expert and run the grouped GEMMs; smaller ones the indirect matvec (0: auto, max(128, 2 x
   // experts); runtime/vulkan_backend_moe.cpp says why).
   uint32_t moe_grouped_min_pairs = 0;
+  // Below that, steps of at least this many pairs group them too but run the grouped products on
+  // the decode kernel, each expert's rows read once per 8 of its pairs; smaller ones the indirect
+  // matvec (0: auto, the experts' count; runtime/vulkan_backend_moe.cpp).
+  uint32_t moe_matvec_groups_min_pairs = 0;
   // How long the host polls a step's fence before sleeping on it, in microseconds (-1: 2000 on
   // GPUs, 0 on CPU devices, whose workers need the cores).
   int32_t fence_spin_us = -1;

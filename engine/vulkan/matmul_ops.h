@@ -146,6 +146,9 @@ struct MoeMatmulArgs {
   uint32_t rows = 0, cols = 0, n_expert = 0, n_used = 0, n_tokens = 0;
   uint32_t x_stride = 0, y_stride = 0;  // 0: cols / rows
   bool x_per_pair = false;
+  // The decode kernel over the groups (matvec.comp's MOE_GROUPS: each expert's rows read once
+  // per 8 of its pairs) instead of the tiled GEMM: for steps whose experts get a few pairs each.
+  bool matvec = false;
 };
 
 // The indirect products over the experts a router selected (record_moe_matvec; decode sizes),
@@ -219,6 +222,7 @@ class MatmulKernels {
   // record_matmul, between the tensor-core GEMM and the conversion of its activations to f16
   // rows before it (scratch from the same ring); throws std::invalid_argument as record_matmul
   // does.
+  // With args.matvec, the decode kernel over the groups instead (no f16 conversion).
   void record_moe_matmul(CommandRecorder& rec, const MoeMatmulArgs& args);
   // The indirect expert product (MoeMatvecArgs) on the decode matvec (matvec.comp's MOE_IDS
   // variants: several rows a workgroup, the sums reduced as record_matvec's are); no barrier
@@ -250,6 +254,10 @@ class MatmulKernels {
   void record_matvec_float(CommandRecorder& rec, const MatmulArgs& args,
                            const std::string& type_name, bool float_weights,
                            const RopeKvEpilogue* rope_kv);
+  // record_moe_matmul's decode-kernel variant (MoeMatmulArgs::matvec) for validated `args`.
+  void record_moe_grouped_matvec(CommandRecorder& rec, const MoeMatmulArgs& args,
+                                 const std::string& type_name, uint32_t unit, uint64_t x_stride,
+                                 uint64_t y_stride, uint64_t expert_bytes);
   // The int8-dot kernel for validated `args`, with the RoPE/KV epilogue if given.
   void record_matvec_q8(CommandRecorder& rec, const MatmulArgs& args, const std::string& type_name,
                         const RopeKvEpilogue* rope_kv = nullptr);

@@ -99,6 +99,10 @@ void MatmulKernels::record_moe_matmul(CommandRecorder& rec, const MoeMatmulArgs&
       a.groups.size < ops::moe_group_words(pairs) * 4)
     moe_fail("x, y or groups slice is smaller than the shape");
 
+  if (a.matvec) {
+    record_moe_grouped_matvec(rec, a, kt.name, kt.unit, x_stride, y_stride, expert_bytes);
+    return;
+  }
   const DeviceCapabilities& caps = pipelines_.device().caps();
   const Push base{
       a.rows, a.cols, a.n_tokens, static_cast<uint32_t>(x_stride), static_cast<uint32_t>(y_stride),
@@ -157,6 +161,52 @@ void MatmulKernels::record_moe_matmul(CommandRecorder& rec, const MoeMatmulArgs&
                grid(t.tile_rows, t.tile_tokens));
 }
 
+// The decode-sized rule for a matvec workgroup (as record_moe_matvec's below): 4 rows (2 for the
+// heavier Q3_K / Q6_K decoders), threads up to 128 (lavapipe 64) but no more than a row has
+// decode units.
+namespace {
+struct MatvecShape {
+  uint32_t threads, rows_per_group;
+};
+MatvecShape moe_matvec_shape(const MatmulTuning& tuning, const DeviceCapabilities& caps,
+                             gguf::TensorType type, uint32_t units) {
+  const bool heavy_decode = type == gguf::TensorType::Q6_K || type == gguf::TensorType::Q3_K;
+  MatvecShape s{std::clamp(std::bit_floor(units), 32u, caps.is_cpu() ? 64u : 128u),
+                heavy_decode ? 2u : 4u};
+  if (tuning.matvec_threads) s.threads = tuning.matvec_threads;
+  if (tuning.matvec_rows) s.rows_per_group = tuning.matvec_rows;
+  return s;
+}
+}  // namespace
+
+void MatmulKernels::record_moe_grouped_matvec(CommandRecorder& rec, const MoeMatmulArgs& a,
+                                              const std::string& type_name, uint32_t unit,
+                                              uint64_t x_stride, uint64_t y_stride,
+                                              uint64_t expert_bytes) {
+  const DeviceCapabilities& caps = pipelines_.device().caps();
+  const MatvecShape shape = moe_matvec_shape(tuning_, caps, a.type, a.cols / unit);
+  const uint32_t row_groups = div_up(a.rows, shape.rows_per_group);
+  const uint32_t gx = std::min(row_groups, caps.max_workgroup_count[0]);
+  const Groups groups{gx, a.n_expert, div_up(row_groups, gx)};
+  if (groups.y > caps.max_workgroup_count[1] || groups.z > caps.max_workgroup_count[2])
+    moe_fail("rows=" + std::to_string(a.rows) + " experts=" + std::to_string(a.n_expert) +
+             " exceed the device's grid");
+  // n_cols is unused (each workgroup reads its expert's count), combine is 0.
+  const MoeMatvecPush push{{a.rows, a.cols, a.n_tokens * a.n_used, static_cast<uint32_t>(x_stride),
+                            static_cast<uint32_t>(y_stride), 0, 0, 0, 0},
+                           static_cast<uint32_t>(expert_bytes),
+                           a.n_used,
+                           a.x_per_pair ? 1u : 0u,
+                           0u};
+  const Pipeline& pipeline = pipelines_.get(
+      {.shader = "matvec_" + type_name + "_moeg" + (tuning_.shared_reduction ? "_shmem" : ""),
+       .num_buffers = 5,
+       .push_constant_bytes = sizeof(push),
+       .spec = {shape.threads, shape.rows_per_group, kMaxMatvecColumns}});
+  // Binding 4 (the router weights of MOE_IDS) is unused: groups stands in for it.
+  rec.dispatch(pipeline, {a.weights, a.x, a.y, a.groups, a.groups}, push, groups);
+}
+
 void MatmulKernels::record_moe_matvec(CommandRecorder& rec, const MoeMatvecArgs& a) {
   if (!ops::moe_matvec_supports(a.type))
     moe_matvec_fail("no expert kernel for " + type_label(a.type));
@@ -179,15 +229,11 @@ void MatmulKernels::record_moe_matvec(CommandRecorder& rec, const MoeMatvecArgs&
     moe_matvec_fail("x, y, ids or weights slice is smaller than the shape");
 
   const DeviceCapabilities& caps = pipelines_.device().caps();
-  // As record_matvec_float's quantized defaults: 4 rows a workgroup share each activation load
-  // (2 for the heavier Q3_K / Q6_K decoders), 128 threads (lavapipe 64) but never more than the
-  // item has decode units (a combine's n_used products are one flat range of them).
-  const bool heavy_decode = a.type == gguf::TensorType::Q6_K || a.type == gguf::TensorType::Q3_K;
-  uint32_t rows_per_group = heavy_decode ? 2 : 4;
-  const uint32_t units = a.cols / kt.unit * (a.combine ? a.n_used : 1);
-  uint32_t threads = std::clamp(std::bit_floor(units), 32u, caps.is_cpu() ? 64u : 128u);
-  if (tuning_.matvec_threads) threads = tuning_.matvec_threads;
-  if (tuning_.matvec_rows) rows_per_group = tuning_.matvec_rows;
+  // As record_matvec_float's quantized defaults (moe_matvec_shape); a combine's n_used products
+  // are one flat range of decode units.
+  const MatvecShape mv =
+      moe_matvec_shape(tuning_, caps, a.type, a.cols / kt.unit * (a.combine ? a.n_used : 1));
+  const uint32_t threads = mv.threads, rows_per_group = mv.rows_per_group;
   const uint32_t row_groups = div_up(a.rows, rows_per_group);
   const uint32_t gx = std::min(row_groups, caps.max_workgroup_count[0]);
   const Groups groups{gx, a.n_items, div_up(row_groups, gx)};

@@ -5,7 +5,10 @@
 // types (F16, Q8_0, Q4_K, MXFP4), 5 to 512 tokens and 2 to 8 experts per token, with skewed
 // routing (one expert on every token, so one expert fills the whole worst-case grid) and experts
 // no token selects (their weights all 0xFF bytes, NaN wherever read). The indirect matvec path
-// (record_moe_matvec) must land within the same bounds (the smaller cases: it is slow on lavapipe).
+// (record_moe_matvec) must land within the same bounds (the smaller cases: it is slow on lavapipe),
+// and so must the grouped products on the decode kernel (MoeMatmulArgs::matvec, f32: the f32
+// bounds), which walk each expert's pairs 8 at a time (the skewed cases: up to 64 chunks on one
+// expert).
 // On a device with tensor cores the grouped GEMMs run there (f16 tolerances) and are checked.
 #include <gtest/gtest.h>
 
@@ -90,6 +93,8 @@ TEST(MoeGrouped, GroupingGemmsAndCombineMatchScalarReferences) {
   // (T=512 x K=8: more pairs than moe_group stages at once.)
   for (const GroupedCase c : {GroupedCase{TensorType::F16, 5, 2, 6, true, 128},
                               GroupedCase{TensorType::Q8_0, 64, 4, 8, false, 128},
+                              GroupedCase{TensorType::Q4_K, 3, 2, 8, false, 256},
+                              GroupedCase{TensorType::Q4_K, 16, 4, 16, true, 256},
                               GroupedCase{TensorType::Q4_K, 120, 8, 16, false, 256},
                               GroupedCase{TensorType::MXFP4, 512, 8, 12, true, 64}}) {
     SCOPED_TRACE(std::string(gguf::type_name(c.type)) + " T=" + std::to_string(c.T) +
@@ -118,6 +123,8 @@ TEST(MoeGrouped, GroupingGemmsAndCombineMatchScalarReferences) {
     const vk::BufferSlice groups = device_filled<uint32_t>(arena, vk::ops::moe_group_words(P));
     const vk::BufferSlice gate = device_filled<float>(arena, size_t(P) * R1);
     const vk::BufferSlice pair_out = device_filled<float>(arena, size_t(P) * R2);
+    const vk::BufferSlice gate_mv = device_filled<float>(arena, size_t(P) * R1);
+    const vk::BufferSlice pairs_mv = device_filled<float>(arena, size_t(P) * R2);
     const vk::BufferSlice grouped_y = to_device(arena, y0), matvec_y = to_device(arena, y0);
     run([&](vk::CommandRecorder& rec) {
       vk::ops::moe_group(rec, pc,
@@ -141,6 +148,17 @@ TEST(MoeGrouped, GroupingGemmsAndCombineMatchScalarReferences) {
       a.rows = R2;
       a.x_per_pair = true;
       kernels.record_moe_matmul(rec, a);
+      // The same two products on the decode kernel.
+      vk::MoeMatmulArgs v = a;
+      v.matvec = true;
+      v.y = pairs_mv;
+      kernels.record_moe_matmul(rec, v);
+      v.weights = dg;
+      v.x = dx;
+      v.y = gate_mv;
+      v.rows = R1;
+      v.x_per_pair = false;
+      kernels.record_moe_matmul(rec, v);
       rec.barrier();
       vk::ops::moe_combine(rec, pc,
                            {.pairs = pair_out,
@@ -218,6 +236,16 @@ TEST(MoeGrouped, GroupingGemmsAndCombineMatchScalarReferences) {
     EXPECT_TRUE(within(from_device<float>(pair_out, want_pairs.size()), want_pairs, pair_bound));
     const std::vector<float> got_y = from_device<float>(grouped_y, want_y.size());
     EXPECT_TRUE(within(got_y, want_y, y_bound));
+    // The grouped decode-kernel products (f32 sums) within the f32 bounds.
+    std::vector<double> gate_bound32(gate_bound.size()), pair_bound32(pair_bound.size());
+    for (size_t i = 0; i < gate_bound.size(); ++i)
+      gate_bound32[i] = 1e-6 + (gate_bound[i] - 1e-6) * (2e-5 / rel);
+    for (size_t i = 0; i < pair_bound.size(); ++i)
+      pair_bound32[i] = 1e-6 + (pair_bound[i] - 1e-6) * (2e-5 / rel);
+    EXPECT_TRUE(within(from_device<float>(gate_mv, want_gate.size()), want_gate, gate_bound32))
+        << "grouped matvec, gate-like";
+    EXPECT_TRUE(within(from_device<float>(pairs_mv, want_pairs.size()), want_pairs, pair_bound32))
+        << "grouped matvec, down-like";
     // The matvec path (f32) lands within the same bound of the reference.
     if (compare_matvec) {
       EXPECT_TRUE(within(from_device<float>(matvec_y, want_y.size()), want_y, y_bound));

@@ -5,7 +5,8 @@
 // from the recorded seeds): prompt tokens, last logits and the greedy continuation, by the shared
 // references' rules. On Vulkan the prompt takes the grouped expert GEMMs (on a device whose
 // grouped threshold is lowered to 32 pairs: the prompt has 46, below the auto threshold), decode
-// the indirect matvec.
+// the indirect matvec; and (one quantized case per family) every step, prompt and decode, on the
+// grouped products of the decode kernel.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -69,10 +70,25 @@ vk::Context& grouped_context() {
   return context;
 }
 
-class MoeVsLlamaCpp : public ::testing::TestWithParam<std::tuple<bool, std::string>> {};
+// Every step on the grouped decode-kernel products (from 2 pairs, never the GEMMs).
+vk::Context& grouped_matvec_context() {
+  static vk::Context context([] {
+    vk::DeviceOptions o;
+    o.tuning.moe_matvec_groups_min_pairs = 2;
+    o.tuning.moe_grouped_min_pairs = 1u << 24;
+    o.log_summary = false;
+    return o;
+  }());
+  return context;
+}
+
+enum class Way { VulkanGemm, Cpu, VulkanGroupedMatvec };
+
+class MoeVsLlamaCpp : public ::testing::TestWithParam<std::tuple<Way, std::string>> {};
 
 TEST_P(MoeVsLlamaCpp, LogitsAndGreedyContinuationMatchLlamaCpp) {
-  const auto [cpu, name] = GetParam();
+  const auto [way, name] = GetParam();
+  const bool cpu = way == Way::Cpu, groups = way == Way::VulkanGroupedMatvec;
   const Fixture& f = fixture(name);
   const reference::LlamaCppCase& ref = f.c.expected;
   auto tok = tokenizer::Tokenizer::from_gguf(*f.file);
@@ -91,7 +107,7 @@ TEST_P(MoeVsLlamaCpp, LogitsAndGreedyContinuationMatchLlamaCpp) {
     host.emplace(*f.file, source);
     runner = std::make_unique<Runner>(*host, opts);
   } else {
-    device.emplace(grouped_context(), *f.file);
+    device.emplace(groups ? grouped_matvec_context() : grouped_context(), *f.file);
     runner = std::make_unique<Runner>(*device, opts);
   }
   Generator gen(*runner);
@@ -100,7 +116,14 @@ TEST_P(MoeVsLlamaCpp, LogitsAndGreedyContinuationMatchLlamaCpp) {
   // the grouped expert GEMMs; the greedy steps below (one token) stay on the indirect matvec.
   const uint64_t grouped = runner->moe_grouped_ffns();
   if (!cpu) {
-    EXPECT_EQ(grouped, device->spec().n_layer) << "MoE layers on the grouped GEMMs";
+    EXPECT_EQ(grouped, groups ? 0 : device->spec().n_layer) << "MoE layers on the grouped GEMMs";
+    // (At least: on a GPU the runner records the next step ahead, while this one runs.)
+    if (groups) {
+      EXPECT_GE(runner->moe_grouped_matvec_ffns(), device->spec().n_layer)
+          << "MoE layers on the grouped decode kernel";
+    } else {
+      EXPECT_EQ(runner->moe_grouped_matvec_ffns(), 0u) << "MoE layers on the grouped decode kernel";
+    }
   }
   ASSERT_EQ(logits.size(), ref.last_logits.size());
   const double diff = max_abs_diff(logits, ref.last_logits);
@@ -119,12 +142,19 @@ TEST_P(MoeVsLlamaCpp, LogitsAndGreedyContinuationMatchLlamaCpp) {
     ++matched;
   }
   EXPECT_EQ(runner->moe_grouped_ffns(), grouped) << "decode steps on the grouped GEMMs";
+  if (groups) {
+    EXPECT_GE(runner->moe_grouped_matvec_ffns(), (matched + 1) * device->spec().n_layer)
+        << "decode steps on the grouped decode kernel";
+  }
   std::printf("%s on %s: %zu of %zu greedy tokens compared (up to the first near-tie)\n",
               name.c_str(), cpu ? "cpu" : "vulkan", matched, ref.greedy_tokens.size());
 }
 
-std::string case_label(const ::testing::TestParamInfo<std::tuple<bool, std::string>>& info) {
-  return std::string(std::get<0>(info.param) ? "Cpu_" : "Vulkan_") +
+std::string case_label(const ::testing::TestParamInfo<std::tuple<Way, std::string>>& info) {
+  const Way way = std::get<0>(info.param);
+  return std::string(way == Way::Cpu                   ? "Cpu_"
+                     : way == Way::VulkanGroupedMatvec ? "VulkanGroupedMatvec_"
+                                                       : "Vulkan_") +
          test::param_name(std::get<1>(info.param));
 }
 
@@ -136,12 +166,17 @@ std::vector<std::string> case_names(const std::string& topic) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, MoeVsLlamaCpp,
-                         ::testing::Combine(::testing::Values(false, true),
+                         ::testing::Combine(::testing::Values(Way::VulkanGemm, Way::Cpu),
                                             ::testing::ValuesIn(case_names("moe"))),
                          case_label);
 INSTANTIATE_TEST_SUITE_P(GptOss, MoeVsLlamaCpp,
-                         ::testing::Combine(::testing::Values(false, true),
+                         ::testing::Combine(::testing::Values(Way::VulkanGemm, Way::Cpu),
                                             ::testing::ValuesIn(case_names("gptoss"))),
+                         case_label);
+INSTANTIATE_TEST_SUITE_P(GroupedMatvec, MoeVsLlamaCpp,
+                         ::testing::Combine(::testing::Values(Way::VulkanGroupedMatvec),
+                                            ::testing::Values("moe/qwen3moe-q4_k_m",
+                                                              "gptoss/gpt-oss-mxfp4_moe")),
                          case_label);
 
 }  // namespace
