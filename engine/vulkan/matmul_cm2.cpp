@@ -2,6 +2,7 @@
 // with its two preparations, the activations as f16 rows and, for weights other than f16, the
 // weights decoded to f16 rows (shaders/dequant_f16.comp) a chunk of rows at a time.
 #include <algorithm>
+#include <stdexcept>
 #include <string>
 
 #include "engine/vulkan/command_recorder.h"
@@ -49,6 +50,12 @@ constexpr uint32_t kDecodeSplitTargetPerCu = 2;
 // Fewest K elements a split walks (two unrolled steps): shorter ones spend more on the
 // partials than they gain.
 constexpr uint32_t kMinSplitK = 512;
+
+// matmul_cm2.comp's push constants with MOE's first expert.
+struct Cm2MoePush {
+  Cm2Push base;
+  uint32_t moe_e0;
+};
 
 uint32_t round_up(uint32_t n, uint32_t m) {
   return (n + m - 1) / m * m;
@@ -158,6 +165,106 @@ void MatmulKernels::record_matmul_cm2(CommandRecorder& rec, const MatmulArgs& ar
     rec.barrier();
     multiply(w, row0, n, padded);
   }
+}
+
+bool MatmulKernels::moe_cm2(const MoeMatmulArgs& a) const {
+  // Only where experts get many pairs: every expert's weights are decoded to f16 (written and
+  // read back, 4 bytes a weight) whatever its pairs, which the faster GEMM repays from about 64
+  // pairs an expert. On an H200 at 512 tokens (4-layer real-width fixtures, gate+up / down ms a
+  // layer, subgroup-scope GEMM -> this): gpt-oss-20b (64 pairs an expert) 1.79 / 0.79 -> 1.33 /
+  // 0.57, Qwen3-30B-A3B (32) 0.87 / 0.34 -> 0.99 / 0.39.
+  constexpr uint64_t kMinPairsPerExpert = 64;
+  // Rows of 8 halves for the tensor loads, output rows of whole vec4s for the scatter.
+  return coopmat2(a.type, ~0u) && a.cols % 8 == 0 && a.rows % 4 == 0 &&
+         uint64_t{a.n_tokens} * a.n_used >= kMinPairsPerExpert * a.n_expert;
+}
+
+void MatmulKernels::record_moe_matmul_cm2(CommandRecorder& rec, const MoeMatmulArgs& a,
+                                          const std::string& type_name, uint64_t x_stride,
+                                          uint64_t y_stride) {
+  Device& device = pipelines_.device();
+  const DeviceCapabilities& caps = device.caps();
+  const uint32_t pairs = a.n_tokens * a.n_used;
+  const uint32_t tokens = kCoopMat2NarrowTokens;  // the token tile: experts get tens of pairs
+  if (div_up(a.rows, kCoopMat2Rows) > caps.max_workgroup_count[0] ||
+      div_up(a.n_tokens, tokens) > caps.max_workgroup_count[1] ||
+      a.n_expert > caps.max_workgroup_count[2])
+    throw std::invalid_argument("record_moe_matmul: rows=" + std::to_string(a.rows) + " tokens=" +
+                                std::to_string(a.n_tokens) + " exceed the device's grid");
+  // Rows grid: positions in expert order, split over y and z.
+  const Groups rows_grid{0, std::min(pairs, 65535u), div_up(pairs, 65535)};
+  constexpr uint32_t kRowsWg = 64;
+  struct {
+    uint32_t cols, n_pairs, stride, n_used;
+  } gather{a.cols, pairs, static_cast<uint32_t>(x_stride), a.x_per_pair ? 0u : a.n_used};
+  // x in expert order as f16 rows, and a token tile of padding the unchecked loads may read.
+  const uint32_t x_rows = pairs + tokens;
+  const BufferSlice xs = x_f16_.next(device, uint64_t{x_rows} * a.cols * 2);
+  rec.dispatch(pipelines_.get({.shader = "moe_sorted_rows_gather",
+                               .num_buffers = 3,
+                               .push_constant_bytes = sizeof(gather),
+                               .spec = {kRowsWg}}),
+               {a.groups, a.x, xs}, gather,
+               Groups{div_up(a.cols / 4, kRowsWg), rows_grid.y, rows_grid.z});
+  const BufferSlice ys = moe_rows_.next(device, uint64_t{pairs} * a.rows * 4);
+
+  // Whole experts decoded per chunk, as record_matmul_cm2's chunks (alternating halves of the
+  // scratch, each chunk's decode overlapping the GEMM before it), padded by a row tile.
+  const Pipeline& gemm =
+      pipelines_.get({.shader = "matmul_cm2_moe",
+                      .num_buffers = 4,
+                      .push_constant_bytes = sizeof(Cm2MoePush),
+                      .spec = {kCoopMat2Invocations, kCoopMat2Rows, tokens, kCoopMat2SliceK}});
+  const uint64_t expert_f16 = uint64_t{a.rows} * a.cols * 2;
+  const uint64_t chunk_bytes =
+      tuning_.cm2_chunk_mb
+          ? uint64_t{tuning_.cm2_chunk_mb} << 20
+          : std::clamp<uint64_t>(caps.device_local_bytes / 128, uint64_t{16} << 20, kChunkBytes);
+  const auto per_chunk = static_cast<uint32_t>(
+      std::clamp<uint64_t>(chunk_bytes / expert_f16, 1, std::min(a.n_expert, 65535u)));
+  constexpr uint32_t kUnit = 8;  // weights per decode invocation
+  if (a.type == TensorType::F16) {
+    // Read in place, every expert in one grid (a tile past an expert's rows reads the next one's
+    // or, for the last, loads checked).
+    rec.barrier();  // x gathered
+    const uint32_t n = a.n_expert * a.rows;
+    const Cm2MoePush push{{a.rows, a.cols, pairs, a.cols, a.rows, 0, 0, n, x_rows, 0, 0}, 0};
+    rec.dispatch(gemm, {a.weights, xs, ys, a.groups}, push,
+                 Groups{div_up(a.rows, kCoopMat2Rows), div_up(a.n_tokens, tokens), a.n_expert});
+  }
+  const Pipeline* decode = nullptr;
+  if (a.type != TensorType::F16) {
+    decode = &pipelines_.get({.shader = "dequant_f16_" + type_name,
+                              .num_buffers = 2,
+                              .push_constant_bytes = 12,
+                              .spec = {256}});
+  }
+  for (uint32_t e0 = 0; decode && e0 < a.n_expert; e0 += per_chunk) {
+    const uint32_t n_e = std::min(per_chunk, a.n_expert - e0);
+    const uint32_t n = n_e * a.rows;
+    const uint32_t padded = n + kCoopMat2Rows;
+    const BufferSlice w = w_f16_.next(device, uint64_t{padded} * a.cols * 2);
+    struct {
+      uint32_t n_rows, k, row0;
+    } dq{n, a.cols, e0 * a.rows};
+    const uint32_t groups = div_up(uint64_t{n} * (a.cols / kUnit), 256);
+    const uint32_t gx = std::min(groups, caps.max_workgroup_count[0]);
+    rec.dispatch(*decode, {a.weights, w}, dq, Groups{gx, div_up(groups, gx), 1});
+    rec.barrier();  // this chunk decoded, x gathered; the GEMM two chunks back done with w
+    const Cm2MoePush push{{a.rows, a.cols, pairs, a.cols, a.rows, 0, 0, padded, x_rows, 0, 0}, e0};
+    rec.dispatch(gemm, {w, xs, ys, a.groups}, push,
+                 Groups{div_up(a.rows, kCoopMat2Rows), div_up(a.n_tokens, tokens), n_e});
+  }
+  rec.barrier();
+  struct {
+    uint32_t cols, n_pairs, stride, unused;
+  } scatter{a.rows, pairs, static_cast<uint32_t>(y_stride), 0};
+  rec.dispatch(pipelines_.get({.shader = "moe_sorted_rows_scatter",
+                               .num_buffers = 3,
+                               .push_constant_bytes = sizeof(scatter),
+                               .spec = {kRowsWg}}),
+               {a.groups, ys, a.y}, scatter,
+               Groups{div_up(a.rows / 4, kRowsWg), rows_grid.y, rows_grid.z});
 }
 
 const Pipeline& MatmulKernels::cm2_gemm(uint32_t tokens) {

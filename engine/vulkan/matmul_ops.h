@@ -222,7 +222,10 @@ class MatmulKernels {
   // record_matmul, between the tensor-core GEMM and the conversion of its activations to f16
   // rows before it (scratch from the same ring); throws std::invalid_argument as record_matmul
   // does.
-  // With args.matvec, the decode kernel over the groups instead (no f16 conversion).
+  // With args.matvec, the decode kernel over the groups instead (no f16 conversion). Where
+  // experts get many pairs (moe_cm2) on devices with workgroup-scope matrices, the workgroup-scope
+  // GEMM over rows gathered into expert order (record_moe_matmul_cm2), which records barriers
+  // between its own steps.
   void record_moe_matmul(CommandRecorder& rec, const MoeMatmulArgs& args);
   // The indirect expert product (MoeMatvecArgs) on the decode matvec (matvec.comp's MOE_IDS
   // variants: several rows a workgroup, the sums reduced as record_matvec's are); no barrier
@@ -254,6 +257,13 @@ class MatmulKernels {
   void record_matvec_float(CommandRecorder& rec, const MatmulArgs& args,
                            const std::string& type_name, bool float_weights,
                            const RopeKvEpilogue* rope_kv);
+  // record_moe_matmul on the workgroup-scope GEMM (matmul_cm2.cpp) for validated `args`: x
+  // gathered into expert order as f16 rows, each chunk of experts decoded to f16 and multiplied
+  // a workgroup per (rows, pairs, expert), the rows scattered back to pair order.
+  void record_moe_matmul_cm2(CommandRecorder& rec, const MoeMatmulArgs& args,
+                             const std::string& type_name, uint64_t x_stride, uint64_t y_stride);
+  // Whether record_moe_matmul takes record_moe_matmul_cm2 for `args`.
+  bool moe_cm2(const MoeMatmulArgs& args) const;
   // record_moe_matmul's decode-kernel variant (MoeMatmulArgs::matvec) for validated `args`.
   void record_moe_grouped_matvec(CommandRecorder& rec, const MoeMatmulArgs& args,
                                  const std::string& type_name, uint32_t unit, uint64_t x_stride,
@@ -298,6 +308,7 @@ class MatmulKernels {
   bool coopmat2_enabled_ = false;
   uint32_t cm2_min_tokens_ = 0;  // 0: the per-type defaults
   RingScratch w_f16_{"f16 weights", 2};
+  RingScratch moe_rows_{"MoE rows in expert order", 2};
   // The workgroup-scope GEMM (matmul_cm2.cpp) for a product coopmat2() accepts.
   void record_matmul_cm2(CommandRecorder& rec, const MatmulArgs& args);
   // Fewest tokens of `type` weights the workgroup-scope GEMM takes.

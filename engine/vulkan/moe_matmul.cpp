@@ -103,6 +103,10 @@ void MatmulKernels::record_moe_matmul(CommandRecorder& rec, const MoeMatmulArgs&
     record_moe_grouped_matvec(rec, a, kt.name, kt.unit, x_stride, y_stride, expert_bytes);
     return;
   }
+  if (moe_cm2(a)) {
+    record_moe_matmul_cm2(rec, a, kt.name, x_stride, y_stride);
+    return;
+  }
   const DeviceCapabilities& caps = pipelines_.device().caps();
   const Push base{
       a.rows, a.cols, a.n_tokens, static_cast<uint32_t>(x_stride), static_cast<uint32_t>(y_stride),
