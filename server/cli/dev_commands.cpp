@@ -45,14 +45,17 @@ struct MakeModelArgs {
 };
 
 // The text model's vision projector in llama.cpp's mmproj layout, as wide as its output: declared
-// before the text model is written, so a bad projector option leaves no file behind.
-gguf::GgufWriter plan_projector(const MakeModelArgs& args, const model::MakeModelOptions& text) {
+// before the text model is written, so a bad projector option leaves no file behind. Pixtral's
+// takes the [IMG_BREAK] embedding from the text model, as llama.cpp's converter does.
+gguf::GgufWriter plan_projector(const MakeModelArgs& args, const model::MakeModelOptions& text,
+                                const gguf::GgufWriter& text_writer) {
   model::MakeProjectorOptions options;
   options.arch = args.arch;
   options.shape = model::parse_projector_shape(args.projector_shape, args.arch);
   options.text_embd = text.shape.n_embd;
   options.f32 = text.file_type == model::FileType::F32;
   options.seed = args.seed;
+  if (args.arch == "mistral3") options.img_break = model::img_break_embedding(text_writer);
   gguf::GgufWriter writer;
   model::build_random_projector(options, writer);
   return writer;
@@ -91,7 +94,7 @@ int make_model(const MakeModelArgs& args) {
   gguf::GgufWriter writer;
   model::build_random_model(options, vocab, writer);
   std::optional<gguf::GgufWriter> projector;
-  if (!args.projector.empty()) projector = plan_projector(args, options);
+  if (!args.projector.empty()) projector = plan_projector(args, options, writer);
   writer.write(args.output);
   if (projector) projector->write(args.projector);
   const double seconds =
@@ -297,13 +300,13 @@ void add_dev_commands(CLI::App& app) {
   make->add_option("-o,--output", args->output, "Output GGUF path")->required();
   make->add_option("--projector", args->projector,
                    "Also write a random vision projector for the model here (llama.cpp's mmproj "
-                   "layout; gemma3)");
+                   "layout; gemma3, mistral3)");
   make->add_option("--projector-shape", args->projector_shape,
                    "test (224 px, patch 14, 2 layers 128 wide: 16 image tokens), test-wide "
                    "(test with the real widths) or gemma3-4b (896 px, 27 layers 1152 wide: 256 "
                    "image tokens); for mistral3 test (patch 14, 2 layers 128 wide, 2x2 merger) "
                    "or pixtral-24b (Mistral Small 3.1's tower); :N sets the layer count. With "
-                   "--layout ollama, the tower the gemma3 file embeds")
+                   "--layout ollama, the tower the gemma3 or mistral3 file embeds")
       ->capture_default_str();
   make->callback([args] { run_command([args] { return make_model(*args); }); });
 
