@@ -225,7 +225,7 @@ std::vector<uint8_t> extract_inline_projector(const GgufFile& raw, const TensorB
   for (const TensorInfo& t : raw.tensors()) {
     if (!is_tower_tensor(t.name)) continue;
     const uint64_t offset = t.offset;
-    if (pixtral && t.name.starts_with("v.blk.") && is_rope_projection(t.name)) {
+    if (pixtral && !t.shape.empty() && t.name.starts_with("v.blk.") && is_rope_projection(t.name)) {
       const uint64_t rows = t.shape.back();
       if (heads == 0 || rows % (2ull * heads) != 0)
         refuse(arch, "has " + t.name + " of " + std::to_string(rows) + " rows for " +
