@@ -10,11 +10,14 @@
 #include <fstream>
 #include <iterator>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "engine/gguf/gguf_file.h"
 #include "engine/gguf/gguf_writer.h"
+#include "engine/gguf/inline_projector.h"
 #include "engine/image/image.h"
 #include "engine/model/lora_maker.h"
 #include "engine/model/model_maker.h"
@@ -191,14 +194,27 @@ int encode_image(const EncodeImageArgs& args) {
   if (args.backend != "cpu" && args.backend != "vulkan")
     throw std::invalid_argument("unknown --backend '" + args.backend + "' (cpu, vulkan)");
   const bool on_vulkan = args.backend == "vulkan";
+  // A model GGUF with its tower inside (Ollama's single-file gemma3 / mistral3) is read as the
+  // mmproj the server makes of it (engine/gguf/inline_projector.h).
+  gguf::GgufFile projector = gguf::GgufFile::open(args.projector, gguf::ReadLayout::Raw);
+  std::vector<uint8_t> extracted;
+  if (!gguf::inline_projector_arch(projector).empty()) {
+    const std::span<const uint8_t> data = projector.bytes().subspan(projector.data_offset());
+    extracted =
+        gguf::extract_inline_projector(projector, [&data](uint64_t offset, std::span<uint8_t> out) {
+          const auto from = data.subspan(offset, out.size());
+          std::copy(from.begin(), from.end(), out.begin());
+        });
+    projector = gguf::GgufFile::parse(extracted, gguf::ReadLayout::Raw);
+  }
   std::optional<vision::ImageEncoder> cpu_encoder;
   std::optional<vk::Context> context;
   std::optional<vision::VulkanImageEncoder> vk_encoder;
   if (on_vulkan) {
     context.emplace();
-    vk_encoder.emplace(*context, gguf::GgufFile::open(args.projector, gguf::ReadLayout::Raw));
+    vk_encoder.emplace(*context, std::move(projector));
   } else {
-    cpu_encoder.emplace(args.projector, args.threads);
+    cpu_encoder.emplace(std::move(projector), args.threads);
   }
   const vision::VisionSpec& s = on_vulkan ? vk_encoder->spec() : cpu_encoder->spec();
   std::ifstream in(args.image, std::ios::binary);
@@ -349,7 +365,9 @@ void add_dev_commands(CLI::App& app) {
   auto enc_args = std::make_shared<EncodeImageArgs>();
   CLI::App* enc = dev->add_subcommand(
       "encode-image", "Encode an image with a vision projector (times, embeddings)");
-  enc->add_option("--projector", enc_args->projector, "Projector GGUF (llama.cpp's mmproj)")
+  enc->add_option("--projector", enc_args->projector,
+                  "Projector GGUF (llama.cpp's mmproj), or a model GGUF with its tower inside "
+                  "(Ollama's single-file gemma3 / mistral3)")
       ->required()
       ->check(CLI::ExistingFile);
   enc->add_option("--image", enc_args->image, "JPEG, PNG, WebP or GIF file")
