@@ -262,18 +262,18 @@ void add_dev_commands(CLI::App& app) {
   auto args = std::make_shared<MakeModelArgs>();
   CLI::App* make = dev->add_subcommand(
       "make-model", "Write a random-weight GGUF model with a real architecture's layout");
-  make->add_option(
-          "--arch", args->arch,
-          "llama, qwen2, qwen2moe, qwen3, qwen3moe, gpt-oss, qwen3-embedding, gemma2, gemma3, "
-          "gemma3n, "
-          "gemma4, "
-          "phi3, "
-          "mistral3, gemma-embedding, lfm2, qwen35, qwen35moe, qwen3next, granitehybrid, "
-          "nemotron_h, "
-          "bert, nomic-bert or "
-          "bert-rerank (encoders want "
-          "a "
-          "WordPiece vocab, e.g. ggml-vocab-bert-bge.gguf)")
+  make->add_option("--arch", args->arch,
+                   "llama, qwen2, qwen2vl, qwen2moe, qwen3, qwen3moe, gpt-oss, qwen3-embedding, "
+                   "gemma2, gemma3, "
+                   "gemma3n, "
+                   "gemma4, "
+                   "phi3, "
+                   "mistral3, gemma-embedding, lfm2, qwen35, qwen35moe, qwen3next, granitehybrid, "
+                   "nemotron_h, "
+                   "bert, nomic-bert or "
+                   "bert-rerank (encoders want "
+                   "a "
+                   "WordPiece vocab, e.g. ggml-vocab-bert-bge.gguf)")
       ->capture_default_str();
   make->add_option(
           "--shape", args->shape,
