@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/gguf/inline_projector.h"
+#include "engine/model/fast_normal.h"
 #include "engine/model/model_maker.h"
 #include "engine/model/projector_maker.h"
 
@@ -256,6 +257,47 @@ void rewrite_snowflake_arctic_embed2(gguf::GgufWriter& w) {
   w.set_strings("tokenizer.ggml.precompiled_charsmap", chars);
 }
 
+// A small F32 tensor of random values, seeded by its name.
+void add_random_tensor(gguf::GgufWriter& w, const std::string& name, std::vector<uint64_t> shape,
+                       uint64_t seed) {
+  uint64_t n = 1;
+  for (uint64_t d : shape) n *= d;
+  std::vector<float> values(n);
+  FastNormal rng(hash_name(name, seed));
+  for (float& v : values) v = 0.02f * rng.next();
+  std::vector<uint8_t> bytes(n * sizeof(float));
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  w.add_tensor(name, gguf::TensorType::F32, std::move(shape), std::move(bytes));
+}
+
+// Qwen2.5-VL as Ollama's converter writes it (convert_qwen25vl.go): its qwen2 converter's keys
+// under qwen25vl. (no vocab_size), the HF config's three RoPE sections as rope.mrope_section, and
+// the vision tower embedded (here a piece of one: its keys and three v.* tensors, which the text
+// view hides; vkllm does not run Qwen2.5-VL's tower yet).
+void rewrite_qwen2vl(const MakeModelOptions& o, gguf::GgufWriter& w) {
+  const std::string from = "qwen2vl.", to = "qwen25vl.";
+  std::vector<int32_t> sections;
+  if (const gguf::Array* a = array_of(w, from + "rope.dimension_sections"))
+    for (const gguf::Value& v : a->items) sections.push_back(std::get<int32_t>(v.v));
+  sections.resize(3);
+  w.erase(from + "rope.dimension_sections");
+  w.erase(from + "vocab_size");
+  w.set_string("general.architecture", "qwen25vl");
+  for (const std::string& key : w.keys())
+    if (key.starts_with(from)) move_key(w, key, to + key.substr(from.size()));
+  w.set_i32s(to + "rope.mrope_section", sections);
+  constexpr uint32_t kWidth = 32, kPatch = 14;
+  w.set_u32(to + "vision.block_count", 1);
+  w.set_u32(to + "vision.embedding_length", kWidth);
+  w.set_u32(to + "vision.attention.head_count", 2);
+  w.set_u32(to + "vision.patch_size", kPatch);
+  w.set_u32(to + "vision.spatial_merge_size", 2);
+  w.set_i32s(to + "vision.fullatt_block_indexes", {0});
+  add_random_tensor(w, "v.patch_embd_0.weight", {kPatch, kPatch, 3, kWidth}, o.seed);
+  add_random_tensor(w, "v.blk.0.attn_q.weight", {kWidth, kWidth}, o.seed);
+  add_random_tensor(w, "v.merger.mlp.0.weight", {4 * kWidth, 4 * kWidth}, o.seed);
+}
+
 void rewrite_qwen3moe(gguf::GgufWriter& w) {
   w.erase("qwen3moe.expert_feed_forward_length");
   w.set_bool("qwen3moe.norm_top_k_prob", true);
@@ -309,6 +351,8 @@ void rewrite_as_ollama_layout(const MakeModelOptions& o, gguf::GgufWriter& w) {
     rewrite_mistral3(o, w);
   } else if (o.arch == "qwen3moe") {
     rewrite_qwen3moe(w);
+  } else if (o.arch == "qwen2vl") {
+    rewrite_qwen2vl(o, w);
   } else if (o.arch == "gpt-oss") {
     rewrite_gptoss(w);
   } else if (o.arch == "bert") {
@@ -316,9 +360,9 @@ void rewrite_as_ollama_layout(const MakeModelOptions& o, gguf::GgufWriter& w) {
   } else {
     throw std::invalid_argument(
         "make-model --layout ollama: no Ollama layout for '" + o.arch +
-        "' (llama, gemma3, gemma-embedding, mistral3, qwen3moe, gpt-oss, bert with an XLM-R "
-        "vocabulary; Ollama's converter writes the other architectures as llama.cpp's does: "
-        "docs/ollama-layouts.md)");
+        "' (llama, gemma3, gemma-embedding, mistral3, qwen3moe, qwen2vl, gpt-oss, bert with an "
+        "XLM-R vocabulary; Ollama's converter writes the other architectures as llama.cpp's "
+        "does: docs/ollama-layouts.md)");
   }
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Models in Ollama's converter layout (`vkllm dev make-model --layout ollama`: gemma3 with its
-# vision tower embedded, EmbeddingGemma, Llama 3, mistral3, qwen3moe, gpt-oss,
+# vision tower embedded, EmbeddingGemma, Llama 3, mistral3, qwen3moe, gpt-oss, Qwen2.5-VL,
 # snowflake-arctic-embed2) reach vkllm the
 # ways Ollama's library models do: pushed to a real docker-registry under an Ollama-style manifest
 # and pulled through /api/pull, and copied from an Ollama store by `vkllm import-ollama`. Both keep
@@ -162,7 +162,8 @@ printf '%s' '{{ range .Messages }}<|start_header_id|>{{ .Role }}<|end_header_id|
 ' >"$TEST_TMP/llama3-template"
 printf '{"stop":["<|eot_id|>"]}' >"$TEST_TMP/llama3-params"
 for spec in "llama 64x2x2x1 F16 ollama-llama3 llama3" "mistral3 64x2x2x1 F16 ollama-mistral3 -" \
-            "qwen3moe test Q8_0 ollama-qwen3moe -" "gpt-oss test MXFP4_MOE ollama-gptoss -"; do
+            "qwen3moe test Q8_0 ollama-qwen3moe -" "gpt-oss test MXFP4_MOE ollama-gptoss -" \
+            "qwen2vl 64x2x2x1 F16 ollama-qwen25vl -"; do
   read -r arch shape type translation tmpl <<<"$spec"
   vocab_file=$spm template=() create_template='{}'
   if [ "$tmpl" != - ]; then
@@ -207,7 +208,7 @@ for spec in "llama 64x2x2x1 F16 ollama-llama3 llama3" "mistral3 64x2x2x1 F16 oll
   grep -q "loaded $REG/test/$arch-olayout:v1 in .*; $translation layout read as llama.cpp's$" \
     "$VKLLM_LOG" || fail "the $arch load log does not name $translation"
 done
-pass "Ollama-layout Llama 3, mistral3, qwen3moe and gpt-oss pulled from a registry chat like their twins"
+pass "Ollama-layout Llama 3, mistral3, qwen3moe, gpt-oss and Qwen2.5-VL (text) pulled from a registry chat like their twins"
 
 # snowflake-arctic-embed2 as Ollama's library publishes it (bert, its XLM-R tokenizer's charsmap
 # as base64 text in one-character strings), pulled from the registry, embeds NFKC-folded,
