@@ -8,8 +8,8 @@
 // Q/K norms and interleaved sigmoid-routed MoE, qwen2vl's multi-section RoPE on text positions) on
 // both backends (Vulkan: lavapipe here; the CPU backend), against llama.cpp's CPU backend on the
 // same files: prompt tokens exactly, last logits (or the pooled embedding) by cosine (>= 0.9999
-// F16, >= 0.999 quantized), greedy tokens up to the first near-tie. The prompts are longer than every sliding window and than mistral3's YaRN
-// original context (where its temperature starts).
+// F16, >= 0.999 quantized), greedy tokens up to the first near-tie. The prompts are longer than
+// every sliding window and than mistral3's YaRN original context (where its temperature starts).
 #include <gtest/gtest.h>
 
 #include <algorithm>
