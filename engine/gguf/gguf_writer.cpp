@@ -190,6 +190,12 @@ void GgufWriter::rename_tensor(std::string_view from, std::string to) {
   found->name = std::move(to);
 }
 
+std::optional<GgufWriter::TensorCopy> GgufWriter::copy_tensor(std::string_view name) const {
+  for (const auto& t : tensors_)
+    if (t.name == name) return TensorCopy{t.type, t.shape, materialize(t)};
+  return std::nullopt;
+}
+
 void GgufWriter::set_alignment(uint64_t a) {
   if (a == 0 || (a & (a - 1)) != 0 || a > UINT32_MAX) {
     throw std::invalid_argument("GGUF writer: alignment " + std::to_string(a) +

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -48,6 +49,14 @@ class GgufWriter {
   // Renames a tensor already added, keeping its place and bytes (std::invalid_argument if there
   // is no tensor `from` or one named `to` exists).
   void rename_tensor(std::string_view from, std::string to);
+  // A tensor added so far, its bytes filled now if it is lazy (nullopt if there is none): what a
+  // companion file made from this one reads (the fixture projector's [IMG_BREAK] embedding row).
+  struct TensorCopy {
+    TensorType type;
+    std::vector<uint64_t> shape;
+    std::vector<uint8_t> data;
+  };
+  std::optional<TensorCopy> copy_tensor(std::string_view name) const;
 
   uint64_t alignment() const { return alignment_; }
   void set_alignment(uint64_t a);  // also writes general.alignment

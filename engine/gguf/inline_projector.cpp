@@ -1,19 +1,24 @@
 #include "engine/gguf/inline_projector.h"
 
 #include <cmath>
+#include <cstring>
+#include <memory>
 #include <string_view>
 #include <utility>
 
 #include "engine/gguf/gguf_writer.h"
 #include "engine/gguf/ollama_layout.h"
+#include "engine/gguf/quants.h"
 
 namespace vkllm::gguf {
 
 namespace {
 
+using Rename = std::pair<std::string_view, std::string_view>;
+
 // Ollama's names for Gemma 3's SigLIP tower (its converter keeps Hugging Face's, under v. / mm.)
 // and llama.cpp's. HF's fc1 widens (n_embd -> n_ff): llama.cpp's ffn_up.
-constexpr std::pair<std::string_view, std::string_view> kGemma3Renames[] = {
+constexpr Rename kGemma3Renames[] = {
     {"v.patch_embedding", "v.patch_embd"},
     {"v.position_embedding", "v.position_embd"},
     {"v.post_layernorm", "v.post_ln"},
@@ -26,12 +31,26 @@ constexpr std::pair<std::string_view, std::string_view> kGemma3Renames[] = {
     {"mm.mm_soft_emb_norm", "mm.soft_emb_norm"},
 };
 
+// Ollama's names for Mistral 3's Pixtral tower and projector (convert_mistral.go's replacements of
+// Hugging Face's) and llama.cpp's (clip.cpp's TN_* for PROJECTOR_TYPE_PIXTRAL).
+constexpr Rename kMistral3Renames[] = {
+    {"v.patch_conv", "v.patch_embd"},
+    {"v.encoder_norm", "v.pre_ln"},
+    {".attn_output", ".attn_out"},
+    {".attn_norm", ".ln1"},
+    {".ffn_norm", ".ln2"},
+    {"mm.patch_merger.merging_layer", "mm.patch_merger"},
+    {"mm.norm", "mm.input_norm"},
+    {"mm.linear_1", "mm.1"},
+    {"mm.linear_2", "mm.2"},
+};
+
 bool is_tower_tensor(std::string_view name) {
   return name.starts_with("v.") || name.starts_with("mm.");
 }
 
-std::string renamed(std::string name) {
-  for (const auto& [from, to] : gemma3_tower_renames()) {
+std::string renamed(std::string name, std::span<const Rename> renames) {
+  for (const auto& [from, to] : renames) {
     if (const size_t at = name.find(from); at != std::string::npos) {
       name.replace(at, from.size(), to);
       break;
@@ -40,65 +59,189 @@ std::string renamed(std::string name) {
   return name;
 }
 
-[[noreturn]] void refuse(const std::string& what) {
-  throw LayoutError("the vision tower inside this gemma3 file (Ollama's converter's layout) " +
-                    what);
+[[noreturn]] void refuse(std::string_view arch, const std::string& what) {
+  throw LayoutError("the vision tower inside this " + std::string(arch) +
+                    " file (Ollama's converter's layout) " + what);
 }
 
-uint32_t need_u32(const GgufFile& raw, const std::string& key) {
+uint32_t need_u32(const GgufFile& raw, std::string_view arch, const std::string& key) {
   const auto v = raw.get_optional<uint32_t>(key);
-  if (!v || *v == 0) refuse("has no " + key);
+  if (!v || *v == 0) refuse(arch, "has no " + key);
   return *v;
+}
+
+// SigLIP's sizes and Gemma 3's pooling, as llama.cpp's converter notes them.
+void write_gemma3_keys(const GgufFile& raw, GgufWriter& w) {
+  constexpr std::string_view arch = "gemma3";
+  w.set_string("clip.projector_type", "gemma3");
+  w.set_bool("clip.use_gelu", true);  // SigLIP's tanh GELU, as llama.cpp's converter notes it
+  const std::string from = "gemma3.vision.", to = "clip.vision.";
+  for (const char* key : {"block_count", "embedding_length", "feed_forward_length", "image_size",
+                          "patch_size", "attention.head_count"})
+    w.set_u32(to + key, need_u32(raw, arch, from + key));
+  w.set_u32(to + "num_channels", raw.get_optional<uint32_t>(from + "num_channels").value_or(3));
+  w.set_f32(to + "attention.layer_norm_epsilon",
+            raw.get_optional<float>(from + "attention.layer_norm_epsilon").value_or(1e-6f));
+  w.set_u32(to + "projection_dim", need_u32(raw, arch, "gemma3.embedding_length"));
+  // Ollama writes no normalisation (its Gemma 3 preprocessor used 0.5, as the HF processor).
+  w.set_f32s(to + "image_mean", {0.5f, 0.5f, 0.5f});
+  w.set_f32s(to + "image_std", {0.5f, 0.5f, 0.5f});
+  // The pooling kernel follows from the image tokens: (patches a side / kernel)^2 of them.
+  const uint32_t side =
+      need_u32(raw, arch, from + "image_size") / need_u32(raw, arch, from + "patch_size");
+  if (const auto tokens = raw.get_optional<uint32_t>("gemma3.mm.tokens_per_image")) {
+    const auto per_side = static_cast<uint32_t>(std::lround(std::sqrt(double(*tokens))));
+    if (per_side == 0 || per_side * per_side != *tokens || side % per_side != 0)
+      refuse(arch, "has gemma3.mm.tokens_per_image " + std::to_string(*tokens) + " for " +
+                       std::to_string(side) + " patches a side");
+    w.set_u32(to + "projector.scale_factor", side / per_side);
+  }
+}
+
+// Pixtral's sizes; what Ollama's converter leaves out are llama.cpp's and Ollama's engine's
+// defaults (eps 1e-5, CLIP's mean and std, a 2x2 merger). Settings the encoder does not follow
+// (another RoPE base or projector activation, heads of another width) are refused.
+void write_mistral3_keys(const GgufFile& raw, GgufWriter& w) {
+  constexpr std::string_view arch = "mistral3";
+  w.set_string("clip.projector_type", "pixtral");
+  w.set_bool("clip.use_silu", true);
+  const std::string from = "mistral3.vision.", to = "clip.vision.";
+  for (const char* key : {"block_count", "embedding_length", "feed_forward_length", "image_size",
+                          "patch_size", "attention.head_count"})
+    w.set_u32(to + key, need_u32(raw, arch, from + key));
+  const uint32_t width = need_u32(raw, arch, from + "embedding_length");
+  const uint32_t heads = need_u32(raw, arch, from + "attention.head_count");
+  if (const auto key_length = raw.get_optional<uint32_t>(from + "attention.key_length");
+      key_length && *key_length * heads != width)
+    refuse(arch, "has heads " + std::to_string(*key_length) + " wide in a tower " +
+                     std::to_string(width) + " wide with " + std::to_string(heads) + " heads");
+  if (const auto base = raw.get_optional<float>(from + "rope.freq_base"); base && *base != 10000.0f)
+    refuse(arch, "has a RoPE base of " + std::to_string(*base) + " (Pixtral's, 10000, is read)");
+  if (const auto act = raw.get_optional<std::string>("mistral3.mm.projector_hidden_act");
+      act && *act != "gelu")
+    refuse(arch, "has a " + *act + " projector (Pixtral's GELU one is read)");
+  w.set_u32(to + "num_channels", raw.get_optional<uint32_t>(from + "num_channels").value_or(3));
+  w.set_f32(to + "attention.layer_norm_epsilon",
+            raw.get_optional<float>(from + "attention.layer_norm_epsilon").value_or(1e-5f));
+  w.set_u32(to + "projection_dim", need_u32(raw, arch, "mistral3.embedding_length"));
+  w.set_f32s(to + "image_mean", {0.48145466f, 0.4578275f, 0.40821073f});
+  w.set_f32s(to + "image_std", {0.26862954f, 0.26130258f, 0.27577711f});
+  w.set_u32(to + "spatial_merge_size",
+            raw.get_optional<uint32_t>("mistral3.spatial_merge_size").value_or(2));
+}
+
+// llama.cpp's converter copies the [IMG_BREAK] token's row of the text embeddings into the
+// mmproj (F32); Ollama's file has only the text model's, possibly quantized row.
+void add_img_break(const GgufFile& raw, const TensorBytesReader& read, GgufWriter& w) {
+  constexpr std::string_view arch = "mistral3";
+  const TensorInfo* embd = raw.find_tensor("token_embd.weight");
+  if (!embd || embd->shape.size() != 2 || !can_dequantize(embd->type))
+    refuse(arch, "has no token_embd.weight to take the [IMG_BREAK] embedding from");
+  const uint32_t token = img_break_token(raw.find("tokenizer.ggml.tokens"));
+  if (token >= embd->shape[1])
+    refuse(arch, "has no embedding row for [IMG_BREAK] (token " + std::to_string(token) + ")");
+  const uint64_t n = embd->shape[0];
+  const size_t row_bytes = quantized_size(embd->type, n);
+  const uint64_t offset = embd->offset + token * row_bytes;
+  const TensorType type = embd->type;
+  w.add_lazy_tensor("v.token_embd.img_break", TensorType::F32, {n},
+                    [&read, offset, type, n, row_bytes](std::span<uint8_t> out) {
+                      std::vector<uint8_t> row(row_bytes);
+                      read(offset, row);
+                      std::vector<float> values(n);
+                      dequantize(type, row.data(), values.data(), n);
+                      std::memcpy(out.data(), values.data(), out.size());
+                    });
+}
+
+bool is_rope_projection(std::string_view name) {
+  return name.find(".attn_q.") != std::string_view::npos ||
+         name.find(".attn_k.") != std::string_view::npos;
 }
 
 }  // namespace
 
-std::span<const std::pair<std::string_view, std::string_view>> gemma3_tower_renames() {
-  return kGemma3Renames;
+std::span<const std::pair<std::string_view, std::string_view>> inline_tower_renames(
+    std::string_view arch) {
+  if (arch == "gemma3") return kGemma3Renames;
+  if (arch == "mistral3") return kMistral3Renames;
+  return {};
+}
+
+void permute_rope_rows(std::span<const uint8_t> in, std::span<uint8_t> out, uint64_t rows,
+                       uint32_t n_head, bool to_hf) {
+  if (rows == 0 || n_head == 0 || rows % (2ull * n_head) != 0 || in.size() != out.size() ||
+      in.size() % rows != 0)
+    throw LayoutError("vision Q/K of " + std::to_string(rows) + " rows cannot be split into " +
+                      std::to_string(n_head) + " heads of rotary pairs");
+  const uint64_t row_bytes = in.size() / rows, head = rows / n_head, half = head / 2;
+  for (uint64_t r = 0; r < rows; ++r) {
+    // Row r of llama.cpp's order is pair element (r % 2) of pair (r % head) / 2 in its head; in
+    // Hugging Face's it sits in half (r % 2) at that pair's index.
+    const uint64_t h = r / head, pair = (r % head) / 2, which = r % 2;
+    const uint64_t hf = h * head + which * half + pair;
+    const uint64_t src = to_hf ? r : hf, dst = to_hf ? hf : r;
+    std::memcpy(out.data() + dst * row_bytes, in.data() + src * row_bytes, row_bytes);
+  }
+}
+
+uint32_t img_break_token(const Value* tokens) {
+  const auto* list = tokens ? std::get_if<std::shared_ptr<Array>>(&tokens->v) : nullptr;
+  if (list && *list) {
+    for (size_t i = 0; i < (*list)->items.size(); ++i) {
+      const auto* s = std::get_if<std::string>(&(*list)->items[i].v);
+      if (s && *s == "[IMG_BREAK]") return static_cast<uint32_t>(i);
+    }
+  }
+  return 12;
 }
 
 std::string inline_projector_arch(const GgufFile& raw) {
   const auto arch = raw.get_optional<std::string>("general.architecture");
-  if (arch != "gemma3" || !raw.has("gemma3.vision.block_count")) return "";
+  if (!arch || inline_tower_renames(*arch).empty() || !raw.has(*arch + ".vision.block_count"))
+    return "";
   for (const TensorInfo& t : raw.tensors())
     if (t.name.starts_with("v.")) return *arch;
   return "";
 }
 
 std::vector<uint8_t> extract_inline_projector(const GgufFile& raw, const TensorBytesReader& read) {
-  if (inline_projector_arch(raw) != "gemma3")
-    refuse("is missing (no gemma3.vision.* keys and v.* tensors)");
+  const std::string arch = inline_projector_arch(raw);
+  if (arch.empty()) {
+    const std::string named = raw.get_optional<std::string>("general.architecture").value_or("");
+    refuse(named, "is missing (no " + named + ".vision.* keys and v.* tensors)");
+  }
   GgufWriter w;
   w.set_string("general.architecture", "clip");
-  w.set_string("clip.projector_type", "gemma3");
   w.set_bool("clip.has_vision_encoder", true);
-  w.set_bool("clip.use_gelu", true);  // SigLIP's tanh GELU, as llama.cpp's converter notes it
-  const std::string from = "gemma3.vision.", to = "clip.vision.";
-  for (const char* key : {"block_count", "embedding_length", "feed_forward_length", "image_size",
-                          "patch_size", "attention.head_count"})
-    w.set_u32(to + key, need_u32(raw, from + key));
-  w.set_u32(to + "num_channels", raw.get_optional<uint32_t>(from + "num_channels").value_or(3));
-  w.set_f32(to + "attention.layer_norm_epsilon",
-            raw.get_optional<float>(from + "attention.layer_norm_epsilon").value_or(1e-6f));
-  w.set_u32(to + "projection_dim", need_u32(raw, "gemma3.embedding_length"));
-  // Ollama writes no normalisation (its Gemma 3 preprocessor used 0.5, as the HF processor).
-  w.set_f32s(to + "image_mean", {0.5f, 0.5f, 0.5f});
-  w.set_f32s(to + "image_std", {0.5f, 0.5f, 0.5f});
-  // The pooling kernel follows from the image tokens: (patches a side / kernel)^2 of them.
-  const uint32_t side = need_u32(raw, from + "image_size") / need_u32(raw, from + "patch_size");
-  if (const auto tokens = raw.get_optional<uint32_t>("gemma3.mm.tokens_per_image")) {
-    const auto per_side = static_cast<uint32_t>(std::lround(std::sqrt(double(*tokens))));
-    if (per_side == 0 || per_side * per_side != *tokens || side % per_side != 0)
-      refuse("has gemma3.mm.tokens_per_image " + std::to_string(*tokens) + " for " +
-             std::to_string(side) + " patches a side");
-    w.set_u32(to + "projector.scale_factor", side / per_side);
+  const bool pixtral = arch == "mistral3";
+  if (pixtral) {
+    write_mistral3_keys(raw, w);
+  } else {
+    write_gemma3_keys(raw, w);
   }
+  const uint32_t heads =
+      raw.get_optional<uint32_t>(arch + ".vision.attention.head_count").value_or(0);
   for (const TensorInfo& t : raw.tensors()) {
     if (!is_tower_tensor(t.name)) continue;
     const uint64_t offset = t.offset;
-    w.add_lazy_tensor(renamed(t.name), t.type, t.shape,
+    if (pixtral && !t.shape.empty() && t.name.starts_with("v.blk.") && is_rope_projection(t.name)) {
+      const uint64_t rows = t.shape.back();
+      if (heads == 0 || rows % (2ull * heads) != 0)
+        refuse(arch, "has " + t.name + " of " + std::to_string(rows) + " rows for " +
+                         std::to_string(heads) + " heads");
+      w.add_lazy_tensor(renamed(t.name, kMistral3Renames), t.type, t.shape,
+                        [&read, offset, rows, heads](std::span<uint8_t> out) {
+                          std::vector<uint8_t> hf(out.size());
+                          read(offset, hf);
+                          permute_rope_rows(hf, out, rows, heads, false);
+                        });
+      continue;
+    }
+    w.add_lazy_tensor(renamed(t.name, inline_tower_renames(arch)), t.type, t.shape,
                       [&read, offset](std::span<uint8_t> out) { read(offset, out); });
   }
+  if (pixtral) add_img_break(raw, read, w);
   return w.serialize();
 }
 

@@ -1,6 +1,7 @@
 #include "engine/gguf/ollama_layout.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -215,6 +216,46 @@ void translate_gptoss(GgufFile& f) {
   t.finish();
 }
 
+// Qwen2.5-VL as Ollama's converter writes it: architecture `qwen25vl` with qwen25vl.* keys (its
+// qwen2 converter's, renamed), the multi-section RoPE as rope.mrope_section (the HF config's three
+// sections) where llama.cpp's qwen2vl reads rope.dimension_sections (four, the last 0), and the
+// vision tower embedded (v.*, qwen25vl.vision.*), hidden here. The architecture name is the
+// marker: nothing but Ollama's converter writes `qwen25vl`.
+void translate_qwen25vl(GgufFile& f) {
+  Translation t(f, "qwen25vl", {"general.architecture 'qwen25vl'"});
+  t.set("general.architecture", Value{std::string("qwen2vl")}, "qwen2vl (was qwen25vl)");
+  t.rename_key_prefix("qwen25vl.", "qwen2vl.");
+  const std::string p = "qwen2vl.", from = p + "rope.mrope_section";
+  if (!f.has(p + "rope.dimension_sections")) {
+    const Array* sections = array_value(f, from);
+    std::vector<int32_t> values;
+    if (sections) {
+      for (const Value& v : sections->items) {
+        if (const auto* i = std::get_if<int32_t>(&v.v)) values.push_back(*i);
+      }
+    }
+    if (!sections || values.size() != sections->items.size() || values.size() < 3 ||
+        values.size() > 4)
+      t.refuse("it has no qwen25vl.rope.mrope_section of 3 int32 sections");
+    values.resize(4, 0);
+    auto four = std::make_shared<Array>();
+    four->element_type = ValueType::I32;
+    for (int32_t v : values) four->items.push_back(Value{v});
+    t.set(p + "rope.dimension_sections", Value{std::move(four)},
+          "[" + std::to_string(values[0]) + ", " + std::to_string(values[1]) + ", " +
+              std::to_string(values[2]) + ", " + std::to_string(values[3]) +
+              "] (the mrope_section, padded)");
+  }
+  if (f.has(from)) {
+    f.erase_key(from);
+    t.note("hid " + from);
+  }
+  t.hide_tensors_with_prefix("v.");
+  t.hide_tensors_with_prefix("mm.");
+  t.erase_keys_with_prefix(p + "vision.");
+  t.finish();
+}
+
 }  // namespace ollama
 
 void translate_known_layouts(GgufFile& file) {
@@ -236,6 +277,8 @@ void translate_known_layouts(GgufFile& file) {
     ollama::translate_mistral3(file);
   } else if (*arch == "qwen3moe") {
     ollama::translate_qwen3moe(file);
+  } else if (*arch == "qwen25vl") {
+    ollama::translate_qwen25vl(file);
   } else if (*arch == "gptoss") {
     ollama::translate_gptoss(file);
   } else if (*arch == "bert") {

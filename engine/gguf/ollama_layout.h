@@ -13,11 +13,12 @@
 // Handled today: llama (Llama 3 tokenizer metadata), gemma3 (text), EmbeddingGemma (published as
 // gemma3 with dense.0 / dense.1), mistral3 (Ministral 3's older key names, embedded vision),
 // qwen3moe (expert width from the tensors), gpt-oss (published as gptoss with its own tensor
-// names), snowflake-arctic-embed2 (bert with its XLM-R tokenizer's charsmap as base64 text).
+// names), Qwen2.5-VL's text (published as qwen25vl, its RoPE sections as mrope_section),
+// snowflake-arctic-embed2 (bert with its XLM-R tokenizer's charsmap as base64 text).
 // The other architectures vkllm runs are written by Ollama's converter as by llama.cpp's (see
 // docs/ollama-layouts.md). One file per family: ollama_layout.cpp (llama, mistral3, qwen3moe,
-// gpt-oss, dispatch), ollama_layout_gemma.cpp, ollama_layout_bert.cpp; ollama_layout_edit.h
-// holds what they share.
+// qwen25vl, gpt-oss, dispatch), ollama_layout_gemma.cpp, ollama_layout_bert.cpp;
+// ollama_layout_edit.h holds what they share.
 #pragma once
 
 #include <stdexcept>

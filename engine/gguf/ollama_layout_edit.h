@@ -59,6 +59,7 @@ void translate_embedding_gemma(GgufFile& f);
 void translate_llama3(GgufFile& f);
 void translate_mistral3(GgufFile& f);
 void translate_qwen3moe(GgufFile& f);
+void translate_qwen25vl(GgufFile& f);
 void translate_gptoss(GgufFile& f);
 void translate_snowflake_arctic_embed2(GgufFile& f);
 

@@ -63,6 +63,8 @@ struct ArchTraits {
 const ArchTraits kMakerArchs[] = {
     {"llama", 10000.0f, 1e-5f, false, false, false, false, false, false, false, true, 0},
     {"qwen2", 1000000.0f, 1e-6f, true, false, false, false, false, false, false, false, 0},
+    // Qwen2-VL / Qwen2.5-VL's text model: qwen2's layers, multi-section RoPE (sections below).
+    {"qwen2vl", 1000000.0f, 1e-6f, true, false, false, false, false, false, false, false, 0},
     {"qwen3", 1000000.0f, 1e-6f, false, true, false, false, false, false, true, false, 0},
     {"qwen3moe", 1000000.0f, 1e-6f, false, true, false, false, false, false, true, false, 0, true},
     // Qwen2-MoE (Qwen1.5-MoE-A2.7B, Qwen2-57B-A14B): qwen2's attention, experts whose weights are
@@ -573,6 +575,16 @@ void build_random_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
     w.set_f32(p + "rope.scaling.yarn_beta_slow", 1.0f);
     w.set_f32(p + "rope.scaling.yarn_log_multiplier", 1.0f);
     w.set_f32(p + "attention.temperature_scale", 0.1f);
+  }
+  if (a.name == "qwen2vl") {
+    // Qwen2-VL's 16/24/24 of 64 rotated pairs (temporal, height, width), scaled to the head.
+    const auto pairs = static_cast<int32_t>(s.head_dim / 2), t = pairs / 4, h = (pairs - t) / 2;
+    w.set_i32s(p + "rope.dimension_sections", {t, h, pairs - t - h, 0});
+  }
+  if (a.name == "qwen2vl") {
+    // Qwen2-VL's 16/24/24 of 64 rotated pairs (temporal, height, width), scaled to the head.
+    const auto pairs = static_cast<int32_t>(s.head_dim / 2), t = pairs / 4, h = (pairs - t) / 2;
+    w.set_i32s(p + "rope.dimension_sections", {t, h, pairs - t - h, 0});
   }
   if (a.name == "gemma-embedding") {
     w.set_u32(p + "pooling_type", 1);  // mean

@@ -47,6 +47,7 @@ constexpr ArchEntry kArchs[] = {
     {"granitehybrid", Arch::GraniteHybrid},
     {"nemotron_h", Arch::NemotronH},
     {"llama4", Arch::Llama4},
+    {"qwen2vl", Arch::Qwen2Vl},
 };
 
 // Reads "<arch>.<key>" with a default, failing clearly when a required key is missing.
@@ -352,6 +353,19 @@ void read_lfm2(const gguf::GgufFile& f, const Keys& k, const std::vector<uint32_
 // YaRN as llama.cpp configures ggml's rope for rope.scaling.type "yarn" (ext_factor 1): the
 // correction dimensions from beta_fast / beta_slow over the original context, the per-pair blend
 // of interpolated and original angles as divisors, and the magnitude factor.
+// Qwen2-VL's rope.dimension_sections (llama.cpp requires them; up to 4, the rest 0).
+void read_mrope_sections(const gguf::GgufFile& f, ModelSpec& s) {
+  const std::string key = s.arch_name + ".rope.dimension_sections";
+  if (!f.find(key)) throw std::runtime_error("model metadata is missing " + key);
+  const std::vector<int32_t> sections = f.get_array<int32_t>(key);
+  if (sections.empty() || sections.size() > 4)
+    throw std::runtime_error(key + " needs 1 to 4 values");
+  for (size_t i = 0; i < sections.size(); ++i) {
+    if (sections[i] < 0) throw std::runtime_error(key + " has a negative section");
+    s.mrope_sections[i] = static_cast<uint32_t>(sections[i]);
+  }
+}
+
 void read_yarn(const Keys& k, float factor, ModelSpec& s) {
   if (s.rope_dims != s.head_dim) {
     throw std::runtime_error("YaRN RoPE scaling on part of each head (rope.dimension_count " +
@@ -506,6 +520,10 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
     case Arch::Qwen2:
     case Arch::Qwen3:
       s.rope_ordering = RopeOrdering::NeoX;
+      break;
+    case Arch::Qwen2Vl:
+      s.rope_ordering = RopeOrdering::NeoX;
+      read_mrope_sections(f, s);
       break;
     case Arch::Qwen3Moe:
     case Arch::Qwen2Moe:

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -36,6 +37,7 @@ enum class Arch {
   GraniteHybrid,
   NemotronH,
   Llama4,
+  Qwen2Vl,
 };
 enum class RopeOrdering { Normal, NeoX };  // rotate pairs (2i, 2i+1) vs (i, i + dims/2)
 // SwigluOai: gpt-oss's clamped SwiGLU, out = g * sigmoid(1.702 g) * (u + 1) with the gate g
@@ -80,6 +82,11 @@ struct ModelSpec {
   float rope_freq_base_swa = 10000.0f;
   float rope_freq_scale_swa = 1.0f;
   bool has_rope_freqs = false;  // per-dimension factors tensor (Llama 3.1 scaling, or YaRN's)
+  // Qwen2-VL's multi-section RoPE (qwen2vl's rope.dimension_sections): consecutive runs of the
+  // rotated pairs turned by a token's temporal, height, width and fourth position. A text token
+  // has the same position in all four (llama.cpp broadcasts it), which makes the rotation NeoX's
+  // over the rotated dimensions; image tokens' grid positions are what the sections are for.
+  std::array<uint32_t, 4> mrope_sections{};
   // YaRN (rope.scaling.type yarn), as ggml applies it with ext_factor 1: pair i's angle blends
   // the interpolated (freq_scale) and the original frequency by a ramp over the pairs between
   // the beta_fast and beta_slow correction dimensions. That is one divisor per pair, which the

@@ -72,33 +72,58 @@ void append_multimodal_tokens(gguf::GgufWriter& w, const std::vector<std::string
   grow("tokenizer.ggml.tokens", gguf::Value{std::string()});
 }
 
-// A small F32 tensor of random values, seeded by its name.
-void add_random_tensor(gguf::GgufWriter& w, const std::string& name, std::vector<uint64_t> shape,
-                       uint64_t seed) {
-  uint64_t n = 1;
-  for (uint64_t d : shape) n *= d;
-  std::vector<float> values(n);
-  FastNormal rng(hash_name(name, seed));
-  for (float& v : values) v = 0.02f * rng.next();
-  std::vector<uint8_t> bytes(n * sizeof(float));
-  std::memcpy(bytes.data(), values.data(), bytes.size());
-  w.add_tensor(name, gguf::TensorType::F32, std::move(shape), std::move(bytes));
-}
+// The random mmproj `--projector` writes beside the llama.cpp-layout twin of the model in `w`
+// (same shape, seed and bytes), parsed.
+struct TwinProjector {
+  std::vector<uint8_t> bytes;
+  gguf::GgufFile file;
+};
 
-// The tower and projector Ollama's converter keeps in a multimodal gemma3 file: the mmproj that
-// `--projector` writes beside the llama.cpp-layout twin (same shape, seed and bytes), under
-// gemma3.vision.* / gemma3.mm.* keys and Ollama's tensor names.
-void embed_gemma3_tower(const MakeModelOptions& o, gguf::GgufWriter& w) {
+TwinProjector twin_projector(const MakeModelOptions& o, const gguf::GgufWriter& w) {
   MakeProjectorOptions po;
-  po.arch = "gemma3";
-  po.shape = parse_projector_shape(o.projector_shape);
+  po.arch = o.arch;
+  po.shape = parse_projector_shape(o.projector_shape, o.arch);
   po.text_embd = o.shape.n_embd;
   po.f32 = o.file_type == FileType::F32;
   po.seed = o.seed;
+  if (o.arch == "mistral3") po.img_break = img_break_embedding(w);
   gguf::GgufWriter projector;
   build_random_projector(po, projector);
-  const std::vector<uint8_t> bytes = projector.serialize();
-  const gguf::GgufFile mmproj = gguf::GgufFile::parse(bytes, gguf::ReadLayout::Raw);
+  std::vector<uint8_t> bytes = projector.serialize();
+  gguf::GgufFile file = gguf::GgufFile::parse(bytes, gguf::ReadLayout::Raw);
+  return {std::move(bytes), std::move(file)};
+}
+
+// The twin's tower tensors under Ollama's names (gguf::inline_tower_renames backwards). Pixtral's
+// Q/K go back to Hugging Face's row order, and its [IMG_BREAK] row stays in the text embeddings
+// only, as Ollama's converter leaves them.
+void embed_tower_tensors(const MakeModelOptions& o, const TwinProjector& twin,
+                         gguf::GgufWriter& w) {
+  const uint32_t heads = twin.file.get<uint32_t>("clip.vision.attention.head_count");
+  for (const gguf::TensorInfo& t : twin.file.tensors()) {
+    if (t.name == "v.token_embd.img_break") continue;
+    std::string name = t.name;
+    for (const auto& [ollama, llama_cpp] : gguf::inline_tower_renames(o.arch)) {
+      if (const size_t at = name.find(llama_cpp); at != std::string::npos) {
+        name.replace(at, llama_cpp.size(), ollama);
+        break;
+      }
+    }
+    const auto data = twin.file.tensor_data(t);
+    std::vector<uint8_t> bytes(data.begin(), data.end());
+    if (o.arch == "mistral3" &&
+        (t.name.ends_with(".attn_q.weight") || t.name.ends_with(".attn_k.weight"))) {
+      gguf::permute_rope_rows(data, bytes, t.shape.back(), heads, true);
+    }
+    w.add_tensor(std::move(name), t.type, t.shape, std::move(bytes));
+  }
+}
+
+// The tower and projector Ollama's converter keeps in a multimodal gemma3 file, under
+// gemma3.vision.* / gemma3.mm.* keys and Ollama's tensor names.
+void embed_gemma3_tower(const MakeModelOptions& o, gguf::GgufWriter& w) {
+  const TwinProjector twin = twin_projector(o, w);
+  const gguf::GgufFile& mmproj = twin.file;
   for (const char* key : {"block_count", "embedding_length", "feed_forward_length", "image_size",
                           "patch_size", "attention.head_count"})
     w.set_u32(std::string("gemma3.vision.") + key,
@@ -106,19 +131,10 @@ void embed_gemma3_tower(const MakeModelOptions& o, gguf::GgufWriter& w) {
   w.set_u32("gemma3.vision.num_channels", 3);
   w.set_f32("gemma3.vision.attention.layer_norm_epsilon",
             mmproj.get<float>("clip.vision.attention.layer_norm_epsilon"));
-  const uint32_t side = po.shape.image_size / po.shape.patch_size / po.shape.n_merge;
+  const ProjectorShape shape = parse_projector_shape(o.projector_shape);
+  const uint32_t side = shape.image_size / shape.patch_size / shape.n_merge;
   w.set_u32("gemma3.mm.tokens_per_image", side * side);
-  for (const gguf::TensorInfo& t : mmproj.tensors()) {
-    std::string name = t.name;
-    for (const auto& [ollama, llama_cpp] : gguf::gemma3_tower_renames()) {
-      if (const size_t at = name.find(llama_cpp); at != std::string::npos) {
-        name.replace(at, llama_cpp.size(), ollama);
-        break;
-      }
-    }
-    const auto data = mmproj.tensor_data(t);
-    w.add_tensor(std::move(name), t.type, t.shape, std::vector<uint8_t>(data.begin(), data.end()));
-  }
+  embed_tower_tensors(o, twin, w);
 }
 
 void rewrite_gemma3(const MakeModelOptions& o, gguf::GgufWriter& w) {
@@ -171,6 +187,28 @@ void rewrite_gemma_embedding(const MakeModelOptions& o, gguf::GgufWriter& w) {
   w.rename_tensor("dense_3.weight", "dense.1.weight");
 }
 
+// The Pixtral tower and projector in a Mistral 3 file as Ollama's converter writes it
+// (convert_mistral.go): mistral3.vision.* keys (no eps or normalisation: the defaults), the merge
+// size and image token, and the twin's tensors under Ollama's names.
+void embed_mistral3_tower(const MakeModelOptions& o, gguf::GgufWriter& w) {
+  const TwinProjector twin = twin_projector(o, w);
+  const gguf::GgufFile& mmproj = twin.file;
+  const std::string p = "mistral3.";
+  for (const char* key : {"block_count", "embedding_length", "feed_forward_length",
+                          "attention.head_count", "image_size", "patch_size"})
+    w.set_u32(p + "vision." + key, mmproj.get<uint32_t>(std::string("clip.vision.") + key));
+  w.set_u32(p + "vision.num_channels", 3);
+  w.set_u32(p + "vision.attention.key_length",
+            mmproj.get<uint32_t>("clip.vision.embedding_length") /
+                mmproj.get<uint32_t>("clip.vision.attention.head_count"));
+  w.set_f32(p + "vision.rope.freq_base", 10000.0f);
+  w.set_u32(p + "image_token_index", 10);
+  w.set_u32(p + "spatial_merge_size", mmproj.get<uint32_t>("clip.vision.spatial_merge_size"));
+  w.set_bool(p + "mm.projector_bias", false);
+  w.set_string(p + "mm.projector_hidden_act", "gelu");
+  embed_tower_tensors(o, twin, w);
+}
+
 void rewrite_mistral3(const MakeModelOptions& o, gguf::GgufWriter& w) {
   const std::string p = "mistral3.";
   move_key(w, p + "rope.scaling.yarn_beta_fast", p + "rope.scaling.beta_fast");
@@ -181,24 +219,7 @@ void rewrite_mistral3(const MakeModelOptions& o, gguf::GgufWriter& w) {
   move_key(w, p + "rope.scaling.yarn_log_multiplier", p + "rope.scaling.mscale_all_dim");
   move_key(w, p + "attention.temperature_scale", p + "rope.scaling_beta");
   w.erase("tokenizer.ggml.pre");
-  constexpr uint32_t kVisionWidth = 32, kPatch = 16;
-  w.set_u32(p + "vision.block_count", 1);
-  w.set_u32(p + "vision.embedding_length", kVisionWidth);
-  w.set_u32(p + "vision.feed_forward_length", 2 * kVisionWidth);
-  w.set_u32(p + "vision.attention.head_count", 2);
-  w.set_u32(p + "vision.attention.key_length", kVisionWidth / 2);
-  w.set_u32(p + "vision.image_size", 2 * kPatch);
-  w.set_u32(p + "vision.patch_size", kPatch);
-  w.set_u32(p + "vision.num_channels", 3);
-  w.set_f32(p + "vision.rope.freq_base", 10000.0f);
-  w.set_u32(p + "image_token_index", 10);
-  w.set_u32(p + "spatial_merge_size", 2);
-  w.set_bool(p + "mm.projector_bias", false);
-  add_random_tensor(w, "v.patch_conv.weight", {kPatch, kPatch, 3, kVisionWidth}, o.seed);
-  add_random_tensor(w, "v.encoder_norm.weight", {kVisionWidth}, o.seed);
-  add_random_tensor(w, "v.blk.0.attn_q.weight", {kVisionWidth, kVisionWidth}, o.seed);
-  add_random_tensor(w, "mm.linear_1.weight", {kVisionWidth, o.shape.n_embd}, o.seed);
-  add_random_tensor(w, "mm.linear_2.weight", {o.shape.n_embd, o.shape.n_embd}, o.seed);
+  embed_mistral3_tower(o, w);
 }
 
 // snowflake-arctic-embed2 as published: its XLM-R tokenizer's precompiled charsmap as base64
@@ -234,6 +255,47 @@ void rewrite_snowflake_arctic_embed2(gguf::GgufWriter& w) {
   chars.reserve(text.size());
   for (char c : text) chars.emplace_back(1, c);
   w.set_strings("tokenizer.ggml.precompiled_charsmap", chars);
+}
+
+// A small F32 tensor of random values, seeded by its name.
+void add_random_tensor(gguf::GgufWriter& w, const std::string& name, std::vector<uint64_t> shape,
+                       uint64_t seed) {
+  uint64_t n = 1;
+  for (uint64_t d : shape) n *= d;
+  std::vector<float> values(n);
+  FastNormal rng(hash_name(name, seed));
+  for (float& v : values) v = 0.02f * rng.next();
+  std::vector<uint8_t> bytes(n * sizeof(float));
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  w.add_tensor(name, gguf::TensorType::F32, std::move(shape), std::move(bytes));
+}
+
+// Qwen2.5-VL as Ollama's converter writes it (convert_qwen25vl.go): its qwen2 converter's keys
+// under qwen25vl. (no vocab_size), the HF config's three RoPE sections as rope.mrope_section, and
+// the vision tower embedded (here a piece of one: its keys and three v.* tensors, which the text
+// view hides; vkllm does not run Qwen2.5-VL's tower yet).
+void rewrite_qwen2vl(const MakeModelOptions& o, gguf::GgufWriter& w) {
+  const std::string from = "qwen2vl.", to = "qwen25vl.";
+  std::vector<int32_t> sections;
+  if (const gguf::Array* a = array_of(w, from + "rope.dimension_sections"))
+    for (const gguf::Value& v : a->items) sections.push_back(std::get<int32_t>(v.v));
+  sections.resize(3);
+  w.erase(from + "rope.dimension_sections");
+  w.erase(from + "vocab_size");
+  w.set_string("general.architecture", "qwen25vl");
+  for (const std::string& key : w.keys())
+    if (key.starts_with(from)) move_key(w, key, to + key.substr(from.size()));
+  w.set_i32s(to + "rope.mrope_section", sections);
+  constexpr uint32_t kWidth = 32, kPatch = 14;
+  w.set_u32(to + "vision.block_count", 1);
+  w.set_u32(to + "vision.embedding_length", kWidth);
+  w.set_u32(to + "vision.attention.head_count", 2);
+  w.set_u32(to + "vision.patch_size", kPatch);
+  w.set_u32(to + "vision.spatial_merge_size", 2);
+  w.set_i32s(to + "vision.fullatt_block_indexes", {0});
+  add_random_tensor(w, "v.patch_embd_0.weight", {kPatch, kPatch, 3, kWidth}, o.seed);
+  add_random_tensor(w, "v.blk.0.attn_q.weight", {kWidth, kWidth}, o.seed);
+  add_random_tensor(w, "v.merger.mlp.0.weight", {4 * kWidth, 4 * kWidth}, o.seed);
 }
 
 void rewrite_qwen3moe(gguf::GgufWriter& w) {
@@ -289,6 +351,8 @@ void rewrite_as_ollama_layout(const MakeModelOptions& o, gguf::GgufWriter& w) {
     rewrite_mistral3(o, w);
   } else if (o.arch == "qwen3moe") {
     rewrite_qwen3moe(w);
+  } else if (o.arch == "qwen2vl") {
+    rewrite_qwen2vl(o, w);
   } else if (o.arch == "gpt-oss") {
     rewrite_gptoss(w);
   } else if (o.arch == "bert") {
@@ -296,9 +360,9 @@ void rewrite_as_ollama_layout(const MakeModelOptions& o, gguf::GgufWriter& w) {
   } else {
     throw std::invalid_argument(
         "make-model --layout ollama: no Ollama layout for '" + o.arch +
-        "' (llama, gemma3, gemma-embedding, mistral3, qwen3moe, gpt-oss, bert with an XLM-R "
-        "vocabulary; Ollama's converter writes the other architectures as llama.cpp's does: "
-        "docs/ollama-layouts.md)");
+        "' (llama, gemma3, gemma-embedding, mistral3, qwen3moe, qwen2vl, gpt-oss, bert with an "
+        "XLM-R vocabulary; Ollama's converter writes the other architectures as llama.cpp's "
+        "does: docs/ollama-layouts.md)");
   }
 }
 

@@ -4,8 +4,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
+#include "engine/gguf/inline_projector.h"
 #include "engine/gguf/quants.h"
 #include "engine/model/fast_normal.h"
 
@@ -58,7 +60,7 @@ void add_projector_tensors(std::vector<ProjectorTensor>& plan, const MakeProject
 
 // Mistral 3's Pixtral projector as llama.cpp's converter writes it (clip.cpp's PROJECTOR_TYPE_
 // PIXTRAL reads it): no patch or projection biases (Mistral Small 3.1 has none), CLIP's mean and
-// std, and the [IMG_BREAK] token's embedding as v.token_embd.img_break.
+// std, and the [IMG_BREAK] token's row of the text model's embeddings as v.token_embd.img_break.
 void build_pixtral_projector(const MakeProjectorOptions& o, gguf::GgufWriter& w) {
   const ProjectorShape& s = o.shape;
   if (s.patch_size == 0 || s.n_embd == 0 || s.n_layer == 0 || s.n_head == 0 ||
@@ -111,12 +113,35 @@ void build_pixtral_projector(const MakeProjectorOptions& o, gguf::GgufWriter& w)
   }
   matrix("mm.1.weight", {E, T}, E);
   matrix("mm.2.weight", {T, T}, T);
-  // A token embedding's scale (N(0, 1)), one vector: F32.
-  plan.push_back({"v.token_embd.img_break", {T}, ProjectorInit::Matrix, 1});
   add_projector_tensors(plan, o, w);
+  if (o.img_break.size() != T) {
+    throw std::invalid_argument(
+        "make-model: a pixtral projector needs the text model's [IMG_BREAK] embedding (" +
+        std::to_string(T) + " values, got " + std::to_string(o.img_break.size()) + ")");
+  }
+  std::vector<uint8_t> row(T * sizeof(float));
+  std::memcpy(row.data(), o.img_break.data(), row.size());
+  w.add_tensor("v.token_embd.img_break", gguf::TensorType::F32, {T}, std::move(row));
 }
 
 }  // namespace
+
+std::vector<float> img_break_embedding(const gguf::GgufWriter& text) {
+  const auto embd = text.copy_tensor("token_embd.weight");
+  if (!embd || embd->shape.size() != 2) {
+    throw std::invalid_argument("make-model: the text model has no token_embd.weight");
+  }
+  const uint32_t token = gguf::img_break_token(text.find("tokenizer.ggml.tokens"));
+  const uint64_t n = embd->shape[0];
+  if (token >= embd->shape[1]) {
+    throw std::invalid_argument("make-model: the text model has no embedding for [IMG_BREAK] (" +
+                                std::to_string(token) + ")");
+  }
+  std::vector<float> row(n);
+  const size_t row_bytes = gguf::quantized_size(embd->type, n);
+  gguf::dequantize(embd->type, embd->data.data() + token * row_bytes, row.data(), n);
+  return row;
+}
 
 ProjectorShape parse_projector_shape(std::string_view text, std::string_view arch) {
   const size_t colon = text.find(':');

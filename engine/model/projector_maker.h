@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/gguf/gguf_writer.h"
 
@@ -42,7 +43,14 @@ struct MakeProjectorOptions {
   uint32_t text_embd = 0;  // the text model's width: the projector's output
   bool f32 = false;        // matrices F32 instead of F16 (vectors are always F32)
   uint64_t seed = 0;
+  // mistral3: the text model's [IMG_BREAK] embedding (img_break_embedding), text_embd values,
+  // which llama.cpp's converter copies into the projector as v.token_embd.img_break.
+  std::vector<float> img_break;
 };
+
+// The [IMG_BREAK] token's row (gguf::img_break_token) of the token embeddings of the text model
+// declared in `text`, as floats. Throws std::invalid_argument when it has none.
+std::vector<float> img_break_embedding(const gguf::GgufWriter& text);
 
 // Declares the projector's clip.* metadata and v.* / mm.* tensors in `writer` (tensor data made
 // lazily, as build_random_model does). Same options, same bytes. Throws std::invalid_argument

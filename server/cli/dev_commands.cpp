@@ -10,11 +10,14 @@
 #include <fstream>
 #include <iterator>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "engine/gguf/gguf_file.h"
 #include "engine/gguf/gguf_writer.h"
+#include "engine/gguf/inline_projector.h"
 #include "engine/image/image.h"
 #include "engine/model/lora_maker.h"
 #include "engine/model/model_maker.h"
@@ -45,14 +48,17 @@ struct MakeModelArgs {
 };
 
 // The text model's vision projector in llama.cpp's mmproj layout, as wide as its output: declared
-// before the text model is written, so a bad projector option leaves no file behind.
-gguf::GgufWriter plan_projector(const MakeModelArgs& args, const model::MakeModelOptions& text) {
+// before the text model is written, so a bad projector option leaves no file behind. Pixtral's
+// takes the [IMG_BREAK] embedding from the text model, as llama.cpp's converter does.
+gguf::GgufWriter plan_projector(const MakeModelArgs& args, const model::MakeModelOptions& text,
+                                const gguf::GgufWriter& text_writer) {
   model::MakeProjectorOptions options;
   options.arch = args.arch;
   options.shape = model::parse_projector_shape(args.projector_shape, args.arch);
   options.text_embd = text.shape.n_embd;
   options.f32 = text.file_type == model::FileType::F32;
   options.seed = args.seed;
+  if (args.arch == "mistral3") options.img_break = model::img_break_embedding(text_writer);
   gguf::GgufWriter writer;
   model::build_random_projector(options, writer);
   return writer;
@@ -91,7 +97,7 @@ int make_model(const MakeModelArgs& args) {
   gguf::GgufWriter writer;
   model::build_random_model(options, vocab, writer);
   std::optional<gguf::GgufWriter> projector;
-  if (!args.projector.empty()) projector = plan_projector(args, options);
+  if (!args.projector.empty()) projector = plan_projector(args, options, writer);
   writer.write(args.output);
   if (projector) projector->write(args.projector);
   const double seconds =
@@ -188,14 +194,27 @@ int encode_image(const EncodeImageArgs& args) {
   if (args.backend != "cpu" && args.backend != "vulkan")
     throw std::invalid_argument("unknown --backend '" + args.backend + "' (cpu, vulkan)");
   const bool on_vulkan = args.backend == "vulkan";
+  // A model GGUF with its tower inside (Ollama's single-file gemma3 / mistral3) is read as the
+  // mmproj the server makes of it (engine/gguf/inline_projector.h).
+  gguf::GgufFile projector = gguf::GgufFile::open(args.projector, gguf::ReadLayout::Raw);
+  std::vector<uint8_t> extracted;
+  if (!gguf::inline_projector_arch(projector).empty()) {
+    const std::span<const uint8_t> data = projector.bytes().subspan(projector.data_offset());
+    extracted =
+        gguf::extract_inline_projector(projector, [&data](uint64_t offset, std::span<uint8_t> out) {
+          const auto from = data.subspan(offset, out.size());
+          std::copy(from.begin(), from.end(), out.begin());
+        });
+    projector = gguf::GgufFile::parse(extracted, gguf::ReadLayout::Raw);
+  }
   std::optional<vision::ImageEncoder> cpu_encoder;
   std::optional<vk::Context> context;
   std::optional<vision::VulkanImageEncoder> vk_encoder;
   if (on_vulkan) {
     context.emplace();
-    vk_encoder.emplace(*context, gguf::GgufFile::open(args.projector, gguf::ReadLayout::Raw));
+    vk_encoder.emplace(*context, std::move(projector));
   } else {
-    cpu_encoder.emplace(args.projector, args.threads);
+    cpu_encoder.emplace(std::move(projector), args.threads);
   }
   const vision::VisionSpec& s = on_vulkan ? vk_encoder->spec() : cpu_encoder->spec();
   std::ifstream in(args.image, std::ios::binary);
@@ -243,18 +262,18 @@ void add_dev_commands(CLI::App& app) {
   auto args = std::make_shared<MakeModelArgs>();
   CLI::App* make = dev->add_subcommand(
       "make-model", "Write a random-weight GGUF model with a real architecture's layout");
-  make->add_option(
-          "--arch", args->arch,
-          "llama, qwen2, qwen2moe, qwen3, qwen3moe, gpt-oss, qwen3-embedding, gemma2, gemma3, "
-          "gemma3n, "
-          "gemma4, "
-          "phi3, "
-          "mistral3, gemma-embedding, lfm2, qwen35, qwen35moe, qwen3next, granitehybrid, "
-          "nemotron_h, "
-          "bert, nomic-bert or "
-          "bert-rerank (encoders want "
-          "a "
-          "WordPiece vocab, e.g. ggml-vocab-bert-bge.gguf)")
+  make->add_option("--arch", args->arch,
+                   "llama, qwen2, qwen2vl, qwen2moe, qwen3, qwen3moe, gpt-oss, qwen3-embedding, "
+                   "gemma2, gemma3, "
+                   "gemma3n, "
+                   "gemma4, "
+                   "phi3, "
+                   "mistral3, gemma-embedding, lfm2, qwen35, qwen35moe, qwen3next, granitehybrid, "
+                   "nemotron_h, "
+                   "bert, nomic-bert or "
+                   "bert-rerank (encoders want "
+                   "a "
+                   "WordPiece vocab, e.g. ggml-vocab-bert-bge.gguf)")
       ->capture_default_str();
   make->add_option(
           "--shape", args->shape,
@@ -297,13 +316,13 @@ void add_dev_commands(CLI::App& app) {
   make->add_option("-o,--output", args->output, "Output GGUF path")->required();
   make->add_option("--projector", args->projector,
                    "Also write a random vision projector for the model here (llama.cpp's mmproj "
-                   "layout; gemma3)");
+                   "layout; gemma3, mistral3)");
   make->add_option("--projector-shape", args->projector_shape,
                    "test (224 px, patch 14, 2 layers 128 wide: 16 image tokens), test-wide "
                    "(test with the real widths) or gemma3-4b (896 px, 27 layers 1152 wide: 256 "
                    "image tokens); for mistral3 test (patch 14, 2 layers 128 wide, 2x2 merger) "
                    "or pixtral-24b (Mistral Small 3.1's tower); :N sets the layer count. With "
-                   "--layout ollama, the tower the gemma3 file embeds")
+                   "--layout ollama, the tower the gemma3 or mistral3 file embeds")
       ->capture_default_str();
   make->callback([args] { run_command([args] { return make_model(*args); }); });
 
@@ -346,7 +365,9 @@ void add_dev_commands(CLI::App& app) {
   auto enc_args = std::make_shared<EncodeImageArgs>();
   CLI::App* enc = dev->add_subcommand(
       "encode-image", "Encode an image with a vision projector (times, embeddings)");
-  enc->add_option("--projector", enc_args->projector, "Projector GGUF (llama.cpp's mmproj)")
+  enc->add_option("--projector", enc_args->projector,
+                  "Projector GGUF (llama.cpp's mmproj), or a model GGUF with its tower inside "
+                  "(Ollama's single-file gemma3 / mistral3)")
       ->required()
       ->check(CLI::ExistingFile);
   enc->add_option("--image", enc_args->image, "JPEG, PNG, WebP or GIF file")

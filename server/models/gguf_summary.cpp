@@ -213,6 +213,10 @@ std::shared_ptr<const GgufSummary> read_gguf_summary(const registry::BlobStore& 
   try {
     auto file = open_gguf_header(blobs, blob);
     s.inline_projector = gguf::inline_projector_arch(file);
+    // A tower the translation hides (Ollama's qwen25vl) still makes the file a vision model, one
+    // whose encoder vkllm does not run yet (model_facts sets it aside, and says so).
+    const auto raw_arch = file.get_optional<std::string>("general.architecture");
+    const bool raw_tower = raw_arch && file.has(*raw_arch + ".vision.block_count");
     gguf::translate_known_layouts(file);
     for (const auto& [key, value] : file.metadata()) s.model_info[key] = value_to_json(value);
     s.architecture = as_string(file.find("general.architecture"));
@@ -242,7 +246,7 @@ std::shared_ptr<const GgufSummary> read_gguf_summary(const registry::BlobStore& 
     s.capabilities.push_back(file.has(a + ".pooling_type") ? "embedding" : "completion");
     // vkllm's own: a cross-encoder (rank pooling) answers /api/rerank and /v1/rerank.
     if (as_u64(file.find(a + ".pooling_type")) == 4u) s.capabilities.push_back("rerank");
-    if (file.has(a + ".vision.block_count") || !s.inline_projector.empty())
+    if (file.has(a + ".vision.block_count") || raw_tower || !s.inline_projector.empty())
       s.capabilities.push_back("vision");
     if (file.has(a + ".audio.block_count")) s.capabilities.push_back("audio");
   } catch (const gguf::GgufError& e) {

@@ -91,14 +91,20 @@ const ImagePromptCase& image_prompt_case(const std::string& name) {
     throw std::runtime_error("make-model's " + mo.arch + " changed: re-record " + name);
   c->file.emplace(gguf::GgufFile::parse(c->model_bytes));
 
-  model::MakeProjectorOptions po;
-  po.arch = mo.arch;
-  po.shape = model::parse_projector_shape(m.at("projector_shape").get<std::string>(), mo.arch);
-  po.text_embd = mo.shape.n_embd;
-  po.seed = mo.seed;
-  gguf::GgufWriter w;
-  model::build_random_projector(po, w);
-  const std::vector<uint8_t> projector = w.serialize();
+  std::vector<uint8_t> projector;
+  if (mo.arch == "mistral3") {
+    projector = reference::make_pixtral_projector_bytes(mo, vocab,
+                                                        m.at("projector_shape").get<std::string>());
+  } else {
+    model::MakeProjectorOptions po;
+    po.arch = mo.arch;
+    po.shape = model::parse_projector_shape(m.at("projector_shape").get<std::string>(), mo.arch);
+    po.text_embd = mo.shape.n_embd;
+    po.seed = mo.seed;
+    gguf::GgufWriter w;
+    model::build_random_projector(po, w);
+    projector = w.serialize();
+  }
   if (sha256_hex(projector) != m.at("projector_sha256").get<std::string>())
     throw std::runtime_error("make-model's projector changed: re-record " + name);
   vision::ImageEncoder encoder(gguf::GgufFile::parse(projector), 2);

@@ -1,16 +1,20 @@
-// Gemma 3 as Ollama publishes it: one GGUF with the SigLIP tower and projector inside
-// (engine/gguf/inline_projector.h). `make-model --layout ollama` embeds the same tower, from the
-// same random weights, that `--projector` writes beside the llama.cpp-layout twin; the projector
-// read out of the Ollama file must be that mmproj, tensor for tensor and byte for byte, and encode
-// an image to the same embeddings. (The mmproj itself is checked against llama.cpp's mtmd in
-// vision_test.cpp.) Files without a tower, or whose tower keys disagree, say so.
+// Vision towers inside Ollama's single-file GGUFs (engine/gguf/inline_projector.h): Gemma 3
+// (SigLIP) and Mistral 3 (Pixtral). `make-model --layout ollama` embeds the same tower, from the
+// same random weights, that `--projector` writes beside the llama.cpp-layout twin (under Ollama's
+// names, with Pixtral's Q/K rows in Hugging Face's order and its [IMG_BREAK] row only in the text
+// embeddings); the projector read out of the Ollama file must be that mmproj, tensor for tensor
+// and byte for byte, and encode an image to the same embeddings. (The mmproj itself is checked
+// against llama.cpp's mtmd in vision_test.cpp.) Files without a tower, or whose tower keys
+// disagree, say so.
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "engine/gguf/gguf_file.h"
@@ -26,17 +30,18 @@
 namespace vkllm::gguf {
 namespace {
 
-struct OllamaGemma3 {
+struct OllamaModel {
   model::MakeModelOptions options;
   std::vector<uint8_t> file;    // Ollama's layout: text + tower
-  std::vector<uint8_t> mmproj;  // what --projector writes for the llama.cpp twin
+  std::vector<uint8_t> twin;    // the llama.cpp layout's text model
+  std::vector<uint8_t> mmproj;  // what --projector writes for the twin
 };
 
-OllamaGemma3 make_files(const std::function<void(GgufWriter&)>& edit = {}) {
-  OllamaGemma3 m;
+OllamaModel make_files(const std::string& arch, const std::function<void(GgufWriter&)>& edit = {}) {
+  OllamaModel m;
   model::MakeModelOptions& o = m.options;
-  o.arch = "gemma3";
-  o.shape = model::parse_model_shape("128x2x4x2");
+  o.arch = arch;
+  o.shape = model::parse_model_shape(arch == "gemma3" ? "128x2x4x2" : "test");
   o.file_type = model::FileType::F16;
   o.layout = model::FileLayout::Ollama;
   o.seed = 53;
@@ -45,10 +50,17 @@ OllamaGemma3 make_files(const std::function<void(GgufWriter&)>& edit = {}) {
   model::build_random_model(o, GgufFile::parse(vocab), w);
   if (edit) edit(w);
   m.file = w.serialize();
+  model::MakeModelOptions twin = o;
+  twin.layout = model::FileLayout::LlamaCpp;
+  GgufWriter t;
+  model::build_random_model(twin, GgufFile::parse(vocab), t);
+  m.twin = t.serialize();
   model::MakeProjectorOptions po;
-  po.shape = model::parse_projector_shape(o.projector_shape);
+  po.arch = arch;
+  po.shape = model::parse_projector_shape(o.projector_shape, arch);
   po.text_embd = o.shape.n_embd;
   po.seed = o.seed;
+  if (arch == "mistral3") po.img_break = model::img_break_embedding(t);
   GgufWriter p;
   model::build_random_projector(po, p);
   m.mmproj = p.serialize();
@@ -71,11 +83,27 @@ std::string extract_error(const std::vector<uint8_t>& file) {
   return "(extracted)";
 }
 
-TEST(InlineProjector, Gemma3TowerInOllamasFileIsItsTwinsMmprojAndEncodesTheSame) {
-  const OllamaGemma3 m = make_files();
-  EXPECT_EQ(inline_projector_arch(GgufFile::parse(m.file, ReadLayout::Raw)), "gemma3");
+bool same_bytes(std::span<const uint8_t> a, std::span<const uint8_t> b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end());
+}
+
+// The Ollama file's projector is its twin's mmproj, tensor for tensor, and encodes `image` the
+// same; its text view holds the twin's text tensors, byte for byte (so the logits after the
+// image rows are the twin's too).
+void expect_twins(const OllamaModel& m, const std::vector<std::string>& keys,
+                  const std::string& image) {
+  const std::string& arch = m.options.arch;
+  EXPECT_EQ(inline_projector_arch(GgufFile::parse(m.file, ReadLayout::Raw)), arch);
   // The text view hides the tower (ollama_layout.h); only the raw file shows it.
-  EXPECT_EQ(inline_projector_arch(GgufFile::parse(m.file)), "");
+  const GgufFile text = GgufFile::parse(m.file);
+  EXPECT_EQ(inline_projector_arch(text), "");
+  const GgufFile twin_text = GgufFile::parse(m.twin);
+  ASSERT_EQ(text.tensors().size(), twin_text.tensors().size());
+  for (const TensorInfo& t : twin_text.tensors()) {
+    const TensorInfo* g = text.find_tensor(t.name);
+    ASSERT_NE(g, nullptr) << t.name;
+    EXPECT_TRUE(same_bytes(text.tensor_data(*g), twin_text.tensor_data(t))) << t.name;
+  }
 
   const std::vector<uint8_t> bytes = extract(m.file);
   const GgufFile got = GgufFile::parse(bytes, ReadLayout::Raw);
@@ -87,19 +115,21 @@ TEST(InlineProjector, Gemma3TowerInOllamasFileIsItsTwinsMmprojAndEncodesTheSame)
     ASSERT_NE(g, nullptr);
     EXPECT_EQ(g->type, t.type);
     EXPECT_EQ(g->shape, t.shape);
-    const auto a = got.tensor_data(*g), b = want.tensor_data(t);
-    EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin(), b.end()));
+    EXPECT_TRUE(same_bytes(got.tensor_data(*g), want.tensor_data(t)));
   }
-  for (const char* key : {"clip.projector_type", "clip.vision.image_size", "clip.vision.patch_size",
-                          "clip.vision.block_count", "clip.vision.projector.scale_factor"}) {
+  for (const std::string& key : keys) {
     SCOPED_TRACE(key);
     ASSERT_NE(got.find(key), nullptr);
-    EXPECT_TRUE(got.find(key)->v == want.find(key)->v);
+    ASSERT_NE(want.find(key), nullptr);
+    if (std::holds_alternative<std::shared_ptr<Array>>(want.find(key)->v)) {
+      EXPECT_EQ(got.get_array<float>(key), want.get_array<float>(key));  // mean, std
+    } else {
+      EXPECT_TRUE(got.find(key)->v == want.find(key)->v);
+    }
   }
 
-  std::ifstream in(
-      std::filesystem::path(VKLLM_SOURCE_DIR) / "tests/reference/vision/wide-300x200.png",
-      std::ios::binary);
+  std::ifstream in(std::filesystem::path(VKLLM_SOURCE_DIR) / "tests/reference/vision" / image,
+                   std::ios::binary);
   const std::vector<uint8_t> png{std::istreambuf_iterator<char>(in), {}};
   const image::Image img = image::decode(png);
   vision::ImageEncoder from_file(GgufFile::parse(bytes), 1);
@@ -109,19 +139,72 @@ TEST(InlineProjector, Gemma3TowerInOllamasFileIsItsTwinsMmprojAndEncodesTheSame)
   EXPECT_EQ(a.data, b.data);
 }
 
+TEST(InlineProjector, Gemma3TowerInOllamasFileIsItsTwinsMmprojAndEncodesTheSame) {
+  expect_twins(make_files("gemma3"),
+               {"clip.projector_type", "clip.vision.image_size", "clip.vision.patch_size",
+                "clip.vision.block_count", "clip.vision.projector.scale_factor"},
+               "wide-300x200.png");
+}
+
+// Pixtral: the Q/K rows Ollama's file keeps in Hugging Face's order come out in llama.cpp's, and
+// the [IMG_BREAK] embedding (the rows between image rows) is the text model's token row.
+TEST(InlineProjector, Mistral3TowerInOllamasFileIsItsTwinsMmprojAndEncodesTheSame) {
+  const OllamaModel m = make_files("mistral3");
+  const GgufFile raw = GgufFile::parse(m.file, ReadLayout::Raw);
+  const GgufFile mmproj = GgufFile::parse(m.mmproj, ReadLayout::Raw);
+  ASSERT_NE(raw.find_tensor("v.blk.0.attn_q.weight"), nullptr);
+  EXPECT_FALSE(same_bytes(raw.tensor_data(*raw.find_tensor("v.blk.0.attn_q.weight")),
+                          mmproj.tensor_data(*mmproj.find_tensor("v.blk.0.attn_q.weight"))));
+  EXPECT_EQ(raw.find_tensor("v.token_embd.img_break"), nullptr);
+  EXPECT_NE(raw.find_tensor("mm.patch_merger.merging_layer.weight"), nullptr);
+  expect_twins(
+      m,
+      {"clip.projector_type", "clip.use_silu", "clip.vision.image_size", "clip.vision.patch_size",
+       "clip.vision.block_count", "clip.vision.attention.head_count",
+       "clip.vision.spatial_merge_size", "clip.vision.attention.layer_norm_epsilon",
+       "clip.vision.image_mean", "clip.vision.image_std"},
+      "tall-90x130.png");
+}
+
+// llama.cpp's converter's permutation (LlamaModel.permute: per head, [2, d/2] -> [d/2, 2]) on
+// 2 heads of 4 one-byte rows, and back.
+TEST(InlineProjector, RopeRowsInterleaveEachHeadsHalvesAsLlamaCppsConverter) {
+  const std::vector<uint8_t> hf{0, 1, 2, 3, 4, 5, 6, 7};
+  std::vector<uint8_t> llama(8), back(8);
+  permute_rope_rows(hf, llama, 8, 2, false);
+  EXPECT_EQ(llama, (std::vector<uint8_t>{0, 2, 1, 3, 4, 6, 5, 7}));
+  permute_rope_rows(llama, back, 8, 2, true);
+  EXPECT_EQ(back, hf);
+  EXPECT_THROW(permute_rope_rows(hf, llama, 8, 3, false), LayoutError);
+}
+
 TEST(InlineProjector, FilesWithoutATowerOrWithDisagreeingKeysAreRefusedNamingWhy) {
   EXPECT_NE(
-      extract_error(make_files([](GgufWriter& w) { w.erase("gemma3.vision.block_count"); }).file)
+      extract_error(
+          make_files("gemma3", [](GgufWriter& w) { w.erase("gemma3.vision.block_count"); }).file)
           .find("no gemma3.vision.* keys and v.* tensors"),
       std::string::npos);
   // 15 image tokens are no square number of pooled patches.
-  const std::string odd = extract_error(
-      make_files([](GgufWriter& w) { w.set_u32("gemma3.mm.tokens_per_image", 15); }).file);
+  const std::string odd = extract_error(make_files("gemma3", [](GgufWriter& w) {
+                                          w.set_u32("gemma3.mm.tokens_per_image", 15);
+                                        }).file);
   EXPECT_NE(odd.find("gemma3.mm.tokens_per_image 15 for 16 patches a side"), std::string::npos)
       << odd;
   const std::string no_width = extract_error(
-      make_files([](GgufWriter& w) { w.erase("gemma3.vision.embedding_length"); }).file);
+      make_files("gemma3", [](GgufWriter& w) { w.erase("gemma3.vision.embedding_length"); }).file);
   EXPECT_NE(no_width.find("has no gemma3.vision.embedding_length"), std::string::npos) << no_width;
+  // Pixtral settings the encoder would not follow.
+  const std::string base = extract_error(make_files("mistral3", [](GgufWriter& w) {
+                                           w.set_f32("mistral3.vision.rope.freq_base", 1e6f);
+                                         }).file);
+  EXPECT_NE(base.find("mistral3 file (Ollama's converter's layout) has a RoPE base of 1000000"),
+            std::string::npos)
+      << base;
+  const std::string heads = extract_error(make_files("mistral3", [](GgufWriter& w) {
+                                            w.set_u32("mistral3.vision.attention.key_length", 64);
+                                          }).file);
+  EXPECT_NE(heads.find("has heads 64 wide in a tower 128 wide with 4 heads"), std::string::npos)
+      << heads;
 }
 
 }  // namespace

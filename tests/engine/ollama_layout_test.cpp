@@ -53,11 +53,12 @@ bool same_value(const gguf::Value& a, const gguf::Value& b) {
 
 // The translated view holds every key and tensor (bytes included) of the llama.cpp twin; keys
 // it has beyond those are returned. make-model writes <arch>.vocab_size, which Ollama's Gemma 3
-// layouts do not (the loaders take the embedding rows).
+// and Qwen2.5-VL layouts do not (the loaders take the embedding rows).
 std::set<std::string> compare_views(const GgufFile& twin, const GgufFile& view) {
   for (const auto& [key, value] : twin.metadata()) {
     const gguf::Value* got = view.find(key);
-    if (!got && (key == "gemma3.vocab_size" || key == "gemma-embedding.vocab_size")) {
+    if (!got && (key == "gemma3.vocab_size" || key == "gemma-embedding.vocab_size" ||
+                 key == "qwen2vl.vocab_size")) {
       EXPECT_EQ(
           value.v,
           gguf::Value{static_cast<uint32_t>(view.find_tensor("token_embd.weight")->shape[1])}.v);
@@ -526,6 +527,40 @@ TEST(OllamaLayout, HalfMatchingEmbeddingGemmaMistral3Qwen3MoeAndGptOssAreRefused
   });
   EXPECT_THAT(layout_error(both_norms), HasSubstr("it has both blk.1.ffn_norm.weight and "
                                                   "blk.1.post_attention_norm.weight"));
+}
+
+// Qwen2.5-VL as Ollama's library publishes it (architecture `qwen25vl`, the three RoPE sections
+// as rope.mrope_section, the vision tower inside): its text view is the qwen2vl twin; without
+// the sections it is refused by name.
+TEST(OllamaLayout, Qwen25VlViewAndLogitsMatchTheLlamaCppTwin) {
+  model::MakeModelOptions o;
+  o.arch = "qwen2vl";
+  o.shape = model::parse_model_shape("64x2x2x1");
+  o.file_type = model::FileType::F16;
+  o.seed = 52;
+  const std::vector<uint8_t> vocab_bytes = test::fixture_vocab_bytes();
+  const Twins files = make_twins(o, GgufFile::parse(vocab_bytes));
+
+  const GgufFile twin = GgufFile::parse(files.llama_cpp);
+  EXPECT_FALSE(twin.translation().applied());
+  const GgufFile view = GgufFile::parse(files.ollama);
+  const GgufFile raw = GgufFile::parse(files.ollama, ReadLayout::Raw);
+  ASSERT_EQ(view.translation().name, "ollama-qwen25vl");
+  EXPECT_TRUE(raw.has("qwen25vl.rope.mrope_section") && raw.find_tensor("v.patch_embd_0.weight"));
+  EXPECT_EQ(compare_views(twin, view), std::set<std::string>{});
+  EXPECT_EQ(model::ModelSpec::from_gguf(view).mrope_sections,
+            (std::array<uint32_t, 4>{4, 6, 6, 0}));  // heads 32 wide: 16 pairs
+
+  const std::vector<int32_t> prompt{1, 17, 250, 99, 4, 123, 7, 280, 31};
+  for (const bool cpu : {true, false}) {
+    SCOPED_TRACE(cpu ? "cpu" : "vulkan");
+    EXPECT_EQ(last_logits(view, prompt, cpu), last_logits(twin, prompt, cpu));
+  }
+  o.layout = FileLayout::Ollama;
+  const auto no_sections = test::random_model_bytes(
+      o, [](gguf::GgufWriter& w) { w.erase("qwen25vl.rope.mrope_section"); });
+  EXPECT_THAT(layout_error(no_sections),
+              HasSubstr("it has no qwen25vl.rope.mrope_section of 3 int32 sections"));
 }
 
 // A t5 tokenizer's charsmap as strings that are not one base64 character each, not base64, or

@@ -37,6 +37,7 @@
 #include "engine/vulkan/ops.h"
 #include "tests/engine/vk_test_context.h"
 #include "tests/reference/llama_cpp_reference.h"
+#include "tests/reference/model_reference.h"
 
 namespace vkllm::vision {
 namespace {
@@ -203,8 +204,16 @@ VisionCase load_case(const std::string& name) {
   std::ifstream in(vision_dir() / (name + ".json"));
   c.j = nlohmann::json::parse(in);
   const auto& m = c.j.at("model");
+  const std::string arch = m.at("arch").get<std::string>();
+  if (arch == "mistral3") {  // its projector holds a row of the text model's embeddings
+    std::filesystem::path vocab;
+    const model::MakeModelOptions mo = reference::read_make_model_options(m, name, "model", &vocab);
+    c.projector = reference::make_pixtral_projector_bytes(
+        mo, vocab, m.at("projector_shape").get<std::string>());
+    return c;
+  }
   model::MakeProjectorOptions o;
-  o.arch = m.at("arch").get<std::string>();
+  o.arch = arch;
   o.shape = model::parse_projector_shape(m.at("projector_shape").get<std::string>(), o.arch);
   o.text_embd = c.j.at("n_embd").get<uint32_t>();
   o.f32 = m.at("type").get<std::string>() == "F32";
@@ -367,6 +376,7 @@ TEST(PixtralVision, RefusesWhatItCannotRead) {
   o.arch = "mistral3";
   o.shape = model::parse_projector_shape("test", o.arch);
   o.text_embd = 256;
+  o.img_break.assign(256, 0.5f);
   {
     gguf::GgufWriter w;
     model::build_random_projector(o, w);

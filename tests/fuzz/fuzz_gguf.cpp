@@ -1,12 +1,17 @@
 // libFuzzer target: GgufFile::parse must reject malformed input with GgufError (or LayoutError,
 // for a well-formed file that half-matches an Ollama-converter layout) and never read out of
 // bounds; whatever it accepts, translated or not, must be safe to query through every accessor.
+// A vision tower inside the file (Ollama's single-file gemma3 / mistral3) is read out as an mmproj
+// (engine/gguf/inline_projector.h) as the server does at load: never a read outside the file.
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "engine/gguf/gguf_file.h"
+#include "engine/gguf/inline_projector.h"
 #include "engine/gguf/ollama_layout.h"
 
 namespace {
@@ -35,6 +40,20 @@ void walk(const Value& v, int depth) {
   } else if (auto* s = std::get_if<std::string>(&v.v)) {
     for (char c : *s) g_sink = g_sink + static_cast<uint8_t>(c);
   }
+}
+
+// What the loader does with a model file's raw view: find a tower it reads, extract it.
+void extract_tower(std::span<const uint8_t> input) {
+  const GgufFile raw = GgufFile::parse(input, vkllm::gguf::ReadLayout::Raw);
+  if (vkllm::gguf::inline_projector_arch(raw).empty()) return;
+  const std::vector<uint8_t> mmproj =
+      vkllm::gguf::extract_inline_projector(raw, [&](uint64_t offset, std::span<uint8_t> out) {
+        const uint64_t data = input.size() - raw.data_offset();
+        if (offset > data || out.size() > data - offset) __builtin_trap();
+        std::memcpy(out.data(), input.data() + raw.data_offset() + offset, out.size());
+      });
+  const GgufFile projector = GgufFile::parse(mmproj, vkllm::gguf::ReadLayout::Raw);
+  g_sink = g_sink + projector.tensors().size();
 }
 
 }  // namespace
@@ -66,6 +85,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       // Touch the first and last byte of every span: ASan flags anything outside the input.
       if (!bytes.empty()) g_sink = g_sink + bytes.front() + bytes.back();
     }
+  } catch (const GgufError&) {
+  } catch (const vkllm::gguf::LayoutError&) {
+  }
+  try {
+    extract_tower(std::span<const uint8_t>(data, size));
   } catch (const GgufError&) {
   } catch (const vkllm::gguf::LayoutError&) {
   }

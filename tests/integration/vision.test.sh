@@ -7,7 +7,9 @@
 # Anthropic's /v1/messages take images; `vkllm run` reads an image path in the prompt; bad base64,
 # a file that is not a picture and a remote URL are 400s in each route's error shape; the npm
 # ollama and openai clients stream answers (vision.mjs); a mistral3 model with a Pixtral projector
-# answers about images of two sizes (their row counts differ). About 3 s on the CPU backend.
+# answers about images of two sizes (their row counts differ); Ollama's single-file Gemma 3 and
+# Mistral 3 (the tower inside the GGUF) answer as their two-file twins. About 3 s on the CPU
+# backend.
 source "$(dirname "$0")/lib.sh"
 
 vision=$VKLLM_SOURCE_DIR/tests/reference/vision
@@ -174,10 +176,28 @@ m3_chat() {
   jq -e '.eval_count == 4' "$TEST_TMP/body" >/dev/null || fail "m3v chat: $(body)"
 }
 m3_prefilled() { metric vkllm_image_tokens_prefilled_total m3v; }
-m3_chat "$wide"
+m3_first=$(one_file m3v)
 expect_eq "$(m3_prefilled)" 83 "m3v: the wide image's rows prefilled"
 m3_chat "$tall"
 expect_eq "$(m3_prefilled)" 102 "m3v: the tall image's rows prefilled"
 m3_chat "$wide"
 expect_eq "$(m3_prefilled)" 102 "m3v: the wide image again (prefix cache)"
 pass "a mistral3 model with a pixtral projector answers about images of two sizes"
+
+# Ollama's single-file Mistral 3 (Pixtral inside the GGUF: Q/K rows in Hugging Face's order, the
+# [IMG_BREAK] row only in the text embeddings) answers as its two-file twin, token for token.
+"$VKLLM_BIN" dev make-model --arch mistral3 --shape test --type F16 --seed 50 \
+  --vocab "$VKLLM_SOURCE_DIR/tests/reference/families/spm-1k-vocab.gguf" \
+  -o "$TEST_TMP/m3-ollama.gguf" --layout ollama --projector-shape test \
+  >/dev/null || fail "make-model mistral3 --layout ollama"
+printf 'FROM %s\nTEMPLATE """{{ range .Messages }}{{ .Role }}: {{ .Content }}\n{{ end }}model:"""\n' \
+  "$TEST_TMP/m3-ollama.gguf" >"$TEST_TMP/Modelfile.m3o"
+"$VKLLM_BIN" create m3o -f "$TEST_TMP/Modelfile.m3o" >/dev/null 2>&1 || fail "create m3o"
+expect_eq "$(http_status POST "$VKLLM_URL/api/show" -d '{"model":"m3o"}')" 200 "show m3o"
+jq -e '(.capabilities | index("vision")) and .projector_info == null' "$TEST_TMP/body" >/dev/null ||
+  fail "m3o: $(jq -c '{capabilities, projector_info}' "$TEST_TMP/body")"
+got=$(one_file m3o)
+expect_eq "$(jq -c '{c, n}' <<<"$got")" "$(jq -c '{c, n}' <<<"$m3_first")" "the single-file mistral3's answer"
+gap=$(jq -n --argjson a "$(jq .lp <<<"$got")" --argjson b "$(jq .lp <<<"$m3_first")" '($a - $b) | fabs | . * 1e6 | floor')
+[ "$gap" -lt 10 ] || fail "the single-file mistral3's first logprob is $gap e-6 from its twin's"
+pass "Ollama's single-file Mistral 3 (Pixtral inside the GGUF) answers about an image as its twin"

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "engine/gguf/gguf_writer.h"
+#include "engine/model/projector_maker.h"
 
 namespace vkllm::reference {
 
@@ -79,6 +80,24 @@ std::vector<uint8_t> make_model_bytes(const model::MakeModelOptions& options,
   const auto vocab = gguf::GgufFile::open(vocab_path);
   gguf::GgufWriter w;
   model::build_random_model(options, vocab, w);
+  return w.serialize();
+}
+
+std::vector<uint8_t> make_pixtral_projector_bytes(const model::MakeModelOptions& options,
+                                                  const fs::path& vocab_path,
+                                                  std::string_view projector_shape) {
+  const auto vocab = gguf::GgufFile::open(vocab_path);
+  gguf::GgufWriter text;
+  model::build_random_model(options, vocab, text);
+  model::MakeProjectorOptions po;
+  po.arch = "mistral3";
+  po.shape = model::parse_projector_shape(projector_shape, po.arch);
+  po.text_embd = options.shape.n_embd;
+  po.f32 = options.file_type == model::FileType::F32;
+  po.seed = options.seed;
+  po.img_break = model::img_break_embedding(text);
+  gguf::GgufWriter w;
+  model::build_random_projector(po, w);
   return w.serialize();
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -34,6 +35,11 @@ ModelCase load_model_case(const std::filesystem::path& dir, const std::string& n
 std::vector<uint8_t> model_case_bytes(const ModelCase& c);
 std::vector<uint8_t> make_model_bytes(const model::MakeModelOptions& options,
                                       const std::filesystem::path& vocab);
+// The options' Pixtral projector (make-model --projector PATH for mistral3): it carries the text
+// model's [IMG_BREAK] embedding, so the text model is declared (not filled) to read that row.
+std::vector<uint8_t> make_pixtral_projector_bytes(const model::MakeModelOptions& options,
+                                                  const std::filesystem::path& vocab,
+                                                  std::string_view projector_shape);
 
 // The parts of a case file other references share: a make-model parameter object (`what` names it
 // in errors; its vocab, relative to ../shared/testdata or, when it starts with "tests/", to the
