@@ -98,11 +98,9 @@ void read_mamba2(const gguf::GgufFile& f, const std::vector<uint32_t>& kv_heads,
   const std::string p = s.arch_name + ".";
   const bool granite = s.arch == Arch::GraniteHybrid;
   read_mamba_sizes(f, s);
-  // Granite's MoE variant: model_spec.cpp reads the experts (read_moe) after these.
+  // The MoE variants (Granite 4.0-H Tiny, Nemotron-H MoE): model_spec.cpp reads the experts
+  // (read_moe) after these; Nemotron-H's FFN layers are then its MoE layers.
   const bool moe = f.get_optional<uint32_t>(p + "expert_count").value_or(0) > 0;
-  if (moe && !granite) {
-    throw std::runtime_error(s.arch_name + ": the mixture-of-experts variant is not supported");
-  }
   if (s.head_dim != s.head_dim_v) {
     throw std::runtime_error(s.arch_name + ": key and value heads differ");
   }
@@ -117,6 +115,7 @@ void read_mamba2(const gguf::GgufFile& f, const std::vector<uint32_t>& kv_heads,
       s.layer_is_mlp[l] = ff[l] > 0;
     }
   }
+  if (moe && !granite) s.layer_is_moe = s.layer_is_mlp;
   s.n_ff = *std::max_element(ff.begin(), ff.end());
   s.fused_qkv = false;
   s.qkv_bias = false;
@@ -146,6 +145,8 @@ void read_mamba2(const gguf::GgufFile& f, const std::vector<uint32_t>& kv_heads,
     expect_weight(f, s.arch_name, Weight::AttnNorm, l, {E});
     if (s.is_recurrent(l)) {
       expect_mamba_layer(f, s, l);
+    } else if (s.is_mlp_layer(l) && moe) {
+      // The experts and shared expert: read_moe.
     } else if (s.is_mlp_layer(l)) {
       expect_weight(f, s.arch_name, Weight::FfnUp, l, {E, ff[l]});
       expect_weight(f, s.arch_name, Weight::FfnDown, l, {ff[l], E});

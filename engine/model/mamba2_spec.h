@@ -14,11 +14,12 @@ namespace vkllm::model {
 // keys: conv kernel, inner size, state size, group count, time-step rank = heads), the others
 // attention (llama-style RoPE when rope.scaling.finetuned, else none); every layer then has
 // ffn_norm and a SwiGLU FFN. Granite's multipliers: embedding_scale, residual_scale,
-// attention.scale, logit_scale. The MoE variant (expert_count > 0) and attention biases are
-// refused.
+// attention.scale, logit_scale. Attention biases are refused; the MoE variant (expert_count >
+// 0) has its experts read by model_spec.cpp.
 //
-// Nemotron-H (nemotron_h): per layer, head_count_kv and feed_forward_length say what it is:
-// both 0 a Mamba-2 mixer, feed_forward_length > 0 an FFN only (up, relu^2, down), else
+// Nemotron-H (nemotron_h, nemotron_h_moe): per layer, head_count_kv and feed_forward_length say
+// what it is: both 0 a Mamba-2 mixer, feed_forward_length > 0 an FFN only (up, relu^2, down; with
+// expert_count > 0 a MoE layer, layer_is_moe, whose experts model_spec.cpp reads), else
 // attention without RoPE; one norm before each, nothing after.
 //
 // kv_heads: head_count_kv per layer. Checks every tensor it needs and refuses what it cannot run.

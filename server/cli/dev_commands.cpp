@@ -250,7 +250,7 @@ void add_dev_commands(CLI::App& app) {
           "gemma4, "
           "phi3, "
           "mistral3, gemma-embedding, lfm2, qwen35, qwen35moe, qwen3next, granitehybrid, "
-          "nemotron_h, "
+          "nemotron_h, nemotron_h_moe, "
           "bert, nomic-bert or "
           "bert-rerank (encoders want "
           "a "
@@ -272,7 +272,7 @@ void add_dev_commands(CLI::App& app) {
           "qwen3-next-80b-a3b, granite-4.0-h-micro, granite-4.0-h-tiny (and test-moe: "
           "granitehybrid's "
           "MoE variant), "
-          "nemotron-h-8b or WxLxHxKV (n_embd x n_layer "
+          "nemotron-h-8b, nemotron-3-nano-30b-a3b (nemotron_h_moe) or WxLxHxKV (n_embd x n_layer "
           "x "
           "n_head "
           "x n_head_kv)")
