@@ -131,8 +131,9 @@ TEST_P(FamiliesVsLlamaCpp, MatchesLlamaCpp) {
 
   // Llama 4's temperature and chunks start at llama.cpp's fixed 8192 positions: its long case
   // is run by hand (README.md); the kernel tests check the chunked mask on short ones.
-  if (spec.arch != model::Arch::Llama4)
+  if (spec.arch != model::Arch::Llama4) {
     EXPECT_GT(ref.prompt_tokens.size(), spec.attn_temp_floor) << "the temperature is exercised";
+  }
   const bool shared_kv = spec.n_layer_kv > 0;
   RunnerOptions opts = small_runner(shared_kv, &spec);
   // A long case's prompt and greedy tokens (320 covers every CI case).
@@ -169,8 +170,9 @@ TEST_P(FamiliesVsLlamaCpp, MatchesLlamaCpp) {
   const uint64_t first_pairs =
       uint64_t(std::min<size_t>(ref.prompt_tokens.size(), opts.max_batch_tokens)) *
       spec.n_expert_used;
-  if (device && spec.is_moe() && first_pairs >= std::max<uint64_t>(128, 16 * spec.n_expert))
+  if (device && spec.is_moe() && first_pairs >= std::max<uint64_t>(128, 16 * spec.n_expert)) {
     EXPECT_GT(runner->moe_grouped_ffns(), 0u) << "the prompt took the grouped expert GEMMs";
+  }
   const double diff = max_abs_diff(logits, ref.last_logits);
   const double cos = cosine(logits, ref.last_logits);
   std::printf("%s: cosine %.7f, max abs diff %.4f\n", name.c_str(), cos, diff);

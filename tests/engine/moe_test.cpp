@@ -99,7 +99,7 @@ TEST(MoeRoute, CpuAndDeviceMatchTheScalarReferenceWithTies) {
 TEST(MoeRoute, SigmoidOfTheTopLogitsOnCpuAndDevice) {
   SeededRng rng;
   auto& pc = vk_context().pipelines();
-  for (const auto [n_expert, n_used] : {std::pair{16u, 1u}, std::pair{128u, 1u}, {8u, 2u}}) {
+  for (const auto& [n_expert, n_used] : {std::pair{16u, 1u}, std::pair{128u, 1u}, {8u, 2u}}) {
     SCOPED_TRACE(std::to_string(n_expert) + " experts, " + std::to_string(n_used) + " used");
     const uint32_t T = 37;
     const std::vector<float> z = tied_logits(rng, T, n_expert);
@@ -192,7 +192,9 @@ TEST(MoeRoute, SigmoidScoresWithASelectionBiasOnCpuAndDevice) {
                        [&](uint32_t x, uint32_t y) { return sel[x] > sel[y]; });
       double total = 0;
       for (uint32_t k = 0; k < c.n_used; ++k) total += score[order[k]];
-      if (c.biased) ASSERT_EQ(order[0], c.n_expert - 1);
+      if (c.biased) {
+        ASSERT_EQ(order[0], c.n_expert - 1);
+      }
       for (uint32_t k = 0; k < c.n_used; ++k) {
         const size_t i = size_t(t) * c.n_used + k;
         const double want =
