@@ -84,6 +84,7 @@ void build_mamba2_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
                  kv = uint64_t{s.n_head_kv} * s.head_dim,
                  ff = moe && s.n_ff_exp ? s.n_ff_exp : s.n_ff;
   const uint64_t ffs = s.n_ff_shexp ? s.n_ff_shexp : 2 * ff;
+  const uint64_t xe = nemotron_moe && s.moe_latent ? s.moe_latent : E;  // the experts' width
   const uint64_t di = s.mamba_d_inner ? s.mamba_d_inner : 2 * E, nh = di / kMambaHeadDim,
                  ds = wide ? 128 : 64;
   // Groups divide the heads (narrow shapes have few heads).
@@ -141,6 +142,7 @@ void build_mamba2_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
     w.set_bool(p + "expert_weights_norm", true);
     w.set_f32(p + "expert_weights_scale", kNemotronWeightsScale);
     w.set_u32(p + "expert_group_count", 1);
+    if (s.moe_latent) w.set_u32(p + "moe_latent_size", s.moe_latent);
   }
   w.set_u32(p + "vocab_size", static_cast<uint32_t>(n_vocab));
   w.copy_metadata(vocab, "tokenizer.");
@@ -178,8 +180,12 @@ void build_mamba2_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
           add(Weight::FfnGateInp, l, {E, n_exp}, false, kRouterScale);
           add(Weight::FfnExpProbsBias, l, {n_exp}, false,
               kSelectBiasStd * std::sqrt(static_cast<float>(n_exp)));
-          add(Weight::FfnUpExps, l, {E, ff, n_exp});
-          add(Weight::FfnDownExps, l, {ff, E, n_exp});
+          if (s.moe_latent) {
+            add(Weight::FfnLatentDown, l, {E, s.moe_latent});
+            add(Weight::FfnLatentUp, l, {s.moe_latent, E});
+          }
+          add(Weight::FfnUpExps, l, {xe, ff, n_exp});
+          add(Weight::FfnDownExps, l, {ff, xe, n_exp});
           add(Weight::FfnUpShexp, l, {E, ffs});
           add(Weight::FfnDownShexp, l, {ffs, E});
           break;

@@ -29,7 +29,8 @@ namespace vkllm::model {
 // pattern MEMEM*EMEMEM*... (E a MoE layer; `test`: M*E), each MoE layer the shape's up-only relu^2
 // experts (8 of n_ff_exp, 2 per token unless set; router logits of std about 4, a selection bias
 // of std 0.1, weights renormalised and scaled by 2.5) and an up-only shared expert (n_ff_shexp,
-// else twice an expert); the mixer's width from the shape (mamba_d_inner: Nano's 4096) unless 0.
+// else twice an expert); the mixer's width from the shape (mamba_d_inner: Nano's 4096) unless 0;
+// with the shape's moe_latent (`test-latent`), Nemotron 3 Super's latent expert projections.
 // Throws std::invalid_argument for an inconsistent shape.
 void build_mamba2_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
                         gguf::GgufWriter& w);

@@ -40,6 +40,8 @@ struct ModelShape {
   uint32_t n_ff_shexp = 0;
   // The Mamba-2 hybrids' mixer width (granitehybrid, nemotron_h*); 0: 2 x n_embd.
   uint32_t mamba_d_inner = 0;
+  // nemotron_h_moe: the experts' latent width (moe_latent_size, Nemotron 3 Super's); 0: none.
+  uint32_t moe_latent = 0;
 };
 
 // "tiny", "test" (tiny's attention with 8 experts of width 256, 2 per token, for MoE
@@ -52,6 +54,7 @@ struct ModelShape {
 // 512 as in the published models), "gemma4-26b-a4b", "qwen35-4b", "qwen35-35b-a3b",
 // "qwen3-next-80b-a3b", "granite-4.0-h-micro", "granite-4.0-h-tiny" (granitehybrid's MoE
 // variant), "nemotron-h-8b", "nemotron-3-nano-30b-a3b" (nemotron_h_moe), "llama4-scout", or
+// "test-latent" (test with nemotron_h_moe's experts in a latent width of 128), or
 // "WxLxHxKV" (n_embd x n_layer x n_head x n_head_kv, head_dim = W / H, n_ff = 8/3 W rounded up to a
 // multiple of 256). A named shape may end in ":LAYERS" to keep its widths with fewer (or more)
 // layers: "qwen3-30b-a3b:4" makes a real-width MoE model that writes in seconds, for per-layer

@@ -84,6 +84,9 @@ const NamedShape kNamedShapes[] = {
     // Nemotron 3 Nano 30B-A3B (nemotron_h_moe, its config.json: 52 layers in its
     // hybrid_override_pattern, 128 experts of 1856, 6 per token, a shared expert of 3712; Mamba-2:
     // 64 heads of 64, state 128, 8 groups; attention 32 heads of 128, 2 K/V heads).
+    // test as Nemotron 3 Super's kind of nemotron_h_moe: the experts in a latent width of 128.
+    {"test-latent",
+     {256, 2, 4, 2, 64, 768, 2048, false, 0.0f, 0.0f, 8, 2, 256, 16, false, 0, 0, 128}},
     {"nemotron-3-nano-30b-a3b",
      {2688, 52, 32, 2, 128, 1856, 262144, false, 10000.0f, 0.0f, 128, 6, 1856, 0, true, 3712,
       4096}},

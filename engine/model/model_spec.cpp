@@ -216,8 +216,9 @@ void read_moe(const gguf::GgufFile& f, const Keys& k, ModelSpec& s) {
     for (Weight w : std::span(stacked).subspan(s.moe_up_only ? 1 : 0)) {
       const bool down = w == Weight::FfnDownExps;
       const auto* t = f.find_tensor(weight_name(w, l));
-      if (!t || t->shape.size() != 3 || t->shape[0] != (down ? s.n_ff_exp : s.n_embd) ||
-          t->shape[1] != (down ? s.n_embd : s.n_ff_exp) || t->shape[2] != s.n_expert) {
+      const uint64_t E = s.moe_expert_embd();
+      if (!t || t->shape.size() != 3 || t->shape[0] != (down ? s.n_ff_exp : E) ||
+          t->shape[1] != (down ? E : s.n_ff_exp) || t->shape[2] != s.n_expert) {
         throw std::runtime_error("model has no expert tensor " + weight_name(w, l) +
                                  " of the shape its metadata gives");
       }
@@ -249,8 +250,9 @@ void read_moe(const gguf::GgufFile& f, const Keys& k, ModelSpec& s) {
 // runs it: its FFN layers (layer_is_mlp) are MoE layers of up-only relu^2 experts routed by
 // sigmoid scores with the selection bias exp_probs_b, the k weights renormalised when
 // expert_weights_norm and multiplied by expert_weights_scale, beside an up-only relu^2 shared
-// expert. Refused by name: per-layer expert widths or counts (Nemotron 3 Puzzle), latent
-// projections of the experts (moe_latent_size: Nemotron 3 Super), grouped top-k and MTP layers.
+// expert. Nemotron 3 Super's experts work in a latent width (moe_latent_size: ffn_latent_down
+// before, ffn_latent_up after them). Refused by name: per-layer expert widths or counts
+// (Nemotron 3 Puzzle), grouped top-k and MTP layers.
 void read_nemotron_moe(const gguf::GgufFile& f, const Keys& k, ModelSpec& s) {
   const std::string fam = s.arch_name + ": ";
   for (const char* key : {"expert_feed_forward_length", "expert_used_count"}) {
@@ -258,14 +260,26 @@ void read_nemotron_moe(const gguf::GgufFile& f, const Keys& k, ModelSpec& s) {
     if (v && v->type() == gguf::ValueType::ARRAY)
       throw std::runtime_error(fam + "a per-layer " + key + " is not supported");
   }
-  bool latent = k.u32("moe_latent_size", 0) > 0;
-  for (uint32_t l = 0; l < s.n_layer; ++l)
-    latent = latent || f.find_tensor(weight_name(Weight::FfnLatentDown, l)) != nullptr;
-  if (latent) {
-    throw std::runtime_error(fam +
-                             "latent expert projections (moe_latent_size, ffn_latent_down / "
-                             "ffn_latent_up) are not supported");
+  // llama.cpp runs the latent projections where the tensors exist and sizes the experts by
+  // moe_latent_size: both or neither (a file with one only does not load there either).
+  s.moe_latent = k.u32("moe_latent_size", 0);
+  for (uint32_t l = 0; l < s.n_layer; ++l) {
+    if (!s.is_mlp_layer(l)) continue;  // the MoE layers (n_expert is read below)
+    const uint64_t E = s.n_embd, Lt = s.moe_latent;
+    const auto* down = f.find_tensor(weight_name(Weight::FfnLatentDown, l));
+    const auto* up = f.find_tensor(weight_name(Weight::FfnLatentUp, l));
+    if (Lt == 0 && !down && !up) continue;
+    if (Lt == 0 || !down || !up || down->shape != std::vector<uint64_t>{E, Lt} ||
+        up->shape != std::vector<uint64_t>{Lt, E}) {
+      throw std::runtime_error(fam + "moe_latent_size " + std::to_string(Lt) +
+                               " does not match layer " + std::to_string(l) +
+                               "'s ffn_latent_down / ffn_latent_up");
+    }
   }
+  // The latent rows live in the Attn and QKV activations (Mamba2Forward::nemotron_moe).
+  if (s.moe_latent > std::min(s.attn_act_width(), s.qkv_act_width()))
+    throw std::runtime_error(fam + "moe_latent_size " + std::to_string(s.moe_latent) +
+                             " is wider than the activations that hold it");
   if (k.u32("expert_group_count", 0) > 1)
     throw std::runtime_error(fam +
                              "grouped expert selection (expert_group_count) is not supported");

@@ -189,6 +189,12 @@ struct ModelSpec {
   bool moe_select_bias = false;
   float moe_weights_scale = 1.0f;
   bool moe_up_only = false;
+  // Nemotron 3 Super (moe_latent_size): the experts work in a latent width, their input
+  // ffn_latent_down x (n_embd -> moe_latent), their weighted sum taken back by ffn_latent_up
+  // (moe_latent -> n_embd); the router and the shared expert read x itself. 0: none.
+  uint32_t moe_latent = 0;
+  // The width the experts read and write: moe_latent, else n_embd.
+  uint32_t moe_expert_embd() const { return moe_latent ? moe_latent : n_embd; }
   bool is_moe() const { return n_expert > 0; }
   bool is_moe_layer(uint32_t l) const {
     return is_moe() && (layer_is_moe.empty() || (l < layer_is_moe.size() && layer_is_moe[l]));

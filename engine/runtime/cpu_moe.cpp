@@ -77,8 +77,10 @@ void cpu_moe_ffn(const MoeSpec& m, uint32_t T, const CpuMoeWeights& w, const flo
   const cpu::WeightView router{w.router->type, w.router->data, w.router->cols(), w.router->rows()};
   const cpu::Product logits{&router, grown(s.logits, uint64_t(T) * m.n_expert), m.n_expert, false};
   if (w.router_x) {
-    cpu::matmul(std::span(&logits, 1), w.router_x, w.router_x_stride ? w.router_x_stride : E, T,
-                pool, ws, isa);
+    // Packed router rows are as wide as the router's columns (Nemotron 3 Super's experts work
+    // in a narrower latent width than the router reads).
+    const uint64_t rx_stride = w.router_x_stride ? w.router_x_stride : w.router->cols();
+    cpu::matmul(std::span(&logits, 1), w.router_x, rx_stride, T, pool, ws, isa);
   } else {
     cpu::matmul(std::span(&logits, 1), x, x_stride, T, pool, ws, isa);
   }

@@ -74,13 +74,37 @@ void Mamba2Forward::moe_ffn(StepBackend& b, uint32_t l, uint32_t T) const {
 }
 
 void Mamba2Forward::nemotron_moe(StepBackend& b, uint32_t l, uint32_t T) const {
-  const WeightRef router{Weight::FfnGateInp, l};
-  b.rms_norm({Act::X}, {Weight::AttnNorm, l}, {Act::H}, spec_.n_embd, T, std::span(&router, 1));
+  const uint32_t Lt = spec_.moe_latent;
+  const WeightRef feeds[] = {{Weight::FfnGateInp, l}, {Weight::FfnLatentDown, l}};
+  b.rms_norm({Act::X}, {Weight::AttnNorm, l}, {Act::H}, spec_.n_embd, T,
+             std::span<const WeightRef>(feeds, Lt ? 2 : 1));
   b.barrier();
   b.mark("attn_norm");
-  b.moe_ffn(routed_experts(spec_, l), T);
+  MoeSpec m = routed_experts(spec_, l);
+  if (Lt) {
+    // Nemotron 3 Super: the experts read ffn_latent_down x (into Attn) and write their sum, which
+    // ffn_latent_up adds into the residual, into QKV (both free in an FFN layer); the router
+    // reads x itself.
+    const ProductOut down[] = {{{Weight::FfnLatentDown, l}, {Act::Attn, 0, Lt}}};
+    b.products({Act::H}, T, down);
+    b.barrier();
+    b.mark("latent_down");
+    m.x = {Act::Attn, 0, Lt};
+    m.n_embd = Lt;
+    m.router_own_input = true;
+    m.router_x = {Act::H};
+    m.out = {Act::QKV, 0, Lt};
+    m.accumulate = false;
+  }
+  b.moe_ffn(m, T);
   b.barrier();
   b.mark("moe");
+  if (Lt) {
+    const ProductOut up[] = {{{Weight::FfnLatentUp, l}, {Act::X}, /*accumulate=*/true}};
+    b.products({Act::QKV, 0, Lt}, T, up);
+    b.barrier();
+    b.mark("latent_up");
+  }
   shared_expert(b, spec_, l, T, {Act::H});
 }
 

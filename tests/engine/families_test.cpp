@@ -3,7 +3,7 @@
 // projections, lfm2's short convolutions, qwen35's Gated DeltaNet (and its MoE variant qwen35moe
 // and Qwen3-Next's grouped heads, both with a gated shared expert) and the Mamba-2 mixers of
 // granitehybrid (and its MoE variant, with an ungated shared expert) and nemotron_h (and its MoE
-// variant: up-only experts, sigmoid scores with a selection bias) with their
+// variant: up-only experts, sigmoid scores with a selection bias, latent experts) with their
 // state across prefill chunks, gemma3n's AltUp, per-layer inputs and layers sharing KV caches,
 // gemma4's mixed head sizes, per-layer inputs, shared KV and MoE variant, llama4's NoPE layers,
 // Q/K norms and interleaved sigmoid-routed MoE) on both backends (Vulkan: lavapipe here; the CPU

@@ -18,13 +18,14 @@ namespace vkllm::model {
 namespace {
 
 std::vector<uint8_t> mamba2_bytes(const std::string& arch, uint32_t n_layer,
-                                  const std::function<void(gguf::GgufWriter&)>& edit = {}) {
+                                  const std::function<void(gguf::GgufWriter&)>& edit = {},
+                                  const std::string& shape = "test") {
   static const gguf::GgufFile vocab = gguf::GgufFile::open(
       (std::filesystem::path(VKLLM_SOURCE_DIR) / "tests/reference/families/spm-1k-vocab.gguf")
           .string());
   MakeModelOptions o;
   o.arch = arch;
-  o.shape = parse_model_shape("test");
+  o.shape = parse_model_shape(shape);
   o.shape.n_layer = n_layer;
   o.threads = 1;
   gguf::GgufWriter w;
@@ -90,9 +91,18 @@ TEST(Mamba2Spec, NemotronMoeLayersAndRouting) {
   EXPECT_EQ(s.n_ff_exp, 256u);
   EXPECT_EQ(s.n_ff_shexp, 512u);
   EXPECT_FALSE(s.moe_shexp_gated);
+  EXPECT_EQ(s.moe_latent, 0u);
+  EXPECT_EQ(s.moe_expert_embd(), 256u);
+  // Nemotron 3 Super's kind (test-latent): the experts read and write 128-wide latent rows.
+  const ModelSpec lat = ModelSpec::from_gguf(
+      gguf::GgufFile::parse(mamba2_bytes("nemotron_h_moe", 3, {}, "test-latent")));
+  EXPECT_EQ(lat.moe_latent, 128u);
+  EXPECT_EQ(lat.moe_expert_embd(), 128u);
+  EXPECT_EQ(lat.n_embd, 256u);
 }
 
-// What Nemotron-H MoE files may carry that the engine does not run is refused by name.
+// What Nemotron-H MoE files may carry that the engine does not run (or that does not fit) is
+// refused by name.
 TEST(Mamba2Spec, NemotronMoeVariantsWeDoNotRunAreRefused) {
   auto fails_with = [](const std::function<void(gguf::GgufWriter&)>& edit,
                        const std::string& what) {
@@ -103,8 +113,9 @@ TEST(Mamba2Spec, NemotronMoeVariantsWeDoNotRunAreRefused) {
       EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
     }
   };
+  // A latent width without the latent projections (llama.cpp would not load it either).
   fails_with([](gguf::GgufWriter& w) { w.set_u32("nemotron_h_moe.moe_latent_size", 64); },
-             "latent");
+             "ffn_latent_down");
   fails_with([](gguf::GgufWriter& w) { w.set_u32("nemotron_h_moe.expert_group_count", 2); },
              "grouped");
   fails_with([](gguf::GgufWriter& w) { w.set_u32("nemotron_h_moe.nextn_predict_layers", 1); },
