@@ -25,4 +25,14 @@ namespace vkllm::model {
 // kv_heads: head_count_kv per layer. Checks every tensor it needs and refuses what it cannot run.
 void read_mamba2(const gguf::GgufFile& f, const std::vector<uint32_t>& kv_heads, ModelSpec& s);
 
+// Nemotron-H MoE (nemotron_h_moe, or nemotron_h with expert_count), as llama.cpp's nemotron_h
+// graph runs it, before model_spec.cpp reads the experts (read_moe): its FFN layers are MoE
+// layers of up-only relu^2 experts routed by sigmoid scores with the selection bias exp_probs_b,
+// the k weights renormalised when expert_weights_norm (read_moe) and times expert_weights_scale,
+// beside an up-only relu^2 shared expert. Nemotron 3 Super's experts work in a latent width
+// (moe_latent_size: ffn_latent_down before, ffn_latent_up after them; both checked here).
+// Refused by name: per-layer expert widths or counts (Nemotron 3 Puzzle), grouped top-k and MTP
+// layers.
+void read_nemotron_moe(const gguf::GgufFile& f, ModelSpec& s);
+
 }  // namespace vkllm::model

@@ -246,56 +246,6 @@ void read_moe(const gguf::GgufFile& f, const Keys& k, ModelSpec& s) {
   }
 }
 
-// Nemotron-H MoE (nemotron_h_moe, or nemotron_h with experts), as llama.cpp's nemotron_h graph
-// runs it: its FFN layers (layer_is_mlp) are MoE layers of up-only relu^2 experts routed by
-// sigmoid scores with the selection bias exp_probs_b, the k weights renormalised when
-// expert_weights_norm and multiplied by expert_weights_scale, beside an up-only relu^2 shared
-// expert. Nemotron 3 Super's experts work in a latent width (moe_latent_size: ffn_latent_down
-// before, ffn_latent_up after them). Refused by name: per-layer expert widths or counts
-// (Nemotron 3 Puzzle), grouped top-k and MTP layers.
-void read_nemotron_moe(const gguf::GgufFile& f, const Keys& k, ModelSpec& s) {
-  const std::string fam = s.arch_name + ": ";
-  for (const char* key : {"expert_feed_forward_length", "expert_used_count"}) {
-    const gguf::Value* v = f.find(s.arch_name + "." + key);
-    if (v && v->type() == gguf::ValueType::ARRAY)
-      throw std::runtime_error(fam + "a per-layer " + key + " is not supported");
-  }
-  // llama.cpp runs the latent projections where the tensors exist and sizes the experts by
-  // moe_latent_size: both or neither (a file with one only does not load there either).
-  s.moe_latent = k.u32("moe_latent_size", 0);
-  for (uint32_t l = 0; l < s.n_layer; ++l) {
-    if (!s.is_mlp_layer(l)) continue;  // the MoE layers (n_expert is read below)
-    const uint64_t E = s.n_embd, Lt = s.moe_latent;
-    const auto* down = f.find_tensor(weight_name(Weight::FfnLatentDown, l));
-    const auto* up = f.find_tensor(weight_name(Weight::FfnLatentUp, l));
-    if (Lt == 0 && !down && !up) continue;
-    if (Lt == 0 || !down || !up || down->shape != std::vector<uint64_t>{E, Lt} ||
-        up->shape != std::vector<uint64_t>{Lt, E}) {
-      throw std::runtime_error(fam + "moe_latent_size " + std::to_string(Lt) +
-                               " does not match layer " + std::to_string(l) +
-                               "'s ffn_latent_down / ffn_latent_up");
-    }
-  }
-  // The latent rows live in the Attn and QKV activations (Mamba2Forward::nemotron_moe).
-  if (s.moe_latent > std::min(s.attn_act_width(), s.qkv_act_width()))
-    throw std::runtime_error(fam + "moe_latent_size " + std::to_string(s.moe_latent) +
-                             " is wider than the activations that hold it");
-  if (k.u32("expert_group_count", 0) > 1)
-    throw std::runtime_error(fam +
-                             "grouped expert selection (expert_group_count) is not supported");
-  if (k.u32("nextn_predict_layers", 0) > 0) {
-    throw std::runtime_error(
-        fam + "multi-token prediction layers (nextn_predict_layers) are not supported");
-  }
-  s.moe_gating = MoeGating::SigmoidScores;
-  s.moe_select_bias = true;  // llama.cpp requires exp_probs_b
-  s.moe_up_only = true;
-  const float scale = k.f32("expert_weights_scale", 0.0f);
-  s.moe_weights_scale = scale == 0.0f ? 1.0f : scale;  // llama.cpp: 0 means none
-  read_moe(f, k, s);
-  if (s.n_ff_shexp == 0) throw std::runtime_error(fam + "the MoE layers have no shared expert");
-}
-
 // gpt-oss (llama.cpp's openai-moe): even layers use the sliding window (pattern 2), Q/K/V and
 // output biases, attention sinks, post_attention_norm before the MoE FFN, whose router has a
 // bias, picks the top k logits and softmaxes over them, and whose experts have biases and run
@@ -645,7 +595,10 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
         if (s.arch == Arch::GraniteHybrid) {
           read_moe(f, k, s);
         } else {
-          read_nemotron_moe(f, k, s);
+          read_nemotron_moe(f, s);
+          read_moe(f, k, s);
+          if (s.n_ff_shexp == 0)
+            throw std::runtime_error(s.arch_name + ": the MoE layers have no shared expert");
         }
       }
       break;
