@@ -7,7 +7,9 @@
 // and a softmax over those alone as their weights. engine/cpu/moe_route.cpp is the same on the
 // host. p.scaled (Gemma 4's ffn_down_exps.scale): each weight is then multiplied by its expert's
 // output scale (linear in the expert's output, so it joins the weight). p.sigmoid (Llama 4): the
-// n_used largest logits, each weighted by its sigmoid. At most 512 experts, 64 of them per token.
+// n_used largest logits, each weighted by its sigmoid. p.sigmoid_scores (DeepSeek V3, Nemotron-H
+// MoE): scores sigmoid(logit), the n_used best of score + bias[e] (p.biased) chosen and weighted by
+// their unbiased scores. At most 512 experts, 64 of them per token.
 //
 // Each maximum is a subgroup reduction and one shared-memory step across the workgroup's
 // subgroups (one barrier a round), instead of one invocation's serial scan of n_used x n_expert
@@ -23,6 +25,7 @@ layout(std430, binding = 0) readonly buffer Logits { float logits[]; };
 layout(std430, binding = 1) writeonly buffer Ids { uint ids[]; };
 layout(std430, binding = 2) writeonly buffer Weights { float weights[]; };
 layout(std430, binding = 3) readonly buffer Scales { float scales[]; };  // read when p.scaled
+layout(std430, binding = 4) readonly buffer Bias { float bias[]; };      // read when p.biased
 
 layout(push_constant) uniform Params {
   uint n_expert;
@@ -33,6 +36,8 @@ layout(push_constant) uniform Params {
   uint scaled;
   float weight_scale;  // every weight times this, last (Granite's residual scale)
   uint sigmoid;
+  uint sigmoid_scores;
+  uint biased;
 } p;
 
 const uint kPer = 8u;
@@ -118,8 +123,16 @@ void main() {
     if (tid + j * wg < p.n_expert) s += exp(z[j] - mx);
   const float inv = 1.0 / workgroup_sum(s, 1u);
   float pv[kPer];
-  for (uint j = 0u; j < kPer; ++j)
-    pv[j] = rank_value(p.top_k_first != 0u || p.sigmoid != 0u ? z[j] : exp(z[j] - mx) * inv);
+  for (uint j = 0u; j < kPer; ++j) {
+    const uint e = tid + j * wg;
+    if (p.sigmoid_scores != 0u) {
+      // Selection on the biased score; its weight is recomputed unbiased below.
+      const float sc = 1.0 / (1.0 + exp(-z[j]));
+      pv[j] = rank_value(p.biased != 0u && e < p.n_expert ? sc + bias[e] : sc);
+    } else {
+      pv[j] = rank_value(p.top_k_first != 0u || p.sigmoid != 0u ? z[j] : exp(z[j] - mx) * inv);
+    }
+  }
 
   uint taken = 0u;  // bit j: expert tid + j * wg is selected
   float total = 0.0;
@@ -155,6 +168,13 @@ void main() {
       total += sel_w[k];
     }
     for (uint k = 0u; k < n; ++k) sel_w[k] /= total;
+  }
+  if (p.sigmoid_scores != 0u) {
+    total = 0.0;
+    for (uint k = 0u; k < n; ++k) {
+      sel_w[k] = 1.0 / (1.0 + exp(-logits[base + sel_id[k]]));
+      total += sel_w[k];
+    }
   }
   if (p.sigmoid != 0u) {
     total = 0.0;

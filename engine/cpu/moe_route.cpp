@@ -10,7 +10,7 @@ void moe_route(const MoeRouteArgs& a, uint32_t token_begin, uint32_t token_end) 
   if (a.n_used == 0 || a.n_used > a.n_expert) {
     throw std::invalid_argument("moe_route: experts per token must be 1 to n_expert");
   }
-  std::vector<float> probs(a.n_expert);
+  std::vector<float> probs(a.n_expert), score(a.n_expert);
   std::vector<bool> taken(a.n_expert);
   for (uint32_t t = token_begin; t < token_end; ++t) {
     const float* z = a.logits + uint64_t(t) * a.n_expert;
@@ -18,7 +18,13 @@ void moe_route(const MoeRouteArgs& a, uint32_t token_begin, uint32_t token_end) 
     for (uint32_t e = 0; e < a.n_expert; ++e) mx = std::max(mx, z[e]);
     double sum = 0;
     for (uint32_t e = 0; e < a.n_expert; ++e) sum += probs[e] = std::exp(z[e] - mx);
-    if (a.softmax_after_top_k || a.sigmoid) {
+    if (a.sigmoid_scores) {
+      // Select on the biased scores (probs), weigh by the unbiased ones (score).
+      for (uint32_t e = 0; e < a.n_expert; ++e) {
+        score[e] = 1.0f / (1.0f + std::exp(-z[e]));
+        probs[e] = a.select_bias ? score[e] + a.select_bias[e] : score[e];
+      }
+    } else if (a.softmax_after_top_k || a.sigmoid) {
       for (uint32_t e = 0; e < a.n_expert; ++e) probs[e] = z[e];  // select on the logits
     } else {
       const float inv = static_cast<float>(1.0 / sum);
@@ -38,8 +44,8 @@ void moe_route(const MoeRouteArgs& a, uint32_t token_begin, uint32_t token_end) 
       }
       taken[best] = true;
       ids[k] = best;
-      w[k] = probs[best];
-      total += probs[best];
+      w[k] = a.sigmoid_scores ? score[best] : probs[best];
+      total += w[k];
     }
     if (a.softmax_after_top_k) {
       const float top = w[0];  // the largest selected logit (NaN-free rows)

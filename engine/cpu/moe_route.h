@@ -21,6 +21,10 @@ struct MoeRouteArgs {
   bool softmax_after_top_k = false;
   // Llama 4: the k largest logits, each weighted by its sigmoid (norm_weights false).
   bool sigmoid = false;
+  // DeepSeek V3 / Nemotron-H MoE: scores sigmoid(logit), the k best of score + select_bias[e]
+  // (n_expert values; null: none) chosen (same tie rule), weighted by their unbiased scores.
+  bool sigmoid_scores = false;
+  const float* select_bias = nullptr;
 };
 
 // Unit: a token. Throws std::invalid_argument for n_used 0 or above n_expert.

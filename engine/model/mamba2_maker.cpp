@@ -1,5 +1,6 @@
 #include "engine/model/mamba2_maker.h"
 
+#include <cmath>
 #include <memory>
 #include <numeric>
 #include <string>
@@ -16,10 +17,17 @@ constexpr uint32_t kMambaConvKernel = 4;
 constexpr uint32_t kMambaHeadDim = 64;
 constexpr uint32_t kGraniteAttentionInterval = 10;
 constexpr std::string_view kNemotronPattern = "M-M-M-M*-";
+// Nemotron 3 Nano's hybrid_override_pattern (E: a MoE layer).
+constexpr std::string_view kNemotronMoePattern =
+    "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME";
 constexpr float kMambaDtBias = -4.5f;  // softplus(-4.5) = 0.011: a slow, long memory
 constexpr float kMambaDecay = -1.0f;   // A = -exp(A_log)
 constexpr float kConvBias = 0.1f;
 constexpr float kRouterScale = 4.0f;  // router logits of std about 4 (qwen35_maker.cpp)
+// Nemotron-H MoE's selection bias: std 0.1 beside sigmoid scores spread over (0, 1), enough to
+// change some tokens' choices; its routed scaling factor (Nemotron 3 Nano's).
+constexpr float kSelectBiasStd = 0.1f;
+constexpr float kNemotronWeightsScale = 2.5f;
 
 gguf::Value mamba2_u32_array(const std::vector<uint32_t>& items) {
   auto arr = std::make_shared<gguf::Array>();
@@ -30,7 +38,11 @@ gguf::Value mamba2_u32_array(const std::vector<uint32_t>& items) {
 
 enum class Mamba2Kind : char { Mamba = 'M', Attention = '*', Mlp = '-' };
 
-std::vector<Mamba2Kind> layer_kinds(bool granite, uint32_t& n_layer) {
+Mamba2Kind mamba2_kind_of(char c) {
+  return c == 'M' ? Mamba2Kind::Mamba : c == '*' ? Mamba2Kind::Attention : Mamba2Kind::Mlp;
+}
+
+std::vector<Mamba2Kind> layer_kinds(bool granite, bool moe, uint32_t& n_layer) {
   std::vector<Mamba2Kind> k;
   if (granite) {
     const uint32_t every = n_layer >= kGraniteAttentionInterval ? kGraniteAttentionInterval : 2;
@@ -42,8 +54,8 @@ std::vector<Mamba2Kind> layer_kinds(bool granite, uint32_t& n_layer) {
     n_layer = 3;
     return {Mamba2Kind::Mamba, Mamba2Kind::Attention, Mamba2Kind::Mlp};
   }
-  for (uint32_t l = 0; l < n_layer; ++l)
-    k.push_back(static_cast<Mamba2Kind>(kNemotronPattern[l % kNemotronPattern.size()]));
+  const std::string_view pattern = moe ? kNemotronMoePattern : kNemotronPattern;
+  for (uint32_t l = 0; l < n_layer; ++l) k.push_back(mamba2_kind_of(pattern[l % pattern.size()]));
   return k;
 }
 
@@ -54,23 +66,27 @@ void build_mamba2_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
   const ModelShape& s = o.shape;
   check_decoder_shape(s, 8);
   const bool granite = o.arch == "granitehybrid";
-  const std::string arch = granite ? "granitehybrid" : "nemotron_h";
+  const bool nemotron_moe = o.arch == "nemotron_h_moe";
+  const std::string arch = o.arch;
   const std::string p = arch + ".";
   uint32_t L = s.n_layer;
-  const std::vector<Mamba2Kind> kinds = layer_kinds(granite, L);
+  const std::vector<Mamba2Kind> kinds = layer_kinds(granite, nemotron_moe, L);
   const bool wide = s.n_embd >= 1024;
   const uint64_t n_vocab = vocab_token_count(vocab);
   // Granite's MoE variant (Granite 4.0-H Tiny / Small): experts of the shape's width, written as
   // feed_forward_length (llama.cpp's granitehybrid reads them so), and a shared expert (twice
   // one expert unless set).
-  const bool moe = granite && s.moe_variant;
+  // Nemotron-H MoE: its FFN layers are MoE layers of up-only relu^2 experts and a shared expert.
+  const bool moe = (granite && s.moe_variant) || nemotron_moe;
   const uint32_t n_exp = s.n_expert ? s.n_expert : 8,
                  n_used = s.n_expert_used ? s.n_expert_used : 2;
   const uint64_t E = s.n_embd, qd = uint64_t{s.n_head} * s.head_dim,
                  kv = uint64_t{s.n_head_kv} * s.head_dim,
                  ff = moe && s.n_ff_exp ? s.n_ff_exp : s.n_ff;
   const uint64_t ffs = s.n_ff_shexp ? s.n_ff_shexp : 2 * ff;
-  const uint64_t di = 2 * E, nh = di / kMambaHeadDim, ds = wide ? 128 : 64;
+  const uint64_t xe = nemotron_moe && s.moe_latent ? s.moe_latent : E;  // the experts' width
+  const uint64_t di = s.mamba_d_inner ? s.mamba_d_inner : 2 * E, nh = di / kMambaHeadDim,
+                 ds = wide ? 128 : 64;
   // Groups divide the heads (narrow shapes have few heads).
   const uint64_t ng = std::gcd(uint64_t{granite ? (wide ? 1u : 2u) : (wide ? 8u : 4u)}, nh);
   const uint64_t C = di + 2 * ng * ds, in_proj = di + C + nh;
@@ -78,7 +94,7 @@ void build_mamba2_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
   std::vector<uint32_t> kv_heads, ff_widths;
   for (Mamba2Kind k : kinds) {
     kv_heads.push_back(k == Mamba2Kind::Attention ? s.n_head_kv : 0);
-    ff_widths.push_back(k == Mamba2Kind::Mlp ? s.n_ff : 0);
+    ff_widths.push_back(k == Mamba2Kind::Mlp ? static_cast<uint32_t>(moe ? ff : s.n_ff) : 0);
   }
   w.set_string("general.architecture", arch);
   w.set_string("general.name", "vkllm random " + arch);
@@ -120,6 +136,14 @@ void build_mamba2_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
     w.set_u32(p + "expert_used_count", n_used);
     w.set_u32(p + "expert_shared_feed_forward_length", static_cast<uint32_t>(ffs));
   }
+  if (nemotron_moe) {  // as llama.cpp's converter writes Nemotron 3 Nano's
+    w.set_u32(p + "expert_feed_forward_length", static_cast<uint32_t>(ff));
+    w.set_u32(p + "expert_shared_count", 1);
+    w.set_bool(p + "expert_weights_norm", true);
+    w.set_f32(p + "expert_weights_scale", kNemotronWeightsScale);
+    w.set_u32(p + "expert_group_count", 1);
+    if (s.moe_latent) w.set_u32(p + "moe_latent_size", s.moe_latent);
+  }
   w.set_u32(p + "vocab_size", static_cast<uint32_t>(n_vocab));
   w.copy_metadata(vocab, "tokenizer.");
 
@@ -152,12 +176,26 @@ void build_mamba2_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
         add(Weight::AttnOut, l, {qd, E});
         break;
       case Mamba2Kind::Mlp:
+        if (nemotron_moe) {
+          add(Weight::FfnGateInp, l, {E, n_exp}, false, kRouterScale);
+          add(Weight::FfnExpProbsBias, l, {n_exp}, false,
+              kSelectBiasStd * std::sqrt(static_cast<float>(n_exp)));
+          if (s.moe_latent) {
+            add(Weight::FfnLatentDown, l, {E, s.moe_latent});
+            add(Weight::FfnLatentUp, l, {s.moe_latent, E});
+          }
+          add(Weight::FfnUpExps, l, {xe, ff, n_exp});
+          add(Weight::FfnDownExps, l, {ff, xe, n_exp});
+          add(Weight::FfnUpShexp, l, {E, ffs});
+          add(Weight::FfnDownShexp, l, {ffs, E});
+          break;
+        }
         add(Weight::FfnUp, l, {E, ff});
         add(Weight::FfnDown, l, {ff, E});
         break;
     }
     if (granite) add(Weight::FfnNorm, l, {E}, true);
-    if (moe) {
+    if (moe && granite) {
       add(Weight::FfnGateInp, l, {E, n_exp}, false, kRouterScale);
       add(Weight::FfnGateExps, l, {E, ff, n_exp});
       add(Weight::FfnUpExps, l, {E, ff, n_exp});

@@ -1,4 +1,5 @@
-// Random-weight Mamba-2 hybrids (`vkllm dev make-model --arch granitehybrid|nemotron_h`), with
+// Random-weight Mamba-2 hybrids (`vkllm dev make-model --arch granitehybrid|nemotron_h|
+// nemotron_h_moe`), with
 // the metadata and tensors of llama.cpp's GGUFs of Granite 4.0-H and Nemotron-H, which llama.cpp
 // loads unchanged.
 #pragma once
@@ -24,8 +25,13 @@ namespace vkllm::model {
 //
 // nemotron_h: layers in the pattern M-M-M-M*- (M a mixer, * attention without RoPE, - an FFN of
 // relu^2); shapes of 3 layers or fewer (`test`: 3 layers, whatever it says) are M*-; 8 groups
-// (4 below 1024 wide; fewer where there are fewer heads). Throws std::invalid_argument for an
-// inconsistent shape.
+// (4 below 1024 wide; fewer where there are fewer heads). nemotron_h_moe (Nemotron 3 Nano): Nano's
+// pattern MEMEM*EMEMEM*... (E a MoE layer; `test`: M*E), each MoE layer the shape's up-only relu^2
+// experts (8 of n_ff_exp, 2 per token unless set; router logits of std about 4, a selection bias
+// of std 0.1, weights renormalised and scaled by 2.5) and an up-only shared expert (n_ff_shexp,
+// else twice an expert); the mixer's width from the shape (mamba_d_inner: Nano's 4096) unless 0;
+// with the shape's moe_latent (`test-latent`), Nemotron 3 Super's latent expert projections.
+// Throws std::invalid_argument for an inconsistent shape.
 void build_mamba2_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
                         gguf::GgufWriter& w);
 

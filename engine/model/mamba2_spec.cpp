@@ -98,11 +98,9 @@ void read_mamba2(const gguf::GgufFile& f, const std::vector<uint32_t>& kv_heads,
   const std::string p = s.arch_name + ".";
   const bool granite = s.arch == Arch::GraniteHybrid;
   read_mamba_sizes(f, s);
-  // Granite's MoE variant: model_spec.cpp reads the experts (read_moe) after these.
+  // The MoE variants (Granite 4.0-H Tiny, Nemotron-H MoE): model_spec.cpp reads the experts
+  // (read_moe) after these; Nemotron-H's FFN layers are then its MoE layers.
   const bool moe = f.get_optional<uint32_t>(p + "expert_count").value_or(0) > 0;
-  if (moe && !granite) {
-    throw std::runtime_error(s.arch_name + ": the mixture-of-experts variant is not supported");
-  }
   if (s.head_dim != s.head_dim_v) {
     throw std::runtime_error(s.arch_name + ": key and value heads differ");
   }
@@ -117,6 +115,7 @@ void read_mamba2(const gguf::GgufFile& f, const std::vector<uint32_t>& kv_heads,
       s.layer_is_mlp[l] = ff[l] > 0;
     }
   }
+  if (moe && !granite) s.layer_is_moe = s.layer_is_mlp;
   s.n_ff = *std::max_element(ff.begin(), ff.end());
   s.fused_qkv = false;
   s.qkv_bias = false;
@@ -146,6 +145,8 @@ void read_mamba2(const gguf::GgufFile& f, const std::vector<uint32_t>& kv_heads,
     expect_weight(f, s.arch_name, Weight::AttnNorm, l, {E});
     if (s.is_recurrent(l)) {
       expect_mamba_layer(f, s, l);
+    } else if (s.is_mlp_layer(l) && moe) {
+      // The experts and shared expert: read_moe.
     } else if (s.is_mlp_layer(l)) {
       expect_weight(f, s.arch_name, Weight::FfnUp, l, {E, ff[l]});
       expect_weight(f, s.arch_name, Weight::FfnDown, l, {ff[l], E});
@@ -163,6 +164,48 @@ void read_mamba2(const gguf::GgufFile& f, const std::vector<uint32_t>& kv_heads,
     }
   }
   expect_weight(f, s.arch_name, Weight::OutputNorm, 0, {E});
+}
+
+void read_nemotron_moe(const gguf::GgufFile& f, ModelSpec& s) {
+  const std::string p = s.arch_name + ".", fam = s.arch_name + ": ";
+  auto u32 = [&](const char* key) { return f.get_optional<uint32_t>(p + key).value_or(0); };
+  for (const char* key : {"expert_feed_forward_length", "expert_used_count"}) {
+    const gguf::Value* v = f.find(p + key);
+    if (v && v->type() == gguf::ValueType::ARRAY)
+      throw std::runtime_error(fam + "a per-layer " + key + " is not supported");
+  }
+  // llama.cpp runs the latent projections where the tensors exist and sizes the experts by
+  // moe_latent_size: both or neither (a file with one only does not load there either).
+  s.moe_latent = u32("moe_latent_size");
+  for (uint32_t l = 0; l < s.n_layer; ++l) {
+    if (!s.is_mlp_layer(l)) continue;  // the MoE layers
+    const uint64_t E = s.n_embd, Lt = s.moe_latent;
+    const auto* down = f.find_tensor(weight_name(Weight::FfnLatentDown, l));
+    const auto* up = f.find_tensor(weight_name(Weight::FfnLatentUp, l));
+    if (Lt == 0 && !down && !up) continue;
+    if (Lt == 0 || !down || !up || down->shape != std::vector<uint64_t>{E, Lt} ||
+        up->shape != std::vector<uint64_t>{Lt, E}) {
+      throw std::runtime_error(fam + "moe_latent_size " + std::to_string(Lt) +
+                               " does not match layer " + std::to_string(l) +
+                               "'s ffn_latent_down / ffn_latent_up");
+    }
+  }
+  // The latent rows live in the Attn and QKV activations (Mamba2Forward::nemotron_moe).
+  if (s.moe_latent > std::min(s.attn_act_width(), s.qkv_act_width()))
+    throw std::runtime_error(fam + "moe_latent_size " + std::to_string(s.moe_latent) +
+                             " is wider than the activations that hold it");
+  if (u32("expert_group_count") > 1)
+    throw std::runtime_error(fam +
+                             "grouped expert selection (expert_group_count) is not supported");
+  if (u32("nextn_predict_layers") > 0) {
+    throw std::runtime_error(
+        fam + "multi-token prediction layers (nextn_predict_layers) are not supported");
+  }
+  s.moe_gating = MoeGating::SigmoidScores;
+  s.moe_select_bias = true;  // llama.cpp requires exp_probs_b
+  s.moe_up_only = true;
+  const float scale = f.get_optional<float>(p + "expert_weights_scale").value_or(0.0f);
+  s.moe_weights_scale = scale == 0.0f ? 1.0f : scale;  // llama.cpp: 0 means none
 }
 
 }  // namespace vkllm::model

@@ -101,7 +101,8 @@ const ArchTraits& arch_traits(std::string_view name) {
       "make-model: unsupported architecture '" + std::string(name) +
       "' (supported: llama, qwen2, qwen2moe, qwen3, qwen3moe, gpt-oss, "
       "qwen3-embedding, gemma2, gemma3, gemma3n, gemma4, phi3, mistral3, "
-      "gemma-embedding, lfm2, qwen35, qwen35moe, qwen3next, granitehybrid, nemotron_h, llama4, "
+      "gemma-embedding, lfm2, qwen35, qwen35moe, qwen3next, granitehybrid, nemotron_h, "
+      "nemotron_h_moe, llama4, "
       "bert, nomic-bert, bert-rerank)");
 }
 
@@ -471,7 +472,7 @@ void add_random_tensor(gguf::GgufWriter& w, const MakeModelOptions& o, std::stri
 
 void build_random_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
                         gguf::GgufWriter& w) {
-  if (o.arch == "granitehybrid" || o.arch == "nemotron_h") {
+  if (o.arch == "granitehybrid" || o.arch == "nemotron_h" || o.arch == "nemotron_h_moe") {
     build_mamba2_model(o, vocab, w);
     return;
   }

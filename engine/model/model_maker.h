@@ -38,6 +38,10 @@ struct ModelShape {
   // The shared expert's width (qwen2moe, qwen35moe, qwen3next, granitehybrid's MoE variant);
   // 0: the architecture's default.
   uint32_t n_ff_shexp = 0;
+  // The Mamba-2 hybrids' mixer width (granitehybrid, nemotron_h*); 0: 2 x n_embd.
+  uint32_t mamba_d_inner = 0;
+  // nemotron_h_moe: the experts' latent width (moe_latent_size, Nemotron 3 Super's); 0: none.
+  uint32_t moe_latent = 0;
 };
 
 // "tiny", "test" (tiny's attention with 8 experts of width 256, 2 per token, for MoE
@@ -49,12 +53,12 @@ struct ModelShape {
 // (test-moe 128 wide), "test-heads-256" (2 layers 512 wide, heads of 256: gemma4's global ones
 // 512 as in the published models), "gemma4-26b-a4b", "qwen35-4b", "qwen35-35b-a3b",
 // "qwen3-next-80b-a3b", "granite-4.0-h-micro", "granite-4.0-h-tiny" (granitehybrid's MoE
-// variant),
-// "nemotron-h-8b", "llama4-scout", or "WxLxHxKV" (n_embd x n_layer x n_head x n_head_kv, head_dim =
-// W / H, n_ff = 8/3 W rounded up to a multiple of 256). A named shape may end in ":LAYERS" to keep
-// its widths with fewer (or more) layers: "qwen3-30b-a3b:4" makes a real-width MoE model that
-// writes in seconds, for per-layer kernel profiles. Throws std::invalid_argument naming what is
-// wrong.
+// variant), "nemotron-h-8b", "nemotron-3-nano-30b-a3b" (nemotron_h_moe), "llama4-scout", or
+// "test-latent" (test with nemotron_h_moe's experts in a latent width of 128), or
+// "WxLxHxKV" (n_embd x n_layer x n_head x n_head_kv, head_dim = W / H, n_ff = 8/3 W rounded up to a
+// multiple of 256). A named shape may end in ":LAYERS" to keep its widths with fewer (or more)
+// layers: "qwen3-30b-a3b:4" makes a real-width MoE model that writes in seconds, for per-layer
+// kernel profiles. Throws std::invalid_argument naming what is wrong.
 ModelShape parse_model_shape(std::string_view text);
 
 struct MakeModelOptions {
@@ -65,9 +69,9 @@ struct MakeModelOptions {
   // (Ministral 3: YaRN over n_ctx / 16 original tokens, attention temperature 0.1), gemma-embedding
   // (EmbeddingGemma: mean pooling, dense projections 4 x n_embd wide), lfm2 (LFM2: gated short
   // convolutions of length 3 between attention layers, tied), qwen35, qwen35moe and qwen3next
-  // (qwen35_maker.h), granitehybrid and nemotron_h (mamba2_maker.h), and the encoders bert,
-  // nomic-bert and bert-rerank (bert with a cross-encoder head, rank pooling). Encoders use n_head
-  // K/V heads whatever the shape says. bert with an XLM-RoBERTa vocabulary
+  // (qwen35_maker.h), granitehybrid, nemotron_h and nemotron_h_moe (mamba2_maker.h), and the
+  // encoders bert, nomic-bert and bert-rerank (bert with a cross-encoder head, rank pooling).
+  // Encoders use n_head K/V heads whatever the shape says. bert with an XLM-RoBERTa vocabulary
   // ("t5", e.g. tests/reference/unigram) is snowflake-arctic-embed2's kind: CLS pooling and the
   // vocabulary's token type count (1).
   std::string arch;

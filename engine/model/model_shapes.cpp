@@ -81,6 +81,15 @@ const NamedShape kNamedShapes[] = {
     // mixers, attention and relu^2 FFNs; 128 Mamba heads of 64, state 128, 8 groups).
     {"granite-4.0-h-micro", {2048, 40, 32, 8, 64, 8192, 1048576, false, 10000.0f, 0.0f}},
     {"nemotron-h-8b", {4096, 52, 32, 8, 128, 21504, 8192, false, 10000.0f, 0.0f}},
+    // Nemotron 3 Nano 30B-A3B (nemotron_h_moe, its config.json: 52 layers in its
+    // hybrid_override_pattern, 128 experts of 1856, 6 per token, a shared expert of 3712; Mamba-2:
+    // 64 heads of 64, state 128, 8 groups; attention 32 heads of 128, 2 K/V heads).
+    // test as Nemotron 3 Super's kind of nemotron_h_moe: the experts in a latent width of 128.
+    {"test-latent",
+     {256, 2, 4, 2, 64, 768, 2048, false, 0.0f, 0.0f, 8, 2, 256, 16, false, 0, 0, 128}},
+    {"nemotron-3-nano-30b-a3b",
+     {2688, 52, 32, 2, 128, 1856, 262144, false, 10000.0f, 0.0f, 128, 6, 1856, 0, true, 3712,
+      4096}},
     // Llama 4 Scout 17B-16E (its config.json's text_config: dense width 16384, 16 experts of
     // 8192, one per token, every layer MoE; Llama 3.1-style rope_freqs for its factor 16).
     {"llama4-scout", {5120, 48, 40, 8, 128, 16384, 10485760, false, 500000.0f, 16.0f, 16, 1, 8192}},

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numbers>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string_view>
 #include <tuple>
@@ -46,6 +47,7 @@ constexpr ArchEntry kArchs[] = {
     {"qwen3next", Arch::Qwen3Next},
     {"granitehybrid", Arch::GraniteHybrid},
     {"nemotron_h", Arch::NemotronH},
+    {"nemotron_h_moe", Arch::NemotronHMoe},
     {"llama4", Arch::Llama4},
     {"qwen2vl", Arch::Qwen2Vl},
 };
@@ -93,7 +95,7 @@ uint32_t feed_forward_length(const gguf::GgufFile& f, const std::string& arch) {
   if (v->type() != gguf::ValueType::ARRAY) return f.get<uint32_t>(key);
   const std::vector<uint32_t> widths = f.get_array<uint32_t>(key);
   // Gemma 4 and Nemotron-H read their widths per layer (Nemotron-H: 0 where a layer has no FFN).
-  if ((arch == "gemma4" || arch == "nemotron_h") && !widths.empty())
+  if ((arch == "gemma4" || arch == "nemotron_h" || arch == "nemotron_h_moe") && !widths.empty())
     return *std::max_element(widths.begin(), widths.end());
   if (widths.empty() ||
       std::adjacent_find(widths.begin(), widths.end(), std::not_equal_to<>()) != widths.end()) {
@@ -154,10 +156,11 @@ void read_shared_expert(const gguf::GgufFile& f, const Keys& k, ModelSpec& s) {
   const uint64_t E = s.n_embd, F = s.n_ff_shexp;
   for (uint32_t l = first; l < s.n_layer; ++l) {
     if (!s.is_moe_layer(l)) continue;
-    const std::tuple<Weight, std::vector<uint64_t>> needed[] = {{Weight::FfnGateShexp, {E, F}},
-                                                                {Weight::FfnUpShexp, {E, F}},
-                                                                {Weight::FfnDownShexp, {F, E}}};
-    for (const auto& [w, shape] : needed) {
+    const std::tuple<Weight, std::vector<uint64_t>> needed[] = {{Weight::FfnUpShexp, {E, F}},
+                                                                {Weight::FfnDownShexp, {F, E}},
+                                                                {Weight::FfnGateShexp, {E, F}}};
+    // An up-only model's shared expert has no gate either (Nemotron-H MoE).
+    for (const auto& [w, shape] : std::span(needed).first(s.moe_up_only ? 2 : 3)) {
       const auto* t = f.find_tensor(weight_name(w, l));
       if (!t || t->shape != shape) {
         throw std::runtime_error("model has no shared-expert tensor " + weight_name(w, l) +
@@ -189,14 +192,17 @@ void read_moe(const gguf::GgufFile& f, const Keys& k, ModelSpec& s) {
   // Granite's experts are feed_forward_length wide (llama.cpp's granitehybrid reads n_ff).
   s.n_ff_exp = k.u32("expert_feed_forward_length",
                      s.arch == Arch::GraniteHybrid ? s.n_ff : s.n_ff / s.n_expert_used);
-  // llama.cpp's graphs: qwen2moe and llama4 keep the selected experts' probabilities as they are.
+  // llama.cpp's graphs: qwen2moe and llama4 keep the selected experts' probabilities as they are;
+  // Nemotron-H MoE renormalises as expert_weights_norm says.
   s.moe_norm_weights = s.arch != Arch::GptOss && s.arch != Arch::Qwen2Moe && s.arch != Arch::Llama4;
+  if (s.is_nemotron_h()) s.moe_norm_weights = k.flag("expert_weights_norm", false);
   s.fused_gate_up = false;
   read_shared_expert(f, k, s);
   const Weight stacked[] = {Weight::FfnGateExps, Weight::FfnUpExps, Weight::FfnDownExps};
   for (uint32_t l = 0; l < s.n_layer; ++l) {
     if (!s.is_moe_layer(l)) {
-      if (!f.find_tensor(weight_name(Weight::FfnGate, l)))
+      // Nemotron-H's other layers are mixers and attention, without an FFN.
+      if (!s.is_nemotron_h() && !f.find_tensor(weight_name(Weight::FfnGate, l)))
         throw std::runtime_error("model has no dense FFN tensor " +
                                  weight_name(Weight::FfnGate, l));
       continue;
@@ -208,14 +214,21 @@ void read_moe(const gguf::GgufFile& f, const Keys& k, ModelSpec& s) {
                                std::to_string(s.n_expert) + "] tensor " +
                                weight_name(Weight::FfnGateInp, l));
     }
-    for (Weight w : stacked) {
+    for (Weight w : std::span(stacked).subspan(s.moe_up_only ? 1 : 0)) {
       const bool down = w == Weight::FfnDownExps;
       const auto* t = f.find_tensor(weight_name(w, l));
-      if (!t || t->shape.size() != 3 || t->shape[0] != (down ? s.n_ff_exp : s.n_embd) ||
-          t->shape[1] != (down ? s.n_embd : s.n_ff_exp) || t->shape[2] != s.n_expert) {
+      const uint64_t E = s.moe_expert_embd();
+      if (!t || t->shape.size() != 3 || t->shape[0] != (down ? s.n_ff_exp : E) ||
+          t->shape[1] != (down ? E : s.n_ff_exp) || t->shape[2] != s.n_expert) {
         throw std::runtime_error("model has no expert tensor " + weight_name(w, l) +
                                  " of the shape its metadata gives");
       }
+    }
+    const auto* sel = f.find_tensor(weight_name(Weight::FfnExpProbsBias, l));
+    if (s.moe_select_bias && (!sel || sel->type != gguf::TensorType::F32 ||
+                              sel->shape != std::vector<uint64_t>{s.n_expert})) {
+      throw std::runtime_error("model has no F32 [" + std::to_string(s.n_expert) +
+                               "] selection bias " + weight_name(Weight::FfnExpProbsBias, l));
     }
     if (!s.moe_biases) continue;
     const std::pair<Weight, uint64_t> biases[] = {{Weight::FfnGateInpBias, s.n_expert},
@@ -293,7 +306,7 @@ std::vector<uint32_t> read_head_count_kv(const gguf::GgufFile& f, const Keys& k,
     return std::vector<uint32_t>(s.n_layer, k.u32("attention.head_count_kv", s.n_head));
   }
   if (s.arch != Arch::Lfm2 && s.arch != Arch::Gemma4 && s.arch != Arch::GraniteHybrid &&
-      s.arch != Arch::NemotronH) {
+      !s.is_nemotron_h()) {
     throw std::runtime_error(s.arch_name + ": a per-layer " + key + " is not supported");
   }
   std::vector<uint32_t> per_layer = f.get_array<uint32_t>(key);
@@ -438,7 +451,7 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
         "' (supported: llama, qwen2, qwen2moe, qwen3, qwen3moe, gpt-oss, gemma2, "
         "gemma3, phi3, mistral3, bert, "
         "nomic-bert, gemma-embedding, lfm2, gemma3n, gemma4, qwen35, qwen35moe, qwen3next, "
-        "granitehybrid, nemotron_h, llama4)");
+        "granitehybrid, nemotron_h, nemotron_h_moe, llama4)");
   }
   const Keys k(f, s.arch_name);
   s.n_layer = k.u32("block_count");
@@ -590,10 +603,22 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
       break;
     case Arch::GraniteHybrid:
     case Arch::NemotronH:
+    case Arch::NemotronHMoe:
+      if (s.arch == Arch::NemotronHMoe && k.u32("expert_count", 0) == 0)
+        throw std::runtime_error("nemotron_h_moe model metadata needs expert_count > 0");
       read_mamba2(f, kv_heads, s);
       // Granite 4.0-H Tiny / Small: every FFN is the experts (softmax, top k renormalised) with
-      // an ungated shared expert.
-      if (s.arch == Arch::GraniteHybrid && k.u32("expert_count", 0) > 0) read_moe(f, k, s);
+      // an ungated shared expert. Nemotron-H MoE: read_nemotron_moe.
+      if (k.u32("expert_count", 0) > 0) {
+        if (s.arch == Arch::GraniteHybrid) {
+          read_moe(f, k, s);
+        } else {
+          read_nemotron_moe(f, s);
+          read_moe(f, k, s);
+          if (s.n_ff_shexp == 0)
+            throw std::runtime_error(s.arch_name + ": the MoE layers have no shared expert");
+        }
+      }
       break;
     case Arch::Llama4:
       read_llama4(f, s);

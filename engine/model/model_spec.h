@@ -36,6 +36,7 @@ enum class Arch {
   Qwen3Next,
   GraniteHybrid,
   NemotronH,
+  NemotronHMoe,
   Llama4,
   Qwen2Vl,
 };
@@ -46,8 +47,10 @@ enum class Activation { SiLU, GeluTanh, SwigluOai };
 // How the router's logits become expert weights: Softmax over all experts, then the top k
 // (qwen3moe); SoftmaxTopK: the top k logits, then a softmax over those k (gpt-oss, llama.cpp's
 // SOFTMAX_WEIGHT gating); Sigmoid: the top k logits, each weighted by its sigmoid, not
-// renormalised (Llama 4).
-enum class MoeGating { Softmax, SoftmaxTopK, Sigmoid };
+// renormalised (Llama 4); SigmoidScores: each expert's score is the sigmoid of its logit, the k
+// best of score + ffn_exp_probs_b (moe_select_bias) are chosen and weighted by their unbiased
+// scores (DeepSeek V3's routing, Nemotron-H MoE's).
+enum class MoeGating { Softmax, SoftmaxTopK, Sigmoid, SigmoidScores };
 // How an embedding is made of the hidden states of an input's tokens (llama.cpp's
 // <arch>.pooling_type values). Rank: the first token through a cross-encoder's classification head.
 enum class Pooling : uint32_t { None = 0, Mean = 1, Cls = 2, Last = 3, Rank = 4 };
@@ -187,6 +190,18 @@ struct ModelSpec {
   // n_expert > 0); the others have a dense FFN of width n_ff.
   bool moe_weight_before_ffn = false;
   std::vector<bool> layer_is_moe;
+  // Nemotron-H MoE: the selection bias of SigmoidScores routing (exp_probs_b.bias), every routed
+  // weight multiplied by moe_weights_scale after renormalisation (expert_weights_scale), and
+  // experts and shared expert without a gate: down(relu(up x)^2) (moe_up_only).
+  bool moe_select_bias = false;
+  float moe_weights_scale = 1.0f;
+  bool moe_up_only = false;
+  // Nemotron 3 Super (moe_latent_size): the experts work in a latent width, their input
+  // ffn_latent_down x (n_embd -> moe_latent), their weighted sum taken back by ffn_latent_up
+  // (moe_latent -> n_embd); the router and the shared expert read x itself. 0: none.
+  uint32_t moe_latent = 0;
+  // The width the experts read and write: moe_latent, else n_embd.
+  uint32_t moe_expert_embd() const { return moe_latent ? moe_latent : n_embd; }
   bool is_moe() const { return n_expert > 0; }
   bool is_moe_layer(uint32_t l) const {
     return is_moe() && (layer_is_moe.empty() || (l < layer_is_moe.size() && layer_is_moe[l]));
@@ -292,11 +307,13 @@ struct ModelSpec {
     r.width = r.conv + pad(mamba_conv_channels());
     return r;
   }
+  bool is_nemotron_h() const { return arch == Arch::NemotronH || arch == Arch::NemotronHMoe; }
   // Granite's multipliers (granitehybrid; 1: none): each block's output is scaled by
   // residual_scale before it joins the residual stream, the logits divided by logit_scale.
   float residual_scale = 1.0f;
   float logit_scale = 1.0f;
-  // Nemotron-H: layers that are only an FFN (up, relu^2, down; no gate, no attention, no state).
+  // Nemotron-H: layers that are only an FFN (up, relu^2, down; no gate, no attention, no state);
+  // in its MoE variant these are the MoE layers (layer_is_moe).
   std::vector<bool> layer_is_mlp;
   bool is_mlp_layer(uint32_t l) const { return l < layer_is_mlp.size() && layer_is_mlp[l]; }
 

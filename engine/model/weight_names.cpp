@@ -181,6 +181,12 @@ const char* suffix(Weight w) {
       return "ffn_gate_inp_shexp.weight";
     case Weight::SsmBetaAlpha:
       return "ssm_ba.weight";
+    case Weight::FfnExpProbsBias:
+      return "exp_probs_b.bias";
+    case Weight::FfnLatentDown:
+      return "ffn_latent_down.weight";
+    case Weight::FfnLatentUp:
+      return "ffn_latent_up.weight";
   }
   return "";
 }

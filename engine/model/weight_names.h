@@ -130,6 +130,13 @@ enum class Weight {
   // Qwen3-Next: a DeltaNet layer's beta and alpha projections in one ([n_embd, 2 x value heads]:
   // per key head, its value heads' betas, then their alphas).
   SsmBetaAlpha,
+  // Nemotron-H MoE (DeepSeek V3's routing): the experts' selection bias (exp_probs_b.bias,
+  // [n_expert], F32), added to the router's scores for choosing the top k only; and Nemotron 3
+  // Super's latent projections of the experts' input and output (ffn_latent_down / _up), which
+  // are recognised to be refused.
+  FfnExpProbsBias,
+  FfnLatentDown,
+  FfnLatentUp,
 };
 
 // Name of a global weight (layer ignored) or of layer `layer`'s weight, e.g. "blk.3.attn_q.weight".

@@ -197,8 +197,10 @@ class CpuBackend final : public StepBackend {
   }
 
   void moe_ffn(const MoeSpec& m, uint32_t n_tokens) override {
-    CpuMoeWeights w{&get({Weight::FfnGateInp, m.layer}), &get({Weight::FfnGateExps, m.layer}),
+    CpuMoeWeights w{&get({Weight::FfnGateInp, m.layer}),
+                    m.gated ? &get({Weight::FfnGateExps, m.layer}) : nullptr,
                     &get({Weight::FfnUpExps, m.layer}), &get({Weight::FfnDownExps, m.layer})};
+    if (m.select_bias) w.select_bias = f32_weight({Weight::FfnExpProbsBias, m.layer});
     if (m.biases) {
       w.router_bias = f32_weight({Weight::FfnGateInpBias, m.layer});
       w.gate_bias = f32_weight({Weight::FfnGateExpsBias, m.layer});

@@ -55,6 +55,7 @@ void check_cpu_moe_weights(const HostModel& model) {
     if (!spec.is_moe_layer(l)) continue;
     for (model::Weight w :
          {model::Weight::FfnGateExps, model::Weight::FfnUpExps, model::Weight::FfnDownExps}) {
+      if (w == model::Weight::FfnGateExps && spec.moe_up_only) continue;
       const HostTensor& t = model.get(w, l);
       if (!cpu::matmul_supports(t.type) || t.shape.size() != 3) {
         throw std::runtime_error(t.name + ": the CPU backend has no expert kernel for it (" +
@@ -76,8 +77,10 @@ void cpu_moe_ffn(const MoeSpec& m, uint32_t T, const CpuMoeWeights& w, const flo
   const cpu::WeightView router{w.router->type, w.router->data, w.router->cols(), w.router->rows()};
   const cpu::Product logits{&router, grown(s.logits, uint64_t(T) * m.n_expert), m.n_expert, false};
   if (w.router_x) {
-    cpu::matmul(std::span(&logits, 1), w.router_x, w.router_x_stride ? w.router_x_stride : E, T,
-                pool, ws, isa);
+    // Packed router rows are as wide as the router's columns (Nemotron 3 Super's experts work
+    // in a narrower latent width than the router reads).
+    const uint64_t rx_stride = w.router_x_stride ? w.router_x_stride : w.router->cols();
+    cpu::matmul(std::span(&logits, 1), w.router_x, rx_stride, T, pool, ws, isa);
   } else {
     cpu::matmul(std::span(&logits, 1), x, x_stride, T, pool, ws, isa);
   }
@@ -85,6 +88,8 @@ void cpu_moe_ffn(const MoeSpec& m, uint32_t T, const CpuMoeWeights& w, const flo
   cpu::MoeRouteArgs r;
   r.softmax_after_top_k = m.softmax_after_top_k;
   r.sigmoid = m.sigmoid;
+  r.sigmoid_scores = m.sigmoid_scores;
+  r.select_bias = m.select_bias ? w.select_bias : nullptr;
   r.logits = s.logits.data();
   r.n_expert = m.n_expert;
   r.n_used = K;
@@ -113,14 +118,21 @@ void cpu_moe_ffn(const MoeSpec& m, uint32_t T, const CpuMoeWeights& w, const flo
     if (m.weight_before_ffn)
       for (uint32_t i = 0; i < n; ++i)
         for (uint32_t j = 0; j < E; ++j) xg[uint64_t(i) * E + j] *= s.weights[s.pairs[i]];
-    const cpu::WeightView gate = expert_view(*w.gate, e), up = expert_view(*w.up, e),
-                          down = expert_view(*w.down, e);
-    const cpu::Product gate_up[] = {{&gate, grown(s.gate, uint64_t(n) * F), F, false},
-                                    {&up, grown(s.up, uint64_t(n) * F), F, false}};
-    cpu::matmul(gate_up, xg, E, n, pool, ws, isa);
+    const cpu::WeightView up = expert_view(*w.up, e), down = expert_view(*w.down, e);
+    const cpu::WeightView gate = m.gated ? expert_view(*w.gate, e) : up;
+    const cpu::Product gate_up[] = {{&up, grown(s.up, uint64_t(n) * F), F, false},
+                                    {&gate, grown(s.gate, uint64_t(n) * F), F, false}};
+    cpu::matmul(std::span(gate_up, m.gated ? 2 : 1), xg, E, n, pool, ws, isa);
     add_expert_bias(s.gate.data(), n, w.gate_bias, e, F);
     add_expert_bias(s.up.data(), n, w.up_bias, e, F);
-    if (m.act == GluAct::SwigluOai) {
+    if (!m.gated) {
+      // Up-only experts (Nemotron-H MoE): relu(u)^2.
+      float* act = grown(s.act, uint64_t(n) * F);
+      for (uint64_t i = 0; i < uint64_t(n) * F; ++i) {
+        const float u = std::max(s.up[i], 0.0f);
+        act[i] = u * u;
+      }
+    } else if (m.act == GluAct::SwigluOai) {
       swiglu_oai(s.gate.data(), s.up.data(), grown(s.act, uint64_t(n) * F), uint64_t(n) * F);
     } else {
       cpu::GluArgs g;

@@ -18,7 +18,7 @@ namespace vkllm::runtime {
 
 struct CpuMoeWeights {
   const HostTensor* router = nullptr;  // [n_embd, n_expert]
-  const HostTensor* gate = nullptr;    // [n_embd, n_ff, n_expert]
+  const HostTensor* gate = nullptr;    // [n_embd, n_ff, n_expert]; null for MoeSpec::gated false
   const HostTensor* up = nullptr;
   const HostTensor* down = nullptr;  // [n_ff, n_embd, n_expert]
   // MoeSpec::biases (F32): [n_expert], then [n_ff, n_expert] twice and [n_embd, n_expert].
@@ -31,6 +31,8 @@ struct CpuMoeWeights {
   const float* router_x = nullptr;
   uint32_t router_x_stride = 0;
   const float* down_scale = nullptr;
+  // MoeSpec::select_bias: [n_expert] F32, added to the scores for the selection only.
+  const float* select_bias = nullptr;
 };
 
 // Scratch that only grows, kept by the backend between steps.

@@ -20,6 +20,10 @@ void Mamba2Forward::layers(StepBackend& b, uint32_t T) const {
 
 void Mamba2Forward::layer(StepBackend& b, uint32_t l, uint32_t T) const {
   const uint32_t E = spec_.n_embd;
+  if (spec_.is_mlp_layer(l) && spec_.is_moe_layer(l)) {  // Nemotron-H MoE's MoE layers
+    nemotron_moe(b, l, T);
+    return;
+  }
   if (spec_.is_mlp_layer(l)) {
     const WeightRef up{Weight::FfnUp, l};
     b.rms_norm({Act::X}, {Weight::AttnNorm, l}, {Act::H}, E, T, std::span(&up, 1));
@@ -62,11 +66,46 @@ void Mamba2Forward::moe_ffn(StepBackend& b, uint32_t l, uint32_t T) const {
   b.mark("ffn_norm");
   MoeSpec m = routed_experts(spec_, l);
   // Granite scales the FFN's output (experts + shared expert) by residual_scale.
-  m.weight_scale = spec_.residual_scale;
+  m.weight_scale *= spec_.residual_scale;
   b.moe_ffn(m, T);
   b.barrier();
   b.mark("moe");
   shared_expert(b, spec_, l, T, {Act::H}, spec_.residual_scale);
+}
+
+void Mamba2Forward::nemotron_moe(StepBackend& b, uint32_t l, uint32_t T) const {
+  const uint32_t Lt = spec_.moe_latent;
+  const WeightRef feeds[] = {{Weight::FfnGateInp, l}, {Weight::FfnLatentDown, l}};
+  b.rms_norm({Act::X}, {Weight::AttnNorm, l}, {Act::H}, spec_.n_embd, T,
+             std::span<const WeightRef>(feeds, Lt ? 2 : 1));
+  b.barrier();
+  b.mark("attn_norm");
+  MoeSpec m = routed_experts(spec_, l);
+  if (Lt) {
+    // Nemotron 3 Super: the experts read ffn_latent_down x (into Attn) and write their sum, which
+    // ffn_latent_up adds into the residual, into QKV (both free in an FFN layer); the router
+    // reads x itself.
+    const ProductOut down[] = {{{Weight::FfnLatentDown, l}, {Act::Attn, 0, Lt}}};
+    b.products({Act::H}, T, down);
+    b.barrier();
+    b.mark("latent_down");
+    m.x = {Act::Attn, 0, Lt};
+    m.n_embd = Lt;
+    m.router_own_input = true;
+    m.router_x = {Act::H};
+    m.out = {Act::QKV, 0, Lt};
+    m.accumulate = false;
+  }
+  b.moe_ffn(m, T);
+  b.barrier();
+  b.mark("moe");
+  if (Lt) {
+    const ProductOut up[] = {{{Weight::FfnLatentUp, l}, {Act::X}, /*accumulate=*/true}};
+    b.products({Act::QKV, 0, Lt}, T, up);
+    b.barrier();
+    b.mark("latent_up");
+  }
+  shared_expert(b, spec_, l, T, {Act::H});
 }
 
 void Mamba2Forward::mamba(StepBackend& b, uint32_t l, uint32_t T) const {

@@ -9,9 +9,10 @@
 // of d_inner / n_group (rms_norm_plain, then ssm_norm's weight), ssm_out.
 // Attention: Q, K, V, RoPE where the model has it (Granite's switch; Nemotron-H never), paged
 // attention, attn_output.
-// Nemotron-H's FFN-only layers: ffn_up, relu^2, ffn_down. Granite 4.0-H adds ffn_norm and a
-// SwiGLU FFN after each mixer (its MoE variant: experts and a shared expert, shared_expert.h);
-// its block outputs are scaled by residual_scale.
+// Nemotron-H's FFN-only layers: ffn_up, relu^2, ffn_down; in its MoE variant the up-only relu^2
+// experts (sigmoid scores, selection bias) and an up-only relu^2 shared expert. Granite 4.0-H adds
+// ffn_norm and a SwiGLU FFN after each mixer (its MoE variant: experts and a shared expert,
+// shared_expert.h); its block outputs are scaled by residual_scale.
 #pragma once
 
 #include <span>
@@ -38,6 +39,8 @@ class Mamba2Forward {
   void swiglu_ffn(StepBackend& b, uint32_t l, uint32_t T) const;
   // Granite's MoE variant: ffn_norm, the experts and the shared expert, scaled by residual_scale.
   void moe_ffn(StepBackend& b, uint32_t l, uint32_t T) const;
+  // Nemotron-H's MoE layers: attn_norm, the experts and the shared expert (shared_expert.h).
+  void nemotron_moe(StepBackend& b, uint32_t l, uint32_t T) const;
 
   const model::ModelSpec& spec_;
 };

@@ -29,6 +29,10 @@ MoeSpec routed_experts(const model::ModelSpec& spec, uint32_t l) {
   m.biases = spec.moe_biases;
   m.sigmoid = spec.moe_gating == model::MoeGating::Sigmoid;
   m.weight_before_ffn = spec.moe_weight_before_ffn;
+  m.sigmoid_scores = spec.moe_gating == model::MoeGating::SigmoidScores;
+  m.select_bias = spec.moe_select_bias;
+  m.weight_scale = spec.moe_weights_scale;
+  m.gated = !spec.moe_up_only;
   return m;
 }
 

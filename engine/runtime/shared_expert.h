@@ -1,6 +1,7 @@
 // A MoE layer's shared expert (model::ModelSpec::n_ff_shexp), the graph's part after the routed
 // experts: a dense SwiGLU FFN of the same normed input, optionally gated per token by
-// sigmoid(ffn_gate_inp_shexp . x), added into the residual stream. Qwen2-MoE, Qwen3.5-MoE,
+// sigmoid(ffn_gate_inp_shexp . x), added into the residual stream; for an up-only model
+// (ModelSpec::moe_up_only, Nemotron-H MoE) down(relu(up x)^2). Qwen2-MoE, Qwen3.5-MoE,
 // Qwen3-Next and Granite 4.0-H MoE run it after StepBackend::moe_ffn (Forward::moe_block,
 // Mamba2Forward), as llama.cpp adds build_ffn's shared output to build_moe_ffn's.
 #pragma once

@@ -164,6 +164,14 @@ struct MoeSpec {
   // output: out[t] += sum_e down_e(act(gate_e (w_e x[t])) * up_e (w_e x[t])).
   bool sigmoid = false;
   bool weight_before_ffn = false;
+  // DeepSeek V3's routing (Nemotron-H MoE): each expert's score is the sigmoid of its logit, the
+  // n_used best of score + Weight::FfnExpProbsBias (when select_bias) are chosen, and weighted by
+  // their unbiased scores, renormalised when norm_weights, then times weight_scale.
+  bool sigmoid_scores = false;
+  bool select_bias = false;
+  // false: the experts have no gate (Weight::FfnGateExps absent) and run down(relu(up x)^2)
+  // (Nemotron-H MoE); act is then not used.
+  bool gated = true;
 };
 
 // LFM2's gated short convolution of layer `layer` over the step's tokens: bcx holds each token's

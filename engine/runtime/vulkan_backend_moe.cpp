@@ -31,6 +31,12 @@ uint32_t grouped_min_pairs(uint32_t n_expert) {
   return std::max(128u, 16 * n_expert);
 }
 
+// The activation the experts' down products read: the GLU's output, or for up-only experts the
+// up rows, squared-ReLU'd in place.
+Act moe_expert_act_rows(const MoeSpec& m) {
+  return m.gated ? Act::FfnAct : Act::Up;
+}
+
 }  // namespace
 
 void VulkanBackend::check_moe_weights() const {
@@ -51,6 +57,7 @@ void VulkanBackend::check_moe_weights() const {
   for (uint32_t l = m_.layers().first; l < m_.layers().end; ++l) {
     if (!spec_.is_moe_layer(l)) continue;
     for (Weight w : {Weight::FfnGateExps, Weight::FfnUpExps, Weight::FfnDownExps}) {
+      if (w == Weight::FfnGateExps && spec_.moe_up_only) continue;  // no gate (Nemotron-H MoE)
       const DeviceTensor& t = get({w, l});
       if (!vk::ops::moe_matvec_supports(t.type) || !vk::has_matmul_kernels(t.type)) {
         throw std::runtime_error(t.name + ": no Vulkan expert kernel for weights of type " +
@@ -59,6 +66,10 @@ void VulkanBackend::check_moe_weights() const {
       if (t.parts.size() != 1) {
         throw std::runtime_error(t.name + " is larger than one storage-buffer binding");
       }
+    }
+    if (spec_.moe_select_bias && get({Weight::FfnExpProbsBias, l}).type != gguf::TensorType::F32) {
+      throw std::runtime_error(get({Weight::FfnExpProbsBias, l}).name +
+                               ": the Vulkan backend reads the selection bias as f32");
     }
     // Gemma 4's per-expert output scales are read as f32 values (moe_route multiplies them in).
     if (spec_.moe_down_scales) {
@@ -108,6 +119,8 @@ void VulkanBackend::moe_ffn(const MoeSpec& m, uint32_t T) {
   r.top_k_first = m.softmax_after_top_k;
   r.weight_scale = m.weight_scale;
   r.sigmoid = m.sigmoid;
+  r.sigmoid_scores = m.sigmoid_scores;
+  if (m.select_bias) r.bias = get({Weight::FfnExpProbsBias, m.layer}).data;
   if (m.down_scales) r.scales = get({Weight::FfnDownExpsScale, m.layer}).data;
   vk::ops::moe_route(*rec_, ctx_.pipelines(), r);
   if (!m.accumulate) {
@@ -132,11 +145,11 @@ void VulkanBackend::moe_ffn(const MoeSpec& m, uint32_t T) {
 
 void VulkanBackend::moe_experts_matvec(const MoeSpec& m, uint32_t T) {
   const uint32_t K = m.n_used, F = m.n_ff, E = m.n_embd;
-  const DeviceTensor& gate = get({Weight::FfnGateExps, m.layer});
   const DeviceTensor& up = get({Weight::FfnUpExps, m.layer});
+  const DeviceTensor& gate = m.gated ? get({Weight::FfnGateExps, m.layer}) : up;
   const DeviceTensor& down = get({Weight::FfnDownExps, m.layer});
 
-  // Gate and up of every (token, rank) pair.
+  // Gate (where the experts have one) and up of every (token, rank) pair.
   vk::MoeMatvecArgs a;
   a.cols = E;
   a.rows = F;
@@ -147,7 +160,8 @@ void VulkanBackend::moe_experts_matvec(const MoeSpec& m, uint32_t T) {
   a.x_stride = m.x.stride;
   a.ids = mem_.moe_ids;
   a.weights = mem_.moe_weights;
-  for (const auto& [w, out] : {std::pair{&gate, Act::Gate}, std::pair{&up, Act::Up}}) {
+  for (const auto& [w, out] : {std::pair{&up, Act::Up}, std::pair{&gate, Act::Gate}}) {
+    if (out == Act::Gate && !m.gated) continue;
     a.type = w->type;
     a.w = w->data;
     a.y = mem_.buf(out);
@@ -163,7 +177,7 @@ void VulkanBackend::moe_experts_matvec(const MoeSpec& m, uint32_t T) {
   d.cols = F;
   d.rows = E;
   d.n_items = T;
-  d.x = mem_.buf(Act::FfnAct);
+  d.x = mem_.buf(moe_expert_act_rows(m));
   d.x_stride = F;
   d.x_per_pair = true;
   d.combine = true;
@@ -175,8 +189,8 @@ void VulkanBackend::moe_experts_matvec(const MoeSpec& m, uint32_t T) {
 
 void VulkanBackend::moe_experts_grouped(const MoeSpec& m, uint32_t T, bool matvec) {
   const uint32_t K = m.n_used, F = m.n_ff, E = m.n_embd;
-  const DeviceTensor& gate = get({Weight::FfnGateExps, m.layer});
   const DeviceTensor& up = get({Weight::FfnUpExps, m.layer});
+  const DeviceTensor& gate = m.gated ? get({Weight::FfnGateExps, m.layer}) : up;
   const DeviceTensor& down = get({Weight::FfnDownExps, m.layer});
 
   vk::ops::moe_group(
@@ -196,7 +210,8 @@ void VulkanBackend::moe_experts_grouped(const MoeSpec& m, uint32_t T, bool matve
   a.x_stride = m.x.stride;
   a.groups = mem_.moe_groups;
   a.matvec = matvec;
-  for (const auto& [w, out] : {std::pair{&gate, Act::Gate}, std::pair{&up, Act::Up}}) {
+  for (const auto& [w, out] : {std::pair{&up, Act::Up}, std::pair{&gate, Act::Gate}}) {
+    if (out == Act::Gate && !m.gated) continue;
     a.type = w->type;
     a.weights = w->data;
     a.y = mem_.buf(out);
@@ -212,7 +227,7 @@ void VulkanBackend::moe_experts_grouped(const MoeSpec& m, uint32_t T, bool matve
   d.weights = down.data;
   d.rows = E;
   d.cols = F;
-  d.x = mem_.buf(Act::FfnAct);
+  d.x = mem_.buf(moe_expert_act_rows(m));
   d.x_stride = F;
   d.x_per_pair = true;
   d.y = mem_.moe_pair_out;
@@ -260,7 +275,13 @@ void VulkanBackend::moe_gate_up_bias_glu(const MoeSpec& m, uint32_t T) {
   }
   barrier();
   mark("moe_gate_up");
-  glu(m.act, {Act::Gate}, {Act::Up}, {Act::FfnAct}, F, T * K, {});
+  if (m.gated) {
+    glu(m.act, {Act::Gate}, {Act::Up}, {Act::FfnAct}, F, T * K, {});
+  } else {
+    // Up-only experts (Nemotron-H MoE): relu(u) * u = relu(u)^2 in place; the down products read
+    // Up (moe_act).
+    gate_rows(GateAct::Relu, {Act::Up, 0, F}, {Act::Up, 0, F}, F, T * K, false);
+  }
   barrier();
   mark("moe_glu");
 }

@@ -33,10 +33,13 @@ void moe_route(CommandRecorder& rec, PipelineCache& pc, const MoeRouteArgs& a) {
   const bool scaled = static_cast<bool>(a.scales);
   require_arg(!scaled || a.scales.size >= 4ull * a.n_expert,
               "moe_route: fewer expert scales than experts");
+  const bool biased = static_cast<bool>(a.bias);
+  require_arg(!biased || (a.sigmoid_scores && a.bias.size >= 4ull * a.n_expert),
+              "moe_route: a selection bias needs sigmoid scores and one value per expert");
   struct {
     uint32_t n_expert, n_used, n_tokens, norm, top_k_first, scaled;
     float weight_scale;
-    uint32_t sigmoid;
+    uint32_t sigmoid, sigmoid_scores, biased;
   } push{a.n_expert,
          a.n_used,
          a.n_tokens,
@@ -44,15 +47,18 @@ void moe_route(CommandRecorder& rec, PipelineCache& pc, const MoeRouteArgs& a) {
          a.top_k_first ? 1u : 0u,
          scaled ? 1u : 0u,
          a.weight_scale,
-         a.sigmoid ? 1u : 0u};
+         a.sigmoid ? 1u : 0u,
+         a.sigmoid_scores ? 1u : 0u,
+         biased ? 1u : 0u};
   // One workgroup a token, 64 invocations of 8 logits each (moe_route.comp: 512 experts).
   static_assert(kMoeMaxExperts == 8 * 64);
   const Pipeline& p = pc.get(
-      {.shader = "moe_route", .num_buffers = 4, .push_constant_bytes = sizeof(push), .spec = {64}});
+      {.shader = "moe_route", .num_buffers = 5, .push_constant_bytes = sizeof(push), .spec = {64}});
   const uint32_t gx = std::min(a.n_tokens, 65535u);
-  // Without scales the binding is never read: the logits stand in.
-  rec.dispatch(p, {a.logits, a.ids, a.weights, scaled ? a.scales : a.logits}, push,
-               {gx, div_up(a.n_tokens, gx), 1});
+  // Without scales or a bias their binding is never read: the logits stand in.
+  rec.dispatch(
+      p, {a.logits, a.ids, a.weights, scaled ? a.scales : a.logits, biased ? a.bias : a.logits},
+      push, {gx, div_up(a.n_tokens, gx), 1});
 }
 
 bool moe_matvec_supports(TensorType type) {

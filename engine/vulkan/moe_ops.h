@@ -35,6 +35,10 @@ struct MoeRouteArgs {
   float weight_scale = 1.0f;  // every weight times this, last (runtime::MoeSpec::weight_scale)
   // Llama 4: the n_used largest logits, each weighted by its sigmoid (norm false).
   bool sigmoid = false;
+  // DeepSeek V3 / Nemotron-H MoE: scores sigmoid(logit), the n_used best of score + bias[e]
+  // (`bias`: n_expert floats; empty: none) chosen, weighted by their unbiased scores.
+  bool sigmoid_scores = false;
+  BufferSlice bias{};
 };
 void moe_route(CommandRecorder& rec, PipelineCache& pipelines, const MoeRouteArgs& a);
 

@@ -264,16 +264,10 @@ void add_dev_commands(CLI::App& app) {
       "make-model", "Write a random-weight GGUF model with a real architecture's layout");
   make->add_option("--arch", args->arch,
                    "llama, qwen2, qwen2vl, qwen2moe, qwen3, qwen3moe, gpt-oss, qwen3-embedding, "
-                   "gemma2, gemma3, "
-                   "gemma3n, "
-                   "gemma4, "
-                   "phi3, "
-                   "mistral3, gemma-embedding, lfm2, qwen35, qwen35moe, qwen3next, granitehybrid, "
-                   "nemotron_h, "
-                   "bert, nomic-bert or "
-                   "bert-rerank (encoders want "
-                   "a "
-                   "WordPiece vocab, e.g. ggml-vocab-bert-bge.gguf)")
+                   "gemma2, gemma3, gemma3n, gemma4, phi3, mistral3, gemma-embedding, lfm2, "
+                   "qwen35, qwen35moe, qwen3next, granitehybrid, nemotron_h, nemotron_h_moe, "
+                   "bert, nomic-bert or bert-rerank (encoders want a WordPiece vocab, e.g. "
+                   "ggml-vocab-bert-bge.gguf)")
       ->capture_default_str();
   make->add_option(
           "--shape", args->shape,
@@ -291,7 +285,7 @@ void add_dev_commands(CLI::App& app) {
           "qwen3-next-80b-a3b, granite-4.0-h-micro, granite-4.0-h-tiny (and test-moe: "
           "granitehybrid's "
           "MoE variant), "
-          "nemotron-h-8b or WxLxHxKV (n_embd x n_layer "
+          "nemotron-h-8b, nemotron-3-nano-30b-a3b (nemotron_h_moe) or WxLxHxKV (n_embd x n_layer "
           "x "
           "n_head "
           "x n_head_kv)")

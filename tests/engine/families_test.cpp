@@ -2,7 +2,8 @@
 // attention temperature, gemma-embedding with its symmetric window, mean pooling and dense
 // projections, lfm2's short convolutions, qwen35's Gated DeltaNet (and its MoE variant qwen35moe
 // and Qwen3-Next's grouped heads, both with a gated shared expert) and the Mamba-2 mixers of
-// granitehybrid (and its MoE variant, with an ungated shared expert) and nemotron_h with their
+// granitehybrid (and its MoE variant, with an ungated shared expert) and nemotron_h (and its MoE
+// variant: up-only experts, sigmoid scores with a selection bias, latent experts) with their
 // state across prefill chunks, gemma3n's AltUp, per-layer inputs and layers sharing KV caches,
 // gemma4's mixed head sizes, per-layer inputs, shared KV and MoE variant, llama4's NoPE layers,
 // Q/K norms and interleaved sigmoid-routed MoE, qwen2vl's multi-section RoPE on text positions) on
@@ -130,8 +131,9 @@ TEST_P(FamiliesVsLlamaCpp, MatchesLlamaCpp) {
 
   // Llama 4's temperature and chunks start at llama.cpp's fixed 8192 positions: its long case
   // is run by hand (README.md); the kernel tests check the chunked mask on short ones.
-  if (spec.arch != model::Arch::Llama4)
+  if (spec.arch != model::Arch::Llama4) {
     EXPECT_GT(ref.prompt_tokens.size(), spec.attn_temp_floor) << "the temperature is exercised";
+  }
   const bool shared_kv = spec.n_layer_kv > 0;
   RunnerOptions opts = small_runner(shared_kv, &spec);
   // A long case's prompt and greedy tokens (320 covers every CI case).
@@ -163,6 +165,14 @@ TEST_P(FamiliesVsLlamaCpp, MatchesLlamaCpp) {
   Generator gen(*runner);
   const std::vector<float> logits = gen.feed(ref.prompt_tokens);
   ASSERT_EQ(logits.size(), ref.last_logits.size());
+  // A MoE prompt whose first chunk reaches the auto threshold of the grouped expert GEMMs
+  // (max(128, 16 x experts) pairs, docs/engine.md) takes them there.
+  const uint64_t first_pairs =
+      uint64_t(std::min<size_t>(ref.prompt_tokens.size(), opts.max_batch_tokens)) *
+      spec.n_expert_used;
+  if (device && spec.is_moe() && first_pairs >= std::max<uint64_t>(128, 16 * spec.n_expert)) {
+    EXPECT_GT(runner->moe_grouped_ffns(), 0u) << "the prompt took the grouped expert GEMMs";
+  }
   const double diff = max_abs_diff(logits, ref.last_logits);
   const double cos = cosine(logits, ref.last_logits);
   std::printf("%s: cosine %.7f, max abs diff %.4f\n", name.c_str(), cos, diff);
@@ -201,7 +211,7 @@ std::string case_label(const ::testing::TestParamInfo<std::tuple<Backend, std::s
 // checks the same MoE graph on Vulkan at the tighter bound, and the quantized dense twin Gemma 4's
 // Q8_0 products. So do the quantized Qwen3.5-MoE, Qwen3-Next and Granite MoE cases (2-5 s each on
 // lavapipe): their F16 twins run the same graphs on Vulkan, the qwen3moe references its Q8_0
-// experts.
+// experts; and Nemotron-H MoE's Q8_0 case.
 std::vector<std::tuple<Backend, std::string>> family_cases() {
   const std::set<std::string> cpu_only = {"gemma3n-f16",
                                           "gemma3n-q8_0",
@@ -212,7 +222,8 @@ std::vector<std::tuple<Backend, std::string>> family_cases() {
                                           "gemma4-moe-narrow-q8_0",
                                           "qwen35moe-q8_0",
                                           "qwen3next-q8_0",
-                                          "granitehybrid-moe-q8_0"};
+                                          "granitehybrid-moe-q8_0",
+                                          "nemotron_h_moe-q8_0"};
   std::vector<std::tuple<Backend, std::string>> cases;
   for (const Backend b : {Backend::Vulkan, Backend::Cpu})
     for (const std::string& name : reference::model_case_names(families_dir()))

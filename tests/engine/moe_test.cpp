@@ -1,9 +1,9 @@
 // Mixture-of-experts routing and expert products against scalar references: the router's
-// softmax/top-k/renormalisation (engine/cpu/moe_route.h and shaders/moe_route.comp) on logits
-// with deliberate ties, and the indirect expert matvec (matvec.comp's MOE_IDS variants, with the
-// subgroup and the shared-memory reductions) for several weight types, with an expert no token
-// selects filled with NaN bytes (it must never be read). Also: expert weights no kernel takes fail
-// the model's load on both backends.
+// softmax/top-k/renormalisation, and the sigmoid scores with a selection bias (engine/cpu/
+// moe_route.h and shaders/moe_route.comp) on logits with deliberate ties, and the indirect expert
+// matvec (matvec.comp's MOE_IDS variants, with the subgroup and the shared-memory reductions) for
+// several weight types, with an expert no token selects filled with NaN bytes (it must never be
+// read). Also: expert weights no kernel takes fail the model's load on both backends.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -99,7 +99,7 @@ TEST(MoeRoute, CpuAndDeviceMatchTheScalarReferenceWithTies) {
 TEST(MoeRoute, SigmoidOfTheTopLogitsOnCpuAndDevice) {
   SeededRng rng;
   auto& pc = vk_context().pipelines();
-  for (const auto [n_expert, n_used] : {std::pair{16u, 1u}, std::pair{128u, 1u}, {8u, 2u}}) {
+  for (const auto& [n_expert, n_used] : {std::pair{16u, 1u}, std::pair{128u, 1u}, {8u, 2u}}) {
     SCOPED_TRACE(std::to_string(n_expert) + " experts, " + std::to_string(n_used) + " used");
     const uint32_t T = 37;
     const std::vector<float> z = tied_logits(rng, T, n_expert);
@@ -132,6 +132,77 @@ TEST(MoeRoute, SigmoidOfTheTopLogitsOnCpuAndDevice) {
         ASSERT_EQ(gids[i], order[k]) << "device, token " << t << " rank " << k;
         EXPECT_NEAR(w[i], want, 1e-6) << "cpu, token " << t;
         EXPECT_NEAR(gw[i], want, 1e-6) << "device, token " << t;
+      }
+    }
+  }
+}
+
+// DeepSeek V3's / Nemotron-H MoE's routing: scores sigmoid(logit), the k best of score + bias
+// (ties: the lower index) chosen, weighted by the unbiased scores, renormalised or not, then
+// scaled; on the CPU and the device against a stable sort. The logits and the bias sit on coarse
+// grids, so equal sums (ties) are exact and frequent; one bias reverses a case's order.
+TEST(MoeRoute, SigmoidScoresWithASelectionBiasOnCpuAndDevice) {
+  SeededRng rng;
+  auto& pc = vk_context().pipelines();
+  struct Case {
+    uint32_t n_expert, n_used;
+    bool norm, biased;
+    float scale;
+  };
+  for (const Case c : {Case{8, 2, true, true, 2.5f}, Case{128, 6, true, true, 2.5f},
+                       Case{16, 4, false, true, 1.0f}, Case{512, 10, true, true, 1.0f},
+                       Case{8, 3, true, false, 1.0f}}) {
+    SCOPED_TRACE(std::to_string(c.n_expert) + " experts, " + std::to_string(c.n_used) + " used" +
+                 (c.biased ? ", biased" : ""));
+    const uint32_t T = 37;
+    const std::vector<float> z = tied_logits(rng, T, c.n_expert);
+    std::vector<float> bias(c.n_expert, 0.0f);
+    for (float& b : bias) b = c.biased ? 0.125f * float(rng.below(5)) - 0.25f : 0.0f;
+    if (c.biased) bias[c.n_expert - 1] = 2.0f;  // the last expert always chosen, first
+    std::vector<uint32_t> ids(size_t(T) * c.n_used);
+    std::vector<float> w(ids.size());
+    cpu::MoeRouteArgs a{z.data(), c.n_expert, c.n_used, c.norm, ids.data(), w.data()};
+    a.sigmoid_scores = true;
+    a.select_bias = c.biased ? bias.data() : nullptr;
+    cpu::moe_route(a, 0, T);
+    vk::Arena arena = make_arena();
+    const vk::BufferSlice dz = to_device(arena, z);
+    const vk::BufferSlice dbias = c.biased ? to_device(arena, bias) : vk::BufferSlice{};
+    const vk::BufferSlice dids = device_filled<uint32_t>(arena, ids.size());
+    const vk::BufferSlice dw = device_filled<float>(arena, ids.size());
+    run([&](vk::CommandRecorder& rec) {
+      vk::ops::MoeRouteArgs r{dz, dids, dw, c.n_expert, c.n_used, T, c.norm};
+      r.sigmoid_scores = true;
+      r.bias = dbias;
+      r.weight_scale = c.scale;
+      vk::ops::moe_route(rec, pc, r);
+    });
+    const auto gids = from_device<uint32_t>(dids, ids.size());
+    const auto gw = from_device<float>(dw, ids.size());
+    for (uint32_t t = 0; t < T; ++t) {
+      const float* row = z.data() + size_t(t) * c.n_expert;
+      std::vector<float> score(c.n_expert), sel(c.n_expert);
+      for (uint32_t e = 0; e < c.n_expert; ++e) {
+        score[e] = 1.0f / (1.0f + std::exp(-row[e]));
+        sel[e] = score[e] + bias[e];
+      }
+      std::vector<uint32_t> order(c.n_expert);
+      std::iota(order.begin(), order.end(), 0u);
+      std::stable_sort(order.begin(), order.end(),
+                       [&](uint32_t x, uint32_t y) { return sel[x] > sel[y]; });
+      double total = 0;
+      for (uint32_t k = 0; k < c.n_used; ++k) total += score[order[k]];
+      if (c.biased) {
+        ASSERT_EQ(order[0], c.n_expert - 1);
+      }
+      for (uint32_t k = 0; k < c.n_used; ++k) {
+        const size_t i = size_t(t) * c.n_used + k;
+        const double want =
+            score[order[k]] / (c.norm ? std::max(total, 6.103515625e-5) : 1.0) * c.scale;
+        ASSERT_EQ(ids[i], order[k]) << "cpu, token " << t << " rank " << k;
+        ASSERT_EQ(gids[i], order[k]) << "device, token " << t << " rank " << k;
+        EXPECT_NEAR(w[i], want / c.scale, 1e-6) << "cpu, token " << t;  // cpu_moe scales later
+        EXPECT_NEAR(gw[i], want, 1e-5 * std::max(1.0, want)) << "device, token " << t;
       }
     }
   }

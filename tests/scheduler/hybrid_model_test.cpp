@@ -1,7 +1,7 @@
 // The continuous batcher with hybrid models (make-model's test fixtures of LFM2, short
 // convolutions + attention, Qwen3.5, Gated DeltaNet + gated attention, its MoE variant (experts
 // and a gated shared expert after each block), and the Mamba-2 hybrids Granite 4.0-H and
-// Nemotron-H), on the CPU backend:
+// Nemotron-H and its MoE variant), on the CPU backend:
 // 16 concurrent greedy streams, mixing prefill chunks and decode steps, equal their solo runs
 // token for token (no recurrent state leaks between sequences or survives a finished one into
 // the next owner of its slot), also when a tiny KV cache preempts sequences and they recompute.
@@ -218,7 +218,7 @@ TEST_P(HybridModelScheduler, ACancelledStreamGivesItsStateSlotBack) {
 
 INSTANTIATE_TEST_SUITE_P(Hybrids, HybridModelScheduler,
                          ::testing::Values("lfm2", "qwen35", "qwen35moe", "granitehybrid",
-                                           "nemotron_h"),
+                                           "nemotron_h", "nemotron_h_moe"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace
