@@ -42,7 +42,8 @@ void set_thinking(sampling::ToolCallsSpec& spec, const prompt::ParserConfig& mod
       spec.thinking_close = "<|end|><|start|>assistant";
       break;
     case Style::mistral:
-      // The ministral parser reads [THINK]...[/THINK] whatever the request's think.
+      // Magistral thinks in [THINK]...[/THINK] first, when the request thinks.
+      if (!model.thinking) break;
       spec.thinking_open = "[THINK]";
       spec.thinking_close = "[/THINK]";
       break;

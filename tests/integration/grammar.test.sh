@@ -4,7 +4,8 @@
 # llama.cpp's `grammar` and vLLM's structured_outputs (regex, choice, grammar, json) hold on the
 # /v1 routes, and what is not supported is a 400 naming it (40.5); a format whose regex is too
 # costly to compile gets its 400 without stalling other routes, and repeats of it come from the
-# compile cache (41.2). tool_choice through the npm openai SDK is in grammar_tools.mjs (40.4).
+# compile cache (41.2). tool_choice through the npm openai SDK is in grammar_tools.mjs (40.4), and
+# in the built-in parsers' syntaxes (Mistral, Qwen XML) in forced_tools.mjs.
 source "$(dirname "$0")/lib.sh"
 
 chat_template=$'{{- range .Messages }}{{ .Role }}: {{ .Content }}\n{{ end }}assistant:'
@@ -137,3 +138,13 @@ pass "costly patterns: 400 naming the pattern, GET / not held up, cached repeats
 # --- 40.4: tool_choice through the npm openai SDK ---
 node_client "$(dirname "$0")/grammar_tools.mjs" "$VKLLM_URL" || fail "tool_choice through the openai SDK"
 pass "tool_choice required / named / parallel_tool_calls false / none through the openai SDK"
+
+# --- tool_choice in the built-in parsers' syntaxes: Mistral's [TOOL_CALLS]NAME[ARGS]{...}, Qwen's
+# XML calls (parameters typed by the schema), on the tiny fixture named with their parsers ---
+for spec in 'mis:PARSER ministral' 'coder:RENDERER qwen3-coder\nPARSER qwen3-coder' 'q35:RENDERER qwen3.5\nPARSER qwen3.5'; do
+  expect_eq "$(http_status POST "$VKLLM_URL/api/create" \
+    -d "{\"model\":\"${spec%%:*}\",\"modelfile\":\"FROM tiny\\n${spec#*:}\",\"stream\":false}")" 200 "create ${spec%%:*}: $(body)"
+  node_client "$(dirname "$0")/forced_tools.mjs" "$VKLLM_URL" "${spec%%:*}" '{"reasoning_effort":"none"}' ||
+    fail "tool_choice on ${spec%%:*}"
+done
+pass "tool_choice in Mistral's and Qwen's (qwen3-coder, qwen3.5) call syntaxes"
