@@ -14,11 +14,13 @@ namespace vkllm::sampling {
 // How a model writes its tool calls (read from its template or built-in parser by the server).
 struct ToolCallSyntax {
   enum class Style {
-    json,     // {"name": ..., "<arguments key>": {...}} after `tag`, as the templates write them
-    harmony,  // gpt-oss: <|channel|>commentary to=functions.NAME <|constrain|>json<|message|>
-              // {args}<|call|>, one call (the turn ends at <|call|>)
-    mistral,  // [TOOL_CALLS]NAME[ARGS]{args}
-    qwen_xml  // <tool_call>\n<function=NAME>\n<parameter=P>\nvalue\n</parameter>...
+    json,      // {"name": ..., "<arguments key>": {...}} after `tag`, as the templates write them
+    harmony,   // gpt-oss: <|channel|>commentary to=functions.NAME <|constrain|>json<|message|>
+               // {args}<|call|>, one call (the turn ends at <|call|>)
+    mistral,   // [TOOL_CALLS]NAME[ARGS]{args}
+    qwen_xml,  // <tool_call>\n<function=NAME>\n<parameter=P>\nvalue\n</parameter>...
+    gemma4,    // <|tool_call>call:NAME{key:value,...}<tool_call|>, strings in <|"|>
+    lfm2       // <|tool_call_start|>[NAME(key=value,...),...]<|tool_call_end|>
   };
   Style style = Style::json;
   // json: what opens the calls ("<tool_call>", "[TOOL_CALLS]"); "{" or "[": the calls are bare

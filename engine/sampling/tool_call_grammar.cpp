@@ -185,6 +185,145 @@ Frag json_calls(grammar::GrammarBuilder& gb, const ToolCallsSpec& spec, const Ma
   return grammar::seq({tagged, grammar::repeat(grammar::seq({ws, tagged}), 0, more)});
 }
 
+// The properties of a tool's parameter schema, in schema order or sorted by name, each with
+// whether it is required.
+std::vector<std::pair<std::string, bool>> schema_properties(const json& params, bool sorted) {
+  std::vector<std::pair<std::string, bool>> out;
+  if (!params.is_object() || !params.contains("properties") || !params["properties"].is_object())
+    return out;
+  std::vector<std::string> required;
+  if (params.contains("required") && params["required"].is_array()) {
+    for (const json& r : params["required"])
+      if (r.is_string()) required.push_back(r.get<std::string>());
+  }
+  for (const auto& [key, prop] : params["properties"].items()) {
+    out.emplace_back(key, std::find(required.begin(), required.end(), key) != required.end());
+  }
+  if (sorted) std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Items in a fixed order, the optional ones skippable, `sep` between those written: two lanes of
+// states, before the first item written and after it.
+Frag separated(std::vector<std::pair<Frag, bool>> items, std::string sep) {
+  return [items = std::move(items), sep = std::move(sep)](grammar::NfaBuilder& b, int32_t from) {
+    int32_t none = from, some = b.node();
+    for (const auto& [item, required] : items) {
+      const int32_t next_none = b.node(), next_some = b.node();
+      if (!required) {
+        b.eps(none, next_none);
+        b.eps(some, next_some);
+      }
+      b.eps(item(b, none), next_some);
+      b.eps(item(b, grammar::literal(sep)(b, some)), next_some);
+      none = next_none;
+      some = next_some;
+    }
+    const int32_t end = b.node();
+    b.eps(none, end);
+    b.eps(some, end);
+    return end;
+  };
+}
+
+// The JSON Schema "type" names of a property.
+std::vector<std::string> type_names(const json& prop) {
+  std::vector<std::string> types;
+  if (!prop.is_object() || !prop.contains("type")) return types;
+  const json& ty = prop["type"];
+  if (ty.is_string()) types.push_back(ty.get<std::string>());
+  if (ty.is_array()) {
+    for (const json& x : ty)
+      if (x.is_string()) types.push_back(x.get<std::string>());
+  }
+  return types;
+}
+
+// A property's enum values, when they are all non-empty strings.
+std::vector<Frag> string_enum(const json& prop) {
+  std::vector<Frag> values;
+  if (!prop.is_object() || !prop.contains("enum") || !prop["enum"].is_array()) return values;
+  for (const json& e : prop["enum"]) {
+    if (!e.is_string() || e.get<std::string>().empty()) return {};
+    values.push_back(grammar::literal(e.get<std::string>()));
+  }
+  return values;
+}
+
+// Any value in Gemma's notation ({key:value}, [values], <|"|> strings, JSON scalars), for
+// properties whose schema is not a scalar's.
+int32_t gemma4_any_value(grammar::GrammarBuilder& gb, const Marks& marks) {
+  const int32_t value = gb.declare("gemma4 value");
+  const Frag v = grammar::call(value);
+  grammar::ByteSet first = grammar::byte_range('a', 'z') | grammar::byte_range('A', 'Z');
+  first.set('_');
+  const grammar::ByteSet rest = first | grammar::byte_range('0', '9');
+  const Frag key = grammar::seq({grammar::cls(first), grammar::repeat(grammar::cls(rest), 0, 40)});
+  const Frag member = grammar::seq({key, grammar::literal(":"), v});
+  auto list = [](const Frag& item) {
+    return grammar::opt(
+        grammar::seq({item, grammar::repeat(grammar::seq({grammar::literal(","), item}), 0, -1)}));
+  };
+  const Frag object = grammar::seq({grammar::literal("{"), list(member), grammar::literal("}")});
+  const Frag array = grammar::seq({grammar::literal("["), list(v), grammar::literal("]")});
+  const Frag string = grammar::seq({marks.text("<|\"|>"), marks.until("<|\"|>")});
+  const Frag scalar =
+      grammar::call(json_schema_rule(gb, json{{"type", {"number", "boolean", "null"}}}));
+  gb.define(value, grammar::alt({string, scalar, object, array}), "a Gemma 4 value");
+  return value;
+}
+
+// One argument's value in Gemma's notation or LFM2's Python-style keyword arguments: strings in
+// the syntax's quotes (an enum's values, else free text), scalars as JSON, other values as the
+// syntax writes any value (as the gemma4 and lfm2 parsers type them back).
+Frag keyword_value(grammar::GrammarBuilder& gb, const json& prop, Style style, const Marks& marks,
+                   int32_t& gemma_any) {
+  const std::vector<std::string> types = type_names(prop);
+  const bool gemma = style == Style::gemma4;
+  std::vector<Frag> values = string_enum(prop);
+  if ((types.size() == 1 && types[0] == "string") || (types.empty() && !values.empty())) {
+    if (gemma) {
+      const Frag open = marks.text("<|\"|>");
+      if (!values.empty())
+        return grammar::seq({open, grammar::alt(std::move(values)), marks.text("<|\"|>")});
+      return grammar::seq({open, marks.until("<|\"|>")});
+    }
+    // LFM2 keeps a quoted value as written: no quote or backslash inside.
+    const Frag body = values.empty() ? grammar::repeat(json_parts::plain_char(), 0, -1)
+                                     : grammar::alt(std::move(values));
+    return grammar::seq({grammar::literal("\""), body, grammar::literal("\"")});
+  }
+  const bool scalar = !types.empty() && std::all_of(types.begin(), types.end(), [](const auto& t) {
+    return t == "integer" || t == "number" || t == "boolean" || t == "null";
+  });
+  if (scalar && schema_supported(prop)) return grammar::call(json_schema_rule(gb, prop));
+  if (gemma) {
+    if (gemma_any < 0) gemma_any = gemma4_any_value(gb, marks);
+    return grammar::call(gemma_any);
+  }
+  // LFM2 reads a JSON list or dict (and JSON scalars) as what they are.
+  return grammar::call(json_schema_rule(gb, schema_supported(prop) ? prop : json::object()));
+}
+
+// Gemma 4's and LFM2's calls: the name, then the arguments in the renderers' order (sorted keys).
+Frag keyword_call(grammar::GrammarBuilder& gb, const ToolSchema& tool, Style style,
+                  const Marks& marks, int32_t& gemma_any) {
+  const bool gemma = style == Style::gemma4;
+  std::vector<std::pair<Frag, bool>> items;
+  for (const auto& [key, required] : schema_properties(tool.parameters, true)) {
+    const Frag value =
+        keyword_value(gb, tool.parameters["properties"][key], style, marks, gemma_any);
+    items.emplace_back(grammar::seq({grammar::literal(key + (gemma ? ":" : "=")), value}),
+                       required);
+  }
+  const Frag args = separated(std::move(items), ",");
+  if (gemma) {
+    return grammar::seq(
+        {marks.text("<|tool_call>call:" + tool.name + "{"), args, marks.text("}<tool_call|>")});
+  }
+  return grammar::seq({grammar::literal(tool.name + "("), args, grammar::literal(")")});
+}
+
 // A Qwen XML parameter's value and its closing tag, as Ollama's qwen3-coder parser types it back:
 // text for a string (or untyped) property, else JSON for the property's schema.
 Frag qwen_value(grammar::GrammarBuilder& gb, const json& prop) {
@@ -219,19 +358,10 @@ Frag qwen_value(grammar::GrammarBuilder& gb, const json& prop) {
 
 Frag qwen_xml_call(grammar::GrammarBuilder& gb, const ToolSchema& tool, const Marks& marks) {
   std::vector<Frag> parts = {marks.text("<tool_call>\n<function=" + tool.name + ">")};
-  const json& params = tool.parameters;
-  if (params.is_object() && params.contains("properties") && params["properties"].is_object()) {
-    std::vector<std::string> required;
-    if (params.contains("required") && params["required"].is_array()) {
-      for (const json& r : params["required"])
-        if (r.is_string()) required.push_back(r.get<std::string>());
-    }
-    for (const auto& [key, prop] : params["properties"].items()) {
-      const Frag p =
-          grammar::seq({marks.text("\n<parameter=" + key + ">\n"), qwen_value(gb, prop)});
-      const bool needed = std::find(required.begin(), required.end(), key) != required.end();
-      parts.push_back(needed ? p : grammar::opt(p));
-    }
+  for (const auto& [key, required] : schema_properties(tool.parameters, false)) {
+    const Frag p = grammar::seq({marks.text("\n<parameter=" + key + ">\n"),
+                                 qwen_value(gb, tool.parameters["properties"][key])});
+    parts.push_back(required ? p : grammar::opt(p));
   }
   parts.push_back(marks.text("\n</function>\n</tool_call>"));
   return grammar::seq(std::move(parts));
@@ -240,9 +370,14 @@ Frag qwen_xml_call(grammar::GrammarBuilder& gb, const ToolSchema& tool, const Ma
 // One call (any of the tools) in a syntax that names the tool outside its JSON arguments.
 Frag named_call(grammar::GrammarBuilder& gb, const ToolCallsSpec& spec, const Marks& marks) {
   std::vector<Frag> calls;
+  int32_t gemma_any = -1;  // Gemma 4's rule for any value, declared when first needed
   for (const ToolSchema& t : spec.tools) {
     if (spec.syntax.style == Style::qwen_xml) {
       calls.push_back(qwen_xml_call(gb, t, marks));
+      continue;
+    }
+    if (spec.syntax.style == Style::gemma4 || spec.syntax.style == Style::lfm2) {
+      calls.push_back(keyword_call(gb, t, spec.syntax.style, marks, gemma_any));
       continue;
     }
     const Frag args = grammar::call(json_schema_rule(gb, arguments_schema(t.parameters)));
@@ -275,6 +410,12 @@ std::vector<std::string> tool_call_literals(const ToolCallsSpec& spec) {
     case Style::qwen_xml:
       out.insert(out.end(), {"<tool_call>", "</tool_call>"});
       break;
+    case Style::gemma4:
+      out.insert(out.end(), {"<|tool_call>", "<tool_call|>", "<|\"|>"});
+      break;
+    case Style::lfm2:
+      out.insert(out.end(), {"<|tool_call_start|>", "<|tool_call_end|>"});
+      break;
   }
   std::erase(out, std::string());
   return out;
@@ -291,10 +432,17 @@ grammar::Grammar compile_tool_calls(const ToolCallsSpec& spec) {
     body = json_calls(gb, spec, marks);
   } else {
     const Frag call = named_call(gb, spec, marks);
-    // Harmony ends the turn with its call; the others may make more with `parallel`.
+    // Harmony ends the turn with its call; the others may make more with `parallel` (LFM2 in
+    // one list).
     const int more = spec.parallel && style != Style::harmony ? -1 : 0;
-    const Frag sep = style == Style::qwen_xml ? grammar::literal("\n") : grammar::empty();
+    const Frag sep = style == Style::qwen_xml ? grammar::literal("\n")
+                     : style == Style::lfm2   ? grammar::literal(",")
+                                              : grammar::empty();
     body = grammar::seq({call, grammar::repeat(grammar::seq({sep, call}), 0, more)});
+    if (style == Style::lfm2) {
+      body = grammar::seq(
+          {marks.text("<|tool_call_start|>["), body, marks.text("]<|tool_call_end|>")});
+    }
   }
   if (!spec.thinking_close.empty()) {
     // Whitespace may follow the thoughts' close where the parsers drop it; Harmony's next

@@ -346,9 +346,8 @@ GenerationService::output_constraint(const GenerationRequest& req,
                                      const nlohmann::ordered_json& tools,
                                      const prompt::ParserConfig& parser_config,
                                      sched::LoadedModel& model) {
-  // What the output must match: forced tool calls, else a grammar/regex/choice, else `format`.
-  // (Gemma 4's and LFM2's call notations are syntaxes the tool-call grammar does not know:
-  // tool_choice is not enforced there.)
+  // What the output must match: forced tool calls (in the model's call syntax), else a
+  // grammar/regex/choice, else `format`.
   std::optional<sampling::FormatSpec> spec;
   if (req.kind == GenerationRequest::Kind::chat)
     spec = forced_tool_calls(tools, req.tool_choice, parser_config, model.tokenizer.get());

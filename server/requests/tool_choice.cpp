@@ -17,8 +17,8 @@ std::string closer_of(const std::string& tag) {
   return {};
 }
 
-// How the model writes its calls, per its output parser; nullopt for the built-in parsers whose
-// syntax the tool-call grammar does not know (Gemma 4's and LFM2's notations).
+// How the model writes its calls, per its output parser; nullopt for a parser whose syntax the
+// tool-call grammar does not know.
 std::optional<sampling::ToolCallSyntax::Style> call_style(const prompt::ParserConfig& model) {
   using Style = sampling::ToolCallSyntax::Style;
   if (model.harmony) return Style::harmony;
@@ -26,6 +26,8 @@ std::optional<sampling::ToolCallSyntax::Style> call_style(const prompt::ParserCo
   if (model.builtin_parser == "ministral") return Style::mistral;
   if (model.builtin_parser == "qwen3.5" || model.builtin_parser == "qwen3-coder")
     return Style::qwen_xml;
+  if (model.builtin_parser.starts_with("gemma4")) return Style::gemma4;
+  if (model.builtin_parser.starts_with("lfm2")) return Style::lfm2;
   return std::nullopt;
 }
 
@@ -51,6 +53,18 @@ void set_thinking(sampling::ToolCallsSpec& spec, const prompt::ParserConfig& mod
       // Qwen 3.5's prompt opens the think block unless think is false or an answer is continued.
       if (model.builtin_parser == "qwen3.5" && model.thinking && !model.assistant_prefill)
         spec.thinking_close = "</think>";
+      break;
+    case Style::gemma4:
+      // The thought channel, when the request thinks; after tool results the prompt opened it.
+      if (!model.thinking) break;
+      spec.thinking_open = model.after_tool_result ? "" : "<|channel>";
+      spec.thinking_close = "<channel|>";
+      break;
+    case Style::lfm2:
+      // lfm2-thinking's answer may open with <think> when the request thinks.
+      if (!model.thinking || model.assistant_prefill) break;
+      spec.thinking_open = "<think>";
+      spec.thinking_close = "</think>";
       break;
     case Style::json:
       if (model.thinking && !model.think_close.empty()) {

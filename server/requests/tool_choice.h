@@ -29,11 +29,11 @@ struct ToolChoice {
 };
 
 // The constraint for a forced choice; nullopt when the choice forces nothing (automatic) or the
-// model's calls are in a syntax the grammar does not know (Gemma 4's and LFM2's parsers).
+// model's calls are in a syntax the grammar does not know (a parser without one).
 // `tools` are the request's tools in the native shape ({"type":"function","function":{"name",
 // "parameters"}}); `model` says the syntax: a template's tag (JSON calls), Harmony (gpt-oss), or
-// the ministral / qwen3.5 / qwen3-coder parsers' (tool_call_grammar.h); `tok`, the model's
-// tokenizer, which of the syntax's texts are special tokens the output must use. Throws
+// the ministral / qwen3.5 / qwen3-coder / gemma4 / lfm2 parsers' (tool_call_grammar.h); `tok`, the
+// model's tokenizer, which of the syntax's texts are special tokens the output must use. Throws
 // http::StatusError(400) when the choice names no tool of the request or there are no tools.
 std::optional<sampling::FormatSpec> forced_tool_calls(const nlohmann::ordered_json& tools,
                                                       const ToolChoice& choice,

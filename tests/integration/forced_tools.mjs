@@ -1,5 +1,6 @@
 // tool_choice enforced in a model's own call syntax, through the official npm `openai` SDK:
-// Harmony (gpt-oss), and the built-in parsers' Mistral [TOOL_CALLS]NAME[ARGS] and Qwen XML.
+// Harmony (gpt-oss), the built-in parsers' (Mistral [TOOL_CALLS]NAME[ARGS], Qwen XML, Gemma 4's
+// call:NAME{...}, LFM2's [NAME(...)]) and template-read ones (Llama 4's [{"name", "parameters"}]).
 // Usage: node forced_tools.mjs URL MODEL [EXTRA_JSON]  (EXTRA_JSON is merged into every request,
 // e.g. {"reasoning_effort":"none"}). The models have random weights and sample hot: a call that
 // comes out and parses, every time, is the constraint's doing. The tool names include one that

@@ -5,7 +5,7 @@
 # /v1 routes, and what is not supported is a 400 naming it (40.5); a format whose regex is too
 # costly to compile gets its 400 without stalling other routes, and repeats of it come from the
 # compile cache (41.2). tool_choice through the npm openai SDK is in grammar_tools.mjs (40.4), and
-# in the built-in parsers' syntaxes (Mistral, Qwen XML) in forced_tools.mjs.
+# in the built-in parsers' and Llama 4's syntaxes in forced_tools.mjs.
 source "$(dirname "$0")/lib.sh"
 
 chat_template=$'{{- range .Messages }}{{ .Role }}: {{ .Content }}\n{{ end }}assistant:'
@@ -140,8 +140,10 @@ node_client "$(dirname "$0")/grammar_tools.mjs" "$VKLLM_URL" || fail "tool_choic
 pass "tool_choice required / named / parallel_tool_calls false / none through the openai SDK"
 
 # --- tool_choice in the built-in parsers' syntaxes: Mistral's [TOOL_CALLS]NAME[ARGS]{...}, Qwen's
-# XML calls (parameters typed by the schema), on the tiny fixture named with their parsers ---
-for spec in 'mis:PARSER ministral' 'coder:RENDERER qwen3-coder\nPARSER qwen3-coder' 'q35:RENDERER qwen3.5\nPARSER qwen3.5'; do
+# XML calls (parameters typed by the schema), Gemma 4's call:NAME{key:value} and LFM2's
+# [NAME(key=value)], on the tiny fixture named with their renderers and parsers ---
+for spec in 'mis:PARSER ministral' 'coder:RENDERER qwen3-coder\nPARSER qwen3-coder' \
+  'q35:RENDERER qwen3.5\nPARSER qwen3.5' 'g4:RENDERER gemma4\nPARSER gemma4' 'lf:RENDERER lfm2\nPARSER lfm2'; do
   expect_eq "$(http_status POST "$VKLLM_URL/api/create" \
     -d "{\"model\":\"${spec%%:*}\",\"modelfile\":\"FROM tiny\\n${spec#*:}\",\"stream\":false}")" 200 "create ${spec%%:*}: $(body)"
   node_client "$(dirname "$0")/forced_tools.mjs" "$VKLLM_URL" "${spec%%:*}" '{"reasoning_effort":"none"}' ||
@@ -153,4 +155,4 @@ req=$(jq -nc --rawfile t "$VKLLM_SOURCE_DIR/server/prompt/templates/llama4-instr
   '{model:"l4", from:"tiny", template:$t, stream:false}')
 expect_eq "$(http_status POST "$VKLLM_URL/api/create" -d "$req")" 200 "create l4: $(body)"
 node_client "$(dirname "$0")/forced_tools.mjs" "$VKLLM_URL" l4 || fail "tool_choice on llama4-instruct"
-pass "tool_choice in Mistral's, Qwen's (qwen3-coder, qwen3.5) and Llama 4's call syntaxes"
+pass "tool_choice in Mistral's, Qwen's (qwen3-coder, qwen3.5), Gemma 4's, LFM2's and Llama 4's call syntaxes"

@@ -186,5 +186,42 @@ TEST(ToolSyntax, QwenXmlTypesParametersByTheSchema) {
   EXPECT_FALSE(accepts(spec, open + close));
 }
 
+TEST(ToolSyntax, Gemma4WritesGemmasNotationWithSortedKeys) {
+  auto spec = weather(Style::gemma4);
+  const std::string q = "<|\"|>";
+  EXPECT_TRUE(
+      accepts(spec, "<|tool_call>call:get_weather{city:" + q + "Oslo" + q + "}<tool_call|>"));
+  EXPECT_TRUE(accepts(spec, "<|tool_call>call:get_weather{city:" + q + "Oslo" + q +
+                                ",days:2,note:" + q + "a \"b\" {c}" + q +
+                                "}<tool_call|><|tool_call>call:now{}<tool_call|>"));
+  EXPECT_FALSE(accepts(spec, "<|tool_call>call:get_weather{days:2}<tool_call|>"));  // city needed
+  EXPECT_FALSE(accepts(spec, "<|tool_call>call:get_weather{days:2,city:" + q + "Oslo" + q +
+                                 "}<tool_call|>"));  // keys sorted, as the renderer writes them
+  EXPECT_FALSE(accepts(spec, "<|tool_call>call:get_weather{city:\"Oslo\"}<tool_call|>"));
+  EXPECT_FALSE(
+      accepts(spec, "<|tool_call>call:get_weather{city:" + q + "Rome" + q + "}<tool_call|>"));
+  spec.tools.push_back({"tag", json::parse(R"({"type":"object","properties":{
+      "labels":{"type":"array"}},"required":["labels"]})")});
+  EXPECT_TRUE(
+      accepts(spec, "<|tool_call>call:tag{labels:[" + q + "x" + q + ",{k:1}]}<tool_call|>"));
+  spec.thinking_open = "<|channel>";
+  spec.thinking_close = "<channel|>";
+  EXPECT_TRUE(accepts(spec, "<|channel>thought\nhm<channel|><|tool_call>call:now{}<tool_call|>"));
+}
+
+TEST(ToolSyntax, Lfm2WritesPythonStyleCallsInOneList) {
+  auto spec = weather(Style::lfm2);
+  EXPECT_TRUE(accepts(spec, R"(<|tool_call_start|>[get_weather(city="Paris")]<|tool_call_end|>)"));
+  EXPECT_TRUE(accepts(
+      spec,
+      R"(<|tool_call_start|>[get_weather(city="Oslo",days=3,note="x y"),now()]<|tool_call_end|>)"));
+  EXPECT_FALSE(accepts(spec, R"(<|tool_call_start|>[get_weather(days=3)]<|tool_call_end|>)"));
+  EXPECT_FALSE(accepts(
+      spec, R"(<|tool_call_start|>[get_weather(city="Oslo",note="a"b")]<|tool_call_end|>)"));
+  EXPECT_FALSE(accepts(spec, R"([get_weather(city="Oslo")])"));
+  spec.parallel = false;
+  EXPECT_FALSE(accepts(spec, R"(<|tool_call_start|>[now(),now()]<|tool_call_end|>)"));
+}
+
 }  // namespace
 }  // namespace vkllm::sampling
