@@ -22,7 +22,11 @@ std::string closer_of(const std::string& tag) {
 std::optional<sampling::ToolCallSyntax::Style> call_style(const prompt::ParserConfig& model) {
   using Style = sampling::ToolCallSyntax::Style;
   if (model.harmony) return Style::harmony;
-  if (model.builtin_parser.empty()) return Style::json;
+  if (model.builtin_parser.empty()) {
+    // Mistral 3's templates write [TOOL_CALLS]NAME[ARGS]{...}, which their parser reads too.
+    return model.tool_name_then_args && model.tool_tag == "[TOOL_CALLS]" ? Style::mistral
+                                                                         : Style::json;
+  }
   if (model.builtin_parser == "ministral") return Style::mistral;
   if (model.builtin_parser == "qwen3.5" || model.builtin_parser == "qwen3-coder")
     return Style::qwen_xml;

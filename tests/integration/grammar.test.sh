@@ -151,8 +151,11 @@ for spec in 'mis:PARSER ministral' 'coder:RENDERER qwen3-coder\nPARSER qwen3-cod
 done
 # Llama 4's template (llama4-instruct, as a GGUF with Llama 4's chat template gets it): calls are a
 # JSON list [{"name": ...,"parameters": ...}], read from the template like any other.
-req=$(jq -nc --rawfile t "$VKLLM_SOURCE_DIR/server/prompt/templates/llama4-instruct.gotmpl" \
-  '{model:"l4", from:"tiny", template:$t, stream:false}')
-expect_eq "$(http_status POST "$VKLLM_URL/api/create" -d "$req")" 200 "create l4: $(body)"
-node_client "$(dirname "$0")/forced_tools.mjs" "$VKLLM_URL" l4 || fail "tool_choice on llama4-instruct"
-pass "tool_choice in Mistral's, Qwen's (qwen3-coder, qwen3.5), Gemma 4's, LFM2's and Llama 4's call syntaxes"
+# Mistral 3's (mistral3-instruct, without PARSER): [TOOL_CALLS]NAME[ARGS]{...} as its template writes.
+for t in l4:llama4-instruct m3:mistral3-instruct; do
+  req=$(jq -nc --rawfile t "$VKLLM_SOURCE_DIR/server/prompt/templates/${t#*:}.gotmpl" --arg m "${t%%:*}" \
+    '{model:$m, from:"tiny", template:$t, stream:false}')
+  expect_eq "$(http_status POST "$VKLLM_URL/api/create" -d "$req")" 200 "create ${t%%:*}: $(body)"
+  node_client "$(dirname "$0")/forced_tools.mjs" "$VKLLM_URL" "${t%%:*}" || fail "tool_choice on ${t#*:}"
+done
+pass "tool_choice in Mistral's (parser and template), Qwen's (qwen3-coder, qwen3.5), Gemma 4's, LFM2's and Llama 4's call syntaxes"

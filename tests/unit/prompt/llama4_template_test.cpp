@@ -100,6 +100,7 @@ TEST(Llama4Template, ToolsPastCallsAndResults) {
   ParserConfig cfg = b.parser_config(in.tools, {}, text);
   EXPECT_EQ(cfg.tool_tag, "[");
   EXPECT_EQ(cfg.tool_arguments_key, "parameters");
+  EXPECT_FALSE(cfg.tool_name_then_args);
   OutputParser parser(cfg);
   ParsedDelta out = parser.feed(R"([{"name": "get_weather","parameters": {"city": "Lyon"}}])");
   ParsedDelta rest = parser.finish();
