@@ -53,8 +53,9 @@ std::string FormatSpec::cache_key() const {
       J tools = J::array();
       for (const ToolSchema& t : tool_calls.tools) tools.push_back({t.name, t.parameters});
       const ToolCallSyntax& s = tool_calls.syntax;
-      return "tools:" + J({s.tag, s.closer, s.arguments_key, tool_calls.parallel,
-                           tool_calls.thinking_open, tool_calls.thinking_close, tools})
+      return "tools:" + J({static_cast<int>(s.style), s.tag, s.closer, s.arguments_key,
+                           tool_calls.parallel, tool_calls.thinking_open, tool_calls.thinking_close,
+                           tool_calls.special_tokens, tools})
                             .dump(-1, ' ', false, kReplace);
     }
   }

@@ -11,14 +11,24 @@
 
 namespace vkllm::sampling {
 
-// How a model writes its tool calls (read from its template by the server).
+// How a model writes its tool calls (read from its template or built-in parser by the server).
 struct ToolCallSyntax {
-  // What opens the calls ("<tool_call>", "[TOOL_CALLS]"); "{" or "[": the calls are bare JSON
-  // (an object, or an array of them).
+  enum class Style {
+    json,      // {"name": ..., "<arguments key>": {...}} after `tag`, as the templates write them
+    harmony,   // gpt-oss: <|channel|>commentary to=functions.NAME <|constrain|>json<|message|>
+               // {args}<|call|>, one call (the turn ends at <|call|>)
+    mistral,   // [TOOL_CALLS]NAME[ARGS]{args}
+    qwen_xml,  // <tool_call>\n<function=NAME>\n<parameter=P>\nvalue\n</parameter>...
+    gemma4,    // <|tool_call>call:NAME{key:value,...}<tool_call|>, strings in <|"|>
+    lfm2       // <|tool_call_start|>[NAME(key=value,...),...]<|tool_call_end|>
+  };
+  Style style = Style::json;
+  // json: what opens the calls ("<tool_call>", "[TOOL_CALLS]"); "{" or "[": the calls are bare
+  // JSON (an object, or an array of them).
   std::string tag = "{";
-  // What may close each call after its JSON ("</tool_call>"); empty: nothing.
+  // json: what may close each call after its JSON ("</tool_call>"); empty: nothing.
   std::string closer;
-  // The key of a call's arguments: "arguments", or "parameters" as llama 3.x writes them.
+  // json: the key of a call's arguments: "arguments", or "parameters" as llama 3.x writes them.
   std::string arguments_key = "arguments";
 };
 
@@ -35,6 +45,10 @@ struct ToolCallsSpec {
   // `thinking_open` (optional then), or from the start when the prompt already opened it
   // (`thinking_open` empty). Both empty: no thinking.
   std::string thinking_open, thinking_close;
+  // The texts of the syntax (tool_call_literals() lists them) that are single special tokens of
+  // the model's vocabulary: the grammar requires those tokens there (grammar::special_token),
+  // and writes the others as text.
+  std::vector<std::string> special_tokens;
 };
 
 struct FormatSpec {

@@ -30,7 +30,27 @@ void NfaBuilder::eps(int32_t from, int32_t to) {
   nodes[static_cast<size_t>(from)].eps.push_back(to);
 }
 void NfaBuilder::bytes(int32_t from, const ByteSet& set, int32_t to) {
-  nodes[static_cast<size_t>(from)].bytes.emplace_back(set, to);
+  ByteSet text = set;
+  text.reset(kSpecialByte);
+  if (text.any()) nodes[static_cast<size_t>(from)].bytes.emplace_back(text, to);
+}
+void NfaBuilder::special_byte(int32_t from, int32_t to) {
+  ByteSet s;
+  s.set(kSpecialByte);
+  nodes[static_cast<size_t>(from)].bytes.emplace_back(s, to);
+}
+
+std::string special_token_bytes(std::string_view text) {
+  std::string s(1, static_cast<char>(kSpecialByte));
+  s.append(text);
+  s.push_back(static_cast<char>(kSpecialByte));
+  return s;
+}
+
+bool is_special_token_bytes(std::string_view bytes) {
+  const char mark = static_cast<char>(kSpecialByte);
+  return bytes.size() >= 3 && bytes.front() == mark && bytes.back() == mark &&
+         bytes.substr(1, bytes.size() - 2).find(mark) == std::string_view::npos;
 }
 void NfaBuilder::call(int32_t from, int32_t rule, int32_t to) {
   nodes[static_cast<size_t>(from)].calls.push_back({rule, to});
@@ -56,6 +76,17 @@ Frag literal(std::string bytes) {
       from = to;
     }
     return from;
+  };
+}
+
+Frag special_token(std::string text) {
+  return [text = std::move(text)](NfaBuilder& b, int32_t from) {
+    int32_t to = b.node();
+    b.special_byte(from, to);
+    from = literal(text)(b, to);
+    to = b.node();
+    b.special_byte(from, to);
+    return to;
   };
 }
 

@@ -19,6 +19,18 @@ namespace vkllm::sampling::grammar {
 
 using ByteSet = std::bitset<256>;
 
+// Special tokens (control and end-of-generation tokens: <|channel|>, [TOOL_CALLS], <|call|>) have
+// no bytes of their own, so a grammar names one by its text between two kSpecialByte (0xFF, never
+// part of UTF-8) and the vocabulary index (vocabulary_index.h) gives each special token exactly
+// those bytes while keeping every other token with a 0xFF byte out. Every byte set a grammar
+// writes drops kSpecialByte (NfaBuilder::bytes), so only special_token() reads it: a format
+// allows a special token where it names it and nowhere else, and never one spelled in pieces.
+inline constexpr uint8_t kSpecialByte = 0xFF;
+// The bytes that stand for the special token whose text is `text`.
+std::string special_token_bytes(std::string_view text);
+// Whether `bytes` is what special_token_bytes writes (one special token, text not empty).
+bool is_special_token_bytes(std::string_view bytes);
+
 struct ByteEdge {
   uint8_t lo;
   uint8_t hi;
@@ -60,7 +72,10 @@ class NfaBuilder {
  public:
   int32_t node();
   void eps(int32_t from, int32_t to);
+  // An edge for the bytes of `set`, less kSpecialByte.
   void bytes(int32_t from, const ByteSet& set, int32_t to);
+  // An edge for kSpecialByte alone (special_token()).
+  void special_byte(int32_t from, int32_t to);
   void call(int32_t from, int32_t rule, int32_t to);
 
   struct NfaNode {
@@ -77,6 +92,8 @@ using Frag = std::function<int32_t(NfaBuilder&, int32_t from)>;
 ByteSet byte_range(uint8_t lo, uint8_t hi);
 Frag empty();
 Frag literal(std::string bytes);
+// The special token whose text is `text` (one token: see kSpecialByte).
+Frag special_token(std::string text);
 Frag cls(ByteSet set);
 Frag seq(std::vector<Frag> parts);
 Frag alt(std::vector<Frag> choices);

@@ -18,6 +18,7 @@
 #include "engine/sampling/token_mask_cache.h"
 #include "engine/sampling/tool_call_grammar.h"
 #include "engine/sampling/vocabulary_index.h"
+#include "engine/tokenizer/tokenizer.h"
 
 namespace vkllm::sampling {
 
@@ -120,6 +121,19 @@ std::shared_ptr<const CompiledFormat> compile_format(const nlohmann::json& forma
   return compile_format_ordered(nlohmann::ordered_json(format));
 }
 
+std::vector<std::string> special_token_texts(const tokenizer::Tokenizer& tok,
+                                             const std::vector<std::string>& texts) {
+  std::vector<std::string> out;
+  for (const std::string& text : texts) {
+    for (const int32_t id : tok.encode(text, false, true)) {
+      if (!tok.is_control(id) && !tok.is_end_of_generation(id)) continue;
+      const std::string& t = tok.vocab().text(id);
+      if (!t.empty() && std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
+    }
+  }
+  return out;
+}
+
 std::shared_ptr<const VocabularyIndex> build_vocabulary_index(const tokenizer::Tokenizer& tok) {
   return std::make_shared<const VocabularyIndex>(tok);
 }
@@ -191,7 +205,7 @@ void TokenConstraint::mask(std::span<float> logits) const {
 bool TokenConstraint::allows(int32_t token) const {
   if (token < 0 || token >= impl_->vocab->size() || impl_->ended) return false;
   if (impl_->bits_valid) return (impl_->bits[static_cast<size_t>(token) / 64] >> (token % 64)) & 1;
-  if (impl_->vocab->is_end_of_generation(token)) return impl_->matcher.complete();
+  if (impl_->vocab->is_end_of_generation(token) && impl_->matcher.complete()) return true;
   if (!impl_->vocab->in_trie(token)) return false;
   grammar::Matcher probe = impl_->matcher;
   return probe.advance(impl_->vocab->bytes(token));
@@ -199,11 +213,10 @@ bool TokenConstraint::allows(int32_t token) const {
 
 bool TokenConstraint::accept(int32_t token) {
   if (!allows(token)) return false;
-  if (impl_->vocab->is_end_of_generation(token)) {
-    impl_->ended = true;
-  } else {
-    impl_->matcher.advance(impl_->vocab->bytes(token));
-  }
+  // An end-of-generation token the format names (Harmony's <|call|>) is read as its bytes;
+  // either way nothing follows it.
+  if (impl_->vocab->in_trie(token)) impl_->matcher.advance(impl_->vocab->bytes(token));
+  if (impl_->vocab->is_end_of_generation(token)) impl_->ended = true;
   impl_->bits_valid = false;
   return true;
 }

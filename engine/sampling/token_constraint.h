@@ -9,6 +9,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -42,6 +43,12 @@ std::shared_ptr<const CompiledFormat> compile_format(const nlohmann::json& forma
 // The same for a format parsed as ordered_json: nlohmann::json sorts object keys, and the
 // properties of a schema are written in the order the schema gives them.
 std::shared_ptr<const CompiledFormat> compile_format_ordered(const nlohmann::ordered_json& format);
+
+// The texts of the special tokens (control and end-of-generation tokens) that `texts` contain,
+// as the tokenizer splits them out: what a format must name with grammar::special_token to get
+// those tokens (the vocabulary index has no other bytes for them).
+std::vector<std::string> special_token_texts(const tokenizer::Tokenizer& tok,
+                                             const std::vector<std::string>& texts);
 
 // Built once per loaded model (may take a while for 128k vocabularies: call off the I/O threads).
 std::shared_ptr<const VocabularyIndex> build_vocabulary_index(const tokenizer::Tokenizer& tok);

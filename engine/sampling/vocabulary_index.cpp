@@ -4,9 +4,21 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "engine/sampling/grammar.h"
 #include "engine/tokenizer/tokenizer.h"
 
 namespace vkllm::sampling {
+
+namespace {
+
+// In the trie: a special token's marked text, or ordinary bytes without the special byte (a
+// byte token 0xFF must not spell a special token's start).
+bool trie_piece(std::string_view piece) {
+  return grammar::is_special_token_bytes(piece) ||
+         (!piece.empty() && piece.find(static_cast<char>(grammar::kSpecialByte)) == piece.npos);
+}
+
+}  // namespace
 
 VocabularyIndex::VocabularyIndex(const tokenizer::Tokenizer& tok) {
   const int32_t n = tok.vocab_size();
@@ -14,14 +26,20 @@ VocabularyIndex::VocabularyIndex(const tokenizer::Tokenizer& tok) {
   in_trie_.assign(static_cast<size_t>(n), 0);
   eog_flag_.assign(static_cast<size_t>(n), 0);
   for (int32_t id = 0; id < n; ++id) {
-    if (tok.is_end_of_generation(id)) {
+    const bool eog = tok.is_end_of_generation(id);
+    if (eog) {
       eog_flag_[static_cast<size_t>(id)] = 1;
       eog_.push_back(id);
-      continue;
     }
-    if (tok.is_control(id)) continue;
-    pieces_[static_cast<size_t>(id)] = tok.token_to_piece(id, false);
-    in_trie_[static_cast<size_t>(id)] = !pieces_[static_cast<size_t>(id)].empty();
+    std::string& piece = pieces_[static_cast<size_t>(id)];
+    if (eog || tok.is_control(id)) {
+      // Only a format that names the token by its text (grammar::special_token) reaches it.
+      const std::string& text = tok.vocab().text(id);
+      if (!text.empty()) piece = grammar::special_token_bytes(text);
+    } else {
+      piece = tok.token_to_piece(id, false);
+    }
+    in_trie_[static_cast<size_t>(id)] = trie_piece(piece);
   }
   build();
 }
@@ -40,10 +58,9 @@ VocabularyIndex::VocabularyIndex(std::vector<std::string> pieces, std::vector<bo
   for (size_t id = 0; id < n; ++id) {
     if (eog_flag_[id]) {
       eog_.push_back(static_cast<int32_t>(id));
-      pieces_[id].clear();
-    } else {
-      in_trie_[id] = usable[id] && !pieces_[id].empty();
+      if (!grammar::is_special_token_bytes(pieces_[id])) pieces_[id].clear();
     }
+    in_trie_[id] = usable[id] && trie_piece(pieces_[id]);
   }
   build();
 }

@@ -1,5 +1,7 @@
 // A model's tokens as byte strings, and a trie over them in preorder so a walk can skip a whole
-// subtree (every token that starts with a rejected prefix) in one step.
+// subtree (every token that starts with a rejected prefix) in one step. Control and
+// end-of-generation tokens are there as grammar::special_token_bytes of their text, which only a
+// format that names them allows (grammar.h: kSpecialByte); tokens whose bytes hold 0xFF are not.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +24,9 @@ class VocabularyIndex {
   };
 
   explicit VocabularyIndex(const tokenizer::Tokenizer& tok);
-  // `pieces[id]` is a token's bytes; `usable[id]` false for tokens never allowed (control tokens).
+  // `pieces[id]` is a token's bytes (a special token's: grammar::special_token_bytes of its
+  // text); `usable[id]` false for tokens never allowed. End-of-generation tokens are in the trie
+  // when their piece is a special token's.
   VocabularyIndex(std::vector<std::string> pieces, std::vector<bool> usable,
                   std::vector<int32_t> end_of_generation);
 
@@ -30,7 +34,7 @@ class VocabularyIndex {
   std::string_view bytes(int32_t id) const { return pieces_[static_cast<size_t>(id)]; }
   bool is_end_of_generation(int32_t id) const { return eog_flag_[static_cast<size_t>(id)] != 0; }
   const std::vector<int32_t>& end_of_generation() const { return eog_; }
-  // In the trie: not an end-of-generation or control token, and not empty.
+  // In the trie: a special token's marked text, or ordinary non-empty bytes without 0xFF.
   bool in_trie(int32_t id) const { return in_trie_[static_cast<size_t>(id)] != 0; }
   const std::vector<TrieNode>& trie() const { return trie_; }
   const std::vector<int32_t>& token_ids() const { return token_ids_; }

@@ -26,6 +26,12 @@ constexpr const char* kNamedSpecials[] = {"<|begin_of_text|>",
                                           "<|eot_id|>",
                                           "<|python_tag|>"};
 constexpr uint32_t kBosId = 128000, kEotId = 128009;
+// o200k_harmony's (gpt-oss) named special tokens, in its order from <|startoftext|> with its
+// reserved gaps left out; the generation ends at <|return|> (and <|call|>).
+constexpr const char* kHarmonySpecials[] = {"<|startoftext|>", "<|endoftext|>", "<|return|>",
+                                            "<|constrain|>",   "<|channel|>",   "<|start|>",
+                                            "<|end|>",         "<|message|>",   "<|call|>"};
+constexpr uint32_t kHarmonyReturnId = 128002;
 
 std::ifstream open_input(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -36,7 +42,9 @@ std::ifstream open_input(const std::filesystem::path& path) {
 }  // namespace
 
 void add_llama3_vocab(const std::filesystem::path& encoder_json,
-                      const std::filesystem::path& merges_bpe, gguf::GgufWriter& w) {
+                      const std::filesystem::path& merges_bpe, gguf::GgufWriter& w,
+                      Llama3Specials specials) {
+  const bool harmony = specials == Llama3Specials::kHarmony;
   std::ifstream encoder_file = open_input(encoder_json);
   const auto encoder = nlohmann::json::parse(encoder_file, nullptr, /*allow_exceptions=*/false);
   if (!encoder.is_object()) {
@@ -64,10 +72,15 @@ void add_llama3_vocab(const std::filesystem::path& encoder_json,
   int reserved = 3;  // reserved_special_token_0..2 are among the named ones
   for (int32_t id = kLlama3BpeTokens; id < kLlama3VocabSize; ++id) {
     const auto k = static_cast<size_t>(id - kLlama3BpeTokens);
-    tokens[static_cast<size_t>(id)] =
-        k < std::size(kNamedSpecials)
-            ? kNamedSpecials[k]
-            : "<|reserved_special_token_" + std::to_string(reserved++) + "|>";
+    std::string& text = tokens[static_cast<size_t>(id)];
+    if (harmony) {
+      text = k < std::size(kHarmonySpecials) ? kHarmonySpecials[k]
+                                             : "<|reserved_" + std::to_string(200000 + k) + "|>";
+    } else {
+      text = k < std::size(kNamedSpecials)
+                 ? kNamedSpecials[k]
+                 : "<|reserved_special_token_" + std::to_string(reserved++) + "|>";
+    }
     types[static_cast<size_t>(id)] = kControl;
   }
 
@@ -85,23 +98,25 @@ void add_llama3_vocab(const std::filesystem::path& encoder_json,
   if (merges.empty()) throw std::runtime_error(merges_bpe.string() + ": no merges");
 
   w.set_string("general.architecture", "llama");
-  w.set_string("general.name", "llama-bpe");
+  w.set_string("general.name", harmony ? "llama-bpe-harmony" : "llama-bpe");
   w.set_string("tokenizer.ggml.model", "gpt2");
   w.set_string("tokenizer.ggml.pre", "llama-bpe");
   w.set_strings("tokenizer.ggml.tokens", tokens);
   w.set_i32s("tokenizer.ggml.token_type", types);
   w.set_strings("tokenizer.ggml.merges", merges);
-  // The instruct models' ids: generation ends at <|eot_id|>.
+  // The instruct models' ids: generation ends at <|eot_id|>. Harmony's prompts start with
+  // <|start|> and no BOS, and its generation ends at <|return|>.
   w.set_u32("tokenizer.ggml.bos_token_id", kBosId);
-  w.set_u32("tokenizer.ggml.eos_token_id", kEotId);
-  w.set_u32("tokenizer.ggml.eot_token_id", kEotId);
-  w.set_bool("tokenizer.ggml.add_bos_token", true);
+  w.set_u32("tokenizer.ggml.eos_token_id", harmony ? kHarmonyReturnId : kEotId);
+  if (!harmony) w.set_u32("tokenizer.ggml.eot_token_id", kEotId);
+  w.set_bool("tokenizer.ggml.add_bos_token", !harmony);
 }
 
 std::vector<uint8_t> build_llama3_vocab_gguf(const std::filesystem::path& encoder_json,
-                                             const std::filesystem::path& merges_bpe) {
+                                             const std::filesystem::path& merges_bpe,
+                                             Llama3Specials specials) {
   gguf::GgufWriter w;
-  add_llama3_vocab(encoder_json, merges_bpe, w);
+  add_llama3_vocab(encoder_json, merges_bpe, w, specials);
   return w.serialize();
 }
 

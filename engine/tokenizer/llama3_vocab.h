@@ -16,13 +16,20 @@ namespace vkllm::tokenizer {
 inline constexpr int32_t kLlama3BpeTokens = 128000;
 inline constexpr int32_t kLlama3VocabSize = 128256;
 
+// Which special tokens fill ids 128000-128255: Llama 3's, or gpt-oss's Harmony ones
+// (<|start|>, <|channel|>, <|message|>, <|constrain|>, <|end|>, <|call|>, <|return|>... as control
+// tokens, <|return|> the EOS, no BOS added) for Harmony fixtures without o200k's 200k tokens.
+enum class Llama3Specials { kLlama3, kHarmony };
+
 // Declares the tokenizer.* (and general.*) metadata in `writer`. Throws std::runtime_error naming
 // the file and what is wrong (unreadable, not JSON, id out of range, missing token id).
 void add_llama3_vocab(const std::filesystem::path& encoder_json,
-                      const std::filesystem::path& merges_bpe, gguf::GgufWriter& writer);
+                      const std::filesystem::path& merges_bpe, gguf::GgufWriter& writer,
+                      Llama3Specials specials = Llama3Specials::kLlama3);
 
 // The whole vocab-only GGUF image.
 std::vector<uint8_t> build_llama3_vocab_gguf(const std::filesystem::path& encoder_json,
-                                             const std::filesystem::path& merges_bpe);
+                                             const std::filesystem::path& merges_bpe,
+                                             Llama3Specials specials = Llama3Specials::kLlama3);
 
 }  // namespace vkllm::tokenizer

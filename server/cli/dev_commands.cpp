@@ -165,16 +165,19 @@ int make_vocab(const MakeVocabArgs& args) {
                 file.get_array<std::string>("tokenizer.ggml.merges").size());
     return 0;
   }
-  if (args.kind != "llama3") {
-    throw std::invalid_argument("unknown --kind '" + args.kind + "' (llama3, gemma4)");
+  if (args.kind != "llama3" && args.kind != "harmony") {
+    throw std::invalid_argument("unknown --kind '" + args.kind + "' (llama3, harmony, gemma4)");
   }
   if (args.encoder.empty() || args.merges.empty()) {
-    throw std::invalid_argument("--kind llama3 needs --encoder and --merges");
+    throw std::invalid_argument("--kind " + args.kind + " needs --encoder and --merges");
   }
-  tokenizer::add_llama3_vocab(args.encoder, args.merges, writer);
+  const bool harmony = args.kind == "harmony";
+  tokenizer::add_llama3_vocab(
+      args.encoder, args.merges, writer,
+      harmony ? tokenizer::Llama3Specials::kHarmony : tokenizer::Llama3Specials::kLlama3);
   writer.write(args.output);
-  std::printf("wrote %s: Llama 3 BPE vocabulary, %d tokens\n", args.output.c_str(),
-              tokenizer::kLlama3VocabSize);
+  std::printf("wrote %s: Llama 3 BPE vocabulary%s, %d tokens\n", args.output.c_str(),
+              harmony ? " with Harmony's special tokens" : "", tokenizer::kLlama3VocabSize);
   return 0;
 }
 
@@ -346,12 +349,18 @@ void add_dev_commands(CLI::App& app) {
       "Gemma 4-style one");
   vocab
       ->add_option("--kind", vocab_args->kind,
-                   "llama3 (from --encoder and --merges) or gemma4 (built in: SentencePiece-style "
-                   "BPE, byte tokens, Gemma 4's special tokens)")
+                   "llama3 (from --encoder and --merges), harmony (the same BPE with gpt-oss's "
+                   "Harmony special tokens at 128000+: <|start|>, <|channel|>, <|message|>, "
+                   "<|constrain|>, <|end|>, <|call|>, <|return|>) or gemma4 (built in: "
+                   "SentencePiece-style BPE, byte tokens, Gemma 4's special tokens)")
       ->capture_default_str();
-  vocab->add_option("--encoder", vocab_args->encoder, "llama3: encoder.json (BPE token -> id)")
+  vocab
+      ->add_option("--encoder", vocab_args->encoder,
+                   "llama3, harmony: encoder.json (BPE token -> id)")
       ->check(CLI::ExistingFile);
-  vocab->add_option("--merges", vocab_args->merges, "llama3: vocab.bpe (one merge per line)")
+  vocab
+      ->add_option("--merges", vocab_args->merges,
+                   "llama3, harmony: vocab.bpe (one merge per line)")
       ->check(CLI::ExistingFile);
   vocab->add_option("-o,--output", vocab_args->output, "Output GGUF path")->required();
   vocab->callback([vocab_args] { run_command([vocab_args] { return make_vocab(*vocab_args); }); });

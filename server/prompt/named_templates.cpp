@@ -115,7 +115,8 @@ const std::vector<Named>& index() {
 // items, which Ollama's gemma3n models render with gemma3-instruct. Gemma 4: its turn and channel
 // tokens (<|turn>role ... <turn|>, an empty thought channel opening the model's turn). Llama 4:
 // its header and end-of-turn tokens (Ollama's index has no Llama 4 entry; llama4-instruct is
-// vkllm's, llama3-instruct with Llama 4's tokens, as llama.cpp's own llama4 chat format).
+// vkllm's: llama.cpp's own llama4 chat format, with tools, calls and results as Ollama's llama4
+// library template writes them).
 struct FamilyMarkers {
   std::string_view name;
   std::string_view markers[4];

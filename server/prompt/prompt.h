@@ -105,7 +105,8 @@ struct ParserConfig {
   bool starts_in_thinking = false;      // the rendered prompt ends with think_open
   std::string tool_tag;                 // e.g. "<tool_call>", "[TOOL_CALLS]"; "{" by default
   std::string tool_arguments_key = "arguments";  // "parameters" where the template writes that
-  std::vector<std::string> tool_names;           // only these names are tool calls; empty: no tools
+  bool tool_name_then_args = false;     // calls are TAG NAME[ARGS]{...} (Mistral 3's templates)
+  std::vector<std::string> tool_names;  // only these names are tool calls; empty: no tools
   // Harmony (gpt-oss): HarmonyParser reads the output instead, from the prefill ("", "final" or
   // "analysis": the channel of a last assistant message the prompt continues). Its control
   // tokens (<|channel|>, <|message|>...) must be decoded as text for it: special_tokens (so must

@@ -21,6 +21,7 @@ struct PreparedTemplate {
   bool messages_mode = false;
   std::string think_open, think_close, tool_tag, tool_arguments_key;
   TemplateCapabilities caps;
+  bool tool_name_then_args = false;
 };
 
 namespace {
@@ -42,10 +43,11 @@ Prepared prepare(std::string_view text) {
   GoTemplate t = GoTemplate::parse(text);
   bool messages = t.references("messages");
   if (!messages && !t.references("response")) t = t.with_response_appended();
-  Prepared p{t, t.cut_after_response(), messages, "", "", "", "", {}};
+  Prepared p{t, t.cut_after_response(), messages, "", "", "", "", {}, false};
   infer_thinking_tags(t, p.think_open, p.think_close);
   p.tool_tag = tool_call_tag(t);
   p.tool_arguments_key = tool_call_arguments_key(t);
+  p.tool_name_then_args = tool_call_name_then_args(t);
   p.caps.tools = t.references("tools");
   p.caps.insert = t.references("suffix");
   p.caps.thinking = !p.think_open.empty() && !p.think_close.empty();
@@ -485,6 +487,7 @@ ParserConfig PromptBuilder::parser_config(const nlohmann::ordered_json& tools, c
   }
   c.tool_tag = p.tool_tag;
   c.tool_arguments_key = p.tool_arguments_key;
+  c.tool_name_then_args = p.tool_name_then_args;
   c.tool_names = request_tool_names(tools);
   return c;
 }

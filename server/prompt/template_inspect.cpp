@@ -168,6 +168,14 @@ std::string tool_call_arguments_key(const GoTemplate& t) {
   return text.find("\"parameters\"") != std::string::npos ? "parameters" : "arguments";
 }
 
+bool tool_call_name_then_args(const GoTemplate& t) {
+  const Node* tc = find_tool_call_if(t.root().nodes);
+  if (!tc) return false;
+  std::string text;
+  append_texts(tc->list->nodes, text);
+  return text.find("[ARGS]") != std::string::npos;
+}
+
 std::string tool_call_tag(const GoTemplate& t) {
   const Node* tc = find_tool_call_if(t.root().nodes);
   if (!tc) return "{";

@@ -14,5 +14,8 @@ std::string tool_call_tag(const GoTemplate& t);
 // The key the template writes a call's arguments under: "parameters" (llama 3.x) or
 // "arguments" (the default).
 std::string tool_call_arguments_key(const GoTemplate& t);
+// Whether the template writes each call as its tag, the name, then [ARGS] and the arguments
+// (Mistral 3's [TOOL_CALLS]NAME[ARGS]{...}) rather than one JSON object.
+bool tool_call_name_then_args(const GoTemplate& t);
 
 }  // namespace vkllm::prompt

@@ -346,14 +346,11 @@ GenerationService::output_constraint(const GenerationRequest& req,
                                      const nlohmann::ordered_json& tools,
                                      const prompt::ParserConfig& parser_config,
                                      sched::LoadedModel& model) {
-  // What the output must match: forced tool calls, else a grammar/regex/choice, else `format`.
-  // (Harmony's and the built-in parsers' calls (Qwen's XML, Gemma 4's and LFM2's notations,
-  // Mistral's NAME[ARGS]) are syntaxes the tool-call grammar does not know: tool_choice is not
-  // enforced there.)
+  // What the output must match: forced tool calls (in the model's call syntax), else a
+  // grammar/regex/choice, else `format`.
   std::optional<sampling::FormatSpec> spec;
-  if (req.kind == GenerationRequest::Kind::chat && !parser_config.harmony &&
-      parser_config.builtin_parser.empty())
-    spec = forced_tool_calls(tools, req.tool_choice, parser_config);
+  if (req.kind == GenerationRequest::Kind::chat)
+    spec = forced_tool_calls(tools, req.tool_choice, parser_config, model.tokenizer.get());
   if (!spec && req.constraint) spec = *req.constraint;
   const bool json_format = !req.format.is_null() && !(req.format.is_string() && req.format == "");
   if (!spec && json_format) spec = sampling::FormatSpec::of_json(req.format);

@@ -15,6 +15,10 @@
 #include "engine/sampling/format_spec.h"
 #include "server/prompt/prompt.h"
 
+namespace vkllm::tokenizer {
+class Tokenizer;
+}
+
 namespace vkllm::requests {
 
 struct ToolChoice {
@@ -24,12 +28,16 @@ struct ToolChoice {
   bool parallel = true;  // false: one call at most
 };
 
-// The constraint for a forced choice; nullopt when the choice forces nothing (automatic).
+// The constraint for a forced choice; nullopt when the choice forces nothing (automatic) or the
+// model's calls are in a syntax the grammar does not know (a parser without one).
 // `tools` are the request's tools in the native shape ({"type":"function","function":{"name",
-// "parameters"}}). Throws http::StatusError(400) when the choice names no tool of the request or
-// there are no tools to call.
+// "parameters"}}); `model` says the syntax: a template's tag (JSON calls), Harmony (gpt-oss), or
+// the ministral / qwen3.5 / qwen3-coder / gemma4 / lfm2 parsers' (tool_call_grammar.h); `tok`, the
+// model's tokenizer, which of the syntax's texts are special tokens the output must use. Throws
+// http::StatusError(400) when the choice names no tool of the request or there are no tools.
 std::optional<sampling::FormatSpec> forced_tool_calls(const nlohmann::ordered_json& tools,
                                                       const ToolChoice& choice,
-                                                      const prompt::ParserConfig& model);
+                                                      const prompt::ParserConfig& model,
+                                                      const tokenizer::Tokenizer* tok = nullptr);
 
 }  // namespace vkllm::requests

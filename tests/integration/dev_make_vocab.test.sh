@@ -24,6 +24,13 @@ got=$("$VKLLM_BIN" tokenize --model "$made" 'Hello')
 count=$(expect_vocab_vectors "$vocab/ggml-vocab-llama-bpe.gguf" "$made")
 echo "make-vocab: $count llama-bpe vectors match"
 
+# --kind harmony: the same BPE, Harmony's special tokens at 128000+ (single ids), no BOS added.
+"$VKLLM_BIN" dev make-vocab --kind harmony --encoder "$vocab/llama3.2/encoder.json" \
+  --merges "$vocab/llama3.2/vocab.bpe" -o "$tmp/harmony.gguf" >/dev/null
+got=$("$VKLLM_BIN" tokenize --model "$tmp/harmony.gguf" '<|start|>assistant<|channel|>final<|message|>Hello<|return|>')
+[ "$got" = '{"ids":[128005,78191,128004,12085,128007,9906,128002]}' ] || fail "harmony specials: $got"
+echo "make-vocab: harmony vocabulary"
+
 # Bad inputs: exit 1 with a message naming the file, no crash.
 echo '{"a": 0, "b": 200000}' >"$tmp/bad.json"
 set +e

@@ -4,7 +4,8 @@
 # llama.cpp's `grammar` and vLLM's structured_outputs (regex, choice, grammar, json) hold on the
 # /v1 routes, and what is not supported is a 400 naming it (40.5); a format whose regex is too
 # costly to compile gets its 400 without stalling other routes, and repeats of it come from the
-# compile cache (41.2). tool_choice through the npm openai SDK is in grammar_tools.mjs (40.4).
+# compile cache (41.2). tool_choice through the npm openai SDK is in grammar_tools.mjs (40.4), and
+# in the built-in parsers' and Llama 4's syntaxes in forced_tools.mjs.
 source "$(dirname "$0")/lib.sh"
 
 chat_template=$'{{- range .Messages }}{{ .Role }}: {{ .Content }}\n{{ end }}assistant:'
@@ -137,3 +138,24 @@ pass "costly patterns: 400 naming the pattern, GET / not held up, cached repeats
 # --- 40.4: tool_choice through the npm openai SDK ---
 node_client "$(dirname "$0")/grammar_tools.mjs" "$VKLLM_URL" || fail "tool_choice through the openai SDK"
 pass "tool_choice required / named / parallel_tool_calls false / none through the openai SDK"
+
+# --- tool_choice in the built-in parsers' syntaxes: Mistral's [TOOL_CALLS]NAME[ARGS]{...}, Qwen's
+# XML calls (parameters typed by the schema), Gemma 4's call:NAME{key:value} and LFM2's
+# [NAME(key=value)], on the tiny fixture named with their renderers and parsers ---
+for spec in 'mis:PARSER ministral' 'coder:RENDERER qwen3-coder\nPARSER qwen3-coder' \
+  'q35:RENDERER qwen3.5\nPARSER qwen3.5' 'g4:RENDERER gemma4\nPARSER gemma4' 'lf:RENDERER lfm2\nPARSER lfm2'; do
+  expect_eq "$(http_status POST "$VKLLM_URL/api/create" \
+    -d "{\"model\":\"${spec%%:*}\",\"modelfile\":\"FROM tiny\\n${spec#*:}\",\"stream\":false}")" 200 "create ${spec%%:*}: $(body)"
+  node_client "$(dirname "$0")/forced_tools.mjs" "$VKLLM_URL" "${spec%%:*}" '{"reasoning_effort":"none"}' ||
+    fail "tool_choice on ${spec%%:*}"
+done
+# Llama 4's template (llama4-instruct, as a GGUF with Llama 4's chat template gets it): calls are a
+# JSON list [{"name": ...,"parameters": ...}], read from the template like any other.
+# Mistral 3's (mistral3-instruct, without PARSER): [TOOL_CALLS]NAME[ARGS]{...} as its template writes.
+for t in l4:llama4-instruct m3:mistral3-instruct; do
+  req=$(jq -nc --rawfile t "$VKLLM_SOURCE_DIR/server/prompt/templates/${t#*:}.gotmpl" --arg m "${t%%:*}" \
+    '{model:$m, from:"tiny", template:$t, stream:false}')
+  expect_eq "$(http_status POST "$VKLLM_URL/api/create" -d "$req")" 200 "create ${t%%:*}: $(body)"
+  node_client "$(dirname "$0")/forced_tools.mjs" "$VKLLM_URL" "${t%%:*}" || fail "tool_choice on ${t#*:}"
+done
+pass "tool_choice in Mistral's (parser and template), Qwen's (qwen3-coder, qwen3.5), Gemma 4's, LFM2's and Llama 4's call syntaxes"

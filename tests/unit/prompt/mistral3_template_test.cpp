@@ -95,6 +95,7 @@ TEST(Mistral3Template, ToolCallsParseFromTheTemplatesTag) {
   const std::string prompt = b.render_chat(conversation("tools-call-result"), 4096, {}).text;
   ParserConfig cfg = b.parser_config(tools, {}, prompt);
   EXPECT_EQ(cfg.tool_tag, "[TOOL_CALLS]");
+  EXPECT_TRUE(cfg.tool_name_then_args);  // forced calls are written NAME[ARGS]{...} too
   ASSERT_EQ(cfg.tool_names, std::vector<std::string>{"get_weather"});
   OutputParser parser(cfg);
   ParsedDelta out = parser.feed(R"([TOOL_CALLS]get_weather[ARGS]{"city": "Lyon"})");
