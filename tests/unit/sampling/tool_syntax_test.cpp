@@ -98,7 +98,9 @@ TEST(SpecialTokens, AFormatAllowsThemOnlyWhereItNamesThem) {
   const std::vector<int32_t> in_text = allowed(c, n);
   EXPECT_GT(in_text.size(), 100000u);
   for (int32_t id = 0; id < n; ++id) {
-    if (tok.is_control(id) || tok.is_end_of_generation(id)) EXPECT_FALSE(c.allows(id)) << id;
+    if (tok.is_control(id) || tok.is_end_of_generation(id)) {
+      EXPECT_FALSE(c.allows(id)) << id;
+    }
   }
   EXPECT_TRUE(c.allows(tok.vocab().find("<|end|>")));
 
@@ -120,7 +122,9 @@ TEST(SpecialTokens, AFormatAllowsThemOnlyWhereItNamesThem) {
     const bool special = tok.is_control(id) || tok.is_end_of_generation(id);
     EXPECT_EQ(v.index->in_trie(id),
               special || (!bytes.empty() && bytes.find('\xff') == bytes.npos));
-    if (special) EXPECT_FALSE(j.allows(id)) << id;
+    if (special) {
+      EXPECT_FALSE(j.allows(id)) << id;
+    }
   }
 }
 
