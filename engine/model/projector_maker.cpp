@@ -58,6 +58,38 @@ void add_projector_tensors(std::vector<ProjectorTensor>& plan, const MakeProject
   }
 }
 
+// What distinguishes the two projectors' shared keys.
+struct ClipKind {
+  const char* projector_type;  // clip.projector_type, also in general.name
+  const char* act_flag;        // the tower's activation flag (clip.use_gelu, clip.use_silu)
+  float eps;
+  std::vector<float> mean, std;
+};
+
+// The keys both projector files carry, in the order llama.cpp's converter writes them: the clip
+// header, the projector type and activation, the tower's sizes, epsilon, mean and std (each
+// projector's merge key follows).
+void write_clip_keys(gguf::GgufWriter& w, const MakeProjectorOptions& o, const ClipKind& kind) {
+  const ProjectorShape& s = o.shape;
+  w.set_string("general.architecture", "clip");
+  w.set_string("general.name", std::string("vkllm random ") + kind.projector_type + " projector");
+  w.set_u32("general.file_type", o.f32 ? 0 : 1);
+  w.set_bool("clip.has_vision_encoder", true);
+  w.set_string("clip.projector_type", kind.projector_type);
+  w.set_bool(kind.act_flag, true);
+  const std::string v = "clip.vision.";
+  w.set_u32(v + "image_size", s.image_size);
+  w.set_u32(v + "patch_size", s.patch_size);
+  w.set_u32(v + "embedding_length", s.n_embd);
+  w.set_u32(v + "feed_forward_length", s.n_ff);
+  w.set_u32(v + "projection_dim", o.text_embd);
+  w.set_u32(v + "block_count", s.n_layer);
+  w.set_u32(v + "attention.head_count", s.n_head);
+  w.set_f32(v + "attention.layer_norm_epsilon", kind.eps);
+  w.set_f32s(v + "image_mean", kind.mean);
+  w.set_f32s(v + "image_std", kind.std);
+}
+
 // Mistral 3's Pixtral projector as llama.cpp's converter writes it (clip.cpp's PROJECTOR_TYPE_
 // PIXTRAL reads it): no patch or projection biases (Mistral Small 3.1 has none), CLIP's mean and
 // std, and the [IMG_BREAK] token's row of the text model's embeddings as v.token_embd.img_break.
@@ -68,24 +100,13 @@ void build_pixtral_projector(const MakeProjectorOptions& o, gguf::GgufWriter& w)
       o.text_embd == 0) {
     throw std::invalid_argument("make-model: inconsistent projector shape");
   }
-  w.set_string("general.architecture", "clip");
-  w.set_string("general.name", "vkllm random pixtral projector");
-  w.set_u32("general.file_type", o.f32 ? 0 : 1);
-  w.set_bool("clip.has_vision_encoder", true);
-  w.set_string("clip.projector_type", "pixtral");
-  w.set_bool("clip.use_silu", true);
-  const std::string v = "clip.vision.";
-  w.set_u32(v + "image_size", s.image_size);
-  w.set_u32(v + "patch_size", s.patch_size);
-  w.set_u32(v + "embedding_length", s.n_embd);
-  w.set_u32(v + "feed_forward_length", s.n_ff);
-  w.set_u32(v + "projection_dim", o.text_embd);
-  w.set_u32(v + "block_count", s.n_layer);
-  w.set_u32(v + "attention.head_count", s.n_head);
-  w.set_f32(v + "attention.layer_norm_epsilon", 1e-5f);
-  w.set_f32s(v + "image_mean", {0.48145466f, 0.4578275f, 0.40821073f});
-  w.set_f32s(v + "image_std", {0.26862954f, 0.26130258f, 0.27577711f});
-  w.set_u32(v + "spatial_merge_size", s.n_merge);
+  write_clip_keys(w, o,
+                  {"pixtral",
+                   "clip.use_silu",
+                   1e-5f,
+                   {0.48145466f, 0.4578275f, 0.40821073f},
+                   {0.26862954f, 0.26130258f, 0.27577711f}});
+  w.set_u32("clip.vision.spatial_merge_size", s.n_merge);
 
   const uint64_t E = s.n_embd, F = s.n_ff, P = s.patch_size, M = s.n_merge, T = o.text_embd;
   std::vector<ProjectorTensor> plan;
@@ -196,24 +217,8 @@ void build_random_projector(const MakeProjectorOptions& o, gguf::GgufWriter& w) 
   }
   // The keys and names llama.cpp's converter writes for Gemma 3's mmproj (tools/mtmd clip-impl.h
   // there): a "clip" file whose vision tower is SigLIP with GELU, mean and std 0.5.
-  w.set_string("general.architecture", "clip");
-  w.set_string("general.name", "vkllm random gemma3 projector");
-  w.set_u32("general.file_type", o.f32 ? 0 : 1);
-  w.set_bool("clip.has_vision_encoder", true);
-  w.set_string("clip.projector_type", "gemma3");
-  w.set_bool("clip.use_gelu", true);
-  const std::string v = "clip.vision.";
-  w.set_u32(v + "image_size", s.image_size);
-  w.set_u32(v + "patch_size", s.patch_size);
-  w.set_u32(v + "embedding_length", s.n_embd);
-  w.set_u32(v + "feed_forward_length", s.n_ff);
-  w.set_u32(v + "projection_dim", o.text_embd);
-  w.set_u32(v + "block_count", s.n_layer);
-  w.set_u32(v + "attention.head_count", s.n_head);
-  w.set_f32(v + "attention.layer_norm_epsilon", 1e-6f);
-  w.set_f32s(v + "image_mean", {0.5f, 0.5f, 0.5f});
-  w.set_f32s(v + "image_std", {0.5f, 0.5f, 0.5f});
-  w.set_u32(v + "projector.scale_factor", s.n_merge);
+  write_clip_keys(w, o, {"gemma3", "clip.use_gelu", 1e-6f, {0.5f, 0.5f, 0.5f}, {0.5f, 0.5f, 0.5f}});
+  w.set_u32("clip.vision.projector.scale_factor", s.n_merge);
 
   const uint64_t E = s.n_embd, F = s.n_ff, P = s.patch_size;
   const uint64_t side = s.image_size / s.patch_size;

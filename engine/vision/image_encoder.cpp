@@ -39,6 +39,16 @@ void parallel_ranges(cpu::ThreadPool& pool, uint32_t n, uint32_t grain, const Fn
   });
 }
 
+// A tower layer's unmasked attention over its N tokens, q, k, v and out rows n_embd wide, scaled
+// by 1 / sqrt(head_dim): the same in every tower.
+void cpu_tower_attention(const VisionSpec& s, const float* q, const float* k, const float* v,
+                         float* out, uint32_t N, cpu::ThreadPool& pool, cpu::MatmulWorkspace& ws) {
+  const DenseAttentionArgs a{
+      q,        k, v,        s.n_embd,     out,
+      s.n_embd, N, s.n_head, s.head_dim(), 1.0f / std::sqrt(static_cast<float>(s.head_dim()))};
+  dense_attention(a, pool, ws);
+}
+
 }  // namespace
 
 // A layer's weights as the CPU kernels read them. Outside the anonymous namespace: Impl, a
@@ -183,17 +193,7 @@ ImageEmbeddings ImageEncoder::encode_pixels(const TowerPixels& pixels) {
       cpu::add_bias(k.data(), L.k_b.data(), E, 0, b, e);
       cpu::add_bias(v.data(), L.v_b.data(), E, 0, b, e);
     });
-    const DenseAttentionArgs a{q.data(),
-                               k.data(),
-                               v.data(),
-                               E,
-                               att.data(),
-                               E,
-                               N,
-                               s.n_head,
-                               s.head_dim(),
-                               1.0f / std::sqrt(static_cast<float>(s.head_dim()))};
-    dense_attention(a, m.pool, m.ws);
+    cpu_tower_attention(s, q.data(), k.data(), v.data(), att.data(), N, m.pool, m.ws);
     m.linear(L.o, L.o_b.data(), att.data(), N, h.data());
     m.add_into(x.data(), h.data(), x.size());
 
@@ -287,17 +287,7 @@ ImageEmbeddings ImageEncoder::encode_pixtral(const TowerPixels& pixels) {
       rope_2d(rope_q, b, e);
       rope_2d(rope_k, b, e);
     });
-    const DenseAttentionArgs a{q.data(),
-                               k.data(),
-                               v.data(),
-                               E,
-                               att.data(),
-                               E,
-                               N,
-                               s.n_head,
-                               s.head_dim(),
-                               1.0f / std::sqrt(static_cast<float>(s.head_dim()))};
-    dense_attention(a, m.pool, m.ws);
+    cpu_tower_attention(s, q.data(), k.data(), v.data(), att.data(), N, m.pool, m.ws);
     m.linear(L.o, L.o_b, att.data(), N, h.data());
     m.add_into(x.data(), h.data(), x.size());
 

@@ -134,32 +134,17 @@ void MatmulKernels::record_matmul_cm2(CommandRecorder& rec, const MatmulArgs& ar
     multiply(args.weights, 0, args.rows, args.rows);
     return;
   }
-  const Pipeline& decode = pipelines_.get({.shader = std::string("dequant_f16_") + kt.name,
-                                           .num_buffers = 2,
-                                           .push_constant_bytes = 12,
-                                           .spec = {256}});
   const uint64_t row_bytes = uint64_t{args.cols} * 2;
-  // Smaller chunks on GPUs of little memory (under 16 GiB), never under 16 MiB.
-  const uint64_t chunk_bytes =
-      tuning_.cm2_chunk_mb
-          ? uint64_t{tuning_.cm2_chunk_mb} << 20
-          : std::clamp<uint64_t>(caps.device_local_bytes / 128, uint64_t{16} << 20, kChunkBytes);
   const uint32_t chunk_rows =
       tuning_.cm2_chunk_rows ? round_up(tuning_.cm2_chunk_rows, kCoopMat2Rows)
-                             : std::max<uint32_t>(kCoopMat2Rows, chunk_bytes / row_bytes /
+                             : std::max<uint32_t>(kCoopMat2Rows, cm2_chunk_bytes() / row_bytes /
                                                                      kCoopMat2Rows * kCoopMat2Rows);
-  constexpr uint32_t kUnit = 8;  // weights per decode invocation (UNIT of the block formats)
   for (uint32_t row0 = 0; row0 < args.rows; row0 += chunk_rows) {
     const uint32_t n = std::min(chunk_rows, args.rows - row0);
     // Whole row tiles: the padding rows are read (stale) but never stored.
     const uint32_t padded = round_up(n, kCoopMat2Rows);
     const BufferSlice w = w_f16_.next(pipelines_.device(), padded * row_bytes);
-    struct {
-      uint32_t n_rows, k, row0;
-    } dq{n, args.cols, row0};
-    const uint32_t groups = div_up(uint64_t{n} * (args.cols / kUnit), 256);
-    const uint32_t gx = std::min(groups, caps.max_workgroup_count[0]);
-    rec.dispatch(decode, {args.weights, w}, dq, Groups{gx, div_up(groups, gx), 1});
+    record_decode_f16(rec, kt.name, args.weights, w, n, args.cols, row0);
     // Orders this chunk's decode (and, the first time, the activations) before its GEMM, and the
     // GEMM two chunks back before this decode overwrites its half of the scratch.
     rec.barrier();
@@ -215,14 +200,6 @@ void MatmulKernels::record_moe_matmul_cm2(CommandRecorder& rec, const MoeMatmulA
                       .num_buffers = 4,
                       .push_constant_bytes = sizeof(Cm2MoePush),
                       .spec = {kCoopMat2Invocations, kCoopMat2Rows, tokens, kCoopMat2SliceK}});
-  const uint64_t expert_f16 = uint64_t{a.rows} * a.cols * 2;
-  const uint64_t chunk_bytes =
-      tuning_.cm2_chunk_mb
-          ? uint64_t{tuning_.cm2_chunk_mb} << 20
-          : std::clamp<uint64_t>(caps.device_local_bytes / 128, uint64_t{16} << 20, kChunkBytes);
-  const auto per_chunk = static_cast<uint32_t>(
-      std::clamp<uint64_t>(chunk_bytes / expert_f16, 1, std::min(a.n_expert, 65535u)));
-  constexpr uint32_t kUnit = 8;  // weights per decode invocation
   if (a.type == TensorType::F16) {
     // Read in place, every expert in one grid (a tile past an expert's rows reads the next one's
     // or, for the last, loads checked).
@@ -232,24 +209,15 @@ void MatmulKernels::record_moe_matmul_cm2(CommandRecorder& rec, const MoeMatmulA
     rec.dispatch(gemm, {a.weights, xs, ys, a.groups}, push,
                  Groups{div_up(a.rows, kCoopMat2Rows), div_up(a.n_tokens, tokens), a.n_expert});
   }
-  const Pipeline* decode = nullptr;
-  if (a.type != TensorType::F16) {
-    decode = &pipelines_.get({.shader = "dequant_f16_" + type_name,
-                              .num_buffers = 2,
-                              .push_constant_bytes = 12,
-                              .spec = {256}});
-  }
-  for (uint32_t e0 = 0; decode && e0 < a.n_expert; e0 += per_chunk) {
+  const uint64_t expert_f16 = uint64_t{a.rows} * a.cols * 2;
+  const auto per_chunk = static_cast<uint32_t>(
+      std::clamp<uint64_t>(cm2_chunk_bytes() / expert_f16, 1, std::min(a.n_expert, 65535u)));
+  for (uint32_t e0 = 0; a.type != TensorType::F16 && e0 < a.n_expert; e0 += per_chunk) {
     const uint32_t n_e = std::min(per_chunk, a.n_expert - e0);
     const uint32_t n = n_e * a.rows;
     const uint32_t padded = n + kCoopMat2Rows;
     const BufferSlice w = w_f16_.next(device, uint64_t{padded} * a.cols * 2);
-    struct {
-      uint32_t n_rows, k, row0;
-    } dq{n, a.cols, e0 * a.rows};
-    const uint32_t groups = div_up(uint64_t{n} * (a.cols / kUnit), 256);
-    const uint32_t gx = std::min(groups, caps.max_workgroup_count[0]);
-    rec.dispatch(*decode, {a.weights, w}, dq, Groups{gx, div_up(groups, gx), 1});
+    record_decode_f16(rec, type_name, a.weights, w, n, a.cols, e0 * a.rows);
     rec.barrier();  // this chunk decoded, x gathered; the GEMM two chunks back done with w
     const Cm2MoePush push{{a.rows, a.cols, pairs, a.cols, a.rows, 0, 0, padded, x_rows, 0, 0}, e0};
     rec.dispatch(gemm, {w, xs, ys, a.groups}, push,
@@ -265,6 +233,30 @@ void MatmulKernels::record_moe_matmul_cm2(CommandRecorder& rec, const MoeMatmulA
                                .spec = {kRowsWg}}),
                {a.groups, ys, a.y}, scatter,
                Groups{div_up(a.rows / 4, kRowsWg), rows_grid.y, rows_grid.z});
+}
+
+uint64_t MatmulKernels::cm2_chunk_bytes() const {
+  // Smaller chunks on GPUs of little memory (under 16 GiB), never under 16 MiB.
+  return tuning_.cm2_chunk_mb
+             ? uint64_t{tuning_.cm2_chunk_mb} << 20
+             : std::clamp<uint64_t>(pipelines_.device().caps().device_local_bytes / 128,
+                                    uint64_t{16} << 20, kChunkBytes);
+}
+
+void MatmulKernels::record_decode_f16(CommandRecorder& rec, const std::string& type_name,
+                                      BufferSlice weights, BufferSlice out, uint32_t n_rows,
+                                      uint32_t cols, uint32_t row0) {
+  const Pipeline& decode = pipelines_.get({.shader = "dequant_f16_" + type_name,
+                                           .num_buffers = 2,
+                                           .push_constant_bytes = 12,
+                                           .spec = {256}});
+  struct {
+    uint32_t n_rows, k, row0;
+  } dq{n_rows, cols, row0};
+  constexpr uint32_t kUnit = 8;  // weights per decode invocation (UNIT of the block formats)
+  const uint32_t groups = div_up(uint64_t{n_rows} * (cols / kUnit), 256);
+  const uint32_t gx = std::min(groups, pipelines_.device().caps().max_workgroup_count[0]);
+  rec.dispatch(decode, {weights, out}, dq, Groups{gx, div_up(groups, gx), 1});
 }
 
 const Pipeline& MatmulKernels::cm2_gemm(uint32_t tokens) {

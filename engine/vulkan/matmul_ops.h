@@ -311,6 +311,13 @@ class MatmulKernels {
   RingScratch moe_rows_{"MoE rows in expert order", 2};
   // The workgroup-scope GEMM (matmul_cm2.cpp) for a product coopmat2() accepts.
   void record_matmul_cm2(CommandRecorder& rec, const MatmulArgs& args);
+  // Bytes of f16 weights the workgroup-scope GEMMs decode per chunk (the tuning's, else by the
+  // device's memory).
+  uint64_t cm2_chunk_bytes() const;
+  // Rows row0 .. row0 + n_rows of `weights` ([rows x cols] of `type_name`'s blocks) decoded to
+  // f16 rows in `out` (dequant_f16.comp); no barrier added.
+  void record_decode_f16(CommandRecorder& rec, const std::string& type_name, BufferSlice weights,
+                         BufferSlice out, uint32_t n_rows, uint32_t cols, uint32_t row0);
   // Fewest tokens of `type` weights the workgroup-scope GEMM takes.
   uint32_t cm2_min_tokens(gguf::TensorType type) const;
   // The workgroup-scope GEMM's pipeline for tiles of `tokens` tokens.
