@@ -35,7 +35,7 @@
 #include "kv_meta.glsl"
 
 layout(local_size_x_id = 0) in;  // 4 * subgroup size
-layout(constant_id = 1) const uint D = 128u;     // head dim: a multiple of 16, at most 128
+layout(constant_id = 1) const uint D = 128u;     // head dim: a multiple of 16, at most 256
 layout(constant_id = 2) const uint R = 1u;       // query heads per KV head: a divisor of 64
 layout(constant_id = 3) const uint BLOCK = 16u;  // KV cache block size (tokens)
 layout(constant_id = 4) const uint KV_TYPE = 0u;  // cache element type (kv_quant.glsl)

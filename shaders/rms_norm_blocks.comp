@@ -7,6 +7,10 @@
 // Needs n a multiple of 32, n / 32 <= the workgroup size, and the strides multiples of 4.
 // F16_OUT: y is also written as f16 rows of n halves (binding 4), the tensor-core GEMM's input
 // (to_f16.comp's values).
+// Gate (flags bit 2, not with the residual add): y *= silu(g) after the weight, g read from
+// binding 1 at g_off + (row / g_group) * g_stride + (row % g_group) * n: Qwen3.5's gated norm
+// over each value head of the DeltaNet output, one dispatch instead of a norm, a gate pass and
+// (with Q8_OUT) a quantize pass, each behind its own barrier.
 
 #extension GL_EXT_control_flow_attributes : enable
 #include "reduce.glsl"
@@ -30,7 +34,9 @@ layout(push_constant) uniform Params {
   uint x_stride;  // elements between rows of x (and r)
   uint y_stride;  // elements between rows of y
   float eps;
-  uint flags;     // bit 0: add r into x first (and store the sum in x); bit 1: no weight multiply
+  uint flags;     // bit 0: add r into x first (and store the sum in x); bit 1: no weight
+                  // multiply; bit 2: the gate (r holds g)
+  uint g_off, g_stride, g_group;  // elements; multiples of 4
 } p;
 
 void main() {
@@ -62,8 +68,14 @@ void main() {
   if (!mine) return;
   const float inv = inversesqrt(ss / float(p.n) + p.eps);
   const uint yb = (row * p.y_stride + 32u * b) / 4u;
+  const bool gate = (p.flags & 4u) != 0u;
+  const uint gb = (p.g_off + (row / p.g_group) * p.g_stride + (row % p.g_group) * p.n + 32u * b) / 4u;
   [[unroll]] for (uint i = 0u; i < 8u; ++i) {
     v[i] = v[i] * inv * s[i];
+    if (gate) {
+      const vec4 g = r[gb + i];
+      v[i] *= g / (1.0 + exp(-g));
+    }
     y[yb + i] = v[i];
   }
 #ifdef Q8_OUT

@@ -8,6 +8,10 @@
 // tokens in order, its window in registers, so chunked prefill equals token-by-token decoding
 // and the state is read before it is written by the same invocation only. Grid: x covers the
 // channels, y = sequence (kv_meta.glsl: seq_q_start / seq_q_len / seq_kv_len / seq_state).
+// Q8_OUT: out is also written as q8 blocks (binding 5, q8_block.glsl) for the output
+// projection's int8-dot matvec, saving its quantize dispatch and barrier (a tenth of an LFM2
+// conv layer at batch 1); n_embd a multiple of 32, workgroup size a multiple of 32. Every
+// invocation of a workgroup then walks the sequence's tokens, past n_embd too, for the barriers.
 
 #define META_BINDING 1
 #include "kv_meta.glsl"
@@ -18,6 +22,12 @@ layout(std430, binding = 0) readonly buffer Bcx { float bcx[]; };
 layout(std430, binding = 2) readonly buffer Taps { float taps[]; };
 layout(std430, binding = 3) buffer State { float state[]; };
 layout(std430, binding = 4) writeonly buffer Out { float outv[]; };
+#ifdef Q8_OUT
+#extension GL_EXT_control_flow_attributes : enable
+#define Q8_BINDING 5
+#include "q8_block.glsl"
+shared float conv_vals[gl_WorkGroupSize.x];
+#endif
 
 layout(push_constant) uniform Params {
   uint n_embd;
@@ -35,23 +45,47 @@ const uint kMax = 8u;  // model::kMaxShortConvLength
 void main() {
   const uint c = gl_GlobalInvocationID.x;
   const uint seq = gl_WorkGroupID.y;
-  if (c >= p.n_embd || seq >= p.n_seqs) return;
+  const bool live = c < p.n_embd;
+#ifndef Q8_OUT
+  if (!live) return;
+#endif
   const uint q_len = meta_seq_q_len(p.n_tokens, p.n_seqs, seq);
   const uint t0 = meta_seq_q_start(p.n_tokens, p.n_seqs, seq);
   const bool fresh = meta_seq_kv_len(p.n_tokens, p.n_seqs, seq) == q_len;
   const uint base = meta_seq_state(p.n_tokens, p.n_seqs, seq) * p.slot_floats + p.layer_offset;
   const uint d = p.l_cache - 1u;
   float win[kMax];
-  for (uint k = 0u; k < d; ++k) win[k] = fresh ? 0.0 : state[base + k * p.n_embd + c];
   float w[kMax];
-  for (uint k = 0u; k < p.l_cache; ++k) w[k] = taps[c * p.l_cache + k];
-  for (uint t = 0u; t < q_len; ++t) {
-    const uint row = (t0 + t) * p.bcx_stride;
-    win[d] = bcx[row + c] * bcx[row + 2u * p.n_embd + c];
-    float sum = 0.0;
-    for (uint k = 0u; k < p.l_cache; ++k) sum += win[k] * w[k];
-    outv[(t0 + t) * p.out_stride + c] = bcx[row + p.n_embd + c] * sum;
-    for (uint k = 0u; k < d; ++k) win[k] = win[k + 1u];
+  if (live) {
+    for (uint k = 0u; k < d; ++k) win[k] = fresh ? 0.0 : state[base + k * p.n_embd + c];
+    for (uint k = 0u; k < p.l_cache; ++k) w[k] = taps[c * p.l_cache + k];
   }
-  for (uint k = 0u; k < d; ++k) state[base + k * p.n_embd + c] = win[k];
+  for (uint t = 0u; t < q_len; ++t) {
+    float o = 0.0;
+    if (live) {
+      const uint row = (t0 + t) * p.bcx_stride;
+      win[d] = bcx[row + c] * bcx[row + 2u * p.n_embd + c];
+      float sum = 0.0;
+      for (uint k = 0u; k < p.l_cache; ++k) sum += win[k] * w[k];
+      o = bcx[row + p.n_embd + c] * sum;
+      outv[(t0 + t) * p.out_stride + c] = o;
+      for (uint k = 0u; k < d; ++k) win[k] = win[k + 1u];
+    }
+#ifdef Q8_OUT
+    // The first invocation of each 32 gathers its block (blocks never straddle workgroups).
+    const uint lid = gl_LocalInvocationID.x;
+    conv_vals[lid] = o;
+    barrier();
+    if (live && (lid & 31u) == 0u) {
+      vec4 v[8];
+      [[unroll]] for (uint j = 0u; j < 8u; ++j)
+        v[j] = vec4(conv_vals[lid + 4u * j], conv_vals[lid + 4u * j + 1u],
+                    conv_vals[lid + 4u * j + 2u], conv_vals[lid + 4u * j + 3u]);
+      q8_store_block(((t0 + t) * p.n_embd + c) / 32u, p.n_tokens * (p.n_embd / 32u), v);
+    }
+    barrier();
+#endif
+  }
+  if (live)
+    for (uint k = 0u; k < d; ++k) state[base + k * p.n_embd + c] = win[k];
 }

@@ -91,9 +91,9 @@ void Qwen35Forward::delta_net(StepBackend& b, uint32_t l, uint32_t T, Feeds ffn)
   b.delta_net(d);
   b.barrier();
   b.mark("delta_net");
-  b.rms_norm({Act::Attn, 0, hd}, {Weight::SsmNorm, l}, {Act::Attn, 0, hd}, hd, T * nv);
-  b.barrier();
-  b.gate_rows(GateAct::Silu, {Act::Attn, 0, vd}, {Act::QKV, z, W}, vd, T);
+  const WeightRef wo{Weight::SsmOut, l};
+  b.gated_rms_norm({Act::Attn, 0, hd}, {Weight::SsmNorm, l}, {Act::Attn, 0, hd}, hd, T * nv,
+                   {Act::QKV, z, W}, nv, std::span(&wo, 1));
   b.barrier();
   b.mark("gated_norm");
   out_then_ffn_norm(b, l, T, Weight::SsmOut, ffn);

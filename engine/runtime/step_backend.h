@@ -374,6 +374,17 @@ class StepBackend {
                          uint32_t /*rows*/, bool /*per_row*/ = false) {
     unsupported("gate_rows");
   }
+  // Qwen3.5's gated norm: y = rms_norm(x) * w over `rows` rows of n (dense: y.stride 0 or n),
+  // then y *= silu(gate) with every `group` consecutive rows of y read as one row of gate
+  // (n * group wide: a token's value heads). `feeds` as for rms_norm, for the y rows n * group
+  // wide. This is rms_norm(), barrier() and gate_rows() in a row; a backend may fuse them
+  // (Vulkan: one dispatch that also writes the q8 copy).
+  virtual void gated_rms_norm(Rows x, WeightRef w, Rows y, uint32_t n, uint32_t rows, Rows gate,
+                              uint32_t group, std::span<const WeightRef> /*feeds*/ = {}) {
+    rms_norm(x, w, y, n, rows);
+    barrier();
+    gate_rows(GateAct::Silu, {y.act, y.off, n * group}, gate, n * group, rows / group);
+  }
   // to[r] = from[selected row r] for the step's n_sel selected rows, rows of n elements.
   virtual void select_rows(Rows from, Rows to, uint32_t n, uint32_t n_sel) = 0;
   // x = cap * tanh(x / cap) over n elements.

@@ -128,4 +128,35 @@ void VulkanBackend::gate_rows(GateAct act, Rows x, Rows gate, uint32_t n, uint32
   wrote(x.act);
 }
 
+void VulkanBackend::gated_rms_norm(Rows x, WeightRef w, Rows y, uint32_t n, uint32_t rows,
+                                   Rows gate, uint32_t group, std::span<const WeightRef> feeds) {
+  const uint32_t x_stride = x.stride ? x.stride : n, width = n * group;
+  const bool dense_y = y.stride == 0 || y.stride == n;
+  if (!dense_y || group == 0 || rows % group != 0 || x_stride % 4 != 0 ||
+      !vk::ops::rms_norm_fuses_gate(n, gate.off, gate.stride ? gate.stride : width, ctx_.caps())) {
+    StepBackend::gated_rms_norm(x, w, y, n, rows, gate, group, feeds);
+    return;
+  }
+  const uint32_t tokens = rows / group;
+  // The q8 copy is of the y rows as the next product reads them: a token's heads side by side.
+  const bool q8 = y.off == 0 && wants_q8(feeds, width, tokens);
+  vk::ops::RmsNormArgs a;
+  a.x = mem_.slice(x);
+  a.weight = get(w).data;
+  a.y = mem_.slice(y);
+  a.n = n;
+  a.n_rows = rows;
+  a.x_stride = x.stride;
+  a.y_stride = y.stride;
+  a.eps = spec_.norm_eps;
+  a.q8 = q8 ? mem_.xq : vk::BufferSlice{};
+  a.gate = mem_.buf(gate.act);
+  a.gate_off = gate.off;
+  a.gate_stride = gate.stride ? gate.stride : width;
+  a.gate_group = group;
+  vk::ops::rms_norm(*rec_, ctx_.pipelines(), a);
+  wrote(y.act);
+  if (q8) q8_of_ = Q8Copy{y.act, tokens, mem_.xq};
+}
+
 }  // namespace vkllm::runtime::detail

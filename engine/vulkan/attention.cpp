@@ -24,6 +24,14 @@ uint32_t shared_bytes(uint32_t rows, uint32_t bq, uint32_t bc, uint32_t d) {
 // (token, head) rows of a tensor-core workgroup: four subgroups of 16.
 constexpr uint32_t kCoopMatRows = 64;
 
+// attention_coopmat.comp's shared arrays at head dim d (its HS, Ssh, Psh, Msh/Lsh and Pos with
+// ROWS = 64, BC = 32): heads of 256 take 47.6 KiB, just inside NVIDIA's 48.
+uint64_t coopmat_shared_bytes(uint32_t d) {
+  const uint64_t rows = kCoopMatRows, bc = 32;
+  return rows * (d / 4 + 2) * 8 + rows * (bc + 4) * 4 + rows * (bc / 4 + 2) * 8 + 2 * rows * 4 +
+         rows * 4;
+}
+
 // attention_decode.comp's shared memory for chunks of `p` positions and `wg` invocations: Q rows,
 // the chunk's V rows (padded), scores, softmax state; 0 where its output sums would not fit the V
 // rows' space they reuse.
@@ -116,7 +124,8 @@ bool attention_on_tensor_cores(const AttentionArgs& a, const DeviceCapabilities&
   const uint32_t r = a.n_q_heads / n_kv;
   const uint32_t d = a.head_dim;
   const uint32_t q_stride = a.q.stride ? a.q.stride : a.n_q_heads * d;
-  return d % 16 == 0 && d <= 128 && kCoopMatRows % r == 0 && a.q.off % 4 == 0 && q_stride % 4 == 0;
+  return d % 16 == 0 && d <= 256 && coopmat_shared_bytes(d) <= caps.max_shared_memory &&
+         kCoopMatRows % r == 0 && a.q.off % 4 == 0 && q_stride % 4 == 0;
 }
 
 uint64_t attention_scratch_bytes(uint32_t n_splits, uint32_t n_tokens, uint32_t n_q_heads,

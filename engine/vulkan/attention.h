@@ -63,7 +63,8 @@ struct AttentionArgs {
 
 // Whether attention() runs these arguments on the tensor-core kernel (attention_coopmat.comp):
 // the device has VK_NV_cooperative_matrix's f16 16x16x16 shape, the step has at least 8 query
-// tokens in some sequence, head_dim a multiple of 16 up to 128, a GQA ratio that
+// tokens in some sequence, head_dim a multiple of 16 up to 256 (with its shared arrays within the
+// device's shared memory: 47.6 KiB at 256), a GQA ratio that
 // divides 64, q rows 16-byte aligned, and a.tensor_cores. Its results differ from
 // the scalar kernel's by the f16 rounding of Q and of the softmax weights.
 bool attention_on_tensor_cores(const AttentionArgs& a, const DeviceCapabilities& caps);

@@ -90,19 +90,35 @@ bool rms_norm_writes_f16(uint32_t n, const DeviceCapabilities& caps) {
   return caps.subgroup_arithmetic() && fits_norm_blocks(n);
 }
 
+bool rms_norm_fuses_gate(uint32_t n, uint32_t gate_off, uint32_t gate_stride,
+                         const DeviceCapabilities& caps) {
+  return caps.subgroup_arithmetic() && fits_norm_blocks(n) && gate_off % 4 == 0 &&
+         gate_stride % 4 == 0;
+}
+
 void rms_norm(CommandRecorder& rec, PipelineCache& pc, const RmsNormArgs& a) {
   require_arg(a.n > 0, "rms_norm: empty rows");
   struct {
     uint32_t n, n_rows, x_stride, y_stride;
     float eps;
     uint32_t flags;
+    uint32_t g_off, g_stride, g_group;
   } push{a.n,
          a.n_rows,
          a.x_stride ? a.x_stride : a.n,
          a.y_stride ? a.y_stride : a.n,
          a.eps,
-         (a.residual ? 1u : 0u) | (a.weight ? 0u : 2u)};
+         (a.residual ? 1u : 0u) | (a.weight ? 0u : 2u) | (a.gate ? 4u : 0u),
+         a.gate_off,
+         a.gate_stride,
+         std::max(a.gate_group, 1u)};
   const bool sg = pc.device().caps().subgroup_arithmetic();
+  if (a.gate)
+    require_arg(!a.residual && !a.f16 &&
+                    rms_norm_fuses_gate(a.n, a.gate_off, a.gate_stride, pc.device().caps()) &&
+                    push.x_stride % 4 == 0 && push.y_stride % 4 == 0,
+                "rms_norm: a fused gate needs no residual or f16 output, subgroup arithmetic, n "
+                "a multiple of 32 of at most 16384 and offsets and strides multiples of 4");
   if (a.q8) {
     require_arg(
         sg && a.n % 32 == 0 && (a.y_stride == 0 || a.y_stride == a.n),
@@ -118,7 +134,10 @@ void rms_norm(CommandRecorder& rec, PipelineCache& pc, const RmsNormArgs& a) {
         "of at most 16384 and strides multiples of 4");
     require_arg(a.f16.size >= uint64_t{a.n_rows} * a.n * 2, "rms_norm: f16 slice too small");
   }
-  const std::array<BufferSlice, 5> buffers{a.x, a.residual ? a.residual : a.x,
+  const std::array<BufferSlice, 5> buffers{a.x,
+                                           a.residual ? a.residual
+                                           : a.gate   ? a.gate
+                                                      : a.x,
                                            a.weight ? a.weight : a.x, a.y, a.q8 ? a.q8 : a.f16};
   const uint32_t n_buffers = a.q8 || a.f16 ? 5 : 4;
   if (blocks_fit) {
@@ -181,9 +200,17 @@ void short_conv(CommandRecorder& rec, PipelineCache& pc, const BatchInfo& b,
          a.slot_floats,
          a.layer_offset};
   constexpr uint32_t wg = 64;
+  const Groups groups{div_up(a.n_embd, wg), b.n_seqs, 1};
+  if (a.q8) {
+    require_arg(a.n_embd % 32 == 0, "short_conv: a q8 output needs n_embd a multiple of 32");
+    require_arg(a.q8.size >= uint64_t{b.n_tokens} * a.n_embd * 5 / 4,
+                "short_conv: q8 slice too small");
+    rec.dispatch(pipeline(pc, "short_conv_q8", 6, sizeof(push), wg),
+                 {a.bcx, b.meta, a.taps, a.states, a.out, a.q8}, push, groups);
+    return;
+  }
   const Pipeline& p = pipeline(pc, "short_conv", 5, sizeof(push), wg);
-  rec.dispatch(p, {a.bcx, b.meta, a.taps, a.states, a.out}, push,
-               {div_up(a.n_embd, wg), b.n_seqs, 1});
+  rec.dispatch(p, {a.bcx, b.meta, a.taps, a.states, a.out}, push, groups);
 }
 
 namespace {

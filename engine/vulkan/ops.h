@@ -57,11 +57,19 @@ struct RmsNormArgs {
   // Optional (not with q8): y also as f16 rows of n halves, as the tensor-core GEMM reads them
   // (MatmulArgs::x_f16); needs subgroup arithmetic, n a multiple of 32 of at most 16384.
   BufferSlice f16{};
+  // Optional (not with residual or f16; rms_norm_fuses_gate): y *= silu(g) after the weight, g
+  // of row r at element gate_off + (r / gate_group) * gate_stride + (r % gate_group) * n.
+  BufferSlice gate{};
+  uint32_t gate_off = 0, gate_stride = 0, gate_group = 1;
 };
 void rms_norm(CommandRecorder& rec, PipelineCache& pipelines, const RmsNormArgs& a);
 // Whether rms_norm() writes RmsNormArgs::f16 for rows of n (with vec4-aligned strides and no q8
 // output): subgroup arithmetic, n a multiple of 32 of at most 16384.
 bool rms_norm_writes_f16(uint32_t n, const DeviceCapabilities& caps);
+// Whether rms_norm() can apply RmsNormArgs::gate to rows of n with these gate offset and stride
+// (and vec4-aligned x and y strides): the register-blocked kernel's conditions.
+bool rms_norm_fuses_gate(uint32_t n, uint32_t gate_off, uint32_t gate_stride,
+                         const DeviceCapabilities& caps);
 
 // ---- LayerNorm with weight and bias (encoders): y = (x - mean) / sqrt(var + eps) * w + b per
 // row of n contiguous elements; y may be x itself.
@@ -185,6 +193,9 @@ struct ShortConvArgs {
   uint32_t n_embd = 0, l_cache = 0;
   uint32_t bcx_stride = 0, out_stride = 0;  // 0: 3 x n_embd, n_embd
   uint32_t slot_floats = 0, layer_offset = 0;
+  // Non-empty: out also written there as q8 blocks (n_embd a multiple of 32; the tokens' rows
+  // dense in the q8 layout whatever out_stride is).
+  BufferSlice q8;
 };
 void short_conv(CommandRecorder& rec, PipelineCache& pipelines, const BatchInfo& batch,
                 const ShortConvArgs& a);

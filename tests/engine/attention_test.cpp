@@ -333,11 +333,11 @@ TEST(PagedAttention, PrefillOnTensorCores) {
   const std::vector<SeqSpec> specs = {
       {whole, whole}, {1, 40}, {33, 33 + 64 + rng.below(40)}, {130, 130}, {8, 8}};
   int i = 0;
-  for (uint32_t head_dim : {64u, 80u, 128u})
+  for (uint32_t head_dim : {64u, 80u, 128u, 256u})
     for (uint32_t gqa : {1u, 4u, 8u}) {
-      // Without tensor cores these cases only repeat the scalar kernel's: three of the nine
-      // (every head dim and every GQA ratio once, with and without soft-capping, one window)
-      // keep lavapipe's share of CI short.
+      // Without tensor cores these cases only repeat the scalar kernel's: three of the twelve
+      // (three head dims, every GQA ratio once, with and without soft-capping, one window) keep
+      // lavapipe's share of CI short; heads of 256 (Gemma 3, Qwen3.5) are the tensor cores' own.
       if (!device_has_tensor_cores() && i != 1 && i != 5 && i != 6) {
         ++i;
         continue;

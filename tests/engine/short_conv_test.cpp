@@ -3,7 +3,8 @@
 // with prefill and decode (one starting while the other continues), must give every token's
 // output as one pass over each whole sequence would, and leave the last L-1 values of B * X as
 // the state. A fresh sequence's slot holds garbage (a released sequence's state) that must not
-// be read.
+// be read. Every other step also writes the output's q8 copy (the int8-dot matvec's input), which
+// must be exactly what quantizing the output in its own pass gives.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -12,6 +13,7 @@
 #include "engine/cpu/short_conv.h"
 #include "engine/kv/kv_layout.h"
 #include "engine/kv/state_layout.h"
+#include "engine/vulkan/matmul_ops.h"
 #include "engine/vulkan/ops.h"
 #include "tests/engine/kernel_test_support.h"
 
@@ -67,7 +69,9 @@ TEST(ShortConv, ChunkedStepsEqualWholeSequencesOnBothBackends) {
     std::vector<std::vector<float>> gpu_out(2), cpu_out(2);
     uint32_t done[2] = {0, 0};
     const std::vector<uint32_t> table(4, 0);
+    bool with_q8 = false;
     for (const auto& [n0, n1] : steps) {
+      with_q8 = !with_q8;
       std::vector<kv::BatchSequence> batch;
       std::vector<uint32_t> which;
       std::vector<float> bcx;
@@ -92,9 +96,25 @@ TEST(ShortConv, ChunkedStepsEqualWholeSequencesOnBothBackends) {
                            0,
                            0,
                            static_cast<uint32_t>(layout.slot_floats),
-                           static_cast<uint32_t>(layout.layer_offset[layer])};
-      run([&](vk::CommandRecorder& rec) { ops::short_conv(rec, pc, {dmeta, T, meta.n_seqs}, a); });
+                           static_cast<uint32_t>(layout.layer_offset[layer]),
+                           {}};
+      const uint64_t q8_bytes = vk::q8_activation_bytes(E, T);
+      vk::BufferSlice q8 = arena.allocate(q8_bytes), q8_want = arena.allocate(q8_bytes);
+      if (with_q8) a.q8 = q8;
+      run([&](vk::CommandRecorder& rec) {
+        rec.fill(q8, 0xDEADBEEFu);  // every byte must be written
+        rec.barrier();
+        ops::short_conv(rec, pc, {dmeta, T, meta.n_seqs}, a);
+      });
       const std::vector<float> got = from_device<float>(dout, size_t(T) * E);
+      if (with_q8) {
+        vk::MatmulKernels kernels(pc);
+        run([&](vk::CommandRecorder& rec) {
+          kernels.record_quantize_q8(rec, dout, E, T, 0, q8_want);
+        });
+        EXPECT_EQ(from_device<uint8_t>(q8, q8_bytes), from_device<uint8_t>(q8_want, q8_bytes))
+            << "q8 copy, L " << L << ", " << T << " tokens";
+      }
 
       std::vector<float> cpu(size_t(T) * E);
       const cpu::BatchView view{meta.words, T, meta.n_seqs};

@@ -1,4 +1,5 @@
-// RMSNorm, element-wise ops, GLU, argmax and RoPE against scalar CPU references.
+// RMSNorm (and its fused gate), element-wise ops, GLU, argmax and RoPE against scalar CPU
+// references.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -6,6 +7,7 @@
 #include <numeric>
 
 #include "engine/kv/kv_layout.h"
+#include "engine/vulkan/matmul_ops.h"
 #include "engine/vulkan/ops.h"
 #include "tests/engine/kernel_test_support.h"
 
@@ -67,6 +69,65 @@ TEST(SmallKernels, RmsNormWithOptionalResidualWeightAndF16Copy) {
       if (f16) {
         EXPECT_TRUE(f16_copy_matches(dh, y));
       }
+    }
+  }
+}
+
+// Qwen3.5's gated norm in one dispatch: each head row normalised with the weight, then times
+// silu of its gate, the gate rows strided and offset within a wider buffer (the in-projection's
+// z part), every `group` head rows one gate row; in place, with and without the q8 copy, which
+// must be exactly what quantizing y in its own pass gives.
+TEST(SmallKernels, RmsNormWithFusedGate) {
+  SeededRng rng;
+  auto& pc = vk_context().pipelines();
+  if (!ops::rms_norm_fuses_gate(128, 8, 3 * 128 + 12, vk_context().device().caps()))
+    GTEST_SKIP() << "no subgroup arithmetic";
+  for (bool q8 : {false, true}) {
+    vk::Arena arena = make_arena();
+    const uint32_t n = 128, group = 3, tokens = 2 + rng.below(3), rows = tokens * group;
+    const uint32_t g_off = 8, g_stride = group * n + 12;
+    auto x = random_vector(rng, size_t(n) * rows, -2.f, 2.f);
+    auto w = random_vector(rng, n, 0.5f, 1.5f);
+    auto g = random_vector(rng, size_t(g_stride) * tokens + g_off, -4.f, 4.f);
+    const float eps = 1e-6f;
+    BufferSlice dx = to_device(arena, x), dw = to_device(arena, w), dg = to_device(arena, g);
+    const uint64_t q8_bytes = vk::q8_activation_bytes(n * group, tokens);
+    BufferSlice dq = arena.allocate(q8_bytes), dq_want = arena.allocate(q8_bytes);
+    run([&](vk::CommandRecorder& rec) {
+      rec.fill(dq, 0xDEADBEEFu);
+      rec.barrier();
+      ops::rms_norm(rec, pc,
+                    {.x = dx,
+                     .residual = {},
+                     .weight = dw,
+                     .y = dx,
+                     .n = n,
+                     .n_rows = rows,
+                     .eps = eps,
+                     .q8 = q8 ? dq : BufferSlice{},
+                     .gate = dg,
+                     .gate_off = g_off,
+                     .gate_stride = g_stride,
+                     .gate_group = group});
+    });
+    std::vector<float> want(x.size());
+    for (uint32_t r = 0; r < rows; ++r) {
+      double ss = 0;
+      for (uint32_t i = 0; i < n; ++i) ss += double(x[r * n + i]) * x[r * n + i];
+      const double inv = 1.0 / std::sqrt(ss / n + eps);
+      for (uint32_t i = 0; i < n; ++i) {
+        const double gv = g[g_off + (r / group) * g_stride + (r % group) * n + i];
+        want[r * n + i] = float(x[r * n + i] * inv * w[i] * gv / (1.0 + std::exp(-gv)));
+      }
+    }
+    const std::vector<float> y = from_device<float>(dx, want.size());
+    EXPECT_TRUE(near_all(y, want, 1e-5, 1e-4)) << "q8 " << q8;
+    if (q8) {
+      vk::MatmulKernels kernels(pc);
+      run([&](vk::CommandRecorder& rec) {
+        kernels.record_quantize_q8(rec, dx, n * group, tokens, 0, dq_want);
+      });
+      EXPECT_EQ(from_device<uint8_t>(dq, q8_bytes), from_device<uint8_t>(dq_want, q8_bytes));
     }
   }
 }
