@@ -5,7 +5,8 @@
 //   op 2 scale:   out = a * s
 //   op 3 softcap: out = s * tanh(a / s)   (Gemma 2 final-logit soft-capping)
 //   op 4 gelu:    out = gelu(a), tanh approximation as ggml computes it (BERT's FFN)
-//   op 5 tanh:    out = tanh(a)           (a cross-encoder's classification head)
+//   op 5 tanh:    out = tanh(s * a)       (a cross-encoder's classification head, s = 1; Gemma
+//                                          3n's AltUp router, s = 1 / n_embd)
 // b is read only by ops 0 and 1 (bind any buffer otherwise). Each invocation handles 4 elements.
 
 layout(local_size_x_id = 0) in;
@@ -42,7 +43,7 @@ void main() {
       case 2u: v = x * p.s; break;
       case 3u: v = p.s * tanh_safe(x / p.s); break;
       case 4u: v = 0.5 * x * (1.0 + tanh_safe(0.7978845608028654 * x * (1.0 + 0.044715 * x * x))); break;
-      default: v = tanh_safe(x); break;
+      default: v = tanh_safe(p.s * x); break;
     }
     outv[p.out_off + i] = v;
   }

@@ -318,12 +318,18 @@ class CpuBackend final : public StepBackend {
           [&](uint32_t b, uint32_t e) { cpu::gelu(xp, op, b, e, isa_); });
   }
 
-  // tanh(x) = 1 * tanh(x / 1): the soft-capping kernel with a cap of one.
-  void tanh(Rows x, Rows out, uint64_t n) override {
+  // tanh(s x) = 1 * tanh(s x / 1): the soft-capping kernel with a cap of one, after the scale.
+  void tanh(Rows x, Rows out, uint64_t n, float in_scale) override {
     const float* xp = ptr(x);
     float* op = ptr(out);
-    split(static_cast<uint32_t>(n), kElementsPerTask,
-          [&](uint32_t b, uint32_t e) { cpu::softcap(xp, op, 1.0f, b, e, isa_); });
+    split(static_cast<uint32_t>(n), kElementsPerTask, [&](uint32_t b, uint32_t e) {
+      if (in_scale != 1.0f) {
+        for (uint32_t i = b; i < e; ++i) op[i] = xp[i] * in_scale;
+        cpu::softcap(op, op, 1.0f, b, e, isa_);
+      } else {
+        cpu::softcap(xp, op, 1.0f, b, e, isa_);
+      }
+    });
   }
 
   void pool(PoolMode mode, Rows x, uint32_t n, Rows out) override {

@@ -55,14 +55,14 @@ void Gemma3nForward::inputs(StepBackend& b, uint32_t T) const {
 
 void Gemma3nForward::router(StepBackend& b, uint32_t l, Rows x, uint32_t T) const {
   const uint32_t E = spec_.n_embd, A = spec_.n_altup;
-  b.rms_norm(x, {Weight::AltupRouterNorm, l}, {Act::AuxB, 0, E}, E, T);
-  b.barrier();
-  b.scale_rows({Act::AuxB, 0, E}, E, T, 1.0f / static_cast<float>(E));
-  b.barrier();
+  // tanh(router(norm(x) / E)), with the 1/E after the (linear) product: the norm then writes
+  // the product's q8 input itself, and the scale pass and its barrier go.
   const ProductOut out[] = {{{Weight::AltupRouter, l}, {Act::Modal, 0, A}}};
+  b.rms_norm(x, {Weight::AltupRouterNorm, l}, {Act::AuxB, 0, E}, E, T, std::span(&out[0].w, 1));
+  b.barrier();
   b.products({Act::AuxB, 0, E}, T, out);
   b.barrier();
-  b.tanh({Act::Modal}, {Act::Modal}, uint64_t(T) * A);
+  b.tanh({Act::Modal}, {Act::Modal}, uint64_t(T) * A, 1.0f / static_cast<float>(E));
   b.barrier();
 }
 
@@ -80,7 +80,9 @@ void Gemma3nForward::layer(StepBackend& b, uint32_t l, uint32_t T) const {
 
   // The active prediction's norm feeds LAuReL and attention; X = LAuReL's output.
   const Rows active = stream(Act::AltPred, act);
-  b.rms_norm(active, {Weight::AttnNorm, l}, {Act::H}, E, T);
+  // Its q8 copy (where the products take one) serves LAuReL's left product and Q/K/V alike.
+  const WeightRef norm_feeds[] = {{Weight::LaurelL, l}, {Weight::AttnQ, l}};
+  b.rms_norm(active, {Weight::AttnNorm, l}, {Act::H}, E, T, norm_feeds);
   b.barrier();
   const uint32_t rank = spec_.laurel_rank;
   const ProductOut left[] = {{{Weight::LaurelL, l}, {Act::AuxB, 0, rank}}};
@@ -153,10 +155,11 @@ void Gemma3nForward::attention(StepBackend& b, uint32_t l, uint32_t T) const {
   at.head_dim = hd;
   at.scale = spec_.attn_scale;
   at.window = swa ? spec_.sliding_window : 0;
+  const ProductOut out[] = {{{Weight::AttnOut, l}, {Act::H}}};
+  at.feeds = std::span(&out[0].w, 1);
   b.attention(at);
   b.barrier();
   b.mark("attention");
-  const ProductOut out[] = {{{Weight::AttnOut, l}, {Act::H}}};
   b.products({Act::Attn}, T, out);
   b.barrier();
   b.rms_norm({Act::H}, {Weight::PostAttnNorm, l}, {Act::H}, E, T);
@@ -166,19 +169,21 @@ void Gemma3nForward::attention(StepBackend& b, uint32_t l, uint32_t T) const {
 // X += post-norm(FFN(norm(X))), the first layers' gates sparsified first.
 void Gemma3nForward::ffn(StepBackend& b, uint32_t l, uint32_t T) const {
   const uint32_t E = spec_.n_embd, ff = spec_.n_ff;
-  b.rms_norm({Act::X}, {Weight::FfnNorm, l}, {Act::H}, E, T);
-  b.barrier();
   const ProductOut gate_up[] = {{{Weight::FfnGate, l}, {Act::Gate, 0, ff}},
                                 {{Weight::FfnUp, l}, {Act::Up, 0, ff}}};
+  const WeightRef gate_up_w[] = {gate_up[0].w, gate_up[1].w};
+  b.rms_norm({Act::X}, {Weight::FfnNorm, l}, {Act::H}, E, T, gate_up_w);
+  b.barrier();
   b.products({Act::H}, T, gate_up);
   b.barrier();
   if (l < spec_.n_layer_sparse) {
     b.gaussian_topk({Act::Gate, 0, ff}, ff, T, spec_.sparsity_std_mul);
     b.barrier();
   }
-  b.glu(GluAct::GeluTanh, {Act::Gate, 0, ff}, {Act::Up, 0, ff}, {Act::FfnAct, 0, ff}, ff, T);
-  b.barrier();
   const ProductOut down[] = {{{Weight::FfnDown, l}, {Act::H}}};
+  b.glu(GluAct::GeluTanh, {Act::Gate, 0, ff}, {Act::Up, 0, ff}, {Act::FfnAct, 0, ff}, ff, T,
+        std::span(&down[0].w, 1));
+  b.barrier();
   b.products({Act::FfnAct, 0, ff}, T, down);
   b.barrier();
   b.rms_norm({Act::H}, {Weight::PostFfnNorm, l}, {Act::H}, E, T);
@@ -198,11 +203,12 @@ void Gemma3nForward::per_layer_input(StepBackend& b, uint32_t l, uint32_t T) con
   const ProductOut gate[] = {{{Weight::PerLayerInpGate, l}, {Act::Aux, 0, P}}};
   b.products({Act::AuxB, 0, E}, T, gate);
   b.barrier();
-  b.gelu({Act::Aux}, {Act::Aux}, uint64_t(T) * P);
-  b.barrier();
-  b.mul_rows({Act::Aux, 0, P}, {Act::PerLayer, l * P, spec_.n_layer * P}, {Act::Aux, 0, P}, P, T);
-  b.barrier();
+  // gelu(gate) * per-layer input is a GLU with the per-layer rows as its up half: one pass that
+  // also writes the projection's q8 input.
   const ProductOut proj[] = {{{Weight::PerLayerProj, l}, {Act::AuxB, 0, E}}};
+  b.glu(GluAct::GeluTanh, {Act::Aux, 0, P}, {Act::PerLayer, l * P, spec_.n_layer * P},
+        {Act::Aux, 0, P}, P, T, std::span(&proj[0].w, 1));
+  b.barrier();
   b.products({Act::Aux, 0, P}, T, proj);
   b.barrier();
   b.rms_norm({Act::AuxB, 0, E}, {Weight::PerLayerPostNorm, l}, {Act::AuxB, 0, E}, E, T);

@@ -57,7 +57,8 @@ void Gemma4Forward::attention(StepBackend& b, uint32_t l, uint32_t T) const {
   const bool swa = spec_.layer_is_swa[l];
   const bool own_kv = spec_.owns_kv(l);
   const bool v_is_k = own_kv && spec_.layer_v_is_k[l];
-  b.rms_norm({Act::X}, {Weight::AttnNorm, l}, {Act::H}, E, T);
+  const WeightRef q_w[] = {{Weight::AttnQ, l}};
+  b.rms_norm({Act::X}, {Weight::AttnNorm, l}, {Act::H}, E, T, q_w);
   b.barrier();
   const Rows q{Act::Q, 0, qd}, k{Act::K, 0, kvd}, v{Act::V, 0, kvd};
   const ProductOut qkv[] = {
@@ -98,10 +99,11 @@ void Gemma4Forward::attention(StepBackend& b, uint32_t l, uint32_t T) const {
   at.head_dim = hd;
   at.scale = spec_.attn_scale;
   at.window = swa ? spec_.sliding_window : 0;
+  const ProductOut out[] = {{{Weight::AttnOut, l}, {Act::H}}};
+  at.feeds = std::span(&out[0].w, 1);
   b.attention(at);
   b.barrier();
   b.mark("attention");
-  const ProductOut out[] = {{{Weight::AttnOut, l}, {Act::H}}};
   b.products({Act::Attn, 0, qd}, T, out);
   b.barrier();
   b.rms_norm({Act::H}, {Weight::PostAttnNorm, l}, {Act::H}, E, T);
@@ -144,8 +146,6 @@ void Gemma4Forward::ffn(StepBackend& b, uint32_t l, uint32_t T) const {
     b.barrier();
     b.mark("moe");
   }
-  b.rms_norm({Act::X}, {Weight::FfnNorm, l}, {Act::H}, E, T);
-  b.barrier();
   Rows gate{Act::Gate, 0, ff}, up{Act::Up, 0, ff};
   ProductOut gate_up[] = {{{Weight::FfnGate, l}, gate}, {{Weight::FfnUp, l}, up}};
   size_t n_products = 2;
@@ -155,6 +155,9 @@ void Gemma4Forward::ffn(StepBackend& b, uint32_t l, uint32_t T) const {
     gate = {Act::Up, 0, 2 * ff};
     up = {Act::Up, ff, 2 * ff};
   }
+  const WeightRef gate_up_w[] = {gate_up[0].w};
+  b.rms_norm({Act::X}, {Weight::FfnNorm, l}, {Act::H}, E, T, gate_up_w);
+  b.barrier();
   const WeightRef down_w[] = {{Weight::FfnDown, l}};
   b.products_then_glu({Act::H}, T, std::span(gate_up, n_products),
                       {GluAct::GeluTanh, gate, up, {Act::FfnAct, 0, ff}, ff, down_w});
@@ -181,11 +184,12 @@ void Gemma4Forward::per_layer_input(StepBackend& b, uint32_t l, uint32_t T) cons
   const ProductOut gate[] = {{{Weight::PerLayerInpGate, l}, {Act::Aux, 0, P}}};
   b.products({Act::X}, T, gate);
   b.barrier();
-  b.gelu({Act::Aux}, {Act::Aux}, uint64_t(T) * P);
-  b.barrier();
-  b.mul_rows({Act::Aux, 0, P}, {Act::PerLayer, l * P, spec_.n_layer * P}, {Act::Aux, 0, P}, P, T);
-  b.barrier();
+  // gelu(gate) * per-layer input is a GLU with the per-layer rows as its up half: one pass that
+  // also writes the projection's q8 input.
   const ProductOut proj[] = {{{Weight::PerLayerProj, l}, {Act::AuxB, 0, E}}};
+  b.glu(GluAct::GeluTanh, {Act::Aux, 0, P}, {Act::PerLayer, l * P, spec_.n_layer * P},
+        {Act::Aux, 0, P}, P, T, std::span(&proj[0].w, 1));
+  b.barrier();
   b.products({Act::Aux, 0, P}, T, proj);
   b.barrier();
   b.rms_norm({Act::AuxB, 0, E}, {Weight::PerLayerPostNorm, l}, {Act::AuxB, 0, E}, E, T);

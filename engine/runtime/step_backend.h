@@ -426,7 +426,10 @@ class StepBackend {
   }
   // out = gelu(x) (tanh approximation) and out = tanh(x) over n elements; out may be x.
   virtual void gelu(Rows /*x*/, Rows /*out*/, uint64_t /*n*/) { unsupported("gelu"); }
-  virtual void tanh(Rows /*x*/, Rows /*out*/, uint64_t /*n*/) { unsupported("tanh"); }
+  // out = tanh(in_scale * x) over n elements.
+  virtual void tanh(Rows /*x*/, Rows /*out*/, uint64_t /*n*/, float /*in_scale*/ = 1.0f) {
+    unsupported("tanh");
+  }
   // out[s] = the mean, first or last of sequence s's rows of x (n packed elements each), for
   // every sequence of the step.
   virtual void pool(PoolMode /*mode*/, Rows /*x*/, uint32_t /*n*/, Rows /*out*/) {

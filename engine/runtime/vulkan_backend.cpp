@@ -295,8 +295,9 @@ void VulkanBackend::gelu(Rows x, Rows out, uint64_t n) {
   wrote(out.act);
 }
 
-void VulkanBackend::tanh(Rows x, Rows out, uint64_t n) {
-  vk::ops::tanh(*rec_, ctx_.pipelines(), mem_.slice(x), mem_.slice(out), static_cast<uint32_t>(n));
+void VulkanBackend::tanh(Rows x, Rows out, uint64_t n, float in_scale) {
+  vk::ops::tanh(*rec_, ctx_.pipelines(), mem_.slice(x), mem_.slice(out), static_cast<uint32_t>(n),
+                in_scale);
   wrote(out.act);
 }
 

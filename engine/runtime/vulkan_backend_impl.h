@@ -145,7 +145,7 @@ class VulkanBackend final : public StepBackend {
   void add_row(Rows row, Rows x, uint32_t n, uint32_t rows) override;
   void layer_norm(Rows x, WeightRef w, WeightRef b, Rows y, uint32_t n, uint32_t rows) override;
   void gelu(Rows x, Rows out, uint64_t n) override;
-  void tanh(Rows x, Rows out, uint64_t n) override;
+  void tanh(Rows x, Rows out, uint64_t n, float in_scale) override;
   void pool(PoolMode mode, Rows x, uint32_t n, Rows out) override;
   void copy(Rows from, Rows to, uint64_t n) override;
 

@@ -271,8 +271,9 @@ void rope_2d(CommandRecorder& rec, PipelineCache& pc, const Rope2dArgs& a) {
 void gelu(CommandRecorder& rec, PipelineCache& pc, BufferSlice a, BufferSlice out, uint32_t n) {
   elementwise(rec, pc, 4, a, a, out, n, 0.f);
 }
-void tanh(CommandRecorder& rec, PipelineCache& pc, BufferSlice a, BufferSlice out, uint32_t n) {
-  elementwise(rec, pc, 5, a, a, out, n, 0.f);
+void tanh(CommandRecorder& rec, PipelineCache& pc, BufferSlice a, BufferSlice out, uint32_t n,
+          float in_scale) {
+  elementwise(rec, pc, 5, a, a, out, n, in_scale);
 }
 
 void glu(CommandRecorder& rec, PipelineCache& pc, const GluArgs& a) {

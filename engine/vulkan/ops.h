@@ -94,11 +94,11 @@ void softcap(CommandRecorder& rec, PipelineCache& pipelines, BufferSlice a, Buff
 // x[r * n + i] += bias[i] for every row r < n_rows (projection biases).
 void add_bias(CommandRecorder& rec, PipelineCache& pipelines, BufferSlice x, BufferSlice bias,
               uint32_t n, uint32_t n_rows);
-// out = gelu(a) (tanh approximation, as ggml), out = tanh(a)
+// out = gelu(a) (tanh approximation, as ggml), out = tanh(in_scale * a)
 void gelu(CommandRecorder& rec, PipelineCache& pipelines, BufferSlice a, BufferSlice out,
           uint32_t n);
 void tanh(CommandRecorder& rec, PipelineCache& pipelines, BufferSlice a, BufferSlice out,
-          uint32_t n);
+          uint32_t n, float in_scale = 1.0f);
 
 // ---- Gated FFN activation: out = act(gate) * up, row by row.
 // SwigluOai: gpt-oss's clamped SwiGLU (glu_activation.glsl).
