@@ -11,7 +11,8 @@
 // with g = softplus(alpha + dt[h]) * a[h], beta = sigmoid(beta), out scaled by 1/sqrt(head_dim);
 // every dot product is one subgroupAdd, so no barrier is needed at all. Activations are parts of
 // one buffer, offsets in floats. Grid: x = value head, y = sequence, z = column blocks of the
-// workgroup's subgroup count.
+// workgroup's subgroup count. Sequences of chunk_min tokens or more are left to the chunked form
+// (shaders/delta_net_chunked.comp), which the host records beside this one.
 
 #extension GL_KHR_shader_subgroup_basic : enable
 #extension GL_KHR_shader_subgroup_arithmetic : enable
@@ -46,6 +47,7 @@ layout(push_constant) uniform Params {
   uint state_offset;  // this layer's delta-rule matrices within a slot
   float eps;
   uint grouped;  // Qwen3-Next: key head h / r, alpha/beta at (h / r) * 2r + h % r
+  uint chunk_min;  // sequences of at least this many tokens are delta_net_chunked.comp's
 } p;
 
 float softplus(float x) { return x > 20.0 ? x : log(1.0 + exp(x)); }
@@ -60,6 +62,7 @@ void main() {
   // Whole subgroups leave together; a column past the head still joins no reduction of another.
   if (h >= p.n_v_heads || seq >= p.n_seqs || j >= d) return;
   const uint q_len = meta_seq_q_len(p.n_tokens, p.n_seqs, seq);
+  if (q_len >= p.chunk_min) return;
   const uint t0 = meta_seq_q_start(p.n_tokens, p.n_seqs, seq);
   const bool fresh = meta_seq_kv_len(p.n_tokens, p.n_seqs, seq) == q_len;
   const uint col = meta_seq_state(p.n_tokens, p.n_seqs, seq) * p.slot_floats + p.state_offset +

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <vector>
 
 #include "engine/model/model_spec.h"
 
@@ -91,6 +92,111 @@ void delta_net_head(const DeltaNetHeadArgs& a, uint32_t h, float* state, uint32_
       }
       o[j] = sq * out_scale;
     }
+  }
+}
+
+void delta_net_head_chunked(const DeltaNetHeadArgs& a, uint32_t h, float* state, uint32_t n_tokens,
+                            bool fresh) {
+  constexpr uint32_t C = kDeltaNetChunk;
+  const uint32_t d = a.head_dim;
+  if (d == 0 || d > model::kMaxDeltaNetHeadDim) throw std::invalid_argument("delta_net: head size");
+  if (fresh) std::memset(state, 0, sizeof(float) * d * d);
+  const uint32_t r = a.n_v_heads / a.n_k_heads;
+  const uint32_t kh = a.grouped ? h / r : h % a.n_k_heads;
+  const uint32_t ab = a.grouped ? (h / r) * 2 * r + h % r : h;
+  const uint64_t key_dim = uint64_t(a.n_k_heads) * d;
+  const float out_scale = 1.0f / std::sqrt(static_cast<float>(d));
+  // Per chunk: q, k (normalised; q times out_scale), the new values delta, the products of q and
+  // k with the incoming state, and the chunk's C x C matrices. A pool thread reuses its buffers.
+  thread_local std::vector<float> buf;
+  buf.resize(4 * size_t(C) * d + 2 * size_t(C) * C + 2 * C);
+  float* q = buf.data();
+  float* k = q + size_t(C) * d;
+  float* dl = k + size_t(C) * d;  // R, then delta (row t: the chunk's token t)
+  float* qs = dl + size_t(C) * d;
+  float* am = qs + size_t(C) * d;  // A[t][s] = beta_t e^(G_t - G_s) k_t . k_s, s < t
+  float* pm = am + size_t(C) * C;  // P[t][s] = e^(G_t - G_s) q_t . k_s, s <= t
+  float* gc = pm + size_t(C) * C;  // G_t: the cumulative log decay
+  float* bt = gc + C;              // beta_t
+  bool zero_state = fresh;
+  for (uint32_t c0 = 0; c0 < n_tokens; c0 += C) {
+    const uint32_t n = std::min(C, n_tokens - c0);
+    float g = 0.0f;
+    for (uint32_t t = 0; t < n; ++t) {
+      const float* row = a.qkv.row(c0 + t);
+      l2_normalize(row + uint64_t(kh) * d, q + size_t(t) * d, d, a.eps);
+      for (uint32_t i = 0; i < d; ++i) q[size_t(t) * d + i] *= out_scale;
+      l2_normalize(row + key_dim + uint64_t(kh) * d, k + size_t(t) * d, d, a.eps);
+      g += dn_softplus(a.alpha.row(c0 + t)[ab] + a.dt_bias) * a.a;
+      gc[t] = g;
+      bt[t] = dn_sigmoid(a.beta.row(c0 + t)[ab]);
+    }
+    // R_t = beta_t (v_t - e^(G_t) S^T k_t) and q_t's read of the incoming state, e^(G_t) S^T q_t.
+    for (uint32_t t = 0; t < n; ++t) {
+      const float* v = a.qkv.row(c0 + t) + 2 * key_dim + uint64_t(h) * d;
+      const float* kt = k + size_t(t) * d;
+      const float* qt = q + size_t(t) * d;
+      const float gt = std::exp(gc[t]);
+      for (uint32_t j = 0; j < d; ++j) {
+        float sk = 0.0f, sq = 0.0f;
+        if (!zero_state) {
+          const float* s = state + uint64_t(j) * d;
+          for (uint32_t i = 0; i < d; ++i) {
+            sk += s[i] * kt[i];
+            sq += s[i] * qt[i];
+          }
+        }
+        dl[size_t(t) * d + j] = bt[t] * (v[j] - gt * sk);
+        qs[size_t(t) * d + j] = gt * sq;
+      }
+    }
+    for (uint32_t t = 0; t < n; ++t)
+      for (uint32_t s = 0; s <= t; ++s) {
+        float kk = 0.0f, qk = 0.0f;
+        for (uint32_t i = 0; i < d; ++i) {
+          kk += k[size_t(t) * d + i] * k[size_t(s) * d + i];
+          qk += q[size_t(t) * d + i] * k[size_t(s) * d + i];
+        }
+        const float decay = std::exp(gc[t] - gc[s]);
+        am[size_t(t) * C + s] = bt[t] * decay * kk;
+        pm[size_t(t) * C + s] = decay * qk;
+      }
+    // (I + A) delta = R by forward substitution, row by row.
+    for (uint32_t t = 1; t < n; ++t) {
+      float* dt = dl + size_t(t) * d;
+      for (uint32_t s = 0; s < t; ++s) {
+        const float f = am[size_t(t) * C + s];
+        const float* ds = dl + size_t(s) * d;
+        for (uint32_t j = 0; j < d; ++j) dt[j] -= f * ds[j];
+      }
+    }
+    for (uint32_t t = 0; t < n; ++t) {
+      float* o = a.out.row(c0 + t) + uint64_t(h) * d;
+      const float* qst = qs + size_t(t) * d;
+      for (uint32_t j = 0; j < d; ++j) o[j] = qst[j];
+      for (uint32_t s = 0; s <= t; ++s) {
+        const float f = pm[size_t(t) * C + s];
+        const float* ds = dl + size_t(s) * d;
+        for (uint32_t j = 0; j < d; ++j) o[j] += f * ds[j];
+      }
+    }
+    // S <- e^(G_last) S + sum_t e^(G_last - G_t) k_t delta_t^T (row j of the state is S[.][j]).
+    const float g_last = gc[n - 1];
+    for (uint32_t t = 0; t < n; ++t) {
+      const float f = std::exp(g_last - gc[t]);
+      for (uint32_t i = 0; i < d; ++i) k[size_t(t) * d + i] *= f;
+    }
+    const float decay = std::exp(g_last);
+    for (uint32_t j = 0; j < d; ++j) {
+      float* s = state + uint64_t(j) * d;
+      for (uint32_t i = 0; i < d; ++i) s[i] *= decay;
+      for (uint32_t t = 0; t < n; ++t) {
+        const float f = dl[size_t(t) * d + j];
+        const float* kt = k + size_t(t) * d;
+        for (uint32_t i = 0; i < d; ++i) s[i] += f * kt[i];
+      }
+    }
+    zero_state = false;
   }
 }
 

@@ -43,6 +43,8 @@ inline constexpr uint32_t kF16LongRowMatvecMaxBatch = 5;
 // Q|K|V and the output projection (at most 6144 rows on these models) stay: on the GEMM they lost.
 inline constexpr uint32_t kF16WideRows = 16384;
 
+inline constexpr uint32_t kDefaultDeltaNetChunkMin = 16;
+
 struct RunnerOptions {
   uint32_t block_size = 16;      // tokens per KV block
   uint64_t kv_budget_bytes = 0;  // 0: VKLLM_KV_BUDGET, else a share of device memory
@@ -58,6 +60,10 @@ struct RunnerOptions {
   // backend switches earlier (VulkanBackend::matvec_limit). Without them, on an H100 the matvec
   // won at 16 sequences (8B Q4_K_M 1105 vs 942 tok/s, 1B 4058 vs 3722), the GEMM from 32.
   uint32_t matvec_max_batch = 16;
+  // Gated DeltaNet: a sequence bringing at least this many tokens to a step runs the delta rule
+  // in its chunked parallel form (both backends; engine/cpu/delta_net.h), fewer the recurrent
+  // form (0: always the recurrent form).
+  uint32_t delta_net_chunk_min = kDefaultDeltaNetChunkMin;
   // Encoders: K/V live only for the layer that writes them, so the backend makes one K and one V
   // region of this many blocks that every layer reuses (kv_budget_bytes is then unused).
   uint32_t kv_scratch_blocks = 0;
