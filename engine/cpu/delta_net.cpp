@@ -33,6 +33,17 @@ void l2_normalize(const float* x, float* y, uint32_t n, float eps) {
   for (uint32_t i = 0; i < n; ++i) y[i] = x[i] * scale;
 }
 
+// a . b with eight partial sums, which the compiler keeps in vector registers (one running sum
+// would be a chain of dependent scalar adds: floats do not reassociate).
+float dn_dot(const float* a, const float* b, uint32_t n) {
+  float acc[8] = {};
+  uint32_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (uint32_t l = 0; l < 8; ++l) acc[l] += a[i + l] * b[i + l];
+  for (; i < n; ++i) acc[0] += a[i] * b[i];
+  return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+}
+
 }  // namespace
 
 void ssm_conv(SeqRows x, SeqRows out, const float* w, float* state, uint32_t channels,
@@ -109,7 +120,7 @@ void delta_net_head_chunked(const DeltaNetHeadArgs& a, uint32_t h, float* state,
   // Per chunk: q, k (normalised; q times out_scale), the new values delta, the products of q and
   // k with the incoming state, and the chunk's C x C matrices. A pool thread reuses its buffers.
   thread_local std::vector<float> buf;
-  buf.resize(4 * size_t(C) * d + 2 * size_t(C) * C + 2 * C);
+  buf.resize(4 * size_t(C) * d + 2 * size_t(C) * C + 2 * C + size_t(d) * d);
   float* q = buf.data();
   float* k = q + size_t(C) * d;
   float* dl = k + size_t(C) * d;  // R, then delta (row t: the chunk's token t)
@@ -118,6 +129,7 @@ void delta_net_head_chunked(const DeltaNetHeadArgs& a, uint32_t h, float* state,
   float* pm = am + size_t(C) * C;  // P[t][s] = e^(G_t - G_s) q_t . k_s, s <= t
   float* gc = pm + size_t(C) * C;  // G_t: the cumulative log decay
   float* bt = gc + C;              // beta_t
+  float* st = bt + C;              // the incoming state transposed: S[i][.] contiguous
   bool zero_state = fresh;
   for (uint32_t c0 = 0; c0 < n_tokens; c0 += C) {
     const uint32_t n = std::min(C, n_tokens - c0);
@@ -131,32 +143,38 @@ void delta_net_head_chunked(const DeltaNetHeadArgs& a, uint32_t h, float* state,
       gc[t] = g;
       bt[t] = dn_sigmoid(a.beta.row(c0 + t)[ab]);
     }
-    // R_t = beta_t (v_t - e^(G_t) S^T k_t) and q_t's read of the incoming state, e^(G_t) S^T q_t.
-    for (uint32_t t = 0; t < n; ++t) {
-      const float* v = a.qkv.row(c0 + t) + 2 * key_dim + uint64_t(h) * d;
-      const float* kt = k + size_t(t) * d;
-      const float* qt = q + size_t(t) * d;
-      const float gt = std::exp(gc[t]);
-      for (uint32_t j = 0; j < d; ++j) {
-        float sk = 0.0f, sq = 0.0f;
-        if (!zero_state) {
-          const float* s = state + uint64_t(j) * d;
-          for (uint32_t i = 0; i < d; ++i) {
-            sk += s[i] * kt[i];
-            sq += s[i] * qt[i];
+    // R_t = beta_t (v_t - e^(G_t) S^T k_t) and q_t's read of the incoming state, e^(G_t) S^T q_t:
+    // sums of the rows of S (the state transposed first), which vectorise over j.
+    std::fill(dl, dl + size_t(n) * d, 0.0f);
+    std::fill(qs, qs + size_t(n) * d, 0.0f);
+    if (!zero_state) {
+      for (uint32_t j = 0; j < d; ++j)
+        for (uint32_t i = 0; i < d; ++i) st[size_t(i) * d + j] = state[uint64_t(j) * d + i];
+      for (uint32_t t = 0; t < n; ++t) {
+        float* ks = dl + size_t(t) * d;
+        float* qst = qs + size_t(t) * d;
+        for (uint32_t i = 0; i < d; ++i) {
+          const float* srow = st + size_t(i) * d;  // S[i][.]
+          const float kv = k[size_t(t) * d + i], qv = q[size_t(t) * d + i];
+          for (uint32_t j = 0; j < d; ++j) {
+            ks[j] += kv * srow[j];
+            qst[j] += qv * srow[j];
           }
         }
-        dl[size_t(t) * d + j] = bt[t] * (v[j] - gt * sk);
-        qs[size_t(t) * d + j] = gt * sq;
+      }
+    }
+    for (uint32_t t = 0; t < n; ++t) {
+      const float* v = a.qkv.row(c0 + t) + 2 * key_dim + uint64_t(h) * d;
+      const float gt = std::exp(gc[t]);
+      for (uint32_t j = 0; j < d; ++j) {
+        dl[size_t(t) * d + j] = bt[t] * (v[j] - gt * dl[size_t(t) * d + j]);
+        qs[size_t(t) * d + j] *= gt;
       }
     }
     for (uint32_t t = 0; t < n; ++t)
       for (uint32_t s = 0; s <= t; ++s) {
-        float kk = 0.0f, qk = 0.0f;
-        for (uint32_t i = 0; i < d; ++i) {
-          kk += k[size_t(t) * d + i] * k[size_t(s) * d + i];
-          qk += q[size_t(t) * d + i] * k[size_t(s) * d + i];
-        }
+        const float kk = dn_dot(k + size_t(t) * d, k + size_t(s) * d, d);
+        const float qk = dn_dot(q + size_t(t) * d, k + size_t(s) * d, d);
         const float decay = std::exp(gc[t] - gc[s]);
         am[size_t(t) * C + s] = bt[t] * decay * kk;
         pm[size_t(t) * C + s] = decay * qk;

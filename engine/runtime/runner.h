@@ -43,8 +43,6 @@ inline constexpr uint32_t kF16LongRowMatvecMaxBatch = 5;
 // Q|K|V and the output projection (at most 6144 rows on these models) stay: on the GEMM they lost.
 inline constexpr uint32_t kF16WideRows = 16384;
 
-inline constexpr uint32_t kDefaultDeltaNetChunkMin = 16;
-
 struct RunnerOptions {
   uint32_t block_size = 16;      // tokens per KV block
   uint64_t kv_budget_bytes = 0;  // 0: VKLLM_KV_BUDGET, else a share of device memory
@@ -61,9 +59,10 @@ struct RunnerOptions {
   // won at 16 sequences (8B Q4_K_M 1105 vs 942 tok/s, 1B 4058 vs 3722), the GEMM from 32.
   uint32_t matvec_max_batch = 16;
   // Gated DeltaNet: a sequence bringing at least this many tokens to a step runs the delta rule
-  // in its chunked parallel form (both backends; engine/cpu/delta_net.h), fewer the recurrent
-  // form (0: always the recurrent form).
-  uint32_t delta_net_chunk_min = kDefaultDeltaNetChunkMin;
+  // in its chunked parallel form (engine/cpu/delta_net.h, shaders/delta_net_chunked.comp), fewer
+  // the recurrent form (0: always the recurrent form). Unset: the backend's default,
+  // delta_net_chunk_min_for().
+  std::optional<uint32_t> delta_net_chunk_min;
   // Encoders: K/V live only for the layer that writes them, so the backend makes one K and one V
   // region of this many blocks that every layer reuses (kv_budget_bytes is then unused).
   uint32_t kv_scratch_blocks = 0;
@@ -102,6 +101,14 @@ struct RunnerOptions {
   // vision model's images). Vulkan: an upload buffer of max_batch_tokens rows of n_embd floats.
   bool embedding_inputs = false;
 };
+
+// The fewest tokens of one sequence in a step that run the chunked delta rule: RunnerOptions::
+// delta_net_chunk_min, else the backend's. The CPU's chunked form is faster from 2 tokens
+// (engine/cpu/delta_net.h); on Vulkan 16 until the H200 says otherwise (docs/engine.md).
+inline constexpr uint32_t kDeltaNetChunkMinCpu = 2, kDeltaNetChunkMinVulkan = 16;
+inline uint32_t delta_net_chunk_min_for(const RunnerOptions& o, bool cpu) {
+  return o.delta_net_chunk_min.value_or(cpu ? kDeltaNetChunkMinCpu : kDeltaNetChunkMinVulkan);
+}
 
 enum class LogitsWanted { None, Last, All };
 

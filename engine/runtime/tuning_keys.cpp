@@ -48,9 +48,9 @@ constexpr TuningKey kKeys[] = {
      [](TuningTarget& t, std::string_view v) {
        t.runner.matvec_max_batch = parse_u32(v, 0, 4096);
      }},
-    {"delta_net_chunk_min", "16",
+    {"delta_net_chunk_min", "auto",
      "Gated DeltaNet: sequences of at least this many tokens in a step run the chunked delta "
-     "rule, fewer the recurrent one (0: always recurrent)",
+     "rule, fewer the recurrent one (0: always recurrent; auto: 2 on the CPU, 16 on Vulkan)",
      [](TuningTarget& t, std::string_view v) {
        t.runner.delta_net_chunk_min = parse_u32(v, 0, 1u << 20);
      }},
