@@ -9,7 +9,7 @@
 // Column j of S meets only v[j] and out[j], so a workgroup owns a block of B columns of one
 // (value head, sequence): it recomputes the chunk's C x C matrices (shared by every column block)
 // and keeps its columns of the state in registers across the sequence's chunks. Shared memory, in
-// phases (25 KiB: lavapipe allows 32): R1 holds the state block (the products K S, Q S), then A,
+// phases (26 KiB: lavapipe allows 32): R1 holds the state block (the products K S, Q S), then A,
 // then P, then the chunk's decayed keys; R2 the K and Q tiles, then delta.
 // Sequences of fewer than chunk_min tokens are left to the recurrent kernel (both are recorded
 // where a step mixes them). Grid: x = value head, y = sequence, z = column blocks.
@@ -52,10 +52,18 @@ layout(push_constant) uniform Params {
 } p;
 
 shared float R1[MAXD * B];  // = C * C = 32 * MAXD
-shared float R2[2u * C * DT];  // = C * B
+// The K and Q tiles as [DT][C + 4] (a token's 4 rows a vec4, rows padded off each other's
+// banks), later delta as [C][B] floats.
+const uint TROW = C / 4u + 1u;  // vec4s per tile row
+shared vec4 R2[2u * DT * TROW];  // >= C * B / 4
 shared float Gs[C], Bs[C], Nk[C], Nq[C];
 
 float softplus(float x) { return x > 20.0 ? x : log(1.0 + exp(x)); }
+// Delta's columns 2 tc, 2 tc + 1 of row t.
+vec2 delta_pair(uint t, uint tc) {
+  const vec4 w = R2[t * (B / 4u) + tc / 2u];
+  return (tc & 1u) != 0u ? w.zw : w.xy;
+}
 
 void main() {
   const uint h = gl_WorkGroupID.x;
@@ -131,6 +139,7 @@ void main() {
     }
     float norm = 0.0;  // tid < C: |k_tid|^2; tid < 2C: |q_(tid - C)|^2
     for (uint d0 = 0u; d0 < d; d0 += DT) {
+      // Coalesced reads of 16 dimensions of a token's row; K at tile 0, Q at tile 1.
       for (uint m = 0u; m < (C * DT) / WG; ++m) {
         const uint idx = tid + m * WG, t = idx / DT, ii = idx % DT;
         float kv = 0.0, qv = 0.0;
@@ -139,37 +148,35 @@ void main() {
           qv = act[at];
           kv = act[at + key_dim];
         }
-        R2[idx] = kv;
-        R2[C * DT + idx] = qv;
+        R2[ii * TROW + t / 4u][t % 4u] = kv;
+        R2[(DT + ii) * TROW + t / 4u][t % 4u] = qv;
       }
       barrier();
       if (tid < 2u * C) {
-        const uint t = tid % C, off = tid < C ? 0u : C * DT;
+        const uint t = tid % C, tile = tid < C ? 0u : DT;
         for (uint ii = 0u; ii < DT; ++ii) {
-          const float x = R2[off + t * DT + ii];
+          const float x = R2[(tile + ii) * TROW + t / 4u][t % 4u];
           norm += x * x;
         }
       }
-      for (uint ii = 0u; ii < DT; ++ii) {
-        float kt[4], qt[4];
-        [[unroll]] for (uint r = 0u; r < 4u; ++r) {
-          kt[r] = R2[(4u * tr + r) * DT + ii];
-          qt[r] = R2[C * DT + (4u * tr + r) * DT + ii];
-        }
-        if (tc <= tr) {
-          [[unroll]] for (uint c = 0u; c < 4u; ++c) {
-            const float ks = R2[(4u * tc + c) * DT + ii];
-            [[unroll]] for (uint r = 0u; r < 4u; ++r) {
-              Am[r][c] += kt[r] * ks;
-              Pm[r][c] += qt[r] * ks;
+      if (4u * tr < n) {  // rows past the chunk's tokens stay zero
+        for (uint ii = 0u; ii < DT; ++ii) {
+          const vec4 kt = R2[ii * TROW + tr], qt = R2[(DT + ii) * TROW + tr];
+          if (tc <= tr) {  // A and P are lower triangular
+            const vec4 ks = R2[ii * TROW + tc];
+            [[unroll]] for (uint c = 0u; c < 4u; ++c) {
+              [[unroll]] for (uint r = 0u; r < 4u; ++r) {
+                Am[r][c] += kt[r] * ks[c];
+                Pm[r][c] += qt[r] * ks[c];
+              }
             }
           }
-        }
-        [[unroll]] for (uint c = 0u; c < 2u; ++c) {
-          const float s = R1[(d0 + ii) * B + 2u * tc + c];
-          [[unroll]] for (uint r = 0u; r < 4u; ++r) {
-            KS[r][c] += kt[r] * s;
-            QS[r][c] += qt[r] * s;
+          [[unroll]] for (uint c = 0u; c < 2u; ++c) {
+            const float s = R1[(d0 + ii) * B + 2u * tc + c];
+            [[unroll]] for (uint r = 0u; r < 4u; ++r) {
+              KS[r][c] += kt[r] * s;
+              QS[r][c] += qt[r] * s;
+            }
           }
         }
       }
@@ -219,14 +226,19 @@ void main() {
             [[unroll]] for (uint c = 0u; c < 2u; ++c) Rm[r][c] -= f * Rm[r2][c];
           }
         }
-        [[unroll]] for (uint r = 0u; r < 4u; ++r)
-          [[unroll]] for (uint c = 0u; c < 2u; ++c) R2[(4u * blk + r) * B + 2u * tc + c] = Rm[r][c];
+        [[unroll]] for (uint r = 0u; r < 4u; ++r) {
+          const uint at = (4u * blk + r) * (B / 4u) + tc / 2u;
+          if ((tc & 1u) != 0u)
+            R2[at].zw = vec2(Rm[r][0], Rm[r][1]);
+          else
+            R2[at].xy = vec2(Rm[r][0], Rm[r][1]);
+        }
       }
       barrier();
       if (tr > blk) {
         [[unroll]] for (uint r2 = 0u; r2 < 4u; ++r2) {
-          const float d0v = R2[(4u * blk + r2) * B + 2u * tc];
-          const float d1v = R2[(4u * blk + r2) * B + 2u * tc + 1u];
+          const vec2 dv = delta_pair(4u * blk + r2, tc);
+          const float d0v = dv.x, d1v = dv.y;
           [[unroll]] for (uint r = 0u; r < 4u; ++r) {
             const float f = R1[(4u * tr + r) * C + 4u * blk + r2];
             Rm[r][0] -= f * d0v;
@@ -244,7 +256,8 @@ void main() {
     if (4u * tr < n) {
       const uint s_end = min(4u * tr + 4u, n);
       for (uint s = 0u; s < s_end; ++s) {
-        const float d0v = R2[s * B + 2u * tc], d1v = R2[s * B + 2u * tc + 1u];
+        const vec2 dv = delta_pair(s, tc);
+        const float d0v = dv.x, d1v = dv.y;
         [[unroll]] for (uint r = 0u; r < 4u; ++r) {
           const float f = R1[(4u * tr + r) * C + s];
           QS[r][0] += f * d0v;
@@ -280,7 +293,8 @@ void main() {
       const uint tt_end = min(C / 2u, n - half0);
       for (uint tt = 0u; tt < tt_end; ++tt) {
         const uint t = half0 + tt;
-        const float d0v = R2[t * B + 2u * tc], d1v = R2[t * B + 2u * tc + 1u];
+        const vec2 dv = delta_pair(t, tc);
+        const float d0v = dv.x, d1v = dv.y;
         [[unroll]] for (uint r = 0u; r < 8u; ++r) {
           const float kv = R1[tt * MAXD + 8u * tr + r];
           S[r][0] += kv * d0v;

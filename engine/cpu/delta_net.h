@@ -49,7 +49,7 @@ void delta_net_head(const DeltaNetHeadArgs& a, uint32_t h, float* state, uint32_
 // over the state per token: for prefill. Same state in and out as delta_net_head, so the two mix
 // freely across steps; equal up to float rounding. The CPU's chunks are 32 tokens (64, as
 // llama.cpp's and the Vulkan kernel's, was 15% slower here: the C x C work grows with the chunk);
-// its products run as sums of state rows, which vectorise. On a Xeon core at head size 128 it
+// its products run as sums of state rows, which vectorise. On an EPYC core at head size 128 it
 // took 7-10 us a token and head against the recurrent form's 24 (2 tokens: 13.5; 1: 20.6).
 inline constexpr uint32_t kDeltaNetChunk = 32;
 void delta_net_head_chunked(const DeltaNetHeadArgs& a, uint32_t h, float* state, uint32_t n_tokens,

@@ -23,7 +23,7 @@ constexpr uint32_t kMaxConvKernel = 8;
 constexpr uint32_t kMaxSsmState = 256;  // model::kMaxMambaStateSize
 // shaders/delta_net_chunked.comp: MAXD, the columns a workgroup owns, its shared memory.
 constexpr uint32_t kChunkedMaxHead = 128, kChunkedColumns = 32;
-constexpr uint32_t kChunkedSharedBytes = 4 * (128 * 32 + 2 * 64 * 16 + 4 * 64);
+constexpr uint32_t kChunkedSharedBytes = 4 * (128 * 32 + 2 * 16 * 68 + 4 * 64);
 
 }  // namespace
 
