@@ -94,7 +94,8 @@ void main() {
   [[unroll]] for (uint r = 0u; r < 8u; ++r) {
     [[unroll]] for (uint c = 0u; c < 2u; ++c) {
       const uint i = 8u * tr + r, j = j0 + 2u * tc + c;
-      S[r][c] = (fresh || i >= d || j >= d) ? 0.0 : state[base + j * d + i];
+      S[r][c] = 0.0;
+      if (!fresh && i < d && j < d) S[r][c] = state[base + j * d + i];
     }
   }
 
@@ -110,18 +111,16 @@ void main() {
         g = softplus(act[p.alpha_off + row + ab] + dt_h) * a_h;
         beta = 1.0 / (1.0 + exp(-act[p.beta_off + row + ab]));
       }
-      Gs[t] = g;
+      Nq[t] = g;  // the norms' place is free until the Gram phase ends
       Bs[t] = beta;
     }
     [[unroll]] for (uint r = 0u; r < 8u; ++r)
       [[unroll]] for (uint c = 0u; c < 2u; ++c) R1[(8u * tr + r) * B + 2u * tc + c] = S[r][c];
     barrier();
-    if (tid == 0u) {
+    if (tid < C) {  // G_t, each thread its own prefix: independent reads, no serial chain
       float g = 0.0;
-      for (uint t = 0u; t < C; ++t) {
-        g += Gs[t];
-        Gs[t] = g;
-      }
+      for (uint s = 0u; s <= tid; ++s) g += Nq[s];
+      Gs[tid] = g;
     }
 
     // Gram phase, over tiles of DT key dimensions: raw k_t . k_s, q_t . k_s, (K S)[t][j],
@@ -138,20 +137,39 @@ void main() {
       }
     }
     float norm = 0.0;  // tid < C: |k_tid|^2; tid < 2C: |q_(tid - C)|^2
+    // Coalesced reads of DT dimensions of a token's row, the next tile's in flight while this one
+    // is multiplied.
+    const uint LOADS = (C * DT) / WG;
+    float kl[LOADS], ql[LOADS];
+    [[unroll]] for (uint m = 0u; m < LOADS; ++m) {
+      const uint idx = tid + m * WG, t = idx / DT, ii = idx % DT;
+      ql[m] = 0.0;
+      kl[m] = 0.0;
+      if (t < n && ii < d) {  // no load past the batch's rows
+        const uint at = p.qkv_off + (row0 + t) * p.stride + kh * d + ii;
+        ql[m] = act[at];
+        kl[m] = act[at + key_dim];
+      }
+    }
     for (uint d0 = 0u; d0 < d; d0 += DT) {
-      // Coalesced reads of 16 dimensions of a token's row; K at tile 0, Q at tile 1.
-      for (uint m = 0u; m < (C * DT) / WG; ++m) {
+      [[unroll]] for (uint m = 0u; m < LOADS; ++m) {  // K at tile 0, Q at tile 1
         const uint idx = tid + m * WG, t = idx / DT, ii = idx % DT;
-        float kv = 0.0, qv = 0.0;
-        if (t < n && d0 + ii < d) {
-          const uint at = p.qkv_off + (row0 + t) * p.stride + kh * d + d0 + ii;
-          qv = act[at];
-          kv = act[at + key_dim];
-        }
-        R2[ii * TROW + t / 4u][t % 4u] = kv;
-        R2[(DT + ii) * TROW + t / 4u][t % 4u] = qv;
+        R2[ii * TROW + t / 4u][t % 4u] = kl[m];
+        R2[(DT + ii) * TROW + t / 4u][t % 4u] = ql[m];
       }
       barrier();
+      if (d0 + DT < d) {
+        [[unroll]] for (uint m = 0u; m < LOADS; ++m) {
+          const uint idx = tid + m * WG, t = idx / DT, ii = d0 + DT + idx % DT;
+          ql[m] = 0.0;
+          kl[m] = 0.0;
+          if (t < n && ii < d) {
+            const uint at = p.qkv_off + (row0 + t) * p.stride + kh * d + ii;
+            ql[m] = act[at];
+            kl[m] = act[at + key_dim];
+          }
+        }
+      }
       if (tid < 2u * C) {
         const uint t = tid % C, tile = tid < C ? 0u : DT;
         for (uint ii = 0u; ii < DT; ++ii) {
@@ -207,9 +225,8 @@ void main() {
       const float e = exp(gt);
       [[unroll]] for (uint c = 0u; c < 2u; ++c) {
         const uint j = j0 + 2u * tc + c;
-        const float v = (t < n && j < d) ? act[p.qkv_off + (row0 + t) * p.stride + 2u * key_dim +
-                                               h * d + j]
-                                         : 0.0;
+        float v = 0.0;
+        if (t < n && j < d) v = act[p.qkv_off + (row0 + t) * p.stride + 2u * key_dim + h * d + j];
         Rm[r][c] = bt * (v - e * nk * KS[r][c]);
         QS[r][c] *= e * nq;
       }
@@ -277,6 +294,7 @@ void main() {
     // in halves of C / 2 tokens.
     const float g_last = Gs[n - 1u];
     const float e_last = exp(g_last);
+    if (tid < C) Bs[tid] = Nk[tid] * exp(g_last - Gs[tid]);  // beta is spent: the keys' factors
     [[unroll]] for (uint r = 0u; r < 8u; ++r)
       [[unroll]] for (uint c = 0u; c < 2u; ++c) S[r][c] *= e_last;
     for (uint half0 = 0u; half0 < n; half0 += C / 2u) {
@@ -284,9 +302,7 @@ void main() {
       for (uint m = 0u; m < (C / 2u) * MAXD / WG; ++m) {
         const uint idx = tid + m * WG, tt = idx / MAXD, i = idx % MAXD, t = half0 + tt;
         float kv = 0.0;
-        if (t < n && i < d)
-          kv = act[p.qkv_off + (row0 + t) * p.stride + key_dim + kh * d + i] * Nk[t] *
-               exp(g_last - Gs[t]);
+        if (t < n && i < d) kv = act[p.qkv_off + (row0 + t) * p.stride + key_dim + kh * d + i] * Bs[t];
         R1[idx] = kv;
       }
       barrier();
