@@ -33,6 +33,38 @@ void l2_normalize(const float* x, float* y, uint32_t n, float eps) {
   for (uint32_t i = 0; i < n; ++i) y[i] = x[i] * scale;
 }
 
+// s *= scale, then s . b, in one pass (partial sums as dn_dot's).
+float dn_scale_dot(float* s, float scale, const float* b, uint32_t n) {
+  float acc[8] = {};
+  uint32_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (uint32_t l = 0; l < 8; ++l) {
+      s[i + l] *= scale;
+      acc[l] += s[i + l] * b[i + l];
+    }
+  for (; i < n; ++i) {
+    s[i] *= scale;
+    acc[0] += s[i] * b[i];
+  }
+  return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+}
+
+// s += f * a, then s . b, in one pass.
+float dn_axpy_dot(float* s, float f, const float* a, const float* b, uint32_t n) {
+  float acc[8] = {};
+  uint32_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (uint32_t l = 0; l < 8; ++l) {
+      s[i + l] += f * a[i + l];
+      acc[l] += s[i + l] * b[i + l];
+    }
+  for (; i < n; ++i) {
+    s[i] += f * a[i];
+    acc[0] += s[i] * b[i];
+  }
+  return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+}
+
 // a . b with eight partial sums, which the compiler keeps in vector registers (one running sum
 // would be a chain of dependent scalar adds: floats do not reassociate).
 float dn_dot(const float* a, const float* b, uint32_t n) {
@@ -90,18 +122,8 @@ void delta_net_head(const DeltaNetHeadArgs& a, uint32_t h, float* state, uint32_
     float* o = a.out.row(t) + uint64_t(h) * d;
     for (uint32_t j = 0; j < d; ++j) {
       float* s = state + uint64_t(j) * d;  // S[.][j]
-      float sk = 0.0f;
-      for (uint32_t i = 0; i < d; ++i) {
-        s[i] *= decay;
-        sk += s[i] * k[i];
-      }
-      const float delta = (v[j] - sk) * beta;
-      float sq = 0.0f;
-      for (uint32_t i = 0; i < d; ++i) {
-        s[i] += k[i] * delta;
-        sq += s[i] * q[i];
-      }
-      o[j] = sq * out_scale;
+      const float delta = (v[j] - dn_scale_dot(s, decay, k, d)) * beta;
+      o[j] = dn_axpy_dot(s, delta, k, q, d) * out_scale;
     }
   }
 }

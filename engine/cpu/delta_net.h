@@ -50,7 +50,10 @@ void delta_net_head(const DeltaNetHeadArgs& a, uint32_t h, float* state, uint32_
 // freely across steps; equal up to float rounding. The CPU's chunks are 32 tokens (64, as
 // llama.cpp's and the Vulkan kernel's, was 15% slower here: the C x C work grows with the chunk);
 // its products run as sums of state rows, which vectorise. On an EPYC core at head size 128 it
-// took 7-10 us a token and head against the recurrent form's 24 (2 tokens: 13.5; 1: 20.6).
+// takes 6.7-8.1 us a token and head from 8 tokens on, the recurrent form 5.0 (its dot products
+// in eight partial sums, fused with the state's update): the CPU backend runs the recurrent form
+// unless told otherwise (runtime::delta_net_chunk_min_for). The chunked form pays where products
+// of whole chunks are cheap (tensor cores, shaders/delta_net_chunked.comp).
 inline constexpr uint32_t kDeltaNetChunk = 32;
 void delta_net_head_chunked(const DeltaNetHeadArgs& a, uint32_t h, float* state, uint32_t n_tokens,
                             bool fresh);

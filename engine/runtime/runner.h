@@ -103,9 +103,10 @@ struct RunnerOptions {
 };
 
 // The fewest tokens of one sequence in a step that run the chunked delta rule: RunnerOptions::
-// delta_net_chunk_min, else the backend's. The CPU's chunked form is faster from 2 tokens
-// (engine/cpu/delta_net.h); on Vulkan 16 until the H200 says otherwise (docs/engine.md).
-inline constexpr uint32_t kDeltaNetChunkMinCpu = 2, kDeltaNetChunkMinVulkan = 16;
+// delta_net_chunk_min, else the backend's: on the CPU never (its recurrent form is the faster,
+// engine/cpu/delta_net.h), on Vulkan from 16 tokens until the H200 says otherwise
+// (docs/engine.md).
+inline constexpr uint32_t kDeltaNetChunkMinCpu = 0, kDeltaNetChunkMinVulkan = 16;
 inline uint32_t delta_net_chunk_min_for(const RunnerOptions& o, bool cpu) {
   return o.delta_net_chunk_min.value_or(cpu ? kDeltaNetChunkMinCpu : kDeltaNetChunkMinVulkan);
 }

@@ -50,7 +50,7 @@ constexpr TuningKey kKeys[] = {
      }},
     {"delta_net_chunk_min", "auto",
      "Gated DeltaNet: sequences of at least this many tokens in a step run the chunked delta "
-     "rule, fewer the recurrent one (0: always recurrent; auto: 2 on the CPU, 16 on Vulkan)",
+     "rule, fewer the recurrent one (0: always recurrent; auto: 16 on Vulkan, 0 on the CPU)",
      [](TuningTarget& t, std::string_view v) {
        t.runner.delta_net_chunk_min = parse_u32(v, 0, 1u << 20);
      }},

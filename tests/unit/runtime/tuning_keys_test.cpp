@@ -82,7 +82,7 @@ TEST(TuningKeys, DefaultsAreTheWinners) {
   EXPECT_EQ(r.matvec_max_batch, 16u);
   EXPECT_EQ(r.step_parts, 8u);
   EXPECT_FALSE(r.delta_net_chunk_min);  // auto
-  EXPECT_EQ(delta_net_chunk_min_for(r, true), 2u);
+  EXPECT_EQ(delta_net_chunk_min_for(r, true), 0u);
   EXPECT_EQ(delta_net_chunk_min_for(r, false), 16u);
   EXPECT_EQ(k.attn_split_target, 4u);
   EXPECT_EQ(k.fence_spin_us, -1);
