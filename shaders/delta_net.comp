@@ -11,7 +11,8 @@
 // with g = softplus(alpha + dt[h]) * a[h], beta = sigmoid(beta), out scaled by 1/sqrt(head_dim);
 // every dot product is one subgroupAdd, so no barrier is needed at all. Activations are parts of
 // one buffer, offsets in floats. Grid: x = value head, y = sequence, z = column blocks of the
-// workgroup's subgroup count.
+// workgroup's subgroup count. Sequences of chunk_min tokens or more are left to the chunked form
+// (shaders/delta_net_chunked.comp), which the host records beside this one.
 
 #extension GL_KHR_shader_subgroup_basic : enable
 #extension GL_KHR_shader_subgroup_arithmetic : enable
@@ -46,6 +47,7 @@ layout(push_constant) uniform Params {
   uint state_offset;  // this layer's delta-rule matrices within a slot
   float eps;
   uint grouped;  // Qwen3-Next: key head h / r, alpha/beta at (h / r) * 2r + h % r
+  uint chunk_min;  // sequences of at least this many tokens are delta_net_chunked.comp's
 } p;
 
 float softplus(float x) { return x > 20.0 ? x : log(1.0 + exp(x)); }
@@ -60,6 +62,7 @@ void main() {
   // Whole subgroups leave together; a column past the head still joins no reduction of another.
   if (h >= p.n_v_heads || seq >= p.n_seqs || j >= d) return;
   const uint q_len = meta_seq_q_len(p.n_tokens, p.n_seqs, seq);
+  if (q_len >= p.chunk_min) return;
   const uint t0 = meta_seq_q_start(p.n_tokens, p.n_seqs, seq);
   const bool fresh = meta_seq_kv_len(p.n_tokens, p.n_seqs, seq) == q_len;
   const uint col = meta_seq_state(p.n_tokens, p.n_seqs, seq) * p.slot_floats + p.state_offset +
@@ -75,24 +78,48 @@ void main() {
     const uint i = lane + r * lanes;
     s[r] = (fresh || i >= d) ? 0.0 : state[col + i];
   }
+  // Token t + 1's inputs are loaded while token t is computed, so the walk's chain of
+  // dependent steps holds no memory latency but the first token's.
+  float qn[ROWS], kn[ROWS], alpha_n = 0.0, beta_n = 0.0, v_n = 0.0;
+  if (q_len > 0u) {
+    const uint row = t0 * p.stride;
+    [[unroll]] for (uint r = 0u; r < ROWS; ++r) {
+      const uint i = lane + r * lanes;
+      qn[r] = i < d ? act[p.qkv_off + row + kh * d + i] : 0.0;
+      kn[r] = i < d ? act[p.qkv_off + row + key_dim + kh * d + i] : 0.0;
+    }
+    alpha_n = act[p.alpha_off + row + ab];
+    beta_n = act[p.beta_off + row + ab];
+    v_n = act[p.qkv_off + row + 2u * key_dim + h * d + j];
+  }
+  const float dt_h = dt[h], a_h = a_log[h];
   for (uint t = 0u; t < q_len; ++t) {
-    const uint row = (t0 + t) * p.stride;
     float q[ROWS], k[ROWS];
     float sq = 0.0, sk = 0.0;
     [[unroll]] for (uint r = 0u; r < ROWS; ++r) {
-      const uint i = lane + r * lanes;
-      q[r] = i < d ? act[p.qkv_off + row + kh * d + i] : 0.0;
-      k[r] = i < d ? act[p.qkv_off + row + key_dim + kh * d + i] : 0.0;
+      q[r] = qn[r];
+      k[r] = kn[r];
       sq += q[r] * q[r];
       sk += k[r] * k[r];
+    }
+    const float alpha_t = alpha_n, beta_t = beta_n, v = v_n;
+    if (t + 1u < q_len) {
+      const uint row = (t0 + t + 1u) * p.stride;
+      [[unroll]] for (uint r = 0u; r < ROWS; ++r) {
+        const uint i = lane + r * lanes;
+        qn[r] = i < d ? act[p.qkv_off + row + kh * d + i] : 0.0;
+        kn[r] = i < d ? act[p.qkv_off + row + key_dim + kh * d + i] : 0.0;
+      }
+      alpha_n = act[p.alpha_off + row + ab];
+      beta_n = act[p.beta_off + row + ab];
+      v_n = act[p.qkv_off + row + 2u * key_dim + h * d + j];
     }
     sq = subgroupAdd(sq);
     sk = subgroupAdd(sk);
     const float scale_q = 1.0 / sqrt(sq / fd + p.eps / fd) / sqrt(fd);
     const float scale_k = 1.0 / sqrt(sk / fd + p.eps / fd) / sqrt(fd);
-    const float decay = exp(softplus(act[p.alpha_off + row + ab] + dt[h]) * a_log[h]);
-    const float beta = 1.0 / (1.0 + exp(-act[p.beta_off + row + ab]));
-    const float v = act[p.qkv_off + row + 2u * key_dim + h * d + j];
+    const float decay = exp(softplus(alpha_t + dt_h) * a_h);
+    const float beta = 1.0 / (1.0 + exp(-beta_t));
     float s_k = 0.0;
     [[unroll]] for (uint r = 0u; r < ROWS; ++r) {
       s[r] *= decay;

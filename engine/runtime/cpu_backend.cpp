@@ -241,7 +241,7 @@ class CpuBackend final : public StepBackend {
                   {seq_rows(d.qkv, qkv), seq_rows(d.alpha, d.n_v_heads),
                    seq_rows(d.beta, d.n_v_heads), seq_rows(d.out, vd)},
                   f32_weight({Weight::SsmDt, d.layer}), f32_weight({Weight::SsmA, d.layer}),
-                  step_states(), pool_);
+                  step_states(), pool_, delta_net_chunk_min_for(opt_, true));
   }
   void gate_rows(GateAct act, Rows x, Rows gate, uint32_t n, uint32_t rows, bool per_row) override {
     split(rows, rows_per_task(n), [&](uint32_t b, uint32_t e) {

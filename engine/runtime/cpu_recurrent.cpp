@@ -53,7 +53,8 @@ void cpu_ssm_conv(const SsmConvSpec& c, cpu::SeqRows x, cpu::SeqRows out, const 
 }
 
 void cpu_delta_net(const DeltaNetSpec& d, const CpuDeltaNetRows& rows, const float* dt,
-                   const float* a, const CpuStepStates& st, cpu::ThreadPool& pool) {
+                   const float* a, const CpuStepStates& st, cpu::ThreadPool& pool,
+                   uint32_t chunk_min) {
   const cpu::BatchView& b = st.batch;
   pool.parallel_for(b.n_seqs * d.n_v_heads, [&](uint32_t u, unsigned) {
     const uint32_t s = u / d.n_v_heads, h = u % d.n_v_heads;
@@ -71,7 +72,11 @@ void cpu_delta_net(const DeltaNetSpec& d, const CpuDeltaNetRows& rows, const flo
     args.eps = d.eps;
     args.grouped = d.grouped;
     float* state = st.of(s, d.layer) + d.state_offset + uint64_t(h) * d.head_dim * d.head_dim;
-    cpu::delta_net_head(args, h, state, q_len, b.seq_kv_len(s) == q_len);
+    const bool fresh = b.seq_kv_len(s) == q_len;
+    if (chunk_min > 0 && q_len >= chunk_min)
+      cpu::delta_net_head_chunked(args, h, state, q_len, fresh);
+    else
+      cpu::delta_net_head(args, h, state, q_len, fresh);
   });
 }
 

@@ -35,9 +35,11 @@ void cpu_ssm_conv(const SsmConvSpec& c, cpu::SeqRows x, cpu::SeqRows out, const 
 struct CpuDeltaNetRows {
   cpu::SeqRows qkv, alpha, beta, out;
 };
-// dt, a: the layer's Weight::SsmDt and Weight::SsmA (one per value head).
+// dt, a: the layer's Weight::SsmDt and Weight::SsmA (one per value head). A sequence of at least
+// chunk_min tokens (0: none) runs the chunked form (cpu::delta_net_head_chunked).
 void cpu_delta_net(const DeltaNetSpec& d, const CpuDeltaNetRows& rows, const float* dt,
-                   const float* a, const CpuStepStates& st, cpu::ThreadPool& pool);
+                   const float* a, const CpuStepStates& st, cpu::ThreadPool& pool,
+                   uint32_t chunk_min);
 
 // Mamba-2's scan, by sequence and head; dt, a, d: the layer's Weight::SsmDt, SsmA and SsmD.
 struct CpuMamba2Rows {

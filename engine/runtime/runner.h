@@ -58,6 +58,11 @@ struct RunnerOptions {
   // backend switches earlier (VulkanBackend::matvec_limit). Without them, on an H100 the matvec
   // won at 16 sequences (8B Q4_K_M 1105 vs 942 tok/s, 1B 4058 vs 3722), the GEMM from 32.
   uint32_t matvec_max_batch = 16;
+  // Gated DeltaNet: a sequence bringing at least this many tokens to a step runs the delta rule
+  // in its chunked parallel form (engine/cpu/delta_net.h, shaders/delta_net_chunked.comp), fewer
+  // the recurrent form (0: always the recurrent form). Unset: the backend's default,
+  // delta_net_chunk_min_for().
+  std::optional<uint32_t> delta_net_chunk_min;
   // Encoders: K/V live only for the layer that writes them, so the backend makes one K and one V
   // region of this many blocks that every layer reuses (kv_budget_bytes is then unused).
   uint32_t kv_scratch_blocks = 0;
@@ -96,6 +101,15 @@ struct RunnerOptions {
   // vision model's images). Vulkan: an upload buffer of max_batch_tokens rows of n_embd floats.
   bool embedding_inputs = false;
 };
+
+// The fewest tokens of one sequence in a step that run the chunked delta rule: RunnerOptions::
+// delta_net_chunk_min, else the backend's: on the CPU never (its recurrent form is the faster,
+// engine/cpu/delta_net.h), on Vulkan from 16 tokens until the H200 says otherwise
+// (docs/engine.md).
+inline constexpr uint32_t kDeltaNetChunkMinCpu = 0, kDeltaNetChunkMinVulkan = 16;
+inline uint32_t delta_net_chunk_min_for(const RunnerOptions& o, bool cpu) {
+  return o.delta_net_chunk_min.value_or(cpu ? kDeltaNetChunkMinCpu : kDeltaNetChunkMinVulkan);
+}
 
 enum class LogitsWanted { None, Last, All };
 

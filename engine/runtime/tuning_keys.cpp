@@ -48,6 +48,12 @@ constexpr TuningKey kKeys[] = {
      [](TuningTarget& t, std::string_view v) {
        t.runner.matvec_max_batch = parse_u32(v, 0, 4096);
      }},
+    {"delta_net_chunk_min", "auto",
+     "Gated DeltaNet: sequences of at least this many tokens in a step run the chunked delta "
+     "rule, fewer the recurrent one (0: always recurrent; auto: 16 on Vulkan, 0 on the CPU)",
+     [](TuningTarget& t, std::string_view v) {
+       t.runner.delta_net_chunk_min = parse_u32(v, 0, 1u << 20);
+     }},
     {"int8_dot", "auto", "decode products on int8-quantized activations: auto, on, off",
      [](TuningTarget& t, std::string_view v) {
        if (v == "auto")

@@ -58,6 +58,8 @@ void VulkanBackend::delta_net(const DeltaNetSpec& d) {
   a.state_offset = static_cast<uint32_t>(st.layer_offset[d.layer] + d.state_offset);
   a.eps = d.eps;
   a.grouped = d.grouped;
+  a.chunk_min = delta_net_chunk_min_for(opt_, false);
+  a.max_q_len = max_q_len_;
   vk::ops::delta_net(*rec_, ctx_.pipelines(), batch_, a);
   wrote(d.out.act);
 }

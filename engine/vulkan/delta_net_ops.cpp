@@ -21,6 +21,9 @@ const Pipeline& delta_net_pipeline(PipelineCache& pc, const char* shader, uint32
 constexpr uint32_t kMaxDeltaNetHead = 256;  // model::kMaxDeltaNetHeadDim
 constexpr uint32_t kMaxConvKernel = 8;
 constexpr uint32_t kMaxSsmState = 256;  // model::kMaxMambaStateSize
+// shaders/delta_net_chunked.comp: MAXD, the columns a workgroup owns, its shared memory.
+constexpr uint32_t kChunkedMaxHead = 128, kChunkedColumns = 32;
+constexpr uint32_t kChunkedSharedBytes = 4 * (128 * 32 + 2 * 16 * 68 + 4 * 64);
 
 }  // namespace
 
@@ -40,23 +43,41 @@ void ssm_conv(CommandRecorder& rec, PipelineCache& pc, const BatchInfo& b, const
                {div_up(a.channels, wg), b.n_seqs, 1});
 }
 
+bool delta_net_chunked(const DeviceCapabilities& caps, uint32_t head_dim, uint32_t chunk_min,
+                       uint32_t q_len) {
+  return chunk_min > 0 && q_len >= chunk_min && head_dim <= kChunkedMaxHead &&
+         caps.max_shared_memory >= kChunkedSharedBytes;
+}
+
 void delta_net(CommandRecorder& rec, PipelineCache& pc, const BatchInfo& b, const DeltaNetArgs& a) {
   require_arg(a.n_v_heads > 0 && a.n_k_heads > 0 && b.n_seqs > 0, "delta_net: empty input");
   require_arg(a.n_v_heads % a.n_k_heads == 0, "delta_net: value heads not a multiple of keys");
   require_arg(a.head_dim > 0 && a.head_dim <= kMaxDeltaNetHead,
               "delta_net: head size " + std::to_string(a.head_dim) + " outside 1..256");
+  const DeviceCapabilities& caps = pc.device().caps();
+  const bool chunked = delta_net_chunked(caps, a.head_dim, a.chunk_min, a.max_q_len);
   struct {
     uint32_t n_tokens, n_seqs, n_k_heads, n_v_heads, head_dim, stride, qkv_off, alpha_off, beta_off,
         out_off, out_stride, slot_floats, state_offset;
     float eps;
-    uint32_t grouped;
-  } push{b.n_tokens,   b.n_seqs,      a.n_k_heads,    a.n_v_heads, a.head_dim,
-         a.stride,     a.qkv_off,     a.alpha_off,    a.beta_off,  a.out_off,
-         a.out_stride, a.slot_floats, a.state_offset, a.eps,       a.grouped ? 1u : 0u};
+    uint32_t grouped, chunk_min;
+  } push{b.n_tokens,     b.n_seqs,  a.n_k_heads,         a.n_v_heads,
+         a.head_dim,     a.stride,  a.qkv_off,           a.alpha_off,
+         a.beta_off,     a.out_off, a.out_stride,        a.slot_floats,
+         a.state_offset, a.eps,     a.grouped ? 1u : 0u, chunked ? a.chunk_min : ~0u};
+  if (chunked) {
+    const Pipeline& p = pc.get({.shader = "delta_net_chunked",
+                                .num_buffers = 6,
+                                .push_constant_bytes = sizeof(push),
+                                .spec = {}});
+    rec.dispatch(p, {a.act, b.meta, a.dt, a.a, a.states, a.out}, push,
+                 {a.n_v_heads, b.n_seqs, div_up(a.head_dim, kChunkedColumns)});
+    // One sequence, and it is the chunked kernel's: nothing is left for the recurrent one.
+    if (b.n_seqs == 1) return;
+  }
   // One subgroup a state column, its rows in registers (shaders/delta_net.comp): the subgroup
   // size the rows are spread over must be the one the pipeline runs with, so it is required
   // where the device lets a pipeline choose.
-  const DeviceCapabilities& caps = pc.device().caps();
   require_arg(caps.subgroup_arithmetic(),
               "delta_net: the device has no subgroup arithmetic (Gated DeltaNet needs it)");
   const uint32_t lanes = caps.subgroup_size;

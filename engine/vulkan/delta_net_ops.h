@@ -26,8 +26,11 @@ struct SsmConvArgs {
 void ssm_conv(CommandRecorder& rec, PipelineCache& pipelines, const BatchInfo& batch,
               const SsmConvArgs& a);
 
-// The gated delta rule (runtime::DeltaNetSpec), one subgroup per (value head, sequence, state
-// column); needs subgroup arithmetic.
+// The gated delta rule (runtime::DeltaNetSpec): sequences of at least chunk_min tokens in its
+// chunked parallel form (shaders/delta_net_chunked.comp: a workgroup per value head, sequence and
+// block of 32 state columns; heads of up to 128), the others in the recurrent form (one subgroup
+// per value head, sequence and state column; needs subgroup arithmetic). Both are recorded when
+// the step may hold both kinds; they touch disjoint outputs and states.
 struct DeltaNetArgs {
   BufferSlice act;    // qkv, alpha and beta rows (row t at off + t * stride)
   BufferSlice dt, a;  // f32 per value head
@@ -38,7 +41,14 @@ struct DeltaNetArgs {
   uint32_t slot_floats = 0, state_offset = 0;
   float eps = 1e-6f;
   bool grouped = false;  // runtime::DeltaNetSpec::grouped (Qwen3-Next's head layout)
+  // Sequences of at least this many tokens take the chunked form (0: none do); max_q_len: the
+  // step's longest sequence (kv::BatchMeta::max_q_len), so a step without one records no chunked
+  // dispatch.
+  uint32_t chunk_min = 0, max_q_len = 0;
 };
+// Whether delta_net runs a sequence of `q_len` tokens in the chunked form on this device.
+bool delta_net_chunked(const DeviceCapabilities& caps, uint32_t head_dim, uint32_t chunk_min,
+                       uint32_t q_len);
 void delta_net(CommandRecorder& rec, PipelineCache& pipelines, const BatchInfo& batch,
                const DeltaNetArgs& a);
 

@@ -7,6 +7,7 @@
 // sit at offsets no storage-buffer alignment allows (the kernels take offsets in floats).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -224,6 +225,139 @@ TEST(DeltaNet, ChunkedStepsEqualWholeSequencesOnBothBackends) {
     EXPECT_EQ(states[seqs[i].slot * layout.slot_floats], 7.0f);
   }
   EXPECT_EQ(states[1 * layout.slot_floats + layer_offset], 7.0f);  // the unused slot
+}
+
+// The chunked form (cpu::delta_net_head_chunked, shaders/delta_net_chunked.comp) against the
+// recurrent one (cpu::delta_net_head, checked against double precision above) on fresh random
+// inputs: one step holding a sequence of two chunks and a partial one from a carried state, one of
+// exactly a chunk from position 0 (its slot holds garbage), and a short and a one-token sequence
+// below the threshold (recurrent on Vulkan, both forms on the CPU), with Qwen3.5's tiled heads at
+// the real head size and Qwen3-Next's grouped heads at an odd one. Outputs and states must agree
+// within 1e-4 of their largest magnitude (float rounding only).
+TEST(DeltaNet, ChunkedEqualsRecurrenceOnBothBackends) {
+  struct Case {
+    uint32_t nk, nv, d;
+    bool grouped;
+  };
+  const uint32_t chunk_min = 16;
+  struct Seq {
+    uint32_t slot, q_len, before;  // before: tokens already in the state (0: fresh)
+  };
+  const std::vector<Seq> seqs = {{1, 150, 40}, {3, 64, 0}, {0, 7, 9}, {2, 1, 30}};
+  for (const Case& k : {Case{2, 4, 128, false}, Case{2, 4, 40, true}}) {
+    SCOPED_TRACE(k.grouped ? "grouped, head 40" : "tiled, head 128");
+    SeededRng rng;
+    const uint32_t key_dim = k.nk * k.d, qkv = 2 * key_dim + k.nv * k.d, vd = k.nv * k.d;
+    const uint32_t alpha = qkv + 1, beta = alpha + k.nv, width = beta + k.nv + 3;
+    const uint64_t head_floats = uint64_t(k.d) * k.d, slot_floats = k.nv * head_floats + 5;
+    uint32_t T = 0;
+    for (const Seq& s : seqs) T += s.q_len;
+    // Activations like the conv's output (SiLU of a small sum), gates as the model's.
+    std::vector<float> act = random_vector(rng, size_t(T) * width, -0.4f, 1.2f);
+    for (uint32_t t = 0; t < T; ++t) {
+      for (uint32_t h = 0; h < k.nv; ++h) act[t * width + alpha + h] = rng.uniform(-3.f, 1.f);
+      for (uint32_t h = 0; h < k.nv; ++h) act[t * width + beta + h] = rng.uniform(-2.f, 2.f);
+    }
+    const std::vector<float> dt = random_vector(rng, k.nv, 0.5f, 1.5f);
+    const std::vector<float> a = random_vector(rng, k.nv, -0.6f, -0.05f);
+    std::vector<float> states(4 * slot_floats, 7.0f);  // garbage where a sequence is fresh
+    for (const Seq& s : seqs)
+      if (s.before > 0) {
+        const std::vector<float> st = random_vector(rng, k.nv * head_floats, -0.5f, 0.5f);
+        std::copy(st.begin(), st.end(), states.begin() + s.slot * slot_floats + 5);
+      }
+    std::vector<kv::BatchSequence> batch;
+    const std::vector<uint32_t> table(16, 0);
+    for (const Seq& s : seqs) batch.push_back({table, s.q_len, s.before + s.q_len, s.slot});
+    const kv::BatchMeta meta = kv::build_batch_meta(batch);
+
+    // The CPU: every sequence recurrent (the reference), and chunked.
+    auto cpu_run = [&](bool chunked) {
+      std::vector<float> st = states, out(size_t(T) * vd, 0.f);
+      const cpu::BatchView view{meta.words, T, meta.n_seqs};
+      for (uint32_t i = 0; i < meta.n_seqs; ++i) {
+        const uint32_t t0 = view.seq_q_start(i), n = view.seq_q_len(i);
+        float* rows = act.data() + size_t(t0) * width;
+        cpu::DeltaNetHeadArgs args{{rows, width},
+                                   {rows + alpha, width},
+                                   {rows + beta, width},
+                                   {out.data() + size_t(t0) * vd, vd},
+                                   k.nk,
+                                   k.nv,
+                                   k.d,
+                                   0.f,
+                                   0.f,
+                                   kEps,
+                                   k.grouped};
+        for (uint32_t h = 0; h < k.nv; ++h) {
+          args.dt_bias = dt[h];
+          args.a = a[h];
+          float* head = st.data() + view.seq_state(i) * slot_floats + 5 + h * head_floats;
+          const bool fresh = view.seq_kv_len(i) == n;
+          if (chunked)
+            cpu::delta_net_head_chunked(args, h, head, n, fresh);
+          else
+            cpu::delta_net_head(args, h, head, n, fresh);
+        }
+      }
+      return std::pair{out, st};
+    };
+    const auto [want_out, want_states] = cpu_run(false);
+    const auto [cpu_out, cpu_states] = cpu_run(true);
+
+    vk::Arena arena = make_arena();
+    vk::BufferSlice dact = to_device(arena, act), dmeta = to_device(arena, meta.words);
+    vk::BufferSlice dstates = to_device(arena, states), dout = device_filled<float>(arena, T * vd);
+    vk::BufferSlice ddt = to_device(arena, dt), da = to_device(arena, a);
+    ops::DeltaNetArgs d;
+    d.act = dact;
+    d.dt = ddt;
+    d.a = da;
+    d.states = dstates;
+    d.out = dout;
+    d.n_k_heads = k.nk;
+    d.n_v_heads = k.nv;
+    d.head_dim = k.d;
+    d.stride = width;
+    d.alpha_off = alpha;
+    d.beta_off = beta;
+    d.out_stride = vd;
+    d.slot_floats = static_cast<uint32_t>(slot_floats);
+    d.state_offset = 5;
+    d.eps = kEps;
+    d.grouped = k.grouped;
+    d.chunk_min = chunk_min;
+    d.max_q_len = meta.max_q_len;
+    ASSERT_TRUE(ops::delta_net_chunked(vk_context().device().caps(), k.d, chunk_min, 150));
+    run([&](vk::CommandRecorder& rec) {
+      ops::delta_net(rec, vk_context().pipelines(), {dmeta, T, meta.n_seqs}, d);
+    });
+    const std::vector<float> gpu_out = from_device<float>(dout, T * vd);
+    const std::vector<float> gpu_states = from_device<float>(dstates, states.size());
+
+    // Per sequence: its outputs, and its state beside the 5 floats before it (left alone).
+    auto within = [](std::span<const float> got, std::span<const float> want) {
+      float scale = 0.f;
+      for (float w : want) scale = std::max(scale, std::fabs(w));
+      return near_all(got, want, 1e-4 * scale, 0);
+    };
+    for (size_t i = 0; i < seqs.size(); ++i) {
+      SCOPED_TRACE("sequence " + std::to_string(i));
+      const size_t o = size_t(cpu::BatchView{meta.words, T, meta.n_seqs}.seq_q_start(
+                           static_cast<uint32_t>(i))) *
+                       vd,
+                   on = size_t(seqs[i].q_len) * vd;
+      const size_t at = seqs[i].slot * slot_floats, n = slot_floats;
+      const std::span<const float> wo(want_out), ws(want_states);
+      EXPECT_TRUE(within(std::span(cpu_out).subspan(o, on), wo.subspan(o, on))) << "CPU outputs";
+      EXPECT_TRUE(within(std::span(gpu_out).subspan(o, on), wo.subspan(o, on))) << "Vulkan outputs";
+      EXPECT_TRUE(within(std::span(cpu_states).subspan(at + 5, n - 5), ws.subspan(at + 5, n - 5)))
+          << "CPU states";
+      EXPECT_TRUE(within(std::span(gpu_states).subspan(at + 5, n - 5), ws.subspan(at + 5, n - 5)))
+          << "Vulkan states";
+      for (size_t f = 0; f < 5; ++f) EXPECT_EQ(gpu_states[at + f], 7.0f);
+    }
+  }
 }
 
 // x *= sigmoid(gate) or silu(gate) over strided rows, on both backends.

@@ -47,9 +47,11 @@ TEST(TuningKeys, EachKeyReachesItsField) {
   t.tune("attn_split_target=8");
   t.tune("attn_head_groups=2");
   t.tune("moe_grouped_min_pairs=512");
+  t.tune("delta_net_chunk_min=0");
   t.tune("fence_spin_us=0");
   t.tune("pipeline_stats=1");
   EXPECT_EQ(t.runner.matvec_max_batch, 32u);
+  EXPECT_EQ(t.runner.delta_net_chunk_min, std::optional<uint32_t>(0));
   EXPECT_EQ(t.runner.int8_dot, vk::Int8Dot::Off);
   EXPECT_EQ(t.runner.step_parts, 3u);
   EXPECT_EQ(t.runner.record_ahead, std::optional<bool>(false));
@@ -79,6 +81,9 @@ TEST(TuningKeys, DefaultsAreTheWinners) {
   const vk::KernelTuning k;
   EXPECT_EQ(r.matvec_max_batch, 16u);
   EXPECT_EQ(r.step_parts, 8u);
+  EXPECT_FALSE(r.delta_net_chunk_min);  // auto
+  EXPECT_EQ(delta_net_chunk_min_for(r, true), 0u);
+  EXPECT_EQ(delta_net_chunk_min_for(r, false), 16u);
   EXPECT_EQ(k.attn_split_target, 4u);
   EXPECT_EQ(k.fence_spin_us, -1);
   EXPECT_FALSE(k.pipeline_stats);
