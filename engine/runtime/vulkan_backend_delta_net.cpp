@@ -29,6 +29,7 @@ void VulkanBackend::ssm_conv(const SsmConvSpec& c) {
   a.slot_floats = static_cast<uint32_t>(st.slot_floats);
   a.layer_offset = static_cast<uint32_t>(st.layer_offset[c.layer]);
   if (c.bias) a.bias = get({Weight::SsmConv1dBias, c.layer}).data;
+  a.max_q_len = max_q_len_;
   vk::ops::ssm_conv(*rec_, ctx_.pipelines(), batch_, a);
   wrote(c.out.act);
 }

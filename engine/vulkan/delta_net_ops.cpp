@@ -1,6 +1,7 @@
 #include "engine/vulkan/delta_net_ops.h"
 
 #include <algorithm>
+#include <array>
 #include <string>
 
 #include "engine/vulkan/device.h"
@@ -20,6 +21,7 @@ const Pipeline& delta_net_pipeline(PipelineCache& pc, const char* shader, uint32
 
 constexpr uint32_t kMaxDeltaNetHead = 256;  // model::kMaxDeltaNetHeadDim
 constexpr uint32_t kMaxConvKernel = 8;
+constexpr uint32_t kConvTokens = 16;    // ssm_conv.comp's TOKENS
 constexpr uint32_t kMaxSsmState = 256;  // model::kMaxMambaStateSize
 // shaders/delta_net_chunked.comp: MAXD, the columns a workgroup owns, its shared memory.
 constexpr uint32_t kChunkedMaxHead = 128, kChunkedColumns = 32;
@@ -33,14 +35,23 @@ void ssm_conv(CommandRecorder& rec, PipelineCache& pc, const BatchInfo& b, const
   require_arg(a.stride >= a.channels, "ssm_conv: rows narrower than the channels");
   struct {
     uint32_t channels, kernel, n_tokens, n_seqs, stride, x_off, out_off, slot_floats, layer_offset,
-        has_bias;
-  } push{a.channels, a.kernel,  b.n_tokens,    b.n_seqs,       a.stride,
-         a.x_off,    a.out_off, a.slot_floats, a.layer_offset, a.bias ? 1u : 0u};
+        has_bias, phase;
+  } push{a.channels, a.kernel,      b.n_tokens,     b.n_seqs,         a.stride, a.x_off,
+         a.out_off,  a.slot_floats, a.layer_offset, a.bias ? 1u : 0u, 0};
   constexpr uint32_t wg = 64;
   const Pipeline& p = delta_net_pipeline(pc, "ssm_conv", 5, sizeof(push), wg);
   // Without a bias the taps stand in for its binding (never read).
-  rec.dispatch(p, {a.act, b.meta, a.taps, a.states, a.bias ? *a.bias : a.taps}, push,
-               {div_up(a.channels, wg), b.n_seqs, 1});
+  const std::array<BufferSlice, 5> buffers{a.act, b.meta, a.taps, a.states,
+                                           a.bias ? *a.bias : a.taps};
+  const uint32_t blocks = div_up(std::max(1u, a.max_q_len ? a.max_q_len : b.n_tokens), kConvTokens);
+  rec.dispatch(p, buffers, std::as_bytes(std::span(&push, 1)),
+               {div_up(a.channels, wg), b.n_seqs, blocks});
+  if (blocks > 1) {  // block 0 read the old state: the new one is written after it
+    rec.barrier();
+    push.phase = 1;
+    rec.dispatch(p, buffers, std::as_bytes(std::span(&push, 1)),
+                 {div_up(a.channels, wg), b.n_seqs, 1});
+  }
 }
 
 bool delta_net_chunked(const DeviceCapabilities& caps, uint32_t head_dim, uint32_t chunk_min,

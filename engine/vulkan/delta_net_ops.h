@@ -22,6 +22,9 @@ struct SsmConvArgs {
   uint32_t channels = 0, kernel = 0, stride = 0, x_off = 0, out_off = 0;
   uint32_t slot_floats = 0, layer_offset = 0;
   std::optional<BufferSlice> bias;  // f32 [channels] (Mamba-2's), added before the SiLU
+  // The step's longest sequence (kv::BatchMeta::max_q_len; 0: n_tokens): its tokens are split
+  // into blocks of 16 walked in parallel, the state then rewritten by a second pass.
+  uint32_t max_q_len = 0;
 };
 void ssm_conv(CommandRecorder& rec, PipelineCache& pipelines, const BatchInfo& batch,
               const SsmConvArgs& a);

@@ -145,7 +145,8 @@ TEST(DeltaNet, ChunkedStepsEqualWholeSequencesOnBothBackends) {
     vk::BufferSlice dact = to_device(arena, act), dmeta = to_device(arena, meta.words);
     vk::BufferSlice dout = device_filled<float>(arena, size_t(T) * (kVd + 8));
     const ops::BatchInfo bi{dmeta, T, meta.n_seqs};
-    ops::SsmConvArgs c{dact, dw, dstates, kC, kK, kW, 0, kConv, slot_floats, layer_offset, {}};
+    const ops::SsmConvArgs c{dact, dw,    dstates,     kC,           kK, kW,
+                             0,    kConv, slot_floats, layer_offset, {}, meta.max_q_len};
     ops::DeltaNetArgs d;
     d.act = dact;
     d.dt = ddt;

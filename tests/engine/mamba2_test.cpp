@@ -138,7 +138,7 @@ TEST(Mamba2, ChunkedStepsEqualWholeSequencesOnBothBackends) {
     vk::BufferSlice dout = device_filled<float>(arena, size_t(T) * out_stride + 3);
     const ops::BatchInfo bi{dmeta, T, meta.n_seqs};
     const ops::SsmConvArgs c{dact, dtaps,    dstates,     kCh,          kTaps, kRow,
-                             0,    kConvOff, slot_floats, layer_offset, dbias};
+                             0,    kConvOff, slot_floats, layer_offset, dbias, meta.max_q_len};
     ops::SsmScanArgs s;
     s.act = dact;
     s.dt = ddt;
