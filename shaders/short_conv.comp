@@ -4,10 +4,11 @@
 //   out[t][c] = C[t][c] * sum_k w[c][k] * v[t - (L-1) + k]
 // where the values before the step's first token come from the sequence's recurrent state
 // ((L-1) rows of n_embd, oldest first; zero for a sequence starting at position 0), which then
-// holds the last L-1 values of v. One invocation walks one channel of one sequence through its
-// tokens in order, its window in registers, so chunked prefill equals token-by-token decoding
-// and the state is read before it is written by the same invocation only. Grid: x covers the
-// channels, y = sequence (kv_meta.glsl: seq_q_start / seq_q_len / seq_kv_len / seq_state).
+// holds the last L-1 values of v. As shaders/ssm_conv.comp: the grid's z splits each sequence's
+// tokens into blocks of TOKENS, one invocation walking one channel through one block with its
+// window in registers (started from the values before the block, or the state); with several
+// blocks `phase` 1 rewrites the state after a barrier. Grid: x covers the channels, y = sequence
+// (kv_meta.glsl: seq_q_start / seq_q_len / seq_kv_len / seq_state), z = token blocks.
 // Q8_OUT: out is also written as q8 blocks (binding 5, q8_block.glsl) for the output
 // projection's int8-dot matvec, saving its quantize dispatch and barrier (a tenth of an LFM2
 // conv layer at batch 1); n_embd a multiple of 32, workgroup size a multiple of 32. Every
@@ -38,9 +39,20 @@ layout(push_constant) uniform Params {
   uint out_stride;
   uint slot_floats;  // one slot's states, every recurrent layer's
   uint layer_offset;  // this layer's state within a slot
+  uint phase;  // 0: outputs of block z (and the state when one block covers every sequence); 1: state
 } p;
 
 const uint kMax = 8u;  // model::kMaxShortConvLength
+const uint TOKENS = 16u;  // tokens per invocation (ops.cpp's kShortConvTokens)
+
+// v = B * X of the sequence's input j (j < 0: the carried state's row d + j, zero when fresh).
+float conv_input(int j, uint t0, uint base, uint c, bool fresh, uint d) {
+  if (j >= 0) {
+    const uint row = (t0 + uint(j)) * p.bcx_stride;
+    return bcx[row + c] * bcx[row + 2u * p.n_embd + c];
+  }
+  return fresh ? 0.0 : state[base + uint(int(d) + j) * p.n_embd + c];
+}
 
 void main() {
   const uint c = gl_GlobalInvocationID.x;
@@ -54,13 +66,25 @@ void main() {
   const bool fresh = meta_seq_kv_len(p.n_tokens, p.n_seqs, seq) == q_len;
   const uint base = meta_seq_state(p.n_tokens, p.n_seqs, seq) * p.slot_floats + p.layer_offset;
   const uint d = p.l_cache - 1u;
+  if (p.phase == 1u) {  // never with Q8_OUT: no barriers here
+    // New row k reads old row k + q_len (k ascending) before it is overwritten.
+    if (live)
+      for (uint k = 0u; k < d; ++k)
+        state[base + k * p.n_embd + c] =
+            conv_input(int(q_len) - int(d) + int(k), t0, base, c, fresh, d);
+    return;
+  }
+  const uint first = gl_WorkGroupID.z * TOKENS;
+  if (first >= q_len) return;  // uniform across the workgroup
+  const uint last = min(q_len, first + TOKENS);
   float win[kMax];
   float w[kMax];
   if (live) {
-    for (uint k = 0u; k < d; ++k) win[k] = fresh ? 0.0 : state[base + k * p.n_embd + c];
+    for (uint k = 0u; k < d; ++k)
+      win[k] = conv_input(int(first) - int(d) + int(k), t0, base, c, fresh, d);
     for (uint k = 0u; k < p.l_cache; ++k) w[k] = taps[c * p.l_cache + k];
   }
-  for (uint t = 0u; t < q_len; ++t) {
+  for (uint t = first; t < last; ++t) {
     float o = 0.0;
     if (live) {
       const uint row = (t0 + t) * p.bcx_stride;
@@ -86,6 +110,7 @@ void main() {
     barrier();
 #endif
   }
-  if (live)
+  // One block per sequence (gl_NumWorkGroups.z == 1): its window ends as the new state.
+  if (live && gl_NumWorkGroups.z == 1u)
     for (uint k = 0u; k < d; ++k) state[base + k * p.n_embd + c] = win[k];
 }

@@ -212,6 +212,7 @@ void VulkanBackend::short_conv(const ShortConvSpec& c) {
   a.layer_offset = static_cast<uint32_t>(st.layer_offset[c.layer]);
   const bool q8 = wants_q8(c.feeds, c.n_embd, batch_.n_tokens);
   if (q8) a.q8 = mem_.xq;
+  a.max_q_len = max_q_len_;
   vk::ops::short_conv(*rec_, ctx_.pipelines(), batch_, a);
   wrote(c.out.act);
   if (q8) q8_of_ = Q8Copy{c.out.act, batch_.n_tokens, mem_.xq};

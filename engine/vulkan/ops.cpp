@@ -189,8 +189,10 @@ void short_conv(CommandRecorder& rec, PipelineCache& pc, const BatchInfo& b,
                 const ShortConvArgs& a) {
   require_arg(a.n_embd > 0 && b.n_seqs > 0, "short_conv: empty input");
   require_arg(a.l_cache >= 2 && a.l_cache <= 8, "short_conv: kernel length outside 2..8");
+  constexpr uint32_t kShortConvTokens = 16;  // short_conv.comp's TOKENS
   struct {
-    uint32_t n_embd, l_cache, n_tokens, n_seqs, bcx_stride, out_stride, slot_floats, layer_offset;
+    uint32_t n_embd, l_cache, n_tokens, n_seqs, bcx_stride, out_stride, slot_floats, layer_offset,
+        phase;
   } push{a.n_embd,
          a.l_cache,
          b.n_tokens,
@@ -198,19 +200,28 @@ void short_conv(CommandRecorder& rec, PipelineCache& pc, const BatchInfo& b,
          a.bcx_stride ? a.bcx_stride : 3 * a.n_embd,
          a.out_stride ? a.out_stride : a.n_embd,
          a.slot_floats,
-         a.layer_offset};
+         a.layer_offset,
+         0};
   constexpr uint32_t wg = 64;
-  const Groups groups{div_up(a.n_embd, wg), b.n_seqs, 1};
+  const uint32_t blocks =
+      div_up(std::max(1u, a.max_q_len ? a.max_q_len : b.n_tokens), kShortConvTokens);
+  const Groups groups{div_up(a.n_embd, wg), b.n_seqs, blocks};
+  const Pipeline& plain = pipeline(pc, "short_conv", 5, sizeof(push), wg);
+  const std::array<BufferSlice, 6> buffers{a.bcx, b.meta, a.taps, a.states, a.out, a.q8};
+  const auto push_bytes = [&] { return std::as_bytes(std::span(&push, 1)); };
   if (a.q8) {
     require_arg(a.n_embd % 32 == 0, "short_conv: a q8 output needs n_embd a multiple of 32");
     require_arg(a.q8.size >= uint64_t{b.n_tokens} * a.n_embd * 5 / 4,
                 "short_conv: q8 slice too small");
-    rec.dispatch(pipeline(pc, "short_conv_q8", 6, sizeof(push), wg),
-                 {a.bcx, b.meta, a.taps, a.states, a.out, a.q8}, push, groups);
-    return;
+    rec.dispatch(pipeline(pc, "short_conv_q8", 6, sizeof(push), wg), buffers, push_bytes(), groups);
+  } else {
+    rec.dispatch(plain, std::span(buffers.data(), 5), push_bytes(), groups);
   }
-  const Pipeline& p = pipeline(pc, "short_conv", 5, sizeof(push), wg);
-  rec.dispatch(p, {a.bcx, b.meta, a.taps, a.states, a.out}, push, groups);
+  if (blocks > 1) {  // block 0 read the old state: the new one is written after it
+    rec.barrier();
+    push.phase = 1;
+    rec.dispatch(plain, std::span(buffers.data(), 5), push_bytes(), {groups.x, groups.y, 1});
+  }
 }
 
 namespace {

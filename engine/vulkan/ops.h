@@ -196,6 +196,9 @@ struct ShortConvArgs {
   // Non-empty: out also written there as q8 blocks (n_embd a multiple of 32; the tokens' rows
   // dense in the q8 layout whatever out_stride is).
   BufferSlice q8;
+  // The step's longest sequence (kv::BatchMeta::max_q_len; 0: n_tokens): its tokens are split
+  // into blocks of 16 walked in parallel, the state then rewritten by a second pass.
+  uint32_t max_q_len = 0;
 };
 void short_conv(CommandRecorder& rec, PipelineCache& pipelines, const BatchInfo& batch,
                 const ShortConvArgs& a);

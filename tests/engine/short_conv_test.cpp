@@ -97,7 +97,8 @@ TEST(ShortConv, ChunkedStepsEqualWholeSequencesOnBothBackends) {
                            0,
                            static_cast<uint32_t>(layout.slot_floats),
                            static_cast<uint32_t>(layout.layer_offset[layer]),
-                           {}};
+                           {},
+                           meta.max_q_len};
       const uint64_t q8_bytes = vk::q8_activation_bytes(E, T);
       vk::BufferSlice q8 = arena.allocate(q8_bytes), q8_want = arena.allocate(q8_bytes);
       if (with_q8) a.q8 = q8;
