@@ -21,6 +21,12 @@ ImageLayout image_layout(const VisionSpec& spec) {
       l.open = false;  // mtmd_decode_use_non_causal: causal for Pixtral
       l.n_tokens = 0;  // the image's size decides
       break;
+    case ProjectorType::Qwen25vl:
+      l.begin = "<|vision_start|>";
+      l.end = "<|vision_end|>";
+      l.open = false;  // causal, as mtmd decodes it (M-RoPE's 2D order is the rows' order)
+      l.n_tokens = 0;
+      break;
   }
   l.spec = spec;
   return l;

@@ -319,7 +319,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, VisionOnVulkan, ::testing::Values("gemma3-vulkan
 
 INSTANTIATE_TEST_SUITE_P(Cases, VisionVsLlamaCpp,
                          ::testing::Values("gemma3-wide", "gemma3-tall", "gemma3-widths",
-                                           "gemma3-vulkan", "mistral3-prompt", "mistral3-tall"),
+                                           "gemma3-vulkan", "mistral3-prompt", "mistral3-tall",
+                                           "qwen2vl-prompt", "qwen2vl-tall"),
                          [](const auto& info) {
                            std::string s = info.param;
                            for (char& ch : s)
