@@ -9,7 +9,8 @@
 # ollama and openai clients stream answers (vision.mjs); a mistral3 model with a Pixtral projector
 # answers about images of two sizes (their row counts differ); Ollama's single-file Gemma 3 and
 # Mistral 3 (the tower inside the GGUF) answer as their two-file twins; a qwen2vl model with a
-# Qwen2.5-VL projector continues mtmd's recorded prompt as llama.cpp does (M-RoPE positions).
+# Qwen2.5-VL projector continues mtmd's recorded prompt as llama.cpp does (M-RoPE positions), and
+# so does Ollama's single-file qwen25vl as its twin.
 # About 3 s on the CPU backend.
 source "$(dirname "$0")/lib.sh"
 
@@ -219,7 +220,7 @@ expect_eq "$(http_status POST "$VKLLM_URL/api/show" -d '{"model":"q2v"}')" 200 "
 jq -e '.capabilities | index("vision")' "$TEST_TMP/body" >/dev/null ||
   fail "q2v: no vision capability: $(jq -c .capabilities "$TEST_TMP/body")"
 q2_prefilled() { metric vkllm_image_tokens_prefilled_total q2v; }
-one_file q2v >/dev/null
+q2_first=$(one_file q2v)
 expect_eq "$(q2_prefilled)" 77 "q2v: the wide image's rows prefilled"
 one_file q2v >/dev/null
 expect_eq "$(q2_prefilled)" 77 "q2v: the wide image again (prefix cache)"
@@ -232,3 +233,19 @@ req=$(jq -c '{model:"q2v", tokens:.greedy_tokens[:3]}' "$vision/qwen2vl-prompt.j
 expect_eq "$(http_status POST "$VKLLM_URL/api/detokenize" -d "$req")" 200 "q2v detokenize: $(body)"
 expect_eq "$answer" "$(jq -r .content "$TEST_TMP/body")" "q2v: the greedy tokens after the image"
 pass "a qwen2vl model with a Qwen2.5-VL projector answers about an image as llama.cpp's mtmd"
+
+# Ollama's single-file Qwen2.5-VL (qwen25vl: the tower inside the GGUF under Ollama's names)
+# answers about an image as its two-file twin q2v, token for token.
+"$VKLLM_BIN" dev make-model --arch qwen2vl --shape test --type F16 --seed 60 \
+  --vocab "$VKLLM_SOURCE_DIR/tests/reference/families/spm-1k-vocab.gguf" \
+  -o "$TEST_TMP/q2-ollama.gguf" --layout ollama --projector-shape test \
+  >/dev/null || fail "make-model qwen2vl --layout ollama"
+printf 'FROM %s\nTEMPLATE """{{ range .Messages }}{{ .Role }}: {{ .Content }}\n{{ end }}model:"""\n' \
+  "$TEST_TMP/q2-ollama.gguf" >"$TEST_TMP/Modelfile.q2o"
+"$VKLLM_BIN" create q2o -f "$TEST_TMP/Modelfile.q2o" >/dev/null 2>&1 || fail "create q2o"
+got=$(one_file q2o)
+# As q2v's first (cold) turn above.
+expect_eq "$(jq -c '{c, n}' <<<"$got")" "$(jq -c '{c, n}' <<<"$q2_first")" "the single-file qwen25vl's answer"
+gap=$(jq -n --argjson a "$(jq .lp <<<"$got")" --argjson b "$(jq .lp <<<"$q2_first")" '($a - $b) | fabs | . * 1e6 | floor')
+[ "$gap" -lt 10 ] || fail "the single-file qwen25vl's first logprob is $gap e-6 from its twin's"
+pass "Ollama's single-file Qwen2.5-VL (its tower inside the GGUF) answers about an image as its twin"
