@@ -94,10 +94,15 @@ TEST(ModelCapabilities, AQwen25VlModelWithAProjectorListsVision) {
   const auto caps = models::capabilities_of(m, &g);
   EXPECT_EQ(caps.names, (Names{"completion", "vision"}));
   EXPECT_EQ(caps.not_run, Names{});
-  // Ollama's qwen25vl file (read as qwen2vl) carries its tower inside: not run yet.
-  const auto embedded = gguf("qwen2vl", {"completion", "vision"});
+  // Ollama's qwen25vl file (read as qwen2vl) carries its tower inside: run when inline_projector
+  // names it (the encoders read it), not when only its vision keys show.
+  auto embedded = gguf("qwen2vl", {"completion", "vision"});
   EXPECT_EQ(models::capabilities_of(show_with("{{ .Prompt }}"), &embedded).not_run,
             Names{"vision"});
+  embedded.inline_projector = "qwen25vl";
+  const auto inside = models::capabilities_of(show_with("{{ .Prompt }}"), &embedded);
+  EXPECT_EQ(inside.names, (Names{"completion", "vision"}));
+  EXPECT_EQ(inside.not_run, Names{});
 }
 
 TEST(ModelCapabilities, ConfigFirstThenWeightsAndAProjectorsVisionIsNotListedWhileNoEncoderRuns) {
