@@ -197,8 +197,8 @@ int encode_image(const EncodeImageArgs& args) {
   if (args.backend != "cpu" && args.backend != "vulkan")
     throw std::invalid_argument("unknown --backend '" + args.backend + "' (cpu, vulkan)");
   const bool on_vulkan = args.backend == "vulkan";
-  // A model GGUF with its tower inside (Ollama's single-file gemma3 / mistral3) is read as the
-  // mmproj the server makes of it (engine/gguf/inline_projector.h).
+  // A model GGUF with its tower inside (Ollama's single-file gemma3 / mistral3 / qwen25vl) is read
+  // as the mmproj the server makes of it (engine/gguf/inline_projector.h).
   gguf::GgufFile projector = gguf::GgufFile::open(args.projector, gguf::ReadLayout::Raw);
   std::vector<uint8_t> extracted;
   if (!gguf::inline_projector_arch(projector).empty()) {
@@ -371,7 +371,7 @@ void add_dev_commands(CLI::App& app) {
       "encode-image", "Encode an image with a vision projector (times, embeddings)");
   enc->add_option("--projector", enc_args->projector,
                   "Projector GGUF (llama.cpp's mmproj), or a model GGUF with its tower inside "
-                  "(Ollama's single-file gemma3 / mistral3)")
+                  "(Ollama's single-file gemma3 / mistral3 / qwen25vl)")
       ->required()
       ->check(CLI::ExistingFile);
   enc->add_option("--image", enc_args->image, "JPEG, PNG, WebP or GIF file")
