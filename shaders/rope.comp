@@ -30,6 +30,7 @@ layout(std430, binding = 1) writeonly buffer Cache { uint cache[]; };  // f16 pa
 layout(std430, binding = 1) writeonly buffer Dst { float dst[]; };
 #endif
 layout(std430, binding = 3) readonly buffer Factors { float freq_factors[]; };
+layout(std430, binding = 4) readonly buffer MropePos { uint mrope_pos[]; };  // (t, h, w) a token
 
 layout(push_constant) uniform Params {
   uint head_dim;
@@ -49,6 +50,9 @@ layout(push_constant) uniform Params {
   float temp_scale;  // f32 output: rows times 1 + temp_scale * ln(floor((pos + temp_offset) /
   uint temp_floor;   // temp_floor) + 1) (attention temperature tuning of queries); temp_scale 0:
   uint temp_offset;  // off
+  // flags bit 3 (M-RoPE): pair i's position is the token's mrope_pos component of its section
+  // in the repeating sections of these sizes (a fourth: t). Scalars: a uvec4 would be 16-aligned.
+  uint sec0, sec1, sec2, sec3;
 } p;
 
 shared float row[512];
@@ -57,14 +61,25 @@ shared float vals[512];  // a quantized row's values, then
 shared float scales[16];  // its blocks' scales
 #endif
 
-float rotated(uint d, float pos) {
+// Pair i's position for token t: the token's, or (M-RoPE) its section's component.
+float pair_pos(uint i, uint t, float pos) {
+  if ((p.flags & 8u) == 0u) return pos;
+  const uint sector = i % (p.sec0 + p.sec1 + p.sec2 + p.sec3);
+  const uint c = sector < p.sec0                   ? 0u
+                 : sector < p.sec0 + p.sec1          ? 1u
+                 : sector < p.sec0 + p.sec1 + p.sec2 ? 2u
+                                                     : 0u;
+  return float(mrope_pos[3u * t + c]);
+}
+
+float rotated(uint d, float pos, uint t) {
   if (d >= p.n_dims || (p.flags & 4u) != 0u) return row[d];
   const bool neox = (p.flags & 1u) != 0u;
   const uint half_dims = p.n_dims / 2u;
   const uint i = neox ? d % half_dims : d / 2u;
   const bool first = neox ? d < half_dims : (d & 1u) == 0u;
   const uint partner = neox ? (first ? d + half_dims : d - half_dims) : d ^ 1u;
-  float theta = rope_angle(pos, i, p.n_dims, p.freq_base, p.freq_scale);
+  float theta = rope_angle(pair_pos(i, t, pos), i, p.n_dims, p.freq_base, p.freq_scale);
   if ((p.flags & 2u) != 0u) theta /= freq_factors[i];
   const float c = cos(theta), s = sin(theta);
   return first ? row[d] * c - row[partner] * s : row[partner] * s + row[d] * c;
@@ -95,7 +110,7 @@ void main() {
 #ifdef NO_ROPE
       const vec2 v = vec2(row[2u * j], row[2u * j + 1u]);
 #else
-      const vec2 v = vec2(rotated(2u * j, pos), rotated(2u * j + 1u, pos));
+      const vec2 v = vec2(rotated(2u * j, pos, t), rotated(2u * j + 1u, pos, t));
 #endif
       cache[base + j] = packHalf2x16(v);
     }
@@ -105,7 +120,7 @@ void main() {
 #ifdef NO_ROPE
     vals[d] = row[d];
 #else
-    vals[d] = rotated(d, pos);
+    vals[d] = rotated(d, pos, t);
 #endif
   }
   barrier();
@@ -154,6 +169,6 @@ void main() {
     temp = log(float(at / p.temp_floor) + 1.0) * p.temp_scale + 1.0;
   }
   for (uint d = gl_LocalInvocationIndex; d < p.head_dim; d += nt)
-    dst[db + d] = rotated(d, pos) * temp;
+    dst[db + d] = rotated(d, pos, t) * temp;
 #endif
 }

@@ -7,6 +7,9 @@
 //   column * theta^(-2 / head_dim) * theta^(-2j / half),   half = head_dim / 2.
 // Positions come from a buffer, so the tokens may lie in any order (the Vulkan encoder keeps
 // each merger window's patches together). Grid: x = pairs of all heads, y = tokens.
+// `halves` (Qwen2.5-VL's vision RoPE, engine/vision/qwen_vl.h): pair (r, r + half) instead, for
+// r < head_dim / 4 turning by row * theta^(-2r / half), else by column * theta^(-2(r - head_dim/4)
+// / half).
 layout(local_size_x_id = 0) in;
 layout(std430, binding = 0) buffer X { float x[]; };
 layout(std430, binding = 1) readonly buffer Pos { uint pos[]; };
@@ -16,6 +19,7 @@ layout(push_constant) uniform Params {
   uint head_dim;
   uint stride;  // elements between tokens' rows
   float theta;
+  uint halves;
 } p;
 
 void main() {
@@ -25,6 +29,15 @@ void main() {
   if (pair >= p.n_head * pairs * 2u || t >= p.n_tokens) return;
   const uint h = pair / half_dim, r = pair % half_dim;
   const uint part = r / pairs, j = r % pairs;
+  if (p.halves != 0u) {
+    const float angle = float(pos[2u * t + part]) * pow(p.theta, -2.0 * float(j) / float(half_dim));
+    const uint i = t * p.stride + h * p.head_dim + r;
+    const float x0 = x[i], x1 = x[i + half_dim];
+    const float c = cos(angle), s = sin(angle);
+    x[i] = x0 * c - x1 * s;
+    x[i + half_dim] = x0 * s + x1 * c;
+    return;
+  }
   float freq = pow(p.theta, -2.0 * float(j) / float(half_dim));
   if (part == 1u) freq *= pow(p.theta, -2.0 / float(p.head_dim));
   const float angle = float(pos[2u * t + part]) * freq;

@@ -117,6 +117,30 @@ void angles(const std::vector<double>& inv_freq, uint32_t pos, float* cs) {
   }
 }
 
+// The same for batch token t: by its M-RoPE positions where the parameters give them (pair i in
+// section t, h, w of the repeating sections: that position; in a fourth: t), else at `pos`.
+void token_angles(const RopeParams& p, const std::vector<double>& inv_freq, uint32_t t,
+                  uint32_t pos, float* cs) {
+  const auto& s = p.mrope_sections;
+  const uint32_t total = s[0] + s[1] + s[2] + s[3];
+  if (p.mrope_pos == nullptr || total == 0) {
+    angles(inv_freq, pos, cs);
+    return;
+  }
+  const uint32_t* tp = p.mrope_pos + 3ull * t;
+  const size_t half = inv_freq.size();
+  for (size_t i = 0; i < half; ++i) {
+    const uint32_t sector = static_cast<uint32_t>(i % total);
+    const uint32_t at = sector < s[0]                 ? tp[0]
+                        : sector < s[0] + s[1]        ? tp[1]
+                        : sector < s[0] + s[1] + s[2] ? tp[2]
+                                                      : tp[0];
+    const double theta = double(at) * inv_freq[i];
+    cs[i] = float(std::cos(theta));
+    cs[half + i] = float(std::sin(theta));
+  }
+}
+
 }  // namespace
 
 void rope(const RopeParams& p, const BatchView& batch, ConstHeadRows src, HeadRows dst,
@@ -129,7 +153,7 @@ void rope(const RopeParams& p, const BatchView& batch, ConstHeadRows src, HeadRo
                  ds = dst.stride ? dst.stride : n_heads * D;
   for (uint32_t t = token_begin; t < token_end; ++t) {
     const uint32_t pos = batch.token_pos(t);
-    angles(inv_freq, pos, cs);
+    token_angles(p, inv_freq, t, pos, cs);
     for (uint32_t h = 0; h < n_heads; ++h) {
       const float* from = src.data + uint64_t(t) * ss + h * D;
       float* to = dst.data + uint64_t(t) * ds + h * D;
@@ -166,7 +190,7 @@ void write_kv(const RopeParams* rope, const BatchView& batch, ConstHeadRows src,
   for (uint32_t t = token_begin; t < token_end; ++t) {
     const uint32_t pos = batch.token_pos(t);
     const uint64_t block = batch.token_block(t, pos, B);
-    if (rope != nullptr) angles(inv_freq, pos, cs);
+    if (rope != nullptr) token_angles(*rope, inv_freq, t, pos, cs);
     for (uint32_t h = 0; h < n_kv; ++h) {
       const float* s = src.data + uint64_t(t) * ss + h * D;
       uint16_t* dst = cache.data + ((block * n_kv + h) * B + pos % B) * row_halves;

@@ -9,6 +9,7 @@
 // host memory, f32 unless stated; strides are in elements.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 #include "engine/cpu/batch_view.h"
@@ -104,6 +105,10 @@ struct RopeParams {
   uint32_t temp_floor = 0;
   uint32_t temp_offset = 0;
   bool rotate = true;
+  // M-RoPE (runtime RopeSpec::mrope_sections): nonzero sections and 3 positions (t, h, w) per
+  // batch token; pair i turns by the position its section names instead of the token's.
+  std::array<uint32_t, 4> mrope_sections{};
+  const uint32_t* mrope_pos = nullptr;
 };
 // Head h of token t at data + t * stride + h * head_dim.
 struct HeadRows {

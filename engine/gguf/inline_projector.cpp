@@ -45,6 +45,18 @@ constexpr Rename kMistral3Renames[] = {
     {"mm.linear_2", "mm.2"},
 };
 
+// Ollama's names for Qwen2.5-VL's tower (convert_qwen25vl.go keeps llama.cpp's in the blocks)
+// and llama.cpp's: the Conv3D's two frames' kernels and the merger (its RMS norm is llama.cpp's
+// post_ln, its MLP mm.0 / mm.2). The second frame's rename comes first: llama.cpp's name for the
+// first frame is a prefix of it.
+constexpr Rename kQwen25vlRenames[] = {
+    {"v.patch_embd_1.weight", "v.patch_embd.weight.1"},
+    {"v.patch_embd_0.weight", "v.patch_embd.weight"},
+    {"v.merger.ln_q", "v.post_ln"},
+    {"v.merger.mlp.0", "mm.0"},
+    {"v.merger.mlp.2", "mm.2"},
+};
+
 bool is_tower_tensor(std::string_view name) {
   return name.starts_with("v.") || name.starts_with("mm.");
 }
@@ -130,6 +142,48 @@ void write_mistral3_keys(const GgufFile& raw, GgufWriter& w) {
             raw.get_optional<uint32_t>("mistral3.spatial_merge_size").value_or(2));
 }
 
+// Qwen2.5-VL's sizes, as Ollama's llama.cpp compat layer turns them into clip.vision.* (and
+// llama.cpp's converter writes them): n_wa_pattern from the full-attention layers (every n-th),
+// the FFN width from ffn_up, the 560 px / CLIP mean and std the converter notes. Settings the
+// encoder does not follow (another RoPE base, window or temporal patch) are refused.
+void write_qwen25vl_keys(const GgufFile& raw, GgufWriter& w) {
+  constexpr std::string_view arch = "qwen25vl";
+  w.set_string("clip.projector_type", "qwen2.5vl_merger");
+  w.set_bool("clip.use_silu", true);
+  const std::string from = "qwen25vl.vision.", to = "clip.vision.";
+  for (const char* key : {"block_count", "embedding_length", "patch_size", "attention.head_count"})
+    w.set_u32(to + key, need_u32(raw, arch, from + key));
+  const TensorInfo* up = raw.find_tensor("v.blk.0.ffn_up.weight");
+  if (!up || up->shape.size() != 2) refuse(arch, "has no v.blk.0.ffn_up.weight");
+  w.set_u32(to + "feed_forward_length", static_cast<uint32_t>(up->shape[1]));
+  w.set_u32(to + "image_size", 560);
+  w.set_u32(to + "num_channels", raw.get_optional<uint32_t>(from + "num_channels").value_or(3));
+  w.set_f32(to + "attention.layer_norm_epsilon",
+            raw.get_optional<float>(from + "attention.layer_norm_epsilon").value_or(1e-6f));
+  w.set_u32(to + "projection_dim", need_u32(raw, arch, "qwen25vl.embedding_length"));
+  w.set_f32s(to + "image_mean", {0.48145466f, 0.4578275f, 0.40821073f});
+  w.set_f32s(to + "image_std", {0.26862954f, 0.26130258f, 0.27577711f});
+  w.set_u32(to + "spatial_merge_size",
+            raw.get_optional<uint32_t>(from + "spatial_merge_size").value_or(2));
+  if (const auto base = raw.get_optional<float>(from + "rope.freq_base"); base && *base != 10000.0f)
+    refuse(arch, "has a RoPE base of " + std::to_string(*base) + " (10000 is read)");
+  if (const auto win = raw.get_optional<uint32_t>(from + "window_size"); win && *win != 112)
+    refuse(arch, "has a " + std::to_string(*win) + " px attention window (112 is read)");
+  if (const auto t = raw.get_optional<uint32_t>(from + "temporal_patch_size"); t && *t != 2)
+    refuse(arch, "has a temporal patch of " + std::to_string(*t) + " frames (2 are read)");
+  uint32_t pattern = 8;  // Qwen2.5-VL's [7, 15, 23, 31], as Ollama's compat layer assumes
+  if (raw.find(from + "fullatt_block_indexes")) {
+    const std::vector<int32_t> full = raw.get_array<int32_t>(from + "fullatt_block_indexes");
+    if (full.empty() || full[0] < 0) refuse(arch, "has no full-attention layers");
+    pattern = static_cast<uint32_t>(full[0]) + 1;
+    for (size_t i = 1; i < full.size(); ++i)
+      if (full[i] - full[i - 1] != static_cast<int32_t>(pattern))
+        refuse(arch, "has full-attention layers at an uneven spacing (every " +
+                         std::to_string(pattern) + " layers is read)");
+  }
+  w.set_u32(to + "n_wa_pattern", pattern);
+}
+
 // llama.cpp's converter copies the [IMG_BREAK] token's row of the text embeddings into the
 // mmproj (F32); Ollama's file has only the text model's, possibly quantized row.
 void add_img_break(const GgufFile& raw, const TensorBytesReader& read, GgufWriter& w) {
@@ -165,6 +219,7 @@ std::span<const std::pair<std::string_view, std::string_view>> inline_tower_rena
     std::string_view arch) {
   if (arch == "gemma3") return kGemma3Renames;
   if (arch == "mistral3") return kMistral3Renames;
+  if (arch == "qwen25vl") return kQwen25vlRenames;
   return {};
 }
 
@@ -217,6 +272,8 @@ std::vector<uint8_t> extract_inline_projector(const GgufFile& raw, const TensorB
   const bool pixtral = arch == "mistral3";
   if (pixtral) {
     write_mistral3_keys(raw, w);
+  } else if (arch == "qwen25vl") {
+    write_qwen25vl_keys(raw, w);
   } else {
     write_gemma3_keys(raw, w);
   }

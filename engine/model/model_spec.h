@@ -223,6 +223,11 @@ struct ModelSpec {
   bool is_recurrent(uint32_t layer) const {
     return layer < layer_is_recurrent.size() && layer_is_recurrent[layer];
   }
+  // Whether the model rotates by per-token (t, h, w) positions (mrope_sections): its image
+  // tokens take grid positions (runner.h SequenceStep::rope_positions).
+  bool uses_mrope() const {
+    return mrope_sections[0] + mrope_sections[1] + mrope_sections[2] + mrope_sections[3] > 0;
+  }
   // Whether any layer keeps a recurrent state. Such a state exists only for the tokens a
   // sequence computed, from its first one: no prefix reuse, no speculation (model_spec.cpp).
   bool has_recurrent_state() const {

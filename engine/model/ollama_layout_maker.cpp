@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "engine/gguf/inline_projector.h"
-#include "engine/model/fast_normal.h"
 #include "engine/model/model_maker.h"
 #include "engine/model/projector_maker.h"
 
@@ -100,10 +99,12 @@ TwinProjector twin_projector(const MakeModelOptions& o, const gguf::GgufWriter& 
 void embed_tower_tensors(const MakeModelOptions& o, const TwinProjector& twin,
                          gguf::GgufWriter& w) {
   const uint32_t heads = twin.file.get<uint32_t>("clip.vision.attention.head_count");
+  // Ollama publishes Qwen2.5-VL as qwen25vl.
+  const std::string ollama_arch = o.arch == "qwen2vl" ? "qwen25vl" : o.arch;
   for (const gguf::TensorInfo& t : twin.file.tensors()) {
     if (t.name == "v.token_embd.img_break") continue;
     std::string name = t.name;
-    for (const auto& [ollama, llama_cpp] : gguf::inline_tower_renames(o.arch)) {
+    for (const auto& [ollama, llama_cpp] : gguf::inline_tower_renames(ollama_arch)) {
       if (const size_t at = name.find(llama_cpp); at != std::string::npos) {
         name.replace(at, llama_cpp.size(), ollama);
         break;
@@ -257,23 +258,10 @@ void rewrite_snowflake_arctic_embed2(gguf::GgufWriter& w) {
   w.set_strings("tokenizer.ggml.precompiled_charsmap", chars);
 }
 
-// A small F32 tensor of random values, seeded by its name.
-void add_random_tensor(gguf::GgufWriter& w, const std::string& name, std::vector<uint64_t> shape,
-                       uint64_t seed) {
-  uint64_t n = 1;
-  for (uint64_t d : shape) n *= d;
-  std::vector<float> values(n);
-  FastNormal rng(hash_name(name, seed));
-  for (float& v : values) v = 0.02f * rng.next();
-  std::vector<uint8_t> bytes(n * sizeof(float));
-  std::memcpy(bytes.data(), values.data(), bytes.size());
-  w.add_tensor(name, gguf::TensorType::F32, std::move(shape), std::move(bytes));
-}
-
 // Qwen2.5-VL as Ollama's converter writes it (convert_qwen25vl.go): its qwen2 converter's keys
 // under qwen25vl. (no vocab_size), the HF config's three RoPE sections as rope.mrope_section, and
-// the vision tower embedded (here a piece of one: its keys and three v.* tensors, which the text
-// view hides; vkllm does not run Qwen2.5-VL's tower yet).
+// the twin's --projector tower embedded under qwen25vl.vision.* keys and Ollama's names (the text
+// view hides it).
 void rewrite_qwen2vl(const MakeModelOptions& o, gguf::GgufWriter& w) {
   const std::string from = "qwen2vl.", to = "qwen25vl.";
   std::vector<int32_t> sections;
@@ -286,16 +274,22 @@ void rewrite_qwen2vl(const MakeModelOptions& o, gguf::GgufWriter& w) {
   for (const std::string& key : w.keys())
     if (key.starts_with(from)) move_key(w, key, to + key.substr(from.size()));
   w.set_i32s(to + "rope.mrope_section", sections);
-  constexpr uint32_t kWidth = 32, kPatch = 14;
-  w.set_u32(to + "vision.block_count", 1);
-  w.set_u32(to + "vision.embedding_length", kWidth);
-  w.set_u32(to + "vision.attention.head_count", 2);
-  w.set_u32(to + "vision.patch_size", kPatch);
-  w.set_u32(to + "vision.spatial_merge_size", 2);
-  w.set_i32s(to + "vision.fullatt_block_indexes", {0});
-  add_random_tensor(w, "v.patch_embd_0.weight", {kPatch, kPatch, 3, kWidth}, o.seed);
-  add_random_tensor(w, "v.blk.0.attn_q.weight", {kWidth, kWidth}, o.seed);
-  add_random_tensor(w, "v.merger.mlp.0.weight", {4 * kWidth, 4 * kWidth}, o.seed);
+  const TwinProjector twin = twin_projector(o, w);
+  const gguf::GgufFile& mmproj = twin.file;
+  for (const char* key : {"block_count", "embedding_length", "attention.head_count", "patch_size",
+                          "spatial_merge_size"})
+    w.set_u32(to + "vision." + key, mmproj.get<uint32_t>(std::string("clip.vision.") + key));
+  w.set_u32(to + "vision.num_channels", 3);
+  w.set_u32(to + "vision.window_size", 112);
+  w.set_u32(to + "vision.temporal_patch_size", 2);
+  w.set_f32(to + "vision.attention.layer_norm_epsilon", 1e-6f);
+  w.set_f32(to + "vision.rope.freq_base", 10000.0f);
+  const uint32_t layers = mmproj.get<uint32_t>("clip.vision.block_count");
+  const uint32_t pattern = mmproj.get<uint32_t>("clip.vision.n_wa_pattern");
+  std::vector<int32_t> full;
+  for (uint32_t l = pattern - 1; l < layers; l += pattern) full.push_back(static_cast<int32_t>(l));
+  w.set_i32s(to + "vision.fullatt_block_indexes", full);
+  embed_tower_tensors(o, twin, w);
 }
 
 void rewrite_qwen3moe(gguf::GgufWriter& w) {

@@ -145,6 +145,61 @@ void build_pixtral_projector(const MakeProjectorOptions& o, gguf::GgufWriter& w)
   w.add_tensor("v.token_embd.img_break", gguf::TensorType::F32, {T}, std::move(row));
 }
 
+// Qwen2.5-VL's projector as llama.cpp's converter writes it (clip.cpp's PROJECTOR_TYPE_QWEN25VL
+// reads it): the Conv3D patch embedding split into its two frames' kernels (v.patch_embd.weight
+// and .weight.1, no bias), RMS norms without biases, Q/K/V/out and the SiLU-gated FFN with
+// biases, the merger's RMS norm as v.post_ln, its MLP as mm.0 (4 x n_embd square) and mm.2 (to
+// the text width), and the full-attention layers as clip.vision.n_wa_pattern (every n-th).
+void build_qwen25vl_projector(const MakeProjectorOptions& o, gguf::GgufWriter& w) {
+  const ProjectorShape& s = o.shape;
+  if (s.patch_size == 0 || s.n_embd == 0 || s.n_layer == 0 || s.n_head == 0 ||
+      s.n_embd % s.n_head != 0 || (s.n_embd / s.n_head) % 4 != 0 || s.n_ff == 0 || s.n_merge != 2 ||
+      s.n_wa_pattern == 0 || o.text_embd == 0) {
+    throw std::invalid_argument("make-model: inconsistent projector shape");
+  }
+  write_clip_keys(w, o,
+                  {"qwen2.5vl_merger",
+                   "clip.use_silu",
+                   1e-6f,
+                   {0.48145466f, 0.4578275f, 0.40821073f},
+                   {0.26862954f, 0.26130258f, 0.27577711f}});
+  w.set_u32("clip.vision.spatial_merge_size", s.n_merge);
+  w.set_u32("clip.vision.n_wa_pattern", s.n_wa_pattern);
+
+  const uint64_t E = s.n_embd, F = s.n_ff, P = s.patch_size, T = o.text_embd;
+  std::vector<ProjectorTensor> plan;
+  auto matrix = [&](std::string name, std::vector<uint64_t> shape, uint64_t fan_in) {
+    plan.push_back({std::move(name), std::move(shape), ProjectorInit::Matrix, fan_in});
+  };
+  auto vec = [&](std::string name, uint64_t n, ProjectorInit init) {
+    plan.push_back({std::move(name), {n}, init, 0});
+  };
+  // Each frame's kernel takes half the Conv3D's fan-in (a still image is both frames).
+  matrix("v.patch_embd.weight", {P, P, 3, E}, 6 * P * P);
+  matrix("v.patch_embd.weight.1", {P, P, 3, E}, 6 * P * P);
+  for (uint32_t l = 0; l < s.n_layer; ++l) {
+    const std::string b = "v.blk." + std::to_string(l) + ".";
+    for (const char* proj : {"attn_q", "attn_k", "attn_v", "attn_out"}) {
+      matrix(b + proj + ".weight", {E, E}, E);
+      vec(b + proj + ".bias", E, ProjectorInit::Bias);
+    }
+    vec(b + "ln1.weight", E, ProjectorInit::Norm);
+    vec(b + "ln2.weight", E, ProjectorInit::Norm);
+    matrix(b + "ffn_gate.weight", {E, F}, E);
+    vec(b + "ffn_gate.bias", F, ProjectorInit::Bias);
+    matrix(b + "ffn_up.weight", {E, F}, E);
+    vec(b + "ffn_up.bias", F, ProjectorInit::Bias);
+    matrix(b + "ffn_down.weight", {F, E}, F);
+    vec(b + "ffn_down.bias", E, ProjectorInit::Bias);
+  }
+  vec("v.post_ln.weight", E, ProjectorInit::Norm);
+  matrix("mm.0.weight", {4 * E, 4 * E}, 4 * E);
+  vec("mm.0.bias", 4 * E, ProjectorInit::Bias);
+  matrix("mm.2.weight", {4 * E, T}, 4 * E);
+  vec("mm.2.bias", T, ProjectorInit::Bias);
+  add_projector_tensors(plan, o, w);
+}
+
 }  // namespace
 
 std::vector<float> img_break_embedding(const gguf::GgufWriter& text) {
@@ -168,7 +223,17 @@ ProjectorShape parse_projector_shape(std::string_view text, std::string_view arc
   const size_t colon = text.find(':');
   const std::string_view name = text.substr(0, colon);
   ProjectorShape shape;
-  if (arch == "mistral3") {
+  if (arch == "qwen2vl") {
+    // Qwen2.5-VL: window attention but every n_wa_pattern-th layer.
+    if (name == "test") {
+      shape = {224, 14, 128, 2, 4, 256, 2, 2};
+    } else if (name == "qwen25vl-7b") {
+      shape = {560, 14, 1280, 32, 16, 3420, 2, 8};
+    } else {
+      throw std::invalid_argument("unknown qwen2vl projector shape '" + std::string(text) +
+                                  "' (test, qwen25vl-7b, optionally :LAYERS)");
+    }
+  } else if (arch == "mistral3") {
     if (name == "test") {
       shape = {224, 14, 128, 2, 4, 256, 2};
     } else if (name == "pixtral-24b") {
@@ -205,9 +270,13 @@ void build_random_projector(const MakeProjectorOptions& o, gguf::GgufWriter& w) 
     build_pixtral_projector(o, w);
     return;
   }
+  if (o.arch == "qwen2vl") {
+    build_qwen25vl_projector(o, w);
+    return;
+  }
   if (o.arch != "gemma3") {
-    throw std::invalid_argument("make-model: --projector is for gemma3 and mistral3 only (got '" +
-                                o.arch + "')");
+    throw std::invalid_argument(
+        "make-model: --projector is for gemma3, mistral3 and qwen2vl only (got '" + o.arch + "')");
   }
   const ProjectorShape& s = o.shape;
   if (s.image_size == 0 || s.patch_size == 0 || s.image_size % s.patch_size != 0 || s.n_embd == 0 ||

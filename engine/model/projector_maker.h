@@ -24,7 +24,8 @@ struct ProjectorShape {
   uint32_t n_layer = 0;
   uint32_t n_head = 0;
   uint32_t n_ff = 0;
-  uint32_t n_merge = 0;  // pooling kernel or patch merger (a side); Gemma 3's divides the grid
+  uint32_t n_merge = 0;       // pooling kernel or patch merger (a side); Gemma 3's divides the grid
+  uint32_t n_wa_pattern = 0;  // Qwen2.5-VL: layers l with (l + 1) % n_wa_pattern == 0 attend fully
 };
 
 // "test" (224 px, patch 14, 2 layers 128 wide, 4 heads, FFN 512, 4x4 pooling: 16 image tokens),
@@ -34,11 +35,14 @@ struct ProjectorShape {
 // the layer count (gemma3-4b:1: the real image size and widths, one layer, for checks by hand).
 // For --arch mistral3 (Pixtral): "test" (patch 14, 2 layers 128 wide, 4 heads of 32, FFN 256,
 // 2x2 merger) or "pixtral-24b" (Mistral Small 3.1's tower: 1540 px, patch 14, 24 layers 1024
-// wide, 16 heads, FFN 4096, 2x2 merger). Throws std::invalid_argument for another name.
+// wide, 16 heads, FFN 4096, 2x2 merger). For --arch qwen2vl (Qwen2.5-VL): "test" (patch 14, 2
+// layers 128 wide, 4 heads of 32, FFN 256, the first layer windowed, the second full, 2x2
+// merger) or "qwen25vl-7b" (Qwen2.5-VL 7B's tower: 32 layers 1280 wide, 16 heads, FFN 3420, full
+// attention every 8th layer). Throws std::invalid_argument for another name.
 ProjectorShape parse_projector_shape(std::string_view text, std::string_view arch = "gemma3");
 
 struct MakeProjectorOptions {
-  std::string arch = "gemma3";  // the text model's architecture: gemma3 or mistral3
+  std::string arch = "gemma3";  // the text model's architecture: gemma3, mistral3 or qwen2vl
   ProjectorShape shape;
   uint32_t text_embd = 0;  // the text model's width: the projector's output
   bool f32 = false;        // matrices F32 instead of F16 (vectors are always F32)

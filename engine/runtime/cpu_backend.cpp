@@ -429,6 +429,10 @@ class CpuBackend final : public StepBackend {
   uint64_t activation_bytes() const override { return act_bytes_; }
   uint32_t* token_ids() override { return ids_.get(); }
   uint32_t* selected_rows() override { return sel_.get(); }
+  uint32_t* rope_positions() override {
+    if (rope_pos_.empty()) rope_pos_.assign(3ull * opt_.max_batch_tokens, 0);
+    return rope_pos_.data();
+  }
   // The rows stay where the Runner's caller keeps them until the step ends.
   void set_injected_rows(std::span<const InjectedRows> rows) override {
     injected_.assign(rows.begin(), rows.end());
@@ -545,6 +549,8 @@ class CpuBackend final : public StepBackend {
     p.temp_floor = r.temp_floor;
     p.temp_offset = r.temp_offset;
     p.rotate = r.rotate;
+    p.mrope_sections = r.mrope_sections;
+    if (!rope_pos_.empty()) p.mrope_pos = rope_pos_.data();
     if (r.freq_factors && find({Weight::RopeFreqs}))
       p.freq_factors = f32_weight({Weight::RopeFreqs});
     return p;
@@ -657,6 +663,7 @@ class CpuBackend final : public StepBackend {
   std::vector<float> partials_;
   // The step's batch.
   std::vector<uint32_t> meta_;
+  std::vector<uint32_t> rope_pos_;      // rope_positions(): 3 per step token (M-RoPE models)
   std::vector<InjectedRows> injected_;  // set_injected_rows: this step's, cleared by the next
   cpu::BatchView batch_;
   uint32_t max_kv_len_ = 0;

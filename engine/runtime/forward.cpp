@@ -102,6 +102,7 @@ void Forward::attention_block(StepBackend& b, uint32_t l, uint32_t T) const {
   rope.freq_base = swa ? spec_.rope_freq_base_swa : spec_.rope_freq_base;
   rope.freq_scale = swa ? spec_.rope_freq_scale_swa : spec_.rope_freq_scale;
   rope.freq_factors = spec_.has_rope_freqs;
+  if (spec_.uses_mrope()) rope.mrope_sections = spec_.mrope_sections;
   // Llama 4's NoPE layers rotate nothing; only they take the query temperature there.
   const bool nope = spec_.is_nope(l);
   RopeSpec rope_q = rope;
@@ -115,7 +116,7 @@ void Forward::attention_block(StepBackend& b, uint32_t l, uint32_t T) const {
   const auto [q, k, v] = qkv.rows;
   // The fused path rotates Q and K alike: a query temperature takes the separate rope.
   if (!spec_.qkv_bias && !spec_.qk_norm && spec_.attn_temp_scale == 0.0f && !spec_.kq_plain_norm &&
-      spec_.layer_nope.empty()) {
+      spec_.layer_nope.empty() && !spec_.uses_mrope()) {
     b.products_then_rope_kv({Act::H}, T, qkv.span(), {l, rope, q, k, v, nh});
     b.barrier();
     b.mark("qkv_rope_kv_write");

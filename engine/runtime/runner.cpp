@@ -155,6 +155,12 @@ StepResult Runner::run_step(std::span<SequenceStep> batch, bool greedy_only, boo
   for (const auto& s : batch) {
     if (!s.table || s.tokens.empty()) throw std::invalid_argument("Runner::step: empty sequence");
     check_spans(s, options_.embedding_inputs);
+    if (!s.rope_positions.empty() &&
+        (!spec.uses_mrope() || s.rope_positions.size() != 3 * s.tokens.size())) {
+      throw std::invalid_argument(spec.uses_mrope()
+                                      ? "Runner::step: rope_positions needs 3 per token"
+                                      : "Runner::step: rope_positions for a model without M-RoPE");
+    }
     injected |= !s.embeddings.empty();
     if (s.table->num_tokens() + s.tokens.size() > options_.max_context) {
       throw std::invalid_argument("Runner::step: sequence exceeds the context of " +
@@ -196,6 +202,7 @@ StepResult Runner::run_step(std::span<SequenceStep> batch, bool greedy_only, boo
   seqs.reserve(batch.size());
   uint32_t* ids = B.token_ids();
   uint32_t* sel = B.selected_rows();
+  uint32_t* rope_pos = spec.uses_mrope() ? B.rope_positions() : nullptr;
   uint32_t t = 0, r = 0;
   std::vector<uint32_t> last_row(batch.size(), UINT32_MAX);
   std::vector<InjectedRows> injected_rows;
@@ -207,6 +214,12 @@ StepResult Runner::run_step(std::span<SequenceStep> batch, bool greedy_only, boo
     for (const auto& e : s.embeddings) {
       injected_rows.push_back({t + e.offset, e.n, e.rows});
       if (e.open) seqs.back().open_from = s.table->num_tokens() + e.offset;
+    }
+    if (rope_pos) {
+      for (uint32_t j = 0; j < n; ++j)
+        for (uint32_t c = 0; c < 3; ++c)
+          rope_pos[3 * (t + j) + c] =
+              s.rope_positions.empty() ? s.table->num_tokens() + j : s.rope_positions[3 * j + c];
     }
     for (uint32_t j = 0; j < n; ++j) {
       const int32_t tok = s.tokens[j];

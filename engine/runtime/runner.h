@@ -140,6 +140,12 @@ struct SequenceStep {
   // Embedding rows in place of some tokens' embeddings (images), in offset order, disjoint;
   // needs RunnerOptions::embedding_inputs.
   std::span<const EmbeddingSpan> embeddings{};
+  // M-RoPE models (Qwen2-VL / 2.5-VL) only: each token's rotary positions (t, h, w), 3 per token,
+  // where they differ from its position in the sequence: an image's tokens (one t, h and w
+  // from its grid) and every token after an image (which continues from the image's largest
+  // position + 1, vision::mrope_positions). Empty: the token's position in the sequence, thrice.
+  // The KV slots and the causal mask still follow the sequence positions.
+  std::span<const uint32_t> rope_positions{};
 };
 
 struct StepResult {

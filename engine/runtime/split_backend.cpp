@@ -149,9 +149,16 @@ class SplitBackend final : public StepBackend {
   uint32_t* token_ids() override { return stages_.front()->token_ids(); }
   uint32_t* selected_rows() override { return stages_.back()->selected_rows(); }
 
+  // Every stage rotates its own layers' Q and K: each gets the M-RoPE positions.
+  uint32_t* rope_positions() override { return stages_.front()->rope_positions(); }
   void begin_step(const kv::BatchMeta& meta) override {
     meta_ = meta;
     cur_ = 0;
+    if (spec_.uses_mrope()) {
+      const uint32_t* from = stages_.front()->rope_positions();
+      for (size_t i = 1; i < stages_.size(); ++i)
+        std::copy_n(from, 3ull * meta.n_tokens, stages_[i]->rope_positions());
+    }
     stages_.front()->begin_step(meta);
   }
   void end_step(const StepOutputs& out, uint32_t n_rows) override {

@@ -7,6 +7,7 @@
 // The second half of the interface is the Runner's: step inputs, submission, results, limits.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -105,6 +106,10 @@ struct RopeSpec {
   uint32_t temp_offset = 0;
   // false: rope() only copies the rows (with the temperature): Llama 4's NoPE layers.
   bool rotate = true;
+  // M-RoPE (Qwen2-VL, Qwen2.5-VL; any nonzero): the rotated pairs fall in sections of these
+  // sizes, repeating (ggml_rope_multi); a pair in the first turns by the token's rope_positions()
+  // t, the second by h, the third by w, a fourth by t. A text token's three are equal (NeoX RoPE).
+  std::array<uint32_t, 4> mrope_sections{};
 };
 
 struct AttentionSpec {
@@ -521,6 +526,9 @@ class StepBackend {
   // max_logits_rows selected rows (indices of step tokens whose logits are wanted).
   virtual uint32_t* token_ids() = 0;
   virtual uint32_t* selected_rows() = 0;
+  // M-RoPE models (RopeSpec::mrope_sections): 3 words (t, h, w rotary positions) per step token,
+  // written by the Runner before begin_step() like the token ids.
+  virtual uint32_t* rope_positions() { unsupported("rope_positions"); }
   virtual void begin_step(const kv::BatchMeta& meta) = 0;
   // Step input beside the token ids, before begin_step(): the rows inject_rows() writes (the
   // backend copies them; at most max_batch_tokens rows in all). A backend without the memory

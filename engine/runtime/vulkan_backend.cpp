@@ -470,6 +470,10 @@ vk::ops::RopeParams VulkanBackend::rope_params(const RopeSpec& r) const {
   p.rotate = r.rotate;
   if (r.freq_factors)
     if (const auto* f = m_.find(Weight::RopeFreqs)) p.freq_factors = f->data;
+  if (mem_.rope_pos_in.handle()) {
+    p.mrope_sections = r.mrope_sections;
+    p.mrope_pos = mem_.rope_pos_in.slice();
+  }
   return p;
 }
 

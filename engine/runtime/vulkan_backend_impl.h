@@ -180,6 +180,10 @@ class VulkanBackend final : public StepBackend {
   uint64_t activation_bytes() const override { return mem_.act_bytes; }
   uint32_t* token_ids() override { return reinterpret_cast<uint32_t*>(mem_.ids_in.mapped()); }
   uint32_t* selected_rows() override { return reinterpret_cast<uint32_t*>(mem_.sel_in.mapped()); }
+  uint32_t* rope_positions() override {
+    if (!mem_.rope_pos_in.handle()) return StepBackend::rope_positions();
+    return reinterpret_cast<uint32_t*>(mem_.rope_pos_in.mapped());
+  }
   void set_injected_rows(std::span<const InjectedRows> rows) override;
 
   void begin_step(const kv::BatchMeta& meta) override;

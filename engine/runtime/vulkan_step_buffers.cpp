@@ -187,6 +187,10 @@ void VulkanStepBuffers::allocate_activations() {
   if (spec.position_embd) {
     pos_in = vk::Buffer(ctx.device(), 4 * T, vk::MemoryKind::Upload, "step positions");
   }
+  if (spec.uses_mrope()) {
+    rope_pos_in =
+        vk::Buffer(ctx.device(), 12ull * T, vk::MemoryKind::Upload, "step M-RoPE positions");
+  }
   if (encoder) {
     row_ids = vk::Buffer(ctx.device(), uint64_t(kRowIdSpacing) * kMaxRowIds, vk::MemoryKind::Upload,
                          "step row ids");

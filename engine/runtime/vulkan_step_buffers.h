@@ -77,6 +77,7 @@ struct VulkanStepBuffers {
   std::optional<vk::Arena> act;
   vk::Buffer ids_in, sel_in, meta_in;  // host-written step inputs
   vk::Buffer pos_in, row_ids;          // encoders: positions, embed_row's row ids
+  vk::Buffer rope_pos_in;              // M-RoPE models: (t, h, w) per step token
   // RunnerOptions::embedding_inputs: rows that replace token embeddings (T x n_embd floats).
   vk::Buffer rows_in;
   vk::Buffer readback;

@@ -10,6 +10,7 @@
 #include "engine/cpu/thread_pool.h"
 #include "engine/vision/dense_attention.h"
 #include "engine/vision/image_preprocess.h"
+#include "engine/vision/qwen_vl.h"
 #include "engine/vision/rope_2d.h"
 
 namespace vkllm::vision {
@@ -54,7 +55,7 @@ void cpu_tower_attention(const VisionSpec& s, const float* q, const float* k, co
 // A layer's weights as the CPU kernels read them. Outside the anonymous namespace: Impl, a
 // member of an exported class, holds them.
 struct CpuVitLayer {
-  std::vector<float> ln1_w, ln1_b, ln2_w, ln2_b, q_b, k_b, v_b, o_b, up_b, down_b;
+  std::vector<float> ln1_w, ln1_b, ln2_w, ln2_b, q_b, k_b, v_b, o_b, up_b, down_b, gate_b;
   cpu::WeightView q, k, v, o, up, down, gate;  // gate: Pixtral's
 };
 
@@ -70,6 +71,8 @@ struct ImageEncoder::Impl {
   // Pixtral: the RMS norms, the patch merger and the MLP, the [IMG_BREAK] row.
   std::vector<float> pre_ln_w, input_norm_w, mm1_b, mm2_b, img_break;
   cpu::WeightView merger, mm1, mm2;
+  // Qwen2.5-VL: the two frames' patch kernels summed (a still image is both frames).
+  std::vector<float> patch_sum;
 
   // y[t] = W x[t] (+ bias) for n rows.
   void linear(const cpu::WeightView& w, const std::vector<float>& bias, const float* x, uint32_t n,
@@ -113,6 +116,10 @@ ImageEncoder::ImageEncoder(gguf::GgufFile projector, unsigned threads)
   const VisionWeights w = read_vision_weights(file_, spec_);
   if (spec_.projector == ProjectorType::Pixtral) {
     load_pixtral(w);
+    return;
+  }
+  if (spec_.projector == ProjectorType::Qwen25vl) {
+    load_qwen25vl(w);
     return;
   }
   const uint64_t E = spec_.n_embd, F = spec_.n_ff, P = spec_.patch_size;
@@ -159,6 +166,7 @@ ImageEmbeddings ImageEncoder::encode(const image::Image& img) {
 ImageEmbeddings ImageEncoder::encode_pixels(const TowerPixels& pixels) {
   check_tower_pixels(spec_, pixels);
   if (spec_.projector == ProjectorType::Pixtral) return encode_pixtral(pixels);
+  if (spec_.projector == ProjectorType::Qwen25vl) return encode_qwen25vl(pixels);
   const VisionSpec& s = spec_;
   Impl& m = *impl_;
   const std::vector<float>& planes = pixels.planes;
@@ -331,6 +339,105 @@ ImageEmbeddings ImageEncoder::encode_pixtral(const TowerPixels& pixels) {
   m.linear(m.mm2, m.mm2_b, hidden.data(), n_merged, projected.data());
 
   return pixtral_rows_with_breaks(projected, out_w, out_h, m.img_break);
+}
+
+void ImageEncoder::load_qwen25vl(const VisionWeights& w) {
+  const uint64_t E = spec_.n_embd, F = spec_.n_ff, P = spec_.patch_size;
+  Impl& m = *impl_;
+  m.patch_sum = tensor_to_f32(w.patch_w);
+  const std::vector<float> second = tensor_to_f32(w.patch_w1);
+  for (size_t i = 0; i < second.size(); ++i) m.patch_sum[i] += second[i];
+  m.patch = {gguf::TensorType::F32, reinterpret_cast<const std::byte*>(m.patch_sum.data()),
+             3 * P * P, E};
+  m.patch_b = tensor_to_f32(w.patch_b);
+  for (const VitLayerWeights& L : w.layers) {
+    CpuVitLayer p{};
+    p.ln1_w = tensor_to_f32(L.ln1_w), p.ln2_w = tensor_to_f32(L.ln2_w);
+    p.q = matrix_view(L.q_w, E), p.q_b = tensor_to_f32(L.q_b);
+    p.k = matrix_view(L.k_w, E), p.k_b = tensor_to_f32(L.k_b);
+    p.v = matrix_view(L.v_w, E), p.v_b = tensor_to_f32(L.v_b);
+    p.o = matrix_view(L.o_w, E), p.o_b = tensor_to_f32(L.o_b);
+    p.gate = matrix_view(L.gate_w, E), p.gate_b = tensor_to_f32(L.gate_b);
+    p.up = matrix_view(L.up_w, E), p.up_b = tensor_to_f32(L.up_b);
+    p.down = matrix_view(L.down_w, F), p.down_b = tensor_to_f32(L.down_b);
+    m.layers.push_back(std::move(p));
+  }
+  m.post_ln_w = tensor_to_f32(w.post_ln_w);
+  m.mm1 = matrix_view(w.mm1_w, 4 * E);
+  m.mm1_b = tensor_to_f32(w.mm1_b);
+  m.mm2 = matrix_view(w.mm2_w, 4 * E);
+  m.mm2_b = tensor_to_f32(w.mm2_b);
+}
+
+ImageEmbeddings ImageEncoder::encode_qwen25vl(const TowerPixels& pixels) {
+  const VisionSpec& s = spec_;
+  Impl& m = *impl_;
+  const uint32_t P = s.patch_size, E = s.n_embd, F = s.n_ff, T = s.text_embd;
+  const QwenVlLayout lay = qwen_vl_layout(pixels.width / P, pixels.height / P, s.window);
+  const auto N = static_cast<uint32_t>(lay.order.size());
+  const std::vector<float> cols = patch_rows(pixels, P, lay.order);
+  std::vector<float> x(size_t{N} * E), h(size_t{N} * E), q(size_t{N} * E), k(size_t{N} * E),
+      v(size_t{N} * E), att(size_t{N} * E), gate(size_t{N} * F), up(size_t{N} * F);
+  m.linear(m.patch, m.patch_b, cols.data(), N, x.data());
+
+  const RopeVisionArgs rope_q{q.data(), E, s.n_head, s.head_dim(), lay.pos.data(), s.rope_theta};
+  RopeVisionArgs rope_k = rope_q;
+  rope_k.x = k.data();
+  const float scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim()));
+  for (uint32_t l = 0; l < s.n_layer; ++l) {
+    const CpuVitLayer& L = m.layers[l];
+    m.rms_norm(x.data(), L.ln1_w, s.eps, N, E, h.data());
+    const cpu::Product qkv[] = {
+        {&L.q, q.data(), E, false}, {&L.k, k.data(), E, false}, {&L.v, v.data(), E, false}};
+    cpu::matmul(qkv, h.data(), E, N, m.pool, m.ws);
+    parallel_ranges(m.pool, N, 8, [&](uint32_t b, uint32_t e) {
+      if (!L.q_b.empty()) cpu::add_bias(q.data(), L.q_b.data(), E, 0, b, e);
+      if (!L.k_b.empty()) cpu::add_bias(k.data(), L.k_b.data(), E, 0, b, e);
+      if (!L.v_b.empty()) cpu::add_bias(v.data(), L.v_b.data(), E, 0, b, e);
+      rope_vision(rope_q, b, e);
+      rope_vision(rope_k, b, e);
+    });
+    // A windowed layer: each window's rows attend among themselves (contiguous, block-diagonal).
+    const std::vector<uint32_t> all = {0, N};
+    const std::vector<uint32_t>& spans = s.full_attention(l) ? all : lay.windows;
+    for (size_t w = 0; w + 1 < spans.size(); ++w) {
+      const size_t off = size_t{spans[w]} * E;
+      const DenseAttentionArgs a{
+          q.data() + off,          k.data() + off, v.data() + off, E,    att.data() + off, E,
+          spans[w + 1] - spans[w], s.n_head,       s.head_dim(),   scale};
+      dense_attention(a, m.pool, m.ws);
+    }
+    m.linear(L.o, L.o_b, att.data(), N, h.data());
+    m.add_into(x.data(), h.data(), x.size());
+
+    m.rms_norm(x.data(), L.ln2_w, s.eps, N, E, h.data());
+    const cpu::Product gate_up[] = {{&L.gate, gate.data(), F, false}, {&L.up, up.data(), F, false}};
+    cpu::matmul(gate_up, h.data(), E, N, m.pool, m.ws);
+    parallel_ranges(m.pool, N, 8, [&](uint32_t b, uint32_t e) {
+      if (!L.gate_b.empty()) cpu::add_bias(gate.data(), L.gate_b.data(), F, 0, b, e);
+      if (!L.up_b.empty()) cpu::add_bias(up.data(), L.up_b.data(), F, 0, b, e);
+      cpu::glu({gate.data(), up.data(), gate.data(), F, cpu::GluActivation::Silu}, b, e);
+    });
+    m.linear(L.down, L.down_b, gate.data(), N, h.data());
+    m.add_into(x.data(), h.data(), x.size());
+  }
+  if (!m.post_ln_w.empty()) m.rms_norm(x.data(), m.post_ln_w, s.eps, N, E, x.data());
+
+  // The merger: each unit's four consecutive rows as one row of 4 n_embd, mm.0, GELU, mm.2; then
+  // the units back in row-major order.
+  const uint32_t units = N / 4;
+  std::vector<float> hidden(size_t{units} * 4 * E), projected(size_t{units} * T);
+  m.linear(m.mm1, m.mm1_b, x.data(), units, hidden.data());
+  parallel_ranges(m.pool, static_cast<uint32_t>(hidden.size()), 4096,
+                  [&](uint32_t b, uint32_t e) { cpu::gelu(hidden.data(), hidden.data(), b, e); });
+  m.linear(m.mm2, m.mm2_b, hidden.data(), units, projected.data());
+  ImageEmbeddings out;
+  out.n_tokens = units;
+  out.n_embd = T;
+  out.data.resize(size_t{units} * T);
+  for (uint32_t r = 0; r < units; ++r)
+    std::copy_n(&projected[size_t{lay.unit_of[r]} * T], T, &out.data[size_t{r} * T]);
+  return out;
 }
 
 ImageEmbeddings pixtral_rows_with_breaks(std::span<const float> merged, uint32_t out_w,

@@ -15,6 +15,11 @@
 // and merged by a linear layer, then a GELU MLP to the text width; an [IMG_BREAK] row (the
 // projector's embedding of that token) follows each row of merged patches but the last, as
 // llama.cpp's graph lays the image's rows out.
+//
+// Qwen2.5-VL: resized as Pixtral (its own budget), cut into patches by the sum of the two frames'
+// kernels, laid out by merge unit and window (qwen_vl.h), run through a ViT with RMS norms, 2D
+// RoPE, window attention (full in every n_wa_pattern-th layer) and SiLU-gated FFNs with biases,
+// RMS-normed, each 2x2 unit merged by a GELU MLP to the text width: one row per unit, row-major.
 #pragma once
 
 #include <cstdint>
@@ -74,6 +79,8 @@ class ImageEncoder {
   struct Impl;
   void load_pixtral(const VisionWeights& w);
   ImageEmbeddings encode_pixtral(const TowerPixels& pixels);
+  void load_qwen25vl(const VisionWeights& w);
+  ImageEmbeddings encode_qwen25vl(const TowerPixels& pixels);
   gguf::GgufFile file_;
   VisionSpec spec_;
   std::unique_ptr<Impl> impl_;

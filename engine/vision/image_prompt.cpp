@@ -1,5 +1,6 @@
 #include "engine/vision/image_prompt.h"
 
+#include <algorithm>
 #include <charconv>
 #include <stdexcept>
 
@@ -20,6 +21,13 @@ ImageLayout image_layout(const VisionSpec& spec) {
       l.end = "[IMG_END]";
       l.open = false;  // mtmd_decode_use_non_causal: causal for Pixtral
       l.n_tokens = 0;  // the image's size decides
+      break;
+    case ProjectorType::Qwen25vl:
+      l.begin = "<|vision_start|>";
+      l.end = "<|vision_end|>";
+      l.open = false;  // causal, as mtmd decodes it (M-RoPE's 2D order is the rows' order)
+      l.n_tokens = 0;
+      l.mrope = true;
       break;
   }
   l.spec = spec;
@@ -57,6 +65,39 @@ PromptWithImages tokenize_with_images(const tokenizer::Tokenizer& tok, const Ima
     pending = layout.trail;
   }
   add_text(pending);
+  return out;
+}
+
+std::vector<uint32_t> mrope_positions(std::span<const MropeImage> images, uint32_t begin,
+                                      uint32_t end) {
+  std::vector<uint32_t> out;
+  out.reserve(3ull * (end > begin ? end - begin : 0));
+  // Token i's t is i + shift: each image before it moves the text after it by its extent
+  // (max(width, height)) less its token count.
+  int64_t shift = 0;
+  uint32_t i = begin, done = 0;
+  auto text_until = [&](uint32_t stop) {
+    for (; i < std::min(stop, end); ++i) {
+      const auto p = static_cast<uint32_t>(i + shift);
+      out.insert(out.end(), {p, p, p});
+    }
+  };
+  for (const MropeImage& img : images) {
+    if (img.offset < done || img.n_tokens == 0 || img.grid_width == 0 ||
+        img.n_tokens % img.grid_width != 0) {
+      throw std::invalid_argument("mrope_positions: images out of order or not a grid");
+    }
+    done = img.offset + img.n_tokens;
+    text_until(img.offset);
+    const auto t = static_cast<uint32_t>(img.offset + shift);
+    for (; i < std::min(done, end); ++i) {
+      const uint32_t r = i - img.offset;
+      out.insert(out.end(), {t, t + r / img.grid_width, t + r % img.grid_width});
+    }
+    const uint32_t rows = img.n_tokens / img.grid_width;
+    shift += int64_t{std::max(img.grid_width, rows)} - img.n_tokens;
+  }
+  text_until(end);
   return out;
 }
 

@@ -35,10 +35,16 @@ struct ImageLayout {
   std::string trail;      // joined to the start of the text after the image
   uint32_t n_tokens = 0;  // rows (tokens) per image, for towers of a fixed size (else 0)
   bool open = true;       // the image's tokens attend to each other both ways (Gemma 3)
+  bool mrope = false;     // the text model takes M-RoPE positions (Qwen2.5-VL: mrope_positions)
   VisionSpec spec;
   // The rows an image of width x height takes.
   uint32_t tokens_for(uint32_t width, uint32_t height) const {
     return image_token_count(spec, width, height);
+  }
+  // Qwen2.5-VL: the merged patches a row of an image of width x height holds (its grid width
+  // for the M-RoPE positions).
+  uint32_t grid_width(uint32_t width, uint32_t height) const {
+    return tower_size(spec, width, height).width / (spec.patch_size * spec.n_merge);
   }
 };
 
@@ -69,6 +75,23 @@ struct PromptPiece {
 PromptWithImages tokenize_with_images(const tokenizer::Tokenizer& tok, const ImageLayout& layout,
                                       std::span<const PromptPiece> pieces,
                                       std::span<const uint32_t> image_tokens = {});
+
+// An image's place in a sequence for M-RoPE positions: its first token's index in the
+// sequence, its rows, and its grid's width in rows (n_tokens / grid_width rows of it).
+struct MropeImage {
+  uint32_t offset = 0;
+  uint32_t n_tokens = 0;
+  uint32_t grid_width = 0;
+};
+
+// The M-RoPE positions (t, h, w; 3 per token) of a sequence's tokens [begin, end) with these
+// images (in order, disjoint; the tokens after the last are text, e.g. generated ones), as
+// llama.cpp's mtmd gives them to Qwen2-VL / 2.5-VL: a text token has its running position p
+// thrice (p counts up by one a token); an image's tokens all have t = p, and h = p + row, w = p +
+// column of their grid; after it p continues from p + max(grid width, grid height).
+// std::invalid_argument for images out of order or not a whole grid.
+std::vector<uint32_t> mrope_positions(std::span<const MropeImage> images, uint32_t begin,
+                                      uint32_t end);
 
 // Splits text at "[img-N]" tags (the prompt builder's image tags) into pieces; a tag whose N is
 // not below n_images stays text.

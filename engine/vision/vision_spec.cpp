@@ -138,6 +138,72 @@ VisionWeights read_pixtral_weights(const gguf::GgufFile& f, const VisionSpec& s)
   return w;
 }
 
+// Qwen2.5-VL: llama.cpp's clip.cpp fixes the RoPE base at 10000, the window at 112 px, the
+// budget at 8 to 4096 merged patches, and requires n_wa_pattern; the merge size is 2.
+VisionSpec read_qwen25vl_spec(const gguf::GgufFile& f) {
+  if (!f.get_optional<bool>("clip.use_silu").value_or(false)) {
+    throw std::runtime_error("qwen2.5vl vision projector without clip.use_silu is not supported");
+  }
+  VisionSpec s;
+  s.projector = ProjectorType::Qwen25vl;
+  read_tower_sizes(f, s);
+  s.n_merge = f.get_optional<uint32_t>("clip.vision.spatial_merge_size").value_or(2);
+  s.n_wa_pattern = need_u32(f, "clip.vision.n_wa_pattern");
+  s.rope_theta = 10000.0f;
+  if (s.n_merge != 2 || s.n_embd % s.n_head != 0 || s.head_dim() % 4 != 0) {
+    throw std::runtime_error("qwen2.5vl vision projector has inconsistent sizes (width " +
+                             std::to_string(s.n_embd) + ", " + std::to_string(s.n_head) +
+                             " heads, merge " + std::to_string(s.n_merge) +
+                             ": 2D RoPE needs heads a multiple of 4 wide, the merger 2x2)");
+  }
+  s.window = std::max(1u, 112 / s.patch_size / s.n_merge);
+  const uint32_t area = s.patch_size * s.n_merge * s.patch_size * s.n_merge;
+  s.min_pixels = 8 * area;
+  s.max_pixels = 4096 * area;
+  const gguf::TensorInfo* mm2 = f.find_tensor("mm.2.weight");
+  if (!mm2 || mm2->shape.size() != 2 || mm2->shape[0] != 4ull * s.n_embd || mm2->shape[1] == 0) {
+    throw std::runtime_error("qwen2.5vl vision projector has no mm.2.weight of shape [" +
+                             std::to_string(4ull * s.n_embd) + ", text width]");
+  }
+  s.text_embd = static_cast<uint32_t>(mm2->shape[1]);
+  return s;
+}
+
+VisionWeights read_qwen25vl_weights(const gguf::GgufFile& f, const VisionSpec& s) {
+  const uint64_t E = s.n_embd, F = s.n_ff, P = s.patch_size, T = s.text_embd;
+  VisionWeights w;
+  w.patch_w = need_tensor(f, "v.patch_embd.weight", {P, P, 3, E});
+  w.patch_w1 = need_tensor(f, "v.patch_embd.weight.1", {P, P, 3, E});
+  w.patch_b = optional_tensor(f, "v.patch_embd.bias", {E});
+  for (uint32_t l = 0; l < s.n_layer; ++l) {
+    const std::string b = "v.blk." + std::to_string(l) + ".";
+    VitLayerWeights L;
+    L.ln1_w = need_tensor(f, b + "ln1.weight", {E});
+    L.ln2_w = need_tensor(f, b + "ln2.weight", {E});
+    L.q_w = need_tensor(f, b + "attn_q.weight", {E, E});
+    L.k_w = need_tensor(f, b + "attn_k.weight", {E, E});
+    L.v_w = need_tensor(f, b + "attn_v.weight", {E, E});
+    L.o_w = need_tensor(f, b + "attn_out.weight", {E, E});
+    L.q_b = optional_tensor(f, b + "attn_q.bias", {E});
+    L.k_b = optional_tensor(f, b + "attn_k.bias", {E});
+    L.v_b = optional_tensor(f, b + "attn_v.bias", {E});
+    L.o_b = optional_tensor(f, b + "attn_out.bias", {E});
+    L.gate_w = need_tensor(f, b + "ffn_gate.weight", {E, F});
+    L.gate_b = optional_tensor(f, b + "ffn_gate.bias", {F});
+    L.up_w = need_tensor(f, b + "ffn_up.weight", {E, F});
+    L.up_b = optional_tensor(f, b + "ffn_up.bias", {F});
+    L.down_w = need_tensor(f, b + "ffn_down.weight", {F, E});
+    L.down_b = optional_tensor(f, b + "ffn_down.bias", {E});
+    w.layers.push_back(std::move(L));
+  }
+  w.post_ln_w = optional_tensor(f, "v.post_ln.weight", {E});
+  w.mm1_w = need_tensor(f, "mm.0.weight", {4 * E, 4 * E});
+  w.mm1_b = optional_tensor(f, "mm.0.bias", {4 * E});
+  w.mm2_w = need_tensor(f, "mm.2.weight", {4 * E, T});
+  w.mm2_b = optional_tensor(f, "mm.2.bias", {T});
+  return w;
+}
+
 }  // namespace
 
 TowerSize tower_size(const VisionSpec& s, uint32_t width, uint32_t height) {
@@ -172,6 +238,7 @@ uint32_t image_token_count(const VisionSpec& s, uint32_t width, uint32_t height)
   const TowerSize t = tower_size(s, width, height);
   const uint32_t cols = t.width / s.patch_size / s.n_merge;
   const uint32_t rows = t.height / s.patch_size / s.n_merge;
+  if (s.projector == ProjectorType::Qwen25vl) return rows * cols;
   return rows == 0 ? 0 : rows * cols + rows - 1;
 }
 
@@ -182,9 +249,11 @@ VisionSpec read_vision_spec(const gguf::GgufFile& f) {
     throw std::runtime_error("the projector has no vision encoder (clip.has_vision_encoder)");
   }
   if (type == "pixtral") return read_pixtral_spec(f);
+  if (type == "qwen2.5vl_merger") return read_qwen25vl_spec(f);
   if (type != "gemma3") {
     throw std::runtime_error("vision projector type '" + type +
-                             "' is not supported yet (supported: gemma3, pixtral)");
+                             "' is not supported yet (supported: gemma3, pixtral, "
+                             "qwen2.5vl_merger)");
   }
   if (!f.get_optional<bool>("clip.use_gelu").value_or(false)) {
     throw std::runtime_error("gemma3 vision projector without clip.use_gelu is not supported");
@@ -214,6 +283,7 @@ VisionSpec read_vision_spec(const gguf::GgufFile& f) {
 
 VisionWeights read_vision_weights(const gguf::GgufFile& f, const VisionSpec& s) {
   if (s.projector == ProjectorType::Pixtral) return read_pixtral_weights(f, s);
+  if (s.projector == ProjectorType::Qwen25vl) return read_qwen25vl_weights(f, s);
   const uint64_t E = s.n_embd, F = s.n_ff, P = s.patch_size;
   VisionWeights w;
   w.patch_w = need_tensor(f, "v.patch_embd.weight", {P, P, 3, E});

@@ -3,7 +3,9 @@
 // views of its weights in the mapped file (issue 38). Two projector types: Gemma 3's (a SigLIP
 // tower: learned positions, LayerNorm, GELU MLP, a fixed square image, average pooling) and
 // Pixtral's for Mistral 3 (2D RoPE, RMS norms, SiLU-gated FFN, the image's own patch grid, a 2x2
-// patch merger and a GELU MLP, with an [IMG_BREAK] row after each row of merged patches).
+// patch merger and a GELU MLP, with an [IMG_BREAK] row after each row of merged patches); and
+// Qwen2.5-VL's (two-frame patch kernels, 2D M-RoPE, window attention with full-attention layers
+// every n_wa_pattern, RMS norms, SiLU-gated FFN, a 2x2 merger MLP).
 #pragma once
 
 #include <array>
@@ -30,11 +32,11 @@ struct VitLayerWeights {
   TensorRef ln1_w, ln1_b, ln2_w, ln2_b;
   TensorRef q_w, q_b, k_w, k_b, v_w, v_b, o_w, o_b;
   TensorRef up_w, up_b, down_w,
-      down_b;        // fc1 (n_embd -> n_ff) and fc2, whatever the file calls them
-  TensorRef gate_w;  // Pixtral: the SiLU gate (n_embd -> n_ff)
+      down_b;                // fc1 (n_embd -> n_ff) and fc2, whatever the file calls them
+  TensorRef gate_w, gate_b;  // Pixtral, Qwen2.5-VL: the SiLU gate (n_embd -> n_ff)
 };
 
-enum class ProjectorType { Gemma3, Pixtral };
+enum class ProjectorType { Gemma3, Pixtral, Qwen25vl };
 
 // The size the tower reads an image at (pixels), and its patch grid.
 struct TowerSize {
@@ -53,11 +55,18 @@ struct VisionSpec {
   std::array<float, 3> mean{}, std{};
   uint32_t n_merge = 4;    // Gemma 3's average pooling kernel, Pixtral's patch merger (a side)
   uint32_t text_embd = 0;  // output width: the text model's
-  // Pixtral: the RoPE base and the pixel budget llama.cpp resizes an image into (8 to 1024
-  // merged patches of (patch_size * n_merge)^2 pixels).
+  // Pixtral, Qwen2.5-VL: the RoPE base and the pixel budget llama.cpp resizes an image into (8
+  // to 1024 (Pixtral) or 4096 (Qwen2.5-VL) merged patches of (patch_size * n_merge)^2 pixels).
   float rope_theta = 10000.0f;
   uint32_t min_pixels = 0, max_pixels = 0;
-  bool dynamic() const { return projector == ProjectorType::Pixtral; }
+  // Qwen2.5-VL: layer l attends fully when (l + 1) % n_wa_pattern == 0, else within windows of
+  // `window` x `window` merged patches (llama.cpp's 112 px / patch / merge).
+  uint32_t n_wa_pattern = 0;
+  uint32_t window = 0;
+  bool dynamic() const { return projector != ProjectorType::Gemma3; }
+  bool full_attention(uint32_t layer) const {
+    return n_wa_pattern == 0 || (layer + 1) % n_wa_pattern == 0;
+  }
   // Gemma 3's fixed square (the accessors below are its); Pixtral's grid is the image's.
   uint32_t patches_per_side() const { return image_size / patch_size; }
   uint32_t n_patches() const { return patches_per_side() * patches_per_side(); }
@@ -73,7 +82,7 @@ struct VisionSpec {
 // llama.cpp's calc_size_preserved_ratio rounds it.
 TowerSize tower_size(const VisionSpec& spec, uint32_t width, uint32_t height);
 // The rows an image of width x height becomes in the prompt (Pixtral: its merged patches and an
-// [IMG_BREAK] row after each row but the last).
+// [IMG_BREAK] row after each row but the last; Qwen2.5-VL: its merged patches).
 uint32_t image_token_count(const VisionSpec& spec, uint32_t width, uint32_t height);
 
 struct VisionWeights {
@@ -86,7 +95,10 @@ struct VisionWeights {
   // Pixtral: RMS norm and the patch merger (n_merge^2 x n_embd -> n_embd; absent: no merging),
   // the MLP (mm.1: n_embd -> text, GELU, mm.2: text -> text; biases optional) and the
   // [IMG_BREAK] token's embedding (text_embd).
+  // Qwen2.5-VL: the second frame's patch kernel (patch_w1), the merger's RMS norm (post_ln_w)
+  // and MLP (mm1: the file's mm.0, 4 n_embd square; mm2: mm.2, 4 n_embd -> text).
   TensorRef input_norm_w, merger_w, mm1_w, mm1_b, mm2_w, mm2_b, img_break;
+  TensorRef patch_w1;
 };
 
 // Reads and checks the file (every tensor present with the shape the encoder reads; vectors

@@ -7,6 +7,7 @@
 
 #include "engine/kv/kv_layout.h"
 #include "engine/vision/image_preprocess.h"
+#include "engine/vision/vulkan_encoder_parts.h"
 #include "engine/vulkan/attention.h"
 #include "engine/vulkan/context.h"
 #include "engine/vulkan/matmul_ops.h"
@@ -14,32 +15,6 @@
 #include "engine/vulkan/weight_layout.h"
 
 namespace vkllm::vision {
-
-// A weight matrix on the device, in the kernels' layout, with its product shape; and a layer's
-// weights. Outside the anonymous namespace: Impl, a member of an exported class, holds them.
-struct DeviceMatrix {
-  vk::Buffer buffer;
-  gguf::TensorType type = gguf::TensorType::F32;
-  uint32_t rows = 0, cols = 0;
-};
-
-struct DeviceLayer {
-  vk::Buffer ln1_w, ln1_b, ln2_w, ln2_b, q_b, k_b, v_b, o_b, up_b, down_b;
-  DeviceMatrix q, k, v, o, up, down, gate;  // gate: Pixtral's
-};
-
-// Pixtral's weights, and its per-image buffers, grown to the largest image seen (the patch grid
-// is the image's). Optional vectors are empty buffers.
-struct PixtralDevice {
-  DeviceMatrix patch, merger, mm1, mm2;
-  vk::Buffer patch_b, pre_ln_w, post_ln_w, input_norm_w, mm1_b, mm2_b;
-  std::vector<DeviceLayer> layers;
-  std::vector<float> img_break;
-  uint32_t capacity = 0;  // patches the buffers below hold
-  vk::Buffer cols, x, h, q, k, v, att, gate, up, hidden, out, k_cache, v_cache, meta, pos;
-};
-
-namespace {
 
 DeviceMatrix upload_matrix(vk::Context& ctx, gguf::TensorType type, std::span<const uint8_t> bytes,
                            uint32_t cols, uint32_t rows, const std::string& name) {
@@ -71,6 +46,8 @@ vk::Buffer upload_vector(vk::Context& ctx, const TensorRef& t) {
   return upload_floats(ctx, tensor_to_f32(t), t.name);
 }
 
+namespace {
+
 // Window order of a grid_w x grid_h patch grid for an M x M merger: window (oy, ox) row-major,
 // then its patches row-major, so each merged token's input is M^2 consecutive rows.
 std::vector<uint32_t> window_order(uint32_t grid_w, uint32_t grid_h, uint32_t M) {
@@ -83,13 +60,13 @@ std::vector<uint32_t> window_order(uint32_t grid_w, uint32_t grid_h, uint32_t M)
   return order;
 }
 
-// One image's attention in a tower layer: every patch attends to every patch (no mask), the K
-// and V rows written through the image's block table into kc / vc first. Ends with a barrier.
+}  // namespace
+
 void tower_attention(vk::CommandRecorder& rec, vk::PipelineCache& pl,
                      const vk::ops::BatchInfo& batch, const vk::ops::CacheRegion& kc,
                      const vk::ops::CacheRegion& vc, const vk::Buffer& q, const vk::Buffer& k,
-                     const vk::Buffer& v, const vk::Buffer& out, uint32_t n_tokens, uint32_t n_head,
-                     uint32_t head_dim) {
+                     const vk::Buffer& v, const vk::Buffer& out, uint32_t max_q_len,
+                     uint32_t n_head, uint32_t head_dim) {
   vk::ops::write_kv(rec, pl, nullptr, batch, {k.slice()}, head_dim, kc);
   vk::ops::write_kv(rec, pl, nullptr, batch, {v.slice()}, head_dim, vc);
   rec.barrier();
@@ -98,7 +75,7 @@ void tower_attention(vk::CommandRecorder& rec, vk::PipelineCache& pl,
   a.k_cache = kc;
   a.v_cache = vc;
   a.batch = batch;
-  a.max_q_len = n_tokens;
+  a.max_q_len = max_q_len;
   a.out = {out.slice()};
   a.n_q_heads = n_head;
   a.head_dim = head_dim;
@@ -108,36 +85,6 @@ void tower_attention(vk::CommandRecorder& rec, vk::PipelineCache& pl,
   rec.barrier();
 }
 
-}  // namespace
-
-struct VulkanImageEncoder::Impl {
-  Impl(vk::Context& c) : ctx(c), matmul(c.pipelines()) {}
-  vk::Context& ctx;
-  vk::MatmulKernels matmul;
-  DeviceMatrix patch, projection;
-  vk::Buffer patch_b, position, post_ln_w, post_ln_b, soft_norm_w;
-  std::vector<DeviceLayer> layers;
-  std::vector<uint32_t> order;  // order[i]: the grid patch that is token i (window order)
-  // Per-image buffers, made once for the tower's fixed patch count.
-  vk::Buffer cols, x, h, q, k, v, att, ff, pooled, out, k_cache, v_cache, attn_meta, pool_meta;
-  kv::BatchMeta attn_batch, pool_batch;
-  std::unique_ptr<PixtralDevice> pixtral;
-
-  void product(vk::CommandRecorder& rec, const DeviceMatrix& w, vk::BufferSlice x_in, uint32_t n,
-               vk::BufferSlice y, bool accumulate = false) {
-    vk::MatmulArgs a;
-    a.type = w.type;
-    a.weights = w.buffer.slice();
-    a.x = x_in;
-    a.y = y;
-    a.rows = w.rows;
-    a.cols = w.cols;
-    a.batch = n;
-    a.accumulate = accumulate;
-    matmul.record(rec, a);
-  }
-};
-
 VulkanImageEncoder::VulkanImageEncoder(vk::Context& ctx, gguf::GgufFile projector)
     : file_(std::move(projector)),
       spec_(read_vision_spec(file_)),
@@ -145,6 +92,10 @@ VulkanImageEncoder::VulkanImageEncoder(vk::Context& ctx, gguf::GgufFile projecto
   const VisionWeights w = read_vision_weights(file_, spec_);
   if (spec_.projector == ProjectorType::Pixtral) {
     load_pixtral(w);
+    return;
+  }
+  if (spec_.projector == ProjectorType::Qwen25vl) {
+    load_qwen25vl(w);
     return;
   }
   const VisionSpec& s = spec_;
@@ -251,6 +202,7 @@ ImageEmbeddings VulkanImageEncoder::encode(const image::Image& img) {
 ImageEmbeddings VulkanImageEncoder::encode_pixels(const TowerPixels& pixels) {
   check_tower_pixels(spec_, pixels);
   if (spec_.projector == ProjectorType::Pixtral) return encode_pixtral(pixels);
+  if (spec_.projector == ProjectorType::Qwen25vl) return encode_qwen25vl(pixels);
   const VisionSpec& s = spec_;
   Impl& m = *impl_;
   const std::vector<float>& planes = pixels.planes;
@@ -351,7 +303,7 @@ void VulkanImageEncoder::load_pixtral(const VisionWeights& w) {
                              std::to_string(s.head_dim()) + ")");
   }
   vk::Context& ctx = impl_->ctx;
-  auto px = std::make_unique<PixtralDevice>();
+  auto px = std::make_unique<DynamicTower>();
   px->patch = upload_matrix(ctx, w.patch_w, 3 * P * P);
   px->patch_b = upload_vector(ctx, w.patch_b);
   px->pre_ln_w = upload_vector(ctx, w.pre_ln_w);
@@ -391,13 +343,13 @@ void VulkanImageEncoder::load_pixtral(const VisionWeights& w) {
   px->mm2 = upload_matrix(ctx, w.mm2_w, T);
   px->mm2_b = upload_vector(ctx, w.mm2_b);
   px->img_break = tensor_to_f32(w.img_break);
-  impl_->pixtral = std::move(px);
+  impl_->dynamic = std::move(px);
 }
 
 ImageEmbeddings VulkanImageEncoder::encode_pixtral(const TowerPixels& pixels) {
   const VisionSpec& s = spec_;
   Impl& m = *impl_;
-  PixtralDevice& px = *m.pixtral;
+  DynamicTower& px = *m.dynamic;
   vk::Context& ctx = m.ctx;
   vk::PipelineCache& pl = ctx.pipelines();
   const uint32_t P = s.patch_size, M = s.n_merge, E = s.n_embd, F = s.n_ff, T = s.text_embd;

@@ -12,6 +12,11 @@
 // consecutive, so the merger is one product over rows of 4 x n_embd, its weight's columns
 // permuted to match at load), with each patch's grid position given to the 2D RoPE kernel
 // (shaders/rope_2d.comp). Its buffers grow to the largest image seen.
+//
+// Qwen2.5-VL: the tower's rows in its merge-unit and window order (qwen_vl.h), the 2D RoPE
+// kernel in its halves mode, full-attention layers over the image as one sequence and windowed
+// ones over a batch whose sequences are the windows (each its own blocks of the K/V region), the
+// merger's MLP one product over rows of 4 x n_embd; the output rows put back in grid order.
 #pragma once
 
 #include <cstdint>
@@ -51,6 +56,9 @@ class VulkanImageEncoder {
   struct Impl;
   void load_pixtral(const VisionWeights& w);
   ImageEmbeddings encode_pixtral(const TowerPixels& pixels);
+  // Qwen2.5-VL (vulkan_qwen_encoder.cpp).
+  void load_qwen25vl(const VisionWeights& w);
+  ImageEmbeddings encode_qwen25vl(const TowerPixels& pixels);
   gguf::GgufFile file_;
   VisionSpec spec_;
   std::unique_ptr<Impl> impl_;

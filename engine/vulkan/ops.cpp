@@ -273,7 +273,9 @@ void rope_2d(CommandRecorder& rec, PipelineCache& pc, const Rope2dArgs& a) {
   struct {
     uint32_t n_tokens, n_head, head_dim, stride;
     float theta;
-  } push{a.n_tokens, a.n_head, a.head_dim, a.stride ? a.stride : a.n_head * a.head_dim, a.theta};
+    uint32_t halves;
+  } push{a.n_tokens, a.n_head,          a.head_dim, a.stride ? a.stride : a.n_head * a.head_dim,
+         a.theta,    a.halves ? 1u : 0u};
   constexpr uint32_t wg = 64;
   const Pipeline& p = pipeline(pc, "rope_2d", 2, sizeof(push), wg);
   rec.dispatch(p, {a.x, a.pos}, push, {div_up(a.n_head * a.head_dim / 2, wg), a.n_tokens, 1});
@@ -329,6 +331,7 @@ struct RopePush {
   uint32_t flags, cache_heads, block_size, src_splits, src_split_stride;
   float temp_scale;
   uint32_t temp_floor, temp_offset;
+  uint32_t sections[4];  // M-RoPE (flags bit 3)
 };
 
 RopePush rope_push(const RopeParams* r, const BatchInfo& b, const HeadRows& src, uint32_t head_dim,
@@ -349,6 +352,11 @@ RopePush rope_push(const RopeParams* r, const BatchInfo& b, const HeadRows& src,
   p.temp_scale = r && r->temp_floor > 0 ? r->temp_scale : 0.f;
   p.temp_floor = r ? r->temp_floor : 0u;
   p.temp_offset = r ? r->temp_offset : 0u;
+  if (r && r->mrope_pos) {
+    const auto& s = r->mrope_sections;
+    if (s[0] + s[1] + s[2] + s[3] > 0) p.flags |= 8u;
+    for (int i = 0; i < 4; ++i) p.sections[i] = s[i];
+  }
   require_arg(head_dim > 0 && head_dim % 2 == 0 && head_dim <= 512,
               "rope: head_dim " + std::to_string(head_dim) + " must be even and at most 512");
   require_arg(p.n_dims % 2 == 0 && p.n_dims <= head_dim,
@@ -362,9 +370,11 @@ void rope(CommandRecorder& rec, PipelineCache& pc, const RopeParams& r, const Ba
   RopePush push = rope_push(&r, b, src, r.head_dim, n_heads);
   push.dst_off = dst.off;
   push.dst_stride = dst.stride ? dst.stride : n_heads * r.head_dim;
-  const Pipeline& p = pipeline(pc, "rope", 4, sizeof(push), 64);
-  rec.dispatch(p, {src.data, dst.data, b.meta, r.freq_factors ? r.freq_factors : b.meta}, push,
-               {n_heads, b.n_tokens, 1});
+  const Pipeline& p = pipeline(pc, "rope", 5, sizeof(push), 64);
+  rec.dispatch(p,
+               {src.data, dst.data, b.meta, r.freq_factors ? r.freq_factors : b.meta,
+                r.mrope_pos ? r.mrope_pos : b.meta},
+               push, {n_heads, b.n_tokens, 1});
 }
 
 void write_kv(CommandRecorder& rec, PipelineCache& pc, const RopeParams* r, const BatchInfo& b,
@@ -377,11 +387,13 @@ void write_kv(CommandRecorder& rec, PipelineCache& pc, const RopeParams* r, cons
               "write_kv: a " + std::string(kv::cache_type_name(cache.type)) +
                   " cache needs head_dim a multiple of 32, not " + std::to_string(head_dim));
   const Pipeline& p = pc.get({.shader = r ? "rope_kv" : "kv_copy",
-                              .num_buffers = 4,
+                              .num_buffers = 5,
                               .push_constant_bytes = sizeof(push),
                               .spec = {64, static_cast<uint32_t>(cache.type)}});
   BufferSlice factors = r && r->freq_factors ? r->freq_factors : b.meta;
-  rec.dispatch(p, {src.data, cache.data, b.meta, factors}, push, {cache.n_kv_heads, b.n_tokens, 1});
+  BufferSlice mrope = r && r->mrope_pos ? r->mrope_pos : b.meta;
+  rec.dispatch(p, {src.data, cache.data, b.meta, factors, mrope}, push,
+               {cache.n_kv_heads, b.n_tokens, 1});
 }
 
 uint64_t argmax_scratch_bytes(uint32_t n, uint32_t n_rows) {

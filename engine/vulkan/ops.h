@@ -6,6 +6,7 @@
 // element strides and offsets below are in elements of the slice. f32 unless stated.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string_view>
 
@@ -136,6 +137,10 @@ struct RopeParams {
   uint32_t temp_floor = 0;
   uint32_t temp_offset = 0;
   bool rotate = true;
+  // M-RoPE (runtime RopeSpec::mrope_sections): with nonzero sections, pair i turns by the
+  // position its section names among the token's three (t, h, w) in mrope_pos.
+  std::array<uint32_t, 4> mrope_sections{};
+  BufferSlice mrope_pos{};
 };
 struct HeadRows {
   BufferSlice data;  // f32; head h of token t at off + t*stride + h*head_dim
@@ -168,10 +173,12 @@ void write_kv(CommandRecorder& rec, PipelineCache& pipelines, const RopeParams* 
 
 // ---- Pixtral's 2D RoPE (engine/vision/rope_2d.h), in place: token t's row at x + t * stride,
 // n_head heads of head_dim (a multiple of 4), its (row, column) at pos[2t], pos[2t + 1] (u32).
+// halves: Qwen2.5-VL's vision RoPE instead (engine/vision/qwen_vl.h rope_vision).
 struct Rope2dArgs {
   BufferSlice x, pos;
   uint32_t n_tokens = 0, n_head = 0, head_dim = 0, stride = 0;
   float theta = 10000.0f;
+  bool halves = false;
 };
 void rope_2d(CommandRecorder& rec, PipelineCache& pipelines, const Rope2dArgs& a);
 

@@ -197,8 +197,8 @@ int encode_image(const EncodeImageArgs& args) {
   if (args.backend != "cpu" && args.backend != "vulkan")
     throw std::invalid_argument("unknown --backend '" + args.backend + "' (cpu, vulkan)");
   const bool on_vulkan = args.backend == "vulkan";
-  // A model GGUF with its tower inside (Ollama's single-file gemma3 / mistral3) is read as the
-  // mmproj the server makes of it (engine/gguf/inline_projector.h).
+  // A model GGUF with its tower inside (Ollama's single-file gemma3 / mistral3 / qwen25vl) is read
+  // as the mmproj the server makes of it (engine/gguf/inline_projector.h).
   gguf::GgufFile projector = gguf::GgufFile::open(args.projector, gguf::ReadLayout::Raw);
   std::vector<uint8_t> extracted;
   if (!gguf::inline_projector_arch(projector).empty()) {
@@ -313,12 +313,13 @@ void add_dev_commands(CLI::App& app) {
   make->add_option("-o,--output", args->output, "Output GGUF path")->required();
   make->add_option("--projector", args->projector,
                    "Also write a random vision projector for the model here (llama.cpp's mmproj "
-                   "layout; gemma3, mistral3)");
+                   "layout; gemma3, mistral3, qwen2vl)");
   make->add_option("--projector-shape", args->projector_shape,
                    "test (224 px, patch 14, 2 layers 128 wide: 16 image tokens), test-wide "
                    "(test with the real widths) or gemma3-4b (896 px, 27 layers 1152 wide: 256 "
                    "image tokens); for mistral3 test (patch 14, 2 layers 128 wide, 2x2 merger) "
-                   "or pixtral-24b (Mistral Small 3.1's tower); :N sets the layer count. With "
+                   "or pixtral-24b (Mistral Small 3.1's tower); for qwen2vl test (Qwen2.5-VL: 2 "
+                   "layers 128 wide, one windowed) or qwen25vl-7b; :N sets the layer count. With "
                    "--layout ollama, the tower the gemma3 or mistral3 file embeds")
       ->capture_default_str();
   make->callback([args] { run_command([args] { return make_model(*args); }); });
@@ -370,7 +371,7 @@ void add_dev_commands(CLI::App& app) {
       "encode-image", "Encode an image with a vision projector (times, embeddings)");
   enc->add_option("--projector", enc_args->projector,
                   "Projector GGUF (llama.cpp's mmproj), or a model GGUF with its tower inside "
-                  "(Ollama's single-file gemma3 / mistral3)")
+                  "(Ollama's single-file gemma3 / mistral3 / qwen25vl)")
       ->required()
       ->check(CLI::ExistingFile);
   enc->add_option("--image", enc_args->image, "JPEG, PNG, WebP or GIF file")

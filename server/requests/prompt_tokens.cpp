@@ -41,6 +41,7 @@ std::vector<sched::SequenceImage> decode_images(const std::vector<std::string>& 
     img.hash = registry::Digest::of(bytes).str();
     img.n_tokens = layout.tokens_for(img.picture->width, img.picture->height);
     img.open = layout.open;
+    if (layout.mrope) img.grid_width = layout.grid_width(img.picture->width, img.picture->height);
     out.push_back(std::move(img));
   }
   return out;

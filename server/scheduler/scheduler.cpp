@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "engine/sampling/sampler.h"
+#include "engine/vision/image_prompt.h"
 #include "engine/vulkan/vk_error.h"
 #include "server/scheduler/metrics.h"
 #include "server/scheduler/row_choice.h"
@@ -304,10 +305,13 @@ Clock::time_point Scheduler::execute() {
   bool greedy_only = true;
   uint32_t total = 0, prefill_tokens = 0;
   spans_.resize(std::max(spans_.size(), rows.size()));
+  rope_pos_.resize(std::max(rope_pos_.size(), rows.size()));
+  const bool mrope = runner_.spec().uses_mrope();
   for (size_t r = 0; r < rows.size(); ++r) {
     const PlannedRow& p = rows[r];
     Sequence& s = *p.seq;
     spans_[r].clear();
+    rope_pos_[r].clear();
     if (!s.images.empty() && p.draft.empty()) image_spans(s, p.n, spans_[r]);
     if (!p.draft.empty()) {
       batch_.push_back({&*s.table, p.input, runtime::LogitsWanted::All, /*provisional=*/true});
@@ -317,6 +321,16 @@ Clock::time_point Scheduler::execute() {
                         /*provisional=*/false, p.checkpoint});
     }
     batch_.back().embeddings = spans_[r];
+    if (mrope && !s.images.empty()) {
+      // Every token from an image on rotates by its M-RoPE positions (an image's grid, the text
+      // after it moved by the image's extent); recomputed from the images for each row.
+      std::vector<vision::MropeImage> placed;
+      for (const SequenceImage& img : s.images)
+        if (img.grid_width > 0) placed.push_back({img.offset, img.n_tokens, img.grid_width});
+      const auto n = static_cast<uint32_t>(batch_.back().tokens.size());
+      rope_pos_[r] = vision::mrope_positions(placed, s.computed, s.computed + n);
+      batch_.back().rope_positions = rope_pos_[r];
+    }
     if (p.wants_logits && !s.greedy_on_device()) greedy_only = false;
     total += p.n;
     if (!s.started) prefill_tokens += p.n;

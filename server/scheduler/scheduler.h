@@ -160,6 +160,7 @@ class Scheduler {
   AppliedStep applied_;
   std::vector<runtime::SequenceStep> batch_;
   std::vector<std::vector<runtime::EmbeddingSpan>> spans_;  // each row's image rows
+  std::vector<std::vector<uint32_t>> rope_pos_;  // each row's M-RoPE positions (after an image)
   std::vector<size_t> cpu_rows_;
 
   std::thread thread_;

@@ -46,6 +46,9 @@ struct SequenceImage {
   uint32_t offset = 0;
   uint32_t n_tokens = 0;
   bool open = true;  // the image's tokens attend to each other both ways (Gemma 3)
+  // M-RoPE models (Qwen2.5-VL): the merged patches in a row of the image's grid, from which its
+  // tokens' and the later tokens' rotary positions follow (vision::mrope_positions); else 0.
+  uint32_t grid_width = 0;
   std::string hash;  // of the image's bytes (hex sha256)
   std::shared_ptr<const image::Image> picture;
   std::shared_ptr<const std::vector<float>> rows;

@@ -12,7 +12,8 @@
 // the sixth global) so the last token reaches the image's deeper layers: the same run with the
 // image causal falls short of the bar, so the test sees the two-way attention. Mistral 3's are
 // causal (its rows include the [IMG_BREAK] rows, "[IMG_END]" follows), and opening them falls
-// short of the bar too.
+// short of the bar too. Qwen2.5-VL's are causal between "<|vision_start|>" and "<|vision_end|>",
+// at M-RoPE positions (vision::mrope_positions): the same at plain positions falls short.
 #include <gtest/gtest.h>
 
 #include <openssl/sha.h>
@@ -75,6 +76,8 @@ struct ImagePromptCase {
   vision::PromptWithImages prompt;
   vision::ImageEmbeddings rows;
   uint32_t image_end = 0;  // the token after the image
+  // M-RoPE models (Qwen2.5-VL): the image's place for vision::mrope_positions.
+  std::vector<vision::MropeImage> mrope;
 };
 
 const ImagePromptCase& image_prompt_case(const std::string& name) {
@@ -127,6 +130,10 @@ const ImagePromptCase& image_prompt_case(const std::string& name) {
   c->prompt = vision::tokenize_with_images(*tok, c->layout, pieces, rows);
   if (c->prompt.images.size() == 1)
     c->image_end = c->prompt.images[0].offset + c->prompt.images[0].n_tokens;
+  if (mo.arch == "qwen2vl") {
+    const vision::ImageSlot& s = c->prompt.images.at(0);
+    c->mrope.push_back({s.offset, s.n_tokens, c->layout.grid_width(picture.width, picture.height)});
+  }
   made[name] = std::move(c);
   return *made[name];
 }
@@ -138,22 +145,36 @@ struct Answer {
   std::vector<int32_t> greedy;
 };
 
-Answer answer(Runner& runner, const ImagePromptCase& c, bool open, size_t n_greedy) {
+// `mrope`: the case's M-RoPE positions where it has them (else every token at its index).
+Answer answer(Runner& runner, const ImagePromptCase& c, bool open, size_t n_greedy,
+              bool mrope = true) {
   const auto& tokens = c.prompt.tokens;
   kv::BlockTable table(runner.pool(), runner.block_size());
   const vision::ImageSlot& img = c.prompt.images.at(0);
   const EmbeddingSpan span{img.offset, img.n_tokens, c.rows.data.data(), open};
+  const bool m = mrope && !c.mrope.empty();
+  const auto n = static_cast<uint32_t>(tokens.size());
+  const std::vector<uint32_t> pos_first =
+      m ? vision::mrope_positions(c.mrope, 0, c.image_end) : std::vector<uint32_t>();
+  const std::vector<uint32_t> pos_rest =
+      m ? vision::mrope_positions(c.mrope, c.image_end, n) : std::vector<uint32_t>();
   SequenceStep first{&table, std::span(tokens).first(c.image_end), LogitsWanted::None};
   first.embeddings = std::span(&span, 1);
+  first.rope_positions = pos_first;
   runner.step(std::span(&first, 1));
   SequenceStep rest{&table, std::span(tokens).subspan(c.image_end), LogitsWanted::Last};
+  rest.rope_positions = pos_rest;
   Answer a;
   StepResult r = runner.step(std::span(&rest, 1));
   a.last_logits = r.logits[0];
   for (size_t i = 0; i < n_greedy; ++i) {
     const int32_t t = r.greedy[0];
     a.greedy.push_back(t);
+    const auto at = static_cast<uint32_t>(n + i);
+    const std::vector<uint32_t> next_pos =
+        m ? vision::mrope_positions(c.mrope, at, at + 1) : std::vector<uint32_t>();
     SequenceStep next{&table, std::span(&t, 1), LogitsWanted::Last};
+    next.rope_positions = next_pos;
     r = runner.step(std::span(&next, 1));
   }
   return a;
@@ -214,6 +235,13 @@ TEST_P(ImagePromptVsLlamaCpp, LogitsAfterTheImage) {
   // Decoding the image the other way falls short of the bar (measured: Gemma 3 causal 0.99325):
   // the case sees the attention mask.
   EXPECT_LT(cos_other, 0.999) << "the image's attention mask made no difference";
+  if (!c.mrope.empty()) {
+    // Qwen2.5-VL: the same at plain positions falls short too, so the case sees M-RoPE.
+    const double cos_plain =
+        reference::cosine(answer(*runner, c, c.layout.open, 0, false).last_logits, want);
+    std::printf("%s: at plain positions %.7f\n", name.c_str(), cos_plain);
+    EXPECT_LT(cos_plain, 0.999) << "the M-RoPE positions made no difference";
+  }
   size_t equal = 0;
   while (equal < greedy.size() && got.greedy[equal] == greedy[equal]) ++equal;
   std::printf("%s (%s): %zu of %zu greedy tokens equal\n", name.c_str(),
@@ -226,7 +254,8 @@ TEST_P(ImagePromptVsLlamaCpp, LogitsAfterTheImage) {
 
 INSTANTIATE_TEST_SUITE_P(Backends, ImagePromptVsLlamaCpp,
                          ::testing::Combine(::testing::Values(Backend::Cpu, Backend::Vulkan),
-                                            ::testing::Values("gemma3-prompt", "mistral3-prompt")),
+                                            ::testing::Values("gemma3-prompt", "mistral3-prompt",
+                                                              "qwen2vl-prompt")),
                          [](const auto& info) {
                            std::string s = std::get<1>(info.param);
                            for (char& ch : s)

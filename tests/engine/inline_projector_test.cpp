@@ -93,7 +93,9 @@ bool same_bytes(std::span<const uint8_t> a, std::span<const uint8_t> b) {
 void expect_twins(const OllamaModel& m, const std::vector<std::string>& keys,
                   const std::string& image) {
   const std::string& arch = m.options.arch;
-  EXPECT_EQ(inline_projector_arch(GgufFile::parse(m.file, ReadLayout::Raw)), arch);
+  // Ollama publishes Qwen2.5-VL as qwen25vl.
+  EXPECT_EQ(inline_projector_arch(GgufFile::parse(m.file, ReadLayout::Raw)),
+            arch == "qwen2vl" ? "qwen25vl" : arch);
   // The text view hides the tower (ollama_layout.h); only the raw file shows it.
   const GgufFile text = GgufFile::parse(m.file);
   EXPECT_EQ(inline_projector_arch(text), "");
@@ -164,6 +166,30 @@ TEST(InlineProjector, Mistral3TowerInOllamasFileIsItsTwinsMmprojAndEncodesTheSam
        "clip.vision.spatial_merge_size", "clip.vision.attention.layer_norm_epsilon",
        "clip.vision.image_mean", "clip.vision.image_std"},
       "tall-90x130.png");
+}
+
+// Qwen2.5-VL: the two frames' kernels and the merger under Ollama's names come out as llama.cpp's,
+// and the window pattern from the full-attention layers.
+TEST(InlineProjector, Qwen25VlTowerInOllamasFileIsItsTwinsMmprojAndEncodesTheSame) {
+  const OllamaModel m = make_files("qwen2vl");
+  const GgufFile raw = GgufFile::parse(m.file, ReadLayout::Raw);
+  EXPECT_NE(raw.find_tensor("v.patch_embd_1.weight"), nullptr);
+  EXPECT_NE(raw.find_tensor("v.merger.mlp.0.weight"), nullptr);
+  // (clip.vision.image_size differs: Ollama's file has none, llama.cpp's converter's default 560
+  // is written; neither encoder reads it for this dynamic-size tower.)
+  expect_twins(m,
+               {"clip.projector_type", "clip.use_silu", "clip.vision.patch_size",
+                "clip.vision.block_count", "clip.vision.embedding_length",
+                "clip.vision.feed_forward_length", "clip.vision.attention.head_count",
+                "clip.vision.spatial_merge_size", "clip.vision.n_wa_pattern",
+                "clip.vision.projection_dim", "clip.vision.attention.layer_norm_epsilon",
+                "clip.vision.image_mean", "clip.vision.image_std"},
+               "wide-300x200.png");
+  const std::string base =
+      extract_error(make_files("qwen2vl", [](GgufWriter& w) {
+                      w.set_i32s("qwen25vl.vision.fullatt_block_indexes", {1, 2});
+                    }).file);
+  EXPECT_NE(base.find("full-attention layers at an uneven spacing"), std::string::npos) << base;
 }
 
 // llama.cpp's converter's permutation (LlamaModel.permute: per head, [2, d/2] -> [d/2, 2]) on

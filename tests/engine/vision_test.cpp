@@ -30,6 +30,7 @@
 #include "engine/vision/dense_attention.h"
 #include "engine/vision/image_encoder.h"
 #include "engine/vision/image_preprocess.h"
+#include "engine/vision/qwen_vl.h"
 #include "engine/vision/rope_2d.h"
 #include "engine/vision/vulkan_image_encoder.h"
 #include "engine/vulkan/command_recorder.h"
@@ -173,6 +174,71 @@ TEST(Rope2dOnVulkan, MatchesCpu) {
   EXPECT_LT(worst, 1e-4f);  // GPU sin/cos of angles up to 5 rad
 }
 
+// Qwen2.5-VL's vision RoPE against HF's formulation in double precision (rotate_half over
+// cat(freqs, freqs), freqs = (row, column) x theta^(-2k / (head_dim / 2)), k < head_dim / 4), on
+// the CPU and in rope_2d.comp's halves mode, tokens at positions in any order.
+TEST(RopeVision, CpuAndVulkanMatchScalarReference) {
+  const uint32_t n = 30, H = 2, d = 40, stride = H * d;
+  std::mt19937 rng(13);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(n * stride);
+  for (float& v : x) v = normal(rng);
+  std::vector<uint32_t> pos(2 * n);
+  for (uint32_t& p : pos) p = rng() % 12;
+  std::vector<float> want(x.size());
+  for (uint32_t t = 0; t < n; ++t)
+    for (uint32_t h = 0; h < H; ++h)
+      for (uint32_t i = 0; i < d / 2; ++i) {
+        const uint32_t k = i % (d / 4);
+        const double angle =
+            (i < d / 4 ? pos[2 * t] : pos[2 * t + 1]) * std::pow(10000.0, -2.0 * k / (d / 2));
+        const size_t at = size_t{t} * stride + h * d + i;
+        const double x0 = x[at], x1 = x[at + d / 2];
+        want[at] = float(x0 * std::cos(angle) - x1 * std::sin(angle));
+        want[at + d / 2] = float(x0 * std::sin(angle) + x1 * std::cos(angle));
+      }
+  std::vector<float> cpu = x;
+  rope_vision({cpu.data(), stride, H, d, pos.data(), 10000.0f}, 0, n);
+  vk::Context& ctx = test::vk_context();
+  vk::Buffer xb(ctx.device(), x.size() * 4, vk::MemoryKind::DeviceLocal, "x");
+  vk::Buffer pb(ctx.device(), pos.size() * 4, vk::MemoryKind::DeviceLocal, "pos");
+  vk::upload(ctx.device(), xb.slice(), std::span<const float>(x));
+  vk::upload(ctx.device(), pb.slice(), std::span<const uint32_t>(pos));
+  vk::CommandRecorder rec(ctx.device());
+  rec.begin();
+  vk::ops::rope_2d(rec, ctx.pipelines(), {xb.slice(), pb.slice(), n, H, d, 0, 10000.0f, true});
+  rec.submit_and_wait();
+  const std::vector<float> gpu = vk::download<float>(ctx.device(), xb.slice(), x.size());
+  float worst_cpu = 0, worst_gpu = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    worst_cpu = std::max(worst_cpu, std::fabs(cpu[i] - want[i]));
+    worst_gpu = std::max(worst_gpu, std::fabs(gpu[i] - want[i]));
+  }
+  EXPECT_LT(worst_cpu, 2e-5f);  // float angles up to 11 rad
+  EXPECT_LT(worst_gpu, 1e-4f);  // GPU sin/cos
+}
+
+// Qwen2.5-VL's tower layout: units' patches consecutive, windows of 4 x 4 units clipped at the
+// edges (a 14 x 10 unit grid: 4 x 3 windows, the last column 2 units wide, the last row 2 high).
+TEST(QwenVlLayout, WindowsOfUnitsClippedAtTheEdges) {
+  const QwenVlLayout l = qwen_vl_layout(28, 20, 4);
+  ASSERT_EQ(l.order.size(), 560u);
+  EXPECT_EQ(std::vector<uint32_t>(l.order.begin(), l.order.begin() + 6),
+            (std::vector<uint32_t>{0, 1, 28, 29, 2, 3}));
+  ASSERT_EQ(l.windows.size(), 13u);
+  EXPECT_EQ(l.windows[1], 64u);                   // 4 x 4 units of 4 patches
+  EXPECT_EQ(l.windows[4] - l.windows[3], 32u);    // 2 x 4 units at the right edge
+  EXPECT_EQ(l.windows[12] - l.windows[11], 16u);  // 2 x 2 in the corner
+  EXPECT_EQ(l.unit_of[4], 16u);                   // unit (0, 4): the first of the second window
+  std::vector<uint32_t> seen(560, 0);
+  for (size_t i = 0; i < l.order.size(); ++i) {
+    ++seen[l.order[i]];
+    EXPECT_EQ(l.pos[2 * i] * 28 + l.pos[2 * i + 1], l.order[i]);
+  }
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1u), 560);
+  EXPECT_THROW(qwen_vl_layout(27, 20, 4), std::invalid_argument);
+}
+
 // Pixtral's sizes as llama.cpp's calc_size_preserved_ratio gives them for the published tower
 // (patch 14, 2x2 merger: 28-pixel steps, 8 to 1024 merged patches).
 TEST(PixtralSizes, FitTheBudgetKeepingTheAspectRatio) {
@@ -309,7 +375,8 @@ TEST(PixtralOnVulkan, ImagesOfTwoSizesInTurn) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, VisionOnVulkan, ::testing::Values("gemma3-vulkan", "mistral3-tall"),
+INSTANTIATE_TEST_SUITE_P(Cases, VisionOnVulkan,
+                         ::testing::Values("gemma3-vulkan", "mistral3-tall", "qwen2vl-tall"),
                          [](const auto& info) {
                            std::string s = info.param;
                            for (char& ch : s)
@@ -319,7 +386,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, VisionOnVulkan, ::testing::Values("gemma3-vulkan
 
 INSTANTIATE_TEST_SUITE_P(Cases, VisionVsLlamaCpp,
                          ::testing::Values("gemma3-wide", "gemma3-tall", "gemma3-widths",
-                                           "gemma3-vulkan", "mistral3-prompt", "mistral3-tall"),
+                                           "gemma3-vulkan", "mistral3-prompt", "mistral3-tall",
+                                           "qwen2vl-prompt", "qwen2vl-tall"),
                          [](const auto& info) {
                            std::string s = info.param;
                            for (char& ch : s)

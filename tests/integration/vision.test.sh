@@ -8,8 +8,10 @@
 # a file that is not a picture and a remote URL are 400s in each route's error shape; the npm
 # ollama and openai clients stream answers (vision.mjs); a mistral3 model with a Pixtral projector
 # answers about images of two sizes (their row counts differ); Ollama's single-file Gemma 3 and
-# Mistral 3 (the tower inside the GGUF) answer as their two-file twins. About 3 s on the CPU
-# backend.
+# Mistral 3 (the tower inside the GGUF) answer as their two-file twins; a qwen2vl model with a
+# Qwen2.5-VL projector continues mtmd's recorded prompt as llama.cpp does (M-RoPE positions), and
+# so does Ollama's single-file qwen25vl as its twin.
+# About 3 s on the CPU backend.
 source "$(dirname "$0")/lib.sh"
 
 vision=$VKLLM_SOURCE_DIR/tests/reference/vision
@@ -201,3 +203,49 @@ expect_eq "$(jq -c '{c, n}' <<<"$got")" "$(jq -c '{c, n}' <<<"$m3_first")" "the 
 gap=$(jq -n --argjson a "$(jq .lp <<<"$got")" --argjson b "$(jq .lp <<<"$m3_first")" '($a - $b) | fabs | . * 1e6 | floor')
 [ "$gap" -lt 10 ] || fail "the single-file mistral3's first logprob is $gap e-6 from its twin's"
 pass "Ollama's single-file Mistral 3 (Pixtral inside the GGUF) answers about an image as its twin"
+
+# Qwen2.5-VL with its projector: one row per merged patch (the wide picture 11 x 7: 77; the tall
+# one 3 x 5: 15), the second time from the prefix cache; and the raw prompt llama.cpp's mtmd was
+# recorded on (tests/reference/vision/qwen2vl-prompt.json) continues with its greedy tokens, which
+# needs the image's and the later text's M-RoPE positions (at plain positions the logits' cosine
+# is 0.93).
+"$VKLLM_BIN" dev make-model --arch qwen2vl --shape test --type F16 --seed 60 \
+  --vocab "$VKLLM_SOURCE_DIR/tests/reference/families/spm-1k-vocab.gguf" \
+  -o "$TEST_TMP/q2.gguf" --projector "$TEST_TMP/q2-mmproj.gguf" --projector-shape test \
+  >/dev/null || fail "make-model qwen2vl"
+printf 'FROM %s\nFROM %s\nTEMPLATE """{{ range .Messages }}{{ .Role }}: {{ .Content }}\n{{ end }}model:"""\n' \
+  "$TEST_TMP/q2.gguf" "$TEST_TMP/q2-mmproj.gguf" >"$TEST_TMP/Modelfile.q2"
+"$VKLLM_BIN" create q2v -f "$TEST_TMP/Modelfile.q2" >/dev/null 2>&1 || fail "create q2v"
+expect_eq "$(http_status POST "$VKLLM_URL/api/show" -d '{"model":"q2v"}')" 200 "show q2v"
+jq -e '.capabilities | index("vision")' "$TEST_TMP/body" >/dev/null ||
+  fail "q2v: no vision capability: $(jq -c .capabilities "$TEST_TMP/body")"
+q2_prefilled() { metric vkllm_image_tokens_prefilled_total q2v; }
+q2_first=$(one_file q2v)
+expect_eq "$(q2_prefilled)" 77 "q2v: the wide image's rows prefilled"
+one_file q2v >/dev/null
+expect_eq "$(q2_prefilled)" 77 "q2v: the wide image again (prefix cache)"
+req=$(jq -nc --arg img "$wide" \
+  '{model:"q2v", raw:true, prompt:"Describe the picture below.\n[img-0]\nWhat is in it?",
+    images:[$img], stream:false, options:{temperature:0, num_predict:3}}')
+expect_eq "$(http_status POST "$VKLLM_URL/api/generate" -d "$req")" 200 "q2v generate: $(body)"
+answer=$(jq -r '.response | ltrimstr(" ")' "$TEST_TMP/body")  # detokenize drops a leading space
+req=$(jq -c '{model:"q2v", tokens:.greedy_tokens[:3]}' "$vision/qwen2vl-prompt.json")
+expect_eq "$(http_status POST "$VKLLM_URL/api/detokenize" -d "$req")" 200 "q2v detokenize: $(body)"
+expect_eq "$answer" "$(jq -r .content "$TEST_TMP/body")" "q2v: the greedy tokens after the image"
+pass "a qwen2vl model with a Qwen2.5-VL projector answers about an image as llama.cpp's mtmd"
+
+# Ollama's single-file Qwen2.5-VL (qwen25vl: the tower inside the GGUF under Ollama's names)
+# answers about an image as its two-file twin q2v, token for token.
+"$VKLLM_BIN" dev make-model --arch qwen2vl --shape test --type F16 --seed 60 \
+  --vocab "$VKLLM_SOURCE_DIR/tests/reference/families/spm-1k-vocab.gguf" \
+  -o "$TEST_TMP/q2-ollama.gguf" --layout ollama --projector-shape test \
+  >/dev/null || fail "make-model qwen2vl --layout ollama"
+printf 'FROM %s\nTEMPLATE """{{ range .Messages }}{{ .Role }}: {{ .Content }}\n{{ end }}model:"""\n' \
+  "$TEST_TMP/q2-ollama.gguf" >"$TEST_TMP/Modelfile.q2o"
+"$VKLLM_BIN" create q2o -f "$TEST_TMP/Modelfile.q2o" >/dev/null 2>&1 || fail "create q2o"
+got=$(one_file q2o)
+# As q2v's first (cold) turn above.
+expect_eq "$(jq -c '{c, n}' <<<"$got")" "$(jq -c '{c, n}' <<<"$q2_first")" "the single-file qwen25vl's answer"
+gap=$(jq -n --argjson a "$(jq .lp <<<"$got")" --argjson b "$(jq .lp <<<"$q2_first")" '($a - $b) | fabs | . * 1e6 | floor')
+[ "$gap" -lt 10 ] || fail "the single-file qwen25vl's first logprob is $gap e-6 from its twin's"
+pass "Ollama's single-file Qwen2.5-VL (its tower inside the GGUF) answers about an image as its twin"

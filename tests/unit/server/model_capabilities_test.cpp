@@ -87,6 +87,24 @@ TEST(ModelCapabilities, AMistral3ModelWithAProjectorListsVision) {
             Names{"vision"});
 }
 
+TEST(ModelCapabilities, AQwen25VlModelWithAProjectorListsVision) {
+  auto m = show_with("{{ .Prompt }}");
+  m.projectors.push_back(registry::Digest());  // its Qwen2.5-VL projector layer
+  const auto g = gguf("qwen2vl", {"completion"});
+  const auto caps = models::capabilities_of(m, &g);
+  EXPECT_EQ(caps.names, (Names{"completion", "vision"}));
+  EXPECT_EQ(caps.not_run, Names{});
+  // Ollama's qwen25vl file (read as qwen2vl) carries its tower inside: run when inline_projector
+  // names it (the encoders read it), not when only its vision keys show.
+  auto embedded = gguf("qwen2vl", {"completion", "vision"});
+  EXPECT_EQ(models::capabilities_of(show_with("{{ .Prompt }}"), &embedded).not_run,
+            Names{"vision"});
+  embedded.inline_projector = "qwen25vl";
+  const auto inside = models::capabilities_of(show_with("{{ .Prompt }}"), &embedded);
+  EXPECT_EQ(inside.names, (Names{"completion", "vision"}));
+  EXPECT_EQ(inside.not_run, Names{});
+}
+
 TEST(ModelCapabilities, ConfigFirstThenWeightsAndAProjectorsVisionIsNotListedWhileNoEncoderRuns) {
   auto m = show_with("{{ .Prompt }}");
   m.config = nlohmann::ordered_json::parse(R"({"capabilities":["vision","completion",7]})");
