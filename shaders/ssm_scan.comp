@@ -7,9 +7,10 @@
 // equals token-by-token decoding and the state is read and written once per step. Per token:
 //   dt' = softplus(dt[h] + dt_bias[h]), decay = exp(dt' * A[h])
 //   s[k] = s[k] * decay + B[g][k] * x[i] * dt';  out[i] = sum_k s[k] C[g][k] + x[i] * D[h]
-// with g = h / (n_head / n_group); the sum is one subgroupAdd. The chunked (SSD) form for long
-// prefills is a later speed step. Grid: x = head, y = sequence, z = row blocks of the
-// workgroup's subgroup count.
+// with g = h / (n_head / n_group); the sum is one subgroupAdd. Sequences bringing at least
+// chunked_from tokens are left to ssm_scan_chunked.comp (the chunked SSD form of the same scan),
+// dispatched beside this one. Grid: x = head, y = sequence, z = row blocks of the workgroup's
+// subgroup count.
 
 #extension GL_KHR_shader_subgroup_basic : enable
 #extension GL_KHR_shader_subgroup_arithmetic : enable
@@ -43,6 +44,7 @@ layout(push_constant) uniform Params {
   uint out_stride;
   uint slot_floats;
   uint state_offset;  // this layer's scan state within a slot
+  uint chunked_from;  // sequences with at least this many tokens are ssm_scan_chunked.comp's
 } p;
 
 float softplus(float x) { return x > 20.0 ? x : log(1.0 + exp(x)); }
@@ -57,6 +59,7 @@ void main() {
   // Whole subgroups leave together; a row past the head joins no reduction of another.
   if (h >= p.n_head || seq >= p.n_seqs || i >= hd) return;
   const uint q_len = meta_seq_q_len(p.n_tokens, p.n_seqs, seq);
+  if (q_len >= p.chunked_from) return;
   const uint t0 = meta_seq_q_start(p.n_tokens, p.n_seqs, seq);
   const bool fresh = meta_seq_kv_len(p.n_tokens, p.n_seqs, seq) == q_len;
   const uint base = meta_seq_state(p.n_tokens, p.n_seqs, seq) * p.slot_floats + p.state_offset +

@@ -10,6 +10,7 @@
 
 #include "engine/cpu/attention.h"
 #include "engine/cpu/isa.h"
+#include "engine/cpu/mamba2_scan.h"
 #include "engine/cpu/ops.h"
 #include "engine/cpu/quant_matmul.h"
 #include "engine/cpu/thread_pool.h"
@@ -229,11 +230,13 @@ class CpuBackend final : public StepBackend {
   }
   void ssm_scan(const SsmScanSpec& c) override {
     const uint32_t di = c.n_head * c.head_dim;
+    const uint32_t chunk_from =
+        opt_.ssm_chunk_min_tokens ? opt_.ssm_chunk_min_tokens : cpu::kMamba2ChunkMinTokens;
     cpu_mamba2_scan(c,
                     {seq_rows(c.xbc, di + 2 * c.n_group * c.d_state), seq_rows(c.dt, c.n_head),
                      seq_rows(c.out, di)},
                     f32_weight({Weight::SsmDt, c.layer}), f32_weight({Weight::SsmA, c.layer}),
-                    f32_weight({Weight::SsmD, c.layer}), step_states(), pool_);
+                    f32_weight({Weight::SsmD, c.layer}), step_states(), pool_, chunk_from);
   }
   void delta_net(const DeltaNetSpec& d) override {
     const uint32_t vd = d.n_v_heads * d.head_dim, qkv = 2 * d.n_k_heads * d.head_dim + vd;

@@ -81,8 +81,8 @@ void cpu_delta_net(const DeltaNetSpec& d, const CpuDeltaNetRows& rows, const flo
 }
 
 void cpu_mamba2_scan(const SsmScanSpec& c, const CpuMamba2Rows& rows, const float* dt,
-                     const float* a, const float* d, const CpuStepStates& st,
-                     cpu::ThreadPool& pool) {
+                     const float* a, const float* d, const CpuStepStates& st, cpu::ThreadPool& pool,
+                     uint32_t chunk_min_tokens) {
   const cpu::BatchView& b = st.batch;
   const uint64_t head_floats = uint64_t(c.head_dim) * c.d_state;
   pool.parallel_for(b.n_seqs * c.n_head, [&](uint32_t u, unsigned) {
@@ -99,6 +99,7 @@ void cpu_mamba2_scan(const SsmScanSpec& c, const CpuMamba2Rows& rows, const floa
     args.dt_bias = dt[h];
     args.a = a[h];
     args.d = d[h];
+    args.chunk_min_tokens = chunk_min_tokens;
     float* state = st.of(s, c.layer) + c.state_offset + h * head_floats;
     cpu::mamba2_scan_head(args, h, state, q_len, b.seq_kv_len(s) == q_len);
   });

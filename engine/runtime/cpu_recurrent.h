@@ -42,12 +42,14 @@ void cpu_delta_net(const DeltaNetSpec& d, const CpuDeltaNetRows& rows, const flo
                    uint32_t chunk_min);
 
 // Mamba-2's scan, by sequence and head; dt, a, d: the layer's Weight::SsmDt, SsmA and SsmD.
+// Sequences bringing at least chunk_min_tokens tokens take the chunked form
+// (cpu::mamba2_scan_head).
 struct CpuMamba2Rows {
   cpu::SeqRows xbc, dt, out;
 };
 void cpu_mamba2_scan(const SsmScanSpec& c, const CpuMamba2Rows& rows, const float* dt,
-                     const float* a, const float* d, const CpuStepStates& st,
-                     cpu::ThreadPool& pool);
+                     const float* a, const float* d, const CpuStepStates& st, cpu::ThreadPool& pool,
+                     uint32_t chunk_min_tokens);
 
 // Copies whole states between the live slots (`states`, kv::StateLayout) and `n_checkpoints`
 // checkpoint slots of the same size (StepBackend::copy_states); throws std::out_of_range for a

@@ -97,6 +97,10 @@ struct RunnerOptions {
   // has, capped by VKLLM_CPU_ISA).
   uint32_t cpu_threads = 0;
   std::optional<cpu::Isa> cpu_isa;
+  // Mamba-2: a sequence bringing at least this many tokens to a step runs the chunked scan (the
+  // state-space-duality form), fewer the recurrence (0: the backend's default,
+  // cpu::kMamba2ChunkMinTokens or vk::ops::kSsmChunkMinTokens).
+  uint32_t ssm_chunk_min_tokens = 0;
   // Steps may take embedding rows in place of token embeddings (SequenceStep::embeddings: a
   // vision model's images). Vulkan: an upload buffer of max_batch_tokens rows of n_embd floats.
   bool embedding_inputs = false;

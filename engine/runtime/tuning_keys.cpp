@@ -119,6 +119,26 @@ constexpr TuningKey kKeys[] = {
      [](TuningTarget& t, std::string_view v) {
        matmul_of(t).cm2_chunk_mb = parse_u32(v, 1, 4096);
      }},
+    {"ssm_chunk_min_tokens", "auto",
+     "Mamba-2 sequences bringing at least this many tokens to a step run the chunked scan, fewer "
+     "the recurrence (auto: 3 on the CPU, 32 on Vulkan)",
+     [](TuningTarget& t, std::string_view v) {
+       t.runner.ssm_chunk_min_tokens = parse_u32(v, 1, 1u << 24);
+     }},
+    {"ssm_chunk_len", "32", "tokens per chunk of the Vulkan Mamba-2 chunked scan: 16 or 32",
+     [](TuningTarget& t, std::string_view v) {
+       const uint32_t n = parse_u32(v, 16, 32);
+       if (n != 16 && n != 32) throw std::invalid_argument("expected 16 or 32");
+       t.kernels.ssm_chunk_len = n;
+     }},
+    {"ssm_chunk_rows", "auto",
+     "head rows per workgroup of the Vulkan Mamba-2 chunked scan: 4, 8, 16 or 32 (auto: 16 where "
+     "shared memory holds them)",
+     [](TuningTarget& t, std::string_view v) {
+       const uint32_t n = parse_u32(v, 4, 32);
+       if (n & (n - 1)) throw std::invalid_argument("expected 4, 8, 16 or 32");
+       t.kernels.ssm_chunk_rows = n;
+     }},
     // Attention.
     {"attn_split_target", "4", "workgroups per compute unit decode attention's split-K aims at",
      [](TuningTarget& t, std::string_view v) {

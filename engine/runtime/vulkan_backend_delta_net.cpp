@@ -88,6 +88,9 @@ void VulkanBackend::ssm_scan(const SsmScanSpec& c) {
   a.out_stride = c.out.stride ? c.out.stride : c.n_head * c.head_dim;
   a.slot_floats = static_cast<uint32_t>(st.slot_floats);
   a.state_offset = static_cast<uint32_t>(st.layer_offset[c.layer] + c.state_offset);
+  a.chunked_from =
+      opt_.ssm_chunk_min_tokens ? opt_.ssm_chunk_min_tokens : vk::ops::kSsmChunkMinTokens;
+  a.max_q_len = max_q_len_;
   vk::ops::ssm_scan(*rec_, ctx_.pipelines(), batch_, a);
   wrote(c.out.act);
 }

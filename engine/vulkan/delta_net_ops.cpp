@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <span>
 #include <string>
+#include <utility>
 
 #include "engine/vulkan/device.h"
 #include "engine/vulkan/op_checks.h"
@@ -127,16 +129,60 @@ void gate_rows(CommandRecorder& rec, PipelineCache& pc, const GateRowsArgs& a) {
                {div_up(a.n, wg), std::min(a.rows, 65535u), div_up(a.rows, 65535)});
 }
 
+namespace {
+
+// ssm_scan_chunked.comp's shape: 256 threads, chunks of 32 tokens, and the most head rows a
+// workgroup (16, else 8 or 4) with the widest state tiles (64 columns, else 32) that fit the
+// device's shared memory (NVIDIA: 16 rows of 64-column tiles up to a state of 256), unless the
+// tuning asks for other chunks or rows (KernelTuning::ssm_chunk_len, ssm_chunk_rows) that fit.
+void ssm_scan_chunked(CommandRecorder& rec, PipelineCache& pc, const BatchInfo& b,
+                      const SsmScanArgs& a, std::span<const std::byte> push) {
+  constexpr uint32_t wg = 256;
+  const KernelTuning& tuning = pc.device().tuning();
+  const uint32_t q = tuning.ssm_chunk_len ? tuning.ssm_chunk_len : 32;
+  const uint32_t limit = pc.device().caps().max_shared_memory;
+  const uint32_t asked = tuning.ssm_chunk_rows;
+  const std::pair<uint32_t, uint32_t> shapes[] = {{asked, 64}, {asked, 32}, {16, 64},
+                                                  {8, 64},     {8, 32},     {4, 32}};
+  uint32_t rows = 0, kt = 0, dsp = 0;
+  for (const auto& [r, t] : shapes) {
+    if (r == 0) continue;
+    rows = r;
+    kt = t;
+    dsp = div_up(a.d_state, kt) * kt;
+    const uint32_t floats = r * (dsp + 4) + 2 * q * (kt + 4) + q * (q + 1) + 2 * q * r + 3 * q;
+    if (4 * floats <= limit) break;
+  }
+  const Pipeline& p = pc.get({.shader = "ssm_scan_chunked",
+                              .num_buffers = 7,
+                              .push_constant_bytes = static_cast<uint32_t>(push.size()),
+                              .spec = {wg, q, rows, kt, dsp, wg}});
+  const BufferSlice buffers[] = {a.act, b.meta, a.dt, a.a, a.d, a.states, a.out};
+  rec.dispatch(p, buffers, push, {a.n_head, b.n_seqs, div_up(a.head_dim, rows)});
+}
+
+}  // namespace
+
 void ssm_scan(CommandRecorder& rec, PipelineCache& pc, const BatchInfo& b, const SsmScanArgs& a) {
   require_arg(a.n_head > 0 && a.n_group > 0 && b.n_seqs > 0, "ssm_scan: empty input");
   require_arg(a.n_head % a.n_group == 0, "ssm_scan: heads not a multiple of the groups");
   require_arg(a.head_dim > 0 && a.d_state > 0 && a.d_state <= kMaxSsmState,
               "ssm_scan: state size " + std::to_string(a.d_state) + " outside 1..256");
+  // The chunked kernel takes the long sequences, the recurrence the others (each kernel skips
+  // the other's: they touch disjoint states and rows, so no barrier between them).
+  const bool chunked = a.chunked_from > 0 && a.max_q_len >= a.chunked_from;
   struct {
     uint32_t n_tokens, n_seqs, n_head, head_dim, n_group, d_state, stride, xbc_off, dt_off, out_off,
-        out_stride, slot_floats, state_offset;
-  } push{b.n_tokens, b.n_seqs, a.n_head,  a.head_dim,   a.n_group,     a.d_state,     a.stride,
-         a.xbc_off,  a.dt_off, a.out_off, a.out_stride, a.slot_floats, a.state_offset};
+        out_stride, slot_floats, state_offset, chunked_from;
+  } push{b.n_tokens,     b.n_seqs,
+         a.n_head,       a.head_dim,
+         a.n_group,      a.d_state,
+         a.stride,       a.xbc_off,
+         a.dt_off,       a.out_off,
+         a.out_stride,   a.slot_floats,
+         a.state_offset, chunked ? a.chunked_from : ~0u};
+  if (chunked) ssm_scan_chunked(rec, pc, b, a, std::as_bytes(std::span(&push, 1)));
+  if (chunked && b.n_seqs == 1) return;
   // As delta_net: one subgroup a head row, its state in registers spread over the lanes, at the
   // subgroup size the pipeline is pinned to where the device lets it choose.
   const DeviceCapabilities& caps = pc.device().caps();

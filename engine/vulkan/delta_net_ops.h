@@ -66,8 +66,12 @@ struct GateRowsArgs {
   bool per_row = false;
 };
 
-// Mamba-2's selective scan (runtime::SsmScanSpec), one subgroup per (head, sequence, head row),
-// the row's d_state values spread over its lanes; needs subgroup arithmetic.
+// Mamba-2's selective scan (runtime::SsmScanSpec): the recurrence (ssm_scan.comp, one subgroup
+// per (head, sequence, head row), the row's d_state values spread over its lanes; needs subgroup
+// arithmetic) and, for the sequences bringing at least chunked_from tokens (0: none), the chunked
+// form (ssm_scan_chunked.comp, one workgroup per block of head rows; max_q_len says whether any
+// sequence of the step does).
+constexpr uint32_t kSsmChunkMinTokens = 32;  // RunnerOptions::ssm_chunk_min_tokens' default
 struct SsmScanArgs {
   BufferSlice act;       // xbc and dt rows (row t at off + t * stride)
   BufferSlice dt, a, d;  // f32 per head
@@ -76,6 +80,7 @@ struct SsmScanArgs {
   uint32_t n_head = 0, head_dim = 0, n_group = 0, d_state = 0;
   uint32_t stride = 0, xbc_off = 0, dt_off = 0, out_off = 0, out_stride = 0;
   uint32_t slot_floats = 0, state_offset = 0;
+  uint32_t chunked_from = 0, max_q_len = 0;
 };
 void ssm_scan(CommandRecorder& rec, PipelineCache& pipelines, const BatchInfo& batch,
               const SsmScanArgs& a);

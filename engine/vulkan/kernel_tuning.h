@@ -93,6 +93,10 @@ struct KernelTuning {
   // the decode kernel, each expert's rows read once per 8 of its pairs; smaller ones the indirect
   // matvec (0: auto, the experts' count; runtime/vulkan_backend_moe.cpp).
   uint32_t moe_matvec_groups_min_pairs = 0;
+  // Mamba-2's chunked scan (shaders/ssm_scan_chunked.comp): tokens per chunk (16 or 32) and head
+  // rows per workgroup (4, 8, 16 or 32); 0: 32 tokens and the most rows up to 16 that fit the
+  // device's shared memory (a choice that does not fit falls back to that).
+  uint32_t ssm_chunk_len = 0, ssm_chunk_rows = 0;
   // How long the host polls a step's fence before sleeping on it, in microseconds (-1: 2000 on
   // GPUs, 0 on CPU devices, whose workers need the cores).
   int32_t fence_spin_us = -1;

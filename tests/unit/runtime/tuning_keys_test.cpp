@@ -48,6 +48,9 @@ TEST(TuningKeys, EachKeyReachesItsField) {
   t.tune("attn_head_groups=2");
   t.tune("moe_grouped_min_pairs=512");
   t.tune("delta_net_chunk_min=0");
+  t.tune("ssm_chunk_min_tokens=64");
+  t.tune("ssm_chunk_len=16");
+  t.tune("ssm_chunk_rows=8");
   t.tune("fence_spin_us=0");
   t.tune("pipeline_stats=1");
   EXPECT_EQ(t.runner.matvec_max_batch, 32u);
@@ -71,6 +74,9 @@ TEST(TuningKeys, EachKeyReachesItsField) {
   EXPECT_EQ(t.kernels.attn_split_target, 8u);
   EXPECT_EQ(t.kernels.attn_head_groups, 2u);
   EXPECT_EQ(t.kernels.moe_grouped_min_pairs, 512u);
+  EXPECT_EQ(t.runner.ssm_chunk_min_tokens, 64u);
+  EXPECT_EQ(t.kernels.ssm_chunk_len, 16u);
+  EXPECT_EQ(t.kernels.ssm_chunk_rows, 8u);
   EXPECT_EQ(t.kernels.fence_spin_us, 0);
   EXPECT_TRUE(t.kernels.pipeline_stats);
 }
@@ -88,6 +94,7 @@ TEST(TuningKeys, DefaultsAreTheWinners) {
   EXPECT_EQ(k.fence_spin_us, -1);
   EXPECT_FALSE(k.pipeline_stats);
   EXPECT_EQ(k.moe_grouped_min_pairs, 0u);  // auto
+  EXPECT_EQ(r.ssm_chunk_min_tokens, 0u);   // auto: the backend's
   EXPECT_EQ(k.matmul.cm_split_per_cu, -1);
   EXPECT_EQ(k.matmul.cm_prefill_tile, (std::array<uint32_t, 4>{}));
 }
@@ -102,6 +109,8 @@ TEST(TuningKeys, BadInputIsRefusedByName) {
   EXPECT_EQ(refusal("coopmat_tile=2,2,4,4,1"),
             "--tune coopmat_tile: expected 4 comma-separated numbers");
   EXPECT_EQ(refusal("profile"), "--tune profile: expected key=value");
+  EXPECT_EQ(refusal("ssm_chunk_len=24"), "--tune ssm_chunk_len: expected 16 or 32");
+  EXPECT_EQ(refusal("ssm_chunk_rows=12"), "--tune ssm_chunk_rows: expected 4, 8, 16 or 32");
   const std::string unknown = refusal("fused_norm=1");
   EXPECT_EQ(unknown.rfind("--tune: unknown key 'fused_norm' (known: matvec_max_batch,", 0), 0u)
       << unknown;
