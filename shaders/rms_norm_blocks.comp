@@ -11,6 +11,8 @@
 // binding 1 at g_off + (row / g_group) * g_stride + (row % g_group) * n: Qwen3.5's gated norm
 // over each value head of the DeltaNet output, one dispatch instead of a norm, a gate pass and
 // (with Q8_OUT) a quantize pass, each behind its own barrier.
+// Post-add (flags bit 3, not with the residual add or the gate): y = r + the normed row, r read
+// from binding 1 at x's offsets (y may be r): a post-norm's residual in the same pass.
 
 #extension GL_EXT_control_flow_attributes : enable
 #include "reduce.glsl"
@@ -35,7 +37,7 @@ layout(push_constant) uniform Params {
   uint y_stride;  // elements between rows of y
   float eps;
   uint flags;     // bit 0: add r into x first (and store the sum in x); bit 1: no weight
-                  // multiply; bit 2: the gate (r holds g)
+                  // multiply; bit 2: the gate (r holds g); bit 3: y = r + normed
   uint g_off, g_stride, g_group;  // elements; multiples of 4
 } p;
 
@@ -69,6 +71,7 @@ void main() {
   const float inv = inversesqrt(ss / float(p.n) + p.eps);
   const uint yb = (row * p.y_stride + 32u * b) / 4u;
   const bool gate = (p.flags & 4u) != 0u;
+  const bool post_add = (p.flags & 8u) != 0u;
   const uint gb = (p.g_off + (row / p.g_group) * p.g_stride + (row % p.g_group) * p.n + 32u * b) / 4u;
   [[unroll]] for (uint i = 0u; i < 8u; ++i) {
     v[i] = v[i] * inv * s[i];
@@ -76,6 +79,7 @@ void main() {
       const vec4 g = r[gb + i];
       v[i] *= g / (1.0 + exp(-g));
     }
+    if (post_add) v[i] += r[xb + i];
     y[yb + i] = v[i];
   }
 #ifdef Q8_OUT

@@ -173,9 +173,7 @@ void Forward::attention_block(StepBackend& b, uint32_t l, uint32_t T) const {
     const ProductOut out[] = {{wo, {Act::H}}};
     b.products({Act::Attn}, T, out);
     b.barrier();
-    b.rms_norm({Act::H}, {Weight::PostAttnNorm, l}, {Act::H}, E, T);
-    b.barrier();
-    b.add({Act::X}, {Act::H}, {Act::X}, uint64_t(T) * E);
+    b.rms_norm_add({Act::H}, {Weight::PostAttnNorm, l}, {Act::X}, {Act::X}, E, T);
   } else if (spec_.attn_out_bias) {
     const ProductOut out[] = {{wo, {Act::X}, /*accumulate=*/true}};
     b.products({Act::Attn}, T, out);
@@ -250,9 +248,7 @@ void Forward::ffn_block(StepBackend& b, uint32_t l, uint32_t T) const {
     const ProductOut out[] = {{down[0], {Act::H}}};
     b.products({Act::FfnAct}, T, out);
     b.barrier();
-    b.rms_norm({Act::H}, {Weight::PostFfnNorm, l}, {Act::H}, E, T);
-    b.barrier();
-    b.add({Act::X}, {Act::H}, {Act::X}, uint64_t(T) * E);
+    b.rms_norm_add({Act::H}, {Weight::PostFfnNorm, l}, {Act::X}, {Act::X}, E, T);
   } else if (l + 1 < spec_.n_layer) {
     // The next layer's attention norm; the last layer's sum goes to the output norm instead.
     const BlockInputs qkv = qkv_inputs(l + 1);

@@ -91,14 +91,12 @@ void Gemma3nForward::layer(StepBackend& b, uint32_t l, uint32_t T) const {
   const ProductOut right[] = {{{Weight::LaurelR, l}, {Act::X}}};
   b.products({Act::AuxB, 0, rank}, T, right);
   b.barrier();
-  b.rms_norm({Act::X}, {Weight::LaurelPostNorm, l}, {Act::X}, E, T);
-  b.barrier();
-  b.add_rows({Act::X}, {Act::H}, {Act::X}, E, T, 1.0f);
+  b.rms_norm_add({Act::X}, {Weight::LaurelPostNorm, l}, {Act::H}, {Act::X}, E, T);
   b.mark("laurel");
 
   attention(b, l, T);
-  // X = (attention + active prediction + LAuReL) / sqrt(2).
-  b.add_rows({Act::H}, active, {Act::H}, E, T, 1.0f);
+  // X = (post-norm(attention) + active prediction + LAuReL) / sqrt(2).
+  b.rms_norm_add({Act::H}, {Weight::PostAttnNorm, l}, active, {Act::H}, E, T);
   b.barrier();
   b.add_rows({Act::H}, {Act::X}, {Act::X}, E, T, kInvSqrt2);
   b.barrier();
@@ -116,10 +114,10 @@ void Gemma3nForward::layer(StepBackend& b, uint32_t l, uint32_t T) const {
   b.end_layer(l);
 }
 
-// H = post-norm(attention output). Layers past n_layer_kv project queries only and read the
-// cache of the layer they share (the backend maps it).
+// H = the attention's output projection (the caller adds its post-norm). Layers past n_layer_kv
+// project queries only and read the cache of the layer they share (the backend maps it).
 void Gemma3nForward::attention(StepBackend& b, uint32_t l, uint32_t T) const {
-  const uint32_t E = spec_.n_embd, hd = spec_.head_dim, nh = spec_.n_head, nkv = spec_.n_head_kv;
+  const uint32_t hd = spec_.head_dim, nh = spec_.n_head, nkv = spec_.n_head_kv;
   const bool swa = spec_.layer_is_swa[l];
   const bool own_kv = spec_.owns_kv(l);
   const QkvProducts qkv = qkv_products(spec_, l);
@@ -162,8 +160,6 @@ void Gemma3nForward::attention(StepBackend& b, uint32_t l, uint32_t T) const {
   b.mark("attention");
   b.products({Act::Attn}, T, out);
   b.barrier();
-  b.rms_norm({Act::H}, {Weight::PostAttnNorm, l}, {Act::H}, E, T);
-  b.barrier();
 }
 
 // X += post-norm(FFN(norm(X))), the first layers' gates sparsified first.
@@ -186,9 +182,7 @@ void Gemma3nForward::ffn(StepBackend& b, uint32_t l, uint32_t T) const {
   b.barrier();
   b.products({Act::FfnAct, 0, ff}, T, down);
   b.barrier();
-  b.rms_norm({Act::H}, {Weight::PostFfnNorm, l}, {Act::H}, E, T);
-  b.barrier();
-  b.add_rows({Act::H}, {Act::X}, {Act::X}, E, T, 1.0f);
+  b.rms_norm_add({Act::H}, {Weight::PostFfnNorm, l}, {Act::X}, {Act::X}, E, T);
   b.barrier();
   b.mark("ffn");
 }

@@ -106,9 +106,7 @@ void Gemma4Forward::attention(StepBackend& b, uint32_t l, uint32_t T) const {
   b.mark("attention");
   b.products({Act::Attn, 0, qd}, T, out);
   b.barrier();
-  b.rms_norm({Act::H}, {Weight::PostAttnNorm, l}, {Act::H}, E, T);
-  b.barrier();
-  b.add_rows({Act::H}, {Act::X}, {Act::X}, E, T, 1.0f);
+  b.rms_norm_add({Act::H}, {Weight::PostAttnNorm, l}, {Act::X}, {Act::X}, E, T);
   b.barrier();
 }
 
@@ -166,14 +164,10 @@ void Gemma4Forward::ffn(StepBackend& b, uint32_t l, uint32_t T) const {
   b.products({Act::FfnAct, 0, ff}, T, down);
   b.barrier();
   if (moe) {
-    b.rms_norm({Act::H}, {Weight::FfnPostNorm1, l}, {Act::H}, E, T);
-    b.barrier();
-    b.add_rows({Act::H}, {Act::AuxB, 0, E}, {Act::H}, E, T, 1.0f);
+    b.rms_norm_add({Act::H}, {Weight::FfnPostNorm1, l}, {Act::AuxB, 0, E}, {Act::H}, E, T);
     b.barrier();
   }
-  b.rms_norm({Act::H}, {Weight::PostFfnNorm, l}, {Act::H}, E, T);
-  b.barrier();
-  b.add_rows({Act::H}, {Act::X}, {Act::X}, E, T, 1.0f);
+  b.rms_norm_add({Act::H}, {Weight::PostFfnNorm, l}, {Act::X}, {Act::X}, E, T);
   b.barrier();
   b.mark("ffn");
 }
@@ -192,9 +186,7 @@ void Gemma4Forward::per_layer_input(StepBackend& b, uint32_t l, uint32_t T) cons
   b.barrier();
   b.products({Act::Aux, 0, P}, T, proj);
   b.barrier();
-  b.rms_norm({Act::AuxB, 0, E}, {Weight::PerLayerPostNorm, l}, {Act::AuxB, 0, E}, E, T);
-  b.barrier();
-  b.add_rows({Act::X}, {Act::AuxB, 0, E}, {Act::X}, E, T, 1.0f);
+  b.rms_norm_add({Act::AuxB, 0, E}, {Weight::PerLayerPostNorm, l}, {Act::X}, {Act::X}, E, T);
   b.barrier();
   b.mark("per_layer_input");
 }

@@ -83,6 +83,10 @@ class SplitBackend final : public StepBackend {
   void gate_rows(GateAct act, Rows x, Rows gate, uint32_t n, uint32_t rows, bool per_row) override {
     cur().gate_rows(act, x, gate, n, rows, per_row);
   }
+  void rms_norm_add(Rows x, WeightRef w, Rows r, Rows y, uint32_t n, uint32_t rows,
+                    std::span<const WeightRef> feeds) override {
+    on(w).rms_norm_add(x, w, r, y, n, rows, feeds);
+  }
   void gated_rms_norm(Rows x, WeightRef w, Rows y, uint32_t n, uint32_t rows, Rows gate,
                       uint32_t group, std::span<const WeightRef> feeds) override {
     on(w).gated_rms_norm(x, w, y, n, rows, gate, group, feeds);

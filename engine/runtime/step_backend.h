@@ -379,6 +379,19 @@ class StepBackend {
                          uint32_t /*rows*/, bool /*per_row*/ = false) {
     unsupported("gate_rows");
   }
+  // A post-norm's residual: y = r + rms_norm(x) * w over `rows` rows of n (y may be r; x is
+  // scratch and may be overwritten). `feeds` as for rms_norm, for y. This is rms_norm() of x in
+  // place, barrier() and the add in a row; a backend may fuse them (Vulkan: one dispatch).
+  virtual void rms_norm_add(Rows x, WeightRef w, Rows r, Rows y, uint32_t n, uint32_t rows,
+                            std::span<const WeightRef> /*feeds*/ = {}) {
+    rms_norm(x, w, x, n, rows);
+    barrier();
+    const auto dense = [n](Rows v) { return v.stride == 0 || v.stride == n; };
+    if (dense(x) && dense(r) && dense(y))
+      add(r, x, y, uint64_t(n) * rows);
+    else
+      add_rows(r, x, y, n, rows, 1.0f);
+  }
   // Qwen3.5's gated norm: y = rms_norm(x) * w over `rows` rows of n (dense: y.stride 0 or n),
   // then y *= silu(gate) with every `group` consecutive rows of y read as one row of gate
   // (n * group wide: a token's value heads). `feeds` as for rms_norm, for the y rows n * group

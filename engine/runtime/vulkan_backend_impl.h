@@ -115,6 +115,8 @@ class VulkanBackend final : public StepBackend {
   void delta_net(const DeltaNetSpec& d) override;
   void ssm_scan(const SsmScanSpec& c) override;
   void gate_rows(GateAct act, Rows x, Rows gate, uint32_t n, uint32_t rows, bool per_row) override;
+  void rms_norm_add(Rows x, WeightRef w, Rows r, Rows y, uint32_t n, uint32_t rows,
+                    std::span<const WeightRef> feeds) override;
   void gated_rms_norm(Rows x, WeightRef w, Rows y, uint32_t n, uint32_t rows, Rows gate,
                       uint32_t group, std::span<const WeightRef> feeds) override;
   void select_rows(Rows from, Rows to, uint32_t n, uint32_t n_sel) override;

@@ -31,6 +31,33 @@ void VulkanBackend::rms_norm(Rows x, WeightRef w, Rows y, uint32_t n, uint32_t r
   if (f16) f16_of_ = F16Copy{y.act, rows};
 }
 
+void VulkanBackend::rms_norm_add(Rows x, WeightRef w, Rows r, Rows y, uint32_t n, uint32_t rows,
+                                 std::span<const WeightRef> feeds) {
+  const uint32_t xs = x.stride ? x.stride : n, rs = r.stride ? r.stride : n;
+  const uint32_t ys = y.stride ? y.stride : n;
+  // The kernel reads r at x's offsets: the same row stride, and y's rows 16-byte aligned.
+  if (xs != rs || xs % 4 != 0 || ys % 4 != 0 || x.off % 4 != 0 || r.off % 4 != 0 ||
+      y.off % 4 != 0 || !vk::ops::rms_norm_fuses_gate(n, 0, 0, ctx_.caps())) {
+    StepBackend::rms_norm_add(x, w, r, y, n, rows, feeds);
+    return;
+  }
+  const bool q8 = ys == n && y.off == 0 && wants_q8(feeds, n, rows);
+  vk::ops::RmsNormArgs a;
+  a.x = mem_.slice(x);
+  a.weight = get(w).data;
+  a.post_add = mem_.slice(r);
+  a.y = mem_.slice(y);
+  a.n = n;
+  a.n_rows = rows;
+  a.x_stride = x.stride;
+  a.y_stride = y.stride;
+  a.eps = spec_.norm_eps;
+  a.q8 = q8 ? mem_.xq : vk::BufferSlice{};
+  vk::ops::rms_norm(*rec_, ctx_.pipelines(), a);
+  wrote(y.act);
+  if (q8) q8_of_ = Q8Copy{y.act, rows, mem_.xq};
+}
+
 void VulkanBackend::products(Rows x, uint32_t n, std::span<const ProductOut> outs) {
   WeightRef weights[4];
   if (outs.empty() || outs.size() > 4) throw std::logic_error("products: 1 to 4 outputs");

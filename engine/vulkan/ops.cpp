@@ -103,16 +103,23 @@ void rms_norm(CommandRecorder& rec, PipelineCache& pc, const RmsNormArgs& a) {
     float eps;
     uint32_t flags;
     uint32_t g_off, g_stride, g_group;
-  } push{a.n,
-         a.n_rows,
-         a.x_stride ? a.x_stride : a.n,
-         a.y_stride ? a.y_stride : a.n,
-         a.eps,
-         (a.residual ? 1u : 0u) | (a.weight ? 0u : 2u) | (a.gate ? 4u : 0u),
-         a.gate_off,
-         a.gate_stride,
-         std::max(a.gate_group, 1u)};
+  } push{
+      a.n,
+      a.n_rows,
+      a.x_stride ? a.x_stride : a.n,
+      a.y_stride ? a.y_stride : a.n,
+      a.eps,
+      (a.residual ? 1u : 0u) | (a.weight ? 0u : 2u) | (a.gate ? 4u : 0u) | (a.post_add ? 8u : 0u),
+      a.gate_off,
+      a.gate_stride,
+      std::max(a.gate_group, 1u)};
   const bool sg = pc.device().caps().subgroup_arithmetic();
+  if (a.post_add)
+    require_arg(!a.residual && !a.gate && !a.f16 &&
+                    rms_norm_fuses_gate(a.n, 0, 0, pc.device().caps()) && push.x_stride % 4 == 0 &&
+                    push.y_stride % 4 == 0,
+                "rms_norm: a post-add needs no residual, gate or f16 output, subgroup arithmetic, "
+                "n a multiple of 32 of at most 16384 and strides multiples of 4");
   if (a.gate)
     require_arg(!a.residual && !a.f16 &&
                     rms_norm_fuses_gate(a.n, a.gate_off, a.gate_stride, pc.device().caps()) &&
@@ -135,9 +142,10 @@ void rms_norm(CommandRecorder& rec, PipelineCache& pc, const RmsNormArgs& a) {
     require_arg(a.f16.size >= uint64_t{a.n_rows} * a.n * 2, "rms_norm: f16 slice too small");
   }
   const std::array<BufferSlice, 5> buffers{a.x,
-                                           a.residual ? a.residual
-                                           : a.gate   ? a.gate
-                                                      : a.x,
+                                           a.residual   ? a.residual
+                                           : a.gate     ? a.gate
+                                           : a.post_add ? a.post_add
+                                                        : a.x,
                                            a.weight ? a.weight : a.x, a.y, a.q8 ? a.q8 : a.f16};
   const uint32_t n_buffers = a.q8 || a.f16 ? 5 : 4;
   if (blocks_fit) {

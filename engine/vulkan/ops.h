@@ -62,6 +62,9 @@ struct RmsNormArgs {
   // of row r at element gate_off + (r / gate_group) * gate_stride + (r % gate_group) * n.
   BufferSlice gate{};
   uint32_t gate_off = 0, gate_stride = 0, gate_group = 1;
+  // Optional (not with residual, gate or f16; rms_norm_fuses_gate's conditions): y = post_add +
+  // the normed row (a post-norm's residual; y may be post_add), rows at x_stride as x's.
+  BufferSlice post_add{};
 };
 void rms_norm(CommandRecorder& rec, PipelineCache& pipelines, const RmsNormArgs& a);
 // Whether rms_norm() writes RmsNormArgs::f16 for rows of n (with vec4-aligned strides and no q8

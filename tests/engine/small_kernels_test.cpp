@@ -132,6 +132,56 @@ TEST(SmallKernels, RmsNormWithFusedGate) {
   }
 }
 
+// A post-norm's residual in the norm's pass: y = r + rms_norm(x) * w, in place over r (the
+// residual stream) with and without the q8 copy of the sum, and into a third buffer.
+TEST(SmallKernels, RmsNormWithPostAdd) {
+  SeededRng rng;
+  auto& pc = vk_context().pipelines();
+  if (!ops::rms_norm_fuses_gate(256, 0, 0, vk_context().device().caps()))
+    GTEST_SKIP() << "no subgroup arithmetic";
+  for (int mode = 0; mode < 3; ++mode) {  // 0: y is r; 1: y is r, with q8; 2: y apart
+    vk::Arena arena = make_arena();
+    const uint32_t n = 256, rows = 1 + rng.below(5);
+    auto x = random_vector(rng, size_t(n) * rows, -2.f, 2.f);
+    auto r = random_vector(rng, size_t(n) * rows, -3.f, 3.f);
+    auto w = random_vector(rng, n, 0.5f, 1.5f);
+    const float eps = 1e-6f;
+    BufferSlice dx = to_device(arena, x), dw = to_device(arena, w), dr = to_device(arena, r);
+    BufferSlice dy = mode == 2 ? device_filled<float>(arena, x.size()) : dr;
+    const uint64_t q8_bytes = vk::q8_activation_bytes(n, rows);
+    BufferSlice dq = arena.allocate(q8_bytes), dq_want = arena.allocate(q8_bytes);
+    run([&](vk::CommandRecorder& rec) {
+      ops::rms_norm(rec, pc,
+                    {.x = dx,
+                     .residual = {},
+                     .weight = dw,
+                     .y = dy,
+                     .n = n,
+                     .n_rows = rows,
+                     .eps = eps,
+                     .q8 = mode == 1 ? dq : BufferSlice{},
+                     .post_add = dr});
+    });
+    std::vector<float> want(x.size());
+    for (uint32_t row = 0; row < rows; ++row) {
+      double ss = 0;
+      for (uint32_t i = 0; i < n; ++i) ss += double(x[row * n + i]) * x[row * n + i];
+      const double inv = 1.0 / std::sqrt(ss / n + eps);
+      for (uint32_t i = 0; i < n; ++i)
+        want[row * n + i] = float(r[row * n + i] + x[row * n + i] * inv * w[i]);
+    }
+    EXPECT_TRUE(near_all(from_device<float>(dy, want.size()), want, 1e-5, 1e-4)) << mode;
+    EXPECT_TRUE(near_all(from_device<float>(dx, x.size()), x, 0, 0)) << "x untouched";
+    if (mode == 1) {
+      vk::MatmulKernels kernels(pc);
+      run([&](vk::CommandRecorder& rec) {
+        kernels.record_quantize_q8(rec, dy, n, rows, 0, dq_want);
+      });
+      EXPECT_EQ(from_device<uint8_t>(dq, q8_bytes), from_device<uint8_t>(dq_want, q8_bytes));
+    }
+  }
+}
+
 TEST(SmallKernels, ElementwiseAddMulScaleSoftcap) {
   SeededRng rng;
   auto& pc = vk_context().pipelines();
