@@ -125,7 +125,7 @@ constexpr TuningKey kKeys[] = {
      [](TuningTarget& t, std::string_view v) {
        t.runner.ssm_chunk_min_tokens = parse_u32(v, 1, 1u << 24);
      }},
-    {"ssm_chunk_len", "32", "tokens per chunk of the Vulkan Mamba-2 chunked scan: 16 or 32",
+    {"ssm_chunk_len", "16", "tokens per chunk of the Vulkan Mamba-2 chunked scan: 16 or 32",
      [](TuningTarget& t, std::string_view v) {
        const uint32_t n = parse_u32(v, 16, 32);
        if (n != 16 && n != 32) throw std::invalid_argument("expected 16 or 32");

@@ -49,7 +49,7 @@ TEST(TuningKeys, EachKeyReachesItsField) {
   t.tune("moe_grouped_min_pairs=512");
   t.tune("delta_net_chunk_min=0");
   t.tune("ssm_chunk_min_tokens=64");
-  t.tune("ssm_chunk_len=16");
+  t.tune("ssm_chunk_len=32");
   t.tune("ssm_chunk_rows=8");
   t.tune("fence_spin_us=0");
   t.tune("pipeline_stats=1");
@@ -75,7 +75,7 @@ TEST(TuningKeys, EachKeyReachesItsField) {
   EXPECT_EQ(t.kernels.attn_head_groups, 2u);
   EXPECT_EQ(t.kernels.moe_grouped_min_pairs, 512u);
   EXPECT_EQ(t.runner.ssm_chunk_min_tokens, 64u);
-  EXPECT_EQ(t.kernels.ssm_chunk_len, 16u);
+  EXPECT_EQ(t.kernels.ssm_chunk_len, 32u);
   EXPECT_EQ(t.kernels.ssm_chunk_rows, 8u);
   EXPECT_EQ(t.kernels.fence_spin_us, 0);
   EXPECT_TRUE(t.kernels.pipeline_stats);
