@@ -83,9 +83,13 @@ ordered_json make_config(const ModelDetails& d, const ordered_json& base,
   return c;
 }
 
+}  // namespace
+
 // Holds <root>/store.lock shared for the store's lifetime; the first opener (exclusive)
 // is the one allowed to clean up after a crash, so a second process never deletes the temp
-// files of a live one.
+// files of a live one. Outside the anonymous namespace: ModelStoreLock (declared in the header)
+// holds one, and a member of internal-linkage type in it is what -Wsubobject-linkage warns of
+// when a unity batch includes this file.
 class StoreLock {
  public:
   explicit StoreLock(const fs::path& file) {
@@ -105,8 +109,6 @@ class StoreLock {
   UniqueFd fd_;
   bool exclusive_ = false;
 };
-
-}  // namespace
 
 struct ModelStoreLock {
   StoreLock lock;
