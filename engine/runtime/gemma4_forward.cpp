@@ -167,7 +167,11 @@ void Gemma4Forward::ffn(StepBackend& b, uint32_t l, uint32_t T) const {
     b.rms_norm_add({Act::H}, {Weight::FfnPostNorm1, l}, {Act::AuxB, 0, E}, {Act::H}, E, T);
     b.barrier();
   }
-  b.rms_norm_add({Act::H}, {Weight::PostFfnNorm, l}, {Act::X}, {Act::X}, E, T);
+  // The per-layer input's gate product reads X next: the sum's q8 copy is its input.
+  const WeightRef next[] = {{Weight::PerLayerInpGate, l}};
+  b.rms_norm_add(
+      {Act::H}, {Weight::PostFfnNorm, l}, {Act::X}, {Act::X}, E, T,
+      spec_.n_embd_altup > 0 ? std::span<const WeightRef>(next) : std::span<const WeightRef>());
   b.barrier();
   b.mark("ffn");
 }
