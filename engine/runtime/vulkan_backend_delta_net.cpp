@@ -146,15 +146,8 @@ void VulkanBackend::gated_rms_norm(Rows x, WeightRef w, Rows y, uint32_t n, uint
   const uint32_t tokens = rows / group;
   // The q8 copy is of the y rows as the next product reads them: a token's heads side by side.
   const bool q8 = y.off == 0 && wants_q8(feeds, width, tokens);
-  vk::ops::RmsNormArgs a;
-  a.x = mem_.slice(x);
+  vk::ops::RmsNormArgs a = norm_rows(x, y, n, rows);
   a.weight = get(w).data;
-  a.y = mem_.slice(y);
-  a.n = n;
-  a.n_rows = rows;
-  a.x_stride = x.stride;
-  a.y_stride = y.stride;
-  a.eps = spec_.norm_eps;
   a.q8 = q8 ? mem_.xq : vk::BufferSlice{};
   a.gate = mem_.buf(gate.act);
   a.gate_off = gate.off;

@@ -8,15 +8,7 @@
 namespace vkllm::runtime::detail {
 
 void VulkanBackend::rms_norm_plain(Rows x, Rows y, uint32_t n, uint32_t rows) {
-  vk::ops::RmsNormArgs a;
-  a.x = mem_.slice(x);
-  a.y = mem_.slice(y);
-  a.n = n;
-  a.n_rows = rows;
-  a.x_stride = x.stride;
-  a.y_stride = y.stride;
-  a.eps = spec_.norm_eps;
-  vk::ops::rms_norm(*rec_, ctx_.pipelines(), a);
+  vk::ops::rms_norm(*rec_, ctx_.pipelines(), norm_rows(x, y, n, rows));
   wrote(y.act);
 }
 

@@ -249,6 +249,9 @@ class VulkanBackend final : public StepBackend {
   vk::BufferSlice q8_input(Rows x, uint32_t cols, uint32_t n);
 
   // Whether decode products of these weights read `in` (n rows of cols) as q8 blocks.
+  // A norm's arguments over `rows` rows of n from x to y (their strides, the model's eps); the
+  // caller adds the weight and any fused part (q8 / f16 copy, gate, post-add).
+  vk::ops::RmsNormArgs norm_rows(Rows x, Rows y, uint32_t n, uint32_t rows);
   bool wants_q8(std::span<const WeightRef> weights, uint32_t cols, uint32_t n) const;
   // Whether products of these weights read `in` (n dense rows of cols) as f16 rows: the kernel
   // writing `in` then writes them too where it can (and no q8 copy is wanted).

@@ -9,22 +9,27 @@
 
 namespace vkllm::runtime::detail {
 
-void VulkanBackend::rms_norm(Rows x, WeightRef w, Rows y, uint32_t n, uint32_t rows,
-                             std::span<const WeightRef> feeds) {
-  const bool q8 = wants_q8(feeds, n, rows);
-  const bool f16 = !q8 && (y.stride == 0 || y.stride == n) && y.off == 0 &&
-                   vk::ops::rms_norm_writes_f16(n, ctx_.caps()) && wants_f16(feeds, n, rows);
+vk::ops::RmsNormArgs VulkanBackend::norm_rows(Rows x, Rows y, uint32_t n, uint32_t rows) {
   vk::ops::RmsNormArgs a;
-  a.q8 = q8 ? mem_.xq : vk::BufferSlice{};
-  a.f16 = f16 ? f16_rows(rows, n) : vk::BufferSlice{};
   a.x = mem_.slice(x);
-  a.weight = get(w).data;
   a.y = mem_.slice(y);
   a.n = n;
   a.n_rows = rows;
   a.x_stride = x.stride;
   a.y_stride = y.stride;
   a.eps = spec_.norm_eps;
+  return a;
+}
+
+void VulkanBackend::rms_norm(Rows x, WeightRef w, Rows y, uint32_t n, uint32_t rows,
+                             std::span<const WeightRef> feeds) {
+  const bool q8 = wants_q8(feeds, n, rows);
+  const bool f16 = !q8 && (y.stride == 0 || y.stride == n) && y.off == 0 &&
+                   vk::ops::rms_norm_writes_f16(n, ctx_.caps()) && wants_f16(feeds, n, rows);
+  vk::ops::RmsNormArgs a = norm_rows(x, y, n, rows);
+  a.weight = get(w).data;
+  a.q8 = q8 ? mem_.xq : vk::BufferSlice{};
+  a.f16 = f16 ? f16_rows(rows, n) : vk::BufferSlice{};
   vk::ops::rms_norm(*rec_, ctx_.pipelines(), a);
   wrote(y.act);
   if (q8) q8_of_ = Q8Copy{y.act, rows, mem_.xq};
@@ -42,16 +47,9 @@ void VulkanBackend::rms_norm_add(Rows x, WeightRef w, Rows r, Rows y, uint32_t n
     return;
   }
   const bool q8 = ys == n && y.off == 0 && wants_q8(feeds, n, rows);
-  vk::ops::RmsNormArgs a;
-  a.x = mem_.slice(x);
+  vk::ops::RmsNormArgs a = norm_rows(x, y, n, rows);
   a.weight = get(w).data;
   a.post_add = mem_.slice(r);
-  a.y = mem_.slice(y);
-  a.n = n;
-  a.n_rows = rows;
-  a.x_stride = x.stride;
-  a.y_stride = y.stride;
-  a.eps = spec_.norm_eps;
   a.q8 = q8 ? mem_.xq : vk::BufferSlice{};
   vk::ops::rms_norm(*rec_, ctx_.pipelines(), a);
   wrote(y.act);
