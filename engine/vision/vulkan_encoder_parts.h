@@ -79,6 +79,14 @@ DeviceMatrix upload_matrix(vk::Context& ctx, const TensorRef& t, uint32_t cols);
 vk::Buffer upload_floats(vk::Context& ctx, std::span<const float> values, const std::string& name);
 vk::Buffer upload_vector(vk::Context& ctx, const TensorRef& t);
 
+// y = rms_norm(x) * w over n_rows rows of n (y may be x), then a barrier; and x[r] += b over
+// n_rows rows of n where the tower has the bias (an empty buffer: none), no barrier.
+void tower_rms_norm(vk::CommandRecorder& rec, vk::PipelineCache& pl, const vk::Buffer& x,
+                    const vk::Buffer& w, const vk::Buffer& y, uint32_t n, uint32_t n_rows,
+                    float eps);
+void tower_add_bias(vk::CommandRecorder& rec, vk::PipelineCache& pl, const vk::Buffer& x,
+                    const vk::Buffer& b, uint32_t n, uint32_t n_rows);
+
 // A tower layer's attention over the sequences of `batch` (one image, or its windows): every
 // token attends to every token of its sequence (no mask), the K and V rows written through the
 // sequences' block tables into kc / vc first. Ends with a barrier.

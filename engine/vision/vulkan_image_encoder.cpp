@@ -62,6 +62,25 @@ std::vector<uint32_t> window_order(uint32_t grid_w, uint32_t grid_h, uint32_t M)
 
 }  // namespace
 
+void tower_rms_norm(vk::CommandRecorder& rec, vk::PipelineCache& pl, const vk::Buffer& x,
+                    const vk::Buffer& w, const vk::Buffer& y, uint32_t n, uint32_t n_rows,
+                    float eps) {
+  vk::ops::RmsNormArgs a;
+  a.x = x.slice();
+  a.weight = w.slice();
+  a.y = y.slice();
+  a.n = n;
+  a.n_rows = n_rows;
+  a.eps = eps;
+  vk::ops::rms_norm(rec, pl, a);
+  rec.barrier();
+}
+
+void tower_add_bias(vk::CommandRecorder& rec, vk::PipelineCache& pl, const vk::Buffer& x,
+                    const vk::Buffer& b, uint32_t n, uint32_t n_rows) {
+  if (b.slice()) vk::ops::add_bias(rec, pl, x.slice(), b.slice(), n, n_rows);
+}
+
 void tower_attention(vk::CommandRecorder& rec, vk::PipelineCache& pl,
                      const vk::ops::BatchInfo& batch, const vk::ops::CacheRegion& kc,
                      const vk::ops::CacheRegion& vc, const vk::Buffer& q, const vk::Buffer& k,
@@ -400,21 +419,12 @@ ImageEmbeddings VulkanImageEncoder::encode_pixtral(const TowerPixels& pixels) {
   const vk::ops::CacheRegion kc{px.k_cache.slice(), s.n_head, bs, kv::CacheType::F16};
   const vk::ops::CacheRegion vc{px.v_cache.slice(), s.n_head, bs, kv::CacheType::F16};
   auto rms = [&](vk::CommandRecorder& rec, const vk::Buffer& x, const vk::Buffer& w,
-                 const vk::Buffer& y, uint32_t n_rows) {
-    vk::ops::RmsNormArgs a;
-    a.x = x.slice();
-    a.weight = w.slice();
-    a.y = y.slice();
-    a.n = E;
-    a.n_rows = n_rows;
-    a.eps = s.eps;
-    vk::ops::rms_norm(rec, pl, a);
-    rec.barrier();
-  };
+                 const vk::Buffer& y,
+                 uint32_t n_rows) { tower_rms_norm(rec, pl, x, w, y, E, n_rows, s.eps); };
   auto bias = [&](vk::CommandRecorder& rec, const vk::Buffer& x, const vk::Buffer& b, uint32_t n,
                   uint32_t n_rows) {
     if (!b.slice()) return;
-    vk::ops::add_bias(rec, pl, x.slice(), b.slice(), n, n_rows);
+    tower_add_bias(rec, pl, x, b, n, n_rows);
     rec.barrier();
   };
   vk::CommandRecorder rec(ctx.device());

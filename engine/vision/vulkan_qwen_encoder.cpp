@@ -135,22 +135,9 @@ ImageEmbeddings VulkanImageEncoder::encode_qwen25vl(const TowerPixels& pixels) {
   const vk::ops::CacheRegion kc{tw.k_cache.slice(), s.n_head, bs, kv::CacheType::F16};
   const vk::ops::CacheRegion vc{tw.v_cache.slice(), s.n_head, bs, kv::CacheType::F16};
   auto rms = [&](vk::CommandRecorder& rec, const vk::Buffer& x, const vk::Buffer& w,
-                 const vk::Buffer& y) {
-    vk::ops::RmsNormArgs a;
-    a.x = x.slice();
-    a.weight = w.slice();
-    a.y = y.slice();
-    a.n = E;
-    a.n_rows = N;
-    a.eps = s.eps;
-    vk::ops::rms_norm(rec, pl, a);
-    rec.barrier();
-  };
+                 const vk::Buffer& y) { tower_rms_norm(rec, pl, x, w, y, E, N, s.eps); };
   auto bias = [&](vk::CommandRecorder& rec, const vk::Buffer& x, const vk::Buffer& b, uint32_t n,
-                  uint32_t n_rows) {
-    if (!b.slice()) return;
-    vk::ops::add_bias(rec, pl, x.slice(), b.slice(), n, n_rows);
-  };
+                  uint32_t n_rows) { tower_add_bias(rec, pl, x, b, n, n_rows); };
   vk::CommandRecorder rec(ctx.device());
   rec.begin();
   m.product(rec, tw.patch, tw.cols.slice(), N, tw.x.slice());
