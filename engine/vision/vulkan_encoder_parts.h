@@ -69,6 +69,15 @@ struct VulkanImageEncoder::Impl {
     a.accumulate = accumulate;
     matmul.record(rec, a);
   }
+
+  // One layer of a Pixtral or Qwen2.5-VL tower over the tower's n rows (x in, x out): the
+  // pre-norm, Q/K/V and their biases, the 2D RoPE (`rope_halves`: Qwen2.5-VL's rotation),
+  // attention over `batch` (the image, or its windows), the output added into x, the SiLU-gated
+  // FFN added into x. Biases a tower does not have are skipped. Ends with a barrier.
+  void dynamic_layer(vk::CommandRecorder& rec, const VisionSpec& s, DynamicTower& tw,
+                     const DeviceLayer& L, uint32_t n, const vk::ops::BatchInfo& batch,
+                     uint32_t max_q_len, const vk::ops::CacheRegion& kc,
+                     const vk::ops::CacheRegion& vc, bool rope_halves);
 };
 
 // A matrix of `cols` inputs per row onto the device in the kernels' layout.

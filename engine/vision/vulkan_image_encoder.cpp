@@ -81,6 +81,56 @@ void tower_add_bias(vk::CommandRecorder& rec, vk::PipelineCache& pl, const vk::B
   if (b.slice()) vk::ops::add_bias(rec, pl, x.slice(), b.slice(), n, n_rows);
 }
 
+void VulkanImageEncoder::Impl::dynamic_layer(vk::CommandRecorder& rec, const VisionSpec& s,
+                                             DynamicTower& tw, const DeviceLayer& L, uint32_t n,
+                                             const vk::ops::BatchInfo& batch, uint32_t max_q_len,
+                                             const vk::ops::CacheRegion& kc,
+                                             const vk::ops::CacheRegion& vc, bool rope_halves) {
+  vk::PipelineCache& pl = ctx.pipelines();
+  const uint32_t E = s.n_embd, F = s.n_ff, d = s.head_dim();
+  // Adds each present bias, then one barrier if any was.
+  auto biases = [&](std::initializer_list<std::pair<const vk::Buffer*, const vk::Buffer*>> xb,
+                    uint32_t width) {
+    bool any = false;
+    for (const auto& [x, b] : xb) {
+      any = any || static_cast<bool>(b->slice());
+      tower_add_bias(rec, pl, *x, *b, width, n);
+    }
+    if (any) rec.barrier();
+  };
+  tower_rms_norm(rec, pl, tw.x, L.ln1_w, tw.h, E, n, s.eps);
+  product(rec, L.q, tw.h.slice(), n, tw.q.slice());
+  product(rec, L.k, tw.h.slice(), n, tw.k.slice());
+  product(rec, L.v, tw.h.slice(), n, tw.v.slice());
+  rec.barrier();
+  biases({{&tw.q, &L.q_b}, {&tw.k, &L.k_b}, {&tw.v, &L.v_b}}, E);
+  for (const vk::Buffer* qk : {&tw.q, &tw.k})
+    vk::ops::rope_2d(rec, pl,
+                     {qk->slice(), tw.pos.slice(), n, s.n_head, d, E, s.rope_theta, rope_halves});
+  rec.barrier();
+  tower_attention(rec, pl, batch, kc, vc, tw.q, tw.k, tw.v, tw.att, max_q_len, s.n_head, d);
+  product(rec, L.o, tw.att.slice(), n, tw.x.slice(), true);  // the residual add, fused
+  rec.barrier();
+  biases({{&tw.x, &L.o_b}}, E);
+  tower_rms_norm(rec, pl, tw.x, L.ln2_w, tw.h, E, n, s.eps);
+  product(rec, L.gate, tw.h.slice(), n, tw.gate.slice());
+  product(rec, L.up, tw.h.slice(), n, tw.up.slice());
+  rec.barrier();
+  biases({{&tw.gate, &L.gate_b}, {&tw.up, &L.up_b}}, F);
+  vk::ops::GluArgs g;
+  g.gate = tw.gate.slice();
+  g.up = tw.up.slice();
+  g.out = tw.gate.slice();
+  g.n = F;
+  g.n_rows = n;
+  g.act = vk::ops::GluActivation::Silu;
+  vk::ops::glu(rec, pl, g);
+  rec.barrier();
+  product(rec, L.down, tw.gate.slice(), n, tw.x.slice(), true);
+  rec.barrier();
+  biases({{&tw.x, &L.down_b}}, E);
+}
+
 void tower_attention(vk::CommandRecorder& rec, vk::PipelineCache& pl,
                      const vk::ops::BatchInfo& batch, const vk::ops::CacheRegion& kc,
                      const vk::ops::CacheRegion& vc, const vk::Buffer& q, const vk::Buffer& k,
@@ -433,38 +483,8 @@ ImageEmbeddings VulkanImageEncoder::encode_pixtral(const TowerPixels& pixels) {
   rec.barrier();
   bias(rec, px.x, px.patch_b, E, N);
   if (px.pre_ln_w.slice()) rms(rec, px.x, px.pre_ln_w, px.x, N);
-  for (const DeviceLayer& L : px.layers) {
-    rms(rec, px.x, L.ln1_w, px.h, N);
-    m.product(rec, L.q, px.h.slice(), N, px.q.slice());
-    m.product(rec, L.k, px.h.slice(), N, px.k.slice());
-    m.product(rec, L.v, px.h.slice(), N, px.v.slice());
-    rec.barrier();
-    bias(rec, px.q, L.q_b, E, N);
-    bias(rec, px.k, L.k_b, E, N);
-    bias(rec, px.v, L.v_b, E, N);
-    for (const vk::Buffer* qk : {&px.q, &px.k})
-      vk::ops::rope_2d(rec, pl, {qk->slice(), px.pos.slice(), N, s.n_head, d, E, s.rope_theta});
-    rec.barrier();
-    tower_attention(rec, pl, batch, kc, vc, px.q, px.k, px.v, px.att, N, s.n_head, d);
-    m.product(rec, L.o, px.att.slice(), N, px.x.slice(), true);  // the residual add, fused
-    rec.barrier();
-    bias(rec, px.x, L.o_b, E, N);
-    rms(rec, px.x, L.ln2_w, px.h, N);
-    m.product(rec, L.gate, px.h.slice(), N, px.gate.slice());
-    m.product(rec, L.up, px.h.slice(), N, px.up.slice());
-    rec.barrier();
-    vk::ops::GluArgs g;
-    g.gate = px.gate.slice();
-    g.up = px.up.slice();
-    g.out = px.gate.slice();
-    g.n = F;
-    g.n_rows = N;
-    g.act = vk::ops::GluActivation::Silu;
-    vk::ops::glu(rec, pl, g);
-    rec.barrier();
-    m.product(rec, L.down, px.gate.slice(), N, px.x.slice(), true);
-    rec.barrier();
-  }
+  for (const DeviceLayer& L : px.layers)
+    m.dynamic_layer(rec, s, px, L, N, batch, N, kc, vc, /*rope_halves=*/false);
   if (px.post_ln_w.slice()) rms(rec, px.x, px.post_ln_w, px.x, N);
   // The merger: RMS norm, then each window's M^2 consecutive rows as one input row.
   const vk::Buffer* merged = &px.x;

@@ -145,47 +145,9 @@ ImageEmbeddings VulkanImageEncoder::encode_qwen25vl(const TowerPixels& pixels) {
   bias(rec, tw.x, tw.patch_b, E, N);
   rec.barrier();
   for (uint32_t l = 0; l < s.n_layer; ++l) {
-    const DeviceLayer& L = tw.layers[l];
-    rms(rec, tw.x, L.ln1_w, tw.h);
-    m.product(rec, L.q, tw.h.slice(), N, tw.q.slice());
-    m.product(rec, L.k, tw.h.slice(), N, tw.k.slice());
-    m.product(rec, L.v, tw.h.slice(), N, tw.v.slice());
-    rec.barrier();
-    bias(rec, tw.q, L.q_b, E, N);
-    bias(rec, tw.k, L.k_b, E, N);
-    bias(rec, tw.v, L.v_b, E, N);
-    rec.barrier();
-    for (const vk::Buffer* qk : {&tw.q, &tw.k})
-      vk::ops::rope_2d(rec, pl,
-                       {qk->slice(), tw.pos.slice(), N, s.n_head, d, E, s.rope_theta, true});
-    rec.barrier();
     const bool whole = s.full_attention(l);
-    tower_attention(rec, pl, whole ? full_batch : window_batch, kc, vc, tw.q, tw.k, tw.v, tw.att,
-                    whole ? full_len : window_len, s.n_head, d);
-    m.product(rec, L.o, tw.att.slice(), N, tw.x.slice(), true);  // the residual add, fused
-    rec.barrier();
-    bias(rec, tw.x, L.o_b, E, N);
-    rec.barrier();
-    rms(rec, tw.x, L.ln2_w, tw.h);
-    m.product(rec, L.gate, tw.h.slice(), N, tw.gate.slice());
-    m.product(rec, L.up, tw.h.slice(), N, tw.up.slice());
-    rec.barrier();
-    bias(rec, tw.gate, L.gate_b, F, N);
-    bias(rec, tw.up, L.up_b, F, N);
-    rec.barrier();
-    vk::ops::GluArgs g;
-    g.gate = tw.gate.slice();
-    g.up = tw.up.slice();
-    g.out = tw.gate.slice();
-    g.n = F;
-    g.n_rows = N;
-    g.act = vk::ops::GluActivation::Silu;
-    vk::ops::glu(rec, pl, g);
-    rec.barrier();
-    m.product(rec, L.down, tw.gate.slice(), N, tw.x.slice(), true);
-    rec.barrier();
-    bias(rec, tw.x, L.down_b, E, N);
-    rec.barrier();
+    m.dynamic_layer(rec, s, tw, tw.layers[l], N, whole ? full_batch : window_batch,
+                    whole ? full_len : window_len, kc, vc, /*rope_halves=*/true);
   }
   if (tw.post_ln_w.slice()) rms(rec, tw.x, tw.post_ln_w, tw.x);
   // The merger: each unit's four consecutive rows as one row of 4 n_embd.
