@@ -15,11 +15,10 @@
 #include "engine/cpu/quant_matmul.h"
 #include "engine/cpu/thread_pool.h"
 #include "engine/gguf/tensor_type.h"
+#include "engine/runtime/cpu_cache_memory.h"
 #include "engine/runtime/cpu_gemma3n.h"
 #include "engine/runtime/cpu_moe.h"
 #include "engine/runtime/cpu_recurrent.h"
-#include "engine/runtime/kv_footprint.h"
-#include "engine/runtime/system_memory.h"
 
 namespace vkllm::runtime {
 
@@ -35,20 +34,6 @@ cpu::ThreadPool& shared_pool() {
   return pool;
 }
 
-struct FreeBytes {
-  void operator()(void* p) const { std::free(p); }
-};
-
-// Zeroed host memory on a cache line (the kernels' widest loads).
-template <class T>
-std::unique_ptr<T[], FreeBytes> host_array(uint64_t n) {
-  const uint64_t bytes = std::max<uint64_t>((n * sizeof(T) + 63) / 64 * 64, 64);
-  void* p = std::aligned_alloc(64, bytes);
-  if (!p) throw std::bad_alloc();
-  std::memset(p, 0, bytes);
-  return std::unique_ptr<T[], FreeBytes>(static_cast<T*>(p));
-}
-
 class CpuBackend final : public StepBackend {
  public:
   CpuBackend(const HostModel& model, RunnerOptions& o)
@@ -57,11 +42,11 @@ class CpuBackend final : public StepBackend {
         opt_(o),
         isa_(o.cpu_isa ? cpu::usable_isa(*o.cpu_isa) : cpu::selected_isa()),
         own_pool_(o.cpu_threads ? std::make_unique<cpu::ThreadPool>(o.cpu_threads) : nullptr),
-        pool_(own_pool_ ? *own_pool_ : shared_pool()) {
+        pool_(own_pool_ ? *own_pool_ : shared_pool()),
+        cache_(spec_, opt_) {
     ws_.reserve_threads(pool_.size());
     if (spec_.is_moe()) check_cpu_moe_weights(model);
     allocate_activations();
-    allocate_kv();
   }
 
   // ---- Graph operations: each runs now, its rows shared out over the pool.
@@ -144,7 +129,7 @@ class CpuBackend final : public StepBackend {
     if (rope) p = rope_params(*rope);
     // Layers may differ in head size and count (Gemma 4): each reads its region as its own.
     const cpu::CacheRegion region{region_data(layer, value), spec_.n_head_kv_of(layer),
-                                  layout_.block_size, layout_.type};
+                                  cache_.layout.block_size, cache_.layout.type};
     const cpu::ConstHeadRows rows(ptr(src), src.stride);
     const uint32_t head_dim = spec_.head_dim_of(layer);
     split(batch_.n_tokens, 1, [&](uint32_t b, uint32_t e) {
@@ -158,8 +143,8 @@ class CpuBackend final : public StepBackend {
     a.k_cache = region_data(s.layer, false);
     a.v_cache = region_data(s.layer, true);
     a.n_kv_heads = spec_.n_head_kv_of(s.layer);
-    a.block_size = layout_.block_size;
-    a.cache_type = layout_.type;
+    a.block_size = cache_.layout.block_size;
+    a.cache_type = cache_.layout.type;
     a.batch = batch_;
     a.out = {ptr(s.out), s.out.stride};
     a.n_q_heads = s.n_q_heads;
@@ -419,15 +404,13 @@ class CpuBackend final : public StepBackend {
 
   uint32_t max_batch_tokens() const override { return opt_.max_batch_tokens; }
   uint32_t max_logits_rows() const override { return opt_.max_logits_rows; }
-  const kv::KvLayout& kv_layout() const override { return layout_; }
-  uint64_t kv_bytes() const override {
-    return 2ull * kv_regions_ * layout_.region_bytes() + state_layout_.bytes() +
-           4 * state_layout_.slot_floats * n_checkpoints_;
-  }
-  const kv::StateLayout& state_layout() const override { return state_layout_; }
-  uint32_t state_checkpoints() const override { return n_checkpoints_; }
+  const kv::KvLayout& kv_layout() const override { return cache_.layout; }
+  uint64_t kv_bytes() const override { return cache_.bytes(); }
+  const kv::StateLayout& state_layout() const override { return cache_.states; }
+  uint32_t state_checkpoints() const override { return cache_.n_checkpoints; }
   void copy_states(std::span<const StateCopy> copies) override {
-    cpu_copy_states(copies, states_.get(), checkpoints_.get(), state_layout_, n_checkpoints_);
+    cpu_copy_states(copies, cache_.state_data.get(), cache_.checkpoint_data.get(), cache_.states,
+                    cache_.n_checkpoints);
   }
   uint64_t activation_bytes() const override { return act_bytes_; }
   uint32_t* token_ids() override { return ids_.get(); }
@@ -527,19 +510,12 @@ class CpuBackend final : public StepBackend {
   float* ptr(Rows r) const { return act(r.act) + r.off; }
   // An activation's rows (packed at width n when the stride is 0).
   cpu::SeqRows seq_rows(Rows r, uint32_t n) const { return {ptr(r), r.stride ? r.stride : n}; }
-  CpuStepStates step_states() const { return {batch_, states_.get(), state_layout_}; }
+  CpuStepStates step_states() const { return {batch_, cache_.state_data.get(), cache_.states}; }
   // Rows as a kernel's pointer and stride (rows packed `width` wide when the stride is 0).
   cpu_gemma3n::RowsPtr rp(Rows r, uint32_t width) const {
     return {ptr(r), r.stride ? r.stride : width};
   }
-  // With kv_scratch_blocks, every layer shares the first K and V region. Otherwise the layers
-  // that own K/V (ModelSpec::owns_kv) have a region each, numbered in layer order; a Gemma 3n
-  // shared layer reads the region of the layer it shares (ModelSpec::kv_layer), a recurrent
-  // layer has none.
-  uint16_t* region_data(uint32_t layer, bool value) const {
-    const uint32_t i = opt_.kv_scratch_blocks > 0 ? 0 : kv_region_of_[layer];
-    return kv_.get() + (2ull * i + (value ? 1 : 0)) * layout_.region_elements();
-  }
+  uint16_t* region_data(uint32_t layer, bool value) const { return cache_.region(layer, value); }
 
   cpu::RopeParams rope_params(const RopeSpec& r) const {
     cpu::RopeParams p;
@@ -591,58 +567,6 @@ class CpuBackend final : public StepBackend {
     act_bytes_ = total * 4 + 4 * (T + 2 * R);
   }
 
-  void allocate_kv() {
-    // Recurrent states: one per sequence slot, zero until written (a sequence's first step reads
-    // none).
-    state_layout_ = kv::StateLayout::make(spec_.recurrent_state_floats(), opt_.max_seqs);
-    if (!state_layout_.empty()) states_ = host_array<float>(state_layout_.floats());
-    kv_regions_ = 0;
-    kv_region_of_.assign(spec_.n_layer, 0);
-    for (uint32_t l = 0; l < spec_.n_layer; ++l) {
-      if (spec_.owns_kv(l))
-        kv_region_of_[l] = kv_regions_++;
-      else if (!spec_.is_recurrent(l))  // a shared layer: its region is an earlier layer's
-        kv_region_of_[l] = kv_region_of_[spec_.kv_layer(l)];
-    }
-    if (opt_.kv_scratch_blocks > 0) kv_regions_ = 1;
-    layout_.type = opt_.kv_cache_type;
-    const uint32_t widest = widest_kv_layer(spec_, layout_.type);
-    layout_.n_kv_heads = spec_.n_head_kv_of(widest);
-    layout_.head_dim = spec_.head_dim_of(widest);
-    layout_.block_size = opt_.block_size;
-    const uint64_t per_block = layout_.block_bytes(kv_regions_);  // K and V
-    uint64_t budget = opt_.kv_budget_bytes;
-    if (opt_.kv_scratch_blocks > 0) {  // one K and one V region shared by every layer
-      layout_.num_blocks = opt_.kv_scratch_blocks;
-      kv_.reset(
-          static_cast<uint16_t*>(std::calloc(2ull * layout_.region_elements(), sizeof(uint16_t))));
-      if (!kv_) throw std::bad_alloc();
-      return;
-    }
-    if (budget == 0) {
-      // Every sequence at full context, but at most half of what the system has available.
-      // (The recurrent states and their checkpoints come out of the budget below, so they are
-      // wanted too.)
-      const uint64_t want = kv_budget_with_states(
-          per_block * opt_.max_seqs * ((opt_.max_context + opt_.block_size - 1) / opt_.block_size),
-          state_layout_.bytes(), opt_.state_checkpoint_share);
-      const uint64_t available = system_memory_available();
-      budget = available ? std::min(want, available / 2) : std::min<uint64_t>(want, 1ull << 30);
-    }
-    const KvBudgetSplit split = split_kv_budget(
-        budget, state_layout_.bytes(), 4 * state_layout_.slot_floats, opt_.state_checkpoint_share);
-    n_checkpoints_ = split.checkpoints;
-    if (n_checkpoints_)
-      checkpoints_ = host_array<float>(uint64_t(n_checkpoints_) * state_layout_.slot_floats);
-    uint64_t blocks = std::max<uint64_t>(split.block_bytes / per_block, 1);
-    blocks = std::min<uint64_t>(blocks, uint32_t(-1) / 2);
-    layout_.num_blocks = static_cast<uint32_t>(blocks);
-    // calloc: the pages of a large cache are only touched as sequences fill them.
-    kv_.reset(static_cast<uint16_t*>(
-        std::calloc(2ull * kv_regions_ * layout_.region_elements(), sizeof(uint16_t))));
-    if (!kv_) throw std::bad_alloc();
-  }
-
   const HostModel& m_;
   const model::ModelSpec& spec_;
   RunnerOptions opt_;
@@ -650,15 +574,8 @@ class CpuBackend final : public StepBackend {
   std::unique_ptr<cpu::ThreadPool> own_pool_;  // RunnerOptions::cpu_threads set
   cpu::ThreadPool& pool_;
   cpu::MatmulWorkspace ws_;
-  CpuMoeScratch moe_;  // the MoE FFN's buffers, grown to the largest step
-  kv::KvLayout layout_;
-  std::unique_ptr<uint16_t[], FreeBytes> kv_;
-  uint32_t kv_regions_ = 0;             // K and V region pairs
-  std::vector<uint32_t> kv_region_of_;  // per layer: its pair (attention layers only)
-  kv::StateLayout state_layout_;
-  std::unique_ptr<float[], FreeBytes> states_;
-  uint32_t n_checkpoints_ = 0;  // state checkpoints (kv::StateCheckpoints), beside the states
-  std::unique_ptr<float[], FreeBytes> checkpoints_;
+  CpuMoeScratch moe_;     // the MoE FFN's buffers, grown to the largest step
+  CpuCacheMemory cache_;  // the paged K/V regions, the recurrent states and their checkpoints
   std::unique_ptr<float[], FreeBytes> storage_;
   float* acts_[kActs] = {};
   std::unique_ptr<uint32_t[], FreeBytes> ids_, sel_, greedy_;
