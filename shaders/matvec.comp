@@ -31,6 +31,7 @@
 //   moe_combine 1: item = token t: y[t] (+)= sum over its k of weights[q] * W[ids[q]] x[q],
 //                  the k products summed per invocation before the one reduction.
 // Only the selected experts' rows are read.
+// With INT_DOT (not MOE_GROUPS), x is the q8 copy of those rows (a token's or a pair's).
 // MOE_GROUPS (with MOE_IDS): the same products over pairs grouped by expert (moe_group.comp's
 // list in binding 3; binding 4 unused), for steps whose experts get a few pairs each: grid y is
 // the expert, and its workgroups walk its pairs NUM_COLS at a time, so each of its weight rows is
@@ -78,8 +79,8 @@ layout(std430, binding = 6) readonly buffer Factors { float freq_factors[]; };
 layout(std430, binding = 2) buffer Y { float y[]; };
 #endif
 #ifdef MOE_IDS
-#if defined(INT_DOT) || defined(ROPE_KV_EPILOGUE) || defined(NORM_IN)
-#error "MOE_IDS is a plain float-activation variant"
+#if defined(ROPE_KV_EPILOGUE) || defined(NORM_IN) || (defined(INT_DOT) && defined(MOE_GROUPS))
+#error "MOE_IDS takes no epilogue or normalized input, and MOE_GROUPS float activations"
 #endif
 layout(std430, binding = 3) readonly buffer MoeIds { uint moe_ids[]; };
 layout(std430, binding = 4) readonly buffer MoeWeights { float moe_weights[]; };
@@ -200,7 +201,25 @@ void main() {
   // decoded once for all NUM_COLS activation blocks.
   const uint groups = p.k / 32u;
   const uint groups_per_block = QK / 32u;
+#ifdef MOE_IDS
+  // As the float variant below: a combine's n_used products are one flat range of groups, each
+  // with its expert's rows, its pair's q8 row and its router weight.
+  const uint moe_passes = p.moe_combine != 0u ? p.n_used : 1u;
+  for (uint lu = tid; lu < groups * moe_passes; lu += gl_WorkGroupSize.x) {
+    const uint pass = lu / groups;
+    const uint u = lu - pass * groups;
+    const uint q = p.moe_combine != 0u ? col0 * p.n_used + pass : col0;
+    const uint w_base = p.w_off + moe_ids[q] * p.expert_bytes;
+    const uint x_col = p.moe_combine != 0u || p.x_per_pair != 0u ? q : q / p.n_used;
+    const float x_scale = p.moe_combine != 0u ? moe_weights[q] : 1.0;
+#define Q8_COL(c) x_col
+#define Q8_SCALE(v) ((v) * x_scale)
+#else
+  const uint w_base = p.w_off;
+#define Q8_COL(c) (col0 + (c))
+#define Q8_SCALE(v) (v)
   for (uint u = tid; u < groups; u += gl_WorkGroupSize.x) {
+#endif
     const uint kb = u / groups_per_block;
     const uint g = u % groups_per_block;
     uint wqs[NUM_ROWS * 8u];
@@ -208,12 +227,12 @@ void main() {
     [[unroll]] for (uint r = 0u; r < NUM_ROWS; ++r) {
       const uint row = WEIGHT_ROW(r);
       uint qr[8];
-      qgroup(p.w_off + (row * blocks_per_row + kb) * QBYTES, g, qr, ws[r]);
+      qgroup(w_base + (row * blocks_per_row + kb) * QBYTES, g, qr, ws[r]);
       [[unroll]] for (uint j = 0u; j < 8u; ++j) wqs[r * 8u + j] = qr[j];
     }
     [[unroll]] for (uint c = 0u; c < NUM_COLS; ++c) {
       if (col0 + c < n_cols) {
-        const uint xb = (col0 + c) * groups + u;
+        const uint xb = Q8_COL(c) * groups + u;
         const uvec4 xa = xq4[2u * xb], xc = xq4[2u * xb + 1u];
         const vec2 ds = xds[p.x_off + xb];
         [[unroll]] for (uint r = 0u; r < NUM_ROWS; ++r) {
@@ -233,11 +252,13 @@ void main() {
 #ifdef QGROUP_OFFSET
           v += ws[r].z * ds.y;
 #endif
-          acc[r * NUM_COLS + c] += v;
+          acc[r * NUM_COLS + c] += Q8_SCALE(v);
         }
       }
     }
   }
+#undef Q8_COL
+#undef Q8_SCALE
 #else
   // Neighbouring invocations take neighbouring decode units, so a subgroup reads contiguous
   // weight bytes and activations; each activation vec4 is loaded once for all NUM_ROWS rows.

@@ -4,7 +4,7 @@
 # matvec_<type>_q8: the int8-dot kernels on q8 activations, for the types dequant_int8.glsl
 # decodes (chosen only on devices with shaderIntegerDotProduct and subgroup arithmetic);
 # matvec_<type>_q8_rope_kv: the Q|K|V product with RoPE and the KV-cache write fused in (see
-# ROPE_KV_EPILOGUE).
+# ROPE_KV_EPILOGUE); matvec_<type>_q8_moe: the indirect expert products on q8 activations.
 # matvec_<type>_moe / _moe_shmem: the indirect products over a router's selected experts (MOE_IDS);
 # matvec_<type>_moeg / _moeg_shmem: the same over pairs grouped by expert (MOE_GROUPS).
 foreach(t F32 F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 IQ4_NL Q2_K Q3_K Q4_K Q5_K Q6_K IQ4_XS MXFP4)
@@ -33,4 +33,5 @@ foreach(t Q4_0 Q8_0 Q4_K Q5_K Q6_K)
   string(TOLOWER ${t} lt)
   vkllm_shader_variant(matvec_${lt}_q8 matvec.comp TYPE_${t} INT_DOT)
   vkllm_shader_variant(matvec_${lt}_q8_rope_kv matvec.comp TYPE_${t} INT_DOT ROPE_KV_EPILOGUE)
+  vkllm_shader_variant(matvec_${lt}_q8_moe matvec.comp TYPE_${t} INT_DOT MOE_IDS)
 endforeach()

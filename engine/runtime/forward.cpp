@@ -29,8 +29,9 @@ Forward::BlockInputs Forward::qkv_inputs(uint32_t l) const {
 }
 
 Forward::BlockInputs Forward::ffn_inputs(uint32_t l) const {
-  if (spec_.is_moe_layer(l)) return {{{Weight::FfnGateInp, l}}, 1};  // the router reads H first
-  if (spec_.fused_gate_up) return {{{Weight::FfnUp, l}}, 1};         // gate and up stacked
+  // The router reads H first, then the experts (whose q8 copy of H the norm may write).
+  if (spec_.is_moe_layer(l)) return {{{Weight::FfnGateInp, l}, {Weight::FfnUpExps, l}}, 2};
+  if (spec_.fused_gate_up) return {{{Weight::FfnUp, l}}, 1};  // gate and up stacked
   return {{{Weight::FfnGate, l}, {Weight::FfnUp, l}}, 2};
 }
 

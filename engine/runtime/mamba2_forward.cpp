@@ -60,8 +60,9 @@ void Mamba2Forward::layer(StepBackend& b, uint32_t l, uint32_t T) const {
 }
 
 void Mamba2Forward::moe_ffn(StepBackend& b, uint32_t l, uint32_t T) const {
-  const WeightRef router{Weight::FfnGateInp, l};
-  b.rms_norm({Act::X}, {Weight::FfnNorm, l}, {Act::H}, spec_.n_embd, T, std::span(&router, 1));
+  // The router reads H first, then the experts (whose q8 copy of H the norm may write).
+  const WeightRef feeds[] = {{Weight::FfnGateInp, l}, {Weight::FfnUpExps, l}};
+  b.rms_norm({Act::X}, {Weight::FfnNorm, l}, {Act::H}, spec_.n_embd, T, feeds);
   b.barrier();
   b.mark("ffn_norm");
   MoeSpec m = routed_experts(spec_, l);

@@ -119,6 +119,10 @@ uint64_t Runner::moe_grouped_matvec_ffns() const {
   return backend_->moe_grouped_matvec_ffns();
 }
 
+uint64_t Runner::moe_int8_ffns() const {
+  return backend_->moe_int8_ffns();
+}
+
 uint64_t Runner::kv_bytes() const {
   return backend_->kv_bytes();
 }

@@ -216,6 +216,8 @@ class Runner {
   uint64_t moe_grouped_ffns() const;
   // Those it ran grouped on its decode kernel (StepBackend::moe_grouped_matvec_ffns).
   uint64_t moe_grouped_matvec_ffns() const;
+  // Those it ran per pair on q8 copies of their inputs (StepBackend::moe_int8_ffns).
+  uint64_t moe_int8_ffns() const;
 
   // Time of the last step's phases (GPU timestamps; empty if unsupported).
   std::vector<std::pair<std::string, double>> last_step_timings() const;

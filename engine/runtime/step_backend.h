@@ -364,6 +364,8 @@ class StepBackend {
   virtual uint64_t moe_grouped_ffns() const { return 0; }
   // Of the others, how many grouped the pairs for the decode kernel (backends without it: 0).
   virtual uint64_t moe_grouped_matvec_ffns() const { return 0; }
+  // Of the per-pair ones, how many read q8 copies of their inputs with int8 dot products.
+  virtual uint64_t moe_int8_ffns() const { return 0; }
   // The short convolution (ShortConvSpec) of every step token, reading and updating the
   // sequences' recurrent states (the batch metadata's seq_state slots).
   virtual void short_conv(const ShortConvSpec& /*conv*/) { unsupported("short_conv"); }

@@ -91,8 +91,13 @@ class VulkanBackend final : public StepBackend {
   uint64_t moe_grouped_matvec_ffns() const override {
     return moe_ffns_[static_cast<size_t>(MoeWay::GroupedMatvec)];
   }
+  uint64_t moe_int8_ffns() const override { return moe_int8_ffns_; }
   // How a step of n_tokens runs moe_ffn (the thresholds in vulkan_backend_moe.cpp).
-  MoeWay moe_way(const MoeSpec& m, uint32_t n_tokens) const;
+  MoeWay moe_way(uint32_t n_expert, uint32_t n_used, uint32_t n_tokens) const;
+  // Whether expert products of `w` (the up (and gate) products, or the down ones) over T tokens
+  // take the indirect matvec on q8 copies of their inputs, `cols` wide: int8-dot kernels for
+  // the type, the matvec way, and room for the copy (T rows, or T x n_used pairs for down).
+  bool experts_read_q8(const DeviceTensor& w, bool down, uint32_t cols, uint32_t T) const;
   // moe_ffn's ways from the routed ids on (gate, up, GLU, down and combine); `matvec`: the
   // grouped products on the decode kernel.
   void moe_experts_matvec(const MoeSpec& m, uint32_t n_tokens);
@@ -247,6 +252,11 @@ class VulkanBackend final : public StepBackend {
   // The q8 copy of x (n rows of cols) for int8-dot products, quantized here unless the kernel
   // that wrote x made it.
   vk::BufferSlice q8_input(Rows x, uint32_t cols, uint32_t n);
+  // The q8 copy of x (n packed rows) if the kernel that wrote x made one, else empty.
+  vk::BufferSlice q8_copy(Rows x, uint32_t n) const {
+    const bool made = q8_of_ && q8_of_->act == x.act && q8_of_->rows == n && x.off == 0;
+    return made ? q8_of_->q8 : vk::BufferSlice{};
+  }
 
   // Whether decode products of these weights read `in` (n rows of cols) as q8 blocks.
   // A norm's arguments over `rows` rows of n from x to y (their strides, the model's eps); the
@@ -324,9 +334,10 @@ class VulkanBackend final : public StepBackend {
   std::optional<StepKey> ahead_;
   bool recording_ahead_ = false, ahead_broken_ = false;
   uint32_t compute_units_ = 8;
-  uint64_t moe_ffns_[3] = {};  // moe_ffn calls recorded each MoeWay (not dry)
-  bool marking_ = false;       // recording the profiled layer
-  uint32_t n_row_ids_ = 0;     // embed_row's ids in this step
+  uint64_t moe_ffns_[3] = {};   // moe_ffn calls recorded each MoeWay (not dry)
+  uint64_t moe_int8_ffns_ = 0;  // of the MoeWay::Matvec ones, those on q8 inputs
+  bool marking_ = false;        // recording the profiled layer
+  uint32_t n_row_ids_ = 0;      // embed_row's ids in this step
   // set_injected_rows: where each span's rows lie in mem_.rows_in (bytes).
   struct InjectedAt {
     uint32_t row = 0, n = 0;

@@ -80,12 +80,12 @@ void VulkanBackend::check_moe_weights() const {
   }
 }
 
-VulkanBackend::MoeWay VulkanBackend::moe_way(const MoeSpec& m, uint32_t T) const {
+VulkanBackend::MoeWay VulkanBackend::moe_way(uint32_t n_expert, uint32_t n_used, uint32_t T) const {
   const vk::KernelTuning& t = ctx_.device().tuning();
-  const uint64_t pairs = uint64_t{T} * m.n_used;
-  if (pairs >= (t.moe_grouped_min_pairs ? t.moe_grouped_min_pairs : grouped_min_pairs(m.n_expert)))
+  const uint64_t pairs = uint64_t{T} * n_used;
+  if (pairs >= (t.moe_grouped_min_pairs ? t.moe_grouped_min_pairs : grouped_min_pairs(n_expert)))
     return MoeWay::GroupedGemm;
-  if (pairs >= (t.moe_matvec_groups_min_pairs ? t.moe_matvec_groups_min_pairs : m.n_expert))
+  if (pairs >= (t.moe_matvec_groups_min_pairs ? t.moe_matvec_groups_min_pairs : n_expert))
     return MoeWay::GroupedMatvec;
   return MoeWay::Matvec;
 }
@@ -133,7 +133,7 @@ void VulkanBackend::moe_ffn(const MoeSpec& m, uint32_t T) {
   }
   barrier();
   mark("moe_route");
-  const MoeWay way = moe_way(m, T);
+  const MoeWay way = moe_way(m.n_expert, m.n_used, T);
   if (way == MoeWay::Matvec) {
     moe_experts_matvec(m, T);
   } else {
@@ -160,14 +160,17 @@ void VulkanBackend::moe_experts_matvec(const MoeSpec& m, uint32_t T) {
   a.x_stride = m.x.stride;
   a.ids = mem_.moe_ids;
   a.weights = mem_.moe_weights;
+  // The q8 copy of x where the FFN norm wrote one (ffn_inputs names the up experts).
+  a.xq = q8_copy(m.x, T);
   for (const auto& [w, out] : {std::pair{&up, Act::Up}, std::pair{&gate, Act::Gate}}) {
     if (out == Act::Gate && !m.gated) continue;
     a.type = w->type;
     a.w = w->data;
     a.y = mem_.buf(out);
     matmul_.record_moe_matvec(*rec_, a);
-    wrote(out);
   }
+  wrote(Act::Up);
+  if (m.gated) wrote(Act::Gate);
   moe_gate_up_bias_glu(m, T);
 
   // Down products of each token's pairs, weighted and summed into the residual.
@@ -183,6 +186,9 @@ void VulkanBackend::moe_experts_matvec(const MoeSpec& m, uint32_t T) {
   d.combine = true;
   d.y = mem_.slice(m.out);
   d.y_stride = m.out.stride;
+  d.xq = q8_copy({moe_expert_act_rows(m)}, T * K);  // the GLU's, where it wrote one
+  if (!rec_->dry() && a.xq && d.xq && matmul_.int8_dot(up.type) && matmul_.int8_dot(down.type))
+    ++moe_int8_ffns_;
   matmul_.record_moe_matvec(*rec_, d);
   moe_down_bias(m, T);
 }
@@ -276,7 +282,9 @@ void VulkanBackend::moe_gate_up_bias_glu(const MoeSpec& m, uint32_t T) {
   barrier();
   mark("moe_gate_up");
   if (m.gated) {
-    glu(m.act, {Act::Gate}, {Act::Up}, {Act::FfnAct}, F, T * K, {});
+    // With a q8 copy for the down products where they read one (wants_q8).
+    const WeightRef down{Weight::FfnDownExps, m.layer};
+    glu(m.act, {Act::Gate}, {Act::Up}, {Act::FfnAct}, F, T * K, std::span(&down, 1));
   } else {
     // Up-only experts (Nemotron-H MoE): relu(u) * u = relu(u)^2 in place; the down products read
     // Up (moe_act).

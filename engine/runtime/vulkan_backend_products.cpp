@@ -353,8 +353,21 @@ vk::BufferSlice VulkanBackend::q8_input(Rows x, uint32_t cols, uint32_t n) {
 bool VulkanBackend::wants_q8(std::span<const WeightRef> weights, uint32_t cols, uint32_t n) const {
   return cols % 32 == 0 && std::any_of(weights.begin(), weights.end(), [&](const WeightRef& w) {
            const DeviceTensor* t = find(w);
-           return t && n <= matvec_limit(*t) && matmul_.int8_dot(t->type);
+           if (!t) return false;
+           // Expert products: n is the up products' tokens, the down products' pairs.
+           if (w.w == model::Weight::FfnUpExps) return experts_read_q8(*t, false, cols, n);
+           if (w.w == model::Weight::FfnDownExps)
+             return experts_read_q8(*t, true, cols, n / spec_.n_expert_used);
+           return n <= matvec_limit(*t) && matmul_.int8_dot(t->type);
          });
+}
+
+bool VulkanBackend::experts_read_q8(const DeviceTensor& w, bool down, uint32_t cols,
+                                    uint32_t T) const {
+  const uint32_t rows = down ? T * spec_.n_expert_used : T;
+  return ctx_.device().tuning().moe_int8 && cols % 32 == 0 && matmul_.int8_dot(w.type) &&
+         moe_way(spec_.n_expert, spec_.n_expert_used, T) == MoeWay::Matvec &&
+         vk::q8_activation_bytes(cols, rows) <= mem_.xq.size;
 }
 
 bool VulkanBackend::wants_f16(std::span<const WeightRef> weights, uint32_t cols, uint32_t n) const {

@@ -163,6 +163,10 @@ struct MoeMatvecArgs {
   uint32_t cols = 0, rows = 0, n_expert = 0, n_used = 0, n_items = 0;
   uint32_t x_stride = 0, y_stride = 0;  // 0: cols / rows
   bool x_per_pair = false, combine = false;
+  // Optional: x's rows (a token's, or a pair's with x_per_pair) quantized by record_quantize_q8,
+  // packed. record_moe_matvec then takes the int8-dot kernel when int8_dot(type) holds; x is
+  // still validated and used otherwise.
+  BufferSlice xq{};
 };
 
 class MatmulKernels {

@@ -233,10 +233,19 @@ void MatmulKernels::record_moe_matvec(CommandRecorder& rec, const MoeMatvecArgs&
     moe_matvec_fail("x, y, ids or weights slice is smaller than the shape");
 
   const DeviceCapabilities& caps = pipelines_.device().caps();
+  const bool q8 = a.xq && int8_dot(a.type);
+  if (q8 && a.xq.size < q8_activation_bytes(a.cols, static_cast<uint32_t>(x_rows)))
+    moe_matvec_fail("xq slice is smaller than the q8 rows of x");
   // As record_matvec_float's quantized defaults (moe_matvec_shape); a combine's n_used products
-  // are one flat range of decode units.
-  const MatvecShape mv =
-      moe_matvec_shape(tuning_, caps, a.type, a.cols / kt.unit * (a.combine ? a.n_used : 1));
+  // are one flat range of decode units. On q8 rows as record_matvec_q8's for one vector: a
+  // 32-weight group per thread and step, 2 rows a workgroup, up to 64 threads.
+  const uint32_t passes = a.combine ? a.n_used : 1;
+  MatvecShape mv = moe_matvec_shape(tuning_, caps, a.type, a.cols / kt.unit * passes);
+  if (q8) {
+    mv = {std::clamp(std::bit_floor(a.cols / 32 * passes), 32u, 64u), 2u};
+    if (tuning_.q8_threads) mv.threads = tuning_.q8_threads;
+    if (tuning_.q8_rows) mv.rows_per_group = tuning_.q8_rows;
+  }
   const uint32_t threads = mv.threads, rows_per_group = mv.rows_per_group;
   const uint32_t row_groups = div_up(a.rows, rows_per_group);
   const uint32_t gx = std::min(row_groups, caps.max_workgroup_count[0]);
@@ -244,18 +253,23 @@ void MatmulKernels::record_moe_matvec(CommandRecorder& rec, const MoeMatvecArgs&
   if (groups.y > caps.max_workgroup_count[1] || groups.z > caps.max_workgroup_count[2])
     moe_matvec_fail("rows=" + std::to_string(a.rows) + " items=" + std::to_string(a.n_items) +
                     " exceed the device's grid");
+  // q8 rows: x_off is where the (dx, sx) pairs start, in pairs (record_matvec_q8's).
+  const auto x_off = q8 ? static_cast<uint32_t>(x_rows * a.cols / 8) : 0u;
   const MoeMatvecPush push{{a.rows, a.cols, a.n_items, static_cast<uint32_t>(x_stride),
-                            static_cast<uint32_t>(y_stride), 0, 0, 0, a.combine ? 1u : 0u},
+                            static_cast<uint32_t>(y_stride), 0, x_off, 0, a.combine ? 1u : 0u},
                            static_cast<uint32_t>(expert_bytes),
                            a.n_used,
                            a.x_per_pair ? 1u : 0u,
                            a.combine ? 1u : 0u};
-  const Pipeline& pipeline = pipelines_.get({.shader = std::string("matvec_") + kt.name + "_moe" +
-                                                       (tuning_.shared_reduction ? "_shmem" : ""),
+  const std::string shader = std::string("matvec_") + kt.name +
+                             (q8                         ? "_q8_moe"
+                              : tuning_.shared_reduction ? "_moe_shmem"
+                                                         : "_moe");
+  const Pipeline& pipeline = pipelines_.get({.shader = shader,
                                              .num_buffers = 5,
                                              .push_constant_bytes = sizeof(push),
                                              .spec = {threads, rows_per_group, 1u}});
-  rec.dispatch(pipeline, {a.w, a.x, a.y, a.ids, a.weights}, push, groups);
+  rec.dispatch(pipeline, {a.w, q8 ? a.xq : a.x, a.y, a.ids, a.weights}, push, groups);
 }
 
 }  // namespace vkllm::vk

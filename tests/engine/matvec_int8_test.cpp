@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
+#include <utility>
 
 #include "engine/vulkan/ops.h"
 #include "tests/engine/matmul_test_support.h"
@@ -245,6 +247,91 @@ TEST(MatvecInt8Choice, RejectsBadQuantizeArguments) {
   EXPECT_THROW(kernels.record_quantize_q8(rec, b.slice(0, 1000), 256, 2, 0, b.slice()),
                std::invalid_argument);  // x too small
   rec.submit_and_wait();
+}
+
+// The indirect expert products on q8 rows (matvec_<type>_q8_moe): the up products of each
+// (token, rank) pair from its token's row, and the down products of each token's pairs weighted
+// by the router and summed into y, against double-precision products of the CPU-dequantized
+// experts and the GPU's own quantized rows. The last expert is never selected and poisoned
+// (0xFF bytes: NaN scales), so a read of it would show.
+TEST_P(MatvecInt8, ExpertProductsOnQ8RowsMatchTheReference) {
+  if (!int8_dot_available()) GTEST_SKIP() << "no integer dot product / subgroup arithmetic";
+  const TensorType type = GetParam();
+  test::SeededRng seeded;
+  std::mt19937& rng = seeded.gen();
+  vk::Device& dev = context().device();
+  vk::MatmulKernels kernels(context().pipelines(), {.int8_dot = vk::Int8Dot::On});
+  ASSERT_TRUE(kernels.int8_dot(type));
+  const uint32_t n_expert = 5, K = 3, T = 2, rows = 37;
+  const uint32_t cols = block_elements(type) == 256 ? 512 : 288;
+  std::vector<uint8_t> wq = random_weights(type, rows * n_expert, cols, rng);
+  const uint64_t expert_bytes = vk::weight_tensor_bytes(type, rows, cols);
+  std::fill(wq.begin() + 4 * expert_bytes, wq.begin() + 5 * expert_bytes, 0xFF);
+  const std::vector<float> deq = dequantize_rows(type, wq, rows * n_expert, cols);
+  const std::vector<uint32_t> ids = {2, 0, 3, 1, 3, 0};  // T x K, expert 4 never
+  std::uniform_real_distribution<float> weight(0.1f, 1.0f);
+  std::vector<float> weights(T * K);
+  for (float& w : weights) w = weight(rng);
+  vk::Buffer xt, xtq, xp, xpq;
+  const Q8Vectors tok = quantize_on_gpu(kernels, random_floats(T * cols, rng), cols, T, 0, xt, xtq);
+  const Q8Vectors pair =
+      quantize_on_gpu(kernels, random_floats(T * K * cols, rng), cols, T * K, 0, xp, xpq);
+  const std::vector<float> y0 = random_floats(T * rows, rng);
+  auto buffer = [&](auto v, const char* name) {
+    vk::Buffer b(dev, v.size() * 4, vk::MemoryKind::DeviceLocal, name);
+    vk::upload(dev, b.slice(), std::span(std::as_const(v)));
+    return b;
+  };
+  vk::Buffer wb = device_weights(type, wq), idb = buffer(ids, "ids"),
+             wtb = buffer(weights, "weights"), sum = buffer(y0, "summed");
+  vk::Buffer pairs_out(dev, T * K * rows * 4, vk::MemoryKind::DeviceLocal, "pairs");
+  Recorder rec(dev);
+  rec.begin();
+  vk::MoeMatvecArgs a;
+  a.type = type;
+  a.w = wb.slice();
+  a.ids = idb.slice();
+  a.weights = wtb.slice();
+  a.cols = cols;
+  a.rows = rows;
+  a.n_expert = n_expert;
+  a.n_used = K;
+  a.n_items = T * K;
+  a.x = xt.slice();
+  a.xq = xtq.slice();
+  a.y = pairs_out.slice();
+  kernels.record_moe_matvec(rec, a);
+  a.n_items = T;
+  a.x = xp.slice();
+  a.xq = xpq.slice();
+  a.y = sum.slice();
+  a.x_per_pair = a.combine = true;
+  kernels.record_moe_matvec(rec, a);
+  rec.submit_and_wait();
+  const std::vector<float> x_tok = tok.dequantized(), x_pair = pair.dequantized();
+  std::vector<float> want_pairs(T * K * rows), want_sum(y0.begin(), y0.end());
+  double worst = 0;
+  for (uint32_t q = 0; q < T * K; ++q) {
+    const float* w = deq.data() + uint64_t{ids[q]} * rows * cols;
+    for (uint32_t r = 0; r < rows; ++r) {
+      double up = 0, down = 0, mag = 0;
+      for (uint32_t k = 0; k < cols; ++k) {
+        up += double(w[r * cols + k]) * x_tok[(q / K) * cols + k];
+        down += double(w[r * cols + k]) * x_pair[q * cols + k];
+        mag += std::fabs(double(w[r * cols + k]) * x_pair[q * cols + k]);
+      }
+      want_pairs[q * rows + r] = float(up);
+      want_sum[(q / K) * rows + r] += float(weights[q] * down);
+      worst = std::max(worst, mag);
+    }
+  }
+  const std::vector<float> got_pairs = vk::download<float>(dev, pairs_out.slice(), T * K * rows);
+  const std::vector<float> got_sum = vk::download<float>(dev, sum.slice(), T * rows);
+  // f32 accumulation of int8 products: relative to the largest sum of |w x|.
+  for (size_t i = 0; i < got_pairs.size(); ++i)
+    ASSERT_NEAR(got_pairs[i], want_pairs[i], 2e-4 * worst) << "pair row " << i;
+  for (size_t i = 0; i < got_sum.size(); ++i)
+    ASSERT_NEAR(got_sum[i], want_sum[i], 6e-4 * worst) << "summed row " << i;
 }
 
 }  // namespace

@@ -82,13 +82,18 @@ vk::Context& grouped_matvec_context() {
   return context;
 }
 
-enum class Way { VulkanGemm, Cpu, VulkanGroupedMatvec };
+// VulkanInt8: int8 dot products forced on (as on GPUs that accelerate them), so the decode
+// steps' per-pair expert products read the norm's and the GLU's q8 copies.
+enum class Way { VulkanGemm, Cpu, VulkanGroupedMatvec, VulkanInt8 };
 
 class MoeVsLlamaCpp : public ::testing::TestWithParam<std::tuple<Way, std::string>> {};
 
 TEST_P(MoeVsLlamaCpp, LogitsAndGreedyContinuationMatchLlamaCpp) {
   const auto [way, name] = GetParam();
   const bool cpu = way == Way::Cpu, groups = way == Way::VulkanGroupedMatvec;
+  const bool int8 = way == Way::VulkanInt8;
+  if (int8 && !test::vk_context().caps().integer_dot_product)
+    GTEST_SKIP() << "no integer dot product";
   const Fixture& f = fixture(name);
   const reference::LlamaCppCase& ref = f.c.expected;
   auto tok = tokenizer::Tokenizer::from_gguf(*f.file);
@@ -101,6 +106,7 @@ TEST_P(MoeVsLlamaCpp, LogitsAndGreedyContinuationMatchLlamaCpp) {
   opts.max_seqs = 2;
   opts.max_context = 128;
   opts.kv_budget_bytes = 8u << 20;
+  if (int8) opts.int8_dot = vk::Int8Dot::On;
   std::unique_ptr<Runner> runner;
   if (cpu) {
     GgufFileSource source(*f.file);
@@ -146,6 +152,10 @@ TEST_P(MoeVsLlamaCpp, LogitsAndGreedyContinuationMatchLlamaCpp) {
     EXPECT_GE(runner->moe_grouped_matvec_ffns(), (matched + 1) * device->spec().n_layer)
         << "decode steps on the grouped decode kernel";
   }
+  if (int8) {
+    EXPECT_GE(runner->moe_int8_ffns(), matched * device->spec().n_layer)
+        << "decode steps' expert products on q8 inputs";
+  }
   std::printf("%s on %s: %zu of %zu greedy tokens compared (up to the first near-tie)\n",
               name.c_str(), cpu ? "cpu" : "vulkan", matched, ref.greedy_tokens.size());
 }
@@ -154,6 +164,7 @@ std::string case_label(const ::testing::TestParamInfo<std::tuple<Way, std::strin
   const Way way = std::get<0>(info.param);
   return std::string(way == Way::Cpu                   ? "Cpu_"
                      : way == Way::VulkanGroupedMatvec ? "VulkanGroupedMatvec_"
+                     : way == Way::VulkanInt8          ? "VulkanInt8_"
                                                        : "Vulkan_") +
          test::param_name(std::get<1>(info.param));
 }
@@ -177,6 +188,11 @@ INSTANTIATE_TEST_SUITE_P(GroupedMatvec, MoeVsLlamaCpp,
                          ::testing::Combine(::testing::Values(Way::VulkanGroupedMatvec),
                                             ::testing::Values("moe/qwen3moe-q4_k_m",
                                                               "gptoss/gpt-oss-mxfp4_moe")),
+                         case_label);
+INSTANTIATE_TEST_SUITE_P(Int8Experts, MoeVsLlamaCpp,
+                         ::testing::Combine(::testing::Values(Way::VulkanInt8),
+                                            ::testing::Values("moe/qwen3moe-q4_k_m",
+                                                              "moe/qwen3moe-q8_0")),
                          case_label);
 
 }  // namespace
