@@ -34,6 +34,10 @@ const NamedShape kNamedShapes[] = {
     {"llama3.1-70b", {8192, 80, 64, 8, 128, 28672, 131072, false, 500000.0f, 8.0f}},
     {"ministral3-3b", {3072, 26, 32, 8, 128, 9216, 262144, true, 1000000.0f, 0.0f}},
     {"ministral3-8b", {4096, 34, 32, 8, 128, 14336, 262144, false, 1000000.0f, 0.0f}},
+    // The vision benchmarks' text models (their config.json): Gemma 3 4B (window 1024) and
+    // Qwen2.5-VL 7B.
+    {"gemma3-4b", {2560, 34, 8, 4, 256, 10240, 131072, true, 1000000.0f, 0.0f, 0, 0, 0, 1024}},
+    {"qwen2.5-vl-7b", {3584, 28, 28, 4, 128, 18944, 128000, false, 1000000.0f, 0.0f}},
     {"embeddinggemma-300m", {768, 24, 3, 1, 256, 1152, 2048, true, 1000000.0f, 0.0f, 0, 0, 0, 512}},
     {"lfm2-1.2b", {2048, 16, 32, 8, 64, 8192, 128000, true, 1000000.0f, 0.0f}},
     // test with 25 layers: deep enough for Gemma 3n's KV sharing (layers 20-24 reuse the caches
