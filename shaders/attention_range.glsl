@@ -17,7 +17,7 @@ bool key_visible(uint kp, uint qp, uint kv_hi) {
     return (p.window == 0u || qp - kp < p.window) && (p.chunk == 0u || kp >= qp - qp % p.chunk);
   }
   if (qp >= open_from) return true;
-  return p.non_causal != 0u && (p.window == 0u || kp - qp < p.window);
+  return (p.non_causal & 1u) != 0u && (p.window == 0u || kp - qp < p.window);
 }
 
 // The tiles [tile_begin, tile_end) of BC positions that split `split` of this workgroup walks for
@@ -26,7 +26,10 @@ bool key_visible(uint kp, uint qp, uint kv_hi) {
 // then this split's share, in whole tiles.
 void kv_tile_range(uint nq, uint t0, uint kv_len, uint split, out uint kv_hi, out uint tile_begin,
                    out uint tile_end) {
-  open_from = meta_seq_open(p.n_tokens, p.n_seqs, meta_token_seq(p.n_tokens, t0));
+  // non_causal's bit 1: this layer ignores the open spans (Gemma 4's global layers).
+  open_from = (p.non_causal & 2u) != 0u ? 0xFFFFFFFFu
+                                         : meta_seq_open(p.n_tokens, p.n_seqs,
+                                                         meta_token_seq(p.n_tokens, t0));
   uint min_pos = 0xFFFFFFFFu, max_pos = 0u;
   for (uint i = 0u; i < nq; ++i) {
     const uint ps = meta_token_pos(p.n_tokens, t0 + i);
@@ -34,7 +37,7 @@ void kv_tile_range(uint nq, uint t0, uint kv_len, uint split, out uint kv_hi, ou
     max_pos = max(max_pos, ps);
   }
   kv_hi = max_pos >= open_from  ? kv_len
-          : p.non_causal == 0u ? min(kv_len, max_pos + 1u)
+          : (p.non_causal & 1u) == 0u ? min(kv_len, max_pos + 1u)
           : p.window > 0u     ? min(kv_len, max_pos + p.window)
                               : kv_len;
   uint kv_lo = (p.window > 0u && min_pos + 1u > p.window) ? min_pos + 1u - p.window : 0u;

@@ -101,7 +101,7 @@ void attention(const AttentionArgs& a, uint32_t unit_begin, uint32_t unit_end, I
       g.split = rest % a.kv_splits;
       g.n_splits = a.kv_splits;
       g.kv_len = a.batch.seq_kv_len(s);
-      g.open_from = a.batch.seq_open(s);
+      g.open_from = a.open_span ? a.batch.seq_open(s) : 0xFFFFFFFFu;  // kv::kNoOpenSpan
       g.table = a.batch.seq_table(s);
       g.pos = a.batch.words.data() + a.batch.n_tokens + t0;
       g.q = a.q.data + uint64_t(t0) * qs;

@@ -223,7 +223,16 @@ ProjectorShape parse_projector_shape(std::string_view text, std::string_view arc
   const size_t colon = text.find(':');
   const std::string_view name = text.substr(0, colon);
   ProjectorShape shape;
-  if (arch == "qwen2vl") {
+  if (arch == "gemma4") {
+    if (name == "test") {
+      shape = {256, 16, 128, 2, 4, 256, 3};
+    } else if (name == "gemma4-e2b") {
+      shape = {10240, 16, 768, 16, 12, 3072, 3};
+    } else {
+      throw std::invalid_argument("unknown gemma4 projector shape '" + std::string(text) +
+                                  "' (test, gemma4-e2b, optionally :LAYERS)");
+    }
+  } else if (arch == "qwen2vl") {
     // Qwen2.5-VL: window attention but every n_wa_pattern-th layer.
     if (name == "test") {
       shape = {224, 14, 128, 2, 4, 256, 2, 2};
@@ -274,9 +283,13 @@ void build_random_projector(const MakeProjectorOptions& o, gguf::GgufWriter& w) 
     build_qwen25vl_projector(o, w);
     return;
   }
+  if (o.arch == "gemma4") {
+    build_gemma4v_projector(o, w);
+    return;
+  }
   if (o.arch != "gemma3") {
     throw std::invalid_argument(
-        "make-model: --projector is for gemma3, mistral3 and qwen2vl only (got '" + o.arch + "')");
+        "make-model: --projector is for gemma3, gemma4, mistral3 and qwen2vl only (got '" + o.arch + "')");
   }
   const ProjectorShape& s = o.shape;
   if (s.image_size == 0 || s.patch_size == 0 || s.image_size % s.patch_size != 0 || s.n_embd == 0 ||

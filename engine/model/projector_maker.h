@@ -38,11 +38,14 @@ struct ProjectorShape {
 // wide, 16 heads, FFN 4096, 2x2 merger). For --arch qwen2vl (Qwen2.5-VL): "test" (patch 14, 2
 // layers 128 wide, 4 heads of 32, FFN 256, the first layer windowed, the second full, 2x2
 // merger) or "qwen25vl-7b" (Qwen2.5-VL 7B's tower: 32 layers 1280 wide, 16 heads, FFN 3420, full
-// attention every 8th layer). Throws std::invalid_argument for another name.
+// attention every 8th layer). For --arch gemma4 (Gemma 4's gemma4v tower; image_size is then
+// the length of each learned position table): "test" (patch 16, 2 layers 128 wide, 4 heads of
+// 32, FFN 256, 3x3 pooling, tables of 256) or "gemma4-e2b" (Gemma 4 E2B's tower: 16 layers 768
+// wide, 12 heads, FFN 3072, tables of 10240). Throws std::invalid_argument for another name.
 ProjectorShape parse_projector_shape(std::string_view text, std::string_view arch = "gemma3");
 
 struct MakeProjectorOptions {
-  std::string arch = "gemma3";  // the text model's architecture: gemma3, mistral3 or qwen2vl
+  std::string arch = "gemma3";  // the text model's architecture: gemma3, mistral3, qwen2vl, gemma4
   ProjectorShape shape;
   uint32_t text_embd = 0;  // the text model's width: the projector's output
   bool f32 = false;        // matrices F32 instead of F16 (vectors are always F32)
@@ -60,5 +63,8 @@ std::vector<float> img_break_embedding(const gguf::GgufWriter& text);
 // lazily, as build_random_model does). Same options, same bytes. Throws std::invalid_argument
 // for an architecture without a projector or an inconsistent shape.
 void build_random_projector(const MakeProjectorOptions& options, gguf::GgufWriter& writer);
+
+// build_random_projector's Gemma 4 tower (gemma4v_projector_maker.cpp).
+void build_gemma4v_projector(const MakeProjectorOptions& options, gguf::GgufWriter& writer);
 
 }  // namespace vkllm::model

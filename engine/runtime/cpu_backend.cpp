@@ -154,6 +154,7 @@ class CpuBackend final : public StepBackend {
     a.window = s.window;
     a.chunk = s.chunk;
     a.causal = s.causal;
+    a.open_span = s.open_span;
     if (s.sinks) a.sinks = f32_weight({Weight::AttnSinks, s.layer});
     a.kv_splits = cpu::attention_suggested_splits(a, max_kv_len_, pool_.size());
     if (a.kv_splits > 1) {

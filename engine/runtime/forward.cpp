@@ -44,12 +44,12 @@ GluAct Forward::glu_act() const {
 }
 
 void Forward::step(StepBackend& b, const StepShape& s) const {
-  if (s.injected && (spec_.is_gemma3n() || spec_.is_gemma4()))
+  if (s.injected && spec_.is_gemma3n())
     throw std::invalid_argument(spec_.arch_name + ": embedding rows as step inputs (images)");
   if (spec_.is_gemma3n()) {
     Gemma3nForward(spec_).layers(b, s.n_tokens);
   } else if (spec_.is_gemma4()) {
-    Gemma4Forward(spec_).layers(b, s.n_tokens);
+    Gemma4Forward(spec_).layers(b, s.n_tokens, s.injected);
   } else if (spec_.is_mamba2()) {
     Mamba2Forward(spec_).layers(b, s.n_tokens);
   } else {

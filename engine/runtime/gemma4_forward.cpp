@@ -6,16 +6,20 @@ namespace vkllm::runtime {
 
 using model::Weight;
 
-void Gemma4Forward::layers(StepBackend& b, uint32_t T) const {
-  inputs(b, T);
+void Gemma4Forward::layers(StepBackend& b, uint32_t T, bool injected) const {
+  inputs(b, T, injected);
   for (uint32_t l = 0; l < spec_.n_layer; ++l) layer(b, l, T);
 }
 
 // X = the scaled embeddings; PerLayer = the per-layer inputs (llama.cpp's
 // project_per_layer_inputs: token rows plus the normed projection of X, over sqrt(2)).
-void Gemma4Forward::inputs(StepBackend& b, uint32_t T) const {
+void Gemma4Forward::inputs(StepBackend& b, uint32_t T, bool injected) const {
   const uint32_t E = spec_.n_embd, P = spec_.n_embd_altup, PL = spec_.n_layer * P;
   b.embed({Weight::TokenEmbd}, {Act::X}, T, spec_.embed_scale);
+  if (injected) {
+    b.barrier();
+    b.inject_rows({Act::X}, E);
+  }
   if (P == 0) {
     b.barrier();
     return;
@@ -99,6 +103,7 @@ void Gemma4Forward::attention(StepBackend& b, uint32_t l, uint32_t T) const {
   at.head_dim = hd;
   at.scale = spec_.attn_scale;
   at.window = swa ? spec_.sliding_window : 0;
+  at.open_span = swa;  // an image's two-way attention in the local layers only, as llama.cpp
   const ProductOut out[] = {{{Weight::AttnOut, l}, {Act::H}}};
   at.feeds = std::span(&out[0].w, 1);
   b.attention(at);

@@ -24,10 +24,13 @@ class Gemma4Forward {
   explicit Gemma4Forward(const model::ModelSpec& spec) : spec_(spec) {}
   // From the step's token ids through every layer to the residual stream in X (the rows the
   // output norm and LM head then read, as for every decoder: Forward::step).
-  void layers(StepBackend& b, uint32_t T) const;
+  // `injected`: rows replace some token embeddings (images): after the scaled embedding, so they
+  // are not scaled, and before the per-layer inputs, which project them as llama.cpp does (their
+  // token rows are id 0's, the padding token's, as llama.cpp takes for embedding inputs).
+  void layers(StepBackend& b, uint32_t T, bool injected = false) const;
 
  private:
-  void inputs(StepBackend& b, uint32_t T) const;
+  void inputs(StepBackend& b, uint32_t T, bool injected) const;
   void layer(StepBackend& b, uint32_t l, uint32_t T) const;
   void attention(StepBackend& b, uint32_t l, uint32_t T) const;
   void ffn(StepBackend& b, uint32_t l, uint32_t T) const;

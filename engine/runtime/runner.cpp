@@ -228,7 +228,8 @@ StepResult Runner::run_step(std::span<SequenceStep> batch, bool greedy_only, boo
     for (uint32_t j = 0; j < n; ++j) {
       const int32_t tok = s.tokens[j];
       if (!s.embeddings.empty() && in_span(s, j)) {
-        ids[t + j] = 0;  // a valid row to look up; inject_rows overwrites it
+        ids[t + j] = 0;  // a valid row to look up; inject_rows overwrites it (Gemma 4's
+                         // per-layer inputs keep id 0's row, the padding token's, as llama.cpp)
         continue;
       }
       if (tok < 0 || static_cast<uint32_t>(tok) >= spec.n_vocab) {

@@ -126,6 +126,9 @@ struct AttentionSpec {
   // qp - qp % chunk on.
   uint32_t chunk = 0;
   bool causal = true;  // false: every token of the sequence is visible (encoders)
+  // false: the layer ignores its sequences' open spans (an image's two-way attention), as Gemma
+  // 4's global layers do (llama.cpp's LLAMA_NON_CAUSAL_TYPE_SWA_ONLY).
+  bool open_span = true;
   // Weight::AttnSinks of the layer joins each query head's softmax denominator (gpt-oss).
   bool sinks = false;
   // The weights whose products read `out` next, as rms_norm's feeds: a backend may write their

@@ -150,6 +150,7 @@ void VulkanBackend::attention(const AttentionSpec& s) {
   at.window = s.window;
   at.chunk = s.chunk;
   at.causal = s.causal;
+  at.open_span = s.open_span;
   if (s.sinks) at.sinks = get({Weight::AttnSinks, s.layer}).data;
   at.n_splits = 1;
   if (s.causal && batch_.n_tokens <= kMaxSplitTokens) {

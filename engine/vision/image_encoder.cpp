@@ -9,6 +9,7 @@
 #include "engine/cpu/quant_matmul.h"
 #include "engine/cpu/thread_pool.h"
 #include "engine/vision/dense_attention.h"
+#include "engine/vision/gemma4_vision.h"
 #include "engine/vision/image_preprocess.h"
 #include "engine/vision/qwen_vl.h"
 #include "engine/vision/rope_2d.h"
@@ -113,6 +114,11 @@ ImageEncoder::ImageEncoder(gguf::GgufFile projector, unsigned threads)
     : file_(std::move(projector)),
       spec_(read_vision_spec(file_)),
       impl_(std::make_unique<Impl>(threads)) {
+  if (spec_.projector == ProjectorType::Gemma4v) {
+    gemma4v_ = std::make_unique<Gemma4vCpuTower>(spec_, read_gemma4v_weights(file_, spec_),
+                                                 impl_->pool, impl_->ws);
+    return;
+  }
   const VisionWeights w = read_vision_weights(file_, spec_);
   if (spec_.projector == ProjectorType::Pixtral) {
     load_pixtral(w);
@@ -165,6 +171,7 @@ ImageEmbeddings ImageEncoder::encode(const image::Image& img) {
 
 ImageEmbeddings ImageEncoder::encode_pixels(const TowerPixels& pixels) {
   check_tower_pixels(spec_, pixels);
+  if (gemma4v_) return gemma4v_->encode(pixels);
   if (spec_.projector == ProjectorType::Pixtral) return encode_pixtral(pixels);
   if (spec_.projector == ProjectorType::Qwen25vl) return encode_qwen25vl(pixels);
   const VisionSpec& s = spec_;

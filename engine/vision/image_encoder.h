@@ -16,6 +16,8 @@
 // projector's embedding of that token) follows each row of merged patches but the last, as
 // llama.cpp's graph lays the image's rows out.
 //
+// Gemma 4: engine/vision/gemma4_vision.h.
+//
 // Qwen2.5-VL: resized as Pixtral (its own budget), cut into patches by the sum of the two frames'
 // kernels, laid out by merge unit and window (qwen_vl.h), run through a ViT with RMS norms, 2D
 // RoPE, window attention (full in every n_wa_pattern-th layer) and SiLU-gated FFNs with biases,
@@ -38,6 +40,8 @@ class ThreadPool;
 }
 
 namespace vkllm::vision {
+
+class Gemma4vCpuTower;
 
 struct ImageEmbeddings {
   uint32_t n_tokens = 0;
@@ -84,6 +88,7 @@ class ImageEncoder {
   gguf::GgufFile file_;
   VisionSpec spec_;
   std::unique_ptr<Impl> impl_;
+  std::unique_ptr<Gemma4vCpuTower> gemma4v_;  // Gemma 4's tower (gemma4_vision.h), on impl_'s pool
 };
 
 }  // namespace vkllm::vision

@@ -29,6 +29,15 @@ ImageLayout image_layout(const VisionSpec& spec) {
       l.n_tokens = 0;
       l.mrope = true;
       break;
+    case ProjectorType::Gemma4v:
+      l.begin = "<|image>";
+      l.end = "<image|>";
+      // mtmd_decode_use_non_causal: causal for E2B and E4B (text widths 1536 and 2560); the
+      // larger models decode an image's tokens both ways, in their sliding-window layers only
+      // (llama.cpp's LLAMA_NON_CAUSAL_TYPE_SWA_ONLY for gemma4: the runtime's part).
+      l.open = spec.text_embd != 1536 && spec.text_embd != 2560;
+      l.n_tokens = 0;
+      break;
   }
   l.spec = spec;
   return l;

@@ -7,6 +7,9 @@
 // tokenizer gives for "...\n\n<__media__>\n\n..." and Ollama's gemma3 model inserts around an
 // image (its "\n\n" tokens beside the markers).
 //
+// Gemma 4: "<|image>", the image's rows (one per pooled patch, its size decides how many) and
+// "<image|>", each marker tokenized on its own (mtmd's layout).
+//
 // Mistral 3 (Pixtral): the image's rows right after the text before it, then "[IMG_END]" on its
 // own (mtmd's layout; the [IMG_BREAK] rows between rows of patches are among the image's rows,
 // the projector's embedding of that token), decoded causally as llama.cpp does. Its row count

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "engine/gguf/quants.h"
+#include "engine/vision/gemma4_vision.h"
 
 namespace vkllm::vision {
 
@@ -238,7 +239,8 @@ uint32_t image_token_count(const VisionSpec& s, uint32_t width, uint32_t height)
   const TowerSize t = tower_size(s, width, height);
   const uint32_t cols = t.width / s.patch_size / s.n_merge;
   const uint32_t rows = t.height / s.patch_size / s.n_merge;
-  if (s.projector == ProjectorType::Qwen25vl) return rows * cols;
+  if (s.projector == ProjectorType::Qwen25vl || s.projector == ProjectorType::Gemma4v)
+    return rows * cols;
   return rows == 0 ? 0 : rows * cols + rows - 1;
 }
 
@@ -250,9 +252,10 @@ VisionSpec read_vision_spec(const gguf::GgufFile& f) {
   }
   if (type == "pixtral") return read_pixtral_spec(f);
   if (type == "qwen2.5vl_merger") return read_qwen25vl_spec(f);
+  if (type == "gemma4v") return read_gemma4v_spec(f);
   if (type != "gemma3") {
     throw std::runtime_error("vision projector type '" + type +
-                             "' is not supported yet (supported: gemma3, pixtral, "
+                             "' is not supported yet (supported: gemma3, gemma4v, pixtral, "
                              "qwen2.5vl_merger)");
   }
   if (!f.get_optional<bool>("clip.use_gelu").value_or(false)) {
@@ -284,6 +287,9 @@ VisionSpec read_vision_spec(const gguf::GgufFile& f) {
 VisionWeights read_vision_weights(const gguf::GgufFile& f, const VisionSpec& s) {
   if (s.projector == ProjectorType::Pixtral) return read_pixtral_weights(f, s);
   if (s.projector == ProjectorType::Qwen25vl) return read_qwen25vl_weights(f, s);
+  if (s.projector == ProjectorType::Gemma4v) {
+    throw std::logic_error("read_vision_weights: gemma4v's are read_gemma4v_weights");
+  }
   const uint64_t E = s.n_embd, F = s.n_ff, P = s.patch_size;
   VisionWeights w;
   w.patch_w = need_tensor(f, "v.patch_embd.weight", {P, P, 3, E});

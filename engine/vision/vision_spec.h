@@ -5,7 +5,8 @@
 // Pixtral's for Mistral 3 (2D RoPE, RMS norms, SiLU-gated FFN, the image's own patch grid, a 2x2
 // patch merger and a GELU MLP, with an [IMG_BREAK] row after each row of merged patches); and
 // Qwen2.5-VL's (two-frame patch kernels, 2D M-RoPE, window attention with full-attention layers
-// every n_wa_pattern, RMS norms, SiLU-gated FFN, a 2x2 merger MLP).
+// every n_wa_pattern, RMS norms, SiLU-gated FFN, a 2x2 merger MLP); and Gemma 4's (gemma4v:
+// engine/vision/gemma4_vision.h reads its weights).
 #pragma once
 
 #include <array>
@@ -36,7 +37,7 @@ struct VitLayerWeights {
   TensorRef gate_w, gate_b;  // Pixtral, Qwen2.5-VL: the SiLU gate (n_embd -> n_ff)
 };
 
-enum class ProjectorType { Gemma3, Pixtral, Qwen25vl };
+enum class ProjectorType { Gemma3, Pixtral, Qwen25vl, Gemma4v };
 
 // The size the tower reads an image at (pixels), and its patch grid.
 struct TowerSize {
@@ -63,6 +64,8 @@ struct VisionSpec {
   // `window` x `window` merged patches (llama.cpp's 112 px / patch / merge).
   uint32_t n_wa_pattern = 0;
   uint32_t window = 0;
+  // Gemma 4 (gemma4v, engine/vision/gemma4_vision.h): each learned position table's rows.
+  uint32_t n_positions = 0;
   bool dynamic() const { return projector != ProjectorType::Gemma3; }
   bool full_attention(uint32_t layer) const {
     return n_wa_pattern == 0 || (layer + 1) % n_wa_pattern == 0;

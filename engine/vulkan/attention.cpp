@@ -206,7 +206,8 @@ void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) 
          a.n_splits,
          0,
          a.chunk};
-  push.non_causal = a.causal ? 0 : 1;
+  // Bit 0: no causal mask; bit 1: the open spans ignored (attention_range.glsl).
+  push.non_causal = (a.causal ? 0u : 1u) | (a.open_span ? 0u : 2u);
   if (q8_here)
     require(a.q8.size >= uint64_t{a.batch.n_tokens} * a.n_q_heads * d * 5 / 4,
             "attention: q8 slice too small");

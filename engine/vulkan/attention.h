@@ -36,6 +36,7 @@ struct AttentionArgs {
                           // (not causal: |q_pos - k_pos| < window, a symmetric window)
   uint32_t chunk = 0;     // 0: off; else (causal) keys from q_pos - q_pos % chunk on (Llama 4)
   bool causal = true;     // false: every key of the sequence is visible (encoders)
+  bool open_span = true;  // false: the sequences' open spans are ignored (causal there too)
   uint32_t n_splits = 1;  // split-K factor, at most kAttentionMaxSplits; > 1 needs `scratch`
   BufferSlice scratch;    // attention_scratch_bytes(...) bytes when n_splits > 1
   // Optional: `out` is also written as q8 blocks here (record_quantize_q8's layout, out's rows as

@@ -4,7 +4,7 @@
 // mtmd_helper_eval_chunks (an image's tokens decoded with causal attention off where mtmd says
 // so), then the last logits and a greedy continuation with each step's top-2 margin. Also the
 // image's embeddings (mtmd_encode_chunk: the projector's output rows, as the text model reads
-// them) and, for the projector types whose preprocessor it knows (Gemma 3, Pixtral, Qwen2.5-VL), a
+// them) and, for the projector types whose preprocessor it knows (Gemma 3, Pixtral, Qwen2.5-VL, Gemma 4), a
 // summary of the pixels the tower reads (mtmd's own preprocessor classes, from its internal
 // headers): size, sum, sum of squares, an index-weighted sum and 16 values mid-image per channel
 // plane.
@@ -70,6 +70,7 @@ void print_pixels(const char* mmproj, const mtmd_bitmap* bmp) {
       break;
     case PROJECTOR_TYPE_PIXTRAL:
     case PROJECTOR_TYPE_QWEN25VL:
+    case PROJECTOR_TYPE_GEMMA4V:
       pre = std::make_unique<mtmd_image_preprocessor_dyn_size>(r.ctx_v);
       break;
     default:
