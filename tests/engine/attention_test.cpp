@@ -37,6 +37,7 @@ struct Config {
   kv::CacheType cache = kv::CacheType::F16;
   bool sinks = false;  // a random logit per query head in each softmax's denominator (gpt-oss)
   uint32_t chunk = 0;  // Llama 4's chunked attention
+  bool open_span = true;  // false: the open spans ignored (Gemma 4's global layers)
   std::string describe() const {
     const char* kernels[] = {"", " chunked", " tiled"};
     return "head_dim=" + std::to_string(head_dim) + " gqa=" + std::to_string(gqa) +
@@ -46,6 +47,7 @@ struct Config {
            (rising_scores ? " rising" : "") + kernels[static_cast<int>(decode)] +
            (head_groups ? " head_groups=" + std::to_string(head_groups) : "") + " cache " +
            std::string(kv::cache_type_name(cache)) + (sinks ? " sinks" : "") +
+           (open_span ? "" : " spans ignored") +
            " chunk=" + std::to_string(chunk);
   }
 };
@@ -108,6 +110,7 @@ bool check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>
                                   .window = c.window,
                                   .chunk = c.chunk,
                                   .causal = c.causal,
+                                  .open_span = c.open_span,
                                   .n_splits = c.n_splits,
                                   .scratch = scratch,
                                   .q8 = c.f16 ? BufferSlice{} : q8,
@@ -136,7 +139,11 @@ bool check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>
     EXPECT_EQ(from_device<uint8_t>(q8, q8_bytes), from_device<uint8_t>(q8_want, q8_bytes));
   }
 
-  const std::vector<double> ref = reference_attention(batch, specs,
+  // A layer that ignores the open spans attends as if the sequences had none.
+  std::vector<SeqSpec> ref_specs = specs;
+  if (!c.open_span)
+    for (SeqSpec& s : ref_specs) s.open_from = kv::kNoOpenSpan;
+  const std::vector<double> ref = reference_attention(batch, ref_specs,
                                                       {.q = q.data(),
                                                        .q_stride = n_q * D,
                                                        .n_q_heads = n_q,
@@ -292,6 +299,8 @@ TEST(PagedAttention, OpenSpansSeeTheRestOfTheirSequence) {
   check_attention(rng, {.head_dim = 64, .gqa = 2}, specs);
   check_attention(rng, {.head_dim = 64, .gqa = 2, .window = 12, .tensor_cores = false}, specs);
   check_attention(rng, {.head_dim = 64, .gqa = 2, .window = 12, .n_splits = 2}, specs);
+  // Gemma 4's global layers keep the image causal (AttentionArgs::open_span).
+  check_attention(rng, {.head_dim = 64, .gqa = 2, .open_span = false}, specs);
 }
 
 // Heads of 512 (Gemma 4's global layers) run on the tiled kernel, the chunked decode kernel and

@@ -255,7 +255,7 @@ TEST_P(ImagePromptVsLlamaCpp, LogitsAfterTheImage) {
 INSTANTIATE_TEST_SUITE_P(Backends, ImagePromptVsLlamaCpp,
                          ::testing::Combine(::testing::Values(Backend::Cpu, Backend::Vulkan),
                                             ::testing::Values("gemma3-prompt", "mistral3-prompt",
-                                                              "qwen2vl-prompt")),
+                                                              "qwen2vl-prompt", "gemma4-prompt")),
                          [](const auto& info) {
                            std::string s = std::get<1>(info.param);
                            for (char& ch : s)

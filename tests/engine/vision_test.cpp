@@ -387,7 +387,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, VisionOnVulkan,
 INSTANTIATE_TEST_SUITE_P(Cases, VisionVsLlamaCpp,
                          ::testing::Values("gemma3-wide", "gemma3-tall", "gemma3-widths",
                                            "gemma3-vulkan", "mistral3-prompt", "mistral3-tall",
-                                           "qwen2vl-prompt", "qwen2vl-tall"),
+                                           "qwen2vl-prompt", "qwen2vl-tall", "gemma4-prompt",
+                                           "gemma4-tall"),
                          [](const auto& info) {
                            std::string s = info.param;
                            for (char& ch : s)

@@ -30,8 +30,9 @@ struct Config {
   kv::CacheType cache = kv::CacheType::F16;
   bool sinks = false;  // a random sink logit per query head (gpt-oss)
   uint32_t chunk = 0;  // Llama 4's chunked attention
+  bool open_span = true;  // false: the open spans ignored (Gemma 4's global layers)
   std::string describe() const {
-    return "head_dim=" + std::to_string(head_dim) + " gqa=" + std::to_string(gqa) +
+    return std::string(open_span ? "" : "spans ignored ") + "head_dim=" + std::to_string(head_dim) + " gqa=" + std::to_string(gqa) +
            " block=" + std::to_string(block_size) + " softcap=" + std::to_string(softcap) +
            " window=" + std::to_string(window) + " causal=" + std::to_string(causal) + " cache " +
            std::string(kv::cache_type_name(cache)) + (sinks ? " sinks" : "") +
@@ -55,7 +56,11 @@ void check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>
   const std::vector<float> sinks = rng.vec(n_q, -3.f, 6.f);
   const float* sink = c.sinks ? sinks.data() : nullptr;
 
-  const std::vector<double> want = vkllm::test::reference_attention(batch, specs,
+  // A layer that ignores the open spans attends as if the sequences had none.
+  std::vector<SeqSpec> ref_specs = specs;
+  if (!c.open_span)
+    for (SeqSpec& s : ref_specs) s.open_from = kv::kNoOpenSpan;
+  const std::vector<double> want = vkllm::test::reference_attention(batch, ref_specs,
                                                                     {.q = q.data(),
                                                                      .q_stride = q_stride,
                                                                      .n_q_heads = n_q,
@@ -86,6 +91,7 @@ void check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>
                     .window = c.window,
                     .chunk = c.chunk,
                     .causal = c.causal,
+                    .open_span = c.open_span,
                     .sinks = sink};
     // The units in three ranges, as a thread pool would hand them out.
     const uint32_t units = attention_work_units(a);
@@ -186,6 +192,8 @@ TEST(CpuAttention, OpenSpansSeeTheRestOfTheirSequence) {
   const std::vector<SeqSpec> specs = {{20, 50, 40}, {1, 33}, {24, 24, 8}, {16, 40, 24}};
   check_attention(rng, {.head_dim = 64, .gqa = 2}, specs);
   check_attention(rng, {.head_dim = 64, .gqa = 2, .window = 12}, specs);
+  // Gemma 4's global layers keep the image causal (AttentionArgs::open_span).
+  check_attention(rng, {.head_dim = 64, .gqa = 2, .open_span = false}, specs);
 }
 
 // q8_0 / q4_0 caches: rows dequantized as they are loaded (one, three and four blocks of 32 a
