@@ -7,6 +7,7 @@
 //   op 4 gelu:    out = gelu(a), tanh approximation as ggml computes it (BERT's FFN)
 //   op 5 tanh:    out = tanh(s * a)       (a cross-encoder's classification head, s = 1; Gemma
 //                                          3n's AltUp router, s = 1 / n_embd)
+//   op 6 clamp:   out = clamp(a, s, t)    (Gemma 4's vision tower's clipped linear layers)
 // b is read only by ops 0 and 1 (bind any buffer otherwise). Each invocation handles 4 elements.
 
 layout(local_size_x_id = 0) in;
@@ -22,6 +23,7 @@ layout(push_constant) uniform Params {
   uint a_off;  // element offsets
   uint b_off;
   uint out_off;
+  float t;
 } p;
 
 float tanh_safe(float v) {
@@ -43,6 +45,7 @@ void main() {
       case 2u: v = x * p.s; break;
       case 3u: v = p.s * tanh_safe(x / p.s); break;
       case 4u: v = 0.5 * x * (1.0 + tanh_safe(0.7978845608028654 * x * (1.0 + 0.044715 * x * x))); break;
+      case 6u: v = clamp(x, p.s, p.t); break;
       default: v = tanh_safe(p.s * x); break;
     }
     outv[p.out_off + i] = v;

@@ -4,6 +4,7 @@
 //   act 1: GELU, tanh approximation as ggml computes it (GeGLU: gemma)
 //   act 2: gpt-oss's clamped SwiGLU (ggml's swiglu_oai, alpha 1.702, limit 7): the gate clamped
 //          above at 7, the up value to [-7, 7], out = g * sigmoid(1.702 g) * (u + 1)
+//   act 3: the quick GELU g * sigmoid(1.702 g) (ggml's gelu_quick: Gemma 4's vision tower)
 
 float gelu_tanh(float x) {
   const float k = 0.7978845608028654;  // sqrt(2 / pi)
@@ -11,7 +12,9 @@ float gelu_tanh(float x) {
   return 0.5 * x * (1.0 + tanh(u));
 }
 
-float glu_gate(uint act, float g) { return act == 0u ? g / (1.0 + exp(-g)) : gelu_tanh(g); }
+float glu_gate(uint act, float g) {
+  return act == 0u ? g / (1.0 + exp(-g)) : act == 3u ? g / (1.0 + exp(-1.702 * g)) : gelu_tanh(g);
+}
 
 float glu_value(uint act, float g, float u) {
   if (act == 2u) {

@@ -20,6 +20,7 @@
 
 #include <cfloat>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "engine/gguf/gguf_file.h"
@@ -30,6 +31,9 @@ namespace vkllm::cpu {
 class ThreadPool;
 class MatmulWorkspace;
 }  // namespace vkllm::cpu
+namespace vkllm::vk {
+class Context;
+}
 
 namespace vkllm::vision {
 
@@ -89,6 +93,24 @@ class Gemma4vCpuTower {
   Gemma4vCpuTower(const VisionSpec& spec, const Gemma4vWeights& w, cpu::ThreadPool& pool,
                   cpu::MatmulWorkspace& ws);
   ~Gemma4vCpuTower();
+  ImageEmbeddings encode(const TowerPixels& pixels);
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+// The tower on a Vulkan device (vulkan_gemma4_encoder.cpp), one submission an image: its rows in
+// pooling-window order (each pooled cell's n_merge^2 patches consecutive, so the pooling is
+// pool_rows' mean), Q and K weights with the second and third quarters of each head swapped so
+// that the Qwen2.5-VL mode of the 2D RoPE kernel turns them as Gemma 4 does (attention is
+// indifferent to a permutation of the head's dimensions shared by Q and K), the query norm's
+// weight times sqrt(head_dim) to undo the attention kernel's 1/sqrt(head_dim) (Gemma 4 scales by
+// 1), K/V through the kernel's f16 region.
+class Gemma4vVulkanTower {
+ public:
+  Gemma4vVulkanTower(vk::Context& ctx, const VisionSpec& spec, const Gemma4vWeights& w);
+  ~Gemma4vVulkanTower();
   ImageEmbeddings encode(const TowerPixels& pixels);
 
  private:

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "engine/kv/kv_layout.h"
+#include "engine/vision/gemma4_vision.h"
 #include "engine/vision/image_preprocess.h"
 #include "engine/vision/vulkan_encoder_parts.h"
 #include "engine/vulkan/attention.h"
@@ -158,6 +159,10 @@ VulkanImageEncoder::VulkanImageEncoder(vk::Context& ctx, gguf::GgufFile projecto
     : file_(std::move(projector)),
       spec_(read_vision_spec(file_)),
       impl_(std::make_unique<Impl>(ctx)) {
+  if (spec_.projector == ProjectorType::Gemma4v) {
+    gemma4v_ = std::make_unique<Gemma4vVulkanTower>(ctx, spec_, read_gemma4v_weights(file_, spec_));
+    return;
+  }
   const VisionWeights w = read_vision_weights(file_, spec_);
   if (spec_.projector == ProjectorType::Pixtral) {
     load_pixtral(w);
@@ -270,6 +275,7 @@ ImageEmbeddings VulkanImageEncoder::encode(const image::Image& img) {
 
 ImageEmbeddings VulkanImageEncoder::encode_pixels(const TowerPixels& pixels) {
   check_tower_pixels(spec_, pixels);
+  if (gemma4v_) return gemma4v_->encode(pixels);
   if (spec_.projector == ProjectorType::Pixtral) return encode_pixtral(pixels);
   if (spec_.projector == ProjectorType::Qwen25vl) return encode_qwen25vl(pixels);
   const VisionSpec& s = spec_;

@@ -17,6 +17,8 @@
 // kernel in its halves mode, full-attention layers over the image as one sequence and windowed
 // ones over a batch whose sequences are the windows (each its own blocks of the K/V region), the
 // merger's MLP one product over rows of 4 x n_embd; the output rows put back in grid order.
+//
+// Gemma 4: gemma4_vision.h's Gemma4vVulkanTower.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +37,8 @@ class Context;
 }
 
 namespace vkllm::vision {
+
+class Gemma4vVulkanTower;
 
 class VulkanImageEncoder {
  public:
@@ -62,6 +66,7 @@ class VulkanImageEncoder {
   gguf::GgufFile file_;
   VisionSpec spec_;
   std::unique_ptr<Impl> impl_;
+  std::unique_ptr<Gemma4vVulkanTower> gemma4v_;  // Gemma 4's tower (gemma4_vision.h)
 };
 
 }  // namespace vkllm::vision

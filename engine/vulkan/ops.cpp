@@ -234,12 +234,13 @@ void short_conv(CommandRecorder& rec, PipelineCache& pc, const BatchInfo& b,
 
 namespace {
 void elementwise(CommandRecorder& rec, PipelineCache& pc, uint32_t op, BufferSlice a, BufferSlice b,
-                 BufferSlice out, uint32_t n, float s) {
+                 BufferSlice out, uint32_t n, float s, float t = 0.f) {
   struct {
     uint32_t n, op;
     float s;
     uint32_t a_off, b_off, out_off;
-  } push{n, op, s, 0, 0, 0};
+    float t;
+  } push{n, op, s, 0, 0, 0, t};
   constexpr uint32_t wg = 256;
   const Pipeline& p = pipeline(pc, "elementwise", 3, sizeof(push), wg);
   rec.dispatch(p, {a, b, out}, push, groups_1d(div_up(n, wg * 4)));
@@ -295,6 +296,10 @@ void gelu(CommandRecorder& rec, PipelineCache& pc, BufferSlice a, BufferSlice ou
 void tanh(CommandRecorder& rec, PipelineCache& pc, BufferSlice a, BufferSlice out, uint32_t n,
           float in_scale) {
   elementwise(rec, pc, 5, a, a, out, n, in_scale);
+}
+void clamp(CommandRecorder& rec, PipelineCache& pc, BufferSlice a, BufferSlice out, uint32_t n,
+           float lo, float hi) {
+  elementwise(rec, pc, 6, a, a, out, n, lo, hi);
 }
 
 void glu(CommandRecorder& rec, PipelineCache& pc, const GluArgs& a) {

@@ -103,10 +103,13 @@ void gelu(CommandRecorder& rec, PipelineCache& pipelines, BufferSlice a, BufferS
           uint32_t n);
 void tanh(CommandRecorder& rec, PipelineCache& pipelines, BufferSlice a, BufferSlice out,
           uint32_t n, float in_scale = 1.0f);
+// out = clamp(a, lo, hi) (Gemma 4's vision tower: its clipped linear layers' bounds)
+void clamp(CommandRecorder& rec, PipelineCache& pipelines, BufferSlice a, BufferSlice out,
+           uint32_t n, float lo, float hi);
 
 // ---- Gated FFN activation: out = act(gate) * up, row by row.
-// SwigluOai: gpt-oss's clamped SwiGLU (glu_activation.glsl).
-enum class GluActivation : uint32_t { Silu = 0, GeluTanh = 1, SwigluOai = 2 };
+// SwigluOai: gpt-oss's clamped SwiGLU, GeluQuick: x * sigmoid(1.702 x) (glu_activation.glsl).
+enum class GluActivation : uint32_t { Silu = 0, GeluTanh = 1, SwigluOai = 2, GeluQuick = 3 };
 struct GluArgs {
   BufferSlice gate, up, out;  // gate and up may be slices of one fused gate|up buffer
   uint32_t n = 0;             // elements per row

@@ -1,9 +1,10 @@
 // Gemma 4's vision parts (engine/vision/gemma4_vision.h) against scalar references: its 2D RoPE
 // (HF's Gemma 4 vision rotary: each half of a head NeoX-rotated by the patch's column, then row),
-// the quick GELU, and the projector reader's refusals. The tower's output against llama.cpp is
+// the quick GELU, the projector reader's refusals, and the two kernels its Vulkan tower added. The tower's output against llama.cpp is
 // vision_test.cpp's gemma4-* cases; the logits after an image image_prompt_test.cpp's.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -15,6 +16,10 @@
 #include "engine/vision/gemma4_vision.h"
 #include "engine/vision/image_encoder.h"
 #include "engine/vision/image_prompt.h"
+#include "engine/vulkan/command_recorder.h"
+#include "engine/vulkan/context.h"
+#include "engine/vulkan/ops.h"
+#include "tests/engine/vk_test_context.h"
 
 namespace vkllm::vision {
 namespace {
@@ -114,6 +119,53 @@ TEST(Gemma4Vision, SpecLayoutAndRefusals) {
     EXPECT_NE(gemma4v_load_error(w).find("is not one F32 value"), std::string::npos);
   }
   EXPECT_THROW(model::parse_projector_shape("gemma3-4b", "gemma4"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace vkllm::vision
+
+namespace vkllm::vision {
+namespace {
+
+// The two kernels Gemma 4's Vulkan tower added to existing shaders, against scalar references:
+// elementwise.comp's clamp (op 6) and glu.comp's quick GELU (act 3).
+TEST(Gemma4vOnVulkan, ClampAndQuickGeluMatchScalarReferences) {
+  const uint32_t n = 1000, rows = 4, width = n / rows;
+  std::mt19937 rng(23);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  std::vector<float> a(n), b(n);
+  for (float& v : a) v = normal(rng);
+  for (float& v : b) v = normal(rng);
+  vk::Context& ctx = test::vk_context();
+  auto upload = [&](const std::vector<float>& v, const char* name) {
+    vk::Buffer buf(ctx.device(), v.size() * 4, vk::MemoryKind::DeviceLocal, name);
+    vk::upload(ctx.device(), buf.slice(), std::span<const float>(v));
+    return buf;
+  };
+  vk::Buffer ab = upload(a, "a"), bb = upload(b, "b");
+  vk::Buffer clamped(ctx.device(), n * 4, vk::MemoryKind::DeviceLocal, "clamped");
+  vk::Buffer glu(ctx.device(), n * 4, vk::MemoryKind::DeviceLocal, "glu");
+  vk::CommandRecorder rec(ctx.device());
+  rec.begin();
+  vk::ops::clamp(rec, ctx.pipelines(), ab.slice(), clamped.slice(), n, -1.5f, 2.25f);
+  vk::ops::GluArgs g;
+  g.gate = ab.slice();
+  g.up = bb.slice();
+  g.out = glu.slice();
+  g.n = width;
+  g.n_rows = rows;
+  g.act = vk::ops::GluActivation::GeluQuick;
+  vk::ops::glu(rec, ctx.pipelines(), g);
+  rec.submit_and_wait();
+  const std::vector<float> got_clamp = vk::download<float>(ctx.device(), clamped.slice(), n);
+  const std::vector<float> got_glu = vk::download<float>(ctx.device(), glu.slice(), n);
+  double worst = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    EXPECT_EQ(got_clamp[i], std::clamp(a[i], -1.5f, 2.25f)) << i;
+    const double want = a[i] / (1.0 + std::exp(-1.702 * a[i])) * b[i];
+    worst = std::max(worst, std::fabs(want - got_glu[i]));
+  }
+  EXPECT_LT(worst, 1e-5);  // GPU exp
 }
 
 }  // namespace

@@ -376,7 +376,8 @@ TEST(PixtralOnVulkan, ImagesOfTwoSizesInTurn) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, VisionOnVulkan,
-                         ::testing::Values("gemma3-vulkan", "mistral3-tall", "qwen2vl-tall"),
+                         ::testing::Values("gemma3-vulkan", "mistral3-tall", "qwen2vl-tall",
+                                           "gemma4-tall"),
                          [](const auto& info) {
                            std::string s = info.param;
                            for (char& ch : s)

@@ -10,7 +10,8 @@
 # answers about images of two sizes (their row counts differ); Ollama's single-file Gemma 3 and
 # Mistral 3 (the tower inside the GGUF) answer as their two-file twins; a qwen2vl model with a
 # Qwen2.5-VL projector continues mtmd's recorded prompt as llama.cpp does (M-RoPE positions), and
-# so does Ollama's single-file qwen25vl as its twin.
+# so does Ollama's single-file qwen25vl as its twin; a gemma4 model with its gemma4v projector
+# continues mtmd's recorded prompt as llama.cpp does (two-way attention in its local layers).
 # About 3 s on the CPU backend.
 source "$(dirname "$0")/lib.sh"
 
@@ -249,3 +250,33 @@ expect_eq "$(jq -c '{c, n}' <<<"$got")" "$(jq -c '{c, n}' <<<"$q2_first")" "the 
 gap=$(jq -n --argjson a "$(jq .lp <<<"$got")" --argjson b "$(jq .lp <<<"$q2_first")" '($a - $b) | fabs | . * 1e6 | floor')
 [ "$gap" -lt 10 ] || fail "the single-file qwen25vl's first logprob is $gap e-6 from its twin's"
 pass "Ollama's single-file Qwen2.5-VL (its tower inside the GGUF) answers about an image as its twin"
+
+# Gemma 4 with its gemma4v projector: one row per 3x3-pooled cell (the wide picture, resized to
+# 528x336 as llama.cpp does: 11 x 7 = 77), the second time from the prefix cache; the raw prompt
+# llama.cpp's mtmd was recorded on (tests/reference/vision/gemma4-prompt.json) continues with its
+# greedy tokens, which needs the image's two-way attention in the local layers (decoded causally
+# the logits' cosine is 0.94).
+"$VKLLM_BIN" dev make-model --arch gemma4 --shape test-swa-narrow --type F16 --seed 70 \
+  --vocab "$VKLLM_SOURCE_DIR/tests/reference/families/spm-1k-vocab.gguf" \
+  -o "$TEST_TMP/g4.gguf" --projector "$TEST_TMP/g4-mmproj.gguf" --projector-shape test \
+  >/dev/null || fail "make-model gemma4"
+printf 'FROM %s\nFROM %s\nTEMPLATE """{{ range .Messages }}{{ .Role }}: {{ .Content }}\n{{ end }}model:"""\n' \
+  "$TEST_TMP/g4.gguf" "$TEST_TMP/g4-mmproj.gguf" >"$TEST_TMP/Modelfile.g4"
+"$VKLLM_BIN" create g4v -f "$TEST_TMP/Modelfile.g4" >/dev/null 2>&1 || fail "create g4v"
+expect_eq "$(http_status POST "$VKLLM_URL/api/show" -d '{"model":"g4v"}')" 200 "show g4v"
+jq -e '.capabilities | index("vision")' "$TEST_TMP/body" >/dev/null ||
+  fail "g4v: no vision capability: $(jq -c .capabilities "$TEST_TMP/body")"
+g4_prefilled() { metric vkllm_image_tokens_prefilled_total g4v; }
+one_file g4v >/dev/null
+expect_eq "$(g4_prefilled)" 77 "g4v: the wide image's rows prefilled"
+one_file g4v >/dev/null
+expect_eq "$(g4_prefilled)" 77 "g4v: the wide image again (prefix cache)"
+req=$(jq -nc --arg img "$wide" \
+  '{model:"g4v", raw:true, prompt:"Describe the picture below.\n[img-0]\nWhat is in it?",
+    images:[$img], stream:false, options:{temperature:0, num_predict:3}}')
+expect_eq "$(http_status POST "$VKLLM_URL/api/generate" -d "$req")" 200 "g4v generate: $(body)"
+answer=$(jq -r '.response | ltrimstr(" ")' "$TEST_TMP/body")
+req=$(jq -c '{model:"g4v", tokens:.greedy_tokens[:3]}' "$vision/gemma4-prompt.json")
+expect_eq "$(http_status POST "$VKLLM_URL/api/detokenize" -d "$req")" 200 "g4v detokenize: $(body)"
+expect_eq "$answer" "$(jq -r '.content | ltrimstr(" ")' "$TEST_TMP/body")" "g4v: the greedy tokens after the image"
+pass "a gemma4 model with a gemma4v projector answers about an image as llama.cpp's mtmd"
