@@ -44,7 +44,7 @@ struct AttentionArgs {
   uint32_t window = 0;    // 0: off; else only keys with 0 <= q_pos - k_pos < window
   // 0: off; else (causal only) only keys from q_pos - q_pos % chunk on (Llama 4's chunks).
   uint32_t chunk = 0;
-  bool causal = true;  // false: every key of the sequence is visible (encoders)
+  bool causal = true;     // false: every key of the sequence is visible (encoders)
   bool open_span = true;  // false: the sequences' open spans are ignored (causal there too)
   // n_q_heads logits (gpt-oss's attention sinks) that join each head's softmax denominator and
   // add no value; null: none.

@@ -44,12 +44,13 @@ void fill_gemma4v_tensor(const Gemma4vTensor& t, gguf::TensorType type, uint64_t
 }  // namespace
 
 // The tower (engine/vision/gemma4_vision.h reads it): a patch kernel without bias, learned
-// positions as two tables (column, row) of ProjectorShape::image_size rows each, RMS-normed layers with per-head
-// Q/K norms, 2D RoPE, post-attention and post-FFN norms, a gated FFN (no clip.use_gelu or
-// use_silu flag, as in the published files: llama.cpp's quick GELU) and a layer scale, then 3x3 (n_merge) average pooling, the standardisation (v.std_bias /
-// v.std_scale), an RMS norm and the projection to the text width. Every linear layer's input
-// and output clamp bounds are set (loose enough to clip only a few outliers), as
-// Gemma4ClippableLinear's are in the published files.
+// positions as two tables (column, row) of ProjectorShape::image_size rows each, RMS-normed layers
+// with per-head Q/K norms, 2D RoPE, post-attention and post-FFN norms, a gated FFN (no
+// clip.use_gelu or use_silu flag, as in the published files: llama.cpp's quick GELU) and a layer
+// scale, then 3x3 (n_merge) average pooling, the standardisation (v.std_bias / v.std_scale), an RMS
+// norm and the projection to the text width. Every linear layer's input and output clamp bounds are
+// set (loose enough to clip only a few outliers), as Gemma4ClippableLinear's are in the published
+// files.
 void build_gemma4v_projector(const MakeProjectorOptions& o, gguf::GgufWriter& w) {
   const ProjectorShape& s = o.shape;
   if (s.patch_size == 0 || s.n_embd == 0 || s.n_layer == 0 || s.n_head == 0 ||

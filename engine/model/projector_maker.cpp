@@ -289,7 +289,8 @@ void build_random_projector(const MakeProjectorOptions& o, gguf::GgufWriter& w) 
   }
   if (o.arch != "gemma3") {
     throw std::invalid_argument(
-        "make-model: --projector is for gemma3, gemma4, mistral3 and qwen2vl only (got '" + o.arch + "')");
+        "make-model: --projector is for gemma3, gemma4, mistral3 and qwen2vl only (got '" + o.arch +
+        "')");
   }
   const ProjectorShape& s = o.shape;
   if (s.image_size == 0 || s.patch_size == 0 || s.image_size % s.patch_size != 0 || s.n_embd == 0 ||

@@ -59,9 +59,9 @@ Gemma4vLinear g4v_linear(const gguf::GgufFile& f, const std::string& base,
                          const std::vector<uint64_t>& shape) {
   Gemma4vLinear l;
   l.w = g4v_tensor(f, base + ".weight", shape);
-  l.clamp = {g4v_scalar(f, base + ".input_min", -FLT_MAX), g4v_scalar(f, base + ".input_max", FLT_MAX),
-             g4v_scalar(f, base + ".output_min", -FLT_MAX),
-             g4v_scalar(f, base + ".output_max", FLT_MAX)};
+  l.clamp = {
+      g4v_scalar(f, base + ".input_min", -FLT_MAX), g4v_scalar(f, base + ".input_max", FLT_MAX),
+      g4v_scalar(f, base + ".output_min", -FLT_MAX), g4v_scalar(f, base + ".output_max", FLT_MAX)};
   return l;
 }
 
@@ -120,8 +120,9 @@ VisionSpec read_gemma4v_spec(const gguf::GgufFile& f) {
   s.max_pixels = 1120 * area;
   const gguf::TensorInfo* proj = f.find_tensor("mm.input_projection.weight");
   if (!proj || proj->shape.size() != 2 || proj->shape[0] != s.n_embd || proj->shape[1] == 0) {
-    throw std::runtime_error("gemma4v vision projector has no mm.input_projection.weight of shape [" +
-                             std::to_string(s.n_embd) + ", text width]");
+    throw std::runtime_error(
+        "gemma4v vision projector has no mm.input_projection.weight of shape [" +
+        std::to_string(s.n_embd) + ", text width]");
   }
   s.text_embd = static_cast<uint32_t>(proj->shape[1]);
   const gguf::TensorInfo* pos = f.find_tensor("v.position_embd.weight");
@@ -233,7 +234,8 @@ struct Gemma4vCpuTower::State {
       const uint64_t count = uint64_t{n} * l.w.cols;
       clamped.resize(count);
       g4v_ranges(pool, static_cast<uint32_t>(count), 4096, [&](uint32_t b, uint32_t e) {
-        for (uint32_t i = b; i < e; ++i) clamped[i] = std::clamp(x[i], l.clamp.in_min, l.clamp.in_max);
+        for (uint32_t i = b; i < e; ++i)
+          clamped[i] = std::clamp(x[i], l.clamp.in_min, l.clamp.in_max);
       });
       x = clamped.data();
     }

@@ -34,7 +34,7 @@ struct Gemma4vVulkanTower::State {
   vk::Context& ctx;
   const VisionSpec& spec;
   vk::MatmulKernels matmul;
-  Gemma4vDeviceLinear patch;  // no clamps
+  Gemma4vDeviceLinear patch;    // no clamps
   std::vector<float> position;  // the two tables, on the host: each image's rows are made there
   std::vector<Gemma4vDeviceLayer> layers;
   std::vector<float> std_bias, std_scale;
@@ -65,8 +65,7 @@ struct Gemma4vVulkanTower::State {
     matmul.record(rec, a);
     rec.barrier();
     if (l.clamp.clamps_output()) {
-      vk::ops::clamp(rec, pl, y.slice(), y.slice(), n * l.w.rows, l.clamp.out_min,
-                     l.clamp.out_max);
+      vk::ops::clamp(rec, pl, y.slice(), y.slice(), n * l.w.rows, l.clamp.out_min, l.clamp.out_max);
       rec.barrier();
     }
   }
@@ -241,9 +240,8 @@ ImageEmbeddings Gemma4vVulkanTower::encode(const TowerPixels& pixels) {
   const vk::ops::CacheRegion vc{m.v_cache.slice(), H, bs, kv::CacheType::F16};
   const vk::Buffer none;
   auto rms = [&](vk::CommandRecorder& rec, const vk::Buffer& x, const vk::Buffer& w,
-                 const vk::Buffer& y, uint32_t n, uint32_t rows) {
-    tower_rms_norm(rec, pl, x, w, y, n, rows, s.eps);
-  };
+                 const vk::Buffer& y, uint32_t n,
+                 uint32_t rows) { tower_rms_norm(rec, pl, x, w, y, n, rows, s.eps); };
   auto add_into_x = [&](vk::CommandRecorder& rec, const vk::Buffer& y) {
     vk::ops::add(rec, pl, m.x.slice(), y.slice(), m.x.slice(), N * E);
     rec.barrier();

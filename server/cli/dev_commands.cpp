@@ -314,13 +314,15 @@ void add_dev_commands(CLI::App& app) {
   make->add_option("-o,--output", args->output, "Output GGUF path")->required();
   make->add_option("--projector", args->projector,
                    "Also write a random vision projector for the model here (llama.cpp's mmproj "
-                   "layout; gemma3, mistral3, qwen2vl)");
+                   "layout; gemma3, gemma4, mistral3, qwen2vl)");
   make->add_option("--projector-shape", args->projector_shape,
                    "test (224 px, patch 14, 2 layers 128 wide: 16 image tokens), test-wide "
                    "(test with the real widths) or gemma3-4b (896 px, 27 layers 1152 wide: 256 "
                    "image tokens); for mistral3 test (patch 14, 2 layers 128 wide, 2x2 merger) "
                    "or pixtral-24b (Mistral Small 3.1's tower); for qwen2vl test (Qwen2.5-VL: 2 "
-                   "layers 128 wide, one windowed) or qwen25vl-7b; :N sets the layer count. With "
+                   "layers 128 wide, one windowed) or qwen25vl-7b; for gemma4 test (gemma4v: patch "
+                   "16, 2 layers 128 wide, 3x3 pooling) or gemma4-e2b (E2B's tower, 16 layers "
+                   "768 wide); :N sets the layer count. With "
                    "--layout ollama, the tower the gemma3 or mistral3 file embeds")
       ->capture_default_str();
   make->callback([args] { run_command([args] { return make_model(*args); }); });

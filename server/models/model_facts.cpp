@@ -47,8 +47,9 @@ Capabilities capabilities_of(const registry::ModelShow& m, const GgufSummary* g,
   if (gpt_oss_family(g)) add("thinking");  // as Ollama: the family always reasons
   if (!m.projectors.empty()) add("vision");
   // Gemma 3's, Gemma 4's, Mistral 3's and Qwen2.5-VL's towers are the vision vkllm runs
-  // (engine/vision): from a projector layer (Gemma 4's only from one), or from inside the model's own GGUF (Ollama's single-file layout, the
-  // towers inline_projector_arch reads: gemma3, mistral3, qwen25vl); other families' are not run.
+  // (engine/vision): from a projector layer (Gemma 4's only from one), or from inside the model's
+  // own GGUF (Ollama's single-file layout, the towers inline_projector_arch reads: gemma3,
+  // mistral3, qwen25vl); other families' are not run.
   const bool runs_vision =
       g != nullptr && ((!m.projectors.empty() && runs_projector_of(g->architecture)) ||
                        (!g->inline_projector.empty() && runs_projector_of(g->inline_projector)));

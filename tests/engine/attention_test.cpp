@@ -35,8 +35,8 @@ struct Config {
   ops::DecodeKernel decode = ops::DecodeKernel::Auto;
   uint32_t head_groups = 0;  // chunked decode kernel: workgroups per KV head (0: from the grid)
   kv::CacheType cache = kv::CacheType::F16;
-  bool sinks = false;  // a random logit per query head in each softmax's denominator (gpt-oss)
-  uint32_t chunk = 0;  // Llama 4's chunked attention
+  bool sinks = false;     // a random logit per query head in each softmax's denominator (gpt-oss)
+  uint32_t chunk = 0;     // Llama 4's chunked attention
   bool open_span = true;  // false: the open spans ignored (Gemma 4's global layers)
   std::string describe() const {
     const char* kernels[] = {"", " chunked", " tiled"};
@@ -47,8 +47,7 @@ struct Config {
            (rising_scores ? " rising" : "") + kernels[static_cast<int>(decode)] +
            (head_groups ? " head_groups=" + std::to_string(head_groups) : "") + " cache " +
            std::string(kv::cache_type_name(cache)) + (sinks ? " sinks" : "") +
-           (open_span ? "" : " spans ignored") +
-           " chunk=" + std::to_string(chunk);
+           (open_span ? "" : " spans ignored") + " chunk=" + std::to_string(chunk);
   }
 };
 

@@ -1,7 +1,8 @@
 // Gemma 4's vision parts (engine/vision/gemma4_vision.h) against scalar references: its 2D RoPE
 // (HF's Gemma 4 vision rotary: each half of a head NeoX-rotated by the patch's column, then row),
-// the quick GELU, the projector reader's refusals, and the two kernels its Vulkan tower added. The tower's output against llama.cpp is
-// vision_test.cpp's gemma4-* cases; the logits after an image image_prompt_test.cpp's.
+// the quick GELU, the projector reader's refusals, and the two kernels its Vulkan tower added. The
+// tower's output against llama.cpp is vision_test.cpp's gemma4-* cases; the logits after an image
+// image_prompt_test.cpp's.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -4,10 +4,10 @@
 // mtmd_helper_eval_chunks (an image's tokens decoded with causal attention off where mtmd says
 // so), then the last logits and a greedy continuation with each step's top-2 margin. Also the
 // image's embeddings (mtmd_encode_chunk: the projector's output rows, as the text model reads
-// them) and, for the projector types whose preprocessor it knows (Gemma 3, Pixtral, Qwen2.5-VL, Gemma 4), a
-// summary of the pixels the tower reads (mtmd's own preprocessor classes, from its internal
-// headers): size, sum, sum of squares, an index-weighted sum and 16 values mid-image per channel
-// plane.
+// them) and, for the projector types whose preprocessor it knows (Gemma 3, Pixtral, Qwen2.5-VL,
+// Gemma 4), a summary of the pixels the tower reads (mtmd's own preprocessor classes, from its
+// internal headers): size, sum, sum of squares, an index-weighted sum and 16 values mid-image per
+// channel plane.
 //
 // Build against a llama.cpp build (see tests/reference/vision/README.md):
 //   g++ -std=c++17 -O2 record_image_prompt.cpp -I$L/include -I$L/ggml/include -I$L/tools/mtmd

@@ -28,13 +28,14 @@ struct Config {
   uint32_t window = 0;
   bool causal = true;
   kv::CacheType cache = kv::CacheType::F16;
-  bool sinks = false;  // a random sink logit per query head (gpt-oss)
-  uint32_t chunk = 0;  // Llama 4's chunked attention
+  bool sinks = false;     // a random sink logit per query head (gpt-oss)
+  uint32_t chunk = 0;     // Llama 4's chunked attention
   bool open_span = true;  // false: the open spans ignored (Gemma 4's global layers)
   std::string describe() const {
-    return std::string(open_span ? "" : "spans ignored ") + "head_dim=" + std::to_string(head_dim) + " gqa=" + std::to_string(gqa) +
-           " block=" + std::to_string(block_size) + " softcap=" + std::to_string(softcap) +
-           " window=" + std::to_string(window) + " causal=" + std::to_string(causal) + " cache " +
+    return std::string(open_span ? "" : "spans ignored ") + "head_dim=" + std::to_string(head_dim) +
+           " gqa=" + std::to_string(gqa) + " block=" + std::to_string(block_size) +
+           " softcap=" + std::to_string(softcap) + " window=" + std::to_string(window) +
+           " causal=" + std::to_string(causal) + " cache " +
            std::string(kv::cache_type_name(cache)) + (sinks ? " sinks" : "") +
            " chunk=" + std::to_string(chunk);
   }
