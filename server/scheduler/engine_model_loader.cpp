@@ -223,6 +223,10 @@ std::shared_ptr<LoadedModel> EngineModelLoader::Pending::finish(uint64_t free_no
   ro.max_batch_tokens = std::max<uint32_t>(ro.max_batch_tokens, ro.max_seqs);
   // A vision model's steps take its images' rows in place of token embeddings.
   ro.embedding_inputs = has_images() && !spec_.has_pooling_type;
+  // An image whose rows attend both ways goes in one step (Scheduler::admit): Gemma 4's larger
+  // models (not E2B / E4B: vision::image_layout) take up to 1120 rows an image.
+  if (ro.embedding_inputs && spec_.is_gemma4() && spec_.n_embd != 1536 && spec_.n_embd != 2560)
+    ro.max_batch_tokens = std::max<uint32_t>(ro.max_batch_tokens, 1120);
   // Speculative steps want logits after every drafted token: room for one sequence's full draft
   // beside a row for each of the others.
   const SpeculationOptions speculation =

@@ -105,6 +105,20 @@ TEST(ModelCapabilities, AQwen25VlModelWithAProjectorListsVision) {
   EXPECT_EQ(inside.not_run, Names{});
 }
 
+// Gemma 4 runs its gemma4v projector layer; the tower inside Ollama's single file is not read
+// (no inline_projector for it), so that one's vision stays set aside.
+TEST(ModelCapabilities, AGemma4ModelWithAProjectorListsVision) {
+  auto m = show_with("{{ .Prompt }}");
+  m.projectors.push_back(registry::Digest());
+  const auto g = gguf("gemma4", {"completion"});
+  const auto caps = models::capabilities_of(m, &g);
+  EXPECT_EQ(caps.names, (Names{"completion", "vision"}));
+  EXPECT_EQ(caps.not_run, Names{});
+  const auto embedded = gguf("gemma4", {"completion", "vision"});
+  EXPECT_EQ(models::capabilities_of(show_with("{{ .Prompt }}"), &embedded).not_run,
+            Names{"vision"});
+}
+
 TEST(ModelCapabilities, ConfigFirstThenWeightsAndAProjectorsVisionIsNotListedWhileNoEncoderRuns) {
   auto m = show_with("{{ .Prompt }}");
   m.config = nlohmann::ordered_json::parse(R"({"capabilities":["vision","completion",7]})");
