@@ -215,7 +215,7 @@ TEST_P(ImagePromptVsLlamaCpp, LogitsAfterTheImage) {
     device.emplace(test::vk_context(), *c.file);
     runner = std::make_unique<Runner>(*device, o);
   }
-  if (runner->spec().sliding_window) {
+  if (runner->spec().sliding_window && c.j.value("crosses_window", true)) {
     EXPECT_GT(c.image_end, runner->spec().sliding_window) << "the text before crosses the window";
   }
 
@@ -262,6 +262,18 @@ INSTANTIATE_TEST_SUITE_P(Backends, ImagePromptVsLlamaCpp,
                              if (ch == '-') ch = '_';
                            return (std::get<0>(info.param) == Backend::Cpu ? "Cpu_" : "Vulkan_") +
                                   s;
+                         });
+
+// By hand (GPU): Gemma 4 at E2B's widths (gemma4-e2b-prompt: a 1536-wide text model, so the
+// image is causal, with global heads of 512 that lavapipe's shared memory cannot hold, and the
+// E2B tower's widths); its window (512) is longer than the prompt. tests/reference/vision/README.md
+INSTANTIATE_TEST_SUITE_P(DISABLED_ByHand, ImagePromptVsLlamaCpp,
+                         ::testing::Combine(::testing::Values(Backend::Cpu, Backend::Vulkan),
+                                            ::testing::Values("gemma4-e2b-prompt")),
+                         [](const auto& info) {
+                           return std::string(std::get<0>(info.param) == Backend::Cpu ? "Cpu"
+                                                                                      : "Vulkan") +
+                                  "_gemma4_e2b_prompt";
                          });
 
 // The prompt builder's [img-N] tags become image pieces; tags past the images stay text.

@@ -385,6 +385,11 @@ INSTANTIATE_TEST_SUITE_P(Cases, VisionOnVulkan,
                            return s;
                          });
 
+// By hand: Gemma 4 E2B's tower widths (768 wide, 12 heads of 64, FFN 3072; one layer), about 15 s
+// on lavapipe (tests/reference/vision/README.md).
+INSTANTIATE_TEST_SUITE_P(DISABLED_ByHand, VisionOnVulkan, ::testing::Values("gemma4-e2b-prompt"),
+                         [](const auto&) { return std::string("gemma4_e2b_prompt"); });
+
 INSTANTIATE_TEST_SUITE_P(Cases, VisionVsLlamaCpp,
                          ::testing::Values("gemma3-wide", "gemma3-tall", "gemma3-widths",
                                            "gemma3-vulkan", "mistral3-prompt", "mistral3-tall",
