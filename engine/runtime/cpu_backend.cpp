@@ -61,9 +61,21 @@ class CpuBackend final : public StepBackend {
   void inject_rows(Rows x, uint32_t n) override {
     float* base = ptr(x);
     const uint32_t stride = x.stride ? x.stride : n;
+    const uint64_t in = spec_.n_embd_inp();
     for (const InjectedRows& r : injected_)
       for (uint32_t i = 0; i < r.n; ++i)
-        std::memcpy(base + uint64_t(r.row + i) * stride, r.data + uint64_t(i) * n, n * 4ull);
+        std::memcpy(base + uint64_t(r.row + i) * stride, r.data + i * in, n * 4ull);
+  }
+  void add_injected_slice(Rows x, uint32_t n, uint32_t slice) override {
+    float* base = ptr(x);
+    const uint32_t stride = x.stride ? x.stride : n;
+    const uint64_t in = spec_.n_embd_inp();
+    for (const InjectedRows& r : injected_)
+      for (uint32_t i = 0; i < r.n; ++i) {
+        float* to = base + uint64_t(r.row + i) * stride;
+        const float* from = r.data + i * in + uint64_t(slice) * n;
+        for (uint32_t j = 0; j < n; ++j) to[j] += from[j];
+      }
   }
 
   void rms_norm(Rows x, WeightRef w, Rows y, uint32_t n, uint32_t rows,
@@ -529,6 +541,7 @@ class CpuBackend final : public StepBackend {
     p.temp_offset = r.temp_offset;
     p.rotate = r.rotate;
     p.mrope_sections = r.mrope_sections;
+    p.mrope_interleaved = r.mrope_interleaved;
     if (!rope_pos_.empty()) p.mrope_pos = rope_pos_.data();
     if (r.freq_factors && find({Weight::RopeFreqs}))
       p.freq_factors = f32_weight({Weight::RopeFreqs});
