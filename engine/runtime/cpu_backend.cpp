@@ -58,23 +58,18 @@ class CpuBackend final : public StepBackend {
     split(n_tokens, 1, [&](uint32_t b, uint32_t e) { cpu::get_rows(g, b, e); });
   }
 
-  void inject_rows(Rows x, uint32_t n) override {
-    float* base = ptr(x);
-    const uint32_t stride = x.stride ? x.stride : n;
-    const uint64_t in = spec_.n_embd_inp();
-    for (const InjectedRows& r : injected_)
-      for (uint32_t i = 0; i < r.n; ++i)
-        std::memcpy(base + uint64_t(r.row + i) * stride, r.data + i * in, n * 4ull);
-  }
+  // Slice 0 of the injected rows copied into x's rows, a deepstack slice added to them.
+  void inject_rows(Rows x, uint32_t n) override { injected_slice(x, n, 0); }
   void add_injected_slice(Rows x, uint32_t n, uint32_t slice) override {
-    float* base = ptr(x);
+    injected_slice(x, n, slice);
+  }
+  void injected_slice(Rows x, uint32_t n, uint32_t slice) {
     const uint32_t stride = x.stride ? x.stride : n;
-    const uint64_t in = spec_.n_embd_inp();
     for (const InjectedRows& r : injected_)
       for (uint32_t i = 0; i < r.n; ++i) {
-        float* to = base + uint64_t(r.row + i) * stride;
-        const float* from = r.data + i * in + uint64_t(slice) * n;
-        for (uint32_t j = 0; j < n; ++j) to[j] += from[j];
+        float* to = ptr(x) + uint64_t(r.row + i) * stride;
+        const float* from = r.data + uint64_t(i) * spec_.n_embd_inp() + uint64_t(slice) * n;
+        for (uint32_t j = 0; j < n; ++j) to[j] = slice ? to[j] + from[j] : from[j];
       }
   }
 
