@@ -296,9 +296,10 @@ void rewrite_qwen2vl(const MakeModelOptions& o, gguf::GgufWriter& w) {
 }
 
 // Qwen3-VL's tower as Ollama's converter (before its projector layer) embeds it: the twin's
-// tensors under the Hugging Face names it keeps (norm1, mlp.linear_fc1, merger.*,
-// deepstack_merger.<i>.*, pos_embed), Q|K|V split in three, the two frames' patch kernels as the
-// one Conv3D kernel [3 n_embd, 2, patch, patch] (its first two dimensions merged).
+// tensors under the Hugging Face names it keeps (gguf::inline_tower_renames backwards: norm1,
+// mlp.linear_fc1, merger.*, pos_embed; deepstack_merger.<i>.*), Q|K|V split in three, the two
+// frames' patch kernels as the one Conv3D kernel [3 n_embd, 2, patch, patch] (its first two
+// dimensions merged).
 void embed_qwen3vl_tower(const TwinProjector& twin, const std::vector<int32_t>& deepstack,
                          gguf::GgufWriter& w) {
   const gguf::GgufFile& f = twin.file;
@@ -306,18 +307,6 @@ void embed_qwen3vl_tower(const TwinProjector& twin, const std::vector<int32_t>& 
     const auto d = f.tensor_data(t);
     return std::vector<uint8_t>(d.begin(), d.end());
   };
-  static const std::pair<std::string_view, std::string_view> kRenames[] = {
-      {".ln1.", ".norm1."},
-      {".ln2.", ".norm2."},
-      {".ffn_up.", ".mlp.linear_fc1."},
-      {".ffn_down.", ".mlp.linear_fc2."},
-      {"v.post_ln.", "v.merger.norm."},
-      {"mm.0.", "v.merger.linear_fc1."},
-      {"mm.2.", "v.merger.linear_fc2."},
-      {".fc1.", ".linear_fc1."},
-      {".fc2.", ".linear_fc2."},
-      {"v.patch_embd.bias", "v.patch_embed.bias"},
-      {"v.position_embd.", "v.pos_embed."}};
   for (const gguf::TensorInfo& t : f.tensors()) {
     std::string name = t.name;
     if (name.starts_with("v.patch_embd.weight")) {
@@ -353,9 +342,9 @@ void embed_qwen3vl_tower(const TwinProjector& twin, const std::vector<int32_t>& 
       const auto k = std::find(deepstack.begin(), deepstack.end(), layer) - deepstack.begin();
       name = "v.deepstack_merger." + std::to_string(k) + name.substr(dot);
     }
-    for (const auto& [from, to] : kRenames)
-      if (const size_t at = name.find(from); at != std::string::npos) {
-        name.replace(at, from.size(), to);
+    for (const auto& [ollama, llama_cpp] : gguf::inline_tower_renames("qwen3vl"))
+      if (const size_t at = name.find(llama_cpp); at != std::string::npos) {
+        name.replace(at, llama_cpp.size(), ollama);
         break;
       }
     w.add_tensor(std::move(name), t.type, t.shape, bytes_of(t));

@@ -11,7 +11,7 @@
 # Mistral 3 (the tower inside the GGUF) answer as their two-file twins; a qwen2vl model with a
 # Qwen2.5-VL projector continues mtmd's recorded prompt as llama.cpp does (M-RoPE positions), and
 # so does Ollama's single-file qwen25vl as its twin, and a qwen3vl model with its Qwen3-VL
-# projector (interleaved M-RoPE, deepstack).
+# projector (interleaved M-RoPE, deepstack), and so does Ollama's single-file qwen3vl as its twin.
 # About 3 s on the CPU backend.
 source "$(dirname "$0")/lib.sh"
 
@@ -267,7 +267,7 @@ expect_eq "$(http_status POST "$VKLLM_URL/api/show" -d '{"model":"q3v"}')" 200 "
 jq -e '.capabilities | index("vision")' "$TEST_TMP/body" >/dev/null ||
   fail "q3v: no vision capability: $(jq -c .capabilities "$TEST_TMP/body")"
 q3_prefilled() { metric vkllm_image_tokens_prefilled_total q3v; }
-one_file q3v >/dev/null
+q3_first=$(one_file q3v)
 expect_eq "$(q3_prefilled)" 54 "q3v: the wide image's rows prefilled"
 one_file q3v >/dev/null
 expect_eq "$(q3_prefilled)" 54 "q3v: the wide image again (prefix cache)"
@@ -280,3 +280,18 @@ req=$(jq -c '{model:"q3v", tokens:.greedy_tokens[:3]}' "$vision/qwen3vl-prompt.j
 expect_eq "$(http_status POST "$VKLLM_URL/api/detokenize" -d "$req")" 200 "q3v detokenize: $(body)"
 expect_eq "$answer" "$(jq -r .content "$TEST_TMP/body")" "q3v: the greedy tokens after the image"
 pass "a qwen3vl model with a Qwen3-VL projector answers about an image as llama.cpp's mtmd"
+
+# Ollama's single-file Qwen3-VL (qwen3vl with the tower inside under Hugging Face's names, the
+# RoPE sections as rope.mrope_section) answers about an image as its two-file twin q3v.
+"$VKLLM_BIN" dev make-model --arch qwen3vl --shape test --type F16 --seed 70 \
+  --vocab "$VKLLM_SOURCE_DIR/tests/reference/families/spm-1k-vocab.gguf" \
+  -o "$TEST_TMP/q3-ollama.gguf" --layout ollama --projector-shape test \
+  >/dev/null || fail "make-model qwen3vl --layout ollama"
+printf 'FROM %s\nTEMPLATE """{{ range .Messages }}{{ .Role }}: {{ .Content }}\n{{ end }}model:"""\n' \
+  "$TEST_TMP/q3-ollama.gguf" >"$TEST_TMP/Modelfile.q3o"
+"$VKLLM_BIN" create q3o -f "$TEST_TMP/Modelfile.q3o" >/dev/null 2>&1 || fail "create q3o"
+got=$(one_file q3o)
+expect_eq "$(jq -c '{c, n}' <<<"$got")" "$(jq -c '{c, n}' <<<"$q3_first")" "the single-file qwen3vl's answer"
+gap=$(jq -n --argjson a "$(jq .lp <<<"$got")" --argjson b "$(jq .lp <<<"$q3_first")" '($a - $b) | fabs | . * 1e6 | floor')
+[ "$gap" -lt 10 ] || fail "the single-file qwen3vl's first logprob is $gap e-6 from its twin's"
+pass "Ollama's single-file Qwen3-VL (its tower inside the GGUF) answers about an image as its twin"
