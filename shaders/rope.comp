@@ -51,7 +51,8 @@ layout(push_constant) uniform Params {
   uint temp_floor;   // temp_floor) + 1) (attention temperature tuning of queries); temp_scale 0:
   uint temp_offset;  // off
   // flags bit 3 (M-RoPE): pair i's position is the token's mrope_pos component of its section
-  // in the repeating sections of these sizes (a fourth: t). Scalars: a uvec4 would be 16-aligned.
+  // in the repeating sections of these sizes (a fourth: t); bit 4: interleaved (pair_pos).
+  // Scalars: a uvec4 would be 16-aligned.
   uint sec0, sec1, sec2, sec3;
 } p;
 
@@ -65,6 +66,12 @@ shared float scales[16];  // its blocks' scales
 float pair_pos(uint i, uint t, float pos) {
   if ((p.flags & 8u) == 0u) return pos;
   const uint sector = i % (p.sec0 + p.sec1 + p.sec2 + p.sec3);
+  if ((p.flags & 16u) != 0u) {  // interleaved (Qwen3-VL): h, w every third pair
+    const uint ci = sector % 3u == 1u && sector < 3u * p.sec1   ? 1u
+                    : sector % 3u == 2u && sector < 3u * p.sec2 ? 2u
+                                                                : 0u;
+    return float(mrope_pos[3u * t + ci]);
+  }
   const uint c = sector < p.sec0                   ? 0u
                  : sector < p.sec0 + p.sec1          ? 1u
                  : sector < p.sec0 + p.sec1 + p.sec2 ? 2u

@@ -118,7 +118,8 @@ void angles(const std::vector<double>& inv_freq, uint32_t pos, float* cs) {
 }
 
 // The same for batch token t: by its M-RoPE positions where the parameters give them (pair i in
-// section t, h, w of the repeating sections: that position; in a fourth: t), else at `pos`.
+// section t, h, w of the repeating sections: that position; in a fourth: t; interleaved: h, w
+// every third pair, see RopeParams), else at `pos`.
 void token_angles(const RopeParams& p, const std::vector<double>& inv_freq, uint32_t t,
                   uint32_t pos, float* cs) {
   const auto& s = p.mrope_sections;
@@ -131,8 +132,11 @@ void token_angles(const RopeParams& p, const std::vector<double>& inv_freq, uint
   const size_t half = inv_freq.size();
   for (size_t i = 0; i < half; ++i) {
     const uint32_t sector = static_cast<uint32_t>(i % total);
-    const uint32_t at = sector < s[0]                 ? tp[0]
-                        : sector < s[0] + s[1]        ? tp[1]
+    const uint32_t at = p.mrope_interleaved    ? (sector % 3 == 1 && sector < 3 * s[1]   ? tp[1]
+                                                  : sector % 3 == 2 && sector < 3 * s[2] ? tp[2]
+                                                                                         : tp[0])
+                        : sector < s[0]        ? tp[0]
+                        : sector < s[0] + s[1] ? tp[1]
                         : sector < s[0] + s[1] + s[2] ? tp[2]
                                                       : tp[0];
     const double theta = double(at) * inv_freq[i];

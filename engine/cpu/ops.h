@@ -109,6 +109,8 @@ struct RopeParams {
   // batch token; pair i turns by the position its section names instead of the token's.
   std::array<uint32_t, 4> mrope_sections{};
   const uint32_t* mrope_pos = nullptr;
+  // Qwen3-VL's interleaved layout (RopeSpec::mrope_interleaved).
+  bool mrope_interleaved = false;
 };
 // Head h of token t at data + t * stride + h * head_dim.
 struct HeadRows {

@@ -3,8 +3,10 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "engine/gguf/gguf_writer.h"
 #include "engine/gguf/ollama_layout.h"
@@ -55,6 +57,25 @@ constexpr Rename kQwen25vlRenames[] = {
     {"v.merger.ln_q", "v.post_ln"},
     {"v.merger.mlp.0", "mm.0"},
     {"v.merger.mlp.2", "mm.2"},
+};
+
+// Ollama's names for Qwen3-VL's tower (its converter keeps Hugging Face's) and llama.cpp's: the
+// blocks' norms and MLP, the merger (its LayerNorm is llama.cpp's post_ln, its MLP mm.0 / mm.2),
+// then the deepstack mergers' fc1 / fc2 (after the names that hold linear_fc* too), the patch
+// bias and positions. Q|K|V (split by Ollama), the Conv3D patch kernel and the deepstack mergers'
+// numbering take more than a rename (extract_inline_projector).
+constexpr Rename kQwen3vlRenames[] = {
+    {".norm1.", ".ln1."},
+    {".norm2.", ".ln2."},
+    {".mlp.linear_fc1.", ".ffn_up."},
+    {".mlp.linear_fc2.", ".ffn_down."},
+    {"v.merger.norm.", "v.post_ln."},
+    {"v.merger.linear_fc1.", "mm.0."},
+    {"v.merger.linear_fc2.", "mm.2."},
+    {".linear_fc1.", ".fc1."},
+    {".linear_fc2.", ".fc2."},
+    {"v.patch_embed.bias", "v.patch_embd.bias"},
+    {"v.pos_embed.", "v.position_embd."},
 };
 
 bool is_tower_tensor(std::string_view name) {
@@ -184,6 +205,111 @@ void write_qwen25vl_keys(const GgufFile& raw, GgufWriter& w) {
   w.set_u32(to + "n_wa_pattern", pattern);
 }
 
+// Qwen3-VL's sizes, as llama.cpp's converter writes them: the FFN width from ffn_up, the image
+// size from the learned positions (their square's side in patches), the deepstack layers from the
+// tensors (llama.cpp reads them so). Another RoPE base or temporal patch is refused.
+void write_qwen3vl_keys(const GgufFile& raw, GgufWriter& w) {
+  constexpr std::string_view arch = "qwen3vl";
+  w.set_string("clip.projector_type", "qwen3vl_merger");
+  w.set_bool("clip.use_gelu", true);
+  const std::string from = "qwen3vl.vision.", to = "clip.vision.";
+  for (const char* key : {"block_count", "embedding_length", "patch_size", "attention.head_count"})
+    w.set_u32(to + key, need_u32(raw, arch, from + key));
+  const TensorInfo* up = raw.find_tensor("v.blk.0.mlp.linear_fc1.weight");
+  if (!up || up->shape.size() != 2) refuse(arch, "has no v.blk.0.mlp.linear_fc1.weight");
+  w.set_u32(to + "feed_forward_length", static_cast<uint32_t>(up->shape[1]));
+  const TensorInfo* pos = raw.find_tensor("v.pos_embed.weight");
+  const auto side = pos && pos->shape.size() == 2
+                        ? static_cast<uint32_t>(std::lround(std::sqrt(double(pos->shape[1]))))
+                        : 0u;
+  if (side == 0 || uint64_t{side} * side != pos->shape[1])
+    refuse(arch, "has no v.pos_embed.weight for a square of patches");
+  w.set_u32(to + "image_size", side * need_u32(raw, arch, from + "patch_size"));
+  w.set_u32(to + "num_channels", raw.get_optional<uint32_t>(from + "num_channels").value_or(3));
+  w.set_f32(to + "attention.layer_norm_epsilon",
+            raw.get_optional<float>(from + "attention.layer_norm_epsilon").value_or(1e-6f));
+  w.set_u32(to + "projection_dim", need_u32(raw, arch, "qwen3vl.embedding_length"));
+  for (const char* key : {"image_mean", "image_std"}) {
+    std::vector<float> v{0.5f, 0.5f, 0.5f};  // Qwen3-VL's preprocessor config
+    if (raw.find(from + key)) v = raw.get_array<float>(from + key);
+    if (v.size() != 3) refuse(arch, "has a " + from + key + " of " + std::to_string(v.size()));
+    w.set_f32s(to + key, v);
+  }
+  w.set_u32(to + "spatial_merge_size",
+            raw.get_optional<uint32_t>(from + "spatial_merge_size").value_or(2));
+  if (const auto base = raw.get_optional<float>(from + "rope.freq_base"); base && *base != 10000.0f)
+    refuse(arch, "has a RoPE base of " + std::to_string(*base) + " (10000 is read)");
+  if (const auto t = raw.get_optional<uint32_t>(from + "temporal_patch_size"); t && *t != 2)
+    refuse(arch, "has a temporal patch of " + std::to_string(*t) + " frames (2 are read)");
+}
+
+// Qwen3-VL's tower tensors that are not a rename: Ollama's one Conv3D kernel [3 n_embd, 2,
+// patch, patch] as llama.cpp's two frames' kernels, Q, K and V (and their biases) as one
+// attn_qkv, the deepstack mergers by their layer (vision.deepstack_visual_indexes) rather than
+// their index. Returns false for a tensor the renames take as it is.
+bool add_qwen3vl_tensor(const GgufFile& raw, const TensorInfo& t, const TensorBytesReader& read,
+                        GgufWriter& w) {
+  constexpr std::string_view arch = "qwen3vl";
+  if (t.name == "v.patch_embed.weight") {
+    if (t.shape.size() != 4 || t.shape[2] != 2)
+      refuse(arch, "has a v.patch_embed.weight that is no Conv3D kernel of 2 frames");
+    const uint64_t rows = t.shape[3], kernel = quantized_size(t.type, t.shape[0] * t.shape[1]);
+    const uint64_t offset = t.offset;
+    for (uint32_t frame = 0; frame < 2; ++frame) {
+      w.add_lazy_tensor(frame ? "v.patch_embd.weight.1" : "v.patch_embd.weight", t.type,
+                        {t.shape[0], t.shape[1], 3, rows / 3},
+                        [&read, offset, rows, kernel, frame](std::span<uint8_t> out) {
+                          std::vector<uint8_t> both(2 * rows * kernel);
+                          read(offset, both);
+                          for (uint64_t r = 0; r < rows; ++r)
+                            std::memcpy(out.data() + r * kernel,
+                                        both.data() + (2 * r + frame) * kernel, kernel);
+                        });
+    }
+    return true;
+  }
+  if (t.name.find(".attn_k.") != std::string::npos || t.name.find(".attn_v.") != std::string::npos)
+    return true;  // with attn_q's
+  if (const size_t at = t.name.find(".attn_q."); at != std::string::npos) {
+    std::vector<uint64_t> offsets;
+    for (const char* part : {".attn_q.", ".attn_k.", ".attn_v."}) {
+      std::string name = t.name;
+      name.replace(at, 8, part);
+      const TensorInfo* p = raw.find_tensor(name);
+      if (!p || p->type != t.type || p->shape != t.shape)
+        refuse(arch, "has no " + name + " like " + t.name);
+      offsets.push_back(p->offset);
+    }
+    std::vector<uint64_t> shape = t.shape;
+    shape.back() *= 3;
+    std::string name = t.name;
+    name.replace(at, 8, ".attn_qkv.");
+    w.add_lazy_tensor(std::move(name), t.type, std::move(shape),
+                      [&read, offsets](std::span<uint8_t> out) {
+                        const size_t third = out.size() / 3;
+                        for (size_t i = 0; i < 3; ++i)
+                          read(offsets[i], out.subspan(i * third, third));
+                      });
+    return true;
+  }
+  if (t.name.starts_with("v.deepstack_merger.")) {
+    const size_t dot = t.name.find('.', 19);
+    const std::vector<int32_t> layers =
+        raw.find("qwen3vl.vision.deepstack_visual_indexes")
+            ? raw.get_array<int32_t>("qwen3vl.vision.deepstack_visual_indexes")
+            : std::vector<int32_t>{};
+    const size_t i = std::stoul(t.name.substr(19, dot - 19));
+    if (i >= layers.size() || layers[i] < 0)
+      refuse(arch, "has " + t.name + " but no layer for it in vision.deepstack_visual_indexes");
+    const uint64_t offset = t.offset;
+    w.add_lazy_tensor(
+        renamed("v.deepstack." + std::to_string(layers[i]) + t.name.substr(dot), kQwen3vlRenames),
+        t.type, t.shape, [&read, offset](std::span<uint8_t> out) { read(offset, out); });
+    return true;
+  }
+  return false;
+}
+
 // llama.cpp's converter copies the [IMG_BREAK] token's row of the text embeddings into the
 // mmproj (F32); Ollama's file has only the text model's, possibly quantized row.
 void add_img_break(const GgufFile& raw, const TensorBytesReader& read, GgufWriter& w) {
@@ -220,6 +346,7 @@ std::span<const std::pair<std::string_view, std::string_view>> inline_tower_rena
   if (arch == "gemma3") return kGemma3Renames;
   if (arch == "mistral3") return kMistral3Renames;
   if (arch == "qwen25vl") return kQwen25vlRenames;
+  if (arch == "qwen3vl") return kQwen3vlRenames;
   return {};
 }
 
@@ -274,6 +401,8 @@ std::vector<uint8_t> extract_inline_projector(const GgufFile& raw, const TensorB
     write_mistral3_keys(raw, w);
   } else if (arch == "qwen25vl") {
     write_qwen25vl_keys(raw, w);
+  } else if (arch == "qwen3vl") {
+    write_qwen3vl_keys(raw, w);
   } else {
     write_gemma3_keys(raw, w);
   }
@@ -281,6 +410,7 @@ std::vector<uint8_t> extract_inline_projector(const GgufFile& raw, const TensorB
       raw.get_optional<uint32_t>(arch + ".vision.attention.head_count").value_or(0);
   for (const TensorInfo& t : raw.tensors()) {
     if (!is_tower_tensor(t.name)) continue;
+    if (arch == "qwen3vl" && add_qwen3vl_tensor(raw, t, read, w)) continue;
     const uint64_t offset = t.offset;
     if (pixtral && !t.shape.empty() && t.name.starts_with("v.blk.") && is_rope_projection(t.name)) {
       const uint64_t rows = t.shape.back();

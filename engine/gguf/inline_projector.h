@@ -10,7 +10,8 @@
 // Ministral 3: the Pixtral tower and patch merger, whose Q/K rows Ollama's converter leaves in
 // Hugging Face's order and whose [IMG_BREAK] embedding is the text model's own token row) and
 // qwen25vl (Qwen2.5-VL: the two frames' patch kernels and the merger renamed, the window pattern
-// from its full-attention layers).
+// from its full-attention layers) and qwen3vl (Qwen3-VL: Hugging Face's names renamed, its Conv3D
+// patch kernel as the two frames', Q/K/V fused again, the deepstack mergers by layer).
 #pragma once
 
 #include <cstdint>
@@ -45,7 +46,8 @@ void permute_rope_rows(std::span<const uint8_t> in, std::span<uint8_t> out, uint
 uint32_t img_break_token(const Value* tokens);
 
 // The architecture whose tower `raw` (a file read with ReadLayout::Raw) carries in a layout
-// extract_inline_projector reads (gemma3, mistral3, qwen25vl), or "" when it carries none it reads.
+// extract_inline_projector reads (gemma3, mistral3, qwen25vl, qwen3vl), or "" when it carries none
+// it reads.
 std::string inline_projector_arch(const GgufFile& raw);
 
 // Fills `out` with the bytes at `offset` of the file's data section.

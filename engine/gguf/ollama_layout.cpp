@@ -216,16 +216,11 @@ void translate_gptoss(GgufFile& f) {
   t.finish();
 }
 
-// Qwen2.5-VL as Ollama's converter writes it: architecture `qwen25vl` with qwen25vl.* keys (its
-// qwen2 converter's, renamed), the multi-section RoPE as rope.mrope_section (the HF config's three
-// sections) where llama.cpp's qwen2vl reads rope.dimension_sections (four, the last 0), and the
-// vision tower embedded (v.*, qwen25vl.vision.*), hidden here. The architecture name is the
-// marker: nothing but Ollama's converter writes `qwen25vl`.
-void translate_qwen25vl(GgufFile& f) {
-  Translation t(f, "qwen25vl", {"general.architecture 'qwen25vl'"});
-  t.set("general.architecture", Value{std::string("qwen2vl")}, "qwen2vl (was qwen25vl)");
-  t.rename_key_prefix("qwen25vl.", "qwen2vl.");
-  const std::string p = "qwen2vl.", from = p + "rope.mrope_section";
+// <p>rope.dimension_sections (four, the last 0) from Ollama's <p>rope.mrope_section (the HF
+// config's three), which is then hidden; `was` names the key as the file has it.
+void mrope_sections_as_llama_cpp(Translation& t, GgufFile& f, const std::string& p,
+                                 const std::string& was) {
+  const std::string from = p + "rope.mrope_section";
   if (!f.has(p + "rope.dimension_sections")) {
     const Array* sections = array_value(f, from);
     std::vector<int32_t> values;
@@ -236,7 +231,7 @@ void translate_qwen25vl(GgufFile& f) {
     }
     if (!sections || values.size() != sections->items.size() || values.size() < 3 ||
         values.size() > 4)
-      t.refuse("it has no qwen25vl.rope.mrope_section of 3 int32 sections");
+      t.refuse("it has no " + was + " of 3 int32 sections");
     values.resize(4, 0);
     auto four = std::make_shared<Array>();
     four->element_type = ValueType::I32;
@@ -249,6 +244,41 @@ void translate_qwen25vl(GgufFile& f) {
   if (f.has(from)) {
     f.erase_key(from);
     t.note("hid " + from);
+  }
+}
+
+// Qwen2.5-VL as Ollama's converter writes it: architecture `qwen25vl` with qwen25vl.* keys (its
+// qwen2 converter's, renamed), the multi-section RoPE as rope.mrope_section (the HF config's three
+// sections) where llama.cpp's qwen2vl reads rope.dimension_sections (four, the last 0), and the
+// vision tower embedded (v.*, qwen25vl.vision.*), hidden here. The architecture name is the
+// marker: nothing but Ollama's converter writes `qwen25vl`.
+void translate_qwen25vl(GgufFile& f) {
+  Translation t(f, "qwen25vl", {"general.architecture 'qwen25vl'"});
+  t.set("general.architecture", Value{std::string("qwen2vl")}, "qwen2vl (was qwen25vl)");
+  t.rename_key_prefix("qwen25vl.", "qwen2vl.");
+  const std::string p = "qwen2vl.";
+  mrope_sections_as_llama_cpp(t, f, p, "qwen25vl.rope.mrope_section");
+  t.hide_tensors_with_prefix("v.");
+  t.hide_tensors_with_prefix("mm.");
+  t.erase_keys_with_prefix(p + "vision.");
+  t.finish();
+}
+
+// Qwen3-VL as Ollama's library publishes it (its converter before the projector moved to its own
+// layer): llama.cpp's qwen3vl keys but the RoPE sections as rope.mrope_section (three) and no
+// n_deepstack_layers, the tower embedded (v.*, qwen3vl.vision.*, its deepstack layers as
+// vision.deepstack_visual_indexes), hidden here: the text view is llama.cpp's. The marker is
+// rope.mrope_section, which llama.cpp's converter never writes.
+void translate_qwen3vl(GgufFile& f) {
+  const std::string p = "qwen3vl.";
+  if (!f.has(p + "rope.mrope_section")) return;
+  Translation t(f, "qwen3vl", {"qwen3vl.rope.mrope_section"});
+  mrope_sections_as_llama_cpp(t, f, p, p + "rope.mrope_section");
+  if (!f.has(p + "n_deepstack_layers")) {
+    const Array* indexes = array_value(f, p + "vision.deepstack_visual_indexes");
+    const auto n = static_cast<uint32_t>(indexes ? indexes->items.size() : 0);
+    t.set(p + "n_deepstack_layers", Value{n},
+          std::to_string(n) + " (the vision.deepstack_visual_indexes)");
   }
   t.hide_tensors_with_prefix("v.");
   t.hide_tensors_with_prefix("mm.");
@@ -279,6 +309,8 @@ void translate_known_layouts(GgufFile& file) {
     ollama::translate_qwen3moe(file);
   } else if (*arch == "qwen25vl") {
     ollama::translate_qwen25vl(file);
+  } else if (*arch == "qwen3vl") {
+    ollama::translate_qwen3vl(file);
   } else if (*arch == "gptoss") {
     ollama::translate_gptoss(file);
   } else if (*arch == "bert") {

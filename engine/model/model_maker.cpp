@@ -57,6 +57,8 @@ const ArchTraits kMakerArchs[] = {
     // Qwen2-VL / Qwen2.5-VL's text model: qwen2's layers, multi-section RoPE (sections below).
     {"qwen2vl", 1000000.0f, 1e-6f, true, false, false, false, false, false, false, false, 0},
     {"qwen3", 1000000.0f, 1e-6f, false, true, false, false, false, false, true, false, 0},
+    // Qwen3-VL's text model: qwen3's layers, interleaved M-RoPE (base 5e6) and deepstack inputs.
+    {"qwen3vl", 5000000.0f, 1e-6f, false, true, false, false, false, false, true, false, 0},
     {"qwen3moe", 1000000.0f, 1e-6f, false, true, false, false, false, false, true, false, 0, true},
     // Qwen2-MoE (Qwen1.5-MoE-A2.7B, Qwen2-57B-A14B): qwen2's attention, experts whose weights are
     // not renormalised, and a shared expert gated per token.
@@ -90,7 +92,7 @@ const ArchTraits& arch_traits(std::string_view name) {
   }
   throw std::invalid_argument(
       "make-model: unsupported architecture '" + std::string(name) +
-      "' (supported: llama, qwen2, qwen2moe, qwen3, qwen3moe, gpt-oss, "
+      "' (supported: llama, qwen2, qwen2moe, qwen3, qwen3moe, gpt-oss, qwen2vl, qwen3vl, "
       "qwen3-embedding, gemma2, gemma3, gemma3n, gemma4, phi3, mistral3, "
       "gemma-embedding, lfm2, qwen35, qwen35moe, qwen3next, granitehybrid, nemotron_h, "
       "nemotron_h_moe, llama4, "
@@ -456,6 +458,13 @@ void build_random_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
     // Qwen2-VL's 16/24/24 of 64 rotated pairs (temporal, height, width), scaled to the head.
     const auto pairs = static_cast<int32_t>(s.head_dim / 2), t = pairs / 4, h = (pairs - t) / 2;
     w.set_i32s(p + "rope.dimension_sections", {t, h, pairs - t - h, 0});
+  }
+  if (a.name == "qwen3vl") {
+    // Qwen3-VL's 24/20/20 of 64 pairs, scaled to the head, and its deepstack inputs (3 of 36
+    // layers; fewer in shallow shapes: qwen3vl_deepstack_layers).
+    const auto pairs = static_cast<int32_t>(s.head_dim / 2), hw = pairs * 20 / 64;
+    w.set_i32s(p + "rope.dimension_sections", {pairs - 2 * hw, hw, hw, 0});
+    w.set_u32(p + "n_deepstack_layers", qwen3vl_deepstack_layers(s.n_layer));
   }
   if (a.name == "gemma-embedding") {
     w.set_u32(p + "pooling_type", 1);  // mean

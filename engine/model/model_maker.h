@@ -49,20 +49,21 @@ struct ModelShape {
 // local/global pattern), "llama3.2-1b", "llama3.1-8b", "qwen2.5-0.5b",
 // "qwen3-30b-a3b", "gpt-oss-20b", "llama3.1-70b", "ministral3-3b", "ministral3-8b",
 // "embeddinggemma-300m", "lfm2-1.2b", "test-deep" (test with 25 layers), "gemma3n-e2b",
-// "gemma3n-e4b", "gemma4-e2b", "test-moe" (test-swa as gemma4's MoE variant), "test-moe-narrow"
-// (test-moe 128 wide), "test-heads-256" (2 layers 512 wide, heads of 256: gemma4's global ones
-// 512 as in the published models), "gemma4-26b-a4b", "qwen35-4b", "qwen35-35b-a3b",
-// "qwen3-next-80b-a3b", "granite-4.0-h-micro", "granite-4.0-h-tiny" (granitehybrid's MoE
-// variant), "nemotron-h-8b", "nemotron-3-nano-30b-a3b" (nemotron_h_moe), "llama4-scout", or
-// "test-latent" (test with nemotron_h_moe's experts in a latent width of 128), or
-// "WxLxHxKV" (n_embd x n_layer x n_head x n_head_kv, head_dim = W / H, n_ff = 8/3 W rounded up to a
-// multiple of 256). A named shape may end in ":LAYERS" to keep its widths with fewer (or more)
+// "gemma3n-e4b", "gemma4-e2b", "qwen3-vl-8b" (Qwen3-VL 8B's text model), "test-moe" (test-swa as
+// gemma4's MoE variant), "test-moe-narrow" (test-moe 128 wide), "test-heads-256" (2 layers 512
+// wide, heads of 256: gemma4's global ones 512 as in the published models), "gemma4-26b-a4b",
+// "qwen35-4b", "qwen35-35b-a3b", "qwen3-next-80b-a3b", "granite-4.0-h-micro", "granite-4.0-h-tiny"
+// (granitehybrid's MoE variant), "nemotron-h-8b", "nemotron-3-nano-30b-a3b" (nemotron_h_moe),
+// "llama4-scout", or "test-latent" (test with nemotron_h_moe's experts in a latent width of 128),
+// or "WxLxHxKV" (n_embd x n_layer x n_head x n_head_kv, head_dim = W / H, n_ff = 8/3 W rounded up
+// to a multiple of 256). A named shape may end in ":LAYERS" to keep its widths with fewer (or more)
 // layers: "qwen3-30b-a3b:4" makes a real-width MoE model that writes in seconds, for per-layer
 // kernel profiles. Throws std::invalid_argument naming what is wrong.
 ModelShape parse_model_shape(std::string_view text);
 
 struct MakeModelOptions {
-  // llama, qwen2, qwen2moe (experts and a gated shared expert), qwen3, qwen3moe, qwen3-embedding
+  // llama, qwen2, qwen2vl, qwen3vl (qwen3 with interleaved M-RoPE and deepstack inputs),
+  // qwen2moe (experts and a gated shared expert), qwen3, qwen3moe, qwen3-embedding
   // (qwen3 with last-token pooling), gemma2, gemma3, gemma3n (gemma3n_maker.h), gemma4
   // (gemma4_maker.h), llama4 (Llama 4's text decoder: MoE with an ungated shared expert every 2nd
   // layer, every layer for llama4-scout; chunk size 8192, the one llama.cpp uses), phi3, mistral3
@@ -101,6 +102,11 @@ uint64_t vocab_token_count(const gguf::GgufFile& vocab);
 // A decoder's shape is usable: every size set, query heads a multiple of K/V heads, the head size
 // a multiple of `head_dim_multiple`; else std::invalid_argument.
 void check_decoder_shape(const ModelShape& s, uint32_t head_dim_multiple = 1);
+// Qwen3-VL's deepstack inputs for a text model of n_layer layers (qwen3vl.n_deepstack_layers):
+// the published models' 3, at most n_layer - 1; its projector (projector_maker.h) has as many.
+inline uint32_t qwen3vl_deepstack_layers(uint32_t n_layer) {
+  return n_layer > 3 ? 3 : (n_layer > 0 ? n_layer - 1 : 0);
+}
 void add_random_tensor(gguf::GgufWriter& w, const MakeModelOptions& o, std::string name,
                        std::vector<uint64_t> shape, bool norm, uint32_t layer, bool has_output,
                        float scale = 1.0f);

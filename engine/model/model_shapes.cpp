@@ -38,6 +38,8 @@ const NamedShape kNamedShapes[] = {
     // Qwen2.5-VL 7B.
     {"gemma3-4b", {2560, 34, 8, 4, 256, 10240, 131072, true, 1000000.0f, 0.0f, 0, 0, 0, 1024}},
     {"qwen2.5-vl-7b", {3584, 28, 28, 4, 128, 18944, 128000, false, 1000000.0f, 0.0f}},
+    // Qwen3-VL 8B (its config.json's text_config: rope base 5e6; the text arch is qwen3vl).
+    {"qwen3-vl-8b", {4096, 36, 32, 8, 128, 12288, 262144, false, 5000000.0f, 0.0f}},
     {"embeddinggemma-300m", {768, 24, 3, 1, 256, 1152, 2048, true, 1000000.0f, 0.0f, 0, 0, 0, 512}},
     {"lfm2-1.2b", {2048, 16, 32, 8, 64, 8192, 128000, true, 1000000.0f, 0.0f}},
     // test with 25 layers: deep enough for Gemma 3n's KV sharing (layers 20-24 reuse the caches

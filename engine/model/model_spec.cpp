@@ -56,6 +56,7 @@ constexpr ArchEntry kArchs[] = {
     {"nemotron_h_moe", Arch::NemotronHMoe},
     {"llama4", Arch::Llama4},
     {"qwen2vl", Arch::Qwen2Vl},
+    {"qwen3vl", Arch::Qwen3Vl},
 };
 
 // <arch>.feed_forward_length: one width, or (Gemma 3n's converter) one per layer, which must
@@ -288,7 +289,7 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
         "' (supported: llama, qwen2, qwen2moe, qwen3, qwen3moe, gpt-oss, gemma2, "
         "gemma3, phi3, mistral3, bert, "
         "nomic-bert, gemma-embedding, lfm2, gemma3n, gemma4, qwen35, qwen35moe, qwen3next, "
-        "granitehybrid, nemotron_h, nemotron_h_moe, llama4)");
+        "granitehybrid, nemotron_h, nemotron_h_moe, llama4, qwen2vl, qwen3vl)");
   }
   const Keys k(f, s.arch_name);
   s.n_layer = k.u32("block_count");
@@ -374,6 +375,16 @@ ModelSpec ModelSpec::from_gguf(const gguf::GgufFile& f) {
     case Arch::Qwen2Vl:
       s.rope_ordering = RopeOrdering::NeoX;
       read_mrope_sections(f, s);
+      break;
+    case Arch::Qwen3Vl:
+      // Qwen3's layers (Q/K norms) with interleaved M-RoPE and the deepstack inputs.
+      s.rope_ordering = RopeOrdering::NeoX;
+      read_mrope_sections(f, s);
+      s.mrope_interleaved = true;
+      s.n_deepstack = k.u32("n_deepstack_layers", 0);
+      if (s.n_deepstack >= s.n_layer)
+        throw std::runtime_error("qwen3vl: n_deepstack_layers " + std::to_string(s.n_deepstack) +
+                                 " is not below the layer count");
       break;
     case Arch::Qwen3Moe:
     case Arch::Qwen2Moe:

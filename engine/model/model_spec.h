@@ -39,6 +39,7 @@ enum class Arch {
   NemotronHMoe,
   Llama4,
   Qwen2Vl,
+  Qwen3Vl,
 };
 enum class RopeOrdering { Normal, NeoX };  // rotate pairs (2i, 2i+1) vs (i, i + dims/2)
 // SwigluOai: gpt-oss's clamped SwiGLU, out = g * sigmoid(1.702 g) * (u + 1) with the gate g
@@ -90,6 +91,16 @@ struct ModelSpec {
   // has the same position in all four (llama.cpp broadcasts it), which makes the rotation NeoX's
   // over the rotated dimensions; image tokens' grid positions are what the sections are for.
   std::array<uint32_t, 4> mrope_sections{};
+  // Qwen3-VL's interleaved M-RoPE (llama.cpp's imrope): pair i turns by h when i % 3 == 1 and
+  // i < 3 * sections[1], by w when i % 3 == 2 and i < 3 * sections[2], else by t, instead of the
+  // consecutive runs above (pairs i % sum(sections) as there).
+  bool mrope_interleaved = false;
+  // Qwen3-VL's deepstack: an image row's input is n_embd * (1 + n_deepstack) floats, the first
+  // n_embd its embedding, slice i + 1 added to the residual stream after layer i < n_deepstack
+  // (text tokens add nothing: llama.cpp pads their embeddings with zeros).
+  uint32_t n_deepstack = 0;
+  // Floats per row of an injected (image) input: n_embd, wider with deepstack slices.
+  uint32_t n_embd_inp() const { return n_embd * (1 + n_deepstack); }
   // YaRN (rope.scaling.type yarn), as ggml applies it with ext_factor 1: pair i's angle blends
   // the interpolated (freq_scale) and the original frequency by a ramp over the pairs between
   // the beta_fast and beta_slow correction dimensions. That is one divisor per pair, which the

@@ -2,6 +2,7 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "engine/gguf/inline_projector.h"
+#include "engine/gguf/quants.h"
 #include "engine/model/model_maker.h"
 #include "engine/model/projector_maker.h"
 
@@ -86,6 +88,7 @@ TwinProjector twin_projector(const MakeModelOptions& o, const gguf::GgufWriter& 
   po.f32 = o.file_type == FileType::F32;
   po.seed = o.seed;
   if (o.arch == "mistral3") po.img_break = img_break_embedding(w);
+  if (o.arch == "qwen3vl") po.n_deepstack = qwen3vl_deepstack_layers(o.shape.n_layer);
   gguf::GgufWriter projector;
   build_random_projector(po, projector);
   std::vector<uint8_t> bytes = projector.serialize();
@@ -292,6 +295,96 @@ void rewrite_qwen2vl(const MakeModelOptions& o, gguf::GgufWriter& w) {
   embed_tower_tensors(o, twin, w);
 }
 
+// Qwen3-VL's tower as Ollama's converter (before its projector layer) embeds it: the twin's
+// tensors under the Hugging Face names it keeps (gguf::inline_tower_renames backwards: norm1,
+// mlp.linear_fc1, merger.*, pos_embed; deepstack_merger.<i>.*), Q|K|V split in three, the two
+// frames' patch kernels as the one Conv3D kernel [3 n_embd, 2, patch, patch] (its first two
+// dimensions merged).
+void embed_qwen3vl_tower(const TwinProjector& twin, const std::vector<int32_t>& deepstack,
+                         gguf::GgufWriter& w) {
+  const gguf::GgufFile& f = twin.file;
+  auto bytes_of = [&](const gguf::TensorInfo& t) {
+    const auto d = f.tensor_data(t);
+    return std::vector<uint8_t>(d.begin(), d.end());
+  };
+  for (const gguf::TensorInfo& t : f.tensors()) {
+    std::string name = t.name;
+    if (name.starts_with("v.patch_embd.weight")) {
+      if (name != "v.patch_embd.weight") continue;  // both frames at the first
+      const gguf::TensorInfo& second = *f.find_tensor("v.patch_embd.weight.1");
+      const uint64_t P = t.shape[0], rows = t.shape[2] * t.shape[3];  // 3 x n_embd
+      const uint64_t kernel = gguf::quantized_size(t.type, P * P);    // F16 or F32
+      const auto a = f.tensor_data(t), b = f.tensor_data(second);
+      std::vector<uint8_t> merged(2 * rows * kernel);
+      for (uint64_t r = 0; r < rows; ++r) {
+        std::memcpy(&merged[(2 * r) * kernel], &a[r * kernel], kernel);
+        std::memcpy(&merged[(2 * r + 1) * kernel], &b[r * kernel], kernel);
+      }
+      w.add_tensor("v.patch_embed.weight", t.type, {P, P, 2, rows}, std::move(merged));
+      continue;
+    }
+    if (const size_t at = name.find(".attn_qkv."); at != std::string::npos) {
+      const std::vector<uint8_t> all = bytes_of(t);
+      const uint64_t third = all.size() / 3;
+      std::vector<uint64_t> shape = t.shape;
+      shape.back() /= 3;
+      for (int i = 0; i < 3; ++i) {
+        std::string part = name;
+        part.replace(at, 10, i == 0 ? ".attn_q." : i == 1 ? ".attn_k." : ".attn_v.");
+        w.add_tensor(std::move(part), t.type, shape,
+                     std::vector<uint8_t>(all.begin() + i * third, all.begin() + (i + 1) * third));
+      }
+      continue;
+    }
+    if (name.starts_with("v.deepstack.")) {  // by the merger's index, not its layer
+      const size_t dot = name.find('.', 12);
+      const int32_t layer = std::stoi(name.substr(12, dot - 12));
+      const auto k = std::find(deepstack.begin(), deepstack.end(), layer) - deepstack.begin();
+      name = "v.deepstack_merger." + std::to_string(k) + name.substr(dot);
+    }
+    for (const auto& [ollama, llama_cpp] : gguf::inline_tower_renames("qwen3vl"))
+      if (const size_t at = name.find(llama_cpp); at != std::string::npos) {
+        name.replace(at, llama_cpp.size(), ollama);
+        break;
+      }
+    w.add_tensor(std::move(name), t.type, t.shape, bytes_of(t));
+  }
+}
+
+// Qwen3-VL as Ollama's library publishes it (its converter before the projector layer): llama.cpp's
+// qwen3vl keys but the RoPE sections as rope.mrope_section (the HF config's three), no
+// n_deepstack_layers or vocab_size, and the twin's tower embedded under qwen3vl.vision.* keys.
+void rewrite_qwen3vl(const MakeModelOptions& o, gguf::GgufWriter& w) {
+  const std::string p = "qwen3vl.";
+  std::vector<int32_t> sections;
+  if (const gguf::Array* a = array_of(w, p + "rope.dimension_sections"))
+    for (const gguf::Value& v : a->items) sections.push_back(std::get<int32_t>(v.v));
+  sections.resize(3);
+  for (const char* key : {"rope.dimension_sections", "n_deepstack_layers", "vocab_size"})
+    w.erase(p + key);
+  w.set_i32s(p + "rope.mrope_section", sections);
+  const TwinProjector twin = twin_projector(o, w);
+  const gguf::GgufFile& mmproj = twin.file;
+  const std::string v = p + "vision.";
+  for (const char* key : {"block_count", "embedding_length", "attention.head_count", "patch_size",
+                          "spatial_merge_size"})
+    w.set_u32(v + key, mmproj.get<uint32_t>(std::string("clip.vision.") + key));
+  w.set_u32(v + "num_channels", 3);
+  w.set_u32(v + "temporal_patch_size", 2);
+  w.set_f32(v + "attention.layer_norm_epsilon", 1e-6f);
+  w.set_f32(v + "rope.freq_base", 10000.0f);
+  std::vector<int32_t> deepstack;
+  for (uint32_t l = 0; l < mmproj.get<uint32_t>("clip.vision.block_count"); ++l)
+    if (mmproj.find_tensor("v.deepstack." + std::to_string(l) + ".fc1.weight"))
+      deepstack.push_back(static_cast<int32_t>(l));
+  w.set_i32s(v + "deepstack_visual_indexes", deepstack);
+  w.set_u32(v + "shortest_edge", 65536);  // Qwen3-VL's preprocessor_config.json
+  w.set_u32(v + "longest_edge", 16777216);
+  w.set_f32s(v + "image_mean", {0.5f, 0.5f, 0.5f});
+  w.set_f32s(v + "image_std", {0.5f, 0.5f, 0.5f});
+  embed_qwen3vl_tower(twin, deepstack, w);
+}
+
 void rewrite_qwen3moe(gguf::GgufWriter& w) {
   w.erase("qwen3moe.expert_feed_forward_length");
   w.set_bool("qwen3moe.norm_top_k_prob", true);
@@ -347,6 +440,8 @@ void rewrite_as_ollama_layout(const MakeModelOptions& o, gguf::GgufWriter& w) {
     rewrite_qwen3moe(w);
   } else if (o.arch == "qwen2vl") {
     rewrite_qwen2vl(o, w);
+  } else if (o.arch == "qwen3vl") {
+    rewrite_qwen3vl(o, w);
   } else if (o.arch == "gpt-oss") {
     rewrite_gptoss(w);
   } else if (o.arch == "bert") {
@@ -354,7 +449,8 @@ void rewrite_as_ollama_layout(const MakeModelOptions& o, gguf::GgufWriter& w) {
   } else {
     throw std::invalid_argument(
         "make-model --layout ollama: no Ollama layout for '" + o.arch +
-        "' (llama, gemma3, gemma-embedding, mistral3, qwen3moe, qwen2vl, gpt-oss, bert with an "
+        "' (llama, gemma3, gemma-embedding, mistral3, qwen3moe, qwen2vl, qwen3vl, gpt-oss, bert "
+        "with an "
         "XLM-R vocabulary; Ollama's converter writes the other architectures as llama.cpp's "
         "does: docs/ollama-layouts.md)");
   }

@@ -200,6 +200,79 @@ void build_qwen25vl_projector(const MakeProjectorOptions& o, gguf::GgufWriter& w
   add_projector_tensors(plan, o, w);
 }
 
+// Qwen3-VL's projector as llama.cpp's converter writes it (conversion/qwen3vl.py; clip.cpp's
+// PROJECTOR_TYPE_QWEN3VL reads it): the Conv3D patch embedding split into its two frames' kernels
+// with a bias, learned positions for a square of image_size / patch_size patches a side (F32),
+// LayerNorms with biases, fused Q|K|V and out with biases, a GELU MLP (ffn_up, ffn_down) with
+// biases, the merger's LayerNorm as v.post_ln and its MLP as mm.0 / mm.2, and a deepstack merger
+// (LayerNorm over 4 x n_embd, fc1, fc2 to the text width) after o.n_deepstack layers: layers
+// deepstack_every, 2 deepstack_every, ... (v.deepstack.<layer>.*). Its mean and std are 0.5, as
+// Qwen3-VL's preprocessor config says.
+void build_qwen3vl_projector(const MakeProjectorOptions& o, gguf::GgufWriter& w) {
+  const ProjectorShape& s = o.shape;
+  if (s.patch_size == 0 || s.image_size % s.patch_size != 0 || s.n_embd == 0 || s.n_layer == 0 ||
+      s.n_head == 0 || s.n_embd % s.n_head != 0 || (s.n_embd / s.n_head) % 4 != 0 || s.n_ff == 0 ||
+      s.n_merge != 2 || o.text_embd == 0 || s.deepstack_every == 0) {
+    throw std::invalid_argument("make-model: inconsistent projector shape");
+  }
+  if (o.n_deepstack * s.deepstack_every >= s.n_layer) {
+    throw std::invalid_argument("make-model: a qwen3vl projector of " + std::to_string(s.n_layer) +
+                                " layers has no room for the text "
+                                "model's " +
+                                std::to_string(o.n_deepstack) + " deepstack layers (one every " +
+                                std::to_string(s.deepstack_every) + ")");
+  }
+  write_clip_keys(
+      w, o, {"qwen3vl_merger", "clip.use_gelu", 1e-6f, {0.5f, 0.5f, 0.5f}, {0.5f, 0.5f, 0.5f}});
+  w.set_u32("clip.vision.spatial_merge_size", s.n_merge);
+
+  const uint64_t E = s.n_embd, F = s.n_ff, P = s.patch_size, T = o.text_embd;
+  const uint64_t side = s.image_size / s.patch_size;
+  std::vector<ProjectorTensor> plan;
+  auto matrix = [&](std::string name, std::vector<uint64_t> shape, uint64_t fan_in) {
+    plan.push_back({std::move(name), std::move(shape), ProjectorInit::Matrix, fan_in});
+  };
+  auto vec = [&](std::string name, uint64_t n, ProjectorInit init) {
+    plan.push_back({std::move(name), {n}, init, 0});
+  };
+  auto layer_norm = [&](const std::string& name, uint64_t n) {
+    vec(name + ".weight", n, ProjectorInit::Norm);
+    vec(name + ".bias", n, ProjectorInit::Bias);
+  };
+  matrix("v.patch_embd.weight", {P, P, 3, E}, 6 * P * P);
+  matrix("v.patch_embd.weight.1", {P, P, 3, E}, 6 * P * P);
+  vec("v.patch_embd.bias", E, ProjectorInit::Bias);
+  plan.push_back({"v.position_embd.weight", {E, side * side}, ProjectorInit::Matrix, 16 * E});
+  for (uint32_t l = 0; l < s.n_layer; ++l) {
+    const std::string b = "v.blk." + std::to_string(l) + ".";
+    matrix(b + "attn_qkv.weight", {E, 3 * E}, E);
+    vec(b + "attn_qkv.bias", 3 * E, ProjectorInit::Bias);
+    matrix(b + "attn_out.weight", {E, E}, E);
+    vec(b + "attn_out.bias", E, ProjectorInit::Bias);
+    layer_norm(b + "ln1", E);
+    layer_norm(b + "ln2", E);
+    matrix(b + "ffn_up.weight", {E, F}, E);
+    vec(b + "ffn_up.bias", F, ProjectorInit::Bias);
+    matrix(b + "ffn_down.weight", {F, E}, F);
+    vec(b + "ffn_down.bias", E, ProjectorInit::Bias);
+  }
+  layer_norm("v.post_ln", E);
+  matrix("mm.0.weight", {4 * E, 4 * E}, 4 * E);
+  vec("mm.0.bias", 4 * E, ProjectorInit::Bias);
+  matrix("mm.2.weight", {4 * E, T}, 4 * E);
+  vec("mm.2.bias", T, ProjectorInit::Bias);
+  for (uint32_t i = 0; i < o.n_deepstack; ++i) {
+    const uint32_t l = (i + 1) * s.deepstack_every;
+    const std::string b = "v.deepstack." + std::to_string(l) + ".";
+    layer_norm(b + "norm", 4 * E);
+    matrix(b + "fc1.weight", {4 * E, 4 * E}, 4 * E);
+    vec(b + "fc1.bias", 4 * E, ProjectorInit::Bias);
+    matrix(b + "fc2.weight", {4 * E, T}, 4 * E);
+    vec(b + "fc2.bias", T, ProjectorInit::Bias);
+  }
+  add_projector_tensors(plan, o, w);
+}
+
 }  // namespace
 
 std::vector<float> img_break_embedding(const gguf::GgufWriter& text) {
@@ -231,6 +304,16 @@ ProjectorShape parse_projector_shape(std::string_view text, std::string_view arc
     } else {
       throw std::invalid_argument("unknown gemma4 projector shape '" + std::string(text) +
                                   "' (test, gemma4-e2b, optionally :LAYERS)");
+    }
+  } else if (arch == "qwen3vl") {
+    // Qwen3-VL: patch 16, learned positions for image_size / patch a side, deepstack mergers.
+    if (name == "test") {
+      shape = {256, 16, 128, 2, 4, 256, 2, 0, 1};
+    } else if (name == "qwen3vl-8b") {
+      shape = {768, 16, 1152, 27, 16, 4304, 2, 0, 8};
+    } else {
+      throw std::invalid_argument("unknown qwen3vl projector shape '" + std::string(text) +
+                                  "' (test, qwen3vl-8b, optionally :LAYERS)");
     }
   } else if (arch == "qwen2vl") {
     // Qwen2.5-VL: window attention but every n_wa_pattern-th layer.
@@ -287,10 +370,14 @@ void build_random_projector(const MakeProjectorOptions& o, gguf::GgufWriter& w) 
     build_gemma4v_projector(o, w);
     return;
   }
+  if (o.arch == "qwen3vl") {
+    build_qwen3vl_projector(o, w);
+    return;
+  }
   if (o.arch != "gemma3") {
     throw std::invalid_argument(
-        "make-model: --projector is for gemma3, gemma4, mistral3 and qwen2vl only (got '" + o.arch +
-        "')");
+        "make-model: --projector is for gemma3, gemma4, mistral3, qwen2vl and qwen3vl only (got '" +
+        o.arch + "')");
   }
   const ProjectorShape& s = o.shape;
   if (s.image_size == 0 || s.patch_size == 0 || s.image_size % s.patch_size != 0 || s.n_embd == 0 ||

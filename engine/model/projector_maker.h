@@ -26,6 +26,9 @@ struct ProjectorShape {
   uint32_t n_ff = 0;
   uint32_t n_merge = 0;       // pooling kernel or patch merger (a side); Gemma 3's divides the grid
   uint32_t n_wa_pattern = 0;  // Qwen2.5-VL: layers l with (l + 1) % n_wa_pattern == 0 attend fully
+  // Qwen3-VL: a deepstack merger after layers every, 2 every, ... (8: layers 8, 16, 24 of 27, as
+  // Qwen3-VL 8B's deepstack_visual_indexes), as many as the text model has.
+  uint32_t deepstack_every = 0;
 };
 
 // "test" (224 px, patch 14, 2 layers 128 wide, 4 heads, FFN 512, 4x4 pooling: 16 image tokens),
@@ -41,11 +44,15 @@ struct ProjectorShape {
 // attention every 8th layer). For --arch gemma4 (Gemma 4's gemma4v tower; image_size is then
 // the length of each learned position table): "test" (patch 16, 2 layers 128 wide, 4 heads of
 // 32, FFN 256, 3x3 pooling, tables of 256) or "gemma4-e2b" (Gemma 4 E2B's tower: 16 layers 768
-// wide, 12 heads, FFN 3072, tables of 10240). Throws std::invalid_argument for another name.
+// wide, 12 heads, FFN 3072, tables of 10240). For --arch qwen3vl (Qwen3-VL): "test" (256 px
+// positions, patch 16, 2 layers 128 wide, 4 heads of 32, FFN 256, deepstack after layer 1) or
+// "qwen3vl-8b" (Qwen3-VL 8B's tower: 768 px positions, patch 16, 27 layers 1152 wide, 16 heads, FFN
+// 4304, deepstack after layers 8, 16 and 24). Throws std::invalid_argument for another name.
 ProjectorShape parse_projector_shape(std::string_view text, std::string_view arch = "gemma3");
 
 struct MakeProjectorOptions {
-  std::string arch = "gemma3";  // the text model's architecture: gemma3, mistral3, qwen2vl, gemma4
+  std::string arch = "gemma3";  // the text model's architecture: gemma3, mistral3, qwen2vl, gemma4,
+                                // qwen3vl
   ProjectorShape shape;
   uint32_t text_embd = 0;  // the text model's width: the projector's output
   bool f32 = false;        // matrices F32 instead of F16 (vectors are always F32)
@@ -53,6 +60,8 @@ struct MakeProjectorOptions {
   // mistral3: the text model's [IMG_BREAK] embedding (img_break_embedding), text_embd values,
   // which llama.cpp's converter copies into the projector as v.token_embd.img_break.
   std::vector<float> img_break;
+  // qwen3vl: the text model's deepstack layers (qwen3vl.n_deepstack_layers), as many mergers.
+  uint32_t n_deepstack = 0;
 };
 
 // The [IMG_BREAK] token's row (gguf::img_break_token) of the token embeddings of the text model

@@ -58,12 +58,19 @@ class CpuBackend final : public StepBackend {
     split(n_tokens, 1, [&](uint32_t b, uint32_t e) { cpu::get_rows(g, b, e); });
   }
 
-  void inject_rows(Rows x, uint32_t n) override {
-    float* base = ptr(x);
+  // Slice 0 of the injected rows copied into x's rows, a deepstack slice added to them.
+  void inject_rows(Rows x, uint32_t n) override { injected_slice(x, n, 0); }
+  void add_injected_slice(Rows x, uint32_t n, uint32_t slice) override {
+    injected_slice(x, n, slice);
+  }
+  void injected_slice(Rows x, uint32_t n, uint32_t slice) {
     const uint32_t stride = x.stride ? x.stride : n;
     for (const InjectedRows& r : injected_)
-      for (uint32_t i = 0; i < r.n; ++i)
-        std::memcpy(base + uint64_t(r.row + i) * stride, r.data + uint64_t(i) * n, n * 4ull);
+      for (uint32_t i = 0; i < r.n; ++i) {
+        float* to = ptr(x) + uint64_t(r.row + i) * stride;
+        const float* from = r.data + uint64_t(i) * spec_.n_embd_inp() + uint64_t(slice) * n;
+        for (uint32_t j = 0; j < n; ++j) to[j] = slice ? to[j] + from[j] : from[j];
+      }
   }
 
   void rms_norm(Rows x, WeightRef w, Rows y, uint32_t n, uint32_t rows,
@@ -530,6 +537,7 @@ class CpuBackend final : public StepBackend {
     p.temp_offset = r.temp_offset;
     p.rotate = r.rotate;
     p.mrope_sections = r.mrope_sections;
+    p.mrope_interleaved = r.mrope_interleaved;
     if (!rope_pos_.empty()) p.mrope_pos = rope_pos_.data();
     if (r.freq_factors && find({Weight::RopeFreqs}))
       p.freq_factors = f32_weight({Weight::RopeFreqs});

@@ -59,21 +59,21 @@ void Forward::step(StepBackend& b, const StepShape& s) const {
       b.inject_rows({Act::X}, spec_.n_embd);
       b.barrier();
     }
-    layers(b, s.n_tokens);
+    layers(b, s.n_tokens, s.injected);
   }
   b.timestamp("layers");
   output(b, s);
 }
 
-void Forward::layers(StepBackend& b, uint32_t T) const {
+void Forward::layers(StepBackend& b, uint32_t T, bool injected) const {
   if (chained_norms() && spec_.n_layer > 0) {
     b.rms_norm({Act::X}, {Weight::AttnNorm, 0}, {Act::H}, spec_.n_embd, T, qkv_inputs(0).span());
     b.barrier();
   }
-  for (uint32_t l = 0; l < spec_.n_layer; ++l) layer(b, l, T);
+  for (uint32_t l = 0; l < spec_.n_layer; ++l) layer(b, l, T, injected);
 }
 
-void Forward::layer(StepBackend& b, uint32_t l, uint32_t T) const {
+void Forward::layer(StepBackend& b, uint32_t l, uint32_t T, bool injected) const {
   b.begin_layer(l);
   if (spec_.is_delta_net()) {  // qwen35, qwen35moe, qwen3next
     Qwen35Forward(spec_).block(b, l, T, ffn_inputs(l).span());
@@ -82,7 +82,7 @@ void Forward::layer(StepBackend& b, uint32_t l, uint32_t T) const {
   } else {
     attention_block(b, l, T);
   }
-  ffn_block(b, l, T);
+  ffn_block(b, l, T, injected && l < spec_.n_deepstack);
   b.end_layer(l);
 }
 
@@ -103,7 +103,10 @@ void Forward::attention_block(StepBackend& b, uint32_t l, uint32_t T) const {
   rope.freq_base = swa ? spec_.rope_freq_base_swa : spec_.rope_freq_base;
   rope.freq_scale = swa ? spec_.rope_freq_scale_swa : spec_.rope_freq_scale;
   rope.freq_factors = spec_.has_rope_freqs;
-  if (spec_.uses_mrope()) rope.mrope_sections = spec_.mrope_sections;
+  if (spec_.uses_mrope()) {
+    rope.mrope_sections = spec_.mrope_sections;
+    rope.mrope_interleaved = spec_.mrope_interleaved;
+  }
   // Llama 4's NoPE layers rotate nothing; only they take the query temperature there.
   const bool nope = spec_.is_nope(l);
   RopeSpec rope_q = rope;
@@ -217,7 +220,7 @@ void Forward::short_conv_block(StepBackend& b, uint32_t l, uint32_t T) const {
   b.mark("conv_out_ffn_norm");
 }
 
-void Forward::ffn_block(StepBackend& b, uint32_t l, uint32_t T) const {
+void Forward::ffn_block(StepBackend& b, uint32_t l, uint32_t T, bool deepstack) const {
   const uint32_t E = spec_.n_embd, ff = spec_.n_ff;
 
   const BlockInputs inputs = ffn_inputs(l);
@@ -250,7 +253,7 @@ void Forward::ffn_block(StepBackend& b, uint32_t l, uint32_t T) const {
     b.products({Act::FfnAct}, T, out);
     b.barrier();
     b.rms_norm_add({Act::H}, {Weight::PostFfnNorm, l}, {Act::X}, {Act::X}, E, T);
-  } else if (l + 1 < spec_.n_layer) {
+  } else if (l + 1 < spec_.n_layer && !deepstack) {
     // The next layer's attention norm; the last layer's sum goes to the output norm instead.
     const BlockInputs qkv = qkv_inputs(l + 1);
     b.products_then_norm({Act::FfnAct}, T, {down[0], {Act::X}, /*accumulate=*/true},
@@ -258,6 +261,16 @@ void Forward::ffn_block(StepBackend& b, uint32_t l, uint32_t T) const {
   } else {
     const ProductOut out[] = {{down[0], {Act::X}, /*accumulate=*/true}};
     b.products({Act::FfnAct}, T, out);
+    if (deepstack) {
+      // Qwen3-VL: the image rows' deepstack slice joins the layer's output before the next
+      // layer's norm reads it.
+      b.barrier();
+      b.add_injected_slice({Act::X}, E, l + 1);
+      if (l + 1 < spec_.n_layer) {
+        b.barrier();
+        b.rms_norm({Act::X}, {Weight::AttnNorm, l + 1}, {Act::H}, E, T, qkv_inputs(l + 1).span());
+      }
+    }
   }
   b.barrier();
   b.mark(chained_norms() && l + 1 < spec_.n_layer ? "down_attn_norm" : "down");

@@ -25,7 +25,9 @@ class Forward {
   // Every layer over the step's T tokens, from the residual stream in X back into X: the
   // decoder's, or an encoder's made of the same layers (EmbeddingGemma; attention causal or not
   // as the spec says).
-  void layers(StepBackend& b, uint32_t T) const;
+  // `injected`: the step has image rows (StepBackend::inject_rows), which deepstack layers add
+  // their slices to.
+  void layers(StepBackend& b, uint32_t T, bool injected = false) const;
 
  private:
   // The weights that read a block's normed input H (their q8 copy is made with it): Q|K|V or
@@ -44,14 +46,15 @@ class Forward {
   // The norm before the FFN (gpt-oss names it post_attention_norm) and the FFN's activation.
   WeightRef ffn_norm(uint32_t l) const;
   GluAct glu_act() const;
-  void layer(StepBackend& b, uint32_t l, uint32_t T) const;
+  void layer(StepBackend& b, uint32_t l, uint32_t T, bool injected) const;
   void attention_block(StepBackend& b, uint32_t l, uint32_t T) const;
   // LFM2's gated short convolution: in_proj to B|C|X, y = C * conv(B * X) over the sequence with
   // its carried state, out_proj added into the residual stream.
   void short_conv_block(StepBackend& b, uint32_t l, uint32_t T) const;
   // The block's output projection added into X, then the FFN's norm into H.
   void block_out_then_ffn_norm(StepBackend& b, uint32_t l, uint32_t T, WeightRef wo) const;
-  void ffn_block(StepBackend& b, uint32_t l, uint32_t T) const;
+  // `deepstack`: add the injected rows' slice l + 1 after the layer (Qwen3-VL).
+  void ffn_block(StepBackend& b, uint32_t l, uint32_t T, bool deepstack = false) const;
   void moe_block(StepBackend& b, uint32_t l, uint32_t T) const;
   void output(StepBackend& b, const StepShape& shape) const;
 

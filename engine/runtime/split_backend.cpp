@@ -31,6 +31,12 @@ class SplitBackend final : public StepBackend {
     stages_.front()->set_injected_rows(rows);
   }
   void inject_rows(Rows x, uint32_t n) override { go(0).inject_rows(x, n); }
+  // Deepstack's additions follow the first layers, which the first stage holds.
+  void add_injected_slice(Rows x, uint32_t n, uint32_t slice) override {
+    if (stage_of_.size() < slice || stage_of_[slice - 1] != 0)
+      throw std::invalid_argument("deepstack layers beyond a split model's first stage");
+    go(0).add_injected_slice(x, n, slice);
+  }
   void embed(WeightRef table, Rows out, uint32_t n_tokens, float scale) override {
     on(table).embed(table, out, n_tokens, scale);
   }

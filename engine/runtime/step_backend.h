@@ -23,7 +23,8 @@
 namespace vkllm::runtime {
 
 // Rows that replace the embedded rows of step tokens [row, row + n) (an image's embeddings): n
-// rows of the model's n_embd floats at `data`, host memory valid until the step ends.
+// rows of the model's n_embd_inp() floats at `data` (n_embd, then Qwen3-VL's deepstack slices),
+// host memory valid until the step ends.
 struct InjectedRows {
   uint32_t row = 0;
   uint32_t n = 0;
@@ -110,6 +111,11 @@ struct RopeSpec {
   // sizes, repeating (ggml_rope_multi); a pair in the first turns by the token's rope_positions()
   // t, the second by h, the third by w, a fourth by t. A text token's three are equal (NeoX RoPE).
   std::array<uint32_t, 4> mrope_sections{};
+  // Qwen3-VL (llama.cpp's imrope): pair i turns by h when i % 3 == 1 and i < 3 * sections[1], by
+  // w when i % 3 == 2 and i < 3 * sections[2], else by t (llama.cpp takes its fourth position
+  // for the pairs past 3 * sections[0..2], 0 for an image token: those are the slowest pairs,
+  // turned by at most ~1e-4 rad at Qwen3-VL's base 5e6, which vkllm turns by t, as HF does).
+  bool mrope_interleaved = false;
 };
 
 struct AttentionSpec {
@@ -435,6 +441,11 @@ class StepBackend {
   // x's rows that set_injected_rows named overwritten with its rows (n elements each); after
   // embed, so the injected rows are not scaled as token embeddings are (Gemma 3's images).
   virtual void inject_rows(Rows /*x*/, uint32_t /*n*/) { unsupported("inject_rows"); }
+  // Deepstack (Qwen3-VL): x's rows that set_injected_rows named += slice `slice` (1 to
+  // n_deepstack, n elements) of their input rows.
+  virtual void add_injected_slice(Rows /*x*/, uint32_t /*n*/, uint32_t /*slice*/) {
+    unsupported("add_injected_slice");
+  }
   virtual void embed_row(WeightRef /*table*/, uint32_t /*row*/, Rows /*out*/) {
     unsupported("embed_row");
   }

@@ -72,14 +72,25 @@ void VulkanBackend::embed(WeightRef table, Rows out, uint32_t n_tokens, float sc
 void VulkanBackend::set_injected_rows(std::span<const InjectedRows> rows) {
   if (!mem_.rows_in.mapped())
     throw std::invalid_argument("this Vulkan backend takes no embedding rows as step inputs");
+  // Each span's rows slice by slice (n_embd, then the deepstack slices), so that every slice's
+  // rows are one contiguous copy or add.
   const uint64_t row_bytes = uint64_t(spec_.n_embd) * 4;
+  const uint32_t slices = 1 + spec_.n_deepstack;
   uint64_t at = 0;
   injected_.clear();
   for (const InjectedRows& r : rows) {
-    const uint64_t bytes = r.n * row_bytes;
+    const uint64_t bytes = r.n * row_bytes * slices;
     if (at + bytes > mem_.rows_in.size())
       throw std::invalid_argument("embedding rows beyond the step's tokens");
-    std::memcpy(mem_.rows_in.mapped() + at, r.data, bytes);
+    std::byte* to = mem_.rows_in.mapped() + at;
+    if (slices == 1) {
+      std::memcpy(to, r.data, bytes);
+    } else {
+      for (uint32_t i = 0; i < r.n; ++i)
+        for (uint32_t s = 0; s < slices; ++s)
+          std::memcpy(to + (uint64_t(s) * r.n + i) * row_bytes,
+                      r.data + (uint64_t(i) * slices + s) * spec_.n_embd, row_bytes);
+    }
     injected_.push_back({r.row, r.n, at});
     at += bytes;
   }
@@ -92,6 +103,20 @@ void VulkanBackend::inject_rows(Rows x, uint32_t n) {
   for (const auto& r : injected_)
     rec_->copy(mem_.rows_in.slice(r.offset, r.n * row_bytes),
                dst.sub(r.row * row_bytes, r.n * row_bytes));
+  wrote(x.act);
+}
+
+void VulkanBackend::add_injected_slice(Rows x, uint32_t n, uint32_t slice) {
+  if (x.stride != 0 && x.stride != n)
+    throw std::logic_error("add_injected_slice: packed rows only");
+  const uint64_t row_bytes = uint64_t(n) * 4;
+  vk::BufferSlice rows = mem_.slice(x);
+  for (const auto& r : injected_) {
+    const vk::BufferSlice to = rows.sub(r.row * row_bytes, r.n * row_bytes);
+    vk::ops::add(*rec_, ctx_.pipelines(), to,
+                 mem_.rows_in.slice(r.offset + uint64_t(slice) * r.n * row_bytes, r.n * row_bytes),
+                 to, r.n * n);
+  }
   wrote(x.act);
 }
 
@@ -473,6 +498,7 @@ vk::ops::RopeParams VulkanBackend::rope_params(const RopeSpec& r) const {
     if (const auto* f = m_.find(Weight::RopeFreqs)) p.freq_factors = f->data;
   if (mem_.rope_pos_in.handle()) {
     p.mrope_sections = r.mrope_sections;
+    p.mrope_interleaved = r.mrope_interleaved;
     p.mrope_pos = mem_.rope_pos_in.slice();
   }
   return p;

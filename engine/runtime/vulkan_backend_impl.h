@@ -32,6 +32,7 @@ class VulkanBackend final : public StepBackend {
 
   void embed(WeightRef table, Rows out, uint32_t n_tokens, float scale) override;
   void inject_rows(Rows x, uint32_t n) override;
+  void add_injected_slice(Rows x, uint32_t n, uint32_t slice) override;
 
   // The norms feeding decode products write their q8 copy too (no quantize dispatch), those
   // feeding the subgroup-scope tensor-core GEMM their f16 copy (no conversion dispatch).

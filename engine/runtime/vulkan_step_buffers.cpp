@@ -196,7 +196,8 @@ void VulkanStepBuffers::allocate_activations() {
                          "step row ids");
   }
   if (opt.embedding_inputs && m.has_embeddings())  // the whole model, or a split's first stage
-    rows_in = vk::Buffer(ctx.device(), 4ull * T * E, vk::MemoryKind::Upload, "step embedding rows");
+    rows_in = vk::Buffer(ctx.device(), 4ull * T * spec.n_embd_inp(), vk::MemoryKind::Upload,
+                         "step embedding rows");
   readback =
       vk::Buffer(ctx.device(), 4 * (std::max(R * std::max(V, E), encoder ? T * E : 0) + S_words()),
                  vk::MemoryKind::Readback, "step results");

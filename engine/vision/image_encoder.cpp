@@ -60,6 +60,13 @@ struct CpuVitLayer {
   cpu::WeightView q, k, v, o, up, down, gate;  // gate: Pixtral's
 };
 
+// Qwen3-VL's deepstack merger after tower layer `layer`.
+struct CpuDeepstack {
+  uint32_t layer = 0;
+  std::vector<float> norm_w, norm_b, fc1_b, fc2_b;
+  cpu::WeightView fc1, fc2;
+};
+
 struct ImageEncoder::Impl {
   explicit Impl(unsigned threads) : pool(threads ? threads : cpu::ThreadPool::default_threads()) {}
   cpu::ThreadPool pool;
@@ -72,8 +79,10 @@ struct ImageEncoder::Impl {
   // Pixtral: the RMS norms, the patch merger and the MLP, the [IMG_BREAK] row.
   std::vector<float> pre_ln_w, input_norm_w, mm1_b, mm2_b, img_break;
   cpu::WeightView merger, mm1, mm2;
-  // Qwen2.5-VL: the two frames' patch kernels summed (a still image is both frames).
+  // Qwen2.5-VL, Qwen3-VL: the two frames' patch kernels summed (a still image is both frames);
+  // Qwen3-VL's deepstack mergers.
   std::vector<float> patch_sum;
+  std::vector<CpuDeepstack> deepstack;
 
   // y[t] = W x[t] (+ bias) for n rows.
   void linear(const cpu::WeightView& w, const std::vector<float>& bias, const float* x, uint32_t n,
@@ -124,7 +133,7 @@ ImageEncoder::ImageEncoder(gguf::GgufFile projector, unsigned threads)
     load_pixtral(w);
     return;
   }
-  if (spec_.projector == ProjectorType::Qwen25vl) {
+  if (spec_.qwen_vl()) {
     load_qwen25vl(w);
     return;
   }
@@ -173,7 +182,7 @@ ImageEmbeddings ImageEncoder::encode_pixels(const TowerPixels& pixels) {
   check_tower_pixels(spec_, pixels);
   if (gemma4v_) return gemma4v_->encode(pixels);
   if (spec_.projector == ProjectorType::Pixtral) return encode_pixtral(pixels);
-  if (spec_.projector == ProjectorType::Qwen25vl) return encode_qwen25vl(pixels);
+  if (spec_.qwen_vl()) return encode_qwen25vl(pixels);
   const VisionSpec& s = spec_;
   Impl& m = *impl_;
   const std::vector<float>& planes = pixels.planes;
@@ -357,43 +366,86 @@ void ImageEncoder::load_qwen25vl(const VisionWeights& w) {
   m.patch = {gguf::TensorType::F32, reinterpret_cast<const std::byte*>(m.patch_sum.data()),
              3 * P * P, E};
   m.patch_b = tensor_to_f32(w.patch_b);
+  m.position = tensor_to_f32(w.position);  // Qwen3-VL's
   for (const VitLayerWeights& L : w.layers) {
     CpuVitLayer p{};
     p.ln1_w = tensor_to_f32(L.ln1_w), p.ln2_w = tensor_to_f32(L.ln2_w);
+    p.ln1_b = tensor_to_f32(L.ln1_b), p.ln2_b = tensor_to_f32(L.ln2_b);
     p.q = matrix_view(L.q_w, E), p.q_b = tensor_to_f32(L.q_b);
     p.k = matrix_view(L.k_w, E), p.k_b = tensor_to_f32(L.k_b);
     p.v = matrix_view(L.v_w, E), p.v_b = tensor_to_f32(L.v_b);
     p.o = matrix_view(L.o_w, E), p.o_b = tensor_to_f32(L.o_b);
-    p.gate = matrix_view(L.gate_w, E), p.gate_b = tensor_to_f32(L.gate_b);
+    if (!L.gate_w.bytes.empty()) p.gate = matrix_view(L.gate_w, E);
+    p.gate_b = tensor_to_f32(L.gate_b);
     p.up = matrix_view(L.up_w, E), p.up_b = tensor_to_f32(L.up_b);
     p.down = matrix_view(L.down_w, F), p.down_b = tensor_to_f32(L.down_b);
     m.layers.push_back(std::move(p));
   }
   m.post_ln_w = tensor_to_f32(w.post_ln_w);
+  m.post_ln_b = tensor_to_f32(w.post_ln_b);
   m.mm1 = matrix_view(w.mm1_w, 4 * E);
   m.mm1_b = tensor_to_f32(w.mm1_b);
   m.mm2 = matrix_view(w.mm2_w, 4 * E);
   m.mm2_b = tensor_to_f32(w.mm2_b);
+  for (const DeepstackWeights& d : w.deepstack) {
+    CpuDeepstack c;
+    c.layer = d.layer;
+    c.norm_w = tensor_to_f32(d.norm_w), c.norm_b = tensor_to_f32(d.norm_b);
+    c.fc1 = matrix_view(d.fc1_w, 4 * E), c.fc1_b = tensor_to_f32(d.fc1_b);
+    c.fc2 = matrix_view(d.fc2_w, 4 * E), c.fc2_b = tensor_to_f32(d.fc2_b);
+    m.deepstack.push_back(std::move(c));
+  }
 }
 
 ImageEmbeddings ImageEncoder::encode_qwen25vl(const TowerPixels& pixels) {
   const VisionSpec& s = spec_;
   Impl& m = *impl_;
   const uint32_t P = s.patch_size, E = s.n_embd, F = s.n_ff, T = s.text_embd;
-  const QwenVlLayout lay = qwen_vl_layout(pixels.width / P, pixels.height / P, s.window);
+  const bool qwen3 = s.projector == ProjectorType::Qwen3vl;
+  const QwenVlLayout lay = qwen_vl_layout(s, pixels.width, pixels.height);
   const auto N = static_cast<uint32_t>(lay.order.size());
   const std::vector<float> cols = patch_rows(pixels, P, lay.order);
   std::vector<float> x(size_t{N} * E), h(size_t{N} * E), q(size_t{N} * E), k(size_t{N} * E),
       v(size_t{N} * E), att(size_t{N} * E), gate(size_t{N} * F), up(size_t{N} * F);
   m.linear(m.patch, m.patch_b, cols.data(), N, x.data());
+  if (qwen3) {
+    const std::vector<float> pos = qwen3vl_positions(m.position.data(), s.pos_side, E, lay);
+    m.add_into(x.data(), pos.data(), x.size());
+  }
+  // Qwen2.5-VL's RMS norms, Qwen3-VL's LayerNorms.
+  auto norm = [&](const std::vector<float>& w, const std::vector<float>& b, uint32_t rows,
+                  uint32_t n, float* y) {
+    if (qwen3) {
+      m.layer_norm(x.data(), w, b, s.eps, rows, n, y);
+    } else {
+      m.rms_norm(x.data(), w, s.eps, rows, n, y);
+    }
+  };
+  // Qwen3-VL: the units' outputs (merger, then each deepstack merger) side by side.
+  const uint32_t units = N / 4, n_ds = static_cast<uint32_t>(m.deepstack.size());
+  std::vector<float> merged(size_t{units} * T * (1 + n_ds));
+  std::vector<float> hidden(size_t{units} * 4 * E), projected(size_t{units} * T);
+  // A merger MLP over x's units (4 rows as one of 4 n_embd, already normed into `in`): fc1,
+  // GELU, fc2, written as output column block `slot`.
+  auto merge = [&](const float* in, const cpu::WeightView& fc1, const std::vector<float>& b1,
+                   const cpu::WeightView& fc2, const std::vector<float>& b2, uint32_t slot) {
+    m.linear(fc1, b1, in, units, hidden.data());
+    parallel_ranges(m.pool, static_cast<uint32_t>(hidden.size()), 4096,
+                    [&](uint32_t b, uint32_t e) { cpu::gelu(hidden.data(), hidden.data(), b, e); });
+    m.linear(fc2, b2, hidden.data(), units, projected.data());
+    for (uint32_t r = 0; r < units; ++r)
+      std::copy_n(&projected[size_t{lay.unit_of[r]} * T], T,
+                  &merged[(size_t{r} * (1 + n_ds) + slot) * T]);
+  };
 
   const RopeVisionArgs rope_q{q.data(), E, s.n_head, s.head_dim(), lay.pos.data(), s.rope_theta};
   RopeVisionArgs rope_k = rope_q;
   rope_k.x = k.data();
   const float scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim()));
+  uint32_t next_ds = 0;
   for (uint32_t l = 0; l < s.n_layer; ++l) {
     const CpuVitLayer& L = m.layers[l];
-    m.rms_norm(x.data(), L.ln1_w, s.eps, N, E, h.data());
+    norm(L.ln1_w, L.ln1_b, N, E, h.data());
     const cpu::Product qkv[] = {
         {&L.q, q.data(), E, false}, {&L.k, k.data(), E, false}, {&L.v, v.data(), E, false}};
     cpu::matmul(qkv, h.data(), E, N, m.pool, m.ws);
@@ -417,33 +469,39 @@ ImageEmbeddings ImageEncoder::encode_qwen25vl(const TowerPixels& pixels) {
     m.linear(L.o, L.o_b, att.data(), N, h.data());
     m.add_into(x.data(), h.data(), x.size());
 
-    m.rms_norm(x.data(), L.ln2_w, s.eps, N, E, h.data());
-    const cpu::Product gate_up[] = {{&L.gate, gate.data(), F, false}, {&L.up, up.data(), F, false}};
-    cpu::matmul(gate_up, h.data(), E, N, m.pool, m.ws);
-    parallel_ranges(m.pool, N, 8, [&](uint32_t b, uint32_t e) {
-      if (!L.gate_b.empty()) cpu::add_bias(gate.data(), L.gate_b.data(), F, 0, b, e);
-      if (!L.up_b.empty()) cpu::add_bias(up.data(), L.up_b.data(), F, 0, b, e);
-      cpu::glu({gate.data(), up.data(), gate.data(), F, cpu::GluActivation::Silu}, b, e);
-    });
+    norm(L.ln2_w, L.ln2_b, N, E, h.data());
+    if (qwen3) {  // GELU MLP
+      m.linear(L.up, L.up_b, h.data(), N, gate.data());
+      parallel_ranges(m.pool, N * F, 4096,
+                      [&](uint32_t b, uint32_t e) { cpu::gelu(gate.data(), gate.data(), b, e); });
+    } else {  // SiLU-gated
+      const cpu::Product gate_up[] = {{&L.gate, gate.data(), F, false},
+                                      {&L.up, up.data(), F, false}};
+      cpu::matmul(gate_up, h.data(), E, N, m.pool, m.ws);
+      parallel_ranges(m.pool, N, 8, [&](uint32_t b, uint32_t e) {
+        if (!L.gate_b.empty()) cpu::add_bias(gate.data(), L.gate_b.data(), F, 0, b, e);
+        if (!L.up_b.empty()) cpu::add_bias(up.data(), L.up_b.data(), F, 0, b, e);
+        cpu::glu({gate.data(), up.data(), gate.data(), F, cpu::GluActivation::Silu}, b, e);
+      });
+    }
     m.linear(L.down, L.down_b, gate.data(), N, h.data());
     m.add_into(x.data(), h.data(), x.size());
+    if (next_ds < n_ds && m.deepstack[next_ds].layer == l) {
+      // Deepstack: the layer's output by unit, LayerNormed over 4 n_embd, through its merger.
+      const CpuDeepstack& d = m.deepstack[next_ds];
+      m.layer_norm(x.data(), d.norm_w, d.norm_b, s.eps, units, 4 * E, att.data());
+      merge(att.data(), d.fc1, d.fc1_b, d.fc2, d.fc2_b, ++next_ds);
+    }
   }
-  if (!m.post_ln_w.empty()) m.rms_norm(x.data(), m.post_ln_w, s.eps, N, E, x.data());
+  if (!m.post_ln_w.empty()) norm(m.post_ln_w, m.post_ln_b, N, E, x.data());
 
-  // The merger: each unit's four consecutive rows as one row of 4 n_embd, mm.0, GELU, mm.2; then
-  // the units back in row-major order.
-  const uint32_t units = N / 4;
-  std::vector<float> hidden(size_t{units} * 4 * E), projected(size_t{units} * T);
-  m.linear(m.mm1, m.mm1_b, x.data(), units, hidden.data());
-  parallel_ranges(m.pool, static_cast<uint32_t>(hidden.size()), 4096,
-                  [&](uint32_t b, uint32_t e) { cpu::gelu(hidden.data(), hidden.data(), b, e); });
-  m.linear(m.mm2, m.mm2_b, hidden.data(), units, projected.data());
+  // The merger: each unit's four consecutive rows as one row of 4 n_embd, mm.0, GELU, mm.2; the
+  // units back in row-major order.
+  merge(x.data(), m.mm1, m.mm1_b, m.mm2, m.mm2_b, 0);
   ImageEmbeddings out;
   out.n_tokens = units;
-  out.n_embd = T;
-  out.data.resize(size_t{units} * T);
-  for (uint32_t r = 0; r < units; ++r)
-    std::copy_n(&projected[size_t{lay.unit_of[r]} * T], T, &out.data[size_t{r} * T]);
+  out.n_embd = T * (1 + n_ds);
+  out.data = std::move(merged);
   return out;
 }
 

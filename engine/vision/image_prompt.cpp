@@ -23,6 +23,7 @@ ImageLayout image_layout(const VisionSpec& spec) {
       l.n_tokens = 0;  // the image's size decides
       break;
     case ProjectorType::Qwen25vl:
+    case ProjectorType::Qwen3vl:
       l.begin = "<|vision_start|>";
       l.end = "<|vision_end|>";
       l.open = false;  // causal, as mtmd decodes it (M-RoPE's 2D order is the rows' order)

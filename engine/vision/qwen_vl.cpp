@@ -41,6 +41,11 @@ QwenVlLayout qwen_vl_layout(uint32_t grid_w, uint32_t grid_h, uint32_t window) {
   return l;
 }
 
+QwenVlLayout qwen_vl_layout(const VisionSpec& s, uint32_t width, uint32_t height) {
+  const uint32_t gw = width / s.patch_size, gh = height / s.patch_size;
+  return qwen_vl_layout(gw, gh, s.window ? s.window : std::max(1u, std::max(gw, gh) / 2));
+}
+
 void rope_vision(const RopeVisionArgs& a, uint32_t begin, uint32_t end) {
   const uint32_t half = a.head_dim / 2, quarter = a.head_dim / 4;
   // Per-pair frequencies as ggml's rope cache builds them: a running single-precision product of
@@ -63,6 +68,35 @@ void rope_vision(const RopeVisionArgs& a, uint32_t begin, uint32_t end) {
       }
     }
   }
+}
+
+std::vector<float> qwen3vl_positions(const float* table, uint32_t side, uint32_t n_embd,
+                                     const QwenVlLayout& layout) {
+  const uint32_t W = layout.grid_w, H = layout.grid_h;
+  // ggml's align-corners scale factors and source coordinates, in float as there.
+  auto scale = [side](uint32_t out) {
+    return out > 1 && side > 1 ? float(out - 1) / float(side - 1) : float(out) / float(side);
+  };
+  const float sx = scale(W), sy = scale(H);
+  std::vector<float> out(layout.order.size() * size_t{n_embd});
+  for (size_t r = 0; r < layout.order.size(); ++r) {
+    const uint32_t py = layout.order[r] / W, px = layout.order[r] % W;
+    const float y = float(py) / sy, x = float(px) / sx;
+    const auto clamp = [side](int64_t v) { return std::clamp<int64_t>(v, 0, int64_t{side} - 1); };
+    const int64_t y0 = clamp(int64_t(std::floor(y))), y1 = clamp(int64_t(std::floor(y)) + 1);
+    const int64_t x0 = clamp(int64_t(std::floor(x))), x1 = clamp(int64_t(std::floor(x)) + 1);
+    const float dy = std::clamp(y - float(y0), 0.0f, 1.0f),
+                dx = std::clamp(x - float(x0), 0.0f, 1.0f);
+    const float* a = table + size_t(y0 * side + x0) * n_embd;
+    const float* b = table + size_t(y0 * side + x1) * n_embd;
+    const float* c = table + size_t(y1 * side + x0) * n_embd;
+    const float* d = table + size_t(y1 * side + x1) * n_embd;
+    float* o = out.data() + r * n_embd;
+    for (uint32_t i = 0; i < n_embd; ++i)
+      o[i] =
+          a[i] * (1 - dx) * (1 - dy) + b[i] * dx * (1 - dy) + c[i] * (1 - dx) * dy + d[i] * dx * dy;
+  }
+  return out;
 }
 
 }  // namespace vkllm::vision

@@ -1,6 +1,7 @@
 // Qwen2.5-VL's vision tower layout (llama.cpp's PROJECTOR_TYPE_QWEN25VL): which patch each of the
 // tower's rows is, the windows its windowed layers attend within, and its 2D rotary embedding.
-// Shared by the CPU and Vulkan encoders.
+// Shared by the CPU and Vulkan encoders. Qwen3-VL's tower has the same rows with no windows (one
+// window over the whole grid: its units row-major) and learned positions (qwen3vl_positions).
 //
 // The tower's rows are the patches of 2x2 merge units (each unit's four patches consecutive, row
 // by row), the units grouped by window: windows of `window` x `window` units (4 for the
@@ -12,6 +13,8 @@
 
 #include <cstdint>
 #include <vector>
+
+#include "engine/vision/vision_spec.h"
 
 namespace vkllm::vision {
 
@@ -25,6 +28,9 @@ struct QwenVlLayout {
 
 // The layout of a grid_w x grid_h patch grid (even sides, else std::invalid_argument).
 QwenVlLayout qwen_vl_layout(uint32_t grid_w, uint32_t grid_h, uint32_t window);
+// The layout for the tower of `spec` reading an image of width x height pixels: Qwen2.5-VL's
+// windows, or Qwen3-VL's one window over all (units row-major).
+QwenVlLayout qwen_vl_layout(const VisionSpec& spec, uint32_t width, uint32_t height);
 
 // Qwen2.5-VL's vision RoPE (ggml_rope_multi in GGML_ROPE_TYPE_VISION with four head_dim / 4
 // sections): each head's pair (p, p + head_dim / 2) turns, for p < head_dim / 4, by
@@ -41,5 +47,12 @@ struct RopeVisionArgs {
 
 // Rotates tokens [begin, end).
 void rope_vision(const RopeVisionArgs& a, uint32_t begin, uint32_t end);
+
+// Qwen3-VL's learned positions for the tower rows of `layout`: the side x side table (row y * side
+// + x, n_embd floats each) resized to the patch grid as ggml_interpolate does it (bilinear, align
+// corners, single precision: llama.cpp's resize_position_embeddings), row i that of patch
+// layout.order[i]. One row per tower row, n_embd floats each.
+std::vector<float> qwen3vl_positions(const float* table, uint32_t side, uint32_t n_embd,
+                                     const QwenVlLayout& layout);
 
 }  // namespace vkllm::vision

@@ -205,6 +205,122 @@ VisionWeights read_qwen25vl_weights(const gguf::GgufFile& f, const VisionSpec& s
   return w;
 }
 
+// Qwen3-VL (clip.cpp's PROJECTOR_TYPE_QWEN3VL): RoPE base 10000, 8 to 4096 merged patches, 2x2
+// merger, full attention; the deepstack layers are those with v.deepstack.<layer>.* tensors.
+VisionSpec read_qwen3vl_spec(const gguf::GgufFile& f) {
+  if (!f.get_optional<bool>("clip.use_gelu").value_or(false)) {
+    throw std::runtime_error("qwen3vl vision projector without clip.use_gelu is not supported");
+  }
+  VisionSpec s;
+  s.projector = ProjectorType::Qwen3vl;
+  read_tower_sizes(f, s);
+  s.n_merge = f.get_optional<uint32_t>("clip.vision.spatial_merge_size").value_or(2);
+  s.rope_theta = 10000.0f;
+  if (s.n_merge != 2 || s.n_embd % s.n_head != 0 || s.head_dim() % 4 != 0) {
+    throw std::runtime_error("qwen3vl vision projector has inconsistent sizes (width " +
+                             std::to_string(s.n_embd) + ", " + std::to_string(s.n_head) +
+                             " heads, merge " + std::to_string(s.n_merge) +
+                             ": 2D RoPE needs heads a multiple of 4 wide, the merger 2x2)");
+  }
+  const uint32_t area = s.patch_size * s.n_merge * s.patch_size * s.n_merge;
+  s.min_pixels = 8 * area;
+  s.max_pixels = 4096 * area;
+  const gguf::TensorInfo* mm2 = f.find_tensor("mm.2.weight");
+  if (!mm2 || mm2->shape.size() != 2 || mm2->shape[0] != 4ull * s.n_embd || mm2->shape[1] == 0) {
+    throw std::runtime_error("qwen3vl vision projector has no mm.2.weight of shape [" +
+                             std::to_string(4ull * s.n_embd) + ", text width]");
+  }
+  s.text_embd = static_cast<uint32_t>(mm2->shape[1]);
+  const gguf::TensorInfo* pos = f.find_tensor("v.position_embd.weight");
+  const auto side = pos && pos->shape.size() == 2
+                        ? static_cast<uint32_t>(std::lround(std::sqrt(double(pos->shape[1]))))
+                        : 0u;
+  if (side == 0 || pos->shape[0] != s.n_embd || uint64_t{side} * side != pos->shape[1]) {
+    throw std::runtime_error("qwen3vl vision projector has no v.position_embd.weight of shape [" +
+                             std::to_string(s.n_embd) + ", a square count]");
+  }
+  s.pos_side = side;
+  for (uint32_t l = 0; l < s.n_layer; ++l)
+    if (f.find_tensor("v.deepstack." + std::to_string(l) + ".fc1.weight"))
+      s.deepstack_layers.push_back(l);
+  return s;
+}
+
+// The rows [first, first + rows) of a 2-D tensor, as a tensor of its own (a ggml row is whole
+// blocks of any type).
+TensorRef row_view(const TensorRef& t, uint64_t first, uint64_t rows, const std::string& name) {
+  const uint64_t row_bytes = t.bytes.size() / t.shape[1];
+  TensorRef v = t;
+  v.name = name;
+  v.shape = {t.shape[0], rows};
+  v.bytes = t.bytes.subspan(first * row_bytes, rows * row_bytes);
+  return v;
+}
+
+// Values [first, first + n) of an F32 vector (need_tensor's vectors); empty for an empty one.
+TensorRef part_of(const TensorRef& t, uint64_t first, uint64_t n, const std::string& name) {
+  if (t.bytes.empty()) return {};
+  if (t.type != gguf::TensorType::F32)
+    throw std::runtime_error("vision projector tensor " + t.name + " is not F32");
+  TensorRef v = t;
+  v.name = name;
+  v.shape = {n};
+  v.bytes = t.bytes.subspan(first * 4, n * 4);
+  return v;
+}
+
+VisionWeights read_qwen3vl_weights(const gguf::GgufFile& f, const VisionSpec& s) {
+  const uint64_t E = s.n_embd, F = s.n_ff, P = s.patch_size, T = s.text_embd;
+  VisionWeights w;
+  w.patch_w = need_tensor(f, "v.patch_embd.weight", {P, P, 3, E});
+  w.patch_w1 = need_tensor(f, "v.patch_embd.weight.1", {P, P, 3, E});
+  w.patch_b = need_tensor(f, "v.patch_embd.bias", {E});
+  w.position = need_tensor(f, "v.position_embd.weight", {E, uint64_t{s.pos_side} * s.pos_side});
+  for (uint32_t l = 0; l < s.n_layer; ++l) {
+    const std::string b = "v.blk." + std::to_string(l) + ".";
+    VitLayerWeights L;
+    L.ln1_w = need_tensor(f, b + "ln1.weight", {E});
+    L.ln1_b = need_tensor(f, b + "ln1.bias", {E});
+    L.ln2_w = need_tensor(f, b + "ln2.weight", {E});
+    L.ln2_b = need_tensor(f, b + "ln2.bias", {E});
+    // The fused projection's output rows are Q's, then K's, then V's.
+    const TensorRef qkv = need_tensor(f, b + "attn_qkv.weight", {E, 3 * E});
+    const TensorRef qkv_b = need_tensor(f, b + "attn_qkv.bias", {3 * E});
+    L.q_w = row_view(qkv, 0, E, b + "attn_qkv.weight[q]");
+    L.k_w = row_view(qkv, E, E, b + "attn_qkv.weight[k]");
+    L.v_w = row_view(qkv, 2 * E, E, b + "attn_qkv.weight[v]");
+    L.q_b = part_of(qkv_b, 0, E, b + "attn_qkv.bias[q]");
+    L.k_b = part_of(qkv_b, E, E, b + "attn_qkv.bias[k]");
+    L.v_b = part_of(qkv_b, 2 * E, E, b + "attn_qkv.bias[v]");
+    L.o_w = need_tensor(f, b + "attn_out.weight", {E, E});
+    L.o_b = optional_tensor(f, b + "attn_out.bias", {E});
+    L.up_w = need_tensor(f, b + "ffn_up.weight", {E, F});
+    L.up_b = optional_tensor(f, b + "ffn_up.bias", {F});
+    L.down_w = need_tensor(f, b + "ffn_down.weight", {F, E});
+    L.down_b = optional_tensor(f, b + "ffn_down.bias", {E});
+    w.layers.push_back(std::move(L));
+  }
+  w.post_ln_w = need_tensor(f, "v.post_ln.weight", {E});
+  w.post_ln_b = optional_tensor(f, "v.post_ln.bias", {E});
+  w.mm1_w = need_tensor(f, "mm.0.weight", {4 * E, 4 * E});
+  w.mm1_b = optional_tensor(f, "mm.0.bias", {4 * E});
+  w.mm2_w = need_tensor(f, "mm.2.weight", {4 * E, T});
+  w.mm2_b = optional_tensor(f, "mm.2.bias", {T});
+  for (uint32_t l : s.deepstack_layers) {
+    const std::string b = "v.deepstack." + std::to_string(l) + ".";
+    DeepstackWeights d;
+    d.layer = l;
+    d.norm_w = need_tensor(f, b + "norm.weight", {4 * E});
+    d.norm_b = optional_tensor(f, b + "norm.bias", {4 * E});
+    d.fc1_w = need_tensor(f, b + "fc1.weight", {4 * E, 4 * E});
+    d.fc1_b = optional_tensor(f, b + "fc1.bias", {4 * E});
+    d.fc2_w = need_tensor(f, b + "fc2.weight", {4 * E, T});
+    d.fc2_b = optional_tensor(f, b + "fc2.bias", {T});
+    w.deepstack.push_back(std::move(d));
+  }
+  return w;
+}
+
 }  // namespace
 
 TowerSize tower_size(const VisionSpec& s, uint32_t width, uint32_t height) {
@@ -239,8 +355,7 @@ uint32_t image_token_count(const VisionSpec& s, uint32_t width, uint32_t height)
   const TowerSize t = tower_size(s, width, height);
   const uint32_t cols = t.width / s.patch_size / s.n_merge;
   const uint32_t rows = t.height / s.patch_size / s.n_merge;
-  if (s.projector == ProjectorType::Qwen25vl || s.projector == ProjectorType::Gemma4v)
-    return rows * cols;
+  if (s.qwen_vl() || s.projector == ProjectorType::Gemma4v) return rows * cols;
   return rows == 0 ? 0 : rows * cols + rows - 1;
 }
 
@@ -253,10 +368,11 @@ VisionSpec read_vision_spec(const gguf::GgufFile& f) {
   if (type == "pixtral") return read_pixtral_spec(f);
   if (type == "qwen2.5vl_merger") return read_qwen25vl_spec(f);
   if (type == "gemma4v") return read_gemma4v_spec(f);
+  if (type == "qwen3vl_merger") return read_qwen3vl_spec(f);
   if (type != "gemma3") {
     throw std::runtime_error("vision projector type '" + type +
                              "' is not supported yet (supported: gemma3, gemma4v, pixtral, "
-                             "qwen2.5vl_merger)");
+                             "qwen2.5vl_merger, qwen3vl_merger)");
   }
   if (!f.get_optional<bool>("clip.use_gelu").value_or(false)) {
     throw std::runtime_error("gemma3 vision projector without clip.use_gelu is not supported");
@@ -290,6 +406,7 @@ VisionWeights read_vision_weights(const gguf::GgufFile& f, const VisionSpec& s) 
   if (s.projector == ProjectorType::Gemma4v) {
     throw std::logic_error("read_vision_weights: gemma4v's are read_gemma4v_weights");
   }
+  if (s.projector == ProjectorType::Qwen3vl) return read_qwen3vl_weights(f, s);
   const uint64_t E = s.n_embd, F = s.n_ff, P = s.patch_size;
   VisionWeights w;
   w.patch_w = need_tensor(f, "v.patch_embd.weight", {P, P, 3, E});

@@ -5,8 +5,10 @@
 // Pixtral's for Mistral 3 (2D RoPE, RMS norms, SiLU-gated FFN, the image's own patch grid, a 2x2
 // patch merger and a GELU MLP, with an [IMG_BREAK] row after each row of merged patches); and
 // Qwen2.5-VL's (two-frame patch kernels, 2D M-RoPE, window attention with full-attention layers
-// every n_wa_pattern, RMS norms, SiLU-gated FFN, a 2x2 merger MLP); and Gemma 4's (gemma4v:
-// engine/vision/gemma4_vision.h reads its weights).
+// every n_wa_pattern, RMS norms, SiLU-gated FFN, a 2x2 merger MLP); Gemma 4's (gemma4v:
+// engine/vision/gemma4_vision.h reads its weights); and Qwen3-VL's (the same
+// patches and 2D M-RoPE with full attention, learned positions interpolated to the grid,
+// LayerNorms, a GELU MLP, the merger and the deepstack mergers whose outputs follow its rows).
 #pragma once
 
 #include <array>
@@ -37,7 +39,14 @@ struct VitLayerWeights {
   TensorRef gate_w, gate_b;  // Pixtral, Qwen2.5-VL: the SiLU gate (n_embd -> n_ff)
 };
 
-enum class ProjectorType { Gemma3, Pixtral, Qwen25vl, Gemma4v };
+// Qwen3-VL's deepstack merger after tower layer `layer`: LayerNorm over a unit's 4 rows (4 x
+// n_embd), fc1 (square), GELU, fc2 to the text width; all with biases.
+struct DeepstackWeights {
+  uint32_t layer = 0;
+  TensorRef norm_w, norm_b, fc1_w, fc1_b, fc2_w, fc2_b;
+};
+
+enum class ProjectorType { Gemma3, Pixtral, Qwen25vl, Qwen3vl, Gemma4v };
 
 // The size the tower reads an image at (pixels), and its patch grid.
 struct TowerSize {
@@ -66,7 +75,20 @@ struct VisionSpec {
   uint32_t window = 0;
   // Gemma 4 (gemma4v, engine/vision/gemma4_vision.h): each learned position table's rows.
   uint32_t n_positions = 0;
+  // Qwen3-VL: the tower layers after which a deepstack merger takes the hidden state (ascending),
+  // and the side of its learned position square (v.position_embd: pos_side^2 rows).
+  std::vector<uint32_t> deepstack_layers;
+  uint32_t pos_side = 0;
   bool dynamic() const { return projector != ProjectorType::Gemma3; }
+  // Qwen2.5-VL and Qwen3-VL: one row per 2x2 merge unit, M-RoPE positions in the text model.
+  bool qwen_vl() const {
+    return projector == ProjectorType::Qwen25vl || projector == ProjectorType::Qwen3vl;
+  }
+  // Floats per output row: the text width, times 1 + the deepstack mergers (Qwen3-VL: the
+  // merger's row, then each deepstack merger's, as llama.cpp concatenates them).
+  uint32_t out_embd() const {
+    return text_embd * (1 + static_cast<uint32_t>(deepstack_layers.size()));
+  }
   bool full_attention(uint32_t layer) const {
     return n_wa_pattern == 0 || (layer + 1) % n_wa_pattern == 0;
   }
@@ -85,7 +107,7 @@ struct VisionSpec {
 // llama.cpp's calc_size_preserved_ratio rounds it.
 TowerSize tower_size(const VisionSpec& spec, uint32_t width, uint32_t height);
 // The rows an image of width x height becomes in the prompt (Pixtral: its merged patches and an
-// [IMG_BREAK] row after each row but the last; Qwen2.5-VL: its merged patches).
+// [IMG_BREAK] row after each row but the last; Qwen2.5-VL, Qwen3-VL: its merged patches).
 uint32_t image_token_count(const VisionSpec& spec, uint32_t width, uint32_t height);
 
 struct VisionWeights {
@@ -102,6 +124,10 @@ struct VisionWeights {
   // and MLP (mm1: the file's mm.0, 4 n_embd square; mm2: mm.2, 4 n_embd -> text).
   TensorRef input_norm_w, merger_w, mm1_w, mm1_b, mm2_w, mm2_b, img_break;
   TensorRef patch_w1;
+  // Qwen3-VL: as Qwen2.5-VL's with a patch bias, learned positions (position), the merger's
+  // LayerNorm (post_ln_w / _b) and the deepstack mergers; each layer's fused attn_qkv is read as
+  // the q, k and v views of its thirds.
+  std::vector<DeepstackWeights> deepstack;
 };
 
 // Reads and checks the file (every tensor present with the shape the encoder reads; vectors

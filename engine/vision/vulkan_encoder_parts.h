@@ -30,12 +30,25 @@ struct DeviceLayer {
   DeviceMatrix q, k, v, o, up, down, gate;  // gate: Pixtral's, Qwen2.5-VL's
 };
 
-// Pixtral's or Qwen2.5-VL's weights, and the per-image buffers, grown to the largest image seen
-// (the patch grid is the image's). Optional vectors are empty buffers.
+// Qwen3-VL's deepstack merger after tower layer `layer` (vision_spec.h DeepstackWeights).
+struct DeviceDeepstack {
+  uint32_t layer = 0;
+  vk::Buffer norm_w, norm_b, fc1_b, fc2_b;
+  DeviceMatrix fc1, fc2;
+};
+
+// Pixtral's, Qwen2.5-VL's or Qwen3-VL's weights, and the per-image buffers, grown to the largest
+// image seen (the patch grid is the image's). Optional vectors are empty buffers.
 struct DynamicTower {
   DeviceMatrix patch, merger, mm1, mm2;
-  vk::Buffer patch_b, pre_ln_w, post_ln_w, input_norm_w, mm1_b, mm2_b;
+  vk::Buffer patch_b, pre_ln_w, post_ln_w, post_ln_b, input_norm_w, mm1_b, mm2_b;
   std::vector<DeviceLayer> layers;
+  // Qwen3-VL: LayerNorms (with biases) and a GELU MLP instead of RMS norms and the SiLU gate;
+  // its learned position table (host, pos_side^2 rows) and deepstack mergers.
+  bool layer_norms = false;
+  std::vector<float> position;
+  std::vector<DeviceDeepstack> deepstack;
+  vk::Buffer pos_embd;  // this image's interpolated positions (Qwen3-VL)
   std::vector<float> img_break;
   uint32_t capacity = 0;  // patches the buffers below hold
   vk::Buffer cols, x, h, q, k, v, att, gate, up, hidden, out, k_cache, v_cache, meta, pos;
@@ -70,10 +83,11 @@ struct VulkanImageEncoder::Impl {
     matmul.record(rec, a);
   }
 
-  // One layer of a Pixtral or Qwen2.5-VL tower over the tower's n rows (x in, x out): the
-  // pre-norm, Q/K/V and their biases, the 2D RoPE (`rope_halves`: Qwen2.5-VL's rotation),
+  // One layer of a Pixtral, Qwen2.5-VL or Qwen3-VL tower over the tower's n rows (x in, x out):
+  // the pre-norm, Q/K/V and their biases, the 2D RoPE (`rope_halves`: Qwen-VL's rotation),
   // attention over `batch` (the image, or its windows), the output added into x, the SiLU-gated
-  // FFN added into x. Biases a tower does not have are skipped. Ends with a barrier.
+  // FFN (Qwen3-VL: the GELU MLP) added into x. Biases a tower does not have are skipped. Ends with
+  // a barrier.
   void dynamic_layer(vk::CommandRecorder& rec, const VisionSpec& s, DynamicTower& tw,
                      const DeviceLayer& L, uint32_t n, const vk::ops::BatchInfo& batch,
                      uint32_t max_q_len, const vk::ops::CacheRegion& kc,
@@ -95,6 +109,11 @@ void tower_rms_norm(vk::CommandRecorder& rec, vk::PipelineCache& pl, const vk::B
                     float eps);
 void tower_add_bias(vk::CommandRecorder& rec, vk::PipelineCache& pl, const vk::Buffer& x,
                     const vk::Buffer& b, uint32_t n, uint32_t n_rows);
+// The tower's norm: LayerNorm with weight w and bias b when `layer_norm` (Qwen3-VL), else the
+// RMS norm (b unused); then a barrier. Slices, so a norm may read rows of several tower rows.
+void tower_norm(vk::CommandRecorder& rec, vk::PipelineCache& pl, bool layer_norm, vk::BufferSlice x,
+                const vk::Buffer& w, const vk::Buffer& b, vk::BufferSlice y, uint32_t n,
+                uint32_t n_rows, float eps);
 
 // A tower layer's attention over the sequences of `batch` (one image, or its windows): every
 // token attends to every token of its sequence (no mask), the K and V rows written through the

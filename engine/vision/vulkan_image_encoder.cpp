@@ -82,6 +82,24 @@ void tower_add_bias(vk::CommandRecorder& rec, vk::PipelineCache& pl, const vk::B
   if (b.slice()) vk::ops::add_bias(rec, pl, x.slice(), b.slice(), n, n_rows);
 }
 
+void tower_norm(vk::CommandRecorder& rec, vk::PipelineCache& pl, bool layer_norm, vk::BufferSlice x,
+                const vk::Buffer& w, const vk::Buffer& b, vk::BufferSlice y, uint32_t n,
+                uint32_t n_rows, float eps) {
+  if (layer_norm) {
+    vk::ops::layer_norm(rec, pl, {x, w.slice(), b.slice(), y, n, n_rows, eps});
+  } else {
+    vk::ops::RmsNormArgs a;
+    a.x = x;
+    a.weight = w.slice();
+    a.y = y;
+    a.n = n;
+    a.n_rows = n_rows;
+    a.eps = eps;
+    vk::ops::rms_norm(rec, pl, a);
+  }
+  rec.barrier();
+}
+
 void VulkanImageEncoder::Impl::dynamic_layer(vk::CommandRecorder& rec, const VisionSpec& s,
                                              DynamicTower& tw, const DeviceLayer& L, uint32_t n,
                                              const vk::ops::BatchInfo& batch, uint32_t max_q_len,
@@ -99,7 +117,7 @@ void VulkanImageEncoder::Impl::dynamic_layer(vk::CommandRecorder& rec, const Vis
     }
     if (any) rec.barrier();
   };
-  tower_rms_norm(rec, pl, tw.x, L.ln1_w, tw.h, E, n, s.eps);
+  tower_norm(rec, pl, tw.layer_norms, tw.x.slice(), L.ln1_w, L.ln1_b, tw.h.slice(), E, n, s.eps);
   product(rec, L.q, tw.h.slice(), n, tw.q.slice());
   product(rec, L.k, tw.h.slice(), n, tw.k.slice());
   product(rec, L.v, tw.h.slice(), n, tw.v.slice());
@@ -113,20 +131,28 @@ void VulkanImageEncoder::Impl::dynamic_layer(vk::CommandRecorder& rec, const Vis
   product(rec, L.o, tw.att.slice(), n, tw.x.slice(), true);  // the residual add, fused
   rec.barrier();
   biases({{&tw.x, &L.o_b}}, E);
-  tower_rms_norm(rec, pl, tw.x, L.ln2_w, tw.h, E, n, s.eps);
-  product(rec, L.gate, tw.h.slice(), n, tw.gate.slice());
-  product(rec, L.up, tw.h.slice(), n, tw.up.slice());
-  rec.barrier();
-  biases({{&tw.gate, &L.gate_b}, {&tw.up, &L.up_b}}, F);
-  vk::ops::GluArgs g;
-  g.gate = tw.gate.slice();
-  g.up = tw.up.slice();
-  g.out = tw.gate.slice();
-  g.n = F;
-  g.n_rows = n;
-  g.act = vk::ops::GluActivation::Silu;
-  vk::ops::glu(rec, pl, g);
-  rec.barrier();
+  tower_norm(rec, pl, tw.layer_norms, tw.x.slice(), L.ln2_w, L.ln2_b, tw.h.slice(), E, n, s.eps);
+  if (!L.gate.buffer.slice()) {  // Qwen3-VL's GELU MLP
+    product(rec, L.up, tw.h.slice(), n, tw.gate.slice());
+    rec.barrier();
+    biases({{&tw.gate, &L.up_b}}, F);
+    vk::ops::gelu(rec, pl, tw.gate.slice(), tw.gate.slice(), n * F);
+    rec.barrier();
+  } else {
+    product(rec, L.gate, tw.h.slice(), n, tw.gate.slice());
+    product(rec, L.up, tw.h.slice(), n, tw.up.slice());
+    rec.barrier();
+    biases({{&tw.gate, &L.gate_b}, {&tw.up, &L.up_b}}, F);
+    vk::ops::GluArgs g;
+    g.gate = tw.gate.slice();
+    g.up = tw.up.slice();
+    g.out = tw.gate.slice();
+    g.n = F;
+    g.n_rows = n;
+    g.act = vk::ops::GluActivation::Silu;
+    vk::ops::glu(rec, pl, g);
+    rec.barrier();
+  }
   product(rec, L.down, tw.gate.slice(), n, tw.x.slice(), true);
   rec.barrier();
   biases({{&tw.x, &L.down_b}}, E);
@@ -168,7 +194,7 @@ VulkanImageEncoder::VulkanImageEncoder(vk::Context& ctx, gguf::GgufFile projecto
     load_pixtral(w);
     return;
   }
-  if (spec_.projector == ProjectorType::Qwen25vl) {
+  if (spec_.qwen_vl()) {
     load_qwen25vl(w);
     return;
   }
@@ -277,7 +303,7 @@ ImageEmbeddings VulkanImageEncoder::encode_pixels(const TowerPixels& pixels) {
   check_tower_pixels(spec_, pixels);
   if (gemma4v_) return gemma4v_->encode(pixels);
   if (spec_.projector == ProjectorType::Pixtral) return encode_pixtral(pixels);
-  if (spec_.projector == ProjectorType::Qwen25vl) return encode_qwen25vl(pixels);
+  if (spec_.qwen_vl()) return encode_qwen25vl(pixels);
   const VisionSpec& s = spec_;
   Impl& m = *impl_;
   const std::vector<float>& planes = pixels.planes;

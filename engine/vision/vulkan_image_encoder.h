@@ -60,7 +60,7 @@ class VulkanImageEncoder {
   struct Impl;
   void load_pixtral(const VisionWeights& w);
   ImageEmbeddings encode_pixtral(const TowerPixels& pixels);
-  // Qwen2.5-VL (vulkan_qwen_encoder.cpp).
+  // Qwen2.5-VL and Qwen3-VL (vulkan_qwen_encoder.cpp).
   void load_qwen25vl(const VisionWeights& w);
   ImageEmbeddings encode_qwen25vl(const TowerPixels& pixels);
   gguf::GgufFile file_;

@@ -344,7 +344,7 @@ struct RopePush {
   uint32_t flags, cache_heads, block_size, src_splits, src_split_stride;
   float temp_scale;
   uint32_t temp_floor, temp_offset;
-  uint32_t sections[4];  // M-RoPE (flags bit 3)
+  uint32_t sections[4];  // M-RoPE (flags bit 3; bit 4: interleaved)
 };
 
 RopePush rope_push(const RopeParams* r, const BatchInfo& b, const HeadRows& src, uint32_t head_dim,
@@ -367,7 +367,7 @@ RopePush rope_push(const RopeParams* r, const BatchInfo& b, const HeadRows& src,
   p.temp_offset = r ? r->temp_offset : 0u;
   if (r && r->mrope_pos) {
     const auto& s = r->mrope_sections;
-    if (s[0] + s[1] + s[2] + s[3] > 0) p.flags |= 8u;
+    if (s[0] + s[1] + s[2] + s[3] > 0) p.flags |= r->mrope_interleaved ? 24u : 8u;
     for (int i = 0; i < 4; ++i) p.sections[i] = s[i];
   }
   require_arg(head_dim > 0 && head_dim % 2 == 0 && head_dim <= 512,

@@ -147,6 +147,7 @@ struct RopeParams {
   // position its section names among the token's three (t, h, w) in mrope_pos.
   std::array<uint32_t, 4> mrope_sections{};
   BufferSlice mrope_pos{};
+  bool mrope_interleaved = false;  // Qwen3-VL's layout (runtime RopeSpec::mrope_interleaved)
 };
 struct HeadRows {
   BufferSlice data;  // f32; head h of token t at off + t*stride + h*head_dim

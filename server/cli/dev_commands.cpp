@@ -59,6 +59,8 @@ gguf::GgufWriter plan_projector(const MakeModelArgs& args, const model::MakeMode
   options.f32 = text.file_type == model::FileType::F32;
   options.seed = args.seed;
   if (args.arch == "mistral3") options.img_break = model::img_break_embedding(text_writer);
+  if (args.arch == "qwen3vl")
+    options.n_deepstack = model::qwen3vl_deepstack_layers(text.shape.n_layer);
   gguf::GgufWriter writer;
   model::build_random_projector(options, writer);
   return writer;
@@ -284,7 +286,8 @@ void add_dev_commands(CLI::App& app) {
           "gemma4-26b-a4b, "
           "llama3.2-1b, llama3.1-8b, llama3.1-70b, qwen2.5-0.5b, qwen3-30b-a3b, gpt-oss-20b, "
           "ministral3-3b, "
-          "ministral3-8b, gemma3-4b, qwen2.5-vl-7b, embeddinggemma-300m, lfm2-1.2b, qwen35-4b, "
+          "ministral3-8b, gemma3-4b, qwen2.5-vl-7b, qwen3-vl-8b, embeddinggemma-300m, lfm2-1.2b, "
+          "qwen35-4b, "
           "qwen35-35b-a3b, "
           "qwen3-next-80b-a3b, granite-4.0-h-micro, granite-4.0-h-tiny (and test-moe: "
           "granitehybrid's "
@@ -314,7 +317,7 @@ void add_dev_commands(CLI::App& app) {
   make->add_option("-o,--output", args->output, "Output GGUF path")->required();
   make->add_option("--projector", args->projector,
                    "Also write a random vision projector for the model here (llama.cpp's mmproj "
-                   "layout; gemma3, gemma4, mistral3, qwen2vl)");
+                   "layout; gemma3, gemma4, mistral3, qwen2vl, qwen3vl)");
   make->add_option("--projector-shape", args->projector_shape,
                    "test (224 px, patch 14, 2 layers 128 wide: 16 image tokens), test-wide "
                    "(test with the real widths) or gemma3-4b (896 px, 27 layers 1152 wide: 256 "
@@ -322,7 +325,8 @@ void add_dev_commands(CLI::App& app) {
                    "or pixtral-24b (Mistral Small 3.1's tower); for qwen2vl test (Qwen2.5-VL: 2 "
                    "layers 128 wide, one windowed) or qwen25vl-7b; for gemma4 test (gemma4v: patch "
                    "16, 2 layers 128 wide, 3x3 pooling) or gemma4-e2b (E2B's tower, 16 layers "
-                   "768 wide); :N sets the layer count. With "
+                   "768 wide); for qwen3vl test (Qwen3-VL: patch 16, 2 layers 128 wide) or "
+                   "qwen3vl-8b; :N sets the layer count. With "
                    "--layout ollama, the tower the gemma3 or mistral3 file embeds")
       ->capture_default_str();
   make->callback([args] { run_command([args] { return make_model(*args); }); });

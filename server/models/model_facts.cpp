@@ -15,7 +15,7 @@ bool gpt_oss_family(const GgufSummary* g) {
 // Text architectures whose projector layer the engine's image encoders run.
 bool runs_projector_of(const std::string& architecture) {
   return architecture == "gemma3" || architecture == "gemma4" || architecture == "mistral3" ||
-         architecture == "qwen2vl" || architecture == "qwen25vl";
+         architecture == "qwen2vl" || architecture == "qwen25vl" || architecture == "qwen3vl";
 }
 
 }  // namespace

@@ -299,7 +299,7 @@ std::unique_ptr<ImageInputs> EngineModelLoader::Pending::load_images(const Loade
     }
     // On the model's device (a split model's first, whose stage takes the image rows).
     vk::Context* device = m.host_backend ? nullptr : m.context.get();
-    return std::make_unique<ImageInputs>(std::move(bytes), device, spec_.n_embd);
+    return std::make_unique<ImageInputs>(std::move(bytes), device, spec_.n_embd_inp());
   } catch (const std::exception& e) {
     throw http::StatusError(500, "cannot load the projector of " + name_ + ": " + e.what());
   }

@@ -14,9 +14,9 @@ ImageInputs::ImageInputs(std::vector<uint8_t> projector, vk::Context* context, u
     cpu_ = std::make_unique<vision::ImageEncoder>(std::move(file), threads);
   }
   const vision::VisionSpec& spec = gpu_ ? gpu_->spec() : cpu_->spec();
-  if (spec.text_embd != text_embd)
-    throw std::runtime_error("the projector's output is " + std::to_string(spec.text_embd) +
-                             " wide, the text model's embeddings " + std::to_string(text_embd));
+  if (spec.out_embd() != text_embd)
+    throw std::runtime_error("the projector's output is " + std::to_string(spec.out_embd()) +
+                             " wide, the text model's image inputs " + std::to_string(text_embd));
   layout_ = vision::image_layout(spec);
 }
 

@@ -30,7 +30,8 @@ class ImageInputs {
  public:
   // `projector`: the projector GGUF's bytes. On `context`'s device, or the CPU with `threads`
   // threads (0: the default) when it is null. Throws std::runtime_error naming what the encoder
-  // cannot use, or when its output is not `text_embd` wide.
+  // cannot use, or when its output is not `text_embd` wide (the text model's n_embd_inp():
+  // Qwen3-VL's deepstack slices follow each row's embedding).
   ImageInputs(std::vector<uint8_t> projector, vk::Context* context, uint32_t text_embd,
               unsigned threads = 0);
   ~ImageInputs();

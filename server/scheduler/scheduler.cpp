@@ -380,7 +380,7 @@ Clock::time_point Scheduler::execute() {
 }
 
 void Scheduler::image_spans(Sequence& s, uint32_t n, std::vector<runtime::EmbeddingSpan>& out) {
-  const uint32_t from = s.computed, to = s.computed + n, width = runner_.spec().n_embd;
+  const uint32_t from = s.computed, to = s.computed + n, width = runner_.spec().n_embd_inp();
   for (SequenceImage& img : s.images) {
     const uint32_t end = img.offset + img.n_tokens;
     if (end <= from || img.offset >= to) continue;

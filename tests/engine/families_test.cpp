@@ -6,7 +6,8 @@
 // variant: up-only experts, sigmoid scores with a selection bias, latent experts) with their
 // state across prefill chunks, gemma3n's AltUp, per-layer inputs and layers sharing KV caches,
 // gemma4's mixed head sizes, per-layer inputs, shared KV and MoE variant, llama4's NoPE layers,
-// Q/K norms and interleaved sigmoid-routed MoE, qwen2vl's multi-section RoPE on text positions) on
+// Q/K norms and interleaved sigmoid-routed MoE, qwen2vl's multi-section RoPE and qwen3vl's
+// interleaved one on text positions) on
 // both backends (Vulkan: lavapipe here; the CPU backend), against llama.cpp's CPU backend on the
 // same files: prompt tokens exactly, last logits (or the pooled embedding) by cosine (>= 0.9999
 // F16, >= 0.999 quantized), greedy tokens up to the first near-tie. The prompts are longer than

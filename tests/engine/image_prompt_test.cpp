@@ -14,6 +14,8 @@
 // causal (its rows include the [IMG_BREAK] rows, "[IMG_END]" follows), and opening them falls
 // short of the bar too. Qwen2.5-VL's are causal between "<|vision_start|>" and "<|vision_end|>",
 // at M-RoPE positions (vision::mrope_positions): the same at plain positions falls short.
+// Qwen3-VL's likewise (interleaved M-RoPE), its rows carrying the deepstack slices the first
+// layers add: the same with them zeroed falls short.
 #include <gtest/gtest.h>
 
 #include <openssl/sha.h>
@@ -35,6 +37,7 @@
 
 #include "engine/gguf/gguf_writer.h"
 #include "engine/image/image.h"
+#include "engine/model/model_maker.h"
 #include "engine/model/projector_maker.h"
 #include "engine/runtime/host_model.h"
 #include "engine/runtime/model.h"
@@ -104,6 +107,7 @@ const ImagePromptCase& image_prompt_case(const std::string& name) {
     po.shape = model::parse_projector_shape(m.at("projector_shape").get<std::string>(), mo.arch);
     po.text_embd = mo.shape.n_embd;
     po.seed = mo.seed;
+    if (mo.arch == "qwen3vl") po.n_deepstack = model::qwen3vl_deepstack_layers(mo.shape.n_layer);
     gguf::GgufWriter w;
     model::build_random_projector(po, w);
     projector = w.serialize();
@@ -130,7 +134,7 @@ const ImagePromptCase& image_prompt_case(const std::string& name) {
   c->prompt = vision::tokenize_with_images(*tok, c->layout, pieces, rows);
   if (c->prompt.images.size() == 1)
     c->image_end = c->prompt.images[0].offset + c->prompt.images[0].n_tokens;
-  if (mo.arch == "qwen2vl") {
+  if (c->layout.mrope) {
     const vision::ImageSlot& s = c->prompt.images.at(0);
     c->mrope.push_back({s.offset, s.n_tokens, c->layout.grid_width(picture.width, picture.height)});
   }
@@ -145,13 +149,14 @@ struct Answer {
   std::vector<int32_t> greedy;
 };
 
-// `mrope`: the case's M-RoPE positions where it has them (else every token at its index).
+// `mrope`: the case's M-RoPE positions where it has them (else every token at its index);
+// `rows`: the image's rows (default: the case's).
 Answer answer(Runner& runner, const ImagePromptCase& c, bool open, size_t n_greedy,
-              bool mrope = true) {
+              bool mrope = true, const std::vector<float>* rows = nullptr) {
   const auto& tokens = c.prompt.tokens;
   kv::BlockTable table(runner.pool(), runner.block_size());
   const vision::ImageSlot& img = c.prompt.images.at(0);
-  const EmbeddingSpan span{img.offset, img.n_tokens, c.rows.data.data(), open};
+  const EmbeddingSpan span{img.offset, img.n_tokens, (rows ? *rows : c.rows.data).data(), open};
   const bool m = mrope && !c.mrope.empty();
   const auto n = static_cast<uint32_t>(tokens.size());
   const std::vector<uint32_t> pos_first =
@@ -242,6 +247,17 @@ TEST_P(ImagePromptVsLlamaCpp, LogitsAfterTheImage) {
     std::printf("%s: at plain positions %.7f\n", name.c_str(), cos_plain);
     EXPECT_LT(cos_plain, 0.999) << "the M-RoPE positions made no difference";
   }
+  if (const uint32_t ds = runner->spec().n_deepstack; ds > 0) {
+    // Qwen3-VL: the same with the deepstack slices zeroed falls short, so the case sees them.
+    const uint32_t E = runner->spec().n_embd;
+    std::vector<float> plain = c.rows.data;
+    for (size_t r = 0; r < plain.size() / (E * (1 + ds)); ++r)
+      std::fill_n(plain.begin() + r * E * (1 + ds) + E, E * ds, 0.0f);
+    const double cos_flat =
+        reference::cosine(answer(*runner, c, c.layout.open, 0, true, &plain).last_logits, want);
+    std::printf("%s: without the deepstack slices %.7f\n", name.c_str(), cos_flat);
+    EXPECT_LT(cos_flat, 0.999) << "the deepstack slices made no difference";
+  }
   size_t equal = 0;
   while (equal < greedy.size() && got.greedy[equal] == greedy[equal]) ++equal;
   std::printf("%s (%s): %zu of %zu greedy tokens equal\n", name.c_str(),
@@ -255,7 +271,8 @@ TEST_P(ImagePromptVsLlamaCpp, LogitsAfterTheImage) {
 INSTANTIATE_TEST_SUITE_P(Backends, ImagePromptVsLlamaCpp,
                          ::testing::Combine(::testing::Values(Backend::Cpu, Backend::Vulkan),
                                             ::testing::Values("gemma3-prompt", "mistral3-prompt",
-                                                              "qwen2vl-prompt", "gemma4-prompt")),
+                                                              "qwen2vl-prompt", "gemma4-prompt",
+                                                              "qwen3vl-prompt")),
                          [](const auto& info) {
                            std::string s = std::get<1>(info.param);
                            for (char& ch : s)

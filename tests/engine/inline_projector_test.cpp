@@ -61,6 +61,7 @@ OllamaModel make_files(const std::string& arch, const std::function<void(GgufWri
   po.text_embd = o.shape.n_embd;
   po.seed = o.seed;
   if (arch == "mistral3") po.img_break = model::img_break_embedding(t);
+  if (arch == "qwen3vl") po.n_deepstack = model::qwen3vl_deepstack_layers(o.shape.n_layer);
   GgufWriter p;
   model::build_random_projector(po, p);
   m.mmproj = p.serialize();
@@ -190,6 +191,30 @@ TEST(InlineProjector, Qwen25VlTowerInOllamasFileIsItsTwinsMmprojAndEncodesTheSam
                       w.set_i32s("qwen25vl.vision.fullatt_block_indexes", {1, 2});
                     }).file);
   EXPECT_NE(base.find("full-attention layers at an uneven spacing"), std::string::npos) << base;
+}
+
+// Qwen3-VL: Hugging Face's names, the Conv3D kernel, Q/K/V apart and the deepstack mergers by
+// index come out as llama.cpp's converter writes them (both frames' kernels, attn_qkv, by layer).
+TEST(InlineProjector, Qwen3VlTowerInOllamasFileIsItsTwinsMmprojAndEncodesTheSame) {
+  const OllamaModel m = make_files("qwen3vl");
+  const GgufFile raw = GgufFile::parse(m.file, ReadLayout::Raw);
+  EXPECT_NE(raw.find_tensor("v.patch_embed.weight"), nullptr);
+  EXPECT_NE(raw.find_tensor("v.blk.0.attn_k.weight"), nullptr);
+  EXPECT_NE(raw.find_tensor("v.deepstack_merger.0.linear_fc2.bias"), nullptr);
+  expect_twins(
+      m,
+      {"clip.projector_type", "clip.use_gelu", "clip.vision.image_size", "clip.vision.patch_size",
+       "clip.vision.block_count", "clip.vision.embedding_length", "clip.vision.feed_forward_length",
+       "clip.vision.attention.head_count", "clip.vision.spatial_merge_size",
+       "clip.vision.projection_dim", "clip.vision.attention.layer_norm_epsilon",
+       "clip.vision.image_mean", "clip.vision.image_std"},
+      "tall-90x130.png");
+  const std::string stray =
+      extract_error(make_files("qwen3vl", [](GgufWriter& w) {
+                      w.set_i32s("qwen3vl.vision.deepstack_visual_indexes", {});
+                    }).file);
+  EXPECT_NE(stray.find("no layer for it in vision.deepstack_visual_indexes"), std::string::npos)
+      << stray;
 }
 
 // llama.cpp's converter's permutation (LlamaModel.permute: per head, [2, d/2] -> [d/2, 2]) on

@@ -52,13 +52,13 @@ bool same_value(const gguf::Value& a, const gguf::Value& b) {
 }
 
 // The translated view holds every key and tensor (bytes included) of the llama.cpp twin; keys
-// it has beyond those are returned. make-model writes <arch>.vocab_size, which Ollama's Gemma 3
-// and Qwen2.5-VL layouts do not (the loaders take the embedding rows).
+// it has beyond those are returned. make-model writes <arch>.vocab_size, which Ollama's Gemma 3,
+// Qwen2.5-VL and Qwen3-VL layouts do not (the loaders take the embedding rows).
 std::set<std::string> compare_views(const GgufFile& twin, const GgufFile& view) {
   for (const auto& [key, value] : twin.metadata()) {
     const gguf::Value* got = view.find(key);
     if (!got && (key == "gemma3.vocab_size" || key == "gemma-embedding.vocab_size" ||
-                 key == "qwen2vl.vocab_size")) {
+                 key == "qwen2vl.vocab_size" || key == "qwen3vl.vocab_size")) {
       EXPECT_EQ(
           value.v,
           gguf::Value{static_cast<uint32_t>(view.find_tensor("token_embd.weight")->shape[1])}.v);
@@ -561,6 +561,45 @@ TEST(OllamaLayout, Qwen25VlViewAndLogitsMatchTheLlamaCppTwin) {
       o, [](gguf::GgufWriter& w) { w.erase("qwen25vl.rope.mrope_section"); });
   EXPECT_THAT(layout_error(no_sections),
               HasSubstr("it has no qwen25vl.rope.mrope_section of 3 int32 sections"));
+}
+
+// Qwen3-VL as Ollama's library publishes it (the three RoPE sections as rope.mrope_section, no
+// n_deepstack_layers, the tower inside under Hugging Face's names): its text view is the llama.cpp
+// twin (sections padded, the deepstack count from vision.deepstack_visual_indexes); without the
+// sections it is refused by name.
+TEST(OllamaLayout, Qwen3VlViewAndLogitsMatchTheLlamaCppTwin) {
+  model::MakeModelOptions o;
+  o.arch = "qwen3vl";
+  o.shape = model::parse_model_shape("64x2x2x1");
+  o.file_type = model::FileType::F16;
+  o.seed = 53;
+  const std::vector<uint8_t> vocab_bytes = test::fixture_vocab_bytes();
+  const Twins files = make_twins(o, GgufFile::parse(vocab_bytes));
+
+  const GgufFile twin = GgufFile::parse(files.llama_cpp);
+  EXPECT_FALSE(twin.translation().applied());
+  const GgufFile view = GgufFile::parse(files.ollama);
+  const GgufFile raw = GgufFile::parse(files.ollama, ReadLayout::Raw);
+  ASSERT_EQ(view.translation().name, "ollama-qwen3vl");
+  EXPECT_TRUE(raw.has("qwen3vl.rope.mrope_section") && raw.find_tensor("v.patch_embed.weight") &&
+              raw.find_tensor("v.deepstack_merger.0.linear_fc1.weight") &&
+              !raw.has("qwen3vl.n_deepstack_layers"));
+  EXPECT_EQ(compare_views(twin, view), std::set<std::string>{});
+  const model::ModelSpec spec = model::ModelSpec::from_gguf(view);
+  EXPECT_EQ(spec.mrope_sections, (std::array<uint32_t, 4>{6, 5, 5, 0}));  // heads 32 wide
+  EXPECT_EQ(spec.n_deepstack, 1u);
+
+  const std::vector<int32_t> prompt{1, 17, 250, 99, 4, 123, 7, 280, 31};
+  for (const bool cpu : {true, false}) {
+    SCOPED_TRACE(cpu ? "cpu" : "vulkan");
+    EXPECT_EQ(last_logits(view, prompt, cpu), last_logits(twin, prompt, cpu));
+  }
+  o.layout = FileLayout::Ollama;
+  const auto bad_sections = test::random_model_bytes(o, [](gguf::GgufWriter& w) {
+    w.set_i32s("qwen3vl.rope.mrope_section", {24, 20});
+  });
+  EXPECT_THAT(layout_error(bad_sections),
+              HasSubstr("it has no qwen3vl.rope.mrope_section of 3 int32 sections"));
 }
 
 // A t5 tokenizer's charsmap as strings that are not one base64 character each, not base64, or

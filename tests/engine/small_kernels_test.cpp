@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numeric>
 
+#include "engine/cpu/ops.h"
 #include "engine/kv/kv_layout.h"
 #include "engine/vulkan/matmul_ops.h"
 #include "engine/vulkan/ops.h"
@@ -356,6 +358,70 @@ TEST(SmallKernels, RopeNormalAndNeoxWithFactorsAndPartialRotation) {
     // float theta at positions near 1000 carries ~1e-4 rad of error.
     EXPECT_TRUE(near_all(from_device<float>(out, want.size()), want, 2e-3, 0));
     EXPECT_TRUE(near_all(from_device<float>(dx, x.size()), want_inplace, 2e-3, 0));
+  }
+}
+
+// M-RoPE (Qwen2-VL's sections, Qwen3-VL's interleaved layout) on the CPU and Vulkan against a
+// scalar reference of llama.cpp's pair choice: each token with its own (t, h, w), Qwen3-VL's
+// 24/20/20/0 of 64 pairs (two pairs past the interleaved sections: turned by t, see RopeSpec).
+TEST(SmallKernels, MropeSectionedAndInterleavedOnCpuAndVulkan) {
+  SeededRng rng;
+  auto& pc = vk_context().pipelines();
+  const uint32_t head_dim = 128, n_heads = 2, pairs = head_dim / 2;
+  const std::array<uint32_t, 4> sec = {24, 20, 20, 0};
+  std::vector<uint32_t> table = {0, 1};
+  const std::vector<kv::BatchSequence> seqs = {{table, 9, 9}};
+  const kv::BatchMeta meta = kv::build_batch_meta(seqs);
+  const uint32_t T = meta.n_tokens;
+  std::vector<uint32_t> pos(3 * T);
+  for (uint32_t& p : pos) p = rng.below(300);
+  const auto x = random_vector(rng, size_t(T) * n_heads * head_dim);
+  for (const bool interleaved : {false, true}) {
+    SCOPED_TRACE(interleaved ? "interleaved" : "sectioned");
+    std::vector<float> want = x;
+    for (uint32_t t = 0; t < T; ++t)
+      for (uint32_t h = 0; h < n_heads; ++h) {
+        float* row = want.data() + (size_t(t) * n_heads + h) * head_dim;
+        for (uint32_t i = 0; i < pairs; ++i) {
+          const uint32_t c = interleaved                    ? (i % 3 == 1 && i < 3 * sec[1]   ? 1
+                                                               : i % 3 == 2 && i < 3 * sec[2] ? 2
+                                                                                              : 0)
+                             : i < sec[0]                   ? 0
+                             : i < sec[0] + sec[1]          ? 1
+                             : i < sec[0] + sec[1] + sec[2] ? 2
+                                                            : 0;
+          const double theta = pos[3 * t + c] * std::pow(5000000.0, -2.0 * i / head_dim);
+          const float a = row[i], b = row[i + pairs];
+          row[i] = float(a * std::cos(theta) - b * std::sin(theta));
+          row[i + pairs] = float(a * std::sin(theta) + b * std::cos(theta));
+        }
+      }
+    cpu::RopeParams cp;
+    cp.head_dim = head_dim;
+    cp.neox = true;
+    cp.freq_base = 5000000.f;
+    cp.mrope_sections = sec;
+    cp.mrope_pos = pos.data();
+    cp.mrope_interleaved = interleaved;
+    std::vector<float> got_cpu(x.size());
+    cpu::rope(cp, {meta.words, T, meta.n_seqs}, {x.data(), 0}, {got_cpu.data(), 0}, n_heads, 0, T);
+    EXPECT_TRUE(near_all(got_cpu, want, 1e-3, 0));
+
+    vk::Arena arena = make_arena();
+    BufferSlice dx = to_device(arena, x), dmeta = to_device(arena, meta.words);
+    BufferSlice dpos = to_device(arena, pos);
+    BufferSlice out = device_filled<float>(arena, x.size());
+    ops::RopeParams rp;
+    rp.head_dim = head_dim;
+    rp.neox = true;
+    rp.freq_base = 5000000.f;
+    rp.mrope_sections = sec;
+    rp.mrope_pos = dpos;
+    rp.mrope_interleaved = interleaved;
+    run([&](vk::CommandRecorder& rec) {
+      ops::rope(rec, pc, rp, {dmeta, T, meta.n_seqs}, {dx, 0, 0}, {out, 0, 0}, n_heads);
+    });
+    EXPECT_TRUE(near_all(from_device<float>(out, want.size()), want, 1e-3, 0));
   }
 }
 

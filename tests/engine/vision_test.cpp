@@ -26,6 +26,7 @@
 #include "engine/gguf/gguf_file.h"
 #include "engine/gguf/gguf_writer.h"
 #include "engine/image/image.h"
+#include "engine/model/model_maker.h"
 #include "engine/model/projector_maker.h"
 #include "engine/vision/dense_attention.h"
 #include "engine/vision/image_encoder.h"
@@ -282,6 +283,11 @@ VisionCase load_case(const std::string& name) {
   o.arch = arch;
   o.shape = model::parse_projector_shape(m.at("projector_shape").get<std::string>(), o.arch);
   o.text_embd = c.j.at("n_embd").get<uint32_t>();
+  if (arch == "qwen3vl") {  // its rows hold the deepstack slices after the text width
+    const model::ModelShape text = model::parse_model_shape(m.at("shape").get<std::string>());
+    o.text_embd = text.n_embd;
+    o.n_deepstack = model::qwen3vl_deepstack_layers(text.n_layer);
+  }
   o.f32 = m.at("type").get<std::string>() == "F32";
   o.seed = m.at("seed").get<uint64_t>();
   gguf::GgufWriter w;
@@ -377,7 +383,7 @@ TEST(PixtralOnVulkan, ImagesOfTwoSizesInTurn) {
 
 INSTANTIATE_TEST_SUITE_P(Cases, VisionOnVulkan,
                          ::testing::Values("gemma3-vulkan", "mistral3-tall", "qwen2vl-tall",
-                                           "gemma4-tall"),
+                                           "gemma4-tall", "qwen3vl-tall"),
                          [](const auto& info) {
                            std::string s = info.param;
                            for (char& ch : s)
@@ -394,7 +400,7 @@ INSTANTIATE_TEST_SUITE_P(Cases, VisionVsLlamaCpp,
                          ::testing::Values("gemma3-wide", "gemma3-tall", "gemma3-widths",
                                            "gemma3-vulkan", "mistral3-prompt", "mistral3-tall",
                                            "qwen2vl-prompt", "qwen2vl-tall", "gemma4-prompt",
-                                           "gemma4-tall"),
+                                           "gemma4-tall", "qwen3vl-prompt"),
                          [](const auto& info) {
                            std::string s = info.param;
                            for (char& ch : s)

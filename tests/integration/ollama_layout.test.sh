@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Models in Ollama's converter layout (`vkllm dev make-model --layout ollama`: gemma3 with its
-# vision tower embedded, EmbeddingGemma, Llama 3, mistral3, qwen3moe, gpt-oss, Qwen2.5-VL,
+# vision tower embedded, EmbeddingGemma, Llama 3, mistral3, qwen3moe, gpt-oss, Qwen2.5-VL, Qwen3-VL,
 # snowflake-arctic-embed2) reach vkllm the
 # ways Ollama's library models do: pushed to a real docker-registry under an Ollama-style manifest
 # and pulled through /api/pull, and copied from an Ollama store by `vkllm import-ollama`. Both keep
@@ -163,7 +163,7 @@ printf '%s' '{{ range .Messages }}<|start_header_id|>{{ .Role }}<|end_header_id|
 printf '{"stop":["<|eot_id|>"]}' >"$TEST_TMP/llama3-params"
 for spec in "llama 64x2x2x1 F16 ollama-llama3 llama3" "mistral3 64x2x2x1 F16 ollama-mistral3 -" \
             "qwen3moe test Q8_0 ollama-qwen3moe -" "gpt-oss test MXFP4_MOE ollama-gptoss -" \
-            "qwen2vl 64x2x2x1 F16 ollama-qwen25vl -"; do
+            "qwen2vl 64x2x2x1 F16 ollama-qwen25vl -" "qwen3vl 64x2x2x1 F16 ollama-qwen3vl -"; do
   read -r arch shape type translation tmpl <<<"$spec"
   vocab_file=$spm template=() create_template='{}'
   if [ "$tmpl" != - ]; then
@@ -205,19 +205,19 @@ for spec in "llama 64x2x2x1 F16 ollama-llama3 llama3" "mistral3 64x2x2x1 F16 oll
   jq -e '.[2] == 8' "$TEST_TMP/chat-$arch-v1" >/dev/null || fail "$arch chat: $(cat "$TEST_TMP/chat-$arch-v1")"
   cmp -s "$TEST_TMP/chat-$arch-$arch-twin" "$TEST_TMP/chat-$arch-v1" \
     || fail "$arch replies differ: $(cat "$TEST_TMP/chat-$arch-$arch-twin") vs $(cat "$TEST_TMP/chat-$arch-v1")"
-  if [ "$arch" = qwen2vl ]; then  # its embedded Qwen2.5-VL tower runs: an image chat answers
+  if [ "$arch" = qwen2vl ] || [ "$arch" = qwen3vl ]; then  # the embedded tower runs: an image chat
     img=$(base64 -w0 "$VKLLM_SOURCE_DIR/tests/reference/vision/tall-90x130.png")
     jq -nc --arg m "$REG/test/$arch-olayout:v1" --arg img "$img" \
       '{model:$m, stream:false, options:{num_predict:4}, messages:[{role:"user", content:"hi", images:[$img]}]}' \
       >"$TEST_TMP/req.json"
     expect_eq "$(http_status POST "$VKLLM_URL/api/chat" --data-binary @"$TEST_TMP/req.json")" 200 \
-      "qwen25vl image chat: $(body)"
-    jq -e '.eval_count == 4' "$TEST_TMP/body" >/dev/null || fail "qwen25vl image chat: $(body)"
+      "$arch image chat: $(body)"
+    jq -e '.eval_count == 4' "$TEST_TMP/body" >/dev/null || fail "$arch image chat: $(body)"
   fi
   grep -q "loaded $REG/test/$arch-olayout:v1 in .*; $translation layout read as llama.cpp's$" \
     "$VKLLM_LOG" || fail "the $arch load log does not name $translation"
 done
-pass "Ollama-layout Llama 3, mistral3, qwen3moe, gpt-oss and Qwen2.5-VL pulled from a registry chat like their twins (Qwen2.5-VL about an image too)"
+pass "Ollama-layout Llama 3, mistral3, qwen3moe, gpt-oss, Qwen2.5-VL and Qwen3-VL pulled from a registry chat like their twins (the VL ones about an image too)"
 
 # snowflake-arctic-embed2 as Ollama's library publishes it (bert, its XLM-R tokenizer's charsmap
 # as base64 text in one-character strings), pulled from the registry, embeds NFKC-folded,

@@ -10,8 +10,10 @@
 # answers about images of two sizes (their row counts differ); Ollama's single-file Gemma 3 and
 # Mistral 3 (the tower inside the GGUF) answer as their two-file twins; a qwen2vl model with a
 # Qwen2.5-VL projector continues mtmd's recorded prompt as llama.cpp does (M-RoPE positions), and
-# so does Ollama's single-file qwen25vl as its twin; a gemma4 model with its gemma4v projector
-# continues mtmd's recorded prompt as llama.cpp does (two-way attention in its local layers).
+# so does Ollama's single-file qwen25vl as its twin; a qwen3vl model with its Qwen3-VL projector
+# (interleaved M-RoPE, deepstack), and Ollama's single-file qwen3vl as its twin; a gemma4 model
+# with its gemma4v projector continues mtmd's recorded prompt as llama.cpp does (two-way
+# attention in its local layers).
 # About 3 s on the CPU backend.
 source "$(dirname "$0")/lib.sh"
 
@@ -280,3 +282,48 @@ req=$(jq -c '{model:"g4v", tokens:.greedy_tokens[:3]}' "$vision/gemma4-prompt.js
 expect_eq "$(http_status POST "$VKLLM_URL/api/detokenize" -d "$req")" 200 "g4v detokenize: $(body)"
 expect_eq "$answer" "$(jq -r '.content | ltrimstr(" ")' "$TEST_TMP/body")" "g4v: the greedy tokens after the image"
 pass "a gemma4 model with a gemma4v projector answers about an image as llama.cpp's mtmd"
+
+# Qwen3-VL with its projector: one row per merged patch of 16 px patches (the wide picture 9 x 6:
+# 54), each row carrying the deepstack slice the text model's first layer adds; the second time
+# from the prefix cache; and mtmd's recorded raw prompt (tests/reference/vision/qwen3vl-prompt.json)
+# continues with its greedy tokens (interleaved M-RoPE positions and the deepstack slices: without
+# either the logits' cosine is 0.90 / 0.93).
+"$VKLLM_BIN" dev make-model --arch qwen3vl --shape test --type F16 --seed 70 \
+  --vocab "$VKLLM_SOURCE_DIR/tests/reference/families/spm-1k-vocab.gguf" \
+  -o "$TEST_TMP/q3.gguf" --projector "$TEST_TMP/q3-mmproj.gguf" --projector-shape test \
+  >/dev/null || fail "make-model qwen3vl"
+printf 'FROM %s\nFROM %s\nTEMPLATE """{{ range .Messages }}{{ .Role }}: {{ .Content }}\n{{ end }}model:"""\n' \
+  "$TEST_TMP/q3.gguf" "$TEST_TMP/q3-mmproj.gguf" >"$TEST_TMP/Modelfile.q3"
+"$VKLLM_BIN" create q3v -f "$TEST_TMP/Modelfile.q3" >/dev/null 2>&1 || fail "create q3v"
+expect_eq "$(http_status POST "$VKLLM_URL/api/show" -d '{"model":"q3v"}')" 200 "show q3v"
+jq -e '.capabilities | index("vision")' "$TEST_TMP/body" >/dev/null ||
+  fail "q3v: no vision capability: $(jq -c .capabilities "$TEST_TMP/body")"
+q3_prefilled() { metric vkllm_image_tokens_prefilled_total q3v; }
+q3_first=$(one_file q3v)
+expect_eq "$(q3_prefilled)" 54 "q3v: the wide image's rows prefilled"
+one_file q3v >/dev/null
+expect_eq "$(q3_prefilled)" 54 "q3v: the wide image again (prefix cache)"
+req=$(jq -nc --arg img "$wide" \
+  '{model:"q3v", raw:true, prompt:"Describe the picture below.\n[img-0]\nWhat is in it?",
+    images:[$img], stream:false, options:{temperature:0, num_predict:3}}')
+expect_eq "$(http_status POST "$VKLLM_URL/api/generate" -d "$req")" 200 "q3v generate: $(body)"
+answer=$(jq -r '.response | ltrimstr(" ")' "$TEST_TMP/body")
+req=$(jq -c '{model:"q3v", tokens:.greedy_tokens[:3]}' "$vision/qwen3vl-prompt.json")
+expect_eq "$(http_status POST "$VKLLM_URL/api/detokenize" -d "$req")" 200 "q3v detokenize: $(body)"
+expect_eq "$answer" "$(jq -r .content "$TEST_TMP/body")" "q3v: the greedy tokens after the image"
+pass "a qwen3vl model with a Qwen3-VL projector answers about an image as llama.cpp's mtmd"
+
+# Ollama's single-file Qwen3-VL (qwen3vl with the tower inside under Hugging Face's names, the
+# RoPE sections as rope.mrope_section) answers about an image as its two-file twin q3v.
+"$VKLLM_BIN" dev make-model --arch qwen3vl --shape test --type F16 --seed 70 \
+  --vocab "$VKLLM_SOURCE_DIR/tests/reference/families/spm-1k-vocab.gguf" \
+  -o "$TEST_TMP/q3-ollama.gguf" --layout ollama --projector-shape test \
+  >/dev/null || fail "make-model qwen3vl --layout ollama"
+printf 'FROM %s\nTEMPLATE """{{ range .Messages }}{{ .Role }}: {{ .Content }}\n{{ end }}model:"""\n' \
+  "$TEST_TMP/q3-ollama.gguf" >"$TEST_TMP/Modelfile.q3o"
+"$VKLLM_BIN" create q3o -f "$TEST_TMP/Modelfile.q3o" >/dev/null 2>&1 || fail "create q3o"
+got=$(one_file q3o)
+expect_eq "$(jq -c '{c, n}' <<<"$got")" "$(jq -c '{c, n}' <<<"$q3_first")" "the single-file qwen3vl's answer"
+gap=$(jq -n --argjson a "$(jq .lp <<<"$got")" --argjson b "$(jq .lp <<<"$q3_first")" '($a - $b) | fabs | . * 1e6 | floor')
+[ "$gap" -lt 10 ] || fail "the single-file qwen3vl's first logprob is $gap e-6 from its twin's"
+pass "Ollama's single-file Qwen3-VL (its tower inside the GGUF) answers about an image as its twin"

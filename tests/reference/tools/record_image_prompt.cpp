@@ -5,9 +5,9 @@
 // so), then the last logits and a greedy continuation with each step's top-2 margin. Also the
 // image's embeddings (mtmd_encode_chunk: the projector's output rows, as the text model reads
 // them) and, for the projector types whose preprocessor it knows (Gemma 3, Pixtral, Qwen2.5-VL,
-// Gemma 4), a summary of the pixels the tower reads (mtmd's own preprocessor classes, from its
-// internal headers): size, sum, sum of squares, an index-weighted sum and 16 values mid-image per
-// channel plane.
+// Qwen3-VL, Gemma 4), a summary of the pixels the tower reads (mtmd's own preprocessor classes,
+// from its internal headers): size, sum, sum of squares, an index-weighted sum and 16 values
+// mid-image per channel plane.
 //
 // Build against a llama.cpp build (see tests/reference/vision/README.md):
 //   g++ -std=c++17 -O2 record_image_prompt.cpp -I$L/include -I$L/ggml/include -I$L/tools/mtmd
@@ -71,6 +71,7 @@ void print_pixels(const char* mmproj, const mtmd_bitmap* bmp) {
     case PROJECTOR_TYPE_PIXTRAL:
     case PROJECTOR_TYPE_QWEN25VL:
     case PROJECTOR_TYPE_GEMMA4V:
+    case PROJECTOR_TYPE_QWEN3VL:
       pre = std::make_unique<mtmd_image_preprocessor_dyn_size>(r.ctx_v);
       break;
     default:
@@ -180,7 +181,8 @@ int main(int argc, char** argv) {
               non_causal ? "true" : "false");
 
   print_pixels(argv[2], bmp.bitmap);
-  const int n_embd = llama_model_n_embd(model);
+  // An image row's width: n_embd, wider with Qwen3-VL's deepstack slices after it.
+  const int n_embd = llama_model_n_embd_inp(model);
   for (size_t i = 0; i < mtmd_input_chunks_size(chunks); ++i) {
     const mtmd_input_chunk* c = mtmd_input_chunks_get(chunks, i);
     if (mtmd_input_chunk_get_type(c) != MTMD_INPUT_CHUNK_TYPE_IMAGE) continue;

@@ -119,6 +119,23 @@ TEST(ModelCapabilities, AGemma4ModelWithAProjectorListsVision) {
             Names{"vision"});
 }
 
+TEST(ModelCapabilities, AQwen3VlModelWithAProjectorListsVision) {
+  auto m = show_with("{{ .Prompt }}");
+  m.projectors.push_back(registry::Digest());  // its Qwen3-VL projector layer
+  const auto g = gguf("qwen3vl", {"completion"});
+  const auto caps = models::capabilities_of(m, &g);
+  EXPECT_EQ(caps.names, (Names{"completion", "vision"}));
+  EXPECT_EQ(caps.not_run, Names{});
+  // Ollama's own qwen3vl file carries the tower inside: run when inline_projector names it.
+  auto embedded = gguf("qwen3vl", {"completion", "vision"});
+  EXPECT_EQ(models::capabilities_of(show_with("{{ .Prompt }}"), &embedded).not_run,
+            Names{"vision"});
+  embedded.inline_projector = "qwen3vl";
+  const auto inside = models::capabilities_of(show_with("{{ .Prompt }}"), &embedded);
+  EXPECT_EQ(inside.names, (Names{"completion", "vision"}));
+  EXPECT_EQ(inside.not_run, Names{});
+}
+
 TEST(ModelCapabilities, ConfigFirstThenWeightsAndAProjectorsVisionIsNotListedWhileNoEncoderRuns) {
   auto m = show_with("{{ .Prompt }}");
   m.config = nlohmann::ordered_json::parse(R"({"capabilities":["vision","completion",7]})");
