@@ -39,6 +39,11 @@ layout(constant_id = 1) const uint D = 128u;     // head dim: a multiple of 16, 
 layout(constant_id = 2) const uint R = 1u;       // query heads per KV head: a divisor of 64
 layout(constant_id = 3) const uint BLOCK = 16u;  // KV cache block size (tokens)
 layout(constant_id = 4) const uint KV_TYPE = 0u;  // cache element type (kv_quant.glsl)
+// The heads' size in Q, the cache and the output (a multiple of 8, at most D): below D (the next
+// multiple of 16: SigLIP's and Qwen3-VL's heads of 72 run as 80), the padding is zeros in the
+// staged Q, K and V and never written out. Only f16 caches, unsplit.
+layout(constant_id = 5) const uint DH = 128u;
+#define KV_HEAD_DIM DH
 
 const uint ROWS = 64u;
 const uint BC = 32u;  // KV positions per tile
@@ -77,7 +82,7 @@ layout(push_constant) uniform Params {
   uint n_seqs;
   uint n_q_heads;
   uint n_kv_heads;
-  uint q_off, q_stride;  // elements; head h of token t at q_off + t*q_stride + h*D (multiples of 4)
+  uint q_off, q_stride;  // elements; head h of token t at q_off + t*q_stride + h*DH (multiples of 4)
   uint out_off, out_stride;
   float scale;
   float softcap;
@@ -110,7 +115,7 @@ void load_tile(bool v, uint kv0, uint kv_hi, uint table, uint kvh) {
     const uint c = i / HD8, j = i % HD8;
     const uint kp = kv0 + c;
     uvec4 w = uvec4(0u);
-    if (kp < kv_hi) {
+    if (kp < kv_hi && j < DH / 8u) {
       const uint blk = meta_block(table, kp, BLOCK);
       const uint row = (blk * p.n_kv_heads + kvh) * BLOCK + kp % BLOCK;
       w = v ? v_load8(row, j) : k_load8(row, j);
@@ -166,7 +171,8 @@ void main() {
     const uint r = i / (D / 4u), d4 = i % (D / 4u);
     const uint tl = r / R, qh = kvh * R + r % R;
     vec4 v = vec4(0.0);
-    if (tl < nq) v = q4[(p.q_off + (t0 + tl) * p.q_stride + qh * D) / 4u + d4] * p.scale;
+    if (tl < nq && d4 < DH / 4u)
+      v = q4[(p.q_off + (t0 + tl) * p.q_stride + qh * DH) / 4u + d4] * p.scale;
     HS[r * HROW + d4] = pack_f16(v);
   }
   for (uint i = tid; i < BQ; i += WG) Pos[i] = i < nq ? meta_token_pos(p.n_tokens, t0 + i) : 0u;
@@ -277,7 +283,8 @@ void main() {
       }
       const float v = normalise_row(Ssh[stage + i * SROW + c], Msh[r], Lsh[r], qh);
       Ssh[stage + i * SROW + c] = v;
-      if (tl < nq) outv[p.out_off + (t0 + tl) * p.out_stride + qh * D + dj * 16u + c] = v;
+      if (tl < nq && dj * 16u + c < DH)
+        outv[p.out_off + (t0 + tl) * p.out_stride + qh * DH + dj * 16u + c] = v;
     }
 #ifdef Q8_OUT
     subgroupMemoryBarrierShared();

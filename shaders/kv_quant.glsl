@@ -3,11 +3,16 @@
 // f16 pairs). Needs the specialization constants D (head dim) and KV_TYPE (0 f16, 1 q8_0, 2 q4_0;
 // quantized rows need D a multiple of 32). The kernels keep staging f16 values: a quantized row
 // is expanded to f16 pairs as it is loaded, so everything after the load is the f16 kernel.
+// KV_HEAD_DIM (default D): the length of an f16 cache row where a kernel pads D beyond it.
 //
 // KV_LOADERS(K, kcache, kcache_w) defines, for the buffers kcache (uvec4[]) and kcache_w (uint[])
 // bound to the same region:
 //   uvec4 K_load8(row, j)  values 8j .. 8j + 7 of row `row` as four f16 pairs
 //   uint K_pair(row, j)    values 2j, 2j + 1 as one f16 pair
+
+#ifndef KV_HEAD_DIM
+#define KV_HEAD_DIM D
+#endif
 
 const uint KV_ROW_WORDS =
     KV_TYPE == 0u ? D / 2u : (KV_TYPE == 1u ? D / 4u : D / 8u) + (D / 32u + 1u) / 2u;
@@ -32,7 +37,7 @@ uvec4 kv_pack8(vec4 a, vec4 b) {
     return unpackHalf2x16(WORDS[base + KV_SCALE_WORD + block / 2u])[block & 1u];               \
   }                                                                                            \
   uvec4 NAME##_load8(uint row, uint j) {                                                       \
-    if (KV_TYPE == 0u) return VEC[row * (D / 8u) + j];                                         \
+    if (KV_TYPE == 0u) return VEC[row * (KV_HEAD_DIM / 8u) + j];                               \
     const uint base = row * KV_ROW_WORDS;                                                      \
     const float d = NAME##_scale(base, j / 4u);                                                \
     if (KV_TYPE == 1u)                                                                         \
@@ -41,7 +46,7 @@ uvec4 kv_pack8(vec4 a, vec4 b) {
     return kv_pack8(kv_q4x4(w, 0u) * d, kv_q4x4(w, 4u) * d);                                   \
   }                                                                                            \
   uint NAME##_pair(uint row, uint j) {                                                         \
-    if (KV_TYPE == 0u) return WORDS[row * (D / 2u) + j];                                       \
+    if (KV_TYPE == 0u) return WORDS[row * (KV_HEAD_DIM / 2u) + j];                               \
     const uint base = row * KV_ROW_WORDS;                                                      \
     const float d = NAME##_scale(base, j / 16u);                                               \
     if (KV_TYPE == 1u) {                                                                       \

@@ -24,6 +24,11 @@ uint32_t shared_bytes(uint32_t rows, uint32_t bq, uint32_t bc, uint32_t d) {
 // (token, head) rows of a tensor-core workgroup: four subgroups of 16.
 constexpr uint32_t kCoopMatRows = 64;
 
+// The head dim attention_coopmat.comp computes with for heads of d: the next multiple of 16.
+uint32_t coopmat_head_dim(uint32_t d) {
+  return (d + 15) / 16 * 16;
+}
+
 // attention_coopmat.comp's shared arrays at head dim d (its HS, Ssh, Psh, Msh/Lsh and Pos with
 // ROWS = 64, BC = 32): heads of 256 take 47.6 KiB, just inside NVIDIA's 48.
 uint64_t coopmat_shared_bytes(uint32_t d) {
@@ -122,10 +127,14 @@ bool attention_on_tensor_cores(const AttentionArgs& a, const DeviceCapabilities&
     return false;
   if (a.max_q_len < 8 || n_kv == 0 || a.n_q_heads % n_kv != 0) return false;
   const uint32_t r = a.n_q_heads / n_kv;
-  const uint32_t d = a.head_dim;
+  const uint32_t d = a.head_dim, padded = coopmat_head_dim(d);
   const uint32_t q_stride = a.q.stride ? a.q.stride : a.n_q_heads * d;
-  return d % 16 == 0 && d <= 256 && coopmat_shared_bytes(d) <= caps.max_shared_memory &&
-         kCoopMatRows % r == 0 && a.q.off % 4 == 0 && q_stride % 4 == 0;
+  // Heads padded to the next multiple of 16 (SigLIP's and Qwen3-VL's 72 as 80): f16 caches,
+  // unsplit (the split partials and their reduction are laid out by the real head dim).
+  const bool pad_ok = padded == d || (a.k_cache.type == kv::CacheType::F16 && a.n_splits == 1);
+  return d % 8 == 0 && padded <= 256 && pad_ok &&
+         coopmat_shared_bytes(padded) <= caps.max_shared_memory && kCoopMatRows % r == 0 &&
+         a.q.off % 4 == 0 && q_stride % 4 == 0;
 }
 
 uint64_t attention_scratch_bytes(uint32_t n_splits, uint32_t n_tokens, uint32_t n_q_heads,
@@ -225,7 +234,8 @@ void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) 
         &pc.get({.shader = (q8_here ? "attention_coopmat_q8" : "attention_coopmat") + sink_suffix,
                  .num_buffers = (q8_here ? 6u : 5u) + sink_buffers,
                  .push_constant_bytes = sizeof(push),
-                 .spec = {4 * caps.subgroup_size, d, r, a.k_cache.block_size, kv_type}});
+                 .spec = {4 * caps.subgroup_size, coopmat_head_dim(d), r, a.k_cache.block_size,
+                          kv_type, d}});
     groups = {div_up(a.max_q_len, kCoopMatRows / r), a.batch.n_seqs, n_kv * a.n_splits};
   } else if (const DecodeShape ds = decode_shape(a, r, pc.device()); ds.positions) {
     pipeline = &pc.get({.shader = (q8_here    ? "attention_decode_q8"

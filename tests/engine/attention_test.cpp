@@ -268,6 +268,10 @@ TEST(PagedAttention, PrefillChunksMixedWithDecode) {
   // A head dim that is not a multiple of 8 (tiny test models): word-sized cache loads.
   Config narrow{.head_dim = 20, .gqa = 2};
   check_attention(rng, narrow, specs);
+  // Heads of 72 (SigLIP's, Qwen3-VL's towers): on tensor cores, where the device has them, as
+  // heads of 80 whose padding is zeros and never written out.
+  Config heads72{.head_dim = 72, .gqa = 2};
+  EXPECT_EQ(check_attention(rng, heads72, specs), device_has_tensor_cores());
 }
 
 // Llama 4's chunked attention: a query sees only the keys of its own chunk (qp - qp % chunk to
