@@ -159,10 +159,6 @@ constexpr TuningKey kKeys[] = {
      [](TuningTarget& t, std::string_view v) {
        t.kernels.moe_matvec_groups_min_pairs = parse_u32(v, 1, 1u << 24);
      }},
-    {"moe_int8", "1",
-     "1: the indirect expert matvecs read q8 copies of their inputs with int8 dot products; 0: "
-     "f32 rows",
-     [](TuningTarget& t, std::string_view v) { t.kernels.moe_int8 = parse_bool(v); }},
     // Submission and diagnostics.
     {"fence_spin_us", "auto",
      "microseconds the host polls a step's fence (auto: 2000 on GPUs, 0 on CPU devices)",

@@ -160,7 +160,10 @@ void VulkanBackend::moe_experts_matvec(const MoeSpec& m, uint32_t T) {
   a.x_stride = m.x.stride;
   a.ids = mem_.moe_ids;
   a.weights = mem_.moe_weights;
-  // The q8 copy of x where the FFN norm wrote one (ffn_inputs names the up experts).
+  // The q8 copy of x where the FFN norm wrote one (ffn_inputs names the up experts), and below
+  // the GLU's for the down products: a workgroup's few rows of a small expert read less weight
+  // than f32 activations, so int8 rows (a quarter of the bytes, integer dot products) pay. On an
+  // H200, Qwen3-30B-A3B Q4_K_M decode: 1 sequence 197 -> 247 tok/s, 8 sequences 595 -> 860.
   a.xq = q8_copy(m.x, T);
   for (const auto& [w, out] : {std::pair{&up, Act::Up}, std::pair{&gate, Act::Gate}}) {
     if (out == Act::Gate && !m.gated) continue;

@@ -365,7 +365,7 @@ bool VulkanBackend::wants_q8(std::span<const WeightRef> weights, uint32_t cols, 
 bool VulkanBackend::experts_read_q8(const DeviceTensor& w, bool down, uint32_t cols,
                                     uint32_t T) const {
   const uint32_t rows = down ? T * spec_.n_expert_used : T;
-  return ctx_.device().tuning().moe_int8 && cols % 32 == 0 && matmul_.int8_dot(w.type) &&
+  return cols % 32 == 0 && matmul_.int8_dot(w.type) &&
          moe_way(spec_.n_expert, spec_.n_expert_used, T) == MoeWay::Matvec &&
          vk::q8_activation_bytes(cols, rows) <= mem_.xq.size;
 }

@@ -93,9 +93,6 @@ struct KernelTuning {
   // the decode kernel, each expert's rows read once per 8 of its pairs; smaller ones the indirect
   // matvec (0: auto, the experts' count; runtime/vulkan_backend_moe.cpp).
   uint32_t moe_matvec_groups_min_pairs = 0;
-  // The indirect expert matvecs read q8 copies of their inputs (the FFN norm's, the GLU's) with
-  // int8 dot products where the weights' type has them (A/B while measured: false = f32 rows).
-  bool moe_int8 = true;
   // Mamba-2's chunked scan (shaders/ssm_scan_chunked.comp): tokens per chunk (16 or 32) and head
   // rows per workgroup (4, 8, 16 or 32); 0: 32 tokens and the most rows up to 16 that fit the
   // device's shared memory (a choice that does not fit falls back to that).
