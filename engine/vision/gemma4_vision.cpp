@@ -11,37 +11,11 @@
 #include "engine/cpu/thread_pool.h"
 #include "engine/gguf/quants.h"
 #include "engine/vision/dense_attention.h"
+#include "engine/vision/projector_tensors.h"
 
 namespace vkllm::vision {
 
 namespace {
-
-std::string g4v_shape_text(const std::vector<uint64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
-uint32_t g4v_need_u32(const gguf::GgufFile& f, const std::string& key) {
-  const auto v = f.get_optional<uint32_t>(key);
-  if (!v || *v == 0) throw std::runtime_error("vision projector has no " + key);
-  return *v;
-}
-
-TensorRef g4v_tensor(const gguf::GgufFile& f, const std::string& name,
-                     const std::vector<uint64_t>& shape, bool required = true) {
-  const gguf::TensorInfo* t = f.find_tensor(name);
-  if (!t && !required) return {};
-  if (!t || t->shape != shape) {
-    throw std::runtime_error("vision projector has no tensor " + name + " of shape " +
-                             g4v_shape_text(shape) +
-                             (t ? " (the file's is " + g4v_shape_text(t->shape) + ")" : ""));
-  }
-  if (!gguf::can_dequantize(t->type)) {
-    throw std::runtime_error("vision projector tensor " + name + " has a type vkllm cannot read");
-  }
-  return {t->name, t->type, t->shape, f.tensor_data(*t)};
-}
 
 // A scalar the file may carry (one F32 value, as llama.cpp's get_scalar reads it), else `dflt`.
 float g4v_scalar(const gguf::GgufFile& f, const std::string& name, float dflt) {
@@ -58,7 +32,7 @@ float g4v_scalar(const gguf::GgufFile& f, const std::string& name, float dflt) {
 Gemma4vLinear g4v_linear(const gguf::GgufFile& f, const std::string& base,
                          const std::vector<uint64_t>& shape) {
   Gemma4vLinear l;
-  l.w = g4v_tensor(f, base + ".weight", shape);
+  l.w = need_tensor(f, base + ".weight", shape);
   l.clamp = {
       g4v_scalar(f, base + ".input_min", -FLT_MAX), g4v_scalar(f, base + ".input_max", FLT_MAX),
       g4v_scalar(f, base + ".output_min", -FLT_MAX), g4v_scalar(f, base + ".output_max", FLT_MAX)};
@@ -75,16 +49,6 @@ void g4v_ranges(cpu::ThreadPool& pool, uint32_t n, uint32_t grain, const Fn& fn)
   });
 }
 
-cpu::WeightView g4v_matrix(const TensorRef& t, uint64_t cols) {
-  uint64_t n = 1;
-  for (uint64_t d : t.shape) n *= d;
-  if (!cpu::matmul_supports(t.type)) {
-    throw std::runtime_error("vision projector tensor " + t.name +
-                             " has a type the CPU matmul does not take");
-  }
-  return {t.type, reinterpret_cast<const std::byte*>(t.bytes.data()), cols, n / cols};
-}
-
 }  // namespace
 
 VisionSpec read_gemma4v_spec(const gguf::GgufFile& f) {
@@ -92,11 +56,11 @@ VisionSpec read_gemma4v_spec(const gguf::GgufFile& f) {
   s.projector = ProjectorType::Gemma4v;
   const std::string v = "clip.vision.";
   s.image_size = f.get_optional<uint32_t>(v + "image_size").value_or(224);
-  s.patch_size = g4v_need_u32(f, v + "patch_size");
-  s.n_embd = g4v_need_u32(f, v + "embedding_length");
-  s.n_head = g4v_need_u32(f, v + "attention.head_count");
-  s.n_ff = g4v_need_u32(f, v + "feed_forward_length");
-  s.n_layer = g4v_need_u32(f, v + "block_count");
+  s.patch_size = need_u32(f, v + "patch_size");
+  s.n_embd = need_u32(f, v + "embedding_length");
+  s.n_head = need_u32(f, v + "attention.head_count");
+  s.n_ff = need_u32(f, v + "feed_forward_length");
+  s.n_layer = need_u32(f, v + "block_count");
   s.eps = f.get_optional<float>(v + "attention.layer_norm_epsilon").value_or(1e-6f);
   const auto mean = f.get_array<float>(v + "image_mean");
   const auto std = f.get_array<float>(v + "image_std");
@@ -142,29 +106,29 @@ Gemma4vWeights read_gemma4v_weights(const gguf::GgufFile& f, const VisionSpec& s
   const bool silu = f.get_optional<bool>("clip.use_silu").value_or(false);
   if (gelu && silu) throw std::runtime_error("vision projector sets both use_gelu and use_silu");
   w.act = gelu ? Gemma4vAct::GeluTanh : silu ? Gemma4vAct::Silu : Gemma4vAct::GeluQuick;
-  w.patch = g4v_tensor(f, "v.patch_embd.weight", {P, P, 3, E});
-  w.position = g4v_tensor(f, "v.position_embd.weight", {E, s.n_positions, 2});
+  w.patch = need_tensor(f, "v.patch_embd.weight", {P, P, 3, E});
+  w.position = need_tensor(f, "v.position_embd.weight", {E, s.n_positions, 2});
   for (uint32_t l = 0; l < s.n_layer; ++l) {
     const std::string b = "v.blk." + std::to_string(l) + ".";
     Gemma4vLayer L;
-    L.ln1 = g4v_tensor(f, b + "ln1.weight", {E});
+    L.ln1 = need_tensor(f, b + "ln1.weight", {E});
     L.q = g4v_linear(f, b + "attn_q", {E, E});
     L.k = g4v_linear(f, b + "attn_k", {E, E});
     L.v = g4v_linear(f, b + "attn_v", {E, E});
-    L.q_norm = g4v_tensor(f, b + "attn_q_norm.weight", {D});
-    L.k_norm = g4v_tensor(f, b + "attn_k_norm.weight", {D});
+    L.q_norm = need_tensor(f, b + "attn_q_norm.weight", {D});
+    L.k_norm = need_tensor(f, b + "attn_k_norm.weight", {D});
     L.o = g4v_linear(f, b + "attn_out", {E, E});
-    L.attn_post_norm = g4v_tensor(f, b + "attn_post_norm.weight", {E});
-    L.ln2 = g4v_tensor(f, b + "ln2.weight", {E});
+    L.attn_post_norm = need_tensor(f, b + "attn_post_norm.weight", {E});
+    L.ln2 = need_tensor(f, b + "ln2.weight", {E});
     L.gate = g4v_linear(f, b + "ffn_gate", {E, F});
     L.up = g4v_linear(f, b + "ffn_up", {E, F});
     L.down = g4v_linear(f, b + "ffn_down", {F, E});
-    L.ffn_post_norm = g4v_tensor(f, b + "ffn_post_norm.weight", {E});
-    L.out_scale = g4v_tensor(f, b + "out_scale.weight", {1}, false);
+    L.ffn_post_norm = need_tensor(f, b + "ffn_post_norm.weight", {E});
+    L.out_scale = optional_tensor(f, b + "out_scale.weight", {1});
     w.layers.push_back(std::move(L));
   }
-  w.std_bias = g4v_tensor(f, "v.std_bias", {E}, false);
-  w.std_scale = g4v_tensor(f, "v.std_scale", {E}, false);
+  w.std_bias = optional_tensor(f, "v.std_bias", {E});
+  w.std_scale = optional_tensor(f, "v.std_scale", {E});
   w.proj = g4v_linear(f, "mm.input_projection", {E, T});
   return w;
 }
@@ -265,10 +229,10 @@ Gemma4vCpuTower::Gemma4vCpuTower(const VisionSpec& spec, const Gemma4vWeights& w
   const uint64_t E = spec.n_embd, F = spec.n_ff, P = spec.patch_size;
   State& m = *s_;
   m.act = w.act;
-  m.patch = g4v_matrix(w.patch, 3 * P * P);
+  m.patch = matrix_view(w.patch, 3 * P * P);
   m.position = tensor_to_f32(w.position);
   auto linear = [](const Gemma4vLinear& l, uint64_t cols) {
-    return Gemma4vCpuLinear{g4v_matrix(l.w, cols), l.clamp};
+    return Gemma4vCpuLinear{matrix_view(l.w, cols), l.clamp};
   };
   for (const Gemma4vLayer& L : w.layers) {
     Gemma4vCpuLayer c;

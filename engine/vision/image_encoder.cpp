@@ -11,24 +11,13 @@
 #include "engine/vision/dense_attention.h"
 #include "engine/vision/gemma4_vision.h"
 #include "engine/vision/image_preprocess.h"
+#include "engine/vision/projector_tensors.h"
 #include "engine/vision/qwen_vl.h"
 #include "engine/vision/rope_2d.h"
 
 namespace vkllm::vision {
 
 namespace {
-
-// A file matrix as the CPU matmul reads it: rows of shape[0] inputs (higher dims flattened into
-// the row for the patch kernel, whose row is one output channel's 3 x P x P taps).
-cpu::WeightView matrix_view(const TensorRef& t, uint64_t cols) {
-  uint64_t n = 1;
-  for (uint64_t d : t.shape) n *= d;
-  if (!cpu::matmul_supports(t.type)) {
-    throw std::runtime_error("vision projector tensor " + t.name +
-                             " has a type the CPU matmul does not take");
-  }
-  return {t.type, reinterpret_cast<const std::byte*>(t.bytes.data()), cols, n / cols};
-}
 
 // Runs fn(begin, end) over [0, n) in about pool.size() * 4 slices.
 template <typename Fn>
