@@ -74,14 +74,7 @@ VisionSpec read_gemma4v_spec(const gguf::GgufFile& f) {
   }
   s.n_merge = f.get_optional<uint32_t>(v + "projector.scale_factor").value_or(3);
   s.rope_theta = 100.0f;
-  if (s.n_merge == 0 || s.n_embd % s.n_head != 0 || s.head_dim() % 4 != 0) {
-    throw std::runtime_error("gemma4v vision projector has inconsistent sizes (width " +
-                             std::to_string(s.n_embd) + ", " + std::to_string(s.n_head) +
-                             " heads: its 2D RoPE needs heads a multiple of 4 wide)");
-  }
-  const uint32_t area = s.patch_size * s.n_merge * s.patch_size * s.n_merge;
-  s.min_pixels = 70 * area;
-  s.max_pixels = 1120 * area;
+  set_merged_patch_budget(s, "gemma4v", 0, 70, 1120);
   const gguf::TensorInfo* proj = f.find_tensor("mm.input_projection.weight");
   if (!proj || proj->shape.size() != 2 || proj->shape[0] != s.n_embd || proj->shape[1] == 0) {
     throw std::runtime_error(

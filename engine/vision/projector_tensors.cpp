@@ -1,6 +1,7 @@
 #include "engine/vision/projector_tensors.h"
 
 #include <stdexcept>
+#include <string>
 
 #include "engine/gguf/quants.h"
 
@@ -42,6 +43,23 @@ TensorRef optional_tensor(const gguf::GgufFile& f, const std::string& name,
                           const std::vector<uint64_t>& shape) {
   if (!f.find_tensor(name)) return {};
   return need_tensor(f, name, shape);
+}
+
+void set_merged_patch_budget(VisionSpec& s, const char* kind, uint32_t merge, uint32_t min_units,
+                             uint32_t max_units) {
+  if (s.n_merge == 0 || (merge != 0 && s.n_merge != merge) || s.n_embd % s.n_head != 0 ||
+      s.head_dim() % 4 != 0) {
+    const std::string merger =
+        merge ? ", the merger " + std::to_string(merge) + "x" + std::to_string(merge) : "";
+    throw std::runtime_error(std::string(kind) +
+                             " vision projector has inconsistent sizes (width " +
+                             std::to_string(s.n_embd) + ", " + std::to_string(s.n_head) +
+                             " heads, merge " + std::to_string(s.n_merge) +
+                             ": its 2D RoPE needs heads a multiple of 4 wide" + merger + ")");
+  }
+  const uint32_t area = s.patch_size * s.n_merge * s.patch_size * s.n_merge;
+  s.min_pixels = min_units * area;
+  s.max_pixels = max_units * area;
 }
 
 cpu::WeightView matrix_view(const TensorRef& t, uint64_t cols) {

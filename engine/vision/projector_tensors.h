@@ -26,6 +26,13 @@ TensorRef need_tensor(const gguf::GgufFile& f, const std::string& name,
 TensorRef optional_tensor(const gguf::GgufFile& f, const std::string& name,
                           const std::vector<uint64_t>& shape);
 
+// The dynamic-resolution towers' (Pixtral, Qwen2.5-VL, Qwen3-VL, Gemma 4) size check and pixel
+// budget: heads a multiple of 4 wide (their 2D RoPE), the merge side n_merge (`merge` when not 0,
+// else any but 0), and min_pixels / max_pixels for min_units .. max_units merged patches.
+// std::runtime_error naming `kind` otherwise.
+void set_merged_patch_budget(VisionSpec& s, const char* kind, uint32_t merge, uint32_t min_units,
+                             uint32_t max_units);
+
 // A file matrix as the CPU matmul reads it: rows of `cols` inputs (higher dims flattened into
 // the row, as for a patch kernel whose row is one output channel's 3 x P x P taps);
 // std::runtime_error for a type the CPU matmul does not take.

@@ -50,14 +50,7 @@ VisionSpec read_pixtral_spec(const gguf::GgufFile& f) {
   read_tower_sizes(f, s);
   s.n_merge = f.get_optional<uint32_t>("clip.vision.spatial_merge_size").value_or(1);
   s.rope_theta = 10000.0f;
-  if (s.n_merge == 0 || s.n_embd % s.n_head != 0 || s.head_dim() % 4 != 0) {
-    throw std::runtime_error("pixtral vision projector has inconsistent sizes (width " +
-                             std::to_string(s.n_embd) + ", " + std::to_string(s.n_head) +
-                             " heads: 2D RoPE needs heads a multiple of 4 wide)");
-  }
-  const uint32_t area = s.patch_size * s.n_merge * s.patch_size * s.n_merge;
-  s.min_pixels = 8 * area;
-  s.max_pixels = 1024 * area;
+  set_merged_patch_budget(s, "pixtral", 0, 8, 1024);
   const gguf::TensorInfo* mm2 = f.find_tensor("mm.2.weight");
   if (!mm2 || mm2->shape.size() != 2 || mm2->shape[0] == 0 || mm2->shape[1] != mm2->shape[0]) {
     throw std::runtime_error(
@@ -118,16 +111,8 @@ VisionSpec read_qwen25vl_spec(const gguf::GgufFile& f) {
   s.n_merge = f.get_optional<uint32_t>("clip.vision.spatial_merge_size").value_or(2);
   s.n_wa_pattern = need_u32(f, "clip.vision.n_wa_pattern");
   s.rope_theta = 10000.0f;
-  if (s.n_merge != 2 || s.n_embd % s.n_head != 0 || s.head_dim() % 4 != 0) {
-    throw std::runtime_error("qwen2.5vl vision projector has inconsistent sizes (width " +
-                             std::to_string(s.n_embd) + ", " + std::to_string(s.n_head) +
-                             " heads, merge " + std::to_string(s.n_merge) +
-                             ": 2D RoPE needs heads a multiple of 4 wide, the merger 2x2)");
-  }
+  set_merged_patch_budget(s, "qwen2.5vl", 2, 8, 4096);
   s.window = std::max(1u, 112 / s.patch_size / s.n_merge);
-  const uint32_t area = s.patch_size * s.n_merge * s.patch_size * s.n_merge;
-  s.min_pixels = 8 * area;
-  s.max_pixels = 4096 * area;
   const gguf::TensorInfo* mm2 = f.find_tensor("mm.2.weight");
   if (!mm2 || mm2->shape.size() != 2 || mm2->shape[0] != 4ull * s.n_embd || mm2->shape[1] == 0) {
     throw std::runtime_error("qwen2.5vl vision projector has no mm.2.weight of shape [" +
@@ -183,15 +168,7 @@ VisionSpec read_qwen3vl_spec(const gguf::GgufFile& f) {
   read_tower_sizes(f, s);
   s.n_merge = f.get_optional<uint32_t>("clip.vision.spatial_merge_size").value_or(2);
   s.rope_theta = 10000.0f;
-  if (s.n_merge != 2 || s.n_embd % s.n_head != 0 || s.head_dim() % 4 != 0) {
-    throw std::runtime_error("qwen3vl vision projector has inconsistent sizes (width " +
-                             std::to_string(s.n_embd) + ", " + std::to_string(s.n_head) +
-                             " heads, merge " + std::to_string(s.n_merge) +
-                             ": 2D RoPE needs heads a multiple of 4 wide, the merger 2x2)");
-  }
-  const uint32_t area = s.patch_size * s.n_merge * s.patch_size * s.n_merge;
-  s.min_pixels = 8 * area;
-  s.max_pixels = 4096 * area;
+  set_merged_patch_budget(s, "qwen3vl", 2, 8, 4096);
   const gguf::TensorInfo* mm2 = f.find_tensor("mm.2.weight");
   if (!mm2 || mm2->shape.size() != 2 || mm2->shape[0] != 4ull * s.n_embd || mm2->shape[1] == 0) {
     throw std::runtime_error("qwen3vl vision projector has no mm.2.weight of shape [" +
