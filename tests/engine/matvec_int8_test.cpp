@@ -173,8 +173,9 @@ void check_q8_matvec(vk::MatmulKernels& kernels, TensorType type, const Case& c,
 }
 
 const std::vector<TensorType>& q8_types() {
-  static const std::vector<TensorType> types = {
-      TensorType::Q4_0, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K};
+  static const std::vector<TensorType> types = {TensorType::Q4_0, TensorType::Q8_0,
+                                                TensorType::Q4_K, TensorType::Q5_K,
+                                                TensorType::Q6_K, TensorType::MXFP4};
   return types;
 }
 
