@@ -126,33 +126,6 @@ void qgroup(uint off, uint g, out uint q[8], out vec3 s) {
   s = vec3(d * float(int(sc << 24) >> 24), d * float(int(sc << 16) >> 24), 0.0);
 }
 
-#elif defined(TYPE_MXFP4)
-// E2M1 codes as int8: the doubled values ggml's kvalues_mxfp4 holds (0, 1, 2, 3, 4, 6, 8, 12 and
-// their negatives), so the block scale is 2^(e - 128). Code n's byte sits in one of four words
-// of four bytes, picked by comparisons (no indexed array: that would go to local memory).
-uint mxfp4_i8(uint n) {
-  const uint w = n < 8u ? (n < 4u ? 0x03020100u : 0x0C080604u)
-                        : (n < 12u ? 0xFDFEFF00u : 0xF4F8FAFCu);
-  return (w >> (8u * (n & 3u))) & 0xFFu;
-}
-// Four codes (bits 0-3, 8-11, 16-19, 24-27) as four packed int8 values.
-uint mxfp4_i8x4(uint nibbles) {
-  return mxfp4_i8(nibbles & 15u) | (mxfp4_i8((nibbles >> 8) & 15u) << 8) |
-         (mxfp4_i8((nibbles >> 16) & 15u) << 16) | (mxfp4_i8((nibbles >> 24) & 15u) << 24);
-}
-void qgroup(uint off, uint g, out uint q[8], out vec3 s) {
-  // The exponent byte, then 16 bytes: byte i holds element i (low nibble) and i + 16 (high), as
-  // dequant_weights.glsl's MXFP4 unit reads them (17-byte blocks: byte-aligned word loads).
-  const uint e = load_u8(off);
-  const float d = uintBitsToFloat(e < 2u ? 0x00200000u << e : (e - 1u) << 23);
-  [[unroll]] for (uint j = 0u; j < 4u; ++j) {
-    const uint w = load_u32_a1(off + 1u + 4u * j);
-    q[j] = mxfp4_i8x4(w & 0x0F0F0F0Fu);
-    q[j + 4u] = mxfp4_i8x4((w >> 4) & 0x0F0F0F0Fu);
-  }
-  s = vec3(d, d, 0.0);
-}
-
 #else
 #error "no int8-dot decoder for this weight type"
 #endif

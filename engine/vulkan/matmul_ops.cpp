@@ -137,7 +137,6 @@ bool has_q8_kernel(TensorType type) {
     case TensorType::Q4_K:
     case TensorType::Q5_K:
     case TensorType::Q6_K:
-    case TensorType::MXFP4:
       return true;
     default:
       return false;

@@ -26,8 +26,8 @@
 // Kernel variants are "matvec_<type>" / "matvec_<type>_shmem" / "matmul_<type>" /
 // "matmul_coopmat_<type>" (every type but f32 and bf16, whose values f16 may not hold) with <type>
 // the lower-case ggml name (f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, iq4_nl, q2_k, q3_k, q4_k,
-// q5_k, q6_k, iq4_xs, mxfp4), and "matvec_<type>_q8" (int8 dot products) for q4_0, q8_0, q4_k,
-// q5_k, q6_k and mxfp4.
+// q5_k, q6_k, iq4_xs, mxfp4), and "matvec_<type>_q8" (int8 dot products) for q4_0, q8_0, q4_k, q5_k
+// and q6_k.
 #pragma once
 
 #include <cstdint>

@@ -173,9 +173,8 @@ void check_q8_matvec(vk::MatmulKernels& kernels, TensorType type, const Case& c,
 }
 
 const std::vector<TensorType>& q8_types() {
-  static const std::vector<TensorType> types = {TensorType::Q4_0, TensorType::Q8_0,
-                                                TensorType::Q4_K, TensorType::Q5_K,
-                                                TensorType::Q6_K, TensorType::MXFP4};
+  static const std::vector<TensorType> types = {
+      TensorType::Q4_0, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K};
   return types;
 }
 
