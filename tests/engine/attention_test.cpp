@@ -320,6 +320,18 @@ TEST(PagedAttention, HeadsOf512) {
   c.n_splits = 3;
   c.decode = ops::DecodeKernel::Chunked;  // asked for, but too large for it: the tiled kernel runs
   check_attention(rng, c, decode);
+  // Gemma 4 E2B's global layers: 8 query heads on one KV head of 512 (one query token and tiles
+  // of 8 positions a workgroup in 48 KiB), where the device has the shared memory for them.
+  // (Heads of 384 take the same shape within lavapipe's 32 KiB.)
+  {
+    Config narrow{.head_dim = 384, .n_kv_heads = 1, .gqa = 8};
+    check_attention(rng, narrow, prefill);
+  }
+  if (ops::attention_unsupported(512, 8, vk_context().device().caps()).empty()) {
+    Config e2b{.head_dim = 512, .n_kv_heads = 1, .gqa = 8};
+    check_attention(rng, e2b, prefill);
+    check_attention(rng, e2b, decode);
+  }
 
   // What a device cannot run is known before any step (the backend refuses such a model at
   // load): Gemma 4 E2B's global layers (8 query heads on one KV head of 512) need 33 KiB.
