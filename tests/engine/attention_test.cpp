@@ -268,6 +268,10 @@ TEST(PagedAttention, PrefillChunksMixedWithDecode) {
   // A head dim that is not a multiple of 8 (tiny test models): word-sized cache loads.
   Config narrow{.head_dim = 20, .gqa = 2};
   check_attention(rng, narrow, specs);
+  // Gemma 4 E2B's local layers: 8 query heads on each KV head of 256 (on tensor cores where the
+  // device has them: 8 query tokens a workgroup).
+  Config local256{.head_dim = 256, .n_kv_heads = 1, .gqa = 8};
+  check_attention(rng, local256, specs);
   // Heads of 72 (SigLIP's, Qwen3-VL's towers): on tensor cores, where the device has them, as
   // heads of 80 whose padding is zeros and never written out.
   Config heads72{.head_dim = 72, .gqa = 2};
