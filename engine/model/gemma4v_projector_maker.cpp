@@ -2,46 +2,14 @@
 // `vkllm dev make-model --arch gemma4 --projector`: kept apart from projector_maker.cpp's
 // SigLIP / Pixtral / Qwen towers because its layers carry more (per-head Q/K norms, post-norms,
 // a layer scale, clamp scalars around every linear layer).
-#include <cmath>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "engine/gguf/quants.h"
-#include "engine/model/fast_normal.h"
 #include "engine/model/projector_maker.h"
+#include "engine/model/projector_tensor_plan.h"
 
 namespace vkllm::model {
-
-namespace {
-
-// How one tensor is drawn: a matrix N(0, 1/fan_in), a norm 1 + N(0, 0.05), a layer scale or
-// a clamp bound a constant.
-struct Gemma4vTensor {
-  std::string name;
-  std::vector<uint64_t> shape;
-  enum class Init { Matrix, Norm, Constant } init = Init::Matrix;
-  uint64_t fan_in = 0;
-  float value = 0.0f;
-};
-
-void fill_gemma4v_tensor(const Gemma4vTensor& t, gguf::TensorType type, uint64_t seed,
-                         std::span<uint8_t> out) {
-  uint64_t n = 1;
-  for (uint64_t d : t.shape) n *= d;
-  std::vector<float> values(n, t.value);
-  if (t.init != Gemma4vTensor::Init::Constant) {
-    FastNormal rng(hash_name(t.name, seed));
-    const float matrix_std = t.fan_in ? 1.0f / std::sqrt(static_cast<float>(t.fan_in)) : 0.0f;
-    for (float& v : values) {
-      const float r = rng.next();
-      v = t.init == Gemma4vTensor::Init::Matrix ? matrix_std * r : 1.0f + 0.05f * r;
-    }
-  }
-  gguf::quantize(type, values.data(), out.data(), n);
-}
-
-}  // namespace
 
 // The tower (engine/vision/gemma4_vision.h reads it): a patch kernel without bias, learned
 // positions as two tables (column, row) of ProjectorShape::image_size rows each, RMS-normed layers
@@ -77,8 +45,8 @@ void build_gemma4v_projector(const MakeProjectorOptions& o, gguf::GgufWriter& w)
   w.set_u32(v + "projector.scale_factor", s.n_merge);
 
   const uint64_t E = s.n_embd, F = s.n_ff, P = s.patch_size, D = s.n_embd / s.n_head;
-  using Init = Gemma4vTensor::Init;
-  std::vector<Gemma4vTensor> plan;
+  using Init = ProjectorInit;
+  std::vector<ProjectorTensor> plan;
   auto matrix = [&](std::string name, std::vector<uint64_t> shape, uint64_t fan_in) {
     plan.push_back({std::move(name), std::move(shape), Init::Matrix, fan_in});
   };
@@ -123,18 +91,7 @@ void build_gemma4v_projector(const MakeProjectorOptions& o, gguf::GgufWriter& w)
   norm("v.std_scale", E);
   clipped("mm.input_projection", {E, o.text_embd}, 3.0f, 3.0f);
 
-  // Matrices F16 (or F32); vectors, scalars and the position tables F32, as the converter
-  // forces them.
-  for (Gemma4vTensor& t : plan) {
-    const bool half = !o.f32 && t.shape.size() >= 2 && t.name != "v.position_embd.weight";
-    const gguf::TensorType type = half ? gguf::TensorType::F16 : gguf::TensorType::F32;
-    std::vector<uint64_t> shape = t.shape;
-    std::string name = t.name;
-    w.add_lazy_tensor(std::move(name), type, std::move(shape),
-                      [t = std::move(t), type, seed = o.seed](std::span<uint8_t> out) {
-                        fill_gemma4v_tensor(t, type, seed, out);
-                      });
-  }
+  add_projector_tensors(plan, o, w);
 }
 
 }  // namespace vkllm::model

@@ -10,37 +10,31 @@
 #include "engine/gguf/inline_projector.h"
 #include "engine/gguf/quants.h"
 #include "engine/model/fast_normal.h"
+#include "engine/model/projector_tensor_plan.h"
 
 namespace vkllm::model {
 
 namespace {
 
-// How a random tensor is drawn: a matrix's N(0, 1/fan_in), a norm's 1 + N(0, 0.05), a bias's
-// N(0, 0.02). fan_in is passed explicitly because the patch kernel's is 3 x patch^2, not its row.
-enum class ProjectorInit { Matrix, Norm, Bias };
-
-struct ProjectorTensor {
-  std::string name;
-  std::vector<uint64_t> shape;
-  ProjectorInit init;
-  uint64_t fan_in = 0;
-};
-
 void fill_projector_tensor(const ProjectorTensor& t, gguf::TensorType type, uint64_t seed,
                            std::span<uint8_t> out) {
   uint64_t n = 1;
   for (uint64_t d : t.shape) n *= d;
-  std::vector<float> values(n);
-  FastNormal rng(hash_name(t.name, seed));
-  const float matrix_std = t.fan_in ? 1.0f / std::sqrt(static_cast<float>(t.fan_in)) : 0.0f;
-  for (float& v : values) {
-    const float r = rng.next();
-    v = t.init == ProjectorInit::Matrix ? matrix_std * r
-        : t.init == ProjectorInit::Norm ? 1.0f + 0.05f * r
-                                        : 0.02f * r;
+  std::vector<float> values(n, t.value);
+  if (t.init != ProjectorInit::Constant) {
+    FastNormal rng(hash_name(t.name, seed));
+    const float matrix_std = t.fan_in ? 1.0f / std::sqrt(static_cast<float>(t.fan_in)) : 0.0f;
+    for (float& v : values) {
+      const float r = rng.next();
+      v = t.init == ProjectorInit::Matrix ? matrix_std * r
+          : t.init == ProjectorInit::Norm ? 1.0f + 0.05f * r
+                                          : 0.02f * r;
+    }
   }
   gguf::quantize(type, values.data(), out.data(), n);
 }
+
+}  // namespace
 
 // Matrices F16 (or F32), as the converter writes an f16 mmproj; vectors and the learned
 // positions F32 (ggml's CPU add takes no F16 addend).
@@ -57,6 +51,8 @@ void add_projector_tensors(std::vector<ProjectorTensor>& plan, const MakeProject
                       });
   }
 }
+
+namespace {
 
 // What distinguishes the two projectors' shared keys.
 struct ClipKind {
