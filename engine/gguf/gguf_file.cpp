@@ -530,4 +530,8 @@ std::span<const uint8_t> GgufFile::bytes() const {
   return impl_->bytes;
 }
 
+bool GgufFile::file_mapped() const {
+  return impl_->mapping.has_value();
+}
+
 }  // namespace vkllm::gguf

@@ -127,6 +127,9 @@ class GgufFile {
   const TensorInfo* find_tensor(std::string_view name) const;
   std::span<const uint8_t> tensor_data(const TensorInfo& t) const;
   std::span<const uint8_t> bytes() const;  // the whole file image
+  // Whether bytes() is a mapping of a file (open()) rather than memory the caller owns
+  // (parse()): only a file mapping may have its pages dropped and faulted back in.
+  bool file_mapped() const;
 
   // What the load-time translation changed (nothing for a Raw read or an unrecognised file).
   const LayoutTranslation& translation() const;

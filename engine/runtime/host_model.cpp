@@ -114,11 +114,15 @@ void HostModel::place_mapped(const gguf::GgufFile& file, MappedWeights how) {
         "load it through a TensorDataSource");
   }
   if (how == MappedWeights::Copy || (how == MappedWeights::Auto && worth_copying(file))) {
+    // Only a file's mapping: MADV_DONTNEED on memory a caller parsed (GgufFile::parse) would
+    // zero its pages under the caller and every later reader of the image.
     const auto image = file.bytes();
     const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
     const auto from =
         (reinterpret_cast<uintptr_t>(image.data()) + file.data_offset() + page - 1) / page * page;
-    const auto to = (reinterpret_cast<uintptr_t>(image.data()) + image.size()) / page * page;
+    const auto to = file.file_mapped()
+                        ? (reinterpret_cast<uintptr_t>(image.data()) + image.size()) / page * page
+                        : from;
     // The source's pages in one call too (a hint).
     if (to > from) madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_READ);
     GgufFileSource source(file);

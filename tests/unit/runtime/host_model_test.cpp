@@ -4,12 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "engine/gguf/gguf_writer.h"
 #include "engine/model/model_maker.h"
@@ -122,6 +124,25 @@ TEST_P(HostModelFiles, CopiedFromTheMappingMatchesTheFileBytes) {
   const auto a = file.tensor_data(*info), b = again.tensor_data(again.tensors().back());
   ASSERT_EQ(a.size(), b.size());
   EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size()), 0);
+}
+
+// An image the caller parsed from its own memory (tests, make-model's fixtures) is copied from
+// and left as it was: dropping its pages, as the copy does for a file's mapping, would zero the
+// caller's heap under it and every model made from it later.
+TEST_P(HostModelFiles, CopyLeavesAParsedImageIntact) {
+  const auto mapped = gguf::GgufFile::open(kModels / GetParam());
+  const std::vector<uint8_t> image(mapped.bytes().begin(), mapped.bytes().end());
+  const auto file = gguf::GgufFile::parse(image);
+  EXPECT_TRUE(mapped.file_mapped());
+  EXPECT_FALSE(file.file_mapped());
+  {
+    const HostModel first(file, MappedWeights::Copy);
+    expect_weights_match(first, file, Storage::Copied);
+  }
+  EXPECT_TRUE(std::equal(image.begin(), image.end(), mapped.bytes().begin()))
+      << "the copy changed the caller's bytes";
+  const HostModel second(file, MappedWeights::Copy);
+  expect_weights_match(second, mapped, Storage::Copied);
 }
 
 INSTANTIATE_TEST_SUITE_P(RefLlama, HostModelFiles,
