@@ -13,6 +13,12 @@
 // (with Q8_OUT) a quantize pass, each behind its own barrier.
 // Post-add (flags bit 3, not with the residual add or the gate): y = r + the normed row, r read
 // from binding 1 at x's offsets (y may be r): a post-norm's residual in the same pass.
+// CHAIN (with the post-add): the next pre-norm in the same pass. y = (r + the normed row), times
+// the scalar s[0] where flags bit 4 says so (Gemma 4's layer output scale), is the new residual;
+// z = y / rms(y) * w2 (bindings 5, 6; the q8 or f16 copy is z's): a post-norm, its residual and
+// the norm of the next block (Gemma's post-attention norm then pre-FFN norm, a layer's last
+// post-norm then the next layer's input norm) in one dispatch instead of two or three, each
+// behind its own barrier.
 
 #extension GL_EXT_control_flow_attributes : enable
 #include "reduce.glsl"
@@ -29,6 +35,11 @@ layout(std430, binding = 0) buffer X { vec4 x[]; };
 layout(std430, binding = 1) readonly buffer R { vec4 r[]; };
 layout(std430, binding = 2) readonly buffer W { vec4 w[]; };
 layout(std430, binding = 3) writeonly buffer Y { vec4 y[]; };
+#ifdef CHAIN
+layout(std430, binding = 5) readonly buffer W2 { vec4 w2[]; };
+layout(std430, binding = 6) writeonly buffer Z { vec4 z[]; };
+layout(std430, binding = 7) readonly buffer S { float out_scale[]; };
+#endif
 
 layout(push_constant) uniform Params {
   uint n;         // row length
@@ -37,7 +48,8 @@ layout(push_constant) uniform Params {
   uint y_stride;  // elements between rows of y
   float eps;
   uint flags;     // bit 0: add r into x first (and store the sum in x); bit 1: no weight
-                  // multiply; bit 2: the gate (r holds g); bit 3: y = r + normed
+                  // multiply; bit 2: the gate (r holds g); bit 3: y = r + normed; bit 4
+                  // (CHAIN): y *= s[0]
   uint g_off, g_stride, g_group;  // elements; multiples of 4
 } p;
 
@@ -67,12 +79,33 @@ void main() {
     [[unroll]] for (uint i = 0u; i < 8u; ++i) ss += dot(v[i], v[i]);
   }
   ss = workgroup_sum(ss);
+#ifndef CHAIN
   if (!mine) return;
+#endif
   const float inv = inversesqrt(ss / float(p.n) + p.eps);
   const uint yb = (row * p.y_stride + 32u * b) / 4u;
   const bool gate = (p.flags & 4u) != 0u;
   const bool post_add = (p.flags & 8u) != 0u;
   const uint gb = (p.g_off + (row / p.g_group) * p.g_stride + (row % p.g_group) * p.n + 32u * b) / 4u;
+#ifdef CHAIN
+  // The new residual, then its norm: every invocation joins the second reduction.
+  const float scale = (p.flags & 16u) != 0u ? out_scale[0] : 1.0;
+  float ss2 = 0.0;
+  if (mine) {
+    [[unroll]] for (uint i = 0u; i < 8u; ++i) {
+      v[i] = (v[i] * inv * s[i] + r[xb + i]) * scale;
+      y[yb + i] = v[i];
+      ss2 += dot(v[i], v[i]);
+    }
+  }
+  ss2 = workgroup_sum(ss2);
+  if (!mine) return;
+  const float inv2 = inversesqrt(ss2 / float(p.n) + p.eps);
+  [[unroll]] for (uint i = 0u; i < 8u; ++i) {
+    v[i] = v[i] * inv2 * w2[8u * b + i];
+    z[yb + i] = v[i];
+  }
+#else
   [[unroll]] for (uint i = 0u; i < 8u; ++i) {
     v[i] = v[i] * inv * s[i];
     if (gate) {
@@ -82,6 +115,7 @@ void main() {
     if (post_add) v[i] += r[xb + i];
     y[yb + i] = v[i];
   }
+#endif
 #ifdef Q8_OUT
   q8_store_block(row * nb + b, p.n_rows * nb, v);
 #endif

@@ -397,7 +397,7 @@ class CpuBackend final : public StepBackend {
 
   void barrier() override {}
   void begin_layer(uint32_t layer) override {
-    marking_ = opt_.profile && layer == 1;
+    marking_ = opt_.profile && layer == opt_.profile_layer;
     mark("layer_begin");
   }
   void end_layer(uint32_t) override { marking_ = false; }

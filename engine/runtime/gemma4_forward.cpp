@@ -8,7 +8,15 @@ using model::Weight;
 
 void Gemma4Forward::layers(StepBackend& b, uint32_t T, bool injected) const {
   inputs(b, T, injected);
+  if (spec_.n_layer == 0) return;
+  const WeightRef q_w[] = {{Weight::AttnQ, 0}};
+  b.rms_norm({Act::X}, {Weight::AttnNorm, 0}, {Act::H}, spec_.n_embd, T, q_w);
+  b.barrier();
   for (uint32_t l = 0; l < spec_.n_layer; ++l) layer(b, l, T);
+}
+
+WeightRef Gemma4Forward::gate_up_input(uint32_t l) const {
+  return {spec_.fused_gate_up ? Weight::FfnUp : Weight::FfnGate, l};
 }
 
 // X = the scaled embeddings; PerLayer = the per-layer inputs (llama.cpp's
@@ -39,17 +47,32 @@ void Gemma4Forward::inputs(StepBackend& b, uint32_t T, bool injected) const {
 }
 
 void Gemma4Forward::layer(StepBackend& b, uint32_t l, uint32_t T) const {
-  const uint32_t E = spec_.n_embd;
   b.begin_layer(l);
   attention(b, l, T);
   ffn(b, l, T);
   if (spec_.n_embd_altup > 0) per_layer_input(b, l, T);
-  if (spec_.layer_out_scaled[l]) {
+  b.end_layer(l);
+}
+
+void Gemma4Forward::close_layer(StepBackend& b, uint32_t l, uint32_t T, Rows x, WeightRef w) const {
+  const uint32_t E = spec_.n_embd;
+  const WeightRef scale{Weight::LayerOutScale, l};
+  const WeightRef* scaled = spec_.layer_out_scaled[l] ? &scale : nullptr;
+  if (l + 1 < spec_.n_layer) {
+    const WeightRef q_w[] = {{Weight::AttnQ, l + 1}};
+    b.rms_norm_add_norm(x, w, {Act::X}, scaled,
+                        {{Act::X}, {Weight::AttnNorm, l + 1}, {Act::H}, E, q_w}, T);
+    b.barrier();
+    b.mark("close_layer");
+    return;
+  }
+  b.rms_norm_add(x, w, {Act::X}, {Act::X}, E, T);
+  b.barrier();
+  if (scaled) {
     // One value for the whole layer: every element a row of one.
-    b.mul_weight({Act::X}, {Weight::LayerOutScale, l}, {Act::X}, 1, T * E);
+    b.mul_weight({Act::X}, scale, {Act::X}, 1, T * E);
     b.barrier();
   }
-  b.end_layer(l);
 }
 
 // X += post-norm(attention(norm(X))). Layers past n_layer_kv project queries only and read the
@@ -61,14 +84,13 @@ void Gemma4Forward::attention(StepBackend& b, uint32_t l, uint32_t T) const {
   const bool swa = spec_.layer_is_swa[l];
   const bool own_kv = spec_.owns_kv(l);
   const bool v_is_k = own_kv && spec_.layer_v_is_k[l];
-  const WeightRef q_w[] = {{Weight::AttnQ, l}};
-  b.rms_norm({Act::X}, {Weight::AttnNorm, l}, {Act::H}, E, T, q_w);
-  b.barrier();
+  // H holds the layer's input norm (written by the layer before, or by layers()).
   const Rows q{Act::Q, 0, qd}, k{Act::K, 0, kvd}, v{Act::V, 0, kvd};
   const ProductOut qkv[] = {
       {{Weight::AttnQ, l}, q}, {{Weight::AttnK, l}, k}, {{Weight::AttnV, l}, v}};
   b.products({Act::H}, T, std::span(qkv, !own_kv ? 1 : v_is_k ? 2 : 3));
   b.barrier();
+  b.mark("qkv");
   if (v_is_k) {  // V is K's projection before K's norm and rotation
     b.copy(k, v, uint64_t(T) * kvd);
     b.barrier();
@@ -80,6 +102,7 @@ void Gemma4Forward::attention(StepBackend& b, uint32_t l, uint32_t T) const {
     b.rms_norm_plain({Act::V}, {Act::V}, hd, T * nkv);
   }
   b.barrier();
+  b.mark("qk_norm");
   RopeSpec rope;
   rope.head_dim = hd;
   rope.n_dims = spec_.rope_dims_of(l);
@@ -93,7 +116,7 @@ void Gemma4Forward::attention(StepBackend& b, uint32_t l, uint32_t T) const {
     b.write_kv(l, /*value=*/true, nullptr, v);
   }
   b.barrier();
-  b.mark("qkv_rope_kv_write");
+  b.mark("rope_kv_write");
 
   AttentionSpec at;
   at.layer = l;
@@ -111,8 +134,16 @@ void Gemma4Forward::attention(StepBackend& b, uint32_t l, uint32_t T) const {
   b.mark("attention");
   b.products({Act::Attn, 0, qd}, T, out);
   b.barrier();
-  b.rms_norm_add({Act::H}, {Weight::PostAttnNorm, l}, {Act::X}, {Act::X}, E, T);
+  b.mark("attn_out");
+  if (spec_.is_moe()) {
+    b.rms_norm_add({Act::H}, {Weight::PostAttnNorm, l}, {Act::X}, {Act::X}, E, T);
+  } else {  // with the FFN's input norm (ffn() leaves it)
+    const WeightRef gate_up_w[] = {gate_up_input(l)};
+    b.rms_norm_add_norm({Act::H}, {Weight::PostAttnNorm, l}, {Act::X}, nullptr,
+                        {{Act::X}, {Weight::FfnNorm, l}, {Act::H}, E, gate_up_w}, T);
+  }
   b.barrier();
+  b.mark("post_attn_norm");
 }
 
 // X += post-norm(FFN(norm(X))), the layer's own FFN width. An MoE layer's FFN is the dense one
@@ -158,27 +189,34 @@ void Gemma4Forward::ffn(StepBackend& b, uint32_t l, uint32_t T) const {
     gate = {Act::Up, 0, 2 * ff};
     up = {Act::Up, ff, 2 * ff};
   }
-  const WeightRef gate_up_w[] = {gate_up[0].w};
-  b.rms_norm({Act::X}, {Weight::FfnNorm, l}, {Act::H}, E, T, gate_up_w);
-  b.barrier();
+  if (moe) {  // else the post-attention norm wrote it
+    const WeightRef gate_up_w[] = {gate_up[0].w};
+    b.rms_norm({Act::X}, {Weight::FfnNorm, l}, {Act::H}, E, T, gate_up_w);
+    b.barrier();
+    b.mark("ffn_norm");
+  }
   const WeightRef down_w[] = {{Weight::FfnDown, l}};
   b.products_then_glu({Act::H}, T, std::span(gate_up, n_products),
                       {GluAct::GeluTanh, gate, up, {Act::FfnAct, 0, ff}, ff, down_w});
   b.barrier();
+  b.mark("gate_up_glu");
   const ProductOut down[] = {{down_w[0], {Act::H}}};
   b.products({Act::FfnAct, 0, ff}, T, down);
   b.barrier();
+  b.mark("down");
   if (moe) {
     b.rms_norm_add({Act::H}, {Weight::FfnPostNorm1, l}, {Act::AuxB, 0, E}, {Act::H}, E, T);
     b.barrier();
   }
+  if (spec_.n_embd_altup == 0) {
+    close_layer(b, l, T, {Act::H}, {Weight::PostFfnNorm, l});
+    return;
+  }
   // The per-layer input's gate product reads X next: the sum's q8 copy is its input.
   const WeightRef next[] = {{Weight::PerLayerInpGate, l}};
-  b.rms_norm_add(
-      {Act::H}, {Weight::PostFfnNorm, l}, {Act::X}, {Act::X}, E, T,
-      spec_.n_embd_altup > 0 ? std::span<const WeightRef>(next) : std::span<const WeightRef>());
+  b.rms_norm_add({Act::H}, {Weight::PostFfnNorm, l}, {Act::X}, {Act::X}, E, T, next);
   b.barrier();
-  b.mark("ffn");
+  b.mark("post_ffn_norm");
 }
 
 // X += post-norm(proj(gelu(gate(X)) * the layer's per-layer input)).
@@ -187,17 +225,18 @@ void Gemma4Forward::per_layer_input(StepBackend& b, uint32_t l, uint32_t T) cons
   const ProductOut gate[] = {{{Weight::PerLayerInpGate, l}, {Act::Aux, 0, P}}};
   b.products({Act::X}, T, gate);
   b.barrier();
+  b.mark("pli_gate");
   // gelu(gate) * per-layer input is a GLU with the per-layer rows as its up half: one pass that
   // also writes the projection's q8 input.
   const ProductOut proj[] = {{{Weight::PerLayerProj, l}, {Act::AuxB, 0, E}}};
   b.glu(GluAct::GeluTanh, {Act::Aux, 0, P}, {Act::PerLayer, l * P, spec_.n_layer * P},
         {Act::Aux, 0, P}, P, T, std::span(&proj[0].w, 1));
   b.barrier();
+  b.mark("pli_glu");
   b.products({Act::Aux, 0, P}, T, proj);
   b.barrier();
-  b.rms_norm_add({Act::AuxB, 0, E}, {Weight::PerLayerPostNorm, l}, {Act::X}, {Act::X}, E, T);
-  b.barrier();
-  b.mark("per_layer_input");
+  b.mark("pli_proj");
+  close_layer(b, l, T, {Act::AuxB, 0, E}, {Weight::PerLayerPostNorm, l});
 }
 
 }  // namespace vkllm::runtime

@@ -12,6 +12,9 @@
 // - KV sharing: layers past ModelSpec::n_layer_kv compute queries only and attend over an
 //   earlier layer's cache (the backend maps the layer, ModelSpec::kv_layer);
 // - an optional output scale per layer; final logits soft-capped.
+// Each layer's input norm is written by the layer before (StepBackend::rms_norm_add_norm: a
+// post-norm, its residual and the next norm in one pass where the backend fuses them), as is the
+// pre-FFN norm by the post-attention norm in layers without experts.
 #pragma once
 
 #include "engine/model/model_spec.h"
@@ -35,6 +38,11 @@ class Gemma4Forward {
   void attention(StepBackend& b, uint32_t l, uint32_t T) const;
   void ffn(StepBackend& b, uint32_t l, uint32_t T) const;
   void per_layer_input(StepBackend& b, uint32_t l, uint32_t T) const;
+  // The layer's last post-norm (of `x` by `w`) into the residual, its output scale, and where a
+  // layer follows, that layer's input norm into H, fused where the backend can.
+  void close_layer(StepBackend& b, uint32_t l, uint32_t T, Rows x, WeightRef w) const;
+  // The weight the FFN's first product reads (gate, or gate|up stacked in ffn_up).
+  WeightRef gate_up_input(uint32_t l) const;
 
   const model::ModelSpec& spec_;
 };

@@ -90,8 +90,10 @@ struct RunnerOptions {
   // that step starts as soon as its inputs are written. Unset: where the device is a GPU (on a
   // CPU device the recording would take the cores its kernels run on).
   std::optional<bool> record_ahead;
-  // GPU timestamps around every phase of layer 1 (last_step_timings), for profiles.
+  // GPU timestamps around every phase of layer `profile_layer` (last_step_timings), for
+  // profiles: models whose layers differ (sliding and global, KV-sharing) profile each kind.
   bool profile = false;
+  uint32_t profile_layer = 1;
   // CPU backend: threads of a pool of the Runner's own (0: the process's shared pool of
   // VKLLM_THREADS, else the physical cores) and the kernels' code path (unset: the best the CPU
   // has, capped by VKLLM_CPU_ISA).

@@ -403,6 +403,21 @@ class StepBackend {
     else
       add_rows(r, x, y, n, rows, 1.0f);
   }
+  // A post-norm's residual and the next block's norm (Gemma's post-attention norm then pre-FFN
+  // norm; a layer's last post-norm then the next layer's input norm): r += rms_norm(x) * w, then
+  // r *= the single value of `scale` where given (Gemma 4's layer output scale), then
+  // next.y = rms_norm(r) * next.w with next.x = r. As rms_norm_add(), mul_weight(), barriers and
+  // rms_norm() in a row (what this does); a backend may fuse them (Vulkan: one dispatch).
+  virtual void rms_norm_add_norm(Rows x, WeightRef w, Rows r, const WeightRef* scale,
+                                 const NormAfter& next, uint32_t rows) {
+    rms_norm_add(x, w, r, r, next.n, rows);
+    barrier();
+    if (scale) {
+      mul_weight(r, *scale, r, 1, rows * next.n);
+      barrier();
+    }
+    rms_norm(next.x, next.w, next.y, next.n, rows, next.feeds);
+  }
   // Qwen3.5's gated norm: y = rms_norm(x) * w over `rows` rows of n (dense: y.stride 0 or n),
   // then y *= silu(gate) with every `group` consecutive rows of y read as one row of gate
   // (n * group wide: a token's value heads). `feeds` as for rms_norm, for the y rows n * group

@@ -70,8 +70,11 @@ constexpr TuningKey kKeys[] = {
     {"record_ahead", "auto",
      "record the next decode step while one runs (auto: on GPUs, not on CPU devices): 0 or 1",
      [](TuningTarget& t, std::string_view v) { t.runner.record_ahead = parse_bool(v); }},
-    {"profile", "0", "1: GPU timestamps around each phase of layer 1 (vkllm bench prints them)",
+    {"profile", "0",
+     "1: GPU timestamps around each phase of one layer (profile_layer; vkllm bench prints them)",
      [](TuningTarget& t, std::string_view v) { t.runner.profile = parse_bool(v); }},
+    {"profile_layer", "1", "the layer profile times (0 to the last)",
+     [](TuningTarget& t, std::string_view v) { t.runner.profile_layer = parse_u32(v, 0, 65535); }},
     // The decode kernels.
     {"matvec_threads", "auto", "threads per workgroup of every float-activation matvec (2^n)",
      [](TuningTarget& t, std::string_view v) {

@@ -182,7 +182,8 @@ void VulkanBackend::attention(const AttentionSpec& s) {
     at.n_splits = std::min(
         {kMaxAttentionSplits, kAttentionSplitRows / batch_.n_tokens,
          vk::ops::attention_suggested_splits(max_kv_len_, batch_.n_seqs, nkv, compute_units_,
-                                             ctx_.device().tuning().attn_split_target)});
+                                             ctx_.device().tuning().attn_split_target,
+                                             s.head_dim)});
     at.scratch = mem_.scratch;
   } else if (s.causal && batch_.n_tokens <= kAttentionSplitRows / 2) {
     // Prefill after a long context: few query tiles, each walking the whole context.
@@ -256,7 +257,7 @@ void VulkanBackend::argmax(Rows logits, uint32_t n, uint32_t rows) {
 }
 
 void VulkanBackend::begin_layer(uint32_t layer) {
-  marking_ = opt_.profile && layer == 1;
+  marking_ = opt_.profile && layer == opt_.profile_layer;
   mark("layer_begin");
 }
 

@@ -123,6 +123,8 @@ class VulkanBackend final : public StepBackend {
   void gate_rows(GateAct act, Rows x, Rows gate, uint32_t n, uint32_t rows, bool per_row) override;
   void rms_norm_add(Rows x, WeightRef w, Rows r, Rows y, uint32_t n, uint32_t rows,
                     std::span<const WeightRef> feeds) override;
+  void rms_norm_add_norm(Rows x, WeightRef w, Rows r, const WeightRef* scale,
+                         const NormAfter& next, uint32_t rows) override;
   void gated_rms_norm(Rows x, WeightRef w, Rows y, uint32_t n, uint32_t rows, Rows gate,
                       uint32_t group, std::span<const WeightRef> feeds) override;
   void select_rows(Rows from, Rows to, uint32_t n, uint32_t n_sel) override;

@@ -56,6 +56,34 @@ void VulkanBackend::rms_norm_add(Rows x, WeightRef w, Rows r, Rows y, uint32_t n
   if (q8) q8_of_ = Q8Copy{y.act, rows, mem_.xq};
 }
 
+void VulkanBackend::rms_norm_add_norm(Rows x, WeightRef w, Rows r, const WeightRef* scale,
+                                      const NormAfter& next, uint32_t rows) {
+  const uint32_t n = next.n;
+  const auto dense = [n](Rows v) { return (v.stride == 0 || v.stride == n) && v.off == 0; };
+  // One dispatch where the rows fit the register-blocked kernel and all four are dense.
+  if (!dense(x) || !dense(r) || !dense(next.x) || !dense(next.y) || next.x.act != r.act ||
+      !vk::ops::rms_norm_fuses_gate(n, 0, 0, ctx_.caps())) {
+    StepBackend::rms_norm_add_norm(x, w, r, scale, next, rows);
+    return;
+  }
+  const bool q8 = wants_q8(next.feeds, n, rows);
+  const bool f16 = !q8 && vk::ops::rms_norm_writes_f16(n, ctx_.caps()) &&
+                   wants_f16(next.feeds, n, rows);
+  vk::ops::RmsNormArgs a = norm_rows(x, r, n, rows);
+  a.weight = get(w).data;
+  a.post_add = mem_.slice(r);
+  a.next_weight = get(next.w).data;
+  a.next_y = mem_.slice(next.y);
+  if (scale) a.scale = get(*scale).data;
+  a.q8 = q8 ? mem_.xq : vk::BufferSlice{};
+  a.f16 = f16 ? f16_rows(rows, n) : vk::BufferSlice{};
+  vk::ops::rms_norm(*rec_, ctx_.pipelines(), a);
+  wrote(r.act);
+  wrote(next.y.act);
+  if (q8) q8_of_ = Q8Copy{next.y.act, rows, mem_.xq};
+  if (f16) f16_of_ = F16Copy{next.y.act, rows};
+}
+
 void VulkanBackend::products(Rows x, uint32_t n, std::span<const ProductOut> outs) {
   WeightRef weights[4];
   if (outs.empty() || outs.size() > 4) throw std::logic_error("products: 1 to 4 outputs");

@@ -143,7 +143,8 @@ uint64_t attention_scratch_bytes(uint32_t n_splits, uint32_t n_tokens, uint32_t 
 }
 
 uint32_t attention_suggested_splits(uint32_t max_kv_len, uint32_t n_seqs, uint32_t n_kv_heads,
-                                    uint32_t compute_units, uint32_t split_target) {
+                                    uint32_t compute_units, uint32_t split_target,
+                                    uint32_t head_dim) {
   // Enough workgroups to keep every compute unit reading (a workgroup walks its KV slice serially,
   // one tile's load latency after another), but not so many that the partials' reduction costs
   // more than it saves: on an H100, 8B decode at 16k/32k of context was fastest aiming at 4
@@ -152,10 +153,12 @@ uint32_t attention_suggested_splits(uint32_t max_kv_len, uint32_t n_seqs, uint32
   // Up to 256 positions, one workgroup reads them on the chunked kernel in one or two round trips,
   // less than the reduction's own pass costs (on an H100, 1B Q4_K_M at batch 1 and 16-144
   // positions: 806-818 tok/s splitting from 128 positions, 813-855 not).
-  if (max_kv_len <= 256) return 1;
+  const bool tiled_only = head_dim > 256;
+  const uint32_t min_positions = tiled_only ? 16 : 64;
+  if (max_kv_len <= (tiled_only ? 16u : 256u)) return 1;
   const uint32_t groups = std::max(1u, n_seqs * n_kv_heads);
   const uint32_t want = std::max(1u, split_target * compute_units / groups);
-  return std::clamp(std::min(want, max_kv_len / 64), 1u, kAttentionMaxSplits);
+  return std::clamp(std::min(want, max_kv_len / min_positions), 1u, kAttentionMaxSplits);
 }
 
 uint32_t attention_prefill_splits(uint32_t max_kv_len, uint32_t max_q_len, uint32_t n_seqs,

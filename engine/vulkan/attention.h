@@ -99,10 +99,13 @@ uint64_t attention_scratch_bytes(uint32_t n_splits, uint32_t n_tokens, uint32_t 
 // A split count that keeps the device reading for decode (about split_target workgroups per
 // compute unit, KernelTuning::attn_split_target), capped so each split still covers at least 64
 // positions and at kAttentionMaxSplits; contexts of up to 256 positions are not split (the chunked
-// decode kernel reads them faster than the reduction's own pass costs) (1 = no split).
+// decode kernel reads them faster than the reduction's own pass costs) (1 = no split). Heads above
+// 256 (Gemma 4's global layers) have no chunked kernel: the tiled one walks tiles of 8 positions
+// with barriers between, so they split from 32 positions on, 16 positions a split.
 uint32_t attention_suggested_splits(uint32_t max_kv_len, uint32_t n_seqs, uint32_t n_kv_heads,
                                     uint32_t compute_units,
-                                    uint32_t split_target = KernelTuning{}.attn_split_target);
+                                    uint32_t split_target = KernelTuning{}.attn_split_target,
+                                    uint32_t head_dim = 128);
 
 // Splits for a prefill step (query tiles of 64 (token, head) rows): a long context's prefill has
 // few workgroups, each walking the whole context; splitting aims at four times decode's

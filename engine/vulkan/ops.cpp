@@ -109,16 +109,18 @@ void rms_norm(CommandRecorder& rec, PipelineCache& pc, const RmsNormArgs& a) {
       a.x_stride ? a.x_stride : a.n,
       a.y_stride ? a.y_stride : a.n,
       a.eps,
-      (a.residual ? 1u : 0u) | (a.weight ? 0u : 2u) | (a.gate ? 4u : 0u) | (a.post_add ? 8u : 0u),
+      (a.residual ? 1u : 0u) | (a.weight ? 0u : 2u) | (a.gate ? 4u : 0u) | (a.post_add ? 8u : 0u) |
+          (a.scale ? 16u : 0u),
       a.gate_off,
       a.gate_stride,
       std::max(a.gate_group, 1u)};
   const bool sg = pc.device().caps().subgroup_arithmetic();
   if (a.post_add)
-    require_arg(!a.residual && !a.gate && !a.f16 &&
+    require_arg(!a.residual && !a.gate && (!a.f16 || a.next_y) &&
                     rms_norm_fuses_gate(a.n, 0, 0, pc.device().caps()) && push.x_stride % 4 == 0 &&
                     push.y_stride % 4 == 0,
-                "rms_norm: a post-add needs no residual, gate or f16 output, subgroup arithmetic, "
+                "rms_norm: a post-add needs no residual, gate or f16 output (but of a chained "
+                "norm), subgroup arithmetic, "
                 "n a multiple of 32 of at most 16384 and strides multiples of 4");
   if (a.gate)
     require_arg(!a.residual && !a.f16 &&
@@ -140,6 +142,23 @@ void rms_norm(CommandRecorder& rec, PipelineCache& pc, const RmsNormArgs& a) {
         "rms_norm: an f16 output needs subgroup arithmetic, no q8 output, n a multiple of 32 "
         "of at most 16384 and strides multiples of 4");
     require_arg(a.f16.size >= uint64_t{a.n_rows} * a.n * 2, "rms_norm: f16 slice too small");
+  }
+  if (a.next_y) {
+    require_arg(a.post_add && a.weight && a.next_weight && blocks_fit &&
+                    (a.y_stride == 0 || a.y_stride == a.n),
+                "rms_norm: a chained norm needs a post-add, both weights, n a multiple of 32 of "
+                "at most 16384 and dense rows");
+    const std::array<BufferSlice, 8> buffers{
+        a.x,      a.post_add,    a.weight, a.y, a.q8 ? a.q8 : a.f16 ? a.f16 : a.x,
+        a.next_weight, a.next_y, a.scale ? a.scale : a.x};
+    uint32_t wg = 32;
+    while (wg < a.n / 32) wg *= 2;
+    const char* shader = a.q8    ? "rms_norm_blocks_chain_q8"
+                         : a.f16 ? "rms_norm_blocks_chain_f16"
+                                 : "rms_norm_blocks_chain";
+    const Pipeline& p = pipeline(pc, shader, 8, sizeof(push), wg);
+    rec.dispatch(p, buffers, std::as_bytes(std::span(&push, 1)), groups_1d(a.n_rows));
+    return;
   }
   const std::array<BufferSlice, 5> buffers{a.x,
                                            a.residual   ? a.residual

@@ -65,6 +65,10 @@ struct RmsNormArgs {
   // Optional (not with residual, gate or f16; rms_norm_fuses_gate's conditions): y = post_add +
   // the normed row (a post-norm's residual; y may be post_add), rows at x_stride as x's.
   BufferSlice post_add{};
+  // Optional (with post_add; the register-blocked kernel's conditions): the next norm in the same
+  // pass. y, the new residual (times scale's first value where scale is given), is normed by
+  // next_weight into next_y (dense rows of n); q8 / f16 then hold next_y's copy.
+  BufferSlice next_weight{}, next_y{}, scale{};
 };
 void rms_norm(CommandRecorder& rec, PipelineCache& pipelines, const RmsNormArgs& a);
 // Whether rms_norm() writes RmsNormArgs::f16 for rows of n (with vec4-aligned strides and no q8

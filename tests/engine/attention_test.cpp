@@ -348,6 +348,14 @@ TEST(PagedAttention, HeadsOf512) {
   EXPECT_NE(ops::attention_unsupported(510, 1, caps), "");
   caps.max_shared_memory = 48 << 10;  // NVIDIA's
   EXPECT_EQ(ops::attention_unsupported(512, 8, caps), "");
+
+  // Heads of 512 split decode finer (16 positions a split, from 32 positions), the others from
+  // 257 positions at 64 a split: one sequence of one KV head on 132 compute units.
+  EXPECT_EQ(ops::attention_suggested_splits(512, 1, 1, 132, 4, 512), 32u);
+  EXPECT_EQ(ops::attention_suggested_splits(100, 1, 1, 132, 4, 512), 6u);
+  EXPECT_EQ(ops::attention_suggested_splits(16, 1, 1, 132, 4, 512), 1u);
+  EXPECT_EQ(ops::attention_suggested_splits(512, 1, 1, 132, 4, 256), 8u);
+  EXPECT_EQ(ops::attention_suggested_splits(256, 1, 1, 132, 4, 128), 1u);
 }
 
 // Prefill steps long enough for the tensor-core kernel (on devices with cooperative matrices;

@@ -184,6 +184,76 @@ TEST(SmallKernels, RmsNormWithPostAdd) {
   }
 }
 
+// The post-norm's residual and the next norm in one pass: r' = (r + rms_norm(x) * w) * s (s a
+// single value, optional), z = rms_norm(r') * w2, with no copy, the q8 copy or the f16 copy of z,
+// at a width that leaves invocations without a block (1536 = 48 blocks on 64 invocations).
+TEST(SmallKernels, RmsNormChainedIntoTheNextNorm) {
+  SeededRng rng;
+  auto& pc = vk_context().pipelines();
+  const auto& caps = vk_context().device().caps();
+  if (!ops::rms_norm_fuses_gate(256, 0, 0, caps)) GTEST_SKIP() << "no subgroup arithmetic";
+  for (int mode = 0; mode < 4; ++mode) {  // 0: plain; 1: scaled; 2: q8 copy; 3: f16 copy
+    vk::Arena arena = make_arena();
+    const uint32_t n = mode == 0 ? 1536 : 256 * (1 + rng.below(3)), rows = 1 + rng.below(5);
+    auto x = random_vector(rng, size_t(n) * rows, -2.f, 2.f);
+    auto r = random_vector(rng, size_t(n) * rows, -3.f, 3.f);
+    auto w = random_vector(rng, n, 0.5f, 1.5f), w2 = random_vector(rng, n, 0.5f, 1.5f);
+    const std::vector<float> scale = {rng.uniform(0.2f, 2.f)};
+    const float eps = 1e-6f;
+    BufferSlice dx = to_device(arena, x), dr = to_device(arena, r), dw = to_device(arena, w);
+    BufferSlice dw2 = to_device(arena, w2), ds = to_device(arena, scale);
+    BufferSlice dz = device_filled<float>(arena, x.size());
+    const uint64_t q8_bytes = vk::q8_activation_bytes(n, rows);
+    BufferSlice dq = arena.allocate(q8_bytes), dq_want = arena.allocate(q8_bytes);
+    BufferSlice dh = arena.allocate(uint64_t{n} * rows * 2);
+    if (mode == 3 && !ops::rms_norm_writes_f16(n, caps)) continue;
+    run([&](vk::CommandRecorder& rec) {
+      ops::RmsNormArgs a;
+      a.x = dx;
+      a.weight = dw;
+      a.y = dr;
+      a.n = n;
+      a.n_rows = rows;
+      a.eps = eps;
+      a.post_add = dr;
+      a.next_weight = dw2;
+      a.next_y = dz;
+      if (mode == 1) a.scale = ds;
+      if (mode == 2) a.q8 = dq;
+      if (mode == 3) a.f16 = dh;
+      ops::rms_norm(rec, pc, a);
+    });
+    std::vector<float> want_r(x.size()), want_z(x.size());
+    for (uint32_t row = 0; row < rows; ++row) {
+      const size_t o = size_t(row) * n;
+      double ss = 0, ss2 = 0;
+      for (uint32_t i = 0; i < n; ++i) ss += double(x[o + i]) * x[o + i];
+      const double inv = 1.0 / std::sqrt(ss / n + eps);
+      std::vector<double> res(n);
+      for (uint32_t i = 0; i < n; ++i) {
+        res[i] = (r[o + i] + x[o + i] * inv * w[i]) * (mode == 1 ? scale[0] : 1.0);
+        ss2 += res[i] * res[i];
+        want_r[o + i] = float(res[i]);
+      }
+      const double inv2 = 1.0 / std::sqrt(ss2 / n + eps);
+      for (uint32_t i = 0; i < n; ++i) want_z[o + i] = float(res[i] * inv2 * w2[i]);
+    }
+    EXPECT_TRUE(near_all(from_device<float>(dr, want_r.size()), want_r, 1e-5, 1e-4)) << mode;
+    EXPECT_TRUE(near_all(from_device<float>(dz, want_z.size()), want_z, 1e-5, 1e-4)) << mode;
+    EXPECT_TRUE(near_all(from_device<float>(dx, x.size()), x, 0, 0)) << "x untouched";
+    if (mode == 2) {
+      vk::MatmulKernels kernels(pc);
+      run([&](vk::CommandRecorder& rec) {
+        kernels.record_quantize_q8(rec, dz, n, rows, 0, dq_want);
+      });
+      EXPECT_EQ(from_device<uint8_t>(dq, q8_bytes), from_device<uint8_t>(dq_want, q8_bytes));
+    }
+    if (mode == 3) {
+      EXPECT_TRUE(f16_copy_matches(dh, from_device<float>(dz, x.size())));
+    }
+  }
+}
+
 TEST(SmallKernels, ElementwiseAddMulScaleSoftcap) {
   SeededRng rng;
   auto& pc = vk_context().pipelines();

@@ -53,12 +53,14 @@ TEST(TuningKeys, EachKeyReachesItsField) {
   t.tune("ssm_chunk_rows=8");
   t.tune("fence_spin_us=0");
   t.tune("pipeline_stats=1");
+  t.tune("profile_layer=4");
   EXPECT_EQ(t.runner.matvec_max_batch, 32u);
   EXPECT_EQ(t.runner.delta_net_chunk_min, std::optional<uint32_t>(0));
   EXPECT_EQ(t.runner.int8_dot, vk::Int8Dot::Off);
   EXPECT_EQ(t.runner.step_parts, 3u);
   EXPECT_EQ(t.runner.record_ahead, std::optional<bool>(false));
   EXPECT_TRUE(t.runner.profile);
+  EXPECT_EQ(t.runner.profile_layer, 4u);
   const vk::MatmulTuning& m = t.kernels.matmul;
   EXPECT_EQ(m.matvec_threads, 128u);
   EXPECT_EQ(m.matvec_rows, 4u);
