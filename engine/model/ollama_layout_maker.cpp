@@ -533,10 +533,8 @@ void rewrite_as_ollama_layout(const MakeModelOptions& o, gguf::GgufWriter& w) {
     throw std::invalid_argument(
         "make-model --layout ollama: no Ollama layout for '" + o.arch +
         "' (llama, gemma3, gemma-embedding, gemma4, mistral3, qwen3moe, qwen2vl, qwen3vl, gpt-oss, "
-        "bert "
-        "with an "
-        "XLM-R vocabulary; Ollama's converter writes the other architectures as llama.cpp's "
-        "does: docs/ollama-layouts.md)");
+        "bert with an XLM-R vocabulary; Ollama's converter writes the other architectures as "
+        "llama.cpp's does: docs/ollama-layouts.md)");
   }
 }
 
