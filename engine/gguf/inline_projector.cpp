@@ -1,7 +1,9 @@
 #include "engine/gguf/inline_projector.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -78,8 +80,17 @@ constexpr Rename kQwen3vlRenames[] = {
     {"v.pos_embed.", "v.position_embd."},
 };
 
+// The vision tower's tensors: v.* and mm.*, but not Gemma 4's audio projector (mm.a.*) or the
+// clamp bounds Ollama's converter packs into v.clamp_data (add_gemma4_clamps).
 bool is_tower_tensor(std::string_view name) {
-  return name.starts_with("v.") || name.starts_with("mm.");
+  return (name.starts_with("v.") || name.starts_with("mm.")) && !name.starts_with("mm.a.") &&
+         name != "v.clamp_data";
+}
+
+// The architectures whose inline tower extract_inline_projector reads.
+bool reads_inline_tower(std::string_view arch) {
+  return arch == "gemma3" || arch == "gemma4" || arch == "mistral3" || arch == "qwen25vl" ||
+         arch == "qwen3vl";
 }
 
 std::string renamed(std::string name, std::span<const Rename> renames) {
@@ -243,6 +254,68 @@ void write_qwen3vl_keys(const GgufFile& raw, GgufWriter& w) {
     refuse(arch, "has a temporal patch of " + std::to_string(*t) + " frames (2 are read)");
 }
 
+// Gemma 4's sizes, as Ollama's layer turns gemma4.vision.* into clip.vision.* (handle_gemma4_clip)
+// and llama.cpp's converter writes them: its placeholder image size 224, normalisation by mean 0
+// and std 1 (the tower standardises with v.std_bias / v.std_scale), the pooling kernel (3 unless
+// the file says). Another number of channels is refused.
+void write_gemma4_keys(const GgufFile& raw, GgufWriter& w) {
+  constexpr std::string_view arch = "gemma4";
+  w.set_string("clip.projector_type", "gemma4v");
+  const std::string from = "gemma4.vision.", to = "clip.vision.";
+  w.set_u32(to + "image_size", 224);
+  for (const char* key : {"patch_size", "embedding_length", "feed_forward_length"})
+    w.set_u32(to + key, need_u32(raw, arch, from + key));
+  w.set_u32(to + "projection_dim", need_u32(raw, arch, "gemma4.embedding_length"));
+  for (const char* key : {"block_count", "attention.head_count"})
+    w.set_u32(to + key, need_u32(raw, arch, from + key));
+  w.set_f32(to + "attention.layer_norm_epsilon",
+            raw.get_optional<float>(from + "attention.layer_norm_epsilon").value_or(1e-6f));
+  w.set_f32s(to + "image_mean", {0.0f, 0.0f, 0.0f});
+  w.set_f32s(to + "image_std", {1.0f, 1.0f, 1.0f});
+  w.set_u32(to + "projector.scale_factor",
+            raw.get_optional<uint32_t>(from + "projector.scale_factor").value_or(3));
+  if (const auto c = raw.get_optional<uint32_t>(from + "num_channels"); c && *c != 3)
+    refuse(arch, "has " + std::to_string(*c) + " image channels (3 are read)");
+}
+
+// Gemma 4's clamp bounds. llama.cpp's mmproj (and Ollama's current converter) gives each linear
+// layer's as four F32 scalars (<layer>.input_min, .input_max, .output_min, .output_max); Ollama's
+// converter also packs them all into v.clamp_data (per tower layer attn_q, attn_k, attn_v,
+// attn_out, ffn_gate, ffn_up, ffn_down, then mm.input_projection; four values each), which older
+// files carry alone. Adds, from the packed tensor, the scalars of every layer the file has none
+// for. Four zeros are the converter's fill for a layer without bounds (they would clamp every
+// value to 0), so they add none.
+void add_gemma4_clamps(const GgufFile& raw, const TensorBytesReader& read, GgufWriter& w) {
+  constexpr std::string_view arch = "gemma4";
+  const TensorInfo* packed = raw.find_tensor("v.clamp_data");
+  if (!packed) return;
+  constexpr const char* kLinears[] = {"attn_q",   "attn_k", "attn_v",  "attn_out",
+                                      "ffn_gate", "ffn_up", "ffn_down"};
+  constexpr const char* kBounds[] = {".input_min", ".input_max", ".output_min", ".output_max"};
+  const uint64_t layers = need_u32(raw, arch, "gemma4.vision.block_count");
+  const uint64_t n = (layers * std::size(kLinears) + 1) * 4;
+  if (packed->type != TensorType::F32 || packed->element_count() != n)
+    refuse(arch, "has a v.clamp_data of " + std::to_string(packed->element_count()) +
+                     " values, not " + std::to_string(n) + " F32 ones for " +
+                     std::to_string(layers) + " layers");
+  std::vector<float> values(n);
+  read(packed->offset, std::span(reinterpret_cast<uint8_t*>(values.data()), n * sizeof(float)));
+  auto add = [&](const std::string& base, uint64_t at) {
+    for (const char* bound : kBounds)
+      if (raw.find_tensor(base + bound)) return;  // the file's own scalars
+    if (std::all_of(&values[at], &values[at + 4], [](float v) { return v == 0.0f; })) return;
+    for (uint64_t i = 0; i < 4; ++i) {
+      std::vector<uint8_t> bytes(sizeof(float));
+      std::memcpy(bytes.data(), &values[at + i], sizeof(float));
+      w.add_tensor(base + kBounds[i], TensorType::F32, {1}, std::move(bytes));
+    }
+  };
+  for (uint64_t l = 0; l < layers; ++l)
+    for (size_t k = 0; k < std::size(kLinears); ++k)
+      add("v.blk." + std::to_string(l) + "." + kLinears[k], (l * std::size(kLinears) + k) * 4);
+  add("mm.input_projection", n - 4);
+}
+
 // Qwen3-VL's tower tensors that are not a rename: Ollama's one Conv3D kernel [3 n_embd, 2,
 // patch, patch] as llama.cpp's two frames' kernels, Q, K and V (and their biases) as one
 // attn_qkv, the deepstack mergers by their layer (vision.deepstack_visual_indexes) rather than
@@ -380,8 +453,7 @@ uint32_t img_break_token(const Value* tokens) {
 
 std::string inline_projector_arch(const GgufFile& raw) {
   const auto arch = raw.get_optional<std::string>("general.architecture");
-  if (!arch || inline_tower_renames(*arch).empty() || !raw.has(*arch + ".vision.block_count"))
-    return "";
+  if (!arch || !reads_inline_tower(*arch) || !raw.has(*arch + ".vision.block_count")) return "";
   for (const TensorInfo& t : raw.tensors())
     if (t.name.starts_with("v.")) return *arch;
   return "";
@@ -403,6 +475,8 @@ std::vector<uint8_t> extract_inline_projector(const GgufFile& raw, const TensorB
     write_qwen25vl_keys(raw, w);
   } else if (arch == "qwen3vl") {
     write_qwen3vl_keys(raw, w);
+  } else if (arch == "gemma4") {
+    write_gemma4_keys(raw, w);
   } else {
     write_gemma3_keys(raw, w);
   }
@@ -429,6 +503,7 @@ std::vector<uint8_t> extract_inline_projector(const GgufFile& raw, const TensorB
                       [&read, offset](std::span<uint8_t> out) { read(offset, out); });
   }
   if (pixtral) add_img_break(raw, read, w);
+  if (arch == "gemma4") add_gemma4_clamps(raw, read, w);
   return w.serialize();
 }
 

@@ -11,7 +11,10 @@
 // Hugging Face's order and whose [IMG_BREAK] embedding is the text model's own token row) and
 // qwen25vl (Qwen2.5-VL: the two frames' patch kernels and the merger renamed, the window pattern
 // from its full-attention layers) and qwen3vl (Qwen3-VL: Hugging Face's names renamed, its Conv3D
-// patch kernel as the two frames', Q/K/V fused again, the deepstack mergers by layer).
+// patch kernel as the two frames', Q/K/V fused again, the deepstack mergers by layer) and gemma4
+// (Gemma 4's gemma4v tower: llama.cpp's names already, gemma4.vision.* keys; clamp bounds packed
+// in v.clamp_data unpacked where a file lacks the scalars; the audio conformer, a.* and mm.a.*,
+// left out).
 #pragma once
 
 #include <cstdint>
@@ -27,8 +30,9 @@
 namespace vkllm::gguf {
 
 // Ollama's converter's names for pieces of `arch`'s tower tensors and llama.cpp's, in the order
-// they are tried (the first that a name holds is replaced); empty for an architecture without an
-// inline tower vkllm reads. The Ollama-layout fixture maker applies them the other way round.
+// they are tried (the first that a name holds is replaced); empty for an architecture whose inline
+// tower needs none (gemma4) or that vkllm does not read. The Ollama-layout fixture maker applies
+// them the other way round.
 std::span<const std::pair<std::string_view, std::string_view>> inline_tower_renames(
     std::string_view arch);
 
@@ -46,8 +50,8 @@ void permute_rope_rows(std::span<const uint8_t> in, std::span<uint8_t> out, uint
 uint32_t img_break_token(const Value* tokens);
 
 // The architecture whose tower `raw` (a file read with ReadLayout::Raw) carries in a layout
-// extract_inline_projector reads (gemma3, mistral3, qwen25vl, qwen3vl), or "" when it carries none
-// it reads.
+// extract_inline_projector reads (gemma3, gemma4, mistral3, qwen25vl, qwen3vl), or "" when it
+// carries none it reads.
 std::string inline_projector_arch(const GgufFile& raw);
 
 // Fills `out` with the bytes at `offset` of the file's data section.

@@ -301,6 +301,8 @@ void translate_known_layouts(GgufFile& file) {
     } else {
       ollama::translate_gemma3(file);
     }
+  } else if (*arch == "gemma4") {
+    ollama::translate_gemma4(file);
   } else if (*arch == "llama") {
     ollama::translate_llama3(file);
   } else if (*arch == "mistral3") {

@@ -14,10 +14,13 @@
 // gemma3 with dense.0 / dense.1), mistral3 (Ministral 3's older key names, embedded vision),
 // qwen3moe (expert width from the tensors), gpt-oss (published as gptoss with its own tensor
 // names), Qwen2.5-VL's text (published as qwen25vl, its RoPE sections as mrope_section),
-// snowflake-arctic-embed2 (bert with its XLM-R tokenizer's charsmap as base64 text).
+// Qwen3-VL's text, gemma4 (text: its vocabulary's model name, the older per-expert scale name, the
+// embedded vision and audio towers hidden), snowflake-arctic-embed2 (bert with its XLM-R
+// tokenizer's charsmap as base64 text).
 // The other architectures vkllm runs are written by Ollama's converter as by llama.cpp's (see
 // docs/ollama-layouts.md). One file per family: ollama_layout.cpp (llama, mistral3, qwen3moe,
-// qwen25vl, gpt-oss, dispatch), ollama_layout_gemma.cpp, ollama_layout_bert.cpp;
+// qwen25vl, qwen3vl, gpt-oss, dispatch), ollama_layout_gemma.cpp (gemma3, EmbeddingGemma, gemma4),
+// ollama_layout_bert.cpp;
 // ollama_layout_edit.h holds what they share.
 #pragma once
 

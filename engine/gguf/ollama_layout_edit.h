@@ -56,6 +56,7 @@ class Translation {
 // The per-family translations: each returns at once for a file without its markers.
 void translate_gemma3(GgufFile& f);
 void translate_embedding_gemma(GgufFile& f);
+void translate_gemma4(GgufFile& f);
 void translate_llama3(GgufFile& f);
 void translate_mistral3(GgufFile& f);
 void translate_qwen3moe(GgufFile& f);

@@ -1,4 +1,4 @@
-// Ollama's Gemma layouts: gemma3 (text) and EmbeddingGemma (published as gemma3).
+// Ollama's Gemma layouts: gemma3 (text), EmbeddingGemma (published as gemma3) and gemma4 (text).
 #include <cstdint>
 #include <string>
 #include <variant>
@@ -150,6 +150,45 @@ void translate_embedding_gemma(GgufFile& f) {
   t.rename_tensor("dense.1.weight", "dense_3.weight");
   if (f.find_tensor("norm.weight")) t.rename_tensor("norm.weight", "output_norm.weight");
   t.truncate_vocab(rows);
+  t.finish();
+}
+
+// Gemma 4 as Ollama's converter writes it (convert_gemma4.go), read as llama-server reads it
+// through Ollama's layer (handle_gemma4): one file with the vision tower and projector (v.*,
+// mm.* tensors; gemma4.vision.* keys) and, for the sizes with audio, the conformer (a.*, mm.a.*;
+// gemma4.audio.*), all hidden here (engine/gguf/inline_projector.h reads the vision part); the
+// vocabulary as tokenizer.ggml.model "llama" with pre-tokenizer "gemma4", llama.cpp's "gemma4"
+// BPE (the merges are there), without add_space_prefix; the routers' per-expert scales of older
+// files as ffn_gate_inp.per_expert_scale, llama.cpp's ffn_down_exps.scale. Per-layer widths and
+// K/V heads as int32 arrays or one value, and no vocab_size, read as llama.cpp's are. The
+// markers are the embedded towers and that vocabulary: a llama.cpp-layout gemma4 has neither.
+void translate_gemma4(GgufFile& f) {
+  std::vector<std::string> markers;
+  for (const char* prefix : {"v.", "mm.", "a.", "model.vision_tower."}) {
+    if (any_tensor_with_prefix(f, prefix)) markers.push_back(std::string(prefix) + "* tensors");
+  }
+  const std::string* model = string_value(f, "tokenizer.ggml.model");
+  const std::string* pre = string_value(f, "tokenizer.ggml.pre");
+  const bool ollama_vocab = model && *model == "llama" && pre && *pre == "gemma4";
+  if (ollama_vocab) markers.emplace_back("tokenizer.ggml.model 'llama' with pre 'gemma4'");
+  if (markers.empty()) return;
+  Translation t(f, "gemma4", std::move(markers));
+  if (ollama_vocab) {
+    if (!f.has("tokenizer.ggml.merges")) {
+      t.refuse("its Gemma 4 vocabulary ('llama' with pre-tokenizer 'gemma4') has no merges");
+    }
+    t.set("tokenizer.ggml.model", Value{std::string("gemma4")},
+          "gemma4 (was llama: Ollama's name for the Gemma 4 BPE)");
+    if (!f.has("tokenizer.ggml.add_space_prefix")) {
+      t.set("tokenizer.ggml.add_space_prefix", Value{false}, "false (Gemma 4's, missing)");
+    }
+  }
+  t.rename_tensors_containing(".ffn_gate_inp.per_expert_scale", ".ffn_down_exps.scale");
+  for (const char* prefix : {"v.", "mm.", "a.", "model.vision_tower."}) {
+    t.hide_tensors_with_prefix(prefix);
+  }
+  t.erase_keys_with_prefix("gemma4.vision.");
+  t.erase_keys_with_prefix("gemma4.audio.");
   t.finish();
 }
 

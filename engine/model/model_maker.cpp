@@ -366,6 +366,7 @@ void build_random_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
   }
   if (o.arch == "gemma4") {
     build_gemma4_model(o, vocab, w);
+    if (o.layout == FileLayout::Ollama) rewrite_as_ollama_layout(o, w);
     return;
   }
   if (build_encoder_model(o, vocab, w)) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -385,6 +386,86 @@ void rewrite_qwen3vl(const MakeModelOptions& o, gguf::GgufWriter& w) {
   embed_qwen3vl_tower(twin, deepstack, w);
 }
 
+// Gemma 4 as Ollama's converter writes it (convert_gemma4.go): per-layer widths and K/V heads as
+// one value where every layer has it, else int32s; no vocab_size; the Gemma 4 BPE as "llama" with
+// pre-tokenizer "gemma4", no add_space_prefix, the user-defined chat markers control tokens and
+// the byte tokens normal ones (read from tokenizer.json; a test vocabulary of another kind is
+// kept); the twin's gemma4v tower under the same names with gemma4.vision.* keys, its patch
+// kernel F16, and every clamp bound also packed into v.clamp_data. Experts as the llama.cpp twin
+// (split gate and up, ffn_down_exps.scale: the names Ollama's current converter gives them).
+void rewrite_gemma4(const MakeModelOptions& o, gguf::GgufWriter& w) {
+  const std::string p = "gemma4.";
+  w.erase(p + "vocab_size");
+  for (const char* key : {"feed_forward_length", "attention.head_count_kv"}) {
+    const gguf::Array* a = array_of(w, p + key);
+    if (!a) continue;
+    std::vector<int32_t> values;
+    for (const gguf::Value& v : a->items)
+      values.push_back(static_cast<int32_t>(std::get<uint32_t>(v.v)));
+    if (std::adjacent_find(values.begin(), values.end(), std::not_equal_to<>()) == values.end()) {
+      w.set_u32(p + key, static_cast<uint32_t>(values.front()));
+    } else {
+      w.set_i32s(p + key, values);
+    }
+  }
+  const gguf::Value* model = w.find("tokenizer.ggml.model");
+  if (const auto* name = model ? std::get_if<std::string>(&model->v) : nullptr;
+      name && *name == "gemma4") {
+    w.set_string("tokenizer.ggml.model", "llama");
+    w.set_string("tokenizer.ggml.pre", "gemma4");
+    w.erase("tokenizer.ggml.add_space_prefix");
+    std::vector<int32_t> types;
+    for (const gguf::Value& v : array_of(w, "tokenizer.ggml.token_type")->items) {
+      const int32_t t = std::get<int32_t>(v.v);
+      types.push_back(t == 4 ? 3 : t == 6 ? 1 : t);  // user-defined -> control, byte -> normal
+    }
+    w.set_i32s("tokenizer.ggml.token_type", types);
+  }
+
+  const TwinProjector twin = twin_projector(o, w);
+  const gguf::GgufFile& mmproj = twin.file;
+  const std::string v = p + "vision.", clip = "clip.vision.";
+  for (const char* key : {"block_count", "embedding_length", "attention.head_count",
+                          "feed_forward_length", "patch_size"})
+    w.set_u32(v + key, mmproj.get<uint32_t>(clip + key));
+  w.set_u32(v + "num_channels", 3);
+  w.set_u32(v + "projector.scale_factor", mmproj.get<uint32_t>(clip + "projector.scale_factor"));
+  w.set_f32(v + "attention.layer_norm_epsilon",
+            mmproj.get<float>(clip + "attention.layer_norm_epsilon"));
+  for (const gguf::TensorInfo& t : mmproj.tensors()) {
+    const auto data = mmproj.tensor_data(t);
+    if (t.name == "v.patch_embd.weight" && t.type == gguf::TensorType::F32) {
+      std::vector<uint8_t> half(data.size() / 2);
+      for (size_t i = 0; i < half.size() / 2; ++i) {
+        float x;
+        std::memcpy(&x, &data[4 * i], 4);
+        const uint16_t h = gguf::fp32_to_fp16(x);
+        std::memcpy(&half[2 * i], &h, 2);
+      }
+      w.add_tensor(t.name, gguf::TensorType::F16, t.shape, std::move(half));
+      continue;
+    }
+    w.add_tensor(t.name, t.type, t.shape, std::vector<uint8_t>(data.begin(), data.end()));
+  }
+  std::vector<float> clamps;
+  auto pack = [&](const std::string& base) {
+    for (const char* bound : {".input_min", ".input_max", ".output_min", ".output_max"}) {
+      const gguf::TensorInfo* t = mmproj.find_tensor(base + bound);
+      float x = 0.0f;  // the converter's fill for a bound the checkpoint lacks
+      if (t) std::memcpy(&x, mmproj.tensor_data(*t).data(), sizeof x);
+      clamps.push_back(x);
+    }
+  };
+  for (uint32_t l = 0; l < mmproj.get<uint32_t>(clip + "block_count"); ++l)
+    for (const char* linear :
+         {"attn_q", "attn_k", "attn_v", "attn_out", "ffn_gate", "ffn_up", "ffn_down"})
+      pack("v.blk." + std::to_string(l) + "." + linear);
+  pack("mm.input_projection");
+  std::vector<uint8_t> bytes(clamps.size() * sizeof(float));
+  std::memcpy(bytes.data(), clamps.data(), bytes.size());
+  w.add_tensor("v.clamp_data", gguf::TensorType::F32, {clamps.size()}, std::move(bytes));
+}
+
 void rewrite_qwen3moe(gguf::GgufWriter& w) {
   w.erase("qwen3moe.expert_feed_forward_length");
   w.set_bool("qwen3moe.norm_top_k_prob", true);
@@ -442,6 +523,8 @@ void rewrite_as_ollama_layout(const MakeModelOptions& o, gguf::GgufWriter& w) {
     rewrite_qwen2vl(o, w);
   } else if (o.arch == "qwen3vl") {
     rewrite_qwen3vl(o, w);
+  } else if (o.arch == "gemma4") {
+    rewrite_gemma4(o, w);
   } else if (o.arch == "gpt-oss") {
     rewrite_gptoss(w);
   } else if (o.arch == "bert") {
@@ -449,10 +532,9 @@ void rewrite_as_ollama_layout(const MakeModelOptions& o, gguf::GgufWriter& w) {
   } else {
     throw std::invalid_argument(
         "make-model --layout ollama: no Ollama layout for '" + o.arch +
-        "' (llama, gemma3, gemma-embedding, mistral3, qwen3moe, qwen2vl, qwen3vl, gpt-oss, bert "
-        "with an "
-        "XLM-R vocabulary; Ollama's converter writes the other architectures as llama.cpp's "
-        "does: docs/ollama-layouts.md)");
+        "' (llama, gemma3, gemma-embedding, gemma4, mistral3, qwen3moe, qwen2vl, qwen3vl, gpt-oss, "
+        "bert with an XLM-R vocabulary; Ollama's converter writes the other architectures as "
+        "llama.cpp's does: docs/ollama-layouts.md)");
   }
 }
 

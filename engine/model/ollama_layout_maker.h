@@ -34,6 +34,10 @@ std::optional<FileLayout> file_layout_from_name(std::string_view name);
 //   mistral3 - Ministral 3 before Ollama adopted llama.cpp's keys: rope.scaling.beta_fast /
 //            beta_slow / mscale / mscale_all_dim and rope.scaling_beta, no pre-tokenizer, a
 //            small random Pixtral tower and projector (v.*, mm.*; mistral3.vision.* keys).
+//   gemma4 - one file as Ollama's converter writes it: gemma4.vision.* keys and the twin's gemma4v
+//            tower (v.*, mm.*, clamp bounds also packed in v.clamp_data), per-layer widths and
+//            K/V heads as one value or int32s, no vocab_size; a Gemma 4 vocabulary as "llama"
+//            with pre-tokenizer "gemma4", control chat markers and normal byte tokens.
 //   qwen3moe - no expert_feed_forward_length, norm_top_k_prob true.
 //   bert   - with an XLM-R ("t5") vocabulary only: snowflake-arctic-embed2 as published, its
 //            precompiled charsmap as base64 text, one character per string.

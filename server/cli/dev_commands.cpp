@@ -199,8 +199,8 @@ int encode_image(const EncodeImageArgs& args) {
   if (args.backend != "cpu" && args.backend != "vulkan")
     throw std::invalid_argument("unknown --backend '" + args.backend + "' (cpu, vulkan)");
   const bool on_vulkan = args.backend == "vulkan";
-  // A model GGUF with its tower inside (Ollama's single-file gemma3 / mistral3 / qwen25vl) is read
-  // as the mmproj the server makes of it (engine/gguf/inline_projector.h).
+  // A model GGUF with its tower inside (Ollama's single-file gemma3 / gemma4 / mistral3 / qwen25vl
+  // / qwen3vl) is read as the mmproj the server makes of it (engine/gguf/inline_projector.h).
   gguf::GgufFile projector = gguf::GgufFile::open(args.projector, gguf::ReadLayout::Raw);
   std::vector<uint8_t> extracted;
   if (!gguf::inline_projector_arch(projector).empty()) {
@@ -327,7 +327,7 @@ void add_dev_commands(CLI::App& app) {
                    "16, 2 layers 128 wide, 3x3 pooling) or gemma4-e2b (E2B's tower, 16 layers "
                    "768 wide); for qwen3vl test (Qwen3-VL: patch 16, 2 layers 128 wide) or "
                    "qwen3vl-8b; :N sets the layer count. With "
-                   "--layout ollama, the tower the gemma3 or mistral3 file embeds")
+                   "--layout ollama, the tower the single file embeds")
       ->capture_default_str();
   make->callback([args] { run_command([args] { return make_model(*args); }); });
 
@@ -378,7 +378,7 @@ void add_dev_commands(CLI::App& app) {
       "encode-image", "Encode an image with a vision projector (times, embeddings)");
   enc->add_option("--projector", enc_args->projector,
                   "Projector GGUF (llama.cpp's mmproj), or a model GGUF with its tower inside "
-                  "(Ollama's single-file gemma3 / mistral3 / qwen25vl)")
+                  "(Ollama's single-file gemma3, gemma4, mistral3, qwen25vl or qwen3vl)")
       ->required()
       ->check(CLI::ExistingFile);
   enc->add_option("--image", enc_args->image, "JPEG, PNG, WebP or GIF file")

@@ -217,6 +217,8 @@ std::shared_ptr<const GgufSummary> read_gguf_summary(const registry::BlobStore& 
     // whose encoder vkllm does not run yet (model_facts sets it aside, and says so).
     const auto raw_arch = file.get_optional<std::string>("general.architecture");
     const bool raw_tower = raw_arch && file.has(*raw_arch + ".vision.block_count");
+    // Likewise an audio encoder (Ollama's gemma4): listed, and set aside as not run.
+    const bool raw_audio = raw_arch && file.has(*raw_arch + ".audio.block_count");
     gguf::translate_known_layouts(file);
     for (const auto& [key, value] : file.metadata()) s.model_info[key] = value_to_json(value);
     s.architecture = as_string(file.find("general.architecture"));
@@ -248,7 +250,7 @@ std::shared_ptr<const GgufSummary> read_gguf_summary(const registry::BlobStore& 
     if (as_u64(file.find(a + ".pooling_type")) == 4u) s.capabilities.push_back("rerank");
     if (file.has(a + ".vision.block_count") || raw_tower || !s.inline_projector.empty())
       s.capabilities.push_back("vision");
-    if (file.has(a + ".audio.block_count")) s.capabilities.push_back("audio");
+    if (file.has(a + ".audio.block_count") || raw_audio) s.capabilities.push_back("audio");
   } catch (const gguf::GgufError& e) {
     throw registry::RegistryError(registry::ErrorKind::invalid_input,
                                   std::string("supplied file was not in GGUF format: ") + e.what());

@@ -1,19 +1,21 @@
 // Vision towers inside Ollama's single-file GGUFs (engine/gguf/inline_projector.h): Gemma 3
-// (SigLIP) and Mistral 3 (Pixtral). `make-model --layout ollama` embeds the same tower, from the
-// same random weights, that `--projector` writes beside the llama.cpp-layout twin (under Ollama's
-// names, with Pixtral's Q/K rows in Hugging Face's order and its [IMG_BREAK] row only in the text
-// embeddings); the projector read out of the Ollama file must be that mmproj, tensor for tensor
-// and byte for byte, and encode an image to the same embeddings. (The mmproj itself is checked
-// against llama.cpp's mtmd in vision_test.cpp.) Files without a tower, or whose tower keys
-// disagree, say so.
+// (SigLIP), Mistral 3 (Pixtral), Qwen2.5-VL, Qwen3-VL and Gemma 4. `make-model --layout ollama`
+// embeds the same tower, from the same random weights, that `--projector` writes beside the
+// llama.cpp-layout twin (under Ollama's names, with Pixtral's Q/K rows in Hugging Face's order and
+// its [IMG_BREAK] row only in the text embeddings); the projector read out of the Ollama file must
+// be that mmproj, tensor for tensor and byte for byte, and encode an image to the same embeddings.
+// (The mmproj itself is checked against llama.cpp's mtmd in vision_test.cpp.) Files without a
+// tower, or whose tower keys disagree, say so.
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -41,7 +43,9 @@ OllamaModel make_files(const std::string& arch, const std::function<void(GgufWri
   OllamaModel m;
   model::MakeModelOptions& o = m.options;
   o.arch = arch;
-  o.shape = model::parse_model_shape(arch == "gemma3" ? "128x2x4x2" : "test");
+  o.shape = model::parse_model_shape(arch == "gemma3"   ? "128x2x4x2"
+                                     : arch == "gemma4" ? "test-swa-narrow"
+                                                        : "test");
   o.file_type = model::FileType::F16;
   o.layout = model::FileLayout::Ollama;
   o.seed = 53;
@@ -82,6 +86,21 @@ std::string extract_error(const std::vector<uint8_t>& file) {
     return e.what();
   }
   return "(extracted)";
+}
+
+// `file` again without the keys and tensors `drop` names.
+std::vector<uint8_t> rebuilt_without(const std::vector<uint8_t>& file,
+                                     const std::function<bool(std::string_view)>& drop) {
+  const GgufFile raw = GgufFile::parse(file, ReadLayout::Raw);
+  GgufWriter w;
+  for (const auto& [key, value] : raw.metadata())
+    if (!drop(key)) w.set(key, value);
+  for (const TensorInfo& t : raw.tensors()) {
+    if (drop(t.name)) continue;
+    const auto d = raw.tensor_data(t);
+    w.add_tensor(t.name, t.type, t.shape, std::vector<uint8_t>(d.begin(), d.end()));
+  }
+  return w.serialize();
 }
 
 bool same_bytes(std::span<const uint8_t> a, std::span<const uint8_t> b) {
@@ -215,6 +234,66 @@ TEST(InlineProjector, Qwen3VlTowerInOllamasFileIsItsTwinsMmprojAndEncodesTheSame
                     }).file);
   EXPECT_NE(stray.find("no layer for it in vision.deepstack_visual_indexes"), std::string::npos)
       << stray;
+}
+
+// Gemma 4: the tower keeps llama.cpp's names in Ollama's file and gemma4.vision.* become
+// clip.vision.* (224, mean 0 and std 1, the pooling); the audio conformer (a.*, mm.a.*) stays out
+// of the text view and of the mmproj. A file whose clamp bounds are only packed in v.clamp_data
+// (older converters) gives the same mmproj; one with audio but no vision tower reads as text and
+// has no tower; a v.clamp_data of the wrong size is refused.
+TEST(InlineProjector, Gemma4TowerInOllamasFileIsItsTwinsMmprojAndEncodesTheSame) {
+  const OllamaModel m = make_files("gemma4", [](GgufWriter& w) {
+    w.set_u32("gemma4.audio.block_count", 1);
+    w.set_u32("gemma4.audio.embedding_length", 8);
+    for (const char* name :
+         {"a.blk.0.per_dim_scale.weight", "a.conv1d.0.weight", "mm.a.input_projection.weight"})
+      w.add_tensor(name, TensorType::F32, {8}, std::vector<uint8_t>(32, 0));
+  });
+  const GgufFile raw = GgufFile::parse(m.file, ReadLayout::Raw);
+  EXPECT_NE(raw.find_tensor("v.clamp_data"), nullptr);
+  EXPECT_NE(raw.find_tensor("v.blk.1.ffn_down.output_max"), nullptr);
+  const std::vector<std::string> keys{"clip.projector_type",
+                                      "clip.vision.image_size",
+                                      "clip.vision.patch_size",
+                                      "clip.vision.embedding_length",
+                                      "clip.vision.feed_forward_length",
+                                      "clip.vision.projection_dim",
+                                      "clip.vision.block_count",
+                                      "clip.vision.attention.head_count",
+                                      "clip.vision.attention.layer_norm_epsilon",
+                                      "clip.vision.image_mean",
+                                      "clip.vision.image_std",
+                                      "clip.vision.projector.scale_factor"};
+  expect_twins(m, keys, "wide-300x200.png");
+
+  OllamaModel packed = m;
+  packed.file = rebuilt_without(m.file, [](std::string_view name) {
+    return name.ends_with(".input_min") || name.ends_with(".input_max") ||
+           name.ends_with(".output_min") || name.ends_with(".output_max");
+  });
+  ASSERT_EQ(GgufFile::parse(packed.file, ReadLayout::Raw).find_tensor("v.blk.0.attn_q.input_min"),
+            nullptr);
+  expect_twins(packed, keys, "tall-90x130.png");
+
+  const std::vector<uint8_t> audio_only = rebuilt_without(m.file, [](std::string_view name) {
+    return name.starts_with("v.") || name.starts_with("gemma4.vision.") ||
+           (name.starts_with("mm.") && !name.starts_with("mm.a."));
+  });
+  EXPECT_EQ(inline_projector_arch(GgufFile::parse(audio_only, ReadLayout::Raw)), "");
+  const GgufFile text = GgufFile::parse(audio_only);
+  EXPECT_EQ(text.translation().name, "ollama-gemma4");
+  EXPECT_EQ(text.tensors().size(), GgufFile::parse(m.twin).tensors().size());
+  EXPECT_NE(extract_error(audio_only).find("no gemma4.vision.* keys and v.* tensors"),
+            std::string::npos);
+
+  const std::string short_clamps = extract_error(
+      make_files("gemma4", [](GgufWriter& w) {
+        w.rename_tensor("v.clamp_data", "v.clamp_data_unused");
+        w.add_tensor("v.clamp_data", TensorType::F32, {4}, std::vector<uint8_t>(16, 0));
+      }).file);
+  EXPECT_NE(short_clamps.find("has a v.clamp_data of 4 values, not 60 F32 ones for 2 layers"),
+            std::string::npos)
+      << short_clamps;
 }
 
 // llama.cpp's converter's permutation (LlamaModel.permute: per head, [2, d/2] -> [d/2, 2]) on

@@ -23,6 +23,7 @@
 #include "engine/runtime/host_model.h"
 #include "engine/runtime/model.h"
 #include "engine/runtime/runner.h"
+#include "engine/tokenizer/gemma4_vocab.h"
 #include "engine/tokenizer/llama3_vocab.h"
 #include "engine/tokenizer/tokenizer.h"
 #include "tests/engine/vk_test_context.h"
@@ -53,12 +54,16 @@ bool same_value(const gguf::Value& a, const gguf::Value& b) {
 
 // The translated view holds every key and tensor (bytes included) of the llama.cpp twin; keys
 // it has beyond those are returned. make-model writes <arch>.vocab_size, which Ollama's Gemma 3,
-// Qwen2.5-VL and Qwen3-VL layouts do not (the loaders take the embedding rows).
-std::set<std::string> compare_views(const GgufFile& twin, const GgufFile& view) {
+// Gemma 4, Qwen2.5-VL and Qwen3-VL layouts do not (the loaders take the embedding rows). Keys in
+// `differing` may hold other values (the caller checks what the loaders read of them).
+std::set<std::string> compare_views(const GgufFile& twin, const GgufFile& view,
+                                    const std::set<std::string>& differing = {}) {
   for (const auto& [key, value] : twin.metadata()) {
     const gguf::Value* got = view.find(key);
+    if (got && differing.contains(key)) continue;
     if (!got && (key == "gemma3.vocab_size" || key == "gemma-embedding.vocab_size" ||
-                 key == "qwen2vl.vocab_size" || key == "qwen3vl.vocab_size")) {
+                 key == "qwen2vl.vocab_size" || key == "qwen3vl.vocab_size" ||
+                 key == "gemma4.vocab_size")) {
       EXPECT_EQ(
           value.v,
           gguf::Value{static_cast<uint32_t>(view.find_tensor("token_embd.weight")->shape[1])}.v);
@@ -600,6 +605,77 @@ TEST(OllamaLayout, Qwen3VlViewAndLogitsMatchTheLlamaCppTwin) {
   });
   EXPECT_THAT(layout_error(bad_sections),
               HasSubstr("it has no qwen3vl.rope.mrope_section of 3 int32 sections"));
+}
+
+// Gemma 4 as Ollama's converter writes it (convert_gemma4.go: one file with the gemma4v tower,
+// its clamp bounds also packed; the Gemma 4 BPE as "llama" with control chat markers and normal
+// byte tokens; per-layer widths and K/V heads as int32s): its text view is the llama.cpp twin
+// (token types and the arrays' integer type aside, read the same: the same layers, tokens and
+// text), with the same logits on both backends. Its MoE variant likewise, with the routers'
+// per-expert scales under the older files' name. A "llama" vocabulary with pre-tokenizer gemma4
+// but no merges is refused.
+TEST(OllamaLayout, Gemma4ViewTokenizerAndLogitsMatchTheLlamaCppTwin) {
+  const std::vector<uint8_t> vocab_bytes = tokenizer::build_gemma4_test_vocab_gguf();
+  const GgufFile vocab = GgufFile::parse(vocab_bytes);
+  const std::vector<int32_t> prompt{2, 17, 250, 99, 4, 123, 7, 280, 31};
+  for (const char* shape : {"test-swa-narrow", "test-moe-narrow"}) {
+    SCOPED_TRACE(shape);
+    model::MakeModelOptions o;
+    o.arch = "gemma4";
+    o.shape = model::parse_model_shape(shape);
+    o.file_type = model::FileType::F16;
+    o.seed = 59;
+    const bool moe = o.shape.moe_variant;
+    Twins files = make_twins(o, vocab);
+    if (moe) {  // the older files' name of the per-expert scales
+      o.layout = FileLayout::Ollama;
+      gguf::GgufWriter w;
+      model::build_random_model(o, vocab, w);
+      for (uint32_t l = 0; l < o.shape.n_layer; ++l) {
+        const std::string b = "blk." + std::to_string(l) + ".";
+        w.rename_tensor(b + "ffn_down_exps.scale", b + "ffn_gate_inp.per_expert_scale");
+      }
+      files.ollama = w.serialize();
+    }
+    const GgufFile twin = GgufFile::parse(files.llama_cpp);
+    EXPECT_FALSE(twin.translation().applied());
+    const GgufFile view = GgufFile::parse(files.ollama);
+    const GgufFile raw = GgufFile::parse(files.ollama, ReadLayout::Raw);
+    ASSERT_EQ(view.translation().name, "ollama-gemma4");
+    EXPECT_EQ(raw.get<std::string>("tokenizer.ggml.model"), "llama");
+    EXPECT_TRUE(raw.find_tensor("v.clamp_data") && raw.find_tensor("mm.input_projection.weight") &&
+                raw.has("gemma4.vision.block_count") && !raw.has("gemma4.vocab_size"));
+    EXPECT_EQ(raw.find_tensor("blk.0.ffn_gate_inp.per_expert_scale") != nullptr, moe);
+    const std::set<std::string> differing{"tokenizer.ggml.token_type", "gemma4.feed_forward_length",
+                                          "gemma4.attention.head_count_kv"};
+    EXPECT_EQ(compare_views(twin, view, differing), (std::set<std::string>{"tokenizer.ggml.pre"}));
+    const model::ModelSpec a = model::ModelSpec::from_gguf(twin),
+                           b = model::ModelSpec::from_gguf(view);
+    EXPECT_EQ(b.layer_n_ff, a.layer_n_ff);
+    EXPECT_EQ(b.layer_n_head_kv, a.layer_n_head_kv);
+    EXPECT_EQ(b.n_expert, a.n_expert);
+    EXPECT_EQ(b.moe_down_scales, a.moe_down_scales);
+    const auto twin_tok = tokenizer::Tokenizer::from_gguf(twin);
+    const auto view_tok = tokenizer::Tokenizer::from_gguf(view);
+    const std::string chat =
+        "<|turn>user\nWhat is 2+2?<turn|>\n<|turn>model\n<|channel>thought\nsum<channel|>4 "
+        "<|tool_call>call:f{}<tool_call|>\xe2\x82\xac";
+    const std::vector<int32_t> tokens = twin_tok->encode(chat, true, true);
+    EXPECT_EQ(view_tok->encode(chat, true, true), tokens);
+    EXPECT_EQ(view_tok->decode(tokens), twin_tok->decode(tokens));
+    for (const bool cpu : {true, false}) {
+      SCOPED_TRACE(cpu ? "cpu" : "vulkan");
+      EXPECT_EQ(last_logits(view, prompt, cpu), last_logits(twin, prompt, cpu));
+    }
+  }
+  model::MakeModelOptions o;
+  o.arch = "gemma4";
+  o.shape = model::parse_model_shape("test-swa-narrow");
+  o.layout = FileLayout::Ollama;
+  gguf::GgufWriter w;
+  model::build_random_model(o, vocab, w);
+  w.erase("tokenizer.ggml.merges");
+  EXPECT_THAT(layout_error(w.serialize()), HasSubstr("has no merges"));
 }
 
 // A t5 tokenizer's charsmap as strings that are not one base64 character each, not base64, or

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Models in Ollama's converter layout (`vkllm dev make-model --layout ollama`: gemma3 with its
 # vision tower embedded, EmbeddingGemma, Llama 3, mistral3, qwen3moe, gpt-oss, Qwen2.5-VL, Qwen3-VL,
-# snowflake-arctic-embed2) reach vkllm the
+# Gemma 4 with its tower, snowflake-arctic-embed2) reach vkllm the
 # ways Ollama's library models do: pushed to a real docker-registry under an Ollama-style manifest
 # and pulled through /api/pull, and copied from an Ollama store by `vkllm import-ollama`. Both keep
 # the file byte for byte, and each chats (or embeds) exactly like the llama.cpp-layout twin made
@@ -163,7 +163,8 @@ printf '%s' '{{ range .Messages }}<|start_header_id|>{{ .Role }}<|end_header_id|
 printf '{"stop":["<|eot_id|>"]}' >"$TEST_TMP/llama3-params"
 for spec in "llama 64x2x2x1 F16 ollama-llama3 llama3" "mistral3 64x2x2x1 F16 ollama-mistral3 -" \
             "qwen3moe test Q8_0 ollama-qwen3moe -" "gpt-oss test MXFP4_MOE ollama-gptoss -" \
-            "qwen2vl 64x2x2x1 F16 ollama-qwen25vl -" "qwen3vl 64x2x2x1 F16 ollama-qwen3vl -"; do
+            "qwen2vl 64x2x2x1 F16 ollama-qwen25vl -" "qwen3vl 64x2x2x1 F16 ollama-qwen3vl -" \
+            "gemma4 64x2x2x1 F16 ollama-gemma4 -"; do
   read -r arch shape type translation tmpl <<<"$spec"
   vocab_file=$spm template=() create_template='{}'
   if [ "$tmpl" != - ]; then
@@ -205,7 +206,7 @@ for spec in "llama 64x2x2x1 F16 ollama-llama3 llama3" "mistral3 64x2x2x1 F16 oll
   jq -e '.[2] == 8' "$TEST_TMP/chat-$arch-v1" >/dev/null || fail "$arch chat: $(cat "$TEST_TMP/chat-$arch-v1")"
   cmp -s "$TEST_TMP/chat-$arch-$arch-twin" "$TEST_TMP/chat-$arch-v1" \
     || fail "$arch replies differ: $(cat "$TEST_TMP/chat-$arch-$arch-twin") vs $(cat "$TEST_TMP/chat-$arch-v1")"
-  if [ "$arch" = qwen2vl ] || [ "$arch" = qwen3vl ]; then  # the embedded tower runs: an image chat
+  if [ "$arch" = qwen2vl ] || [ "$arch" = qwen3vl ] || [ "$arch" = gemma4 ]; then  # the tower runs
     img=$(base64 -w0 "$VKLLM_SOURCE_DIR/tests/reference/vision/tall-90x130.png")
     jq -nc --arg m "$REG/test/$arch-olayout:v1" --arg img "$img" \
       '{model:$m, stream:false, options:{num_predict:4}, messages:[{role:"user", content:"hi", images:[$img]}]}' \
@@ -217,7 +218,7 @@ for spec in "llama 64x2x2x1 F16 ollama-llama3 llama3" "mistral3 64x2x2x1 F16 oll
   grep -q "loaded $REG/test/$arch-olayout:v1 in .*; $translation layout read as llama.cpp's$" \
     "$VKLLM_LOG" || fail "the $arch load log does not name $translation"
 done
-pass "Ollama-layout Llama 3, mistral3, qwen3moe, gpt-oss, Qwen2.5-VL and Qwen3-VL pulled from a registry chat like their twins (the VL ones about an image too)"
+pass "Ollama-layout Llama 3, mistral3, qwen3moe, gpt-oss, Qwen2.5-VL, Qwen3-VL and Gemma 4 pulled from a registry chat like their twins (the ones with a tower about an image too)"
 
 # snowflake-arctic-embed2 as Ollama's library publishes it (bert, its XLM-R tokenizer's charsmap
 # as base64 text in one-character strings), pulled from the registry, embeds NFKC-folded,

@@ -13,7 +13,7 @@
 # so does Ollama's single-file qwen25vl as its twin; a qwen3vl model with its Qwen3-VL projector
 # (interleaved M-RoPE, deepstack), and Ollama's single-file qwen3vl as its twin; a gemma4 model
 # with its gemma4v projector continues mtmd's recorded prompt as llama.cpp does (two-way
-# attention in its local layers).
+# attention in its local layers), and so does Ollama's single-file gemma4 as its twin.
 # About 3 s on the CPU backend.
 source "$(dirname "$0")/lib.sh"
 
@@ -269,7 +269,7 @@ expect_eq "$(http_status POST "$VKLLM_URL/api/show" -d '{"model":"g4v"}')" 200 "
 jq -e '.capabilities | index("vision")' "$TEST_TMP/body" >/dev/null ||
   fail "g4v: no vision capability: $(jq -c .capabilities "$TEST_TMP/body")"
 g4_prefilled() { metric vkllm_image_tokens_prefilled_total g4v; }
-one_file g4v >/dev/null
+g4_first=$(one_file g4v)
 expect_eq "$(g4_prefilled)" 77 "g4v: the wide image's rows prefilled"
 one_file g4v >/dev/null
 expect_eq "$(g4_prefilled)" 77 "g4v: the wide image again (prefix cache)"
@@ -282,6 +282,25 @@ req=$(jq -c '{model:"g4v", tokens:.greedy_tokens[:3]}' "$vision/gemma4-prompt.js
 expect_eq "$(http_status POST "$VKLLM_URL/api/detokenize" -d "$req")" 200 "g4v detokenize: $(body)"
 expect_eq "$answer" "$(jq -r '.content | ltrimstr(" ")' "$TEST_TMP/body")" "g4v: the greedy tokens after the image"
 pass "a gemma4 model with a gemma4v projector answers about an image as llama.cpp's mtmd"
+
+# Ollama's single-file Gemma 4 (the gemma4v tower inside the GGUF, gemma4.vision.* keys, the clamp
+# bounds also packed in v.clamp_data): created from its one GGUF, it lists vision and answers
+# about an image as its two-file twin g4v, token for token.
+"$VKLLM_BIN" dev make-model --arch gemma4 --shape test-swa-narrow --type F16 --seed 70 \
+  --vocab "$VKLLM_SOURCE_DIR/tests/reference/families/spm-1k-vocab.gguf" \
+  -o "$TEST_TMP/g4-ollama.gguf" --layout ollama --projector-shape test \
+  >/dev/null || fail "make-model gemma4 --layout ollama"
+sed "s|^FROM .*g4-mmproj.gguf$||; s|^FROM .*g4.gguf$|FROM $TEST_TMP/g4-ollama.gguf|" \
+  "$TEST_TMP/Modelfile.g4" >"$TEST_TMP/Modelfile.g4o"
+"$VKLLM_BIN" create g4o -f "$TEST_TMP/Modelfile.g4o" >/dev/null 2>&1 || fail "create g4o"
+expect_eq "$(http_status POST "$VKLLM_URL/api/show" -d '{"model":"g4o"}')" 200 "show g4o"
+jq -e '(.capabilities | index("vision")) and .projector_info == null' "$TEST_TMP/body" >/dev/null ||
+  fail "g4o: $(jq -c '{capabilities, projector_info}' "$TEST_TMP/body")"
+got=$(one_file g4o)
+expect_eq "$(jq -c '{c, n}' <<<"$got")" "$(jq -c '{c, n}' <<<"$g4_first")" "the single-file gemma4's answer"
+gap=$(jq -n --argjson a "$(jq .lp <<<"$got")" --argjson b "$(jq .lp <<<"$g4_first")" '($a - $b) | fabs | . * 1e6 | floor')
+[ "$gap" -lt 10 ] || fail "the single-file gemma4's first logprob is $gap e-6 from its twin's"
+pass "Ollama's single-file Gemma 4 (its tower inside the GGUF) answers about an image as its twin"
 
 # Qwen3-VL with its projector: one row per merged patch of 16 px patches (the wide picture 9 x 6:
 # 54), each row carrying the deepstack slice the text model's first layer adds; the second time

@@ -105,8 +105,8 @@ TEST(ModelCapabilities, AQwen25VlModelWithAProjectorListsVision) {
   EXPECT_EQ(inside.not_run, Names{});
 }
 
-// Gemma 4 runs its gemma4v projector layer; the tower inside Ollama's single file is not read
-// (no inline_projector for it), so that one's vision stays set aside.
+// Gemma 4 runs its gemma4v projector layer, and the tower inside Ollama's single file when
+// inline_projector names it; its audio conformer is set aside either way.
 TEST(ModelCapabilities, AGemma4ModelWithAProjectorListsVision) {
   auto m = show_with("{{ .Prompt }}");
   m.projectors.push_back(registry::Digest());
@@ -114,9 +114,13 @@ TEST(ModelCapabilities, AGemma4ModelWithAProjectorListsVision) {
   const auto caps = models::capabilities_of(m, &g);
   EXPECT_EQ(caps.names, (Names{"completion", "vision"}));
   EXPECT_EQ(caps.not_run, Names{});
-  const auto embedded = gguf("gemma4", {"completion", "vision"});
+  auto embedded = gguf("gemma4", {"completion", "vision", "audio"});
   EXPECT_EQ(models::capabilities_of(show_with("{{ .Prompt }}"), &embedded).not_run,
-            Names{"vision"});
+            (Names{"vision", "audio"}));
+  embedded.inline_projector = "gemma4";
+  const auto inside = models::capabilities_of(show_with("{{ .Prompt }}"), &embedded);
+  EXPECT_EQ(inside.names, (Names{"completion", "vision"}));
+  EXPECT_EQ(inside.not_run, Names{"audio"});
 }
 
 TEST(ModelCapabilities, AQwen3VlModelWithAProjectorListsVision) {
