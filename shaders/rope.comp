@@ -15,6 +15,9 @@
 //   theta = pos * freq_scale * freq_base^(-2i / n_dims) / freq_factor[i]
 // on elements (2i, 2i+1) ("normal", llama GGUF order) or (i, i + n_dims/2) ("neox"); elements
 // from n_dims on are copied. Grid: x = heads, y = tokens.
+// Head norm (flags bit 5, every variant): each row is RMS-normed first, times the head_dim values
+// at binding 5 where flags bit 6 says so (Qwen3's and Gemma's per-head Q/K norms, Gemma 4's plain
+// V norm), so the norm costs no dispatch and barrier of its own.
 
 #define META_BINDING 2
 #include "kv_meta.glsl"
@@ -23,14 +26,27 @@
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint KV_TYPE = 0u;  // paged: 0 f16, 1 q8_0, 2 q4_0
 
-layout(std430, binding = 0) readonly buffer Src { float src[]; };
+layout(std430, binding = 0) readonly buffer Src {
+  float src[];
+};
 #ifdef PAGED
-layout(std430, binding = 1) writeonly buffer Cache { uint cache[]; };  // f16 pairs
+layout(std430, binding = 1) writeonly buffer Cache {
+  uint cache[];
+};  // f16 pairs
 #else
-layout(std430, binding = 1) writeonly buffer Dst { float dst[]; };
+layout(std430, binding = 1) writeonly buffer Dst {
+  float dst[];
+};
 #endif
-layout(std430, binding = 3) readonly buffer Factors { float freq_factors[]; };
-layout(std430, binding = 4) readonly buffer MropePos { uint mrope_pos[]; };  // (t, h, w) a token
+layout(std430, binding = 3) readonly buffer Factors {
+  float freq_factors[];
+};
+layout(std430, binding = 4) readonly buffer MropePos {
+  uint mrope_pos[];
+};  // (t, h, w) a token
+layout(std430, binding = 5) readonly buffer NormW {
+  float norm_w[];
+};
 
 layout(push_constant) uniform Params {
   uint head_dim;
@@ -42,23 +58,26 @@ layout(push_constant) uniform Params {
   uint dst_off, dst_stride;  // elements (f32 output only)
   float freq_base;
   float freq_scale;
-  uint flags;  // bit 0: neox ordering; bit 1: use freq_factors; bit 2: no rotation
-  uint cache_heads;  // paged: KV heads per block in the cache
-  uint block_size;   // paged: tokens per block
+  uint flags;             // bit 0: neox ordering; bit 1: use freq_factors; bit 2: no rotation
+  uint cache_heads;       // paged: KV heads per block in the cache
+  uint block_size;        // paged: tokens per block
   uint src_splits;        // partials summed into each source row (1: plain rows)
   uint src_split_stride;  // elements between consecutive partials
-  float temp_scale;  // f32 output: rows times 1 + temp_scale * ln(floor((pos + temp_offset) /
+  float temp_scale;       // f32 output: rows times 1 + temp_scale * ln(floor((pos + temp_offset) /
   uint temp_floor;   // temp_floor) + 1) (attention temperature tuning of queries); temp_scale 0:
   uint temp_offset;  // off
   // flags bit 3 (M-RoPE): pair i's position is the token's mrope_pos component of its section
   // in the repeating sections of these sizes (a fourth: t); bit 4: interleaved (pair_pos).
   // Scalars: a uvec4 would be 16-aligned.
   uint sec0, sec1, sec2, sec3;
-} p;
+  float norm_eps;  // flags bit 5
+}
+p;
 
 shared float row[512];
+shared float norm_part[64];  // the workgroup's partial sums of squares (at most 64 invocations)
 #ifdef PAGED
-shared float vals[512];  // a quantized row's values, then
+shared float vals[512];   // a quantized row's values, then
 shared float scales[16];  // its blocks' scales
 #endif
 
@@ -72,7 +91,7 @@ float pair_pos(uint i, uint t, float pos) {
                                                                 : 0u;
     return float(mrope_pos[3u * t + ci]);
   }
-  const uint c = sector < p.sec0                   ? 0u
+  const uint c = sector < p.sec0                     ? 0u
                  : sector < p.sec0 + p.sec1          ? 1u
                  : sector < p.sec0 + p.sec1 + p.sec2 ? 2u
                                                      : 0u;
@@ -104,6 +123,23 @@ void main() {
     row[d] = v;
   }
   barrier();
+  if ((p.flags & 32u) != 0u) {
+    // Each invocation rescales the elements it staged; the rotation below reads partners.
+    float ss = 0.0;
+    for (uint d = gl_LocalInvocationIndex; d < p.head_dim; d += nt) ss += row[d] * row[d];
+    norm_part[gl_LocalInvocationIndex] = ss;
+    barrier();
+    for (uint s = nt / 2u; s > 0u; s >>= 1) {
+      if (gl_LocalInvocationIndex < s)
+        norm_part[gl_LocalInvocationIndex] += norm_part[gl_LocalInvocationIndex + s];
+      barrier();
+    }
+    const float inv = inversesqrt(norm_part[0] / float(p.head_dim) + p.norm_eps);
+    const bool weighted = (p.flags & 64u) != 0u;
+    for (uint d = gl_LocalInvocationIndex; d < p.head_dim; d += nt)
+      row[d] = weighted ? row[d] * inv * norm_w[d] : row[d] * inv;
+    barrier();
+  }
   const float pos = float(meta_token_pos(p.n_tokens, t));
 #ifdef PAGED
   const uint seq = meta_token_seq(p.n_tokens, t);

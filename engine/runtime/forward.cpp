@@ -134,20 +134,37 @@ void Forward::attention_block(StepBackend& b, uint32_t l, uint32_t T) const {
       b.add_bias({Weight::AttnVBias, l}, {Act::V}, kvd, T);
       b.barrier();
     }
-    if (spec_.qk_norm) {
-      b.rms_norm({Act::Q}, {Weight::AttnQNorm, l}, {Act::Q}, hd, T * nh);
-      b.rms_norm({Act::K}, {Weight::AttnKNorm, l}, {Act::K}, hd, T * nkv);
-      b.barrier();
+    if (spec_.qk_norm && !spec_.kq_plain_norm) {  // the norms inside the rotation and writes
+      StepBackend::NormRopeKv n;
+      n.layer = l;
+      n.n_tokens = T;
+      n.head_dim = hd;
+      n.n_q_heads = nh;
+      n.n_kv_heads = nkv;
+      n.q = q;
+      n.k = k;
+      n.v = v;
+      n.q_norm = {Weight::AttnQNorm, l};
+      n.k_norm = {Weight::AttnKNorm, l};
+      n.rope_q = rope_q;
+      n.rope_k = nope ? nullptr : &rope;
+      b.norm_rope_kv(n);
+    } else {
+      if (spec_.qk_norm) {
+        b.rms_norm({Act::Q}, {Weight::AttnQNorm, l}, {Act::Q}, hd, T * nh);
+        b.rms_norm({Act::K}, {Weight::AttnKNorm, l}, {Act::K}, hd, T * nkv);
+        b.barrier();
+      }
+      // Llama 4's L2 norm after RoPE in llama.cpp: a rotation keeps each head's norm, so before.
+      if (spec_.kq_plain_norm && !nope) {
+        b.rms_norm_plain({Act::Q}, {Act::Q}, hd, T * nh);
+        b.rms_norm_plain({Act::K}, {Act::K}, hd, T * nkv);
+        b.barrier();
+      }
+      if (rope_q.rotate || rope_q.temp_scale != 0.0f) b.rope(rope_q, q, nh);
+      b.write_kv(l, /*value=*/false, nope ? nullptr : &rope, k);
+      b.write_kv(l, /*value=*/true, nullptr, v);
     }
-    // Llama 4's L2 norm after RoPE in llama.cpp: a rotation keeps each head's norm, so before.
-    if (spec_.kq_plain_norm && !nope) {
-      b.rms_norm_plain({Act::Q}, {Act::Q}, hd, T * nh);
-      b.rms_norm_plain({Act::K}, {Act::K}, hd, T * nkv);
-      b.barrier();
-    }
-    if (rope_q.rotate || rope_q.temp_scale != 0.0f) b.rope(rope_q, q, nh);
-    b.write_kv(l, /*value=*/false, nope ? nullptr : &rope, k);
-    b.write_kv(l, /*value=*/true, nullptr, v);
     b.barrier();
     b.mark("rope_kv_write");
   }

@@ -95,14 +95,7 @@ void Gemma4Forward::attention(StepBackend& b, uint32_t l, uint32_t T) const {
     b.copy(k, v, uint64_t(T) * kvd);
     b.barrier();
   }
-  // Per-head norms: the packed rows as T x heads rows of hd.
-  b.rms_norm({Act::Q}, {Weight::AttnQNorm, l}, {Act::Q}, hd, T * nh);
-  if (own_kv) {
-    b.rms_norm({Act::K}, {Weight::AttnKNorm, l}, {Act::K}, hd, T * nkv);
-    b.rms_norm_plain({Act::V}, {Act::V}, hd, T * nkv);
-  }
-  b.barrier();
-  b.mark("qk_norm");
+  // Per-head norms (V's without a weight) inside the rotation and the cache writes.
   RopeSpec rope;
   rope.head_dim = hd;
   rope.n_dims = spec_.rope_dims_of(l);
@@ -110,11 +103,22 @@ void Gemma4Forward::attention(StepBackend& b, uint32_t l, uint32_t T) const {
   rope.freq_base = swa ? spec_.rope_freq_base_swa : spec_.rope_freq_base;
   rope.freq_scale = swa ? spec_.rope_freq_scale_swa : spec_.rope_freq_scale;
   rope.freq_factors = !swa && spec_.has_rope_freqs;  // global layers only
-  b.rope(rope, q, nh);
-  if (own_kv) {
-    b.write_kv(l, /*value=*/false, &rope, k);
-    b.write_kv(l, /*value=*/true, nullptr, v);
-  }
+  StepBackend::NormRopeKv n;
+  n.layer = l;
+  n.n_tokens = T;
+  n.head_dim = hd;
+  n.n_q_heads = nh;
+  n.n_kv_heads = nkv;
+  n.q = q;
+  n.k = k;
+  n.v = v;
+  n.q_norm = {Weight::AttnQNorm, l};
+  n.k_norm = {Weight::AttnKNorm, l};
+  n.kv = own_kv;
+  n.v_norm = true;
+  n.rope_q = rope;
+  n.rope_k = &rope;
+  b.norm_rope_kv(n);
   b.barrier();
   b.mark("rope_kv_write");
 

@@ -351,6 +351,32 @@ class StepBackend {
     write_kv(r.layer, /*value=*/false, &r.rope, r.k);
     write_kv(r.layer, /*value=*/true, nullptr, r.v);
   }
+  // Per-head norms before RoPE and the cache writes (Qwen3's and Gemma's Q/K norms, Gemma 4's
+  // plain V norm): q's heads normed by q_norm and rotated by rope_q; where kv (the layer writes
+  // its cache), k's normed by k_norm, rotated by rope_k where given and written, v's normed plainly
+  // where v_norm and written. rms_norm()s, barrier(), rope() and write_kv()s in a row (what this
+  // does); a backend may norm inside the rotation and the writes (Vulkan: no norm dispatches).
+  struct NormRopeKv {
+    uint32_t layer = 0, n_tokens = 0, head_dim = 0, n_q_heads = 0, n_kv_heads = 0;
+    Rows q, k, v;  // packed tokens (stride 0 or heads x head_dim)
+    WeightRef q_norm, k_norm;
+    bool kv = true, v_norm = false;
+    RopeSpec rope_q;
+    const RopeSpec* rope_k = nullptr;
+  };
+  virtual void norm_rope_kv(const NormRopeKv& s) {
+    // The packed rows as T x heads rows of hd.
+    const uint32_t hd = s.head_dim, T = s.n_tokens;
+    const Rows q{s.q.act, s.q.off}, k{s.k.act, s.k.off}, v{s.v.act, s.v.off};
+    rms_norm(q, s.q_norm, q, hd, T * s.n_q_heads);
+    if (s.kv) rms_norm(k, s.k_norm, k, hd, T * s.n_kv_heads);
+    if (s.kv && s.v_norm) rms_norm_plain(v, v, hd, T * s.n_kv_heads);
+    barrier();
+    rope(s.rope_q, s.q, s.n_q_heads);
+    if (!s.kv) return;
+    write_kv(s.layer, /*value=*/false, s.rope_k, s.k);
+    write_kv(s.layer, /*value=*/true, nullptr, s.v);
+  }
   // x[r] += bias over `rows` rows of n (nothing when the bias is absent).
   virtual void add_bias(WeightRef bias, Rows x, uint32_t n, uint32_t rows) = 0;
   // out = a + b over n elements.

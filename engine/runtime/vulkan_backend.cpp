@@ -151,11 +151,32 @@ void VulkanBackend::write_kv(uint32_t layer, bool value, const RopeSpec* rope, R
 }
 
 void VulkanBackend::write_kv_rows(uint32_t layer, bool value, const vk::ops::RopeParams* rope,
-                                  const vk::ops::HeadRows& src) {
+                                  const vk::ops::HeadRows& src, const vk::ops::HeadNorm* norm) {
   // Layers may differ in head size and count (Gemma 4): each writes its region as its own.
   const vk::ops::CacheRegion region{(value ? mem_.v_region : mem_.k_region)[layer],
                                     spec_.n_head_kv_of(layer), opt_.block_size, opt_.kv_cache_type};
-  vk::ops::write_kv(*rec_, ctx_.pipelines(), rope, batch_, src, spec_.head_dim_of(layer), region);
+  vk::ops::write_kv(*rec_, ctx_.pipelines(), rope, batch_, src, spec_.head_dim_of(layer), region,
+                    norm);
+}
+
+void VulkanBackend::norm_rope_kv(const NormRopeKv& s) {
+  // rope.comp stages a row of at most 512 in shared memory; wider heads take the separate norms.
+  if (s.head_dim > 512) {
+    StepBackend::norm_rope_kv(s);
+    return;
+  }
+  const vk::ops::HeadNorm qn{get(s.q_norm).data, spec_.norm_eps};
+  const vk::ops::RopeParams qp = rope_params(s.rope_q);
+  vk::ops::rope(*rec_, ctx_.pipelines(), qp, batch_, mem_.head_rows(s.q), mem_.head_rows(s.q),
+                s.n_q_heads, &qn);
+  wrote(s.q.act);
+  if (!s.kv) return;
+  const vk::ops::HeadNorm kn{get(s.k_norm).data, spec_.norm_eps};
+  std::optional<vk::ops::RopeParams> kp;
+  if (s.rope_k) kp = rope_params(*s.rope_k);
+  write_kv_rows(s.layer, /*value=*/false, kp ? &*kp : nullptr, mem_.head_rows(s.k), &kn);
+  const vk::ops::HeadNorm vn{{}, spec_.norm_eps};
+  write_kv_rows(s.layer, /*value=*/true, nullptr, mem_.head_rows(s.v), s.v_norm ? &vn : nullptr);
 }
 
 void VulkanBackend::attention(const AttentionSpec& s) {

@@ -69,6 +69,7 @@ class VulkanBackend final : public StepBackend {
   void add(Rows a, Rows b, Rows out, uint64_t n) override;
   void rope(const RopeSpec& rope, Rows x, uint32_t n_heads) override;
   void write_kv(uint32_t layer, bool value, const RopeSpec* rope, Rows src) override;
+  void norm_rope_kv(const NormRopeKv& s) override;
   void attention(const AttentionSpec& s) override;
 
   // With a q8 or f16 copy for the products that read `out` next (FFN down).
@@ -123,8 +124,8 @@ class VulkanBackend final : public StepBackend {
   void gate_rows(GateAct act, Rows x, Rows gate, uint32_t n, uint32_t rows, bool per_row) override;
   void rms_norm_add(Rows x, WeightRef w, Rows r, Rows y, uint32_t n, uint32_t rows,
                     std::span<const WeightRef> feeds) override;
-  void rms_norm_add_norm(Rows x, WeightRef w, Rows r, const WeightRef* scale,
-                         const NormAfter& next, uint32_t rows) override;
+  void rms_norm_add_norm(Rows x, WeightRef w, Rows r, const WeightRef* scale, const NormAfter& next,
+                         uint32_t rows) override;
   void gated_rms_norm(Rows x, WeightRef w, Rows y, uint32_t n, uint32_t rows, Rows gate,
                       uint32_t group, std::span<const WeightRef> feeds) override;
   void select_rows(Rows from, Rows to, uint32_t n, uint32_t n_sel) override;
@@ -294,7 +295,7 @@ class VulkanBackend final : public StepBackend {
   vk::ops::RopeParams rope_params(const RopeSpec& r) const;
   // write_kv() from any head rows (a split-K product's partials among them).
   void write_kv_rows(uint32_t layer, bool value, const vk::ops::RopeParams* rope,
-                     const vk::ops::HeadRows& src);
+                     const vk::ops::HeadRows& src, const vk::ops::HeadNorm* norm = nullptr);
 
   // Starts recording a step of this shape into the recorder the last submitted step is not in.
   void start_recording(uint32_t n_tokens, uint32_t n_seqs, uint32_t max_q_len, uint32_t max_kv_len,

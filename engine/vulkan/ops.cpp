@@ -103,17 +103,16 @@ void rms_norm(CommandRecorder& rec, PipelineCache& pc, const RmsNormArgs& a) {
     float eps;
     uint32_t flags;
     uint32_t g_off, g_stride, g_group;
-  } push{
-      a.n,
-      a.n_rows,
-      a.x_stride ? a.x_stride : a.n,
-      a.y_stride ? a.y_stride : a.n,
-      a.eps,
-      (a.residual ? 1u : 0u) | (a.weight ? 0u : 2u) | (a.gate ? 4u : 0u) | (a.post_add ? 8u : 0u) |
-          (a.scale ? 16u : 0u),
-      a.gate_off,
-      a.gate_stride,
-      std::max(a.gate_group, 1u)};
+  } push{a.n,
+         a.n_rows,
+         a.x_stride ? a.x_stride : a.n,
+         a.y_stride ? a.y_stride : a.n,
+         a.eps,
+         (a.residual ? 1u : 0u) | (a.weight ? 0u : 2u) | (a.gate ? 4u : 0u) |
+             (a.post_add ? 8u : 0u) | (a.scale ? 16u : 0u),
+         a.gate_off,
+         a.gate_stride,
+         std::max(a.gate_group, 1u)};
   const bool sg = pc.device().caps().subgroup_arithmetic();
   if (a.post_add)
     require_arg(!a.residual && !a.gate && (!a.f16 || a.next_y) &&
@@ -148,9 +147,16 @@ void rms_norm(CommandRecorder& rec, PipelineCache& pc, const RmsNormArgs& a) {
                     (a.y_stride == 0 || a.y_stride == a.n),
                 "rms_norm: a chained norm needs a post-add, both weights, n a multiple of 32 of "
                 "at most 16384 and dense rows");
-    const std::array<BufferSlice, 8> buffers{
-        a.x,      a.post_add,    a.weight, a.y, a.q8 ? a.q8 : a.f16 ? a.f16 : a.x,
-        a.next_weight, a.next_y, a.scale ? a.scale : a.x};
+    const std::array<BufferSlice, 8> buffers{a.x,
+                                             a.post_add,
+                                             a.weight,
+                                             a.y,
+                                             a.q8    ? a.q8
+                                             : a.f16 ? a.f16
+                                                     : a.x,
+                                             a.next_weight,
+                                             a.next_y,
+                                             a.scale ? a.scale : a.x};
     uint32_t wg = 32;
     while (wg < a.n / 32) wg *= 2;
     const char* shader = a.q8    ? "rms_norm_blocks_chain_q8"
@@ -364,11 +370,16 @@ struct RopePush {
   float temp_scale;
   uint32_t temp_floor, temp_offset;
   uint32_t sections[4];  // M-RoPE (flags bit 3; bit 4: interleaved)
+  float norm_eps;        // flags bit 5: the head norm (bit 6: with a weight)
 };
 
 RopePush rope_push(const RopeParams* r, const BatchInfo& b, const HeadRows& src, uint32_t head_dim,
-                   uint32_t n_heads) {
+                   uint32_t n_heads, const HeadNorm* norm) {
   RopePush p{};
+  if (norm) {
+    p.flags |= 32u | (norm->weight ? 64u : 0u);
+    p.norm_eps = norm->eps;
+  }
   p.head_dim = head_dim;
   p.n_dims = r && r->n_dims ? r->n_dims : head_dim;
   p.n_heads = n_heads;
@@ -380,7 +391,7 @@ RopePush rope_push(const RopeParams* r, const BatchInfo& b, const HeadRows& src,
   p.src_split_stride = src.split_stride;
   p.freq_base = r ? r->freq_base : 0.f;
   p.freq_scale = r ? r->freq_scale : 0.f;
-  p.flags = r ? (r->neox ? 1u : 0u) | (r->freq_factors ? 2u : 0u) | (r->rotate ? 0u : 4u) : 0u;
+  p.flags |= r ? (r->neox ? 1u : 0u) | (r->freq_factors ? 2u : 0u) | (r->rotate ? 0u : 4u) : 0u;
   p.temp_scale = r && r->temp_floor > 0 ? r->temp_scale : 0.f;
   p.temp_floor = r ? r->temp_floor : 0u;
   p.temp_offset = r ? r->temp_offset : 0u;
@@ -398,20 +409,21 @@ RopePush rope_push(const RopeParams* r, const BatchInfo& b, const HeadRows& src,
 }  // namespace
 
 void rope(CommandRecorder& rec, PipelineCache& pc, const RopeParams& r, const BatchInfo& b,
-          const HeadRows& src, const HeadRows& dst, uint32_t n_heads) {
-  RopePush push = rope_push(&r, b, src, r.head_dim, n_heads);
+          const HeadRows& src, const HeadRows& dst, uint32_t n_heads, const HeadNorm* norm) {
+  RopePush push = rope_push(&r, b, src, r.head_dim, n_heads, norm);
   push.dst_off = dst.off;
   push.dst_stride = dst.stride ? dst.stride : n_heads * r.head_dim;
-  const Pipeline& p = pipeline(pc, "rope", 5, sizeof(push), 64);
+  const Pipeline& p = pipeline(pc, "rope", 6, sizeof(push), 64);
   rec.dispatch(p,
                {src.data, dst.data, b.meta, r.freq_factors ? r.freq_factors : b.meta,
-                r.mrope_pos ? r.mrope_pos : b.meta},
+                r.mrope_pos ? r.mrope_pos : b.meta, norm && norm->weight ? norm->weight : b.meta},
                push, {n_heads, b.n_tokens, 1});
 }
 
 void write_kv(CommandRecorder& rec, PipelineCache& pc, const RopeParams* r, const BatchInfo& b,
-              const HeadRows& src, uint32_t head_dim, const CacheRegion& cache) {
-  RopePush push = rope_push(r, b, src, head_dim, cache.n_kv_heads);
+              const HeadRows& src, uint32_t head_dim, const CacheRegion& cache,
+              const HeadNorm* norm) {
+  RopePush push = rope_push(r, b, src, head_dim, cache.n_kv_heads, norm);
   push.cache_heads = cache.n_kv_heads;
   push.block_size = cache.block_size;
   require_arg(cache.block_size > 0, "write_kv: block size must be positive");
@@ -419,12 +431,13 @@ void write_kv(CommandRecorder& rec, PipelineCache& pc, const RopeParams* r, cons
               "write_kv: a " + std::string(kv::cache_type_name(cache.type)) +
                   " cache needs head_dim a multiple of 32, not " + std::to_string(head_dim));
   const Pipeline& p = pc.get({.shader = r ? "rope_kv" : "kv_copy",
-                              .num_buffers = 5,
+                              .num_buffers = 6,
                               .push_constant_bytes = sizeof(push),
                               .spec = {64, static_cast<uint32_t>(cache.type)}});
   BufferSlice factors = r && r->freq_factors ? r->freq_factors : b.meta;
   BufferSlice mrope = r && r->mrope_pos ? r->mrope_pos : b.meta;
-  rec.dispatch(p, {src.data, cache.data, b.meta, factors, mrope}, push,
+  BufferSlice norm_w = norm && norm->weight ? norm->weight : b.meta;
+  rec.dispatch(p, {src.data, cache.data, b.meta, factors, mrope, norm_w}, push,
                {cache.n_kv_heads, b.n_tokens, 1});
 }
 

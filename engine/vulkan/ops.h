@@ -153,6 +153,12 @@ struct RopeParams {
   BufferSlice mrope_pos{};
   bool mrope_interleaved = false;  // Qwen3-VL's layout (runtime RopeSpec::mrope_interleaved)
 };
+// A per-head RMS norm applied to each row before rope() rotates it or write_kv() stores it
+// (Qwen3's and Gemma's Q/K norms; an empty weight: a plain norm, Gemma 4's V).
+struct HeadNorm {
+  BufferSlice weight;  // head_dim values, or empty
+  float eps = 1e-6f;
+};
 struct HeadRows {
   BufferSlice data;  // f32; head h of token t at off + t*stride + h*head_dim
   uint32_t off = 0;
@@ -166,12 +172,14 @@ struct BatchInfo {
   uint32_t n_tokens = 0;
   uint32_t n_seqs = 0;
 };
-// dst = rope(src) for n_heads heads of every batch token; dst may alias src.
+// dst = rope(src) for n_heads heads of every batch token (each row normed first by `norm` where
+// given); dst may alias src.
 void rope(CommandRecorder& rec, PipelineCache& pipelines, const RopeParams& rope,
-          const BatchInfo& batch, const HeadRows& src, const HeadRows& dst, uint32_t n_heads);
+          const BatchInfo& batch, const HeadRows& src, const HeadRows& dst, uint32_t n_heads,
+          const HeadNorm* norm = nullptr);
 // Writes every batch token's n_kv_heads rows of src into the layer's cache region (f16, or
-// quantized: engine/kv/kv_cache_type.h) at its block slot; rotated first when `rope` is given
-// (K), copied otherwise (V).
+// quantized: engine/kv/kv_cache_type.h) at its block slot; normed first by `norm` where given,
+// then rotated when `rope` is given (K), copied otherwise (V).
 struct CacheRegion {
   BufferSlice data;  // one layer's K or V region
   uint32_t n_kv_heads = 0;
@@ -180,7 +188,7 @@ struct CacheRegion {
 };
 void write_kv(CommandRecorder& rec, PipelineCache& pipelines, const RopeParams* rope,
               const BatchInfo& batch, const HeadRows& src, uint32_t head_dim,
-              const CacheRegion& cache);
+              const CacheRegion& cache, const HeadNorm* norm = nullptr);
 
 // ---- Pixtral's 2D RoPE (engine/vision/rope_2d.h), in place: token t's row at x + t * stride,
 // n_head heads of head_dim (a multiple of 4), its (row, column) at pos[2t], pos[2t + 1] (u32).

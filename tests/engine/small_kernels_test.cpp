@@ -495,10 +495,14 @@ TEST(SmallKernels, MropeSectionedAndInterleavedOnCpuAndVulkan) {
   }
 }
 
+// Block sizes 16 and 32; with 32, each head row RMS-normed first (K by a weight, V plainly: the
+// head norms rope.comp applies before rotating and writing), and Q's rows normed and rotated by
+// rope() likewise, against a double-precision norm.
 TEST(SmallKernels, KvWriteRotatesKAndCopiesVIntoShuffledBlocks) {
   SeededRng rng;
   auto& pc = vk_context().pipelines();
   for (uint32_t block_size : {16u, 32u}) {
+    const bool normed = block_size == 32;
     vk::Arena arena = make_arena();
     const uint32_t head_dim = 64, n_kv = 2, num_blocks = 12;
     std::vector<uint32_t> ids(num_blocks);
@@ -513,8 +517,21 @@ TEST(SmallKernels, KvWriteRotatesKAndCopiesVIntoShuffledBlocks) {
     const uint32_t T = meta.n_tokens;
     kv::KvLayout layout{num_blocks, n_kv, block_size, head_dim};
     auto k = random_vector(rng, size_t(T) * n_kv * head_dim), v = random_vector(rng, k.size());
+    auto q = random_vector(rng, size_t(T) * 3 * head_dim, -2.f, 2.f);
+    const auto wk = random_vector(rng, head_dim, 0.5f, 1.5f), wq = random_vector(rng, head_dim);
     BufferSlice dk = to_device(arena, k), dv = to_device(arena, v),
                 dmeta = to_device(arena, meta.words);
+    BufferSlice dq = to_device(arena, q), dwk = to_device(arena, wk), dwq = to_device(arena, wq);
+    BufferSlice dqr = device_filled<float>(arena, q.size());
+    const float eps = 1e-6f;
+    const ops::HeadNorm k_norm{dwk, eps}, v_norm{{}, eps}, q_norm{dwq, eps};
+    // A head row normed on the host (double sums), by w where given.
+    const auto norm_ref = [&](std::vector<float>& row, const std::vector<float>* w) {
+      double ss = 0;
+      for (float x : row) ss += double(x) * x;
+      const double inv = 1.0 / std::sqrt(ss / row.size() + eps);
+      for (size_t d = 0; d < row.size(); ++d) row[d] = float(row[d] * inv * (w ? (*w)[d] : 1.0));
+    };
     BufferSlice kc = device_filled<uint16_t>(arena, layout.region_elements(), 0);
     BufferSlice vc = device_filled<uint16_t>(arena, layout.region_elements(), 0);
     ops::RopeParams rp{.head_dim = head_dim,
@@ -525,9 +542,24 @@ TEST(SmallKernels, KvWriteRotatesKAndCopiesVIntoShuffledBlocks) {
                        .freq_factors = {}};
     ops::BatchInfo batch{dmeta, T, meta.n_seqs};
     run([&](vk::CommandRecorder& rec) {
-      ops::write_kv(rec, pc, &rp, batch, {dk, 0, 0}, head_dim, {kc, n_kv, block_size});
-      ops::write_kv(rec, pc, nullptr, batch, {dv, 0, 0}, head_dim, {vc, n_kv, block_size});
+      ops::write_kv(rec, pc, &rp, batch, {dk, 0, 0}, head_dim, {kc, n_kv, block_size},
+                    normed ? &k_norm : nullptr);
+      ops::write_kv(rec, pc, nullptr, batch, {dv, 0, 0}, head_dim, {vc, n_kv, block_size},
+                    normed ? &v_norm : nullptr);
+      if (normed) ops::rope(rec, pc, rp, batch, {dq, 0, 0}, {dqr, 0, 0}, 3, &q_norm);
     });
+    if (normed) {
+      const auto got_q = from_device<float>(dqr, q.size());
+      for (uint32_t t = 0; t < T; ++t)
+        for (uint32_t h = 0; h < 3; ++h) {
+          const size_t at = (size_t(t) * 3 + h) * head_dim;
+          std::vector<float> row(q.begin() + at, q.begin() + at + head_dim);
+          norm_ref(row, &wq);
+          rope_ref(row, head_dim, true, 10000.f, 1.f, nullptr, meta.words[T + t]);
+          for (uint32_t d = 0; d < head_dim; ++d)
+            ASSERT_NEAR(got_q[at + d], row[d], 1e-4 + 1e-4 * std::fabs(row[d])) << t << " " << h;
+        }
+    }
     auto kh = from_device<_Float16>(kc, layout.region_elements());
     auto vh = from_device<_Float16>(vc, layout.region_elements());
     std::vector<bool> written(layout.region_elements(), false);
@@ -537,13 +569,21 @@ TEST(SmallKernels, KvWriteRotatesKAndCopiesVIntoShuffledBlocks) {
       for (uint32_t h = 0; h < n_kv; ++h) {
         std::vector<float> row(k.begin() + (size_t(t) * n_kv + h) * head_dim,
                                k.begin() + (size_t(t) * n_kv + h + 1) * head_dim);
+        std::vector<float> v_row(v.begin() + (size_t(t) * n_kv + h) * head_dim,
+                                 v.begin() + (size_t(t) * n_kv + h + 1) * head_dim);
+        if (normed) {
+          norm_ref(row, &wk);
+          norm_ref(v_row, nullptr);
+        }
         rope_ref(row, head_dim, true, 10000.f, 1.f, nullptr, pos);
         for (uint32_t d = 0; d < head_dim; ++d) {
           const uint64_t e = layout.element(table[pos / block_size], h, pos % block_size, d);
           written[e] = true;
           ASSERT_NEAR(float(kh[e]), row[d], 2e-3) << "t=" << t << " h=" << h << " d=" << d;
-          ASSERT_EQ(float(vh[e]), round_f16(v[(size_t(t) * n_kv + h) * head_dim + d]))
-              << "t=" << t << " h=" << h << " d=" << d;
+          if (normed)  // the f32 norm may round to the neighbouring half
+            ASSERT_NEAR(float(vh[e]), v_row[d], 2e-3) << "t=" << t << " h=" << h << " d=" << d;
+          else
+            ASSERT_EQ(float(vh[e]), round_f16(v_row[d])) << "t=" << t << " h=" << h << " d=" << d;
         }
       }
     }
