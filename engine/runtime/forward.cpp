@@ -66,7 +66,7 @@ void Forward::step(StepBackend& b, const StepShape& s) const {
 }
 
 void Forward::layers(StepBackend& b, uint32_t T, bool injected) const {
-  if (chained_norms() && spec_.n_layer > 0) {
+  if (spec_.n_layer > 0) {
     b.rms_norm({Act::X}, {Weight::AttnNorm, 0}, {Act::H}, spec_.n_embd, T, qkv_inputs(0).span());
     b.barrier();
   }
@@ -91,11 +91,6 @@ void Forward::attention_block(StepBackend& b, uint32_t l, uint32_t T) const {
   const uint32_t qd = spec_.n_embd_q(), kvd = spec_.n_embd_k_gqa();
   const bool swa = spec_.layer_is_swa[l];
 
-  if (!chained_norms()) {
-    b.rms_norm({Act::X}, {Weight::AttnNorm, l}, {Act::H}, E, T, qkv_inputs(l).span());
-    b.barrier();
-    b.mark("attn_norm");
-  }
   RopeSpec rope;
   rope.head_dim = hd;
   rope.n_dims = spec_.rope_dims;
@@ -190,11 +185,13 @@ void Forward::attention_block(StepBackend& b, uint32_t l, uint32_t T) const {
   b.barrier();
   b.mark("attention");
 
-  if (spec_.post_norms) {
+  if (spec_.post_norms) {  // the post-norm's residual, then the FFN's norm
     const ProductOut out[] = {{wo, {Act::H}}};
     b.products({Act::Attn}, T, out);
     b.barrier();
-    b.rms_norm_add({Act::H}, {Weight::PostAttnNorm, l}, {Act::X}, {Act::X}, E, T);
+    const BlockInputs ffn = ffn_inputs(l);
+    b.rms_norm_add_norm({Act::H}, {Weight::PostAttnNorm, l}, {Act::X}, nullptr,
+                        {{Act::X}, ffn_norm(l), {Act::H}, E, ffn.span()}, T);
   } else if (spec_.attn_out_bias) {
     const ProductOut out[] = {{wo, {Act::X}, /*accumulate=*/true}};
     b.products({Act::Attn}, T, out);
@@ -206,7 +203,7 @@ void Forward::attention_block(StepBackend& b, uint32_t l, uint32_t T) const {
     block_out_then_ffn_norm(b, l, T, wo);
   }
   b.barrier();
-  b.mark(chained_norms() ? "attn_out_ffn_norm" : "attn_out");
+  b.mark("attn_out_ffn_norm");
 }
 
 void Forward::block_out_then_ffn_norm(StepBackend& b, uint32_t l, uint32_t T, WeightRef wo) const {
@@ -216,7 +213,6 @@ void Forward::block_out_then_ffn_norm(StepBackend& b, uint32_t l, uint32_t T, We
 }
 
 void Forward::short_conv_block(StepBackend& b, uint32_t l, uint32_t T) const {
-  if (!chained_norms()) throw std::logic_error("short convolution with post norms");
   const ProductOut in[] = {{{Weight::ShortConvInProj, l}, {Act::QKV}}};
   b.products({Act::H}, T, in);
   b.barrier();
@@ -241,11 +237,6 @@ void Forward::ffn_block(StepBackend& b, uint32_t l, uint32_t T, bool deepstack) 
   const uint32_t E = spec_.n_embd, ff = spec_.n_ff;
 
   const BlockInputs inputs = ffn_inputs(l);
-  if (!chained_norms()) {
-    b.rms_norm({Act::X}, ffn_norm(l), {Act::H}, E, T, inputs.span());
-    b.barrier();
-    b.mark("ffn_norm");
-  }
   if (spec_.is_moe_layer(l)) {
     moe_block(b, l, T);
     return;
@@ -265,7 +256,16 @@ void Forward::ffn_block(StepBackend& b, uint32_t l, uint32_t T, bool deepstack) 
                       {act, gate, up, {Act::FfnAct}, ff, down});
   b.barrier();
   b.mark("gate_up_glu");
-  if (spec_.post_norms) {
+  if (spec_.post_norms && l + 1 < spec_.n_layer && !deepstack) {
+    // The post-norm's residual, then the next layer's attention norm.
+    const ProductOut out[] = {{down[0], {Act::H}}};
+    b.products({Act::FfnAct}, T, out);
+    b.barrier();
+    const BlockInputs qkv = qkv_inputs(l + 1);
+    b.rms_norm_add_norm({Act::H}, {Weight::PostFfnNorm, l}, {Act::X}, nullptr,
+                        {{Act::X}, {Weight::AttnNorm, l + 1}, {Act::H}, E, qkv.span()}, T);
+  } else if (spec_.post_norms) {
+    if (deepstack) throw std::logic_error("deepstack slices with post norms");
     const ProductOut out[] = {{down[0], {Act::H}}};
     b.products({Act::FfnAct}, T, out);
     b.barrier();
@@ -290,7 +290,7 @@ void Forward::ffn_block(StepBackend& b, uint32_t l, uint32_t T, bool deepstack) 
     }
   }
   b.barrier();
-  b.mark(chained_norms() && l + 1 < spec_.n_layer ? "down_attn_norm" : "down");
+  b.mark(l + 1 < spec_.n_layer ? "down_attn_norm" : "down");
 }
 
 // The experts add their weighted sum into the residual stream, then the shared expert (where the
@@ -302,7 +302,7 @@ void Forward::moe_block(StepBackend& b, uint32_t l, uint32_t T) const {
   b.barrier();
   b.mark("moe");
   shared_expert(b, spec_, l, T, {Act::H});
-  if (chained_norms() && l + 1 < spec_.n_layer) {
+  if (l + 1 < spec_.n_layer) {
     b.rms_norm({Act::X}, {Weight::AttnNorm, l + 1}, {Act::H}, spec_.n_embd, T,
                qkv_inputs(l + 1).span());
     b.barrier();

@@ -40,9 +40,9 @@ class Forward {
   BlockInputs qkv_inputs(uint32_t l) const;
   BlockInputs ffn_inputs(uint32_t l) const;
 
-  // Without post-norms a block ends in a residual product whose sum the next block normalizes
-  // first: the two run as one products_then_norm, and the next block starts from H.
-  bool chained_norms() const { return !spec_.post_norms; }
+  // Every block starts from H, the norm its predecessor wrote: without post-norms a block ends
+  // in a residual product whose sum the next block normalizes (products_then_norm), with them
+  // (Gemma 2/3) in the post-norm's residual add and the next norm (rms_norm_add_norm).
   // The norm before the FFN (gpt-oss names it post_attention_norm) and the FFN's activation.
   WeightRef ffn_norm(uint32_t l) const;
   GluAct glu_act() const;

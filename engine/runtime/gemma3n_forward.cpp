@@ -53,13 +53,15 @@ void Gemma3nForward::inputs(StepBackend& b, uint32_t T) const {
   b.barrier();
 }
 
-void Gemma3nForward::router(StepBackend& b, uint32_t l, Rows x, uint32_t T) const {
+void Gemma3nForward::router(StepBackend& b, uint32_t l, Rows x, uint32_t T, bool normed) const {
   const uint32_t E = spec_.n_embd, A = spec_.n_altup;
   // tanh(router(norm(x) / E)), with the 1/E after the (linear) product: the norm then writes
   // the product's q8 input itself, and the scale pass and its barrier go.
   const ProductOut out[] = {{{Weight::AltupRouter, l}, {Act::Modal, 0, A}}};
-  b.rms_norm(x, {Weight::AltupRouterNorm, l}, {Act::AuxB, 0, E}, E, T, std::span(&out[0].w, 1));
-  b.barrier();
+  if (!normed) {
+    b.rms_norm(x, {Weight::AltupRouterNorm, l}, {Act::AuxB, 0, E}, E, T, std::span(&out[0].w, 1));
+    b.barrier();
+  }
   b.products({Act::AuxB, 0, E}, T, out);
   b.barrier();
   b.tanh({Act::Modal}, {Act::Modal}, uint64_t(T) * A, 1.0f / static_cast<float>(E));
@@ -103,7 +105,7 @@ void Gemma3nForward::layer(StepBackend& b, uint32_t l, uint32_t T) const {
   ffn(b, l, T);
 
   // AltUp correct: the layer's change to the active stream, router-weighted, into every stream.
-  router(b, l, {Act::X}, T);
+  router(b, l, {Act::X}, T, /*normed=*/true);  // ffn() wrote its norm
   const ProductOut correct[] = {{{Weight::AltupCorrectCoef, l}, {Act::Coef, 0, A}}};
   b.products({Act::Modal, 0, A}, T, correct);
   b.barrier();
@@ -124,24 +126,30 @@ void Gemma3nForward::attention(StepBackend& b, uint32_t l, uint32_t T) const {
   const auto [q, k, v] = qkv.rows;
   b.products({Act::H}, T, own_kv ? qkv.span() : std::span(qkv.outs, 1));
   b.barrier();
-  // Per-head norms over the packed Q, K and V rows (read_gemma3n refuses a fused Q|K|V).
-  b.rms_norm({Act::Q}, {Weight::AttnQNorm, l}, {Act::Q}, hd, T * nh);
-  if (own_kv) {
-    b.rms_norm({Act::K}, {Weight::AttnKNorm, l}, {Act::K}, hd, T * nkv);
-    b.rms_norm_plain({Act::V}, {Act::V}, hd, T * nkv);
-  }
-  b.barrier();
+  // Per-head norms over the packed Q, K and V rows (read_gemma3n refuses a fused Q|K|V), inside
+  // the rotation and the cache writes.
   RopeSpec rope;
   rope.head_dim = hd;
   rope.n_dims = spec_.rope_dims;
   rope.neox = true;
   rope.freq_base = swa ? spec_.rope_freq_base_swa : spec_.rope_freq_base;
   rope.freq_scale = swa ? spec_.rope_freq_scale_swa : spec_.rope_freq_scale;
-  b.rope(rope, q, nh);
-  if (own_kv) {
-    b.write_kv(l, /*value=*/false, &rope, k);
-    b.write_kv(l, /*value=*/true, nullptr, v);
-  }
+  StepBackend::NormRopeKv n;
+  n.layer = l;
+  n.n_tokens = T;
+  n.head_dim = hd;
+  n.n_q_heads = nh;
+  n.n_kv_heads = nkv;
+  n.q = q;
+  n.k = k;
+  n.v = v;
+  n.q_norm = {Weight::AttnQNorm, l};
+  n.k_norm = {Weight::AttnKNorm, l};
+  n.kv = own_kv;
+  n.v_norm = true;
+  n.rope_q = rope;
+  n.rope_k = &rope;
+  b.norm_rope_kv(n);
   b.barrier();
   b.mark("qkv_rope_kv_write");
 
@@ -182,7 +190,10 @@ void Gemma3nForward::ffn(StepBackend& b, uint32_t l, uint32_t T) const {
   b.barrier();
   b.products({Act::FfnAct, 0, ff}, T, down);
   b.barrier();
-  b.rms_norm_add({Act::H}, {Weight::PostFfnNorm, l}, {Act::X}, {Act::X}, E, T);
+  // The post-norm's residual, then AltUp's correct-router norm of it (router() leaves it).
+  const WeightRef router_w[] = {{Weight::AltupRouter, l}};
+  b.rms_norm_add_norm({Act::H}, {Weight::PostFfnNorm, l}, {Act::X}, nullptr,
+                      {{Act::X}, {Weight::AltupRouterNorm, l}, {Act::AuxB, 0, E}, E, router_w}, T);
   b.barrier();
   b.mark("ffn");
 }

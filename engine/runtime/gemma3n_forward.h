@@ -31,8 +31,8 @@ class Gemma3nForward {
   // Token t's stream i of Alt / AltPred.
   Rows stream(Act a, uint32_t i) const;
   void inputs(StepBackend& b, uint32_t T) const;
-  // Modal = tanh(router(rms_norm(x) / n_embd)) of layer l.
-  void router(StepBackend& b, uint32_t l, Rows x, uint32_t T) const;
+  // Modal = tanh(router(rms_norm(x) / n_embd)) of layer l; `normed`: AuxB holds the norm already.
+  void router(StepBackend& b, uint32_t l, Rows x, uint32_t T, bool normed = false) const;
   void layer(StepBackend& b, uint32_t l, uint32_t T) const;
   void attention(StepBackend& b, uint32_t l, uint32_t T) const;
   void ffn(StepBackend& b, uint32_t l, uint32_t T) const;
