@@ -364,6 +364,16 @@ PipelineCacheStats PipelineCache::stats() const {
   return stats_;
 }
 
+std::vector<std::string> PipelineCache::keys() const {
+  std::vector<std::string> out;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [key, pipeline] : pipelines_) out.push_back(key);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 PipelineCache::Collector::Collector(PipelineCache& cache) : cache_(cache), previous_(t_collector) {
   t_collector = this;
 }

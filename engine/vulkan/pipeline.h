@@ -121,6 +121,8 @@ class PipelineCache {
   Device& device() const { return device_; }
   size_t size() const;
   PipelineCacheStats stats() const;
+  // The descriptions' keys of the pipelines built so far (sorted): what a warm-up missed.
+  std::vector<std::string> keys() const;
 
   // Records the descriptions get() is asked for on this thread (and that are not built yet)
   // for as long as it lives.
