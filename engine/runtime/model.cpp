@@ -125,9 +125,10 @@ Model::Model(vk::Context& ctx, const gguf::GgufFile& file, TensorDataSource& sou
   }
 
   // Upload in file order so a streaming source reads forward only; a fused tensor's sources land
-  // at their row offsets, across its parts.
+  // at their row offsets, across its parts. A strided view (stacked experts' gate or up half)
+  // is a range per expert, so the two halves' ranges interleave in file order.
   struct Source {
-    const gguf::TensorInfo* info;
+    uint64_t file_at, bytes;  // within the data section
     const PlannedTensor* into;
     uint64_t at;  // byte offset within `into`
   };
@@ -135,12 +136,18 @@ Model::Model(vk::Context& ctx, const gguf::GgufFile& file, TensorDataSource& sou
   for (const auto& t : plan.tensors) {
     uint64_t at = 0;
     for (const gguf::TensorInfo* s : t.sources) {
-      sources.push_back({s, &t, at});
+      if (s->strided()) {
+        const uint64_t n = s->expert_bytes();
+        for (uint64_t e = 0; e < s->shape[2]; ++e)
+          sources.push_back({s->offset + s->expert_skip + e * s->expert_stride, n, &t, at + e * n});
+      } else {
+        sources.push_back({s->offset, s->byte_size, &t, at});
+      }
       at += s->byte_size;
     }
   }
   std::sort(sources.begin(), sources.end(),
-            [](const Source& a, const Source& b) { return a.info->offset < b.info->offset; });
+            [](const Source& a, const Source& b) { return a.file_at < b.file_at; });
   vk::StagingUploader uploader(ctx.device());
   std::vector<std::byte> chunk(kUploadChunk);
   for (const Source& s : sources) {
@@ -148,12 +155,12 @@ Model::Model(vk::Context& ctx, const gguf::GgufFile& file, TensorDataSource& sou
     for (size_t i = first; i < end; ++i) {
       const Piece& p = pieces[i];
       const uint64_t lo = std::max(p.offset, s.at);
-      const uint64_t hi = std::min(p.offset + p.bytes, s.at + s.info->byte_size);
+      const uint64_t hi = std::min(p.offset + p.bytes, s.at + s.bytes);
       if (lo >= hi) continue;
       uploader.begin(p.slice.sub(lo - p.offset, hi - lo));
       for (uint64_t done = lo; done < hi;) {
         const size_t n = static_cast<size_t>(std::min<uint64_t>(kUploadChunk, hi - done));
-        source.read(s.info->offset + (done - s.at), std::span(chunk.data(), n));
+        source.read(s.file_at + (done - s.at), std::span(chunk.data(), n));
         uploader.write(std::span<const std::byte>(chunk.data(), n));
         done += n;
       }
