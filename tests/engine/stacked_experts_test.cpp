@@ -1,11 +1,12 @@
 // Stacked gate|up experts (blk.N.ffn_gate_up_exps, make-model --stacked-experts): the file holds
 // one tensor per layer where its split twin holds ffn_gate_exps and ffn_up_exps, the reader sees
 // the two as strided views of it (gguf::split_stacked_experts), and both backends compute the
-// same logits from it as from the twin made with the same seed, bit for bit (the same weights
-// reach the same kernels: the CPU reads the views in place, Vulkan uploads each half expert by
-// expert). Vulkan runs the prompt on the grouped expert GEMMs and the decode steps on the
-// indirect matvec, on the grouped decode kernel, and on q8 inputs (int8 dot products) where
-// the device has them (lavapipe does).
+// same logits from it as from the twin made with the same seed, bit for bit: the CPU reads the
+// views in place; Vulkan holds them as one gate|up tensor (weight_fusion.h) and runs one product
+// of 2 x n_ff_exp rows per expert and the GLU over its halves, compared with the twin loaded
+// unfused (separate gate and up products). Vulkan runs the prompt on the grouped expert GEMMs and
+// the decode steps on the indirect matvec, on the grouped decode kernel, and on q8 inputs (int8
+// dot products) where the device has them (lavapipe does).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -72,7 +73,7 @@ vk::Context& grouped_matvec_context() {
 // The logits after a 12-token prompt and after each of 3 decode steps (tokens fixed by the
 // caller, so both files see the same sequence).
 std::vector<std::vector<float>> run(const gguf::GgufFile& file, Way way,
-                                    const std::vector<int32_t>& steps) {
+                                    const std::vector<int32_t>& steps, bool fuse) {
   runtime::RunnerOptions opts;
   opts.max_batch_tokens = 16;
   opts.max_seqs = 1;
@@ -86,8 +87,13 @@ std::vector<std::vector<float>> run(const gguf::GgufFile& file, Way way,
     host.emplace(file, runtime::MappedWeights::InPlace);
     runner = std::make_unique<runtime::Runner>(*host, opts);
   } else {
+    runtime::ModelOptions mo;
+    mo.fuse_weights = fuse;
     device.emplace(way == Way::VulkanGroupedMatvec ? grouped_matvec_context() : gemm_context(),
-                   file);
+                   file, mo);
+    // Fused: one gate|up expert tensor a MoE layer on the device, whatever the file's layout.
+    EXPECT_EQ(device->find(model::Weight::FfnGateUpExps, 0) != nullptr, fuse);
+    EXPECT_EQ(device->find(model::Weight::FfnGateExps, 0) == nullptr, fuse);
     runner = std::make_unique<runtime::Runner>(*device, opts);
   }
   runtime::Generator gen(*runner);
@@ -149,8 +155,10 @@ TEST_P(StackedExperts, LogitsEqualTheSplitTwins) {
   }
 
   const std::vector<int32_t> steps{5, 70, 33};
-  const auto want = run(split, way, steps);
-  const auto got = run(stacked, way, steps);
+  // The split twin as the file has it, the stacked file (on Vulkan) with each layer's experts as
+  // one device tensor, one product of 2 x n_ff_exp rows and the GLU over its halves.
+  const auto want = run(split, way, steps, /*fuse=*/false);
+  const auto got = run(stacked, way, steps, /*fuse=*/true);
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(got[i], want[i]) << "step " << i;
 }
