@@ -2,16 +2,18 @@
 // one tensor per layer where its split twin holds ffn_gate_exps and ffn_up_exps, the reader sees
 // the two as strided views of it (gguf::split_stacked_experts), and both backends compute the
 // same logits from it as from the twin made with the same seed, bit for bit: the CPU reads the
-// views in place; Vulkan holds them as one gate|up tensor (weight_fusion.h) and runs one product
-// of 2 x n_ff_exp rows per expert and the GLU over its halves, compared with the twin loaded
-// unfused (separate gate and up products). Vulkan runs the prompt on the grouped expert GEMMs and
-// the decode steps on the indirect matvec, on the grouped decode kernel, and on q8 inputs (int8
-// dot products) where the device has them (lavapipe does).
+// views where they lie (the stacked file copied from a forward-only stream, as the server loads
+// registry blobs; the twin in place); Vulkan holds them as one gate|up tensor (weight_fusion.h) and
+// runs one product of 2 x n_ff_exp rows per expert and the GLU over its halves, compared with the
+// twin loaded unfused (separate gate and up products). Vulkan runs the prompt on the grouped expert
+// GEMMs and the decode steps on the indirect matvec, on the grouped decode kernel, and on q8 inputs
+// (int8 dot products) where the device has them (lavapipe does).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -23,6 +25,7 @@
 #include "engine/runtime/host_model.h"
 #include "engine/runtime/model.h"
 #include "engine/runtime/runner.h"
+#include "engine/runtime/tensor_data_source.h"
 #include "tests/engine/vk_test_context.h"
 #include "tests/support/fixture_model.h"
 
@@ -70,10 +73,29 @@ vk::Context& grouped_matvec_context() {
   return context;
 }
 
+// The file's bytes as a registry blob's stream gives them: reads must go forward only (the
+// stacked tensor's two views are read expert by expert, interleaved, not one after the other).
+class ForwardOnlySource final : public runtime::TensorDataSource {
+ public:
+  explicit ForwardOnlySource(const gguf::GgufFile& f) : file_(f) {}
+  void read(uint64_t offset, std::span<std::byte> out) override {
+    EXPECT_GE(offset, next_) << "a read went back in the stream";
+    next_ = offset + out.size();
+    file_.read(offset, out);
+  }
+
+ private:
+  runtime::GgufFileSource file_;
+  uint64_t next_ = 0;
+};
+
 // The logits after a 12-token prompt and after each of 3 decode steps (tokens fixed by the
-// caller, so both files see the same sequence).
+// caller, so both files see the same sequence). `fuse` (the stacked file): loaded through a
+// forward-only stream, copied on the CPU, the experts fused on Vulkan; else read in place (CPU)
+// and unfused.
 std::vector<std::vector<float>> run(const gguf::GgufFile& file, Way way,
                                     const std::vector<int32_t>& steps, bool fuse) {
+  ForwardOnlySource stream(file);
   runtime::RunnerOptions opts;
   opts.max_batch_tokens = 16;
   opts.max_seqs = 1;
@@ -84,13 +106,21 @@ std::vector<std::vector<float>> run(const gguf::GgufFile& file, Way way,
   std::optional<runtime::Model> device;
   std::unique_ptr<runtime::Runner> runner;
   if (way == Way::Cpu) {
-    host.emplace(file, runtime::MappedWeights::InPlace);
+    if (fuse) {
+      host.emplace(file, stream);
+    } else {
+      host.emplace(file, runtime::MappedWeights::InPlace);
+    }
     runner = std::make_unique<runtime::Runner>(*host, opts);
   } else {
     runtime::ModelOptions mo;
     mo.fuse_weights = fuse;
-    device.emplace(way == Way::VulkanGroupedMatvec ? grouped_matvec_context() : gemm_context(),
-                   file, mo);
+    vk::Context& ctx = way == Way::VulkanGroupedMatvec ? grouped_matvec_context() : gemm_context();
+    if (fuse) {
+      device.emplace(ctx, file, stream, mo);
+    } else {
+      device.emplace(ctx, file, mo);
+    }
     // Fused: one gate|up expert tensor a MoE layer on the device, whatever the file's layout.
     EXPECT_EQ(device->find(model::Weight::FfnGateUpExps, 0) != nullptr, fuse);
     EXPECT_EQ(device->find(model::Weight::FfnGateExps, 0) == nullptr, fuse);
