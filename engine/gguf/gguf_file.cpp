@@ -517,13 +517,21 @@ const TensorInfo* GgufFile::find_tensor(std::string_view name) const {
 }
 
 std::span<const uint8_t> GgufFile::tensor_data(const TensorInfo& t) const {
+  if (t.strided()) {
+    throw GgufError("GGUF: tensor '" + t.name +
+                    "' is a strided view of a stacked tensor (read it expert by expert)");
+  }
+  return tensor_extent(t);
+}
+
+std::span<const uint8_t> GgufFile::tensor_extent(const TensorInfo& t) const {
   // Spans were validated at parse time; this guards against TensorInfos from another file.
-  const uint64_t size = impl_->bytes.size();
+  const uint64_t size = impl_->bytes.size(), extent = t.extent();
   if (impl_->data_offset > size || t.offset > size - impl_->data_offset ||
-      t.byte_size > size - impl_->data_offset - t.offset) {
+      extent > size - impl_->data_offset - t.offset) {
     throw GgufError("GGUF: tensor '" + t.name + "' data lies outside this file");
   }
-  return impl_->bytes.subspan(impl_->data_offset + t.offset, t.byte_size);
+  return impl_->bytes.subspan(impl_->data_offset + t.offset, extent);
 }
 
 std::span<const uint8_t> GgufFile::bytes() const {

@@ -67,7 +67,18 @@ struct TensorInfo {
   std::vector<uint64_t> shape;  // ggml order: shape[0] is the contiguous (row) dimension
   uint64_t offset;              // relative to the data section
   uint64_t byte_size;
+  // A strided view (split_stacked_experts): the tensor's shape[2] experts lie `expert_stride`
+  // bytes apart in the file, expert e's byte_size / shape[2] bytes at offset + expert_skip +
+  // e * expert_stride. 0: the bytes are contiguous from `offset`. The gate and up halves of a
+  // stacked ffn_gate_up_exps are two such views of one file extent (same offset and stride).
+  uint64_t expert_stride = 0;
+  uint64_t expert_skip = 0;
   uint64_t element_count() const;
+  bool strided() const { return expert_stride != 0; }
+  // One expert's bytes (strided views only).
+  uint64_t expert_bytes() const { return byte_size / shape[2]; }
+  // The bytes of the file the tensor lies in, from `offset` (the whole stacked tensor for a view).
+  uint64_t extent() const { return strided() ? expert_stride * shape[2] : byte_size; }
 };
 
 // What a load-time layout translation (engine/gguf/ollama_layout.h) did to a file's view: the
@@ -125,7 +136,10 @@ class GgufFile {
 
   const std::vector<TensorInfo>& tensors() const;
   const TensorInfo* find_tensor(std::string_view name) const;
+  // A contiguous tensor's bytes; GgufError for a strided view (read extent() from offset).
   std::span<const uint8_t> tensor_data(const TensorInfo& t) const;
+  // The bytes of [offset, offset + t.extent()): a strided view's whole stacked tensor.
+  std::span<const uint8_t> tensor_extent(const TensorInfo& t) const;
   std::span<const uint8_t> bytes() const;  // the whole file image
   // Whether bytes() is a mapping of a file (open()) rather than memory the caller owns
   // (parse()): only a file mapping may have its pages dropped and faulted back in.
@@ -140,6 +154,8 @@ class GgufFile {
   void erase_key(std::string_view key);
   void rename_tensor(std::string_view from, std::string to);  // throws GgufError on a clash
   void hide_tensor(std::string_view name);
+  // Replaces tensor `name` by `views` (in its place in the table), strided views of its bytes.
+  void replace_tensor(std::string_view name, std::vector<TensorInfo> views);
   LayoutTranslation& mutable_translation();
 
  private:

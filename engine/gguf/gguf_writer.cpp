@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -188,6 +189,43 @@ void GgufWriter::rename_tensor(std::string_view from, std::string to) {
     throw std::invalid_argument("GGUF writer: no tensor " + std::string(from) + " to rename");
   }
   found->name = std::move(to);
+}
+
+bool GgufWriter::has_tensor(std::string_view name) const {
+  return std::any_of(tensors_.begin(), tensors_.end(),
+                     [&](const auto& t) { return t.name == name; });
+}
+
+void GgufWriter::stack_tensors(std::string_view first, std::string_view second, std::string name) {
+  const auto find = [&](std::string_view n) {
+    const auto it =
+        std::find_if(tensors_.begin(), tensors_.end(), [&](const auto& t) { return t.name == n; });
+    if (it == tensors_.end())
+      throw std::invalid_argument("GGUF writer: no tensor " + std::string(n) + " to stack");
+    return it;
+  };
+  auto a = find(first);
+  const auto b = find(second);
+  if (a->shape.size() != 3 || a->shape.size() != b->shape.size() || a->type != b->type ||
+      a->shape[0] != b->shape[0] || a->shape[2] != b->shape[2]) {
+    throw std::invalid_argument("GGUF writer: tensors " + a->name + " and " + b->name +
+                                " are not 3-D slices of one type and width to stack");
+  }
+  for (const auto& t : tensors_)
+    if (t.name == name) throw std::invalid_argument("GGUF writer: tensor " + name + " exists");
+  PendingTensor st{std::move(name), a->type, a->shape, {}, a->byte_size + b->byte_size, nullptr};
+  st.shape[1] += b->shape[1];
+  const uint64_t slices = a->shape[2];
+  st.fill = [ta = *a, tb = *b, slices](std::span<uint8_t> out) {
+    const std::vector<uint8_t> da = materialize(ta), db = materialize(tb);
+    const uint64_t na = da.size() / slices, nb = db.size() / slices;
+    for (uint64_t e = 0; e < slices; ++e) {
+      std::memcpy(out.data() + e * (na + nb), da.data() + e * na, na);
+      std::memcpy(out.data() + e * (na + nb) + na, db.data() + e * nb, nb);
+    }
+  };
+  *a = std::move(st);
+  tensors_.erase(find(second));
 }
 
 std::optional<GgufWriter::TensorCopy> GgufWriter::copy_tensor(std::string_view name) const {

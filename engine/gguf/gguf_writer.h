@@ -49,6 +49,12 @@ class GgufWriter {
   // Renames a tensor already added, keeping its place and bytes (std::invalid_argument if there
   // is no tensor `from` or one named `to` exists).
   void rename_tensor(std::string_view from, std::string to);
+  bool has_tensor(std::string_view name) const;
+  // Replaces the 3-D tensors `first` and `second` (one type, row width and last dimension) by
+  // one tensor `name` in first's place, each slice of the last dimension holding first's rows of
+  // that slice, then second's: llama.cpp's stacked experts (ffn_gate_up_exps from ffn_gate_exps
+  // and ffn_up_exps). Lazy: filled when written. std::invalid_argument if they do not fit.
+  void stack_tensors(std::string_view first, std::string_view second, std::string name);
   // A tensor added so far, its bytes filled now if it is lazy (nullopt if there is none): what a
   // companion file made from this one reads (the fixture projector's [IMG_BREAK] embedding row).
   struct TensorCopy {

@@ -318,6 +318,7 @@ void translate_known_layouts(GgufFile& file) {
   } else if (*arch == "bert") {
     ollama::translate_snowflake_arctic_embed2(file);
   }
+  split_stacked_experts(file);
 }
 
 }  // namespace vkllm::gguf

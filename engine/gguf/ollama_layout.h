@@ -38,6 +38,15 @@ class LayoutError : public std::runtime_error {
 
 // Recognises an Ollama-converter layout and translates the view; records what it did in
 // file.translation(). Adapters (general.type "adapter") are never translated. Throws LayoutError.
+// Then split_stacked_experts().
 void translate_known_layouts(GgufFile& file);
+
+// Every layer's stacked experts `blk.N.ffn_gate_up_exps.weight` ([n_embd, 2 x n_ff_exp, n_expert]:
+// each expert's gate rows, then its up rows; llama.cpp's converters write it for Gemma 4, Qwen3.5
+// MoE, Qwen3-Next, ...) are seen as `ffn_gate_exps` and `ffn_up_exps` of [n_embd, n_ff_exp,
+// n_expert]: two strided views of the one file extent (TensorInfo::expert_stride), so every
+// architecture and backend reads them as split experts without a copy. Throws GgufError for a
+// stacked tensor of another shape, or one beside a split gate or up tensor of its layer.
+void split_stacked_experts(GgufFile& file);
 
 }  // namespace vkllm::gguf

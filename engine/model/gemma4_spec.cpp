@@ -169,7 +169,7 @@ void read_gemma4(const gguf::GgufFile& f, const std::vector<uint32_t>& kv_heads,
       const uint64_t X = s.n_expert, F = s.n_ff_exp;
       if (gemma4_has(f, Weight::FfnGateExps, l) == false) {
         throw std::runtime_error("gemma4 model has no " + weight_name(Weight::FfnGateExps, l) +
-                                 " (stacked gate_up experts are not supported)");
+                                 " (nor a stacked ffn_gate_up_exps)");
       }
       expect_weight(f, "gemma4", Weight::FfnGateInp, l, {E, X});
       expect_weight(f, "gemma4", Weight::FfnGateInpScale, l, {E});

@@ -348,8 +348,38 @@ void add_random_tensor(gguf::GgufWriter& w, const MakeModelOptions& o, std::stri
   add_planned_tensors(std::move(plan), o, has_output, w);
 }
 
+namespace {
+void build_model_tensors(const MakeModelOptions& o, const gguf::GgufFile& vocab,
+                         gguf::GgufWriter& w);
+
+// MakeModelOptions::stacked_experts: each layer's ffn_gate_exps and ffn_up_exps stacked.
+void stack_gate_up_experts(const MakeModelOptions& o, gguf::GgufWriter& w) {
+  uint32_t stacked = 0;
+  for (uint32_t l = 0; l < o.shape.n_layer; ++l) {
+    const std::string gate = weight_name(Weight::FfnGateExps, l);
+    if (!w.has_tensor(gate)) continue;
+    const std::string up = weight_name(Weight::FfnUpExps, l);
+    w.stack_tensors(gate, up, "blk." + std::to_string(l) + ".ffn_gate_up_exps.weight");
+    ++stacked;
+  }
+  if (stacked == 0) {
+    throw std::invalid_argument(
+        "make-model: --stacked-experts needs an architecture whose "
+        "experts have gate and up projections (" +
+        o.arch + " has none)");
+  }
+}
+}  // namespace
+
 void build_random_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
                         gguf::GgufWriter& w) {
+  build_model_tensors(o, vocab, w);
+  if (o.stacked_experts) stack_gate_up_experts(o, w);
+}
+
+namespace {
+void build_model_tensors(const MakeModelOptions& o, const gguf::GgufFile& vocab,
+                         gguf::GgufWriter& w) {
   if (o.arch == "granitehybrid" || o.arch == "nemotron_h" || o.arch == "nemotron_h_moe") {
     build_mamba2_model(o, vocab, w);
     return;
@@ -500,5 +530,7 @@ void build_random_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
   }
   if (o.layout == FileLayout::Ollama) rewrite_as_ollama_layout(o, w);
 }
+
+}  // namespace
 
 }  // namespace vkllm::model

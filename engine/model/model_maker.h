@@ -82,6 +82,10 @@ struct MakeModelOptions {
   unsigned threads = 0;  // 0: one per hardware thread; never changes the output
   // Ollama: the file Ollama's converter writes for this model (ollama_layout_maker.h).
   FileLayout layout = FileLayout::LlamaCpp;
+  // Every MoE layer's gate and up experts as one stacked tensor, blk.N.ffn_gate_up_exps.weight
+  // (each expert's gate rows, then its up rows), as llama.cpp's converters write Gemma 4, Qwen3.5
+  // MoE and Qwen3-Next (which llama.cpp reads stacked or split); the same weights as without.
+  bool stacked_experts = false;
   // The vision tower Ollama's gemma3 layout embeds (projector_maker.h's parse_projector_shape):
   // the same as `--projector` writes beside the llama.cpp-layout twin.
   std::string projector_shape = "test";

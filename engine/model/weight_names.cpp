@@ -187,6 +187,8 @@ const char* suffix(Weight w) {
       return "ffn_latent_down.weight";
     case Weight::FfnLatentUp:
       return "ffn_latent_up.weight";
+    case Weight::FfnGateUpExps:
+      return "ffn_gate_up_exps.weight";
   }
   return "";
 }

@@ -137,6 +137,11 @@ enum class Weight {
   FfnExpProbsBias,
   FfnLatentDown,
   FfnLatentUp,
+  // Stacked gate|up experts ([n_embd, 2 x n_ff_exp, n_expert]: each expert's gate rows, then its
+  // up rows). Files' ffn_gate_up_exps are read as FfnGateExps / FfnUpExps views
+  // (gguf::split_stacked_experts); the Vulkan model holds the pair as this one device tensor
+  // (runtime/weight_fusion.h), for one product of 2 x n_ff_exp rows per expert.
+  FfnGateUpExps,
 };
 
 // Name of a global weight (layer ignored) or of layer `layer`'s weight, e.g. "blk.3.attn_q.weight".

@@ -19,8 +19,9 @@ cpu::WeightView expert_view(const HostTensor& t, uint32_t e) {
   if (t.shape.size() != 3 || e >= t.shape[2]) {
     throw std::logic_error(t.name + " is not a stacked expert tensor");
   }
+  // A stacked tensor's gate or up half steps over the other half's rows (expert_stride).
   const uint64_t bytes = gguf::row_bytes(t.type, t.shape[0]) * t.shape[1];
-  return {t.type, t.data + e * bytes, t.shape[0], t.shape[1]};
+  return {t.type, t.data + e * (t.expert_stride ? t.expert_stride : bytes), t.shape[0], t.shape[1]};
 }
 
 // Adds bias row `e` (n values of a [n, n_expert] F32 tensor) to each of `rows` rows of n.

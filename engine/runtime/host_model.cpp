@@ -32,8 +32,9 @@ std::vector<const gguf::TensorInfo*> in_file_order(const gguf::GgufFile& file) {
   return order;
 }
 
-HostTensor describe(const gguf::TensorInfo& t, const std::byte* data) {
-  return HostTensor{t.name, t.type, t.shape, data, t.byte_size};
+// `extent`: where the tensor's file extent (TensorInfo::extent) lies in memory.
+HostTensor describe(const gguf::TensorInfo& t, const std::byte* extent) {
+  return HostTensor{t.name, t.type, t.shape, extent + t.expert_skip, t.byte_size, t.expert_stride};
 }
 
 bool worth_copying(const gguf::GgufFile& file) {
@@ -64,8 +65,14 @@ void HostModel::add_derived() {
 
 void HostModel::copy_from(const gguf::GgufFile& header, TensorDataSource& source) {
   const auto order = in_file_order(header);
+  // The views of one stacked tensor share its extent (same offset, adjacent in the order): it
+  // is copied once, for the first.
+  const auto shares_extent = [&](size_t i) {
+    return i > 0 && order[i]->strided() && order[i - 1]->offset == order[i]->offset;
+  };
   uint64_t total = 0;
-  for (const auto* t : order) total = round_up(total, kHostTensorAlign) + t->byte_size;
+  for (size_t i = 0; i < order.size(); ++i)
+    if (!shares_extent(i)) total = round_up(total, kHostTensorAlign) + order[i]->extent();
   if (total == 0) return;
 
   const size_t align = total >= kHugePage ? kHugePage : kHostTensorAlign;
@@ -81,17 +88,24 @@ void HostModel::copy_from(const gguf::GgufFile& header, TensorDataSource& source
   copied_bytes_ = size;
 
   uint64_t at = 0;
-  for (const auto* t : order) {
+  std::byte* dst = nullptr;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const gguf::TensorInfo* t = order[i];
+    weight_bytes_ += t->byte_size;
+    if (shares_extent(i)) {
+      tensors_.emplace(t->name, describe(*t, dst));
+      continue;
+    }
     at = round_up(at, kHostTensorAlign);
-    std::byte* dst = storage_.get() + at;
-    for (uint64_t done = 0; done < t->byte_size;) {
-      const uint64_t n = std::min(kChunk, t->byte_size - done);
+    dst = storage_.get() + at;
+    const uint64_t extent = t->extent();
+    for (uint64_t done = 0; done < extent;) {
+      const uint64_t n = std::min(kChunk, extent - done);
       source.read(t->offset + done, std::span(dst + done, static_cast<size_t>(n)));
       done += n;
     }
     tensors_.emplace(t->name, describe(*t, dst));
-    weight_bytes_ += t->byte_size;
-    at += t->byte_size;
+    at += extent;
   }
 }
 
@@ -139,7 +153,7 @@ HostModel::~HostModel() = default;
 
 void HostModel::index_mapped(const gguf::GgufFile& file) {
   for (const auto& t : file.tensors()) {
-    const auto bytes = file.tensor_data(t);
+    const auto bytes = file.tensor_extent(t);
     tensors_.emplace(t.name, describe(t, reinterpret_cast<const std::byte*>(bytes.data())));
     weight_bytes_ += t.byte_size;
   }

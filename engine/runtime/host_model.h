@@ -30,6 +30,9 @@ struct HostTensor {
   // Nothing past data + bytes may be read: a mapped tensor can end at the end of the mapping.
   const std::byte* data = nullptr;
   uint64_t bytes = 0;
+  // Stacked experts' gate or up half (gguf::TensorInfo::expert_stride): expert e's bytes / shape[2]
+  // bytes start at data + e * expert_stride, the other half's rows between them. 0: packed.
+  uint64_t expert_stride = 0;
   uint64_t cols() const { return shape[0]; }
   uint64_t rows() const { return shape.size() > 1 ? shape[1] : 1; }
 };

@@ -61,6 +61,11 @@ LoraMergedSource::LoraMergedSource(const gguf::GgufFile& base_header,
       throw std::invalid_argument("merged header does not match the base model at '" + t.name +
                                   "'");
     }
+    // Extents are read as contiguous base bytes; a stacked tensor's halves are not.
+    if (b->strided()) {
+      throw std::invalid_argument("a LoRA adapter cannot be merged into a model with stacked " +
+                                  std::string("experts (") + t.name + ")");
+    }
     extents_.push_back({b, t.type, t.offset, t.byte_size, adapter.adapts(t.name)});
   }
   std::sort(extents_.begin(), extents_.end(),

@@ -45,7 +45,18 @@ Model::Model(vk::Context& ctx, const gguf::GgufFile& file, TensorDataSource& sou
   }
   // Gemma 3n's graph (gemma3n_forward.h) reads its FFN gate apart from up (it sparsifies the gate
   // first): no stacked gate|up.
-  TensorPlan plan = plan_device_tensors(file, spec_, options.fuse_weights && !spec_.is_gemma3n());
+  // A tensor larger than one binding (or one arena block) is stored as several runs of whole
+  // rows, each bindable on its own: rows are independent in products and lookups. Experts are
+  // fused only within one (the MoE kernels bind a tensor whole).
+  const VkDeviceSize part_limit =
+      std::min<VkDeviceSize>(
+          {kMaxArena, ctx.caps().max_storage_buffer_range, VkDeviceSize(1) << 32}) /
+      kAlign * kAlign;
+  TensorPlan plan =
+      plan_device_tensors(file, spec_, options.fuse_weights && !spec_.is_gemma3n(),
+                          ctx.device().tuning().moe_fuse_gate_up
+                              ? part_limit - kSlack - kAlign - vk::kMaxRepackPaddingBytes
+                              : 0);
   std::erase_if(plan.tensors, [&](const PlannedTensor& t) { return !holds(t.name); });
   spec_.fused_qkv = spec_.fused_qkv || plan.fused_qkv;
   spec_.fused_gate_up = spec_.fused_gate_up || plan.fused_gate_up;
@@ -54,12 +65,6 @@ Model::Model(vk::Context& ctx, const gguf::GgufFile& file, TensorDataSource& sou
   std::sort(order.begin(), order.end(),
             [](auto* a, auto* b) { return a->sources[0]->offset < b->sources[0]->offset; });
 
-  // A tensor larger than one binding (or one arena block) is stored as several runs of whole
-  // rows, each bindable on its own: rows are independent in products and lookups.
-  const VkDeviceSize part_limit =
-      std::min<VkDeviceSize>(
-          {kMaxArena, ctx.caps().max_storage_buffer_range, VkDeviceSize(1) << 32}) /
-      kAlign * kAlign;
   struct Piece {
     const PlannedTensor* t;
     uint64_t offset, bytes;  // within the tensor
@@ -125,22 +130,37 @@ Model::Model(vk::Context& ctx, const gguf::GgufFile& file, TensorDataSource& sou
   }
 
   // Upload in file order so a streaming source reads forward only; a fused tensor's sources land
-  // at their row offsets, across its parts.
+  // at their row offsets, across its parts. A strided view (stacked experts' gate or up half)
+  // is a range per expert, so the two halves' ranges interleave in file order.
   struct Source {
-    const gguf::TensorInfo* info;
+    uint64_t file_at, bytes;  // within the data section
     const PlannedTensor* into;
     uint64_t at;  // byte offset within `into`
   };
   std::vector<Source> sources;
   for (const auto& t : plan.tensors) {
+    // Per expert, the destination holds every source's rows of it in turn (PlannedTensor::
+    // per_expert); else source after source.
+    const uint64_t experts = t.per_expert ? t.shape[2] : 1;
+    const uint64_t expert_bytes = t.byte_size / experts;
     uint64_t at = 0;
     for (const gguf::TensorInfo* s : t.sources) {
-      sources.push_back({s, &t, at});
-      at += s->byte_size;
+      if (s->strided() || t.per_expert) {
+        const uint64_t n = s->byte_size / s->shape[2];
+        const uint64_t stride = s->strided() ? s->expert_stride : n;
+        for (uint64_t e = 0; e < s->shape[2]; ++e) {
+          sources.push_back({s->offset + s->expert_skip + e * stride, n, &t,
+                             t.per_expert ? at + e * expert_bytes : at + e * n});
+        }
+        at += t.per_expert ? n : s->byte_size;
+      } else {
+        sources.push_back({s->offset, s->byte_size, &t, at});
+        at += s->byte_size;
+      }
     }
   }
   std::sort(sources.begin(), sources.end(),
-            [](const Source& a, const Source& b) { return a.info->offset < b.info->offset; });
+            [](const Source& a, const Source& b) { return a.file_at < b.file_at; });
   vk::StagingUploader uploader(ctx.device());
   std::vector<std::byte> chunk(kUploadChunk);
   for (const Source& s : sources) {
@@ -148,12 +168,12 @@ Model::Model(vk::Context& ctx, const gguf::GgufFile& file, TensorDataSource& sou
     for (size_t i = first; i < end; ++i) {
       const Piece& p = pieces[i];
       const uint64_t lo = std::max(p.offset, s.at);
-      const uint64_t hi = std::min(p.offset + p.bytes, s.at + s.info->byte_size);
+      const uint64_t hi = std::min(p.offset + p.bytes, s.at + s.bytes);
       if (lo >= hi) continue;
       uploader.begin(p.slice.sub(lo - p.offset, hi - lo));
       for (uint64_t done = lo; done < hi;) {
         const size_t n = static_cast<size_t>(std::min<uint64_t>(kUploadChunk, hi - done));
-        source.read(s.info->offset + (done - s.at), std::span(chunk.data(), n));
+        source.read(s.file_at + (done - s.at), std::span(chunk.data(), n));
         uploader.write(std::span<const std::byte>(chunk.data(), n));
         done += n;
       }

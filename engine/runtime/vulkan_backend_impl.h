@@ -104,7 +104,19 @@ class VulkanBackend final : public StepBackend {
   // grouped products on the decode kernel.
   void moe_experts_matvec(const MoeSpec& m, uint32_t n_tokens);
   void moe_experts_grouped(const MoeSpec& m, uint32_t n_tokens, bool matvec);
-  // The expert biases of gate and up (gpt-oss), then the GLU into FfnAct, barriers around.
+  // Layer l's gate|up experts where the model fused them (weight_fusion.h), else its up ones:
+  // what the up products' type and q8 choice are read from.
+  const DeviceTensor& moe_up_experts(uint32_t layer) const;
+  // The gate and up products of a MoE layer: the fused one (2 x n_ff rows into Up), or up
+  // (into Up) and, for gated experts, gate (into Gate).
+  struct ExpertProduct {
+    const DeviceTensor* w;
+    Act out;
+    uint32_t rows;
+  };
+  std::vector<ExpertProduct> moe_gate_up_products(const MoeSpec& m) const;
+  // The expert biases of gate and up (gpt-oss), then the GLU into FfnAct (from the fused
+  // product's halves where it ran), barriers around.
   void moe_gate_up_bias_glu(const MoeSpec& m, uint32_t n_tokens);
   // The down experts' biases weighted into the residual (gpt-oss), after a barrier.
   void moe_down_bias(const MoeSpec& m, uint32_t n_tokens);

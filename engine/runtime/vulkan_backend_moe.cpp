@@ -56,8 +56,11 @@ void VulkanBackend::check_moe_weights() const {
   }
   for (uint32_t l = m_.layers().first; l < m_.layers().end; ++l) {
     if (!spec_.is_moe_layer(l)) continue;
-    for (Weight w : {Weight::FfnGateExps, Weight::FfnUpExps, Weight::FfnDownExps}) {
+    const bool fused = find({Weight::FfnGateUpExps, l}) != nullptr;
+    for (Weight w :
+         {Weight::FfnGateUpExps, Weight::FfnGateExps, Weight::FfnUpExps, Weight::FfnDownExps}) {
       if (w == Weight::FfnGateExps && spec_.moe_up_only) continue;  // no gate (Nemotron-H MoE)
+      if ((w == Weight::FfnGateUpExps) != fused && w != Weight::FfnDownExps) continue;
       const DeviceTensor& t = get({w, l});
       if (!vk::ops::moe_matvec_supports(t.type) || !vk::has_matmul_kernels(t.type)) {
         throw std::runtime_error(t.name + ": no Vulkan expert kernel for weights of type " +
@@ -143,10 +146,26 @@ void VulkanBackend::moe_ffn(const MoeSpec& m, uint32_t T) {
   wrote(m.out.act);
 }
 
+const DeviceTensor& VulkanBackend::moe_up_experts(uint32_t layer) const {
+  const DeviceTensor* fused = find({Weight::FfnGateUpExps, layer});
+  return fused ? *fused : get({Weight::FfnUpExps, layer});
+}
+
+std::vector<VulkanBackend::ExpertProduct> VulkanBackend::moe_gate_up_products(
+    const MoeSpec& m) const {
+  // Fused gate|up experts: one product of 2 x n_ff rows per pair into Up (twice as wide as the
+  // others for a dense fused gate|up; the router's logits in it are consumed by the routing), the
+  // GLU then reads its halves.
+  if (const DeviceTensor* fused = find({Weight::FfnGateUpExps, m.layer}))
+    return {{fused, Act::Up, 2 * m.n_ff}};
+  std::vector<ExpertProduct> out{{&get({Weight::FfnUpExps, m.layer}), Act::Up, m.n_ff}};
+  if (m.gated) out.push_back({&get({Weight::FfnGateExps, m.layer}), Act::Gate, m.n_ff});
+  return out;
+}
+
 void VulkanBackend::moe_experts_matvec(const MoeSpec& m, uint32_t T) {
   const uint32_t K = m.n_used, F = m.n_ff, E = m.n_embd;
-  const DeviceTensor& up = get({Weight::FfnUpExps, m.layer});
-  const DeviceTensor& gate = m.gated ? get({Weight::FfnGateExps, m.layer}) : up;
+  const DeviceTensor& up = moe_up_experts(m.layer);
   const DeviceTensor& down = get({Weight::FfnDownExps, m.layer});
 
   // Gate (where the experts have one) and up of every (token, rank) pair.
@@ -165,15 +184,14 @@ void VulkanBackend::moe_experts_matvec(const MoeSpec& m, uint32_t T) {
   // than f32 activations, so int8 rows (a quarter of the bytes, integer dot products) pay. On an
   // H200, Qwen3-30B-A3B Q4_K_M decode: 1 sequence 197 -> 247 tok/s, 8 sequences 595 -> 860.
   a.xq = q8_copy(m.x, T);
-  for (const auto& [w, out] : {std::pair{&up, Act::Up}, std::pair{&gate, Act::Gate}}) {
-    if (out == Act::Gate && !m.gated) continue;
-    a.type = w->type;
-    a.w = w->data;
-    a.y = mem_.buf(out);
+  for (const ExpertProduct& p : moe_gate_up_products(m)) {
+    a.type = p.w->type;
+    a.w = p.w->data;
+    a.rows = p.rows;
+    a.y = mem_.buf(p.out);
     matmul_.record_moe_matvec(*rec_, a);
+    wrote(p.out);
   }
-  wrote(Act::Up);
-  if (m.gated) wrote(Act::Gate);
   moe_gate_up_bias_glu(m, T);
 
   // Down products of each token's pairs, weighted and summed into the residual.
@@ -198,8 +216,6 @@ void VulkanBackend::moe_experts_matvec(const MoeSpec& m, uint32_t T) {
 
 void VulkanBackend::moe_experts_grouped(const MoeSpec& m, uint32_t T, bool matvec) {
   const uint32_t K = m.n_used, F = m.n_ff, E = m.n_embd;
-  const DeviceTensor& up = get({Weight::FfnUpExps, m.layer});
-  const DeviceTensor& gate = m.gated ? get({Weight::FfnGateExps, m.layer}) : up;
   const DeviceTensor& down = get({Weight::FfnDownExps, m.layer});
 
   vk::ops::moe_group(
@@ -219,13 +235,13 @@ void VulkanBackend::moe_experts_grouped(const MoeSpec& m, uint32_t T, bool matve
   a.x_stride = m.x.stride;
   a.groups = mem_.moe_groups;
   a.matvec = matvec;
-  for (const auto& [w, out] : {std::pair{&up, Act::Up}, std::pair{&gate, Act::Gate}}) {
-    if (out == Act::Gate && !m.gated) continue;
-    a.type = w->type;
-    a.weights = w->data;
-    a.y = mem_.buf(out);
+  for (const ExpertProduct& p : moe_gate_up_products(m)) {
+    a.type = p.w->type;
+    a.weights = p.w->data;
+    a.rows = p.rows;
+    a.y = mem_.buf(p.out);
     matmul_.record_moe_matmul(*rec_, a);
-    wrote(out);
+    wrote(p.out);
   }
   moe_gate_up_bias_glu(m, T);
 
@@ -256,19 +272,24 @@ void VulkanBackend::moe_experts_grouped(const MoeSpec& m, uint32_t T, bool matve
 
 void VulkanBackend::moe_gate_up_bias_glu(const MoeSpec& m, uint32_t T) {
   const uint32_t K = m.n_used, F = m.n_ff;
+  // Fused gate|up experts wrote each pair's gate rows, then its up rows, into Up.
+  const bool fused = find({Weight::FfnGateUpExps, m.layer}) != nullptr;
   if (m.weight_before_ffn) {
     // Llama 4 weighs the experts' input: gate(w x) = w gate(x), up likewise (no biases), so each
     // pair's gate and up rows take its weight, and the combine then adds the outputs at weight 1.
     if (m.biases) throw std::logic_error("moe_ffn: expert biases with weights before the FFN");
     barrier();
+    const uint32_t n = fused ? 2 * F : F;
     for (Act a : {Act::Gate, Act::Up}) {
-      vk::ops::rows_binary(*rec_, ctx_.pipelines(), vk::ops::RowsOp::RowScale, {mem_.buf(a), 0, F},
-                           {mem_.moe_weights, 0, 1}, {mem_.buf(a), 0, F}, F, T * K);
+      if (fused && a == Act::Gate) continue;
+      vk::ops::rows_binary(*rec_, ctx_.pipelines(), vk::ops::RowsOp::RowScale, {mem_.buf(a), 0, n},
+                           {mem_.moe_weights, 0, 1}, {mem_.buf(a), 0, n}, n, T * K);
     }
     barrier();
     rec_->fill(mem_.moe_weights.sub(0, 4ull * T * K), 0x3F800000u);  // 1.0f
   }
   if (m.biases) {
+    if (fused) throw std::logic_error("moe_ffn: expert biases with fused gate|up experts");
     barrier();
     for (const auto& [w, out] : {std::pair{Weight::FfnGateExpsBias, Act::Gate},
                                  std::pair{Weight::FfnUpExpsBias, Act::Up}}) {
@@ -287,7 +308,12 @@ void VulkanBackend::moe_gate_up_bias_glu(const MoeSpec& m, uint32_t T) {
   if (m.gated) {
     // With a q8 copy for the down products where they read one (wants_q8).
     const WeightRef down{Weight::FfnDownExps, m.layer};
-    glu(m.act, {Act::Gate}, {Act::Up}, {Act::FfnAct}, F, T * K, std::span(&down, 1));
+    if (fused) {
+      glu(m.act, {Act::Up, 0, 2 * F}, {Act::Up, F, 2 * F}, {Act::FfnAct}, F, T * K,
+          std::span(&down, 1));
+    } else {
+      glu(m.act, {Act::Gate}, {Act::Up}, {Act::FfnAct}, F, T * K, std::span(&down, 1));
+    }
   } else {
     // Up-only experts (Nemotron-H MoE): relu(u) * u = relu(u)^2 in place; the down products read
     // Up (moe_act).

@@ -67,8 +67,8 @@ void VulkanBackend::rms_norm_add_norm(Rows x, WeightRef w, Rows r, const WeightR
     return;
   }
   const bool q8 = wants_q8(next.feeds, n, rows);
-  const bool f16 = !q8 && vk::ops::rms_norm_writes_f16(n, ctx_.caps()) &&
-                   wants_f16(next.feeds, n, rows);
+  const bool f16 =
+      !q8 && vk::ops::rms_norm_writes_f16(n, ctx_.caps()) && wants_f16(next.feeds, n, rows);
   vk::ops::RmsNormArgs a = norm_rows(x, r, n, rows);
   a.weight = get(w).data;
   a.post_add = mem_.slice(r);
@@ -380,10 +380,12 @@ vk::BufferSlice VulkanBackend::q8_input(Rows x, uint32_t cols, uint32_t n) {
 
 bool VulkanBackend::wants_q8(std::span<const WeightRef> weights, uint32_t cols, uint32_t n) const {
   return cols % 32 == 0 && std::any_of(weights.begin(), weights.end(), [&](const WeightRef& w) {
+           // Expert products: n is the up products' tokens, the down products' pairs (up:
+           // the fused gate|up experts where the model has them).
+           if (w.w == model::Weight::FfnUpExps && spec_.is_moe_layer(w.layer))
+             return experts_read_q8(moe_up_experts(w.layer), false, cols, n);
            const DeviceTensor* t = find(w);
            if (!t) return false;
-           // Expert products: n is the up products' tokens, the down products' pairs.
-           if (w.w == model::Weight::FfnUpExps) return experts_read_q8(*t, false, cols, n);
            if (w.w == model::Weight::FfnDownExps)
              return experts_read_q8(*t, true, cols, n / spec_.n_expert_used);
            return n <= matvec_limit(*t) && matmul_.int8_dot(t->type);

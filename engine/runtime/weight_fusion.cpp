@@ -1,5 +1,6 @@
 #include "engine/runtime/weight_fusion.h"
 
+#include <cstdint>
 #include <span>
 #include <unordered_map>
 
@@ -32,8 +33,8 @@ struct Group {
 
 }  // namespace
 
-TensorPlan plan_device_tensors(const gguf::GgufFile& file, const model::ModelSpec& spec,
-                               bool fuse) {
+TensorPlan plan_device_tensors(const gguf::GgufFile& file, const model::ModelSpec& spec, bool fuse,
+                               uint64_t max_fused_bytes) {
   TensorPlan plan;
   const bool decoder = fuse && !spec.is_encoder() && spec.n_layer > 0;
   // The graph applies biases and Q/K norms to separate Q and K buffers.
@@ -73,6 +74,26 @@ TensorPlan plan_device_tensors(const gguf::GgufFile& file, const model::ModelSpe
       }
       plan.tensors.push_back(std::move(t));
     }
+  }
+  // Gate|up experts, layer by layer (Llama 4 interleaves dense and MoE layers).
+  const bool experts = decoder && spec.is_moe() && !spec.moe_up_only && !spec.moe_biases;
+  for (uint32_t l = 0; experts && l < spec.n_layer; ++l) {
+    if (!spec.is_moe_layer(l)) continue;
+    const gguf::TensorInfo* gate = file.find_tensor(model::weight_name(Weight::FfnGateExps, l));
+    const gguf::TensorInfo* up = file.find_tensor(model::weight_name(Weight::FfnUpExps, l));
+    if (!gate || !up || gate->shape.size() != 3 || gate->shape != up->shape ||
+        gate->type != up->type || gate->byte_size + up->byte_size > max_fused_bytes) {
+      continue;
+    }
+    PlannedTensor t;
+    t.name = model::weight_name(Weight::FfnGateUpExps, l);
+    t.type = gate->type;
+    t.shape = {gate->shape[0], 2 * gate->shape[1], gate->shape[2]};
+    t.sources = {gate, up};
+    t.byte_size = gate->byte_size + up->byte_size;
+    t.per_expert = true;
+    fused_into[gate->name] = fused_into[up->name] = plan.tensors.size();
+    plan.tensors.push_back(std::move(t));
   }
   for (const auto& t : file.tensors()) {
     if (fused_into.contains(t.name)) continue;

@@ -21,6 +21,9 @@ struct PlannedTensor {
   std::vector<uint64_t> shape;                   // ggml order; shape[1] sums the sources' rows
   std::vector<const gguf::TensorInfo*> sources;  // one unless fused
   uint64_t byte_size = 0;
+  // 3-D sources stacked expert by expert (each expert's rows of every source in turn: gate|up
+  // experts as ffn_gate_up_exps); else source after source.
+  bool per_expert = false;
 };
 
 struct TensorPlan {
@@ -32,7 +35,13 @@ struct TensorPlan {
 
 // With `fuse`, a group is fused in every layer or in none: only where all layers' Q, K and V (gate
 // and up) share one type and width, with no biases or per-head norms applied to Q and K apart, and
-// only for decoders. Without it, every tensor of the file as it is.
-TensorPlan plan_device_tensors(const gguf::GgufFile& file, const model::ModelSpec& spec, bool fuse);
+// only for decoders. MoE layers' gate and up experts (gated, without biases, of one type) become
+// one ffn_gate_up_exps per layer, where it is at most `max_fused_bytes` (one binding): the Vulkan
+// backend then runs one product of 2 x n_ff_exp rows per expert and the GLU over its halves. A
+// file's stacked ffn_gate_up_exps (read as two views) is so uploaded as it lies in the file.
+// max_fused_bytes 0: no expert fusion (--tune moe_fuse_gate_up=0).
+// Without `fuse`, every tensor of the file as it is (stacked experts as the two views).
+TensorPlan plan_device_tensors(const gguf::GgufFile& file, const model::ModelSpec& spec, bool fuse,
+                               uint64_t max_fused_bytes = UINT64_MAX);
 
 }  // namespace vkllm::runtime

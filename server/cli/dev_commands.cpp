@@ -45,6 +45,7 @@ struct MakeModelArgs {
   std::string output;
   std::string projector;  // also write a random vision projector (mmproj) here
   std::string projector_shape = "test";
+  bool stacked_experts = false;
 };
 
 // The text model's vision projector in llama.cpp's mmproj layout, as wide as its output: declared
@@ -83,6 +84,7 @@ int make_model(const MakeModelArgs& args) {
   options.projector_shape = args.projector_shape;
   options.seed = args.seed;
   options.threads = args.threads;
+  options.stacked_experts = args.stacked_experts;
 
   const auto start = std::chrono::steady_clock::now();
   // Gemma 4 fixtures default to the built-in Gemma 4-style vocabulary (the real tokenizer's kind).
@@ -310,6 +312,10 @@ void add_dev_commands(CLI::App& app) {
           "llama.cpp, or ollama: the file Ollama's converter writes for the same "
           "weights (llama with the Llama 3 vocab, gemma3, gemma-embedding, mistral3, qwen3moe)")
       ->capture_default_str();
+  make->add_flag("--stacked-experts", args->stacked_experts,
+                 "MoE architectures: each layer's gate and up experts as one stacked "
+                 "ffn_gate_up_exps (llama.cpp reads it for gemma4, qwen35moe, qwen3next), the "
+                 "same weights as the split file");
   make->add_option("--seed", args->seed, "Random seed; the same seed gives identical files")
       ->capture_default_str();
   make->add_option("--threads", args->threads, "Worker threads (0: all cores)")

@@ -111,7 +111,17 @@ std::optional<registry::Digest> quantize_blob(registry::ModelStore& store,
     writer.add_lazy_tensor(t.name, to, t.shape, [&, to, info = &t](std::span<uint8_t> out) {
       if (stop.stop_requested()) throw Cancelled{};
       std::vector<std::byte> raw(info->byte_size);
-      reader.read_at(header.data_offset() + info->offset, raw);
+      if (info->strided()) {
+        // Stacked experts' gate or up half: expert by expert (written as a split tensor).
+        const uint64_t n = info->expert_bytes();
+        for (uint64_t e = 0; e < info->shape[2]; ++e) {
+          reader.read_at(
+              header.data_offset() + info->offset + info->expert_skip + e * info->expert_stride,
+              std::span(raw).subspan(e * n, n));
+        }
+      } else {
+        reader.read_at(header.data_offset() + info->offset, raw);
+      }
       if (to == info->type) {
         std::memcpy(out.data(), raw.data(), raw.size());
       } else {

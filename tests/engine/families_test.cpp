@@ -212,7 +212,9 @@ std::string case_label(const ::testing::TestParamInfo<std::tuple<Backend, std::s
 // checks the same MoE graph on Vulkan at the tighter bound, and the quantized dense twin Gemma 4's
 // Q8_0 products. So do the quantized Qwen3.5-MoE, Qwen3-Next and Granite MoE cases (2-5 s each on
 // lavapipe): their F16 twins run the same graphs on Vulkan, the qwen3moe references its Q8_0
-// experts; and Nemotron-H MoE's Q8_0 case.
+// experts; and Nemotron-H MoE's Q8_0 case. Qwen3.5-MoE's and Qwen3-Next's stacked gate|up
+// expert twins too (Vulkan: the same device tensors as the split files', StackedExperts checks
+// them bit for bit).
 std::vector<std::tuple<Backend, std::string>> family_cases() {
   const std::set<std::string> cpu_only = {"gemma3n-f16",
                                           "gemma3n-q8_0",
@@ -224,7 +226,9 @@ std::vector<std::tuple<Backend, std::string>> family_cases() {
                                           "qwen35moe-q8_0",
                                           "qwen3next-q8_0",
                                           "granitehybrid-moe-q8_0",
-                                          "nemotron_h_moe-q8_0"};
+                                          "nemotron_h_moe-q8_0",
+                                          "qwen35moe-stacked-f16",
+                                          "qwen3next-stacked-f16"};
   std::vector<std::tuple<Backend, std::string>> cases;
   for (const Backend b : {Backend::Vulkan, Backend::Cpu})
     for (const std::string& name : reference::model_case_names(families_dir()))

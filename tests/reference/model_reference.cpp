@@ -29,6 +29,7 @@ model::MakeModelOptions read_make_model_options(const nlohmann::json& m, const s
   if (!type) throw std::runtime_error(name + ": unknown " + what + " type");
   o.file_type = *type;
   o.seed = m.at("seed").get<uint64_t>();
+  o.stacked_experts = m.value("stacked_experts", false);  // make-model --stacked-experts
   // A vocabulary committed beside its references ("tests/reference/unigram/...") is in the
   // source tree; the others are in ../shared/testdata.
   const auto vocab_name = m.at("vocab").get<std::string>();

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Re-records one tests/reference/families case with llama.cpp's CPU backend: makes the case's
-# fixture with `vkllm dev make-model` (its "model" block: arch, shape, type, seed, vocab), builds
+# fixture with `vkllm dev make-model` (its "model" block: arch, shape, type, seed, vocab and
+# stacked_experts where true: --stacked-experts), builds
 # family_logits_ref.cpp against libllama, and writes prompt_tokens, last_logits, greedy_tokens,
 # greedy_margins and the fixture's sha256 into the case file.
 #
@@ -15,16 +16,17 @@ llama=${3:-/work/llamacpp}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-read -r arch shape type seed vocab < <(python3 - "$case_file" "$repo" <<'PY'
+read -r arch shape type seed vocab stacked < <(python3 - "$case_file" "$repo" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))["model"]
 v = m["vocab"]
 v = f"{sys.argv[2]}/{v}" if v.startswith("tests/") else f"{sys.argv[2]}/../shared/testdata/{v}"
-print(m["arch"], m["shape"], m["type"], m["seed"], v)
+print(m["arch"], m["shape"], m["type"], m["seed"], v,
+      "--stacked-experts" if m.get("stacked_experts") else "")
 PY
 )
 "$vkllm" dev make-model --arch "$arch" --shape "$shape" --type "$type" --seed "$seed" \
-  --vocab "$vocab" -o "$tmp/model.gguf" >/dev/null
+  --vocab "$vocab" ${stacked:+"$stacked"} -o "$tmp/model.gguf" >/dev/null
 g++ -O2 -std=c++17 "$here/family_logits_ref.cpp" -o "$tmp/ref" -I "$llama/src/include" \
   -I "$llama/src/ggml/include" -I "$llama/src/vendor" -L "$llama/build/bin" -lllama -lggml \
   -lggml-base -Wl,-rpath,"$llama/build/bin"

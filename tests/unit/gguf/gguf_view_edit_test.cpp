@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/gguf/gguf_file.h"
@@ -69,6 +70,57 @@ TEST(GgufViewEdit, LlamaCppConverterFilesAreNotTranslated) {
     }
   }
   EXPECT_GE(count, 15);
+}
+
+// Stacked gate|up experts (GgufWriter::stack_tensors, split_stacked_experts): written expert by
+// expert, gate rows then up rows; read as the two strided views. A stacked tensor of odd rows, or
+// beside a split half of its layer, is refused.
+TEST(GgufViewEdit, StackedExpertsAreReadAsStridedHalves) {
+  const auto experts = [](GgufWriter& w, const std::string& part, uint8_t base) {
+    std::vector<uint8_t> d(2 * 3 * 4 * 4);  // [2 cols, 3 rows, 4 experts] F32
+    for (size_t i = 0; i < d.size(); ++i) d[i] = static_cast<uint8_t>(base + i / 8);
+    w.add_tensor("blk.0." + part + ".weight", TensorType::F32, {2, 3, 4}, d);
+  };
+  GgufWriter w;
+  w.set_string("general.architecture", "test");
+  experts(w, "ffn_gate_exps", 0);
+  experts(w, "ffn_up_exps", 100);
+  w.stack_tensors("blk.0.ffn_gate_exps.weight", "blk.0.ffn_up_exps.weight",
+                  "blk.0.ffn_gate_up_exps.weight");
+  const auto bytes = w.serialize();
+  const GgufFile raw = GgufFile::parse(bytes, ReadLayout::Raw);
+  ASSERT_EQ(raw.tensors().size(), 1u);
+  EXPECT_EQ(raw.tensors()[0].shape, (std::vector<uint64_t>{2, 6, 4}));
+  const auto stacked = raw.tensor_data(raw.tensors()[0]);
+  EXPECT_EQ(stacked[24], 100) << "expert 0's up rows follow its 3 gate rows (24 bytes)";
+  EXPECT_EQ(stacked[48], 3) << "then expert 1's gate rows";
+
+  const GgufFile f = GgufFile::parse(bytes);
+  ASSERT_EQ(f.tensors().size(), 2u);
+  for (const auto& [name, base] :
+       {std::pair{"blk.0.ffn_gate_exps.weight", 0}, std::pair{"blk.0.ffn_up_exps.weight", 100}}) {
+    const TensorInfo* t = f.find_tensor(name);
+    ASSERT_TRUE(t) << name;
+    EXPECT_EQ(t->shape, (std::vector<uint64_t>{2, 3, 4}));
+    EXPECT_EQ(t->byte_size, 96u);
+    EXPECT_EQ(t->expert_stride, 48u);
+    EXPECT_THROW(f.tensor_data(*t), GgufError);
+    const auto extent = f.tensor_extent(*t);
+    for (uint64_t e = 0; e < 4; ++e)
+      EXPECT_EQ(extent[t->expert_skip + e * t->expert_stride], base + 3 * e) << name << e;
+  }
+
+  GgufWriter odd;
+  odd.set_string("general.architecture", "test");
+  odd.add_tensor("blk.0.ffn_gate_up_exps.weight", TensorType::F32, {2, 3, 1},
+                 std::vector<uint8_t>(24));
+  EXPECT_THROW(GgufFile::parse(odd.serialize()), GgufError);
+  GgufWriter both;
+  both.set_string("general.architecture", "test");
+  both.add_tensor("blk.0.ffn_gate_up_exps.weight", TensorType::F32, {2, 2, 1},
+                  std::vector<uint8_t>(16));
+  both.add_tensor("blk.0.ffn_up_exps.weight", TensorType::F32, {2, 1, 1}, std::vector<uint8_t>(8));
+  EXPECT_THROW(GgufFile::parse(both.serialize()), GgufError);
 }
 
 }  // namespace
