@@ -54,9 +54,7 @@ Model::Model(vk::Context& ctx, const gguf::GgufFile& file, TensorDataSource& sou
       kAlign * kAlign;
   TensorPlan plan =
       plan_device_tensors(file, spec_, options.fuse_weights && !spec_.is_gemma3n(),
-                          ctx.device().tuning().moe_fuse_gate_up
-                              ? part_limit - kSlack - kAlign - vk::kMaxRepackPaddingBytes
-                              : 0);
+                          part_limit - kSlack - kAlign - vk::kMaxRepackPaddingBytes);
   std::erase_if(plan.tensors, [&](const PlannedTensor& t) { return !holds(t.name); });
   spec_.fused_qkv = spec_.fused_qkv || plan.fused_qkv;
   spec_.fused_gate_up = spec_.fused_gate_up || plan.fused_gate_up;

@@ -162,10 +162,6 @@ constexpr TuningKey kKeys[] = {
      [](TuningTarget& t, std::string_view v) {
        t.kernels.moe_matvec_groups_min_pairs = parse_u32(v, 1, 1u << 24);
      }},
-    {"moe_fuse_gate_up", "1",
-     "1: a MoE layer's gate and up experts as one weight, one product and the GLU over its "
-     "halves; 0: separate gate and up products (Vulkan, read when the model loads)",
-     [](TuningTarget& t, std::string_view v) { t.kernels.moe_fuse_gate_up = parse_bool(v); }},
     // Submission and diagnostics.
     {"fence_spin_us", "auto",
      "microseconds the host polls a step's fence (auto: 2000 on GPUs, 0 on CPU devices)",

@@ -93,9 +93,6 @@ struct KernelTuning {
   // the decode kernel, each expert's rows read once per 8 of its pairs; smaller ones the indirect
   // matvec (0: auto, the experts' count; runtime/vulkan_backend_moe.cpp).
   uint32_t moe_matvec_groups_min_pairs = 0;
-  // A MoE layer's gate and up experts held as one device tensor, one product of 2 x n_ff_exp rows
-  // and the GLU over its halves (runtime/weight_fusion.h); false: two products (read at load).
-  bool moe_fuse_gate_up = true;
   // Mamba-2's chunked scan (shaders/ssm_scan_chunked.comp): tokens per chunk (16 or 32) and head
   // rows per workgroup (4, 8, 16 or 32); 0: 32 tokens and the most rows up to 16 that fit the
   // device's shared memory (a choice that does not fit falls back to that).

@@ -47,7 +47,6 @@ TEST(TuningKeys, EachKeyReachesItsField) {
   t.tune("attn_split_target=8");
   t.tune("attn_head_groups=2");
   t.tune("moe_grouped_min_pairs=512");
-  t.tune("moe_fuse_gate_up=0");
   t.tune("delta_net_chunk_min=0");
   t.tune("ssm_chunk_min_tokens=64");
   t.tune("ssm_chunk_len=32");
@@ -77,7 +76,6 @@ TEST(TuningKeys, EachKeyReachesItsField) {
   EXPECT_EQ(t.kernels.attn_split_target, 8u);
   EXPECT_EQ(t.kernels.attn_head_groups, 2u);
   EXPECT_EQ(t.kernels.moe_grouped_min_pairs, 512u);
-  EXPECT_FALSE(t.kernels.moe_fuse_gate_up);
   EXPECT_EQ(t.runner.ssm_chunk_min_tokens, 64u);
   EXPECT_EQ(t.kernels.ssm_chunk_len, 32u);
   EXPECT_EQ(t.kernels.ssm_chunk_rows, 8u);
@@ -98,7 +96,6 @@ TEST(TuningKeys, DefaultsAreTheWinners) {
   EXPECT_EQ(k.fence_spin_us, -1);
   EXPECT_FALSE(k.pipeline_stats);
   EXPECT_EQ(k.moe_grouped_min_pairs, 0u);  // auto
-  EXPECT_TRUE(k.moe_fuse_gate_up);
   EXPECT_EQ(r.ssm_chunk_min_tokens, 0u);  // auto: the backend's
   EXPECT_EQ(k.matmul.cm_split_per_cu, -1);
   EXPECT_EQ(k.matmul.cm_prefill_tile, (std::array<uint32_t, 4>{}));
