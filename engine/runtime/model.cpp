@@ -52,9 +52,8 @@ Model::Model(vk::Context& ctx, const gguf::GgufFile& file, TensorDataSource& sou
       std::min<VkDeviceSize>(
           {kMaxArena, ctx.caps().max_storage_buffer_range, VkDeviceSize(1) << 32}) /
       kAlign * kAlign;
-  TensorPlan plan =
-      plan_device_tensors(file, spec_, options.fuse_weights && !spec_.is_gemma3n(),
-                          part_limit - kSlack - kAlign - vk::kMaxRepackPaddingBytes);
+  TensorPlan plan = plan_device_tensors(file, spec_, options.fuse_weights && !spec_.is_gemma3n(),
+                                        part_limit - kSlack - kAlign - vk::kMaxRepackPaddingBytes);
   std::erase_if(plan.tensors, [&](const PlannedTensor& t) { return !holds(t.name); });
   spec_.fused_qkv = spec_.fused_qkv || plan.fused_qkv;
   spec_.fused_gate_up = spec_.fused_gate_up || plan.fused_gate_up;
