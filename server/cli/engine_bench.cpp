@@ -91,7 +91,8 @@ double host_copy_bandwidth_gbps() {
   return best;
 }
 
-// GPU time of a step's phases (timestamps; per phase of one layer with --tune profile=1 and profile_layer), into `d`.
+// GPU time of a step's phases (timestamps; per phase of one layer with --tune profile=1 and
+// profile_layer), into `d`.
 void add_gpu_phases(nlohmann::json& d, const std::vector<std::pair<std::string, double>>& t) {
   if (t.size() < 2) return;
   nlohmann::json phases = nlohmann::json::array();

@@ -96,7 +96,7 @@ TEST(TuningKeys, DefaultsAreTheWinners) {
   EXPECT_EQ(k.fence_spin_us, -1);
   EXPECT_FALSE(k.pipeline_stats);
   EXPECT_EQ(k.moe_grouped_min_pairs, 0u);  // auto
-  EXPECT_EQ(r.ssm_chunk_min_tokens, 0u);  // auto: the backend's
+  EXPECT_EQ(r.ssm_chunk_min_tokens, 0u);   // auto: the backend's
   EXPECT_EQ(k.matmul.cm_split_per_cu, -1);
   EXPECT_EQ(k.matmul.cm_prefill_tile, (std::array<uint32_t, 4>{}));
 }
