@@ -130,17 +130,7 @@ void Forward::attention_block(StepBackend& b, uint32_t l, uint32_t T) const {
       b.barrier();
     }
     if (spec_.qk_norm && !spec_.kq_plain_norm) {  // the norms inside the rotation and writes
-      StepBackend::NormRopeKv n;
-      n.layer = l;
-      n.n_tokens = T;
-      n.head_dim = hd;
-      n.n_q_heads = nh;
-      n.n_kv_heads = nkv;
-      n.q = q;
-      n.k = k;
-      n.v = v;
-      n.q_norm = {Weight::AttnQNorm, l};
-      n.k_norm = {Weight::AttnKNorm, l};
+      auto n = StepBackend::NormRopeKv::of_layer(l, T, hd, nh, nkv, q, k, v);
       n.rope_q = rope_q;
       n.rope_k = nope ? nullptr : &rope;
       b.norm_rope_kv(n);

@@ -103,17 +103,7 @@ void Gemma4Forward::attention(StepBackend& b, uint32_t l, uint32_t T) const {
   rope.freq_base = swa ? spec_.rope_freq_base_swa : spec_.rope_freq_base;
   rope.freq_scale = swa ? spec_.rope_freq_scale_swa : spec_.rope_freq_scale;
   rope.freq_factors = !swa && spec_.has_rope_freqs;  // global layers only
-  StepBackend::NormRopeKv n;
-  n.layer = l;
-  n.n_tokens = T;
-  n.head_dim = hd;
-  n.n_q_heads = nh;
-  n.n_kv_heads = nkv;
-  n.q = q;
-  n.k = k;
-  n.v = v;
-  n.q_norm = {Weight::AttnQNorm, l};
-  n.k_norm = {Weight::AttnKNorm, l};
+  auto n = StepBackend::NormRopeKv::of_layer(l, T, hd, nh, nkv, q, k, v);
   n.kv = own_kv;
   n.v_norm = true;
   n.rope_q = rope;

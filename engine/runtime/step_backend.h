@@ -363,6 +363,22 @@ class StepBackend {
     bool kv = true, v_norm = false;
     RopeSpec rope_q;
     const RopeSpec* rope_k = nullptr;
+    // Layer l's Q and K norms (attn_q_norm, attn_k_norm) over packed q, k, v rows.
+    static NormRopeKv of_layer(uint32_t l, uint32_t n_tokens, uint32_t head_dim, uint32_t n_q_heads,
+                               uint32_t n_kv_heads, Rows q, Rows k, Rows v) {
+      NormRopeKv n;
+      n.layer = l;
+      n.n_tokens = n_tokens;
+      n.head_dim = head_dim;
+      n.n_q_heads = n_q_heads;
+      n.n_kv_heads = n_kv_heads;
+      n.q = q;
+      n.k = k;
+      n.v = v;
+      n.q_norm = {model::Weight::AttnQNorm, l};
+      n.k_norm = {model::Weight::AttnKNorm, l};
+      return n;
+    }
   };
   virtual void norm_rope_kv(const NormRopeKv& s) {
     // The packed rows as T x heads rows of hd.

@@ -22,6 +22,7 @@
 #include "engine/runtime/model.h"
 #include "engine/runtime/runner.h"
 #include "engine/tokenizer/tokenizer.h"
+#include "tests/engine/moe_test_contexts.h"
 #include "tests/engine/vk_test_context.h"
 #include "tests/reference/model_reference.h"
 #include "tests/support/fixture_model.h"
@@ -58,30 +59,6 @@ const Fixture& fixture(const std::string& name) {
   return *f;
 }
 
-// One per test process, like vk_context(), with the grouped expert GEMMs from 32 (token, expert)
-// pairs (auto: max(128, 2 x experts)), so the 23-token prompts take them.
-vk::Context& grouped_context() {
-  static vk::Context context([] {
-    vk::DeviceOptions o;
-    o.tuning.moe_grouped_min_pairs = 32;
-    o.log_summary = false;
-    return o;
-  }());
-  return context;
-}
-
-// Every step on the grouped decode-kernel products (from 2 pairs, never the GEMMs).
-vk::Context& grouped_matvec_context() {
-  static vk::Context context([] {
-    vk::DeviceOptions o;
-    o.tuning.moe_matvec_groups_min_pairs = 2;
-    o.tuning.moe_grouped_min_pairs = 1u << 24;
-    o.log_summary = false;
-    return o;
-  }());
-  return context;
-}
-
 // VulkanInt8: int8 dot products forced on (as on GPUs that accelerate them), so the decode
 // steps' per-pair expert products read the norm's and the GLU's q8 copies.
 enum class Way { VulkanGemm, Cpu, VulkanGroupedMatvec, VulkanInt8 };
@@ -113,7 +90,9 @@ TEST_P(MoeVsLlamaCpp, LogitsAndGreedyContinuationMatchLlamaCpp) {
     host.emplace(*f.file, source);
     runner = std::make_unique<Runner>(*host, opts);
   } else {
-    device.emplace(groups ? grouped_matvec_context() : grouped_context(), *f.file);
+    // The grouped expert GEMMs from 32 pairs (auto: max(128, 2 x experts)), so the 23-token
+    // prompts take them; or every step on the grouped decode kernel.
+    device.emplace(groups ? test::grouped_matvec_context() : test::moe_context(32), *f.file);
     runner = std::make_unique<Runner>(*device, opts);
   }
   Generator gen(*runner);

@@ -26,6 +26,7 @@
 #include "engine/runtime/model.h"
 #include "engine/runtime/runner.h"
 #include "engine/runtime/tensor_data_source.h"
+#include "tests/engine/moe_test_contexts.h"
 #include "tests/engine/vk_test_context.h"
 #include "tests/support/fixture_model.h"
 
@@ -49,29 +50,6 @@ model::MakeModelOptions options(const TwinCase& c, bool stacked) {
 }
 
 enum class Way { Cpu, VulkanGemm, VulkanGroupedMatvec, VulkanInt8 };
-
-// Grouped GEMMs from 8 (token, expert) pairs: the prompt takes them, decode the indirect matvec.
-vk::Context& gemm_context() {
-  static vk::Context context([] {
-    vk::DeviceOptions o;
-    o.tuning.moe_grouped_min_pairs = 8;
-    o.log_summary = false;
-    return o;
-  }());
-  return context;
-}
-
-// Every step on the grouped decode-kernel products.
-vk::Context& grouped_matvec_context() {
-  static vk::Context context([] {
-    vk::DeviceOptions o;
-    o.tuning.moe_matvec_groups_min_pairs = 2;
-    o.tuning.moe_grouped_min_pairs = 1u << 24;
-    o.log_summary = false;
-    return o;
-  }());
-  return context;
-}
 
 // The file's bytes as a registry blob's stream gives them: reads must go forward only (the
 // stacked tensor's two views are read expert by expert, interleaved, not one after the other).
@@ -115,7 +93,9 @@ std::vector<std::vector<float>> run(const gguf::GgufFile& file, Way way,
   } else {
     runtime::ModelOptions mo;
     mo.fuse_weights = fuse;
-    vk::Context& ctx = way == Way::VulkanGroupedMatvec ? grouped_matvec_context() : gemm_context();
+    // Grouped GEMMs from 8 (token, expert) pairs: the prompt takes them, decode the indirect
+    // matvec; or every step on the grouped decode kernel.
+    vk::Context& ctx = way == Way::VulkanGroupedMatvec ? grouped_matvec_context() : moe_context(8);
     if (fuse) {
       device.emplace(ctx, file, stream, mo);
     } else {
