@@ -26,6 +26,7 @@
 #include "engine/tokenizer/gemma4_vocab.h"
 #include "engine/tokenizer/llama3_vocab.h"
 #include "engine/tokenizer/tokenizer.h"
+#include "tests/engine/ollama_layout_twins.h"
 #include "tests/engine/vk_test_context.h"
 #include "tests/reference/llama_cpp_reference.h"
 #include "tests/support/fixture_model.h"
@@ -37,93 +38,7 @@ using gguf::GgufFile;
 using gguf::ReadLayout;
 using model::FileLayout;
 using ::testing::HasSubstr;
-
-bool same_value(const gguf::Value& a, const gguf::Value& b) {
-  if (a.v.index() != b.v.index()) return false;
-  if (const auto* arr = std::get_if<std::shared_ptr<gguf::Array>>(&a.v)) {
-    const auto& other = std::get<std::shared_ptr<gguf::Array>>(b.v);
-    if ((*arr)->element_type != other->element_type) return false;
-    if ((*arr)->items.size() != other->items.size()) return false;
-    for (size_t i = 0; i < (*arr)->items.size(); ++i) {
-      if (!same_value((*arr)->items[i], other->items[i])) return false;
-    }
-    return true;
-  }
-  return a.v == b.v;
-}
-
-// The translated view holds every key and tensor (bytes included) of the llama.cpp twin; keys
-// it has beyond those are returned. make-model writes <arch>.vocab_size, which Ollama's Gemma 3,
-// Gemma 4, Qwen2.5-VL and Qwen3-VL layouts do not (the loaders take the embedding rows). Keys in
-// `differing` may hold other values (the caller checks what the loaders read of them).
-std::set<std::string> compare_views(const GgufFile& twin, const GgufFile& view,
-                                    const std::set<std::string>& differing = {}) {
-  for (const auto& [key, value] : twin.metadata()) {
-    const gguf::Value* got = view.find(key);
-    if (got && differing.contains(key)) continue;
-    if (!got && (key == "gemma3.vocab_size" || key == "gemma-embedding.vocab_size" ||
-                 key == "qwen2vl.vocab_size" || key == "qwen3vl.vocab_size" ||
-                 key == "gemma4.vocab_size")) {
-      EXPECT_EQ(
-          value.v,
-          gguf::Value{static_cast<uint32_t>(view.find_tensor("token_embd.weight")->shape[1])}.v);
-    } else if (!got) {
-      ADD_FAILURE() << "the translated view lacks " << key;
-    } else {
-      EXPECT_TRUE(same_value(value, *got)) << key << " differs";
-    }
-  }
-  std::set<std::string> extra;
-  for (const auto& [key, value] : view.metadata()) {
-    if (!twin.has(key)) extra.insert(key);
-  }
-  EXPECT_EQ(view.tensors().size(), twin.tensors().size());
-  for (const auto& t : twin.tensors()) {
-    const gguf::TensorInfo* got = view.find_tensor(t.name);
-    if (!got) {
-      ADD_FAILURE() << "the translated view lacks tensor " << t.name;
-      continue;
-    }
-    EXPECT_EQ(got->type, t.type) << t.name;
-    EXPECT_EQ(got->shape, t.shape) << t.name;
-    const auto a = twin.tensor_data(t), b = view.tensor_data(*got);
-    EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin(), b.end())) << t.name << " bytes";
-  }
-  return extra;
-}
-
-// The last position's logits after `tokens`, on the CPU backend or Vulkan (lavapipe in CI).
-std::vector<float> last_logits(const GgufFile& file, std::span<const int32_t> tokens, bool cpu) {
-  RunnerOptions opts;
-  opts.max_batch_tokens = 16;
-  opts.max_seqs = 1;
-  opts.max_context = 32;
-  opts.kv_budget_bytes = 4u << 20;
-  if (cpu) {
-    const HostModel host(file);
-    Runner runner(host, opts);
-    return Generator(runner).feed(tokens);
-  }
-  Model device(test::vk_context(), file);
-  Runner runner(device, opts);
-  return Generator(runner).feed(tokens);
-}
-
-struct Twins {
-  std::vector<uint8_t> llama_cpp, ollama;
-};
-
-Twins make_twins(model::MakeModelOptions o, const GgufFile& vocab) {
-  Twins t;
-  gguf::GgufWriter a;
-  model::build_random_model(o, vocab, a);
-  t.llama_cpp = a.serialize();
-  o.layout = FileLayout::Ollama;
-  gguf::GgufWriter b;
-  model::build_random_model(o, vocab, b);
-  t.ollama = b.serialize();
-  return t;
-}
+using namespace ollama_twins;
 
 // gemma3 as published at 4B and up: 128k context (linear rope scaling 8 in llama.cpp's layout),
 // no rope keys or RMS epsilon, an embedded vision tower, multimodal tokens past the embeddings.
@@ -381,16 +296,6 @@ TEST(OllamaLayout, SnowflakeArcticEmbed2TokensAndEmbeddingsMatchTheLlamaCppTwin)
   }
 }
 
-std::string layout_error(const std::vector<uint8_t>& bytes) {
-  try {
-    GgufFile::parse(bytes);
-  } catch (const gguf::LayoutError& e) {
-    EXPECT_NO_THROW(GgufFile::parse(bytes, ReadLayout::Raw)) << "gguf-info --raw still reads it";
-    return e.what();
-  }
-  return "(accepted)";
-}
-
 // Files with an Ollama marker but not what the translation needs are refused, naming it.
 TEST(OllamaLayout, HalfMatchingFilesAreRefusedNamingWhatIsMissing) {
   model::MakeModelOptions o;
@@ -532,150 +437,6 @@ TEST(OllamaLayout, HalfMatchingEmbeddingGemmaMistral3Qwen3MoeAndGptOssAreRefused
   });
   EXPECT_THAT(layout_error(both_norms), HasSubstr("it has both blk.1.ffn_norm.weight and "
                                                   "blk.1.post_attention_norm.weight"));
-}
-
-// Qwen2.5-VL as Ollama's library publishes it (architecture `qwen25vl`, the three RoPE sections
-// as rope.mrope_section, the vision tower inside): its text view is the qwen2vl twin; without
-// the sections it is refused by name.
-TEST(OllamaLayout, Qwen25VlViewAndLogitsMatchTheLlamaCppTwin) {
-  model::MakeModelOptions o;
-  o.arch = "qwen2vl";
-  o.shape = model::parse_model_shape("64x2x2x1");
-  o.file_type = model::FileType::F16;
-  o.seed = 52;
-  const std::vector<uint8_t> vocab_bytes = test::fixture_vocab_bytes();
-  const Twins files = make_twins(o, GgufFile::parse(vocab_bytes));
-
-  const GgufFile twin = GgufFile::parse(files.llama_cpp);
-  EXPECT_FALSE(twin.translation().applied());
-  const GgufFile view = GgufFile::parse(files.ollama);
-  const GgufFile raw = GgufFile::parse(files.ollama, ReadLayout::Raw);
-  ASSERT_EQ(view.translation().name, "ollama-qwen25vl");
-  EXPECT_TRUE(raw.has("qwen25vl.rope.mrope_section") && raw.find_tensor("v.patch_embd_0.weight"));
-  EXPECT_EQ(compare_views(twin, view), std::set<std::string>{});
-  EXPECT_EQ(model::ModelSpec::from_gguf(view).mrope_sections,
-            (std::array<uint32_t, 4>{4, 6, 6, 0}));  // heads 32 wide: 16 pairs
-
-  const std::vector<int32_t> prompt{1, 17, 250, 99, 4, 123, 7, 280, 31};
-  for (const bool cpu : {true, false}) {
-    SCOPED_TRACE(cpu ? "cpu" : "vulkan");
-    EXPECT_EQ(last_logits(view, prompt, cpu), last_logits(twin, prompt, cpu));
-  }
-  o.layout = FileLayout::Ollama;
-  const auto no_sections = test::random_model_bytes(
-      o, [](gguf::GgufWriter& w) { w.erase("qwen25vl.rope.mrope_section"); });
-  EXPECT_THAT(layout_error(no_sections),
-              HasSubstr("it has no qwen25vl.rope.mrope_section of 3 int32 sections"));
-}
-
-// Qwen3-VL as Ollama's library publishes it (the three RoPE sections as rope.mrope_section, no
-// n_deepstack_layers, the tower inside under Hugging Face's names): its text view is the llama.cpp
-// twin (sections padded, the deepstack count from vision.deepstack_visual_indexes); without the
-// sections it is refused by name.
-TEST(OllamaLayout, Qwen3VlViewAndLogitsMatchTheLlamaCppTwin) {
-  model::MakeModelOptions o;
-  o.arch = "qwen3vl";
-  o.shape = model::parse_model_shape("64x2x2x1");
-  o.file_type = model::FileType::F16;
-  o.seed = 53;
-  const std::vector<uint8_t> vocab_bytes = test::fixture_vocab_bytes();
-  const Twins files = make_twins(o, GgufFile::parse(vocab_bytes));
-
-  const GgufFile twin = GgufFile::parse(files.llama_cpp);
-  EXPECT_FALSE(twin.translation().applied());
-  const GgufFile view = GgufFile::parse(files.ollama);
-  const GgufFile raw = GgufFile::parse(files.ollama, ReadLayout::Raw);
-  ASSERT_EQ(view.translation().name, "ollama-qwen3vl");
-  EXPECT_TRUE(raw.has("qwen3vl.rope.mrope_section") && raw.find_tensor("v.patch_embed.weight") &&
-              raw.find_tensor("v.deepstack_merger.0.linear_fc1.weight") &&
-              !raw.has("qwen3vl.n_deepstack_layers"));
-  EXPECT_EQ(compare_views(twin, view), std::set<std::string>{});
-  const model::ModelSpec spec = model::ModelSpec::from_gguf(view);
-  EXPECT_EQ(spec.mrope_sections, (std::array<uint32_t, 4>{6, 5, 5, 0}));  // heads 32 wide
-  EXPECT_EQ(spec.n_deepstack, 1u);
-
-  const std::vector<int32_t> prompt{1, 17, 250, 99, 4, 123, 7, 280, 31};
-  for (const bool cpu : {true, false}) {
-    SCOPED_TRACE(cpu ? "cpu" : "vulkan");
-    EXPECT_EQ(last_logits(view, prompt, cpu), last_logits(twin, prompt, cpu));
-  }
-  o.layout = FileLayout::Ollama;
-  const auto bad_sections = test::random_model_bytes(o, [](gguf::GgufWriter& w) {
-    w.set_i32s("qwen3vl.rope.mrope_section", {24, 20});
-  });
-  EXPECT_THAT(layout_error(bad_sections),
-              HasSubstr("it has no qwen3vl.rope.mrope_section of 3 int32 sections"));
-}
-
-// Gemma 4 as Ollama's converter writes it (convert_gemma4.go: one file with the gemma4v tower,
-// its clamp bounds also packed; the Gemma 4 BPE as "llama" with control chat markers and normal
-// byte tokens; per-layer widths and K/V heads as int32s): its text view is the llama.cpp twin
-// (token types and the arrays' integer type aside, read the same: the same layers, tokens and
-// text), with the same logits on both backends. Its MoE variant likewise, with the routers'
-// per-expert scales under the older files' name. A "llama" vocabulary with pre-tokenizer gemma4
-// but no merges is refused.
-TEST(OllamaLayout, Gemma4ViewTokenizerAndLogitsMatchTheLlamaCppTwin) {
-  const std::vector<uint8_t> vocab_bytes = tokenizer::build_gemma4_test_vocab_gguf();
-  const GgufFile vocab = GgufFile::parse(vocab_bytes);
-  const std::vector<int32_t> prompt{2, 17, 250, 99, 4, 123, 7, 280, 31};
-  for (const char* shape : {"test-swa-narrow", "test-moe-narrow"}) {
-    SCOPED_TRACE(shape);
-    model::MakeModelOptions o;
-    o.arch = "gemma4";
-    o.shape = model::parse_model_shape(shape);
-    o.file_type = model::FileType::F16;
-    o.seed = 59;
-    const bool moe = o.shape.moe_variant;
-    Twins files = make_twins(o, vocab);
-    if (moe) {  // the older files' name of the per-expert scales
-      o.layout = FileLayout::Ollama;
-      gguf::GgufWriter w;
-      model::build_random_model(o, vocab, w);
-      for (uint32_t l = 0; l < o.shape.n_layer; ++l) {
-        const std::string b = "blk." + std::to_string(l) + ".";
-        w.rename_tensor(b + "ffn_down_exps.scale", b + "ffn_gate_inp.per_expert_scale");
-      }
-      files.ollama = w.serialize();
-    }
-    const GgufFile twin = GgufFile::parse(files.llama_cpp);
-    EXPECT_FALSE(twin.translation().applied());
-    const GgufFile view = GgufFile::parse(files.ollama);
-    const GgufFile raw = GgufFile::parse(files.ollama, ReadLayout::Raw);
-    ASSERT_EQ(view.translation().name, "ollama-gemma4");
-    EXPECT_EQ(raw.get<std::string>("tokenizer.ggml.model"), "llama");
-    EXPECT_TRUE(raw.find_tensor("v.clamp_data") && raw.find_tensor("mm.input_projection.weight") &&
-                raw.has("gemma4.vision.block_count") && !raw.has("gemma4.vocab_size"));
-    EXPECT_EQ(raw.find_tensor("blk.0.ffn_gate_inp.per_expert_scale") != nullptr, moe);
-    const std::set<std::string> differing{"tokenizer.ggml.token_type", "gemma4.feed_forward_length",
-                                          "gemma4.attention.head_count_kv"};
-    EXPECT_EQ(compare_views(twin, view, differing), (std::set<std::string>{"tokenizer.ggml.pre"}));
-    const model::ModelSpec a = model::ModelSpec::from_gguf(twin),
-                           b = model::ModelSpec::from_gguf(view);
-    EXPECT_EQ(b.layer_n_ff, a.layer_n_ff);
-    EXPECT_EQ(b.layer_n_head_kv, a.layer_n_head_kv);
-    EXPECT_EQ(b.n_expert, a.n_expert);
-    EXPECT_EQ(b.moe_down_scales, a.moe_down_scales);
-    const auto twin_tok = tokenizer::Tokenizer::from_gguf(twin);
-    const auto view_tok = tokenizer::Tokenizer::from_gguf(view);
-    const std::string chat =
-        "<|turn>user\nWhat is 2+2?<turn|>\n<|turn>model\n<|channel>thought\nsum<channel|>4 "
-        "<|tool_call>call:f{}<tool_call|>\xe2\x82\xac";
-    const std::vector<int32_t> tokens = twin_tok->encode(chat, true, true);
-    EXPECT_EQ(view_tok->encode(chat, true, true), tokens);
-    EXPECT_EQ(view_tok->decode(tokens), twin_tok->decode(tokens));
-    for (const bool cpu : {true, false}) {
-      SCOPED_TRACE(cpu ? "cpu" : "vulkan");
-      EXPECT_EQ(last_logits(view, prompt, cpu), last_logits(twin, prompt, cpu));
-    }
-  }
-  model::MakeModelOptions o;
-  o.arch = "gemma4";
-  o.shape = model::parse_model_shape("test-swa-narrow");
-  o.layout = FileLayout::Ollama;
-  gguf::GgufWriter w;
-  model::build_random_model(o, vocab, w);
-  w.erase("tokenizer.ggml.merges");
-  EXPECT_THAT(layout_error(w.serialize()), HasSubstr("has no merges"));
 }
 
 // A t5 tokenizer's charsmap as strings that are not one base64 character each, not base64, or
