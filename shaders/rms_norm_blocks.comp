@@ -84,9 +84,6 @@ void main() {
 #endif
   const float inv = inversesqrt(ss / float(p.n) + p.eps);
   const uint yb = (row * p.y_stride + 32u * b) / 4u;
-  const bool gate = (p.flags & 4u) != 0u;
-  const bool post_add = (p.flags & 8u) != 0u;
-  const uint gb = (p.g_off + (row / p.g_group) * p.g_stride + (row % p.g_group) * p.n + 32u * b) / 4u;
 #ifdef CHAIN
   // The new residual, then its norm: every invocation joins the second reduction.
   const float scale = (p.flags & 16u) != 0u ? out_scale[0] : 1.0;
@@ -106,6 +103,9 @@ void main() {
     z[yb + i] = v[i];
   }
 #else
+  const bool gate = (p.flags & 4u) != 0u;
+  const bool post_add = (p.flags & 8u) != 0u;
+  const uint gb = (p.g_off + (row / p.g_group) * p.g_stride + (row % p.g_group) * p.n + 32u * b) / 4u;
   [[unroll]] for (uint i = 0u; i < 8u; ++i) {
     v[i] = v[i] * inv * s[i];
     if (gate) {

@@ -78,13 +78,10 @@ size_t Encoder::warm_up() {
       encode(inputs);
     };
     // Input lengths up to 16 pick the attention's rows per workgroup and the matvec widths;
-    // above matvec_max_batch tokens the GEMM, whose kernels and token tiles change above 16, 32
-    // and 64 tokens and where the tensor-core GEMMs take over (as Runner::warm_up's steps);
-    // 2..8 inputs the rank head's matvec widths.
+    // product_kernel_steps where the products change kernels; 2..8 inputs the rank head's matvec
+    // widths.
     for (uint32_t n = 1; n <= std::min(16u, max_input_); ++n) pass({n});
-    for (uint32_t n : {opt_.matvec_max_batch + 1, kTensorCoreMatvecMaxBatch + 1,
-                       kTensorCoreMatvecMaxBatchKQuant + 1, 17u, 33u, 65u})
-      pass({std::min(max_input_, n)});
+    for (uint32_t n : product_kernel_steps(opt_.matvec_max_batch)) pass({std::min(max_input_, n)});
     pass({max_input_});
     for (uint32_t s = 2; s <= std::min(8u, opt_.max_inputs); ++s) {
       pass(std::vector<uint32_t>(s, 1));

@@ -246,20 +246,18 @@ void Forward::ffn_block(StepBackend& b, uint32_t l, uint32_t T, bool deepstack) 
                       {act, gate, up, {Act::FfnAct}, ff, down});
   b.barrier();
   b.mark("gate_up_glu");
-  if (spec_.post_norms && l + 1 < spec_.n_layer && !deepstack) {
-    // The post-norm's residual, then the next layer's attention norm.
-    const ProductOut out[] = {{down[0], {Act::H}}};
-    b.products({Act::FfnAct}, T, out);
-    b.barrier();
-    const BlockInputs qkv = qkv_inputs(l + 1);
-    b.rms_norm_add_norm({Act::H}, {Weight::PostFfnNorm, l}, {Act::X}, nullptr,
-                        {{Act::X}, {Weight::AttnNorm, l + 1}, {Act::H}, E, qkv.span()}, T);
-  } else if (spec_.post_norms) {
+  if (spec_.post_norms) {
     if (deepstack) throw std::logic_error("deepstack slices with post norms");
     const ProductOut out[] = {{down[0], {Act::H}}};
     b.products({Act::FfnAct}, T, out);
     b.barrier();
-    b.rms_norm_add({Act::H}, {Weight::PostFfnNorm, l}, {Act::X}, {Act::X}, E, T);
+    if (l + 1 < spec_.n_layer) {  // the post-norm's residual, then the next layer's norm
+      const BlockInputs qkv = qkv_inputs(l + 1);
+      b.rms_norm_add_norm({Act::H}, {Weight::PostFfnNorm, l}, {Act::X}, nullptr,
+                          {{Act::X}, {Weight::AttnNorm, l + 1}, {Act::H}, E, qkv.span()}, T);
+    } else {
+      b.rms_norm_add({Act::H}, {Weight::PostFfnNorm, l}, {Act::X}, {Act::X}, E, T);
+    }
   } else if (l + 1 < spec_.n_layer && !deepstack) {
     // The next layer's attention norm; the last layer's sum goes to the output norm instead.
     const BlockInputs qkv = qkv_inputs(l + 1);

@@ -401,14 +401,10 @@ size_t Runner::warm_up() {
     const uint32_t ratio = std::max(1u, spec_->n_head / std::max(1u, spec_->n_head_kv));
     const uint32_t short_max = std::min(big, std::max(2u, 16 / ratio));
     for (uint32_t n = 1; n <= short_max; ++n) fresh_step(n);
-    // The matvec hands over to the tensor-core GEMMs by weight type, the GEMM's token tiles
-    // change above 16, 32 and 64 tokens (batched decode).
-    for (uint32_t n : {big, std::min(big, options_.max_logits_rows),
-                       std::min(big, kTensorCoreMatvecMaxBatch + 1),
-                       std::min(big, kTensorCoreMatvecMaxBatchKQuant + 1),
-                       std::min(big, options_.matvec_max_batch + 1), std::min(big, 17u),
-                       std::min(big, 33u), std::min(big, 65u)})
-      fresh_step(n);
+    // The whole batch, the logits rows, and where the products change kernels.
+    fresh_step(big);
+    fresh_step(std::min(big, options_.max_logits_rows));
+    for (uint32_t n : product_kernel_steps(options_.matvec_max_batch)) fresh_step(std::min(big, n));
     // Decode after a long context: split-K attention and its reduction.
     kv::BlockTable table(scratch, bs);
     const uint32_t long_context = std::min(options_.max_context - 1, 320u);

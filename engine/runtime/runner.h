@@ -7,6 +7,7 @@
 // RunnerOptions' limits when the Runner is made.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -28,6 +29,18 @@ namespace vkllm::runtime {
 // and the other types, one pass of 8 vectors.
 inline constexpr uint32_t kTensorCoreMatvecMaxBatchKQuant = 12;
 inline constexpr uint32_t kTensorCoreMatvecMaxBatch = 8;
+// The step sizes at which the products change kernels or token tiles: the first past each
+// matvec limit (RunnerOptions::matvec_max_batch, the tensor-core GEMMs' by weight type) and the
+// GEMM's batched-decode tiles above 16, 32 and 64 tokens. The warm-ups (Runner's, Encoder's) step
+// through each, so no request builds a pipeline.
+inline std::array<uint32_t, 6> product_kernel_steps(uint32_t matvec_max_batch) {
+  return {kTensorCoreMatvecMaxBatch + 1,
+          kTensorCoreMatvecMaxBatchKQuant + 1,
+          matvec_max_batch + 1,
+          17,
+          33,
+          65};
+}
 // F16 weights of long rows leave the matvec after 5 tokens where the workgroup-scope GEMM runs
 // them: each matvec workgroup of 2 rows reads all of its vectors (8 x 14336 floats for the 8B
 // down projection, past the L1 cache), the GEMM reads each once per 128 rows. On an H100

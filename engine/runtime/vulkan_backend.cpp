@@ -160,11 +160,6 @@ void VulkanBackend::write_kv_rows(uint32_t layer, bool value, const vk::ops::Rop
 }
 
 void VulkanBackend::norm_rope_kv(const NormRopeKv& s) {
-  // rope.comp stages a row of at most 512 in shared memory; wider heads take the separate norms.
-  if (s.head_dim > 512) {
-    StepBackend::norm_rope_kv(s);
-    return;
-  }
   const vk::ops::HeadNorm qn{get(s.q_norm).data, spec_.norm_eps};
   const vk::ops::RopeParams qp = rope_params(s.rope_q);
   vk::ops::rope(*rec_, ctx_.pipelines(), qp, batch_, mem_.head_rows(s.q), mem_.head_rows(s.q),

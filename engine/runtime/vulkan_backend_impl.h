@@ -278,6 +278,12 @@ class VulkanBackend final : public StepBackend {
   // A norm's arguments over `rows` rows of n from x to y (their strides, the model's eps); the
   // caller adds the weight and any fused part (q8 / f16 copy, gate, post-add).
   vk::ops::RmsNormArgs norm_rows(Rows x, Rows y, uint32_t n, uint32_t rows);
+  // The copy a norm's output y also writes for the products in `feeds`: q8 rows for int8-dot
+  // matvecs, else (y dense) f16 rows for a tensor-core GEMM. record_norm() dispatches the norm
+  // and notes the copies as y's.
+  void norm_copies(vk::ops::RmsNormArgs& a, Rows y, std::span<const WeightRef> feeds, uint32_t n,
+                   uint32_t rows);
+  void record_norm(const vk::ops::RmsNormArgs& a, Act y, uint32_t rows);
   bool wants_q8(std::span<const WeightRef> weights, uint32_t cols, uint32_t n) const;
   // Whether products of these weights read `in` (n dense rows of cols) as f16 rows: the kernel
   // writing `in` then writes them too where it can (and no q8 copy is wanted).

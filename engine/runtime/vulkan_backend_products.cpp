@@ -21,19 +21,28 @@ vk::ops::RmsNormArgs VulkanBackend::norm_rows(Rows x, Rows y, uint32_t n, uint32
   return a;
 }
 
-void VulkanBackend::rms_norm(Rows x, WeightRef w, Rows y, uint32_t n, uint32_t rows,
-                             std::span<const WeightRef> feeds) {
+void VulkanBackend::norm_copies(vk::ops::RmsNormArgs& a, Rows y, std::span<const WeightRef> feeds,
+                                uint32_t n, uint32_t rows) {
   const bool q8 = wants_q8(feeds, n, rows);
   const bool f16 = !q8 && (y.stride == 0 || y.stride == n) && y.off == 0 &&
                    vk::ops::rms_norm_writes_f16(n, ctx_.caps()) && wants_f16(feeds, n, rows);
-  vk::ops::RmsNormArgs a = norm_rows(x, y, n, rows);
-  a.weight = get(w).data;
   a.q8 = q8 ? mem_.xq : vk::BufferSlice{};
   a.f16 = f16 ? f16_rows(rows, n) : vk::BufferSlice{};
+}
+
+void VulkanBackend::record_norm(const vk::ops::RmsNormArgs& a, Act y, uint32_t rows) {
   vk::ops::rms_norm(*rec_, ctx_.pipelines(), a);
-  wrote(y.act);
-  if (q8) q8_of_ = Q8Copy{y.act, rows, mem_.xq};
-  if (f16) f16_of_ = F16Copy{y.act, rows};
+  wrote(y);
+  if (a.q8) q8_of_ = Q8Copy{y, rows, mem_.xq};
+  if (a.f16) f16_of_ = F16Copy{y, rows};
+}
+
+void VulkanBackend::rms_norm(Rows x, WeightRef w, Rows y, uint32_t n, uint32_t rows,
+                             std::span<const WeightRef> feeds) {
+  vk::ops::RmsNormArgs a = norm_rows(x, y, n, rows);
+  a.weight = get(w).data;
+  norm_copies(a, y, feeds, n, rows);
+  record_norm(a, y.act, rows);
 }
 
 void VulkanBackend::rms_norm_add(Rows x, WeightRef w, Rows r, Rows y, uint32_t n, uint32_t rows,
@@ -51,9 +60,7 @@ void VulkanBackend::rms_norm_add(Rows x, WeightRef w, Rows r, Rows y, uint32_t n
   a.weight = get(w).data;
   a.post_add = mem_.slice(r);
   a.q8 = q8 ? mem_.xq : vk::BufferSlice{};
-  vk::ops::rms_norm(*rec_, ctx_.pipelines(), a);
-  wrote(y.act);
-  if (q8) q8_of_ = Q8Copy{y.act, rows, mem_.xq};
+  record_norm(a, y.act, rows);
 }
 
 void VulkanBackend::rms_norm_add_norm(Rows x, WeightRef w, Rows r, const WeightRef* scale,
@@ -66,22 +73,15 @@ void VulkanBackend::rms_norm_add_norm(Rows x, WeightRef w, Rows r, const WeightR
     StepBackend::rms_norm_add_norm(x, w, r, scale, next, rows);
     return;
   }
-  const bool q8 = wants_q8(next.feeds, n, rows);
-  const bool f16 =
-      !q8 && vk::ops::rms_norm_writes_f16(n, ctx_.caps()) && wants_f16(next.feeds, n, rows);
   vk::ops::RmsNormArgs a = norm_rows(x, r, n, rows);
   a.weight = get(w).data;
   a.post_add = mem_.slice(r);
   a.next_weight = get(next.w).data;
   a.next_y = mem_.slice(next.y);
   if (scale) a.scale = get(*scale).data;
-  a.q8 = q8 ? mem_.xq : vk::BufferSlice{};
-  a.f16 = f16 ? f16_rows(rows, n) : vk::BufferSlice{};
-  vk::ops::rms_norm(*rec_, ctx_.pipelines(), a);
+  norm_copies(a, next.y, next.feeds, n, rows);
   wrote(r.act);
-  wrote(next.y.act);
-  if (q8) q8_of_ = Q8Copy{next.y.act, rows, mem_.xq};
-  if (f16) f16_of_ = F16Copy{next.y.act, rows};
+  record_norm(a, next.y.act, rows);
 }
 
 void VulkanBackend::products(Rows x, uint32_t n, std::span<const ProductOut> outs) {

@@ -39,11 +39,11 @@ struct TensorPlan {
 // one ffn_gate_up_exps per layer, where it is at most `max_fused_bytes` (one binding): the Vulkan
 // backend then runs one product of 2 x n_ff_exp rows per expert and the GLU over its halves. A
 // file's stacked ffn_gate_up_exps (read as two views) is so uploaded as it lies in the file.
-// max_fused_bytes 0: no expert fusion. On an H200 one product measured even with two (4-layer
+// On an H200 one product measured even with two (4-layer
 // Qwen3-30B-A3B and Gemma 4 26B-A4B Q4_K_M, b1-b32 within 0.3%, prefill +1.4-1.6%; the A/B key
 // was removed after): it stays for the one dispatch fewer and the stacked files' own layout.
 // Without `fuse`, every tensor of the file as it is (stacked experts as the two views).
 TensorPlan plan_device_tensors(const gguf::GgufFile& file, const model::ModelSpec& spec, bool fuse,
-                               uint64_t max_fused_bytes = UINT64_MAX);
+                               uint64_t max_fused_bytes);
 
 }  // namespace vkllm::runtime

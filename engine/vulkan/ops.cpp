@@ -142,44 +142,37 @@ void rms_norm(CommandRecorder& rec, PipelineCache& pc, const RmsNormArgs& a) {
         "of at most 16384 and strides multiples of 4");
     require_arg(a.f16.size >= uint64_t{a.n_rows} * a.n * 2, "rms_norm: f16 slice too small");
   }
-  if (a.next_y) {
+  if (a.next_y)
     require_arg(a.post_add && a.weight && a.next_weight && blocks_fit &&
                     (a.y_stride == 0 || a.y_stride == a.n),
                 "rms_norm: a chained norm needs a post-add, both weights, n a multiple of 32 of "
                 "at most 16384 and dense rows");
-    const std::array<BufferSlice, 8> buffers{a.x,
-                                             a.post_add,
-                                             a.weight,
-                                             a.y,
-                                             a.q8    ? a.q8
-                                             : a.f16 ? a.f16
-                                                     : a.x,
-                                             a.next_weight,
-                                             a.next_y,
-                                             a.scale ? a.scale : a.x};
-    uint32_t wg = 32;
-    while (wg < a.n / 32) wg *= 2;
-    const char* shader = a.q8    ? "rms_norm_blocks_chain_q8"
-                         : a.f16 ? "rms_norm_blocks_chain_f16"
-                                 : "rms_norm_blocks_chain";
-    const Pipeline& p = pipeline(pc, shader, 8, sizeof(push), wg);
-    rec.dispatch(p, buffers, std::as_bytes(std::span(&push, 1)), groups_1d(a.n_rows));
-    return;
-  }
-  const std::array<BufferSlice, 5> buffers{a.x,
+  // Bindings 0-3 in every variant, 4 the q8 or f16 copy, 5-7 the chained norm's weight, output
+  // and scale.
+  const std::array<BufferSlice, 8> buffers{a.x,
                                            a.residual   ? a.residual
                                            : a.gate     ? a.gate
                                            : a.post_add ? a.post_add
                                                         : a.x,
-                                           a.weight ? a.weight : a.x, a.y, a.q8 ? a.q8 : a.f16};
-  const uint32_t n_buffers = a.q8 || a.f16 ? 5 : 4;
+                                           a.weight ? a.weight : a.x,
+                                           a.y,
+                                           a.q8    ? a.q8
+                                           : a.f16 ? a.f16
+                                                   : a.x,
+                                           a.next_weight,
+                                           a.next_y,
+                                           a.scale ? a.scale : a.x};
+  const uint32_t n_buffers = a.next_y ? 8 : a.q8 || a.f16 ? 5 : 4;
   if (blocks_fit) {
     uint32_t wg = 32;
     while (wg < a.n / 32) wg *= 2;
-    const char* shader = a.q8    ? "rms_norm_blocks_q8"
-                         : a.f16 ? "rms_norm_blocks_f16"
-                         : sg    ? "rms_norm_blocks"
-                                 : "rms_norm_blocks_shmem";
+    const char* shader = a.next_y ? (a.q8    ? "rms_norm_blocks_chain_q8"
+                                     : a.f16 ? "rms_norm_blocks_chain_f16"
+                                             : "rms_norm_blocks_chain")
+                         : a.q8   ? "rms_norm_blocks_q8"
+                         : a.f16  ? "rms_norm_blocks_f16"
+                         : sg     ? "rms_norm_blocks"
+                                  : "rms_norm_blocks_shmem";
     const Pipeline& p = pipeline(pc, shader, n_buffers, sizeof(push), wg);
     rec.dispatch(p, std::span(buffers.data(), n_buffers), std::as_bytes(std::span(&push, 1)),
                  groups_1d(a.n_rows));
