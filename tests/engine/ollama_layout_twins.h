@@ -103,6 +103,15 @@ inline std::vector<float> last_logits(const GgufFile& file, std::span<const int3
   return Generator(runner).feed(tokens);
 }
 
+// The view's last logits equal the twin's, on the CPU backend and on Vulkan.
+inline void expect_same_logits(const GgufFile& view, const GgufFile& twin,
+                               std::span<const int32_t> prompt) {
+  for (const bool cpu : {true, false}) {
+    SCOPED_TRACE(cpu ? "cpu" : "vulkan");
+    EXPECT_EQ(last_logits(view, prompt, cpu), last_logits(twin, prompt, cpu));
+  }
+}
+
 struct Twins {
   std::vector<uint8_t> llama_cpp, ollama;
 };

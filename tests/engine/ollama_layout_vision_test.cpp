@@ -49,10 +49,7 @@ TEST(OllamaLayout, Qwen25VlViewAndLogitsMatchTheLlamaCppTwin) {
             (std::array<uint32_t, 4>{4, 6, 6, 0}));  // heads 32 wide: 16 pairs
 
   const std::vector<int32_t> prompt{1, 17, 250, 99, 4, 123, 7, 280, 31};
-  for (const bool cpu : {true, false}) {
-    SCOPED_TRACE(cpu ? "cpu" : "vulkan");
-    EXPECT_EQ(last_logits(view, prompt, cpu), last_logits(twin, prompt, cpu));
-  }
+  expect_same_logits(view, twin, prompt);
   o.layout = FileLayout::Ollama;
   const auto no_sections = test::random_model_bytes(
       o, [](gguf::GgufWriter& w) { w.erase("qwen25vl.rope.mrope_section"); });
@@ -87,10 +84,7 @@ TEST(OllamaLayout, Qwen3VlViewAndLogitsMatchTheLlamaCppTwin) {
   EXPECT_EQ(spec.n_deepstack, 1u);
 
   const std::vector<int32_t> prompt{1, 17, 250, 99, 4, 123, 7, 280, 31};
-  for (const bool cpu : {true, false}) {
-    SCOPED_TRACE(cpu ? "cpu" : "vulkan");
-    EXPECT_EQ(last_logits(view, prompt, cpu), last_logits(twin, prompt, cpu));
-  }
+  expect_same_logits(view, twin, prompt);
   o.layout = FileLayout::Ollama;
   const auto bad_sections = test::random_model_bytes(o, [](gguf::GgufWriter& w) {
     w.set_i32s("qwen3vl.rope.mrope_section", {24, 20});
@@ -155,10 +149,7 @@ TEST(OllamaLayout, Gemma4ViewTokenizerAndLogitsMatchTheLlamaCppTwin) {
     const std::vector<int32_t> tokens = twin_tok->encode(chat, true, true);
     EXPECT_EQ(view_tok->encode(chat, true, true), tokens);
     EXPECT_EQ(view_tok->decode(tokens), twin_tok->decode(tokens));
-    for (const bool cpu : {true, false}) {
-      SCOPED_TRACE(cpu ? "cpu" : "vulkan");
-      EXPECT_EQ(last_logits(view, prompt, cpu), last_logits(twin, prompt, cpu));
-    }
+    expect_same_logits(view, twin, prompt);
   }
   model::MakeModelOptions o;
   o.arch = "gemma4";
