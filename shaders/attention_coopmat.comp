@@ -65,12 +65,14 @@ const uint OUT_COLS = 16u;
 layout(std430, binding = 0) readonly buffer Q { vec4 q4[]; };
 layout(std430, binding = 1) readonly buffer KCache { uvec4 kcache[]; };
 layout(std430, binding = 2) readonly buffer VCache { uvec4 vcache[]; };
+layout(std430, binding = 1) readonly buffer KCache2 { uvec2 kcache2[]; };
+layout(std430, binding = 2) readonly buffer VCache2 { uvec2 vcache2[]; };
 layout(std430, binding = 1) readonly buffer KCacheWords { uint kcache_w[]; };
 layout(std430, binding = 2) readonly buffer VCacheWords { uint vcache_w[]; };
 #include "kv_quant.glsl"
 #include "attention_sinks.glsl"
-KV_LOADERS(k, kcache, kcache_w)
-KV_LOADERS(v, vcache, vcache_w)
+KV_LOADERS(k, kcache, kcache2, kcache_w)
+KV_LOADERS(v, vcache, vcache2, vcache_w)
 layout(std430, binding = 4) writeonly buffer Out { float outv[]; };
 #ifdef Q8_OUT
 #define Q8_BINDING 5

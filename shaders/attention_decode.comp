@@ -13,8 +13,10 @@
 // output's dimension pairs are spread over invocations (NS position subsets each, summed at the
 // end).
 //
-// Grid: x = 1, y = sequence, z = (kv_head * HEAD_GROUPS + group) * n_splits + split; splits walk
-// whole chunks (attention_range.glsl with BC = the workgroup size). Output as attention.comp: with
+// Grid: x = 1, y = query token, z = (kv_head * HEAD_GROUPS + group) * n_splits + split; splits
+// walk whole chunks (attention_range.glsl with BC = the workgroup size). At decode a token is a
+// sequence; a sequence with a few tokens (a speculative step's drafts) takes one workgroup per
+// token, each seeing the keys up to its own position, the shared keys read again from L2. Output as attention.comp: with
 // one split the normalised rows (and with F16_OUT / Q8_OUT their f16 / q8 copy, dense rows only),
 // otherwise unnormalised partials and (m, l) pairs for attention_reduce.comp.
 
@@ -53,12 +55,14 @@ const uint OUT_ITEMS = (R * HD2 + WG - 1u) / WG;
 layout(std430, binding = 0) readonly buffer Q { float q[]; };
 layout(std430, binding = 1) readonly buffer KCache { uvec4 kcache[]; };
 layout(std430, binding = 2) readonly buffer VCache { uvec4 vcache[]; };
+layout(std430, binding = 1) readonly buffer KCache2 { uvec2 kcache2[]; };
+layout(std430, binding = 2) readonly buffer VCache2 { uvec2 vcache2[]; };
 layout(std430, binding = 1) readonly buffer KCacheWords { uint kcache_w[]; };
 layout(std430, binding = 2) readonly buffer VCacheWords { uint vcache_w[]; };
 #include "kv_quant.glsl"
 #include "attention_sinks.glsl"
-KV_LOADERS(k, kcache, kcache_w)
-KV_LOADERS(v, vcache, vcache_w)
+KV_LOADERS(k, kcache, kcache2, kcache_w)
+KV_LOADERS(v, vcache, vcache2, vcache_w)
 layout(std430, binding = 4) writeonly buffer Out { float outv[]; };
 #ifdef Q8_OUT
 #define Q8_BINDING 5
@@ -99,13 +103,12 @@ float score(float dot) {
 
 void main() {
   const uint tid = gl_LocalInvocationIndex;
-  const uint seq = gl_WorkGroupID.y;
+  const uint t0 = gl_WorkGroupID.y;  // the query token
+  const uint seq = meta_token_seq(p.n_tokens, t0);
   const uint unit = gl_WorkGroupID.z / p.n_splits;  // (KV head, query-head group)
   const uint kvh = unit / HEAD_GROUPS;
   const uint q0 = unit * R;  // the workgroup's first query head
   const uint split = gl_WorkGroupID.z % p.n_splits;
-  if (meta_seq_q_len(p.n_tokens, p.n_seqs, seq) == 0u) return;  // uniform
-  const uint t0 = meta_seq_q_start(p.n_tokens, p.n_seqs, seq);
   const uint kv_len = meta_seq_kv_len(p.n_tokens, p.n_seqs, seq);
   const uint table = meta_seq_table(p.n_tokens, p.n_seqs, seq);
   const uint qp = meta_token_pos(p.n_tokens, t0);

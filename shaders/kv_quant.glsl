@@ -5,8 +5,8 @@
 // is expanded to f16 pairs as it is loaded, so everything after the load is the f16 kernel.
 // KV_HEAD_DIM (default D): the length of an f16 cache row where a kernel pads D beyond it.
 //
-// KV_LOADERS(K, kcache, kcache_w) defines, for the buffers kcache (uvec4[]) and kcache_w (uint[])
-// bound to the same region:
+// KV_LOADERS(K, kcache, kcache2, kcache_w) defines, for the buffers kcache (uvec4[]), kcache2
+// (uvec2[]) and kcache_w (uint[]) bound to the same region:
 //   uvec4 K_load8(row, j)  values 8j .. 8j + 7 of row `row` as four f16 pairs
 //   uint K_pair(row, j)    values 2j, 2j + 1 as one f16 pair
 
@@ -32,7 +32,10 @@ uvec4 kv_pack8(vec4 a, vec4 b) {
   return uvec4(packHalf2x16(a.xy), packHalf2x16(a.zw), packHalf2x16(b.xy), packHalf2x16(b.zw));
 }
 
-#define KV_LOADERS(NAME, VEC, WORDS)                                                           \
+// Where a q8_0 row is an even number of words (34 at heads of 128, not 17 at 64), a group's 8
+// quants are one aligned 8-byte load (two 4-byte loads read a 32k cache at 35% of f16's rate on
+// an H200, bench_attention kvtype).
+#define KV_LOADERS(NAME, VEC, VEC2, WORDS)                                                     \
   float NAME##_scale(uint base, uint block) {                                                  \
     return unpackHalf2x16(WORDS[base + KV_SCALE_WORD + block / 2u])[block & 1u];               \
   }                                                                                            \
@@ -40,8 +43,11 @@ uvec4 kv_pack8(vec4 a, vec4 b) {
     if (KV_TYPE == 0u) return VEC[row * (KV_HEAD_DIM / 8u) + j];                               \
     const uint base = row * KV_ROW_WORDS;                                                      \
     const float d = NAME##_scale(base, j / 4u);                                                \
-    if (KV_TYPE == 1u)                                                                         \
-      return kv_pack8(kv_q8x4(WORDS[base + 2u * j]) * d, kv_q8x4(WORDS[base + 2u * j + 1u]) * d); \
+    if (KV_TYPE == 1u) {                                                                       \
+      const uvec2 q = KV_ROW_WORDS % 2u == 0u ? VEC2[base / 2u + j]                            \
+                                              : uvec2(WORDS[base + 2u * j], WORDS[base + 2u * j + 1u]); \
+      return kv_pack8(kv_q8x4(q.x) * d, kv_q8x4(q.y) * d);                                     \
+    }                                                                                          \
     const uint w = WORDS[base + j];                                                            \
     return kv_pack8(kv_q4x4(w, 0u) * d, kv_q4x4(w, 4u) * d);                                   \
   }                                                                                            \

@@ -197,7 +197,7 @@ void VulkanBackend::attention(const AttentionSpec& s) {
   if (s.causal && batch_.n_tokens <= kMaxSplitTokens) {
     at.n_splits = std::min({kMaxAttentionSplits, kAttentionSplitRows / batch_.n_tokens,
                             vk::ops::attention_suggested_splits(
-                                max_kv_len_, batch_.n_seqs, nkv, compute_units_,
+                                max_kv_len_, batch_.n_tokens, nkv, compute_units_,
                                 ctx_.device().tuning().attn_split_target, s.head_dim)});
     at.scratch = mem_.scratch;
   } else if (s.causal && batch_.n_tokens <= kAttentionSplitRows / 2) {

@@ -64,7 +64,7 @@ uint32_t decode_head_groups(const AttentionArgs& a, uint32_t r, uint32_t units, 
     return a.head_groups;
   }
   if (forced && r % forced == 0) return forced;
-  const uint64_t groups = uint64_t{a.batch.n_seqs} * a.k_cache.n_kv_heads * a.n_splits;
+  const uint64_t groups = uint64_t{a.batch.n_tokens} * a.k_cache.n_kv_heads * a.n_splits;
   uint32_t best = 1;
   for (uint32_t g = 1; g <= r; ++g)
     if (r % g == 0 && groups * g <= units) best = g;
@@ -82,9 +82,9 @@ uint32_t decode_head_groups(const AttentionArgs& a, uint32_t r, uint32_t units, 
 // step against 1.122-1.126 with one and 1.121-1.124 with four).
 DecodeShape decode_shape(const AttentionArgs& a, uint32_t r, const Device& device) {
   const DeviceCapabilities& caps = device.caps();
-  const uint32_t groups = a.batch.n_seqs * a.k_cache.n_kv_heads;
+  const uint32_t groups = a.batch.n_tokens * a.k_cache.n_kv_heads;
   const uint32_t units = caps.compute_units ? caps.compute_units : 16;
-  if (a.max_q_len > 1 || a.decode_kernel == DecodeKernel::Tiled || r > 16 ||
+  if (a.max_q_len > kDecodeMaxQueryTokens || a.decode_kernel == DecodeKernel::Tiled || r > 16 ||
       (a.decode_kernel == DecodeKernel::Auto && (a.n_splits > 1 || groups > 2 * units)))
     return {};
   const uint32_t d = a.head_dim;
@@ -125,7 +125,10 @@ bool attention_on_tensor_cores(const AttentionArgs& a, const DeviceCapabilities&
   if (!a.tensor_cores || !caps.nv_f16_mma_16() || caps.subgroup_size != 32 ||
       !caps.subgroup_shuffle() || !caps.subgroup_vote())
     return false;
-  if (a.max_q_len < 8 || n_kv == 0 || a.n_q_heads % n_kv != 0) return false;
+  // Steps of a few tokens per sequence (a speculative step's drafts) stay on the f32 kernels that
+  // decode runs: f16 queries and probabilities would give their rows other logits than decoding
+  // the same tokens one by one (greedy speculation's output would change at near-ties).
+  if (a.max_q_len <= kDecodeMaxQueryTokens || n_kv == 0 || a.n_q_heads % n_kv != 0) return false;
   const uint32_t r = a.n_q_heads / n_kv;
   const uint32_t d = a.head_dim, padded = coopmat_head_dim(d);
   const uint32_t q_stride = a.q.stride ? a.q.stride : a.n_q_heads * d;
@@ -142,7 +145,7 @@ uint64_t attention_scratch_bytes(uint32_t n_splits, uint32_t n_tokens, uint32_t 
   return uint64_t(n_splits) * n_tokens * n_q_heads * (head_dim + 2) * sizeof(float);
 }
 
-uint32_t attention_suggested_splits(uint32_t max_kv_len, uint32_t n_seqs, uint32_t n_kv_heads,
+uint32_t attention_suggested_splits(uint32_t max_kv_len, uint32_t n_tokens, uint32_t n_kv_heads,
                                     uint32_t compute_units, uint32_t split_target,
                                     uint32_t head_dim) {
   // Enough workgroups to keep every compute unit reading (a workgroup walks its KV slice serially,
@@ -156,7 +159,7 @@ uint32_t attention_suggested_splits(uint32_t max_kv_len, uint32_t n_seqs, uint32
   const bool tiled_only = head_dim > 256;
   const uint32_t min_positions = tiled_only ? 16 : 64;
   if (max_kv_len <= (tiled_only ? 16u : 256u)) return 1;
-  const uint32_t groups = std::max(1u, n_seqs * n_kv_heads);
+  const uint32_t groups = std::max(1u, n_tokens * n_kv_heads);
   const uint32_t want = std::max(1u, split_target * compute_units / groups);
   return std::clamp(std::min(want, max_kv_len / min_positions), 1u, kAttentionMaxSplits);
 }
@@ -232,15 +235,10 @@ void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) 
   const uint32_t sink_buffers = sinks ? 1 : 0;
   const Pipeline* pipeline = nullptr;
   Groups groups{};
-  if (attention_on_tensor_cores(a, caps)) {
-    pipeline =
-        &pc.get({.shader = (q8_here ? "attention_coopmat_q8" : "attention_coopmat") + sink_suffix,
-                 .num_buffers = (q8_here ? 6u : 5u) + sink_buffers,
-                 .push_constant_bytes = sizeof(push),
-                 .spec = {4 * caps.subgroup_size, coopmat_head_dim(d), r, a.k_cache.block_size,
-                          kv_type, d}});
-    groups = {div_up(a.max_q_len, kCoopMatRows / r), a.batch.n_seqs, n_kv * a.n_splits};
-  } else if (const DecodeShape ds = decode_shape(a, r, pc.device()); ds.positions) {
+  // A decode-sized step (a few tokens per sequence on an unfilled device) takes the chunked
+  // kernel even where the tensor cores could run it: their 64-row tiles would walk the context
+  // serially for one sequence's handful of tokens.
+  if (const DecodeShape ds = decode_shape(a, r, pc.device()); ds.positions) {
     pipeline = &pc.get({.shader = (q8_here    ? "attention_decode_q8"
                                    : f16_here ? "attention_decode_f16"
                                               : "attention_decode") +
@@ -249,12 +247,23 @@ void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) 
                         .push_constant_bytes = sizeof(push),
                         .spec = {ds.positions * ds.tpp, d, r / ds.head_groups, a.k_cache.block_size,
                                  ds.tpp, ds.head_groups, kv_type}});
-    groups = {1, a.batch.n_seqs, n_kv * ds.head_groups * a.n_splits};
+    groups = {1, a.batch.n_tokens, n_kv * ds.head_groups * a.n_splits};
+  } else if (attention_on_tensor_cores(a, caps)) {
+    pipeline =
+        &pc.get({.shader = (q8_here ? "attention_coopmat_q8" : "attention_coopmat") + sink_suffix,
+                 .num_buffers = (q8_here ? 6u : 5u) + sink_buffers,
+                 .push_constant_bytes = sizeof(push),
+                 .spec = {4 * caps.subgroup_size, coopmat_head_dim(d), r, a.k_cache.block_size,
+                          kv_type, d}});
+    groups = {div_up(a.max_q_len, kCoopMatRows / r), a.batch.n_seqs, n_kv * a.n_splits};
   } else {
     // Rows per workgroup: the R heads of one KV head for BQ tokens; about 16 rows for prefill.
     // Where even tiles of 8 positions leave no room (heads of 512: Gemma 4's global layers),
     // fewer query tokens per workgroup.
-    uint32_t bq = a.max_q_len <= 1 ? 1 : std::max(1u, std::min(a.max_q_len, 16 / r));
+    // Decode-sized steps (a speculative step's drafts): one token a workgroup, as decoding
+    // each alone would run it (16 rows of 4 tokens cost 4.4x a decode of 8 sequences on an H200).
+    uint32_t bq =
+        a.max_q_len <= kDecodeMaxQueryTokens ? 1 : std::max(1u, std::min(a.max_q_len, 16 / r));
     constexpr uint32_t wg = 128;
     require(bq * r <= wg, "GQA ratio " + std::to_string(r) + " above " + std::to_string(wg));
     uint32_t bc = 32;

@@ -4,7 +4,8 @@
 // logit soft-capping, and split-K over the KV length with a reduction pass for long contexts.
 // Non-causal attention (encoders) is the same kernel with the causal mask off. Prefill runs on
 // tensor cores where the device has them; decode steps with few workgroups on a kernel of their
-// own (attention_decode.comp: latency over reuse).
+// own (attention_decode.comp: latency over reuse), as do sequences of a few tokens each (a
+// speculative step's drafts, up to kDecodeMaxQueryTokens: one workgroup per token).
 #pragma once
 
 #include <cstdint>
@@ -63,11 +64,11 @@ struct AttentionArgs {
 };
 
 // Whether attention() runs these arguments on the tensor-core kernel (attention_coopmat.comp):
-// the device has VK_NV_cooperative_matrix's f16 16x16x16 shape, the step has at least 8 query
-// tokens in some sequence, head_dim a multiple of 16 up to 256 (with its shared arrays within the
-// device's shared memory: 47.6 KiB at 256), a GQA ratio that
-// divides 64, q rows 16-byte aligned, and a.tensor_cores. Its results differ from
-// the scalar kernel's by the f16 rounding of Q and of the softmax weights.
+// the device has VK_NV_cooperative_matrix's f16 16x16x16 shape, the step has more than
+// kDecodeMaxQueryTokens query tokens in some sequence, head_dim a multiple of 16 up to 256 (with
+// its shared arrays within the device's shared memory: 47.6 KiB at 256), a GQA ratio that divides
+// 64, q rows 16-byte aligned, and a.tensor_cores. Its results differ from the scalar kernel's by
+// the f16 rounding of Q and of the softmax weights.
 bool attention_on_tensor_cores(const AttentionArgs& a, const DeviceCapabilities& caps);
 
 // Whether attention() with these arguments writes args.q8: dense output rows (off 0, stride
@@ -89,6 +90,10 @@ inline constexpr uint32_t kAttentionMaxHeadDim = 512;
 // Heads of 512 at a GQA ratio of 8 need 33 KiB.
 std::string attention_unsupported(uint32_t head_dim, uint32_t gqa, const DeviceCapabilities& caps);
 
+// The most query tokens of one sequence the chunked decode kernel (attention_decode.comp) takes
+// in a step, one workgroup per token: a speculative step's last token and its drafts.
+inline constexpr uint32_t kDecodeMaxQueryTokens = 16;
+
 // Most splits the split-K reduction (shaders/attention_reduce.comp) combines.
 inline constexpr uint32_t kAttentionMaxSplits = 256;
 
@@ -99,10 +104,12 @@ uint64_t attention_scratch_bytes(uint32_t n_splits, uint32_t n_tokens, uint32_t 
 // A split count that keeps the device reading for decode (about split_target workgroups per
 // compute unit, KernelTuning::attn_split_target), capped so each split still covers at least 64
 // positions and at kAttentionMaxSplits; contexts of up to 256 positions are not split (the chunked
-// decode kernel reads them faster than the reduction's own pass costs) (1 = no split). Heads above
+// decode kernel reads them faster than the reduction's own pass costs) (1 = no split). n_tokens:
+// the step's query tokens, each its own workgroups at decode sizes (sequences, or a speculative
+// step's drafts). Heads above
 // 256 (Gemma 4's global layers) have no chunked kernel: the tiled one walks tiles of 8 positions
 // with barriers between, so they split from 32 positions on, 16 positions a split.
-uint32_t attention_suggested_splits(uint32_t max_kv_len, uint32_t n_seqs, uint32_t n_kv_heads,
+uint32_t attention_suggested_splits(uint32_t max_kv_len, uint32_t n_tokens, uint32_t n_kv_heads,
                                     uint32_t compute_units,
                                     uint32_t split_target = KernelTuning{}.attn_split_target,
                                     uint32_t head_dim = 128);

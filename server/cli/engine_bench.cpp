@@ -178,37 +178,45 @@ int run_bench(const BenchArgs& args) {
     add_gpu_phases(out["prefill"], runner.last_step_timings());
   }
 
-  // Decode: B sequences with a short prompt each, then gen_tokens steps of one token each.
-  nlohmann::json decode = nlohmann::json::array();
-  for (uint32_t batch : args.batches) {
+  // B sequences holding their context: a short prompt each (llama-batched-bench -npp 8),
+  // prefilled in groups that fit one step, or `depth` tokens each, prefilled one sequence at a
+  // time in chunks.
+  auto contexts = [&](uint32_t batch) {
     std::vector<kv::BlockTable> tables;
     tables.reserve(batch);
     for (uint32_t s = 0; s < batch; ++s) tables.emplace_back(runner.pool(), runner.block_size());
-    std::vector<std::vector<int32_t>> next(batch);
+    std::vector<std::vector<int32_t>> prompts(batch);
     std::vector<runtime::SequenceStep> steps(batch);
     if (args.depth == 0) {
-      // Short prompts (llama-batched-bench -npp 8), prefilled in groups that fit one step.
       for (uint32_t s = 0; s < batch; ++s) {
-        next[s] = random_tokens(8);
-        steps[s] = {&tables[s], next[s], runtime::LogitsWanted::Last};
+        prompts[s] = random_tokens(8);
+        steps[s] = {&tables[s], prompts[s], runtime::LogitsWanted::Last};
       }
       for (uint32_t s = 0; s < batch; s += 32) {
         const uint32_t n = std::min<uint32_t>(32, batch - s);
         runner.step(std::span(steps).subspan(s, n), true);
       }
-    } else {
-      // `depth` tokens of context per sequence, prefilled one sequence at a time in chunks.
-      const uint32_t chunk = runner.options().max_batch_tokens;
-      for (uint32_t s = 0; s < batch; ++s) {
-        const auto context = random_tokens(args.depth);
-        for (uint32_t i = 0; i < args.depth; i += chunk) {
-          runtime::SequenceStep step{&tables[s],
-                                     std::span(context).subspan(i, std::min(chunk, args.depth - i)),
-                                     runtime::LogitsWanted::Last};
-          runner.step(std::span(&step, 1), true);
-        }
+      return tables;
+    }
+    const uint32_t chunk = runner.options().max_batch_tokens;
+    for (uint32_t s = 0; s < batch; ++s) {
+      const auto context = random_tokens(args.depth);
+      for (uint32_t i = 0; i < args.depth; i += chunk) {
+        runtime::SequenceStep step{&tables[s],
+                                   std::span(context).subspan(i, std::min(chunk, args.depth - i)),
+                                   runtime::LogitsWanted::Last};
+        runner.step(std::span(&step, 1), true);
       }
     }
+    return tables;
+  };
+
+  // Decode: B sequences with their context, then gen_tokens steps of one token each.
+  nlohmann::json decode = nlohmann::json::array();
+  for (uint32_t batch : args.batches) {
+    std::vector<kv::BlockTable> tables = contexts(batch);
+    std::vector<std::vector<int32_t>> next(batch);
+    std::vector<runtime::SequenceStep> steps(batch);
     auto run_steps = [&](uint32_t count) {
       for (uint32_t i = 0; i < count; ++i) {
         for (uint32_t s = 0; s < batch; ++s) {
@@ -243,6 +251,45 @@ int run_bench(const BenchArgs& args) {
     decode.push_back(d);
   }
   out["decode"] = decode;
+
+  // Verification: each sequence scores its last token and `verify` drafted ones in one step
+  // (provisional, greedy rows at every position, as the scheduler's speculative steps), then
+  // commits them all (every draft accepted: the next step is the same shape again).
+  nlohmann::json verify = nlohmann::json::array();
+  for (uint32_t batch : args.batches) {
+    if (args.verify == 0 || batch > 16) continue;
+    std::vector<kv::BlockTable> tables = contexts(batch);
+    std::vector<std::vector<int32_t>> next(batch);
+    std::vector<runtime::SequenceStep> steps(batch);
+    auto run_steps = [&](uint32_t count) {
+      for (uint32_t i = 0; i < count; ++i) {
+        for (uint32_t s = 0; s < batch; ++s) {
+          next[s] = random_tokens(args.verify + 1);
+          steps[s] = {&tables[s], next[s], runtime::LogitsWanted::All, /*provisional=*/true};
+        }
+        runner.step(steps, true);
+        for (uint32_t s = 0; s < batch; ++s) tables[s].commit(next[s]);
+      }
+    };
+    const uint32_t count = std::max<uint32_t>(8, args.gen_tokens / (args.verify + 1));
+    run_steps(4);
+    const uint64_t ahead0 = runner.steps_recorded_ahead();
+    const double thread_cpu0 = thread_cpu_seconds();
+    auto t0 = Clock::now();
+    run_steps(count);
+    const double wall = seconds_since(t0);
+    nlohmann::json d = {
+        {"batch", batch},
+        {"drafted", args.verify},
+        {"tok_per_s", batch * (args.verify + 1) * count / wall},
+        {"ms_per_step", 1e3 * wall / count},
+        {"thread_cpu_ms_per_step", 1e3 * (thread_cpu_seconds() - thread_cpu0) / count},
+        {"steps", count},
+        {"steps_recorded_ahead", runner.steps_recorded_ahead() - ahead0}};
+    add_gpu_phases(d, runner.last_step_timings());
+    verify.push_back(d);
+  }
+  if (!verify.empty()) out["verify"] = verify;
   out["device_bytes"] = runner.device_bytes();
   out["device_bytes_by_device"] = runner.device_bytes_by_device();
   out["kv_bytes"] = runner.kv_bytes();
@@ -276,6 +323,17 @@ int run_bench(const BenchArgs& args) {
           d["cpu_ms_per_step"].get<double>(), d.value("gpu_ms_per_step", 0.0),
           static_cast<unsigned long long>(d["steps_recorded_ahead"].get<uint64_t>()),
           args.gen_tokens);
+      print_gpu_phases(d);
+    }
+    for (const auto& d : out.value("verify", nlohmann::json::array())) {
+      std::printf(
+          "verify batch %3u x %u+1: %9.1f tok/s scored  %7.2f ms/step  cpu %.3f ms/step  gpu "
+          "%.3f  recorded ahead %llu of %u\n",
+          d["batch"].get<uint32_t>(), d["drafted"].get<uint32_t>(), d["tok_per_s"].get<double>(),
+          d["ms_per_step"].get<double>(), d["thread_cpu_ms_per_step"].get<double>(),
+          d.value("gpu_ms_per_step", 0.0),
+          static_cast<unsigned long long>(d["steps_recorded_ahead"].get<uint64_t>()),
+          d["steps"].get<uint32_t>());
       print_gpu_phases(d);
     }
     std::printf(

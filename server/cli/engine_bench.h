@@ -17,6 +17,10 @@ struct BenchArgs {
   uint32_t gen_tokens = 128;
   // Tokens of context each sequence holds before prefill and decode are timed (llama-bench -d).
   uint32_t depth = 0;
+  // Speculative verification (issue 39): after decode, steps where each sequence brings this
+  // many drafted tokens after its last one, scored with greedy rows at every position and
+  // accepted whole (0: not measured).
+  uint32_t verify = 0;
   bool json = false;
   bool cold =
       false;  // measure start-up instead: load, pipelines, first token (run_cold_start_bench)

@@ -209,6 +209,9 @@ void add_bench(CLI::App& app) {
   cmd->add_option("--gen", args->gen_tokens, "Tokens decoded per sequence");
   cmd->add_option("--depth", args->depth,
                   "Tokens of context before prefill and decode are timed (llama-bench -d)");
+  cmd->add_option("--verify", args->verify,
+                  "Also time speculative verification steps of this many drafted tokens per "
+                  "sequence (at each --batch up to 16)");
   cmd->add_flag("--json", args->json, "Print JSON");
   add_device_option(cmd, args->device);
   add_tune_option(cmd, args->tunes);

@@ -56,9 +56,10 @@ constexpr SettingInfo kSettings[] = {
      "earlier in the context in one step, while fewer than 16 sequences run), off, or auto "
      "(ngram for models on the CPU, off on GPUs, where it does not pay yet). A model created "
      "with a draft model (DRAFT) drafts with it, on any device, unless this is off."},
-    {"VKLLM_DRAFT_MAX", "engine", "8",
+    {"VKLLM_DRAFT_MAX", "engine", "7",
      "Drafted tokens a sequence verifies per step at most (1-32); a draft model's "
-     "draft_num_predict (default 4) is capped by it."},
+     "draft_num_predict (default 4) is capped by it. With the step's last token, 7 make the 8 "
+     "rows a GPU's decode products take in one pass, computing each row as decode does."},
     {"VKLLM_PIPELINE_CACHE", "engine", "$OLLAMA_MODELS/pipeline-cache",
      "Directory of compiled Vulkan pipelines, so a restart compiles nothing."},
     {"VKLLM_WARM_UP", "engine", "1", "0: create pipelines at the first request, not at load."},

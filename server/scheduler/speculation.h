@@ -31,7 +31,7 @@ enum class SpeculationMode : uint8_t { off, ngram, automatic, draft };
 // VKLLM_SPECULATIVE / VKLLM_DRAFT_MAX (server/config); passed to every model's scheduler.
 struct SpeculationOptions {
   SpeculationMode mode = SpeculationMode::automatic;
-  uint32_t draft_max = 8;     // drafted tokens per sequence and step at most
+  uint32_t draft_max = 7;     // drafted tokens per sequence and step at most (VKLLM_DRAFT_MAX)
   uint32_t ngram_max = 3;     // the longest suffix looked up
   uint32_t ngram_min = 1;     // the shortest
   uint32_t max_running = 16;  // no speculation once this many sequences run (decode is batched)

@@ -233,6 +233,23 @@ TEST(PagedAttention, DecodeChunkedKernelShapes) {
     }
 }
 
+// Speculative steps on the chunked decode kernel: sequences bringing a few tokens each (a last
+// token and its drafts, up to kDecodeMaxQueryTokens) beside plain decodes, every query seeing the
+// keys up to its own position; split and unsplit, a window inside the drafts' span, f16 and q8_0.
+TEST(PagedAttention, DraftedTokensOnTheChunkedKernel) {
+  SeededRng rng;
+  std::vector<SeqSpec> specs = {
+      {8, 100 + rng.below(60)}, {1, 40}, {3, 3}, {ops::kDecodeMaxQueryTokens, 300}};
+  std::shuffle(specs.begin(), specs.end(), rng.gen());
+  for (kv::CacheType cache : {kv::CacheType::F16, kv::CacheType::Q8_0})
+    for (uint32_t splits : {1u, 3u}) {
+      Config c{.head_dim = 64, .gqa = 4, .window = splits == 3 ? 5u : 0u, .n_splits = splits};
+      c.cache = cache;
+      c.decode = ops::DecodeKernel::Chunked;
+      EXPECT_FALSE(check_attention(rng, c, specs));
+    }
+}
+
 // Long contexts split up to 256 ways: the reduction spreads splits over its invocations (more
 // splits than invocations, empty splits past a short sequence's tiles, head dims below and above
 // the workgroup's width).
@@ -469,14 +486,17 @@ TEST(PagedAttention, LargerBlockSizes) {
   }
 }
 
-// q8_0 and q4_0 caches (blocks of 32 with an f16 scale each; rows of four blocks, and of three
+// q8_0 and q4_0 caches (blocks of 32 with an f16 scale each; rows of four blocks, of two (an odd
+// word count: q8_0 rows of 64 take 4-byte loads), and of three
 // with a padding half) through every kernel: decode (chunked and tiled, with splits), mixed
 // prefill on tensor cores (where the device has them) and on the scalar kernel.
 TEST(PagedAttention, QuantizedCacheInEveryKernel) {
   SeededRng rng;
   const std::vector<SeqSpec> decode = {{1, 70 + rng.below(40)}, {1, 17}};
   const std::vector<SeqSpec> prefill = {{40, 40}, {1, 30}, {12, 50 + rng.below(20)}};
-  for (auto [type, head_dim] : {std::pair{kv::CacheType::Q8_0, 128u}, {kv::CacheType::Q4_0, 96u}}) {
+  for (auto [type, head_dim] : {std::pair{kv::CacheType::Q8_0, 128u},
+                                {kv::CacheType::Q8_0, 64u},
+                                {kv::CacheType::Q4_0, 96u}}) {
     Config c{.head_dim = head_dim, .gqa = 4, .cache = type};
     c.decode = ops::DecodeKernel::Chunked;
     c.n_splits = 2;

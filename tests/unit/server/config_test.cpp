@@ -193,7 +193,7 @@ TEST(ConfigModels, EngineSettingsReachTheirOptions) {
   EXPECT_EQ(d.runner.kv_budget_bytes, 0u);
   EXPECT_EQ(d.runner.kv_cache_type, kv::CacheType::F16);
   EXPECT_EQ(d.speculation.mode, sched::SpeculationMode::automatic);
-  EXPECT_EQ(d.speculation.draft_max, 8u);
+  EXPECT_EQ(d.speculation.draft_max, 7u);
   EXPECT_TRUE(d.pipeline_cache.dir.empty());
   EXPECT_FALSE(d.spread);
   // A device list splits models; OLLAMA_SCHED_SPREAD follows Ollama's boolean rule.
