@@ -145,7 +145,9 @@ int run_bench(const BenchArgs& args) {
   out["kv_blocks"] = runner.pool().num_blocks();
   out["load_seconds"] = load_s;
   out["depth"] = args.depth;
-  if (m.split) {  // layers per device, in stage order
+  if (m.split && m.split->mode() == runtime::SplitMode::Row) {  // devices sharing every layer
+    out["row_split"] = m.split->num_stages();
+  } else if (m.split) {  // layers per device, in stage order
     std::vector<uint32_t> layers;
     for (size_t i = 0; i < m.split->num_stages(); ++i)
       layers.push_back(m.split->stage(i).layers().end - m.split->stage(i).layers().first);

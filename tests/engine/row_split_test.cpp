@@ -137,5 +137,121 @@ TEST(RowSplit, LlamaLogitsMatchTheWholeModel) {
   std::cout << "row split: largest logit difference " << run.worst << " of a row's spread\n";
 }
 
+// Qwen2's Q/K/V biases (each device adds its heads' part) and Qwen3's per-head Q/K norms (whole
+// on every device), at F16: two prompts, then decode.
+TEST(RowSplit, Qwen2AndQwen3LogitsMatchTheWholeModel) {
+  for (const char* arch : {"qwen2", "qwen3"}) {
+    SCOPED_TRACE(arch);
+    Seeded<> s;
+    SCOPED_TRACE(s.trace());
+    model::MakeModelOptions o;
+    o.arch = arch;
+    o.shape = model::parse_model_shape("256x2x4x2");
+    o.file_type = model::FileType::F16;
+    RowFixture f(o);
+    RunnerOptions opts;
+    opts.max_seqs = 2;
+    opts.max_context = 64;
+    opts.warm_up = false;
+    Model whole_model(test::vk_context(), f.file);
+    Runner whole(whole_model, opts);
+    SplitModel split(two_devices, f.file, SplitModel::by_rows);
+    Runner rows(split, opts);
+    RowCompare run{whole, rows};
+    std::vector<kv::BlockTable> ta, tb;
+    for (int i = 0; i < 2; ++i) {
+      ta.emplace_back(whole.pool(), whole.block_size());
+      tb.emplace_back(rows.pool(), rows.block_size());
+    }
+    run.step(ta, tb, {row_tokens(s, 6), row_tokens(s, 9)}, LogitsWanted::Last);
+    for (int step = 0; step < 2; ++step)
+      run.step(ta, tb, {row_tokens(s, 1), row_tokens(s, 1)}, LogitsWanted::Last);
+  }
+}
+
+// As the scheduler uses the Runner: prompts that share a prefix reuse its cached blocks (each
+// device holds its KV heads of them), a step that finds no free block fails on both, the live
+// sequence is preempted and the retried step evicts a cached block. Blocks of 4 tokens keep every
+// step on the matvec.
+TEST(RowSplit, PrefixReuseAndPreemptionMatchTheWholeModel) {
+  Seeded<> s;
+  SCOPED_TRACE(s.trace());
+  RowFixture& f = llama_fixture();
+  Model whole_model(test::vk_context(), f.file);
+  const auto& spec = whole_model.spec();
+  RunnerOptions opts;
+  opts.block_size = 4;
+  opts.max_seqs = 2;
+  opts.max_context = 64;
+  opts.warm_up = false;
+  // 9 blocks in all; each device holds half of every block (its KV heads) in half the budget.
+  opts.kv_budget_bytes = 9ull * 2 * spec.n_layer * spec.n_head_kv * 4 * spec.head_dim * 2;
+  Runner whole(whole_model, opts);
+  SplitModel split(two_devices, f.file, SplitModel::by_rows);
+  Runner rows(split, opts);
+  ASSERT_EQ(whole.pool().num_blocks(), 9u);
+  ASSERT_EQ(rows.pool().num_blocks(), 9u);
+  RowCompare run{whole, rows};
+
+  const std::vector<int32_t> shared = row_tokens(s, 8);  // two blocks
+  for (int round = 0; round < 3; ++round) {
+    std::vector<int32_t> prompt = shared;
+    for (int32_t t : row_tokens(s, 1 + round)) prompt.push_back(t);
+    std::vector<kv::BlockTable> ta, tb;
+    ta.emplace_back(whole.pool(), whole.block_size());
+    tb.emplace_back(rows.pool(), rows.block_size());
+    const uint32_t ca = ta[0].reuse_prefix(prompt), cb = tb[0].reuse_prefix(prompt);
+    ASSERT_EQ(ca, cb);
+    if (round == 1) {
+      EXPECT_EQ(cb, 8u) << "the shared prompt's two blocks come from cache";
+    }
+    run.step(ta, tb, {std::vector<int32_t>(prompt.begin() + cb, prompt.end())}, LogitsWanted::Last);
+    run.step(ta, tb, {row_tokens(s, 1)}, LogitsWanted::Last);
+    if (round != 1) continue;
+    // Beside the live sequence (3 blocks) a second one takes 4 blocks, then 4 more do not fit.
+    std::vector<kv::BlockTable> oa, ob;
+    oa.emplace_back(whole.pool(), whole.block_size());
+    ob.emplace_back(rows.pool(), rows.block_size());
+    run.step(oa, ob, {row_tokens(s, 14)}, LogitsWanted::Last);
+    const std::vector<int32_t> more = row_tokens(s, 15);
+    SequenceStep sa{&oa[0], more}, sb{&ob[0], more};
+    EXPECT_THROW(whole.step(std::span(&sa, 1)), std::runtime_error);
+    EXPECT_THROW(rows.step(std::span(&sb, 1)), std::runtime_error);
+    ta.clear();  // preempted: 2 blocks cached, 1 free
+    tb.clear();
+    run.step(oa, ob, {more}, LogitsWanted::Last);
+  }
+  EXPECT_GT(rows.pool().stats().evictions, 0u);
+  EXPECT_EQ(whole.pool().stats().evictions, rows.pool().stats().evictions);
+}
+
+// What the row split cannot run is refused before any weight loads, naming why.
+TEST(RowSplit, RefusesWhatItCannotSplit) {
+  auto refusal = [](const model::MakeModelOptions& o, std::span<vk::Context* const> devices) {
+    const std::vector<uint8_t> bytes = test::random_model_bytes(o);
+    const auto file = gguf::GgufFile::parse(bytes);
+    try {
+      SplitModel split(devices, file, SplitModel::by_rows);
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(split)");
+  };
+  model::MakeModelOptions gemma;
+  gemma.arch = "gemma3";
+  gemma.shape = model::parse_model_shape("64x2x2x1");
+  EXPECT_NE(refusal(gemma, two_devices).find("not gemma3"), std::string::npos)
+      << refusal(gemma, two_devices);
+  // 256 wide, FFN 320: each device's 128 output or 160 down columns are no whole K-quant block.
+  const auto cut = test::wide_llama_options(model::FileType::Q4_K_M, 46);
+  EXPECT_NE(refusal(cut, two_devices).find("does not cut into 2 parts of whole 256-column blocks"),
+            std::string::npos)
+      << refusal(cut, two_devices);
+  // 4 heads over 3 devices.
+  vk::Context* three[] = {&test::vk_context(), &test::second_vk_context(), &test::vk_context()};
+  EXPECT_NE(refusal(cut, three).find("attention heads (4) do not divide by 3"), std::string::npos)
+      << refusal(cut, three);
+}
+
 }  // namespace
 }  // namespace vkllm::runtime
