@@ -262,6 +262,9 @@ int run_bench(const BenchArgs& args) {
                 args.model.c_str(), m.device_name().c_str(), m.weight_bytes() / 1e9, load_s,
                 std::string(kv::cache_type_name(opts.kv_cache_type)).c_str(),
                 static_cast<unsigned>(runner.pool().num_blocks()));
+    if (out.contains("row_split")) {
+      std::printf("rows split over %u devices\n", out["row_split"].get<unsigned>());
+    }
     if (out.contains("layer_split")) {
       std::string split;
       for (const auto& n : out["layer_split"]) split += (split.empty() ? "" : "+") + n.dump();
