@@ -51,6 +51,7 @@ EngineModel::EngineModel(const std::string& path, const std::string& device,
   choice.spread =
       engine.spread ||
       !(device.empty() ? engine.device : vk::DeviceRequest::parse(device)).split.empty();
+  choice.by_rows = engine.split_mode == runtime::SplitMode::Row;
   if (engine.vulkan.log_summary) std::cerr << "vkllm: running on " << choice.describe() << "\n";
   if (!on_cpu()) {
     ctx =

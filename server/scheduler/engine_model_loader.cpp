@@ -70,6 +70,7 @@ class EngineModelLoader::Pending : public PendingLoad {
 EngineModelLoader::EngineModelLoader(registry::ModelStore& store, ManagerOptions options)
     : store_(store), options_(std::move(options)), device_(choose_device(options_.device)) {
   device_.spread = options_.spread;
+  device_.by_rows = options_.split_mode == runtime::SplitMode::Row;
 }
 
 std::unique_ptr<PendingLoad> EngineModelLoader::prepare(const registry::ModelShow& show) {
