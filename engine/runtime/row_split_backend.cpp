@@ -240,9 +240,10 @@ class RowSplitBackend final : public StepBackend {
       open_[i] = false;
     }
     float* sum = sum_.data();
-    std::copy_n(parts_[0], n, sum);
-    for (size_t i = 1; i < shards_.size(); ++i) {
-      const float* p = parts_[i];
+    const float *x = parts_[0], *p = parts_[1];
+    for (uint64_t j = 0; j < n; ++j) sum[j] = x[j] + p[j];
+    for (size_t i = 2; i < shards_.size(); ++i) {
+      p = parts_[i];
       for (uint64_t j = 0; j < n; ++j) sum[j] += p[j];
     }
   }
