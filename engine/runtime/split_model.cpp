@@ -122,10 +122,6 @@ std::optional<SplitMode> parse_split_mode(std::string_view text) {
   return std::nullopt;
 }
 
-std::string_view split_mode_name(SplitMode mode) {
-  return mode == SplitMode::Row ? "row" : "layer";
-}
-
 uint64_t SplitModel::weight_bytes() const {
   uint64_t sum = 0;
   for (const auto& s : stages_) sum += s->weight_bytes();

@@ -31,9 +31,8 @@ namespace vkllm::runtime {
 std::vector<uint32_t> split_layers(uint32_t n_layer, std::span<const uint64_t> free_bytes);
 
 enum class SplitMode : uint8_t { Layer, Row };
-// "layer" or "row" (nullopt for anything else), and back.
+// "layer" or "row" (VKLLM_SPLIT_MODE); nullopt for anything else.
 std::optional<SplitMode> parse_split_mode(std::string_view text);
-std::string_view split_mode_name(SplitMode mode);
 
 class SplitModel {
  public:
