@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <deque>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "engine/runtime/row_split.h"
 #include "engine/runtime/weight_fusion.h"
 #include "engine/vulkan/command_recorder.h"
 #include "engine/vulkan/matmul_ops.h"
@@ -36,8 +38,16 @@ Model::Model(vk::Context& ctx, const gguf::GgufFile& file, const ModelOptions& o
 
 Model::Model(vk::Context& ctx, const gguf::GgufFile& file, TensorDataSource& source,
              const ModelOptions& options)
-    : layers_(options.layers), ctx_(&ctx), spec_(model::ModelSpec::from_gguf(file)) {
+    : layers_(options.layers),
+      shard_(options.shard),
+      ctx_(&ctx),
+      spec_(model::ModelSpec::from_gguf(file)) {
   layers_.end = std::min(layers_.end, spec_.n_layer);
+  if (shard_.split()) {
+    check_row_split(spec_, file, shard_.count);
+    if (is_stage() || shard_.index >= shard_.count)
+      throw std::invalid_argument("a row shard holds every layer, as one of its devices");
+  }
   if (layers_.first >= layers_.end && spec_.n_layer > 0) {
     throw std::invalid_argument("layer range [" + std::to_string(layers_.first) + ", " +
                                 std::to_string(layers_.end) + ") holds none of the model's " +
@@ -55,6 +65,10 @@ Model::Model(vk::Context& ctx, const gguf::GgufFile& file, TensorDataSource& sou
   TensorPlan plan = plan_device_tensors(file, spec_, options.fuse_weights && !spec_.is_gemma3n(),
                                         part_limit - kSlack - kAlign - vk::kMaxRepackPaddingBytes);
   std::erase_if(plan.tensors, [&](const PlannedTensor& t) { return !holds(t.name); });
+  // A row shard's part of each layer tensor (the views live until the upload is done).
+  const std::deque<gguf::TensorInfo> shard_views =
+      shard_.split() ? shard_tensor_plan(plan, spec_, shard_) : std::deque<gguf::TensorInfo>{};
+  if (shard_.split()) spec_ = row_shard_spec(spec_, shard_.count);
   spec_.fused_qkv = spec_.fused_qkv || plan.fused_qkv;
   spec_.fused_gate_up = spec_.fused_gate_up || plan.fused_gate_up;
   std::vector<const PlannedTensor*> order;

@@ -43,6 +43,14 @@ struct LayerRange {
   bool contains(uint32_t layer) const { return layer >= first && layer < end; }
 };
 
+// One device's share of a model split by rows (engine/runtime/row_split.h): device `index` of
+// `count`; count 1 is the whole model.
+struct RowShard {
+  uint32_t index = 0;
+  uint32_t count = 1;
+  bool split() const { return count > 1; }
+};
+
 struct ModelOptions {
   // Stack Q|K|V and gate|up into one tensor each where they fit (engine/runtime/weight_fusion.h).
   bool fuse_weights = true;
@@ -50,6 +58,9 @@ struct ModelOptions {
   // norm and LM head (the embeddings again when tied) only with the last layer; tensors of no
   // layer (rope factors) go with every stage.
   LayerRange layers;
+  // A device's share of every layer's heads and FFN (row split); the output norm and LM head
+  // only with shard 0. Not with `layers`.
+  RowShard shard;
 };
 
 class Model {
@@ -62,7 +73,8 @@ class Model {
   Model(const Model&) = delete;
   Model& operator=(const Model&) = delete;
 
-  // The file's spec, with fused_qkv / fused_gate_up set where the load fused those weights.
+  // The file's spec, with fused_qkv / fused_gate_up set where the load fused those weights; a
+  // row shard's has its share of the heads and FFN rows (row_shard_spec).
   const model::ModelSpec& spec() const { return spec_; }
   vk::Context& context() const { return *ctx_; }
   // The weight, or nullptr when the model does not have it (e.g. biases).
@@ -76,13 +88,16 @@ class Model {
   const LayerRange& layers() const { return layers_; }
   bool is_stage() const { return layers_.first > 0 || layers_.end < spec_.n_layer; }
   bool has_embeddings() const { return layers_.first == 0; }
-  bool has_output() const { return layers_.end >= spec_.n_layer; }
+  bool has_output() const { return layers_.end >= spec_.n_layer && shard_.index == 0; }
+  // The share of the model this one holds when split by rows (count 1: not split so).
+  const RowShard& shard() const { return shard_; }
 
  private:
   // Whether this Model (a stage or the whole) holds the file's tensor `name`.
   bool holds(const std::string& name) const;
 
   LayerRange layers_;
+  RowShard shard_;
   vk::Context* ctx_;
   model::ModelSpec spec_;
   std::vector<vk::Arena> arenas_;

@@ -11,6 +11,7 @@
 #include "engine/runtime/cpu_backend.h"
 #include "engine/runtime/forward.h"
 #include "engine/runtime/host_model.h"
+#include "engine/runtime/row_split_backend.h"
 #include "engine/runtime/split_backend.h"
 #include "engine/runtime/split_model.h"
 #include "engine/runtime/step_backend.h"
@@ -94,7 +95,8 @@ Runner::Runner(SplitModel& model, const RunnerOptions& options)
       options_(with_limits(model.spec(), options)) {
   for (size_t i = 0; i < model.num_stages(); ++i)
     stage_weight_bytes_.push_back(model.stage(i).weight_bytes());
-  backend_ = make_split_backend(model, options_);
+  backend_ = model.mode() == SplitMode::Row ? make_row_split_backend(model, options_)
+                                            : make_split_backend(model, options_);
   start();
 }
 

@@ -192,7 +192,8 @@ class Runner {
   Runner(Model& model, const RunnerOptions& options = {});
   // On the CPU; `model` must outlive the Runner.
   Runner(const HostModel& model, const RunnerOptions& options = {});
-  // Across the Vulkan devices of a model split by layers (engine/runtime/split_backend.h).
+  // Across the Vulkan devices of a split model, by layers (engine/runtime/split_backend.h) or by
+  // rows (row_split_backend.h; spec() is then a device's share: SplitModel::spec()).
   Runner(SplitModel& model, const RunnerOptions& options = {});
   ~Runner();
   Runner(const Runner&) = delete;

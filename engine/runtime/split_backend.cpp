@@ -248,21 +248,15 @@ class SplitBackend final : public StepBackend {
 
 }  // namespace
 
-std::unique_ptr<StepBackend> make_split_backend(const SplitModel& model, RunnerOptions& opt) {
-  const auto& spec = model.spec();
+std::vector<std::unique_ptr<StepBackend>> make_stage_backends(const SplitModel& model,
+                                                              std::vector<RunnerOptions> opts) {
   const size_t n = model.num_stages();
-  std::vector<RunnerOptions> opts(n, opt);
   std::vector<std::unique_ptr<StepBackend>> stages(n);
   auto make = [&](size_t i) {
     stages[i].reset();  // a stage made again frees its memory first
     stages[i] = make_vulkan_backend(model.stage(i), opts[i]);
   };
-  for (size_t i = 0; i < n; ++i) {
-    const LayerRange& r = model.stage(i).layers();
-    if (opt.kv_budget_bytes && !opt.kv_blocks)
-      opts[i].kv_budget_bytes = opt.kv_budget_bytes * (r.end - r.first) / spec.n_layer;
-    make(i);
-  }
+  for (size_t i = 0; i < n; ++i) make(i);
   uint32_t blocks = UINT32_MAX;
   for (const auto& s : stages) blocks = std::min(blocks, s->kv_layout().num_blocks);
   for (size_t i = 0; i < n; ++i) {
@@ -274,7 +268,18 @@ std::unique_ptr<StepBackend> make_split_backend(const SplitModel& model, RunnerO
     if (s->kv_layout().num_blocks != blocks)
       throw std::runtime_error("the devices of a split model cannot hold the same KV blocks");
   }
-  auto split = std::make_unique<SplitBackend>(model, std::move(stages));
+  return stages;
+}
+
+std::unique_ptr<StepBackend> make_split_backend(const SplitModel& model, RunnerOptions& opt) {
+  const auto& spec = model.spec();
+  std::vector<RunnerOptions> opts(model.num_stages(), opt);
+  for (size_t i = 0; i < opts.size(); ++i) {
+    const LayerRange& r = model.stage(i).layers();
+    if (opt.kv_budget_bytes && !opt.kv_blocks)
+      opts[i].kv_budget_bytes = opt.kv_budget_bytes * (r.end - r.first) / spec.n_layer;
+  }
+  auto split = std::make_unique<SplitBackend>(model, make_stage_backends(model, std::move(opts)));
   opt.max_batch_tokens = split->max_batch_tokens();
   opt.max_logits_rows = split->max_logits_rows();
   return split;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "engine/runtime/runner.h"
 #include "engine/runtime/split_model.h"
@@ -21,5 +22,11 @@ namespace vkllm::runtime {
 // every stage holds. The stages share one KV block count: with kv_budget_bytes, each stage gets
 // its layers' share of it; without, each as many blocks as the stage with the fewest holds.
 std::unique_ptr<StepBackend> make_split_backend(const SplitModel& model, RunnerOptions& opt);
+
+// One Vulkan backend per stage (or row shard) of `model`, stage i made with opts[i]; those that
+// hold more KV blocks than the one with the fewest are made again with that many, so one block
+// pool serves them all. Throws std::runtime_error where that fails.
+std::vector<std::unique_ptr<StepBackend>> make_stage_backends(const SplitModel& model,
+                                                              std::vector<RunnerOptions> opts);
 
 }  // namespace vkllm::runtime

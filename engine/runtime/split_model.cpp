@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "engine/runtime/row_split.h"
+
 namespace vkllm::runtime {
 
 std::vector<uint32_t> split_layers(uint32_t n_layer, std::span<const uint64_t> free_bytes) {
@@ -80,6 +82,45 @@ SplitModel::SplitModel(std::span<vk::Context* const> contexts, const gguf::GgufF
             return std::make_unique<GgufFileSource>(file);
           },
           layer_counts, options) {}
+
+SplitModel::SplitModel(std::span<vk::Context* const> contexts, const gguf::GgufFile& file,
+                       const SourceFactory& source, ByRows, const ModelOptions& options)
+    : mode_(SplitMode::Row) {
+  const auto n = static_cast<uint32_t>(contexts.size());
+  check_row_split(model::ModelSpec::from_gguf(file), file, n);
+  for (uint32_t i = 0; i < n; ++i) {
+    ModelOptions shard = options;
+    shard.shard = {i, n};
+    const std::unique_ptr<TensorDataSource> src = source(i);
+    stages_.push_back(std::make_unique<Model>(*contexts[i], file, *src, shard));
+  }
+}
+
+SplitModel::SplitModel(std::span<vk::Context* const> contexts, const gguf::GgufFile& file, ByRows,
+                       const ModelOptions& options)
+    : SplitModel(
+          contexts, file,
+          [&file](size_t) -> std::unique_ptr<TensorDataSource> {
+            return std::make_unique<GgufFileSource>(file);
+          },
+          by_rows, options) {}
+
+std::unique_ptr<SplitModel> load_split_model(std::span<vk::Context* const> contexts,
+                                             const gguf::GgufFile& file,
+                                             const SplitModel::SourceFactory& source,
+                                             SplitMode mode, std::span<const uint64_t> free_bytes,
+                                             const ModelOptions& options) {
+  if (mode == SplitMode::Row)
+    return std::make_unique<SplitModel>(contexts, file, source, SplitModel::by_rows, options);
+  const auto counts = split_layers(model::ModelSpec::from_gguf(file).n_layer, free_bytes);
+  return std::make_unique<SplitModel>(contexts, file, source, counts, options);
+}
+
+std::optional<SplitMode> parse_split_mode(std::string_view text) {
+  if (text == "layer") return SplitMode::Layer;
+  if (text == "row") return SplitMode::Row;
+  return std::nullopt;
+}
 
 uint64_t SplitModel::weight_bytes() const {
   uint64_t sum = 0;

@@ -527,7 +527,15 @@ class StepBackend {
   }
   // Ends the step (end_step without outputs: everything recorded runs, and is waited for) and
   // returns the first n elements of x in host memory, valid until this backend's next step.
-  virtual const float* end_stage(Rows /*x*/, uint64_t /*n*/) { unsupported("end_stage"); }
+  const float* end_stage(Rows x, uint64_t n) {
+    submit_stage(x, n);
+    return wait_stage();
+  }
+  // end_stage in two halves, so that several devices run their parts at once (the row split):
+  // submit_stage records the copy of x's first n elements and submits, wait_stage waits and
+  // returns them.
+  virtual void submit_stage(Rows /*x*/, uint64_t /*n*/) { unsupported("submit_stage"); }
+  virtual const float* wait_stage() { unsupported("wait_stage"); }
 
   // After end_step: R rows of n_vocab logits, R greedy tokens, R rows of n_embd hidden states.
   virtual const float* logits() const = 0;

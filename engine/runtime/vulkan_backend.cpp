@@ -462,11 +462,15 @@ void VulkanBackend::begin_stage(const kv::BatchMeta& meta, Rows x, const float* 
   wrote(x.act);
 }
 
-const float* VulkanBackend::end_stage(Rows x, uint64_t n) {
+void VulkanBackend::submit_stage(Rows x, uint64_t n) {
   if (!mem_.stage_out.mapped() || n * 4 > mem_.stage_out.size())
     throw std::logic_error("end_stage: this backend is not a stage before the last");
   rec_->copy(mem_.slice(x).sub(0, n * 4), mem_.stage_out.slice(0, n * 4));
-  end_step({}, 0);
+  submit_step({}, 0);
+}
+
+const float* VulkanBackend::wait_stage() {
+  wait_step();
   return reinterpret_cast<const float*>(mem_.stage_out.mapped());
 }
 

@@ -221,7 +221,8 @@ class VulkanBackend final : public StepBackend {
   bool take_ahead(const kv::BatchMeta& meta, const StepKey& key) override;
   // Through the host-visible stage_in / stage_out buffers (VulkanStepBuffers).
   void begin_stage(const kv::BatchMeta& meta, Rows x, const float* data, uint64_t n) override;
-  const float* end_stage(Rows x, uint64_t n) override;
+  void submit_stage(Rows x, uint64_t n) override;
+  const float* wait_stage() override;
 
   const float* logits() const override {
     return reinterpret_cast<const float*>(mem_.readback.mapped());

@@ -202,11 +202,12 @@ void VulkanStepBuffers::allocate_activations() {
       vk::Buffer(ctx.device(), 4 * (std::max(R * std::max(V, E), encoder ? T * E : 0) + S_words()),
                  vk::MemoryKind::Readback, "step results");
   // A stage of a split model receives the residual stream from the stage before it and hands it
-  // to the next through host-visible memory.
-  if (m.is_stage()) {
-    if (!m.has_embeddings())
+  // to the next through host-visible memory; a row shard hands its partial sums out and takes
+  // the summed stream back.
+  if (m.is_stage() || m.shard().split()) {
+    if (!m.has_embeddings() || m.shard().split())
       stage_in = vk::Buffer(ctx.device(), 4 * T * E, vk::MemoryKind::Upload, "stage input");
-    if (!m.has_output())
+    if (!m.has_output() || m.shard().split())
       stage_out = vk::Buffer(ctx.device(), 4 * T * E, vk::MemoryKind::Readback, "stage output");
   }
 }

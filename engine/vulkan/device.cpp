@@ -208,11 +208,23 @@ std::vector<PhysicalDeviceInfo> probe_physical_devices(std::string* error) noexc
   try {
     auto instance = create_instance(false);
     const auto devices = physical_devices(instance.get());
+    uint32_t n_groups = 0;
+    check(vkEnumeratePhysicalDeviceGroups(instance.get(), &n_groups, nullptr),
+          "vkEnumeratePhysicalDeviceGroups");
+    std::vector<VkPhysicalDeviceGroupProperties> groups(
+        n_groups, {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_GROUP_PROPERTIES, nullptr, 0, {}, VK_FALSE});
+    check(vkEnumeratePhysicalDeviceGroups(instance.get(), &n_groups, groups.data()),
+          "vkEnumeratePhysicalDeviceGroups");
     for (size_t i = 0; i < devices.size(); ++i) {
       VkPhysicalDeviceProperties p;
       vkGetPhysicalDeviceProperties(devices[i], &p);
       out.push_back({static_cast<uint32_t>(i), p.deviceName, p.deviceType,
                      p.apiVersion >= VK_API_VERSION_1_2 && compute_queue_family(devices[i]) >= 0});
+      for (const auto& g : groups) {
+        if (std::find(g.physicalDevices, g.physicalDevices + g.physicalDeviceCount, devices[i]) !=
+            g.physicalDevices + g.physicalDeviceCount)
+          out.back().group_size = g.physicalDeviceCount;
+      }
     }
   } catch (const std::exception& e) {
     // No loader, no driver (VK_ERROR_INCOMPATIBLE_DRIVER), or a loader older than 1.2: no devices.

@@ -145,6 +145,10 @@ struct PhysicalDeviceInfo {
   std::string name;
   VkPhysicalDeviceType type = VK_PHYSICAL_DEVICE_TYPE_OTHER;
   bool usable = false;  // Vulkan 1.2 and a compute queue
+  // Devices in its Vulkan device group (vkEnumeratePhysicalDeviceGroups): more than 1 where the
+  // driver links GPUs so that one logical device spans them (peer memory: a split model's
+  // devices could then share buffers instead of going through host memory).
+  uint32_t group_size = 1;
   bool is_gpu() const {
     return type == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ||
            type == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ||

@@ -145,7 +145,9 @@ int run_bench(const BenchArgs& args) {
   out["kv_blocks"] = runner.pool().num_blocks();
   out["load_seconds"] = load_s;
   out["depth"] = args.depth;
-  if (m.split) {  // layers per device, in stage order
+  if (m.split && m.split->mode() == runtime::SplitMode::Row) {  // devices sharing every layer
+    out["row_split"] = m.split->num_stages();
+  } else if (m.split) {  // layers per device, in stage order
     std::vector<uint32_t> layers;
     for (size_t i = 0; i < m.split->num_stages(); ++i)
       layers.push_back(m.split->stage(i).layers().end - m.split->stage(i).layers().first);
@@ -307,6 +309,9 @@ int run_bench(const BenchArgs& args) {
                 args.model.c_str(), m.device_name().c_str(), m.weight_bytes() / 1e9, load_s,
                 std::string(kv::cache_type_name(opts.kv_cache_type)).c_str(),
                 static_cast<unsigned>(runner.pool().num_blocks()));
+    if (out.contains("row_split")) {
+      std::printf("rows split over %u devices\n", out["row_split"].get<unsigned>());
+    }
     if (out.contains("layer_split")) {
       std::string split;
       for (const auto& n : out["layer_split"]) split += (split.empty() ? "" : "+") + n.dump();

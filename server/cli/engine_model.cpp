@@ -15,7 +15,8 @@ namespace vkllm::cli {
 void add_device_option(CLI::App* cmd, std::string& device) {
   cmd->add_option("--device", device,
                   "auto (a GPU, else the CPU backend), cpu, vulkan or vulkan:<index>, or a "
-                  "list of indices (0,1: the model split by layers across them) "
+                  "list of indices (0,1: the model split across them, by layers or as "
+                  "VKLLM_SPLIT_MODE says) "
                   "(default: VKLLM_DEVICE, else auto)");
 }
 
@@ -50,6 +51,7 @@ EngineModel::EngineModel(const std::string& path, const std::string& device,
   choice.spread =
       engine.spread ||
       !(device.empty() ? engine.device : vk::DeviceRequest::parse(device)).split.empty();
+  choice.by_rows = engine.split_mode == runtime::SplitMode::Row;
   if (engine.vulkan.log_summary) std::cerr << "vkllm: running on " << choice.describe() << "\n";
   if (!on_cpu()) {
     ctx =
@@ -69,8 +71,12 @@ EngineModel::EngineModel(const std::string& path, const std::string& device,
       const auto b = c->device().memory_budget();
       free.push_back(b.budget > b.usage ? b.budget - b.usage : 0);
     }
-    const auto counts = runtime::split_layers(model::ModelSpec::from_gguf(file).n_layer, free);
-    split = std::make_unique<runtime::SplitModel>(devices, file, counts, engine.model);
+    split = runtime::load_split_model(
+        devices, file,
+        [this](size_t) -> std::unique_ptr<runtime::TensorDataSource> {
+          return std::make_unique<runtime::GgufFileSource>(file);
+        },
+        engine.split_mode, free, engine.model);
     load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     runner = std::make_unique<runtime::Runner>(*split, options);
     return;

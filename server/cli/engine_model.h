@@ -1,7 +1,8 @@
 // A GGUF file loaded for an in-process engine command (generate, debug logits, perplexity,
 // bench) on the backend the server would pick (device_choice.h): --device, else VKLLM_DEVICE,
-// else a GPU when there is one and the CPU backend otherwise, or split by layers across several
-// Vulkan devices (a device list, or OLLAMA_SCHED_SPREAD); optionally with a LoRA adapter merged
+// else a GPU when there is one and the CPU backend otherwise, or split across several Vulkan
+// devices (a device list, or OLLAMA_SCHED_SPREAD; by layers, or by rows with
+// VKLLM_SPLIT_MODE=row); optionally with a LoRA adapter merged
 // into its weights (engine/runtime/lora_merge.h; not with a split).
 #pragma once
 
@@ -43,6 +44,7 @@ struct EngineModel {
               const sched::ManagerOptions& engine, const std::string& lora = {});
 
   bool on_cpu() const { return choice.backend == sched::Backend::Cpu; }
+  // The spec the graph runs (split by rows: a device's share of the heads and FFN rows).
   const model::ModelSpec& spec() const {
     return on_cpu() ? host->spec() : split ? split->spec() : model->spec();
   }

@@ -198,6 +198,11 @@ sched::ManagerOptions read_model_options(const Environment& env,
   o.vulkan.selector = o.device.selector;
   const std::string spread = env.value("OLLAMA_SCHED_SPREAD");
   o.spread = !spread.empty() && !ollama_false(spread);
+  if (const std::string v = env.value("VKLLM_SPLIT_MODE"); !v.empty()) {
+    const auto mode = runtime::parse_split_mode(v);
+    if (!mode) refuse("VKLLM_SPLIT_MODE", v, "expected layer or row");
+    o.split_mode = *mode;
+  }
   o.vulkan.validation = flag(env, "VKLLM_VULKAN_VALIDATION");
   o.vulkan.log_summary = !flag(env, "VKLLM_QUIET");
   o.vulkan.push_descriptors = !flag(env, "VKLLM_NO_PUSH_DESCRIPTORS");

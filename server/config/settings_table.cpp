@@ -43,6 +43,11 @@ constexpr SettingInfo kSettings[] = {
      "proportion to their free memory (auto: every GPU of the best kind)."},
     {"OLLAMA_SCHED_SPREAD", "engine", "",
      "Split every model by layers across all the devices (any value but false/0)."},
+    {"VKLLM_SPLIT_MODE", "engine", "layer",
+     "How a model split across devices is shared out: layer (each device a run of layers, one "
+     "after another) or row (each device a share of every layer's heads and FFN rows, all at "
+     "once, their partial sums added on the host twice per layer; llama, qwen2 and qwen3 "
+     "decoders, others refused at load)."},
     {"VKLLM_THREADS", "engine", "", "CPU backend threads (default: the physical cores)."},
     {"VKLLM_CPU_ISA", "engine", "",
      "Caps the CPU kernels' instruction set: scalar, avx2, avx512 or amx."},

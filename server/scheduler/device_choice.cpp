@@ -22,7 +22,8 @@ std::string device_list(std::span<const vk::PhysicalDeviceInfo> devices) {
   std::string s = "Vulkan devices:";
   for (const auto& d : devices) {
     s += " [" + std::to_string(d.index) + "] " + d.name + " (" +
-         vk::physical_device_type_name(d.type) + (d.usable ? "" : ", unusable") + ")";
+         vk::physical_device_type_name(d.type) + (d.usable ? "" : ", unusable") +
+         (d.group_size > 1 ? ", device group of " + std::to_string(d.group_size) : "") + ")";
   }
   return s;
 }
@@ -42,7 +43,7 @@ std::string DeviceChoice::describe() const {
     for (const auto& s : split_selectors) list += (list.empty() ? "" : ",") + s;
     return "Vulkan devices " + list + ", " +
            (spread ? "every model" : "models larger than device " + split_selectors.front()) +
-           " split by layers (" + reason + ")";
+           (by_rows ? " split by rows (" : " split by layers (") + reason + ")";
   }
   if (backend == Backend::Vulkan) {
     return "Vulkan" + (vulkan_selector.empty() ? "" : " device " + vulkan_selector) + " (" +

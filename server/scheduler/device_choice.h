@@ -26,6 +26,8 @@ struct DeviceChoice {
   // OLLAMA_SCHED_SPREAD: every model split across the devices; otherwise, as Ollama, a model is
   // split only when it does not fit on the first device.
   bool spread = false;
+  // VKLLM_SPLIT_MODE=row: split models share every layer out by rows (for the log line).
+  bool by_rows = false;
   bool split() const { return split_selectors.size() > 1; }
   // Whether a model needing `need_bytes` (weights, activations, its least KV) is split, with
   // `first_device_bytes` of memory on the first device.

@@ -70,6 +70,7 @@ class EngineModelLoader::Pending : public PendingLoad {
 EngineModelLoader::EngineModelLoader(registry::ModelStore& store, ManagerOptions options)
     : store_(store), options_(std::move(options)), device_(choose_device(options_.device)) {
   device_.spread = options_.spread;
+  device_.by_rows = options_.split_mode == runtime::SplitMode::Row;
 }
 
 std::unique_ptr<PendingLoad> EngineModelLoader::prepare(const registry::ModelShow& show) {
@@ -142,14 +143,16 @@ EngineModelLoader::Pending::Pending(EngineModelLoader& loader, const registry::M
   const DeviceChoice& device = loader_.device_;
   const bool host = device.backend == Backend::Cpu;
   if (!host) contexts_ = loader_.vulkan_contexts();
-  // With several devices, a decoder is split by layers across them under OLLAMA_SCHED_SPREAD or
-  // when it does not fit on the first (weights, activations and 2048 tokens of KV); embedding
-  // models (small, an encoder graph without stages) and LoRA-adapted ones stay on the first.
+  // With several devices, a decoder is split across them (by layers, or by rows with
+  // VKLLM_SPLIT_MODE=row) under OLLAMA_SCHED_SPREAD or when it does not fit on the first
+  // (weights, activations and 2048 tokens of KV); embedding models (small, an encoder graph
+  // without stages) and LoRA-adapted ones stay on the first.
   split_ = !host && !spec_.has_pooling_type && !adapter_ &&
            device.splits(weight_bytes + act_estimate + options_.gpu_overhead + per_token_kv_ * 2048,
                          contexts_.front()->device().memory_budget().budget);
   // Each device takes one layer at least: a model of fewer layers uses the first ones.
-  if (split_ && contexts_.size() > spec_.n_layer) {
+  if (split_ && options_.split_mode == runtime::SplitMode::Layer &&
+      contexts_.size() > spec_.n_layer) {
     contexts_.resize(std::max<size_t>(spec_.n_layer, 1));
     split_ = contexts_.size() > 1;
   }
@@ -316,7 +319,8 @@ void EngineModelLoader::Pending::build(const runtime::RunnerOptions& ro) {
   runtime::TensorDataSource& source =
       merged ? static_cast<runtime::TensorDataSource&>(*merged) : blob_source;
   if (split_) {
-    // Each device's layers in proportion to its free memory; each stage reads the blob afresh.
+    // By layers, each device's in proportion to its free memory, or by rows; each device reads
+    // the blob afresh.
     std::vector<vk::Context*> devices;
     std::vector<uint64_t> free;
     for (const auto& c : contexts_) {
@@ -324,15 +328,14 @@ void EngineModelLoader::Pending::build(const runtime::RunnerOptions& ro) {
       const auto b = c->device().memory_budget();
       free.push_back(b.budget > b.usage ? b.budget - b.usage : 0);
     }
-    const auto counts = runtime::split_layers(spec_.n_layer, free);
     const registry::Digest digest = *show.model_blob;
     const uint64_t data_offset = stored.data_offset();
-    m.split_model = std::make_unique<runtime::SplitModel>(
+    m.split_model = runtime::load_split_model(
         devices, *m.header,
         [&](size_t) -> std::unique_ptr<runtime::TensorDataSource> {
           return std::make_unique<BlobTensorSource>(blobs.open(digest), data_offset);
         },
-        counts, options_.model);
+        options_.split_mode, free, options_.model);
     m.runner = std::make_unique<runtime::Runner>(*m.split_model, ro);
     const auto bytes = m.runner->device_bytes_by_device();
     for (size_t i = 0; i < bytes.size(); ++i)
@@ -366,11 +369,16 @@ void EngineModelLoader::Pending::log_loaded(uint64_t kv_tokens, uint32_t max_seq
     std::cerr << "; " << layout.name << " layout read as llama.cpp's";
   }
   if (!m.device_shares.empty()) {
-    std::cerr << "; layers split";
+    const bool rows = m.split_model->mode() == runtime::SplitMode::Row;
+    std::cerr << (rows ? "; rows split over devices" : "; layers split");
     for (size_t i = 0; i < m.split_model->num_stages(); ++i) {
       const auto& r = m.split_model->stage(i).layers();
-      std::cerr << (i ? " + " : " ") << (r.end - r.first) << " on device "
-                << m.device_shares[i].first;
+      if (rows) {
+        std::cerr << (i ? " + " : " ") << m.device_shares[i].first;
+      } else {
+        std::cerr << (i ? " + " : " ") << (r.end - r.first) << " on device "
+                  << m.device_shares[i].first;
+      }
     }
   }
   std::cerr << "\n";

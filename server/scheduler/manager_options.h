@@ -7,6 +7,7 @@
 
 #include "engine/runtime/model.h"
 #include "engine/runtime/runner.h"
+#include "engine/runtime/split_model.h"
 #include "engine/vulkan/device.h"
 #include "engine/vulkan/pipeline.h"
 #include "server/scheduler/speculation.h"
@@ -21,6 +22,8 @@ struct ManagerOptions {
   uint64_t gpu_overhead = 0;     // OLLAMA_GPU_OVERHEAD bytes kept free
   vk::DeviceRequest device;      // VKLLM_DEVICE: auto, cpu, vulkan[:N], a list N,M (split)
   bool spread = false;           // OLLAMA_SCHED_SPREAD: split models across every GPU
+  // VKLLM_SPLIT_MODE: how a split model is shared out, by layers or by rows (row_split.h).
+  runtime::SplitMode split_mode = runtime::SplitMode::Layer;
   // The engine options each model starts from (the manager sets context, sequences and, unless
   // VKLLM_KV_BUDGET did, the KV budget per model).
   runtime::RunnerOptions runner;

@@ -24,16 +24,6 @@ namespace {
 
 using test::Seeded;
 
-// The test device opened a second time.
-vk::Context& second_context() {
-  static vk::Context context([] {
-    vk::DeviceOptions o;
-    o.log_summary = false;
-    return o;
-  }());
-  return context;
-}
-
 TEST(SplitLayers, FollowsFreeMemoryWithOneLayerEachAtLeast) {
   EXPECT_EQ(split_layers(32, std::vector<uint64_t>{80, 80}), (std::vector<uint32_t>{16, 16}));
   EXPECT_EQ(split_layers(80, std::vector<uint64_t>{300, 100}), (std::vector<uint32_t>{60, 20}));
@@ -101,7 +91,7 @@ TEST(SplitModel, LogitsEqualTheWholeModelsBitForBit) {
   opts.warm_up = false;  // pipelines as steps need them: each device compiles its own
   Runner whole(f.whole, opts);
   // Three stages on two devices, the first and last on the same one: every hand-off kind.
-  vk::Context* devices[] = {&test::vk_context(), &second_context(), &test::vk_context()};
+  vk::Context* devices[] = {&test::vk_context(), &test::second_vk_context(), &test::vk_context()};
   const uint32_t counts[] = {1, 2, 1};
   SplitModel split(devices, f.file, counts);
   EXPECT_FALSE(split.stage(0).find(model::Weight::Output));
@@ -142,7 +132,7 @@ TEST(SplitModel, ImageRowsEnterTheFirstStageAndGiveTheWholeModelsLogits) {
   opts.embedding_inputs = true;
   opts.warm_up = false;
   Runner whole(f.whole, opts);
-  vk::Context* devices[] = {&test::vk_context(), &second_context()};
+  vk::Context* devices[] = {&test::vk_context(), &test::second_vk_context()};
   const uint32_t counts[] = {2, 2};
   SplitModel split(devices, f.file, counts);
   Runner parts(split, opts);
@@ -184,7 +174,7 @@ TEST(SplitModel, MambaHybridLogitsEqualTheWholeModels) {
   const std::vector<uint8_t> bytes = test::random_model_bytes(o);
   const auto file = gguf::GgufFile::parse(bytes);
   Model whole_model(test::vk_context(), file);
-  vk::Context* devices[] = {&test::vk_context(), &second_context(), &test::vk_context()};
+  vk::Context* devices[] = {&test::vk_context(), &test::second_vk_context(), &test::vk_context()};
   const uint32_t counts[] = {1, 1, 1};
   SplitModel split(devices, file, counts);
   RunnerOptions opts;
@@ -211,7 +201,7 @@ TEST(SplitModel, RefusesGemma3n) {
   o.shape = model::parse_model_shape("64x2x2x1");
   const std::vector<uint8_t> bytes = test::random_model_bytes(o);
   const auto file = gguf::GgufFile::parse(bytes);
-  vk::Context* devices[] = {&test::vk_context(), &second_context()};
+  vk::Context* devices[] = {&test::vk_context(), &test::second_vk_context()};
   const uint32_t counts[] = {1, 1};
   try {
     SplitModel split(devices, file, counts);
@@ -239,7 +229,7 @@ TEST(SplitModel, PrefixReusePreemptionAndEvictionMatchTheWholeModel) {
   // 9 blocks in all.
   opts.kv_budget_bytes = 9ull * 2 * spec.n_layer * spec.n_head_kv * 4 * spec.head_dim * 2;
   Runner whole(f.whole, opts);
-  vk::Context* devices[] = {&test::vk_context(), &second_context()};
+  vk::Context* devices[] = {&test::vk_context(), &test::second_vk_context()};
   const uint32_t counts[] = {3, 1};
   SplitModel split(devices, f.file, counts);
   Runner parts(split, opts);

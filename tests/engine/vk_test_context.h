@@ -16,6 +16,17 @@ inline vk::Context& vk_context() {
   return context;
 }
 
+// The same device opened a second time (its own Vulkan device, memory and queues): the second
+// device of the split-model tests.
+inline vk::Context& second_vk_context() {
+  static vk::Context context([] {
+    vk::DeviceOptions o;
+    o.log_summary = false;
+    return o;
+  }());
+  return context;
+}
+
 // Each test creates one: the seed goes into every assertion message of the test's scope.
 class SeededRng {
  public:

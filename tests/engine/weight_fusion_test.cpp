@@ -67,8 +67,8 @@ TEST_P(WeightFusion, FusedModelGivesTheUnfusedLogits) {
 
   vk::Context& ctx = c.capped ? test::capped_context() : test::vk_context();
   ForwardOnlySource source(file);
-  Model fused(ctx, file, source, {.fuse_weights = true, .layers = {}});
-  Model plain(ctx, file, {.fuse_weights = false, .layers = {}});
+  Model fused(ctx, file, source, {.fuse_weights = true, .layers = {}, .shard = {}});
+  Model plain(ctx, file, {.fuse_weights = false, .layers = {}, .shard = {}});
 
   const model::ModelSpec& spec = fused.spec();
   EXPECT_FALSE(plain.spec().fused_qkv);

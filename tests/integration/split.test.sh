@@ -68,6 +68,28 @@ expect_eq "$(grep -c '^vkllm_model_device_bytes_by_device{.*model="tiny:latest"'
 pass "a device list keeps a small model on the first; OLLAMA_SCHED_SPREAD splits it: same greedy text (and image answer), per-device /api/ps and /metrics"
 vkllm_stop "$VKLLM_PID"
 
+# By rows (VKLLM_SPLIT_MODE=row): the same greedy text as on one device (the devices' partial
+# sums are added in another order: logits within 1e-3 of a row's spread, engine tests
+# RowSplit.*), each device's share in /api/ps; a model the row split does not run (gemma3) is
+# refused at load, naming why.
+vkllm_start row VKLLM_DEVICE=llvmpipe,llvmpipe OLLAMA_SCHED_SPREAD=1 VKLLM_SPLIT_MODE=row VKLLM_QUIET=1 \
+  VKLLM_WARM_UP=0
+"$VKLLM_BIN" create tiny -f "$TEST_TMP/Modelfile.tiny" >/dev/null 2>&1 || fail "create tiny (row)"
+expect_eq "$(http_status POST "$VKLLM_URL/api/generate" -d "$greq")" 200 "generate (row): $(body)"
+expect_eq "$(jq -j .response "$TEST_TMP/body")" "$(cat "$TEST_TMP/one.txt")" \
+  "greedy text split by rows equals one device's"
+grep -Eq 'loaded tiny:latest .*rows split over devices llvmpipe \+ llvmpipe' "$VKLLM_LOG" ||
+  fail "the model did not load split by rows: $(grep loaded "$VKLLM_LOG")"
+jq -e '.models | length == 1 and (.[0].devices | length) == 2 and
+       ([.[0].devices[].size_vram] | add) == .[0].size' <(curl -s "$VKLLM_URL/api/ps") >/dev/null ||
+  fail "ps of a model split by rows: $(curl -s "$VKLLM_URL/api/ps")"
+"$VKLLM_BIN" create g3v -f "$TEST_TMP/Modelfile.g3v" >/dev/null 2>&1 || fail "create g3v (row)"
+expect_eq "$(http_status POST "$VKLLM_URL/api/chat" -d "$vreq")" 500 "gemma3 split by rows: $(body)"
+jq -e '.error | contains("row split cannot run this model") and contains("gemma3")' \
+  "$TEST_TMP/body" >/dev/null || fail "the refusal does not say why: $(body)"
+pass "VKLLM_SPLIT_MODE=row splits a llama by rows (same greedy text, per-device /api/ps) and refuses gemma3"
+vkllm_stop "$VKLLM_PID"
+
 VKLLM_QUIET=1 VKLLM_WARM_UP=0 "$VKLLM_BIN" bench --model "$gguf" --device llvmpipe,llvmpipe --prompt 32 --gen 4 \
   --batch 1,2 --json >"$TEST_TMP/bench.json" 2>"$TEST_TMP/bench.err" ||
   fail "bench across two devices: $(cat "$TEST_TMP/bench.err")"

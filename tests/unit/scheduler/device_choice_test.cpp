@@ -69,6 +69,18 @@ TEST(DeviceRequest, AListSplitsModelsAcrossItsDevices) {
   EXPECT_TRUE(spread.splits(5, 10));
   EXPECT_NE(spread.describe().find("every model split by layers"), std::string::npos)
       << spread.describe();
+  spread.by_rows = true;  // VKLLM_SPLIT_MODE=row
+  EXPECT_NE(spread.describe().find("every model split by rows"), std::string::npos)
+      << spread.describe();
+  // A device the driver groups with others says so (the row split's sums could then stay on the
+  // devices); lavapipe is a group of one.
+  vk::PhysicalDeviceInfo grouped = kLavapipe;
+  grouped.group_size = 2;
+  EXPECT_NE(choose_device(vk::DeviceRequest::parse("0,0"), std::vector{grouped})
+                .describe()
+                .find("device group of 2"),
+            std::string::npos);
+  EXPECT_EQ(c.describe().find("device group"), std::string::npos) << c.describe();
   DeviceChoice one = choose_device(vk::DeviceRequest::parse("0"), devices);
   one.spread = true;
   EXPECT_FALSE(one.splits(10, 5));

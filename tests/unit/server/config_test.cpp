@@ -202,6 +202,9 @@ TEST(ConfigModels, EngineSettingsReachTheirOptions) {
   EXPECT_EQ(split.device.split, (std::vector<std::string>{"0", "1"}));
   EXPECT_TRUE(split.spread);
   EXPECT_FALSE(read_model_options(env_of({{"OLLAMA_SCHED_SPREAD", "false"}})).spread);
+  EXPECT_EQ(d.split_mode, runtime::SplitMode::Layer);
+  EXPECT_EQ(read_model_options(env_of({{"VKLLM_SPLIT_MODE", "row"}})).split_mode,
+            runtime::SplitMode::Row);
   // read_settings keeps compiled pipelines beside the store unless told otherwise.
   EXPECT_EQ(read_settings(env_of({{"OLLAMA_MODELS", "/m"}})).models.pipeline_cache.dir,
             std::filesystem::path("/m/pipeline-cache"));
@@ -209,11 +212,17 @@ TEST(ConfigModels, EngineSettingsReachTheirOptions) {
 
 TEST(ConfigModels, MalformedEngineSettingsAreRefusedByName) {
   const std::pair<const char*, const char*> bad[] = {
-      {"VKLLM_KV_BUDGET", "lots"},         {"VKLLM_KV_BUDGET", "-1G"},
-      {"VKLLM_BLOCK_SIZE", "0"},           {"VKLLM_BLOCK_SIZE", "257"},
-      {"VKLLM_MAX_BINDING_RANGE", "lots"}, {"VKLLM_DEVICE", "vulkan:"},
-      {"VKLLM_FAULT_INJECT", "crash@2"},   {"OLLAMA_KV_CACHE_TYPE", "q3_k"},
-      {"VKLLM_SPECULATIVE", "eagle"},      {"VKLLM_DRAFT_MAX", "0"},
+      {"VKLLM_KV_BUDGET", "lots"},
+      {"VKLLM_KV_BUDGET", "-1G"},
+      {"VKLLM_BLOCK_SIZE", "0"},
+      {"VKLLM_BLOCK_SIZE", "257"},
+      {"VKLLM_MAX_BINDING_RANGE", "lots"},
+      {"VKLLM_DEVICE", "vulkan:"},
+      {"VKLLM_FAULT_INJECT", "crash@2"},
+      {"OLLAMA_KV_CACHE_TYPE", "q3_k"},
+      {"VKLLM_SPLIT_MODE", "tensor"},
+      {"VKLLM_SPECULATIVE", "eagle"},
+      {"VKLLM_DRAFT_MAX", "0"},
       {"VKLLM_DRAFT_MAX", "33"},
   };
   for (const auto& [name, value] : bad) {
