@@ -59,8 +59,9 @@ constexpr SettingInfo kSettings[] = {
     {"VKLLM_SPECULATIVE", "engine", "auto",
      "Speculative decoding: ngram (prompt lookup: the model checks several tokens copied from "
      "earlier in the context in one step, while fewer than 16 sequences run), off, or auto "
-     "(ngram for models on the CPU, off on GPUs, where it does not pay yet). A model created "
-     "with a draft model (DRAFT) drafts with it, on any device, unless this is off."},
+     "(ngram for models on the CPU, off on GPUs, where it costs up to 9% when it finds nothing). "
+     "A model created with a draft model (DRAFT) drafts with it, on any device, unless this is "
+     "off."},
     {"VKLLM_DRAFT_MAX", "engine", "7",
      "Drafted tokens a sequence verifies per step at most (1-32); a draft model's "
      "draft_num_predict (default 4) is capped by it. With the step's last token, 7 make the 8 "

@@ -22,10 +22,10 @@
 namespace vkllm::sched {
 
 // automatic: the draft model where the model has one; else ngram where the model runs on the CPU
-// (the CPU backend or a CPU Vulkan device), off on GPUs, where a verification step still costs
-// 4-5 decode steps (H200: 8B at 37-57% acceptance 0.57-0.71x of plain decoding; bench/RESULTS.md,
-// speculative decoding). draft is never configured: it is what a model with a draft resolves to
-// unless speculation is off.
+// (the CPU backend or a CPU Vulkan device), off on GPUs, where a verification step costs what a
+// decode step of as many sequences does and lookup lost 1-9% of decode speed where it found
+// nothing (H200; it paid 1.1-4.9x where it did: bench/RESULTS.md, speculative decoding). draft is
+// never configured: it is what a model with a draft resolves to unless speculation is off.
 enum class SpeculationMode : uint8_t { off, ngram, automatic, draft };
 
 // VKLLM_SPECULATIVE / VKLLM_DRAFT_MAX (server/config); passed to every model's scheduler.

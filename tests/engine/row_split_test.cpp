@@ -67,7 +67,11 @@ struct RowCompare {
   Runner& whole;
   Runner& rows;
   double worst = 0;  // the largest difference seen, relative to its row's spread
-  static constexpr double kTolerance = 1e-3;
+  // On lavapipe the split differs by up to 3e-5 of a row's spread; on an H200 by up to 4e-3: there
+  // the whole model chains a residual product into the next norm and its GEMMs take f16 operands,
+  // where the split's host sum in between unfuses them. A lost or doubled partial sum moves
+  // logits by a good part of the spread.
+  static constexpr double kTolerance = 1e-2;
 
   void step(std::span<kv::BlockTable> ta, std::span<kv::BlockTable> tb,
             const std::vector<std::vector<int32_t>>& toks, LogitsWanted want) {
