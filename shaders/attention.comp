@@ -18,6 +18,10 @@
 // ((split * n_tokens + t) * n_q_heads + qh) * D + d, then (m, l) pairs after all O.
 // F16_OUT: with n_splits == 1 the result is also written as f16 rows (binding 5) for the
 // tensor-core output projection, saving its conversion pass; needs dense rows as Q8_OUT does.
+// K_INT8 (q8_0 caches, devices with int8 dot products): the scores are integer dot products of
+// the cache's int8 K rows, staged as they lie with their block scales, and the workgroup's query
+// rows quantized to q8 blocks once (as llama.cpp's CUDA kernels score a q8_0 K): expanding every
+// K value to f16 and taking float products cost a 32k-token decode half again f16's time.
 // Q8_OUT: with n_splits == 1 the result is also written as q8 blocks (binding 5, q8_block.glsl)
 // for the int8-dot output projection, saving its quantize pass (split steps get theirs from
 // attention_reduce.comp); needs dense rows (out_off 0, out_stride n_q_heads * D) and D a
@@ -29,6 +33,9 @@
 
 #define META_BINDING 3
 #include "kv_meta.glsl"
+#ifdef K_INT8
+#include "int8_dot.glsl"
+#endif
 
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint D = 128u;   // head dim (a multiple of 4)
@@ -88,6 +95,13 @@ layout(push_constant) uniform Params {
 
 shared vec4 Qs[ROWS * D / 4u];
 shared uint KVs[2u * BC * KS];  // the tile's K rows, then its V rows
+#ifdef K_INT8
+const uint KB = D / 32u;      // q8 blocks per row
+const uint KS8 = D / 4u + 1u;  // padded shared stride of an int8 K row (words)
+shared uint Q8s[ROWS * D / 4u];  // the query rows as int8, 4 a word
+shared float Qd[ROWS * KB];      // their block scales
+shared float Kd[BC * KB];        // the tile's K block scales (its int8 rows in KVs)
+#endif
 shared float Ss[ROWS * BC];
 shared float Ms[ROWS], Ls[ROWS], Alpha[ROWS];
 shared uint Pos[BQ];
@@ -98,6 +112,32 @@ shared uint Pos[BQ];
 // loop has a fixed trip count so it unrolls and every invocation issues all its block-table and
 // cache loads before waiting on any of them.
 void load_tile(bool v, uint kv0, uint kv_hi, uint table, uint kvh) {
+#ifdef K_INT8
+  if (!v) {
+    // K as it lies: 8 int8 values (two words) an item, the block's scale with its first group.
+    [[unroll]] for (uint k = 0u; k < LOAD_ITEMS; ++k) {
+      const uint i = gl_LocalInvocationIndex + k * WG;
+      if (i < BC * HD8) {
+        const uint c = i / HD8, j = i % HD8;
+        const uint kp = kv0 + c;
+        uvec2 w = uvec2(0u);
+        float d = 0.0;
+        if (kp < kv_hi) {
+          const uint blk = meta_block(table, kp, BLOCK);
+          const uint row = (blk * p.n_kv_heads + kvh) * BLOCK + kp % BLOCK;
+          const uint base = row * KV_ROW_WORDS;
+          w = KV_ROW_WORDS % 2u == 0u ? kcache2[base / 2u + j]
+                                      : uvec2(kcache_w[base + 2u * j], kcache_w[base + 2u * j + 1u]);
+          if (j % 4u == 0u) d = k_scale(base, j / 4u);
+        }
+        KVs[c * KS8 + 2u * j] = w.x;
+        KVs[c * KS8 + 2u * j + 1u] = w.y;
+        if (j % 4u == 0u) Kd[c * KB + j / 4u] = d;
+      }
+    }
+    return;
+  }
+#endif
   if (D % 8u == 0u) {
     [[unroll]] for (uint k = 0u; k < LOAD_ITEMS; ++k) {
       const uint i = gl_LocalInvocationIndex + k * WG;
@@ -159,6 +199,26 @@ void main() {
     Qs[i] = tl < nq ? vec4(q[qi], q[qi + 1u], q[qi + 2u], q[qi + 3u]) * p.scale : vec4(0.0);
   }
   for (uint i = tid; i < BQ; i += WG) Pos[i] = i < nq ? meta_token_pos(p.n_tokens, t0 + i) : 0u;
+#ifdef K_INT8
+  // The query rows as q8 blocks (round to nearest, scale amax / 127), once for every tile.
+  barrier();
+  for (uint b = tid; b < ROWS * KB; b += WG) {
+    vec4 v[8];
+    float amax = 0.0;
+    [[unroll]] for (uint i = 0u; i < 8u; ++i) {
+      v[i] = Qs[b * 8u + i];
+      amax = max(amax, max(max(abs(v[i].x), abs(v[i].y)), max(abs(v[i].z), abs(v[i].w))));
+    }
+    const float d = amax / 127.0;
+    const float inv = d > 0.0 ? 1.0 / d : 0.0;
+    [[unroll]] for (uint i = 0u; i < 8u; ++i) {
+      const ivec4 qi = ivec4(round(v[i] * inv));
+      Q8s[b * 8u + i] = uint(qi.x & 0xFF) | (uint(qi.y & 0xFF) << 8) | (uint(qi.z & 0xFF) << 16) |
+                        (uint(qi.w & 0xFF) << 24);
+    }
+    Qd[b] = d;
+  }
+#endif
   for (uint r = tid; r < ROWS; r += WG) {
     Ms[r] = NEG_INF;
     Ls[r] = 0.0;
@@ -184,6 +244,15 @@ void main() {
       if (tl < nq) {
         const uint qp = Pos[tl];
         if (key_visible(kp, qp, kv_hi)) {
+#ifdef K_INT8
+          float dot = 0.0;
+          [[unroll]] for (uint b = 0u; b < KB; ++b) {
+            int si = 0;
+            [[unroll]] for (uint w = 0u; w < 8u; ++w)
+              si = dot4(Q8s[r * (D / 4u) + b * 8u + w], KVs[c * KS8 + b * 8u + w], si);
+            dot += float(si) * (Qd[r * KB + b] * Kd[c * KB + b]);
+          }
+#else
           // Four independent partial sums: the FMA chain, not the loads, bounds this loop.
           vec4 acc4 = vec4(0.0);
           const uint qb = r * (D / 4u), kb = c * KS;
@@ -204,6 +273,7 @@ void main() {
             }
           }
           const float dot = (acc4.x + acc4.y) + (acc4.z + acc4.w);
+#endif
           s = p.softcap > 0.0 ? p.softcap * tanh(clamp(dot / p.softcap, -15.0, 15.0)) : dot;
         }
       }

@@ -15,3 +15,8 @@ vkllm_shader_variant(attention_f16_sinks attention.comp F16_OUT SINKS=6)
 vkllm_shader_variant(attention_decode_sinks attention_decode.comp SINKS=5)
 vkllm_shader_variant(attention_decode_q8_sinks attention_decode.comp Q8_OUT SINKS=6)
 vkllm_shader_variant(attention_decode_f16_sinks attention_decode.comp F16_OUT SINKS=6)
+# q8_0 caches scored with int8 dot products (K_INT8; devices with shaderIntegerDotProduct), with
+# the same output variants (no sinks: gpt-oss's q8_0 caches keep the variants above).
+vkllm_shader_variant(attention_kq8 attention.comp K_INT8)
+vkllm_shader_variant(attention_kq8_q8 attention.comp K_INT8 Q8_OUT)
+vkllm_shader_variant(attention_kq8_f16 attention.comp K_INT8 F16_OUT)

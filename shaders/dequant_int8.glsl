@@ -14,21 +14,12 @@
 //   void qgroup(uint off, uint g, out uint q[8], out vec3 s)
 //           group g (of QK / 32) of the block at byte offset `off`.
 //
-// The dot products are SPIR-V's OpSDotAccSatKHR on 4 packed bytes (declared through
-// GL_EXT_spirv_intrinsics: the build's glslang has no GL_EXT_integer_dot_product), which needs
-// the device's shaderIntegerDotProduct feature. Accumulators never come near saturation
+// The dot products are int8_dot.glsl's dot4 (SPIR-V's OpSDotAccSatKHR on 4 packed bytes), which
+// needs the device's shaderIntegerDotProduct feature. Accumulators never come near saturation
 // (8 x 4 x 127 x 127 per group).
 
-#extension GL_EXT_spirv_intrinsics : require
-
 #include "dequant_weights.glsl"
-
-spirv_instruction(extensions = ["SPV_KHR_integer_dot_product"], capabilities = [6019, 6018],
-                  id = 4453)
-int sdot4_acc(uint a, uint b, int acc, spirv_literal int packed_format);
-
-// dot of 4 packed signed bytes, added to acc (packed format 0: PackedVectorFormat4x8Bit).
-int dot4(uint a, uint b, int acc) { return sdot4_acc(a, b, acc, 0); }
+#include "int8_dot.glsl"
 
 #if !defined(TYPE_Q6_K)
 #define QGROUP_ONE_SCALE

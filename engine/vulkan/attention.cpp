@@ -273,9 +273,14 @@ void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) 
     require(shared_bytes(rows, bq, bc, d) <= caps.max_shared_memory,
             "GQA ratio " + std::to_string(r) + " with head_dim " + std::to_string(d) +
                 " needs more shared memory than the device has");
-    pipeline = &pc.get({.shader = (q8_here    ? "attention_q8"
-                                   : f16_here ? "attention_f16"
-                                              : "attention") +
+    // q8_0 caches are scored with int8 dot products where the device has them (not with sinks).
+    const std::string stem =
+        a.k_cache.type == kv::CacheType::Q8_0 && caps.integer_dot_product && !sinks && a.int8_scores
+            ? "attention_kq8"
+            : "attention";
+    pipeline = &pc.get({.shader = (q8_here    ? stem + "_q8"
+                                   : f16_here ? stem + "_f16"
+                                              : stem) +
                                   sink_suffix,
                         .num_buffers = (q8_here || f16_here ? 6u : 5u) + sink_buffers,
                         .push_constant_bytes = sizeof(push),

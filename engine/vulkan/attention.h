@@ -55,6 +55,10 @@ struct AttentionArgs {
   // Prefill on tensor cores where attention_on_tensor_cores() allows it; false keeps the scalar
   // kernel (tests compare the two).
   bool tensor_cores = true;
+  // q8_0 caches on the tiled kernel: scores as int8 dot products of K with the queries quantized
+  // to q8 blocks, where the device has integer dot products (no sinks); false expands K to f16
+  // (tests compare the two).
+  bool int8_scores = true;
   // Decode steps: Chunked where the kernel can (GQA ratios up to 16), Tiled, or by the grid.
   DecodeKernel decode_kernel = DecodeKernel::Auto;
   // Chunked decode kernel: workgroups per KV head, each with its share of the query heads (a

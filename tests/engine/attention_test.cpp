@@ -35,9 +35,10 @@ struct Config {
   ops::DecodeKernel decode = ops::DecodeKernel::Auto;
   uint32_t head_groups = 0;  // chunked decode kernel: workgroups per KV head (0: from the grid)
   kv::CacheType cache = kv::CacheType::F16;
-  bool sinks = false;     // a random logit per query head in each softmax's denominator (gpt-oss)
-  uint32_t chunk = 0;     // Llama 4's chunked attention
-  bool open_span = true;  // false: the open spans ignored (Gemma 4's global layers)
+  bool int8_scores = true;  // q8_0 caches on the tiled kernel: int8 dot-product scores
+  bool sinks = false;       // a random logit per query head in each softmax's denominator (gpt-oss)
+  uint32_t chunk = 0;       // Llama 4's chunked attention
+  bool open_span = true;    // false: the open spans ignored (Gemma 4's global layers)
   std::string describe() const {
     const char* kernels[] = {"", " chunked", " tiled"};
     return "head_dim=" + std::to_string(head_dim) + " gqa=" + std::to_string(gqa) +
@@ -47,7 +48,8 @@ struct Config {
            (rising_scores ? " rising" : "") + kernels[static_cast<int>(decode)] +
            (head_groups ? " head_groups=" + std::to_string(head_groups) : "") + " cache " +
            std::string(kv::cache_type_name(cache)) + (sinks ? " sinks" : "") +
-           (open_span ? "" : " spans ignored") + " chunk=" + std::to_string(chunk);
+           (open_span ? "" : " spans ignored") + " chunk=" + std::to_string(chunk) +
+           (int8_scores ? "" : " f16 scores");
   }
 };
 
@@ -116,6 +118,7 @@ bool check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>
                                   .f16 = c.f16 ? f16 : BufferSlice{},
                                   .sinks = dsinks,
                                   .tensor_cores = c.tensor_cores,
+                                  .int8_scores = c.int8_scores,
                                   .decode_kernel = c.decode,
                                   .head_groups = c.head_groups};
     wrote_q8 = ops::attention_writes_q8(args);
@@ -158,7 +161,8 @@ bool check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>
   // The tensor-core kernel rounds Q and the softmax weights to f16 (relative 2^-11 each; the
   // outputs are weighted means of values in [-1, 1]).
   // A quantized cache's values are expanded to f16 as the kernels load them (relative 2^-11 on
-  // top of the reference's exact dequantized values).
+  // top of the reference's exact dequantized values), or a q8_0 K is scored on the tiled kernel
+  // against the queries quantized to q8 blocks (2^-8 of a block's largest value each).
   if (tensor_cores || c.cache != kv::CacheType::F16)
     EXPECT_TRUE(near_all(got, want, 2e-3, 2e-3));
   else
@@ -504,6 +508,11 @@ TEST(PagedAttention, QuantizedCacheInEveryKernel) {
     c.decode = ops::DecodeKernel::Tiled;
     c.n_splits = 1;
     check_attention(rng, c, decode);
+    if (type == kv::CacheType::Q8_0) {  // the f16 expansion (devices without int8 dot products)
+      c.int8_scores = false;
+      check_attention(rng, c, decode);
+      c.int8_scores = true;
+    }
     c.decode = ops::DecodeKernel::Auto;
     c.softcap = 20.f;
     EXPECT_EQ(check_attention(rng, c, prefill), device_has_tensor_cores());
