@@ -213,84 +213,60 @@ int run_bench(const BenchArgs& args) {
     return tables;
   };
 
-  // Decode: B sequences with their context, then gen_tokens steps of one token each.
-  nlohmann::json decode = nlohmann::json::array();
-  for (uint32_t batch : args.batches) {
+  // B sequences with their context, then steps where each brings `per_seq` tokens: one (decode:
+  // the last row's logits) or its last token and per_seq - 1 drafts (a speculative verification:
+  // provisional, greedy rows at every position, then all committed, so that every step has the
+  // same shape). Warm-up: at least 4 steps and kWarmUpSeconds / 2 (the clocks, as for prefill),
+  // at most kMaxWarmUpSteps tokens a sequence; then gen_tokens tokens a sequence are timed.
+  auto measure_steps = [&](uint32_t batch, uint32_t per_seq) {
     std::vector<kv::BlockTable> tables = contexts(batch);
     std::vector<std::vector<int32_t>> next(batch);
     std::vector<runtime::SequenceStep> steps(batch);
+    const bool verify = per_seq > 1;
     auto run_steps = [&](uint32_t count) {
       for (uint32_t i = 0; i < count; ++i) {
         for (uint32_t s = 0; s < batch; ++s) {
-          next[s].assign(1, tok(rng));
-          steps[s] = {&tables[s], next[s], runtime::LogitsWanted::Last};
+          next[s] = random_tokens(per_seq);
+          steps[s] = {&tables[s], next[s],
+                      verify ? runtime::LogitsWanted::All : runtime::LogitsWanted::Last, verify};
         }
         runner.step(steps, true);
+        if (verify)
+          for (uint32_t s = 0; s < batch; ++s) tables[s].commit(next[s]);
       }
     };
-    // Warm-up: at least 4 steps and kWarmUpSeconds / 2 (the clocks, as for prefill), at most
-    // kMaxWarmUpSteps (each adds a token to every sequence's context).
     const auto warm_up_start = Clock::now();
-    for (uint32_t i = 0;
-         i < kMaxWarmUpSteps && (i < 4 || seconds_since(warm_up_start) < kWarmUpSeconds / 2); ++i)
+    for (uint32_t i = 0; i < kMaxWarmUpSteps / per_seq &&
+                         (i < 4 || seconds_since(warm_up_start) < kWarmUpSeconds / 2);
+         ++i)
       run_steps(1);
+    const uint32_t count = std::max(1u, args.gen_tokens / per_seq);
     const double cpu0 = process_cpu_seconds();
     const double thread_cpu0 = thread_cpu_seconds();
     const uint64_t ahead0 = runner.steps_recorded_ahead();
     auto t0 = Clock::now();
-    run_steps(args.gen_tokens);
+    run_steps(count);
     const double wall = seconds_since(t0);
     const double cpu = process_cpu_seconds() - cpu0;
     const double thread_cpu = thread_cpu_seconds() - thread_cpu0;
     nlohmann::json d = {{"batch", batch},
-                        {"tokens", batch * args.gen_tokens},
-                        {"tok_per_s", batch * args.gen_tokens / wall},
-                        {"ms_per_step", 1e3 * wall / args.gen_tokens},
-                        {"cpu_ms_per_step", 1e3 * cpu / args.gen_tokens},
-                        {"thread_cpu_ms_per_step", 1e3 * thread_cpu / args.gen_tokens},
+                        {"tokens", batch * per_seq * count},
+                        {"tok_per_s", batch * per_seq * count / wall},
+                        {"ms_per_step", 1e3 * wall / count},
+                        {"cpu_ms_per_step", 1e3 * cpu / count},
+                        {"thread_cpu_ms_per_step", 1e3 * thread_cpu / count},
+                        {"steps", count},
                         {"steps_recorded_ahead", runner.steps_recorded_ahead() - ahead0}};
+    if (verify) d["drafted"] = per_seq - 1;
     add_gpu_phases(d, runner.last_step_timings());
-    decode.push_back(d);
-  }
+    return d;
+  };
+  nlohmann::json decode = nlohmann::json::array(), verify = nlohmann::json::array();
+  for (uint32_t batch : args.batches) decode.push_back(measure_steps(batch, 1));
   out["decode"] = decode;
-
-  // Verification: each sequence scores its last token and `verify` drafted ones in one step
-  // (provisional, greedy rows at every position, as the scheduler's speculative steps), then
-  // commits them all (every draft accepted: the next step is the same shape again).
-  nlohmann::json verify = nlohmann::json::array();
-  for (uint32_t batch : args.batches) {
-    if (args.verify == 0 || batch > 16) continue;
-    std::vector<kv::BlockTable> tables = contexts(batch);
-    std::vector<std::vector<int32_t>> next(batch);
-    std::vector<runtime::SequenceStep> steps(batch);
-    auto run_steps = [&](uint32_t count) {
-      for (uint32_t i = 0; i < count; ++i) {
-        for (uint32_t s = 0; s < batch; ++s) {
-          next[s] = random_tokens(args.verify + 1);
-          steps[s] = {&tables[s], next[s], runtime::LogitsWanted::All, /*provisional=*/true};
-        }
-        runner.step(steps, true);
-        for (uint32_t s = 0; s < batch; ++s) tables[s].commit(next[s]);
-      }
-    };
-    const uint32_t count = std::max<uint32_t>(8, args.gen_tokens / (args.verify + 1));
-    run_steps(4);
-    const uint64_t ahead0 = runner.steps_recorded_ahead();
-    const double thread_cpu0 = thread_cpu_seconds();
-    auto t0 = Clock::now();
-    run_steps(count);
-    const double wall = seconds_since(t0);
-    nlohmann::json d = {
-        {"batch", batch},
-        {"drafted", args.verify},
-        {"tok_per_s", batch * (args.verify + 1) * count / wall},
-        {"ms_per_step", 1e3 * wall / count},
-        {"thread_cpu_ms_per_step", 1e3 * (thread_cpu_seconds() - thread_cpu0) / count},
-        {"steps", count},
-        {"steps_recorded_ahead", runner.steps_recorded_ahead() - ahead0}};
-    add_gpu_phases(d, runner.last_step_timings());
-    verify.push_back(d);
-  }
+  // Verification at the batches the scheduler speculates at (up to 16 sequences).
+  for (uint32_t batch : args.batches)
+    if (args.verify > 0 && batch <= 16) verify.push_back(measure_steps(batch, args.verify + 1));
   if (!verify.empty()) out["verify"] = verify;
   out["device_bytes"] = runner.device_bytes();
   out["device_bytes_by_device"] = runner.device_bytes_by_device();
@@ -327,7 +303,7 @@ int run_bench(const BenchArgs& args) {
           d["batch"].get<uint32_t>(), d["tok_per_s"].get<double>(), d["ms_per_step"].get<double>(),
           d["cpu_ms_per_step"].get<double>(), d.value("gpu_ms_per_step", 0.0),
           static_cast<unsigned long long>(d["steps_recorded_ahead"].get<uint64_t>()),
-          args.gen_tokens);
+          d["steps"].get<uint32_t>());
       print_gpu_phases(d);
     }
     for (const auto& d : out.value("verify", nlohmann::json::array())) {
@@ -335,7 +311,7 @@ int run_bench(const BenchArgs& args) {
           "verify batch %3u x %u+1: %9.1f tok/s scored  %7.2f ms/step  cpu %.3f ms/step  gpu "
           "%.3f  recorded ahead %llu of %u\n",
           d["batch"].get<uint32_t>(), d["drafted"].get<uint32_t>(), d["tok_per_s"].get<double>(),
-          d["ms_per_step"].get<double>(), d["thread_cpu_ms_per_step"].get<double>(),
+          d["ms_per_step"].get<double>(), d["cpu_ms_per_step"].get<double>(),
           d.value("gpu_ms_per_step", 0.0),
           static_cast<unsigned long long>(d["steps_recorded_ahead"].get<uint64_t>()),
           d["steps"].get<uint32_t>());

@@ -21,6 +21,7 @@
 #include "engine/runtime/row_split.h"
 #include "engine/runtime/runner.h"
 #include "engine/runtime/split_model.h"
+#include "tests/engine/split_prefix_scenario.h"
 #include "tests/engine/vk_test_context.h"
 #include "tests/reference/llama_cpp_reference.h"
 #include "tests/support/fixture_model.h"
@@ -202,36 +203,8 @@ TEST(RowSplit, PrefixReuseAndPreemptionMatchTheWholeModel) {
   ASSERT_EQ(rows.pool().num_blocks(), 9u);
   RowCompare run{whole, rows};
 
-  const std::vector<int32_t> shared = row_tokens(s, 8);  // two blocks
-  for (int round = 0; round < 3; ++round) {
-    std::vector<int32_t> prompt = shared;
-    for (int32_t t : row_tokens(s, 1 + round)) prompt.push_back(t);
-    std::vector<kv::BlockTable> ta, tb;
-    ta.emplace_back(whole.pool(), whole.block_size());
-    tb.emplace_back(rows.pool(), rows.block_size());
-    const uint32_t ca = ta[0].reuse_prefix(prompt), cb = tb[0].reuse_prefix(prompt);
-    ASSERT_EQ(ca, cb);
-    if (round == 1) {
-      EXPECT_EQ(cb, 8u) << "the shared prompt's two blocks come from cache";
-    }
-    run.step(ta, tb, {std::vector<int32_t>(prompt.begin() + cb, prompt.end())}, LogitsWanted::Last);
-    run.step(ta, tb, {row_tokens(s, 1)}, LogitsWanted::Last);
-    if (round != 1) continue;
-    // Beside the live sequence (3 blocks) a second one takes 4 blocks, then 4 more do not fit.
-    std::vector<kv::BlockTable> oa, ob;
-    oa.emplace_back(whole.pool(), whole.block_size());
-    ob.emplace_back(rows.pool(), rows.block_size());
-    run.step(oa, ob, {row_tokens(s, 14)}, LogitsWanted::Last);
-    const std::vector<int32_t> more = row_tokens(s, 15);
-    SequenceStep sa{&oa[0], more}, sb{&ob[0], more};
-    EXPECT_THROW(whole.step(std::span(&sa, 1)), std::runtime_error);
-    EXPECT_THROW(rows.step(std::span(&sb, 1)), std::runtime_error);
-    ta.clear();  // preempted: 2 blocks cached, 1 free
-    tb.clear();
-    run.step(oa, ob, {more}, LogitsWanted::Last);
-  }
-  EXPECT_GT(rows.pool().stats().evictions, 0u);
-  EXPECT_EQ(whole.pool().stats().evictions, rows.pool().stats().evictions);
+  test_scenarios::prefix_reuse_and_preemption(run, whole, rows,
+                                              [&](size_t n) { return row_tokens(s, n); });
 }
 
 // Against llama.cpp on the same GGUF (the shared ref-llama, 256 wide, at F16 and Q8_0, whose
