@@ -108,6 +108,7 @@ void BM_PagedAttention(benchmark::State& state) {
                            .window = 0,
                            .n_splits = splits,
                            .scratch = scratch};
+  a.max_kv_len = ctx;
   a.decode_kernel = state.range(5) == 1   ? vk::ops::DecodeKernel::Chunked
                     : state.range(5) == 2 ? vk::ops::DecodeKernel::Tiled
                                           : vk::ops::DecodeKernel::Auto;

@@ -183,6 +183,7 @@ void VulkanBackend::attention(const AttentionSpec& s) {
   at.v_cache = {mem_.v_region[s.layer], nkv, opt_.block_size, opt_.kv_cache_type};
   at.batch = batch_;
   at.max_q_len = max_q_len_;
+  at.max_kv_len = max_kv_len_;
   at.out = mem_.head_rows(s.out);
   at.n_q_heads = s.n_q_heads;
   at.head_dim = s.head_dim;

@@ -71,6 +71,13 @@ uint32_t decode_head_groups(const AttentionArgs& a, uint32_t r, uint32_t units, 
   return best;
 }
 
+// Whether a step runs as decode does (attention.h, kDecodeMaxQueryTokens): one query token per
+// sequence, or a few within kDecodeMaxContext positions.
+bool runs_as_decode(const AttentionArgs& a) {
+  return a.max_q_len <= 1 ||
+         (a.max_q_len <= kDecodeMaxQueryTokens && a.max_kv_len <= kDecodeMaxContext);
+}
+
 // attention_decode.comp's shape for a decode step, or none (the tiled kernel). Auto takes it for
 // unsplit steps whose grid leaves compute units idle (at most two workgroups per unit); where
 // the grid fills the device the tiled kernel's leaner per-position work won on an H100 (8B
@@ -84,7 +91,7 @@ DecodeShape decode_shape(const AttentionArgs& a, uint32_t r, const Device& devic
   const DeviceCapabilities& caps = device.caps();
   const uint32_t groups = a.batch.n_tokens * a.k_cache.n_kv_heads;
   const uint32_t units = caps.compute_units ? caps.compute_units : 16;
-  if (a.max_q_len > kDecodeMaxQueryTokens || a.decode_kernel == DecodeKernel::Tiled || r > 16 ||
+  if (!runs_as_decode(a) || a.decode_kernel == DecodeKernel::Tiled || r > 16 ||
       (a.decode_kernel == DecodeKernel::Auto && (a.n_splits > 1 || groups > 2 * units)))
     return {};
   const uint32_t d = a.head_dim;
@@ -126,9 +133,10 @@ bool attention_on_tensor_cores(const AttentionArgs& a, const DeviceCapabilities&
       !caps.subgroup_shuffle() || !caps.subgroup_vote())
     return false;
   // Steps of a few tokens per sequence (a speculative step's drafts) stay on the f32 kernels that
-  // decode runs: f16 queries and probabilities would give their rows other logits than decoding
-  // the same tokens one by one (greedy speculation's output would change at near-ties).
-  if (a.max_q_len <= kDecodeMaxQueryTokens || n_kv == 0 || a.n_q_heads % n_kv != 0) return false;
+  // decode runs where the context allows: f16 queries and probabilities would give their rows
+  // other logits than decoding the same tokens one by one (greedy speculation's output would
+  // change at near-ties).
+  if (a.max_q_len < 8 || runs_as_decode(a) || n_kv == 0 || a.n_q_heads % n_kv != 0) return false;
   const uint32_t r = a.n_q_heads / n_kv;
   const uint32_t d = a.head_dim, padded = coopmat_head_dim(d);
   const uint32_t q_stride = a.q.stride ? a.q.stride : a.n_q_heads * d;
@@ -262,8 +270,7 @@ void attention(CommandRecorder& rec, PipelineCache& pc, const AttentionArgs& a) 
     // fewer query tokens per workgroup.
     // Decode-sized steps (a speculative step's drafts): one token a workgroup, as decoding
     // each alone would run it (16 rows of 4 tokens cost 4.4x a decode of 8 sequences on an H200).
-    uint32_t bq =
-        a.max_q_len <= kDecodeMaxQueryTokens ? 1 : std::max(1u, std::min(a.max_q_len, 16 / r));
+    uint32_t bq = runs_as_decode(a) ? 1 : std::max(1u, std::min(a.max_q_len, 16 / r));
     constexpr uint32_t wg = 128;
     require(bq * r <= wg, "GQA ratio " + std::to_string(r) + " above " + std::to_string(wg));
     uint32_t bc = 32;

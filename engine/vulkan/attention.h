@@ -27,8 +27,9 @@ struct AttentionArgs {
   HeadRows q;                    // f32 queries: head h of token t at off + t*stride + h*head_dim
   CacheRegion k_cache, v_cache;  // this layer's regions (n_kv_heads and block_size must match)
   BatchInfo batch;
-  uint32_t max_q_len = 1;  // the longest sequence's token count this step (kv::BatchMeta)
-  HeadRows out;            // f32, same indexing as q
+  uint32_t max_q_len = 1;   // the longest sequence's token count this step (kv::BatchMeta)
+  uint32_t max_kv_len = 0;  // the longest sequence's context after this step (0: not given)
+  HeadRows out;             // f32, same indexing as q
   uint32_t n_q_heads = 0;
   uint32_t head_dim = 0;  // a multiple of 4, at most kAttentionMaxHeadDim
   float scale = 0.f;      // usually 1/sqrt(head_dim)
@@ -94,9 +95,13 @@ inline constexpr uint32_t kAttentionMaxHeadDim = 512;
 // Heads of 512 at a GQA ratio of 8 need 33 KiB.
 std::string attention_unsupported(uint32_t head_dim, uint32_t gqa, const DeviceCapabilities& caps);
 
-// The most query tokens of one sequence the chunked decode kernel (attention_decode.comp) takes
-// in a step, one workgroup per token: a speculative step's last token and its drafts.
+// Steps of up to kDecodeMaxQueryTokens tokens per sequence (a speculative step's last token and
+// its drafts, a short chat turn) within kDecodeMaxContext positions run as decode does: one
+// workgroup per token on the chunked or tiled kernel, f32 throughout. Past that context the
+// tensor-core kernel's reading the KV once for 16 tokens wins (H200, one sequence's 8 tokens
+// after 8k positions: 214 us against 548 on the tiled kernel), so they run as prefill.
 inline constexpr uint32_t kDecodeMaxQueryTokens = 16;
+inline constexpr uint32_t kDecodeMaxContext = 4096;
 
 // Most splits the split-K reduction (shaders/attention_reduce.comp) combines.
 inline constexpr uint32_t kAttentionMaxSplits = 256;

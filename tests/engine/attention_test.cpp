@@ -36,6 +36,7 @@ struct Config {
   uint32_t head_groups = 0;  // chunked decode kernel: workgroups per KV head (0: from the grid)
   kv::CacheType cache = kv::CacheType::F16;
   bool int8_scores = true;  // q8_0 caches on the tiled kernel: int8 dot-product scores
+  uint32_t max_kv_len = 0;  // the context the step claims (kernel choice only; 0: not given)
   bool sinks = false;       // a random logit per query head in each softmax's denominator (gpt-oss)
   uint32_t chunk = 0;       // Llama 4's chunked attention
   bool open_span = true;    // false: the open spans ignored (Gemma 4's global layers)
@@ -103,6 +104,7 @@ bool check_attention(SeededRng& rng, const Config& c, const std::vector<SeqSpec>
                                   .v_cache = {dv, n_kv, B, c.cache},
                                   .batch = {dmeta, T, meta.n_seqs},
                                   .max_q_len = meta.max_q_len,
+                                  .max_kv_len = c.max_kv_len,
                                   .out = {out, 0, 0},
                                   .n_q_heads = n_q,
                                   .head_dim = D,
@@ -252,6 +254,13 @@ TEST(PagedAttention, DraftedTokensOnTheChunkedKernel) {
       c.decode = ops::DecodeKernel::Chunked;
       EXPECT_FALSE(check_attention(rng, c, specs));
     }
+  // Past kDecodeMaxContext positions a sequence's 8-16 tokens run as prefill: on the tensor cores
+  // where the device has them (f16 cache, unsplit), else the tiled kernel's several tokens a
+  // workgroup.
+  Config past{.head_dim = 64, .gqa = 4, .max_kv_len = ops::kDecodeMaxContext + 1};
+  EXPECT_EQ(check_attention(rng, past, specs), device_has_tensor_cores());
+  past.max_kv_len = ops::kDecodeMaxContext;
+  EXPECT_FALSE(check_attention(rng, past, specs));
 }
 
 // Long contexts split up to 256 ways: the reduction spreads splits over its invocations (more
