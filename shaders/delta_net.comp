@@ -12,7 +12,9 @@
 // every dot product is one subgroupAdd, so no barrier is needed at all. Activations are parts of
 // one buffer, offsets in floats. Grid: x = value head, y = sequence, z = column blocks of the
 // workgroup's subgroup count. Sequences of chunk_min tokens or more are left to the chunked form
-// (shaders/delta_net_chunked.comp), which the host records beside this one.
+// (shaders/delta_net_chunked.comp), which the host records beside this one, unless the step
+// keeps their states after each token (kv_meta.glsl's seq_capture: a speculative step's
+// sequence), which this kernel writes as it walks.
 
 #extension GL_KHR_shader_subgroup_basic : enable
 #extension GL_KHR_shader_subgroup_arithmetic : enable
@@ -62,7 +64,8 @@ void main() {
   // Whole subgroups leave together; a column past the head still joins no reduction of another.
   if (h >= p.n_v_heads || seq >= p.n_seqs || j >= d) return;
   const uint q_len = meta_seq_q_len(p.n_tokens, p.n_seqs, seq);
-  if (q_len >= p.chunk_min) return;
+  const uint capture = meta_seq_capture(p.n_tokens, p.n_seqs, seq);
+  if (q_len >= p.chunk_min && capture == 0u) return;
   const uint t0 = meta_seq_q_start(p.n_tokens, p.n_seqs, seq);
   const bool fresh = meta_seq_kv_len(p.n_tokens, p.n_seqs, seq) == q_len;
   const uint col = meta_seq_state(p.n_tokens, p.n_seqs, seq) * p.slot_floats + p.state_offset +
@@ -133,6 +136,13 @@ void main() {
     }
     s_q = subgroupAdd(s_q);
     if (lane == 0u) outv[p.out_off + (t0 + t) * p.out_stride + h * d + j] = s_q / sqrt(fd);
+    if (capture != 0u && t + 1u < q_len) {
+      const uint kept = (capture + t) * p.slot_floats + p.state_offset + (h * d + j) * d;
+      [[unroll]] for (uint r = 0u; r < ROWS; ++r) {
+        const uint i = lane + r * lanes;
+        if (i < d) state[kept + i] = s[r];
+      }
+    }
   }
   [[unroll]] for (uint r = 0u; r < ROWS; ++r) {
     const uint i = lane + r * lanes;

@@ -73,7 +73,8 @@ void main() {
   const uint d = p.head_dim;
   if (h >= p.n_v_heads || seq >= p.n_seqs || j0 >= d) return;  // the whole workgroup
   const uint q_len = meta_seq_q_len(p.n_tokens, p.n_seqs, seq);
-  if (q_len < p.chunk_min) return;
+  // A sequence that keeps its states after each token is the recurrent kernel's.
+  if (q_len < p.chunk_min || meta_seq_capture(p.n_tokens, p.n_seqs, seq) != 0u) return;
   const uint t_first = meta_seq_q_start(p.n_tokens, p.n_seqs, seq);
   const bool fresh = meta_seq_kv_len(p.n_tokens, p.n_seqs, seq) == q_len;
   const uint base = meta_seq_state(p.n_tokens, p.n_seqs, seq) * p.slot_floats + p.state_offset +

@@ -9,7 +9,9 @@
 //   [2T+4S, 2T+5S)    seq_state     recurrent-state slot of the sequence (0 without recurrent layers)
 //   [2T+5S, 2T+6S)    seq_open      first position of the sequence's open span (0xFFFFFFFF: none);
 //                                   queries from there on also see the keys after them
-//   [2T+6S, ...)      block tables  uint32 block ids; position p is in table[p / B], slot p % B
+//   [2T+6S, 2T+7S)    seq_capture   first state slot keeping the state after each of the
+//                                   sequence's tokens but the last (0: none; speculative steps)
+//   [2T+7S, ...)      block tables  uint32 block ids; position p is in table[p / B], slot p % B
 // Binding point: META_BINDING (define before including).
 
 layout(std430, binding = META_BINDING) readonly buffer Meta { uint meta[]; };
@@ -17,7 +19,7 @@ layout(std430, binding = META_BINDING) readonly buffer Meta { uint meta[]; };
 uint meta_token_seq(uint n_tokens, uint t) { return meta[t]; }
 uint meta_token_pos(uint n_tokens, uint t) { return meta[n_tokens + t]; }
 uint meta_seq_table(uint n_tokens, uint n_seqs, uint s) {
-  return 2u * n_tokens + 6u * n_seqs + meta[2u * n_tokens + s];
+  return 2u * n_tokens + 7u * n_seqs + meta[2u * n_tokens + s];
 }
 uint meta_seq_kv_len(uint n_tokens, uint n_seqs, uint s) {
   return meta[2u * n_tokens + n_seqs + s];
@@ -33,6 +35,9 @@ uint meta_seq_state(uint n_tokens, uint n_seqs, uint s) {
 }
 uint meta_seq_open(uint n_tokens, uint n_seqs, uint s) {
   return meta[2u * n_tokens + 5u * n_seqs + s];
+}
+uint meta_seq_capture(uint n_tokens, uint n_seqs, uint s) {
+  return meta[2u * n_tokens + 6u * n_seqs + s];
 }
 // Physical block holding position p of the sequence whose table starts at `table`.
 uint meta_block(uint table, uint p, uint block_size) { return meta[table + p / block_size]; }

@@ -7,7 +7,9 @@
 // holds the last L-1 values of v. As shaders/ssm_conv.comp: the grid's z splits each sequence's
 // tokens into blocks of TOKENS, one invocation walking one channel through one block with its
 // window in registers (started from the values before the block, or the state); with several
-// blocks `phase` 1 rewrites the state after a barrier. Grid: x covers the channels, y = sequence
+// blocks `phase` 1 rewrites the state after a barrier. A sequence that keeps its states after
+// each token (kv_meta.glsl's seq_capture: a speculative step's) has each token's window written
+// to its captured slot as the walk passes it. Grid: x covers the channels, y = sequence
 // (kv_meta.glsl: seq_q_start / seq_q_len / seq_kv_len / seq_state), z = token blocks.
 // Q8_OUT: out is also written as q8 blocks (binding 5, q8_block.glsl) for the output
 // projection's int8-dot matvec, saving its quantize dispatch and barrier (a tenth of an LFM2
@@ -84,6 +86,7 @@ void main() {
       win[k] = conv_input(int(first) - int(d) + int(k), t0, base, c, fresh, d);
     for (uint k = 0u; k < p.l_cache; ++k) w[k] = taps[c * p.l_cache + k];
   }
+  const uint capture = meta_seq_capture(p.n_tokens, p.n_seqs, seq);
   for (uint t = first; t < last; ++t) {
     float o = 0.0;
     if (live) {
@@ -94,6 +97,10 @@ void main() {
       o = bcx[row + p.n_embd + c] * sum;
       outv[(t0 + t) * p.out_stride + c] = o;
       for (uint k = 0u; k < d; ++k) win[k] = win[k + 1u];
+      if (capture != 0u && t + 1u < q_len) {
+        const uint kept = (capture + t) * p.slot_floats + p.layer_offset;
+        for (uint k = 0u; k < d; ++k) state[kept + k * p.n_embd + c] = win[k];
+      }
     }
 #ifdef Q8_OUT
     // The first invocation of each 32 gathers its block (blocks never straddle workgroups).

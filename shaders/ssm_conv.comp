@@ -12,7 +12,9 @@
 // The state is rewritten by `phase` 1 (grid z = 1), after a barrier, wherever a step spans more
 // than one block (block 0 reads the old state while another block would write the new); with
 // one block, phase 0 writes it itself. x and out are parts of one activation buffer (offsets in
-// floats; the parts need no storage-buffer alignment). Grid: x covers the channels, y =
+// floats; the parts need no storage-buffer alignment). A sequence that keeps its states after
+// each token (kv_meta.glsl's seq_capture: a speculative step's) has each token's window written
+// to its captured slot as the walk passes it. Grid: x covers the channels, y =
 // sequence, z = token blocks.
 
 #define META_BINDING 1
@@ -72,6 +74,7 @@ void main() {
   float w[kMax];
   for (uint k = 0u; k < p.kernel; ++k) w[k] = taps[c * p.kernel + k];
   const float b = p.has_bias != 0u ? bias[c] : 0.0;
+  const uint capture = meta_seq_capture(p.n_tokens, p.n_seqs, seq);
   for (uint t = first; t < last; ++t) {
     const uint row = (t0 + t) * p.stride;
     win[d] = act[p.x_off + row + c];
@@ -80,6 +83,10 @@ void main() {
     sum += b;
     act[p.out_off + row + c] = sum / (1.0 + exp(-sum));
     for (uint k = 0u; k < d; ++k) win[k] = win[k + 1u];
+    if (capture != 0u && t + 1u < q_len) {
+      const uint kept = (capture + t) * p.slot_floats + p.layer_offset;
+      for (uint k = 0u; k < d; ++k) state[kept + k * p.channels + c] = win[k];
+    }
   }
   // One block per sequence (gl_NumWorkGroups.z == 1): its window ends as the new state.
   if (gl_NumWorkGroups.z == 1u)

@@ -9,7 +9,8 @@
 //   s[k] = s[k] * decay + B[g][k] * x[i] * dt';  out[i] = sum_k s[k] C[g][k] + x[i] * D[h]
 // with g = h / (n_head / n_group); the sum is one subgroupAdd. Sequences bringing at least
 // chunked_from tokens are left to ssm_scan_chunked.comp (the chunked SSD form of the same scan),
-// dispatched beside this one. Grid: x = head, y = sequence, z = row blocks of the workgroup's
+// dispatched beside this one, unless the step keeps their states after each token (kv_meta.glsl's
+// seq_capture: a speculative step's sequence), which this kernel writes as it walks. Grid: x = head, y = sequence, z = row blocks of the workgroup's
 // subgroup count.
 
 #extension GL_KHR_shader_subgroup_basic : enable
@@ -59,7 +60,8 @@ void main() {
   // Whole subgroups leave together; a row past the head joins no reduction of another.
   if (h >= p.n_head || seq >= p.n_seqs || i >= hd) return;
   const uint q_len = meta_seq_q_len(p.n_tokens, p.n_seqs, seq);
-  if (q_len >= p.chunked_from) return;
+  const uint capture = meta_seq_capture(p.n_tokens, p.n_seqs, seq);
+  if (q_len >= p.chunked_from && capture == 0u) return;
   const uint t0 = meta_seq_q_start(p.n_tokens, p.n_seqs, seq);
   const bool fresh = meta_seq_kv_len(p.n_tokens, p.n_seqs, seq) == q_len;
   const uint base = meta_seq_state(p.n_tokens, p.n_seqs, seq) * p.slot_floats + p.state_offset +
@@ -91,6 +93,13 @@ void main() {
     }
     sum = subgroupAdd(sum);
     if (lane == 0u) outv[p.out_off + (t0 + t) * p.out_stride + h * hd + i] = sum + x * d;
+    if (capture != 0u && t + 1u < q_len) {
+      const uint kept = (capture + t) * p.slot_floats + p.state_offset + (h * hd + i) * ds;
+      [[unroll]] for (uint r = 0u; r < ROWS; ++r) {
+        const uint k = lane + r * lanes;
+        if (k < ds) state[kept + k] = s[r];
+      }
+    }
   }
   [[unroll]] for (uint r = 0u; r < ROWS; ++r) {
     const uint k = lane + r * lanes;

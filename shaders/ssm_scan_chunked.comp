@@ -79,7 +79,9 @@ void main() {
   // Uniform over the workgroup: all leave before any barrier.
   if (h >= p.n_head || seq >= p.n_seqs || i0 >= hd) return;
   const uint q_len = meta_seq_q_len(p.n_tokens, p.n_seqs, seq);
-  if (q_len < p.chunked_from || q_len == 0u) return;
+  // A sequence that keeps its states after each token is the recurrence's (ssm_scan.comp).
+  if (q_len < p.chunked_from || q_len == 0u || meta_seq_capture(p.n_tokens, p.n_seqs, seq) != 0u)
+    return;
   const uint t0 = meta_seq_q_start(p.n_tokens, p.n_seqs, seq);
   const bool fresh = meta_seq_kv_len(p.n_tokens, p.n_seqs, seq) == q_len;
   const uint base = meta_seq_state(p.n_tokens, p.n_seqs, seq) * p.slot_floats + p.state_offset +

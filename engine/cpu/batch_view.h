@@ -20,9 +20,12 @@ struct BatchView {
   uint32_t seq_state(uint32_t s) const { return words[2 * n_tokens + 4 * n_seqs + s]; }
   // The first position of the sequence's open span (kv::kNoOpenSpan: none).
   uint32_t seq_open(uint32_t s) const { return words[2 * n_tokens + 5 * n_seqs + s]; }
+  // The first state slot keeping the state after each of the sequence's tokens but the last (0:
+  // none; kv::BatchSequence::capture_from).
+  uint32_t seq_capture(uint32_t s) const { return words[2 * n_tokens + 6 * n_seqs + s]; }
   // The sequence's block table (position p lives in block table[p / block_size]).
   const uint32_t* seq_table(uint32_t s) const {
-    return words.data() + 2 * n_tokens + 6 * n_seqs + words[2 * n_tokens + s];
+    return words.data() + 2 * n_tokens + 7 * n_seqs + words[2 * n_tokens + s];
   }
   // Block id holding position p of the sequence of token t.
   uint32_t token_block(uint32_t t, uint32_t p, uint32_t block_size) const {

@@ -22,7 +22,11 @@
 //   [2T+5S, 2T+6S)  seq_open     the first position of the sequence's open span (kNoOpenSpan:
 //                                none): queries at or after it also see the keys after them, up
 //                                to kv_len (an image's tokens attend to each other both ways)
-//   [2T+6S, ...)    block tables of all sequences, concatenated
+//   [2T+6S, 2T+7S)  seq_capture  where the states after the sequence's tokens go (0: nowhere): a
+//                                speculative verification step of a hybrid model keeps the
+//                                recurrent state after its token t (t < q_len - 1) in state slot
+//                                capture + t, so a rejected draft's tokens can be taken back
+//   [2T+7S, ...)    block tables of all sequences, concatenated
 #pragma once
 
 #include <algorithm>
@@ -40,8 +44,8 @@ inline constexpr uint32_t kDefaultBlockSize = 16;
 // BatchSequence::open_from of a sequence without an open span.
 inline constexpr uint32_t kNoOpenSpan = 0xFFFFFFFFu;
 // Words of per-sequence metadata before the block tables: table offset, kv_len, q_start, q_len,
-// state slot, open span.
-inline constexpr uint32_t kMetaSeqWords = 6;
+// state slot, open span, capture.
+inline constexpr uint32_t kMetaSeqWords = 7;
 
 struct KvLayout {
   uint32_t num_blocks = 0;
@@ -83,6 +87,9 @@ struct BatchSequence {
   // Queries at positions >= open_from also see the keys after them (up to kv_len): the open
   // span must end the sequence's tokens in the step (kNoOpenSpan: causal throughout).
   uint32_t open_from = kNoOpenSpan;
+  // Hybrid models' speculative verification: the first state slot that keeps the state after
+  // each token but the last (StateLayout's captured states; 0: none).
+  uint32_t capture_from = 0;
 };
 
 struct BatchMeta {
@@ -125,6 +132,7 @@ inline BatchMeta build_batch_meta(std::span<const BatchSequence> seqs,
     m.words[2 * T + 3 * S + s] = q.q_len;
     m.words[2 * T + 4 * S + s] = q.state_slot;
     m.words[2 * T + 5 * S + s] = q.open_from;
+    m.words[2 * T + 6 * S + s] = q.capture_from;
     for (uint32_t i = 0; i < q.q_len; ++i, ++t) {
       m.words[t] = s;
       m.words[T + t] = q.kv_len - q.q_len + i;

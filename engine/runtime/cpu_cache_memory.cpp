@@ -13,7 +13,7 @@ CpuCacheMemory::CpuCacheMemory(const model::ModelSpec& spec, const RunnerOptions
     : scratch(o.kv_scratch_blocks > 0) {
   // Recurrent states: one per sequence slot, zero until written (a sequence's first step reads
   // none).
-  states = kv::StateLayout::make(spec.recurrent_state_floats(), o.max_seqs);
+  states = kv::StateLayout::make(spec.recurrent_state_floats(), o.max_seqs, o.draft_states);
   if (!states.empty()) state_data = host_array<float>(states.floats());
   kv_regions = 0;
   kv_region_of.assign(spec.n_layer, 0);

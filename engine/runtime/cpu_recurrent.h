@@ -3,7 +3,8 @@
 // (step_backend.h documents each), shared out over the pool by sequence and channel range or by
 // sequence and value head. Each sequence's tokens run in order from its carried state
 // (engine/cpu/short_conv.h, engine/cpu/delta_net.h), none read for a sequence that starts at
-// position 0.
+// position 0. A sequence whose states the step keeps (a speculative verification step) runs one
+// token at a time, its state copied after each token but the last (the recurrent forms only).
 #pragma once
 
 #include <cstdint>
@@ -24,6 +25,9 @@ struct CpuStepStates {
   const kv::StateLayout& layout;
   // Sequence s's state of a layer; throws std::logic_error for a layer without one.
   float* of(uint32_t s, uint32_t layer) const;
+  // Where a layer's state after token t of sequence s is kept (the step's captured states:
+  // kv::BatchSequence::capture_from), or nullptr when the step keeps none for it.
+  float* after_token(uint32_t s, uint32_t layer, uint32_t t) const;
 };
 
 // Activation rows from the step's first token on (row t at p + t * stride).

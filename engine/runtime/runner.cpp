@@ -175,13 +175,21 @@ StepResult Runner::run_step(std::span<SequenceStep> batch, bool greedy_only, boo
     T += static_cast<uint32_t>(s.tokens.size());
     R += rows_wanted(s);
   }
+  // Hybrid models: a recurrent state only advances, so a provisional sequence keeps the state
+  // after each of its tokens but the last in captured slots (the last is the live state), from
+  // which keep_provisional() takes the one after the tokens accepted.
+  captured_.clear();
+  uint32_t capture_next = backend_->state_layout().n_slots;
   if (spec.has_recurrent_state()) {
-    // A recurrent state only advances: a provisional step could not be taken back (state
-    // checkpoints, issue 36, will allow it).
-    for (const auto& s : batch) {
-      if (s.provisional)
-        throw std::invalid_argument("Runner::step: " + spec.arch_name +
-                                    " has recurrent layers: no speculative verification");
+    const kv::StateLayout& st = backend_->state_layout();
+    uint32_t wanted = 0;
+    for (const auto& s : batch)
+      if (s.provisional) wanted += static_cast<uint32_t>(s.tokens.size()) - 1;
+    if (wanted > st.n_capture) {
+      throw std::invalid_argument(
+          "Runner::step: " + spec.arch_name + " has recurrent layers: a speculative step's " +
+          std::to_string(wanted) + " drafted tokens need as many kept states, and the runner " +
+          "keeps " + std::to_string(st.n_capture) + " (RunnerOptions::draft_states)");
     }
   }
   if (T > options_.max_batch_tokens) {
@@ -217,6 +225,11 @@ StepResult Runner::run_step(std::span<SequenceStep> batch, bool greedy_only, boo
     const uint32_t n = static_cast<uint32_t>(s.tokens.size());
     seqs.push_back({std::span<const uint32_t>(s.table->blocks().data(), s.table->blocks().size()),
                     n, s.table->num_tokens() + n, s.table->state_slot().value_or(0)});
+    if (s.provisional && spec.has_recurrent_state() && n > 1) {
+      seqs.back().capture_from = capture_next;
+      captured_.push_back({s.table, capture_next, n});
+      capture_next += n - 1;
+    }
     for (const auto& e : s.embeddings) {
       injected_rows.push_back({t + e.offset, e.n, e.rows});
       if (e.open) seqs.back().open_from = s.table->num_tokens() + e.offset;
@@ -313,12 +326,28 @@ StepResult Runner::run_step(std::span<SequenceStep> batch, bool greedy_only, boo
   return result;
 }
 
+void Runner::keep_provisional(std::span<const KeptTokens> kept) {
+  std::vector<StateCopy> copies;
+  for (const KeptTokens& k : kept) {
+    if (!spec_->has_recurrent_state()) continue;
+    const auto c = std::find_if(captured_.begin(), captured_.end(),
+                                [&](const Captured& c) { return c.table == k.table; });
+    if (c == captured_.end() && k.n == 1) continue;  // a one-token step: its state is the live one
+    if (c == captured_.end() || k.n == 0 || k.n > c->q_len)
+      throw std::invalid_argument("Runner::keep_provisional: no such provisional sequence, or " +
+                                  std::to_string(k.n) + " tokens outside its step");
+    if (k.n < c->q_len)
+      copies.push_back({*k.table->state_slot(), c->from + k.n - 1, StateCopy::Kind::keep});
+  }
+  if (!copies.empty()) backend_->copy_states(copies);
+}
+
 void Runner::restore_states(std::span<SequenceStep> batch) {
   std::vector<StateCopy> copies;
   for (const auto& s : batch) {
     kv::BlockTable& t = *s.table;
     if (t.state_slot() && t.pending_restore()) {
-      copies.push_back({*t.state_slot(), *t.pending_restore(), /*to_checkpoint=*/false});
+      copies.push_back({*t.state_slot(), *t.pending_restore(), StateCopy::Kind::restore});
     } else if (!t.state_current()) {
       // A table that took its slot after reusing a prefix without a checkpoint has no state
       // for those tokens.
@@ -340,7 +369,7 @@ void Runner::save_checkpoints(std::span<SequenceStep> batch) {
   for (const auto& s : batch) {
     if (s.checkpoint == kv::Checkpoint::none || s.provisional) continue;
     if (auto slot = s.table->begin_checkpoint()) {
-      copies.push_back({*s.table->state_slot(), *slot, /*to_checkpoint=*/true});
+      copies.push_back({*s.table->state_slot(), *slot, StateCopy::Kind::save});
       owners.emplace_back(s.table, s.checkpoint == kv::Checkpoint::rolling);
     }
   }
@@ -348,11 +377,11 @@ void Runner::save_checkpoints(std::span<SequenceStep> batch) {
   try {
     backend_->copy_states(copies);
   } catch (...) {
-    for (size_t i = 0; i < copies.size(); ++i) pool_->checkpoints().discard(copies[i].checkpoint);
+    for (size_t i = 0; i < copies.size(); ++i) pool_->checkpoints().discard(copies[i].other);
     throw;
   }
   for (size_t i = 0; i < copies.size(); ++i)
-    owners[i].first->end_checkpoint(copies[i].checkpoint, owners[i].second);
+    owners[i].first->end_checkpoint(copies[i].other, owners[i].second);
 }
 
 void Runner::record_next_ahead(std::span<const SequenceStep> batch, const StepKey& key) {

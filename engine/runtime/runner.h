@@ -96,6 +96,11 @@ struct RunnerOptions {
   // state checkpoints, which let a sequence resume from a cached prefix (kv::StateCheckpoints;
   // 0: none, and such a model reuses no prefix).
   double state_checkpoint_share = 0.125;
+  // Hybrid models: recurrent states a speculative verification step may keep, one after each
+  // drafted token of its provisional sequences (kv::StateLayout's captured states), so that a
+  // sequence keeps the state after the tokens it accepts (Runner::keep_provisional). The drafted
+  // tokens of one step's provisional sequences must fit (0: no speculative verification).
+  uint32_t draft_states = 0;
   // A step is submitted in this many parts, so the device runs the first layers while the host
   // records the rest (1: one submission).
   uint32_t step_parts = 8;
@@ -151,7 +156,9 @@ struct SequenceStep {
   LogitsWanted logits = LogitsWanted::Last;
   // Speculative verification: the step writes the tokens' K/V but leaves them uncommitted (and
   // out of the prefix cache); the caller commits the accepted prefix with BlockTable::commit()
-  // and drops the rest with BlockTable::trim_reserved().
+  // and drops the rest with BlockTable::trim_reserved(), after Runner::keep_provisional() (a
+  // hybrid model's recurrent state has taken in every token of the step: it keeps the state
+  // after the accepted ones, RunnerOptions::draft_states).
   bool provisional = false;
   // Hybrid models: keep a checkpoint of the state after the step (its tokens must end at a block
   // boundary; skipped when that block has one or the checkpoint pool has no slot to give).
@@ -178,6 +185,12 @@ struct StepResult {
   // step_hidden() only: per sequence, its requested rows of hidden states after the final norm
   // (n_embd each), concatenated.
   std::vector<std::vector<float>> hidden;
+};
+
+// How many of a provisional sequence's tokens the caller keeps (Runner::keep_provisional).
+struct KeptTokens {
+  const kv::BlockTable* table = nullptr;
+  uint32_t n = 0;  // 1 .. the sequence's tokens in the step
 };
 
 class Forward;
@@ -217,6 +230,12 @@ class Runner {
   // Like step(), but the requested rows come back as hidden states after the final norm instead
   // of logits (no LM head): decoder models used as embedders (Qwen3-Embedding).
   StepResult step_hidden(std::span<SequenceStep> batch);
+  // After a step with provisional sequences, before the next step: each listed sequence keeps
+  // the first `n` of its tokens in that step. Hybrid models: its recurrent state becomes the
+  // state after them (kept by the step); other models: nothing to do. Throws
+  // std::invalid_argument for a table that was not provisional in the last step or an n outside
+  // 1 .. its tokens.
+  void keep_provisional(std::span<const KeptTokens> kept);
 
   // Creates every pipeline a step within the options can use: walks the step for each shape
   // that selects different kernels (decode, short prefill chunks, full chunks, split-K attention
@@ -249,6 +268,13 @@ class Runner {
   void restore_states(std::span<SequenceStep> batch);
   // After a step: the checkpoints its sequences asked for (SequenceStep::checkpoint).
   void save_checkpoints(std::span<SequenceStep> batch);
+
+  // Hybrid models: the provisional sequences of the last step and the states they kept.
+  struct Captured {
+    const kv::BlockTable* table = nullptr;
+    uint32_t from = 0, q_len = 0;  // the state after token t is in slot from + t (t < q_len - 1)
+  };
+  std::vector<Captured> captured_;
 
   const model::ModelSpec* spec_;
   uint64_t weight_bytes_ = 0;

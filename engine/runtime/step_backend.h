@@ -130,11 +130,14 @@ struct SsmScanSpec {
   uint32_t n_head = 0, head_dim = 0, n_group = 0, d_state = 0;
   uint64_t state_offset = 0;
 };
-// One copy of a recurrent state: live slot `slot` into checkpoint slot `checkpoint` (a save
-// after a step that ended at a block boundary), or back (a restore before a sequence resumes).
+// One copy of a whole recurrent state into or out of live slot `slot`: into checkpoint slot
+// `other` (save, after a step that ended at a block boundary), back from it (restore, before a
+// sequence resumes), or from captured state `other` (keep: the state after the tokens a
+// speculative step's sequence keeps, kv::StateLayout's slots from n_slots on).
 struct StateCopy {
-  uint32_t slot = 0, checkpoint = 0;
-  bool to_checkpoint = true;
+  enum class Kind : uint8_t { save, restore, keep };
+  uint32_t slot = 0, other = 0;
+  Kind kind = Kind::save;
 };
 // x *= act(gate), elementwise. Relu with x and gate the same rows is relu(x)^2 (Nemotron-H's
 // FFN: relu(x) * x).
@@ -478,8 +481,9 @@ class StepBackend {
   // State checkpoints (kv::StateCheckpoints): slots of the same size as a live state's, held
   // beside the live states (their bytes in kv_bytes()).
   virtual uint32_t state_checkpoints() const { return 0; }
-  // Copies whole states (every recurrent layer) between live slots and checkpoint slots, in
-  // order, between steps: the copies are done when it returns, and the next step reads them.
+  // Copies whole states (every recurrent layer) between live slots and checkpoint slots, or from
+  // captured states into live slots, in order, between steps: the copies are done when it
+  // returns, and the next step reads them.
   virtual void copy_states(std::span<const StateCopy> /*copies*/) { unsupported("copy_states"); }
   virtual uint64_t activation_bytes() const = 0;
   // KV + activation bytes on each device the backend spans, in stage order (one unless split).

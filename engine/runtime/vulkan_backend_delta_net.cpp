@@ -106,11 +106,15 @@ void VulkanBackend::copy_states(std::span<const StateCopy> copies) {
   // reads: their scopes reach the submissions before and after this one on the queue.
   r.barrier();
   for (const StateCopy& c : copies) {
-    if (c.slot >= st.n_slots || c.checkpoint >= mem_.n_checkpoints)
-      throw std::out_of_range("copy_states: no such state or checkpoint slot");
+    const bool keep = c.kind == StateCopy::Kind::keep;
+    if (c.slot >= st.n_slots || (keep ? c.other < st.n_slots || c.other >= st.n_slots + st.n_capture
+                                      : c.other >= mem_.n_checkpoints))
+      throw std::out_of_range("copy_states: no such state, checkpoint or captured slot");
     const vk::BufferSlice live = mem_.states.slice(c.slot * bytes, bytes);
-    const vk::BufferSlice kept = mem_.checkpoints.slice(c.checkpoint * bytes, bytes);
-    r.copy(c.to_checkpoint ? live : kept, c.to_checkpoint ? kept : live);
+    const vk::BufferSlice other =
+        (keep ? mem_.states : mem_.checkpoints).slice(c.other * bytes, bytes);
+    const bool save = c.kind == StateCopy::Kind::save;
+    r.copy(save ? live : other, save ? other : live);
   }
   r.barrier();
   r.submit_and_wait();

@@ -231,12 +231,24 @@ uint32_t state_slot_count(const vk::DeviceCapabilities& caps, const model::Model
   return static_cast<uint32_t>(std::min<uint64_t>(fit, opt.max_seqs));
 }
 
+uint32_t captured_state_count(const vk::DeviceCapabilities& caps, const model::ModelSpec& spec,
+                              const RunnerOptions& opt) {
+  // In the same binding as the live slots, after them: what the binding has room for.
+  const uint64_t slot_bytes =
+      4 * kv::StateLayout::make(spec.recurrent_state_floats(), 1).slot_floats;
+  if (slot_bytes == 0) return 0;
+  const uint64_t fit = caps.max_storage_buffer_range / slot_bytes;
+  const uint64_t live = state_slot_count(caps, spec, opt);
+  return static_cast<uint32_t>(std::min<uint64_t>(fit - live, opt.draft_states));
+}
+
 void VulkanStepBuffers::allocate_kv() {
   // A stage of a split model keeps its own layers' states (for the same slots as the others).
   std::vector<uint64_t> state_floats = spec.recurrent_state_floats();
   for (uint32_t l = 0; l < spec.n_layer; ++l)
     if (l < m.layers().first || l >= m.layers().end) state_floats[l] = 0;
-  state_layout = kv::StateLayout::make(state_floats, state_slot_count(ctx.caps(), spec, opt));
+  state_layout = kv::StateLayout::make(state_floats, state_slot_count(ctx.caps(), spec, opt),
+                                       captured_state_count(ctx.caps(), spec, opt));
   if (!state_layout.empty()) {
     // Zeroed once for determinism; a sequence's first step reads no state anyway.
     states = vk::Buffer(ctx.device(), state_layout.bytes(), vk::MemoryKind::DeviceLocal,

@@ -35,6 +35,10 @@ inline constexpr uint32_t kAttentionSplitRows = 4096;
 // kernels bind them all). A sequence beyond them waits for a slot as for KV blocks.
 uint32_t state_slot_count(const vk::DeviceCapabilities& caps, const model::ModelSpec& spec,
                           const RunnerOptions& opt);
+// How many captured states (RunnerOptions::draft_states) follow them in the same binding: as
+// many as asked for, or as fit beside the live slots.
+uint32_t captured_state_count(const vk::DeviceCapabilities& caps, const model::ModelSpec& spec,
+                              const RunnerOptions& opt);
 
 struct VulkanStepBuffers {
   // Lowers o.max_batch_tokens and o.max_logits_rows to one binding's worth (throws

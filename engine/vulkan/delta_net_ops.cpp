@@ -85,8 +85,9 @@ void delta_net(CommandRecorder& rec, PipelineCache& pc, const BatchInfo& b, cons
                                 .spec = {}});
     rec.dispatch(p, {a.act, b.meta, a.dt, a.a, a.states, a.out}, push,
                  {a.n_v_heads, b.n_seqs, div_up(a.head_dim, kChunkedColumns)});
-    // One sequence, and it is the chunked kernel's: nothing is left for the recurrent one.
-    if (b.n_seqs == 1) return;
+    // One sequence, and it is the chunked kernel's: nothing is left for the recurrent one
+    // (unless it keeps its states after each token: the recurrent kernel's then).
+    if (b.n_seqs == 1 && !b.captures) return;
   }
   // One subgroup a state column, its rows in registers (shaders/delta_net.comp): the subgroup
   // size the rows are spread over must be the one the pipeline runs with, so it is required
@@ -184,7 +185,7 @@ void ssm_scan(CommandRecorder& rec, PipelineCache& pc, const BatchInfo& b, const
          a.out_stride,   a.slot_floats,
          a.state_offset, chunked ? a.chunked_from : ~0u};
   if (chunked) ssm_scan_chunked(rec, pc, b, a, std::as_bytes(std::span(&push, 1)));
-  if (chunked && b.n_seqs == 1) return;
+  if (chunked && b.n_seqs == 1 && !b.captures) return;
   // As delta_net: one subgroup a head row, its state in registers spread over the lanes, at the
   // subgroup size the pipeline is pinned to where the device lets it choose.
   const DeviceCapabilities& caps = pc.device().caps();

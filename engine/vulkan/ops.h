@@ -171,6 +171,9 @@ struct BatchInfo {
   BufferSlice meta;  // kv::BatchMeta::words on the device
   uint32_t n_tokens = 0;
   uint32_t n_seqs = 0;
+  // Some sequence keeps its recurrent states after each token (kv::BatchSequence::capture_from):
+  // the recurrent kernels run it whatever its length.
+  bool captures = false;
 };
 // dst = rope(src) for n_heads heads of every batch token (each row normed first by `norm` where
 // given); dst may alias src.

@@ -118,6 +118,8 @@ int run_bench(const BenchArgs& args) {
   uint32_t max_batch = 1;
   for (uint32_t b : args.batches) max_batch = std::max(max_batch, b);
   opts.max_seqs = std::max(opts.max_seqs, max_batch);
+  // Verification steps of up to 16 sequences (a hybrid keeps the state after each draft token).
+  if (args.verify > 0) opts.draft_states = std::max(opts.draft_states, 16 * args.verify);
   opts.max_context = std::max(
       opts.max_context, args.depth + args.prompt_tokens + args.gen_tokens + kMaxWarmUpSteps + 16);
   EngineModel m(args.model, args.device, engine);

@@ -26,7 +26,7 @@
 
 namespace vkllm::sched {
 
-class DraftModel {
+class DraftModel final : public Drafter {
  public:
   // `runner` is the draft's (its own KV pool); it must outlive this.
   explicit DraftModel(runtime::Runner& runner);
@@ -37,10 +37,10 @@ class DraftModel {
   // draft cannot take this step (its context would pass the draft's limit, or the draft's KV
   // cache is full). Runs max_tokens draft steps (more while a long context catches up), each
   // batched over every request. Engine thread only.
-  std::vector<std::vector<int32_t>> propose(std::span<const DraftRequest> requests);
+  std::vector<std::vector<int32_t>> propose(std::span<const DraftRequest> requests) override;
 
   // A sequence left (finished, cancelled, or preempted): its draft KV goes back to the pool.
-  void forget(uint64_t sequence);
+  void forget(uint64_t sequence) override;
 
   size_t sequences() const { return states_.size(); }
   uint64_t steps() const { return runner_.steps(); }

@@ -217,11 +217,19 @@ std::shared_ptr<LoadedModel> EngineModelLoader::Pending::finish(uint64_t free_no
   ro.max_seqs = options_.num_parallel
                     ? options_.num_parallel
                     : static_cast<uint32_t>(std::clamp<uint64_t>(kv_tokens / 256, 4, 64));
-  // A hybrid's recurrent states and their checkpoints come out of the KV budget in the backends:
-  // a budget sized here for K/V tokens grows by them (VKLLM_KV_BUDGET is the whole).
+  const SpeculationOptions speculation =
+      speculation_for(options_.speculation, m.on_cpu, with_draft_);
+  // A hybrid verifies drafts with the state after each drafted token kept: room for two
+  // sequences' full drafts a step (more sequences draft fewer tokens each: the planner's cap).
+  if (speculation.mode != SpeculationMode::off && spec_.has_recurrent_state())
+    ro.draft_states = 2 * speculation.draft_max;
+  // A hybrid's recurrent states (live and kept) and their checkpoints come out of the KV budget
+  // in the backends: a budget sized here for K/V tokens grows by them (VKLLM_KV_BUDGET is the
+  // whole).
   if (!budget_set)
     ro.kv_budget_bytes = runtime::kv_budget_with_states(
-        ro.kv_budget_bytes, runtime::recurrent_state_bytes(spec_) * ro.max_seqs,
+        ro.kv_budget_bytes,
+        runtime::recurrent_state_bytes(spec_) * (ro.max_seqs + uint64_t(ro.draft_states)),
         ro.state_checkpoint_share);
   ro.max_batch_tokens = std::max<uint32_t>(ro.max_batch_tokens, ro.max_seqs);
   // A vision model's steps take its images' rows in place of token embeddings.
@@ -232,8 +240,6 @@ std::shared_ptr<LoadedModel> EngineModelLoader::Pending::finish(uint64_t free_no
     ro.max_batch_tokens = std::max<uint32_t>(ro.max_batch_tokens, 1120);
   // Speculative steps want logits after every drafted token: room for one sequence's full draft
   // beside a row for each of the others.
-  const SpeculationOptions speculation =
-      speculation_for(options_.speculation, m.on_cpu, with_draft_);
   if (speculation.mode != SpeculationMode::off) {
     ro.max_logits_rows = std::max(ro.max_logits_rows, ro.max_seqs + speculation.draft_max);
   }

@@ -33,6 +33,14 @@ EngineModelLoader::DraftCost EngineModelLoader::read_draft(LoadedModel& m,
     throw http::StatusError(
         500, "cannot read the draft model of " + m.show.name.display() + ": " + e.what());
   }
+  // A draft runs ahead in provisional rows that are dropped afterwards (draft_model.h); a
+  // recurrent state would keep them.
+  if (spec.has_recurrent_state()) {
+    throw http::StatusError(500, "cannot use the draft model of " + m.show.name.display() + ": " +
+                                     spec.arch_name +
+                                     " has recurrent layers, and a draft model must be a "
+                                     "transformer without them");
+  }
   DraftCost cost;
   for (const auto& t : m.draft_header->tensors()) cost.fixed += t.byte_size;
   // Activations as the target's estimate has them (the draft steps at most as many tokens).

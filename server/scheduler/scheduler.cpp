@@ -64,12 +64,13 @@ PlannerOptions planner_options(const SchedulerOptions& options, const runtime::R
   po.block_size = runner.block_size();
   po.add_bos = tokenizer.add_bos();
   po.recurrent_state = runner.spec().has_recurrent_state();
+  po.draft_states = runner.options().draft_states;
   po.state_checkpoints = runner.pool().checkpoints().size() > 0;
   po.speculation = options.speculation;
   po.is_end_of_generation = [&tokenizer](int32_t token) {
     return tokenizer.is_end_of_generation(token);
   };
-  if (DraftModel* const drafter = options.draft_model) {
+  if (Drafter* const drafter = options.draft_model) {
     po.propose_drafts = [drafter](std::span<const DraftRequest> requests) {
       return drafter->propose(requests);
     };
@@ -376,6 +377,13 @@ Clock::time_point Scheduler::execute() {
       output_.logprobs[i] = logprobs_of(result.logits[i], tok, s.options.top_logprobs);
     }
   });
+  // Verified drafts: a hybrid model's recurrent state goes back to the tokens kept (the planner
+  // commits them to the cache).
+  kept_.clear();
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (!rows[i].draft.empty())
+      kept_.push_back({&*rows[i].seq->table, output_.chosen[i].accepted + 1});
+  if (!kept_.empty()) runner_.keep_provisional(kept_);
   return done;
 }
 

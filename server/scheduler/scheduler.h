@@ -46,8 +46,9 @@ struct SchedulerOptions {
   // Speculative decoding of sequences whose sampling allows it (not with a format, logprobs or
   // mirostat), while fewer than speculation.max_running sequences run.
   SpeculationOptions speculation;
-  // The model's draft model (mode draft), or null; it outlives the scheduler.
-  DraftModel* draft_model = nullptr;
+  // The model's draft model (mode draft: DraftModel, or a test's Drafter), or null; it outlives
+  // the scheduler.
+  Drafter* draft_model = nullptr;
   // A vision model's image encoder (image_inputs.h), or null; it outlives the scheduler.
   ImageInputs* images = nullptr;
 };
@@ -162,6 +163,7 @@ class Scheduler {
   std::vector<std::vector<runtime::EmbeddingSpan>> spans_;  // each row's image rows
   std::vector<std::vector<uint32_t>> rope_pos_;  // each row's M-RoPE positions (after an image)
   std::vector<size_t> cpu_rows_;
+  std::vector<runtime::KeptTokens> kept_;  // verified drafts: the tokens each keeps
 
   std::thread thread_;
 };

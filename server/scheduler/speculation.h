@@ -55,6 +55,18 @@ struct DraftRequest {
   uint32_t max_tokens = 0;           // draft at most this many
 };
 
+// What drafts for speculation mode draft: the model's draft model (DraftModel, draft_model.h),
+// or a scripted one in tests. Engine thread only.
+class Drafter {
+ public:
+  virtual ~Drafter() = default;
+  // One draft per request, in order: at most max_tokens tokens each (none: the sequence decodes
+  // normally this step).
+  virtual std::vector<std::vector<int32_t>> propose(std::span<const DraftRequest> requests) = 0;
+  // A sequence left (finished, cancelled, or preempted).
+  virtual void forget(uint64_t sequence) = 0;
+};
+
 // The tokens that followed the most recent earlier occurrence of the context's last n tokens,
 // for n from n_max down to n_min (the longest match wins), at most max_tokens of them; empty
 // when none of the suffixes occurs earlier.

@@ -277,11 +277,12 @@ void StepPlanner::add_drafts(StepPlan& plan, uint32_t& budget) {
   // Under load the decode step is already batched: verifying drafts would only add work.
   if ((spec.mode != SpeculationMode::ngram && !drafter) || running_.size() >= spec.max_running)
     return;
-  if (options_.recurrent_state) return;  // see PlannerOptions::recurrent_state
-  // Logits rows: every running sequence may need one; drafts take what is left.
+  // Logits rows: every running sequence may need one; drafts take what is left (and on a
+  // hybrid model what the runner can keep states for: PlannerOptions::draft_states).
   const uint32_t max_rows = options_.max_logits_rows;
   uint32_t rows =
       max_rows > running_.size() ? max_rows - static_cast<uint32_t>(running_.size()) : 0;
+  if (options_.recurrent_state) rows = std::min(rows, options_.draft_states);
   auto verify = [](PlannedRow& p, std::vector<int32_t> draft) {
     p.draft = std::move(draft);
     if (p.draft.empty()) return;

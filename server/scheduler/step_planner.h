@@ -38,9 +38,11 @@ struct PlannerOptions {
   uint32_t block_size = 16;      // tokens per KV block
   bool add_bos = false;          // the tokenizer adds BOS: a context shift keeps it past num_keep
   // The model has recurrent layers, whose state holds only the tokens a sequence computed itself
-  // (or resumed from a checkpoint): no speculation (a rejected draft token would stay in the
-  // state), and prefix reuse only up to a block with a state checkpoint.
+  // (or resumed from a checkpoint): prefix reuse only up to a block with a state checkpoint, and
+  // at most draft_states drafted tokens a step (the runner keeps the state after each:
+  // RunnerOptions::draft_states; a rejected token is taken back from there).
   bool recurrent_state = false;
+  uint32_t draft_states = 0;
   // The pool keeps state checkpoints (kv::StateCheckpoints; recurrent models): rows ask for them
   // at the last block boundary of a sequence's tokens (a prefill chunk is cut there: a chat's
   // next turn resumes from the end of this prompt), every checkpoint_every_blocks blocks of a

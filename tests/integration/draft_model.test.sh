@@ -5,7 +5,8 @@
 # /api/show's Modelfile names it; greedy chat answers are the same text with the draft as
 # without, and /metrics counts drafted tokens the target accepted. Refused at create with a 400:
 # draft_quantize without a draft, draft_quantize of a quantized draft, and a draft whose
-# vocabulary differs (named); draft_quantize of an F16 draft stores a quantized draft layer.
+# vocabulary differs (named), and a hybrid draft (recurrent layers: LFM2); draft_quantize of an F16
+# draft stores a quantized draft layer.
 source "$(dirname "$0")/lib.sh"
 
 models=$VKLLM_SHARED_DIR/testdata/models
@@ -16,10 +17,12 @@ target=$models/tolstoy-mem-q4_k_m.gguf draft=$models/tolstoy-gen-q8_0.gguf
   -o "$TEST_TMP/spm-f16.gguf" >/dev/null || fail "make-model spm"
 "$VKLLM_BIN" dev make-model --shape tiny --vocab "$vocab/ggml-vocab-phi-3.gguf" --seed 1 \
   -o "$TEST_TMP/phi3-f16.gguf" >/dev/null || fail "make-model phi-3"
+"$VKLLM_BIN" dev make-model --arch lfm2 --shape test --vocab "$vocab/ggml-vocab-llama-spm.gguf" \
+  --seed 1 -o "$TEST_TMP/lfm2-f16.gguf" >/dev/null || fail "make-model lfm2"
 
 vkllm_start server
 td=$(upload_blob "$target") dd=$(upload_blob "$draft") spm=$(upload_blob "$TEST_TMP/spm-f16.gguf")
-phi=$(upload_blob "$TEST_TMP/phi3-f16.gguf")
+phi=$(upload_blob "$TEST_TMP/phi3-f16.gguf") lfm2=$(upload_blob "$TEST_TMP/lfm2-f16.gguf")
 create() {  # create NAME DRAFT_DIGEST [DRAFT_QUANTIZE]: prints the status; body in $TEST_TMP/body
   local req
   req=$(jq -nc --arg m "$1" --arg t "$td" --arg d "$2" --arg q "${3:-}" \
@@ -37,11 +40,14 @@ expect_eq "$(jq -r .error "$TEST_TMP/body")" \
 expect_eq "$(create phi "$phi")" 400 "a draft with Phi-3's vocabulary"
 grep -q "vocabulary differs.*32064 tokens in the draft, 32000 in the model" "$TEST_TMP/body" ||
   fail "no clear vocabulary error: $(body)"
+expect_eq "$(create hybrid "$lfm2")" 400 "a hybrid draft"
+grep -q "draft model (lfm2) has recurrent layers" "$TEST_TMP/body" ||
+  fail "no clear hybrid-draft error: $(body)"
 expect_eq "$(create quantized "$spm" q8_0)" 200 "draft_quantize of an F16 draft: $(body)"
 layer=$(curl -s "$VKLLM_URL/api/show" -d '{"model":"quantized"}' | jq -r .modelfile |
   sed -n 's/^DRAFT .*sha256-\([0-9a-f]*\).*/\1/p')
 [ -n "$layer" ] && [ "sha256:$layer" != "$spm" ] || fail "draft layer not quantized: '$layer'"
-pass "create refusals: draft_quantize alone, of a quantized draft, another vocabulary; F16 draft quantized"
+pass "create refusals: draft_quantize alone, of a quantized draft, another vocabulary, a hybrid; F16 draft quantized"
 
 node_client "$(dirname "$0")/draft_model.mjs" "$VKLLM_URL" "$td" "$dd" || fail "npm ollama client"
 drafted=$(metric vkllm_speculative_drafted_tokens_total 'draft="model"') || true

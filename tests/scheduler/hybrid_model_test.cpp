@@ -7,13 +7,18 @@
 // the next owner of its slot), also when a tiny KV cache preempts sequences and they recompute.
 // Prompts that repeat earlier ones, and a chat's second turn, resume from state checkpoints
 // (kv::StateCheckpoints): the second turn computes only what follows the first turn's last full
-// block, and answers as a cold cache does. A cancelled stream gives its state slot back; ngram
-// speculation, which a recurrent state cannot take back, stays off.
+// block, and answers as a cold cache does. A cancelled stream gives its state slot back. Drafts
+// are verified against a recurrent state that keeps the state after each drafted token
+// (RunnerOptions::draft_states): with drafts accepted whole, in part and not at all, the greedy
+// output stays the solo runs'; a runner that keeps no such states drafts nothing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -102,7 +107,7 @@ TEST_P(HybridModelScheduler, ConcurrentStreamsEqualSoloRunsAlsoWhenPreempted) {
   const std::string together = arch + "-together";
   const Outcome all = run(runner, *f.tok, many, SpeculationMode::ngram, together, greedy);
   EXPECT_EQ(all.tokens, want);
-  EXPECT_EQ(all.drafted, 0) << "speculation with a recurrent state";
+  EXPECT_EQ(all.drafted, 0) << "speculation without kept states (RunnerOptions::draft_states)";
   EXPECT_GT(metrics().value("vkllm_prefix_cache_hit_tokens_total", {{"model", together}}), 0)
       << "the repeated prompts resume from checkpoints";
 
@@ -123,6 +128,76 @@ TEST_P(HybridModelScheduler, ConcurrentStreamsEqualSoloRunsAlsoWhenPreempted) {
   const Outcome preempted = run(small, *f.tok, ps, SpeculationMode::off, preempting, greedy);
   EXPECT_EQ(preempted.tokens, solo);
   EXPECT_GT(metrics().value("vkllm_preemptions_total", {{"model", preempting}}), 0);
+}
+
+// Drafts the continuation each prompt's solo run produced, the last token of every other draft
+// made wrong: the target accepts whole drafts, drafts up to a token, and (as the wrong token may
+// come first) none, so the recurrent state is kept after every possible count of tokens.
+class ScriptedDrafter final : public Drafter {
+ public:
+  ScriptedDrafter(const std::vector<std::vector<int32_t>>& prompts,
+                  const std::vector<std::vector<int32_t>>& answers, uint32_t n_vocab)
+      : prompts_(prompts), answers_(answers), n_vocab_(n_vocab) {}
+
+  std::vector<std::vector<int32_t>> propose(std::span<const DraftRequest> requests) override {
+    std::vector<std::vector<int32_t>> out;
+    for (const DraftRequest& r : requests) {
+      std::vector<int32_t>& d = out.emplace_back();
+      for (size_t i = 0; i < prompts_.size(); ++i) {
+        const auto& p = prompts_[i];
+        const auto& a = answers_[i];
+        // The context is the prompt, then the answer so far.
+        if (r.context.size() < p.size() || r.context.size() > p.size() + a.size()) continue;
+        const auto ctx = r.context;
+        if (!std::equal(p.begin(), p.end(), ctx.begin()) ||
+            !std::equal(ctx.begin() + p.size(), ctx.end(), a.begin()))
+          continue;
+        const size_t done = ctx.size() - p.size();
+        for (size_t j = done; j < a.size() && d.size() < r.max_tokens; ++j) d.push_back(a[j]);
+        if (!d.empty() && ++proposals_ % 2 == 0) d.back() = (d.back() + 1) % int32_t(n_vocab_);
+        break;
+      }
+    }
+    return out;
+  }
+  void forget(uint64_t) override {}
+
+ private:
+  const std::vector<std::vector<int32_t>>& prompts_;
+  const std::vector<std::vector<int32_t>>& answers_;
+  uint32_t n_vocab_;
+  uint64_t proposals_ = 0;
+};
+
+TEST_P(HybridModelScheduler, DraftsAreVerifiedAgainstTheRecurrentState) {
+  const std::string arch = GetParam();
+  const HybridFixture& f = hybrid(arch);
+  const auto ps = prompts(*f.tok);
+  const std::vector<std::vector<int32_t>> three{ps[1], ps[0], ps[2]};
+  const SequenceOptions greedy = greedy_options(24);
+  runtime::RunnerOptions o = hybrid_runner();
+  o.draft_states = 2 * SpeculationOptions{}.draft_max;
+  runtime::Runner runner(*f.model, o);
+  std::vector<std::vector<int32_t>> solo;
+  for (const auto& p : three)
+    solo.push_back(
+        run(runner, *f.tok, {p}, SpeculationMode::off, arch + "-solo", greedy).tokens[0]);
+  ScriptedDrafter drafter(three, solo, f.model->spec().n_vocab);
+  const std::string label = arch + "-drafting";
+  const Outcome drafted =
+      run(runner, *f.tok, three, SpeculationMode::draft, label, greedy, &drafter);
+  EXPECT_EQ(drafted.tokens, solo);
+  EXPECT_GT(drafted.accepted, 0) << "no draft was accepted";
+  EXPECT_LT(drafted.accepted, drafted.drafted) << "no draft was rejected";
+  std::printf("%s: %.0f drafted tokens, %.0f accepted, %llu steps for 3 x %zu tokens\n",
+              arch.c_str(), drafted.drafted, drafted.accepted,
+              static_cast<unsigned long long>(drafted.steps), solo[0].size());
+  // A runner that keeps no states after drafted tokens gets no drafts.
+  runtime::Runner plain(*f.model, hybrid_runner());
+  const Outcome none =
+      run(plain, *f.tok, three, SpeculationMode::draft, arch + "-nodraft", greedy, &drafter);
+  EXPECT_EQ(none.tokens, solo);
+  EXPECT_EQ(none.drafted, 0);
 }
 
 // One stream to its end: its tokens and the prompt tokens the prefix cache served.

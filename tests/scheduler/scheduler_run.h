@@ -93,7 +93,7 @@ struct Outcome {
 inline Outcome run(runtime::Runner& runner, const tokenizer::Tokenizer& tok,
                    const std::vector<std::vector<int32_t>>& prompts, SpeculationMode mode,
                    const std::string& label, const SequenceOptions& options,
-                   DraftModel* drafter = nullptr) {
+                   Drafter* drafter = nullptr) {
   SchedulerOptions so;
   so.model_label = label;
   so.speculation.mode = mode;
