@@ -258,6 +258,11 @@ struct ModelSpec {
   // head, where Qwen3.5 tiles them: h % n_k), and its beta and alpha come from one projection
   // (ssm_ba: per key head, its value heads' betas, then their alphas).
   bool ssm_grouped_heads = false;
+  // Multi-token prediction (nextn_head.h): the file's NextN blocks after the decoder's layers
+  // (the decoder runs without them), and whether this is such a block viewed as a model of its
+  // own (its step's tokens each come with the model's hidden state before them).
+  uint32_t n_nextn = 0;
+  bool nextn_head = false;
   bool is_delta_net() const { return ssm_n_v_heads > 0; }
   uint32_t ssm_key_dim() const { return ssm_head_dim * ssm_n_k_heads; }
   uint32_t ssm_value_dim() const { return ssm_head_dim * ssm_n_v_heads; }
@@ -340,7 +345,8 @@ struct ModelSpec {
   uint32_t qkv_act_width() const {
     const uint32_t qkv = n_embd_q() + 2 * n_embd_k_gqa();
     if (is_delta_net()) {
-      return std::max(2 * n_embd_q(), delta_net_row().width);
+      // A NextN block's [enorm(embedding) | hnorm(hidden)] rows are laid out here too.
+      return std::max({2 * n_embd_q(), delta_net_row().width, nextn_head ? 2 * n_embd : 0u});
     }
     if (is_mamba2()) return std::max(qkv, mamba2_row().width);
     return has_recurrent_state() ? std::max(qkv, 3 * n_embd) : qkv;

@@ -50,7 +50,11 @@ void build_qwen35_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
   if (is_quantized(o.file_type)) w.set_u32("general.quantization_version", 2);
   w.set_u32(p + "context_length", s.n_ctx);
   w.set_u32(p + "embedding_length", s.n_embd);
-  w.set_u32(p + "block_count", L);
+  if (o.nextn_layers > 1) throw std::invalid_argument("make-model: at most one --mtp block");
+  if (o.nextn_layers > 0 && next)
+    throw std::invalid_argument("make-model: --mtp is for qwen35 and qwen35moe");
+  w.set_u32(p + "block_count", L + o.nextn_layers);
+  if (o.nextn_layers > 0) w.set_u32(p + "nextn_predict_layers", o.nextn_layers);
   w.set_u32(p + "feed_forward_length", s.n_ff);
   w.set_u32(p + "attention.head_count", s.n_head);
   w.set_u32(p + "attention.head_count_kv", s.n_head_kv);
@@ -89,6 +93,30 @@ void build_qwen35_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
                       scale);
   };
   add(Weight::TokenEmbd, 0, {E, n_vocab});
+  auto add_ffn = [&](uint32_t l) {
+    if (moe) {
+      add(Weight::FfnGateInp, l, {E, n_exp}, false, kRouterScale);
+      add(Weight::FfnGateExps, l, {E, ffe, n_exp});
+      add(Weight::FfnUpExps, l, {E, ffe, n_exp});
+      add(Weight::FfnDownExps, l, {ffe, E, n_exp});
+      add(Weight::FfnGateInpShexp, l, {E});
+      add(Weight::FfnGateShexp, l, {E, ffs});
+      add(Weight::FfnUpShexp, l, {E, ffs});
+      add(Weight::FfnDownShexp, l, {ffs, E});
+    } else {
+      add(Weight::FfnGate, l, {E, ff});
+      add(Weight::FfnUp, l, {E, ff});
+      add(Weight::FfnDown, l, {ff, E});
+    }
+  };
+  auto add_attention = [&](uint32_t l) {
+    add(Weight::AttnQ, l, {E, 2 * qd});
+    add(Weight::AttnK, l, {E, kv});
+    add(Weight::AttnV, l, {E, kv});
+    add(Weight::AttnQNorm, l, {hd}, true);
+    add(Weight::AttnKNorm, l, {hd}, true);
+    add(Weight::AttnOut, l, {qd, E});
+  };
   for (uint32_t l = 0; l < L; ++l) {
     add(Weight::AttnNorm, l, {E}, true);
     if ((l + 1) % interval != 0) {
@@ -106,31 +134,26 @@ void build_qwen35_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
       add(Weight::SsmNorm, l, {lin_hd}, true);
       add(Weight::SsmOut, l, {vd, E});
     } else {
-      add(Weight::AttnQ, l, {E, 2 * qd});
-      add(Weight::AttnK, l, {E, kv});
-      add(Weight::AttnV, l, {E, kv});
-      add(Weight::AttnQNorm, l, {hd}, true);
-      add(Weight::AttnKNorm, l, {hd}, true);
-      add(Weight::AttnOut, l, {qd, E});
+      add_attention(l);
     }
     add(Weight::PostAttnNorm, l, {E}, true);
-    if (moe) {
-      add(Weight::FfnGateInp, l, {E, n_exp}, false, kRouterScale);
-      add(Weight::FfnGateExps, l, {E, ffe, n_exp});
-      add(Weight::FfnUpExps, l, {E, ffe, n_exp});
-      add(Weight::FfnDownExps, l, {ffe, E, n_exp});
-      add(Weight::FfnGateInpShexp, l, {E});
-      add(Weight::FfnGateShexp, l, {E, ffs});
-      add(Weight::FfnUpShexp, l, {E, ffs});
-      add(Weight::FfnDownShexp, l, {ffs, E});
-    } else {
-      add(Weight::FfnGate, l, {E, ff});
-      add(Weight::FfnUp, l, {E, ff});
-      add(Weight::FfnDown, l, {ff, E});
-    }
+    add_ffn(l);
   }
   add(Weight::OutputNorm, 0, {E}, true);
   if (has_output) add(Weight::Output, 0, {E, n_vocab});
+  // The NextN block (llama.cpp's load_block_mtp): a gated attention layer and an FFN as the
+  // decoder's, fed the projection of [enorm(embedding) | hnorm(hidden)], with its own output norm
+  // (the embeddings and the LM head are the model's).
+  for (uint32_t l = L; l < L + o.nextn_layers; ++l) {
+    add(Weight::AttnNorm, l, {E}, true);
+    add_attention(l);
+    add(Weight::PostAttnNorm, l, {E}, true);
+    add_ffn(l);
+    add(Weight::NextnEhProj, l, {2 * E, E});
+    add(Weight::NextnEnorm, l, {E}, true);
+    add(Weight::NextnHnorm, l, {E}, true);
+    add(Weight::NextnSharedHeadNorm, l, {E}, true);
+  }
 }
 
 }  // namespace vkllm::model

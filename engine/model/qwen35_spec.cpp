@@ -71,6 +71,8 @@ void read_qwen35(const gguf::GgufFile& f, ModelSpec& s) {
   const uint32_t nextn = f.get_optional<uint32_t>(p + "nextn_predict_layers").value_or(0);
   if (nextn >= s.n_layer) throw std::runtime_error("qwen35: no layers besides the MTP blocks");
   s.n_layer -= nextn;
+  s.n_nextn = nextn;
+  s.nextn_head = f.get_optional<bool>(p + "nextn_head").value_or(false);
   s.layer_is_swa.resize(s.n_layer);
   s.rope_ordering = RopeOrdering::NeoX;
   s.norm_eps = f.get_optional<float>(p + "attention.layer_norm_rms_epsilon").value_or(1e-6f);
@@ -144,6 +146,11 @@ void read_qwen35(const gguf::GgufFile& f, ModelSpec& s) {
       expect_weight(f, fam, Weight::AttnKNorm, l, {hd});
       expect_weight(f, fam, Weight::AttnOut, l, {qd, E});
     }
+  }
+  if (s.nextn_head) {
+    expect_weight(f, fam, Weight::NextnEhProj, 0, {2 * E, E});
+    expect_weight(f, fam, Weight::NextnEnorm, 0, {E});
+    expect_weight(f, fam, Weight::NextnHnorm, 0, {E});
   }
 }
 

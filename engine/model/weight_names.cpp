@@ -189,6 +189,14 @@ const char* suffix(Weight w) {
       return "ffn_latent_up.weight";
     case Weight::FfnGateUpExps:
       return "ffn_gate_up_exps.weight";
+    case Weight::NextnEhProj:
+      return "nextn.eh_proj.weight";
+    case Weight::NextnEnorm:
+      return "nextn.enorm.weight";
+    case Weight::NextnHnorm:
+      return "nextn.hnorm.weight";
+    case Weight::NextnSharedHeadNorm:
+      return "nextn.shared_head_norm.weight";
   }
   return "";
 }

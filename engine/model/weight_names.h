@@ -142,6 +142,13 @@ enum class Weight {
   // (gguf::split_stacked_experts); the Vulkan model holds the pair as this one device tensor
   // (runtime/weight_fusion.h), for one product of 2 x n_ff_exp rows per expert.
   FfnGateUpExps,
+  // A multi-token-prediction block (Qwen3.5's NextN, nextn_head.h): the projection of its input,
+  // the token's normed embedding beside the model's normed hidden state ([2 x n_embd, n_embd]),
+  // and those two norms; the block's own output norm (nextn.shared_head_norm), where it has one.
+  NextnEhProj,
+  NextnEnorm,
+  NextnHnorm,
+  NextnSharedHeadNorm,
 };
 
 // Name of a global weight (layer ignored) or of layer `layer`'s weight, e.g. "blk.3.attn_q.weight".

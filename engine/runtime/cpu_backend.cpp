@@ -447,6 +447,7 @@ class CpuBackend final : public StepBackend {
   const float* logits() const override { return act(Act::Logits); }
   const uint32_t* greedy() const override { return greedy_.get(); }
   const float* hidden() const override { return act(results_); }
+  const float* token_hidden() const override { return act(Act::H); }
 
   // Nothing to create ahead: the kernels are compiled in.
   size_t warm_up(const std::function<void()>&) override { return 0; }

@@ -34,6 +34,16 @@ void over_tokens(const CpuStepStates& st, uint32_t s, uint32_t layer, Run&& run,
   }
 }
 
+// over_tokens for one head's state, `floats` contiguous floats at `head` into the layer's.
+template <class Run>
+void over_head_tokens(const CpuStepStates& st, uint32_t s, uint32_t layer, uint64_t head,
+                      uint64_t floats, Run&& run) {
+  float* state = st.of(s, layer) + head;
+  over_tokens(
+      st, s, layer, [&](uint32_t t, uint32_t n, bool fresh) { run(state, t, n, fresh); },
+      [&](float* after, uint32_t) { std::memcpy(after + head, state, sizeof(float) * floats); });
+}
+
 // A conv state's channels [c0, c1): (kernel - 1) rows of `channels` floats.
 void copy_conv_channels(const float* from, float* to, uint32_t rows, uint32_t channels, uint32_t c0,
                         uint32_t c1) {
@@ -115,23 +125,18 @@ void cpu_delta_net(const DeltaNetSpec& d, const CpuDeltaNetRows& rows, const flo
     args.a = a[h];
     args.eps = d.eps;
     args.grouped = d.grouped;
-    const uint64_t head = d.state_offset + uint64_t(h) * d.head_dim * d.head_dim;
-    float* state = st.of(s, d.layer) + head;
-    over_tokens(
-        st, s, d.layer,
-        [&](uint32_t t, uint32_t n, bool fresh) {
-          args.qkv = from_token(rows.qkv, t0 + t);
-          args.alpha = from_token(rows.alpha, t0 + t);
-          args.beta = from_token(rows.beta, t0 + t);
-          args.out = from_token(rows.out, t0 + t);
-          if (chunk_min > 0 && n >= chunk_min)
-            cpu::delta_net_head_chunked(args, h, state, n, fresh);
-          else
-            cpu::delta_net_head(args, h, state, n, fresh);
-        },
-        [&](float* after, uint32_t) {
-          std::memcpy(after + head, state, sizeof(float) * d.head_dim * d.head_dim);
-        });
+    const uint64_t floats = uint64_t(d.head_dim) * d.head_dim;
+    over_head_tokens(st, s, d.layer, d.state_offset + h * floats, floats,
+                     [&](float* state, uint32_t t, uint32_t n, bool fresh) {
+                       args.qkv = from_token(rows.qkv, t0 + t);
+                       args.alpha = from_token(rows.alpha, t0 + t);
+                       args.beta = from_token(rows.beta, t0 + t);
+                       args.out = from_token(rows.out, t0 + t);
+                       if (chunk_min > 0 && n >= chunk_min)
+                         cpu::delta_net_head_chunked(args, h, state, n, fresh);
+                       else
+                         cpu::delta_net_head(args, h, state, n, fresh);
+                     });
   });
 }
 
@@ -152,19 +157,13 @@ void cpu_mamba2_scan(const SsmScanSpec& c, const CpuMamba2Rows& rows, const floa
     args.a = a[h];
     args.d = d[h];
     args.chunk_min_tokens = chunk_min_tokens;
-    const uint64_t head = c.state_offset + h * head_floats;
-    float* state = st.of(s, c.layer) + head;
-    over_tokens(
-        st, s, c.layer,
-        [&](uint32_t t, uint32_t n, bool fresh) {
-          args.xbc = from_token(rows.xbc, t0 + t);
-          args.dt = from_token(rows.dt, t0 + t);
-          args.out = from_token(rows.out, t0 + t);
-          cpu::mamba2_scan_head(args, h, state, n, fresh);
-        },
-        [&](float* after, uint32_t) {
-          std::memcpy(after + head, state, sizeof(float) * head_floats);
-        });
+    over_head_tokens(st, s, c.layer, c.state_offset + h * head_floats, head_floats,
+                     [&](float* state, uint32_t t, uint32_t n, bool fresh) {
+                       args.xbc = from_token(rows.xbc, t0 + t);
+                       args.dt = from_token(rows.dt, t0 + t);
+                       args.out = from_token(rows.out, t0 + t);
+                       cpu::mamba2_scan_head(args, h, state, n, fresh);
+                     });
   });
 }
 

@@ -52,6 +52,10 @@ void Forward::step(StepBackend& b, const StepShape& s) const {
     Gemma4Forward(spec_).layers(b, s.n_tokens, s.injected);
   } else if (spec_.is_mamba2()) {
     Mamba2Forward(spec_).layers(b, s.n_tokens);
+  } else if (spec_.nextn_head) {
+    if (!s.injected) throw std::invalid_argument("a NextN block's step needs hidden inputs");
+    nextn_input(b, s.n_tokens);
+    layers(b, s.n_tokens);
   } else {
     b.embed({Weight::TokenEmbd}, {Act::X}, s.n_tokens, spec_.embed_scale);
     b.barrier();
@@ -63,6 +67,20 @@ void Forward::step(StepBackend& b, const StepShape& s) const {
   }
   b.timestamp("layers");
   output(b, s);
+}
+
+void Forward::nextn_input(StepBackend& b, uint32_t T) const {
+  const uint32_t E = spec_.n_embd;
+  b.embed({Weight::TokenEmbd}, {Act::X}, T, spec_.embed_scale);
+  b.inject_rows({Act::H}, E);
+  b.barrier();
+  // Side by side in one 2E-wide row per token, which the projection reads whole.
+  b.rms_norm({Act::X}, {Weight::NextnEnorm, 0}, {Act::QKV, 0, 2 * E}, E, T, {});
+  b.rms_norm({Act::H}, {Weight::NextnHnorm, 0}, {Act::QKV, E, 2 * E}, E, T, {});
+  b.barrier();
+  const ProductOut proj[] = {{{Weight::NextnEhProj, 0}, {Act::X}}};
+  b.products({Act::QKV}, T, proj);
+  b.barrier();
 }
 
 void Forward::layers(StepBackend& b, uint32_t T, bool injected) const {
@@ -301,6 +319,10 @@ void Forward::moe_block(StepBackend& b, uint32_t l, uint32_t T) const {
 // Only the rows that produce logits go through the final norm and the LM head.
 void Forward::output(StepBackend& b, const StepShape& s) const {
   const uint32_t R = s.n_rows, E = spec_.n_embd, V = spec_.n_vocab;
+  if (s.token_hidden) {
+    b.rms_norm({Act::X}, {Weight::OutputNorm}, {Act::H}, E, s.n_tokens, {});
+    b.barrier();
+  }
   if (R == 0) return;
   b.select_rows({Act::X}, {Act::XSel}, E, R);
   b.barrier();

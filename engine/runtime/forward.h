@@ -16,6 +16,8 @@ struct StepShape {
   uint32_t n_rows = 0;    // R: rows that produce logits (or hidden states)
   bool hidden = false;    // stop after the final norm (hidden states, no LM head)
   bool injected = false;  // StepBackend::inject_rows after the embedding (images)
+  // Every token's hidden state after the final norm into H as well (StepOutputs::token_hidden).
+  bool token_hidden = false;
 };
 
 class Forward {
@@ -57,6 +59,9 @@ class Forward {
   void ffn_block(StepBackend& b, uint32_t l, uint32_t T, bool deepstack = false) const;
   void moe_block(StepBackend& b, uint32_t l, uint32_t T) const;
   void output(StepBackend& b, const StepShape& shape) const;
+  // A NextN block's input (model::ModelSpec::nextn_head, nextn_head.h): X = eh_proj of
+  // [enorm(embedding) | hnorm(hidden)], the hidden states being the step's injected rows.
+  void nextn_input(StepBackend& b, uint32_t T) const;
 
   const model::ModelSpec& spec_;
 };

@@ -65,6 +65,18 @@ Model::Model(vk::Context& ctx, const gguf::GgufFile& file, TensorDataSource& sou
   TensorPlan plan = plan_device_tensors(file, spec_, options.fuse_weights && !spec_.is_gemma3n(),
                                         part_limit - kSlack - kAlign - vk::kMaxRepackPaddingBytes);
   std::erase_if(plan.tensors, [&](const PlannedTensor& t) { return !holds(t.name); });
+  if (const Model* other = options.share_from) {
+    std::erase_if(plan.tensors, [&](const PlannedTensor& t) {
+      // The same bytes of the same file: name, type, shape and where they lie.
+      const auto it = other->tensors_.find(t.name);
+      if (it == other->tensors_.end() || it->second.type != t.type || it->second.shape != t.shape ||
+          t.sources.size() != 1 || it->second.file_offset != t.sources[0]->offset)
+        return false;
+      tensors_.emplace(t.name, it->second);  // its device memory stays the other model's
+      shared_bytes_ += t.byte_size;
+      return true;
+    });
+  }
   // A row shard's part of each layer tensor (the views live until the upload is done).
   const std::deque<gguf::TensorInfo> shard_views =
       shard_.split() ? shard_tensor_plan(plan, spec_, shard_) : std::deque<gguf::TensorInfo>{};
@@ -134,6 +146,7 @@ Model::Model(vk::Context& ctx, const gguf::GgufFile& file, TensorDataSource& sou
       dt.name = p.t->name;
       dt.type = p.t->type;
       dt.shape = p.t->shape;
+      dt.file_offset = p.t->sources.size() == 1 ? p.t->sources[0]->offset : DeviceTensor::kFused;
     }
     dt.parts.push_back({p.slice, p.first_row, p.rows});
     // A single part is the whole tensor; a split one has no whole-tensor slice.

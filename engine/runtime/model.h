@@ -31,6 +31,10 @@ struct DeviceTensor {
   // block) and was split by rows into `parts` (engine/runtime/weight_ops.h records over them).
   vk::BufferSlice data;
   std::vector<RowPart> parts;  // in row order; one part (== data) unless split
+  // Where its bytes lie in the file (TensorInfo::offset; kFused for a stack of several tensors,
+  // none for derived ones), which tells ModelOptions::share_from the same tensor.
+  static constexpr uint64_t kFused = ~uint64_t{0};
+  uint64_t file_offset = kFused;
   uint64_t cols() const { return shape[0]; }
   uint64_t rows() const { return shape.size() > 1 ? shape[1] : 1; }
 };
@@ -61,6 +65,10 @@ struct ModelOptions {
   // A device's share of every layer's heads and FFN (row split); the output norm and LM head
   // only with shard 0. Not with `layers`.
   RowShard shard;
+  // Tensors this model holds under the same name, type and shape from the same place in the same
+  // file are used from there instead of uploaded again (a multi-token-prediction block's embeddings
+  // and LM head, the model's own: engine/model/nextn_head.h); it must outlive this model.
+  const class Model* share_from = nullptr;
 };
 
 class Model {
@@ -91,6 +99,8 @@ class Model {
   bool has_output() const { return layers_.end >= spec_.n_layer && shard_.index == 0; }
   // The share of the model this one holds when split by rows (count 1: not split so).
   const RowShard& shard() const { return shard_; }
+  // Bytes of the tensors used from ModelOptions::share_from (not in weight_bytes()).
+  uint64_t shared_bytes() const { return shared_bytes_; }
 
  private:
   // Whether this Model (a stage or the whole) holds the file's tensor `name`.
@@ -105,6 +115,7 @@ class Model {
   // find()'s answers by (layer, weight), built once: the graph asks ~20 times per layer and step.
   std::vector<const DeviceTensor*> by_weight_;
   uint64_t weight_bytes_ = 0;
+  uint64_t shared_bytes_ = 0;
 };
 
 }  // namespace vkllm::runtime

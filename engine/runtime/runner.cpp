@@ -140,14 +140,19 @@ std::vector<uint64_t> Runner::device_bytes_by_device() const {
 }
 
 StepResult Runner::step(std::span<SequenceStep> batch, bool greedy_only) {
-  return run_step(batch, greedy_only, /*hidden=*/false);
+  return run_step(batch, greedy_only ? Rows::greedy : Rows::logits);
 }
 
 StepResult Runner::step_hidden(std::span<SequenceStep> batch) {
-  return run_step(batch, /*greedy_only=*/false, /*hidden=*/true);
+  return run_step(batch, Rows::hidden);
 }
 
-StepResult Runner::run_step(std::span<SequenceStep> batch, bool greedy_only, bool hidden) {
+StepResult Runner::step_draft(std::span<SequenceStep> batch) {
+  return run_step(batch, Rows::greedy_and_hidden);
+}
+
+StepResult Runner::run_step(std::span<SequenceStep> batch, Rows wanted) {
+  const bool hidden = wanted == Rows::hidden;
   StepBackend& B = *backend_;
   const auto& spec = *spec_;
   if (batch.empty()) throw std::invalid_argument("Runner::step: empty batch");
@@ -168,6 +173,14 @@ StepResult Runner::run_step(std::span<SequenceStep> batch, bool greedy_only, boo
                                       : "Runner::step: rope_positions for a model without M-RoPE");
     }
     injected |= !s.embeddings.empty();
+    if (spec.nextn_head ? s.hidden_in.size() != s.tokens.size() * spec.n_embd
+                        : !s.hidden_in.empty()) {
+      throw std::invalid_argument(spec.nextn_head
+                                      ? "Runner::step: a NextN block's step needs n_embd hidden "
+                                        "inputs for each token"
+                                      : "Runner::step: hidden inputs for a model that reads none");
+    }
+    injected |= spec.nextn_head;
     if (s.table->num_tokens() + s.tokens.size() > options_.max_context) {
       throw std::invalid_argument("Runner::step: sequence exceeds the context of " +
                                   std::to_string(options_.max_context) + " tokens");
@@ -230,6 +243,7 @@ StepResult Runner::run_step(std::span<SequenceStep> batch, bool greedy_only, boo
       captured_.push_back({s.table, capture_next, n});
       capture_next += n - 1;
     }
+    if (!s.hidden_in.empty()) injected_rows.push_back({t, n, s.hidden_in.data()});
     for (const auto& e : s.embeddings) {
       injected_rows.push_back({t + e.offset, e.n, e.rows});
       if (e.open) seqs.back().open_from = s.table->num_tokens() + e.offset;
@@ -265,9 +279,10 @@ StepResult Runner::run_step(std::span<SequenceStep> batch, bool greedy_only, boo
 
   const kv::BatchMeta meta = kv::build_batch_meta(seqs, options_.block_size);
   StepOutputs out;
-  out.hidden = R > 0 && hidden;
-  out.logits = R > 0 && !hidden && !greedy_only;
+  out.hidden = R > 0 && (hidden || wanted == Rows::greedy_and_hidden);
+  out.logits = R > 0 && wanted == Rows::logits;
   out.greedy = R > 0 && !hidden;
+  out.token_hidden = options_.token_hidden && !hidden;
   const StepKey key{T, meta.n_seqs, meta.max_q_len, meta.max_kv_len, R, out, injected};
   if (injected) {
     try {
@@ -281,7 +296,11 @@ StepResult Runner::run_step(std::span<SequenceStep> batch, bool greedy_only, boo
     ++steps_ahead_;
   } else {
     B.begin_step(meta);
-    forward_->step(B, {.n_tokens = T, .n_rows = R, .hidden = hidden, .injected = injected});
+    forward_->step(B, {.n_tokens = T,
+                       .n_rows = R,
+                       .hidden = hidden,
+                       .injected = injected,
+                       .token_hidden = out.token_hidden});
   }
   if (!warming_up_) ++steps_;
   B.submit_step(out, R);
@@ -310,13 +329,23 @@ StepResult Runner::run_step(std::span<SequenceStep> batch, bool greedy_only, boo
     for (size_t i = 0; i < batch.size(); ++i) {
       const uint32_t rows = rows_wanted(batch[i]);
       if (rows == 0) continue;
-      if (!greedy_only) {
+      if (out.logits) {
         result.logits[i].assign(lg + uint64_t(row) * spec.n_vocab,
                                 lg + uint64_t(row + rows) * spec.n_vocab);
       }
       result.greedy[i] = static_cast<int32_t>(gr[last_row[i]]);
       result.greedy_rows[i].assign(gr + row, gr + row + rows);
       row += rows;
+    }
+  }
+  if (out.token_hidden) {
+    const float* th = B.token_hidden();
+    result.token_hidden.resize(batch.size());
+    uint64_t at = 0;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      const uint64_t n = uint64_t(batch[i].tokens.size()) * spec.n_embd;
+      result.token_hidden[i].assign(th + at, th + at + n);
+      at += n;
     }
   }
   for (auto& s : batch) {
@@ -385,8 +414,11 @@ void Runner::save_checkpoints(std::span<SequenceStep> batch) {
 }
 
 void Runner::record_next_ahead(std::span<const SequenceStep> batch, const StepKey& key) {
-  // Hidden states are for embedders, which never decode: nothing to expect.
-  if (warming_up_ || !backend_->records_ahead() || key.n_rows == 0 || key.out.hidden) return;
+  // Hidden states are for embedders, which never decode: nothing to expect. A NextN block's
+  // steps need their hidden inputs, which only the step itself brings.
+  if (warming_up_ || !backend_->records_ahead() || key.n_rows == 0 || key.out.hidden ||
+      spec_->nextn_head)
+    return;
   // Sequences that deliver logits are generating: next, each decodes one token (a sequence in
   // the middle of its prompt makes the next step something else).
   uint32_t max_kv_len = 0;
@@ -399,7 +431,11 @@ void Runner::record_next_ahead(std::span<const SequenceStep> batch, const StepKe
   const StepKey next{n, n, 1, max_kv_len, n, key.out, false};
   try {
     backend_->begin_ahead(next);
-    forward_->step(*backend_, {.n_tokens = n, .n_rows = n, .hidden = false});
+    forward_->step(*backend_, {.n_tokens = n,
+                               .n_rows = n,
+                               .hidden = false,
+                               .injected = false,
+                               .token_hidden = key.out.token_hidden});
     backend_->end_ahead();
   } catch (...) {
     // Only a head start is lost: the next step records itself.
@@ -419,8 +455,11 @@ size_t Runner::warm_up() {
     kv::BlockPool scratch(options_.max_context / bs + 2, backend_->state_layout().n_slots);
     const uint32_t big = std::min(options_.max_batch_tokens, options_.max_context);
     const std::vector<int32_t> zeros(big, 0);
+    // A NextN block's steps read a hidden state for each token.
+    const std::vector<float> hidden(spec_->nextn_head ? uint64_t(big) * spec_->n_embd : 0, 0.0f);
     auto dry_step = [&](kv::BlockTable& table, uint32_t n, LogitsWanted logits) {
       SequenceStep s{&table, std::span(zeros).first(n), logits};
+      if (spec_->nextn_head) s.hidden_in = std::span(hidden).first(uint64_t(n) * spec_->n_embd);
       step(std::span(&s, 1), /*greedy_only=*/true);
     };
     auto fresh_step = [&](uint32_t n) {

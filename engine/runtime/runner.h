@@ -101,6 +101,9 @@ struct RunnerOptions {
   // sequence keeps the state after the tokens it accepts (Runner::keep_provisional). The drafted
   // tokens of one step's provisional sequences must fit (0: no speculative verification).
   uint32_t draft_states = 0;
+  // Every step also delivers each token's hidden state after the final norm
+  // (StepResult::token_hidden): the input a multi-token-prediction head reads (nextn_head.h).
+  bool token_hidden = false;
   // A step is submitted in this many parts, so the device runs the first layers while the host
   // records the rest (1: one submission).
   uint32_t step_parts = 8;
@@ -166,6 +169,10 @@ struct SequenceStep {
   // Embedding rows in place of some tokens' embeddings (images), in offset order, disjoint;
   // needs RunnerOptions::embedding_inputs.
   std::span<const EmbeddingSpan> embeddings{};
+  // A NextN block (model::ModelSpec::nextn_head) only, and required there: for each token, the
+  // model's hidden state after the final norm at the position before it (n_embd floats a token;
+  // needs RunnerOptions::embedding_inputs).
+  std::span<const float> hidden_in{};
   // M-RoPE models (Qwen2-VL / 2.5-VL) only: each token's rotary positions (t, h, w), 3 per token,
   // where they differ from its position in the sequence: an image's tokens (one t, h and w
   // from its grid) and every token after an image (which continues from the image's largest
@@ -182,9 +189,12 @@ struct StepResult {
   // Per sequence: the argmax of each of its requested rows (filled whenever greedy is), e.g. the
   // target's choice after every drafted token of a speculative step.
   std::vector<std::vector<int32_t>> greedy_rows;
-  // step_hidden() only: per sequence, its requested rows of hidden states after the final norm
-  // (n_embd each), concatenated.
+  // step_hidden() and step_draft() only: per sequence, its requested rows of hidden states after
+  // the final norm (n_embd each), concatenated.
   std::vector<std::vector<float>> hidden;
+  // RunnerOptions::token_hidden only: per sequence, every one of its tokens' hidden state after
+  // the final norm (n_embd each), in order.
+  std::vector<std::vector<float>> token_hidden;
 };
 
 // How many of a provisional sequence's tokens the caller keeps (Runner::keep_provisional).
@@ -230,6 +240,10 @@ class Runner {
   // Like step(), but the requested rows come back as hidden states after the final norm instead
   // of logits (no LM head): decoder models used as embedders (Qwen3-Embedding).
   StepResult step_hidden(std::span<SequenceStep> batch);
+  // A NextN block's draft step: like step(batch, greedy_only = true), with StepResult::hidden
+  // holding the requested rows' hidden states after the final norm as well (what the next
+  // drafted position reads in place of the model's).
+  StepResult step_draft(std::span<SequenceStep> batch);
   // After a step with provisional sequences, before the next step: each listed sequence keeps
   // the first `n` of its tokens in that step. Hybrid models: its recurrent state becomes the
   // state after them (kept by the step); other models: nothing to do. Throws
@@ -258,7 +272,10 @@ class Runner {
   std::vector<std::pair<std::string, double>> last_step_timings() const;
 
  private:
-  StepResult run_step(std::span<SequenceStep> batch, bool greedy_only, bool hidden);
+  // What a step returns for its requested rows: logits (and greedy tokens), hidden states
+  // instead, or greedy tokens and hidden states (step_draft).
+  enum class Rows : uint8_t { logits, greedy, hidden, greedy_and_hidden };
+  StepResult run_step(std::span<SequenceStep> batch, Rows rows);
   // While `batch` runs (key: its recording's), records the step where each of its sequences
   // decodes one more token, if the backend records ahead.
   void record_next_ahead(std::span<const SequenceStep> batch, const StepKey& key);

@@ -155,6 +155,10 @@ struct StepOutputs {
   // token's row of X (R = the step's tokens, n_embd each). Read through hidden().
   bool pooled = false;
   bool token_states = false;
+  // Every step token's hidden state after the final norm (T rows of n_embd, in H): a model with
+  // a multi-token-prediction head feeds them to it (RunnerOptions::token_hidden). Read through
+  // token_hidden().
+  bool token_hidden = false;
   bool operator==(const StepOutputs&) const = default;
 };
 
@@ -545,6 +549,8 @@ class StepBackend {
   virtual const float* logits() const = 0;
   virtual const uint32_t* greedy() const = 0;
   virtual const float* hidden() const = 0;
+  // After end_step of a step with StepOutputs::token_hidden: its T rows of n_embd.
+  virtual const float* token_hidden() const { unsupported("token_hidden"); }
 
   // Prepares everything a step can use by running `dry_steps` (which calls Runner::step) in a
   // mode where nothing runs; returns how many things (pipelines) were made. A backend with

@@ -405,6 +405,12 @@ void VulkanBackend::record_outputs(const StepOutputs& out, uint32_t R) {
     const uint64_t bytes = uint64_t(R) * spec_.n_embd * 4;
     rec_->copy(mem_.x.sub(0, bytes), mem_.readback.slice(0, bytes));
   }
+  if (out.token_hidden) {
+    if (mem_.token_readback.size() == 0)
+      throw std::logic_error("token_hidden without RunnerOptions::token_hidden");
+    const uint64_t bytes = uint64_t(batch_.n_tokens) * spec_.n_embd * 4;
+    rec_->copy(mem_.h.sub(0, bytes), mem_.token_readback.slice(0, bytes));
+  }
   if (out.greedy)
     rec_->copy(mem_.greedy.sub(0, 4ull * R), mem_.readback.slice(mem_.greedy_at(), 4ull * R));
   rec_->timestamp("output");

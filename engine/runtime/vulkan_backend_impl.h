@@ -233,6 +233,9 @@ class VulkanBackend final : public StepBackend {
   const float* hidden() const override {
     return reinterpret_cast<const float*>(mem_.readback.mapped());
   }
+  const float* token_hidden() const override {
+    return reinterpret_cast<const float*>(mem_.token_readback.mapped());
+  }
 
   // Walks the dry steps with a dry CommandRecorder, collecting the pipelines they ask for, then
   // builds them on worker threads and saves the device's pipeline cache.

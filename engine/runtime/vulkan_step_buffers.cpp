@@ -201,6 +201,8 @@ void VulkanStepBuffers::allocate_activations() {
   readback =
       vk::Buffer(ctx.device(), 4 * (std::max(R * std::max(V, E), encoder ? T * E : 0) + S_words()),
                  vk::MemoryKind::Readback, "step results");
+  if (opt.token_hidden)
+    token_readback = vk::Buffer(ctx.device(), 4 * T * E, vk::MemoryKind::Readback, "token states");
   // A stage of a split model receives the residual stream from the stage before it and hands it
   // to the next through host-visible memory; a row shard hands its partial sums out and takes
   // the summed stream back.

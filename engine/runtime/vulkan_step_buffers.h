@@ -85,6 +85,9 @@ struct VulkanStepBuffers {
   // RunnerOptions::embedding_inputs: rows that replace token embeddings (T x n_embd floats).
   vk::Buffer rows_in;
   vk::Buffer readback;
+  // RunnerOptions::token_hidden: every step token's hidden state after the final norm (T x
+  // n_embd floats), beside the requested rows' results.
+  vk::Buffer token_readback;
   // Stages of a split model: the residual stream (T x n_embd) from the stage before, and for the
   // stage after (absent on the first and last stage respectively, and on a whole model).
   vk::Buffer stage_in, stage_out;

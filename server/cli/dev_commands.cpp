@@ -46,6 +46,7 @@ struct MakeModelArgs {
   std::string projector;  // also write a random vision projector (mmproj) here
   std::string projector_shape = "test";
   bool stacked_experts = false;
+  bool mtp = false;
 };
 
 // The text model's vision projector in llama.cpp's mmproj layout, as wide as its output: declared
@@ -85,6 +86,7 @@ int make_model(const MakeModelArgs& args) {
   options.seed = args.seed;
   options.threads = args.threads;
   options.stacked_experts = args.stacked_experts;
+  options.nextn_layers = args.mtp ? 1 : 0;
 
   const auto start = std::chrono::steady_clock::now();
   // Gemma 4 fixtures default to the built-in Gemma 4-style vocabulary (the real tokenizer's kind).
@@ -316,6 +318,10 @@ void add_dev_commands(CLI::App& app) {
                  "MoE architectures: each layer's gate and up experts as one stacked "
                  "ffn_gate_up_exps (llama.cpp reads it for gemma4, qwen35moe, qwen3next), the "
                  "same weights as the split file");
+  make->add_flag("--mtp", args->mtp,
+                 "qwen35, qwen35moe: a multi-token-prediction (NextN) block after the decoder's "
+                 "layers, as llama.cpp's converter writes Qwen3.5 (the decoder's weights are the "
+                 "same as without)");
   make->add_option("--seed", args->seed, "Random seed; the same seed gives identical files")
       ->capture_default_str();
   make->add_option("--threads", args->threads, "Worker threads (0: all cores)")

@@ -1,5 +1,7 @@
 #include "server/scheduler/draft_model.h"
 
+#include "server/scheduler/draft_cache.h"
+
 #include <algorithm>
 
 namespace vkllm::sched {
@@ -21,21 +23,6 @@ DraftModel::State& DraftModel::state_for(uint64_t sequence, std::span<const int3
   return *state;
 }
 
-bool DraftModel::reserve(State& state, uint32_t n) {
-  for (;;) {
-    if (state.table.reserve(n)) return true;
-    // The least recently used sequence not drafting now gives its draft KV back (it catches up
-    // from the prefix cache if it drafts again).
-    auto victim = states_.end();
-    for (auto it = states_.begin(); it != states_.end(); ++it) {
-      if (it->second->last_used == clock_) continue;
-      if (victim == states_.end() || it->second->last_used < victim->second->last_used) victim = it;
-    }
-    if (victim == states_.end()) return false;
-    states_.erase(victim);
-  }
-}
-
 std::vector<std::vector<int32_t>> DraftModel::propose(std::span<const DraftRequest> requests) {
   ++clock_;
   std::vector<std::vector<int32_t>> drafts(requests.size());
@@ -54,7 +41,8 @@ std::vector<std::vector<int32_t>> DraftModel::propose(std::span<const DraftReque
     State& state = state_for(r.sequence, r.context);
     state.last_used = clock_;
     const uint32_t done = state.table.num_tokens();
-    if (!reserve(state, static_cast<uint32_t>(length) - done + r.max_tokens - 1)) {
+    if (!reserve_evicting_idle(states_, state,
+                               static_cast<uint32_t>(length) - done + r.max_tokens - 1, clock_)) {
       states_.erase(r.sequence);
       continue;
     }

@@ -54,8 +54,6 @@ class DraftModel final : public Drafter {
   // The sequence's draft KV, made or (after a context shift) remade so that its tokens are a
   // prefix of `context`.
   State& state_for(uint64_t sequence, std::span<const int32_t> context);
-  // Room for `n` more tokens in `state`'s table, evicting idle sequences' draft KV if needed.
-  bool reserve(State& state, uint32_t n);
 
   runtime::Runner& runner_;
   std::unordered_map<uint64_t, std::unique_ptr<State>> states_;

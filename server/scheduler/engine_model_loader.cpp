@@ -61,6 +61,7 @@ class EngineModelLoader::Pending : public PendingLoad {
   bool split_ = false;
   std::string device_name_;
   bool with_draft_ = false;
+  bool with_mtp_ = false;  // the draft is the model's own NextN block
   DraftCost draft_cost_;
   uint64_t fixed_ = 0;
   uint64_t min_kv_ = 0;
@@ -171,7 +172,15 @@ EngineModelLoader::Pending::Pending(EngineModelLoader& loader, const registry::M
   // and a KV cache for as many tokens count with the target's.
   with_draft_ =
       show.draft && !spec_.has_pooling_type && options_.speculation.mode != SpeculationMode::off;
+  // Else a model shipping a multi-token-prediction block drafts with it (one device: the block
+  // reads every token's hidden state from the model's runner).
+  // (Qwen3.5's: Qwen3-Next files may carry one too, which the model runs without.)
+  const bool nextn_drafts = spec_.n_nextn > 0 && (spec_.arch == model::Arch::Qwen35 ||
+                                                  spec_.arch == model::Arch::Qwen35Moe);
+  with_mtp_ = !with_draft_ && nextn_drafts && !spec_.has_pooling_type && !split_ &&
+              options_.speculation.mode != SpeculationMode::off;
   if (with_draft_) draft_cost_ = loader_.read_draft(m, *show.draft);
+  if (with_mtp_) draft_cost_ = loader_.read_draft(m, *show.model_blob, /*nextn_head=*/true);
   trained_ = spec_.n_ctx_train ? spec_.n_ctx_train : 2048;
   uint32_t ctx_default = options_.default_num_ctx;
   if (ctx_default == 0) {
@@ -218,7 +227,8 @@ std::shared_ptr<LoadedModel> EngineModelLoader::Pending::finish(uint64_t free_no
                     ? options_.num_parallel
                     : static_cast<uint32_t>(std::clamp<uint64_t>(kv_tokens / 256, 4, 64));
   const SpeculationOptions speculation =
-      speculation_for(options_.speculation, m.on_cpu, with_draft_);
+      speculation_for(options_.speculation, m.on_cpu, with_draft_ || with_mtp_);
+  ro.token_hidden = with_mtp_;  // the NextN block reads them
   // A hybrid verifies drafts with the state after each drafted token kept: room for two
   // sequences' full drafts a step (more sequences draft fewer tokens each: the planner's cap).
   if (speculation.mode != SpeculationMode::off && spec_.has_recurrent_state())
@@ -267,7 +277,8 @@ std::shared_ptr<LoadedModel> EngineModelLoader::Pending::finish(uint64_t free_no
     throw http::StatusError(500, "cannot load " + name_ + ": " + e.what());
   }
   m.device_bytes = m.embeddings ? m.embeddings->device_bytes() : m.runner->device_bytes();
-  if (with_draft_) loader_.load_draft(m, *show.draft, ro, kv_tokens);
+  if (with_draft_ || with_mtp_)
+    loader_.load_draft(m, with_mtp_ ? *show.model_blob : *show.draft, ro, kv_tokens);
   if (m.runner && has_images()) {
     m.images = load_images(m);
     m.weight_bytes += projector_bytes_;
@@ -370,7 +381,9 @@ void EngineModelLoader::Pending::log_loaded(uint64_t kv_tokens, uint32_t max_seq
             << double(m.weight_bytes) / secs / 1e9 << " GB/s of weights; "
             << gib_text(m.device_bytes) << " on " << device_name_ << ", KV " << kv_tokens
             << " tokens, " << max_seqs << " parallel, num_ctx " << m.default_num_ctx << ")";
-  if (m.drafter) std::cerr << "; draft model beside it";
+  if (m.drafter)
+    std::cerr << (with_mtp_ ? "; its multi-token-prediction block drafts"
+                            : "; draft model beside it");
   if (const auto& layout = m.header->translation(); layout.applied()) {
     std::cerr << "; " << layout.name << " layout read as llama.cpp's";
   }

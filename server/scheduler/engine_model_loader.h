@@ -40,13 +40,15 @@ class EngineModelLoader : public ModelLoader {
   model::LoraAdapter read_lora_adapter(const registry::Digest& digest) const;
   // The draft model of a model (engine_model_loader_draft.cpp): read_draft reads its header into
   // m and says what it costs beside the target; load_draft loads its weights and makes its
-  // Runner, sized as the target's (`target`), with KV for as many tokens. Throw
-  // http::StatusError.
+  // Runner, sized as the target's (`target`), with KV for as many tokens. With `nextn_head`,
+  // `draft` is the model's own blob and the draft its multi-token-prediction block
+  // (engine/model/nextn_head.h). Throw http::StatusError.
   struct DraftCost {
     uint64_t fixed = 0;         // weights and activations
     uint64_t per_token_kv = 0;  // KV bytes of one token of context
   };
-  DraftCost read_draft(LoadedModel& m, const registry::Digest& draft) const;
+  DraftCost read_draft(LoadedModel& m, const registry::Digest& draft,
+                       bool nextn_head = false) const;
   void load_draft(LoadedModel& m, const registry::Digest& draft,
                   const runtime::RunnerOptions& target, uint64_t kv_tokens) const;
   // The Vulkan contexts (created on first use): one, or with a split one per device.

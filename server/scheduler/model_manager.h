@@ -55,13 +55,14 @@ struct LoadedModel {
   std::unique_ptr<runtime::HostModel> host_model;  // on the CPU backend
   std::unique_ptr<runtime::SplitModel> split_model;
   std::unique_ptr<runtime::Runner> runner;
-  // The draft model (Ollama's DRAFT layer), loaded beside the target on the same backend where
-  // the model has one and speculation is not off; declared before the scheduler that uses it.
+  // The draft model (Ollama's DRAFT layer), or the model's own multi-token-prediction block,
+  // loaded beside the target on the same backend where the model has one and speculation is not
+  // off; declared before the scheduler that uses it.
   std::unique_ptr<gguf::GgufFile> draft_header;
   std::unique_ptr<runtime::Model> draft_model;           // on Vulkan
   std::unique_ptr<runtime::HostModel> draft_host_model;  // on the CPU backend
   std::unique_ptr<runtime::Runner> draft_runner;
-  std::unique_ptr<DraftModel> drafter;
+  std::unique_ptr<Drafter> drafter;  // DraftModel, or MtpDrafter for the model's NextN block
   // A vision model's image encoder (its projector layer), declared before the scheduler that
   // runs it on the engine thread; null for a model without one.
   std::unique_ptr<ImageInputs> images;

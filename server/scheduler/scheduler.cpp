@@ -384,7 +384,25 @@ Clock::time_point Scheduler::execute() {
     if (!rows[i].draft.empty())
       kept_.push_back({&*rows[i].seq->table, output_.chosen[i].accepted + 1});
   if (!kept_.empty()) runner_.keep_provisional(kept_);
+  if (options_.draft_model && options_.draft_model->wants_hidden()) observe(result);
   return done;
+}
+
+void Scheduler::observe(const runtime::StepResult& result) {
+  // Each row's committed tokens (a verified draft's kept ones) with their hidden states.
+  const uint64_t E = runner_.spec().n_embd;
+  seen_.clear();
+  for (size_t i = 0; i < plan_.rows.size() && i < result.token_hidden.size(); ++i) {
+    const PlannedRow& p = plan_.rows[i];
+    const Sequence& s = *p.seq;
+    if (!s.images.empty()) continue;  // an image's positions are not vocabulary tokens
+    const std::span<const int32_t> tokens =
+        p.draft.empty() ? std::span<const int32_t>(s.tokens).subspan(s.computed, p.n)
+                        : std::span<const int32_t>(p.input).first(output_.chosen[i].accepted + 1);
+    seen_.push_back({s.id, s.tokens, s.computed, tokens,
+                     std::span(result.token_hidden[i]).first(tokens.size() * E)});
+  }
+  options_.draft_model->observe(seen_);
 }
 
 void Scheduler::image_spans(Sequence& s, uint32_t n, std::vector<runtime::EmbeddingSpan>& out) {

@@ -129,6 +129,9 @@ class Scheduler {
   // Runs the plan's rows on the runner and chooses each logits row's tokens into output_;
   // returns when the runner's step ended (the tokens' time).
   SchedulerClock::time_point execute();
+  // Shows a drafter that follows the model's hidden states (Drafter::wants_hidden) what each
+  // row committed in the step just run.
+  void observe(const runtime::StepResult& result);
   // The image rows a prefill row of `s` covers (encoded now where they are not yet), into out.
   void image_spans(Sequence& s, uint32_t n, std::vector<runtime::EmbeddingSpan>& out);
   void finish(Sequence& s, FinishReason reason, std::string error = {});
@@ -164,6 +167,7 @@ class Scheduler {
   std::vector<std::vector<uint32_t>> rope_pos_;  // each row's M-RoPE positions (after an image)
   std::vector<size_t> cpu_rows_;
   std::vector<runtime::KeptTokens> kept_;  // verified drafts: the tokens each keeps
+  std::vector<StepObservation> seen_;      // what a drafter reading hidden states is shown
 
   std::thread thread_;
 };

@@ -55,11 +55,26 @@ struct DraftRequest {
   uint32_t max_tokens = 0;           // draft at most this many
 };
 
+// The tokens a sequence committed in a step, for a drafter that follows the model's hidden
+// states (Drafter::wants_hidden: the multi-token-prediction head, mtp_drafter.h).
+struct StepObservation {
+  uint64_t sequence = 0;
+  std::span<const int32_t> context;  // the sequence's tokens, at least its first `first`
+  uint32_t first = 0;                // the position of the step's first committed token
+  std::span<const int32_t> tokens;   // the tokens committed in the step
+  std::span<const float> hidden;     // their hidden states after the final norm (n_embd each)
+};
+
 // What drafts for speculation mode draft: the model's draft model (DraftModel, draft_model.h),
-// or a scripted one in tests. Engine thread only.
+// its multi-token-prediction head (MtpDrafter, mtp_drafter.h), or a scripted one in tests.
+// Engine thread only.
 class Drafter {
  public:
   virtual ~Drafter() = default;
+  // Whether it reads the model's hidden states (the model's runner then delivers them:
+  // runtime::RunnerOptions::token_hidden), passed to observe() after every step.
+  virtual bool wants_hidden() const { return false; }
+  virtual void observe(std::span<const StepObservation> /*seen*/) {}
   // One draft per request, in order: at most max_tokens tokens each (none: the sequence decodes
   // normally this step).
   virtual std::vector<std::vector<int32_t>> propose(std::span<const DraftRequest> requests) = 0;

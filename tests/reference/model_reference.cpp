@@ -30,6 +30,7 @@ model::MakeModelOptions read_make_model_options(const nlohmann::json& m, const s
   o.file_type = *type;
   o.seed = m.at("seed").get<uint64_t>();
   o.stacked_experts = m.value("stacked_experts", false);  // make-model --stacked-experts
+  o.nextn_layers = m.value("mtp", false) ? 1 : 0;         // make-model --mtp
   // A vocabulary committed beside its references ("tests/reference/unigram/...") is in the
   // source tree; the others are in ../shared/testdata.
   const auto vocab_name = m.at("vocab").get<std::string>();
