@@ -86,9 +86,9 @@ struct MakeModelOptions {
   // (each expert's gate rows, then its up rows), as llama.cpp's converters write Gemma 4, Qwen3.5
   // MoE and Qwen3-Next (which llama.cpp reads stacked or split); the same weights as without.
   bool stacked_experts = false;
-  // qwen35 / qwen35moe: this many multi-token-prediction (NextN) blocks after the decoder's
-  // layers (block_count counts them, nextn_predict_layers says how many), as llama.cpp's
-  // converter writes Qwen3.5 by default; the decoder's weights are the same as without.
+  // qwen35 / qwen35moe / qwen3next: this many multi-token-prediction (NextN) blocks after the
+  // decoder's layers (block_count counts them, nextn_predict_layers says how many), as
+  // llama.cpp's converter writes them by default; the decoder's weights are the same as without.
   uint32_t nextn_layers = 0;
   // The vision tower Ollama's gemma3 layout embeds (projector_maker.h's parse_projector_shape):
   // the same as `--projector` writes beside the llama.cpp-layout twin.

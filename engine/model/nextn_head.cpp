@@ -9,7 +9,7 @@ namespace vkllm::model {
 namespace {
 
 bool has_nextn_arch(const std::string& arch) {
-  return arch == "qwen35" || arch == "qwen35moe";
+  return arch == "qwen35" || arch == "qwen35moe" || arch == "qwen3next";
 }
 
 bool starts_with(const std::string& s, const std::string& prefix) {

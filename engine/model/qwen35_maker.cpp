@@ -51,8 +51,6 @@ void build_qwen35_model(const MakeModelOptions& o, const gguf::GgufFile& vocab,
   w.set_u32(p + "context_length", s.n_ctx);
   w.set_u32(p + "embedding_length", s.n_embd);
   if (o.nextn_layers > 1) throw std::invalid_argument("make-model: at most one --mtp block");
-  if (o.nextn_layers > 0 && next)
-    throw std::invalid_argument("make-model: --mtp is for qwen35 and qwen35moe");
   w.set_u32(p + "block_count", L + o.nextn_layers);
   if (o.nextn_layers > 0) w.set_u32(p + "nextn_predict_layers", o.nextn_layers);
   w.set_u32(p + "feed_forward_length", s.n_ff);

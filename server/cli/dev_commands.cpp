@@ -319,9 +319,9 @@ void add_dev_commands(CLI::App& app) {
                  "ffn_gate_up_exps (llama.cpp reads it for gemma4, qwen35moe, qwen3next), the "
                  "same weights as the split file");
   make->add_flag("--mtp", args->mtp,
-                 "qwen35, qwen35moe: a multi-token-prediction (NextN) block after the decoder's "
-                 "layers, as llama.cpp's converter writes Qwen3.5 (the decoder's weights are the "
-                 "same as without)");
+                 "qwen35, qwen35moe, qwen3next: a multi-token-prediction (NextN) block after "
+                 "the decoder's layers, as llama.cpp's converter writes them (the decoder's "
+                 "weights are the same as without)");
   make->add_option("--seed", args->seed, "Random seed; the same seed gives identical files")
       ->capture_default_str();
   make->add_option("--threads", args->threads, "Worker threads (0: all cores)")

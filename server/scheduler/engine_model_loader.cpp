@@ -8,6 +8,7 @@
 #include "engine/gguf/inline_projector.h"
 #include "engine/kv/kv_cache_type.h"
 #include "engine/model/model_spec.h"
+#include "engine/model/nextn_head.h"
 #include "engine/runtime/kv_footprint.h"
 #include "engine/runtime/lora_merge.h"
 #include "engine/vulkan/vk_error.h"
@@ -174,11 +175,8 @@ EngineModelLoader::Pending::Pending(EngineModelLoader& loader, const registry::M
       show.draft && !spec_.has_pooling_type && options_.speculation.mode != SpeculationMode::off;
   // Else a model shipping a multi-token-prediction block drafts with it (one device: the block
   // reads every token's hidden state from the model's runner).
-  // (Qwen3.5's: Qwen3-Next files may carry one too, which the model runs without.)
-  const bool nextn_drafts = spec_.n_nextn > 0 && (spec_.arch == model::Arch::Qwen35 ||
-                                                  spec_.arch == model::Arch::Qwen35Moe);
-  with_mtp_ = !with_draft_ && nextn_drafts && !spec_.has_pooling_type && !split_ &&
-              options_.speculation.mode != SpeculationMode::off;
+  with_mtp_ = !with_draft_ && model::nextn_block_count(*m.header) > 0 && !spec_.has_pooling_type &&
+              !split_ && options_.speculation.mode != SpeculationMode::off;
   if (with_draft_) draft_cost_ = loader_.read_draft(m, *show.draft);
   if (with_mtp_) draft_cost_ = loader_.read_draft(m, *show.model_blob, /*nextn_head=*/true);
   trained_ = spec_.n_ctx_train ? spec_.n_ctx_train : 2048;

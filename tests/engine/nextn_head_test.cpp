@@ -173,7 +173,7 @@ std::string case_label(const ::testing::TestParamInfo<std::tuple<Backend, std::s
 INSTANTIATE_TEST_SUITE_P(Qwen35, NextnHead,
                          ::testing::Combine(::testing::Values(Backend::Vulkan, Backend::Cpu),
                                             ::testing::Values("qwen35-f16", "qwen35-q8_0",
-                                                              "qwen35moe-f16")),
+                                                              "qwen35moe-f16", "qwen3next-f16")),
                          case_label);
 
 }  // namespace
