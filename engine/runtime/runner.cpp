@@ -193,7 +193,10 @@ StepResult Runner::run_step(std::span<SequenceStep> batch, Rows wanted) {
   // which keep_provisional() takes the one after the tokens accepted.
   captured_.clear();
   uint32_t capture_next = backend_->state_layout().n_slots;
-  if (spec.has_recurrent_state()) {
+  // (A runner that keeps none runs provisional steps without them: its caller keeps the whole
+  // step or brings the state back itself, save_states.)
+  const bool captures = spec.has_recurrent_state() && options_.draft_states > 0;
+  if (captures) {
     const kv::StateLayout& st = backend_->state_layout();
     uint32_t wanted = 0;
     for (const auto& s : batch)
@@ -238,7 +241,7 @@ StepResult Runner::run_step(std::span<SequenceStep> batch, Rows wanted) {
     const uint32_t n = static_cast<uint32_t>(s.tokens.size());
     seqs.push_back({std::span<const uint32_t>(s.table->blocks().data(), s.table->blocks().size()),
                     n, s.table->num_tokens() + n, s.table->state_slot().value_or(0)});
-    if (s.provisional && spec.has_recurrent_state() && n > 1) {
+    if (s.provisional && captures && n > 1) {
       seqs.back().capture_from = capture_next;
       captured_.push_back({s.table, capture_next, n});
       capture_next += n - 1;
@@ -369,6 +372,42 @@ void Runner::keep_provisional(std::span<const KeptTokens> kept) {
       copies.push_back({*k.table->state_slot(), c->from + k.n - 1, StateCopy::Kind::keep});
   }
   if (!copies.empty()) backend_->copy_states(copies);
+}
+
+std::vector<std::optional<uint32_t>> Runner::save_states(
+    std::span<const kv::BlockTable* const> tables) {
+  std::vector<std::optional<uint32_t>> saved(tables.size());
+  if (!spec_->has_recurrent_state()) return saved;
+  std::vector<StateCopy> copies;
+  for (size_t i = 0; i < tables.size(); ++i) {
+    if (!tables[i]->state_slot()) continue;
+    saved[i] = pool_->checkpoints().acquire();
+    if (saved[i]) copies.push_back({*tables[i]->state_slot(), *saved[i], StateCopy::Kind::save});
+  }
+  try {
+    backend_->copy_states(copies);
+  } catch (...) {
+    for (const StateCopy& c : copies) pool_->checkpoints().discard(c.other);
+    throw;
+  }
+  return saved;
+}
+
+void Runner::load_saved_states(std::span<const kv::BlockTable* const> tables,
+                               std::span<const uint32_t> saved) {
+  if (tables.size() != saved.size())
+    throw std::invalid_argument("Runner::load_saved_states: a saved state for each table");
+  std::vector<StateCopy> copies;
+  for (size_t i = 0; i < tables.size(); ++i) {
+    if (!tables[i]->state_slot())
+      throw std::invalid_argument("Runner::load_saved_states: a table without a state slot");
+    copies.push_back({*tables[i]->state_slot(), saved[i], StateCopy::Kind::restore});
+  }
+  if (!copies.empty()) backend_->copy_states(copies);
+}
+
+void Runner::release_saved_states(std::span<const uint32_t> saved) {
+  for (uint32_t s : saved) pool_->checkpoints().discard(s);
 }
 
 void Runner::restore_states(std::span<SequenceStep> batch) {

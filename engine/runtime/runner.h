@@ -250,6 +250,15 @@ class Runner {
   // std::invalid_argument for a table that was not provisional in the last step or an n outside
   // 1 .. its tokens.
   void keep_provisional(std::span<const KeptTokens> kept);
+  // Hybrid models: a copy of each table's recurrent state (in a state-checkpoint slot, taken
+  // until release_saved_states), for a caller that runs provisional steps from the same committed
+  // state more than once (a draft model drafting ahead): load_saved_states puts the copies back
+  // into the tables' live slots. Returns the slots in order, nullopt where the pool had none
+  // (the table's state cannot be brought back). Other models: nullopt for each.
+  std::vector<std::optional<uint32_t>> save_states(std::span<const kv::BlockTable* const> tables);
+  void load_saved_states(std::span<const kv::BlockTable* const> tables,
+                         std::span<const uint32_t> saved);
+  void release_saved_states(std::span<const uint32_t> saved);
 
   // Creates every pipeline a step within the options can use: walks the step for each shape
   // that selects different kernels (decode, short prefill chunks, full chunks, split-K attention

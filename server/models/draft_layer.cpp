@@ -74,20 +74,12 @@ bool add_draft_layer(registry::ModelStore& store, registry::CreateRequest& reque
     draft = *quantized;
   }
   check_same_vocabulary(store, draft, target);
-  // A draft runs ahead in rows it drops afterwards (server/scheduler/draft_model.h): a recurrent
-  // state would keep them.
-  model::ModelSpec spec;
+  // A draft vkllm cannot run is refused now rather than at its first load.
   try {
-    spec = model::ModelSpec::from_gguf(sched::read_gguf_header(store.blobs(), draft));
+    model::ModelSpec::from_gguf(sched::read_gguf_header(store.blobs(), draft));
   } catch (const std::exception& e) {
     throw RegistryError(ErrorKind::invalid_input,
                         std::string("cannot read the draft model: ") + e.what());
-  }
-  if (spec.has_recurrent_state()) {
-    throw RegistryError(ErrorKind::invalid_input,
-                        "the draft model (" + spec.arch_name +
-                            ") has recurrent layers: a draft model must be a transformer "
-                            "without them (the model itself may have them)");
   }
   request.files.push_back({draft, std::string(registry::media_type::kDraft)});
   request.draft_config =

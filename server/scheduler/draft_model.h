@@ -11,11 +11,14 @@
 // Each sequence's draft KV holds only tokens the sequence has committed: every proposal first
 // catches the draft up on the tokens added since its last one (the accepted draft tokens and the
 // target's own next token), then drafts past them in provisional rows (written, never committed)
-// that are dropped afterwards, so whatever the target rejected leaves nothing behind.
+// that are dropped afterwards, so whatever the target rejected leaves nothing behind. A draft
+// with recurrent layers (a hybrid) keeps a copy of each sequence's state after its context while
+// it drafts ahead, and puts it back before each further step and at the end.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -54,6 +57,21 @@ class DraftModel final : public Drafter {
   // The sequence's draft KV, made or (after a context shift) remade so that its tokens are a
   // prefix of `context`.
   State& state_for(uint64_t sequence, std::span<const int32_t> context);
+  // One proposal's sequence.
+  struct Work {
+    size_t request;
+    State* state;
+    uint32_t next;  // the first context token the draft has not computed yet
+  };
+  // A draft with recurrent layers: each work's state after its context, kept while it drafts
+  // ahead (Runner::save_states; nullopt: no slot, that sequence drafts one token).
+  struct Saved {
+    bool recurrent = false;
+    std::vector<std::optional<uint32_t>> slots;
+  };
+  Saved save_states(const std::vector<Work>& work);
+  // Puts the states after the contexts back and frees their copies.
+  void restore_and_release(const std::vector<Work>& work, const Saved& saved);
 
   runtime::Runner& runner_;
   std::unordered_map<uint64_t, std::unique_ptr<State>> states_;

@@ -38,14 +38,6 @@ EngineModelLoader::DraftCost EngineModelLoader::read_draft(LoadedModel& m,
     throw http::StatusError(
         500, "cannot read the draft model of " + m.show.name.display() + ": " + e.what());
   }
-  // A draft runs ahead in provisional rows that are dropped afterwards (draft_model.h); a
-  // recurrent state would keep them.
-  if (spec.has_recurrent_state()) {
-    throw http::StatusError(500, "cannot use the draft model of " + m.show.name.display() + ": " +
-                                     spec.arch_name +
-                                     " has recurrent layers, and a draft model must be a "
-                                     "transformer without them");
-  }
   DraftCost cost;
   for (const auto& t : m.draft_header->tensors()) {
     // A NextN block on a device uses the model's own embeddings and LM head (load_draft).
@@ -69,7 +61,8 @@ void EngineModelLoader::load_draft(LoadedModel& m, const registry::Digest& draft
     const model::ModelSpec spec = model::ModelSpec::from_gguf(*m.draft_header);
     store_.blobs().verify(draft);  // a raw blob changed on disk fails here, as the weights do
     runtime::RunnerOptions ro = target;
-    // Hidden states in (a NextN block's), none out; no recurrent states to keep.
+    // Hidden states in (a NextN block's), none out; a hybrid draft puts its state back itself
+    // (DraftModel), keeping none after drafted tokens.
     ro.embedding_inputs = spec.nextn_head;
     ro.token_hidden = false;
     ro.draft_states = 0;

@@ -4,7 +4,7 @@
 // target's token for token with the draft and without, on the CPU backend and on Vulkan
 // (lavapipe here), for concurrent streams whose draft KV catches up and rolls back separately;
 // sampled output through the rejection rule keeps the recital the target is sure of; the draft
-// proposes what the draft model alone generates.
+// proposes what the draft model alone generates. A hybrid draft (recurrent layers) does so too.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -22,6 +22,7 @@
 #include "server/scheduler/scheduler.h"
 #include "tests/engine/vk_test_context.h"
 #include "tests/reference/llama_cpp_reference.h"
+#include "tests/reference/model_reference.h"
 #include "tests/scheduler/scheduler_run.h"
 
 namespace vkllm::sched {
@@ -143,6 +144,57 @@ TEST(DraftModelSpeculation, ProposalsAreTheDraftModelsGreedyContinuation) {
   drafter.forget(1);
   EXPECT_EQ(drafter.sequences(), 0u);
 }
+
+// A hybrid draft (recurrent layers; make-model's test shapes with tolstoy's vocabulary, random
+// weights) drafts ahead from the state after the context, which it puts back before each further
+// draft step and at the end: its proposals are its own greedy continuation, also after the
+// context moved on differently, and tolstoy-mem's output with it as the draft is its own.
+class HybridDraft : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(HybridDraft, ProposesItsGreedyContinuationAndKeepsTheTargetsOutput) {
+  const std::string target_path = model_path("tolstoy-mem-q4_k_m.gguf");
+  const gguf::GgufFile target_file = gguf::GgufFile::open(target_path);
+  const auto tok = tokenizer::Tokenizer::from_gguf(target_file);
+  model::MakeModelOptions o;
+  o.arch = GetParam();
+  o.shape = model::parse_model_shape("test");
+  o.seed = 39;
+  const std::vector<uint8_t> bytes = reference::make_model_bytes(
+      o, reference::shared_testdata_dir() / "vocab" / "ggml-vocab-llama-spm.gguf");
+  const gguf::GgufFile draft_file = gguf::GgufFile::parse(bytes);
+  const runtime::HostModel draft(draft_file);
+  ASSERT_TRUE(draft.spec().has_recurrent_state());
+  runtime::Runner runner(draft, runner_options());
+
+  std::vector<int32_t> context = tok->encode("Prince Andrew looked at", true, false);
+  auto greedy = [&](const std::vector<int32_t>& from, int32_t n) {
+    SchedulerOptions so;
+    so.speculation.mode = SpeculationMode::off;
+    Scheduler scheduler(runner, *tok, so);
+    return generate(scheduler, {from}, greedy_options(n))[0];
+  };
+  const std::vector<int32_t> plain = greedy(context, 6);
+  DraftModel drafter(runner);
+  const auto first = drafter.propose(std::vector<DraftRequest>{{1, context, 4}});
+  EXPECT_EQ(first[0], std::vector<int32_t>(plain.begin(), plain.begin() + 4));
+  // The target kept one and chose another token: the next proposal continues the new context
+  // from the state after it, not after the drafted rows.
+  std::vector<int32_t> moved = context;
+  moved.push_back(plain[0]);
+  moved.push_back(tok->encode(" the", false, false).back());
+  const auto second = drafter.propose(std::vector<DraftRequest>{{1, moved, 3}});
+  EXPECT_EQ(second[0], greedy(moved, 3));
+  drafter.forget(1);
+  EXPECT_EQ(runner.pool().checkpoints().stats().held, 0u) << "the saved states were released";
+
+  runtime::HostModel target(gguf::GgufFile::open(target_path));
+  runtime::Runner target_runner(target, runner_options());
+  expect_target_output(target_runner, runner, *tok, prompts(*tok, 2), "hybrid-" + GetParam(), 16,
+                       false);
+}
+
+INSTANTIATE_TEST_SUITE_P(Hybrids, HybridDraft, ::testing::Values("lfm2", "qwen35", "granitehybrid"),
+                         [](const auto& info) { return info.param; });
 
 }  // namespace
 }  // namespace vkllm::sched
