@@ -22,17 +22,15 @@
 #include <vector>
 
 #include "engine/gguf/gguf_file.h"
-#include "engine/runtime/host_model.h"
-#include "engine/runtime/model.h"
 #include "engine/runtime/runner.h"
-#include "tests/engine/vk_test_context.h"
+#include "tests/engine/backend_runner.h"
 #include "tests/reference/model_reference.h"
 #include "tests/support/fixture_model.h"
 
 namespace vkllm::runtime {
 namespace {
 
-enum class Backend { Vulkan, Cpu };
+using test::Backend;
 
 // The logits rows of one sequence's step (all of them when `all`, else the last).
 std::vector<std::vector<float>> rows_of(const StepResult& r, size_t seq, uint32_t n_vocab) {
@@ -79,13 +77,6 @@ TEST_P(HybridSpeculation, AKeptPrefixLeavesTheStateOfItsOwnTokens) {
   mo.seed = 39;
   const std::vector<uint8_t> bytes = test::random_model_bytes(mo);
   const auto file = gguf::GgufFile::parse(bytes);
-  std::optional<HostModel> host;
-  std::optional<Model> device;
-  if (backend == Backend::Cpu) {
-    host.emplace(file);
-  } else {
-    device.emplace(test::vk_context(), file);
-  }
   RunnerOptions ro;
   ro.max_seqs = 3;
   ro.max_context = 128;
@@ -97,11 +88,8 @@ TEST_P(HybridSpeculation, AKeptPrefixLeavesTheStateOfItsOwnTokens) {
   // A 5-token step would take the chunked delta rule and scan: a provisional one must not.
   ro.delta_net_chunk_min = 4;
   ro.ssm_chunk_min_tokens = 4;
-  auto make = [&] {
-    return host ? std::make_unique<Runner>(*host, ro) : std::make_unique<Runner>(*device, ro);
-  };
-  const std::unique_ptr<Runner> runner = make();
-  Runner& r = *runner;
+  const test::BackendRunner runner(backend, file, ro);
+  Runner& r = *runner.runner;
   ASSERT_TRUE(r.spec().has_recurrent_state());
   const uint32_t bs = r.block_size();
 
@@ -181,8 +169,7 @@ TEST_P(HybridSpeculation, AKeptPrefixLeavesTheStateOfItsOwnTokens) {
 }
 
 std::string case_label(const ::testing::TestParamInfo<std::tuple<Backend, std::string>>& info) {
-  return std::string(std::get<0>(info.param) == Backend::Cpu ? "Cpu_" : "Vulkan_") +
-         std::get<1>(info.param);
+  return test::backend_label(std::get<0>(info.param)) + std::get<1>(info.param);
 }
 
 INSTANTIATE_TEST_SUITE_P(Hybrids, HybridSpeculation,

@@ -1,6 +1,6 @@
 // Qwen3.5's multi-token-prediction (NextN) block (engine/model/nextn_head.h) on both backends
 // (Vulkan: lavapipe here; the CPU backend) against llama.cpp's draft-mtp steps on the same
-// make-model --mtp fixture (tests/reference/mtp, record_mtp_case.sh): the model, whose file now
+// make-model --mtp fixture (tests/reference/mtp, record_family_case.sh): the model, whose file now
 // carries the block after its layers, answers as llama.cpp's (last logits, greedy tokens up to a
 // near-tie); the block, viewed as a one-layer model, takes in the prompt with the model's hidden
 // states shifted by one position (RunnerOptions::token_hidden, SequenceStep::hidden_in), and its
@@ -24,7 +24,7 @@
 #include "engine/runtime/host_model.h"
 #include "engine/runtime/model.h"
 #include "engine/runtime/runner.h"
-#include "tests/engine/vk_test_context.h"
+#include "tests/engine/backend_runner.h"
 #include "tests/reference/llama_cpp_reference.h"
 #include "tests/reference/model_reference.h"
 #include "tests/support/fixture_model.h"
@@ -38,26 +38,8 @@ std::filesystem::path mtp_dir() {
   return std::filesystem::path(VKLLM_SOURCE_DIR) / "tests" / "reference" / "mtp";
 }
 
-enum class Backend { Vulkan, Cpu };
-
-// A backend's model of a file, and a runner over it.
-struct Loaded {
-  std::optional<HostModel> host;
-  std::optional<Model> device;
-  std::unique_ptr<Runner> runner;
-  Loaded(Backend b, const gguf::GgufFile& f, const RunnerOptions& o,
-         const Model* share_from = nullptr) {
-    if (b == Backend::Cpu) {
-      host.emplace(f);
-      runner = std::make_unique<Runner>(*host, o);
-    } else {
-      ModelOptions mo;
-      mo.share_from = share_from;
-      device.emplace(test::vk_context(), f, mo);
-      runner = std::make_unique<Runner>(*device, o);
-    }
-  }
-};
+using test::Backend;
+using test::BackendRunner;
 
 RunnerOptions options() {
   RunnerOptions o;
@@ -85,7 +67,7 @@ TEST_P(NextnHead, DraftsAsLlamaCppDoes) {
   // The model: the block's layer is not one of its own.
   RunnerOptions mo = options();
   mo.token_hidden = true;
-  Loaded target(backend, file, mo);
+  const BackendRunner target(backend, file, mo);
   const model::ModelSpec& spec = target.runner->spec();
   ASSERT_EQ(spec.n_nextn, 1u);
   ASSERT_FALSE(spec.nextn_head);
@@ -106,7 +88,9 @@ TEST_P(NextnHead, DraftsAsLlamaCppDoes) {
   RunnerOptions ho = options();
   ho.embedding_inputs = true;
   // On a device it uses the model's embeddings and LM head (the same tensors of the same file).
-  Loaded head(backend, view, ho, target.device ? &*target.device : nullptr);
+  ModelOptions shared;
+  if (target.device) shared.share_from = &*target.device;
+  const BackendRunner head(backend, view, ho, shared);
   if (head.device) {
     // The test shape's vocabulary outweighs its layers: the block alone is the smaller part.
     EXPECT_GT(head.device->shared_bytes(), 0u);
@@ -163,8 +147,7 @@ TEST_P(NextnHead, DraftsAsLlamaCppDoes) {
 }
 
 std::string case_label(const ::testing::TestParamInfo<std::tuple<Backend, std::string>>& info) {
-  std::string s = std::string(std::get<0>(info.param) == Backend::Cpu ? "Cpu_" : "Vulkan_") +
-                  std::get<1>(info.param);
+  std::string s = test::backend_label(std::get<0>(info.param)) + std::get<1>(info.param);
   for (char& ch : s)
     if (ch == '-') ch = '_';
   return s;

@@ -21,6 +21,7 @@
 #include "engine/runtime/model.h"
 #include "engine/runtime/runner.h"
 #include "engine/runtime/vulkan_step_buffers.h"
+#include "tests/engine/backend_runner.h"
 #include "tests/engine/vk_test_context.h"
 #include "tests/reference/model_reference.h"
 #include "tests/support/fixture_model.h"
@@ -28,7 +29,7 @@
 namespace vkllm::runtime {
 namespace {
 
-enum class Backend { Vulkan, Cpu };
+using test::Backend;
 
 // Logits of the last token after computing `tokens` in `table`, one step; with `checkpoint`,
 // a checkpoint of the state after it.
@@ -57,21 +58,14 @@ TEST_P(StateCheckpoint, AResumedSequenceEqualsTheOneThatComputedItsPrefix) {
   mo.seed = 36;
   const std::vector<uint8_t> bytes = test::random_model_bytes(mo);
   const auto file = gguf::GgufFile::parse(bytes);
-  std::optional<HostModel> host;
-  std::optional<Model> device;
-  if (backend == Backend::Cpu) {
-    host.emplace(file);
-  } else {
-    device.emplace(test::vk_context(), file);
-  }
   RunnerOptions ro;
   ro.max_seqs = 2;
   ro.max_context = 128;
   ro.max_batch_tokens = 64;
   ro.kv_budget_bytes = 8u << 20;
   ro.warm_up = false;
-  auto runner = host ? std::make_unique<Runner>(*host, ro) : std::make_unique<Runner>(*device, ro);
-  Runner& r = *runner;
+  const test::BackendRunner runner(backend, file, ro);
+  Runner& r = *runner.runner;
   ASSERT_TRUE(r.spec().has_recurrent_state());
   ASSERT_GT(r.pool().checkpoints().size(), 0u);
   const uint32_t bs = r.block_size();
@@ -156,8 +150,7 @@ TEST(StateSlots, TheStatesOfAllSlotsFitOneBinding) {
 }
 
 std::string case_label(const ::testing::TestParamInfo<std::tuple<Backend, std::string>>& info) {
-  return std::string(std::get<0>(info.param) == Backend::Cpu ? "Cpu_" : "Vulkan_") +
-         std::get<1>(info.param);
+  return test::backend_label(std::get<0>(info.param)) + std::get<1>(info.param);
 }
 
 // The copy is the same for every hybrid; on lavapipe (about 4 s a case, mostly pipelines) the

@@ -8,7 +8,7 @@
 // (and their margins) and mtp: first_logits (the first draft step's), draft_tokens,
 // draft_margins into the case.
 //
-// Usage: mtp_draft_ref MODEL.gguf CASE.json (built and run by record_mtp_case.sh).
+// Usage: mtp_draft_ref MODEL.gguf CASE.json (built and run by record_family_case.sh).
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
