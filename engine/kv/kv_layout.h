@@ -98,6 +98,7 @@ struct BatchMeta {
   uint32_t n_seqs = 0;
   uint32_t max_q_len = 0;  // the longest sequence's q_len (sizes the attention grid)
   uint32_t max_kv_len = 0;
+  bool captures = false;  // some sequence keeps its states after each token (capture_from)
 };
 
 // Builds the metadata for sequences laid out in the batch in the given order. Throws
@@ -120,6 +121,7 @@ inline BatchMeta build_batch_meta(std::span<const BatchSequence> seqs,
     m.n_tokens += q.q_len;
     m.max_q_len = std::max(m.max_q_len, q.q_len);
     m.max_kv_len = std::max(m.max_kv_len, q.kv_len);
+    m.captures |= q.capture_from != 0;
   }
   const uint32_t T = m.n_tokens, S = m.n_seqs;
   m.words.assign(2 * T + kMetaSeqWords * S, 0);

@@ -171,15 +171,10 @@ void cpu_copy_states(std::span<const StateCopy> copies, float* states, float* ch
                      const kv::StateLayout& layout, uint32_t n_checkpoints) {
   const uint64_t n = layout.slot_floats;
   for (const StateCopy& c : copies) {
-    const bool keep = c.kind == StateCopy::Kind::keep;
-    if (c.slot >= layout.n_slots ||
-        (keep ? c.other < layout.n_slots || c.other >= layout.n_slots + layout.n_capture
-              : c.other >= n_checkpoints))
-      throw std::out_of_range("copy_states: no such state, checkpoint or captured slot");
+    check_state_copy(c, layout, n_checkpoints);
     float* live = states + c.slot * n;
-    float* other = (keep ? states : checkpoints) + c.other * n;
-    const bool save = c.kind == StateCopy::Kind::save;
-    std::memcpy(save ? other : live, save ? live : other, n * sizeof(float));
+    float* other = (c.from_capture() ? states : checkpoints) + c.other * n;
+    std::memcpy(c.saves() ? other : live, c.saves() ? live : other, n * sizeof(float));
   }
 }
 

@@ -319,17 +319,17 @@ void Forward::moe_block(StepBackend& b, uint32_t l, uint32_t T) const {
 // Only the rows that produce logits go through the final norm and the LM head.
 void Forward::output(StepBackend& b, const StepShape& s) const {
   const uint32_t R = s.n_rows, E = spec_.n_embd, V = spec_.n_vocab;
+  // LFM2's output norm is stored as token_embd_norm (llama.cpp's LLM_TENSOR_OUTPUT_NORM_LFM2).
+  const WeightRef norm{spec_.arch == model::Arch::Lfm2 ? Weight::TokenEmbdNorm
+                                                       : Weight::OutputNorm};
   if (s.token_hidden) {
-    b.rms_norm({Act::X}, {Weight::OutputNorm}, {Act::H}, E, s.n_tokens, {});
+    b.rms_norm({Act::X}, norm, {Act::H}, E, s.n_tokens, {});
     b.barrier();
   }
   if (R == 0) return;
   b.select_rows({Act::X}, {Act::XSel}, E, R);
   b.barrier();
   const WeightRef head[] = {{Weight::Output}};
-  // LFM2's output norm is stored as token_embd_norm (llama.cpp's LLM_TENSOR_OUTPUT_NORM_LFM2).
-  const WeightRef norm{spec_.arch == model::Arch::Lfm2 ? Weight::TokenEmbdNorm
-                                                       : Weight::OutputNorm};
   b.rms_norm({Act::XSel}, norm, {Act::HSel}, E, R,
              s.hidden ? std::span<const WeightRef>() : std::span<const WeightRef>(head));
   b.barrier();

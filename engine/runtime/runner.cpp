@@ -359,9 +359,9 @@ StepResult Runner::run_step(std::span<SequenceStep> batch, Rows wanted) {
 }
 
 void Runner::keep_provisional(std::span<const KeptTokens> kept) {
+  if (!spec_->has_recurrent_state()) return;
   std::vector<StateCopy> copies;
   for (const KeptTokens& k : kept) {
-    if (!spec_->has_recurrent_state()) continue;
     const auto c = std::find_if(captured_.begin(), captured_.end(),
                                 [&](const Captured& c) { return c.table == k.table; });
     if (c == captured_.end() && k.n == 1) continue;  // a one-token step: its state is the live one

@@ -99,7 +99,8 @@ struct RunnerOptions {
   // Hybrid models: recurrent states a speculative verification step may keep, one after each
   // drafted token of its provisional sequences (kv::StateLayout's captured states), so that a
   // sequence keeps the state after the tokens it accepts (Runner::keep_provisional). The drafted
-  // tokens of one step's provisional sequences must fit (0: no speculative verification).
+  // tokens of one step's provisional sequences must fit. 0: provisional steps keep none (their
+  // caller keeps the whole step or puts the state back itself: save_states, a draft model's).
   uint32_t draft_states = 0;
   // Every step also delivers each token's hidden state after the final norm
   // (StepResult::token_hidden): the input a multi-token-prediction head reads (nextn_head.h).

@@ -138,7 +138,21 @@ struct StateCopy {
   enum class Kind : uint8_t { save, restore, keep };
   uint32_t slot = 0, other = 0;
   Kind kind = Kind::save;
+  // Whether `other` is a captured state (in the live states' memory) rather than a checkpoint.
+  bool from_capture() const { return kind == Kind::keep; }
+  // Whether the copy goes from the live slot to `other`.
+  bool saves() const { return kind == Kind::save; }
 };
+// Throws std::out_of_range unless `c` names a live slot of `states` and, as its kind says, one
+// of `n_checkpoints` checkpoint slots or one of the captured states (copy_states' check).
+inline void check_state_copy(const StateCopy& c, const kv::StateLayout& states,
+                             uint32_t n_checkpoints) {
+  const bool other_ok =
+      c.from_capture() ? c.other >= states.n_slots && c.other < states.n_slots + states.n_capture
+                       : c.other < n_checkpoints;
+  if (c.slot >= states.n_slots || !other_ok)
+    throw std::out_of_range("copy_states: no such state, checkpoint or captured slot");
+}
 // x *= act(gate), elementwise. Relu with x and gate the same rows is relu(x)^2 (Nemotron-H's
 // FFN: relu(x) * x).
 enum class GateAct : uint8_t { Sigmoid, Silu, Relu };

@@ -384,8 +384,7 @@ void VulkanBackend::begin_step(const kv::BatchMeta& meta) {
   ahead_.reset();  // its recorder is recorded into now
   write_inputs(meta);
   start_recording(meta.n_tokens, meta.n_seqs, meta.max_q_len, meta.max_kv_len, false);
-  const auto capture = meta.words.begin() + 2 * meta.n_tokens + 6 * meta.n_seqs;
-  batch_.captures = std::any_of(capture, capture + meta.n_seqs, [](uint32_t w) { return w != 0; });
+  batch_.captures = meta.captures;
 }
 
 void VulkanBackend::record_outputs(const StepOutputs& out, uint32_t R) {

@@ -106,15 +106,11 @@ void VulkanBackend::copy_states(std::span<const StateCopy> copies) {
   // reads: their scopes reach the submissions before and after this one on the queue.
   r.barrier();
   for (const StateCopy& c : copies) {
-    const bool keep = c.kind == StateCopy::Kind::keep;
-    if (c.slot >= st.n_slots || (keep ? c.other < st.n_slots || c.other >= st.n_slots + st.n_capture
-                                      : c.other >= mem_.n_checkpoints))
-      throw std::out_of_range("copy_states: no such state, checkpoint or captured slot");
+    check_state_copy(c, st, mem_.n_checkpoints);
     const vk::BufferSlice live = mem_.states.slice(c.slot * bytes, bytes);
     const vk::BufferSlice other =
-        (keep ? mem_.states : mem_.checkpoints).slice(c.other * bytes, bytes);
-    const bool save = c.kind == StateCopy::Kind::save;
-    r.copy(save ? live : other, save ? other : live);
+        (c.from_capture() ? mem_.states : mem_.checkpoints).slice(c.other * bytes, bytes);
+    r.copy(c.saves() ? live : other, c.saves() ? other : live);
   }
   r.barrier();
   r.submit_and_wait();

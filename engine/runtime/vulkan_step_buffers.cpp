@@ -214,34 +214,43 @@ void VulkanStepBuffers::allocate_activations() {
   }
 }
 
-uint32_t state_slot_count(const vk::DeviceCapabilities& caps, const model::ModelSpec& spec,
-                          const RunnerOptions& opt) {
-  // The recurrent kernels bind the whole state buffer (kv::StateLayout is slot-major: a layer's
-  // states lie a slot apart), so it must fit one storage-buffer binding: Granite 4.0-H Micro's
-  // 77 MB a sequence at 64 sequences did not (4.9 GB; the H200 binds 4 GiB). Beyond this many
-  // slots a sequence waits for one as it waits for KV blocks. From the whole model's state, so
-  // every stage of a split model has the same slots.
+namespace {
+
+// How many whole recurrent states (every layer's, of the whole model: every stage of a split
+// model has the same slots) one storage-buffer binding holds; nullopt for a model without any.
+// The recurrent kernels bind the whole state buffer (kv::StateLayout is slot-major: a layer's
+// states lie a slot apart): Granite 4.0-H Micro's 77 MB a sequence at 64 sequences did not fit
+// (4.9 GB; the H200 binds 4 GiB).
+std::optional<uint64_t> states_per_binding(const vk::DeviceCapabilities& caps,
+                                           const model::ModelSpec& spec) {
   const uint64_t slot_bytes =
       4 * kv::StateLayout::make(spec.recurrent_state_floats(), 1).slot_floats;
-  if (slot_bytes == 0) return opt.max_seqs;
+  if (slot_bytes == 0) return std::nullopt;
   const uint64_t fit = caps.max_storage_buffer_range / slot_bytes;
   if (fit == 0) {
     throw std::runtime_error("one sequence's recurrent state (" + std::to_string(slot_bytes) +
                              " bytes) exceeds the device's storage-buffer range of " +
                              std::to_string(caps.max_storage_buffer_range) + " bytes");
   }
-  return static_cast<uint32_t>(std::min<uint64_t>(fit, opt.max_seqs));
+  return fit;
+}
+
+}  // namespace
+
+uint32_t state_slot_count(const vk::DeviceCapabilities& caps, const model::ModelSpec& spec,
+                          const RunnerOptions& opt) {
+  // Beyond what the binding holds a sequence waits for a slot as it waits for KV blocks.
+  const auto fit = states_per_binding(caps, spec);
+  return fit ? static_cast<uint32_t>(std::min<uint64_t>(*fit, opt.max_seqs)) : opt.max_seqs;
 }
 
 uint32_t captured_state_count(const vk::DeviceCapabilities& caps, const model::ModelSpec& spec,
                               const RunnerOptions& opt) {
-  // In the same binding as the live slots, after them: what the binding has room for.
-  const uint64_t slot_bytes =
-      4 * kv::StateLayout::make(spec.recurrent_state_floats(), 1).slot_floats;
-  if (slot_bytes == 0) return 0;
-  const uint64_t fit = caps.max_storage_buffer_range / slot_bytes;
-  const uint64_t live = state_slot_count(caps, spec, opt);
-  return static_cast<uint32_t>(std::min<uint64_t>(fit - live, opt.draft_states));
+  // In the same binding as the live slots, after them: what it has room for.
+  const auto fit = states_per_binding(caps, spec);
+  if (!fit) return 0;
+  return static_cast<uint32_t>(
+      std::min<uint64_t>(*fit - std::min<uint64_t>(*fit, opt.max_seqs), opt.draft_states));
 }
 
 void VulkanStepBuffers::allocate_kv() {

@@ -3,6 +3,7 @@
 #include "server/scheduler/draft_cache.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace vkllm::sched {
 
@@ -26,6 +27,11 @@ DraftModel::State& DraftModel::state_for(uint64_t sequence, std::span<const int3
 std::vector<std::vector<int32_t>> DraftModel::propose(std::span<const DraftRequest> requests) {
   ++clock_;
   std::vector<std::vector<int32_t>> drafts(requests.size());
+  struct Work {
+    size_t request;
+    State* state;
+    uint32_t next;  // the first context token the draft has not computed yet
+  };
   std::vector<Work> work;
   const uint32_t max_context = runner_.options().max_context;
   for (size_t i = 0; i < requests.size(); ++i) {
@@ -77,24 +83,35 @@ std::vector<std::vector<int32_t>> DraftModel::propose(std::span<const DraftReque
   // Each further token: the drafted ones so far in provisional rows after the committed context
   // (a provisional row always starts at the committed end, hence all of them each time), and
   // the argmax after the last. A draft with recurrent layers advances its state with every
-  // row: a copy of the state after the context goes back before each step, and at the end.
-  Saved saved = save_states(work);
+  // row: a copy of the state after the context goes back before each further step, and at the
+  // end (a sequence without a copy drafts one token).
+  const bool recurrent = runner_.spec().has_recurrent_state();
+  std::vector<std::optional<uint32_t>> saved;
+  if (recurrent) {
+    std::vector<const kv::BlockTable*> all;
+    for (const Work& w : work) all.push_back(&w.state->table);
+    saved = runner_.save_states(all);
+  }
   std::vector<const kv::BlockTable*> tables;
   std::vector<uint32_t> slots;
+  // The works whose state a provisional step has moved on (past their first drafted token).
+  auto moved_on = [&] {
+    tables.clear();
+    slots.clear();
+    for (size_t w = 0; w < work.size(); ++w) {
+      if (!recurrent || !saved[w] || drafts[work[w].request].size() < 2) continue;
+      tables.push_back(&work[w].state->table);
+      slots.push_back(*saved[w]);
+    }
+  };
   for (;;) {
     batch.clear();
     members.clear();
-    tables.clear();
-    slots.clear();
     uint32_t budget = ro.max_batch_tokens;
     for (size_t w = 0; w < work.size() && batch.size() < ro.max_seqs; ++w) {
       const auto& draft = drafts[work[w].request];
       if (draft.empty() || draft.size() >= requests[work[w].request].max_tokens) continue;
-      if (saved.recurrent && !saved.slots[w]) continue;  // no copy to come back to: one token
-      if (saved.recurrent) {
-        tables.push_back(&work[w].state->table);
-        slots.push_back(*saved.slots[w]);
-      }
+      if (recurrent && !saved[w]) continue;
       if (draft.size() > budget) break;
       batch.push_back(
           {&work[w].state->table, draft, runtime::LogitsWanted::Last, /*provisional=*/true});
@@ -102,37 +119,21 @@ std::vector<std::vector<int32_t>> DraftModel::propose(std::span<const DraftReque
       budget -= static_cast<uint32_t>(draft.size());
     }
     if (batch.empty()) break;
+    moved_on();
     runner_.load_saved_states(tables, slots);
     const runtime::StepResult result = runner_.step(batch, /*greedy_only=*/true);
     for (size_t b = 0; b < batch.size(); ++b) {
       drafts[work[members[b]].request].push_back(result.greedy[b]);
     }
   }
-  restore_and_release(work, saved);
+  moved_on();
+  runner_.load_saved_states(tables, slots);
+  slots.clear();
+  for (const auto& slot : saved)
+    if (slot) slots.push_back(*slot);
+  runner_.release_saved_states(slots);
   for (const Work& w : work) w.state->table.trim_reserved();
   return drafts;
-}
-
-DraftModel::Saved DraftModel::save_states(const std::vector<Work>& work) {
-  Saved saved;
-  saved.recurrent = runner_.spec().has_recurrent_state();
-  if (!saved.recurrent) return saved;
-  std::vector<const kv::BlockTable*> tables;
-  for (const Work& w : work) tables.push_back(&w.state->table);
-  saved.slots = runner_.save_states(tables);
-  return saved;
-}
-
-void DraftModel::restore_and_release(const std::vector<Work>& work, const Saved& saved) {
-  std::vector<const kv::BlockTable*> tables;
-  std::vector<uint32_t> slots;
-  for (size_t w = 0; w < saved.slots.size(); ++w) {
-    if (!saved.slots[w]) continue;
-    tables.push_back(&work[w].state->table);
-    slots.push_back(*saved.slots[w]);
-  }
-  runner_.load_saved_states(tables, slots);
-  runner_.release_saved_states(slots);
 }
 
 void DraftModel::forget(uint64_t sequence) {

@@ -18,7 +18,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -57,21 +56,6 @@ class DraftModel final : public Drafter {
   // The sequence's draft KV, made or (after a context shift) remade so that its tokens are a
   // prefix of `context`.
   State& state_for(uint64_t sequence, std::span<const int32_t> context);
-  // One proposal's sequence.
-  struct Work {
-    size_t request;
-    State* state;
-    uint32_t next;  // the first context token the draft has not computed yet
-  };
-  // A draft with recurrent layers: each work's state after its context, kept while it drafts
-  // ahead (Runner::save_states; nullopt: no slot, that sequence drafts one token).
-  struct Saved {
-    bool recurrent = false;
-    std::vector<std::optional<uint32_t>> slots;
-  };
-  Saved save_states(const std::vector<Work>& work);
-  // Puts the states after the contexts back and frees their copies.
-  void restore_and_release(const std::vector<Work>& work, const Saved& saved);
 
   runtime::Runner& runner_;
   std::unordered_map<uint64_t, std::unique_ptr<State>> states_;

@@ -62,7 +62,8 @@ class EngineModelLoader::Pending : public PendingLoad {
   bool split_ = false;
   std::string device_name_;
   bool with_draft_ = false;
-  bool with_mtp_ = false;  // the draft is the model's own NextN block
+  bool with_mtp_ = false;                       // the draft is the model's own NextN block
+  std::optional<registry::Digest> draft_blob_;  // the draft's (the model's own with_mtp_)
   DraftCost draft_cost_;
   uint64_t fixed_ = 0;
   uint64_t min_kv_ = 0;
@@ -177,8 +178,10 @@ EngineModelLoader::Pending::Pending(EngineModelLoader& loader, const registry::M
   // reads every token's hidden state from the model's runner).
   with_mtp_ = !with_draft_ && model::nextn_block_count(*m.header) > 0 && !spec_.has_pooling_type &&
               !split_ && options_.speculation.mode != SpeculationMode::off;
-  if (with_draft_) draft_cost_ = loader_.read_draft(m, *show.draft);
-  if (with_mtp_) draft_cost_ = loader_.read_draft(m, *show.model_blob, /*nextn_head=*/true);
+  if (with_draft_ || with_mtp_) {
+    draft_blob_ = with_mtp_ ? *show.model_blob : *show.draft;
+    draft_cost_ = loader_.read_draft(m, *draft_blob_, /*nextn_head=*/with_mtp_);
+  }
   trained_ = spec_.n_ctx_train ? spec_.n_ctx_train : 2048;
   uint32_t ctx_default = options_.default_num_ctx;
   if (ctx_default == 0) {
@@ -275,8 +278,7 @@ std::shared_ptr<LoadedModel> EngineModelLoader::Pending::finish(uint64_t free_no
     throw http::StatusError(500, "cannot load " + name_ + ": " + e.what());
   }
   m.device_bytes = m.embeddings ? m.embeddings->device_bytes() : m.runner->device_bytes();
-  if (with_draft_ || with_mtp_)
-    loader_.load_draft(m, with_mtp_ ? *show.model_blob : *show.draft, ro, kv_tokens);
+  if (draft_blob_) loader_.load_draft(m, *draft_blob_, ro, kv_tokens);
   if (m.runner && has_images()) {
     m.images = load_images(m);
     m.weight_bytes += projector_bytes_;
